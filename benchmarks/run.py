@@ -1,0 +1,244 @@
+"""Time sourcead gradients against the numba primal: ``python -m benchmarks.run``.
+
+For every workload in ``benchmarks.workloads`` this measures, in one run:
+  * steady state: median time of the primal (``numba.njit(f)``) and of the gradient
+    (``sourcead.grad(f, wrt=...)``), their ratio, and a finite-difference check of the gradient;
+  * first-call latency (transform + compile + first call), each sample in a new Python process:
+    cold (fresh, empty SOURCEAD_CACHE_DIR and NUMBA_CACHE_DIR) and warm (same dirs again).
+Prints a markdown table and writes it to ``benchmarks/results/latest.md``.
+Exits 1 if a gradient fails or disagrees with finite differences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numba
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "latest.md"
+FD_STEP = 1e-5
+FD_TOLERANCE = 1e-5
+
+
+def median_seconds(fn, args, repeats=7, batch_seconds=0.05):
+    """Median time of one call, from batches sized to last about ``batch_seconds`` each."""
+    fn(*args)  # warm-up: compilation and first-call work stay out of the figure
+    start = time.perf_counter()
+    fn(*args)
+    once = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(batch_seconds / once))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        times.append((time.perf_counter() - start) / number)
+    return statistics.median(times)
+
+
+def fd_error(primal, args, positions, grads, seed=0):
+    """|FD - <grad, d>| / |grad|, central differences along one seeded random unit direction d."""
+    rng = np.random.default_rng(seed)
+    direction = {p: rng.standard_normal(np.shape(args[p])) for p in positions}
+    norm = np.sqrt(sum(np.sum(d * d) for d in direction.values()))
+    direction = {p: d / norm if d.ndim else float(d) / norm for p, d in direction.items()}
+
+    def shifted(h):
+        moved = list(args)
+        for p, d in direction.items():
+            moved[p] = args[p] + h * d
+        return primal(*moved)
+
+    fd = (shifted(FD_STEP) - shifted(-FD_STEP)) / (2.0 * FD_STEP)
+    ad = sum(np.sum(g * direction[p]) for p, g in zip(positions, grads, strict=True))
+    # scaled by |grad| (= the largest |<grad, d>| over unit d), not by |<grad, d>|: a direction
+    # nearly orthogonal to the gradient makes the latter tiny and leaves only rounding noise
+    grad_norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    return abs(fd - ad) / max(grad_norm, abs(fd), 1e-300)
+
+
+def steady_state(workload):
+    """Primal and gradient medians, their ratio and the finite-difference error of one workload."""
+    import sourcead
+
+    args = workload.make_args()
+    params = list(inspect.signature(workload.func).parameters)
+    positions = [params.index(name) for name in workload.wrt]
+    primal = numba.njit(workload.func)
+    grad = sourcead.grad(workload.func, wrt=workload.wrt)
+    grads = grad(*args)
+    grads = grads if len(positions) > 1 else (grads,)
+    t_primal = median_seconds(primal, args)
+    t_grad = median_seconds(grad, args)
+    return {
+        "primal": t_primal,
+        "grad": t_grad,
+        "ratio": t_grad / t_primal,
+        "fd_error": fd_error(primal, args, positions, grads),
+    }
+
+
+def first_call_child(name):
+    """In a fresh process: seconds from ``sourcead.grad`` to the end of the first call."""
+    import sourcead
+    from benchmarks.workloads import BY_NAME
+
+    workload = BY_NAME[name]
+    args = workload.make_args()
+    start = time.perf_counter()
+    sourcead.grad(workload.func, wrt=workload.wrt)(*args)
+    print(json.dumps({"seconds": time.perf_counter() - start}))
+
+
+def first_call_sample(name, cache_root):
+    env = dict(os.environ)
+    env["SOURCEAD_CACHE_DIR"] = str(cache_root / "sourcead")
+    env["NUMBA_CACHE_DIR"] = str(cache_root / "numba")
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--first-call", name],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr else "child failed")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def first_call(name, repeats):
+    """Median cold and warm first-call latency; each cold sample starts from empty caches."""
+    cold, warm = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="sourcead-bench-") as tmp:
+            cold.append(first_call_sample(name, Path(tmp)))
+            warm.append(first_call_sample(name, Path(tmp)))
+    c, w = statistics.median(cold), statistics.median(warm)
+    return {"cold": c, "warm": w, "warm_over_cold": w / c}
+
+
+def fmt_time(seconds):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import sourcead
+
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
+        f"numba {numba.__version__}, numpy {np.__version__}, "
+        f"sourcead {getattr(sourcead, '__version__', '?')}; {platform.platform()}"
+    )
+
+
+HEADER = (
+    "| workload | size | wrt | primal | gradient | gradient / primal | FD rel. error "
+    "| first call cold | first call warm | warm / cold |\n"
+    "|---|---|---|--:|--:|--:|--:|--:|--:|--:|"
+)
+
+
+def row(workload, res):
+    """One markdown table row; a failed measurement shows as 'failed' (details under the table)."""
+    s, f = res.get("steady"), res.get("first")
+    cells = [workload.name, workload.size, ", ".join(workload.wrt)]
+    if s:
+        ratio, err = f"{s['ratio']:.2f}", f"{s['fd_error']:.1e}"
+        cells += [fmt_time(s["primal"]), fmt_time(s["grad"]), ratio, err]
+    else:
+        cells += ["failed"] * 4
+    if f:
+        cells += [fmt_time(f["cold"]), fmt_time(f["warm"]), f"{f['warm_over_cold']:.2f}"]
+    else:
+        cells += ["failed"] * 3
+    return "| " + " | ".join(cells) + " |"
+
+
+def report(rows, repeats):
+    """The markdown report: table, machine, method, failures."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    method = (
+        "Steady state: medians of 7 timed batches (each ~50 ms) after warm-up, in one process. "
+        "FD rel. error: |FD - <grad, d>| / |grad|, central differences of the primal "
+        f"(h = {FD_STEP:g}) along one seeded random unit direction d. First call: seconds from "
+        "`sourcead.grad(f, wrt=...)` to the end of its first call (transform + compile + call), "
+        f"each sample in a new process, median of {repeats}; cold = fresh, empty "
+        "SOURCEAD_CACHE_DIR and NUMBA_CACHE_DIR; warm = a second process on the same caches."
+    )
+    lines = ["# sourcead benchmarks", "", HEADER, *(row(w, res) for w, res in rows), ""]
+    lines += [f"Machine: {machine()}. Run {stamp}.", "", method]
+    failures = [f"- {w.name}: {msg}" for w, res in rows for msg in res["errors"]]
+    if failures:
+        lines += ["", "Failures:", *failures]
+    return "\n".join(lines) + "\n"
+
+
+def measure(workload, repeats):
+    """Everything about one workload; a failure is recorded and the run goes on."""
+    res = {"errors": []}
+    print(f"[{workload.name}] steady state ...", file=sys.stderr, flush=True)
+    try:
+        res["steady"] = steady_state(workload)
+    except Exception as exc:  # one unsupported workload must not hide the others
+        res["errors"].append(f"gradient: {type(exc).__name__}: {exc}".splitlines()[0])
+    else:
+        err = res["steady"]["fd_error"]
+        if not err < FD_TOLERANCE:
+            res["errors"].append(f"FD rel. error {err:.1e} exceeds {FD_TOLERANCE:g}")
+    print(f"[{workload.name}] first-call latency ...", file=sys.stderr, flush=True)
+    try:
+        res["first"] = first_call(workload.name, repeats)
+    except Exception as exc:
+        res["errors"].append(f"first call: {exc}".splitlines()[0])
+    return res
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="workloads to run (default: all)")
+    parser.add_argument("--repeats", type=int, default=3, help="first-call samples (default 3)")
+    parser.add_argument("--first-call", metavar="NAME", help=argparse.SUPPRESS)  # child process
+    opts = parser.parse_args(argv)
+    if opts.first_call:
+        first_call_child(opts.first_call)
+        return 0
+    from benchmarks.workloads import WORKLOADS
+
+    chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
+    rows = [(w, measure(w, opts.repeats)) for w in chosen]
+    text = report(rows, opts.repeats)
+    print(text)
+    if not opts.names:  # only a full run replaces the recorded results
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(text)
+        print(f"written to {RESULTS.relative_to(ROOT)}", file=sys.stderr)
+    return 1 if any(res["errors"] for _, res in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

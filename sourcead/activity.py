@@ -1,0 +1,105 @@
+"""Pass 4, activity: which variables carry derivatives.
+
+A variable is *varied* when its value depends differentiably on a `wrt` input and *useful* when
+it influences a returned value; it is *active* when both, and it is a float or a float array.
+Ints (indices, sizes, loop counters) are never active. The analysis is flow-insensitive per
+variable and iterated to a fixed point, so it is exact for loops of any depth. Only statements
+that write an active variable get derivative code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .core import Assign, CoreFunction, walk_statements
+from .exprs import dotted
+from .kinds import INT, Kinds
+from .rules import ARRAY_CREATION, CONSTANT_FUNCTIONS
+
+
+@dataclass(frozen=True)
+class Activity:
+    """The side table of activity facts (never stored on the tree)."""
+
+    wrt: tuple[str, ...]
+    varied: frozenset[str]
+    useful: frozenset[str]
+    active: frozenset[str]
+    because: dict[str, tuple[frozenset[str], frozenset[str]]]  # var -> (varied from, useful for)
+
+    def __contains__(self, var: str) -> bool:
+        return var in self.active
+
+
+def analyze_activity(fn: CoreFunction, kinds: Kinds, wrt: tuple[str, ...]) -> Activity:
+    assigns = [s for s in walk_statements(fn.body) if isinstance(s, Assign)]
+    outputs = [v.value for v in fn.ret.values if isinstance(v, cst.Name)]
+
+    # varied: forward closure from the wrt inputs, remembering which inputs reach each variable
+    varied_from: dict[str, set[str]] = {w: {w} for w in wrt}
+    changed = True
+    while changed:
+        changed = False
+        for stmt in assigns:
+            if kinds[stmt.var] == INT:
+                continue
+            origins = set().union(*(varied_from.get(n, set()) for n in value_sources(stmt.value)))
+            if not origins <= varied_from.setdefault(stmt.var, set()):
+                varied_from[stmt.var] |= origins
+                changed = True
+    varied = {v for v, origins in varied_from.items() if origins}
+
+    # useful: backward closure from the returned variables
+    useful_for: dict[str, set[str]] = {}
+    for k, out in enumerate(outputs):
+        useful_for.setdefault(out, set()).add(_output_label(fn, k))
+    changed = True
+    while changed:
+        changed = False
+        for stmt in assigns:
+            targets = useful_for.get(stmt.var)
+            if not targets:
+                continue
+            for source in value_sources(stmt.value):
+                if kinds[source] != INT and not targets <= useful_for.setdefault(source, set()):
+                    useful_for[source] |= targets
+                    changed = True
+    useful = set(useful_for)
+
+    active = {v for v in varied & useful if kinds[v] != INT}
+    because = {
+        v: (frozenset(varied_from.get(v, ())), frozenset(useful_for.get(v, ())))
+        for v in sorted(set(varied_from) | set(useful_for))
+    }
+    return Activity(tuple(wrt), frozenset(varied), frozenset(useful), frozenset(active), because)
+
+
+def _output_label(fn: CoreFunction, k: int) -> str:
+    return f"output {k}" if fn.ret.is_tuple else "the result"
+
+
+def value_sources(node: cst.BaseExpression) -> set[str]:
+    """Names whose values flow differentiably into `node` (not indices, sizes or shapes)."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Subscript):
+        if isinstance(node.value, cst.Name):
+            return {node.value.value}
+        return set()  # x.shape[k]
+    if isinstance(node, cst.BinaryOperation):
+        return value_sources(node.left) | value_sources(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return value_sources(node.expression)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "copy":
+            return value_sources(func.value)
+        key = dotted(func)
+        if key in CONSTANT_FUNCTIONS or key in ARRAY_CREATION:
+            return set()
+        return set().union(*(value_sources(a.value) for a in node.args))
+    return set()
+
+

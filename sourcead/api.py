@@ -1,0 +1,305 @@
+"""The public transforms: grad, value_and_grad, jvp, vjp and the `differentiable` decorator.
+
+Each returns a *prepared* derivative: the function is transformed once, here; the generated
+code is compiled once per argument type signature by numba; the object is immutable after
+construction and keeps no per-call state, so one instance can be called from many threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+from numba.core.errors import NumbaError
+
+from .compile import Compiled, load
+from .errors import AliasingError, SourceADError
+from .kinds import ARRAY, INT
+from .parse import unwrap
+from .pipeline import Generated, generate
+
+Wrt = int | str | tuple[int | str, ...]
+
+
+class _Prepared:
+    """What every transform shares: the generated code, compiled, and argument checks."""
+
+    __slots__ = ("_gen", "_compiled", "_single", "_nparams", "_converters", "_wrt_index", "__wrapped__")
+
+    def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool):
+        self._single = not isinstance(wrt, tuple)
+        wrt_items = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
+        self._gen: Generated = generate(func, mode, wrt_items)
+        self._compiled: Compiled = load(self._gen, jit)
+        self._nparams = len(self._gen.params)
+        self._converters = tuple(_converter(self._gen, name) for name in self._gen.params)
+        self._wrt_index = tuple(self._gen.params.index(w) for w in self._gen.wrt)
+        self.__wrapped__ = unwrap(func)
+
+    @property
+    def source(self) -> str:
+        """The generated module that this derivative runs."""
+        return self._gen.source
+
+    def _args(self, args: tuple) -> list:
+        if len(args) != self._nparams:
+            raise SourceADError(
+                f"{self._gen.entry} takes {self._nparams} arguments ({', '.join(self._gen.params)}), got {len(args)}"
+            )
+        return [convert(a) for convert, a in zip(self._converters, args, strict=True)]
+
+    def _run(self, args: list) -> Any:
+        try:
+            return self._compiled.call(*args)
+        except NumbaError as exc:
+            raise SourceADError(
+                f"numba could not compile the generated code {self._compiled.path}: "
+                f"{str(exc).splitlines()[0]}",
+                hint="This is a sourcead limitation or bug; please report it with the function's source.",
+            ) from None
+
+    def _grads(self, flat: tuple, args: list) -> Any:
+        grads = tuple(float(g) if not isinstance(g, np.ndarray) else g for g in flat)
+        return grads[0] if self._single else grads
+
+
+class Gradient(_Prepared):
+    """`grad(f, wrt)`: call it like `f`; returns the gradient(s) of the scalar result."""
+
+    __slots__ = ("_with_value",)
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False):
+        super().__init__(func, wrt, "reverse", jit)
+        self._with_value = with_value
+        gen = self._gen
+        if gen.output_is_tuple or gen.n_outputs != 1 or _returns_array(gen):
+            what = "a tuple" if gen.output_is_tuple else "an array"
+            raise SourceADError(
+                f"grad needs a function that returns a float; {gen.parsed.name} returns {what}",
+                gen.parsed.locate(gen.parsed.node),
+                "Use sourcead.vjp(f, wrt)(*args, cotangent=...) for array or tuple results.",
+            )
+
+    def __call__(self, *args: Any, out: Any = None) -> Any:
+        converted = self._args(args)
+        value, *flat = self._run(converted + [1.0])
+        grads = self._grads(tuple(flat), converted)
+        if out is not None:
+            grads = _write_out(out, grads, self._single, args)
+        return (float(value), grads) if self._with_value else grads
+
+
+class VJP(_Prepared):
+    """`vjp(f, wrt)(*args, cotangent=c)` -> (value, gradient(s) of <c, f(args)>)."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
+        super().__init__(func, wrt, "reverse", jit)
+
+    def __call__(self, *args: Any, cotangent: Any, out: Any = None) -> Any:
+        converted = self._args(args)
+        seeds = _cotangents(cotangent, self._gen)
+        value, *flat = self._run(converted + seeds)
+        grads = self._grads(tuple(flat), converted)
+        if out is not None:
+            grads = _write_out(out, grads, self._single, args)
+        return _plain(value), grads
+
+
+class JVP(_Prepared):
+    """`jvp(f, wrt)(*args, tangents=t)` -> (value, directional derivative along t)."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
+        super().__init__(func, wrt, "forward", jit)
+
+    def __call__(self, *args: Any, tangents: Any) -> Any:
+        converted = self._args(args)
+        items = (tangents,) if self._single else tangents
+        if not isinstance(items, tuple) or len(items) != len(self._wrt_index):
+            raise SourceADError(f"tangents= must be a tuple of {len(self._wrt_index)} values, one per wrt argument")
+        dots = [_tangent_like(t, converted[k], self._gen.params[k]) for t, k in zip(items, self._wrt_index, strict=True)]
+        value, value_dot = self._run(converted + dots)
+        return _plain(value), _plain(value_dot)
+
+
+def grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
+    """The gradient of a float-valued `f` with respect to `wrt` (positions or names)."""
+    return Gradient(f, wrt, jit)
+
+
+def value_and_grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
+    """Like `grad`, returning `(value, gradient)`."""
+    return Gradient(f, wrt, jit, with_value=True)
+
+
+def vjp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> VJP:
+    """Reverse mode: `vjp(f, wrt)(*args, cotangent=c)` -> `(value, c^T J)`."""
+    return VJP(f, wrt, jit)
+
+
+def jvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> JVP:
+    """Forward mode: `jvp(f, wrt)(*args, tangents=t)` -> `(value, J t)`."""
+    return JVP(f, wrt, jit)
+
+
+class Differentiable:
+    """`@differentiable`: `f` still runs (compiled by numba) and gains derivative methods."""
+
+    def __init__(self, func: Callable):
+        self.__sourcead_func__ = unwrap(func)
+        functools.update_wrapper(self, self.__sourcead_func__)
+        self._lock = threading.Lock()
+        self._primal: Callable | None = None
+        self._prepared: dict[tuple, _Prepared] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        if self._primal is None:
+            with self._lock:
+                if self._primal is None:
+                    self._primal = numba.njit(cache=True, nogil=True)(self.__sourcead_func__)
+        return self._primal(*args)
+
+    def _get(self, kind: str, wrt: Wrt, jit: bool) -> Any:
+        key = (kind, wrt, jit)
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            with self._lock:
+                prepared = self._prepared.get(key)
+                if prepared is None:
+                    make = {"grad": grad, "value_and_grad": value_and_grad, "jvp": jvp, "vjp": vjp}[kind]
+                    prepared = make(self.__sourcead_func__, wrt, jit=jit)
+                    self._prepared[key] = prepared
+        return prepared
+
+    def grad(self, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
+        return self._get("grad", wrt, jit)
+
+    def value_and_grad(self, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
+        return self._get("value_and_grad", wrt, jit)
+
+    def jvp(self, wrt: Wrt = 0, *, jit: bool = True) -> JVP:
+        return self._get("jvp", wrt, jit)
+
+    def vjp(self, wrt: Wrt = 0, *, jit: bool = True) -> VJP:
+        return self._get("vjp", wrt, jit)
+
+    def source(self, mode: str = "reverse", wrt: Wrt = 0) -> str:
+        """The generated derivative module, as text."""
+        items = wrt if isinstance(wrt, tuple) else (wrt,)
+        return generate(self.__sourcead_func__, mode, items).source
+
+
+def differentiable(func: Callable) -> Differentiable:
+    """Decorator: keep `f` callable and give it `.grad/.value_and_grad/.jvp/.vjp/.source`."""
+    return Differentiable(func)
+
+
+# --- argument checks, built once per prepared derivative ------------------------------------
+
+
+def _converter(gen: Generated, name: str) -> Callable[[Any], Any]:
+    kind = gen.kinds[name]
+    is_wrt = name in gen.wrt
+    fname = gen.parsed.name
+    if kind == ARRAY:
+
+        def to_array(value: Any) -> Any:
+            if not isinstance(value, np.ndarray):
+                raise SourceADError(f"argument `{name}` of {fname} must be a NumPy array, got {type(value).__name__}")
+            if is_wrt and value.dtype != np.float64:
+                raise SourceADError(
+                    f"cannot differentiate with respect to `{name}`: it is a {value.dtype} array",
+                    hint=f"Pass a float64 array, e.g. {name}.astype(np.float64).",
+                )
+            return value
+
+        return to_array
+    if kind == INT:
+
+        def to_int(value: Any) -> int:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise SourceADError(
+                    f"argument `{name}` of {fname} is used as an integer (a loop bound or an index); "
+                    f"got {type(value).__name__}"
+                )
+            return int(value)
+
+        return to_int
+
+    def to_float(value: Any) -> float:
+        if isinstance(value, np.ndarray) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise SourceADError(
+                f"argument `{name}` of {fname} is used as a scalar; got {type(value).__name__}",
+                hint="Arrays must be indexed element by element in the function.",
+            )
+        return float(value)
+
+    return to_float
+
+
+def _returns_array(gen: Generated) -> bool:
+    return any(gen.kinds[name] == ARRAY for name in gen.returned)
+
+
+def _cotangents(cotangent: Any, gen: Generated) -> list:
+    items = cotangent if gen.output_is_tuple else (cotangent,)
+    if not isinstance(items, tuple) or len(items) != gen.n_outputs:
+        raise SourceADError(
+            f"cotangent= must be a tuple of {gen.n_outputs} values, like the result of {gen.parsed.name}"
+        )
+    return [_as_float_or_array(c, "cotangent") for c in items]
+
+
+def _tangent_like(tangent: Any, arg: Any, name: str) -> Any:
+    if isinstance(arg, np.ndarray):
+        t = np.array(tangent, dtype=np.float64, copy=True)  # ours to use; never the caller's buffer
+        if t.shape != arg.shape:
+            raise SourceADError(f"the tangent of `{name}` has shape {t.shape}, but `{name}` has shape {arg.shape}")
+        return t
+    if isinstance(tangent, np.ndarray):
+        raise SourceADError(f"the tangent of the float `{name}` must be a float, got an array")
+    return float(tangent)
+
+
+def _as_float_or_array(value: Any, what: str) -> Any:
+    if isinstance(value, np.ndarray):
+        return np.asarray(value, dtype=np.float64)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    raise SourceADError(f"{what} must be a float or a float64 array, got {type(value).__name__}")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value
+    return float(value)
+
+
+def _write_out(out: Any, grads: Any, single: bool, args: tuple) -> Any:
+    """Copy gradients into user buffers, after checking shape, dtype and overlap with inputs."""
+    outs = (out,) if single else out
+    values = (grads,) if single else grads
+    if not isinstance(outs, tuple) or len(outs) != len(values):
+        raise SourceADError("out= must have the structure of the gradients (one buffer, or a tuple of them)")
+    results = []
+    for buffer, g in zip(outs, values, strict=True):
+        if buffer is None or not isinstance(g, np.ndarray):
+            results.append(g)
+            continue
+        if not isinstance(buffer, np.ndarray) or buffer.shape != g.shape or buffer.dtype != np.float64:
+            raise SourceADError(f"out= buffer must be a float64 array of shape {g.shape}")
+        for k, arg in enumerate(args):
+            if isinstance(arg, np.ndarray) and np.may_share_memory(buffer, arg):
+                raise AliasingError(f"out= buffer overlaps argument {k}")
+        buffer[...] = g
+        results.append(buffer)
+    return results[0] if single else tuple(results)

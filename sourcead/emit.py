@@ -1,0 +1,94 @@
+"""Pass 6, emit: generated functions as text, and the module that holds them.
+
+`Line` is one generated simple statement (`target op value`), kept as libcst nodes until it is
+written, so passes can ask what it reads. `Writer` indents blocks. `module_text` adds the header
+and imports. The same input always gives byte-identical text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .exprs import code, names_in, subscript_indices
+
+INDENT = "    "
+
+
+@dataclass(frozen=True)
+class Line:
+    """`target op value`, with an optional trailing comment."""
+
+    target: cst.BaseExpression
+    op: str
+    value: cst.BaseExpression
+    comment: str = ""
+
+    def text(self) -> str:
+        line = f"{code(self.target)} {self.op} {code(self.value)}"
+        return f"{line}  # {self.comment}" if self.comment else line
+
+    def reads(self) -> set[str]:
+        """Names whose values this line reads (an augmented target is read too)."""
+        names = names_in(self.value)
+        if isinstance(self.target, cst.Subscript):
+            for index in subscript_indices(self.target):
+                names |= names_in(index)
+            if self.op != "=":
+                names |= names_in(self.target.value)
+        elif self.op != "=" and isinstance(self.target, cst.Name):
+            names.add(self.target.value)
+        return names
+
+
+def tuple_text(items: list[str]) -> str:
+    """`(a, b)`, or `(a,)` for one item."""
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append(INDENT * self.depth + text)
+
+    def comment(self, text: str) -> None:
+        self.line(f"# {text}")
+
+    def emit(self, lines: list[Line]) -> None:
+        for item in lines:
+            self.line(item.text())
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self.line(header + ":")
+        self.depth += 1
+        yield
+        self.depth -= 1
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def module_text(header: str, function: str, constants: tuple[tuple[str, object], ...], helpers: list[str]) -> str:
+    """A complete module: header comment, the imports the function uses, frozen globals, the function."""
+    parts = [f"# {header}\n# Do not edit: regenerate with `sourcead emit`.\n"]
+    imports = []
+    if "math." in function:
+        imports.append("import math\n")
+    if "np." in function:
+        imports.append("import numpy as np\n")
+    if imports:
+        parts.append("".join(imports))
+    if helpers:
+        parts.append(f"from sourcead.runtime import {', '.join(sorted(helpers))}\n")
+    if constants:
+        frozen = "".join(f"{name} = {value!r}\n" for name, value in constants)
+        parts.append("# globals of the user's module, frozen at transformation time as numba freezes them\n" + frozen)
+    parts.append("\n" + function)
+    return "\n".join(parts)

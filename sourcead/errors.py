@@ -1,0 +1,51 @@
+"""Errors that point at the user's code: file, line, column, the line itself and a caret."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """A position in a user's source file (line 1-based, column 0-based)."""
+
+    filename: str
+    line: int
+    column: int
+    source_line: str = ""
+
+    def render(self) -> str:
+        caret = " " * self.column + "^"
+        text = self.source_line.rstrip("\n")
+        return f"  File {self.filename}, line {self.line}, column {self.column + 1}\n    {text}\n    {caret}"
+
+
+class SourceADError(Exception):
+    """Base class of every error sourcead raises about the user's code or call.
+
+    `where` is the place in the user's code, when there is one; `hint` says what to do.
+    """
+
+    def __init__(self, message: str, where: Location | None = None, hint: str = ""):
+        self.message = message
+        self.where = where
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        parts = [self.message]
+        if self.where is not None:
+            parts.append(self.where.render())
+        if self.hint:
+            parts.append(self.hint)
+        return "\n".join(parts)
+
+    def one_line(self) -> str:
+        """The message on one line, for the command line."""
+        if self.where is None:
+            return self.message
+        return f"{self.where.filename}:{self.where.line}:{self.where.column + 1}: {self.message}"
+
+
+class AliasingError(SourceADError):
+    """Two arguments share memory in a way that makes the derivative ill-defined for us."""

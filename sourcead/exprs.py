@@ -1,0 +1,184 @@
+"""Small helpers to build, inspect and print libcst expressions.
+
+Generated code is built from libcst nodes (rule templates are instantiated with
+`parse_template_expression`), so substituted operands are parenthesized here, never by
+string concatenation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+from libcst.helpers import parse_template_expression
+
+_MODULE = cst.Module(body=[])
+
+# Nodes that never need parentheses when they become an operand.
+_ATOMS = (cst.Name, cst.Integer, cst.Float, cst.Subscript, cst.Call, cst.Attribute)
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of a node."""
+    return _MODULE.code_for_node(node)
+
+
+def name(identifier: str) -> cst.Name:
+    return cst.Name(identifier)
+
+
+def number(value: float) -> cst.BaseExpression:
+    text = repr(float(value))
+    if text.startswith("-"):
+        return cst.UnaryOperation(cst.Minus(), cst.Float(text[1:]))
+    return cst.Float(text)
+
+
+def is_atom(node: cst.BaseExpression) -> bool:
+    return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ()))
+
+
+def paren(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node`, parenthesized unless it is an atom."""
+    if is_atom(node):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def unparen(node: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(node, "lpar", ()):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
+def template(text: str, **operands: cst.BaseExpression) -> cst.BaseExpression:
+    """Instantiate an expression template such as `"1.0 - {z} * {z}"`."""
+    return parse_template_expression(text, **{k: paren(v) for k, v in operands.items()})
+
+
+def is_number(node: cst.BaseExpression, value: float | None = None) -> bool:
+    node = unparen(node)
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return value is None or float(node.evaluated_value) == value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = unparen(node.expression)
+        if isinstance(inner, (cst.Integer, cst.Float)):
+            return value is None or -float(inner.evaluated_value) == value
+    return False
+
+
+def number_value(node: cst.BaseExpression) -> float:
+    node = unparen(node)
+    if isinstance(node, cst.UnaryOperation):
+        return -float(unparen(node.expression).evaluated_value)
+    return float(node.evaluated_value)
+
+
+def _precedence(node: cst.BaseExpression) -> int:
+    if is_atom(node):
+        return 10
+    if isinstance(node, cst.BinaryOperation):
+        op = node.operator
+        if isinstance(op, cst.Power):
+            return 5
+        if isinstance(op, (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo)):
+            return 3
+        if isinstance(op, (cst.Add, cst.Subtract)):
+            return 2
+    if isinstance(node, cst.UnaryOperation):
+        return 4
+    return 0
+
+
+def operand(node: cst.BaseExpression, parent: int, right: bool) -> cst.BaseExpression:
+    """`node` as an operand of an operator of precedence `parent`, parenthesized only if needed."""
+    own = _precedence(node)
+    if own < parent or (right and own == parent):
+        return paren(node)
+    return node
+
+
+def times(factor: cst.BaseExpression, other: cst.BaseExpression) -> cst.BaseExpression:
+    """`factor * other`, with the trivial factors 1 and -1 folded away."""
+    if is_number(factor, 1.0):
+        return other
+    if is_number(factor, -1.0):
+        return negate(other)
+    if is_number(other, 1.0):
+        return factor
+    return cst.BinaryOperation(operand(factor, 3, False), cst.Multiply(), operand(other, 3, True))
+
+
+def negate(node: cst.BaseExpression) -> cst.BaseExpression:
+    inner = unparen(node)
+    if isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus):
+        return inner.expression
+    return cst.UnaryOperation(cst.Minus(), operand(node, 4, False))
+
+
+def plus(terms: list[cst.BaseExpression]) -> cst.BaseExpression:
+    """The sum of `terms`, written `a + b - c` rather than `a + (-c)`."""
+    total = terms[0]
+    for term in terms[1:]:
+        inner = unparen(term)
+        if isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus):
+            total = cst.BinaryOperation(total, cst.Subtract(), operand(inner.expression, 2, True))
+        else:
+            total = cst.BinaryOperation(total, cst.Add(), operand(term, 2, True))
+    return total
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every variable name read in `node` (not attribute names, not called functions)."""
+    found: set[str] = set()
+
+    class Reader(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            if not isinstance(node.func, cst.Name):
+                node.func.visit(self)
+            for arg in node.args:
+                arg.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    node.visit(Reader())
+    return found
+
+
+def subscript_indices(node: cst.Subscript) -> list[cst.BaseExpression]:
+    return [element.slice.value for element in node.slice]  # type: ignore[union-attr]
+
+
+def subscript(array: str, indices: list[cst.BaseExpression]) -> cst.Subscript:
+    elements = [
+        cst.SubscriptElement(
+            cst.Index(index),
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            if k < len(indices) - 1
+            else cst.MaybeSentinel.DEFAULT,
+        )
+        for k, index in enumerate(indices)
+    ]
+    return cst.Subscript(cst.Name(array), elements)
+
+
+def dotted(node: cst.BaseExpression) -> str:
+    """`np.zeros` for the expression np.zeros; "" for anything but names and attributes."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        prefix = dotted(node.value)
+        return f"{prefix}.{node.attr.value}" if prefix else ""
+    return ""
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from walk(child)

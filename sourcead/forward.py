@@ -1,0 +1,88 @@
+"""Pass 5a, forward mode: a tangent statement beside every active statement.
+
+`f(x, ...)` becomes `f_jvp(x, ..., x_dot)` returning `(value, value_dot)`. The tangent of a
+statement is computed before the statement runs, so `x = x * y` reads the old `x` in both.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .core import Assign, For, Stmt
+from .emit import Line, Writer, tuple_text
+from .exprs import code, dotted, number
+from .kinds import ARRAY
+from .linearize import tangent
+from .naming import dot
+from .program import Program
+
+
+def forward_function(prog: Program) -> str:
+    fn = prog.fn
+    params = list(fn.params) + [dot(w) for w in prog.wrt]
+    out = Writer()
+    with out.block(f"def {fn.name}_jvp({', '.join(params)})"):
+        out.comment(f"forward mode (tangents) of {fn.name} with respect to {', '.join(prog.wrt)}")
+        _active_comment(prog, out)
+        for param in fn.params:
+            if prog.is_active(param) and param not in prog.wrt:
+                out.line(f"{dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
+        for stmt in fn.body:
+            _statement(prog, stmt, out)
+        values = [code(v) for v in fn.ret.values]
+        tangents = [_returned_tangent(prog, v) for v in fn.ret.values]
+        if fn.ret.is_tuple:
+            out.line(f"return {tuple_text(values)}, {tuple_text(tangents)}")
+        else:
+            out.line(f"return {values[0]}, {tangents[0]}")
+    return out.text()
+
+
+def _active_comment(prog: Program, out: Writer) -> None:
+    active = sorted(prog.activity.active)
+    out.comment(f"active (carry derivatives): {', '.join(active) if active else 'none'}")
+
+
+def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
+    if isinstance(stmt, For):
+        with out.block(f"for {stmt.var} in {stmt.range_text()}"):
+            for inner in stmt.body:
+                _statement(prog, inner, out)
+        return
+    if not prog.is_active(stmt.var):
+        out.line(stmt.text())
+        return
+    if prog.kinds[stmt.var] == ARRAY and not stmt.writes_element:
+        out.line(stmt.text())
+        out.line(f"{dot(stmt.var)} = {_array_tangent(prog, stmt)}")
+        return
+    lin = prog.linearize(stmt.value, stmt.origin)
+    out.emit([Line(cst.Name(temp), "=", value) for temp, value in lin.bindings])
+    shadow = prog.shadow(stmt.target, "_dot")
+    if lin.root is None:
+        if stmt.accumulate is None:
+            out.emit([Line(shadow, "=", number(0.0))])
+    else:
+        op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
+        out.emit([Line(shadow, op, tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot")))])
+    out.emit([Line(stmt.target, {None: "=", "+": "+=", "-": "-="}[stmt.accumulate], lin.value)])
+
+
+def _array_tangent(prog: Program, stmt: Assign) -> str:
+    """Tangent of a whole-array assignment: a copy of an active array, or a fresh constant."""
+    value = stmt.value
+    if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
+        source = value.func.value  # type: ignore[attr-defined]
+        if isinstance(source, cst.Name) and prog.is_active(source.value):
+            return f"{dot(source.value)}.copy()"
+    if isinstance(value, cst.Name) and prog.is_active(value.value):
+        return dot(value.value)  # the same array under two names: the same tangent
+    return f"np.zeros_like({stmt.var})"
+
+
+def _returned_tangent(prog: Program, value: cst.BaseExpression) -> str:
+    if isinstance(value, cst.Name) and prog.is_active(value.value):
+        return dot(value.value)
+    if isinstance(value, cst.Name):
+        return code(prog.zero(value.value))
+    return "0.0"

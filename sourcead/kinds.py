@@ -1,0 +1,184 @@
+"""Kinds of values: float, int or array, inferred from how the code uses each name.
+
+Parameters get their kind from usage (indexed, `.shape`, `len`, `.copy()` -> array; a `range`
+bound or an index -> int; otherwise float), locals from what is assigned to them, to a fixed
+point over loops. Only floats and float arrays can carry derivatives; ints never do.
+The prepared derivative checks at call time that the arguments have these kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .core import Assign, CoreFunction, For, walk_statements
+from .exprs import dotted, subscript_indices, walk
+from .parse import ParsedFunction
+from .rules import ARRAY_CREATION
+
+FLOAT, INT, ARRAY = "float", "int", "array"
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """The kind of every variable, and the number of indices of every array (its ndim)."""
+
+    of: Mapping[str, str]
+    ndim: Mapping[str, int]
+
+    def __getitem__(self, var: str) -> str:
+        return self.of.get(var, FLOAT)
+
+    def is_float(self, var: str) -> bool:
+        return self[var] == FLOAT
+
+    def is_array(self, var: str) -> bool:
+        return self[var] == ARRAY
+
+
+def infer_kinds(fn: CoreFunction, parsed: ParsedFunction) -> Kinds:
+    of: dict[str, str] = dict(_param_kinds(fn))
+    ndim: dict[str, int] = {}
+    for name, value in fn.constants:
+        of[name] = INT if isinstance(value, int) else FLOAT
+    _note_ndims(fn, parsed, ndim)
+    changed = True
+    while changed:
+        changed = False
+        for stmt in walk_statements(fn.body):
+            if isinstance(stmt, For):
+                changed |= _join(of, stmt.var, INT, parsed, stmt.origin)
+            elif not stmt.writes_element:
+                kind = expr_kind(stmt.value, of)
+                changed |= _join(of, stmt.var, kind, parsed, stmt.origin)
+    for stmt in walk_statements(fn.body):
+        if isinstance(stmt, Assign) and stmt.writes_element and of.get(stmt.var) != ARRAY:
+            raise parsed.error(f"`{stmt.var}` is indexed but it is not an array", stmt.origin)
+    return Kinds(of, ndim)
+
+
+def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
+    """The kind of an expression's value, given the kinds of the names it reads."""
+    if isinstance(node, cst.Integer):
+        return INT
+    if isinstance(node, cst.Float):
+        return FLOAT
+    if isinstance(node, cst.Name):
+        return of.get(node.value, FLOAT)
+    if isinstance(node, cst.UnaryOperation):
+        return expr_kind(node.expression, of)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = expr_kind(node.left, of), expr_kind(node.right, of)
+        if ARRAY in (left, right):
+            return ARRAY
+        if isinstance(node.operator, cst.Divide):
+            return FLOAT
+        return INT if left == right == INT else FLOAT
+    if isinstance(node, cst.Subscript):
+        if _is_shape(node.value):
+            return INT
+        return FLOAT  # an element of a float64 array
+    if isinstance(node, cst.Call):
+        return _call_kind(node, of)
+    return FLOAT
+
+
+def _call_kind(node: cst.Call, of: Mapping[str, str]) -> str:
+    func = node.func
+    key = dotted(func)
+    if key in ARRAY_CREATION or (isinstance(func, cst.Attribute) and func.attr.value == "copy"):
+        return ARRAY
+    if key in ("len", "int"):
+        return INT
+    if key == "abs":
+        return expr_kind(node.args[0].value, of)
+    return FLOAT
+
+
+def _param_kinds(fn: CoreFunction) -> dict[str, str]:
+    """Kinds of parameters, from usage."""
+    params = set(fn.params)
+    kinds = {p: FLOAT for p in fn.params}
+    for stmt in walk_statements(fn.body):
+        for root in _roots(stmt):
+            for node in walk(root):
+                for used in _array_uses(node):
+                    if used in params:
+                        kinds[used] = ARRAY
+    for stmt in walk_statements(fn.body):
+        if isinstance(stmt, For):
+            for bound in (stmt.start, stmt.stop, stmt.step):
+                _mark_int(bound, params, kinds)
+        for root in _roots(stmt):
+            for node in walk(root):
+                if isinstance(node, cst.Subscript) and not _is_shape(node.value):
+                    for index in subscript_indices(node):
+                        _mark_int(index, params, kinds)
+    return kinds
+
+
+def _roots(stmt) -> list[cst.BaseExpression]:
+    if isinstance(stmt, For):
+        return [stmt.start, stmt.stop, stmt.step]
+    return [stmt.target, stmt.value]
+
+
+def _mark_int(expr: cst.BaseExpression, params: set[str], kinds: dict[str, str]) -> None:
+    """Names used directly as an index or a loop bound (in + - * // % arithmetic) are ints."""
+    if isinstance(expr, cst.Name) and expr.value in params and kinds[expr.value] != ARRAY:
+        kinds[expr.value] = INT
+    elif isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Divide):
+        _mark_int(expr.left, params, kinds)
+        _mark_int(expr.right, params, kinds)
+    elif isinstance(expr, cst.UnaryOperation):
+        _mark_int(expr.expression, params, kinds)
+
+
+def _array_uses(node: cst.CSTNode) -> list[str]:
+    """Names that this node uses as arrays."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        return [node.value.value]
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in ("shape", "copy"):
+        return [node.value.value]
+    if isinstance(node, cst.Call) and dotted(node.func) in ("len", "np.zeros_like", "np.empty_like"):
+        arg = node.args[0].value if node.args else None
+        return [arg.value] if isinstance(arg, cst.Name) else []
+    return []
+
+
+def _note_ndims(fn: CoreFunction, parsed: ParsedFunction, ndim: dict[str, int]) -> None:
+    """Every array must be indexed with the same number of indices everywhere."""
+    for stmt in walk_statements(fn.body):
+        for root in _roots(stmt):
+            for node in walk(root):
+                if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+                    count = len(node.slice)
+                    seen = ndim.setdefault(node.value.value, count)
+                    if seen != count:
+                        raise parsed.error(
+                            f"`{node.value.value}` is indexed with {count} indices here and {seen} elsewhere",
+                            stmt.origin,
+                            "Index every dimension: write a[i, j] for a 2-D array.",
+                        )
+
+
+def _join(of: dict[str, str], var: str, kind: str, parsed: ParsedFunction, origin: cst.CSTNode) -> bool:
+    old = of.get(var)
+    if old == kind or (old == FLOAT and kind == INT):
+        return False
+    if old is None or (old == INT and kind == FLOAT):
+        of[var] = kind
+        return True
+    raise parsed.error(
+        f"`{var}` holds an array in one place and a number in another",
+        origin,
+        "Use a different name for each.",
+    )
+
+
+def _is_shape(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "shape"
+
+

@@ -1,0 +1,150 @@
+"""The derivative of one expression, shared by forward and reverse mode.
+
+`linearize` walks an expression tree bottom-up, looks up each operation's rule, and returns
+a tree of partial derivatives over the active leaves (variables and array elements). Values
+that the partials need (an operand like `a * b`, or a result like `tanh(...)`) are bound to
+numbered temporaries, so nothing is computed twice. Forward mode contracts the tree with the
+leaves' tangents (`tangent`); reverse mode pushes an adjoint from the root to the leaves
+(`adjoint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .exprs import dotted, is_atom, plus, template, times
+from .naming import Namer
+from .rules import ELEMENTWISE, UNARY_OPERATORS, Rule, binary_rule
+
+IsActiveLeaf = Callable[[cst.BaseExpression], bool]
+
+
+@dataclass
+class Node:
+    """An active subexpression: a leaf, or partial derivatives towards active children."""
+
+    leaf: cst.BaseExpression | None = None
+    edges: list[tuple[cst.BaseExpression, Node]] = field(default_factory=list)
+
+
+@dataclass
+class Linearized:
+    bindings: list[tuple[str, cst.BaseExpression]]  # temporaries to compute first, in order
+    value: cst.BaseExpression  # the expression, reading those temporaries
+    root: Node | None  # None when the expression carries no derivative
+
+
+class UnsupportedDerivative(Exception):
+    """An active operand reaches an operation that has no rule."""
+
+    def __init__(self, node: cst.CSTNode, what: str):
+        super().__init__(what)
+        self.node = node
+
+
+def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Namer) -> Linearized:
+    builder = _Builder(is_active_leaf, namer)
+    value, root = builder.visit(expr)
+    return Linearized(builder.bindings, value, root)
+
+
+def tangent(root: Node, leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression]) -> cst.BaseExpression:
+    """Forward mode: the sum over active children of partial * child tangent."""
+    if root.leaf is not None:
+        return leaf_tangent(root.leaf)
+    return plus([times(partial, tangent(child, leaf_tangent)) for partial, child in root.edges])
+
+
+def adjoint(
+    root: Node,
+    seed: cst.BaseExpression,
+    accumulate: Callable[[cst.BaseExpression, cst.BaseExpression], None],
+    bind: Callable[[cst.BaseExpression], cst.BaseExpression],
+) -> None:
+    """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`)."""
+    if root.leaf is not None:
+        accumulate(root.leaf, seed)
+        return
+    if len(root.edges) > 1 and not is_atom(seed):
+        seed = bind(seed)
+    for partial, child in root.edges:
+        adjoint(child, times(partial, seed), accumulate, bind)
+
+
+class _Builder:
+    def __init__(self, is_active_leaf: IsActiveLeaf, namer: Namer):
+        self.is_active_leaf = is_active_leaf
+        self.namer = namer
+        self.bindings: list[tuple[str, cst.BaseExpression]] = []
+
+    def bind(self, value: cst.BaseExpression) -> cst.Name:
+        temp = self.namer.temp()
+        self.bindings.append((temp, value))
+        return cst.Name(temp)
+
+    def visit(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
+        if isinstance(node, (cst.Name, cst.Subscript)):
+            return node, (Node(leaf=node) if self.is_active_leaf(node) else None)
+        if isinstance(node, cst.BinaryOperation):
+            (left, lnode), (right, rnode) = self.visit(node.left), self.visit(node.right)
+            rule = binary_rule(node.operator, right)
+            rebuilt = node.with_changes(left=left, right=right)
+            return self.apply(node, rule, rebuilt, [left, right], [lnode, rnode], "operator")
+        if isinstance(node, cst.UnaryOperation):
+            operand, onode = self.visit(node.expression)
+            rule = UNARY_OPERATORS.get(type(node.operator).__name__)
+            return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
+        if isinstance(node, cst.Call):
+            key = dotted(node.func)
+            if key not in ELEMENTWISE:
+                return node, None  # constants: len, int, shapes, fresh arrays
+            visited = [self.visit(arg.value) for arg in node.args]
+            args = [value for value, _ in visited]
+            rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, args, strict=True)])
+            return self.apply(node, ELEMENTWISE[key], rebuilt, args, [n for _, n in visited], key)
+        return node, None
+
+    def apply(
+        self,
+        original: cst.BaseExpression,
+        rule: Rule | None,
+        rebuilt: cst.BaseExpression,
+        operands: list[cst.BaseExpression],
+        children: list[Node | None],
+        what: str,
+    ) -> tuple[cst.BaseExpression, Node | None]:
+        active = [k for k, child in enumerate(children) if child is not None]
+        if not active:
+            return rebuilt, None
+        if rule is None:
+            raise UnsupportedDerivative(original, what)
+        used = "".join(rule.partials[k] for k in active)
+        names = dict(zip("xy", operands, strict=False))
+        for key in "xy":
+            if "{" + key + "}" in used and not is_atom(names[key]):
+                names[key] = self.bind(names[key])
+                rebuilt = _replace_operand(rebuilt, "xy".index(key), names[key])
+        if "{z}" in used:
+            rebuilt = self.bind(rebuilt)
+            names["z"] = rebuilt
+        edges = [(_instantiate(rule.partials[k], names), children[k]) for k in active]
+        return rebuilt, Node(edges=edges)  # type: ignore[arg-type]
+
+
+def _instantiate(text: str, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    return template(text, **{k: v for k, v in names.items() if "{" + k + "}" in text})
+
+
+def _replace_operand(node: cst.BaseExpression, index: int, value: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, cst.BinaryOperation):
+        return node.with_changes(left=value) if index == 0 else node.with_changes(right=value)
+    if isinstance(node, cst.UnaryOperation):
+        return node.with_changes(expression=value)
+    if isinstance(node, cst.Call):
+        args = list(node.args)
+        args[index] = args[index].with_changes(value=value)
+        return node.with_changes(args=args)
+    return node

@@ -1,0 +1,60 @@
+"""The analyzed function that forward and reverse mode read: core form plus side tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .activity import Activity
+from .core import CoreFunction
+from .exprs import number, subscript, subscript_indices
+from .kinds import ARRAY, Kinds
+from .linearize import Linearized, UnsupportedDerivative, linearize
+from .naming import Namer
+from .parse import ParsedFunction
+
+
+@dataclass
+class Program:
+    parsed: ParsedFunction
+    fn: CoreFunction
+    kinds: Kinds
+    activity: Activity
+    namer: Namer
+
+    @property
+    def wrt(self) -> tuple[str, ...]:
+        return self.activity.wrt
+
+    def is_active(self, var: str) -> bool:
+        return var in self.activity.active
+
+    def is_active_leaf(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):
+            return self.is_active(node.value)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            return self.is_active(node.value.value)
+        return False
+
+    def linearize(self, value: cst.BaseExpression, origin: cst.CSTNode) -> Linearized:
+        try:
+            return linearize(value, self.is_active_leaf, self.namer)
+        except UnsupportedDerivative as exc:
+            raise self.parsed.error(
+                f"no derivative rule for `{exc}` applied to a value that carries a derivative",
+                exc.node if self.parsed.locate(exc.node) else origin,
+                "Move this computation out of the differentiated path, or ask for a rule in sourcead/rules/.",
+            ) from None
+
+    def shadow(self, node: cst.BaseExpression, suffix: str) -> cst.BaseExpression:
+        """`x` -> `x_bar` and `a[i]` -> `a_bar[i]` (suffix "_bar" or "_dot")."""
+        if isinstance(node, cst.Subscript):
+            return subscript(node.value.value + suffix, subscript_indices(node))  # type: ignore[union-attr]
+        return cst.Name(node.value + suffix)  # type: ignore[union-attr]
+
+    def zero(self, var: str) -> cst.BaseExpression:
+        """A zero derivative shaped like `var`."""
+        if self.kinds[var] == ARRAY:
+            return cst.parse_expression(f"np.zeros_like({var})")
+        return number(0.0)

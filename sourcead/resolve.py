@@ -1,0 +1,65 @@
+"""Resolve the names a user function reads: known functions, modules, frozen global constants."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import libcst as cst
+import numba
+import numpy as np
+
+from .rules import known_calls
+
+
+def _canonical_objects() -> dict[int, str]:
+    """id(python object) -> canonical name, for every function the rules know."""
+    table: dict[int, str] = {}
+    for key in known_calls():
+        module, _, attr = key.rpartition(".")
+        if module == "math":
+            obj = getattr(math, attr)
+        elif module == "np":
+            obj = getattr(np, attr)
+        elif key == "prange":
+            obj = numba.prange
+        else:
+            obj = getattr(builtins, key)
+        table[id(obj)] = key
+    return table
+
+
+_CANONICAL = _canonical_objects()
+
+
+def lookup(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> Any:
+    """The Python object a dotted name like `np.zeros` stands for, or None."""
+    if isinstance(expr, cst.Name):
+        if expr.value in scope:
+            return scope[expr.value]
+        return getattr(builtins, expr.value, None)
+    if isinstance(expr, cst.Attribute):
+        owner = lookup(expr.value, scope)
+        return getattr(owner, expr.attr.value, None) if owner is not None else None
+    return None
+
+
+def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
+    """The canonical name (`math.sin`, `np.zeros`, `abs`, ...) of a called function, or None."""
+    obj = lookup(func, scope)
+    return _CANONICAL.get(id(obj)) if obj is not None else None
+
+
+def canonical_func_node(key: str) -> cst.BaseExpression:
+    """The expression that calls `key` in generated code (modules imported as `math` and `np`)."""
+    module, _, attr = key.rpartition(".")
+    if not module:
+        return cst.Name(attr)
+    return cst.Attribute(cst.Name(module), cst.Name(attr))
+
+
+def is_frozen_constant(value: Any) -> bool:
+    """Globals that numba freezes at compile time, and so do we."""
+    return isinstance(value, (int, float, bool)) and not isinstance(value, np.ndarray)

@@ -1,0 +1,28 @@
+"""All derivative rules, in one place.
+
+An elementwise primitive declares its partial derivatives once, as expression templates over its
+operands `{x}`, `{y}` and its result `{z}`; forward mode (tangents) and reverse mode (adjoints)
+are both derived from that one entry by `sourcead.linearize`.
+"""
+
+from .table import (
+    ARRAY_CREATION,
+    BINARY_OPERATORS,
+    CONSTANT_FUNCTIONS,
+    ELEMENTWISE,
+    UNARY_OPERATORS,
+    Rule,
+    binary_rule,
+    known_calls,
+)
+
+__all__ = [
+    "ARRAY_CREATION",
+    "BINARY_OPERATORS",
+    "CONSTANT_FUNCTIONS",
+    "ELEMENTWISE",
+    "UNARY_OPERATORS",
+    "Rule",
+    "binary_rule",
+    "known_calls",
+]

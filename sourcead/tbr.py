@@ -1,0 +1,59 @@
+"""To-be-recorded analysis (in the spirit of Tapenade's TBR): which overwrites must be taped.
+
+The reverse sweep runs each statement's adjoint in the state just after that statement, with
+every later statement undone. A statement that overwrites a variable whose old value the reverse
+sweep still reads (the adjoint of an earlier statement, or its own adjoint) records the old
+value on the tape first, and the reverse sweep restores it at the mirror point. A variable is
+*needed* from the point where an adjoint reads it until it is overwritten. This is a forward
+data-flow problem over the statements, iterated to a fixed point around loops. Loop variables
+are never recorded: the reversed loop recomputes them. Arrays are tracked as a whole: once any
+element is needed, each element overwrite is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .core import Assign, For, Stmt
+from .exprs import names_in, subscript_indices
+
+
+def to_be_recorded(body: tuple[Stmt, ...], reads: Mapping[Assign, set[str]], primal: set[str]) -> set[Assign]:
+    """The assignments that must record the value they overwrite.
+
+    `reads[s]` are the primal variables the adjoint of `s` reads (in the state before `s`).
+    """
+    sites: set[Assign] = set()
+    _block(body, set(), reads, primal, sites)
+    return sites
+
+
+def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
+    for stmt in body:
+        if isinstance(stmt, For):
+            needed = _loop(stmt, needed, reads, primal, sites)
+            continue
+        read = reads.get(stmt, set())
+        if stmt.var in needed or stmt.var in read:
+            sites.add(stmt)
+            if stmt.writes_element:  # the restore reads the indices
+                read = read | _index_names(stmt) & primal
+        needed = needed | read
+        if not stmt.writes_element:
+            needed = needed - {stmt.var}
+    return needed
+
+
+def _loop(stmt: For, needed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
+    header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal
+    entry = (needed | header) - {stmt.var}
+    while True:
+        exit_ = _block(stmt.body, entry, reads, primal, sites)
+        widened = entry | (exit_ - {stmt.var})
+        if widened == entry:
+            return entry | exit_
+        entry = widened
+
+
+def _index_names(stmt: Assign) -> set[str]:
+    return set().union(*(names_in(i) for i in subscript_indices(stmt.target)))  # type: ignore[arg-type]

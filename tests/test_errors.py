@@ -1,0 +1,94 @@
+"""Errors name the user's file, line and column, show the line with a caret, and say what to do."""
+
+from __future__ import annotations
+
+import inspect
+
+import bad_functions as bad
+import numpy as np
+import pytest
+
+import sourcead
+from sourcead import SourceADError
+
+
+def _marked_line(func, marker: str) -> int:
+    lines, first = inspect.getsourcelines(func)
+    for offset, text in enumerate(lines):
+        if f"# error: {marker}" in text:
+            return first + offset
+    raise AssertionError(f"no '# error: {marker}' line in {func.__name__}")
+
+
+@pytest.mark.parametrize(
+    "func, marker, needle, token",
+    [
+        (bad.uses_if, "if", "if", "if"),
+        (bad.uses_while, "while", "while", "while"),
+        (bad.uses_list_comprehension, "comprehension", "`sum`", "sum("),
+        (bad.uses_unknown_function, "unknown function", "np.fft.fft", "np.fft.fft"),
+        (bad.early_return, "return", "last statement", "return"),
+        (bad.reads_global_array, "global array", "TABLE", "TABLE"),
+        (bad.uses_slice, "slice", "slices", "1:"),
+        (bad.writes_argument, "argument write", "argument array `x`", "x[0]"),
+        (bad.reads_loop_var_after_loop, "loop variable", "loop variable `i`", "i  #"),
+        (bad.mixed_indices, "indices", "indices", "return"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", ""),
+)
+def test_unsupported_construct_error_points_at_the_line(func, marker, needle, token):
+    with pytest.raises(SourceADError) as info:
+        sourcead.grad(func)
+    err = info.value
+    line = _marked_line(func, marker)
+    assert err.where is not None
+    assert err.where.filename.endswith("bad_functions.py")
+    assert err.where.line == line
+    text = str(err)
+    assert needle in text
+    assert err.hint  # says what to do
+    # the caret sits under the offending token
+    shown, caret = text.splitlines()[2], text.splitlines()[3]
+    assert shown.strip() == err.where.source_line.strip()
+    assert shown[caret.index("^") :].startswith(token)
+
+
+def test_unknown_wrt_name_is_a_clear_error():
+    with pytest.raises(SourceADError, match="not an argument of loop_sum; its arguments are: x, n"):
+        sourcead.grad(bad.loop_sum, wrt="y")
+
+
+def test_wrt_position_out_of_range():
+    with pytest.raises(SourceADError, match="out of range"):
+        sourcead.grad(bad.loop_sum, wrt=5)
+
+
+def test_wrt_integer_argument_is_rejected():
+    with pytest.raises(SourceADError, match="uses it as an integer"):
+        sourcead.grad(bad.loop_sum, wrt="n")
+
+
+def test_grad_of_array_result_is_rejected():
+    with pytest.raises(SourceADError, match="grad needs a function that returns a float"):
+        sourcead.grad(bad.returns_array)
+
+
+def test_integer_array_for_wrt_argument_is_rejected():
+    g = sourcead.grad(bad.loop_sum, wrt="x", jit=False)
+    with pytest.raises(SourceADError, match="int64 array"):
+        g(np.arange(3), 3)
+
+
+def test_wrong_argument_count_and_kind():
+    g = sourcead.grad(bad.loop_sum, wrt="x", jit=False)
+    with pytest.raises(SourceADError, match="takes 2 arguments"):
+        g(np.ones(3))
+    with pytest.raises(SourceADError, match="used as an integer"):
+        g(np.ones(3), 2.5)
+    with pytest.raises(SourceADError, match="must be a NumPy array"):
+        g([1.0, 2.0], 2)
+
+
+def test_frozen_global_is_read_like_numba_reads_it():
+    g = sourcead.grad(bad.reads_frozen_global, jit=False)
+    assert g(3.0) == bad.SCALE

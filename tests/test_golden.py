@@ -1,0 +1,40 @@
+"""Golden files pin the generated code of every zoo function, in both modes.
+
+`pytest --update-golden` rewrites them; any other change fails with a readable diff.
+Their meaning is pinned by the numeric tests (test_zoo_numeric.py).
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+from zoo import ZOO
+
+import sourcead
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("case", ZOO, ids=lambda c: c.name)
+def test_generated_code_matches_golden_file(case, mode, update_golden):
+    text = sourcead.differentiable(case.func).source(mode=mode, wrt=case.wrt)
+    path = GOLDEN / f"{case.name}.{mode}.py"
+    if update_golden or not path.exists():
+        path.write_text(text, encoding="utf-8")
+        if not update_golden:
+            pytest.fail(f"{path.name} did not exist; written now, check it in")
+        return
+    expected = path.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "generated"))
+        pytest.fail(f"generated code for {case.name} ({mode}) differs from {path.name}:\n{diff}")
+
+
+@pytest.mark.parametrize("case", ZOO[:4], ids=lambda c: c.name)
+def test_generation_is_deterministic(case):
+    first = sourcead.differentiable(case.func).source(mode="reverse", wrt=case.wrt)
+    second = sourcead.differentiable(case.func).source(mode="reverse", wrt=case.wrt)
+    assert first == second

@@ -1,0 +1,410 @@
+"""A zoo of user functions in the supported subset, and the registry that drives the numeric tests.
+
+Each function is a plain module-level ``def``; sourcead reads its source, so keep every one
+inside the subset the compiler accepts today (see ``Case`` for what the tests need to know).
+A new entry in ``ZOO`` needs no new test code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Case:
+    """One zoo function, how to make its arguments, and what to differentiate."""
+
+    name: str  # unique, snake_case; also used for golden file names
+    func: Callable
+    # deterministic given the rng; points away from singularities (log, sqrt of positives, ...)
+    make_args: Callable[[np.random.Generator], tuple]
+    wrt: tuple[str, ...]  # float or float64-array arguments to differentiate w.r.t.
+    scalar_output: bool  # True if func returns a float, so grad applies
+
+
+# --- scalar functions of floats --------------------------------------------------------------
+
+
+def poly2(x, y):
+    t = 3.0 * x * x * y - 2.0 * x * y * y
+    return t + x - 4.0 * y + 1.5
+
+
+def math_mix(x, y):
+    a = math.sin(x) * math.cos(y) - math.tan(0.5 * x)
+    b = math.exp(0.3 * x) + math.log(y)
+    c = math.sqrt(x * x + y * y)
+    d = math.tanh(x - y)
+    e = math.pow(y, 1.7) + math.pow(y, x) + abs(x - 2.0 * y)
+    return a + b * c - d + e + -x
+
+
+def logistic_map(r, y0):
+    # r < 3 keeps the map on its stable branch, so 50 steps have a moderate derivative
+    y = y0
+    for _k in range(50):
+        y = r * y * (1.0 - y)
+    return y
+
+
+def decay_steps(y0, rate, n_steps):
+    # n_steps is an int argument that is only a loop bound, never differentiated
+    y = y0
+    dt = 0.05
+    for _k in range(n_steps):
+        y = y - dt * rate * y * y
+    return y
+
+
+# --- reductions over arrays ------------------------------------------------------------------
+
+
+def sum_squares(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return s
+
+
+def dot(x, y):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] * y[i]
+    return s
+
+
+def product(x):
+    p = 1.0
+    for i in range(x.shape[0]):
+        p = p * x[i]
+    return p
+
+
+def index_weights(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        w = float(i)
+        s += (w + 1.0) * x[i] * x[i] - 0.5 * w * x[i]
+    return s
+
+
+def div_pow(x, y, a):
+    # float exponents, a variable exponent, and division by an active denominator
+    s = 0.0
+    for i in range(x.shape[0]):
+        q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
+        s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
+    return s / a
+
+
+def augmented_muldiv(x, y):
+    p = 1.0
+    s = 0.0
+    for i in range(x.shape[0]):
+        p *= x[i]
+        p /= y[i]
+        s += p
+        s -= 0.25 * x[i] * y[i]
+    s *= 2.0
+    s /= float(x.shape[0])
+    return s + p
+
+
+def strided_pairs(x):
+    # range with three arguments, np.empty as scratch, and len()
+    t = np.empty(len(x))
+    for i in range(len(x)):
+        t[i] = math.exp(-x[i])
+    s = 0.0
+    for i in range(0, len(x) - 1, 2):
+        s += t[i] * x[i + 1]
+    for i in range(1, len(x), 3):
+        s -= t[i] * t[i]
+    return s
+
+
+# --- arrays written element by element, then read --------------------------------------------
+
+
+def prefix_sums(x):
+    c = np.zeros_like(x)
+    c[0] = x[0]
+    for i in range(1, x.shape[0]):
+        c[i] = c[i - 1] + x[i]
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += c[i] * c[i]
+    return s
+
+
+def copy_modify(x):
+    y = x.copy()
+    for i in range(y.shape[0]):
+        y[i] = y[i] * y[i] + 1.0
+    for i in range(1, y.shape[0]):
+        y[i] = y[i] * y[i - 1]
+    s = 0.0
+    for i in range(y.shape[0]):
+        s += math.sin(y[i])
+    return s
+
+
+def least_squares(A, x, b):
+    # 0.5 * sum_i (sum_j A[i, j] * x[j] - b[i]) ** 2, as a nested loop
+    s = 0.0
+    for i in range(A.shape[0]):
+        r = -b[i]
+        for j in range(A.shape[1]):
+            r += A[i, j] * x[j]
+        s += 0.5 * r * r
+    return s
+
+
+def heat_euler(u0, kappa):
+    # explicit Euler for u_t = u_xx with fixed ends; v is scratch, copied back element by element
+    n = u0.shape[0]
+    u = u0.copy()
+    v = np.zeros(n)
+    for _step in range(20):
+        for i in range(1, n - 1):
+            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = v[i]
+    e = 0.0
+    for i in range(n):
+        e += u[i] * u[i]
+    return e
+
+
+# --- array and tuple outputs -----------------------------------------------------------------
+
+
+def matvec(A, x):
+    y = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            y[i] += A[i, j] * x[j]
+    return y
+
+
+def gram(X):
+    n = X.shape[0]
+    G = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            s = 0.0
+            for k in range(X.shape[1]):
+                s += X[i, k] * X[j, k]
+            G[i, j] = math.tanh(s)
+    return G
+
+
+def mean_and_centered(x):
+    n = x.shape[0]
+    m = 0.0
+    for i in range(n):
+        m += x[i]
+    m /= float(n)
+    y = np.empty(n)
+    for i in range(n):
+        y[i] = (x[i] - m) * math.exp(x[i])
+    return m * m, y
+
+
+def forward_substitution(L, b):
+    # solve L x = b for lower-triangular L: the inner trip count depends on the outer index
+    n = b.shape[0]
+    x = np.zeros_like(b)
+    for i in range(n):
+        r = b[i]
+        for j in range(i):
+            r -= L[i, j] * x[j]
+        x[i] = r / L[i, i]
+    return x
+
+
+def elementwise_inplace(x, y):
+    # augmented assignments on array elements that read the element they write
+    z = x.copy()
+    for i in range(z.shape[0]):
+        z[i] *= y[i]
+        z[i] /= 1.0 + y[i] * y[i]
+        z[i] -= 0.5 * z[i] * z[i]
+        z[i] += math.cos(z[i])
+    return z
+
+
+def repeated_updates(x, a):
+    # every element is overwritten nonlinearly on each outer step
+    y = x.copy()
+    for _k in range(5):
+        for j in range(y.shape[0]):
+            y[j] = y[j] * a + math.sin(y[j])
+    return y
+
+
+def reversed_reads(x):
+    # a temporary overwritten every iteration, and indices counting down
+    n = len(x)
+    s = 0.0
+    for i in range(n):
+        t = x[n - 1 - i]
+        s = 0.9 * s + t * t * x[i]
+    return s
+
+
+def transpose_products(A):
+    # a 2-D scratch array from np.zeros((n, m)), read at transposed indices
+    n = A.shape[0]
+    m = A.shape[1]
+    B = np.zeros((n, m))
+    for i in range(n):
+        for j in range(m):
+            B[i, j] = A[i, j] * A[j, i] + A[i, j]
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += B[i, j] * B[j, i] * float(i + j + 1)
+    return s
+
+
+def zero_trip_loops(x, n_extra):
+    # with n_extra = 0 the middle loops run no iteration; tapes and reversed loops must cope
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    for _k in range(n_extra):
+        s = s * x[0]
+    for i in range(1, 1):
+        s = s * x[i]
+    for i in range(x.shape[0]):
+        s = s * 0.5 + x[i]
+    return s
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+
+def _uniform(rng: np.random.Generator, low: float, high: float, shape=None):
+    if shape is None:
+        return float(rng.uniform(low, high))
+    return rng.uniform(low, high, size=shape)
+
+
+def _lower_triangular_system(rng: np.random.Generator):
+    L = np.tril(rng.standard_normal((5, 5))) + 3.0 * np.eye(5)
+    return L, rng.standard_normal(5)
+
+
+def _heat_initial(rng: np.random.Generator):
+    grid = np.linspace(0.0, 1.0, 16)
+    u0 = np.sin(math.pi * grid) + 0.1 * rng.standard_normal(16)
+    return u0, _uniform(rng, 0.2, 0.3)
+
+
+ZOO: list[Case] = [
+    Case("poly2", poly2, lambda rng: (_uniform(rng, -2, 2), _uniform(rng, -2, 2)), ("x", "y"), True),
+    Case(
+        "math_mix",
+        math_mix,
+        lambda rng: (_uniform(rng, 0.5, 1.0), _uniform(rng, 1.5, 2.0)),
+        ("x", "y"),
+        True,
+    ),
+    Case(
+        "logistic_map",
+        logistic_map,
+        lambda rng: (_uniform(rng, 2.5, 2.8), _uniform(rng, 0.2, 0.8)),
+        ("r", "y0"),
+        True,
+    ),
+    Case(
+        "decay_steps",
+        decay_steps,
+        lambda rng: (_uniform(rng, 0.5, 1.5), _uniform(rng, 0.5, 1.0), 30),
+        ("y0", "rate"),
+        True,
+    ),
+    Case("sum_squares", sum_squares, lambda rng: (rng.standard_normal(9),), ("x",), True),
+    Case("dot", dot, lambda rng: (rng.standard_normal(7), rng.standard_normal(7)), ("x", "y"), True),
+    Case("product", product, lambda rng: (_uniform(rng, 0.5, 1.5, 8),), ("x",), True),
+    Case("index_weights", index_weights, lambda rng: (rng.standard_normal(6),), ("x",), True),
+    Case(
+        "div_pow",
+        div_pow,
+        lambda rng: (
+            _uniform(rng, 0.5, 2.0, 6),
+            _uniform(rng, 0.5, 2.0, 6),
+            _uniform(rng, 1.2, 2.5),
+        ),
+        ("x", "y", "a"),
+        True,
+    ),
+    Case(
+        "augmented_muldiv",
+        augmented_muldiv,
+        lambda rng: (_uniform(rng, 0.8, 1.2, 7), _uniform(rng, 0.8, 1.2, 7)),
+        ("x", "y"),
+        True,
+    ),
+    Case("strided_pairs", strided_pairs, lambda rng: (rng.standard_normal(11),), ("x",), True),
+    Case("prefix_sums", prefix_sums, lambda rng: (rng.standard_normal(8),), ("x",), True),
+    Case("copy_modify", copy_modify, lambda rng: (_uniform(rng, -1, 1, 6),), ("x",), True),
+    Case(
+        "least_squares",
+        least_squares,
+        lambda rng: (rng.standard_normal((5, 3)), rng.standard_normal(3), rng.standard_normal(5)),
+        ("A", "x", "b"),
+        True,
+    ),
+    Case("heat_euler", heat_euler, _heat_initial, ("u0", "kappa"), True),
+    Case(
+        "matvec",
+        matvec,
+        lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(3)),
+        ("A", "x"),
+        False,
+    ),
+    Case("gram", gram, lambda rng: (0.5 * rng.standard_normal((3, 4)),), ("X",), False),
+    Case("mean_and_centered", mean_and_centered, lambda rng: (rng.standard_normal(5),), ("x",), False),
+    Case(
+        "forward_substitution",
+        forward_substitution,
+        _lower_triangular_system,
+        ("L", "b"),
+        False,
+    ),
+    Case(
+        "elementwise_inplace",
+        elementwise_inplace,
+        lambda rng: (rng.standard_normal(6), rng.standard_normal(6)),
+        ("x", "y"),
+        False,
+    ),
+    Case(
+        "repeated_updates",
+        repeated_updates,
+        lambda rng: (rng.standard_normal(4), _uniform(rng, 0.5, 0.9)),
+        ("x", "a"),
+        False,
+    ),
+    Case("reversed_reads", reversed_reads, lambda rng: (rng.standard_normal(7),), ("x",), True),
+    Case(
+        "transpose_products",
+        transpose_products,
+        lambda rng: (rng.standard_normal((4, 4)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "zero_trip_loops",
+        zero_trip_loops,
+        lambda rng: (rng.standard_normal(5), 0),
+        ("x",),
+        True,
+    ),
+]
