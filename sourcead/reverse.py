@@ -15,7 +15,7 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Stmt, walk_statements
 from .emit import Line, Writer
-from .exprs import code, dotted, names_in, negate, number, paren
+from .exprs import code, dotted, names_in, negate, number, paren, unparen
 from .kinds import ARRAY, INT
 from .linearize import adjoint
 from .naming import bar
@@ -69,7 +69,7 @@ class Reverser:
     def propagate(self, root, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
             if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
-                lines.append(Line(self.prog.shadow(leaf, "_bar"), "-=", g.expression))
+                lines.append(Line(self.prog.shadow(leaf, "_bar"), "-=", unparen(g.expression)))
             else:
                 lines.append(Line(self.prog.shadow(leaf, "_bar"), "+=", g))
 
@@ -107,8 +107,8 @@ class Reverser:
         """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""
         if s.writes_element or s.var in self.prog.fn.params or s in self.in_loop:
             return True
-        defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and t.accumulate is None]
-        return len(defs) > 1
+        earlier = self.statements[: self.statements.index(s)]
+        return any(isinstance(t, Assign) and t.var == s.var for t in earlier)
 
     # --- the whole function -----------------------------------------------------------------
 

@@ -68,8 +68,4 @@ def augmented_muldiv_vjp(x, y, out_bar):
         p_bar = 0.0
         p_bar += x[i] * t0
         x_bar[i] += p * t0
-    # adjoint of: s = 0.0
-    s_bar = 0.0
-    # adjoint of: p = 1.0
-    p_bar = 0.0
     return value, x_bar, y_bar

@@ -40,5 +40,4 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
         y_bar += t1 * t3
     # adjoint of: y = y0
     y0_bar += y_bar
-    y_bar = 0.0
     return value, y0_bar, rate_bar

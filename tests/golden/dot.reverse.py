@@ -23,6 +23,4 @@ def dot_vjp(x, y, out_bar):
         s_bar += t0
         x_bar[i] += y[i] * t0
         y_bar[i] += x[i] * t0
-    # adjoint of: s = 0.0
-    s_bar = 0.0
     return value, x_bar, y_bar

@@ -33,8 +33,7 @@ def logistic_map_vjp(r, y0, out_bar):
         t2 = (1.0 - y) * t1
         r_bar += y * t2
         y_bar += r * t2
-        y_bar -= (t0 * t1)
+        y_bar -= t0 * t1
     # adjoint of: y = y0
     y0_bar += y_bar
-    y_bar = 0.0
     return value, r_bar, y0_bar

@@ -42,6 +42,4 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     for i in range(n - 1, -1, -1):
         # adjoint of: m += x[i]
         x_bar[i] += m_bar
-    # adjoint of: m = 0.0
-    m_bar = 0.0
     return value, x_bar

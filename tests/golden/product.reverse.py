@@ -30,6 +30,4 @@ def product_vjp(x, out_bar):
         p_bar = 0.0
         p_bar += x[i] * t0
         x_bar[i] += p * t0
-    # adjoint of: p = 1.0
-    p_bar = 0.0
     return value, x_bar

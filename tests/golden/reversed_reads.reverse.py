@@ -41,6 +41,4 @@ def reversed_reads_vjp(x, out_bar):
         t = tape[top]  # restore the value t had before
         x_bar[n - 1 - i] += t_bar
         t_bar = 0.0
-    # adjoint of: s = 0.0
-    s_bar = 0.0
     return value, x_bar

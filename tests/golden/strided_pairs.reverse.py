@@ -36,6 +36,6 @@ def strided_pairs_vjp(x, out_bar):
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: t[i] = math.exp(-x[i])
         t0 = math.exp(-x[i])
-        x_bar[i] -= (t0 * t_bar[i])
+        x_bar[i] -= t0 * t_bar[i]
         t_bar[i] = 0.0
     return value, x_bar

@@ -57,6 +57,4 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += x[i] * s_bar
         x_bar[i] += x[i] * s_bar
-    # adjoint of: s = 0.0
-    s_bar = 0.0
     return value, x_bar

@@ -1,0 +1,83 @@
+"""The command line: `sourcead emit` and `sourcead activity`, and its errors (exit code 2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from _sourcead_cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAT = str(ROOT / "examples" / "heat.py")
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_emit_prints_the_module_and_is_deterministic():
+    first = run("emit", f"{HEAT}:heat_loss", "--mode", "reverse", "--wrt", "u0,kappa")
+    second = run("emit", f"{HEAT}:heat_loss", "--mode", "reverse", "--wrt", "u0,kappa")
+    assert first.exit_code == 0, first.output
+    assert "def heat_loss_vjp(u0, kappa, n_steps, out_bar):" in first.output
+    assert first.output == second.output
+
+
+def test_emit_to_file_matches_the_api(tmp_path):
+    import sourcead
+
+    target = tmp_path / "heat_jvp.py"
+    result = run("emit", f"{HEAT}:heat_loss", "--mode", "forward", "--wrt", "0", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import heat
+    finally:
+        sys.path.pop(0)
+    assert target.read_text() == sourcead.differentiable(heat.heat_loss).source(mode="forward", wrt=0)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["emit", "missing.py:f", "--wrt", "x"], "no such file: missing.py"),
+        (["emit", f"{HEAT}:nope", "--wrt", "x"], "has no function named 'nope'"),
+        (["emit", f"{HEAT}", "--wrt", "x"], "expected PATH:FUNC"),
+        (["emit", f"{HEAT}:heat_loss", "--wrt", "y"], "wrt='y' is not an argument of heat_loss"),
+        (["emit", f"{HEAT}:heat_loss", "--wrt", "n_steps"], "uses it as an integer"),
+    ],
+)
+def test_bad_input_gives_one_line_and_exit_code_2(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert message in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_unsupported_code_shows_the_line_with_a_caret():
+    bad = str(ROOT / "tests" / "bad_functions.py")
+    result = run("emit", f"{bad}:uses_while", "--wrt", "x")
+    assert result.exit_code == 2
+    assert "bad_functions.py, line" in result.output
+    assert "while x > 1.0:" in result.output and "^" in result.output
+
+
+def test_activity_explains_each_variable():
+    result = run("activity", f"{HEAT}:heat_loss", "--wrt", "u0")
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line for line in result.output.splitlines()}
+    assert "active" in lines["u"] and "varied from u0" in lines["u"]
+    assert "constant" in lines["kappa"] and "does not depend on u0" in lines["kappa"]
+    assert "constant" in lines["n"] and "int" in lines["n"]
+
+
+def test_python_dash_m_and_help_work():
+    proc = subprocess.run([sys.executable, "-m", "sourcead", "--help"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0
+    assert "emit" in proc.stdout and "activity" in proc.stdout
