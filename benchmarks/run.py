@@ -27,6 +27,9 @@ from pathlib import Path
 import numba
 import numpy as np
 
+import sourcead
+from benchmarks.workloads import BY_NAME, WORKLOADS
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latest.md"
 FD_STEP = 1e-5
@@ -72,15 +75,14 @@ def fd_error(primal, args, positions, grads, seed=0):
 
 def steady_state(workload):
     """Primal and gradient medians, their ratio and the finite-difference error of one workload."""
-    import sourcead
-
     args = workload.make_args()
     params = list(inspect.signature(workload.func).parameters)
     positions = [params.index(name) for name in workload.wrt]
     primal = numba.njit(workload.func)
     grad = sourcead.grad(workload.func, wrt=workload.wrt)
     grads = grad(*args)
-    grads = grads if len(positions) > 1 else (grads,)
+    if not isinstance(grads, tuple):  # the contract: a tuple `wrt` gives a tuple, even of one
+        raise TypeError(f"wrt={workload.wrt} gave a {type(grads).__name__}, not a tuple")
     t_primal = median_seconds(primal, args)
     t_grad = median_seconds(grad, args)
     return {
@@ -93,9 +95,6 @@ def steady_state(workload):
 
 def first_call_child(name):
     """In a fresh process: seconds from ``sourcead.grad`` to the end of the first call."""
-    import sourcead
-    from benchmarks.workloads import BY_NAME
-
     workload = BY_NAME[name]
     args = workload.make_args()
     start = time.perf_counter()
@@ -147,8 +146,6 @@ def machine():
                 break
     except OSError:
         pass
-    import sourcead
-
     return (
         f"{cpu}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
         f"numba {numba.__version__}, numpy {np.__version__}, "
@@ -227,8 +224,6 @@ def main(argv=None):
     if opts.first_call:
         first_call_child(opts.first_call)
         return 0
-    from benchmarks.workloads import WORKLOADS
-
     chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
     rows = [(w, measure(w, opts.repeats)) for w in chosen]
     text = report(rows, opts.repeats)

@@ -78,9 +78,16 @@ def main() -> None:
 
 @main.command()
 @click.argument("target", metavar="PATH:FUNC")
-@click.option("--mode", type=click.Choice(["reverse", "forward"]), default="reverse", show_default=True,
-              help="reverse: adjoint code (gradients, vjp); forward: tangent code (jvp).")
-@click.option("--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated.")
+@click.option(
+    "--mode",
+    type=click.Choice(["reverse", "forward"]),
+    default="reverse",
+    show_default=True,
+    help="reverse: adjoint code (gradients, vjp); forward: tangent code (jvp).",
+)
+@click.option(
+    "--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated."
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the module to FILE.")
 def emit(target: str, mode: str, wrt: str, output: str | None) -> None:
     """Print the generated derivative module of FUNC in PATH.
@@ -97,7 +104,9 @@ def emit(target: str, mode: str, wrt: str, output: str | None) -> None:
 
 @main.command()
 @click.argument("target", metavar="PATH:FUNC")
-@click.option("--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated.")
+@click.option(
+    "--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated."
+)
 def activity(target: str, wrt: str) -> None:
     """Print each variable of FUNC as active or constant, and why."""
     func = _load_function(target)
@@ -114,5 +123,6 @@ def activity(target: str, wrt: str) -> None:
         elif not varied_from:
             click.echo(f"{var:<16} constant  ({kind}) does not depend on {', '.join(prog.wrt)}")
         else:
-            click.echo(f"{var:<16} constant  ({kind}) varied from {', '.join(sorted(varied_from))} "
-                       "but influences no result")
+            click.echo(
+                f"{var:<16} constant  ({kind}) varied from {', '.join(sorted(varied_from))} but influences no result"
+            )

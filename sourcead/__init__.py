@@ -1,10 +1,10 @@
 """sourcead: source-to-source automatic differentiation for numeric Python, compiled with numba.
 
-    import sourcead as ad
-    g = ad.grad(f, wrt=0)          # g(*args) -> gradient
-    vg = ad.value_and_grad(f)      # vg(*args) -> (value, gradient)
-    jf = ad.jvp(f, wrt=0)          # jf(*args, tangents=t) -> (value, J t)
-    vf = ad.vjp(f, wrt=0)          # vf(*args, cotangent=c) -> (value, c^T J)
+import sourcead as ad
+g = ad.grad(f, wrt=0)          # g(*args) -> gradient
+vg = ad.value_and_grad(f)      # vg(*args) -> (value, gradient)
+jf = ad.jvp(f, wrt=0)          # jf(*args, tangents=t) -> (value, J t)
+vf = ad.vjp(f, wrt=0)          # vf(*args, cotangent=c) -> (value, c^T J)
 """
 
 from ._version import __version__

@@ -101,5 +101,3 @@ def value_sources(node: cst.BaseExpression) -> set[str]:
             return set()
         return set().union(*(value_sources(a.value) for a in node.args))
     return set()
-
-

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -18,51 +19,88 @@ from numba.core.errors import NumbaError
 
 from .compile import Compiled, load
 from .errors import AliasingError, SourceADError
-from .kinds import ARRAY, INT
+from .kinds import ARRAY, FLOAT, INT
 from .parse import unwrap
 from .pipeline import Generated, generate
 
 Wrt = int | str | tuple[int | str, ...]
 
 
-class _Prepared:
-    """What every transform shares: the generated code, compiled, and argument checks."""
+@dataclass(frozen=True)
+class _Variant:
+    """Generated code for one assignment of kinds to the parameters, compiled, with its checks."""
 
-    __slots__ = ("_gen", "_compiled", "_single", "_nparams", "_converters", "_wrt_index", "__wrapped__")
+    gen: Generated
+    compiled: Compiled
+    converters: tuple[Callable[[Any], Any], ...]
+
+
+class _Prepared:
+    """What every transform shares: the generated code, compiled, and argument checks.
+
+    Usually one variant serves every call. Parameters whose kind the code does not reveal (a
+    parameter that is only returned or copied) get it from the call's arguments: one variant per
+    kind assignment, built once under a lock.
+    """
+
+    __slots__ = ("_func", "_mode", "_jit", "_wrt", "_single", "_default", "_free", "_variants", "_lock", "__wrapped__")
 
     def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool):
         self._single = not isinstance(wrt, tuple)
-        wrt_items = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
-        self._gen: Generated = generate(func, mode, wrt_items)
-        self._compiled: Compiled = load(self._gen, jit)
-        self._nparams = len(self._gen.params)
-        self._converters = tuple(_converter(self._gen, name) for name in self._gen.params)
-        self._wrt_index = tuple(self._gen.params.index(w) for w in self._gen.wrt)
+        self._wrt = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
+        self._func, self._mode, self._jit = func, mode, jit
+        self._default = self._build(None)
+        params = self._default.gen.params
+        self._free = tuple((params.index(p), p) for p in params if p in self._default.gen.kinds.free)
+        self._variants: dict[tuple[str, ...], _Variant] = {}
+        self._lock = threading.Lock()
         self.__wrapped__ = unwrap(func)
+
+    def _build(self, kinds: dict[str, str] | None) -> _Variant:
+        gen = generate(self._func, self._mode, self._wrt, kinds)
+        self._check(gen)
+        return _Variant(gen, load(gen, self._jit), tuple(_converter(gen, name) for name in gen.params))
+
+    def _check(self, gen: Generated) -> None:
+        """Transform-specific checks of the generated code (e.g. grad needs a float result)."""
 
     @property
     def source(self) -> str:
-        """The generated module that this derivative runs."""
-        return self._gen.source
+        """The generated module that this derivative runs (for the default argument kinds)."""
+        return self._default.gen.source
 
-    def _args(self, args: tuple) -> list:
-        if len(args) != self._nparams:
+    def _variant(self, args: tuple) -> _Variant:
+        if not self._free:
+            return self._default
+        key = tuple(ARRAY if isinstance(args[k], np.ndarray) else FLOAT for k, _ in self._free)
+        variant = self._variants.get(key)
+        if variant is None:
+            with self._lock:
+                variant = self._variants.get(key)
+                if variant is None:
+                    variant = self._build({name: kind for (_, name), kind in zip(self._free, key, strict=True)})
+                    self._variants[key] = variant
+        return variant
+
+    def _args(self, args: tuple) -> tuple[_Variant, list]:
+        variant = self._variant(args) if len(args) == len(self._default.converters) else self._default
+        gen = variant.gen
+        if len(args) != len(gen.params):
             raise SourceADError(
-                f"{self._gen.entry} takes {self._nparams} arguments ({', '.join(self._gen.params)}), got {len(args)}"
+                f"{gen.parsed.name} takes {len(gen.params)} arguments ({', '.join(gen.params)}), got {len(args)}"
             )
-        return [convert(a) for convert, a in zip(self._converters, args, strict=True)]
+        return variant, [convert(a) for convert, a in zip(variant.converters, args, strict=True)]
 
-    def _run(self, args: list) -> Any:
+    def _run(self, variant: _Variant, args: list) -> Any:
         try:
-            return self._compiled.call(*args)
+            return variant.compiled.call(*args)
         except NumbaError as exc:
             raise SourceADError(
-                f"numba could not compile the generated code {self._compiled.path}: "
-                f"{str(exc).splitlines()[0]}",
+                f"numba could not compile the generated code {variant.compiled.path}: {str(exc).splitlines()[0]}",
                 hint="This is a sourcead limitation or bug; please report it with the function's source.",
             ) from None
 
-    def _grads(self, flat: tuple, args: list) -> Any:
+    def _grads(self, flat: tuple) -> Any:
         grads = tuple(float(g) if not isinstance(g, np.ndarray) else g for g in flat)
         return grads[0] if self._single else grads
 
@@ -75,7 +113,8 @@ class Gradient(_Prepared):
     def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False):
         super().__init__(func, wrt, "reverse", jit)
         self._with_value = with_value
-        gen = self._gen
+
+    def _check(self, gen: Generated) -> None:
         if gen.output_is_tuple or gen.n_outputs != 1 or _returns_array(gen):
             what = "a tuple" if gen.output_is_tuple else "an array"
             raise SourceADError(
@@ -85,9 +124,9 @@ class Gradient(_Prepared):
             )
 
     def __call__(self, *args: Any, out: Any = None) -> Any:
-        converted = self._args(args)
-        value, *flat = self._run(converted + [1.0])
-        grads = self._grads(tuple(flat), converted)
+        variant, converted = self._args(args)
+        value, *flat = self._run(variant, converted + [1.0])
+        grads = self._grads(tuple(flat))
         if out is not None:
             grads = _write_out(out, grads, self._single, args)
         return (float(value), grads) if self._with_value else grads
@@ -102,10 +141,10 @@ class VJP(_Prepared):
         super().__init__(func, wrt, "reverse", jit)
 
     def __call__(self, *args: Any, cotangent: Any, out: Any = None) -> Any:
-        converted = self._args(args)
-        seeds = _cotangents(cotangent, self._gen)
-        value, *flat = self._run(converted + seeds)
-        grads = self._grads(tuple(flat), converted)
+        variant, converted = self._args(args)
+        seeds = _cotangents(cotangent, variant.gen)
+        value, *flat = self._run(variant, converted + seeds)
+        grads = self._grads(tuple(flat))
         if out is not None:
             grads = _write_out(out, grads, self._single, args)
         return _plain(value), grads
@@ -120,12 +159,13 @@ class JVP(_Prepared):
         super().__init__(func, wrt, "forward", jit)
 
     def __call__(self, *args: Any, tangents: Any) -> Any:
-        converted = self._args(args)
+        variant, converted = self._args(args)
+        gen = variant.gen
         items = (tangents,) if self._single else tangents
-        if not isinstance(items, tuple) or len(items) != len(self._wrt_index):
-            raise SourceADError(f"tangents= must be a tuple of {len(self._wrt_index)} values, one per wrt argument")
-        dots = [_tangent_like(t, converted[k], self._gen.params[k]) for t, k in zip(items, self._wrt_index, strict=True)]
-        value, value_dot = self._run(converted + dots)
+        if not isinstance(items, tuple) or len(items) != len(gen.wrt):
+            raise SourceADError(f"tangents= must be a tuple of {len(gen.wrt)} values, one per wrt argument")
+        dots = [_tangent_like(t, converted[gen.params.index(w)], w) for t, w in zip(items, gen.wrt, strict=True)]
+        value, value_dot = self._run(variant, converted + dots)
         return _plain(value), _plain(value_dot)
 
 

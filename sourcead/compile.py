@@ -28,9 +28,7 @@ from .pipeline import Generated
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, object] = {}  # module name -> module, for this process
-_FINGERPRINT = hashlib.sha256(
-    (inspect.getsource(runtime) + __version__ + numba.__version__).encode()
-).hexdigest()
+_FINGERPRINT = hashlib.sha256((inspect.getsource(runtime) + __version__ + numba.__version__).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,11 @@ class Fence:
         node = self.parsed.node
         params = node.params
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg or params.kwonly_params:
-            self.fail(node, "*args, **kwargs and keyword-only parameters are not supported",
-                      "Use plain positional parameters.")
+            self.fail(
+                node,
+                "*args, **kwargs and keyword-only parameters are not supported",
+                "Use plain positional parameters.",
+            )
         for param in params.params + params.posonly_params:
             if param.default is not None:
                 self.fail(param, "parameter defaults are not supported", "Pass every argument explicitly.")
@@ -69,8 +72,11 @@ class Fence:
         if body and _is_docstring(body[0]):
             body = body[1:]
         if not body or not _is_return(body[-1]):
-            self.fail(body[-1] if body else node, "the function must end with a `return` statement",
-                      "Return the value to differentiate as the last statement.")
+            self.fail(
+                body[-1] if body else node,
+                "the function must end with a `return` statement",
+                "Return the value to differentiate as the last statement.",
+            )
         self.check_block(body, loop_vars=set())
 
     def check_block(self, stmts: list[cst.BaseStatement], loop_vars: set[str], top: bool = True) -> None:
@@ -93,20 +99,25 @@ class Fence:
         if stmt.asynchronous is not None:
             self.fail(stmt, "async for is not supported")
         if not isinstance(stmt.target, cst.Name):
-            self.fail(stmt.target, "the loop variable must be a single name",
-                      "Loop over indices: `for i in range(n)`.")
+            self.fail(stmt.target, "the loop variable must be a single name", "Loop over indices: `for i in range(n)`.")
         it = stmt.iter
         key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
         if key not in ("range", "prange"):
-            self.fail(it, "only loops over range(...) are supported",
-                      "Loop over indices: `for i in range(len(x))`, then read x[i].")
+            self.fail(
+                it,
+                "only loops over range(...) are supported",
+                "Loop over indices: `for i in range(len(x))`, then read x[i].",
+            )
         if key == "prange":
             self.fail(it, "prange loops are not supported yet", "Use range(...) for now.")
         if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
             self.fail(it, "range takes 1 to 3 positional arguments")
         if len(it.args) == 3 and not _is_positive_int_literal(it.args[2].value):
-            self.fail(it.args[2], "the step of a range must be a positive integer literal for now",
-                      "Write the loop with step 1 and compute the index: `j = start - k`.")
+            self.fail(
+                it.args[2],
+                "the step of a range must be a positive integer literal for now",
+                "Write the loop with step 1 and compute the index: `j = start - k`.",
+            )
         for arg in it.args:
             self.check_expr(arg.value, loop_vars)
         var = stmt.target.value  # type: ignore[union-attr]
@@ -119,14 +130,20 @@ class Fence:
         self.check_block(list(body.body), loop_vars | {var}, top=False)
         for inner in _assigned_in(stmt.body):
             if inner == var:
-                self.fail(stmt, f"the loop variable `{var}` is assigned inside its loop",
-                          "Use another name for the new value.")
+                self.fail(
+                    stmt,
+                    f"the loop variable `{var}` is assigned inside its loop",
+                    "Use another name for the new value.",
+                )
 
     def check_small(self, small: cst.BaseSmallStatement, loop_vars: set[str], last: bool) -> None:
         if isinstance(small, cst.Return):
             if not last:
-                self.fail(small, "return is only supported as the last statement of the function",
-                          "Store the result in a variable and return it at the end.")
+                self.fail(
+                    small,
+                    "return is only supported as the last statement of the function",
+                    "Store the result in a variable and return it at the end.",
+                )
             if small.value is None:
                 self.fail(small, "the function must return a value")
             value = small.value
@@ -136,16 +153,18 @@ class Fence:
             return
         if isinstance(small, cst.Assign):
             if len(small.targets) != 1:
-                self.fail(small, "chained assignment `a = b = ...` is not supported",
-                          "Assign each name on its own line.")
+                self.fail(
+                    small, "chained assignment `a = b = ...` is not supported", "Assign each name on its own line."
+                )
             self.check_target(small.targets[0].target)
             self.check_expr(small.value, loop_vars)
             return
         if isinstance(small, cst.AugAssign):
-            if not isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign,
-                                               cst.DivideAssign, cst.PowerAssign)):
-                self.fail(small.operator, "unsupported augmented assignment",
-                          "Supported: += -= *= /= **=.")
+            if not isinstance(
+                small.operator,
+                (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign),
+            ):
+                self.fail(small.operator, "unsupported augmented assignment", "Supported: += -= *= /= **=.")
             self.check_target(small.target)
             self.check_expr(small.value, loop_vars)
             return
@@ -157,8 +176,11 @@ class Fence:
             self.fail(small, "annotated assignments are not supported", "Drop the annotation.")
         hint = _STATEMENT_HINTS.get(type(small), _SUBSET)
         if isinstance(small, cst.Expr):
-            self.fail(small, "a bare expression statement has no effect on the result",
-                      "Assign its value to a variable, or remove it.")
+            self.fail(
+                small,
+                "a bare expression statement has no effect on the result",
+                "Assign its value to a variable, or remove it.",
+            )
         self.fail(small, f"unsupported statement: {type(small).__name__.lower()}", hint)
 
     def check_target(self, target: cst.BaseExpression) -> None:
@@ -166,20 +188,29 @@ class Fence:
             return
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
             if target.value.value in self.params:
-                self.fail(target, f"writing into the argument array `{target.value.value}` is not supported yet",
-                          f"Work on a copy: `{target.value.value} = {target.value.value}.copy()` first.")
+                self.fail(
+                    target,
+                    f"writing into the argument array `{target.value.value}` is not supported yet",
+                    f"Work on a copy: `{target.value.value} = {target.value.value}.copy()` first.",
+                )
             self.check_indices(target)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
             self.fail(target, "tuple unpacking is not supported yet", "Assign each name on its own line.")
-        self.fail(target, "you can assign to a name or to an array element `a[i]` / `a[i, j]`",
-                  "Slices and attributes cannot be assigned yet.")
+        self.fail(
+            target,
+            "you can assign to a name or to an array element `a[i]` / `a[i, j]`",
+            "Slices and attributes cannot be assigned yet.",
+        )
 
     def check_indices(self, node: cst.Subscript) -> None:
         for element in node.slice:
             if not isinstance(element.slice, cst.Index):
-                self.fail(element, "slices are not supported yet",
-                          "Index element by element: `a[i]` or `a[i, j]` inside a loop.")
+                self.fail(
+                    element,
+                    "slices are not supported yet",
+                    "Index element by element: `a[i]` or `a[i, j]` inside a loop.",
+                )
             if element.slice.star is not None:
                 self.fail(element, "starred indices are not supported")
 
@@ -191,8 +222,11 @@ class Fence:
             return
         if isinstance(expr, cst.BinaryOperation):
             if not isinstance(expr.operator, _OPERATORS):
-                self.fail(expr.operator, f"operator `{expr.operator._get_token()}` is not supported",
-                          "Supported arithmetic: + - * / ** // %.")
+                self.fail(
+                    expr.operator,
+                    f"operator `{expr.operator._get_token()}` is not supported",
+                    "Supported arithmetic: + - * / ** // %.",
+                )
             self.check_expr(expr.left, loop_vars)
             self.check_expr(expr.right, loop_vars)
             return
@@ -214,30 +248,39 @@ class Fence:
         if isinstance(expr, cst.Attribute):
             if is_frozen_constant(lookup(expr, self.parsed.globals)):
                 return  # a module constant such as math.pi
-            self.fail(expr, f"attribute `.{expr.attr.value}` is not supported here",
-                      "Use `x.shape[k]` for sizes.")
+            self.fail(expr, f"attribute `.{expr.attr.value}` is not supported here", "Use `x.shape[k]` for sizes.")
         if isinstance(expr, (cst.Comparison, cst.BooleanOperation, cst.IfExp)):
             self.fail(expr, "comparisons and conditional expressions are not supported yet")
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.List, cst.Dict, cst.Set)):
-            self.fail(expr, "lists, dicts, sets and comprehensions are not supported",
-                      "Use a NumPy array and a for loop over range(...).")
+            self.fail(
+                expr,
+                "lists, dicts, sets and comprehensions are not supported",
+                "Use a NumPy array and a for loop over range(...).",
+            )
         if isinstance(expr, cst.Lambda):
             self.fail(expr, "lambdas are not supported", "Define a module-level function.")
         self.fail(expr, f"unsupported expression: {type(expr).__name__}")
 
     def check_name(self, node: cst.Name) -> None:
         if node.value in self.finished_loops:
-            self.fail(node, f"the loop variable `{node.value}` is read after its loop",
-                      "Copy the value you need into another variable inside the loop.")
+            self.fail(
+                node,
+                f"the loop variable `{node.value}` is read after its loop",
+                "Copy the value you need into another variable inside the loop.",
+            )
         if node.value in self.locals:
             return
         value = lookup(node, self.parsed.globals)
         if value is None and node.value not in self.parsed.globals:
-            self.fail(node, f"name `{node.value}` is not defined",
-                      "Define it before this line, or pass it as an argument.")
+            self.fail(
+                node, f"name `{node.value}` is not defined", "Define it before this line, or pass it as an argument."
+            )
         if not is_frozen_constant(value):
-            self.fail(node, f"global `{node.value}` ({type(value).__name__}) cannot be used as a value",
-                      "Only int and float globals can be read; pass arrays as arguments.")
+            self.fail(
+                node,
+                f"global `{node.value}` ({type(value).__name__}) cannot be used as a value",
+                "Only int and float globals can be read; pass arrays as arguments.",
+            )
 
     def check_subscript(self, expr: cst.Subscript, loop_vars: set[str]) -> None:
         value = expr.value
@@ -259,18 +302,22 @@ class Fence:
             self.check_name(func.value)
             return
         if any(arg.keyword is not None or arg.star for arg in expr.args):
-            self.fail(expr, "keyword and starred arguments are not supported in calls",
-                      "Pass arguments by position, e.g. np.zeros(n).")
+            self.fail(
+                expr,
+                "keyword and starred arguments are not supported in calls",
+                "Pass arguments by position, e.g. np.zeros(n).",
+            )
         key = canonical_call(func, self.parsed.globals)
         if key is None or key not in known_calls() or key in ("range", "prange"):
             shown = dotted(func)
-            self.fail(func, f"call to unsupported function `{shown}`",
-                      "Supported: math.sin cos tan exp log sqrt tanh pow, abs, float, int, len, "
-                      "np.zeros, np.empty, np.zeros_like, np.ones, x.copy().")
+            self.fail(
+                func,
+                f"call to unsupported function `{shown}`",
+                "Supported: math.sin cos tan exp log sqrt tanh pow, abs, float, int, len, "
+                "np.zeros, np.empty, np.zeros_like, np.ones, x.copy().",
+            )
         for arg in expr.args:
             self.check_expr(arg.value, loop_vars)
-
-
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:

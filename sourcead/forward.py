@@ -30,7 +30,7 @@ def forward_function(prog: Program) -> str:
         for stmt in fn.body:
             _statement(prog, stmt, out)
         values = [code(v) for v in fn.ret.values]
-        tangents = [_returned_tangent(prog, v) for v in fn.ret.values]
+        tangents = _returned_tangents(prog, fn.ret.values)
         if fn.ret.is_tuple:
             out.line(f"return {tuple_text(values)}, {tuple_text(tangents)}")
         else:
@@ -80,9 +80,17 @@ def _array_tangent(prog: Program, stmt: Assign) -> str:
     return f"np.zeros_like({stmt.var})"
 
 
-def _returned_tangent(prog: Program, value: cst.BaseExpression) -> str:
-    if isinstance(value, cst.Name) and prog.is_active(value.value):
-        return dot(value.value)
-    if isinstance(value, cst.Name):
-        return code(prog.zero(value.value))
-    return "0.0"
+def _returned_tangents(prog: Program, values: tuple[cst.BaseExpression, ...]) -> list[str]:
+    """Tangents of the results; an array returned twice gets a copy, so no two results share memory."""
+    tangents, seen = [], set()
+    for value in values:
+        if isinstance(value, cst.Name) and prog.is_active(value.value):
+            text = dot(value.value)
+            repeated = text in seen and prog.kinds[value.value] == ARRAY
+            seen.add(text)
+            tangents.append(f"{text}.copy()" if repeated else text)
+        elif isinstance(value, cst.Name):
+            tangents.append(code(prog.zero(value.value)))
+        else:
+            tangents.append("0.0")
+    return tangents

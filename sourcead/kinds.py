@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .core import Assign, CoreFunction, For, walk_statements
-from .exprs import dotted, subscript_indices, walk
+from .exprs import dotted, names_in, subscript_indices, walk
 from .parse import ParsedFunction
 from .rules import ARRAY_CREATION
 
@@ -27,6 +27,7 @@ class Kinds:
 
     of: Mapping[str, str]
     ndim: Mapping[str, int]
+    free: frozenset[str] = frozenset()  # parameters whose use does not tell their kind (only copied or returned)
 
     def __getitem__(self, var: str) -> str:
         return self.of.get(var, FLOAT)
@@ -38,8 +39,12 @@ class Kinds:
         return self[var] == ARRAY
 
 
-def infer_kinds(fn: CoreFunction, parsed: ParsedFunction) -> Kinds:
-    of: dict[str, str] = dict(_param_kinds(fn))
+def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
+    """Kinds from usage; `given` (from the call's arguments) decides the parameters that usage leaves free."""
+    params, free = _param_kinds(fn)
+    for name in free:
+        params[name] = (given or {}).get(name, FLOAT)
+    of: dict[str, str] = dict(params)
     ndim: dict[str, int] = {}
     for name, value in fn.constants:
         of[name] = INT if isinstance(value, int) else FLOAT
@@ -56,7 +61,25 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction) -> Kinds:
     for stmt in walk_statements(fn.body):
         if isinstance(stmt, Assign) and stmt.writes_element and of.get(stmt.var) != ARRAY:
             raise parsed.error(f"`{stmt.var}` is indexed but it is not an array", stmt.origin)
-    return Kinds(of, ndim)
+        if isinstance(stmt, Assign) and of.get(stmt.var) == ARRAY and not stmt.writes_element:
+            _check_array_value(stmt, parsed)
+    return Kinds(of, ndim, frozenset(free))
+
+
+def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
+    """Whole arrays may be created, copied or renamed; arithmetic on whole arrays is not supported yet."""
+    value = stmt.value
+    if isinstance(value, cst.Name):
+        return
+    if isinstance(value, cst.Call):
+        key = dotted(value.func)
+        if key in ARRAY_CREATION or key.endswith(".copy"):
+            return
+    raise parsed.error(
+        "arithmetic on whole arrays is not supported yet",
+        stmt.origin,
+        "Write a loop over the elements: `for i in range(len(x)): y[i] = ...`.",
+    )
 
 
 def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
@@ -97,17 +120,27 @@ def _call_kind(node: cst.Call, of: Mapping[str, str]) -> str:
     return FLOAT
 
 
-def _param_kinds(fn: CoreFunction) -> dict[str, str]:
-    """Kinds of parameters, from usage."""
+def _param_kinds(fn: CoreFunction) -> tuple[dict[str, str], set[str]]:
+    """Kinds of parameters from usage, and the parameters whose usage says nothing."""
     params = set(fn.params)
     kinds = {p: FLOAT for p in fn.params}
-    for stmt in walk_statements(fn.body):
+    statements = list(walk_statements(fn.body))
+    copies = [(s.var, s.value.value) for s in statements if isinstance(s, Assign) and isinstance(s.value, cst.Name)]
+    arrays: set[str] = set()
+    for stmt in statements:
         for root in _roots(stmt):
             for node in walk(root):
-                for used in _array_uses(node):
-                    if used in params:
-                        kinds[used] = ARRAY
-    for stmt in walk_statements(fn.body):
+                arrays.update(_array_uses(node))
+    changed = True
+    while changed:  # `y = x` and y used as an array: x is an array too
+        changed = False
+        for target, source in copies:
+            if target in arrays and source not in arrays:
+                arrays.add(source)
+                changed = True
+    for name in arrays & params:
+        kinds[name] = ARRAY
+    for stmt in statements:
         if isinstance(stmt, For):
             for bound in (stmt.start, stmt.stop, stmt.step):
                 _mark_int(bound, params, kinds)
@@ -116,7 +149,19 @@ def _param_kinds(fn: CoreFunction) -> dict[str, str]:
                 if isinstance(node, cst.Subscript) and not _is_shape(node.value):
                     for index in subscript_indices(node):
                         _mark_int(index, params, kinds)
-    return kinds
+    return kinds, _free(fn, statements, params - arrays)
+
+
+def _free(fn: CoreFunction, statements: list, candidates: set[str]) -> set[str]:
+    """Parameters that are only copied (`y = x`) or returned: nothing says if they are arrays."""
+    used: set[str] = set()
+    for stmt in statements:
+        roots = _roots(stmt)
+        if isinstance(stmt, Assign) and isinstance(stmt.value, cst.Name):
+            roots = [stmt.target]
+        for root in roots:
+            used |= names_in(root)
+    return candidates - used
 
 
 def _roots(stmt) -> list[cst.BaseExpression]:
@@ -180,5 +225,3 @@ def _join(of: dict[str, str], var: str, kind: str, parsed: ParsedFunction, origi
 
 def _is_shape(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "shape"
-
-

@@ -90,17 +90,21 @@ class Reverser:
                 "Create each differentiated array once, before the loops, and write into its elements.",
             )
         value = s.value
+        source = None
         if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
             source = value.func.value  # type: ignore[attr-defined]
-            if isinstance(source, cst.Name) and prog.is_active(source.value):
-                return [Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var)))]
-            return []
-        if isinstance(value, cst.Name):
-            raise prog.parsed.error(
-                f"`{s.var} = {value.value}` makes two names for one array, which reverse mode does not support yet",
-                s.origin,
-                f"Write `{s.var} = {value.value}.copy()`.",
-            )
+        elif isinstance(value, cst.Name):
+            written = {t.var for t in self.statements if isinstance(t, Assign) and t.writes_element}
+            if {s.var, value.value} & written:
+                raise prog.parsed.error(
+                    f"`{s.var} = {value.value}` makes two names for one array that is then written, "
+                    "which reverse mode does not support yet",
+                    s.origin,
+                    f"Write `{s.var} = {value.value}.copy()`.",
+                )
+            source = value  # never written: the same as a copy
+        if isinstance(source, cst.Name) and prog.is_active(source.value):
+            return [Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var)))]
         return []  # a fresh constant array
 
     def needs_reset(self, s: Assign) -> bool:
@@ -252,9 +256,7 @@ class Reverser:
                 out.line(f"{bar(var)} = {code(prog.zero(var))}")
 
     def has_reverse_work(self, body: tuple[Stmt, ...]) -> bool:
-        return any(
-            isinstance(s, Assign) and (s in self.sites or self.adjoints[s]) for s in walk_statements(body)
-        )
+        return any(isinstance(s, Assign) and (s in self.sites or self.adjoints[s]) for s in walk_statements(body))
 
     def reverse_sweep(self, body: tuple[Stmt, ...], out: Writer) -> None:
         for s in reversed(body):

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from _sourcead_cli.main import main
+from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAT = str(ROOT / "examples" / "heat.py")
