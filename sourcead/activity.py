@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .core import Assign, CoreFunction, walk_statements
+from .core import Assign, CoreFunction, Permute, walk_statements
 from .exprs import dotted
-from .kinds import INT, Kinds
+from .kinds import Kinds
 from .rules import ARRAY_CREATION, CONSTANT_FUNCTIONS
 
 
@@ -34,46 +34,58 @@ class Activity:
 
 
 def analyze_activity(fn: CoreFunction, kinds: Kinds, wrt: tuple[str, ...]) -> Activity:
-    assigns = [s for s in walk_statements(fn.body) if isinstance(s, Assign)]
-    outputs = [v.value for v in fn.ret.values if isinstance(v, cst.Name)]
+    edges = _edges(fn)
+    outputs = [(v.value, _output_label(fn, k)) for k, v in enumerate(fn.ret.values) if isinstance(v, cst.Name)]
+    outputs += [(m, f"the written argument {m}") for m in fn.mutated]
 
     # varied: forward closure from the wrt inputs, remembering which inputs reach each variable
     varied_from: dict[str, set[str]] = {w: {w} for w in wrt}
     changed = True
     while changed:
         changed = False
-        for stmt in assigns:
-            if kinds[stmt.var] == INT:
+        for target, sources in edges:
+            if not kinds.carries(target):
                 continue
-            origins = set().union(*(varied_from.get(n, set()) for n in value_sources(stmt.value)))
-            if not origins <= varied_from.setdefault(stmt.var, set()):
-                varied_from[stmt.var] |= origins
+            origins = set().union(*(varied_from.get(n, set()) for n in sources))
+            if not origins <= varied_from.setdefault(target, set()):
+                varied_from[target] |= origins
                 changed = True
     varied = {v for v, origins in varied_from.items() if origins}
 
     # useful: backward closure from the returned variables
     useful_for: dict[str, set[str]] = {}
-    for k, out in enumerate(outputs):
-        useful_for.setdefault(out, set()).add(_output_label(fn, k))
+    for out, label in outputs:
+        useful_for.setdefault(out, set()).add(label)
     changed = True
     while changed:
         changed = False
-        for stmt in assigns:
-            targets = useful_for.get(stmt.var)
+        for target, sources in edges:
+            targets = useful_for.get(target)
             if not targets:
                 continue
-            for source in value_sources(stmt.value):
-                if kinds[source] != INT and not targets <= useful_for.setdefault(source, set()):
+            for source in sources:
+                if kinds.carries(source) and not targets <= useful_for.setdefault(source, set()):
                     useful_for[source] |= targets
                     changed = True
     useful = set(useful_for)
 
-    active = {v for v in varied & useful if kinds[v] != INT}
+    active = {v for v in varied & useful if kinds.carries(v)}
     because = {
         v: (frozenset(varied_from.get(v, ())), frozenset(useful_for.get(v, ())))
         for v in sorted(set(varied_from) | set(useful_for))
     }
     return Activity(tuple(wrt), frozenset(varied), frozenset(useful), frozenset(active), because)
+
+
+def _edges(fn: CoreFunction) -> list[tuple[str, set[str]]]:
+    """Every flow of a value into a variable: (target, the variables it is computed from)."""
+    edges: list[tuple[str, set[str]]] = []
+    for stmt in walk_statements(fn.body):
+        if isinstance(stmt, Assign):
+            edges.append((stmt.var, value_sources(stmt.value)))
+        elif isinstance(stmt, Permute):
+            edges += [(t, {s}) for t, s in zip(stmt.targets, stmt.sources, strict=True)]
+    return edges
 
 
 def _output_label(fn: CoreFunction, k: int) -> str:

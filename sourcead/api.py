@@ -108,13 +108,14 @@ class _Prepared:
 class Gradient(_Prepared):
     """`grad(f, wrt)`: call it like `f`; returns the gradient(s) of the scalar result."""
 
-    __slots__ = ("_with_value",)
+    __slots__ = ("_with_value", "_written_zeros")
 
     def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False):
         super().__init__(func, wrt, "reverse", jit)
         self._with_value = with_value
 
     def _check(self, gen: Generated) -> None:
+        self._written_zeros = tuple(gen.params.index(m) for m in gen.mutated)
         if gen.output_is_tuple or gen.n_outputs != 1 or _returns_array(gen):
             what = "a tuple" if gen.output_is_tuple else "an array"
             raise SourceADError(
@@ -125,7 +126,11 @@ class Gradient(_Prepared):
 
     def __call__(self, *args: Any, out: Any = None) -> Any:
         variant, converted = self._args(args)
-        value, *flat = self._run(variant, converted + [1.0])
+        # arguments the function writes are extra outputs; grad gives them a zero cotangent
+        zeros = [np.zeros_like(converted[k]) for k in self._written_zeros]
+        value, *flat = self._run(variant, converted + [1.0] + zeros)
+        if zeros:
+            value = value[0]
         grads = self._grads(tuple(flat))
         if out is not None:
             grads = _write_out(out, grads, self._single, args)
@@ -247,6 +252,7 @@ def differentiable(func: Callable) -> Differentiable:
 def _converter(gen: Generated, name: str) -> Callable[[Any], Any]:
     kind = gen.kinds[name]
     is_wrt = name in gen.wrt
+    copy = name in gen.copied  # the generated code writes into it: never into the caller's array
     fname = gen.parsed.name
     if kind == ARRAY:
 
@@ -258,7 +264,7 @@ def _converter(gen: Generated, name: str) -> Callable[[Any], Any]:
                     f"cannot differentiate with respect to `{name}`: it is a {value.dtype} array",
                     hint=f"Pass a float64 array, e.g. {name}.astype(np.float64).",
                 )
-            return value
+            return value.copy() if copy else value
 
         return to_array
     if kind == INT:
@@ -289,12 +295,22 @@ def _returns_array(gen: Generated) -> bool:
 
 
 def _cotangents(cotangent: Any, gen: Generated) -> list:
+    """Flatten a cotangent shaped like the result (then one per written argument, if any)."""
+    if gen.mutated:
+        if not isinstance(cotangent, tuple) or len(cotangent) != 1 + len(gen.mutated):
+            raise SourceADError(
+                f"{gen.parsed.name} writes into {', '.join(gen.mutated)}, so its outputs are "
+                f"(result, {', '.join(gen.mutated)}): cotangent= must be a tuple of {1 + len(gen.mutated)} values"
+            )
+        cotangent, written = cotangent[0], cotangent[1:]
+    else:
+        written = ()
     items = cotangent if gen.output_is_tuple else (cotangent,)
     if not isinstance(items, tuple) or len(items) != gen.n_outputs:
         raise SourceADError(
             f"cotangent= must be a tuple of {gen.n_outputs} values, like the result of {gen.parsed.name}"
         )
-    return [_as_float_or_array(c, "cotangent") for c in items]
+    return [_as_float_or_array(c, "cotangent") for c in items + tuple(written)]
 
 
 def _tangent_like(tangent: Any, arg: Any, name: str) -> Any:

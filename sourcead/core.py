@@ -63,7 +63,58 @@ class For:
         return f"{func}({start}, {stop}, {step})"
 
 
-Stmt = Assign | For
+@dataclass(frozen=True, eq=False)
+class If:
+    test: cst.BaseExpression
+    body: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...]
+    origin: cst.CSTNode
+
+
+@dataclass(frozen=True, eq=False)
+class While:
+    test: cst.BaseExpression
+    body: tuple[Stmt, ...]
+    origin: cst.CSTNode
+
+
+@dataclass(frozen=True, eq=False)
+class Break:
+    """After `exits.py`, a loop's only break: the last statement of its body, under a flag."""
+
+    origin: cst.CSTNode
+
+
+@dataclass(frozen=True, eq=False)
+class Continue:
+    """Only before `exits.py`, which turns it into a flag."""
+
+    origin: cst.CSTNode
+
+
+@dataclass(frozen=True, eq=False)
+class Exit:
+    """A `return` anywhere; `exits.py` turns every one into assignments and a flag."""
+
+    values: tuple[cst.BaseExpression, ...]
+    is_tuple: bool
+    origin: cst.CSTNode
+
+
+@dataclass(frozen=True, eq=False)
+class Permute:
+    """`a, b = b, a`: names exchange their values (or arrays); its own inverse is known."""
+
+    targets: tuple[str, ...]
+    sources: tuple[str, ...]
+    origin: cst.CSTNode
+
+    def text(self) -> str:
+        return f"{', '.join(self.targets)} = {', '.join(self.sources)}"
+
+
+Stmt = Assign | For | If | While | Break | Continue | Exit | Permute
+Loop = For | While
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,19 +133,51 @@ class CoreFunction:
     body: tuple[Stmt, ...]
     ret: Return
     constants: tuple[tuple[str, object], ...]  # frozen globals, (name, value)
+    mutated: tuple[str, ...] = ()  # array parameters whose elements the function writes
 
 
 def walk_statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    """Every statement, loops before their bodies, in source order."""
+    """Every statement, compound statements before their blocks, in source order."""
     for stmt in body:
         yield stmt
-        if isinstance(stmt, For):
-            yield from walk_statements(stmt.body)
+        for block in blocks(stmt):
+            yield from walk_statements(block)
+
+
+def blocks(stmt: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    """The statement blocks nested directly in `stmt`."""
+    if isinstance(stmt, (For, While)):
+        return (stmt.body,)
+    if isinstance(stmt, If):
+        return (stmt.body, stmt.orelse)
+    return ()
+
+
+def written(stmt: Stmt) -> set[str]:
+    """Variables that `stmt` itself writes (not its nested blocks)."""
+    if isinstance(stmt, (Assign, For)):
+        return {stmt.var}
+    if isinstance(stmt, Permute):
+        return set(stmt.targets)
+    return set()
 
 
 def assigned_names(body: tuple[Stmt, ...]) -> set[str]:
     """Variables written anywhere in `body` (array names for element writes, loop variables)."""
     names: set[str] = set()
     for stmt in walk_statements(body):
-        names.add(stmt.var)
+        names |= written(stmt)
     return names
+
+
+def has_break(loop: Loop) -> bool:
+    """Does the loop exit early (a `Break` directly in its body, not in an inner loop)?"""
+    return any(isinstance(s, Break) for s in _same_loop(loop.body))
+
+
+def _same_loop(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, If):
+            yield from _same_loop(stmt.body)
+            yield from _same_loop(stmt.orelse)

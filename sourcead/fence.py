@@ -14,18 +14,15 @@ from .rules import known_calls
 
 _SUBSET = (
     "Supported: float and int scalars, float64 arrays indexed element by element, "
-    "+ - * / ** // %, math functions, for loops over range(...), and one return at the end."
+    "+ - * / ** // %, comparisons, math functions, if/elif/else, for loops over range(...), while, "
+    "break, continue and return."
 )
 
 _STATEMENT_HINTS: dict[type, str] = {
-    cst.If: "if/elif/else is not supported yet; compute both values and combine them arithmetically.",
-    cst.While: "while loops are not supported yet; use `for i in range(n)`.",
     cst.Try: "try/except is not supported; differentiated code cannot catch exceptions.",
     cst.With: "with-blocks are not supported.",
     cst.FunctionDef: "nested functions are not supported; define the helper at module level.",
     cst.ClassDef: "classes are not supported inside a differentiated function.",
-    cst.Break: "break is not supported yet; loop over the exact range instead.",
-    cst.Continue: "continue is not supported yet.",
     cst.Global: "global statements are not supported; pass the value as an argument.",
     cst.Nonlocal: "nonlocal statements are not supported; pass the value as an argument.",
     cst.Del: "del is not supported.",
@@ -35,6 +32,8 @@ _STATEMENT_HINTS: dict[type, str] = {
     cst.ImportFrom: "imports inside the function are not supported; import at module level.",
 }
 
+_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign)
 _OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
 
 
@@ -47,8 +46,6 @@ class Fence:
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
         self.locals = local_names(parsed.node)
-        # parameters never rebound: writing into their elements would mutate the caller's array
-        self.params = {p.name.value for p in parsed.node.params.params} - _assigned_in(parsed.node.body)
         self.finished_loops: set[str] = set()  # loop variables whose loop has ended
 
     def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> None:
@@ -71,27 +68,46 @@ class Fence:
         body = list(node.body.body)
         if body and _is_docstring(body[0]):
             body = body[1:]
-        if not body or not _is_return(body[-1]):
+        if not body or not _always_returns(body):
             self.fail(
                 body[-1] if body else node,
-                "the function must end with a `return` statement",
-                "Return the value to differentiate as the last statement.",
+                "the function must return a value on every path",
+                "End the function with a `return` statement.",
             )
-        self.check_block(body, loop_vars=set())
+        self.check_block(body, loop_vars=set(), in_loop=False)
 
-    def check_block(self, stmts: list[cst.BaseStatement], loop_vars: set[str], top: bool = True) -> None:
-        for k, stmt in enumerate(stmts):
+    def check_block(self, stmts: list[cst.BaseStatement], loop_vars: set[str], in_loop: bool) -> None:
+        for stmt in stmts:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    last = top and k == len(stmts) - 1
-                    self.check_small(small, loop_vars, last)
+                    self.check_small(small, loop_vars, in_loop)
                     self.finished_loops -= _assigned_in(small)
             elif isinstance(stmt, cst.For):
                 self.check_for(stmt, loop_vars)
                 self.finished_loops.add(stmt.target.value)  # type: ignore[union-attr]
+            elif isinstance(stmt, cst.If):
+                self.check_if(stmt, loop_vars, in_loop)
+            elif isinstance(stmt, cst.While):
+                if stmt.orelse is not None:
+                    self.fail(stmt.orelse, "while ... else is not supported", "Remove the else block.")
+                self.check_expr(stmt.test, loop_vars)
+                self.check_suite(stmt.body, loop_vars, in_loop=True)
             else:
                 hint = _STATEMENT_HINTS.get(type(stmt), _SUBSET)
                 self.fail(stmt, f"unsupported statement: {type(stmt).__name__.lower()}", hint)
+
+    def check_if(self, stmt: cst.If, loop_vars: set[str], in_loop: bool) -> None:
+        self.check_expr(stmt.test, loop_vars)
+        self.check_suite(stmt.body, loop_vars, in_loop)
+        if isinstance(stmt.orelse, cst.If):
+            self.check_if(stmt.orelse, loop_vars, in_loop)
+        elif isinstance(stmt.orelse, cst.Else):
+            self.check_suite(stmt.orelse.body, loop_vars, in_loop)
+
+    def check_suite(self, body: cst.BaseSuite, loop_vars: set[str], in_loop: bool) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            self.fail(body, "put the block on its own lines", "Write the body indented under the colon.")
+        self.check_block(list(body.body), loop_vars, in_loop)  # type: ignore[attr-defined]
 
     def check_for(self, stmt: cst.For, loop_vars: set[str]) -> None:
         if stmt.orelse is not None:
@@ -112,22 +128,15 @@ class Fence:
             self.fail(it, "prange loops are not supported yet", "Use range(...) for now.")
         if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
             self.fail(it, "range takes 1 to 3 positional arguments")
-        if len(it.args) == 3 and not _is_positive_int_literal(it.args[2].value):
-            self.fail(
-                it.args[2],
-                "the step of a range must be a positive integer literal for now",
-                "Write the loop with step 1 and compute the index: `j = start - k`.",
-            )
+        if len(it.args) == 3 and isinstance(it.args[2].value, cst.Integer) and int(it.args[2].value.value) == 0:
+            self.fail(it.args[2], "the step of a range cannot be zero")
         for arg in it.args:
             self.check_expr(arg.value, loop_vars)
         var = stmt.target.value  # type: ignore[union-attr]
         self.finished_loops.discard(var)
         if var in loop_vars:
             self.fail(stmt.target, f"loop variable `{var}` is reused by an inner loop", "Rename it.")
-        body = stmt.body
-        if isinstance(body, cst.SimpleStatementSuite):
-            self.fail(body, "put the loop body on its own lines")
-        self.check_block(list(body.body), loop_vars | {var}, top=False)
+        self.check_suite(stmt.body, loop_vars | {var}, in_loop=True)
         for inner in _assigned_in(stmt.body):
             if inner == var:
                 self.fail(
@@ -136,34 +145,33 @@ class Fence:
                     "Use another name for the new value.",
                 )
 
-    def check_small(self, small: cst.BaseSmallStatement, loop_vars: set[str], last: bool) -> None:
+    def check_small(self, small: cst.BaseSmallStatement, loop_vars: set[str], in_loop: bool) -> None:
         if isinstance(small, cst.Return):
-            if not last:
-                self.fail(
-                    small,
-                    "return is only supported as the last statement of the function",
-                    "Store the result in a variable and return it at the end.",
-                )
             if small.value is None:
-                self.fail(small, "the function must return a value")
+                self.fail(small, "the function must return a value", "Return the value to differentiate.")
             value = small.value
             items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
             for item in items:
                 self.check_expr(item, loop_vars)
+            return
+        if isinstance(small, (cst.Break, cst.Continue)):
+            if not in_loop:
+                self.fail(small, f"`{type(small).__name__.lower()}` outside a loop")
             return
         if isinstance(small, cst.Assign):
             if len(small.targets) != 1:
                 self.fail(
                     small, "chained assignment `a = b = ...` is not supported", "Assign each name on its own line."
                 )
-            self.check_target(small.targets[0].target)
+            target = small.targets[0].target
+            if isinstance(target, cst.Tuple):
+                self.check_unpacking(target, small.value, loop_vars)
+                return
+            self.check_target(target)
             self.check_expr(small.value, loop_vars)
             return
         if isinstance(small, cst.AugAssign):
-            if not isinstance(
-                small.operator,
-                (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign),
-            ):
+            if not isinstance(small.operator, tuple(_AUGMENTED)):
                 self.fail(small.operator, "unsupported augmented assignment", "Supported: += -= *= /= **=.")
             self.check_target(small.target)
             self.check_expr(small.value, loop_vars)
@@ -183,20 +191,28 @@ class Fence:
             )
         self.fail(small, f"unsupported statement: {type(small).__name__.lower()}", hint)
 
+    def check_unpacking(self, target: cst.Tuple, value: cst.BaseExpression, loop_vars: set[str]) -> None:
+        if not isinstance(value, cst.Tuple) or len(value.elements) != len(target.elements):
+            self.fail(
+                value,
+                "tuple assignment needs a tuple of the same length on the right",
+                "Write `a, b = b, a` or assign each name on its own line.",
+            )
+        for element in target.elements:
+            if isinstance(element, cst.StarredElement):
+                self.fail(element, "starred assignment is not supported")
+            self.check_target(element.value)
+        for element in value.elements:  # type: ignore[union-attr]
+            self.check_expr(element.value, loop_vars)
+
     def check_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             return
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-            if target.value.value in self.params:
-                self.fail(
-                    target,
-                    f"writing into the argument array `{target.value.value}` is not supported yet",
-                    f"Work on a copy: `{target.value.value} = {target.value.value}.copy()` first.",
-                )
             self.check_indices(target)
             return
         if isinstance(target, (cst.Tuple, cst.List)):
-            self.fail(target, "tuple unpacking is not supported yet", "Assign each name on its own line.")
+            self.fail(target, "nested tuple unpacking is not supported", "Assign each name on its own line.")
         self.fail(
             target,
             "you can assign to a name or to an array element `a[i]` / `a[i, j]`",
@@ -231,8 +247,8 @@ class Fence:
             self.check_expr(expr.right, loop_vars)
             return
         if isinstance(expr, cst.UnaryOperation):
-            if not isinstance(expr.operator, (cst.Minus, cst.Plus)):
-                self.fail(expr, "only unary minus and plus are supported")
+            if not isinstance(expr.operator, (cst.Minus, cst.Plus, cst.Not)):
+                self.fail(expr, "only unary minus, plus and `not` are supported")
             self.check_expr(expr.expression, loop_vars)
             return
         if isinstance(expr, cst.Subscript):
@@ -249,8 +265,21 @@ class Fence:
             if is_frozen_constant(lookup(expr, self.parsed.globals)):
                 return  # a module constant such as math.pi
             self.fail(expr, f"attribute `.{expr.attr.value}` is not supported here", "Use `x.shape[k]` for sizes.")
-        if isinstance(expr, (cst.Comparison, cst.BooleanOperation, cst.IfExp)):
-            self.fail(expr, "comparisons and conditional expressions are not supported yet")
+        if isinstance(expr, cst.Comparison):
+            self.check_expr(expr.left, loop_vars)
+            for target in expr.comparisons:
+                if not isinstance(target.operator, _COMPARISONS):
+                    self.fail(target.operator, "only < <= > >= == != comparisons are supported")
+                self.check_expr(target.comparator, loop_vars)
+            return
+        if isinstance(expr, cst.BooleanOperation):
+            self.check_expr(expr.left, loop_vars)
+            self.check_expr(expr.right, loop_vars)
+            return
+        if isinstance(expr, cst.IfExp):
+            for part in (expr.test, expr.body, expr.orelse):
+                self.check_expr(part, loop_vars)
+            return
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.List, cst.Dict, cst.Set)):
             self.fail(
                 expr,
@@ -262,6 +291,8 @@ class Fence:
         self.fail(expr, f"unsupported expression: {type(expr).__name__}")
 
     def check_name(self, node: cst.Name) -> None:
+        if node.value in ("True", "False"):
+            return
         if node.value in self.finished_loops:
             self.fail(
                 node,
@@ -329,12 +360,26 @@ def _is_docstring(stmt: cst.BaseStatement) -> bool:
     )
 
 
-def _is_return(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[-1], cst.Return)
+def _always_returns(body: list[cst.BaseStatement]) -> bool:
+    """Does every path through `body` end in a return?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], cst.Return)
+    if isinstance(last, cst.If):
+        return _if_always_returns(last)
+    return False
 
 
-def _is_positive_int_literal(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Integer) and int(node.value) > 0
+def _if_always_returns(stmt: cst.If) -> bool:
+    if not _always_returns(list(stmt.body.body)):  # type: ignore[attr-defined]
+        return False
+    if isinstance(stmt.orelse, cst.If):
+        return _if_always_returns(stmt.orelse)
+    if isinstance(stmt.orelse, cst.Else):
+        return _always_returns(list(stmt.orelse.body.body))  # type: ignore[attr-defined]
+    return False
 
 
 def local_names(node: cst.FunctionDef) -> set[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .core import Assign, For, Stmt
+from .core import Assign, Break, For, If, Permute, Stmt, While
 from .emit import Line, Writer, tuple_text
 from .exprs import code, dotted, number
 from .kinds import ARRAY
@@ -27,14 +27,14 @@ def forward_function(prog: Program) -> str:
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
                 out.line(f"{dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
-        for stmt in fn.body:
-            _statement(prog, stmt, out)
+        _block(prog, fn.body, out)
         values = [code(v) for v in fn.ret.values]
         tangents = _returned_tangents(prog, fn.ret.values)
-        if fn.ret.is_tuple:
-            out.line(f"return {tuple_text(values)}, {tuple_text(tangents)}")
-        else:
-            out.line(f"return {values[0]}, {tangents[0]}")
+        value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])
+        if fn.mutated:  # written arguments are outputs too
+            value = tuple_text([value, *fn.mutated])
+            tangent = tuple_text([tangent, *_returned_tangents(prog, tuple(cst.Name(m) for m in fn.mutated))])
+        out.line(f"return {value}, {tangent}")
     return out.text()
 
 
@@ -43,11 +43,30 @@ def _active_comment(prog: Program, out: Writer) -> None:
     out.comment(f"active (carry derivatives): {', '.join(active) if active else 'none'}")
 
 
+def _block(prog: Program, body: tuple[Stmt, ...], out: Writer) -> None:
+    for stmt in body:
+        _statement(prog, stmt, out)
+
+
 def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     if isinstance(stmt, For):
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
-            for inner in stmt.body:
-                _statement(prog, inner, out)
+            _block(prog, stmt.body, out)
+        return
+    if isinstance(stmt, While):
+        with out.block(f"while {code(stmt.test)}"):
+            _block(prog, stmt.body, out)
+        return
+    if isinstance(stmt, If):
+        _branch(prog, stmt, out, "if")
+        return
+    if isinstance(stmt, Break):
+        out.line("break")
+        return
+    if isinstance(stmt, Permute):
+        out.line(stmt.text())
+        if any(prog.is_active(t) for t in stmt.targets):
+            out.line(f"{', '.join(map(dot, stmt.targets))} = {', '.join(map(dot, stmt.sources))}")
         return
     if not prog.is_active(stmt.var):
         out.line(stmt.text())
@@ -66,6 +85,16 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
         op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
         out.emit([Line(shadow, op, tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot")))])
     out.emit([Line(stmt.target, {None: "=", "+": "+=", "-": "-="}[stmt.accumulate], lin.value)])
+
+
+def _branch(prog: Program, stmt: If, out: Writer, keyword: str) -> None:
+    with out.block(f"{keyword} {code(stmt.test)}"):
+        _block(prog, stmt.body, out)
+    if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], If):
+        _branch(prog, stmt.orelse[0], out, "elif")
+    elif stmt.orelse:
+        with out.block("else"):
+            _block(prog, stmt.orelse, out)
 
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:

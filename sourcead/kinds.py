@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .core import Assign, CoreFunction, For, walk_statements
+from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from .exprs import dotted, names_in, subscript_indices, walk
 from .parse import ParsedFunction
 from .rules import ARRAY_CREATION
 
-FLOAT, INT, ARRAY = "float", "int", "array"
+FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ class Kinds:
     def is_array(self, var: str) -> bool:
         return self[var] == ARRAY
 
+    def carries(self, var: str) -> bool:
+        """Can `var` carry a derivative? Floats and float arrays can; ints and bools never."""
+        return self[var] in (FLOAT, ARRAY)
+
 
 def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
     """Kinds from usage; `given` (from the call's arguments) decides the parameters that usage leaves free."""
@@ -55,7 +59,11 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
         for stmt in walk_statements(fn.body):
             if isinstance(stmt, For):
                 changed |= _join(of, stmt.var, INT, parsed, stmt.origin)
-            elif not stmt.writes_element:
+            elif isinstance(stmt, Permute):
+                for target, source in zip(stmt.targets, stmt.sources, strict=True):
+                    if source in of:
+                        changed |= _join(of, target, of[source], parsed, stmt.origin)
+            elif isinstance(stmt, Assign) and not stmt.writes_element:
                 kind = expr_kind(stmt.value, of)
                 changed |= _join(of, stmt.var, kind, parsed, stmt.origin)
     for stmt in walk_statements(fn.body):
@@ -89,11 +97,18 @@ def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
     if isinstance(node, cst.Float):
         return FLOAT
     if isinstance(node, cst.Name):
+        if node.value in ("True", "False"):
+            return BOOL
         return of.get(node.value, FLOAT)
+    if isinstance(node, (cst.Comparison, cst.BooleanOperation)):
+        return BOOL
     if isinstance(node, cst.UnaryOperation):
-        return expr_kind(node.expression, of)
+        if isinstance(node.operator, cst.Not):
+            return BOOL
+        inner = expr_kind(node.expression, of)
+        return INT if inner == BOOL else inner
     if isinstance(node, cst.BinaryOperation):
-        left, right = expr_kind(node.left, of), expr_kind(node.right, of)
+        left, right = (INT if k == BOOL else k for k in (expr_kind(node.left, of), expr_kind(node.right, of)))
         if ARRAY in (left, right):
             return ARRAY
         if isinstance(node.operator, cst.Divide):
@@ -115,8 +130,9 @@ def _call_kind(node: cst.Call, of: Mapping[str, str]) -> str:
         return ARRAY
     if key in ("len", "int"):
         return INT
-    if key == "abs":
-        return expr_kind(node.args[0].value, of)
+    if key in ("abs", "min", "max"):
+        kinds = {expr_kind(a.value, of) for a in node.args}
+        return INT if kinds <= {INT, BOOL} else FLOAT
     return FLOAT
 
 
@@ -126,6 +142,7 @@ def _param_kinds(fn: CoreFunction) -> tuple[dict[str, str], set[str]]:
     kinds = {p: FLOAT for p in fn.params}
     statements = list(walk_statements(fn.body))
     copies = [(s.var, s.value.value) for s in statements if isinstance(s, Assign) and isinstance(s.value, cst.Name)]
+    copies += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
     arrays: set[str] = set()
     for stmt in statements:
         for root in _roots(stmt):
@@ -165,9 +182,14 @@ def _free(fn: CoreFunction, statements: list, candidates: set[str]) -> set[str]:
 
 
 def _roots(stmt) -> list[cst.BaseExpression]:
+    """The expressions a statement itself holds (not those of its nested blocks)."""
     if isinstance(stmt, For):
         return [stmt.start, stmt.stop, stmt.step]
-    return [stmt.target, stmt.value]
+    if isinstance(stmt, (If, While)):
+        return [stmt.test]
+    if isinstance(stmt, Assign):
+        return [stmt.target, stmt.value]
+    return []
 
 
 def _mark_int(expr: cst.BaseExpression, params: set[str], kinds: dict[str, str]) -> None:
@@ -211,9 +233,9 @@ def _note_ndims(fn: CoreFunction, parsed: ParsedFunction, ndim: dict[str, int]) 
 
 def _join(of: dict[str, str], var: str, kind: str, parsed: ParsedFunction, origin: cst.CSTNode) -> bool:
     old = of.get(var)
-    if old == kind or (old == FLOAT and kind == INT):
+    if old == kind or (old == FLOAT and kind in (INT, BOOL)) or (old == INT and kind == BOOL):
         return False
-    if old is None or (old == INT and kind == FLOAT):
+    if old is None or (old in (INT, BOOL) and kind == FLOAT) or (old == BOOL and kind == INT):
         of[var] = kind
         return True
     raise parsed.error(

@@ -11,17 +11,20 @@ from collections.abc import Iterable
 class Namer:
     """Hands out fresh names that collide with nothing the user wrote or we made."""
 
-    def __init__(self, taken: Iterable[str]):
-        self.taken = set(taken)
+    def __init__(self, variables: Iterable[str], other: Iterable[str] = ()):
+        """`variables` may get `_dot` and `_bar` shadows, so those names are taken too."""
+        self.taken = set(other)
+        for var in variables:
+            self.taken |= {var, dot(var), bar(var)}
         self.counter = 0
 
     def fresh(self, base: str) -> str:
-        """`base` if it is free, else `base_1`, `base_2`, ..."""
+        """`base` if it (and its `_dot` and `_bar` shadows) is free, else `base_1`, `base_2`, ..."""
         candidate, k = base, 0
-        while candidate in self.taken:
+        while {candidate, dot(candidate), bar(candidate)} & self.taken:
             k += 1
             candidate = f"{base}_{k}"
-        self.taken.add(candidate)
+        self.taken |= {candidate, dot(candidate), bar(candidate)}
         return candidate
 
     def temp(self) -> str:

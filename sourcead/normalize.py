@@ -5,16 +5,33 @@
   `*=`, `/=` and `**=` become plain assignments;
 - `range(n)` gets explicit start and step; loop bounds that the loop body reassigns are hoisted
   into fresh variables, so the reversed loop can re-read them;
-- the returned expressions are bound to variables (`result`, `result0`, ...) unless they are
-  names or numbers already.
+- `if`/`elif`/`else` and `while` keep their shape; a conditional expression becomes an if
+  statement that sets a fresh variable, so only the chosen branch runs;
+- `a, b = b, a` on names is a `Permute`; other tuple assignments go through fresh variables;
+- `break`, `continue` and `return` anywhere become flags (`exits.py`), leaving one exit.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from .core import Assign, CoreFunction, For, Return, Stmt
-from .exprs import is_number, names_in, number, paren
+from .core import (
+    Assign,
+    Break,
+    Continue,
+    CoreFunction,
+    Exit,
+    For,
+    If,
+    Permute,
+    Stmt,
+    While,
+    assigned_names,
+    walk_statements,
+    written,
+)
+from .exits import eliminate_exits
+from .exprs import names_in, number, paren
 from .fence import local_names
 from .naming import Namer
 from .parse import ParsedFunction
@@ -43,45 +60,131 @@ class Normalizer:
 
     def function(self) -> CoreFunction:
         statements = list(self.parsed.node.body.body)  # type: ignore[union-attr]
-        *body, last = statements
-        returned = last.body[-1]  # type: ignore[union-attr]
-        core_body = self.block(body) + self.block_line(last.body[:-1])  # type: ignore[union-attr]
-        bindings, ret = self.ret(returned)
+        body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed.node)
+        params = set(self.params)
+        mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
         return CoreFunction(
             name=self.parsed.name,
             params=self.params,
-            body=tuple(core_body + bindings),
+            body=body,
             ret=ret,
             constants=tuple(sorted(self.constants.items())),
+            mutated=tuple(m for m in mutated if m in params),
         )
 
-    def block(self, statements: list[cst.BaseStatement]) -> list[Stmt]:
+    def block(self, statements) -> list[Stmt]:
         out: list[Stmt] = []
         for stmt in statements:
             if isinstance(stmt, cst.For):
                 out += self.loop(stmt)
-            else:
-                out += self.block_line(stmt.body)  # type: ignore[attr-defined]
+            elif isinstance(stmt, cst.While):
+                out.append(While(self.expr(stmt.test), tuple(self.block(stmt.body.body)), stmt))
+            elif isinstance(stmt, cst.If):
+                out.append(self.branch(stmt))
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    out += self.small(small)
         return out
 
-    def block_line(self, smalls) -> list[Stmt]:
+    def branch(self, stmt: cst.If) -> If:
+        orelse: list[Stmt] = []
+        if isinstance(stmt.orelse, cst.If):  # elif
+            orelse = [self.branch(stmt.orelse)]
+        elif isinstance(stmt.orelse, cst.Else):
+            orelse = self.block(stmt.orelse.body.body)
+        return If(self.expr(stmt.test), tuple(self.block(stmt.body.body)), tuple(orelse), stmt)
+
+    def small(self, small: cst.BaseSmallStatement) -> list[Stmt]:
+        if isinstance(small, cst.Assign):
+            target = small.targets[0].target
+            if isinstance(target, cst.Tuple):
+                return self.unpack(target, small.value, small)  # type: ignore[arg-type]
+            return self.assign(self.expr(target), self.expr(small.value), None, small)
+        if isinstance(small, cst.AugAssign):
+            return self.augmented(small)
+        if isinstance(small, cst.Break):
+            return [Break(small)]
+        if isinstance(small, cst.Continue):
+            return [Continue(small)]
+        if isinstance(small, cst.Return):
+            value = small.value
+            is_tuple = isinstance(value, cst.Tuple)
+            items = [e.value for e in value.elements] if is_tuple else [value]  # type: ignore[union-attr]
+            pre: list[Stmt] = []
+            values = []
+            for item in items:
+                before, item = self.choices(self.expr(item))
+                pre += before
+                values.append(item)
+            return pre + [Exit(tuple(values), is_tuple, small)]
+        return []  # pass, docstrings
+
+    def assign(self, target, value, accumulate: str | None, origin) -> list[Stmt]:
+        """`target = value`, with conditional expressions in `value` turned into if statements."""
+        if isinstance(value, cst.IfExp) and accumulate is None:
+            then = self.assign(target, value.body, None, origin)
+            orelse = self.assign(target, value.orelse, None, origin)
+            return [If(value.test, tuple(then), tuple(orelse), origin)]
+        pre, value = self.choices(value)
+        return pre + [Assign(target, value, accumulate, origin)]
+
+    def choices(self, value: cst.BaseExpression) -> tuple[list[Stmt], cst.BaseExpression]:
+        """Bind every conditional expression inside `value` to a fresh variable set by an if statement,
+        so only the chosen branch is evaluated (and differentiated)."""
+        found: list[tuple[str, cst.IfExp]] = []
+        namer = self.namer
+
+        class Hoist(cst.CSTTransformer):
+            def visit_IfExp(self, node: cst.IfExp) -> bool:
+                return False
+
+            def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+                name = namer.fresh("choice")
+                found.append((name, original))
+                return cst.Name(name)
+
+        if isinstance(value, cst.IfExp):
+            name = namer.fresh("choice")
+            return self.assign(cst.Name(name), value, None, value), cst.Name(name)
+        value = value.visit(Hoist())  # type: ignore[assignment]
+        pre: list[Stmt] = []
+        for name, node in found:
+            pre += self.assign(cst.Name(name), node, None, node)
+        return pre, value
+
+    def unpack(self, targets: cst.Tuple, value: cst.Tuple, origin) -> list[Stmt]:
+        """`a, b = b, a` is a permutation of names; anything else goes through fresh temporaries."""
+        lhs = [self.expr(e.value) for e in targets.elements]
+        rhs = [self.expr(e.value) for e in value.elements]
+        names = [n.value for n in lhs if isinstance(n, cst.Name)]
+        sources = [n.value for n in rhs if isinstance(n, cst.Name)]
+        if len(names) == len(lhs) == len(sources) == len(set(names)) and set(names) == set(sources):
+            return [Permute(tuple(names), tuple(sources), origin)]
         out: list[Stmt] = []
-        for small in smalls:
-            if isinstance(small, cst.Assign):
-                out.append(Assign(self.expr(small.targets[0].target), self.expr(small.value), None, small))
-            elif isinstance(small, cst.AugAssign):
-                out.append(self.augmented(small))
+        read = set().union(*(names_in(v) for v in rhs))
+        targets_written = {(t.value.value if isinstance(t, cst.Subscript) else t.value) for t in lhs}  # type: ignore[union-attr]
+        if not read & targets_written:
+            for target, item in zip(lhs, rhs, strict=True):
+                out += self.assign(target, item, None, origin)
+            return out
+        temps = []
+        for item in rhs:
+            temp = cst.Name(self.namer.fresh("new"))
+            out += self.assign(temp, item, None, origin)
+            temps.append(temp)
+        for target, temp in zip(lhs, temps, strict=True):
+            out.append(Assign(target, temp, None, origin))
         return out
 
-    def augmented(self, small: cst.AugAssign) -> Assign:
+    def augmented(self, small: cst.AugAssign) -> list[Stmt]:
         target = self.expr(small.target)
         value = self.expr(small.value)
         var = target.value.value if isinstance(target, cst.Subscript) else target.value  # type: ignore[union-attr]
         if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and var not in names_in(value):
             sign = "+" if isinstance(small.operator, cst.AddAssign) else "-"
-            return Assign(target, value, sign, small)
+            return self.assign(target, value, sign, small)
         operator = _AUG_TO_BINARY[type(small.operator)]()
-        return Assign(target, cst.BinaryOperation(target, operator, paren(value)), None, small)
+        return self.assign(target, cst.BinaryOperation(target, operator, paren(value)), None, small)
 
     def loop(self, stmt: cst.For) -> list[Stmt]:
         call = stmt.iter
@@ -93,33 +196,32 @@ class Normalizer:
             args.append(cst.Integer("1"))
         body = self.block(list(stmt.body.body))  # type: ignore[attr-defined]
         hoisted: list[Stmt] = []
-        written = {s.var for s in body} | _loop_writes(body)
+        written_inside = assigned_names(tuple(body))
         for k, (role, bound) in enumerate(zip(("start", "stop", "step"), args, strict=True)):
-            if names_in(bound) & written:
+            if names_in(bound) & written_inside:
                 fresh = self.namer.fresh(role)
                 hoisted.append(Assign(cst.Name(fresh), bound, None, stmt.iter))
                 args[k] = cst.Name(fresh)
         var = stmt.target.value  # type: ignore[union-attr]
         return hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
-    def ret(self, node: cst.Return) -> tuple[list[Stmt], Return]:
-        value = node.value
-        is_tuple = isinstance(value, cst.Tuple)
-        items = [e.value for e in value.elements] if is_tuple else [value]  # type: ignore[union-attr]
-        bindings: list[Stmt] = []
-        values: list[cst.BaseExpression] = []
-        for k, item in enumerate(items):
-            item = self.expr(item)
-            if isinstance(item, cst.Name) or is_number(item):
-                values.append(item)
-                continue
-            fresh = self.namer.fresh(f"result{k}" if is_tuple else "result")
-            bindings.append(Assign(cst.Name(fresh), item, None, node))
-            values.append(cst.Name(fresh))
-        return bindings, Return(tuple(values), is_tuple, node)
-
     def expr(self, node: cst.BaseExpression) -> cst.BaseExpression:
         return node.visit(_Canonicalize(self))  # type: ignore[return-value]
+
+
+def _element_writes(body: tuple[Stmt, ...]) -> set[str]:
+    return {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
+
+
+def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
+    """Names rebound anywhere (not element writes)."""
+    names: set[str] = set()
+    for s in walk_statements(body):
+        if isinstance(s, Assign) and not s.writes_element:
+            names.add(s.var)
+        elif isinstance(s, (For, Permute)):
+            names |= written(s)
+    return names
 
 
 class _Canonicalize(cst.CSTTransformer):
@@ -143,17 +245,8 @@ class _Canonicalize(cst.CSTTransformer):
 
     def visit_Name(self, node: cst.Name) -> None:
         owner = self.owner
-        if node.value in owner.locals:
+        if node.value in owner.locals or node.value in ("True", "False"):
             return
         value = lookup(node, owner.parsed.globals)
         if is_frozen_constant(value):
             owner.constants[node.value] = value
-
-
-def _loop_writes(body: list[Stmt]) -> set[str]:
-    names: set[str] = set()
-    for stmt in body:
-        if isinstance(stmt, For):
-            names.add(stmt.var)
-            names |= {s.var for s in stmt.body} | _loop_writes(list(stmt.body))
-    return names

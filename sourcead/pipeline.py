@@ -23,7 +23,7 @@ import libcst as cst
 
 from ._version import __version__
 from .activity import analyze_activity
-from .core import CoreFunction
+from .core import Assign, CoreFunction, Permute, walk_statements
 from .emit import module_text
 from .errors import SourceADError
 from .fence import fence, local_names
@@ -50,6 +50,8 @@ class Generated:
     kinds: Kinds
     n_outputs: int
     returned: tuple[str, ...]  # the returned variables (constants left out)
+    mutated: tuple[str, ...]  # array arguments the function writes: extra outputs after the result
+    copied: tuple[str, ...]  # array arguments whose memory the generated code may write: passed as copies
     output_is_tuple: bool
     parsed: ParsedFunction
 
@@ -58,7 +60,7 @@ def analyze(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str
     """parse -> fence -> normalize -> kinds -> activity."""
     parsed = parse_function(func)
     fence(parsed)
-    namer = Namer(local_names(parsed.node) | set(parsed.globals) | {"math", "np"})
+    namer = Namer(local_names(parsed.node), set(parsed.globals) | {"math", "np"})
     core = normalize(parsed, namer)
     kinds = infer_kinds(core, parsed, arg_kinds)
     names = resolve_wrt(core, parsed, kinds, wrt)
@@ -91,9 +93,27 @@ def generate(
         kinds=prog.kinds,
         n_outputs=len(prog.fn.ret.values),
         returned=tuple(v.value for v in prog.fn.ret.values if isinstance(v, cst.Name)),
+        mutated=prog.fn.mutated,
+        copied=written_arguments(prog.fn),
         output_is_tuple=prog.fn.ret.is_tuple,
         parsed=prog.parsed,
     )
+
+
+def written_arguments(fn: CoreFunction) -> tuple[str, ...]:
+    """Parameters whose buffer is written under some name (element writes, through swaps and renames)."""
+    statements = list(walk_statements(fn.body))
+    written = {s.var for s in statements if isinstance(s, Assign) and s.writes_element}
+    links = [(s.var, s.value.value) for s in statements if isinstance(s, Assign) and isinstance(s.value, cst.Name)]
+    links += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
+    changed = True
+    while changed:  # a name bound to a written buffer makes the buffer it came from written
+        changed = False
+        for target, source in links:
+            if target in written and source not in written:
+                written.add(source)
+                changed = True
+    return tuple(p for p in fn.params if p in written)
 
 
 def resolve_wrt(fn: CoreFunction, parsed: ParsedFunction, kinds: Kinds, wrt: tuple[str | int, ...]) -> tuple[str, ...]:

@@ -1,11 +1,16 @@
 """Pass 5b, reverse mode: a forward sweep that records what is overwritten, then the adjoints.
 
 `f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`. Each active
-statement's adjoint is built first; the to-be-recorded analysis (`sourcead.tbr`) then reads
-what those adjoints need and decides which overwrites the forward sweep records on a typed
-tape (`tape` for floats, `itape` for ints). The reverse sweep runs the statements backwards,
-restoring each recorded value at its mirror point, so every adjoint sees the values that its
-statement saw. Values a partial derivative needs inside one statement are recomputed there.
+assignment's adjoint is built first (`adjoint.py`); the to-be-recorded analysis (`tbr.py`)
+then reads what those adjoints need and decides which overwrites the forward sweep records on
+a typed tape (`tape` for floats, `itape` for ints). The forward sweep also records which branch
+each `if` took and how many times each `while` loop (or `for` loop with a `break`) ran, when
+their reversal has work to do. The reverse sweep runs the statements backwards, restoring each
+recorded value at its mirror point, so every adjoint sees the values its statement saw.
+
+Before each top-level statement whose records can be bounded at its entry (trip counts known),
+the tape is reserved once and records are plain stores; elsewhere a record checks capacity and
+the tape grows by doubling.
 """
 
 from __future__ import annotations
@@ -13,14 +18,16 @@ from __future__ import annotations
 import libcst as cst
 
 from .activity import value_sources
-from .core import Assign, For, Stmt, walk_statements
-from .emit import Line, Writer
-from .exprs import code, dotted, names_in, negate, number, paren, unparen
-from .kinds import ARRAY, INT
-from .linearize import adjoint
+from .adjoint import StatementAdjoints
+from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
+from .emit import Writer, tuple_text
+from .exprs import code, is_number, names_in, number_value, paren
+from .kinds import ARRAY, BOOL, INT
 from .naming import bar
 from .program import Program
 from .tbr import to_be_recorded
+
+FLOAT_TAPE, INT_TAPE = ("tape", "top"), ("itape", "itop")
 
 
 def reverse_function(prog: Program) -> tuple[str, list[str]]:
@@ -32,219 +39,210 @@ class Reverser:
     def __init__(self, prog: Program):
         self.prog = prog
         fn = prog.fn
-        self.statements = list(walk_statements(fn.body))
-        self.in_loop = {s for loop in self.statements if isinstance(loop, For) for s in walk_statements(loop.body)}
-        self.primal = set(fn.params) | {s.var for s in self.statements}
-        self.adjoints = {s: self.adjoint_lines(s) for s in self.statements if isinstance(s, Assign)}
-        reads = {s: set().union(*(line.reads() for line in lines)) & self.primal for s, lines in self.adjoints.items()}
+        self.adjoints = StatementAdjoints(prog)
+        self.primal = set(fn.params) | assigned_names(fn.body)
+        lines = self.adjoints.lines
+        reads = {s: set().union(*(line.reads() for line in ls)) & self.primal for s, ls in lines.items()}
         self.sites = to_be_recorded(fn.body, reads, self.primal)
+        statements = list(walk_statements(fn.body))
+        work = self.has_work
+        self.decisions = {s for s in statements if isinstance(s, If) and (work(s.body) or work(s.orelse))}
+        self.counters = {
+            s: prog.namer.fresh("trips")
+            for s in statements
+            if isinstance(s, (For, While)) and (isinstance(s, While) or has_break(s)) and work(s.body)
+        }
         self.helpers: set[str] = set()
 
-    # --- the adjoint of one statement -------------------------------------------------------
+    def has_work(self, body: tuple[Stmt, ...]) -> bool:
+        return self.adjoints.has_work(body, self.sites)
 
-    def adjoint_lines(self, s: Assign) -> list[Line]:
-        prog = self.prog
-        if not prog.is_active(s.var):
-            return []
-        if prog.kinds[s.var] == ARRAY and not s.writes_element:
-            return self.array_adjoint(s)
-        lin = prog.linearize(s.value, s.origin)
-        target_bar = prog.shadow(s.target, "_bar")
-        if lin.root is None:
-            return [Line(target_bar, "=", number(0.0))] if self.needs_reset(s) else []
-        lines = [Line(cst.Name(t), "=", value) for t, value in lin.bindings]
-        if s.accumulate is not None:
-            seed = target_bar if s.accumulate == "+" else negate(target_bar)
-            self.propagate(lin.root, seed, lines)
-        elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
-            seed = cst.Name(prog.namer.temp())
-            lines += [Line(seed, "=", target_bar), Line(target_bar, "=", number(0.0))]
-            self.propagate(lin.root, seed, lines)
-        else:
-            self.propagate(lin.root, target_bar, lines)
-            if self.needs_reset(s):
-                lines.append(Line(target_bar, "=", number(0.0)))
-        return lines
-
-    def propagate(self, root, seed: cst.BaseExpression, lines: list[Line]) -> None:
-        def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
-            if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
-                lines.append(Line(self.prog.shadow(leaf, "_bar"), "-=", unparen(g.expression)))
-            else:
-                lines.append(Line(self.prog.shadow(leaf, "_bar"), "+=", g))
-
-        def bind(value: cst.BaseExpression) -> cst.BaseExpression:
-            temp = cst.Name(self.prog.namer.temp())
-            lines.append(Line(temp, "=", value))
-            return temp
-
-        adjoint(root, seed, accumulate, bind)
-
-    def array_adjoint(self, s: Assign) -> list[Line]:
-        prog = self.prog
-        defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
-        if len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params:
-            raise prog.parsed.error(
-                f"the array `{s.var}` carries a derivative and is assigned more than once or inside a loop",
-                s.origin,
-                "Create each differentiated array once, before the loops, and write into its elements.",
-            )
-        value = s.value
-        source = None
-        if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
-            source = value.func.value  # type: ignore[attr-defined]
-        elif isinstance(value, cst.Name):
-            written = {t.var for t in self.statements if isinstance(t, Assign) and t.writes_element}
-            if {s.var, value.value} & written:
-                raise prog.parsed.error(
-                    f"`{s.var} = {value.value}` makes two names for one array that is then written, "
-                    "which reverse mode does not support yet",
-                    s.origin,
-                    f"Write `{s.var} = {value.value}.copy()`.",
-                )
-            source = value  # never written: the same as a copy
-        if isinstance(source, cst.Name) and prog.is_active(source.value):
-            return [Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var)))]
-        return []  # a fresh constant array
-
-    def needs_reset(self, s: Assign) -> bool:
-        """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""
-        if s.writes_element or s.var in self.prog.fn.params or s in self.in_loop:
-            return True
-        earlier = self.statements[: self.statements.index(s)]
-        return any(isinstance(t, Assign) and t.var == s.var for t in earlier)
+    def tape_of(self, s: Assign) -> tuple[str, str]:
+        if not s.writes_element and self.prog.kinds[s.var] in (INT, BOOL):
+            return INT_TAPE
+        return FLOAT_TAPE
 
     # --- the whole function -----------------------------------------------------------------
 
     def function(self) -> tuple[str, list[str]]:
         prog, fn = self.prog, self.prog.fn
         namer = prog.namer
-        outputs = fn.ret.values
-        seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(outputs))]
+        seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(fn.ret.values))]
+        written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
         value = namer.fresh("value")
         out = Writer()
-        with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds)})"):
+        with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds)})"):
             out.comment(f"reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}")
             active = sorted(prog.activity.active)
             out.comment(f"active (carry derivatives): {', '.join(active) if active else 'none'}")
-            self.plan_reservations()
             self.allocate_tapes(out)
-            out.comment("forward sweep" + ("" if self.sites else ": nothing the reverse sweep reads is overwritten"))
-            self.forward_sweep(fn.body, out)
+            recorded = bool(self.sites or self.decisions or self.counters)
+            out.comment("forward sweep" + ("" if recorded else ": nothing the reverse sweep reads is overwritten"))
+            self.forward_sweep(fn.body, out, None)
             out.line(f"{value} = {self.captured_value()}")
             out.comment("reverse sweep")
-            self.initialize_adjoints(seeds, out)
+            self.initialize_adjoints(seeds, written_seeds, out)
             self.reverse_sweep(fn.body, out)
-            grads = [bar(w) for w in prog.wrt]
-            out.line(f"return {', '.join([value] + grads)}")
+            out.line(f"return {', '.join([value] + [bar(w) for w in prog.wrt])}")
         return out.text(), sorted(self.helpers)
 
-    def tape_of(self, s: Assign) -> tuple[str, str]:
-        if not s.writes_element and self.prog.kinds[s.var] == INT:
-            return "itape", "itop"
-        return "tape", "top"
-
     def allocate_tapes(self, out: Writer) -> None:
-        for tape, top, dtype in (("tape", "top", ""), ("itape", "itop", ", np.int64")):
-            straight = [s for s in self.sites if self.tape_of(s)[0] == tape and s not in self.in_loop]
-            if any(self.tape_of(s)[0] == tape for s in self.sites):
-                out.line(f"{tape} = np.empty({len(straight)}{dtype})")
+        top_level = set(self.prog.fn.body)
+        uses_int = bool(self.decisions or self.counters)
+        for (tape, top), dtype in ((FLOAT_TAPE, ""), (INT_TAPE, ", np.int64")):
+            sites = [s for s in self.sites if self.tape_of(s)[0] == tape]
+            if sites or (tape == "itape" and uses_int):
+                straight = sum(1 for s in sites if s in top_level)
+                out.line(f"{tape} = np.empty({straight}{dtype})")
                 out.line(f"{top} = 0")
-        recorded = {s.var for s in self.sites & self.in_loop if not s.writes_element} - set(self.prog.fn.params)
-        for var in sorted(recorded - self.defined_before_its_loop(recorded)):
-            zero = "0" if self.prog.kinds[var] == INT else "0.0"
-            out.line(f"{var} = {zero}  # recorded in a loop: defined before its first record")
+        for var in sorted(self.undefined_at_first_record()):
+            kind = self.prog.kinds[var]
+            zero = {INT: "0", BOOL: "False"}.get(kind, "0.0")
+            out.line(f"{var} = {zero}  # recorded before it is first assigned: give it a typed value")
 
-    def defined_before_its_loop(self, names: set[str]) -> set[str]:
-        """Names assigned at the top level before the first top-level loop that records them."""
-        defined: set[str] = set()
-        done: set[str] = set()
+    def undefined_at_first_record(self) -> set[str]:
+        """Scalars recorded inside a compound statement before any top-level assignment defines them."""
+        defined = set(self.prog.fn.params)
+        missing: set[str] = set()
         for s in self.prog.fn.body:
-            if isinstance(s, For):
-                inside = {t.var for t in self.sites if t in set(walk_statements(s.body))}
-                done |= inside & names
-            elif s.var not in done:
-                defined.add(s.var)
-        return defined & names
+            if isinstance(s, (For, While, If)):
+                inside = set(walk_statements((s,)))
+                missing |= {t.var for t in self.sites if t in inside and not t.writes_element} - defined
+            defined |= written(s)
+        return missing
 
-    def forward_sweep(self, body: tuple[Stmt, ...], out: Writer) -> None:
+    # --- forward sweep ----------------------------------------------------------------------
+
+    def forward_sweep(self, body: tuple[Stmt, ...], out: Writer, exact: set[str] | None) -> None:
         for s in body:
+            here = exact if exact is not None else self.reserve(s, out)
             if isinstance(s, For):
-                for tape, top, size in self.reservations.get(s, ()):
-                    self.helpers.add("reserve")
-                    out.line(f"{tape} = reserve({tape}, {top} + {size})  # exact size: trip counts are known here")
-                with out.block(f"for {s.var} in {s.range_text()}"):
-                    self.forward_sweep(s.body, out)
-                continue
-            if s in self.sites:
-                self.record(s, out)
-            out.line(s.text())
+                self.forward_loop(s, f"for {s.var} in {s.range_text()}", out, here)
+            elif isinstance(s, While):
+                self.forward_loop(s, f"while {code(s.test)}", out, here)
+            elif isinstance(s, If):
+                self.forward_branch(s, out, here, "if")
+            elif isinstance(s, Break):
+                out.line("break")
+            elif isinstance(s, Permute):
+                out.line(s.text())
+            else:
+                if s in self.sites:
+                    target = code(s.target)
+                    reads_itself = s.var in value_sources(s.value)
+                    why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
+                    self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here)
+                out.line(s.text())
 
-    def record(self, s: Assign, out: Writer) -> None:
-        tape, top = self.tape_of(s)
-        target = code(s.target)
-        reason = "its own adjoint reads it" if s.var in value_sources(s.value) else "an adjoint reads it"
-        if s not in self.exact:  # trip count unknown at loop entry: grow by doubling
+    def forward_loop(self, loop: For | While, header: str, out: Writer, exact: set[str]) -> None:
+        counter = self.counters.get(loop)
+        if counter:
+            out.line(f"{counter} = 0")
+        with out.block(header):
+            if counter:
+                out.line(f"{counter} += 1")
+            self.forward_sweep(loop.body, out, exact)
+        if counter:
+            self.record(INT_TAPE, counter, "record the trip count", out, exact)
+
+    def forward_branch(self, s: If, out: Writer, exact: set[str], keyword: str) -> None:
+        decided = s in self.decisions
+        with out.block(f"{keyword} {code(s.test)}"):
+            self.forward_sweep(s.body, out, exact)
+            if decided:
+                self.record(INT_TAPE, "1", "record the branch taken", out, exact)
+        if not decided and len(s.orelse) == 1 and isinstance(s.orelse[0], If):
+            self.forward_branch(s.orelse[0], out, exact, "elif")
+        elif s.orelse or decided:
+            with out.block("else"):
+                self.forward_sweep(s.orelse, out, exact)
+                if decided:
+                    self.record(INT_TAPE, "0", "record the branch taken", out, exact)
+
+    def record(self, which: tuple[str, str], value: str, comment: str, out: Writer, exact: set[str]) -> None:
+        tape, top = which
+        if tape not in exact:  # no bound known at the entry of this statement: grow by doubling
             self.helpers.add("reserve")
             with out.block(f"if {top} == {tape}.shape[0]"):
                 out.line(f"{tape} = reserve({tape}, 2 * {top} + 16)")
-        out.line(f"{tape}[{top}] = {target}  # record {target}: overwritten next, and {reason}")
+        out.line(f"{tape}[{top}] = {value}  # {comment}")
         out.line(f"{top} += 1")
 
-    def plan_reservations(self) -> None:
-        """Sizes of the tapes per top-level loop nest, where the trip counts are known at its entry."""
-        self.reservations: dict[For, list[tuple[str, str, str]]] = {}
-        self.exact: set[Assign] = {s for s in self.sites if s not in self.in_loop}
-        for loop in self.prog.fn.body:
-            if not isinstance(loop, For):
-                continue
-            inside = set(walk_statements(loop.body))
-            written = {t.var for t in walk_statements((loop,))}
-            for tape, top in (("tape", "top"), ("itape", "itop")):
-                sites = {s for s in self.sites if s in inside and self.tape_of(s)[0] == tape}
-                size = self.records_per_run(loop, tape, written) if sites else None
-                if size is not None:
-                    self.reservations.setdefault(loop, []).append((tape, top, size))
-                    self.exact |= sites
+    def reserve(self, s: Stmt, out: Writer) -> set[str]:
+        """Before a top-level statement: reserve each tape to a bound of its records, where one is known."""
+        if not isinstance(s, (For, While, If)):
+            return {"tape", "itape"}  # straight-line records are counted in the first allocation
+        inside = assigned_names((s,))
+        exact = set()
+        for tape, top in (FLOAT_TAPE, INT_TAPE):
+            size = self.bound_stmt(s, tape, inside)
+            if size == "0":
+                exact.add(tape)
+            elif size is not None:
+                self.helpers.add("reserve")
+                out.line(
+                    f"{tape} = reserve({tape}, {top} + {size})  # room for all its records: trip counts are known here"
+                )
+                exact.add(tape)
+        return exact
 
-    def records_per_run(self, loop: For, tape: str, written: set[str]) -> str | None:
-        bounds = (loop.start, loop.stop, loop.step)
-        if any(names_in(b) & written for b in bounds):
-            return None
+    def bound(self, body: tuple[Stmt, ...], tape: str, inside: set[str]) -> str | None:
+        """An upper bound of the records `body` makes on `tape`, computable before it runs, or None."""
         terms = []
-        straight = sum(1 for s in loop.body if isinstance(s, Assign) and s in self.sites and self.tape_of(s)[0] == tape)
-        if straight:
-            terms.append(str(straight))
-        for inner in loop.body:
-            if isinstance(inner, For) and any(
-                isinstance(t, Assign) and t in self.sites for t in walk_statements(inner.body)
-            ):
-                size = self.records_per_run(inner, tape, written)
-                if size is None:
-                    return None
-                terms.append(size)
-        if not terms:
-            return None
-        per_iteration = terms[0] if len(terms) == 1 else f"({' + '.join(terms)})"
-        trips = _trip_count(loop)
-        return trips if per_iteration == "1" else f"{trips} * {per_iteration}"
+        for s in body:
+            term = self.bound_stmt(s, tape, inside)
+            if term is None:
+                return None
+            terms.append(term)
+        return _sum(terms)
+
+    def bound_stmt(self, s: Stmt, tape: str, inside: set[str]) -> str | None:
+        counts = "1" if tape == "itape" and s in self.counters else "0"
+        if isinstance(s, Assign):
+            return "1" if s in self.sites and self.tape_of(s)[0] == tape else "0"
+        if isinstance(s, If):
+            then, orelse = self.bound(s.body, tape, inside), self.bound(s.orelse, tape, inside)
+            if then is None or orelse is None:
+                return None
+            decision = "1" if tape == "itape" and s in self.decisions else "0"
+            return _sum([decision, _max(then, orelse)])
+        if isinstance(s, While):
+            body = self.bound(s.body, tape, inside)
+            return counts if body == "0" else None
+        if isinstance(s, For):
+            body = self.bound(s.body, tape, inside)
+            if body == "0" or body is None:
+                return counts if body == "0" else None
+            if any(names_in(b) & inside for b in (s.start, s.stop, s.step)):
+                return None
+            return _sum([counts, _times(_trip_count(s), body)])
+        return "0"
 
     def captured_value(self) -> str:
-        element_restored = {s.var for s in self.sites if s.writes_element}
+        """The primal result, copied where the reverse sweep will restore older elements."""
+        fn = self.prog.fn
+        restored = {s.var for s in self.sites if s.writes_element} | {n for p in self.permutes() for n in p.targets}
         items = []
-        for v in self.prog.fn.ret.values:
-            text = code(v)
-            items.append(f"{text}.copy()" if isinstance(v, cst.Name) and v.value in element_restored else text)
-        if self.prog.fn.ret.is_tuple:
-            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-        return items[0]
+        for v in fn.ret.values:
+            array = isinstance(v, cst.Name) and self.prog.kinds[v.value] == ARRAY and v.value in restored
+            items.append(f"{code(v)}.copy()" if array else code(v))
+        value = tuple_text(items) if fn.ret.is_tuple else items[0]
+        if fn.mutated:
+            value = tuple_text([value, *(f"{m}.copy()" for m in fn.mutated)])
+        return value
 
-    def initialize_adjoints(self, seeds: list[str], out: Writer) -> None:
+    def permutes(self) -> list[Permute]:
+        return [s for s in walk_statements(self.prog.fn.body) if isinstance(s, Permute)]
+
+    # --- reverse sweep ----------------------------------------------------------------------
+
+    def initialize_adjoints(self, seeds: list[str], written_seeds: list[str], out: Writer) -> None:
         prog = self.prog
         seeded: dict[str, list[str]] = {}
-        for v, seed in zip(prog.fn.ret.values, seeds, strict=True):
-            if isinstance(v, cst.Name) and prog.is_active(v.value):
-                seeded.setdefault(v.value, []).append(seed)
+        names = [v.value if isinstance(v, cst.Name) else None for v in prog.fn.ret.values] + list(prog.fn.mutated)
+        for name, seed in zip(names, seeds + written_seeds, strict=True):
+            if name is not None and prog.is_active(name):
+                seeded.setdefault(name, []).append(seed)
         for var in sorted(prog.activity.active | set(prog.wrt)):
             if var in seeded:
                 first, *rest = seeded[var]
@@ -255,42 +253,108 @@ class Reverser:
             else:
                 out.line(f"{bar(var)} = {code(prog.zero(var))}")
 
-    def has_reverse_work(self, body: tuple[Stmt, ...]) -> bool:
-        return any(isinstance(s, Assign) and (s in self.sites or self.adjoints[s]) for s in walk_statements(body))
-
     def reverse_sweep(self, body: tuple[Stmt, ...], out: Writer) -> None:
         for s in reversed(body):
-            if isinstance(s, For):
-                if self.has_reverse_work(s.body):
-                    with out.block(f"for {s.var} in {self.reversed_range(s)}"):
-                        self.reverse_sweep(s.body, out)
-                continue
-            lines = self.adjoints[s]
-            if lines:
-                out.comment(f"adjoint of: {s.text()}")
-            if s in self.sites:
-                tape, top = self.tape_of(s)
-                out.line(f"{top} -= 1")
-                out.line(f"{code(s.target)} = {tape}[{top}]  # restore the value {code(s.target)} had before")
-            out.emit(lines)
+            if isinstance(s, (For, While)):
+                if self.has_work(s.body):
+                    self.reverse_loop(s, out)
+            elif isinstance(s, If):
+                if s in self.decisions:
+                    self.reverse_branch(s, out)
+            elif isinstance(s, Permute):
+                out.line(f"{', '.join(s.sources)} = {', '.join(s.targets)}  # undo: {s.text()}")
+                if any(self.prog.is_active(t) for t in s.targets):
+                    out.line(f"{', '.join(map(bar, s.sources))} = {', '.join(map(bar, s.targets))}")
+            elif isinstance(s, Assign):
+                self.reverse_assign(s, out)
 
-    def reversed_range(self, loop: For) -> str:
+    def reverse_assign(self, s: Assign, out: Writer) -> None:
+        lines = self.adjoints.lines[s]
+        if lines:
+            out.comment(f"adjoint of: {s.text()}")
+        if s in self.sites:
+            tape, top = self.tape_of(s)
+            out.line(f"{top} -= 1")
+            out.line(f"{code(s.target)} = {tape}[{top}]  # restore the value {code(s.target)} had before")
+        out.emit(lines)
+
+    def reverse_branch(self, s: If, out: Writer) -> None:
+        out.line("itop -= 1")
+        then, orelse = self.has_work(s.body), self.has_work(s.orelse)
+        with out.block(f"if itape[itop] == {1 if then else 0}"):
+            self.reverse_sweep(s.body if then else s.orelse, out)
+        if then and orelse:
+            with out.block("else"):
+                self.reverse_sweep(s.orelse, out)
+
+    def reverse_loop(self, loop: For | While, out: Writer) -> None:
+        counter = self.counters.get(loop)
+        if counter:
+            out.line("itop -= 1")
+            out.line(f"{counter} = itape[itop]")
+        if isinstance(loop, While):
+            with out.block(f"for {self.prog.namer.fresh('_')} in range({counter})"):
+                self.reverse_sweep(loop.body, out)
+            return
+        header, index = self.reversed_range(loop, counter)
+        with out.block(header):
+            if index:
+                out.line(index)
+            self.reverse_sweep(loop.body, out)
+
+    def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
+        """The header of the reversed loop, and a line that sets the loop variable if it cannot."""
         start, stop, step = loop.start, loop.stop, loop.step
-        first = _minus_one(start)
-        if code(step) == "1":
-            return f"range({_minus_one(stop)}, {first}, -1)"
-        self.helpers.add("last_index")
-        return f"range(last_index({code(start)}, {code(stop)}, {code(step)}), {first}, -{code(paren(step))})"
+        if not is_number(step):
+            k = self.prog.namer.fresh("k")
+            trips = counter or f"len(range({code(start)}, {code(stop)}, {code(step)}))"
+            return f"for {k} in range({trips} - 1, -1, -1)", f"{loop.var} = {code(start)} + {k} * {code(paren(step))}"
+        k = int(number_value(step))
+        toward = -1 if k > 0 else 1  # one step before start, in the direction the loop went
+        first = _offset(start, toward)
+        if counter:
+            last = f"{code(paren(start))} + ({counter} - 1) * {k}" if code(start) != "0" else f"({counter} - 1) * {k}"
+            if k == 1:
+                last = f"{counter} - 1" if code(start) == "0" else f"{code(paren(start))} + {counter} - 1"
+        elif k in (1, -1):
+            last = _offset(stop, -k)
+        else:
+            self.helpers.add("last_index")
+            last = f"last_index({code(start)}, {code(stop)}, {k})"
+        tail = "" if -k == 1 else f", {-k}"
+        return f"for {loop.var} in range({last}, {first}{tail})", None
 
 
-def _minus_one(node: cst.BaseExpression) -> str:
+def _offset(node: cst.BaseExpression, delta: int) -> str:
     if isinstance(node, cst.Integer):
-        return str(int(node.value) - 1)
-    return f"{code(paren(node))} - 1"
+        return str(int(node.value) + delta)
+    sign = "+" if delta > 0 else "-"
+    return f"{code(paren(node))} {sign} {abs(delta)}"
 
 
 def _trip_count(loop: For) -> str:
-    start, stop, step = code(loop.start), code(paren(loop.stop)), code(loop.step)
-    if step == "1":
+    start, stop = code(loop.start), code(paren(loop.stop))
+    if code(loop.step) == "1":
         return stop if start == "0" else f"({stop} - {code(paren(loop.start))})"
-    return f"len(range({start}, {code(loop.stop)}, {step}))"
+    return f"len(range({start}, {code(loop.stop)}, {code(loop.step)}))"
+
+
+def _sum(terms: list[str]) -> str:
+    terms = [t for t in terms if t != "0"]
+    if not terms:
+        return "0"
+    if all(t.isdigit() for t in terms):
+        return str(sum(int(t) for t in terms))
+    return terms[0] if len(terms) == 1 else f"({' + '.join(terms)})"
+
+
+def _max(a: str, b: str) -> str:
+    if a == b or b == "0":
+        return a
+    if a == "0":
+        return b
+    return f"max({a}, {b})"
+
+
+def _times(a: str, b: str) -> str:
+    return a if b == "1" else f"{a} * {b}"

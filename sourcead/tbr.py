@@ -5,16 +5,17 @@ every later statement undone. A statement that overwrites a variable whose old v
 sweep still reads (the adjoint of an earlier statement, or its own adjoint) records the old
 value on the tape first, and the reverse sweep restores it at the mirror point. A variable is
 *needed* from the point where an adjoint reads it until it is overwritten. This is a forward
-data-flow problem over the statements, iterated to a fixed point around loops. Loop variables
-are never recorded: the reversed loop recomputes them. Arrays are tracked as a whole: once any
-element is needed, each element overwrite is recorded.
+data-flow problem over the statements: branches join by union, loops iterate to a fixed point.
+Loop variables are never recorded (the reversed loop recomputes them), nor are branch
+decisions' operands (the decision itself is recorded). Arrays are tracked as a whole: once any
+element is needed, each element overwrite is recorded. `a, b = b, a` permutes the needed set.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .core import Assign, For, Stmt
+from .core import Assign, For, If, Permute, Stmt, While
 from .exprs import names_in, subscript_indices
 
 
@@ -31,25 +32,34 @@ def to_be_recorded(body: tuple[Stmt, ...], reads: Mapping[Assign, set[str]], pri
 def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
     for stmt in body:
         if isinstance(stmt, For):
-            needed = _loop(stmt, needed, reads, primal, sites)
-            continue
-        read = reads.get(stmt, set())
-        if stmt.var in needed or stmt.var in read:
-            sites.add(stmt)
-            if stmt.writes_element:  # the restore reads the indices
-                read = read | _index_names(stmt) & primal
-        needed = needed | read
-        if not stmt.writes_element:
-            needed = needed - {stmt.var}
+            header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal
+            needed = _loop(stmt.body, (needed | header) - {stmt.var}, {stmt.var}, reads, primal, sites)
+        elif isinstance(stmt, While):
+            needed = _loop(stmt.body, needed, set(), reads, primal, sites)
+        elif isinstance(stmt, If):
+            then = _block(stmt.body, needed, reads, primal, sites)
+            needed = then | _block(stmt.orelse, needed, reads, primal, sites)
+        elif isinstance(stmt, Permute):
+            moved = dict(zip(stmt.targets, stmt.sources, strict=True))
+            needed = {n for n in needed if n not in moved} | {t for t, s in moved.items() if s in needed}
+        elif isinstance(stmt, Assign):
+            needed = _assign(stmt, needed, reads.get(stmt, set()), primal, sites)
     return needed
 
 
-def _loop(stmt: For, needed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
-    header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal
-    entry = (needed | header) - {stmt.var}
+def _assign(stmt: Assign, needed: set[str], read: set[str], primal: set[str], sites: set[Assign]) -> set[str]:
+    if stmt.var in needed or stmt.var in read:
+        sites.add(stmt)
+        if stmt.writes_element:  # the restore reads the indices
+            read = read | _index_names(stmt) & primal
+    needed = needed | read
+    return needed if stmt.writes_element else needed - {stmt.var}
+
+
+def _loop(body, entry: set[str], recomputed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
     while True:
-        exit_ = _block(stmt.body, entry, reads, primal, sites)
-        widened = entry | (exit_ - {stmt.var})
+        exit_ = _block(body, entry, reads, primal, sites)
+        widened = entry | (exit_ - recomputed)
         if widened == entry:
             return entry | exit_
         entry = widened

@@ -9,17 +9,18 @@ SCALE = 2.0
 TABLE = np.ones(3)
 
 
-def uses_if(x):
-    y = x
-    if x > 0.0:  # error: if
+def uses_try(x):
+    try:  # error: try
         y = 2.0 * x
+    except ValueError:
+        y = x
     return y
 
 
-def uses_while(x):
-    while x > 1.0:  # error: while
-        x = x / 2.0
-    return x
+def uses_is(x, y):
+    if x is y:  # error: is
+        return x
+    return y
 
 
 def uses_list_comprehension(x):
@@ -31,10 +32,9 @@ def uses_unknown_function(x):
     return np.fft.fft(x)  # error: unknown function
 
 
-def early_return(x):
-    for i in range(3):
-        return x  # error: return
-    return x
+def falls_through(x):
+    if x > 0.0:  # error: every path
+        return x
 
 
 def reads_global_array(x):
@@ -46,9 +46,9 @@ def uses_slice(x):
     return y[0]
 
 
-def writes_argument(x):
-    x[0] = 1.0  # error: argument write
-    return x[0]
+def uses_lambda(x):
+    f = lambda v: v * 2.0  # error: lambda  # noqa: E731
+    return f(x)
 
 
 def reads_loop_var_after_loop(x):

@@ -23,14 +23,14 @@ def _marked_line(func, marker: str) -> int:
 @pytest.mark.parametrize(
     "func, marker, needle, token",
     [
-        (bad.uses_if, "if", "if", "if"),
-        (bad.uses_while, "while", "while", "while"),
+        (bad.uses_try, "try", "try", "try"),
+        (bad.uses_is, "is", "comparisons", "is"),
         (bad.uses_list_comprehension, "comprehension", "`sum`", "sum("),
         (bad.uses_unknown_function, "unknown function", "np.fft.fft", "np.fft.fft"),
-        (bad.early_return, "return", "last statement", "return"),
+        (bad.falls_through, "every path", "every path", "if"),
         (bad.reads_global_array, "global array", "TABLE", "TABLE"),
         (bad.uses_slice, "slice", "slices", "1:"),
-        (bad.writes_argument, "argument write", "argument array `x`", "x[0]"),
+        (bad.uses_lambda, "lambda", "lambda", "lambda"),
         (bad.reads_loop_var_after_loop, "loop variable", "loop variable `i`", "i  #"),
         (bad.mixed_indices, "indices", "indices", "return"),
     ],

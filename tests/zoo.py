@@ -306,6 +306,121 @@ def _heat_initial(rng: np.random.Generator):
     return u0, _uniform(rng, 0.2, 0.3)
 
 
+# --- control flow ----------------------------------------------------------------------------
+
+
+def branches(x, y):
+    # if/elif/else on values that carry derivatives, inside and outside a loop
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            s += x[i] * y
+        elif x[i] > -0.5:
+            s -= math.sin(x[i]) * y * y
+        else:
+            s += 2.0 * x[i]
+    if s > 0.0:
+        s = s * s
+    return s
+
+
+def choose_min_max(x, y):
+    # conditional expressions, min, max and abs of active values
+    s = 0.0
+    for i in range(x.shape[0]):
+        a = x[i] * y if x[i] > 0.0 else x[i] - y
+        s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
+    return s
+
+
+def newton_sqrt(a):
+    # a while loop with a data-dependent trip count
+    x = a
+    while abs(x * x - a) > 1e-13 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def logistic_long(r, x0):
+    x = x0
+    for _k in range(1000):
+        x = r * x * (1.0 - x)
+    return x
+
+
+def first_passage(x, limit):
+    # break out of a loop, and return early from inside a loop
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+        if s > limit:
+            break
+    t = 0.0
+    for i in range(x.shape[0]):
+        t += math.exp(0.1 * x[i])
+        if t > 2.0 * limit:
+            return s * t
+    return s + t
+
+
+def skip_negatives(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0.0:
+            continue
+        s += math.sqrt(x[i] + 1.0) * x[i]
+    return s
+
+
+def backwards_strides(x):
+    # negative steps, strides, bounds computed in the function
+    n = x.shape[0]
+    s = 0.0
+    for i in range(n - 1, -1, -1):
+        s = 0.5 * s + x[i] * x[i]
+    last = n - 2
+    for i in range(last, 0, -2):
+        s += x[i] * s
+    for i in range(1, n, 3):
+        s -= x[i]
+    return s
+
+
+def swap_scalars(a, b):
+    for _k in range(5):
+        a, b = b, a * b + 0.5
+        a, b = b, a
+    return a * b + a
+
+
+def heat_swap(u0, kappa, n_steps):
+    # explicit Euler with two buffers that exchange roles every step
+    n = u0.shape[0]
+    u = u0.copy()
+    v = np.zeros(n)
+    for _step in range(n_steps):
+        v[0] = u[0]
+        v[n - 1] = u[n - 1]
+        for i in range(1, n - 1):
+            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, v = v, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return 0.5 * s
+
+
+def while_in_for(x):
+    # a while loop nested in a for loop, trip counts differ per element
+    s = 0.0
+    for i in range(x.shape[0]):
+        y = x[i]
+        while y > 1.0:
+            y = 0.5 * y + 0.05 * x[i]
+        s += y * y
+    return s
+
+
 ZOO: list[Case] = [
     Case("poly2", poly2, lambda rng: (_uniform(rng, -2, 2), _uniform(rng, -2, 2)), ("x", "y"), True),
     Case(
@@ -407,4 +522,28 @@ ZOO: list[Case] = [
         ("x",),
         True,
     ),
+    Case("branches", branches, lambda rng: (rng.uniform(-1.5, 1.5, 9), _uniform(rng, 0.5, 1.5)), ("x", "y"), True),
+    Case(
+        "choose_min_max",
+        choose_min_max,
+        lambda rng: (rng.uniform(-1.0, 1.0, 7), _uniform(rng, 0.2, 0.8)),
+        ("x", "y"),
+        True,
+    ),
+    Case("newton_sqrt", newton_sqrt, lambda rng: (_uniform(rng, 2.0, 5.0),), ("a",), True),
+    Case(
+        "logistic_long",
+        logistic_long,
+        lambda rng: (_uniform(rng, 2.6, 2.8), _uniform(rng, 0.3, 0.6)),
+        ("r", "x0"),
+        True,
+    ),
+    Case("first_passage", first_passage, lambda rng: (rng.standard_normal(12), 3.0), ("x",), True),
+    Case("skip_negatives", skip_negatives, lambda rng: (rng.standard_normal(9),), ("x",), True),
+    Case("backwards_strides", backwards_strides, lambda rng: (0.5 * rng.standard_normal(10),), ("x",), True),
+    Case(
+        "swap_scalars", swap_scalars, lambda rng: (_uniform(rng, 0.5, 0.9), _uniform(rng, 0.5, 0.9)), ("a", "b"), True
+    ),
+    Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
+    Case("while_in_for", while_in_for, lambda rng: (rng.uniform(0.2, 6.0, 6),), ("x",), True),
 ]

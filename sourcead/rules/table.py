@@ -38,6 +38,8 @@ ELEMENTWISE: dict[str, Rule] = _rules(
     Rule("math.tanh", ("1.0 - {z} * {z}",)),
     Rule("math.pow", ("{y} * math.pow({x}, {y} - 1.0)", "math.log({x}) * {z}")),
     Rule("abs", ("math.copysign(1.0, {x})",)),
+    Rule("min", ("(1.0 if {x} <= {y} else 0.0)", "(0.0 if {x} <= {y} else 1.0)")),
+    Rule("max", ("(1.0 if {x} >= {y} else 0.0)", "(0.0 if {x} >= {y} else 1.0)")),
     Rule("float", ("1.0",), linear=True),
 )
 

@@ -14,7 +14,7 @@ def augmented_muldiv_vjp(x, y, out_bar):
     # forward sweep
     p = 1.0
     s = 0.0
-    tape = reserve(tape, top + x.shape[0] * 2)  # exact size: trip counts are known here
+    tape = reserve(tape, top + x.shape[0] * 2)  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1

@@ -15,13 +15,13 @@ def copy_modify_vjp(x, out_bar):
     # forward sweep
     y = x.copy()
     stop = y.shape[0]
-    tape = reserve(tape, top + stop)  # exact size: trip counts are known here
+    tape = reserve(tape, top + stop)  # room for all its records: trip counts are known here
     for i in range(stop):
         tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * y[i] + 1.0
     stop_1 = y.shape[0]
-    tape = reserve(tape, top + (stop_1 - 1))  # exact size: trip counts are known here
+    tape = reserve(tape, top + (stop_1 - 1))  # room for all its records: trip counts are known here
     for i in range(1, stop_1):
         tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1

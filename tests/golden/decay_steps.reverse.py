@@ -14,7 +14,7 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
     # forward sweep
     y = y0
     dt = 0.05
-    tape = reserve(tape, top + n_steps)  # exact size: trip counts are known here
+    tape = reserve(tape, top + n_steps)  # room for all its records: trip counts are known here
     for _k in range(n_steps):
         tape[top] = y  # record y: overwritten next, and its own adjoint reads it
         top += 1

@@ -15,7 +15,7 @@ def elementwise_inplace_vjp(x, y, out_bar):
     # forward sweep
     z = x.copy()
     stop = z.shape[0]
-    tape = reserve(tape, top + stop * 4)  # exact size: trip counts are known here
+    tape = reserve(tape, top + stop * 4)  # room for all its records: trip counts are known here
     for i in range(stop):
         tape[top] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
         top += 1

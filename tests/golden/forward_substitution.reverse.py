@@ -11,11 +11,11 @@ def forward_substitution_vjp(L, b, out_bar):
     # active (carry derivatives): L, b, r, x
     tape = np.empty(0)
     top = 0
-    r = 0.0  # recorded in a loop: defined before its first record
+    r = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = b.shape[0]
     x = np.zeros_like(b)
-    tape = reserve(tape, top + n * 2)  # exact size: trip counts are known here
+    tape = reserve(tape, top + n * 2)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = r  # record r: overwritten next, and an adjoint reads it
         top += 1

@@ -12,11 +12,11 @@ def gram_vjp(X, out_bar):
     # active (carry derivatives): G, X, s
     tape = np.empty(0)
     top = 0
-    s = 0.0  # recorded in a loop: defined before its first record
+    s = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = X.shape[0]
     G = np.zeros((n, n))
-    tape = reserve(tape, top + n * n)  # exact size: trip counts are known here
+    tape = reserve(tape, top + n * n)  # room for all its records: trip counts are known here
     for i in range(n):
         for j in range(n):
             tape[top] = s  # record s: overwritten next, and an adjoint reads it

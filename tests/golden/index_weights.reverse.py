@@ -11,10 +11,10 @@ def index_weights_vjp(x, out_bar):
     # active (carry derivatives): s, x
     tape = np.empty(0)
     top = 0
-    w = 0.0  # recorded in a loop: defined before its first record
+    w = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
-    tape = reserve(tape, top + x.shape[0])  # exact size: trip counts are known here
+    tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = w  # record w: overwritten next, and an adjoint reads it
         top += 1

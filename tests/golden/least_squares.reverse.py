@@ -11,10 +11,10 @@ def least_squares_vjp(A, x, b, out_bar):
     # active (carry derivatives): A, b, r, s, x
     tape = np.empty(0)
     top = 0
-    r = 0.0  # recorded in a loop: defined before its first record
+    r = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
-    tape = reserve(tape, top + A.shape[0])  # exact size: trip counts are known here
+    tape = reserve(tape, top + A.shape[0])  # room for all its records: trip counts are known here
     for i in range(A.shape[0]):
         tape[top] = r  # record r: overwritten next, and an adjoint reads it
         top += 1

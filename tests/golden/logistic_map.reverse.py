@@ -13,7 +13,7 @@ def logistic_map_vjp(r, y0, out_bar):
     top = 0
     # forward sweep
     y = y0
-    tape = reserve(tape, top + 50)  # exact size: trip counts are known here
+    tape = reserve(tape, top + 50)  # room for all its records: trip counts are known here
     for _k in range(50):
         tape[top] = y  # record y: overwritten next, and its own adjoint reads it
         top += 1

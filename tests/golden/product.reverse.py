@@ -13,7 +13,7 @@ def product_vjp(x, out_bar):
     top = 0
     # forward sweep
     p = 1.0
-    tape = reserve(tape, top + x.shape[0])  # exact size: trip counts are known here
+    tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1

@@ -14,12 +14,11 @@ def repeated_updates_vjp(x, a, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    stop = 0  # recorded in a loop: defined before its first record
+    stop = 0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     y = x.copy()
+    itape = reserve(itape, itop + 5)  # room for all its records: trip counts are known here
     for _k in range(5):
-        if itop == itape.shape[0]:
-            itape = reserve(itape, 2 * itop + 16)
         itape[itop] = stop  # record stop: overwritten next, and an adjoint reads it
         itop += 1
         stop = y.shape[0]

@@ -11,11 +11,11 @@ def reversed_reads_vjp(x, out_bar):
     # active (carry derivatives): s, t, x
     tape = np.empty(0)
     top = 0
-    t = 0.0  # recorded in a loop: defined before its first record
+    t = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = len(x)
     s = 0.0
-    tape = reserve(tape, top + n)  # exact size: trip counts are known here
+    tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = t  # record t: overwritten next, and an adjoint reads it
         top += 1

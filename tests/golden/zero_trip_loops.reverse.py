@@ -15,12 +15,12 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
     s = 0.0
     for i in range(x.shape[0]):
         s += x[i] * x[i]
-    tape = reserve(tape, top + n_extra)  # exact size: trip counts are known here
+    tape = reserve(tape, top + n_extra)  # room for all its records: trip counts are known here
     for _k in range(n_extra):
         tape[top] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * x[0]
-    tape = reserve(tape, top + (1 - 1))  # exact size: trip counts are known here
+    tape = reserve(tape, top + (1 - 1))  # room for all its records: trip counts are known here
     for i in range(1, 1):
         tape[top] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1

@@ -1,0 +1,112 @@
+"""The adjoint of one assignment, as lines of code (used by `reverse.py`).
+
+Each active assignment's adjoint reads the values its partial derivatives need (recomputing
+intermediate values inside the statement) and accumulates into the adjoints of its operands.
+What those lines read is what the to-be-recorded analysis must keep available.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .activity import value_sources
+from .core import Assign, For, Permute, Stmt, While, walk_statements
+from .emit import Line
+from .exprs import dotted, negate, number, unparen
+from .kinds import ARRAY
+from .linearize import Node, adjoint
+from .naming import bar
+from .program import Program
+
+
+class StatementAdjoints:
+    def __init__(self, prog: Program):
+        self.prog = prog
+        self.statements = list(walk_statements(prog.fn.body))
+        self.in_loop = {
+            s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
+        }
+        self.element_written = {s.var for s in self.statements if isinstance(s, Assign) and s.writes_element}
+        self.lines = {s: self.of(s) for s in self.statements if isinstance(s, Assign)}
+
+    def of(self, s: Assign) -> list[Line]:
+        prog = self.prog
+        if not prog.is_active(s.var):
+            return []
+        if prog.kinds[s.var] == ARRAY and not s.writes_element:
+            return self.array_assignment(s)
+        lin = prog.linearize(s.value, s.origin)
+        target_bar = prog.shadow(s.target, "_bar")
+        if lin.root is None:
+            return [Line(target_bar, "=", number(0.0))] if self.needs_reset(s) else []
+        lines = [Line(cst.Name(t), "=", value) for t, value in lin.bindings]
+        if s.accumulate is not None:
+            seed = target_bar if s.accumulate == "+" else negate(target_bar)
+            self.propagate(lin.root, seed, lines)
+        elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
+            seed = cst.Name(prog.namer.temp())
+            lines += [Line(seed, "=", target_bar), Line(target_bar, "=", number(0.0))]
+            self.propagate(lin.root, seed, lines)
+        else:
+            self.propagate(lin.root, target_bar, lines)
+            if self.needs_reset(s):
+                lines.append(Line(target_bar, "=", number(0.0)))
+        return lines
+
+    def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
+        def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
+            if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
+                lines.append(Line(self.prog.shadow(leaf, "_bar"), "-=", unparen(g.expression)))
+            else:
+                lines.append(Line(self.prog.shadow(leaf, "_bar"), "+=", g))
+
+        def bind(value: cst.BaseExpression) -> cst.BaseExpression:
+            temp = cst.Name(self.prog.namer.temp())
+            lines.append(Line(temp, "=", value))
+            return temp
+
+        adjoint(root, seed, accumulate, bind)
+
+    def array_assignment(self, s: Assign) -> list[Line]:
+        """`b = a.copy()` sends b's adjoint to a; `b = np.zeros(n)` is a constant."""
+        prog = self.prog
+        defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
+        if len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params:
+            raise prog.parsed.error(
+                f"the array `{s.var}` carries a derivative and is assigned more than once or inside a loop",
+                s.origin,
+                "Create each differentiated array once, before the loops, write into its elements, "
+                "and exchange buffers with `u, v = v, u`.",
+            )
+        value = s.value
+        source = None
+        if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
+            source = value.func.value  # type: ignore[attr-defined]
+        elif isinstance(value, cst.Name):
+            if {s.var, value.value} & self.element_written:
+                raise prog.parsed.error(
+                    f"`{s.var} = {value.value}` makes two names for one array that is then written, "
+                    "which reverse mode does not support yet",
+                    s.origin,
+                    f"Write `{s.var} = {value.value}.copy()`.",
+                )
+            source = value  # never written: the same as a copy
+        if isinstance(source, cst.Name) and prog.is_active(source.value):
+            return [Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var)))]
+        return []  # a fresh constant array
+
+    def needs_reset(self, s: Assign) -> bool:
+        """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""
+        if s.writes_element or s.var in self.prog.fn.params or s in self.in_loop:
+            return True
+        earlier = self.statements[: self.statements.index(s)]
+        return any(
+            isinstance(t, Assign) and t.var == s.var or isinstance(t, Permute) and s.var in t.targets for t in earlier
+        )
+
+    def has_work(self, body: tuple[Stmt, ...], sites: set[Assign]) -> bool:
+        """Does the reverse sweep of `body` do anything (adjoints, restores, un-permuting)?"""
+        return any(
+            isinstance(s, Permute) or isinstance(s, Assign) and (s in sites or self.lines[s])
+            for s in walk_statements(body)
+        )
