@@ -8,8 +8,11 @@ vf = ad.vjp(f, wrt=0)          # vf(*args, cotangent=c) -> (value, c^T J)
 """
 
 from ._version import __version__
-from .api import differentiable, grad, jvp, value_and_grad, vjp
-from .errors import AliasingError, SourceADError
+from .threads import use_threadsafe_layer
+
+use_threadsafe_layer()
+from .api import differentiable, grad, jvp, value_and_grad, vjp  # noqa: E402
+from .errors import AliasingError, SourceADError  # noqa: E402
 
 __all__ = [
     "AliasingError",

@@ -81,10 +81,14 @@ def module_text(header: str, function: str, constants: tuple[tuple[str, object],
     imports = []
     if "math." in function:
         imports.append("import math\n")
+    if "numba." in function:
+        imports.append("import numba\n")
     if "np." in function:
         imports.append("import numpy as np\n")
     if imports:
         parts.append("".join(imports))
+    if "prange(" in function:
+        parts.append("from numba import prange\n")
     if helpers:
         parts.append(f"from sourcead.runtime import {', '.join(sorted(helpers))}\n")
     if constants:

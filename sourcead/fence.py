@@ -124,8 +124,6 @@ class Fence:
                 "only loops over range(...) are supported",
                 "Loop over indices: `for i in range(len(x))`, then read x[i].",
             )
-        if key == "prange":
-            self.fail(it, "prange loops are not supported yet", "Use range(...) for now.")
         if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
             self.fail(it, "range takes 1 to 3 positional arguments")
         if len(it.args) == 3 and isinstance(it.args[2].value, cst.Integer) and int(it.args[2].value.value) == 0:

@@ -15,24 +15,29 @@ the tape grows by doubling.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from .activity import value_sources
 from .adjoint import StatementAdjoints
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
-from .emit import Writer, tuple_text
-from .exprs import code, is_number, names_in, number_value, paren
+from .emit import Line, Writer, tuple_text
+from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .kinds import ARRAY, BOOL, INT
 from .naming import bar
+from .parallel import ParallelLoop, plan_parallel
 from .program import Program
-from .tbr import to_be_recorded
+from .tbr import record_in_iteration, to_be_recorded
 
 FLOAT_TAPE, INT_TAPE = ("tape", "top"), ("itape", "itop")
 
 
-def reverse_function(prog: Program) -> tuple[str, list[str]]:
-    """The text of `f_vjp` and the runtime helpers it calls."""
-    return Reverser(prog).function()
+def reverse_function(prog: Program) -> tuple[str, list[str], bool]:
+    """The text of `f_vjp`, the runtime helpers it calls, and whether it takes a thread count last."""
+    reverser = Reverser(prog)
+    text, helpers = reverser.function()
+    return text, helpers, reverser.uses_threads
 
 
 class Reverser:
@@ -43,8 +48,9 @@ class Reverser:
         self.primal = set(fn.params) | assigned_names(fn.body)
         lines = self.adjoints.lines
         reads = {s: set().union(*(line.reads() for line in ls)) & self.primal for s, ls in lines.items()}
-        self.sites = to_be_recorded(fn.body, reads, self.primal)
         statements = list(walk_statements(fn.body))
+        self.plan_parallel_loops(statements, reads)
+        self.tapes = (FLOAT_TAPE, INT_TAPE)
         work = self.has_work
         self.decisions = {s for s in statements if isinstance(s, If) and (work(s.body) or work(s.orelse))}
         self.counters = {
@@ -52,15 +58,77 @@ class Reverser:
             for s in statements
             if isinstance(s, (For, While)) and (isinstance(s, While) or has_break(s)) and work(s.body)
         }
+        self.plan_registers()
+        self.replaying: ParallelLoop | None = None
+        self.replaying_loops: set[For] = set()
+        self.n_threads = prog.namer.fresh("n_threads")
         self.helpers: set[str] = set()
+
+    def plan_parallel_loops(self, statements: list[Stmt], reads: dict[Assign, set[str]]) -> None:
+        """Decide which prange loops get a parallel adjoint (`parallel.py`), then the records."""
+        self.parallel: dict[For, ParallelLoop] = {}
+        self.serial_reason: dict[For, str] = {}
+        nested = {t for s in statements if isinstance(s, For) and s.parallel for t in walk_statements(s.body)}
+        for loop in statements:
+            if isinstance(loop, For) and loop.parallel and loop not in nested:
+                plan, why = plan_parallel(loop, lambda a: reads.get(a, set()))
+                if plan is None:
+                    self.serial_reason[loop] = why
+                else:
+                    self.parallel[loop] = plan
+        while True:
+            opaque = {loop: (plan.reads, plan.writes) for loop, plan in self.parallel.items()}
+            sites, conflicts = to_be_recorded(self.prog.fn.body, reads, self.primal, opaque)
+            if not conflicts:
+                break
+            for loop in conflicts:
+                del self.parallel[loop]
+                self.serial_reason[loop] = (
+                    "a value it overwrites is still needed by the adjoint of an earlier statement"
+                )
+        for loop in self.parallel:
+            sites |= record_in_iteration(loop.body, reads, self.primal)
+        self.sites = sites
+        self.in_parallel = {s for loop in self.parallel for s in walk_statements(loop.body)}
+        self.thread_rows = {loop: self.scattered_arrays(plan) for loop, plan in self.parallel.items()}
+
+    def plan_registers(self) -> None:
+        """Records made once per replayed parallel iteration live in local variables, not on a tape."""
+        self.registers: dict[Stmt, str] = {}
+        for loop in self.parallel:
+            for s in _once_per_iteration(loop.body):
+                if s in self.sites:
+                    self.registers[s] = self.prog.namer.fresh(f"{s.var}_old")  # type: ignore[union-attr]
+                elif s in self.decisions:
+                    self.registers[s] = self.prog.namer.fresh("branch")
+                elif s in self.counters:
+                    self.registers[s] = self.counters[s]  # the counter itself survives the replay
+
+    def scattered_arrays(self, plan: ParallelLoop) -> list[str]:
+        """Shared arrays whose adjoint the loop accumulates at indices other than the loop index."""
+        found = set()
+        for s in walk_statements(plan.loop.body):
+            for line in self.adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
+                target = line.target
+                if isinstance(target, cst.Subscript) and line.op != "=" and not plan.at_loop_index(target):
+                    array = target.value.value[: -len("_bar")]  # type: ignore[union-attr]
+                    if array not in plan.private:
+                        found.add(array)
+        return sorted(found)
+
+    @property
+    def uses_threads(self) -> bool:
+        return any(self.thread_rows.values())
 
     def has_work(self, body: tuple[Stmt, ...]) -> bool:
         return self.adjoints.has_work(body, self.sites)
 
+    def tape_index(self, s: Assign) -> int:
+        """0: the float tape; 1: the int tape."""
+        return 1 if not s.writes_element and self.prog.kinds[s.var] in (INT, BOOL) else 0
+
     def tape_of(self, s: Assign) -> tuple[str, str]:
-        if not s.writes_element and self.prog.kinds[s.var] in (INT, BOOL):
-            return INT_TAPE
-        return FLOAT_TAPE
+        return self.tapes[self.tape_index(s)]
 
     # --- the whole function -----------------------------------------------------------------
 
@@ -71,7 +139,8 @@ class Reverser:
         written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
         value = namer.fresh("value")
         out = Writer()
-        with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds)})"):
+        threads = [self.n_threads] if self.uses_threads else []
+        with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds + threads)})"):
             out.comment(f"reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}")
             active = sorted(prog.activity.active)
             out.comment(f"active (carry derivatives): {', '.join(active) if active else 'none'}")
@@ -88,78 +157,114 @@ class Reverser:
 
     def allocate_tapes(self, out: Writer) -> None:
         top_level = set(self.prog.fn.body)
-        uses_int = bool(self.decisions or self.counters)
-        for (tape, top), dtype in ((FLOAT_TAPE, ""), (INT_TAPE, ", np.int64")):
-            sites = [s for s in self.sites if self.tape_of(s)[0] == tape]
-            if sites or (tape == "itape" and uses_int):
-                straight = sum(1 for s in sites if s in top_level)
+        sites = self.sites - self.in_parallel
+        uses_int = bool((set(self.decisions) | set(self.counters)) - self.in_parallel)
+        for index, ((tape, top), dtype) in enumerate(((FLOAT_TAPE, ""), (INT_TAPE, ", np.int64"))):
+            mine = [s for s in sites if self.tape_index(s) == index]
+            if mine or (index == 1 and uses_int):
+                straight = sum(1 for s in mine if s in top_level)
                 out.line(f"{tape} = np.empty({straight}{dtype})")
                 out.line(f"{top} = 0")
         for var in sorted(self.undefined_at_first_record()):
-            kind = self.prog.kinds[var]
-            zero = {INT: "0", BOOL: "False"}.get(kind, "0.0")
-            out.line(f"{var} = {zero}  # recorded before it is first assigned: give it a typed value")
+            out.line(f"{var} = {self.typed_zero(var)}  # recorded before it is first assigned: give it a typed value")
+
+    def typed_zero(self, var: str) -> str:
+        return {INT: "0", BOOL: "False"}.get(self.prog.kinds[var], "0.0")
 
     def undefined_at_first_record(self) -> set[str]:
         """Scalars recorded inside a compound statement before any top-level assignment defines them."""
         defined = set(self.prog.fn.params)
         missing: set[str] = set()
+        sites = self.sites - self.in_parallel
         for s in self.prog.fn.body:
             if isinstance(s, (For, While, If)):
                 inside = set(walk_statements((s,)))
-                missing |= {t.var for t in self.sites if t in inside and not t.writes_element} - defined
+                missing |= {t.var for t in sites if t in inside and not t.writes_element} - defined
             defined |= written(s)
         return missing
 
     # --- forward sweep ----------------------------------------------------------------------
+    # mode "normal": the primal with its records; "primal": no records (a parallel loop, whose
+    # iterations record on their own tapes later); "replay": one parallel iteration re-running
+    # its own body with records, without the writes other iterations or later statements see.
 
-    def forward_sweep(self, body: tuple[Stmt, ...], out: Writer, exact: set[str] | None) -> None:
+    def forward_sweep(self, body: tuple[Stmt, ...], out: Writer, exact: set[str] | None, mode: str = "normal") -> None:
         for s in body:
             here = exact if exact is not None else self.reserve(s, out)
             if isinstance(s, For):
-                self.forward_loop(s, f"for {s.var} in {s.range_text()}", out, here)
+                self.forward_for(s, out, here, mode)
             elif isinstance(s, While):
-                self.forward_loop(s, f"while {code(s.test)}", out, here)
+                self.forward_loop(s, f"while {code(s.test)}", out, here, mode)
             elif isinstance(s, If):
-                self.forward_branch(s, out, here, "if")
+                self.forward_branch(s, out, here, "if", mode)
             elif isinstance(s, Break):
                 out.line("break")
             elif isinstance(s, Permute):
                 out.line(s.text())
+            elif mode == "replay" and self.shared_write(s):
+                continue
             else:
-                if s in self.sites:
+                if s in self.sites and mode != "primal":
                     target = code(s.target)
                     reads_itself = s.var in value_sources(s.value)
                     why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
-                    self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here)
+                    self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here, s)
                 out.line(s.text())
 
-    def forward_loop(self, loop: For | While, header: str, out: Writer, exact: set[str]) -> None:
-        counter = self.counters.get(loop)
+    def shared_write(self, s: Assign) -> bool:
+        """In a replayed parallel iteration: a write that only the real forward sweep makes."""
+        plan = self.replaying
+        return s.writes_element and s.var not in plan.private or s.var in plan.reductions  # type: ignore[union-attr]
+
+    def forward_for(self, loop: For, out: Writer, exact: set[str], mode: str) -> None:
+        header = f"for {loop.var} in {loop.range_text()}"
+        if loop in self.parallel and mode == "normal":
+            out.comment("parallel loop: its iterations record on their own tapes in the reverse sweep")
+            self.forward_loop(loop, header, out, exact, "primal")
+            return
+        if loop in self.serial_reason and mode == "normal":
+            out.comment(f"this prange loop gets a serial adjoint: {self.serial_reason[loop]}")
+            if self.has_records(loop.body):
+                out.comment("so it runs serially here too: its records share one tape")
+                header = header.replace(" in prange(", " in range(", 1)
+        self.forward_loop(loop, header, out, exact, mode)
+
+    def has_records(self, body: tuple[Stmt, ...]) -> bool:
+        inside = set(walk_statements(body))
+        return bool(inside & (self.sites | set(self.decisions) | set(self.counters)))
+
+    def forward_loop(self, loop: For | While, header: str, out: Writer, exact: set[str], mode: str) -> None:
+        counter = self.counters.get(loop) if mode != "primal" else None
         if counter:
             out.line(f"{counter} = 0")
         with out.block(header):
             if counter:
                 out.line(f"{counter} += 1")
-            self.forward_sweep(loop.body, out, exact)
+            self.forward_sweep(loop.body, out, exact, mode)
         if counter:
-            self.record(INT_TAPE, counter, "record the trip count", out, exact)
+            self.record(self.tapes[1], counter, "record the trip count", out, exact, loop)
 
-    def forward_branch(self, s: If, out: Writer, exact: set[str], keyword: str) -> None:
-        decided = s in self.decisions
+    def forward_branch(self, s: If, out: Writer, exact: set[str], keyword: str, mode: str) -> None:
+        decided = s in self.decisions and mode != "primal"
         with out.block(f"{keyword} {code(s.test)}"):
-            self.forward_sweep(s.body, out, exact)
+            self.forward_sweep(s.body, out, exact, mode)
             if decided:
-                self.record(INT_TAPE, "1", "record the branch taken", out, exact)
+                self.record(self.tapes[1], "1", "record the branch taken", out, exact, s)
         if not decided and len(s.orelse) == 1 and isinstance(s.orelse[0], If):
-            self.forward_branch(s.orelse[0], out, exact, "elif")
+            self.forward_branch(s.orelse[0], out, exact, "elif", mode)
         elif s.orelse or decided:
             with out.block("else"):
-                self.forward_sweep(s.orelse, out, exact)
+                self.forward_sweep(s.orelse, out, exact, mode)
                 if decided:
-                    self.record(INT_TAPE, "0", "record the branch taken", out, exact)
+                    self.record(self.tapes[1], "0", "record the branch taken", out, exact, s)
 
-    def record(self, which: tuple[str, str], value: str, comment: str, out: Writer, exact: set[str]) -> None:
+    def record(
+        self, which: tuple[str, str], value: str, comment: str, out: Writer, exact: set[str], stmt: Stmt
+    ) -> None:
+        register = self.registers.get(stmt)
+        if register is not None:  # runs once per replayed iteration: a local variable is its tape
+            out.line(f"{register} = {value}  # {comment}")
+            return
         tape, top = which
         if tape not in exact:  # no bound known at the entry of this statement: grow by doubling
             self.helpers.add("reserve")
@@ -174,8 +279,8 @@ class Reverser:
             return {"tape", "itape"}  # straight-line records are counted in the first allocation
         inside = assigned_names((s,))
         exact = set()
-        for tape, top in (FLOAT_TAPE, INT_TAPE):
-            size = self.bound_stmt(s, tape, inside)
+        for index, (tape, top) in enumerate((FLOAT_TAPE, INT_TAPE)):
+            size = self.bound_stmt(s, index, inside)
             if size == "0":
                 exact.add(tape)
             elif size is not None:
@@ -186,8 +291,9 @@ class Reverser:
                 exact.add(tape)
         return exact
 
-    def bound(self, body: tuple[Stmt, ...], tape: str, inside: set[str]) -> str | None:
-        """An upper bound of the records `body` makes on `tape`, computable before it runs, or None."""
+    def bound(self, body: tuple[Stmt, ...], tape: int, inside: set[str]) -> str | None:
+        """An upper bound of the records `body` makes on tape 0 (floats) or 1 (ints), computable
+        before it runs, or None."""
         terms = []
         for s in body:
             term = self.bound_stmt(s, tape, inside)
@@ -196,15 +302,18 @@ class Reverser:
             terms.append(term)
         return _sum(terms)
 
-    def bound_stmt(self, s: Stmt, tape: str, inside: set[str]) -> str | None:
-        counts = "1" if tape == "itape" and s in self.counters else "0"
+    def bound_stmt(self, s: Stmt, tape: int, inside: set[str]) -> str | None:
+        if s in self.parallel and s not in self.replaying_loops:
+            return "0"  # its iterations record on their own tapes
+        on_tape = s not in self.registers
+        counts = "1" if tape == 1 and s in self.counters and on_tape else "0"
         if isinstance(s, Assign):
-            return "1" if s in self.sites and self.tape_of(s)[0] == tape else "0"
+            return "1" if s in self.sites and self.tape_index(s) == tape and on_tape else "0"
         if isinstance(s, If):
             then, orelse = self.bound(s.body, tape, inside), self.bound(s.orelse, tape, inside)
             if then is None or orelse is None:
                 return None
-            decision = "1" if tape == "itape" and s in self.decisions else "0"
+            decision = "1" if tape == 1 and s in self.decisions and on_tape else "0"
             return _sum([decision, _max(then, orelse)])
         if isinstance(s, While):
             body = self.bound(s.body, tape, inside)
@@ -255,8 +364,13 @@ class Reverser:
 
     def reverse_sweep(self, body: tuple[Stmt, ...], out: Writer) -> None:
         for s in reversed(body):
-            if isinstance(s, (For, While)):
+            if s in self.parallel and s not in self.replaying_loops:
                 if self.has_work(s.body):
+                    self.reverse_parallel(self.parallel[s], out)  # type: ignore[index]
+            elif isinstance(s, (For, While)):
+                if self.has_work(s.body):
+                    if s in self.serial_reason:
+                        out.comment(f"serial adjoint of a prange loop: {self.serial_reason[s]}")  # type: ignore[index]
                     self.reverse_loop(s, out)
             elif isinstance(s, If):
                 if s in self.decisions:
@@ -268,20 +382,90 @@ class Reverser:
             elif isinstance(s, Assign):
                 self.reverse_assign(s, out)
 
+    def reverse_parallel(self, plan: ParallelLoop, out: Writer) -> None:
+        """The adjoint of a prange loop, as a prange loop: race-free by construction (`parallel.py`)."""
+        loop = plan.loop
+        rows = self.thread_rows[loop]
+        out.comment("adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,")
+        out.comment("adjoints at the loop index are plain stores, into shared scalars numba reductions")
+        for array in rows:
+            out.line(f"{bar(array)}_rows = {self.thread_buffer(array)}  # per-thread rows: scattered adjoints")
+        self.replaying, self.replaying_loops = plan, {loop}
+        self.tapes = (("ltape", "ltop"), ("litape", "litop"))
+        with out.block(f"for {loop.var} in {loop.range_text()}"):
+            inside = assigned_names(loop.body)
+            exact = set()
+            for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
+                if not self.records_on(loop.body, index):
+                    continue
+                size = self.bound(loop.body, index, inside)
+                exact |= {tape} if size is not None else set()
+                out.line(f"{tape} = np.empty({size if size is not None else 16}{dtype})  # this iteration's own tape")
+                out.line(f"{top} = 0")
+            self.forward_sweep(loop.body, out, exact, "replay")
+            for var in sorted(plan.private & self.prog.activity.active):
+                if self.prog.kinds[var] != ARRAY:
+                    out.line(f"{bar(var)} = 0.0")
+            if rows:
+                out.line("thread = numba.get_thread_id()")
+            self.reverse_sweep(loop.body, out)
+        self.replaying, self.replaying_loops = None, set()
+        self.tapes = (FLOAT_TAPE, INT_TAPE)
+        for array in rows:
+            helper = f"add_rows_{self.prog.kinds.ndim.get(array, 1)}d"
+            self.helpers.add(helper)
+            out.line(f"{helper}({bar(array)}, {bar(array)}_rows)  # sum the threads' rows")
+
+    def records_on(self, body: tuple[Stmt, ...], index: int) -> bool:
+        inside = set(walk_statements(body)) - set(self.registers)
+        if index == 1 and inside & (set(self.decisions) | set(self.counters)):
+            return True
+        return any(self.tape_index(s) == index for s in self.sites & inside)
+
+    def thread_buffer(self, array: str) -> str:
+        """Zeros of shape (threads, *shape of array), the last axis padded by 8 against false sharing."""
+        ndim = self.prog.kinds.ndim.get(array, 1)
+        dims = [f"{array}.shape[{k}]" for k in range(ndim)]
+        dims[-1] += " + 8"
+        return f"np.zeros(({self.n_threads}, {', '.join(dims)}))"
+
+    def scattered(self, line: Line) -> Line:
+        """In a parallel adjoint: an accumulation at a shared index goes to this thread's row."""
+        plan, target = self.replaying, line.target
+        if plan is None or not isinstance(target, cst.Subscript) or line.op == "=" or plan.at_loop_index(target):
+            return line
+        array = target.value.value[: -len("_bar")]  # type: ignore[union-attr]
+        if array not in self.thread_rows[plan.loop]:
+            return line
+        row = subscript(f"{bar(array)}_rows", [cst.Name("thread"), *subscript_indices(target)])
+        return replace(line, target=row)
+
     def reverse_assign(self, s: Assign, out: Writer) -> None:
-        lines = self.adjoints.lines[s]
+        lines = [self.scattered(line) for line in self.adjoints.lines[s]]
         if lines:
             out.comment(f"adjoint of: {s.text()}")
         if s in self.sites:
-            tape, top = self.tape_of(s)
-            out.line(f"{top} -= 1")
-            out.line(f"{code(s.target)} = {tape}[{top}]  # restore the value {code(s.target)} had before")
+            self.restore(self.tape_of(s), code(s.target), s, out, f"restore the value {code(s.target)} had before")
         out.emit(lines)
 
+    def restore(self, which: tuple[str, str], target: str, stmt: Stmt, out: Writer, comment: str = "") -> None:
+        """`target = ` the value recorded for `stmt` (popped from its tape, or its register)."""
+        suffix = f"  # {comment}" if comment else ""
+        register = self.registers.get(stmt)
+        if register is not None:
+            out.line(f"{target} = {register}{suffix}")
+            return
+        tape, top = which
+        out.line(f"{top} -= 1")
+        out.line(f"{target} = {tape}[{top}]{suffix}")
+
     def reverse_branch(self, s: If, out: Writer) -> None:
-        out.line("itop -= 1")
+        taken = self.registers.get(s)
+        if taken is None:
+            taken = self.prog.namer.fresh("taken")
+            self.restore(self.tapes[1], taken, s, out)
         then, orelse = self.has_work(s.body), self.has_work(s.orelse)
-        with out.block(f"if itape[itop] == {1 if then else 0}"):
+        with out.block(f"if {taken} == {1 if then else 0}"):
             self.reverse_sweep(s.body if then else s.orelse, out)
         if then and orelse:
             with out.block("else"):
@@ -289,9 +473,8 @@ class Reverser:
 
     def reverse_loop(self, loop: For | While, out: Writer) -> None:
         counter = self.counters.get(loop)
-        if counter:
-            out.line("itop -= 1")
-            out.line(f"{counter} = itape[itop]")
+        if counter and loop not in self.registers:
+            self.restore(self.tapes[1], counter, loop, out)
         if isinstance(loop, While):
             with out.block(f"for {self.prog.namer.fresh('_')} in range({counter})"):
                 self.reverse_sweep(loop.body, out)
@@ -323,6 +506,19 @@ class Reverser:
             last = f"last_index({code(start)}, {code(stop)}, {k})"
         tail = "" if -k == 1 else f", {-k}"
         return f"for {loop.var} in range({last}, {first}{tail})", None
+
+
+def _once_per_iteration(body: tuple[Stmt, ...]):
+    """Statements of a loop body that run at most once per iteration (not inside an inner loop)."""
+    for s in body:
+        if isinstance(s, (For, While)):
+            yield s  # the loop itself runs once; its body does not
+        elif isinstance(s, If):
+            yield s
+            yield from _once_per_iteration(s.body)
+            yield from _once_per_iteration(s.orelse)
+        else:
+            yield s
 
 
 def _offset(node: cst.BaseExpression, delta: int) -> str:

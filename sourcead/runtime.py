@@ -26,3 +26,20 @@ def last_index(start, stop, step):
     """The last value of range(start, stop, step) (step > 0), or start - 1 for an empty range."""
     count = len(range(start, stop, step))
     return start + (count - 1) * step
+
+
+@register_jitable
+def add_rows_1d(total, rows):
+    """total += the sum over threads of rows[t, :n] (rows are padded beyond n)."""
+    for t in range(rows.shape[0]):
+        for j in range(total.shape[0]):
+            total[j] += rows[t, j]
+
+
+@register_jitable
+def add_rows_2d(total, rows):
+    """total += the sum over threads of rows[t, :, :m] (rows are padded beyond m)."""
+    for t in range(rows.shape[0]):
+        for i in range(total.shape[0]):
+            for j in range(total.shape[1]):
+                total[i, j] += rows[t, i, j]

@@ -19,26 +19,48 @@ from .core import Assign, For, If, Permute, Stmt, While
 from .exprs import names_in, subscript_indices
 
 
-def to_be_recorded(body: tuple[Stmt, ...], reads: Mapping[Assign, set[str]], primal: set[str]) -> set[Assign]:
+def to_be_recorded(
+    body: tuple[Stmt, ...],
+    reads: Mapping[Assign, set[str]],
+    primal: set[str],
+    opaque: Mapping[For, tuple[frozenset[str], frozenset[str]]] | None = None,
+) -> tuple[set[Assign], set[For]]:
     """The assignments that must record the value they overwrite.
 
     `reads[s]` are the primal variables the adjoint of `s` reads (in the state before `s`).
+    `opaque` loops (parallel adjoints, which record on their own tapes) are seen as a whole:
+    (what they read, what they write). An opaque loop that writes a needed variable is returned
+    as a conflict: it cannot be reversed on its own.
     """
     sites: set[Assign] = set()
-    _block(body, set(), reads, primal, sites)
+    conflicts: set[For] = set()
+    _block(body, set(), reads, primal, sites, opaque or {}, conflicts)
+    return sites, conflicts
+
+
+def record_in_iteration(body: tuple[Stmt, ...], reads: Mapping[Assign, set[str]], primal: set[str]) -> set[Assign]:
+    """The records one iteration needs when it replays its own body, then reverses it."""
+    sites: set[Assign] = set()
+    _block(body, set(), reads, primal, sites, {}, set())
     return sites
 
 
-def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
+def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign], opaque, conflicts) -> set[str]:
     for stmt in body:
-        if isinstance(stmt, For):
+        if stmt in opaque:
+            loop_reads, loop_writes = opaque[stmt]
+            if loop_writes & needed:
+                conflicts.add(stmt)
+            needed = needed | loop_reads
+        elif isinstance(stmt, For):
             header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal
-            needed = _loop(stmt.body, (needed | header) - {stmt.var}, {stmt.var}, reads, primal, sites)
+            entry = (needed | header) - {stmt.var}
+            needed = _loop(stmt.body, entry, {stmt.var}, reads, primal, sites, opaque, conflicts)
         elif isinstance(stmt, While):
-            needed = _loop(stmt.body, needed, set(), reads, primal, sites)
+            needed = _loop(stmt.body, needed, set(), reads, primal, sites, opaque, conflicts)
         elif isinstance(stmt, If):
-            then = _block(stmt.body, needed, reads, primal, sites)
-            needed = then | _block(stmt.orelse, needed, reads, primal, sites)
+            then = _block(stmt.body, needed, reads, primal, sites, opaque, conflicts)
+            needed = then | _block(stmt.orelse, needed, reads, primal, sites, opaque, conflicts)
         elif isinstance(stmt, Permute):
             moved = dict(zip(stmt.targets, stmt.sources, strict=True))
             needed = {n for n in needed if n not in moved} | {t for t, s in moved.items() if s in needed}
@@ -56,9 +78,9 @@ def _assign(stmt: Assign, needed: set[str], read: set[str], primal: set[str], si
     return needed if stmt.writes_element else needed - {stmt.var}
 
 
-def _loop(body, entry: set[str], recomputed: set[str], reads, primal: set[str], sites: set[Assign]) -> set[str]:
+def _loop(body, entry: set[str], recomputed: set[str], reads, primal, sites, opaque, conflicts) -> set[str]:
     while True:
-        exit_ = _block(body, entry, reads, primal, sites)
+        exit_ = _block(body, entry, reads, primal, sites, opaque, conflicts)
         widened = entry | (exit_ - recomputed)
         if widened == entry:
             return entry | exit_

@@ -9,16 +9,28 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import parallel_kernels as par
 import pytest
-from zoo import ZOO
+from zoo import ZOO, Case
 
 import sourcead
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
+PARALLEL = [
+    Case(name, getattr(par, name), None, wrt, True)  # type: ignore[arg-type]
+    for name, wrt in [
+        ("logistic_loss", ("w",)),
+        ("gather_sum", ("x",)),
+        ("softplus_rows", ("W", "b")),
+        ("mapped_stencil", ("u", "c")),
+    ]
+]
+
+
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
-@pytest.mark.parametrize("case", ZOO, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", ZOO + PARALLEL, ids=lambda c: c.name)
 def test_generated_code_matches_golden_file(case, mode, update_golden):
     text = sourcead.differentiable(case.func).source(mode=mode, wrt=case.wrt)
     path = GOLDEN / f"{case.name}.{mode}.py"

@@ -50,7 +50,8 @@ def branches_vjp(x, y, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = 0.0
     itop -= 1
-    if itape[itop] == 1:
+    taken = itape[itop]
+    if taken == 1:
         # adjoint of: s = s * s
         top -= 1
         s = tape[top]  # restore the value s had before
@@ -60,13 +61,15 @@ def branches_vjp(x, y, out_bar):
         s_bar += s * t3
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
-        if itape[itop] == 1:
+        taken_1 = itape[itop]
+        if taken_1 == 1:
             # adjoint of: s += x[i] * y
             x_bar[i] += y * s_bar
             y_bar += x[i] * s_bar
         else:
             itop -= 1
-            if itape[itop] == 1:
+            taken_2 = itape[itop]
+            if taken_2 == 1:
                 # adjoint of: s -= math.sin(x[i]) * y * y
                 t0 = math.sin(x[i]) * y
                 t1 = -s_bar

@@ -49,7 +49,8 @@ def choose_min_max_vjp(x, y, out_bar):
         y_bar += (0.0 if x[i] <= y else 1.0) * s_bar
         a_bar += math.copysign(1.0, t1) * s_bar
         itop -= 1
-        if itape[itop] == 1:
+        taken = itape[itop]
+        if taken == 1:
             # adjoint of: a = x[i] * y
             top -= 1
             a = tape[top]  # restore the value a had before

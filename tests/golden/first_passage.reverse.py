@@ -66,7 +66,8 @@ def first_passage_vjp(x, limit, out_bar):
     t_bar = 0.0
     x_bar = np.zeros_like(x)
     itop -= 1
-    if itape[itop] == 1:
+    taken = itape[itop]
+    if taken == 1:
         # adjoint of: result = s + t
         s_bar += result_bar
         t_bar += result_bar
@@ -75,7 +76,8 @@ def first_passage_vjp(x, limit, out_bar):
     trips_1 = itape[itop]
     for i in range(trips_1 - 1, -1, -1):
         itop -= 1
-        if itape[itop] == 1:
+        taken_1 = itape[itop]
+        if taken_1 == 1:
             # adjoint of: result = s * t
             s_bar += t * result_bar
             t_bar += s * result_bar

@@ -32,7 +32,8 @@ def skip_negatives_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
-        if itape[itop] == 1:
+        taken = itape[itop]
+        if taken == 1:
             # adjoint of: s += math.sqrt(x[i] + 1.0) * x[i]
             t0 = math.sqrt(x[i] + 1.0)
             x_bar[i] += 0.5 / t0 * (x[i] * s_bar)

@@ -1,0 +1,101 @@
+"""Which `prange` loops get a parallel adjoint, and what each one shares (used by `reverse.py`).
+
+A `prange` loop's iterations are independent, so its adjoint runs them in any order, in
+parallel, when this holds (else the adjoint loop is serial, and the generated code says why):
+
+- every variable the body assigns is private to the iteration, or a reduction `s += ...`
+  that the body does not otherwise read;
+- every shared array the body writes is written at the loop index (first index exactly `i`)
+  and not read by the body, so iterations write disjoint elements and read none of them;
+- nothing the loop writes is still needed by the adjoint of an earlier statement.
+
+Then each adjoint iteration replays its own forward body (recording on its own small tape,
+never a shared one), and runs its adjoint: accumulations at the loop index are plain stores,
+into shared scalars are numba reductions, and into shared arrays at other indices (the adjoint
+of a gather is a scatter) go to per-thread rows indexed by `numba.get_thread_id()`, summed
+after the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .activity import value_sources
+from .core import Assign, For, If, Stmt, While, walk_statements
+from .exprs import names_in, subscript_indices
+
+
+@dataclass(frozen=True, eq=False)
+class ParallelLoop:
+    loop: For
+    private: frozenset[str]  # assigned in the body: one copy per iteration
+    reductions: frozenset[str]  # shared scalars the body only accumulates into
+    written_arrays: frozenset[str]  # shared arrays written at the loop index
+    reads: frozenset[str]  # what its replay and adjoint read from outside the body
+
+    @property
+    def writes(self) -> frozenset[str]:
+        return self.private | self.reductions | self.written_arrays
+
+    def at_loop_index(self, target: cst.BaseExpression) -> bool:
+        """Is `target` an element whose first index is exactly the loop variable?"""
+        if not isinstance(target, cst.Subscript):
+            return False
+        first = subscript_indices(target)[0]
+        return isinstance(first, cst.Name) and first.value == self.loop.var
+
+
+def plan_parallel(loop: For, reads_of) -> tuple[ParallelLoop | None, str]:
+    """The plan of a parallel adjoint for `loop`, or None and the reason it must be serial.
+
+    `reads_of(stmt)` gives the primal names the adjoint of an assignment reads.
+    """
+    body = list(walk_statements(loop.body))
+    assigns = [s for s in body if isinstance(s, Assign)]
+    private = {loop.var} | {s.var for s in assigns if not s.writes_element and s.accumulate is None}
+    private |= {s.var for s in body if isinstance(s, For)}
+    accumulated = {s.var for s in assigns if not s.writes_element and s.accumulate is not None} - private
+    read_in_body = set().union(*(_values_read(s) for s in body))
+    if accumulated & read_in_body:
+        name = sorted(accumulated & read_in_body)[0]
+        return None, f"`{name}` is accumulated and also read in the loop body"
+    written_arrays = {s.var for s in assigns if s.writes_element}
+    for s in assigns:
+        if not s.writes_element:
+            continue
+        first = subscript_indices(s.target)[0]  # type: ignore[arg-type]
+        if not (isinstance(first, cst.Name) and first.value == loop.var):
+            return None, f"`{s.var}` is written at an index other than the loop variable `{loop.var}`"
+    if written_arrays & read_in_body:
+        name = sorted(written_arrays & read_in_body)[0]
+        return None, f"the array `{name}` is both written and read in the loop body"
+    reads = set().union(*(reads_of(s) for s in assigns)) | set().union(*(_names(s) for s in body))
+    plan = ParallelLoop(
+        loop,
+        frozenset(private),
+        frozenset(accumulated),
+        frozenset(written_arrays),
+        frozenset(reads - private),
+    )
+    return plan, ""
+
+
+def _values_read(stmt: Stmt) -> set[str]:
+    """Names whose values a statement reads (an accumulation does not read its own target here)."""
+    if isinstance(stmt, Assign):
+        names = names_in(stmt.value)
+        if isinstance(stmt.target, cst.Subscript):
+            for index in subscript_indices(stmt.target):
+                names |= names_in(index)
+        return names
+    if isinstance(stmt, (If, While)):
+        return names_in(stmt.test)
+    if isinstance(stmt, For):
+        return set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step)))
+    return set()
+
+
+def _names(stmt: Stmt) -> set[str]:
+    return _values_read(stmt) | (value_sources(stmt.value) if isinstance(stmt, Assign) else set())

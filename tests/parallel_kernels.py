@@ -1,0 +1,62 @@
+"""prange loops whose adjoints must run in parallel and race-free (test_parallel.py).
+
+test_parallel.py also imports a serial twin of this file, with every `prange(` read as `range(`.
+"""
+
+import math
+
+import numba
+import numpy as np
+from numba import prange
+
+
+def logistic_loss(w, X, y):
+    # logistic regression: a per-sample loss mapped over samples, a shared parameter vector
+    n = X.shape[0]
+    total = 0.0
+    for i in prange(n):
+        z = 0.0
+        for j in range(X.shape[1]):
+            z += X[i, j] * w[j]
+        p = 1.0 / (1.0 + math.exp(-z))
+        total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
+    return total / n
+
+
+def gather_sum(x, idx):
+    # a gather with many index collisions: its adjoint is a scatter
+    s = 0.0
+    for i in numba.prange(idx.shape[0]):
+        v = x[idx[i]]
+        s += math.sin(v) * v
+    return s
+
+
+def softplus_rows(W, X, b):
+    # per-sample output written at the loop index, with a nested reduction loop and a branch
+    n = X.shape[0]
+    out = np.zeros(n)
+    for i in prange(n):
+        a = b
+        for j in range(X.shape[1]):
+            a += W[j] * X[i, j]
+        if a > 0.0:
+            out[i] = a + math.log(1.0 + math.exp(-a))
+        else:
+            out[i] = math.log(1.0 + math.exp(a))
+    s = 0.0
+    for i in range(n):
+        s += out[i] * out[i]
+    return s
+
+
+def mapped_stencil(u, c):
+    # reads neighbours, writes its own element: a map whose adjoint scatters to i-1 and i+1
+    n = u.shape[0]
+    v = np.zeros(n)
+    for i in prange(1, n - 1):
+        v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+    s = 0.0
+    for i in range(n):
+        s += math.tanh(v[i])
+    return s
