@@ -1,8 +1,15 @@
 """The public transforms: grad, value_and_grad, jvp, vjp and the `differentiable` decorator.
 
-Each returns a *prepared* derivative: the function is transformed once, here; the generated
-code is compiled once per argument type signature by numba; the object is immutable after
-construction and keeps no per-call state, so one instance can be called from many threads.
+Each returns a *prepared* derivative: the function is transformed once, here (or its generated
+module is found in the disk cache); numba compiles it once per argument type signature, under its
+own compile lock; the object is immutable after construction (the only memo, of variants for call
+kinds, is replaced whole, never edited) and keeps no per-call state: tapes, adjoints and
+workspaces are locals of the generated code, so one instance can be called from many threads.
+Everything about the arguments that can be decided once is decided here; a call converts its
+arguments with closures built in advance, calls the compiled code and unpacks the result.
+
+This module does not import the pipeline (and libcst) until a function has to be transformed, so
+a process whose derivatives are all in the disk cache never pays for it.
 """
 
 from __future__ import annotations
@@ -17,123 +24,193 @@ import numba
 import numpy as np
 from numba.core.errors import NumbaError
 
-from .compile import Compiled, load
+from .compile import Compiled, Spec, load, source_key
 from .errors import AliasingError, SourceADError
-from .kinds import ARRAY, FLOAT, INT
-from .parse import unwrap
-from .pipeline import Generated, generate
 
 Wrt = int | str | tuple[int | str, ...]
+ARRAY, INT = "array", "int"  # kinds.ARRAY and kinds.INT, spelled out: importing kinds imports libcst
 
 
 @dataclass(frozen=True)
 class _Variant:
-    """Generated code for one assignment of kinds to the parameters, compiled, with its checks."""
+    """The compiled code for one assignment of kinds to the parameters, and its call plan."""
 
-    gen: Generated
     compiled: Compiled
+    spec: Spec
+    call: Callable
     converters: tuple[Callable[[Any], Any], ...]
+    wrt_pos: tuple[int, ...]  # argument position of each wrt name
+    wrt_array: tuple[bool, ...]  # is its derivative an array?
+    written: tuple[int, ...]  # positions of the arguments the function writes (extra outputs)
 
 
 class _Prepared:
-    """What every transform shares: the generated code, compiled, and argument checks.
+    """What every transform shares: the compiled code, argument checks and result unpacking.
 
     Usually one variant serves every call. Parameters whose kind the code does not reveal (a
     parameter that is only returned or copied) get it from the call's arguments: one variant per
-    kind assignment, built once under a lock.
+    kind assignment, built once under a lock and published by replacing the memo dict whole.
     """
 
     __slots__ = ("_func", "_mode", "_jit", "_wrt", "_single", "_default", "_free", "_variants", "_lock", "__wrapped__")
 
     def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool):
-        self._single = not isinstance(wrt, tuple)
+        self._single = not isinstance(wrt, (tuple, list))
         self._wrt = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
-        self._func, self._mode, self._jit = func, mode, jit
+        self._func, self._mode, self._jit = unwrap(func), mode, jit
+        self.__wrapped__ = self._func
         self._default = self._build(None)
-        params = self._default.gen.params
-        self._free = tuple((params.index(p), p) for p in params if p in self._default.gen.kinds.free)
+        spec = self._default.spec
+        self._free = tuple((spec.params.index(p), p) for p in spec.free) or None
         self._variants: dict[tuple[str, ...], _Variant] = {}
         self._lock = threading.Lock()
-        self.__wrapped__ = unwrap(func)
 
     def _build(self, kinds: dict[str, str] | None) -> _Variant:
-        gen = generate(self._func, self._mode, self._wrt, kinds)
-        self._check(gen)
-        return _Variant(gen, load(gen, self._jit), tuple(_converter(gen, name) for name in gen.params))
+        def generate():
+            from .pipeline import generate  # only on a cache miss: keeps libcst out of warm starts
 
-    def _check(self, gen: Generated) -> None:
+            return generate(self._func, self._mode, self._wrt, kinds)
+
+        key = source_key(self._func, self._mode, self._wrt, kinds, options={})
+        compiled = load(key, generate, self._jit, self._check)
+        spec = compiled.spec
+        return _Variant(
+            compiled=compiled,
+            spec=spec,
+            call=compiled.call,
+            converters=tuple(_converter(spec, k) for k in range(len(spec.params))),
+            wrt_pos=tuple(spec.params.index(w) for w in spec.wrt),
+            wrt_array=tuple(spec.kinds[spec.params.index(w)] == ARRAY for w in spec.wrt),
+            written=tuple(spec.params.index(m) for m in spec.mutated),
+        )
+
+    def _check(self, spec: Spec) -> None:
         """Transform-specific checks of the generated code (e.g. grad needs a float result)."""
+
+    def _locate(self):
+        """The position of the user's `def`, for an error found at preparation time."""
+        from .parse import parse_function
+
+        parsed = parse_function(self._func)
+        return parsed.locate(parsed.node)
 
     @property
     def source(self) -> str:
         """The generated module that this derivative runs (for the default argument kinds)."""
-        return self._default.gen.source
+        return self._default.compiled.source
 
     def _variant(self, args: tuple) -> _Variant:
-        if not self._free:
+        if self._free is None:
             return self._default
-        key = tuple(ARRAY if isinstance(args[k], np.ndarray) else FLOAT for k, _ in self._free)
+        key = tuple(ARRAY if isinstance(args[k], np.ndarray) else "float" for k, _ in self._free)
         variant = self._variants.get(key)
         if variant is None:
             with self._lock:
                 variant = self._variants.get(key)
                 if variant is None:
                     variant = self._build({name: kind for (_, name), kind in zip(self._free, key, strict=True)})
-                    self._variants[key] = variant
+                    self._variants = {**self._variants, key: variant}
         return variant
 
     def _args(self, args: tuple) -> tuple[_Variant, list]:
-        variant = self._variant(args) if len(args) == len(self._default.converters) else self._default
-        gen = variant.gen
-        if len(args) != len(gen.params):
+        spec = self._default.spec
+        if len(args) != len(spec.params):
             raise SourceADError(
-                f"{gen.parsed.name} takes {len(gen.params)} arguments ({', '.join(gen.params)}), got {len(args)}"
+                f"{spec.name} takes {len(spec.params)} arguments ({', '.join(spec.params)}), got {len(args)}"
             )
+        variant = self._variant(args)
         return variant, [convert(a) for convert, a in zip(variant.converters, args, strict=True)]
 
     def _run(self, variant: _Variant, args: list) -> Any:
+        if variant.spec.thread_rows:  # per-thread accumulator rows: as many as numba's threads now
+            args.append(numba.get_num_threads())
         try:
-            return variant.compiled.call(*args)
+            return variant.call(*args)
         except NumbaError as exc:
             raise SourceADError(
                 f"numba could not compile the generated code {variant.compiled.path}: {str(exc).splitlines()[0]}",
                 hint="This is a sourcead limitation or bug; please report it with the function's source.",
             ) from None
 
-    def _grads(self, flat: tuple) -> Any:
-        grads = tuple(float(g) if not isinstance(g, np.ndarray) else g for g in flat)
-        return grads[0] if self._single else grads
+    def _grads(self, variant: _Variant, flat: list, out: Any) -> Any:
+        if out is not None:
+            for buffer, g in zip(out, flat, strict=True):
+                if buffer is not None:
+                    buffer[...] = g
+            flat = [g if buffer is None else buffer for buffer, g in zip(out, flat, strict=True)]
+        if self._single:
+            g = flat[0]
+            return g if variant.wrt_array[0] else float(g)
+        return tuple(g if is_array else float(g) for g, is_array in zip(flat, variant.wrt_array, strict=True))
+
+    def _check_out(self, variant: _Variant, out: Any, args: tuple, inputs: tuple = ()) -> tuple:
+        """out= as one buffer per wrt entry (None: allocate), each checked before the call:
+        float64, the argument's shape, writeable, no overlap with an input or another buffer."""
+        spec = variant.spec
+        outs = (out,) if self._single else out
+        if not isinstance(outs, tuple) or len(outs) != len(spec.wrt):
+            raise SourceADError(
+                f"out= must have the structure of the gradients: {'one buffer' if self._single else 'a tuple of '}"
+                + ("" if self._single else f"{len(spec.wrt)} buffers (None for a float)")
+            )
+        seen: list[tuple[str, np.ndarray]] = []
+        for buffer, name, pos, is_array in zip(outs, spec.wrt, variant.wrt_pos, variant.wrt_array, strict=True):
+            if buffer is None:
+                continue
+            if not is_array:
+                raise SourceADError(
+                    f"out= for `{name}` must be None: the derivative with respect to a float is returned as a float"
+                )
+            shape = np.shape(args[pos])
+            if not isinstance(buffer, np.ndarray) or buffer.dtype != np.float64 or buffer.shape != shape:
+                got = f"a {buffer.dtype} array of shape {buffer.shape}" if isinstance(buffer, np.ndarray) else None
+                raise SourceADError(
+                    f"out= for `{name}` must be a float64 array of shape {shape}, got {got or type(buffer).__name__}"
+                )
+            if not buffer.flags.writeable:
+                raise SourceADError(f"out= for `{name}` is a read-only array")
+            for k, arg in enumerate(args):
+                if isinstance(arg, np.ndarray) and _overlap(buffer, arg):
+                    raise AliasingError(f"out= for `{name}` overlaps argument `{spec.params[k]}`")
+            for what, value in inputs:
+                if isinstance(value, np.ndarray) and _overlap(buffer, value):
+                    raise AliasingError(f"out= for `{name}` overlaps the {what}")
+            for other, earlier in seen:
+                if _overlap(buffer, earlier):
+                    raise AliasingError(f"out= buffers for `{other}` and `{name}` overlap")
+            seen.append((name, buffer))
+        return outs
 
 
 class Gradient(_Prepared):
     """`grad(f, wrt)`: call it like `f`; returns the gradient(s) of the scalar result."""
 
-    __slots__ = ("_with_value", "_written_zeros")
+    __slots__ = ("_with_value",)
 
     def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False):
         super().__init__(func, wrt, "reverse", jit)
         self._with_value = with_value
 
-    def _check(self, gen: Generated) -> None:
-        self._written_zeros = tuple(gen.params.index(m) for m in gen.mutated)
-        if gen.output_is_tuple or gen.n_outputs != 1 or _returns_array(gen):
-            what = "a tuple" if gen.output_is_tuple else "an array"
+    def _check(self, spec: Spec) -> None:
+        if spec.output_is_tuple or spec.n_outputs != 1 or spec.returns_array:
+            what = "a tuple" if spec.output_is_tuple else "an array"
             raise SourceADError(
-                f"grad needs a function that returns a float; {gen.parsed.name} returns {what}",
-                gen.parsed.locate(gen.parsed.node),
+                f"grad needs a function that returns a float; {spec.name} returns {what}",
+                self._locate(),
                 "Use sourcead.vjp(f, wrt)(*args, cotangent=...) for array or tuple results.",
             )
 
     def __call__(self, *args: Any, out: Any = None) -> Any:
         variant, converted = self._args(args)
-        # arguments the function writes are extra outputs; grad gives them a zero cotangent
-        zeros = [np.zeros_like(converted[k]) for k in self._written_zeros]
-        value, *flat = self._run(variant, converted + [1.0] + zeros)
-        if zeros:
-            value = value[0]
-        grads = self._grads(tuple(flat))
         if out is not None:
-            grads = _write_out(out, grads, self._single, args)
+            out = self._check_out(variant, out, args)
+        if variant.written:  # arguments the function writes are extra outputs, with a zero cotangent
+            zeros = [np.zeros_like(converted[k]) for k in variant.written]
+            value, *flat = self._run(variant, [*converted, 1.0, *zeros])
+            value = value[0]
+        else:
+            value, *flat = self._run(variant, [*converted, 1.0])
+        grads = self._grads(variant, flat, out)
         return (float(value), grads) if self._with_value else grads
 
 
@@ -147,12 +224,11 @@ class VJP(_Prepared):
 
     def __call__(self, *args: Any, cotangent: Any, out: Any = None) -> Any:
         variant, converted = self._args(args)
-        seeds = _cotangents(cotangent, variant.gen)
-        value, *flat = self._run(variant, converted + seeds)
-        grads = self._grads(tuple(flat))
+        seeds = _cotangents(cotangent, variant.spec)
         if out is not None:
-            grads = _write_out(out, grads, self._single, args)
-        return _plain(value), grads
+            out = self._check_out(variant, out, args, tuple(("cotangent", s) for s in seeds))
+        value, *flat = self._run(variant, converted + seeds)
+        return _plain(value), self._grads(variant, flat, out)
 
 
 class JVP(_Prepared):
@@ -165,11 +241,11 @@ class JVP(_Prepared):
 
     def __call__(self, *args: Any, tangents: Any) -> Any:
         variant, converted = self._args(args)
-        gen = variant.gen
+        spec = variant.spec
         items = (tangents,) if self._single else tangents
-        if not isinstance(items, tuple) or len(items) != len(gen.wrt):
-            raise SourceADError(f"tangents= must be a tuple of {len(gen.wrt)} values, one per wrt argument")
-        dots = [_tangent_like(t, converted[gen.params.index(w)], w) for t, w in zip(items, gen.wrt, strict=True)]
+        if not isinstance(items, tuple) or len(items) != len(spec.wrt):
+            raise SourceADError(f"tangents= must be a tuple of {len(spec.wrt)} values, one per wrt argument")
+        dots = [_tangent_like(t, converted[k], w) for t, k, w in zip(items, variant.wrt_pos, spec.wrt, strict=True)]
         value, value_dot = self._run(variant, converted + dots)
         return _plain(value), _plain(value_dot)
 
@@ -195,7 +271,10 @@ def jvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> JVP:
 
 
 class Differentiable:
-    """`@differentiable`: `f` still runs (compiled by numba) and gains derivative methods."""
+    """`@differentiable`: `f` still runs (compiled by numba) and gains derivative methods.
+
+    The compiled primal and each prepared derivative are made once, under a lock, on first use.
+    """
 
     def __init__(self, func: Callable):
         self.__sourcead_func__ = unwrap(func)
@@ -212,15 +291,15 @@ class Differentiable:
         return self._primal(*args)
 
     def _get(self, kind: str, wrt: Wrt, jit: bool) -> Any:
-        key = (kind, wrt, jit)
+        key = (kind, tuple(wrt) if isinstance(wrt, list) else wrt, jit)
         prepared = self._prepared.get(key)
         if prepared is None:
             with self._lock:
                 prepared = self._prepared.get(key)
                 if prepared is None:
                     make = {"grad": grad, "value_and_grad": value_and_grad, "jvp": jvp, "vjp": vjp}[kind]
-                    prepared = make(self.__sourcead_func__, wrt, jit=jit)
-                    self._prepared[key] = prepared
+                    prepared = make(self.__sourcead_func__, key[1], jit=jit)
+                    self._prepared = {**self._prepared, key: prepared}
         return prepared
 
     def grad(self, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
@@ -237,7 +316,9 @@ class Differentiable:
 
     def source(self, mode: str = "reverse", wrt: Wrt = 0) -> str:
         """The generated derivative module, as text."""
-        items = wrt if isinstance(wrt, tuple) else (wrt,)
+        from .pipeline import generate
+
+        items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
         return generate(self.__sourcead_func__, mode, items).source
 
 
@@ -246,14 +327,26 @@ def differentiable(func: Callable) -> Differentiable:
     return Differentiable(func)
 
 
+def unwrap(func: Callable) -> Callable:
+    """The plain Python function behind a numba dispatcher or a sourcead decorator.
+
+    (Also in parse.py, which cannot be imported here without importing libcst.)
+    """
+    while True:
+        inner = getattr(func, "py_func", None) or getattr(func, "__sourcead_func__", None)
+        if inner is None:
+            return func
+        func = inner
+
+
 # --- argument checks, built once per prepared derivative ------------------------------------
 
 
-def _converter(gen: Generated, name: str) -> Callable[[Any], Any]:
-    kind = gen.kinds[name]
-    is_wrt = name in gen.wrt
-    copy = name in gen.copied  # the generated code writes into it: never into the caller's array
-    fname = gen.parsed.name
+def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:
+    name, kind = spec.params[k], spec.kinds[k]
+    is_wrt = name in spec.wrt
+    copy = name in spec.copied  # the generated code writes into it: never into the caller's array
+    fname = spec.name
     if kind == ARRAY:
 
         def to_array(value: Any) -> Any:
@@ -290,26 +383,20 @@ def _converter(gen: Generated, name: str) -> Callable[[Any], Any]:
     return to_float
 
 
-def _returns_array(gen: Generated) -> bool:
-    return any(gen.kinds[name] == ARRAY for name in gen.returned)
-
-
-def _cotangents(cotangent: Any, gen: Generated) -> list:
+def _cotangents(cotangent: Any, spec: Spec) -> list:
     """Flatten a cotangent shaped like the result (then one per written argument, if any)."""
-    if gen.mutated:
-        if not isinstance(cotangent, tuple) or len(cotangent) != 1 + len(gen.mutated):
+    if spec.mutated:
+        if not isinstance(cotangent, tuple) or len(cotangent) != 1 + len(spec.mutated):
             raise SourceADError(
-                f"{gen.parsed.name} writes into {', '.join(gen.mutated)}, so its outputs are "
-                f"(result, {', '.join(gen.mutated)}): cotangent= must be a tuple of {1 + len(gen.mutated)} values"
+                f"{spec.name} writes into {', '.join(spec.mutated)}, so its outputs are "
+                f"(result, {', '.join(spec.mutated)}): cotangent= must be a tuple of {1 + len(spec.mutated)} values"
             )
         cotangent, written = cotangent[0], cotangent[1:]
     else:
         written = ()
-    items = cotangent if gen.output_is_tuple else (cotangent,)
-    if not isinstance(items, tuple) or len(items) != gen.n_outputs:
-        raise SourceADError(
-            f"cotangent= must be a tuple of {gen.n_outputs} values, like the result of {gen.parsed.name}"
-        )
+    items = cotangent if spec.output_is_tuple else (cotangent,)
+    if not isinstance(items, tuple) or len(items) != spec.n_outputs:
+        raise SourceADError(f"cotangent= must be a tuple of {spec.n_outputs} values, like the result of {spec.name}")
     return [_as_float_or_array(c, "cotangent") for c in items + tuple(written)]
 
 
@@ -340,22 +427,12 @@ def _plain(value: Any) -> Any:
     return float(value)
 
 
-def _write_out(out: Any, grads: Any, single: bool, args: tuple) -> Any:
-    """Copy gradients into user buffers, after checking shape, dtype and overlap with inputs."""
-    outs = (out,) if single else out
-    values = (grads,) if single else grads
-    if not isinstance(outs, tuple) or len(outs) != len(values):
-        raise SourceADError("out= must have the structure of the gradients (one buffer, or a tuple of them)")
-    results = []
-    for buffer, g in zip(outs, values, strict=True):
-        if buffer is None or not isinstance(g, np.ndarray):
-            results.append(g)
-            continue
-        if not isinstance(buffer, np.ndarray) or buffer.shape != g.shape or buffer.dtype != np.float64:
-            raise SourceADError(f"out= buffer must be a float64 array of shape {g.shape}")
-        for k, arg in enumerate(args):
-            if isinstance(arg, np.ndarray) and np.may_share_memory(buffer, arg):
-                raise AliasingError(f"out= buffer overlaps argument {k}")
-        buffer[...] = g
-        results.append(buffer)
-    return results[0] if single else tuple(results)
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do the memory ranges of `a` and `b` intersect? Exact for interleaved views (x[::2] and
+    x[1::2] do not); when the exact answer is too costly, assume they do."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True

@@ -1,100 +1,437 @@
-"""Pass 7, compile: generated module -> content-addressed file -> import -> numba.njit.
+"""Pass 7, compile: generated module -> content-addressed file -> verified import -> numba.njit.
 
-The file name is a hash of the module text, the runtime helpers and the tool versions, so an
-edited function or a new sourcead gives a new file and numba's own disk cache (kept beside it
-in `__pycache__`) is never stale. The module is registered in `sys.modules` under its real
-name before numba compiles it, which numba needs to find its cache in the next process.
-A file is imported only if its content is exactly the text we generated.
+Two keys, two kinds of file in the cache folder (`$SOURCEAD_CACHE_DIR`, private to the user):
+
+* `sourcead_<entry>_<hash>.py`: the generated module, named by a hash of its text, the runtime
+  helpers and the tool versions. It is imported only after its bytes are read and found to match
+  that hash, and it is executed from exactly those bytes (no second read), so neither a truncated
+  file nor a planted one is ever run. numba's disk cache sits beside it in `__pycache__`, each
+  record guarded by a checksum: a damaged record is compiled again, never a crash.
+* `keys/<key>.json`: what a prepared derivative needs to call a module without running the
+  pipeline: the module's name and hash, parameters, kinds, outputs. The key hashes everything the
+  generated text depends on (`source_key`): the function's source, the globals it reads, mode,
+  wrt, argument kinds, options and sourcead's own code. So a new process skips parse, transform
+  and emit, and an edited function gets a new key.
+
+The module is registered in `sys.modules` under its real name before numba compiles it, which
+numba needs to find its cache in the next process.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
+import json
+import linecache
 import os
+import re
+import stat
 import sys
 import tempfile
 import threading
+import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numba
+import numpy as np
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 
-from . import runtime
 from ._version import __version__
-from .pipeline import Generated
+from .errors import SourceADError
 
 _LOCK = threading.Lock()
-_LOADED: dict[str, object] = {}  # module name -> module, for this process
-_FINGERPRINT = hashlib.sha256((inspect.getsource(runtime) + __version__ + numba.__version__).encode()).hexdigest()
+_LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
+_PRIVATE: set[str] = set()  # cache folders already checked in this process
+_PACKAGE = Path(__file__).resolve().parent
+_MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
+_SPEC_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What calling a generated module needs to know; the pipeline's `Generated` minus the tree."""
+
+    name: str  # the user function's name
+    entry: str  # the generated function: f_jvp or f_vjp
+    mode: str
+    params: tuple[str, ...]
+    wrt: tuple[str, ...]
+    kinds: tuple[str, ...]  # the kind of each parameter
+    free: tuple[str, ...]  # parameters whose kind comes from the call (see `Kinds.free`)
+    n_outputs: int
+    returns_array: bool
+    mutated: tuple[str, ...]
+    copied: tuple[str, ...]
+    output_is_tuple: bool
+    parallel: bool = False  # uses prange: compiled with parallel=True
+    thread_rows: bool = False  # takes numba's thread count as its last argument
+
+    @classmethod
+    def of(cls, gen: Any) -> Spec:
+        return cls(
+            name=gen.parsed.name,
+            entry=gen.entry,
+            mode=gen.mode,
+            params=tuple(gen.params),
+            wrt=tuple(gen.wrt),
+            kinds=tuple(gen.kinds[p] for p in gen.params),
+            free=tuple(p for p in gen.params if p in gen.kinds.free),
+            n_outputs=gen.n_outputs,
+            returns_array=any(gen.kinds[name] == "array" for name in gen.returned),
+            mutated=tuple(gen.mutated),
+            copied=tuple(gen.copied),
+            output_is_tuple=gen.output_is_tuple,
+            parallel="prange(" in gen.source,
+            thread_rows=getattr(gen, "thread_rows", False),
+        )
+
+    @classmethod
+    def from_json(cls, data: dict) -> Spec:
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
 
 @dataclass(frozen=True)
 class Compiled:
     """The generated derivative, as plain Python and (when asked) as a numba dispatcher."""
 
+    spec: Spec
+    source: str  # the module text
     python: Callable
     call: Callable  # what to call: the dispatcher, or `python` itself when jit=False
     path: Path
 
 
+# --- the cache folder -----------------------------------------------------------------------
+
+
 def cache_dir() -> Path:
-    """`$SOURCEAD_CACHE_DIR`, else the user's cache folder; created private to the user."""
+    """`$SOURCEAD_CACHE_DIR`, else the user's cache folder; created private to the user (0700).
+
+    A folder owned by someone else is refused; one that others may write to is made private,
+    since modules in it get imported.
+    """
     root = os.environ.get("SOURCEAD_CACHE_DIR")
     if not root:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "sourcead")
-    path = Path(root)
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = Path(root).absolute()
+    if str(path) not in _PRIVATE:
+        _make_private(path)
+        _PRIVATE.add(str(path))
     return path
 
 
-def module_key(generated: Generated) -> str:
-    digest = hashlib.sha256((_FINGERPRINT + generated.source).encode()).hexdigest()
-    return f"sourcead_{generated.entry}_{digest[:20]}"
+def _make_private(path: Path) -> None:
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.stat(path)
+    except OSError as exc:
+        raise SourceADError(
+            f"cannot create the sourcead cache folder {path}: {exc.strerror}",
+            hint="Set SOURCEAD_CACHE_DIR to a folder you can write to.",
+        ) from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise SourceADError(f"the sourcead cache path {path} is not a folder", hint="Set SOURCEAD_CACHE_DIR.")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise SourceADError(
+            f"the sourcead cache folder {path} belongs to another user; refusing to import code from it",
+            hint="Set SOURCEAD_CACHE_DIR to a folder of your own.",
+        )
+    if info.st_mode & 0o077:
+        try:  # ours but readable or writable by others: a planted module would be imported; repair
+            os.chmod(path, 0o700)
+        except OSError as exc:
+            raise SourceADError(
+                f"the sourcead cache folder {path} is open to other users and cannot be made private: {exc.strerror}",
+                hint="Run `chmod 700` on it, or set SOURCEAD_CACHE_DIR to a private folder.",
+            ) from None
 
 
-def load(generated: Generated, jit: bool) -> Compiled:
-    name = module_key(generated)
+# --- keys -----------------------------------------------------------------------------------
+
+
+def _package_fingerprint() -> str:
+    """sourcead's own code (every module, so any change to a pass or rule counts) and versions."""
+    digest = hashlib.sha256(f"{__version__} {numba.__version__} {np.__version__} {sys.version}".encode())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+_FINGERPRINT = _package_fingerprint()
+
+
+def source_key(func: Callable, mode: str, wrt: tuple, arg_kinds: dict[str, str] | None, options: dict) -> str | None:
+    """A hash of everything the generated module depends on, or None when the source is unknown
+    (then the pipeline runs and reports why)."""
+    try:
+        filename = inspect.getsourcefile(func)
+        if filename is None:
+            return None
+        linecache.checkcache(filename)  # the file as it is now, which is what the pipeline parses
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return None
+    parts = {
+        "fingerprint": _FINGERPRINT,
+        "file": os.path.abspath(filename),
+        "qualname": func.__qualname__,
+        "source": source,
+        "globals": _globals_read(func),
+        "mode": mode,
+        "wrt": repr(wrt),
+        "kinds": sorted((arg_kinds or {}).items()),
+        "options": sorted(options.items()),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _globals_read(func: Callable) -> list[tuple[str, str]]:
+    """The globals (and closure cells) the function's code names, described by value: frozen
+    constants by repr, modules by name (with the constant attributes the code may read)."""
+    names: set[str] = set()
+    codes = [func.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    values = {n: func.__globals__[n] for n in names if n in func.__globals__}
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or (), strict=True):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            values[name] = None
+    described = []
+    for name, value in sorted(values.items()):
+        described.append((name, _describe(value)))
+        if isinstance(value, types.ModuleType):  # `cfg.N` freezes the module's attribute N
+            for attr in sorted(names):
+                inner = getattr(value, attr, None)
+                if isinstance(inner, (bool, int, float)):
+                    described.append((f"{name}.{attr}", _describe(inner)))
+    return described
+
+
+def _describe(value: Any) -> str:
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if callable(value):
+        # Hook for calls between user functions (not supported yet): when they are, a callee's
+        # own `source_key` goes here, so that editing a callee invalidates its callers.
+        return f"callable:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}"
+    return f"object:{type(value).__module__}.{type(value).__qualname__}"  # the fence rejects it anyway
+
+
+def module_name(entry: str, source: str) -> tuple[str, str]:
+    """The module's name (entry + short hash) and its full hash."""
+    digest = hashlib.sha256((_FINGERPRINT + source).encode()).hexdigest()
+    return f"sourcead_{entry}_{digest[:20]}", digest
+
+
+# --- load: key file -> verified module -> dispatcher ----------------------------------------
+
+
+def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callable[[Spec], None]) -> Compiled:
+    """The compiled module for `key`: from the cache when it holds a valid entry, else
+    `generate()` (the pipeline) runs, `check` judges its spec, and the module is written."""
+    folder = cache_dir()
+    found = _cached(folder, key) if key is not None else None
+    if found is None:
+        gen = generate()
+        spec = Spec.of(gen)
+        check(spec)
+        name, digest = module_name(spec.entry, gen.source)
+        with _LOCK:
+            module = _LOADED.get(name)
+            if module is None:
+                path = _write(folder / f"{name}.py", gen.source)
+                module = _LOADED[name] = _execute(name, path, gen.source)
+        if key is not None:
+            _write_key(folder, key, name, digest, spec)
+    else:
+        spec, module = found
+        check(spec)
+    python = getattr(module, spec.entry)
+    path = Path(module.__file__)  # type: ignore[arg-type]
+    source = module.__sourcead_text__
+    if not jit:
+        return Compiled(spec, source, python, python, path)
+    with _LOCK:
+        jitted = getattr(module, "_sourcead_jitted", None)
+        if jitted is None:
+            jitted = numba.njit(cache=True, nogil=True, parallel=spec.parallel)(python)
+            jitted._cache = _CheckedCache(python)  # numba's cache, with a checksum on every record
+            module._sourcead_jitted = jitted  # type: ignore[attr-defined]
+    return Compiled(spec, source, python, jitted, path)
+
+
+def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
+    """The spec and module recorded under `key`, if the key file is sound and the module's bytes
+    match their hash; None (a miss) for anything missing, stale, truncated or corrupted."""
+    try:
+        record = json.loads((folder / "keys" / f"{key}.json").read_text(encoding="utf-8"))
+        name, digest = record["module"], record["sha256"]
+        match = _MODULE_NAME.fullmatch(name)
+        if record["format"] != _SPEC_FORMAT or match is None or not digest.startswith(match.group(1)):
+            return None
+        spec = Spec.from_json(record["spec"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
     with _LOCK:
         module = _LOADED.get(name)
         if module is None:
-            path = _write(cache_dir() / f"{name}.py", generated.source)
-            module = _import(name, path)
-            _LOADED[name] = module
-    python = getattr(module, generated.entry)
-    path = Path(module.__file__)  # type: ignore[attr-defined]
-    if not jit:
-        return Compiled(python, python, path)
-    jitted = getattr(module, "_sourcead_jitted", None)
-    if jitted is None:
-        with _LOCK:
-            jitted = getattr(module, "_sourcead_jitted", None)
-            if jitted is None:
-                jitted = numba.njit(cache=True, nogil=True)(python)
-                module._sourcead_jitted = jitted  # type: ignore[attr-defined]
-    return Compiled(python, jitted, path)
+            path = folder / f"{name}.py"
+            try:
+                text = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            if module_name(spec.entry, text) != (name, digest):
+                return None  # truncated, edited or planted: rebuilt from the pipeline
+            module = _LOADED[name] = _execute(name, path, text)
+    return spec, module
+
+
+def _write_key(folder: Path, key: str, name: str, digest: str, spec: Spec) -> None:
+    record = {"format": _SPEC_FORMAT, "module": name, "sha256": digest, "spec": asdict(spec)}
+    (folder / "keys").mkdir(mode=0o700, exist_ok=True)
+    _write(folder / "keys" / f"{key}.json", json.dumps(record, indent=1))
 
 
 def _write(path: Path, text: str) -> Path:
     """Write `text` to `path` atomically, unless the file there already holds exactly `text`."""
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if path.read_bytes() == text.encode("utf-8"):
             return path
-    except (OSError, UnicodeDecodeError):
-        pass  # missing, truncated or corrupted: rewrite it
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
+    except OSError:
+        pass  # missing: write it; different (truncated, corrupted): replace it
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     os.replace(tmp, path)
     return path
 
 
-def _import(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+def _execute(name: str, path: Path, text: str) -> types.ModuleType:
+    """Run the module from `text`, the bytes already verified, not from a second read of `path`."""
+    code = compile(text, str(path), "exec")
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    module.__sourcead_text__ = text  # type: ignore[attr-defined]
+    sys.modules[name] = module  # before numba sees it: numba's cache needs the real module name
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
     return module
+
+
+# --- numba's disk cache, with checksums -----------------------------------------------------
+
+
+class _CheckedFile(IndexDataCacheFile):
+    """numba's index and data files, each prefixed with the SHA-256 of its payload.
+
+    numba unpickles its cache files as they are: a truncated file raises from deep inside the
+    first call. Here a record whose checksum fails reads as absent, so the function is compiled
+    again and the record rewritten. The version tag differs from numba's, so files written by
+    plain numba and by this class are never mistaken for each other.
+    """
+
+    def __init__(self, cache_path: str, filename_base: str, source_stamp: Any):
+        super().__init__(cache_path, filename_base, source_stamp)
+        self._version = f"{numba.__version__}+sourcead-sha256"
+
+    def _load_index(self) -> dict:
+        payload = self._read_checked(self._index_path)
+        if payload is None:
+            return {}
+        try:
+            version, stamp, overloads = self._loads(payload)
+        except Exception:  # checksum right but unreadable (another format): start afresh
+            return {}
+        return overloads if version == self._version and stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads: dict) -> None:
+        self._write_checked(self._index_path, self._dump((self._version, self._source_stamp, overloads)))
+
+    def _load_data(self, name: str) -> Any:
+        payload = self._read_checked(self._data_path(name))
+        return None if payload is None else self._loads(payload)
+
+    def _save_data(self, name: str, data: Any) -> None:
+        self._write_checked(self._data_path(name), self._dump(data))
+
+    @staticmethod
+    def _loads(payload: bytes) -> Any:
+        import pickle
+
+        return pickle.loads(payload)  # the folder is private and the checksum matched
+
+    @staticmethod
+    def _read_checked(path: str) -> bytes | None:
+        try:
+            with open(path, "rb") as fh:
+                blob = fh.read()
+        except OSError:
+            return None
+        head, payload = blob[:32], blob[32:]
+        return payload if len(blob) > 32 and hashlib.sha256(payload).digest() == head else None
+
+    def _write_checked(self, path: str, payload: bytes) -> None:
+        with self._open_for_write(path) as fh:
+            fh.write(hashlib.sha256(payload).digest() + payload)
+
+
+class _CheckedCache(FunctionCache):
+    """numba's per-function cache, reading and writing through `_CheckedFile`."""
+
+    def __init__(self, py_func: Callable):
+        super().__init__(py_func)
+        plain = self._cache_file
+        base = plain._index_name[: -len(".nbi")]
+        self._cache_file = _CheckedFile(self._cache_path, base, plain._source_stamp)
+
+
+# --- sourcead cache info / clear --------------------------------------------------------------
+
+
+def _cache_files(folder: Path) -> dict[str, list[Path]]:
+    """sourcead's own files in the cache folder, by kind; nothing else is ever touched."""
+    pycache = folder / "__pycache__"
+    return {
+        "modules": sorted(folder.glob("sourcead_*.py")),
+        "keys": sorted((folder / "keys").glob("*.json")),
+        "numba": sorted(p for p in pycache.glob("sourcead_*") if p.suffix in (".nbi", ".nbc")),
+        "partial": sorted([*folder.glob(".tmp-*"), *(folder / "keys").glob(".tmp-*"), *pycache.glob("*.tmp.*")]),
+    }
+
+
+def cache_info() -> dict[str, Any]:
+    """The cache folder, and the count and size of each kind of file in it."""
+    folder = cache_dir()
+    files = _cache_files(folder)
+    info: dict[str, Any] = {"path": str(folder)}
+    for kind, paths in files.items():
+        info[kind] = len(paths)
+    info["bytes"] = sum(p.stat().st_size for paths in files.values() for p in paths)
+    info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or None
+    return info
+
+
+def clear_cache() -> int:
+    """Delete sourcead's files from the cache folder (never anything else); the number deleted."""
+    count = 0
+    for paths in _cache_files(cache_dir()).values():
+        for path in paths:
+            try:
+                path.unlink()
+                count += 1
+            except FileNotFoundError:
+                pass
+    return count
