@@ -4,9 +4,11 @@ For every workload in ``benchmarks.workloads`` this measures, in one run:
   * steady state: median time of the primal (``numba.njit(f)``) and of the gradient
     (``sourcead.grad(f, wrt=...)``), their ratio, and a finite-difference check of the gradient;
   * first-call latency (transform + compile + first call), each sample in a new Python process:
-    cold (fresh, empty SOURCEAD_CACHE_DIR and NUMBA_CACHE_DIR) and warm (same dirs again).
-Prints a markdown table and writes it to ``benchmarks/results/latest.md``.
-Exits 1 if a gradient fails or disagrees with finite differences.
+    cold (fresh, empty SOURCEAD_CACHE_DIR and NUMBA_CACHE_DIR) and warm (same dirs again);
+  * tape use (``benchmarks.tape``): bytes the forward sweep records, against the bytes of values
+    the primal overwrites and of those the adjoint reads, and the forward sweep's share of the time.
+Prints markdown tables and writes them to ``benchmarks/results/latest.md``.
+Exits 1 only if a gradient fails or disagrees with finite differences; other failures are listed.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ import numba
 import numpy as np
 
 import sourcead
+from benchmarks.tape import WORD, forward_sweep, tape_use
 from benchmarks.workloads import BY_NAME, WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latest.md"
 FD_STEP = 1e-5
 FD_TOLERANCE = 1e-5
+GOAL_RATIO = ("heat_swap", 3.0)  # the issue's goal: gradient / primal at most 3 on this workload
 
 
 def median_seconds(fn, args, repeats=7, batch_seconds=0.05):
@@ -86,11 +90,20 @@ def steady_state(workload):
     t_primal = median_seconds(primal, args)
     t_grad = median_seconds(grad, args)
     return {
+        "args": args,
         "primal": t_primal,
         "grad": t_grad,
         "ratio": t_grad / t_primal,
         "fd_error": fd_error(primal, args, positions, grads),
     }
+
+
+def tape_accounting(workload, args, t_grad):
+    """Tape records of one call against the workload's analytic counts; the forward sweep's time."""
+    sweep = forward_sweep(workload.func, workload.wrt)
+    use = tape_use(workload, sweep, args)
+    t_forward = median_seconds(sweep, (*args, 1.0))
+    return {"use": use, "forward": t_forward, "forward_share": t_forward / t_grad}
 
 
 def first_call_child(name):
@@ -137,6 +150,24 @@ def fmt_time(seconds):
     return f"{seconds / 1e-9:.3g} ns"
 
 
+def fmt_bytes(count):
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count} B"
+
+
+def revision():
+    """The commit measured, marked when sourcead/ has uncommitted changes (others may be editing)."""
+    try:
+        git = ["git", "-C", str(ROOT)]
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", "sourcead"], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown revision"
+    return head.stdout.strip() + (" + uncommitted sourcead/ changes" if dirty.stdout.strip() else "")
+
+
 def machine():
     cpu = platform.processor() or platform.machine()
     try:
@@ -149,7 +180,7 @@ def machine():
     return (
         f"{cpu}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
         f"numba {numba.__version__}, numpy {np.__version__}, "
-        f"sourcead {getattr(sourcead, '__version__', '?')}; {platform.platform()}"
+        f"sourcead {getattr(sourcead, '__version__', '?')} at {revision()}; {platform.platform()}"
     )
 
 
@@ -176,8 +207,75 @@ def row(workload, res):
     return "| " + " | ".join(cells) + " |"
 
 
-def report(rows, repeats):
-    """The markdown report: table, machine, method, failures."""
+TAPE_HEADER = (
+    "| workload | wrt | tape (float64) | itape (int64) | tape bytes | overwritten bytes "
+    "| tape / overwritten | needed bytes | forward sweep | forward / gradient "
+    "| overwritten / needed (values) |\n"
+    "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+)
+
+TAPE_NOTES = (
+    "Tape: `top` and `itop` at the end of the forward sweep of one call (cotangent 1.0), "
+    "measured by running the generated reverse module cut at `# reverse sweep` "
+    "(`benchmarks/tape.py`); tape bytes = 8 * (top + itop). Overwritten: the assignments of that "
+    "call that replace a value held before (scalars assigned again, `+=` included, `for` counters "
+    "excluded; array elements already holding a value from an argument, an allocation or an "
+    "earlier write), 8 bytes each. Needed: of those, the values the adjoint reads. Both are "
+    "analytic, from the formulas in the last column (n points or elements, steps, m rows). "
+    "tape <= overwritten: the tape holds no more than the primal destroys; tape (float64) = needed: "
+    "it holds nothing the adjoint does not read. itape holds control records (trip counts, "
+    "branches taken), which the adjoint reads but which overwrite no value. "
+    "Forward sweep: median time of the cut module, tape writes included."
+)
+
+
+def tape_row(workload, res):
+    """One row of the tape table, or None when the workload has no counts or its tape failed."""
+    t = res.get("tape")
+    if t is None:
+        return None
+    use = t["use"]
+    over = WORD * use.overwritten
+    ratio = f"{use.bytes / over:.2f}" if over else "-"
+    cells = [workload.name, ", ".join(workload.wrt), str(use.floats), str(use.ints)]
+    cells += [fmt_bytes(use.bytes), fmt_bytes(over), ratio, fmt_bytes(WORD * use.needed)]
+    cells += [fmt_time(t["forward"]), f"{t['forward_share']:.2f}", workload.counts]
+    return "| " + " | ".join(cells) + " |"
+
+
+def goals(rows):
+    """The issue's two goals, each with the measured figure."""
+    lines = []
+    name, bound = GOAL_RATIO
+    for w, res in rows:
+        if w.name == name and res.get("steady"):
+            ratio = res["steady"]["ratio"]
+            verdict = "met" if ratio <= bound else "missed"
+            lines.append(f"- gradient / primal on {name} <= {bound:g}: {verdict} ({ratio:.2f}).")
+    extra = [
+        f"{w.name} ({res['tape']['use'].floats - res['tape']['use'].needed:g} value(s))"
+        for w, res in rows
+        if res.get("tape") and res["tape"]["use"].floats > res["tape"]["use"].needed
+    ]
+    verdict = "met" if not extra else "missed: float64 records beyond what the adjoint reads in " + ", ".join(extra)
+    lines.append(f"- no value on the tape that the adjoint does not read: {verdict}.")
+    return lines
+
+
+def startup_section():
+    """The start-up report of `benchmarks.startup`, when that module exists."""
+    try:
+        from benchmarks.startup import startup_report
+
+        return [startup_report().rstrip()]
+    except ImportError as exc:  # not written yet, or it needs something this machine lacks
+        return [f"Start-up report skipped: {exc}."]
+    except Exception as exc:  # its failure must not discard the tables measured above
+        return [f"Start-up report failed: {type(exc).__name__}: {exc}".splitlines()[0]]
+
+
+def report(rows, repeats, extra=()):
+    """The markdown report: tables, machine, method, failures, then any extra sections."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     method = (
         "Steady state: medians of 7 timed batches (each ~50 ms) after warm-up, in one process. "
@@ -189,24 +287,38 @@ def report(rows, repeats):
     )
     lines = ["# sourcead benchmarks", "", HEADER, *(row(w, res) for w, res in rows), ""]
     lines += [f"Machine: {machine()}. Run {stamp}.", "", method]
+    tape_rows = [r for r in (tape_row(w, res) for w, res in rows) if r]
+    if tape_rows:
+        lines += ["", "## Tape", "", TAPE_HEADER, *tape_rows, "", TAPE_NOTES]
+    lines += ["", "## Goals", "", *goals(rows)]
     failures = [f"- {w.name}: {msg}" for w, res in rows for msg in res["errors"]]
     if failures:
         lines += ["", "Failures:", *failures]
+    for section in extra:
+        lines += ["", *section]
     return "\n".join(lines) + "\n"
 
 
 def measure(workload, repeats):
     """Everything about one workload; a failure is recorded and the run goes on."""
-    res = {"errors": []}
+    res = {"errors": [], "wrong": False}
     print(f"[{workload.name}] steady state ...", file=sys.stderr, flush=True)
     try:
         res["steady"] = steady_state(workload)
     except Exception as exc:  # one unsupported workload must not hide the others
         res["errors"].append(f"gradient: {type(exc).__name__}: {exc}".splitlines()[0])
+        res["wrong"] = True
     else:
         err = res["steady"]["fd_error"]
         if not err < FD_TOLERANCE:
             res["errors"].append(f"FD rel. error {err:.1e} exceeds {FD_TOLERANCE:g}")
+            res["wrong"] = True
+    if workload.overwritten and res.get("steady"):
+        print(f"[{workload.name}] tape ...", file=sys.stderr, flush=True)
+        try:
+            res["tape"] = tape_accounting(workload, res["steady"]["args"], res["steady"]["grad"])
+        except Exception as exc:
+            res["errors"].append(f"tape: {type(exc).__name__}: {exc}".splitlines()[0])
     print(f"[{workload.name}] first-call latency ...", file=sys.stderr, flush=True)
     try:
         res["first"] = first_call(workload.name, repeats)
@@ -226,13 +338,13 @@ def main(argv=None):
         return 0
     chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
     rows = [(w, measure(w, opts.repeats)) for w in chosen]
-    text = report(rows, opts.repeats)
+    text = report(rows, opts.repeats, [startup_section()] if not opts.names else [])
     print(text)
     if not opts.names:  # only a full run replaces the recorded results
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(text)
         print(f"written to {RESULTS.relative_to(ROOT)}", file=sys.stderr)
-    return 1 if any(res["errors"] for _, res in rows) else 0
+    return 1 if any(res["wrong"] for _, res in rows) else 0
 
 
 if __name__ == "__main__":
