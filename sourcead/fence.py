@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .exprs import dotted
+from .exprs import dotted, walk
 from .parse import ParsedFunction
-from .resolve import canonical_call, is_frozen_constant, lookup
+from .resolve import canonical_call, is_frozen_constant, lookup, user_function
 from .rules import known_calls
 
 _SUBSET = (
@@ -81,7 +81,7 @@ class Fence:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self.check_small(small, loop_vars, in_loop)
-                    self.finished_loops -= _assigned_in(small)
+                    self.finished_loops -= assigned_in(small)
             elif isinstance(stmt, cst.For):
                 self.check_for(stmt, loop_vars)
                 self.finished_loops.add(stmt.target.value)  # type: ignore[union-attr]
@@ -90,6 +90,13 @@ class Fence:
             elif isinstance(stmt, cst.While):
                 if stmt.orelse is not None:
                     self.fail(stmt.orelse, "while ... else is not supported", "Remove the else block.")
+                for node in walk(stmt.test):
+                    if isinstance(node, cst.Call) and user_function(node.func, self.parsed.globals) is not None:
+                        self.fail(
+                            node,
+                            "a while condition cannot call your own functions",
+                            "Compute the value in a variable before the loop and at the end of its body.",
+                        )
                 self.check_expr(stmt.test, loop_vars)
                 self.check_suite(stmt.body, loop_vars, in_loop=True)
             else:
@@ -135,7 +142,7 @@ class Fence:
         if var in loop_vars:
             self.fail(stmt.target, f"loop variable `{var}` is reused by an inner loop", "Rename it.")
         self.check_suite(stmt.body, loop_vars | {var}, in_loop=True)
-        for inner in _assigned_in(stmt.body):
+        for inner in assigned_in(stmt.body):
             if inner == var:
                 self.fail(
                     stmt,
@@ -178,6 +185,10 @@ class Fence:
             return
         if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
             return
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if user_function(small.value.func, self.parsed.globals) is not None:
+                self.check_call(small.value, loop_vars)  # a call for its writes into arrays
+                return
         if isinstance(small, cst.AnnAssign):
             self.fail(small, "annotated assignments are not supported", "Drop the annotation.")
         hint = _STATEMENT_HINTS.get(type(small), _SUBSET)
@@ -190,6 +201,11 @@ class Fence:
         self.fail(small, f"unsupported statement: {type(small).__name__.lower()}", hint)
 
     def check_unpacking(self, target: cst.Tuple, value: cst.BaseExpression, loop_vars: set[str]) -> None:
+        if isinstance(value, cst.Call) and user_function(value.func, self.parsed.globals) is not None:
+            for element in target.elements:
+                self.check_target(element.value)
+            self.check_call(value, loop_vars)
+            return
         if not isinstance(value, cst.Tuple) or len(value.elements) != len(target.elements):
             self.fail(
                 value,
@@ -337,13 +353,16 @@ class Fence:
                 "Pass arguments by position, e.g. np.zeros(n).",
             )
         key = canonical_call(func, self.parsed.globals)
-        if key is None or key not in known_calls() or key in ("range", "prange"):
+        if user_function(func, self.parsed.globals) is not None:
+            pass  # a user function: it is fenced itself when it is inlined
+        elif key is None or key not in known_calls() or key in ("range", "prange"):
             shown = dotted(func)
             self.fail(
                 func,
                 f"call to unsupported function `{shown}`",
-                "Supported: math.sin cos tan exp log sqrt tanh pow, abs, float, int, len, "
-                "np.zeros, np.empty, np.zeros_like, np.ones, x.copy().",
+                "Supported: the math functions and their NumPy twins on floats, abs, min, max, float, int, "
+                "len, np.zeros, np.empty, np.zeros_like, np.ones, x.copy(), and your own functions "
+                "(the full list is sourcead/rules/table.py).",
             )
         for arg in expr.args:
             self.check_expr(arg.value, loop_vars)
@@ -382,16 +401,17 @@ def _if_always_returns(stmt: cst.If) -> bool:
 
 def local_names(node: cst.FunctionDef) -> set[str]:
     names = {p.name.value for p in node.params.params + node.params.posonly_params}
-    return names | _assigned_in(node.body)
+    return names | assigned_in(node.body)
 
 
-def _assigned_in(body: cst.CSTNode) -> set[str]:
+def assigned_in(body: cst.CSTNode) -> set[str]:
+    """Names bound anywhere in `body`: assignment targets (also inside tuples), loop variables."""
     names: set[str] = set()
 
     class Collector(cst.CSTVisitor):
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Name):
-                names.add(node.target.value)
+            targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+            names.update(t.value for t in targets if isinstance(t, cst.Name))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             if isinstance(node.target, cst.Name):

@@ -16,7 +16,7 @@ import libcst as cst
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from .exprs import dotted, names_in, subscript_indices, walk
 from .parse import ParsedFunction
-from .rules import ARRAY_CREATION
+from .rules import ARRAY_CREATION, INTEGER_FUNCTIONS
 
 FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
 
@@ -128,12 +128,12 @@ def _call_kind(node: cst.Call, of: Mapping[str, str]) -> str:
     key = dotted(func)
     if key in ARRAY_CREATION or (isinstance(func, cst.Attribute) and func.attr.value == "copy"):
         return ARRAY
-    if key in ("len", "int"):
+    if key in INTEGER_FUNCTIONS:
         return INT
+    kinds = {expr_kind(a.value, of) for a in node.args}
     if key in ("abs", "min", "max"):
-        kinds = {expr_kind(a.value, of) for a in node.args}
         return INT if kinds <= {INT, BOOL} else FLOAT
-    return FLOAT
+    return ARRAY if ARRAY in kinds else FLOAT  # NumPy functions of arrays are arrays
 
 
 def _param_kinds(fn: CoreFunction) -> tuple[dict[str, str], set[str]]:

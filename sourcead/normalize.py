@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from .core import (
@@ -24,6 +26,7 @@ from .core import (
     For,
     If,
     Permute,
+    Return,
     Stmt,
     While,
     assigned_names,
@@ -32,10 +35,10 @@ from .core import (
 )
 from .exits import eliminate_exits
 from .exprs import names_in, number, paren
-from .fence import local_names
+from .fence import assigned_in, fence, local_names
 from .naming import Namer
-from .parse import ParsedFunction
-from .resolve import canonical_call, canonical_func_node, is_frozen_constant, lookup
+from .parse import ParsedFunction, parse_function
+from .resolve import canonical_call, canonical_func_node, is_frozen_constant, lookup, user_function
 
 _AUG_TO_BINARY = {
     cst.AddAssign: cst.Add,
@@ -51,9 +54,11 @@ def normalize(parsed: ParsedFunction, namer: Namer) -> CoreFunction:
 
 
 class Normalizer:
-    def __init__(self, parsed: ParsedFunction, namer: Namer):
+    def __init__(self, parsed: ParsedFunction, namer: Namer, callers: tuple = ()):
         self.parsed = parsed
         self.namer = namer
+        self.callers = callers  # the functions being inlined into, to reject recursion
+        self.current: cst.CSTNode = parsed.node  # the user statement being normalized, for errors
         self.params = tuple(p.name.value for p in parsed.node.params.params)
         self.constants: dict[str, object] = {}
         self.locals = local_names(parsed.node)
@@ -75,26 +80,34 @@ class Normalizer:
     def block(self, statements) -> list[Stmt]:
         out: list[Stmt] = []
         for stmt in statements:
+            self.current = stmt
             if isinstance(stmt, cst.For):
                 out += self.loop(stmt)
             elif isinstance(stmt, cst.While):
                 out.append(While(self.expr(stmt.test), tuple(self.block(stmt.body.body)), stmt))
             elif isinstance(stmt, cst.If):
-                out.append(self.branch(stmt))
+                out += self.branch(stmt)
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     out += self.small(small)
         return out
 
-    def branch(self, stmt: cst.If) -> If:
+    def branch(self, stmt: cst.If) -> list[Stmt]:
+        self.current = stmt
         orelse: list[Stmt] = []
-        if isinstance(stmt.orelse, cst.If):  # elif
-            orelse = [self.branch(stmt.orelse)]
+        if isinstance(stmt.orelse, cst.If):  # elif: its test runs only when this one is false
+            orelse = self.branch(stmt.orelse)
         elif isinstance(stmt.orelse, cst.Else):
             orelse = self.block(stmt.orelse.body.body)
-        return If(self.expr(stmt.test), tuple(self.block(stmt.body.body)), tuple(orelse), stmt)
+        pre, test = self.choices(self.expr(stmt.test))
+        return pre + [If(test, tuple(self.block(stmt.body.body)), tuple(orelse), stmt)]
+
+    def where(self, node: cst.CSTNode) -> cst.CSTNode:
+        """`node` if it has a file position (rewritten nodes do not), else the statement at hand."""
+        return node if self.parsed.locate(node) else self.current
 
     def small(self, small: cst.BaseSmallStatement) -> list[Stmt]:
+        self.current = small
         if isinstance(small, cst.Assign):
             target = small.targets[0].target
             if isinstance(target, cst.Tuple):
@@ -102,6 +115,9 @@ class Normalizer:
             return self.assign(self.expr(target), self.expr(small.value), None, small)
         if isinstance(small, cst.AugAssign):
             return self.augmented(small)
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):  # a call for its writes
+            pre, _ = self.choices(self.expr(small.value))
+            return pre
         if isinstance(small, cst.Break):
             return [Break(small)]
         if isinstance(small, cst.Continue):
@@ -122,39 +138,101 @@ class Normalizer:
     def assign(self, target, value, accumulate: str | None, origin) -> list[Stmt]:
         """`target = value`, with conditional expressions in `value` turned into if statements."""
         if isinstance(value, cst.IfExp) and accumulate is None:
+            pre, test = self.choices(value.test)
             then = self.assign(target, value.body, None, origin)
             orelse = self.assign(target, value.orelse, None, origin)
-            return [If(value.test, tuple(then), tuple(orelse), origin)]
+            return pre + [If(test, tuple(then), tuple(orelse), origin)]
         pre, value = self.choices(value)
         return pre + [Assign(target, value, accumulate, origin)]
 
     def choices(self, value: cst.BaseExpression) -> tuple[list[Stmt], cst.BaseExpression]:
-        """Bind every conditional expression inside `value` to a fresh variable set by an if statement,
-        so only the chosen branch is evaluated (and differentiated)."""
-        found: list[tuple[str, cst.IfExp]] = []
-        namer = self.namer
+        """Statements that must run before `value`, and `value` reading their results:
+        a conditional expression becomes an if statement setting a fresh variable (so only the
+        chosen branch runs, and is differentiated); a call to a user function is inlined."""
+        pre: list[Stmt] = []
+        owner = self
 
         class Hoist(cst.CSTTransformer):
             def visit_IfExp(self, node: cst.IfExp) -> bool:
-                return False
+                return False  # its branches are normalized inside the if statement it becomes
 
             def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
-                name = namer.fresh("choice")
-                found.append((name, original))
+                name = owner.namer.fresh("choice")
+                pre.extend(owner.assign(cst.Name(name), original, None, original))
                 return cst.Name(name)
 
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                func = user_function(original.func, owner.parsed.globals)
+                if func is None:
+                    return updated
+                body, ret = owner.inline(func, updated, original)
+                pre.extend(body)
+                if ret.is_tuple:
+                    raise owner.parsed.error(
+                        f"{func.__name__} returns a tuple; unpack it: `a, b = {func.__name__}(...)`",
+                        owner.where(original),
+                    )
+                return ret.values[0]
+
         if isinstance(value, cst.IfExp):
-            name = namer.fresh("choice")
+            name = self.namer.fresh("choice")
             return self.assign(cst.Name(name), value, None, value), cst.Name(name)
         value = value.visit(Hoist())  # type: ignore[assignment]
-        pre: list[Stmt] = []
-        for name, node in found:
-            pre += self.assign(cst.Name(name), node, None, node)
         return pre, value
 
-    def unpack(self, targets: cst.Tuple, value: cst.Tuple, origin) -> list[Stmt]:
+    def inline(self, func, call: cst.Call, origin: cst.CSTNode) -> tuple[list[Stmt], Return]:
+        """The body of a user function, its names made fresh, its parameters bound to the arguments.
+
+        We inline rather than emit the callee beside the caller: activity and the tape then see
+        through the call, and numba compiles one function with no tape passed between functions.
+        """
+        if func in self.callers or func is _unwrap_parsed(self.parsed):
+            raise self.parsed.error(
+                f"recursive call to {func.__name__}",
+                self.where(origin),
+                "sourcead inlines calls; write the recursion as a loop.",
+            )
+        callee = parse_function(func)
+        fence(callee)
+        params = [p.name.value for p in callee.node.params.params]
+        if len(call.args) != len(params):
+            raise self.parsed.error(
+                f"{func.__name__} takes {len(params)} arguments, got {len(call.args)}", self.where(origin)
+            )
+        reassigned = assigned_in(callee.node.body)
+        mapping: dict[str, str] = {}
+        pre: list[Stmt] = []
+        for param, arg in zip(params, call.args, strict=True):
+            if isinstance(arg.value, cst.Name) and param not in reassigned:
+                mapping[param] = arg.value.value  # the caller's variable itself (arrays by reference)
+            else:
+                mapping[param] = self.namer.fresh(f"{func.__name__}_{param}")
+                pre.append(Assign(cst.Name(mapping[param]), arg.value, None, origin))
+        for local in sorted(local_names(callee.node) - set(params)):
+            mapping[local] = self.namer.fresh(f"{func.__name__}_{local}")
+        renamed = callee.node.visit(_Rename(mapping))
+        inner = Normalizer(replace(callee, node=renamed), self.namer, (*self.callers, _unwrap_parsed(self.parsed)))
+        core = inner.function()
+        for name, value in core.constants:
+            if self.constants.get(name, value) != value:
+                raise self.parsed.error(
+                    f"global `{name}` has different values in the caller and in {func.__name__}", origin
+                )
+            self.constants[name] = value
+        return pre + list(core.body), core.ret
+
+    def unpack(self, targets: cst.Tuple, value: cst.BaseExpression, origin) -> list[Stmt]:
         """`a, b = b, a` is a permutation of names; anything else goes through fresh temporaries."""
         lhs = [self.expr(e.value) for e in targets.elements]
+        if isinstance(value, cst.Call):  # a, b = f(...): a user function returning a tuple
+            func = user_function(value.func, self.parsed.globals)
+            body, ret = self.inline(func, self.expr(value), value)
+            if not ret.is_tuple or len(ret.values) != len(lhs):
+                raise self.parsed.error(f"{func.__name__} does not return {len(lhs)} values", self.where(value))
+            out = list(body)
+            for target, item in zip(lhs, ret.values, strict=True):
+                out.append(Assign(target, item, None, origin))
+            return out
         rhs = [self.expr(e.value) for e in value.elements]
         names = [n.value for n in lhs if isinstance(n, cst.Name)]
         sources = [n.value for n in rhs if isinstance(n, cst.Name)]
@@ -189,7 +267,12 @@ class Normalizer:
     def loop(self, stmt: cst.For) -> list[Stmt]:
         call = stmt.iter
         key = canonical_call(call.func, self.parsed.globals)  # type: ignore[attr-defined]
-        args = [self.expr(a.value) for a in call.args]  # type: ignore[attr-defined]
+        pre: list[Stmt] = []
+        args = []
+        for a in call.args:  # type: ignore[attr-defined]
+            before, bound = self.choices(self.expr(a.value))
+            pre += before
+            args.append(bound)
         if len(args) == 1:
             args = [cst.Integer("0"), args[0]]
         if len(args) == 2:
@@ -203,10 +286,35 @@ class Normalizer:
                 hoisted.append(Assign(cst.Name(fresh), bound, None, stmt.iter))
                 args[k] = cst.Name(fresh)
         var = stmt.target.value  # type: ignore[union-attr]
-        return hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
+        return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
     def expr(self, node: cst.BaseExpression) -> cst.BaseExpression:
         return node.visit(_Canonicalize(self))  # type: ignore[return-value]
+
+
+class _Rename(cst.CSTTransformer):
+    """Rename variables (not attribute names or keywords)."""
+
+    def __init__(self, mapping: dict[str, str]):
+        self.mapping = mapping
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        new = self.mapping.get(original.value)
+        return updated.with_changes(value=new) if new else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+
+def _unwrap_parsed(parsed: ParsedFunction):
+    """The function object of a parsed function, found by name in its globals (for recursion checks)."""
+    from .parse import unwrap
+
+    obj = parsed.globals.get(parsed.name)
+    return unwrap(obj) if obj is not None else None
 
 
 def _element_writes(body: tuple[Stmt, ...]) -> set[str]:

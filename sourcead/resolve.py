@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -50,6 +51,18 @@ def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | 
     """The canonical name (`math.sin`, `np.zeros`, `abs`, ...) of a called function, or None."""
     obj = lookup(func, scope)
     return _CANONICAL.get(id(obj)) if obj is not None else None
+
+
+def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
+    """The plain Python function a call to a user function reaches (through numba dispatchers and
+    sourcead decorators), or None for anything else."""
+    from .parse import unwrap
+
+    obj = lookup(func, scope)
+    if obj is None or id(obj) in _CANONICAL:
+        return None
+    obj = unwrap(obj)
+    return obj if inspect.isfunction(obj) else None
 
 
 def canonical_func_node(key: str) -> cst.BaseExpression:

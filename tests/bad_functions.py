@@ -76,3 +76,9 @@ def loop_sum(x, n):
     for i in range(n):
         s += x[i]
     return s
+
+
+def recursive(x, n):
+    if n == 0:
+        return x
+    return 2.0 * recursive(x, n - 1)  # error: recursion

@@ -33,6 +33,7 @@ def _marked_line(func, marker: str) -> int:
         (bad.uses_lambda, "lambda", "lambda", "lambda"),
         (bad.reads_loop_var_after_loop, "loop variable", "loop variable `i`", "i  #"),
         (bad.mixed_indices, "indices", "indices", "return"),
+        (bad.recursive, "recursion", "recursive call to recursive", "return"),
     ],
     ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", ""),
 )

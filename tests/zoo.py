@@ -11,7 +11,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import helpers_other
 import numpy as np
+
+import sourcead
 
 
 @dataclass(frozen=True)
@@ -421,6 +424,41 @@ def while_in_for(x):
     return s
 
 
+# --- calls between user functions ------------------------------------------------------------
+
+
+def _sq_norm(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return s
+
+
+def _rotate(a, b, angle):
+    c = math.cos(angle)
+    d = math.sin(angle)
+    return c * a - d * b, d * a + c * b
+
+
+@sourcead.differentiable
+def _logistic(t):
+    return 1.0 / (1.0 + math.exp(-t))
+
+
+def calls_helpers(x, y):
+    # a plain helper, a tuple-returning helper inside a loop, a decorated helper
+    s = _sq_norm(x)
+    a, b = 0.0, y
+    for i in range(x.shape[0]):
+        a, b = _rotate(a + x[i], b, 0.3)
+    return s * _logistic(a) + b
+
+
+def calls_across_modules(x, w):
+    # a helper in another module, which calls a numba-compiled helper inside a loop
+    return helpers_other.weighted(x, w) + w * w
+
+
 ZOO: list[Case] = [
     Case("poly2", poly2, lambda rng: (_uniform(rng, -2, 2), _uniform(rng, -2, 2)), ("x", "y"), True),
     Case(
@@ -546,4 +584,14 @@ ZOO: list[Case] = [
     ),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
     Case("while_in_for", while_in_for, lambda rng: (rng.uniform(0.2, 6.0, 6),), ("x",), True),
+    Case(
+        "calls_helpers", calls_helpers, lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.5)), ("x", "y"), True
+    ),
+    Case(
+        "calls_across_modules",
+        calls_across_modules,
+        lambda rng: (rng.uniform(0.2, 3.0, 6), _uniform(rng, 0.5, 1.5)),
+        ("x", "w"),
+        True,
+    ),
 ]

@@ -27,16 +27,63 @@ def _rules(*rules: Rule) -> dict[str, Rule]:
     return {rule.name: rule for rule in rules}
 
 
-# Calls that are differentiable elementwise functions of floats (canonical names).
-ELEMENTWISE: dict[str, Rule] = _rules(
-    Rule("math.sin", ("math.cos({x})",)),
-    Rule("math.cos", ("-math.sin({x})",)),
-    Rule("math.tan", ("1.0 + {z} * {z}",)),
-    Rule("math.exp", ("{z}",)),
-    Rule("math.log", ("1.0 / {x}",)),
-    Rule("math.sqrt", ("0.5 / {z}",)),
-    Rule("math.tanh", ("1.0 - {z} * {z}",)),
+# Calls that are differentiable elementwise functions of floats (canonical names). The NumPy
+# twins of the math functions have the same partials, written with NumPy so they hold for arrays.
+_MATH: tuple[Rule, ...] = (
+    Rule("sin", ("{m}.cos({x})",)),
+    Rule("cos", ("-{m}.sin({x})",)),
+    Rule("tan", ("1.0 + {z} * {z}",)),
+    Rule("asin", ("1.0 / {m}.sqrt(1.0 - {x} * {x})",)),
+    Rule("acos", ("-1.0 / {m}.sqrt(1.0 - {x} * {x})",)),
+    Rule("atan", ("1.0 / (1.0 + {x} * {x})",)),
+    Rule("sinh", ("{m}.cosh({x})",)),
+    Rule("cosh", ("{m}.sinh({x})",)),
+    Rule("tanh", ("1.0 - {z} * {z}",)),
+    Rule("asinh", ("1.0 / {m}.sqrt({x} * {x} + 1.0)",)),
+    Rule("acosh", ("1.0 / {m}.sqrt({x} * {x} - 1.0)",)),
+    Rule("atanh", ("1.0 / (1.0 - {x} * {x})",)),
+    Rule("exp", ("{z}",)),
+    Rule("expm1", ("{z} + 1.0",)),
+    Rule("log", ("1.0 / {x}",)),
+    Rule("log1p", ("1.0 / (1.0 + {x})",)),
+    Rule("log2", ("1.0 / ({x} * 0.6931471805599453)",)),
+    Rule("log10", ("1.0 / ({x} * 2.302585092994046)",)),
+    Rule("sqrt", ("0.5 / {z}",)),
+    Rule("hypot", ("{x} / {z}", "{y} / {z}")),
+    Rule("copysign", ("{m}.copysign(1.0, {x}) * {m}.copysign(1.0, {y})", "0.0")),
+    Rule("atan2", ("{y} / ({x} * {x} + {y} * {y})", "-{x} / ({x} * {x} + {y} * {y})")),
+)
+_MATH_ONLY = (
     Rule("math.pow", ("{y} * math.pow({x}, {y} - 1.0)", "math.log({x}) * {z}")),
+    Rule("math.fabs", ("math.copysign(1.0, {x})",)),
+    Rule("math.erf", ("1.1283791670955126 * math.exp(-{x} * {x})",)),
+    Rule("math.erfc", ("-1.1283791670955126 * math.exp(-{x} * {x})",)),
+)
+_NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+                "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2"}  # fmt: skip
+_NUMPY_ONLY = (
+    Rule("np.power", ("{y} * np.power({x}, {y} - 1.0)", "np.log({x}) * {z}")),
+    Rule("np.abs", ("np.sign({x})",)),
+    Rule("np.fabs", ("np.sign({x})",)),
+    Rule("np.square", ("2.0 * {x}",)),
+    Rule("np.maximum", ("(1.0 if {x} >= {y} else 0.0)", "(0.0 if {x} >= {y} else 1.0)")),
+    Rule("np.minimum", ("(1.0 if {x} <= {y} else 0.0)", "(0.0 if {x} <= {y} else 1.0)")),
+)
+
+
+def _twins() -> tuple[Rule, ...]:
+    rules = []
+    for rule in _MATH:
+        rules.append(Rule(f"math.{rule.name}", tuple(p.replace("{m}", "math") for p in rule.partials)))
+        name = _NUMPY_NAMES.get(rule.name, rule.name)
+        rules.append(Rule(f"np.{name}", tuple(p.replace("{m}", "np") for p in rule.partials)))
+    return tuple(rules)
+
+
+ELEMENTWISE: dict[str, Rule] = _rules(
+    *_twins(),
+    *_MATH_ONLY,
+    *_NUMPY_ONLY,
     Rule("abs", ("math.copysign(1.0, {x})",)),
     Rule("min", ("(1.0 if {x} <= {y} else 0.0)", "(0.0 if {x} <= {y} else 1.0)")),
     Rule("max", ("(1.0 if {x} >= {y} else 0.0)", "(0.0 if {x} >= {y} else 1.0)")),
@@ -59,8 +106,11 @@ UNARY_OPERATORS: dict[str, Rule] = _rules(
     Rule("Plus", ("1.0",), linear=True),
 )
 
-# Calls whose result carries no derivative (integers, shapes, fresh constant arrays).
-CONSTANT_FUNCTIONS = frozenset({"len", "int", "range", "prange"})
+# Calls whose result carries no derivative: integers, shapes, piecewise-constant functions.
+INTEGER_FUNCTIONS = frozenset({"len", "int", "round", "math.floor", "math.ceil", "math.trunc"})
+CONSTANT_FUNCTIONS = INTEGER_FUNCTIONS | frozenset(
+    {"range", "prange", "np.floor", "np.ceil", "np.trunc", "np.sign", "np.round", "np.rint"}
+)
 ARRAY_CREATION = frozenset({"np.zeros", "np.empty", "np.zeros_like", "np.ones", "np.empty_like"})
 
 
