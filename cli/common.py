@@ -33,7 +33,8 @@ def load_function(target: str):
 
 
 def import_file(path: Path) -> ModuleType:
-    name = f"sourcead_user_{path.stem}"
+    # its own name when free, so generated code refers to it as a program importing it would
+    name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules else f"sourcead_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         fail(f"cannot import {path}: not a Python file")

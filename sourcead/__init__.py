@@ -12,11 +12,13 @@ from .threads import use_threadsafe_layer
 
 use_threadsafe_layer()
 from .api import differentiable, grad, jvp, value_and_grad, vjp  # noqa: E402
+from .custom import custom_rule  # noqa: E402
 from .errors import AliasingError, SourceADError  # noqa: E402
 
 __all__ = [
     "AliasingError",
     "SourceADError",
+    "custom_rule",
     "__version__",
     "differentiable",
     "grad",

@@ -134,6 +134,7 @@ class CoreFunction:
     ret: Return
     constants: tuple[tuple[str, object], ...]  # frozen globals, (name, value)
     mutated: tuple[str, ...] = ()  # array parameters whose elements the function writes
+    custom: tuple[str, ...] = ()  # custom rules it calls (keys), bound in the module header
 
 
 def walk_statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:

@@ -75,8 +75,15 @@ class Writer:
         return "\n".join(self.lines) + "\n"
 
 
-def module_text(header: str, function: str, constants: tuple[tuple[str, object], ...], helpers: list[str]) -> str:
-    """A complete module: header comment, the imports the function uses, frozen globals, the function."""
+def module_text(
+    header: str,
+    function: str,
+    constants: tuple[tuple[str, object], ...],
+    helpers: list[str],
+    bindings: list[str] = (),  # type: ignore[assignment]
+) -> str:
+    """A complete module: header comment, the imports the function uses, frozen globals, the
+    functions of custom rules (`bindings`), the function."""
     parts = [f"# {header}\n# Do not edit: regenerate with `sourcead emit`.\n"]
     imports = []
     if "math." in function:
@@ -91,6 +98,11 @@ def module_text(header: str, function: str, constants: tuple[tuple[str, object],
         parts.append("from numba import prange\n")
     if helpers:
         parts.append(f"from sourcead.runtime import {', '.join(sorted(helpers))}\n")
+    if bindings:
+        parts.append(
+            "from sourcead.custom import jitable\n\n# functions with custom rules, and their partials\n"
+            + "".join(f"{line}\n" for line in bindings)
+        )
     if constants:
         frozen = "".join(f"{name} = {value!r}\n" for name, value in constants)
         parts.append("# globals of the user's module, frozen at transformation time as numba freezes them\n" + frozen)

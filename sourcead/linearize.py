@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import custom
 from .exprs import dotted, is_atom, plus, template, times
 from .naming import Namer
 from .rules import ELEMENTWISE, UNARY_OPERATORS, Rule, binary_rule
@@ -99,12 +100,14 @@ class _Builder:
             return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
         if isinstance(node, cst.Call):
             key = dotted(node.func)
-            if key not in ELEMENTWISE:
+            user_rule = custom.by_name(key)
+            rule = ELEMENTWISE.get(key) or (user_rule.rule if user_rule else None)
+            if rule is None:
                 return node, None  # constants: len, int, shapes, fresh arrays
             visited = [self.visit(arg.value) for arg in node.args]
             args = [value for value, _ in visited]
             rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, args, strict=True)])
-            return self.apply(node, ELEMENTWISE[key], rebuilt, args, [n for _, n in visited], key)
+            return self.apply(node, rule, rebuilt, args, [n for _, n in visited], key)
         return node, None
 
     def apply(

@@ -61,6 +61,7 @@ class Normalizer:
         self.current: cst.CSTNode = parsed.node  # the user statement being normalized, for errors
         self.params = tuple(p.name.value for p in parsed.node.params.params)
         self.constants: dict[str, object] = {}
+        self.custom: set[str] = set()  # custom rules called (keys)
         self.locals = local_names(parsed.node)
 
     def function(self) -> CoreFunction:
@@ -75,6 +76,7 @@ class Normalizer:
             ret=ret,
             constants=tuple(sorted(self.constants.items())),
             mutated=tuple(m for m in mutated if m in params),
+            custom=tuple(sorted(self.custom)),
         )
 
     def block(self, statements) -> list[Stmt]:
@@ -219,6 +221,7 @@ class Normalizer:
                     f"global `{name}` has different values in the caller and in {func.__name__}", origin
                 )
             self.constants[name] = value
+        self.custom.update(core.custom)
         return pre + list(core.body), core.ret
 
     def unpack(self, targets: cst.Tuple, value: cst.BaseExpression, origin) -> list[Stmt]:
@@ -343,6 +346,8 @@ class _Canonicalize(cst.CSTTransformer):
         key = canonical_call(original.func, self.owner.parsed.globals)
         if key is None:  # a method such as x.copy()
             return updated
+        if key.startswith("custom."):
+            self.owner.custom.add(key)
         return updated.with_changes(func=canonical_func_node(key))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:

@@ -12,6 +12,7 @@ import libcst as cst
 import numba
 import numpy as np
 
+from . import custom
 from .rules import known_calls
 
 
@@ -48,9 +49,12 @@ def lookup(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> Any:
 
 
 def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
-    """The canonical name (`math.sin`, `np.zeros`, `abs`, ...) of a called function, or None."""
+    """The canonical name (`math.sin`, `np.zeros`, `abs`, `custom.mod.f`) of a called function, or None."""
     obj = lookup(func, scope)
-    return _CANONICAL.get(id(obj)) if obj is not None else None
+    if obj is None:
+        return None
+    rule = custom.lookup(obj)
+    return rule.key if rule is not None else _CANONICAL.get(id(obj))
 
 
 def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
@@ -59,7 +63,7 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
     from .parse import unwrap
 
     obj = lookup(func, scope)
-    if obj is None or id(obj) in _CANONICAL:
+    if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
         return None
     obj = unwrap(obj)
     return obj if inspect.isfunction(obj) else None
@@ -67,6 +71,8 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
 
 def canonical_func_node(key: str) -> cst.BaseExpression:
     """The expression that calls `key` in generated code (modules imported as `math` and `np`)."""
+    if key.startswith("custom."):
+        return cst.Name(custom.by_key(key).func_name)  # type: ignore[union-attr]
     module, _, attr = key.rpartition(".")
     if not module:
         return cst.Name(attr)
