@@ -13,6 +13,7 @@ import sourcead
 from sourcead.errors import SourceADError
 
 from .activity import activity
+from .cache import cache
 from .common import fail
 from .emit import emit
 
@@ -37,3 +38,4 @@ def main() -> None:
 
 main.add_command(emit)
 main.add_command(activity)
+main.add_command(cache)

@@ -62,7 +62,8 @@ class _Prepared:
         self._default = self._build(None)
         spec = self._default.spec
         self._free = tuple((spec.params.index(p), p) for p in spec.free) or None
-        self._variants: dict[tuple[str, ...], _Variant] = {}
+        # the default variant gives the free parameters the float kind
+        self._variants: dict[tuple[str, ...], _Variant] = {("float",) * len(spec.free): self._default}
         self._lock = threading.Lock()
 
     def _build(self, kinds: dict[str, str] | None) -> _Variant:

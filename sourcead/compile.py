@@ -153,15 +153,21 @@ def _make_private(path: Path) -> None:
 # --- keys -----------------------------------------------------------------------------------
 
 
+_VERSIONS = f"sourcead {__version__} numba {numba.__version__} numpy {np.__version__} python {sys.version}"
+
+
 def _package_fingerprint() -> str:
     """sourcead's own code (every module, so any change to a pass or rule counts) and versions."""
-    digest = hashlib.sha256(f"{__version__} {numba.__version__} {np.__version__} {sys.version}".encode())
+    digest = hashlib.sha256(_VERSIONS.encode())
     for path in sorted(_PACKAGE.rglob("*.py")):
         digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
 _FINGERPRINT = _package_fingerprint()
+# what compiled code depends on beyond its own text: the helpers it calls (numba does not notice
+# when a callee in another module changes) and the versions that compile it
+_RUNTIME = hashlib.sha256(_VERSIONS.encode() + (_PACKAGE / "runtime.py").read_bytes()).hexdigest()
 
 
 def source_key(func: Callable, mode: str, wrt: tuple, arg_kinds: dict[str, str] | None, options: dict) -> str | None:
@@ -229,7 +235,7 @@ def _describe(value: Any) -> str:
 
 def module_name(entry: str, source: str) -> tuple[str, str]:
     """The module's name (entry + short hash) and its full hash."""
-    digest = hashlib.sha256((_FINGERPRINT + source).encode()).hexdigest()
+    digest = hashlib.sha256((_RUNTIME + source).encode()).hexdigest()
     return f"sourcead_{entry}_{digest[:20]}", digest
 
 
