@@ -59,6 +59,7 @@ class Reverser:
             if isinstance(s, (For, While)) and (isinstance(s, While) or has_break(s)) and work(s.body)
         }
         self.plan_registers()
+        self.partial_sums: dict[str, str] = {}
         self.replaying: ParallelLoop | None = None
         self.replaying_loops: set[For] = set()
         self.n_threads = prog.namer.fresh("n_threads")
@@ -387,11 +388,13 @@ class Reverser:
         loop = plan.loop
         rows = self.thread_rows[loop]
         out.comment("adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,")
-        out.comment("adjoints at the loop index are plain stores, into shared scalars numba reductions")
+        out.comment("adjoints at the loop index are plain stores, of shared scalars summed per iteration then")
+        out.comment("reduced by numba, of shared arrays elsewhere summed in per-thread rows")
         for array in rows:
             out.line(f"{bar(array)}_rows = {self.thread_buffer(array)}  # per-thread rows: scattered adjoints")
         self.replaying, self.replaying_loops = plan, {loop}
         self.tapes = (("ltape", "ltop"), ("litape", "litop"))
+        self.partial_sums = {v: self.prog.namer.fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(plan)}
         with out.block(f"for {loop.var} in {loop.range_text()}"):
             inside = assigned_names(loop.body)
             exact = set()
@@ -406,15 +409,31 @@ class Reverser:
             for var in sorted(plan.private & self.prog.activity.active):
                 if self.prog.kinds[var] != ARRAY:
                     out.line(f"{bar(var)} = 0.0")
+            for partial in self.partial_sums.values():
+                out.line(f"{partial} = 0.0")
             if rows:
                 out.line("thread = numba.get_thread_id()")
             self.reverse_sweep(loop.body, out)
-        self.replaying, self.replaying_loops = None, set()
+            for var, partial in self.partial_sums.items():
+                out.line(f"{bar(var)} += {partial}  # a reduction over the iterations")
+        self.replaying, self.replaying_loops, self.partial_sums = None, set(), {}
         self.tapes = (FLOAT_TAPE, INT_TAPE)
         for array in rows:
             helper = f"add_rows_{self.prog.kinds.ndim.get(array, 1)}d"
             self.helpers.add(helper)
             out.line(f"{helper}({bar(array)}, {bar(array)}_rows)  # sum the threads' rows")
+
+    def shared_scalar_adjoints(self, plan: ParallelLoop) -> list[str]:
+        """Shared scalars whose adjoints the loop accumulates (numba reduces a variable only where
+        the prange body itself updates it, so each iteration sums into its own first)."""
+        found = set()
+        for s in walk_statements(plan.loop.body):
+            for line in self.adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
+                if isinstance(line.target, cst.Name) and line.op != "=":
+                    var = line.target.value[: -len("_bar")]
+                    if var not in plan.private and self.prog.kinds[var] != ARRAY:
+                        found.add(var)
+        return sorted(found)
 
     def records_on(self, body: tuple[Stmt, ...], index: int) -> bool:
         inside = set(walk_statements(body)) - set(self.registers)
@@ -430,8 +449,12 @@ class Reverser:
         return f"np.zeros(({self.n_threads}, {', '.join(dims)}))"
 
     def scattered(self, line: Line) -> Line:
-        """In a parallel adjoint: an accumulation at a shared index goes to this thread's row."""
+        """In a parallel adjoint: an accumulation at a shared index goes to this thread's row, and
+        one into a shared scalar to this iteration's partial sum."""
         plan, target = self.replaying, line.target
+        if plan is not None and isinstance(target, cst.Name) and line.op != "=":
+            partial = self.partial_sums.get(target.value[: -len("_bar")])
+            return replace(line, target=cst.Name(partial)) if partial else line
         if plan is None or not isinstance(target, cst.Subscript) or line.op == "=" or plan.at_loop_index(target):
             return line
         array = target.value.value[: -len("_bar")]  # type: ignore[union-attr]

@@ -60,3 +60,17 @@ def mapped_stencil(u, c):
     for i in range(n):
         s += math.tanh(v[i])
     return s
+
+
+def inner_recurrence(x, w):
+    # the shared w's adjoint is accumulated inside an inner loop of the prange body
+    out = np.zeros(x.shape[0])
+    for i in prange(x.shape[0]):
+        z = x[i]
+        for _k in range(6):
+            z = math.sin(z) * w + math.cos(z * w)
+        out[i] = z
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += out[i] * out[i]
+    return s

@@ -25,6 +25,7 @@ PARALLEL = [
         ("gather_sum", ("x",)),
         ("softplus_rows", ("W", "b")),
         ("mapped_stencil", ("u", "c")),
+        ("inner_recurrence", ("x", "w")),
     ]
 ]
 

@@ -45,6 +45,7 @@ def _cases():
         ("gather_sum", (rng.standard_normal(7), idx), ("x",)),
         ("softplus_rows", (rng.standard_normal(5), X, 0.2), ("W", "b")),
         ("mapped_stencil", (rng.standard_normal(64), 0.3), ("u", "c")),
+        ("inner_recurrence", (rng.standard_normal(200), 0.8), ("x", "w")),
     ]
 
 
@@ -94,3 +95,20 @@ def test_parallel_derivatives_against_finite_differences_and_forward_mode(name, 
     assert_close(reverse, fd, 1e-6, 1e-9 * max(1.0, abs(func(*args))))
     _, forward = sourcead.jvp(func, wrt=wrt)(*args, tangents=tangents)
     assert_close(forward, reverse, 1e-10, 1e-12)
+
+
+def test_a_parallel_gradient_called_from_several_python_threads_at_once():
+    # numba's workqueue layer would abort the process here; sourcead asks for a threadsafe layer
+    from concurrent.futures import ThreadPoolExecutor
+
+    name, args, wrt = CASES[0]
+    gradient = sourcead.grad(getattr(par, name), wrt=wrt)
+    rng = np.random.default_rng(2)
+    inputs = [(args[0] + 0.1 * rng.standard_normal(args[0].shape), *args[1:]) for _ in range(16)]
+    expected = [_flat(gradient(*a)) for a in inputs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in range(5):
+            results = list(pool.map(lambda a: _flat(gradient(*a)), inputs))
+            for got, want in zip(results, expected, strict=True):
+                assert_close(got, want, 1e-12, 1e-14)
+    assert numba.threading_layer() in ("omp", "tbb")

@@ -25,7 +25,8 @@ def gather_sum_vjp(x, idx, out_bar, n_threads):
     v_bar = 0.0
     x_bar = np.zeros_like(x)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, into shared scalars numba reductions
+    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
+    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
     x_bar_rows = np.zeros((n_threads, x.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(idx.shape[0]):
         v = x[idx[i]]

@@ -34,7 +34,8 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
     # adjoint of: result = total / n
     total_bar += 1.0 / n * result_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, into shared scalars numba reductions
+    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
+    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
     w_bar_rows = np.zeros((n_threads, w.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(n):
         z = 0.0

@@ -33,17 +33,20 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
         t1 = math.tanh(v[i])
         v_bar[i] += (1.0 - t1 * t1) * s_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, into shared scalars numba reductions
+    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
+    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
     u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(1, n - 1):
+        c_bar_i = 0.0
         thread = numba.get_thread_id()
         # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         u_bar[i] += v_bar[i]
-        c_bar += (u[i - 1] - 2.0 * u[i] + u[i + 1]) * v_bar[i]
+        c_bar_i += (u[i - 1] - 2.0 * u[i] + u[i + 1]) * v_bar[i]
         t0 = c * v_bar[i]
         u_bar_rows[thread, i - 1] += t0
         u_bar[i] += 2.0 * -t0
         u_bar_rows[thread, i + 1] += t0
         v_bar[i] = 0.0
+        c_bar += c_bar_i  # a reduction over the iterations
     add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows
     return value, u_bar, c_bar

@@ -40,7 +40,8 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
         out_bar[i] += out[i] * s_bar
         out_bar[i] += out[i] * s_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, into shared scalars numba reductions
+    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
+    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
     W_bar_rows = np.zeros((n_threads, W.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(n):
         a = b
@@ -51,6 +52,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
         else:
             branch = 0  # record the branch taken
         a_bar = 0.0
+        b_bar_i = 0.0
         thread = numba.get_thread_id()
         if branch == 1:
             # adjoint of: out[i] = a + math.log(1.0 + math.exp(-a))
@@ -69,7 +71,8 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
             # adjoint of: a += W[j] * X[i, j]
             W_bar_rows[thread, j] += X[i, j] * a_bar
         # adjoint of: a = b
-        b_bar += a_bar
+        b_bar_i += a_bar
         a_bar = 0.0
+        b_bar += b_bar_i  # a reduction over the iterations
     add_rows_1d(W_bar, W_bar_rows)  # sum the threads' rows
     return value, W_bar, b_bar
