@@ -14,6 +14,7 @@ from sourcead.errors import SourceADError
 
 from .activity import activity
 from .cache import cache
+from .check import check
 from .common import fail
 from .emit import emit
 
@@ -39,3 +40,4 @@ def main() -> None:
 main.add_command(emit)
 main.add_command(activity)
 main.add_command(cache)
+main.add_command(check)

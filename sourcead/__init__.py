@@ -12,6 +12,7 @@ from .threads import use_threadsafe_layer
 
 use_threadsafe_layer()
 from .api import differentiable, grad, jvp, value_and_grad, vjp  # noqa: E402
+from .check import check_derivative  # noqa: E402
 from .custom import custom_rule  # noqa: E402
 from .errors import AliasingError, SourceADError  # noqa: E402
 
@@ -20,6 +21,7 @@ __all__ = [
     "SourceADError",
     "custom_rule",
     "__version__",
+    "check_derivative",
     "differentiable",
     "grad",
     "jvp",
