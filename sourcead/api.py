@@ -26,9 +26,10 @@ from numba.core.errors import NumbaError
 
 from .compile import Compiled, Spec, load, source_key
 from .errors import AliasingError, SourceADError
+from .functions import unwrap
 
 Wrt = int | str | tuple[int | str, ...]
-ARRAY, INT = "array", "int"  # kinds.ARRAY and kinds.INT, spelled out: importing kinds imports libcst
+ARRAY, INT, BOOL = "array", "int", "bool"  # as in kinds.py, spelled out: importing kinds imports libcst
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class _Prepared:
 
     def _run(self, variant: _Variant, args: list) -> Any:
         if variant.spec.thread_rows:  # per-thread accumulator rows: as many as numba's threads now
-            args.append(numba.get_num_threads())
+            args.append(numba.config.NUMBA_NUM_THREADS)  # thread ids are below the pool's size
         try:
             return variant.call(*args)
         except NumbaError as exc:
@@ -328,18 +329,6 @@ def differentiable(func: Callable) -> Differentiable:
     return Differentiable(func)
 
 
-def unwrap(func: Callable) -> Callable:
-    """The plain Python function behind a numba dispatcher or a sourcead decorator.
-
-    (Also in parse.py, which cannot be imported here without importing libcst.)
-    """
-    while True:
-        inner = getattr(func, "py_func", None) or getattr(func, "__sourcead_func__", None)
-        if inner is None:
-            return func
-        func = inner
-
-
 # --- argument checks, built once per prepared derivative ------------------------------------
 
 
@@ -361,6 +350,14 @@ def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:
             return value.copy() if copy else value
 
         return to_array
+    if kind == BOOL:
+
+        def to_bool(value: Any) -> bool:
+            if not isinstance(value, (bool, np.bool_)):
+                raise SourceADError(f"argument `{name}` of {fname} is used as a bool; got {type(value).__name__}")
+            return bool(value)
+
+        return to_bool
     if kind == INT:
 
         def to_int(value: Any) -> int:

@@ -39,8 +39,10 @@ import numba
 import numpy as np
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 
+from . import custom
 from ._version import __version__
 from .errors import SourceADError
+from .functions import unwrap
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
@@ -195,7 +197,7 @@ def source_key(func: Callable, mode: str, wrt: tuple, arg_kinds: dict[str, str] 
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def _globals_read(func: Callable) -> list[tuple[str, str]]:
+def _globals_read(func: Callable, seen: set[int] | None = None) -> list[tuple[str, str]]:
     """The globals (and closure cells) the function's code names, described by value: frozen
     constants by repr, modules by name (with the constant attributes the code may read)."""
     names: set[str] = set()
@@ -212,25 +214,46 @@ def _globals_read(func: Callable) -> list[tuple[str, str]]:
             values[name] = None
     described = []
     for name, value in sorted(values.items()):
-        described.append((name, _describe(value)))
-        if isinstance(value, types.ModuleType):  # `cfg.N` freezes the module's attribute N
+        described.append((name, _describe(value, seen if seen is not None else {id(func)})))
+        if isinstance(value, types.ModuleType):  # `cfg.N` freezes N; `helpers.f` inlines f
             for attr in sorted(names):
                 inner = getattr(value, attr, None)
-                if isinstance(inner, (bool, int, float)):
-                    described.append((f"{name}.{attr}", _describe(inner)))
+                if isinstance(inner, (bool, int, float)) or (callable(inner) and _is_user_code(inner)):
+                    described.append((f"{name}.{attr}", _describe(inner, seen if seen is not None else {id(func)})))
     return described
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, seen: set[int]) -> str:
     if value is None or isinstance(value, (bool, int, float, complex, str)):
         return f"{type(value).__name__}:{value!r}"
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
     if callable(value):
-        # Hook for calls between user functions (not supported yet): when they are, a callee's
-        # own `source_key` goes here, so that editing a callee invalidates its callers.
-        return f"callable:{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}"
+        return _describe_callable(value, seen)
     return f"object:{type(value).__module__}.{type(value).__qualname__}"  # the fence rejects it anyway
+
+
+def _is_user_code(value: Any) -> bool:
+    return inspect.isfunction(unwrap(value)) and not getattr(value, "__module__", "").startswith(("numpy", "math"))
+
+
+def _describe_callable(value: Any, seen: set[int]) -> str:
+    """A user function by its source and what it reads, recursively: sourcead inlines callees, so
+    editing one (in any module) must give its callers new keys. Custom rules add their partials."""
+    name = f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}"
+    func = unwrap(value)
+    if not inspect.isfunction(func) or id(func) in seen:
+        return f"callable:{name}"
+    seen.add(id(func))
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        source = ""
+    parts = [source, json.dumps(_globals_read(func, seen))]
+    rule = custom.lookup(value)
+    if rule is not None:
+        parts.append(_describe_callable(rule.partials, seen))
+    return f"function:{name}:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 def module_name(entry: str, source: str) -> tuple[str, str]:

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from numba.extending import register_jitable
 
 from .errors import SourceADError
-from .parse import unwrap
-from .rules import Rule
+from .functions import unwrap
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,9 @@ class CustomRule:
         return f"custom.{self.func.__module__}.{self.func.__qualname__}"
 
     @property
-    def rule(self) -> Rule:
+    def rule(self):
+        from .rules import Rule  # rules import libcst, which a warm start never needs
+
         name, arity = self.partials_name, len(inspect.signature(self.func).parameters)
         operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
         return Rule(self.key, tuple(f"{name}({operands})[{k}]" for k in range(arity)))

@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .errors import Location, SourceADError
+from .functions import unwrap
 
 
 @dataclass(frozen=True)
@@ -40,15 +41,6 @@ class ParsedFunction:
 
     def error(self, message: str, node: cst.CSTNode | None, hint: str = "") -> SourceADError:
         return SourceADError(message, self.locate(node) or self.locate(self.node), hint)
-
-
-def unwrap(func: Callable) -> Callable:
-    """The plain Python function behind a numba dispatcher or a sourcead decorator."""
-    while True:
-        inner = getattr(func, "py_func", None) or getattr(func, "__sourcead_func__", None)
-        if inner is None:
-            return func
-        func = inner
 
 
 def parse_function(func: Callable) -> ParsedFunction:
