@@ -252,6 +252,19 @@ class JVP(_Prepared):
         return _plain(value), _plain(value_dot)
 
 
+class Primal(_Prepared):
+    """The function itself, compiled from its core form (so the functions it calls are inlined)."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Callable, jit: bool = True):
+        super().__init__(func, (), "primal", jit)
+
+    def __call__(self, *args: Any) -> Any:
+        variant, converted = self._args(args)
+        return _plain(self._run(variant, converted))
+
+
 def grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
     """The gradient of a float-valued `f` with respect to `wrt` (positions or names)."""
     return Gradient(f, wrt, jit)
@@ -289,7 +302,7 @@ class Differentiable:
         if self._primal is None:
             with self._lock:
                 if self._primal is None:
-                    self._primal = numba.njit(cache=True, nogil=True)(self.__sourcead_func__)
+                    self._primal = Primal(self.__sourcead_func__)
         return self._primal(*args)
 
     def _get(self, kind: str, wrt: Wrt, jit: bool) -> Any:

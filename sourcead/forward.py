@@ -17,6 +17,18 @@ from .naming import dot
 from .program import Program
 
 
+def primal_function(prog: Program) -> str:
+    """The core form itself, compiled as the primal of `@differentiable` (calls are inlined)."""
+    fn = prog.fn
+    out = Writer()
+    with out.block(f"def {fn.name}_primal({', '.join(fn.params)})"):
+        out.comment(f"{fn.name} in core form, with the functions it calls inlined")
+        _block(prog, fn.body, out)
+        values = [code(v) for v in fn.ret.values]
+        out.line(f"return {tuple_text(values) if fn.ret.is_tuple else values[0]}")
+    return out.text()
+
+
 def forward_function(prog: Program) -> str:
     fn = prog.fn
     params = list(fn.params) + [dot(w) for w in prog.wrt]

@@ -28,7 +28,7 @@ from .core import Assign, CoreFunction, Permute, walk_statements
 from .emit import module_text
 from .errors import SourceADError
 from .fence import fence, local_names
-from .forward import forward_function
+from .forward import forward_function, primal_function
 from .kinds import FLOAT, INT, Kinds, infer_kinds
 from .naming import Namer
 from .normalize import normalize
@@ -36,7 +36,7 @@ from .parse import ParsedFunction, parse_function
 from .program import Program
 from .reverse import reverse_function
 
-MODES = ("forward", "reverse")
+MODES = ("forward", "reverse", "primal")
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,16 @@ class Generated:
     thread_rows: bool = False  # the last parameter is the number of per-thread rows (numba's pool size)
 
 
-def analyze(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None) -> Program:
+def analyze(
+    func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, allow_empty_wrt: bool = False
+) -> Program:
     """parse -> fence -> normalize -> kinds -> activity."""
     parsed = parse_function(func)
     fence(parsed)
     namer = Namer(local_names(parsed.node), set(parsed.globals) | {"math", "np"})
     core = normalize(parsed, namer)
     kinds = infer_kinds(core, parsed, arg_kinds)
-    names = resolve_wrt(core, parsed, kinds, wrt)
+    names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()
     return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 
 
@@ -76,10 +78,12 @@ def generate(
     that the code leaves open (see `Kinds.free`); by default they are floats."""
     if mode not in MODES:
         raise SourceADError(f"unknown mode {mode!r}", hint="Use mode='forward' or mode='reverse'.")
-    prog = analyze(func, wrt, arg_kinds)
+    prog = analyze(func, wrt, arg_kinds, allow_empty_wrt=mode == "primal")
     thread_rows = False
     if mode == "forward":
         body, helpers, entry = forward_function(prog), [], f"{prog.fn.name}_jvp"
+    elif mode == "primal":
+        body, helpers, entry = primal_function(prog), [], f"{prog.fn.name}_primal"
     else:
         (body, helpers, thread_rows), entry = reverse_function(prog), f"{prog.fn.name}_vjp"
     where = os.path.basename(prog.parsed.filename)
@@ -97,8 +101,8 @@ def generate(
         kinds=prog.kinds,
         n_outputs=len(prog.fn.ret.values),
         returned=tuple(v.value for v in prog.fn.ret.values if isinstance(v, cst.Name)),
-        mutated=prog.fn.mutated,
-        copied=written_arguments(prog.fn),
+        mutated=prog.fn.mutated if mode != "primal" else (),
+        copied=written_arguments(prog.fn) if mode != "primal" else (),  # the primal writes like f does
         thread_rows=thread_rows,
         output_is_tuple=prog.fn.ret.is_tuple,
         parsed=prog.parsed,

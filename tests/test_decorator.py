@@ -1,0 +1,40 @@
+"""`@differentiable`: the function still runs (compiled, with its callees inlined) and gains methods."""
+
+from __future__ import annotations
+
+import mutating as mu
+import numpy as np
+import zoo
+from numeric import assert_close
+
+import sourcead
+
+
+def test_the_decorated_function_runs_compiled_even_when_it_calls_plain_helpers():
+    f = sourcead.differentiable(zoo.calls_helpers)
+    x = np.linspace(-1.0, 1.0, 5)
+    assert_close(f(x, 0.7), zoo.calls_helpers(x, 0.7), 1e-13, 0)
+    assert f.__name__ == "calls_helpers"
+
+
+def test_the_decorated_primal_writes_its_arguments_like_the_function():
+    f = sourcead.differentiable(mu.fill_squares)
+    x, out = np.array([1.0, 2.0, 3.0]), np.zeros(3)
+    assert f(x, out) == 14.0
+    np.testing.assert_array_equal(out, x * x)
+
+
+def test_decorator_methods_agree_with_the_transforms():
+    f = sourcead.differentiable(zoo.calls_helpers)
+    x, y = np.linspace(-1.0, 1.0, 5), 0.7
+    gx, gy = f.grad(wrt=("x", "y"))(x, y)
+    value, (gx2, gy2) = f.value_and_grad(wrt=("x", "y"))(x, y)
+    assert_close((gx, gy), (gx2, gy2), 0, 0)
+    assert_close(value, zoo.calls_helpers(x, y), 1e-13, 0)
+    v = np.ones(5)
+    _, tangent = f.jvp(wrt="x")(x, y, tangents=v)
+    assert_close(tangent, gx @ v, 1e-12, 1e-12)
+    _, g = f.vjp(wrt="x")(x, y, cotangent=2.0)
+    assert_close(g, 2.0 * gx, 1e-12, 0)
+    assert f.grad(wrt=("x", "y")) is f.grad(wrt=("x", "y"))  # prepared once
+    assert "def calls_helpers_jvp(" in f.source(mode="forward", wrt="x")
