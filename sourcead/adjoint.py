@@ -68,21 +68,24 @@ class StatementAdjoints:
         adjoint(root, seed, accumulate, bind)
 
     def array_assignment(self, s: Assign) -> list[Line]:
-        """`b = a.copy()` sends b's adjoint to a; `b = np.zeros(n)` is a constant."""
+        """`b = a.copy()` and `b = a` (a second name for an array never written) send b's adjoint
+        to a; `b = np.zeros(n)` is a constant."""
         prog = self.prog
+        value = s.value
+        renames = isinstance(value, cst.Name)
         defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
-        if len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params:
+        only_renames = all(isinstance(t.value, cst.Name) for t in defs)
+        if not only_renames and (len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params):
             raise prog.parsed.error(
                 f"the array `{s.var}` carries a derivative and is assigned more than once or inside a loop",
                 s.origin,
                 "Create each differentiated array once, before the loops, write into its elements, "
                 "and exchange buffers with `u, v = v, u`.",
             )
-        value = s.value
         source = None
         if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
             source = value.func.value  # type: ignore[attr-defined]
-        elif isinstance(value, cst.Name):
+        elif renames:
             if {s.var, value.value} & self.element_written:
                 raise prog.parsed.error(
                     f"`{s.var} = {value.value}` makes two names for one array that is then written, "
@@ -91,9 +94,12 @@ class StatementAdjoints:
                     f"Write `{s.var} = {value.value}.copy()`.",
                 )
             source = value  # never written: the same as a copy
+        lines = []
         if isinstance(source, cst.Name) and prog.is_active(source.value):
-            return [Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var)))]
-        return []  # a fresh constant array
+            lines.append(Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var))))
+        if renames and (len(defs) > 1 or s in self.in_loop) and self.needs_reset(s):
+            lines.append(Line(cst.Name(bar(s.var)), "=", cst.parse_expression(f"np.zeros_like({bar(s.var)})")))
+        return lines
 
     def needs_reset(self, s: Assign) -> bool:
         """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""

@@ -43,6 +43,7 @@ class _Variant:
     wrt_pos: tuple[int, ...]  # argument position of each wrt name
     wrt_array: tuple[bool, ...]  # is its derivative an array?
     written: tuple[int, ...]  # positions of the arguments the function writes (extra outputs)
+    alias_pairs: tuple[tuple[int, int], ...] = ()  # (written array argument, other array argument)
 
 
 class _Prepared:
@@ -84,6 +85,7 @@ class _Prepared:
             wrt_pos=tuple(spec.params.index(w) for w in spec.wrt),
             wrt_array=tuple(spec.kinds[spec.params.index(w)] == ARRAY for w in spec.wrt),
             written=tuple(spec.params.index(m) for m in spec.mutated),
+            alias_pairs=_alias_pairs(spec),
         )
 
     def _check(self, spec: Spec) -> None:
@@ -121,6 +123,8 @@ class _Prepared:
                 f"{spec.name} takes {len(spec.params)} arguments ({', '.join(spec.params)}), got {len(args)}"
             )
         variant = self._variant(args)
+        if variant.alias_pairs:
+            _check_overlap(variant, args)
         return variant, [convert(a) for convert, a in zip(variant.converters, args, strict=True)]
 
     def _run(self, variant: _Variant, args: list) -> Any:
@@ -343,6 +347,38 @@ def differentiable(func: Callable) -> Differentiable:
 
 
 # --- argument checks, built once per prepared derivative ------------------------------------
+
+
+def _alias_pairs(spec: Spec) -> tuple[tuple[int, int], ...]:
+    """Array arguments the generated code may write, paired with every other array argument."""
+    arrays = [k for k, kind in enumerate(spec.kinds) if kind == ARRAY]
+    written = [spec.params.index(p) for p in spec.copied]
+    return tuple((w, k) for w in written for k in arrays if k != w)
+
+
+def _check_overlap(variant: _Variant, args: tuple) -> None:
+    """Arguments that share memory with one the function writes: the derivative of the call as
+    run (where writes show through the other name) is not the one the compiled code computes,
+    so refuse it. Overlap is judged on memory, never on object identity: views, strided slices,
+    reshapes and one buffer wrapped twice all count."""
+    for w, k in variant.alias_pairs:
+        a, b = args[w], args[k]
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and _overlap(a, b):
+            spec = variant.spec
+            raise AliasingError(
+                f"arguments `{spec.params[w]}` and `{spec.params[k]}` of {spec.name} share memory, "
+                f"and {spec.name} writes into `{spec.params[w]}`",
+                hint=f"Pass a copy, e.g. {spec.params[k]}.copy(), if the function should not see its own writes.",
+            )
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    if not np.may_share_memory(a, b):  # memory bounds only: cheap
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=100_000))  # exact for strided views
+    except np.exceptions.TooHardError:
+        return True
 
 
 def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:

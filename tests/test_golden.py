@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import aliasing as al
 import parallel_kernels as par
 import pytest
 from zoo import ZOO, Case
@@ -30,8 +31,11 @@ PARALLEL = [
 ]
 
 
+ALIASING = [Case("pick", al.pick, None, ("x",), True), Case("scale_into", al.scale_into, None, ("x",), True)]  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
-@pytest.mark.parametrize("case", ZOO + PARALLEL, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", ZOO + PARALLEL + ALIASING, ids=lambda c: c.name)
 def test_generated_code_matches_golden_file(case, mode, update_golden):
     text = sourcead.differentiable(case.func).source(mode=mode, wrt=case.wrt)
     path = GOLDEN / f"{case.name}.{mode}.py"
