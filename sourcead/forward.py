@@ -51,8 +51,8 @@ def forward_function(prog: Program) -> str:
 
 
 def _active_comment(prog: Program, out: Writer) -> None:
-    active = sorted(prog.activity.active)
-    out.comment(f"active (carry derivatives): {', '.join(active) if active else 'none'}")
+    for line in prog.activity_comments():
+        out.comment(line)
 
 
 def _block(prog: Program, body: tuple[Stmt, ...], out: Writer) -> None:

@@ -53,6 +53,23 @@ class Program:
             return subscript(node.value.value + suffix, subscript_indices(node))  # type: ignore[union-attr]
         return cst.Name(node.value + suffix)  # type: ignore[union-attr]
 
+    def activity_comments(self) -> list[str]:
+        """The activity facts, for the generated code: what carries derivatives and why, and which
+        float values get no derivative code at all."""
+        facts = self.activity
+        groups: dict[tuple, list[str]] = {}
+        for var in sorted(facts.active):
+            varied, useful = facts.because.get(var, ((), ()))
+            groups.setdefault((tuple(sorted(varied)), tuple(sorted(useful))), []).append(var)
+        lines = [
+            f"active (varied from {', '.join(v)}; useful for {', '.join(u)}): {', '.join(names)}"
+            for (v, u), names in groups.items()
+        ] or ["active: none"]
+        constant = sorted(v for v in self.kinds.of if self.kinds.carries(v) and v not in facts.active)
+        if constant:
+            lines.append(f"constant (no derivative code): {', '.join(constant)}")
+        return lines
+
     def zero(self, var: str) -> cst.BaseExpression:
         """A zero derivative shaped like `var`."""
         if self.kinds[var] == ARRAY:

@@ -143,8 +143,8 @@ class Reverser:
         threads = [self.n_threads] if self.uses_threads else []
         with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds + threads)})"):
             out.comment(f"reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}")
-            active = sorted(prog.activity.active)
-            out.comment(f"active (carry derivatives): {', '.join(active) if active else 'none'}")
+            for line in prog.activity_comments():
+                out.comment(line)
             self.allocate_tapes(out)
             recorded = bool(self.sites or self.decisions or self.counters)
             out.comment("forward sweep" + ("" if recorded else ": nothing the reverse sweep reads is overwritten"))

@@ -459,6 +459,17 @@ def calls_across_modules(x, w):
     return helpers_other.weighted(x, w) + w * w
 
 
+def constant_loop(x, w):
+    # the loop over w only builds a constant: it leaves no trace in the adjoint
+    norm = 0.0
+    for i in range(w.shape[0]):
+        norm += w[i] * w[i]
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.sin(x[i]) / norm
+    return s
+
+
 ZOO: list[Case] = [
     Case("poly2", poly2, lambda rng: (_uniform(rng, -2, 2), _uniform(rng, -2, 2)), ("x", "y"), True),
     Case(
@@ -594,4 +605,5 @@ ZOO: list[Case] = [
         ("x", "w"),
         True,
     ),
+    Case("constant_loop", constant_loop, lambda rng: (rng.standard_normal(5), rng.standard_normal(4)), ("x",), True),
 ]

@@ -4,7 +4,9 @@
 
 def augmented_muldiv_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of augmented_muldiv with respect to x, y
-    # active (carry derivatives): p, result, s, x, y
+    # active (varied from x, y; useful for the result): p, result, s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     p_dot = 0.0
     p = 1.0
     s_dot = 0.0

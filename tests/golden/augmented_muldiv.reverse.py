@@ -8,7 +8,9 @@ from sourcead.runtime import reserve
 
 def augmented_muldiv_vjp(x, y, out_bar):
     # reverse mode (adjoints) of augmented_muldiv with respect to x, y
-    # active (carry derivatives): p, result, s, x, y
+    # active (varied from x, y; useful for the result): p, result, s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -4,7 +4,7 @@
 
 def backwards_strides_jvp(x, x_dot):
     # forward mode (tangents) of backwards_strides with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     n = x.shape[0]
     s_dot = 0.0
     s = 0.0

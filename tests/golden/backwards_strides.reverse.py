@@ -8,7 +8,7 @@ from sourcead.runtime import last_index, reserve
 
 def backwards_strides_vjp(x, out_bar):
     # reverse mode (adjoints) of backwards_strides with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -9,7 +9,9 @@ from sourcead.runtime import reserve
 
 def branches_vjp(x, y, out_bar):
     # reverse mode (adjoints) of branches with respect to x, y
-    # active (carry derivatives): s, x, y
+    # active (varied from x, y; useful for the result): s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

@@ -9,7 +9,10 @@ SCALE = 0.5
 
 def calls_across_modules_jvp(x, w, x_dot, w_dot):
     # forward mode (tangents) of calls_across_modules with respect to x, w
-    # active (carry derivatives): result, result_1, softclip_v, w, weighted_s, x
+    # active (varied from x; useful for the result): result, softclip_v, x
+    # active (varied from w, x; useful for the result): result_1, weighted_s
+    # active (varied from w; useful for the result): w
+    # constant (no derivative code): SCALE
     weighted_s_dot = 0.0
     weighted_s = 0.0
     for weighted_i in range(x.shape[0]):

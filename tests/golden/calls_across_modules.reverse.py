@@ -12,7 +12,10 @@ SCALE = 0.5
 
 def calls_across_modules_vjp(x, w, out_bar):
     # reverse mode (adjoints) of calls_across_modules with respect to x, w
-    # active (carry derivatives): result, result_1, softclip_v, w, weighted_s, x
+    # active (varied from x; useful for the result): result, softclip_v, x
+    # active (varied from w, x; useful for the result): result_1, weighted_s
+    # active (varied from w; useful for the result): w
+    # constant (no derivative code): SCALE
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

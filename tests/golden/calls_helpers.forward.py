@@ -6,7 +6,10 @@ import math
 
 def calls_helpers_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of calls_helpers with respect to x, y
-    # active (carry derivatives): _rotate_a, _sq_norm_s, a, b, result, result0, result1, result_1, s, x, y
+    # active (varied from x, y; useful for the result): _rotate_a, a, b, result, result0, result1, result_1
+    # active (varied from x; useful for the result): _sq_norm_s, s, x
+    # active (varied from y; useful for the result): y
+    # constant (no derivative code): _rotate_angle, _rotate_c, _rotate_d
     _sq_norm_s_dot = 0.0
     _sq_norm_s = 0.0
     for _sq_norm_i in range(x.shape[0]):

@@ -9,7 +9,10 @@ from sourcead.runtime import reserve
 
 def calls_helpers_vjp(x, y, out_bar):
     # reverse mode (adjoints) of calls_helpers with respect to x, y
-    # active (carry derivatives): _rotate_a, _sq_norm_s, a, b, result, result0, result1, result_1, s, x, y
+    # active (varied from x, y; useful for the result): _rotate_a, a, b, result, result0, result1, result_1
+    # active (varied from x; useful for the result): _sq_norm_s, s, x
+    # active (varied from y; useful for the result): y
+    # constant (no derivative code): _rotate_angle, _rotate_c, _rotate_d
     tape = np.empty(0)
     top = 0
     _rotate_c = 0.0  # recorded before it is first assigned: give it a typed value

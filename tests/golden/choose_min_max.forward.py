@@ -6,7 +6,9 @@ import math
 
 def choose_min_max_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of choose_min_max with respect to x, y
-    # active (carry derivatives): a, s, x, y
+    # active (varied from x, y; useful for the result): a, s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

@@ -6,7 +6,7 @@ import math
 
 def copy_modify_jvp(x, x_dot):
     # forward mode (tangents) of copy_modify with respect to x
-    # active (carry derivatives): s, x, y
+    # active (varied from x; useful for the result): s, x, y
     y = x.copy()
     y_dot = x_dot.copy()
     stop = y.shape[0]

@@ -9,7 +9,7 @@ from sourcead.runtime import reserve
 
 def copy_modify_vjp(x, out_bar):
     # reverse mode (adjoints) of copy_modify with respect to x
-    # active (carry derivatives): s, x, y
+    # active (varied from x; useful for the result): s, x, y
     tape = np.empty(0)
     top = 0
     # forward sweep

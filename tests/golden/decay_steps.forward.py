@@ -4,7 +4,10 @@
 
 def decay_steps_jvp(y0, rate, n_steps, y0_dot, rate_dot):
     # forward mode (tangents) of decay_steps with respect to y0, rate
-    # active (carry derivatives): rate, y, y0
+    # active (varied from rate; useful for the result): rate
+    # active (varied from rate, y0; useful for the result): y
+    # active (varied from y0; useful for the result): y0
+    # constant (no derivative code): dt
     y_dot = y0_dot
     y = y0
     dt = 0.05

@@ -8,7 +8,10 @@ from sourcead.runtime import reserve
 
 def decay_steps_vjp(y0, rate, n_steps, out_bar):
     # reverse mode (adjoints) of decay_steps with respect to y0, rate
-    # active (carry derivatives): rate, y, y0
+    # active (varied from rate; useful for the result): rate
+    # active (varied from rate, y0; useful for the result): y
+    # active (varied from y0; useful for the result): y0
+    # constant (no derivative code): dt
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -6,7 +6,11 @@ import math
 
 def div_pow_jvp(x, y, a, x_dot, y_dot, a_dot):
     # forward mode (tangents) of div_pow with respect to x, y, a
-    # active (carry derivatives): a, q, result, s, x, y
+    # active (varied from a; useful for the result): a
+    # active (varied from x, y; useful for the result): q
+    # active (varied from a, x, y; useful for the result): result, s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

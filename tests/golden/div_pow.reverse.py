@@ -7,7 +7,11 @@ import numpy as np
 
 def div_pow_vjp(x, y, a, out_bar):
     # reverse mode (adjoints) of div_pow with respect to x, y, a
-    # active (carry derivatives): a, q, result, s, x, y
+    # active (varied from a; useful for the result): a
+    # active (varied from x, y; useful for the result): q
+    # active (varied from a, x, y; useful for the result): result, s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     for i in range(x.shape[0]):

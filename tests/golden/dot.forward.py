@@ -4,7 +4,9 @@
 
 def dot_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of dot with respect to x, y
-    # active (carry derivatives): s, x, y
+    # active (varied from x, y; useful for the result): s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     s_dot = 0.0
     s = 0.0
     for i in range(len(x)):

@@ -6,7 +6,9 @@ import numpy as np
 
 def dot_vjp(x, y, out_bar):
     # reverse mode (adjoints) of dot with respect to x, y
-    # active (carry derivatives): s, x, y
+    # active (varied from x, y; useful for the result): s
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     for i in range(len(x)):

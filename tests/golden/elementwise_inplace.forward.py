@@ -6,7 +6,9 @@ import math
 
 def elementwise_inplace_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of elementwise_inplace with respect to x, y
-    # active (carry derivatives): x, y, z
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
+    # active (varied from x, y; useful for the result): z
     z = x.copy()
     z_dot = x_dot.copy()
     stop = z.shape[0]

@@ -9,7 +9,9 @@ from sourcead.runtime import reserve
 
 def elementwise_inplace_vjp(x, y, out_bar):
     # reverse mode (adjoints) of elementwise_inplace with respect to x, y
-    # active (carry derivatives): x, y, z
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
+    # active (varied from x, y; useful for the result): z
     tape = np.empty(0)
     top = 0
     # forward sweep

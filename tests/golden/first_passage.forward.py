@@ -6,7 +6,8 @@ import math
 
 def first_passage_jvp(x, limit, x_dot):
     # forward mode (tangents) of first_passage with respect to x
-    # active (carry derivatives): result, s, t, x
+    # active (varied from x; useful for the result): result, s, t, x
+    # constant (no derivative code): limit
     returned = False
     s_dot = 0.0
     s = 0.0

@@ -9,7 +9,8 @@ from sourcead.runtime import reserve
 
 def first_passage_vjp(x, limit, out_bar):
     # reverse mode (adjoints) of first_passage with respect to x
-    # active (carry derivatives): result, s, t, x
+    # active (varied from x; useful for the result): result, s, t, x
+    # constant (no derivative code): limit
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

@@ -6,7 +6,9 @@ import numpy as np
 
 def forward_substitution_jvp(L, b, L_dot, b_dot):
     # forward mode (tangents) of forward_substitution with respect to L, b
-    # active (carry derivatives): L, b, r, x
+    # active (varied from L; useful for the result): L
+    # active (varied from b; useful for the result): b
+    # active (varied from L, b; useful for the result): r, x
     n = b.shape[0]
     x = np.zeros_like(b)
     x_dot = np.zeros_like(x)

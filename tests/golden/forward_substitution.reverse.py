@@ -8,7 +8,9 @@ from sourcead.runtime import reserve
 
 def forward_substitution_vjp(L, b, out_bar):
     # reverse mode (adjoints) of forward_substitution with respect to L, b
-    # active (carry derivatives): L, b, r, x
+    # active (varied from L; useful for the result): L
+    # active (varied from b; useful for the result): b
+    # active (varied from L, b; useful for the result): r, x
     tape = np.empty(0)
     top = 0
     r = 0.0  # recorded before it is first assigned: give it a typed value

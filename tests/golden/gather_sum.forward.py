@@ -8,7 +8,8 @@ from numba import prange
 
 def gather_sum_jvp(x, idx, x_dot):
     # forward mode (tangents) of gather_sum with respect to x
-    # active (carry derivatives): s, v, x
+    # active (varied from x; useful for the result): s, v, x
+    # constant (no derivative code): idx
     s_dot = 0.0
     s = 0.0
     for i in prange(idx.shape[0]):

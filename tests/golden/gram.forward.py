@@ -7,7 +7,7 @@ import numpy as np
 
 def gram_jvp(X, X_dot):
     # forward mode (tangents) of gram with respect to X
-    # active (carry derivatives): G, X, s
+    # active (varied from X; useful for the result): G, X, s
     n = X.shape[0]
     G = np.zeros((n, n))
     G_dot = np.zeros_like(G)

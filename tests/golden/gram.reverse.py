@@ -9,7 +9,7 @@ from sourcead.runtime import reserve
 
 def gram_vjp(X, out_bar):
     # reverse mode (adjoints) of gram with respect to X
-    # active (carry derivatives): G, X, s
+    # active (varied from X; useful for the result): G, X, s
     tape = np.empty(0)
     top = 0
     s = 0.0  # recorded before it is first assigned: give it a typed value

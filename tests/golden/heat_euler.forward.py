@@ -6,7 +6,9 @@ import numpy as np
 
 def heat_euler_jvp(u0, kappa, u0_dot, kappa_dot):
     # forward mode (tangents) of heat_euler with respect to u0, kappa
-    # active (carry derivatives): e, kappa, u, u0, v
+    # active (varied from kappa, u0; useful for the result): e, u, v
+    # active (varied from kappa; useful for the result): kappa
+    # active (varied from u0; useful for the result): u0
     n = u0.shape[0]
     u = u0.copy()
     u_dot = u0_dot.copy()

@@ -8,7 +8,9 @@ from sourcead.runtime import reserve
 
 def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     # reverse mode (adjoints) of heat_swap with respect to u0, kappa
-    # active (carry derivatives): kappa, result, s, u, u0, v
+    # active (varied from kappa; useful for the result): kappa
+    # active (varied from kappa, u0; useful for the result): result, s, u, v
+    # active (varied from u0; useful for the result): u0
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -4,7 +4,8 @@
 
 def index_weights_jvp(x, x_dot):
     # forward mode (tangents) of index_weights with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
+    # constant (no derivative code): w
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

@@ -8,7 +8,8 @@ from sourcead.runtime import reserve
 
 def index_weights_vjp(x, out_bar):
     # reverse mode (adjoints) of index_weights with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
+    # constant (no derivative code): w
     tape = np.empty(0)
     top = 0
     w = 0.0  # recorded before it is first assigned: give it a typed value

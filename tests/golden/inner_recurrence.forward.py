@@ -9,7 +9,9 @@ from numba import prange
 
 def inner_recurrence_jvp(x, w, x_dot, w_dot):
     # forward mode (tangents) of inner_recurrence with respect to x, w
-    # active (carry derivatives): out, s, w, x, z
+    # active (varied from w, x; useful for the result): out, s, z
+    # active (varied from w; useful for the result): w
+    # active (varied from x; useful for the result): x
     out = np.zeros(x.shape[0])
     out_dot = np.zeros_like(out)
     for i in prange(x.shape[0]):

@@ -9,7 +9,9 @@ from numba import prange
 
 def inner_recurrence_vjp(x, w, out_bar_1):
     # reverse mode (adjoints) of inner_recurrence with respect to x, w
-    # active (carry derivatives): out, s, w, x, z
+    # active (varied from w, x; useful for the result): out, s, z
+    # active (varied from w; useful for the result): w
+    # active (varied from x; useful for the result): x
     # forward sweep
     out = np.zeros(x.shape[0])
     # parallel loop: its iterations record on their own tapes in the reverse sweep

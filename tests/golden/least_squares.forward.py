@@ -4,7 +4,10 @@
 
 def least_squares_jvp(A, x, b, A_dot, x_dot, b_dot):
     # forward mode (tangents) of least_squares with respect to A, x, b
-    # active (carry derivatives): A, b, r, s, x
+    # active (varied from A; useful for the result): A
+    # active (varied from b; useful for the result): b
+    # active (varied from A, b, x; useful for the result): r, s
+    # active (varied from x; useful for the result): x
     s_dot = 0.0
     s = 0.0
     for i in range(A.shape[0]):

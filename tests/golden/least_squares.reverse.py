@@ -8,7 +8,10 @@ from sourcead.runtime import reserve
 
 def least_squares_vjp(A, x, b, out_bar):
     # reverse mode (adjoints) of least_squares with respect to A, x, b
-    # active (carry derivatives): A, b, r, s, x
+    # active (varied from A; useful for the result): A
+    # active (varied from b; useful for the result): b
+    # active (varied from A, b, x; useful for the result): r, s
+    # active (varied from x; useful for the result): x
     tape = np.empty(0)
     top = 0
     r = 0.0  # recorded before it is first assigned: give it a typed value

@@ -4,7 +4,9 @@
 
 def logistic_long_jvp(r, x0, r_dot, x0_dot):
     # forward mode (tangents) of logistic_long with respect to r, x0
-    # active (carry derivatives): r, x, x0
+    # active (varied from r; useful for the result): r
+    # active (varied from r, x0; useful for the result): x
+    # active (varied from x0; useful for the result): x0
     x_dot = x0_dot
     x = x0
     for _k in range(1000):

@@ -8,7 +8,9 @@ from sourcead.runtime import reserve
 
 def logistic_long_vjp(r, x0, out_bar):
     # reverse mode (adjoints) of logistic_long with respect to r, x0
-    # active (carry derivatives): r, x, x0
+    # active (varied from r; useful for the result): r
+    # active (varied from r, x0; useful for the result): x
+    # active (varied from x0; useful for the result): x0
     tape = np.empty(0)
     top = 0
     # forward sweep

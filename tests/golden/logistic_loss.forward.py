@@ -8,7 +8,8 @@ from numba import prange
 
 def logistic_loss_jvp(w, X, y, w_dot):
     # forward mode (tangents) of logistic_loss with respect to w
-    # active (carry derivatives): p, result, total, w, z
+    # active (varied from w; useful for the result): p, result, total, w, z
+    # constant (no derivative code): X, y
     n = X.shape[0]
     total_dot = 0.0
     total = 0.0

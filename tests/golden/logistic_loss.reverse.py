@@ -12,7 +12,8 @@ from sourcead.runtime import add_rows_1d
 
 def logistic_loss_vjp(w, X, y, out_bar, n_threads):
     # reverse mode (adjoints) of logistic_loss with respect to w
-    # active (carry derivatives): p, result, total, w, z
+    # active (varied from w; useful for the result): p, result, total, w, z
+    # constant (no derivative code): X, y
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total = 0.0

@@ -4,7 +4,9 @@
 
 def logistic_map_jvp(r, y0, r_dot, y0_dot):
     # forward mode (tangents) of logistic_map with respect to r, y0
-    # active (carry derivatives): r, y, y0
+    # active (varied from r; useful for the result): r
+    # active (varied from r, y0; useful for the result): y
+    # active (varied from y0; useful for the result): y0
     y_dot = y0_dot
     y = y0
     for _k in range(50):

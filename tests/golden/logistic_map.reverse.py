@@ -8,7 +8,9 @@ from sourcead.runtime import reserve
 
 def logistic_map_vjp(r, y0, out_bar):
     # reverse mode (adjoints) of logistic_map with respect to r, y0
-    # active (carry derivatives): r, y, y0
+    # active (varied from r; useful for the result): r
+    # active (varied from r, y0; useful for the result): y
+    # active (varied from y0; useful for the result): y0
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -9,7 +9,9 @@ from numba import prange
 
 def mapped_stencil_jvp(u, c, u_dot, c_dot):
     # forward mode (tangents) of mapped_stencil with respect to u, c
-    # active (carry derivatives): c, s, u, v
+    # active (varied from c; useful for the result): c
+    # active (varied from c, u; useful for the result): s, v
+    # active (varied from u; useful for the result): u
     n = u.shape[0]
     v = np.zeros(n)
     v_dot = np.zeros_like(v)

@@ -12,7 +12,9 @@ from sourcead.runtime import add_rows_1d
 
 def mapped_stencil_vjp(u, c, out_bar, n_threads):
     # reverse mode (adjoints) of mapped_stencil with respect to u, c
-    # active (carry derivatives): c, s, u, v
+    # active (varied from c; useful for the result): c
+    # active (varied from c, u; useful for the result): s, v
+    # active (varied from u; useful for the result): u
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = u.shape[0]
     v = np.zeros(n)

@@ -6,7 +6,9 @@ import math
 
 def math_mix_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of math_mix with respect to x, y
-    # active (carry derivatives): a, b, c, d, e, result, x, y
+    # active (varied from x, y; useful for the result): a, b, c, d, e, result
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     t0 = math.tan(0.5 * x)
     a_dot = math.cos(y) * (math.cos(x) * x_dot) + math.sin(x) * (-math.sin(y) * y_dot) - ((1.0 + t0 * t0) * (0.5 * x_dot))
     a = math.sin(x) * math.cos(y) - t0

@@ -6,7 +6,9 @@ import math
 
 def math_mix_vjp(x, y, out_bar):
     # reverse mode (adjoints) of math_mix with respect to x, y
-    # active (carry derivatives): a, b, c, d, e, result, x, y
+    # active (varied from x, y; useful for the result): a, b, c, d, e, result
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     # forward sweep: nothing the reverse sweep reads is overwritten
     a = math.sin(x) * math.cos(y) - math.tan(0.5 * x)
     b = math.exp(0.3 * x) + math.log(y)

@@ -6,7 +6,9 @@ import numpy as np
 
 def matvec_jvp(A, x, A_dot, x_dot):
     # forward mode (tangents) of matvec with respect to A, x
-    # active (carry derivatives): A, x, y
+    # active (varied from A; useful for the result): A
+    # active (varied from x; useful for the result): x
+    # active (varied from A, x; useful for the result): y
     y = np.zeros(A.shape[0])
     y_dot = np.zeros_like(y)
     for i in range(A.shape[0]):

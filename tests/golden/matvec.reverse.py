@@ -6,7 +6,9 @@ import numpy as np
 
 def matvec_vjp(A, x, out_bar):
     # reverse mode (adjoints) of matvec with respect to A, x
-    # active (carry derivatives): A, x, y
+    # active (varied from A; useful for the result): A
+    # active (varied from x; useful for the result): x
+    # active (varied from A, x; useful for the result): y
     # forward sweep: nothing the reverse sweep reads is overwritten
     y = np.zeros(A.shape[0])
     for i in range(A.shape[0]):

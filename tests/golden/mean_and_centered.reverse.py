@@ -7,7 +7,9 @@ import numpy as np
 
 def mean_and_centered_vjp(x, out0_bar, out1_bar):
     # reverse mode (adjoints) of mean_and_centered with respect to x
-    # active (carry derivatives): m, result0, x, y
+    # active (varied from x; useful for output 0, output 1): m, x
+    # active (varied from x; useful for output 0): result0
+    # active (varied from x; useful for output 1): y
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = x.shape[0]
     m = 0.0

@@ -4,7 +4,7 @@
 
 def newton_sqrt_jvp(a, a_dot):
     # forward mode (tangents) of newton_sqrt with respect to a
-    # active (carry derivatives): a, x
+    # active (varied from a; useful for the result): a, x
     x_dot = a_dot
     x = a
     while abs(x * x - a) > 1e-13 * a:

@@ -8,7 +8,7 @@ from sourcead.runtime import reserve
 
 def newton_sqrt_vjp(a, out_bar):
     # reverse mode (adjoints) of newton_sqrt with respect to a
-    # active (carry derivatives): a, x
+    # active (varied from a; useful for the result): a, x
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

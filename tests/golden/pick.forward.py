@@ -6,7 +6,8 @@ import numpy as np
 
 def pick_jvp(x, c, t, x_dot):
     # forward mode (tangents) of pick with respect to x
-    # active (carry derivatives): s, x, y
+    # active (varied from x; useful for the result): s, x, y
+    # constant (no derivative code): c, t
     if t > 0.0:
         y = x
         y_dot = x_dot

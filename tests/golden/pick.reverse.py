@@ -8,7 +8,8 @@ from sourcead.runtime import reserve
 
 def pick_vjp(x, c, t, out_bar):
     # reverse mode (adjoints) of pick with respect to x
-    # active (carry derivatives): s, x, y
+    # active (varied from x; useful for the result): s, x, y
+    # constant (no derivative code): c, t
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep

@@ -4,7 +4,9 @@
 
 def poly2_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of poly2 with respect to x, y
-    # active (carry derivatives): result, t, x, y
+    # active (varied from x, y; useful for the result): result, t
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     t0 = 3.0 * x
     t1 = t0 * x
     t2 = 2.0 * x

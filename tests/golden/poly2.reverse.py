@@ -4,7 +4,9 @@
 
 def poly2_vjp(x, y, out_bar):
     # reverse mode (adjoints) of poly2 with respect to x, y
-    # active (carry derivatives): result, t, x, y
+    # active (varied from x, y; useful for the result): result, t
+    # active (varied from x; useful for the result): x
+    # active (varied from y; useful for the result): y
     # forward sweep: nothing the reverse sweep reads is overwritten
     t = 3.0 * x * x * y - 2.0 * x * y * y
     result = t + x - 4.0 * y + 1.5

@@ -6,7 +6,7 @@ import numpy as np
 
 def prefix_sums_jvp(x, x_dot):
     # forward mode (tangents) of prefix_sums with respect to x
-    # active (carry derivatives): c, s, x
+    # active (varied from x; useful for the result): c, s, x
     c = np.zeros_like(x)
     c_dot = np.zeros_like(c)
     c_dot[0] = x_dot[0]

@@ -6,7 +6,7 @@ import numpy as np
 
 def prefix_sums_vjp(x, out_bar):
     # reverse mode (adjoints) of prefix_sums with respect to x
-    # active (carry derivatives): c, s, x
+    # active (varied from x; useful for the result): c, s, x
     # forward sweep: nothing the reverse sweep reads is overwritten
     c = np.zeros_like(x)
     c[0] = x[0]

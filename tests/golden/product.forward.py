@@ -4,7 +4,7 @@
 
 def product_jvp(x, x_dot):
     # forward mode (tangents) of product with respect to x
-    # active (carry derivatives): p, x
+    # active (varied from x; useful for the result): p, x
     p_dot = 0.0
     p = 1.0
     for i in range(x.shape[0]):

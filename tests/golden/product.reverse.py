@@ -8,7 +8,7 @@ from sourcead.runtime import reserve
 
 def product_vjp(x, out_bar):
     # reverse mode (adjoints) of product with respect to x
-    # active (carry derivatives): p, x
+    # active (varied from x; useful for the result): p, x
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -6,7 +6,9 @@ import math
 
 def repeated_updates_jvp(x, a, x_dot, a_dot):
     # forward mode (tangents) of repeated_updates with respect to x, a
-    # active (carry derivatives): a, x, y
+    # active (varied from a; useful for the result): a
+    # active (varied from x; useful for the result): x
+    # active (varied from a, x; useful for the result): y
     y = x.copy()
     y_dot = x_dot.copy()
     for _k in range(5):

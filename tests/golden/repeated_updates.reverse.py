@@ -9,7 +9,9 @@ from sourcead.runtime import reserve
 
 def repeated_updates_vjp(x, a, out_bar):
     # reverse mode (adjoints) of repeated_updates with respect to x, a
-    # active (carry derivatives): a, x, y
+    # active (varied from a; useful for the result): a
+    # active (varied from x; useful for the result): x
+    # active (varied from a, x; useful for the result): y
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

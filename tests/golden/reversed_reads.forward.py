@@ -4,7 +4,7 @@
 
 def reversed_reads_jvp(x, x_dot):
     # forward mode (tangents) of reversed_reads with respect to x
-    # active (carry derivatives): s, t, x
+    # active (varied from x; useful for the result): s, t, x
     n = len(x)
     s_dot = 0.0
     s = 0.0

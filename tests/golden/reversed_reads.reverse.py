@@ -8,7 +8,7 @@ from sourcead.runtime import reserve
 
 def reversed_reads_vjp(x, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
-    # active (carry derivatives): s, t, x
+    # active (varied from x; useful for the result): s, t, x
     tape = np.empty(0)
     top = 0
     t = 0.0  # recorded before it is first assigned: give it a typed value

@@ -6,7 +6,8 @@ import numpy as np
 
 def scale_into_jvp(x, buf, x_dot):
     # forward mode (tangents) of scale_into with respect to x
-    # active (carry derivatives): buf, s, x
+    # active (varied from x; useful for the result, the written argument buf): buf, x
+    # active (varied from x; useful for the result): s
     buf_dot = np.zeros_like(buf)  # buf is not differentiated: zero tangent
     s_dot = 0.0
     s = 0.0

@@ -6,7 +6,8 @@ import numpy as np
 
 def scale_into_vjp(x, buf, out_bar, buf_out_bar):
     # reverse mode (adjoints) of scale_into with respect to x
-    # active (carry derivatives): buf, s, x
+    # active (varied from x; useful for the result, the written argument buf): buf, x
+    # active (varied from x; useful for the result): s
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     for i in range(x.shape[0]):

@@ -6,7 +6,7 @@ import math
 
 def skip_negatives_jvp(x, x_dot):
     # forward mode (tangents) of skip_negatives with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

@@ -9,7 +9,7 @@ from sourcead.runtime import reserve
 
 def skip_negatives_vjp(x, out_bar):
     # reverse mode (adjoints) of skip_negatives with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep

@@ -9,7 +9,10 @@ from numba import prange
 
 def softplus_rows_jvp(W, X, b, W_dot, b_dot):
     # forward mode (tangents) of softplus_rows with respect to W, b
-    # active (carry derivatives): W, a, b, out, s
+    # active (varied from W; useful for the result): W
+    # active (varied from W, b; useful for the result): a, out, s
+    # active (varied from b; useful for the result): b
+    # constant (no derivative code): X
     n = X.shape[0]
     out = np.zeros(n)
     out_dot = np.zeros_like(out)

@@ -12,7 +12,10 @@ from sourcead.runtime import add_rows_1d
 
 def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
     # reverse mode (adjoints) of softplus_rows with respect to W, b
-    # active (carry derivatives): W, a, b, out, s
+    # active (varied from W; useful for the result): W
+    # active (varied from W, b; useful for the result): a, out, s
+    # active (varied from b; useful for the result): b
+    # constant (no derivative code): X
     # forward sweep
     n = X.shape[0]
     out = np.zeros(n)

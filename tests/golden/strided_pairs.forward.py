@@ -7,7 +7,7 @@ import numpy as np
 
 def strided_pairs_jvp(x, x_dot):
     # forward mode (tangents) of strided_pairs with respect to x
-    # active (carry derivatives): s, t, x
+    # active (varied from x; useful for the result): s, t, x
     t = np.empty(len(x))
     t_dot = np.zeros_like(t)
     for i in range(len(x)):

@@ -9,7 +9,7 @@ from sourcead.runtime import last_index
 
 def strided_pairs_vjp(x, out_bar):
     # reverse mode (adjoints) of strided_pairs with respect to x
-    # active (carry derivatives): s, t, x
+    # active (varied from x; useful for the result): s, t, x
     # forward sweep: nothing the reverse sweep reads is overwritten
     t = np.empty(len(x))
     for i in range(len(x)):

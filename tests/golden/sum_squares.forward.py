@@ -4,7 +4,7 @@
 
 def sum_squares_jvp(x, x_dot):
     # forward mode (tangents) of sum_squares with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

@@ -6,7 +6,7 @@ import numpy as np
 
 def sum_squares_vjp(x, out_bar):
     # reverse mode (adjoints) of sum_squares with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     for i in range(x.shape[0]):

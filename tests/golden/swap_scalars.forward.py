@@ -4,7 +4,7 @@
 
 def swap_scalars_jvp(a, b, a_dot, b_dot):
     # forward mode (tangents) of swap_scalars with respect to a, b
-    # active (carry derivatives): a, b, new, new_1, result
+    # active (varied from a, b; useful for the result): a, b, new, new_1, result
     for _k in range(5):
         new_dot = b_dot
         new = b

@@ -8,7 +8,7 @@ from sourcead.runtime import reserve
 
 def swap_scalars_vjp(a, b, out_bar):
     # reverse mode (adjoints) of swap_scalars with respect to a, b
-    # active (carry derivatives): a, b, new, new_1, result
+    # active (varied from a, b; useful for the result): a, b, new, new_1, result
     tape = np.empty(0)
     top = 0
     # forward sweep

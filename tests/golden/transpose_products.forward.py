@@ -6,7 +6,7 @@ import numpy as np
 
 def transpose_products_jvp(A, A_dot):
     # forward mode (tangents) of transpose_products with respect to A
-    # active (carry derivatives): A, B, s
+    # active (varied from A; useful for the result): A, B, s
     n = A.shape[0]
     m = A.shape[1]
     B = np.zeros((n, m))

@@ -6,7 +6,7 @@ import numpy as np
 
 def transpose_products_vjp(A, out_bar):
     # reverse mode (adjoints) of transpose_products with respect to A
-    # active (carry derivatives): A, B, s
+    # active (varied from A; useful for the result): A, B, s
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = A.shape[0]
     m = A.shape[1]

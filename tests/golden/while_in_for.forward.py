@@ -4,7 +4,7 @@
 
 def while_in_for_jvp(x, x_dot):
     # forward mode (tangents) of while_in_for with respect to x
-    # active (carry derivatives): s, x, y
+    # active (varied from x; useful for the result): s, x, y
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

@@ -8,7 +8,7 @@ from sourcead.runtime import reserve
 
 def while_in_for_vjp(x, out_bar):
     # reverse mode (adjoints) of while_in_for with respect to x
-    # active (carry derivatives): s, x, y
+    # active (varied from x; useful for the result): s, x, y
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

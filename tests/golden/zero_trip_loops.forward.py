@@ -4,7 +4,7 @@
 
 def zero_trip_loops_jvp(x, n_extra, x_dot):
     # forward mode (tangents) of zero_trip_loops with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):

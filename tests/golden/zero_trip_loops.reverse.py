@@ -8,7 +8,7 @@ from sourcead.runtime import reserve
 
 def zero_trip_loops_vjp(x, n_extra, out_bar):
     # reverse mode (adjoints) of zero_trip_loops with respect to x
-    # active (carry derivatives): s, x
+    # active (varied from x; useful for the result): s, x
     tape = np.empty(0)
     top = 0
     # forward sweep
