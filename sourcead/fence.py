@@ -13,9 +13,9 @@ from .resolve import canonical_call, is_frozen_constant, lookup, user_function
 from .rules import known_calls
 
 _SUBSET = (
-    "Supported: float and int scalars, float64 arrays indexed element by element, "
-    "+ - * / ** // %, comparisons, math functions, if/elif/else, for loops over range(...), while, "
-    "break, continue and return."
+    "Supported: float and int scalars, float64 arrays indexed element by element, arithmetic, comparisons, "
+    "math functions and their NumPy twins on floats, if/elif/else, for loops over range(...) or prange(...), "
+    "while, break, continue, return, and calls to your own functions."
 )
 
 _STATEMENT_HINTS: dict[type, str] = {
