@@ -74,3 +74,14 @@ def inner_recurrence(x, w):
     for i in range(x.shape[0]):
         s += out[i] * out[i]
     return s
+
+
+def permuted_writes(x, perm):
+    # writes at perm[i], not at the loop index: no race-free parallel adjoint is known, so serial
+    y = np.zeros(x.shape[0])
+    for i in prange(x.shape[0]):
+        y[perm[i]] = x[i] * x[i]
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += y[i] * float(i + 1)
+    return s

@@ -112,3 +112,14 @@ def test_a_parallel_gradient_called_from_several_python_threads_at_once():
             for got, want in zip(results, expected, strict=True):
                 assert_close(got, want, 1e-12, 1e-14)
     assert numba.threading_layer() in ("omp", "tbb")
+
+
+def test_a_prange_loop_without_a_race_free_scheme_gets_a_serial_adjoint_that_says_why():
+    x = np.random.default_rng(9).standard_normal(10)
+    perm = np.random.default_rng(9).permutation(10)
+    gradient = sourcead.grad(par.permuted_writes, wrt="x")
+    reverse = gradient.source.split("# reverse sweep")[1]
+    assert "serial adjoint of a prange loop: `y` is written at an index other than the loop variable" in reverse
+    assert "prange(" not in reverse
+    expected = np.array([2.0 * x[i] * (perm[i] + 1) for i in range(10)])
+    assert_close(gradient(x, perm), expected, 1e-12, 0)
