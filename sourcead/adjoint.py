@@ -17,6 +17,17 @@ from .kinds import ARRAY
 from .linearize import Node, adjoint
 from .naming import bar
 from .program import Program
+from .rules import ARRAY_CREATION
+
+
+def _builds_array(s: Assign) -> bool:
+    """`np.zeros(n)`, `x.copy()` or `y = x`: made, not computed elementwise."""
+    value = s.value
+    return (
+        isinstance(value, cst.Name)
+        or isinstance(value, cst.Call)
+        and (dotted(value.func) in ARRAY_CREATION or dotted(value.func).endswith(".copy"))
+    )
 
 
 class StatementAdjoints:
@@ -33,25 +44,38 @@ class StatementAdjoints:
         prog = self.prog
         if not prog.is_active(s.var):
             return []
-        if prog.kinds[s.var] == ARRAY and not s.writes_element:
+        whole_array = prog.kinds[s.var] == ARRAY and not s.writes_element
+        if whole_array and _builds_array(s):
             return self.array_assignment(s)
+        if whole_array:
+            self.check_single_definition(s)
         lin = prog.linearize(s.value, s.origin)
         target_bar = prog.shadow(s.target, "_bar")
+        zero = cst.parse_expression(f"np.zeros_like({bar(s.var)})") if whole_array else number(0.0)
         if lin.root is None:
-            return [Line(target_bar, "=", number(0.0))] if self.needs_reset(s) else []
+            return [Line(target_bar, "=", zero)] if self.needs_reset(s) else []
         lines = [Line(cst.Name(t), "=", value) for t, value in lin.bindings]
         if s.accumulate is not None:
             seed = target_bar if s.accumulate == "+" else negate(target_bar)
             self.propagate(lin.root, seed, lines)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
-            lines += [Line(seed, "=", target_bar), Line(target_bar, "=", number(0.0))]
+            lines += [Line(seed, "=", target_bar), Line(target_bar, "=", zero)]
             self.propagate(lin.root, seed, lines)
         else:
             self.propagate(lin.root, target_bar, lines)
             if self.needs_reset(s):
-                lines.append(Line(target_bar, "=", number(0.0)))
+                lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def check_single_definition(self, s: Assign) -> None:
+        defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
+        if len(defs) > 1 or s in self.in_loop or s.var in self.prog.fn.params:
+            raise self.prog.parsed.error(
+                f"the array `{s.var}` carries a derivative and is assigned more than once or inside a loop",
+                s.origin,
+                "Compute each differentiated array once, outside loops, under its own name.",
+            )
 
     def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:

@@ -16,6 +16,7 @@ import libcst as cst
 from .exprs import code, names_in, subscript_indices
 
 INDENT = "    "
+_RUNTIME_HELPERS = ("unbroadcast", "argmax_mask", "argmin_mask")  # named by rule templates
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,9 @@ def module_text(
         parts.append("".join(imports))
     if "prange(" in function:
         parts.append("from numba import prange\n")
-    if helpers:
-        parts.append(f"from sourcead.runtime import {', '.join(sorted(helpers))}\n")
+    used = set(helpers) | {name for name in _RUNTIME_HELPERS if f"{name}(" in function}
+    if used:
+        parts.append(f"from sourcead.runtime import {', '.join(sorted(used))}\n")
     if bindings:
         parts.append(
             "from sourcead.custom import jitable\n\n# functions with custom rules, and their partials\n"

@@ -35,7 +35,16 @@ def number(value: float) -> cst.BaseExpression:
 
 
 def is_atom(node: cst.BaseExpression) -> bool:
-    return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ()))
+    """Names, numbers (also negative ones), subscripts, calls, attributes, parenthesized nodes."""
+    return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ())) or _is_negative_number(node)
+
+
+def _is_negative_number(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, (cst.Integer, cst.Float))
+    )
 
 
 def paren(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -278,6 +278,9 @@ class Fence:
         if isinstance(expr, cst.Attribute):
             if is_frozen_constant(lookup(expr, self.parsed.globals)):
                 return  # a module constant such as math.pi
+            if expr.attr.value == "size" and isinstance(expr.value, cst.Name):
+                self.check_name(expr.value)
+                return
             self.fail(expr, f"attribute `.{expr.attr.value}` is not supported here", "Use `x.shape[k]` for sizes.")
         if isinstance(expr, cst.Comparison):
             self.check_expr(expr.left, loop_vars)
@@ -341,6 +344,16 @@ class Fence:
 
     def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
         func = expr.func
+        is_method = canonical_call(func, self.parsed.globals) is None
+        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean", "max", "min") and is_method:
+            if expr.args:
+                self.fail(
+                    expr,
+                    f"x.{func.attr.value}() takes no arguments here",
+                    "Reductions over an axis are not supported yet.",
+                )
+            self.check_expr(func.value, loop_vars)
+            return
         if isinstance(func, cst.Attribute) and func.attr.value == "copy" and isinstance(func.value, cst.Name):
             if expr.args:
                 self.fail(expr, "x.copy() takes no arguments")

@@ -15,6 +15,7 @@ from .kinds import ARRAY
 from .linearize import tangent
 from .naming import dot
 from .program import Program
+from .rules import ARRAY_CREATION
 
 
 def primal_function(prog: Program) -> str:
@@ -83,7 +84,7 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     if not prog.is_active(stmt.var):
         out.line(stmt.text())
         return
-    if prog.kinds[stmt.var] == ARRAY and not stmt.writes_element:
+    if prog.kinds[stmt.var] == ARRAY and not stmt.writes_element and _is_array_building(stmt):
         out.line(stmt.text())
         out.line(f"{dot(stmt.var)} = {_array_tangent(prog, stmt)}")
         return
@@ -91,8 +92,11 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     out.emit([Line(cst.Name(temp), "=", value) for temp, value in lin.bindings])
     shadow = prog.shadow(stmt.target, "_dot")
     if lin.root is None:
-        if stmt.accumulate is None:
+        if stmt.accumulate is None and (stmt.writes_element or prog.kinds[stmt.var] != ARRAY):
             out.emit([Line(shadow, "=", number(0.0))])
+        elif stmt.accumulate is None:  # a constant array: its zero tangent takes its shape
+            out.emit([Line(stmt.target, "=", lin.value), Line(shadow, "=", prog.zero(stmt.var))])
+            return
     else:
         op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
         out.emit([Line(shadow, op, tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot")))])
@@ -107,6 +111,16 @@ def _branch(prog: Program, stmt: If, out: Writer, keyword: str) -> None:
     elif stmt.orelse:
         with out.block("else"):
             _block(prog, stmt.orelse, out)
+
+
+def _is_array_building(stmt: Assign) -> bool:
+    """`np.zeros(n)`, `x.copy()` or `y = x`: made, not computed elementwise."""
+    value = stmt.value
+    return (
+        isinstance(value, cst.Name)
+        or isinstance(value, cst.Call)
+        and (dotted(value.func) in ARRAY_CREATION or dotted(value.func).endswith(".copy"))
+    )
 
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:

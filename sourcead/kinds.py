@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from . import custom
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
-from .exprs import dotted, names_in, subscript_indices, walk
+from .exprs import dotted, subscript_indices, walk
 from .parse import ParsedFunction
-from .rules import ARRAY_CREATION, INTEGER_FUNCTIONS
+from .rules import ARRAY_CREATION, CONSTANT_FUNCTIONS, ELEMENTWISE, INTEGER_FUNCTIONS, REDUCTIONS
 
 FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
 
@@ -27,7 +28,7 @@ class Kinds:
 
     of: Mapping[str, str]
     ndim: Mapping[str, int]
-    free: frozenset[str] = frozenset()  # parameters whose use does not tell their kind (only copied or returned)
+    free: frozenset[str] = frozenset()  # parameters whose use does not tell float from array: the call does
 
     def __getitem__(self, var: str) -> str:
         return self.of.get(var, FLOAT)
@@ -75,19 +76,21 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
 
 
 def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
-    """Whole arrays may be created, copied or renamed; arithmetic on whole arrays is not supported yet."""
-    value = stmt.value
-    if isinstance(value, cst.Name):
-        return
-    if isinstance(value, cst.Call):
-        key = dotted(value.func)
-        if key in ARRAY_CREATION or key.endswith(".copy"):
-            return
-    raise parsed.error(
-        "arithmetic on whole arrays is not supported yet",
-        stmt.origin,
-        "Write a loop over the elements: `for i in range(len(x)): y[i] = ...`.",
-    )
+    """Whole arrays may be created, copied, renamed, or computed elementwise (arithmetic and the
+    elementwise functions of the rule table, with NumPy broadcasting)."""
+    for node in walk(stmt.value):
+        if isinstance(node, cst.Call):
+            key = dotted(node.func)
+            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS or key in ELEMENTWISE or key in REDUCTIONS:
+                continue
+            if key.endswith(".copy"):
+                continue
+            if custom.by_name(key) is None:
+                raise parsed.error(
+                    f"`{key or 'this call'}` is not supported on whole arrays yet",
+                    stmt.origin,
+                    "Write a loop over the elements: `for i in range(len(x)): y[i] = ...`.",
+                )
 
 
 def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
@@ -114,6 +117,8 @@ def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
         if isinstance(node.operator, cst.Divide):
             return FLOAT
         return INT if left == right == INT else FLOAT
+    if isinstance(node, cst.Attribute) and node.attr.value == "size":
+        return INT
     if isinstance(node, cst.Subscript):
         if _is_shape(node.value):
             return INT
@@ -130,6 +135,8 @@ def _call_kind(node: cst.Call, of: Mapping[str, str]) -> str:
         return ARRAY
     if key in INTEGER_FUNCTIONS:
         return INT
+    if key in REDUCTIONS:
+        return FLOAT
     kinds = {expr_kind(a.value, of) for a in node.args}
     if key in ("abs", "min", "max"):
         return INT if kinds <= {INT, BOOL} else FLOAT
@@ -166,19 +173,9 @@ def _param_kinds(fn: CoreFunction) -> tuple[dict[str, str], set[str]]:
                 if isinstance(node, cst.Subscript) and not _is_shape(node.value):
                     for index in subscript_indices(node):
                         _mark_int(index, params, kinds)
-    return kinds, _free(fn, statements, params - arrays)
-
-
-def _free(fn: CoreFunction, statements: list, candidates: set[str]) -> set[str]:
-    """Parameters that are only copied (`y = x`) or returned: nothing says if they are arrays."""
-    used: set[str] = set()
-    for stmt in statements:
-        roots = _roots(stmt)
-        if isinstance(stmt, Assign) and isinstance(stmt.value, cst.Name):
-            roots = [stmt.target]
-        for root in roots:
-            used |= names_in(root)
-    return candidates - used
+    # Nothing says whether the others are floats or arrays (`x * w` works for both under NumPy):
+    # the call decides.
+    return kinds, {p for p in params - arrays if kinds[p] == FLOAT}
 
 
 def _roots(stmt) -> list[cst.BaseExpression]:
@@ -203,13 +200,16 @@ def _mark_int(expr: cst.BaseExpression, params: set[str], kinds: dict[str, str])
         _mark_int(expr.expression, params, kinds)
 
 
+_ARRAY_ATTRIBUTES = ("shape", "copy", "size")
+
+
 def _array_uses(node: cst.CSTNode) -> list[str]:
     """Names that this node uses as arrays."""
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
         return [node.value.value]
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in ("shape", "copy"):
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in _ARRAY_ATTRIBUTES:
         return [node.value.value]
-    if isinstance(node, cst.Call) and dotted(node.func) in ("len", "np.zeros_like", "np.empty_like"):
+    if isinstance(node, cst.Call) and dotted(node.func) in ("len", "np.zeros_like", "np.empty_like", *REDUCTIONS):
         arg = node.args[0].value if node.args else None
         return [arg.value] if isinstance(arg, cst.Name) else []
     return []

@@ -16,19 +16,30 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import custom
-from .exprs import dotted, is_atom, plus, template, times
+from .exprs import dotted, is_atom, plus, template, times, unparen
 from .naming import Namer
-from .rules import ELEMENTWISE, UNARY_OPERATORS, Rule, binary_rule
+from .rules import ELEMENTWISE, REDUCTIONS, UNARY_OPERATORS, Reduction, Rule, binary_rule
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
+KindOf = Callable[[cst.BaseExpression], str]  # "float", "int", "bool" or "array"
+
+
+@dataclass
+class Edge:
+    """How a derivative crosses from a node to one active child: `forward(child tangent)` is the
+    node's tangent contribution, `reverse(node adjoint)` the child's adjoint contribution."""
+
+    child: Node
+    forward: Callable[[cst.BaseExpression], cst.BaseExpression]
+    reverse: Callable[[cst.BaseExpression], cst.BaseExpression]
 
 
 @dataclass
 class Node:
-    """An active subexpression: a leaf, or partial derivatives towards active children."""
+    """An active subexpression: a leaf, or edges towards its active children."""
 
     leaf: cst.BaseExpression | None = None
-    edges: list[tuple[cst.BaseExpression, Node]] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
 
 
 @dataclass
@@ -46,17 +57,19 @@ class UnsupportedDerivative(Exception):
         self.node = node
 
 
-def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Namer) -> Linearized:
-    builder = _Builder(is_active_leaf, namer)
+def linearize(
+    expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Namer, kind_of: KindOf = lambda e: "float"
+) -> Linearized:
+    builder = _Builder(is_active_leaf, namer, kind_of)
     value, root = builder.visit(expr)
     return Linearized(builder.bindings, value, root)
 
 
 def tangent(root: Node, leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression]) -> cst.BaseExpression:
-    """Forward mode: the sum over active children of partial * child tangent."""
+    """Forward mode: the sum over active children of their contributions (partial * child tangent)."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
-    return plus([times(partial, tangent(child, leaf_tangent)) for partial, child in root.edges])
+    return plus([edge.forward(tangent(edge.child, leaf_tangent)) for edge in root.edges])
 
 
 def adjoint(
@@ -71,14 +84,15 @@ def adjoint(
         return
     if len(root.edges) > 1 and not is_atom(seed):
         seed = bind(seed)
-    for partial, child in root.edges:
-        adjoint(child, times(partial, seed), accumulate, bind)
+    for edge in root.edges:
+        adjoint(edge.child, edge.reverse(seed), accumulate, bind)
 
 
 class _Builder:
-    def __init__(self, is_active_leaf: IsActiveLeaf, namer: Namer):
+    def __init__(self, is_active_leaf: IsActiveLeaf, namer: Namer, kind_of: KindOf):
         self.is_active_leaf = is_active_leaf
         self.namer = namer
+        self.kind_of = kind_of
         self.bindings: list[tuple[str, cst.BaseExpression]] = []
 
     def bind(self, value: cst.BaseExpression) -> cst.Name:
@@ -98,6 +112,8 @@ class _Builder:
             operand, onode = self.visit(node.expression)
             rule = UNARY_OPERATORS.get(type(node.operator).__name__)
             return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
+        if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
+            return self.reduction(node, REDUCTIONS[dotted(node.func)])
         if isinstance(node, cst.Call):
             key = dotted(node.func)
             user_rule = custom.by_name(key)
@@ -109,6 +125,23 @@ class _Builder:
             rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, args, strict=True)])
             return self.apply(node, rule, rebuilt, args, [n for _, n in visited], key)
         return node, None
+
+    def reduction(self, node: cst.Call, rule: Reduction) -> tuple[cst.BaseExpression, Node | None]:
+        value, child = self.visit(node.args[0].value)
+        rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value)])
+        if child is None:
+            return rebuilt, None
+        if not is_atom(value) and "{x}" in rule.tangent + rule.adjoint:
+            value = self.bind(value)
+            rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value)])
+        edge = Edge(
+            child,
+            forward=lambda t, x=value: (
+                template(rule.tangent, t=t, x=x) if "{x}" in rule.tangent else template(rule.tangent, t=t)
+            ),
+            reverse=lambda g, x=value: template(rule.adjoint, g=g, x=x) if "{x}" in rule.adjoint else g,
+        )
+        return rebuilt, Node(edges=[edge])
 
     def apply(
         self,
@@ -133,8 +166,57 @@ class _Builder:
         if "{z}" in used:
             rebuilt = self.bind(rebuilt)
             names["z"] = rebuilt
-        edges = [(_instantiate(rule.partials[k], names), children[k]) for k in active]
-        return rebuilt, Node(edges=edges)  # type: ignore[arg-type]
+        kinds = [self.kind_of(o) for o in _operands(original)]
+        edges = []
+        originals = _operands(original)
+        for k in active:
+            partial = _instantiate(rule.partials[k], names)
+            edges.append(
+                Edge(
+                    children[k],
+                    lambda t, p=partial: times(p, t),
+                    self.broadcast_back(partial, kinds, k, names, originals),
+                )
+            )  # type: ignore[arg-type]
+        return rebuilt, Node(edges=edges)
+
+    def broadcast_back(self, partial, kinds: list[str], k: int, names: dict, operands: list) -> Callable:
+        """The reverse contribution to operand k: partial * adjoint, summed back to the operand's
+        shape where NumPy broadcast it (a float operand of an array result, or arrays of
+        different shapes)."""
+        arrays = [o for o, kind in zip(operands, kinds, strict=True) if kind == "array"]
+        if kinds[k] != "array" and arrays:
+            return lambda g: _call("np.sum", times(partial, g))
+        if len(arrays) < 2 or len({frozenset(_array_roots(o, self.kind_of)) for o in arrays} | {frozenset()}) == 2:
+            return lambda g: times(partial, g)  # one array, or arrays computed from one array: same shape
+        operand = names["xy"[k]]
+        if not is_atom(operand):
+            operand = names["xy"[k]] = self.bind(operand)
+        return lambda g: _call("unbroadcast", times(partial, g), operand)
+
+
+def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
+    return cst.Call(cst.parse_expression(func), [cst.Arg(unparen(a)) for a in args])
+
+
+def _array_roots(node: cst.BaseExpression, kind_of: KindOf) -> set[str]:
+    """The array variables an elementwise expression is computed from (its shape's origin); a
+    reduction's operand does not count (it yields a float)."""
+    if isinstance(node, cst.Name):
+        return {node.value} if kind_of(node) == "array" else set()
+    if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
+        return set()
+    return set().union(*(_array_roots(o, kind_of) for o in _operands(node)))
+
+
+def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    if isinstance(node, cst.Call):
+        return [a.value for a in node.args]
+    return []
 
 
 def _instantiate(text: str, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:

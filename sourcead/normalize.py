@@ -335,6 +335,9 @@ def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
     return names
 
 
+_REDUCING_METHODS = ("sum", "mean", "max", "min")
+
+
 class _Canonicalize(cst.CSTTransformer):
     """Rewrite calls to canonical names, inline module constants such as `math.pi`, and note
     the frozen globals an expression reads."""
@@ -343,6 +346,11 @@ class _Canonicalize(cst.CSTTransformer):
         self.owner = owner
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = updated.func
+        is_method = canonical_call(original.func, self.owner.parsed.globals) is None
+        if isinstance(func, cst.Attribute) and func.attr.value in _REDUCING_METHODS and not updated.args and is_method:
+            # x.sum() is np.sum(x): one rule for both spellings
+            return cst.Call(canonical_func_node(f"np.{func.attr.value}"), [cst.Arg(func.value)])
         key = canonical_call(original.func, self.owner.parsed.globals)
         if key is None:  # a method such as x.copy()
             return updated

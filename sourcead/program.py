@@ -9,7 +9,7 @@ import libcst as cst
 from .activity import Activity
 from .core import CoreFunction
 from .exprs import number, subscript, subscript_indices
-from .kinds import ARRAY, Kinds
+from .kinds import ARRAY, Kinds, expr_kind
 from .linearize import Linearized, UnsupportedDerivative, linearize
 from .naming import Namer
 from .parse import ParsedFunction
@@ -39,7 +39,7 @@ class Program:
 
     def linearize(self, value: cst.BaseExpression, origin: cst.CSTNode) -> Linearized:
         try:
-            return linearize(value, self.is_active_leaf, self.namer)
+            return linearize(value, self.is_active_leaf, self.namer, lambda e: expr_kind(e, self.kinds.of))
         except UnsupportedDerivative as exc:
             raise self.parsed.error(
                 f"no derivative rule for `{exc}` applied to a value that carries a derivative",

@@ -7,7 +7,8 @@ compiled into the caller when it runs under numba.
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.core import types
+from numba.extending import overload, register_jitable
 
 
 @register_jitable
@@ -43,3 +44,77 @@ def add_rows_2d(total, rows):
         for i in range(total.shape[0]):
             for j in range(total.shape[1]):
                 total[i, j] += rows[t, i, j]
+
+
+# --- whole arrays: the adjoint of broadcasting, and of max/min ------------------------------
+
+
+def unbroadcast(g, like):
+    """`g` summed over the axes along which `like` (a float or an array) was broadcast to g's
+    shape: the adjoint of broadcasting."""
+    if not isinstance(like, np.ndarray):
+        return float(np.sum(g))
+    g = np.asarray(g)
+    while g.ndim > like.ndim:
+        g = g.sum(axis=0)
+    for k in range(like.ndim):
+        if like.shape[k] == 1 and g.shape[k] != 1:
+            g = g.sum(axis=k, keepdims=True)
+    return g
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, like):
+    if isinstance(like, (types.Float, types.Integer)):
+        return lambda g, like: np.sum(g)
+    if not (isinstance(like, types.Array) and isinstance(g, types.Array)):
+        return None
+    if g.ndim == like.ndim == 1:
+
+        def same_1d(g, like):
+            if g.shape[0] == like.shape[0]:
+                return g
+            out = np.zeros(1)
+            out[0] = np.sum(g)
+            return out
+
+        return same_1d
+    if g.ndim == 2 and like.ndim == 1:
+
+        def rows_1d(g, like):
+            out = np.zeros(like.shape[0])
+            for i in range(g.shape[0]):
+                for j in range(g.shape[1]):
+                    out[j if like.shape[0] != 1 else 0] += g[i, j]
+            return out
+
+        return rows_1d
+    if g.ndim == like.ndim == 2:
+
+        def same_2d(g, like):
+            if g.shape[0] == like.shape[0] and g.shape[1] == like.shape[1]:
+                return g
+            out = np.zeros(like.shape)
+            for i in range(g.shape[0]):
+                for j in range(g.shape[1]):
+                    out[i if like.shape[0] != 1 else 0, j if like.shape[1] != 1 else 0] += g[i, j]
+            return out
+
+        return same_2d
+    return None
+
+
+@register_jitable
+def argmax_mask(x):
+    """1.0 at the (first) largest element of x, 0.0 elsewhere: the adjoint of np.max."""
+    mask = np.zeros(x.size)
+    mask[np.argmax(x)] = 1.0
+    return mask.reshape(x.shape)
+
+
+@register_jitable
+def argmin_mask(x):
+    """1.0 at the (first) smallest element of x, 0.0 elsewhere: the adjoint of np.min."""
+    mask = np.zeros(x.size)
+    mask[np.argmin(x)] = 1.0
+    return mask.reshape(x.shape)

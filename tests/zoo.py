@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import helpers_other
 import numpy as np
+import vectorized
 
 import sourcead
 
@@ -606,4 +607,28 @@ ZOO: list[Case] = [
         True,
     ),
     Case("constant_loop", constant_loop, lambda rng: (rng.standard_normal(5), rng.standard_normal(4)), ("x",), True),
+    # whole-array NumPy (kinds of the free parameters come from the arguments)
+    Case(
+        "gaussian_loglik",
+        vectorized.gaussian_loglik,
+        lambda rng: (rng.standard_normal(7), 0.2, _uniform(rng, 0.8, 1.5)),
+        ("x", "mu", "sigma"),
+        True,
+    ),
+    Case("logsumexp_vec", vectorized.logsumexp, lambda rng: (rng.standard_normal(8),), ("x",), True),
+    Case(
+        "softplus_mean",
+        vectorized.softplus_mean,
+        lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(3), 0.3),
+        ("x", "w", "b"),
+        True,
+    ),
+    Case("centered_squares", vectorized.centered_squares, lambda rng: (rng.standard_normal(6),), ("x",), True),
+    Case(
+        "elementwise_map",
+        vectorized.elementwise_map,
+        lambda rng: (rng.standard_normal(5), rng.standard_normal(5)),
+        ("x", "y"),
+        False,
+    ),
 ]

@@ -106,6 +106,27 @@ UNARY_OPERATORS: dict[str, Rule] = _rules(
     Rule("Plus", ("1.0",), linear=True),
 )
 
+
+@dataclass(frozen=True)
+class Reduction:
+    """z = f(x) over a whole array: the tangent from x's tangent `{t}`, and the contribution of z's
+    adjoint `{g}` to x's adjoint (a float, broadcast over x by `x_bar += ...`)."""
+
+    name: str
+    tangent: str
+    adjoint: str
+
+
+REDUCTIONS: dict[str, Reduction] = {
+    r.name: r
+    for r in (
+        Reduction("np.sum", "np.sum({t})", "{g}"),
+        Reduction("np.mean", "np.mean({t})", "{g} / {x}.size"),
+        Reduction("np.max", "np.ravel({t})[np.argmax({x})]", "argmax_mask({x}) * {g}"),
+        Reduction("np.min", "np.ravel({t})[np.argmin({x})]", "argmin_mask({x}) * {g}"),
+    )
+}
+
 # Calls whose result carries no derivative: integers, shapes, piecewise-constant functions.
 INTEGER_FUNCTIONS = frozenset({"len", "int", "round", "math.floor", "math.ceil", "math.trunc"})
 CONSTANT_FUNCTIONS = INTEGER_FUNCTIONS | frozenset(
@@ -129,4 +150,4 @@ def binary_rule(operator: cst.BaseBinaryOp, exponent: cst.BaseExpression) -> Rul
 
 def known_calls() -> frozenset[str]:
     """Canonical names of every function the compiler knows."""
-    return frozenset(ELEMENTWISE) | CONSTANT_FUNCTIONS | ARRAY_CREATION
+    return frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | CONSTANT_FUNCTIONS | ARRAY_CREATION

@@ -40,7 +40,7 @@ def backwards_strides_vjp(x, out_bar):
         s_bar += t1
         x_bar[i] += s * t1
         s_bar += x[i] * t1
-    for i in range((-1) + 1, (n - 1) + 1):
+    for i in range(-1 + 1, (n - 1) + 1):
         # adjoint of: s = 0.5 * s + x[i] * x[i]
         t0 = s_bar
         s_bar = 0.0
