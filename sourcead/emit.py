@@ -68,8 +68,11 @@ class Writer:
     @contextmanager
     def block(self, header: str) -> Iterator[None]:
         self.line(header + ":")
+        start = len(self.lines)
         self.depth += 1
         yield
+        if all(line.lstrip().startswith("#") for line in self.lines[start:]):
+            self.line("pass")  # nothing to do here (e.g. a replayed loop whose writes are shared)
         self.depth -= 1
 
     def text(self) -> str:

@@ -77,27 +77,78 @@ class Reverser:
                     self.serial_reason[loop] = why
                 else:
                     self.parallel[loop] = plan
+        self.slot_arrays: dict[For, set[str]] = {}  # arrays a parallel loop records in its own tape slots
         while True:
-            opaque = {loop: (plan.reads, plan.writes) for loop, plan in self.parallel.items()}
+            opaque = {
+                loop: (plan.reads, plan.writes - self.slot_arrays.get(loop, set()))
+                for loop, plan in self.parallel.items()
+            }
             sites, conflicts = to_be_recorded(self.prog.fn.body, reads, self.primal, opaque)
             if not conflicts:
                 break
-            for loop in conflicts:
+            for loop, names in conflicts.items():
+                plan = self.parallel[loop]
+                if names <= plan.written_arrays and self.slot_count(loop, names) is not None:
+                    self.slot_arrays.setdefault(loop, set()).update(names)
+                    continue
                 del self.parallel[loop]
+                self.slot_arrays.pop(loop, None)
                 self.serial_reason[loop] = (
                     "a value it overwrites is still needed by the adjoint of an earlier statement"
                 )
+        self.slots: dict[Assign, For] = {}  # element writes recorded in their iteration's slot of the tape
+        for loop, names in self.slot_arrays.items():
+            for t in walk_statements(loop.body):
+                if isinstance(t, Assign) and t.writes_element and t.var in names:
+                    self.slots[t] = loop
         for loop in self.parallel:
             sites |= record_in_iteration(loop.body, reads, self.primal)
-        self.sites = sites
+        self.sites = sites | set(self.slots)
         self.in_parallel = {s for loop in self.parallel for s in walk_statements(loop.body)}
         self.thread_rows = {loop: self.scattered_arrays(plan) for loop, plan in self.parallel.items()}
+
+    def slot_count(self, loop: For, names: set[str]) -> str | None:
+        """Records per iteration of writes into `names`, the same for every iteration (so each
+        iteration owns a slot of the tape at a computable offset), or None."""
+        if not is_number(loop.step):
+            return None
+        inside = assigned_names(loop.body) | {loop.var}
+
+        def count(body: tuple[Stmt, ...]) -> str | None:
+            terms = []
+            for t in body:
+                writes = {a.var for a in walk_statements((t,)) if isinstance(a, Assign) and a.writes_element} & names
+                if isinstance(t, Assign):
+                    terms.append("1" if t.writes_element and t.var in names else "0")
+                elif isinstance(t, (If, While)) and writes:
+                    return None  # how many depends on the data
+                elif isinstance(t, For) and writes:
+                    inner = count(t.body)
+                    if inner is None or any(names_in(b) & inside for b in (t.start, t.stop, t.step)):
+                        return None
+                    terms.append(_times(_trip_count(t), inner))
+            return _sum(terms)
+
+        return count(loop.body)
+
+    def slot_offset(self, loop: For, plus_one: bool) -> str:
+        """`top` + this iteration's position times its records: the start (or end) of its slot."""
+        k = int(number_value(loop.step))
+        position = loop.var if code(loop.start) == "0" else f"{loop.var} - {code(paren(loop.start))}"
+        if k != 1:
+            position = f"({position}) // {k}"
+        if plus_one:
+            position = f"{position} + 1" if k == 1 and code(loop.start) == "0" else f"({position}) + 1"
+        count = self.slot_count(loop, self.slot_arrays[loop])
+        return f"top + ({position}) * {count}" if count != "1" else f"top + {position}"
 
     def plan_registers(self) -> None:
         """Records made once per replayed parallel iteration live in local variables, not on a tape."""
         self.registers: dict[Stmt, str] = {}
         for loop in self.parallel:
             for s in _once_per_iteration(loop.body):
+                if s in self.slots:
+                    continue
                 if s in self.sites:
                     self.registers[s] = self.prog.namer.fresh(f"{s.var}_old")  # type: ignore[union-attr]
                 elif s in self.decisions:
@@ -158,7 +209,7 @@ class Reverser:
 
     def allocate_tapes(self, out: Writer) -> None:
         top_level = set(self.prog.fn.body)
-        sites = self.sites - self.in_parallel
+        sites = self.sites - self.in_parallel | set(self.slots)
         uses_int = bool((set(self.decisions) | set(self.counters)) - self.in_parallel)
         for index, ((tape, top), dtype) in enumerate(((FLOAT_TAPE, ""), (INT_TAPE, ", np.int64"))):
             mine = [s for s in sites if self.tape_index(s) == index]
@@ -205,12 +256,18 @@ class Reverser:
             elif mode == "replay" and self.shared_write(s):
                 continue
             else:
-                if s in self.sites and mode != "primal":
+                if s in self.sites and (mode != "primal" or s in self.slots):
                     target = code(s.target)
                     reads_itself = s.var in value_sources(s.value)
                     why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
                     self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here, s)
                 out.line(s.text())
+
+    def replays_anything(self, body: tuple[Stmt, ...]) -> bool:
+        return any(
+            isinstance(s, Assign) and not self.shared_write(s) or s in self.decisions or s in self.counters
+            for s in walk_statements(body)
+        )
 
     def shared_write(self, s: Assign) -> bool:
         """In a replayed parallel iteration: a write that only the real forward sweep makes."""
@@ -220,8 +277,20 @@ class Reverser:
     def forward_for(self, loop: For, out: Writer, exact: set[str], mode: str) -> None:
         header = f"for {loop.var} in {loop.range_text()}"
         if loop in self.parallel and mode == "normal":
-            out.comment("parallel loop: its iterations record on their own tapes in the reverse sweep")
-            self.forward_loop(loop, header, out, exact, "primal")
+            slots = self.slot_arrays.get(loop)
+            if not slots:
+                out.comment("parallel loop: its iterations record on their own tapes in the reverse sweep")
+                self.forward_loop(loop, header, out, exact, "primal")
+                return
+            records = _times(_trip_count(loop), self.slot_count(loop, slots))  # type: ignore[arg-type]
+            out.comment(f"parallel loop: each iteration records the old {', '.join(sorted(slots))} it overwrites")
+            out.comment("in its own slot of the tape, at an offset computed from the loop index")
+            self.helpers.add("reserve")
+            out.line(f"tape = reserve(tape, top + {records})")
+            with out.block(header):
+                out.line(f"slot = {self.slot_offset(loop, plus_one=False)}")
+                self.forward_sweep(loop.body, out, exact, "primal")
+            out.line(f"top += {records}")
             return
         if loop in self.serial_reason and mode == "normal":
             out.comment(f"this prange loop gets a serial adjoint: {self.serial_reason[loop]}")
@@ -235,6 +304,8 @@ class Reverser:
         return bool(inside & (self.sites | set(self.decisions) | set(self.counters)))
 
     def forward_loop(self, loop: For | While, header: str, out: Writer, exact: set[str], mode: str) -> None:
+        if mode == "replay" and not self.replays_anything(loop.body):
+            return  # only writes other iterations or later statements see: nothing to replay
         counter = self.counters.get(loop) if mode != "primal" else None
         if counter:
             out.line(f"{counter} = 0")
@@ -262,6 +333,10 @@ class Reverser:
     def record(
         self, which: tuple[str, str], value: str, comment: str, out: Writer, exact: set[str], stmt: Stmt
     ) -> None:
+        if stmt in self.slots:  # this iteration's own slot of the shared tape
+            out.line(f"tape[slot] = {value}  # {comment}")
+            out.line("slot += 1")
+            return
         register = self.registers.get(stmt)
         if register is not None:  # runs once per replayed iteration: a local variable is its tape
             out.line(f"{register} = {value}  # {comment}")
@@ -305,8 +380,13 @@ class Reverser:
 
     def bound_stmt(self, s: Stmt, tape: int, inside: set[str]) -> str | None:
         if s in self.parallel and s not in self.replaying_loops:
-            return "0"  # its iterations record on their own tapes
-        on_tape = s not in self.registers
+            slots = self.slot_arrays.get(s)  # type: ignore[call-overload]
+            if tape != 0 or not slots:
+                return "0"  # its iterations record on their own tapes
+            if any(names_in(b) & inside for b in (s.start, s.stop, s.step)):  # type: ignore[union-attr]
+                return None
+            return _times(_trip_count(s), self.slot_count(s, slots))  # type: ignore[arg-type]
+        on_tape = s not in self.registers and s not in self.slots
         counts = "1" if tape == 1 and s in self.counters and on_tape else "0"
         if isinstance(s, Assign):
             return "1" if s in self.sites and self.tape_index(s) == tape and on_tape else "0"
@@ -392,10 +472,16 @@ class Reverser:
         out.comment("reduced by numba, of shared arrays elsewhere summed in per-thread rows")
         for array in rows:
             out.line(f"{bar(array)}_rows = {self.thread_buffer(array)}  # per-thread rows: scattered adjoints")
+        slots = self.slot_arrays.get(loop)
+        if slots:
+            records = _times(_trip_count(loop), self.slot_count(loop, slots))  # type: ignore[arg-type]
+            out.line(f"top -= {records}  # this loop's records: one slot per iteration")
         self.replaying, self.replaying_loops = plan, {loop}
         self.tapes = (("ltape", "ltop"), ("litape", "litop"))
         self.partial_sums = {v: self.prog.namer.fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(plan)}
         with out.block(f"for {loop.var} in {loop.range_text()}"):
+            if slots:
+                out.line(f"slot = {self.slot_offset(loop, plus_one=True)}  # the end of this iteration's slot")
             inside = assigned_names(loop.body)
             exact = set()
             for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
@@ -436,7 +522,7 @@ class Reverser:
         return sorted(found)
 
     def records_on(self, body: tuple[Stmt, ...], index: int) -> bool:
-        inside = set(walk_statements(body)) - set(self.registers)
+        inside = set(walk_statements(body)) - set(self.registers) - set(self.slots)
         if index == 1 and inside & (set(self.decisions) | set(self.counters)):
             return True
         return any(self.tape_index(s) == index for s in self.sites & inside)
@@ -474,6 +560,10 @@ class Reverser:
     def restore(self, which: tuple[str, str], target: str, stmt: Stmt, out: Writer, comment: str = "") -> None:
         """`target = ` the value recorded for `stmt` (popped from its tape, or its register)."""
         suffix = f"  # {comment}" if comment else ""
+        if stmt in self.slots:
+            out.line("slot -= 1")
+            out.line(f"{target} = tape[slot]{suffix}")
+            return
         register = self.registers.get(stmt)
         if register is not None:
             out.line(f"{target} = {register}{suffix}")

@@ -24,16 +24,16 @@ def to_be_recorded(
     reads: Mapping[Assign, set[str]],
     primal: set[str],
     opaque: Mapping[For, tuple[frozenset[str], frozenset[str]]] | None = None,
-) -> tuple[set[Assign], set[For]]:
+) -> tuple[set[Assign], dict[For, set[str]]]:
     """The assignments that must record the value they overwrite.
 
     `reads[s]` are the primal variables the adjoint of `s` reads (in the state before `s`).
     `opaque` loops (parallel adjoints, which record on their own tapes) are seen as a whole:
     (what they read, what they write). An opaque loop that writes a needed variable is returned
-    as a conflict: it cannot be reversed on its own.
+    as a conflict, with the needed variables it writes.
     """
     sites: set[Assign] = set()
-    conflicts: set[For] = set()
+    conflicts: dict[For, set[str]] = {}
     _block(body, set(), reads, primal, sites, opaque or {}, conflicts)
     return sites, conflicts
 
@@ -41,7 +41,7 @@ def to_be_recorded(
 def record_in_iteration(body: tuple[Stmt, ...], reads: Mapping[Assign, set[str]], primal: set[str]) -> set[Assign]:
     """The records one iteration needs when it replays its own body, then reverses it."""
     sites: set[Assign] = set()
-    _block(body, set(), reads, primal, sites, {}, set())
+    _block(body, set(), reads, primal, sites, {}, {})
     return sites
 
 
@@ -50,7 +50,7 @@ def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign], 
         if stmt in opaque:
             loop_reads, loop_writes = opaque[stmt]
             if loop_writes & needed:
-                conflicts.add(stmt)
+                conflicts.setdefault(stmt, set()).update(loop_writes & needed)
             needed = needed | loop_reads
         elif isinstance(stmt, For):
             header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal

@@ -85,3 +85,37 @@ def permuted_writes(x, perm):
     for i in range(x.shape[0]):
         s += y[i] * float(i + 1)
     return s
+
+
+def heat_steps(u0, kappa, n_steps):
+    # time stepping with a prange map per step and buffer swaps: the old values each step
+    # overwrites are needed by kappa's adjoint, so every iteration records them in its own slot
+    n = u0.shape[0]
+    u = u0.copy()
+    v = u0.copy()
+    for _step in range(n_steps):
+        for i in prange(1, n - 1):
+            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, v = v, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i] * float(i)
+    return s
+
+
+def diffusion_rows(u0, kappa, n_steps):
+    # 2-D: prange over rows, an inner loop over columns, swaps
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = u0.copy()
+    for _step in range(n_steps):
+        for i in prange(1, n - 1):
+            for j in range(1, m - 1):
+                v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
+        u, v = v, u
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += u[i, j] * u[i, j]
+    return 0.5 * s

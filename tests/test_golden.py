@@ -38,6 +38,8 @@ PARALLEL = [
         ("softplus_rows", ("W", "b")),
         ("mapped_stencil", ("u", "c")),
         ("inner_recurrence", ("x", "w")),
+        ("heat_steps", ("u0", "kappa")),
+        ("diffusion_rows", ("u0", "kappa")),
     ]
 ]
 

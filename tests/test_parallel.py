@@ -46,6 +46,8 @@ def _cases():
         ("softplus_rows", (rng.standard_normal(5), X, 0.2), ("W", "b")),
         ("mapped_stencil", (rng.standard_normal(64), 0.3), ("u", "c")),
         ("inner_recurrence", (rng.standard_normal(200), 0.8), ("x", "w")),
+        ("heat_steps", (rng.standard_normal(40), 0.2, 30), ("u0", "kappa")),
+        ("diffusion_rows", (rng.standard_normal((12, 9)), 0.1, 15), ("u0", "kappa")),
     ]
 
 
