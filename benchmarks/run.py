@@ -6,7 +6,9 @@ For every workload in ``benchmarks.workloads`` this measures, in one run:
   * first-call latency (transform + compile + first call), each sample in a new Python process:
     cold (fresh, empty SOURCEAD_CACHE_DIR and NUMBA_CACHE_DIR) and warm (same dirs again);
   * tape use (``benchmarks.tape``): bytes the forward sweep records, against the bytes of values
-    the primal overwrites and of those the adjoint reads, and the forward sweep's share of the time.
+    the primal overwrites and of those the adjoint reads, and the forward sweep's share of the time;
+  * on a full run, ``benchmarks.suite``: the same losses written twice (loops for sourcead, whole
+    arrays for JAX, PyTorch and autograd, whichever are installed), with ``results/chart.png``.
 Prints markdown tables and writes them to ``benchmarks/results/latest.md``.
 Exits 1 only if a gradient fails or disagrees with finite differences; other failures are listed.
 """
@@ -274,6 +276,16 @@ def startup_section():
         return [f"Start-up report failed: {type(exc).__name__}: {exc}".splitlines()[0]]
 
 
+def peer_section():
+    """The side-by-side comparison of `benchmarks.suite`; peers that are not installed are skipped."""
+    try:
+        from benchmarks.suite import run as run_suite
+
+        return run_suite()
+    except Exception as exc:  # its failure must not discard the tables measured above
+        return [f"Peer comparison failed: {type(exc).__name__}: {exc}".splitlines()[0]]
+
+
 def report(rows, repeats, extra=()):
     """The markdown report: tables, machine, method, failures, then any extra sections."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -338,7 +350,7 @@ def main(argv=None):
         return 0
     chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
     rows = [(w, measure(w, opts.repeats)) for w in chosen]
-    text = report(rows, opts.repeats, [startup_section()] if not opts.names else [])
+    text = report(rows, opts.repeats, [startup_section(), peer_section()] if not opts.names else [])
     print(text)
     if not opts.names:  # only a full run replaces the recorded results
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
