@@ -30,6 +30,9 @@ from .naming import Namer
 
 def eliminate_exits(body: list[Stmt], namer: Namer, origin: cst.CSTNode) -> tuple[tuple[Stmt, ...], Return]:
     exits = [s for s in walk_statements(tuple(body)) if isinstance(s, Exit)]
+    if not exits:  # an inlined callee that only writes into arrays
+        loops_only, _ = _Eliminator(namer, []).block(body, None)
+        return tuple(loops_only), Return((), False, origin)
     last = exits[-1]
     for other in exits:
         if other.is_tuple != last.is_tuple or len(other.values) != len(last.values):

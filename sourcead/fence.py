@@ -37,9 +37,10 @@ _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideA
 _OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
 
 
-def fence(parsed: ParsedFunction) -> None:
-    """Raise `SourceADError` at the first construct outside the subset."""
-    Fence(parsed).check_function()
+def fence(parsed: ParsedFunction, callee: bool = False) -> None:
+    """Raise `SourceADError` at the first construct outside the subset. A callee (inlined into
+    its caller) may return nothing: it is then called for what it writes into arrays."""
+    Fence(parsed).check_function(callee)
 
 
 class Fence:
@@ -51,7 +52,7 @@ class Fence:
     def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> None:
         raise self.parsed.error(message, node, hint)
 
-    def check_function(self) -> None:
+    def check_function(self, callee: bool = False) -> None:
         node = self.parsed.node
         params = node.params
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg or params.kwonly_params:
@@ -68,7 +69,7 @@ class Fence:
         body = list(node.body.body)
         if body and _is_docstring(body[0]):
             body = body[1:]
-        if not body or not _always_returns(body):
+        if not body or not (_always_returns(body) or callee and not _returns_anything(self.parsed.node)):
             self.fail(
                 body[-1] if body else node,
                 "the function must return a value on every path",
@@ -388,6 +389,10 @@ def _is_docstring(stmt: cst.BaseStatement) -> bool:
         and isinstance(stmt.body[0], cst.Expr)
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def _returns_anything(node: cst.FunctionDef) -> bool:
+    return any(isinstance(n, cst.Return) for n in walk(node.body))
 
 
 def _always_returns(body: list[cst.BaseStatement]) -> bool:

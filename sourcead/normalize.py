@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import libcst as cst
@@ -34,7 +35,7 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import names_in, number, paren
+from .exprs import code, names_in, number, paren
 from .fence import assigned_in, fence, local_names
 from .naming import Namer
 from .parse import ParsedFunction, parse_function
@@ -118,8 +119,16 @@ class Normalizer:
         if isinstance(small, cst.AugAssign):
             return self.augmented(small)
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):  # a call for its writes
-            pre, _ = self.choices(self.expr(small.value))
-            return pre
+            call = self.expr(small.value)
+            pre: list[Stmt] = []
+            args = []
+            for arg in call.args:  # type: ignore[attr-defined]
+                before, value = self.choices(arg.value)
+                pre += before
+                args.append(arg.with_changes(value=value))
+            func = user_function(small.value.func, self.parsed.globals)
+            body, _ = self.inline(func, call.with_changes(args=args), small.value)  # type: ignore[attr-defined]
+            return pre + body
         if isinstance(small, cst.Break):
             return [Break(small)]
         if isinstance(small, cst.Continue):
@@ -169,6 +178,8 @@ class Normalizer:
                     return updated
                 body, ret = owner.inline(func, updated, original)
                 pre.extend(body)
+                if not ret.values:
+                    raise owner.parsed.error(f"{func.__name__} returns nothing", owner.where(original))
                 if ret.is_tuple:
                     raise owner.parsed.error(
                         f"{func.__name__} returns a tuple; unpack it: `a, b = {func.__name__}(...)`",
@@ -195,7 +206,7 @@ class Normalizer:
                 "sourcead inlines calls; write the recursion as a loop.",
             )
         callee = parse_function(func)
-        fence(callee)
+        fence(callee, callee=True)
         params = [p.name.value for p in callee.node.params.params]
         if len(call.args) != len(params):
             raise self.parsed.error(
@@ -292,7 +303,18 @@ class Normalizer:
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
     def expr(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        return node.visit(_Canonicalize(self))  # type: ignore[return-value]
+        return _one_line(node).visit(_Canonicalize(self))  # type: ignore[return-value]
+
+
+def _one_line(node: cst.BaseExpression) -> cst.BaseExpression:
+    """An expression the user wrapped over several lines (inside brackets), on one line: generated
+    statements are one line each. Comments inside it are dropped."""
+    text = code(node)
+    if "\n" not in text:
+        return node
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    joined = re.sub(r"([(\[])\s+", r"\1", " ".join(part for part in lines if part))
+    return cst.parse_expression(re.sub(r"\s+([)\]])", r"\1", joined).replace(",)", ")"))
 
 
 class _Rename(cst.CSTTransformer):

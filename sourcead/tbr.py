@@ -82,8 +82,8 @@ def _loop(body, entry: set[str], recomputed: set[str], reads, primal, sites, opa
     while True:
         exit_ = _block(body, entry, reads, primal, sites, opaque, conflicts)
         widened = entry | (exit_ - recomputed)
-        if widened == entry:
-            return entry | exit_
+        if widened == entry:  # a loop variable is never read after its loop (the fence sees to it)
+            return (entry | exit_) - recomputed
         entry = widened
 
 

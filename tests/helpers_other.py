@@ -20,3 +20,9 @@ def weighted(x, w):
     for i in range(x.shape[0]):
         s += w * SCALE * softclip(x[i])
     return s
+
+
+def fill_scaled(out, x, c):
+    # writes into `out` and returns nothing: called for its writes
+    for i in range(x.shape[0]):
+        out[i] = c * x[i]

@@ -471,6 +471,30 @@ def constant_loop(x, w):
     return s
 
 
+def wrapped_lines(x, y):
+    # expressions wrapped over lines by a formatter, with a comment inside
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += (
+            x[i] * y  # the linear part
+            + math.sin(
+                x[i],
+            )
+            * y
+        )
+    return s
+
+
+def calls_a_procedure(x, c):
+    # a helper that only writes into an array argument, called as a statement
+    y = np.zeros_like(x)
+    helpers_other.fill_scaled(y, x, c)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += y[i] * y[i]
+    return s
+
+
 ZOO: list[Case] = [
     Case("poly2", poly2, lambda rng: (_uniform(rng, -2, 2), _uniform(rng, -2, 2)), ("x", "y"), True),
     Case(
@@ -631,4 +655,8 @@ ZOO: list[Case] = [
         ("x", "y"),
         False,
     ),
+    Case(
+        "wrapped_lines", wrapped_lines, lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.5)), ("x", "y"), True
+    ),
+    Case("calls_a_procedure", calls_a_procedure, lambda rng: (rng.standard_normal(5), 0.7), ("x", "c"), True),
 ]
