@@ -16,6 +16,7 @@ Exits 1 only if a gradient fails or disagrees with finite differences; other fai
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import json
 import os
@@ -264,16 +265,20 @@ def goals(rows):
     return lines
 
 
-def startup_section():
-    """The start-up report of `benchmarks.startup`, when that module exists."""
+def module_section(module: str, function: str, title: str):
+    """The markdown of `benchmarks.<module>.<function>()`; a failure is reported, never fatal."""
     try:
-        from benchmarks.startup import startup_report
-
-        return [startup_report().rstrip()]
-    except ImportError as exc:  # not written yet, or it needs something this machine lacks
-        return [f"Start-up report skipped: {exc}."]
+        report = getattr(importlib.import_module(f"benchmarks.{module}"), function)
+        return [report().rstrip()]
+    except ImportError as exc:  # it needs something this machine lacks
+        return [f"{title} skipped: {exc}."]
     except Exception as exc:  # its failure must not discard the tables measured above
-        return [f"Start-up report failed: {type(exc).__name__}: {exc}".splitlines()[0]]
+        return [f"{title} failed: {type(exc).__name__}: {exc}".splitlines()[0]]
+
+
+def startup_section():
+    """The start-up report of `benchmarks.startup`."""
+    return module_section("startup", "startup_report", "Start-up report")
 
 
 def peer_section():
@@ -350,7 +355,13 @@ def main(argv=None):
         return 0
     chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
     rows = [(w, measure(w, opts.repeats)) for w in chosen]
-    text = report(rows, opts.repeats, [startup_section(), peer_section()] if not opts.names else [])
+    extra = [
+        startup_section(),
+        module_section("parallel_adjoint", "parallel_report", "prange adjoint report"),
+        module_section("alias_checks", "alias_report", "Overlap-check report"),
+        peer_section(),
+    ]
+    text = report(rows, opts.repeats, extra if not opts.names else [])
     print(text)
     if not opts.names:  # only a full run replaces the recorded results
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
