@@ -203,6 +203,11 @@ class Reverser:
             out.line(f"{value} = {self.captured_value()}")
             out.comment("reverse sweep")
             self.initialize_adjoints(seeds, written_seeds, out)
+            for array in sorted({a for arrays in self.thread_rows.values() for a in arrays}):
+                buffer = self.thread_buffer(array)
+                out.line(
+                    f"{bar(array)}_rows = {buffer}  # per-thread rows for scattered adjoints, kept zero between uses"
+                )
             self.reverse_sweep(fn.body, out)
             out.line(f"return {', '.join([value] + [bar(w) for w in prog.wrt])}")
         return out.text(), sorted(self.helpers)
@@ -470,8 +475,6 @@ class Reverser:
         out.comment("adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,")
         out.comment("adjoints at the loop index are plain stores, of shared scalars summed per iteration then")
         out.comment("reduced by numba, of shared arrays elsewhere summed in per-thread rows")
-        for array in rows:
-            out.line(f"{bar(array)}_rows = {self.thread_buffer(array)}  # per-thread rows: scattered adjoints")
         slots = self.slot_arrays.get(loop)
         if slots:
             records = _times(_trip_count(loop), self.slot_count(loop, slots))  # type: ignore[arg-type]
@@ -507,7 +510,7 @@ class Reverser:
         for array in rows:
             helper = f"add_rows_{self.prog.kinds.ndim.get(array, 1)}d"
             self.helpers.add(helper)
-            out.line(f"{helper}({bar(array)}, {bar(array)}_rows)  # sum the threads' rows")
+            out.line(f"{helper}({bar(array)}, {bar(array)}_rows)  # sum the threads' rows, and zero them")
 
     def shared_scalar_adjoints(self, plan: ParallelLoop) -> list[str]:
         """Shared scalars whose adjoints the loop accumulates (numba reduces a variable only where

@@ -25,10 +25,10 @@ def gather_sum_vjp(x, idx, out_bar, n_threads):
     s_bar = out_bar
     v_bar = 0.0
     x_bar = np.zeros_like(x)
+    x_bar_rows = np.zeros((n_threads, x.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
     # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    x_bar_rows = np.zeros((n_threads, x.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(idx.shape[0]):
         v = x[idx[i]]
         v_bar = 0.0
@@ -39,5 +39,5 @@ def gather_sum_vjp(x, idx, out_bar, n_threads):
         # adjoint of: v = x[idx[i]]
         x_bar_rows[thread, idx[i]] += v_bar
         v_bar = 0.0
-    add_rows_1d(x_bar, x_bar_rows)  # sum the threads' rows
+    add_rows_1d(x_bar, x_bar_rows)  # sum the threads' rows, and zero them
     return value, x_bar

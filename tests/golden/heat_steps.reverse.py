@@ -42,6 +42,7 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     v_bar = np.zeros_like(v)
+    u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += u[i] * u[i] * float(i)
         t1 = float(i) * s_bar
@@ -53,7 +54,6 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
         # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-        u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows: scattered adjoints
         top -= ((n - 1) - 1)  # this loop's records: one slot per iteration
         for i in prange(1, n - 1):
             slot = top + (i - 1) + 1  # the end of this iteration's slot
@@ -70,7 +70,7 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
             u_bar_rows[thread, i + 1] += t0
             v_bar[i] = 0.0
             kappa_bar += kappa_bar_i  # a reduction over the iterations
-        add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows
+        add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
     # adjoint of: v = u0.copy()
     u0_bar += v_bar
     # adjoint of: u = u0.copy()

@@ -32,12 +32,12 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
     total_bar = 0.0
     w_bar = np.zeros_like(w)
     z_bar = 0.0
+    w_bar_rows = np.zeros((n_threads, w.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
     total_bar += 1.0 / n * result_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
     # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    w_bar_rows = np.zeros((n_threads, w.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(n):
         z = 0.0
         for j in range(X.shape[1]):
@@ -61,5 +61,5 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
             w_bar_rows[thread, j] += X[i, j] * z_bar
         # adjoint of: z = 0.0
         z_bar = 0.0
-    add_rows_1d(w_bar, w_bar_rows)  # sum the threads' rows
+    add_rows_1d(w_bar, w_bar_rows)  # sum the threads' rows, and zero them
     return value, w_bar

@@ -30,6 +30,7 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
     s_bar = out_bar
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
+    u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += math.tanh(v[i])
         t1 = math.tanh(v[i])
@@ -37,7 +38,6 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
     # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(1, n - 1):
         c_bar_i = 0.0
         thread = numba.get_thread_id()
@@ -50,5 +50,5 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
         u_bar_rows[thread, i + 1] += t0
         v_bar[i] = 0.0
         c_bar += c_bar_i  # a reduction over the iterations
-    add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows
+    add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
     return value, u_bar, c_bar

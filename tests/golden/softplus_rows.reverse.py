@@ -38,6 +38,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
     b_bar = 0.0
     out_bar = np.zeros_like(out)
     s_bar = out_bar_1
+    W_bar_rows = np.zeros((n_threads, W.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += out[i] * out[i]
         out_bar[i] += out[i] * s_bar
@@ -45,7 +46,6 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
     # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    W_bar_rows = np.zeros((n_threads, W.shape[0] + 8))  # per-thread rows: scattered adjoints
     for i in prange(n):
         a = b
         for j in range(X.shape[1]):
@@ -77,5 +77,5 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
         b_bar_i += a_bar
         a_bar = 0.0
         b_bar += b_bar_i  # a reduction over the iterations
-    add_rows_1d(W_bar, W_bar_rows)  # sum the threads' rows
+    add_rows_1d(W_bar, W_bar_rows)  # sum the threads' rows, and zero them
     return value, W_bar, b_bar
