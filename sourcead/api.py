@@ -64,8 +64,9 @@ class _Prepared:
         self._default = self._build(None)
         spec = self._default.spec
         self._free = tuple((spec.params.index(p), p) for p in spec.free) or None
-        # the default variant gives the free parameters the float kind
-        self._variants: dict[tuple[str, ...], _Variant] = {("float",) * len(spec.free): self._default}
+        # the default variant: free parameters are floats, or 1-D arrays where the code says array
+        default = tuple(f"{ARRAY}:1" if spec.kinds[k] == ARRAY else "float" for k, _ in self._free or ())
+        self._variants: dict[tuple[str, ...], _Variant] = {default: self._default}
         self._lock = threading.Lock()
 
     def _build(self, kinds: dict[str, str] | None) -> _Variant:
@@ -106,7 +107,7 @@ class _Prepared:
     def _variant(self, args: tuple) -> _Variant:
         if self._free is None:
             return self._default
-        key = tuple(ARRAY if isinstance(args[k], np.ndarray) else "float" for k, _ in self._free)
+        key = tuple(f"{ARRAY}:{args[k].ndim}" if isinstance(args[k], np.ndarray) else "float" for k, _ in self._free)
         variant = self._variants.get(key)
         if variant is None:
             with self._lock:

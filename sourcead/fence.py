@@ -34,7 +34,16 @@ _STATEMENT_HINTS: dict[type, str] = {
 
 _COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign)
-_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
+_OPERATORS = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.Power,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.MatrixMultiply,
+)
 
 
 def fence(parsed: ParsedFunction, callee: bool = False) -> None:

@@ -47,13 +47,18 @@ class Kinds:
 def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
     """Kinds from usage; `given` (from the call's arguments) decides the parameters that usage leaves free."""
     params, free = _param_kinds(fn)
-    for name in free:
-        params[name] = (given or {}).get(name, FLOAT)
-    of: dict[str, str] = dict(params)
     ndim: dict[str, int] = {}
+    _note_ndims(fn, parsed, ndim)
+    free |= {p for p, kind in params.items() if kind == ARRAY and p not in ndim}  # ndim from the call
+    for name in free:
+        kind, _, dims = (given or {}).get(name, params[name]).partition(":")
+        if params[name] != ARRAY:
+            params[name] = ARRAY if kind == ARRAY else FLOAT
+        if params[name] == ARRAY:
+            ndim[name] = int(dims) if dims and kind == ARRAY else 1
+    of: dict[str, str] = dict(params)
     for name, value in fn.constants:
         of[name] = INT if isinstance(value, int) else FLOAT
-    _note_ndims(fn, parsed, ndim)
     changed = True
     while changed:
         changed = False
@@ -65,8 +70,11 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
                     if source in of:
                         changed |= _join(of, target, of[source], parsed, stmt.origin)
             elif isinstance(stmt, Assign) and not stmt.writes_element:
-                kind = expr_kind(stmt.value, of)
+                kind = expr_kind(stmt.value, of, ndim)
                 changed |= _join(of, stmt.var, kind, parsed, stmt.origin)
+                if kind == ARRAY and stmt.var not in ndim:
+                    ndim[stmt.var] = expr_ndim(stmt.value, of, ndim)
+                    changed = True
     for stmt in walk_statements(fn.body):
         if isinstance(stmt, Assign) and stmt.writes_element and of.get(stmt.var) != ARRAY:
             raise parsed.error(f"`{stmt.var}` is indexed but it is not an array", stmt.origin)
@@ -81,7 +89,7 @@ def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
     for node in walk(stmt.value):
         if isinstance(node, cst.Call):
             key = dotted(node.func)
-            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS or key in ELEMENTWISE or key in REDUCTIONS:
+            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS or key in ELEMENTWISE or key in REDUCTIONS or key == "np.dot":
                 continue
             if key.endswith(".copy"):
                 continue
@@ -93,8 +101,37 @@ def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
                 )
 
 
-def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
-    """The kind of an expression's value, given the kinds of the names it reads."""
+def expr_ndim(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str, int]) -> int:
+    """The number of dimensions of an expression's value (0 for numbers)."""
+    if expr_kind(node, of, ndim) != ARRAY:
+        return 0
+    if isinstance(node, cst.Name):
+        return ndim.get(node.value, 1)
+    if isinstance(node, cst.UnaryOperation):
+        return expr_ndim(node.expression, of, ndim)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = expr_ndim(node.left, of, ndim), expr_ndim(node.right, of, ndim)
+        return matmul_ndim(left, right) if isinstance(node.operator, cst.MatrixMultiply) else max(left, right)
+    if isinstance(node, cst.Call):
+        key = dotted(node.func)
+        args = [a.value for a in node.args]
+        if key == "np.dot":
+            return matmul_ndim(expr_ndim(args[0], of, ndim), expr_ndim(args[1], of, ndim))
+        if key in ("np.zeros", "np.ones", "np.empty") and args and isinstance(args[0], cst.Tuple):
+            return len(args[0].elements)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy":
+            return expr_ndim(node.func.value, of, ndim)
+        return max([expr_ndim(a, of, ndim) for a in args] or [1])
+    return 1
+
+
+def matmul_ndim(left: int, right: int) -> int:
+    """ndim of `a @ b` for 1-D and 2-D operands: (1,1) -> 0, (2,1) and (1,2) -> 1, (2,2) -> 2."""
+    return max(left + right - 2, 0)
+
+
+def expr_kind(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str, int] | None = None) -> str:
+    """The kind of an expression's value, given the kinds (and ndims) of the names it reads."""
     if isinstance(node, cst.Integer):
         return INT
     if isinstance(node, cst.Float):
@@ -108,10 +145,14 @@ def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
     if isinstance(node, cst.UnaryOperation):
         if isinstance(node.operator, cst.Not):
             return BOOL
-        inner = expr_kind(node.expression, of)
+        inner = expr_kind(node.expression, of, ndim)
         return INT if inner == BOOL else inner
     if isinstance(node, cst.BinaryOperation):
-        left, right = (INT if k == BOOL else k for k in (expr_kind(node.left, of), expr_kind(node.right, of)))
+        if isinstance(node.operator, cst.MatrixMultiply):
+            return _matmul_kind(node.left, node.right, of, ndim)
+        left, right = (
+            INT if k == BOOL else k for k in (expr_kind(node.left, of, ndim), expr_kind(node.right, of, ndim))
+        )
         if ARRAY in (left, right):
             return ARRAY
         if isinstance(node.operator, cst.Divide):
@@ -124,20 +165,27 @@ def expr_kind(node: cst.BaseExpression, of: Mapping[str, str]) -> str:
             return INT
         return FLOAT  # an element of a float64 array
     if isinstance(node, cst.Call):
-        return _call_kind(node, of)
+        return _call_kind(node, of, ndim)
     return FLOAT
 
 
-def _call_kind(node: cst.Call, of: Mapping[str, str]) -> str:
+def _matmul_kind(a: cst.BaseExpression, b: cst.BaseExpression, of: Mapping[str, str], ndim) -> str:
+    dims = ndim or {}
+    return FLOAT if matmul_ndim(expr_ndim(a, of, dims), expr_ndim(b, of, dims)) == 0 else ARRAY
+
+
+def _call_kind(node: cst.Call, of: Mapping[str, str], ndim: Mapping[str, int] | None = None) -> str:
     func = node.func
     key = dotted(func)
+    if key == "np.dot":
+        return _matmul_kind(node.args[0].value, node.args[1].value, of, ndim)
     if key in ARRAY_CREATION or (isinstance(func, cst.Attribute) and func.attr.value == "copy"):
         return ARRAY
     if key in INTEGER_FUNCTIONS:
         return INT
     if key in REDUCTIONS:
         return FLOAT
-    kinds = {expr_kind(a.value, of) for a in node.args}
+    kinds = {expr_kind(a.value, of, ndim) for a in node.args}
     if key in ("abs", "min", "max"):
         return INT if kinds <= {INT, BOOL} else FLOAT
     return ARRAY if ARRAY in kinds else FLOAT  # NumPy functions of arrays are arrays
@@ -212,7 +260,12 @@ def _array_uses(node: cst.CSTNode) -> list[str]:
     if isinstance(node, cst.Call) and dotted(node.func) in ("len", "np.zeros_like", "np.empty_like", *REDUCTIONS):
         arg = node.args[0].value if node.args else None
         return [arg.value] if isinstance(arg, cst.Name) else []
-    return []
+    operands: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Call) and dotted(node.func) == "np.dot":
+        operands = [a.value for a in node.args]
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        operands = [node.left, node.right]
+    return [o.value for o in operands if isinstance(o, cst.Name)]
 
 
 def _note_ndims(fn: CoreFunction, parsed: ParsedFunction, ndim: dict[str, int]) -> None:

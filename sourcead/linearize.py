@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import custom
-from .exprs import dotted, is_atom, plus, template, times, unparen
+from .exprs import dotted, is_atom, paren, plus, template, times, unparen
 from .naming import Namer
 from .rules import ELEMENTWISE, REDUCTIONS, UNARY_OPERATORS, Reduction, Rule, binary_rule
 
@@ -103,6 +103,10 @@ class _Builder:
     def visit(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
         if isinstance(node, (cst.Name, cst.Subscript)):
             return node, (Node(leaf=node) if self.is_active_leaf(node) else None)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            return self.matmul(node, node.left, node.right)
+        if isinstance(node, cst.Call) and dotted(node.func) == "np.dot":
+            return self.matmul(node, node.args[0].value, node.args[1].value)
         if isinstance(node, cst.BinaryOperation):
             (left, lnode), (right, rnode) = self.visit(node.left), self.visit(node.right)
             rule = binary_rule(node.operator, right)
@@ -125,6 +129,20 @@ class _Builder:
             rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, args, strict=True)])
             return self.apply(node, rule, rebuilt, args, [n for _, n in visited], key)
         return node, None
+
+    def matmul(self, node, a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
+        """z = a @ b: linear in each operand; the transposes live in runtime helpers (by ndim)."""
+        (av, an), (bv, bn) = self.visit(a), self.visit(b)
+        if an is None and bn is None:
+            return _rebuild_matmul(node, av, bv), None
+        av = av if is_atom(av) else self.bind(av)
+        bv = bv if is_atom(bv) else self.bind(bv)
+        edges = []
+        if an is not None:
+            edges.append(Edge(an, lambda t: _call("np.dot", t, bv), lambda g: _call("matmul_bar_left", g, av, bv)))
+        if bn is not None:
+            edges.append(Edge(bn, lambda t: _call("np.dot", av, t), lambda g: _call("matmul_bar_right", g, av, bv)))
+        return _rebuild_matmul(node, av, bv), Node(edges=edges)
 
     def reduction(self, node: cst.Call, rule: Reduction) -> tuple[cst.BaseExpression, Node | None]:
         value, child = self.visit(node.args[0].value)
@@ -159,16 +177,17 @@ class _Builder:
             raise UnsupportedDerivative(original, what)
         used = "".join(rule.partials[k] for k in active)
         names = dict(zip("xy", operands, strict=False))
+        originals = _operands(original)
+        kinds = [self.kind_of(o) for o in originals]
+        shaped = {"xy"[k] for k in active if self.sums_to_shape(kinds, k, originals)}
         for key in "xy":
-            if "{" + key + "}" in used and not is_atom(names[key]):
-                names[key] = self.bind(names[key])
+            if ("{" + key + "}" in used or key in shaped) and not is_atom(names[key]):
+                names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
                 rebuilt = _replace_operand(rebuilt, "xy".index(key), names[key])
         if "{z}" in used:
             rebuilt = self.bind(rebuilt)
             names["z"] = rebuilt
-        kinds = [self.kind_of(o) for o in _operands(original)]
         edges = []
-        originals = _operands(original)
         for k in active:
             partial = _instantiate(rule.partials[k], names)
             edges.append(
@@ -184,15 +203,26 @@ class _Builder:
         """The reverse contribution to operand k: partial * adjoint, summed back to the operand's
         shape where NumPy broadcast it (a float operand of an array result, or arrays of
         different shapes)."""
-        arrays = [o for o, kind in zip(operands, kinds, strict=True) if kind == "array"]
-        if kinds[k] != "array" and arrays:
+        if kinds[k] != "array" and "array" in kinds:
             return lambda g: _call("np.sum", times(partial, g))
-        if len(arrays) < 2 or len({frozenset(_array_roots(o, self.kind_of)) for o in arrays} | {frozenset()}) == 2:
-            return lambda g: times(partial, g)  # one array, or arrays computed from one array: same shape
-        operand = names["xy"[k]]
-        if not is_atom(operand):
-            operand = names["xy"[k]] = self.bind(operand)
+        if not self.sums_to_shape(kinds, k, operands):
+            return lambda g: times(partial, g)
+        operand = names["xy"[k]]  # an atom: `apply` bound it
         return lambda g: _call("unbroadcast", times(partial, g), operand)
+
+    def sums_to_shape(self, kinds: list[str], k: int, operands: list) -> bool:
+        """Must operand k's adjoint be summed back to its shape at run time? Only when arrays of
+        possibly different shapes meet; arrays computed elementwise from one array share its shape."""
+        arrays = [o for o, kind in zip(operands, kinds, strict=True) if kind == "array"]
+        if kinds[k] != "array" or len(arrays) < 2:
+            return False
+        return len({frozenset(_array_roots(o, self.kind_of)) for o in arrays} | {frozenset()}) != 2
+
+
+def _rebuild_matmul(node, a: cst.BaseExpression, b: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, cst.BinaryOperation):
+        return node.with_changes(left=paren(a), right=paren(b))
+    return node.with_changes(args=[node.args[0].with_changes(value=a), node.args[1].with_changes(value=b)])
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:

@@ -39,7 +39,9 @@ class Program:
 
     def linearize(self, value: cst.BaseExpression, origin: cst.CSTNode) -> Linearized:
         try:
-            return linearize(value, self.is_active_leaf, self.namer, lambda e: expr_kind(e, self.kinds.of))
+            return linearize(
+                value, self.is_active_leaf, self.namer, lambda e: expr_kind(e, self.kinds.of, self.kinds.ndim)
+            )
         except UnsupportedDerivative as exc:
             raise self.parsed.error(
                 f"no derivative rule for `{exc}` applied to a value that carries a derivative",

@@ -120,3 +120,46 @@ def argmin_mask(x):
     mask = np.zeros(x.size)
     mask[np.argmin(x)] = 1.0
     return mask.reshape(x.shape)
+
+
+# --- matrix products: the adjoints of z = a @ b (np.dot), for 1-D and 2-D operands ---------------
+
+
+def matmul_bar_left(g, a, b):
+    """The adjoint of `a` in z = a @ b, from z's adjoint g."""
+    if a.ndim == 1 and b.ndim == 1:
+        return g * b
+    if a.ndim == 2 and b.ndim == 1:
+        return np.outer(g, b)
+    if a.ndim == 1:
+        return np.dot(b, g)
+    return np.dot(g, b.T)
+
+
+def matmul_bar_right(g, a, b):
+    """The adjoint of `b` in z = a @ b, from z's adjoint g."""
+    if a.ndim == 1 and b.ndim == 1:
+        return g * a
+    if a.ndim == 1:
+        return np.outer(a, g)
+    return np.dot(a.T, g)
+
+
+@overload(matmul_bar_left)
+def _matmul_bar_left(g, a, b):
+    if (a.ndim, b.ndim) == (1, 1):
+        return lambda g, a, b: g * b
+    if (a.ndim, b.ndim) == (2, 1):
+        return lambda g, a, b: np.outer(g, b)
+    if (a.ndim, b.ndim) == (1, 2):
+        return lambda g, a, b: np.dot(b, g)
+    return lambda g, a, b: np.dot(g, b.T)
+
+
+@overload(matmul_bar_right)
+def _matmul_bar_right(g, a, b):
+    if (a.ndim, b.ndim) == (1, 1):
+        return lambda g, a, b: g * a
+    if (a.ndim, b.ndim) == (1, 2):
+        return lambda g, a, b: np.outer(a, g)
+    return lambda g, a, b: np.dot(a.T, g)

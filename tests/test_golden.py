@@ -27,7 +27,7 @@ def _call_kinds(case) -> dict[str, str] | None:
         return None
     args = case.make_args(np.random.default_rng(0))
     params = case.func.__code__.co_varnames[: case.func.__code__.co_argcount]
-    return {p: "array" if isinstance(a, np.ndarray) else "float" for p, a in zip(params, args, strict=True)}
+    return {p: f"array:{a.ndim}" if isinstance(a, np.ndarray) else "float" for p, a in zip(params, args, strict=True)}
 
 
 PARALLEL = [

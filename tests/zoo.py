@@ -659,4 +659,30 @@ ZOO: list[Case] = [
         "wrapped_lines", wrapped_lines, lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.5)), ("x", "y"), True
     ),
     Case("calls_a_procedure", calls_a_procedure, lambda rng: (rng.standard_normal(5), 0.7), ("x", "c"), True),
+    Case(
+        "least_squares_vec",
+        vectorized.least_squares,
+        lambda rng: (rng.standard_normal((5, 3)), rng.standard_normal(3), rng.standard_normal(5)),
+        ("A", "x", "b"),
+        True,
+    ),
+    Case(
+        "mlp_layer",
+        vectorized.mlp_layer,
+        lambda rng: (
+            rng.standard_normal((4, 3)),
+            rng.standard_normal(3),
+            rng.standard_normal(4),
+            rng.standard_normal(4),
+        ),
+        ("W", "x", "b", "v"),
+        True,
+    ),
+    Case(
+        "logistic_regression",
+        vectorized.logistic_regression,
+        lambda rng: (rng.standard_normal(3), rng.standard_normal((6, 3)), np.sign(rng.standard_normal(6))),
+        ("w",),
+        True,
+    ),
 ]

@@ -148,6 +148,11 @@ def binary_rule(operator: cst.BaseBinaryOp, exponent: cst.BaseExpression) -> Rul
     return BINARY_OPERATORS.get(kind)
 
 
+# Matrix products: z = a @ b (or np.dot(a, b)) is linear in each operand. Tangent: t_a @ b + a @ t_b;
+# adjoints: runtime helpers that pick the transpose rule by the operands' ndims.
+MATMUL = {"np.dot": ("matmul_bar_left", "matmul_bar_right")}
+
+
 def known_calls() -> frozenset[str]:
     """Canonical names of every function the compiler knows."""
-    return frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | CONSTANT_FUNCTIONS | ARRAY_CREATION
+    return frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(MATMUL) | CONSTANT_FUNCTIONS | ARRAY_CREATION
