@@ -685,4 +685,11 @@ ZOO: list[Case] = [
         ("w",),
         True,
     ),
+    Case(
+        "relu_norm",
+        vectorized.relu_norm,
+        lambda rng: (rng.uniform(0.1, 1.0, 7) * rng.choice([-1.0, 1.0], 7), 0.05),
+        ("x", "t"),
+        True,
+    ),
 ]

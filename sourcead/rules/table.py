@@ -66,8 +66,9 @@ _NUMPY_ONLY = (
     Rule("np.abs", ("np.sign({x})",)),
     Rule("np.fabs", ("np.sign({x})",)),
     Rule("np.square", ("2.0 * {x}",)),
-    Rule("np.maximum", ("(1.0 if {x} >= {y} else 0.0)", "(0.0 if {x} >= {y} else 1.0)")),
-    Rule("np.minimum", ("(1.0 if {x} <= {y} else 0.0)", "(0.0 if {x} <= {y} else 1.0)")),
+    # written with comparisons times 1.0, so they hold elementwise for arrays as well as for floats
+    Rule("np.maximum", ("({x} >= {y}) * 1.0", "({x} < {y}) * 1.0")),
+    Rule("np.minimum", ("({x} <= {y}) * 1.0", "({x} > {y}) * 1.0")),
 )
 
 
