@@ -359,6 +359,7 @@ def main(argv=None):
         startup_section(),
         module_section("parallel_adjoint", "parallel_report", "prange adjoint report"),
         module_section("alias_checks", "alias_report", "Overlap-check report"),
+        module_section("vectorized", "vectorized_report", "Vectorized report"),
         peer_section(),
     ]
     text = report(rows, opts.repeats, extra if not opts.names else [])

@@ -49,3 +49,9 @@ def logistic_regression(w, X, y):
 def relu_norm(x, t):
     # np.maximum on arrays (a kink away from the sample points), and np.abs
     return np.sum(np.maximum(x - t, 0.0) ** 2) + np.sum(np.abs(x))
+
+
+def softmax_cross_entropy(logits, label):
+    # -log softmax(logits)[label], stable
+    m = np.max(logits)
+    return m + math.log(np.sum(np.exp(logits - m))) - logits[label]

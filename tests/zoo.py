@@ -692,4 +692,11 @@ ZOO: list[Case] = [
         ("x", "t"),
         True,
     ),
+    Case(
+        "softmax_cross_entropy",
+        vectorized.softmax_cross_entropy,
+        lambda rng: (rng.standard_normal(6), 2),
+        ("logits",),
+        True,
+    ),
 ]
