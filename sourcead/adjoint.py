@@ -16,18 +16,7 @@ from .exprs import dotted, negate, number, unparen
 from .kinds import ARRAY
 from .linearize import Node, adjoint
 from .naming import bar
-from .program import Program
-from .rules import ARRAY_CREATION
-
-
-def _builds_array(s: Assign) -> bool:
-    """`np.zeros(n)`, `x.copy()` or `y = x`: made, not computed elementwise."""
-    value = s.value
-    return (
-        isinstance(value, cst.Name)
-        or isinstance(value, cst.Call)
-        and (dotted(value.func) in ARRAY_CREATION or dotted(value.func).endswith(".copy"))
-    )
+from .program import Program, builds_array
 
 
 class StatementAdjoints:
@@ -45,7 +34,7 @@ class StatementAdjoints:
         if not prog.is_active(s.var):
             return []
         whole_array = prog.kinds[s.var] == ARRAY and not s.writes_element
-        if whole_array and _builds_array(s):
+        if whole_array and builds_array(s):
             return self.array_assignment(s)
         if whole_array:
             self.check_single_definition(s)

@@ -14,8 +14,7 @@ from .exprs import code, dotted, number
 from .kinds import ARRAY
 from .linearize import tangent
 from .naming import dot
-from .program import Program
-from .rules import ARRAY_CREATION
+from .program import Program, builds_array
 
 
 def primal_function(prog: Program) -> str:
@@ -84,7 +83,7 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     if not prog.is_active(stmt.var):
         out.line(stmt.text())
         return
-    if prog.kinds[stmt.var] == ARRAY and not stmt.writes_element and _is_array_building(stmt):
+    if prog.kinds[stmt.var] == ARRAY and not stmt.writes_element and builds_array(stmt):
         out.line(stmt.text())
         out.line(f"{dot(stmt.var)} = {_array_tangent(prog, stmt)}")
         return
@@ -111,16 +110,6 @@ def _branch(prog: Program, stmt: If, out: Writer, keyword: str) -> None:
     elif stmt.orelse:
         with out.block("else"):
             _block(prog, stmt.orelse, out)
-
-
-def _is_array_building(stmt: Assign) -> bool:
-    """`np.zeros(n)`, `x.copy()` or `y = x`: made, not computed elementwise."""
-    value = stmt.value
-    return (
-        isinstance(value, cst.Name)
-        or isinstance(value, cst.Call)
-        and (dotted(value.func) in ARRAY_CREATION or dotted(value.func).endswith(".copy"))
-    )
 
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:

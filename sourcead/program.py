@@ -7,12 +7,23 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .activity import Activity
-from .core import CoreFunction
-from .exprs import number, subscript, subscript_indices
+from .core import Assign, CoreFunction
+from .exprs import dotted, number, subscript, subscript_indices
 from .kinds import ARRAY, Kinds, expr_kind
 from .linearize import Linearized, UnsupportedDerivative, linearize
 from .naming import Namer
 from .parse import ParsedFunction
+from .rules import ARRAY_CREATION
+
+
+def builds_array(stmt: Assign) -> bool:
+    """`np.zeros(n)`, `x.copy()` or `y = x`: an array made or renamed, not computed elementwise."""
+    value = stmt.value
+    return (
+        isinstance(value, cst.Name)
+        or isinstance(value, cst.Call)
+        and (dotted(value.func) in ARRAY_CREATION or dotted(value.func).endswith(".copy"))
+    )
 
 
 @dataclass
