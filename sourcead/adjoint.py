@@ -12,7 +12,7 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import dotted, negate, number, unparen
+from .exprs import dotted, has_slice, negate, number, unparen
 from .kinds import ARRAY
 from .linearize import Node, adjoint
 from .naming import bar
@@ -49,7 +49,10 @@ class StatementAdjoints:
             self.propagate(lin.root, seed, lines)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
-            lines += [Line(seed, "=", target_bar), Line(target_bar, "=", zero)]
+            taken = target_bar  # a slice of the adjoint is a view: copy it before zeroing
+            if isinstance(target_bar, cst.Subscript) and has_slice(target_bar):
+                taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
+            lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
             self.propagate(lin.root, seed, lines)
         else:
             self.propagate(lin.root, target_bar, lines)

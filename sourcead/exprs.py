@@ -161,7 +161,12 @@ def names_in(node: cst.CSTNode) -> set[str]:
 
 
 def subscript_indices(node: cst.Subscript) -> list[cst.BaseExpression]:
-    return [element.slice.value for element in node.slice]  # type: ignore[union-attr]
+    """The indices of `a[i, j]`; a slice (`a[1:-1]`, `a[:, j]`) stands as its `cst.Slice` node."""
+    return [e.slice.value if isinstance(e.slice, cst.Index) else e.slice for e in node.slice]  # type: ignore[misc]
+
+
+def has_slice(node: cst.Subscript) -> bool:
+    return any(isinstance(e.slice, cst.Slice) for e in node.slice)
 
 
 def subscript(array: str, indices: list[cst.BaseExpression]) -> cst.Subscript:

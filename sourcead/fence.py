@@ -245,12 +245,8 @@ class Fence:
 
     def check_indices(self, node: cst.Subscript) -> None:
         for element in node.slice:
-            if not isinstance(element.slice, cst.Index):
-                self.fail(
-                    element,
-                    "slices are not supported yet",
-                    "Index element by element: `a[i]` or `a[i, j]` inside a loop.",
-                )
+            if isinstance(element.slice, cst.Slice):
+                continue  # a[1:-1], a[:, j], a[::2]
             if element.slice.star is not None:
                 self.fail(element, "starred indices are not supported")
 
@@ -290,6 +286,9 @@ class Fence:
                 return  # a module constant such as math.pi
             if expr.attr.value == "size" and isinstance(expr.value, cst.Name):
                 self.check_name(expr.value)
+                return
+            if expr.attr.value == "T":  # a transpose
+                self.check_expr(expr.value, loop_vars)
                 return
             self.fail(expr, f"attribute `.{expr.attr.value}` is not supported here", "Use `x.shape[k]` for sizes.")
         if isinstance(expr, cst.Comparison):
@@ -350,7 +349,12 @@ class Fence:
         self.check_name(value)
         self.check_indices(expr)
         for element in expr.slice:
-            self.check_expr(element.slice.value, loop_vars)  # type: ignore[union-attr]
+            if isinstance(element.slice, cst.Slice):
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.check_expr(part, loop_vars)
+            else:
+                self.check_expr(element.slice.value, loop_vars)
 
     def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
         func = expr.func

@@ -15,9 +15,9 @@ import libcst as cst
 
 from . import custom
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
-from .exprs import dotted, subscript_indices, walk
+from .exprs import dotted, has_slice, subscript_indices, walk
 from .parse import ParsedFunction
-from .rules import ARRAY_CREATION, CONSTANT_FUNCTIONS, ELEMENTWISE, INTEGER_FUNCTIONS, REDUCTIONS
+from .rules import ARRAY_CREATION, BILINEAR, CONSTANT_FUNCTIONS, ELEMENTWISE, INTEGER_FUNCTIONS, REDUCTIONS
 
 FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
 
@@ -89,7 +89,7 @@ def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
     for node in walk(stmt.value):
         if isinstance(node, cst.Call):
             key = dotted(node.func)
-            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS or key in ELEMENTWISE or key in REDUCTIONS or key == "np.dot":
+            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS or key in ELEMENTWISE or key in REDUCTIONS or key in BILINEAR:
                 continue
             if key.endswith(".copy"):
                 continue
@@ -109,6 +109,8 @@ def expr_ndim(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str
         return ndim.get(node.value, 1)
     if isinstance(node, cst.UnaryOperation):
         return expr_ndim(node.expression, of, ndim)
+    if isinstance(node, cst.Subscript):  # a slice keeps one dimension per slice index
+        return sum(isinstance(e.slice, cst.Slice) for e in node.slice)
     if isinstance(node, cst.BinaryOperation):
         left, right = expr_ndim(node.left, of, ndim), expr_ndim(node.right, of, ndim)
         return matmul_ndim(left, right) if isinstance(node.operator, cst.MatrixMultiply) else max(left, right)
@@ -117,6 +119,10 @@ def expr_ndim(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str
         args = [a.value for a in node.args]
         if key == "np.dot":
             return matmul_ndim(expr_ndim(args[0], of, ndim), expr_ndim(args[1], of, ndim))
+        if key in ("np.outer", "np.transpose"):
+            return 2 if key == "np.outer" else expr_ndim(args[0], of, ndim)
+        if key == "np.cumsum":
+            return 1
         if key in ("np.zeros", "np.ones", "np.empty") and args and isinstance(args[0], cst.Tuple):
             return len(args[0].elements)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy":
@@ -163,7 +169,7 @@ def expr_kind(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str
     if isinstance(node, cst.Subscript):
         if _is_shape(node.value):
             return INT
-        return FLOAT  # an element of a float64 array
+        return ARRAY if has_slice(node) else FLOAT  # a slice, or an element of a float64 array
     if isinstance(node, cst.Call):
         return _call_kind(node, of, ndim)
     return FLOAT
@@ -184,7 +190,9 @@ def _call_kind(node: cst.Call, of: Mapping[str, str], ndim: Mapping[str, int] | 
     if key in INTEGER_FUNCTIONS:
         return INT
     if key in REDUCTIONS:
-        return FLOAT
+        return ARRAY if REDUCTIONS[key].keeps_shape else FLOAT
+    if key == "np.outer":
+        return ARRAY
     kinds = {expr_kind(a.value, of, ndim) for a in node.args}
     if key in ("abs", "min", "max"):
         return INT if kinds <= {INT, BOOL} else FLOAT

@@ -18,7 +18,7 @@ import libcst as cst
 from . import custom
 from .exprs import dotted, is_atom, paren, plus, template, times, unparen
 from .naming import Namer
-from .rules import ELEMENTWISE, REDUCTIONS, UNARY_OPERATORS, Reduction, Rule, binary_rule
+from .rules import BILINEAR, ELEMENTWISE, REDUCTIONS, UNARY_OPERATORS, Bilinear, Reduction, Rule, binary_rule
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
 KindOf = Callable[[cst.BaseExpression], str]  # "float", "int", "bool" or "array"
@@ -104,9 +104,9 @@ class _Builder:
         if isinstance(node, (cst.Name, cst.Subscript)):
             return node, (Node(leaf=node) if self.is_active_leaf(node) else None)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-            return self.matmul(node, node.left, node.right)
-        if isinstance(node, cst.Call) and dotted(node.func) == "np.dot":
-            return self.matmul(node, node.args[0].value, node.args[1].value)
+            return self.bilinear(node, BILINEAR["np.dot"], node.left, node.right)
+        if isinstance(node, cst.Call) and dotted(node.func) in BILINEAR:
+            return self.bilinear(node, BILINEAR[dotted(node.func)], node.args[0].value, node.args[1].value)
         if isinstance(node, cst.BinaryOperation):
             (left, lnode), (right, rnode) = self.visit(node.left), self.visit(node.right)
             rule = binary_rule(node.operator, right)
@@ -130,8 +130,8 @@ class _Builder:
             return self.apply(node, rule, rebuilt, args, [n for _, n in visited], key)
         return node, None
 
-    def matmul(self, node, a: cst.BaseExpression, b: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
-        """z = a @ b: linear in each operand; the transposes live in runtime helpers (by ndim)."""
+    def bilinear(self, node, rule: Bilinear, a: cst.BaseExpression, b: cst.BaseExpression):
+        """z = f(a, b) linear in each operand (`a @ b`, np.dot, np.outer): one edge per active operand."""
         (av, an), (bv, bn) = self.visit(a), self.visit(b)
         if an is None and bn is None:
             return _rebuild_matmul(node, av, bv), None
@@ -139,9 +139,13 @@ class _Builder:
         bv = bv if is_atom(bv) else self.bind(bv)
         edges = []
         if an is not None:
-            edges.append(Edge(an, lambda t: _call("np.dot", t, bv), lambda g: _call("matmul_bar_left", g, av, bv)))
+            forward = lambda t: _instantiate(rule.tangent_a, {"t": t, "b": bv})  # noqa: E731
+            back = lambda g: _unparen_args(_instantiate(rule.adjoint_a, {"g": g, "a": av, "b": bv}))  # noqa: E731
+            edges.append(Edge(an, forward, back))
         if bn is not None:
-            edges.append(Edge(bn, lambda t: _call("np.dot", av, t), lambda g: _call("matmul_bar_right", g, av, bv)))
+            forward = lambda t: _instantiate(rule.tangent_b, {"t": t, "a": av})  # noqa: E731
+            back = lambda g: _unparen_args(_instantiate(rule.adjoint_b, {"g": g, "a": av, "b": bv}))  # noqa: E731
+            edges.append(Edge(bn, forward, back))
         return _rebuild_matmul(node, av, bv), Node(edges=edges)
 
     def reduction(self, node: cst.Call, rule: Reduction) -> tuple[cst.BaseExpression, Node | None]:
@@ -157,7 +161,9 @@ class _Builder:
             forward=lambda t, x=value: (
                 template(rule.tangent, t=t, x=x) if "{x}" in rule.tangent else template(rule.tangent, t=t)
             ),
-            reverse=lambda g, x=value: template(rule.adjoint, g=g, x=x) if "{x}" in rule.adjoint else g,
+            reverse=lambda g, x=value: (
+                g if rule.adjoint == "{g}" else _unparen_args(_instantiate(rule.adjoint, {"g": g, "x": x}))
+            ),
         )
         return rebuilt, Node(edges=[edge])
 
@@ -223,6 +229,13 @@ def _rebuild_matmul(node, a: cst.BaseExpression, b: cst.BaseExpression) -> cst.B
     if isinstance(node, cst.BinaryOperation):
         return node.with_changes(left=paren(a), right=paren(b))
     return node.with_changes(args=[node.args[0].with_changes(value=a), node.args[1].with_changes(value=b)])
+
+
+def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
+    """Template operands are parenthesized for operators; inside call arguments they need not be."""
+    if isinstance(node, cst.Call):
+        return node.with_changes(args=[a.with_changes(value=unparen(a.value)) for a in node.args])
+    return node
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:

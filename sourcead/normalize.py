@@ -381,6 +381,8 @@ class _Canonicalize(cst.CSTTransformer):
         return updated.with_changes(func=canonical_func_node(key))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if original.attr.value == "T":  # x.T is np.transpose(x): one rule for both spellings
+            return cst.Call(canonical_func_node("np.transpose"), [cst.Arg(updated.value)])
         if isinstance(original.value, cst.Name) and original.value.value in self.owner.locals:
             return updated
         value = lookup(original, self.owner.parsed.globals)

@@ -24,7 +24,7 @@ import libcst as cst
 
 from .activity import value_sources
 from .core import Assign, For, If, Stmt, While, walk_statements
-from .exprs import names_in, subscript_indices
+from .exprs import has_slice, names_in, subscript_indices, walk
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +54,9 @@ def plan_parallel(loop: For, reads_of) -> tuple[ParallelLoop | None, str]:
     """
     body = list(walk_statements(loop.body))
     assigns = [s for s in body if isinstance(s, Assign)]
+    for s in assigns:
+        if any(isinstance(n, cst.Subscript) and has_slice(n) for root in (s.target, s.value) for n in walk(root)):
+            return None, "its body reads or writes slices of arrays"
     private = {loop.var} | {s.var for s in assigns if not s.writes_element and s.accumulate is None}
     private |= {s.var for s in body if isinstance(s, For)}
     accumulated = {s.var for s in assigns if not s.writes_element and s.accumulate is not None} - private

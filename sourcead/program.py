@@ -8,7 +8,7 @@ import libcst as cst
 
 from .activity import Activity
 from .core import Assign, CoreFunction
-from .exprs import dotted, number, subscript, subscript_indices
+from .exprs import dotted, number
 from .kinds import ARRAY, Kinds, expr_kind
 from .linearize import Linearized, UnsupportedDerivative, linearize
 from .naming import Namer
@@ -63,7 +63,7 @@ class Program:
     def shadow(self, node: cst.BaseExpression, suffix: str) -> cst.BaseExpression:
         """`x` -> `x_bar` and `a[i]` -> `a_bar[i]` (suffix "_bar" or "_dot")."""
         if isinstance(node, cst.Subscript):
-            return subscript(node.value.value + suffix, subscript_indices(node))  # type: ignore[union-attr]
+            return node.with_changes(value=cst.Name(node.value.value + suffix))  # type: ignore[union-attr]
         return cst.Name(node.value + suffix)  # type: ignore[union-attr]
 
     def activity_comments(self) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import math
 from collections.abc import Mapping
@@ -19,14 +20,13 @@ from .rules import known_calls
 def _canonical_objects() -> dict[int, str]:
     """id(python object) -> canonical name, for every function the rules know."""
     table: dict[int, str] = {}
+    roots = {"math": math, "np": np}
     for key in known_calls():
-        module, _, attr = key.rpartition(".")
-        if module == "math":
-            obj = getattr(math, attr)
-        elif module == "np":
-            obj = getattr(np, attr)
-        elif key == "prange":
+        head, *path = key.split(".")
+        if key == "prange":
             obj = numba.prange
+        elif head in roots:
+            obj = functools.reduce(getattr, path, roots[head])  # np.linalg.norm: through np.linalg
         else:
             obj = getattr(builtins, key)
         table[id(obj)] = key
@@ -73,10 +73,7 @@ def canonical_func_node(key: str) -> cst.BaseExpression:
     """The expression that calls `key` in generated code (modules imported as `math` and `np`)."""
     if key.startswith("custom."):
         return cst.Name(custom.by_key(key).func_name)  # type: ignore[union-attr]
-    module, _, attr = key.rpartition(".")
-    if not module:
-        return cst.Name(attr)
-    return cst.Attribute(cst.Name(module), cst.Name(attr))
+    return cst.parse_expression(key)  # math.sin, np.linalg.norm, abs
 
 
 def is_frozen_constant(value: Any) -> bool:

@@ -23,7 +23,7 @@ from .activity import value_sources
 from .adjoint import StatementAdjoints
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
 from .emit import Line, Writer, tuple_text
-from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
+from .exprs import code, has_slice, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .kinds import ARRAY, BOOL, INT
 from .naming import bar
 from .parallel import ParallelLoop, plan_parallel
@@ -50,6 +50,13 @@ class Reverser:
         reads = {s: set().union(*(line.reads() for line in ls)) & self.primal for s, ls in lines.items()}
         statements = list(walk_statements(fn.body))
         self.plan_parallel_loops(statements, reads)
+        for site in self.sites:
+            if site.writes_element and has_slice(site.target):  # type: ignore[arg-type]
+                raise prog.parsed.error(
+                    f"this overwrites a slice of `{site.var}` whose old values the reverse sweep still needs",
+                    site.origin,
+                    "Recording whole slices is not supported yet: write the new values into another array.",
+                )
         self.tapes = (FLOAT_TAPE, INT_TAPE)
         work = self.has_work
         self.decisions = {s for s in statements if isinstance(s, If) and (work(s.body) or work(s.orelse))}

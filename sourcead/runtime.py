@@ -163,3 +163,19 @@ def _matmul_bar_right(g, a, b):
     if (a.ndim, b.ndim) == (1, 2):
         return lambda g, a, b: np.outer(a, g)
     return lambda g, a, b: np.dot(a.T, g)
+
+
+@register_jitable
+def prod_others(x):
+    """For each element, the product of all the others (no division: exact when some are zero)."""
+    flat = np.ravel(x)
+    out = np.empty(flat.size)
+    prefix = 1.0
+    for k in range(flat.size):
+        out[k] = prefix
+        prefix *= flat[k]
+    suffix = 1.0
+    for k in range(flat.size - 1, -1, -1):
+        out[k] *= suffix
+        suffix *= flat[k]
+    return out.reshape(x.shape)

@@ -55,3 +55,29 @@ def softmax_cross_entropy(logits, label):
     # -log softmax(logits)[label], stable
     m = np.max(logits)
     return m + math.log(np.sum(np.exp(logits - m))) - logits[label]
+
+
+def finite_differences(x, h):
+    d = (x[1:] - x[:-1]) / h
+    return np.sum(d * d)
+
+
+def slice_update(x):
+    y = np.zeros_like(x)
+    y[1:-1] = x[2:] - 2.0 * x[1:-1] + x[:-2]
+    y[::2] += 0.5 * x[::2]
+    return np.sum(y**2)
+
+
+def column_products(A, v):
+    s = 0.0
+    for j in range(A.shape[1]):
+        s += np.dot(A[:, j], v) ** 2
+    return s
+
+
+def linear_algebra_mix(A, x, y):
+    # transposes, an outer product, a norm, a cumulative sum and a product
+    B = A.T @ A + np.outer(x, x)
+    c = np.cumsum(x * y)
+    return np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)

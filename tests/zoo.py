@@ -699,4 +699,22 @@ ZOO: list[Case] = [
         ("logits",),
         True,
     ),
+    Case(
+        "finite_differences", vectorized.finite_differences, lambda rng: (rng.standard_normal(9), 0.1), ("x", "h"), True
+    ),
+    Case("slice_update", vectorized.slice_update, lambda rng: (rng.standard_normal(9),), ("x",), True),
+    Case(
+        "column_products",
+        vectorized.column_products,
+        lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(4)),
+        ("A", "v"),
+        True,
+    ),
+    Case(
+        "linear_algebra_mix",
+        vectorized.linear_algebra_mix,
+        lambda rng: (rng.standard_normal((5, 3)), rng.standard_normal(3), rng.standard_normal(3)),
+        ("A", "x", "y"),
+        True,
+    ),
 ]

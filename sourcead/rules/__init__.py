@@ -7,12 +7,14 @@ are both derived from that one entry by `sourcead.linearize`.
 
 from .table import (
     ARRAY_CREATION,
+    BILINEAR,
     BINARY_OPERATORS,
     CONSTANT_FUNCTIONS,
     ELEMENTWISE,
     INTEGER_FUNCTIONS,
     REDUCTIONS,
     UNARY_OPERATORS,
+    Bilinear,
     Reduction,
     Rule,
     binary_rule,
@@ -21,12 +23,14 @@ from .table import (
 
 __all__ = [
     "ARRAY_CREATION",
+    "BILINEAR",
     "BINARY_OPERATORS",
     "CONSTANT_FUNCTIONS",
     "ELEMENTWISE",
     "INTEGER_FUNCTIONS",
     "REDUCTIONS",
     "UNARY_OPERATORS",
+    "Bilinear",
     "Reduction",
     "Rule",
     "binary_rule",

@@ -110,12 +110,13 @@ UNARY_OPERATORS: dict[str, Rule] = _rules(
 
 @dataclass(frozen=True)
 class Reduction:
-    """z = f(x) over a whole array: the tangent from x's tangent `{t}`, and the contribution of z's
-    adjoint `{g}` to x's adjoint (a float, broadcast over x by `x_bar += ...`)."""
+    """z = f(x) of one whole array: the tangent from x's tangent `{t}`, and the contribution of z's
+    adjoint `{g}` to x's adjoint (a float result is broadcast over x by `x_bar += ...`)."""
 
     name: str
     tangent: str
     adjoint: str
+    keeps_shape: bool = False  # an array result (transpose, cumsum), not a float
 
 
 REDUCTIONS: dict[str, Reduction] = {
@@ -125,6 +126,14 @@ REDUCTIONS: dict[str, Reduction] = {
         Reduction("np.mean", "np.mean({t})", "{g} / {x}.size"),
         Reduction("np.max", "np.ravel({t})[np.argmax({x})]", "argmax_mask({x}) * {g}"),
         Reduction("np.min", "np.ravel({t})[np.argmin({x})]", "argmin_mask({x}) * {g}"),
+        Reduction("np.prod", "np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"),
+        Reduction(
+            "np.linalg.norm",
+            "np.dot(np.ravel({x}), np.ravel({t})) / np.linalg.norm({x})",
+            "{x} * ({g} / np.linalg.norm({x}))",
+        ),
+        Reduction("np.transpose", "np.transpose({t})", "np.transpose({g})", keeps_shape=True),
+        Reduction("np.cumsum", "np.cumsum({t})", "np.cumsum({g}[::-1])[::-1]", keeps_shape=True),
     )
 }
 
@@ -149,9 +158,30 @@ def binary_rule(operator: cst.BaseBinaryOp, exponent: cst.BaseExpression) -> Rul
     return BINARY_OPERATORS.get(kind)
 
 
-# Matrix products: z = a @ b (or np.dot(a, b)) is linear in each operand. Tangent: t_a @ b + a @ t_b;
-# adjoints: runtime helpers that pick the transpose rule by the operands' ndims.
-MATMUL = {"np.dot": ("matmul_bar_left", "matmul_bar_right")}
+@dataclass(frozen=True)
+class Bilinear:
+    """z = f(a, b), linear in each operand: the tangent contributions of `{t}` (a's or b's tangent)
+    and the adjoint contributions from z's adjoint `{g}`, over the operands `{a}` and `{b}`."""
+
+    name: str
+    tangent_a: str
+    tangent_b: str
+    adjoint_a: str
+    adjoint_b: str
+
+
+# `a @ b` is np.dot(a, b); its transposes are runtime helpers that pick the rule by the ndims.
+BILINEAR: dict[str, Bilinear] = {
+    r.name: r
+    for r in (
+        Bilinear(
+            "np.dot", "np.dot({t}, {b})", "np.dot({a}, {t})", "matmul_bar_left({g}, {a}, {b})",
+            "matmul_bar_right({g}, {a}, {b})",
+        ),
+        Bilinear("np.outer", "np.outer({t}, {b})", "np.outer({a}, {t})", "np.dot({g}, {b})", "np.dot({a}, {g})"),
+    )
+}  # fmt: skip
+MATMUL = BILINEAR  # the names of matrix products
 
 
 def known_calls() -> frozenset[str]:
