@@ -16,7 +16,15 @@ import libcst as cst
 from .exprs import code, names_in, subscript_indices
 
 INDENT = "    "
-_RUNTIME_HELPERS = ("unbroadcast", "argmax_mask", "argmin_mask", "matmul_bar_left", "matmul_bar_right", "prod_others")
+_RUNTIME_HELPERS = (
+    "unbroadcast",
+    "argmax_mask",
+    "argmin_mask",
+    "matmul_bar_left",
+    "matmul_bar_right",
+    "prod_others",
+    "expand_axis",
+)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def unparen(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def template(text: str, **operands: cst.BaseExpression) -> cst.BaseExpression:
-    """Instantiate an expression template such as `"1.0 - {z} * {z}"`."""
+    """Instantiate an expression template such as `"1.0 - {z} * {z}"` (every `{name}` must be given)."""
     return parse_template_expression(text, **{k: paren(v) for k, v in operands.items()})
 
 

@@ -316,6 +316,14 @@ class Fence:
             self.fail(expr, "lambdas are not supported", "Define a module-level function.")
         self.fail(expr, f"unsupported expression: {type(expr).__name__}")
 
+    @staticmethod
+    def axis_only(args) -> bool:
+        """One argument: `axis=k` (or `k`) with an integer literal k."""
+        if len(args) != 1 or args[0].star:
+            return False
+        keyword = args[0].keyword
+        return (keyword is None or keyword.value == "axis") and isinstance(args[0].value, cst.Integer)
+
     def check_name(self, node: cst.Name) -> None:
         if node.value in ("True", "False"):
             return
@@ -360,11 +368,11 @@ class Fence:
         func = expr.func
         is_method = canonical_call(func, self.parsed.globals) is None
         if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean", "max", "min") and is_method:
-            if expr.args:
+            if expr.args and (func.attr.value in ("max", "min") or not self.axis_only(expr.args)):
                 self.fail(
                     expr,
-                    f"x.{func.attr.value}() takes no arguments here",
-                    "Reductions over an axis are not supported yet.",
+                    f"x.{func.attr.value}() takes no arguments here, or only `axis=0` / `axis=1` for sum and mean",
+                    "Reduce over all elements, or over one axis of a 2-D array.",
                 )
             self.check_expr(func.value, loop_vars)
             return
@@ -373,13 +381,14 @@ class Fence:
                 self.fail(expr, "x.copy() takes no arguments")
             self.check_name(func.value)
             return
-        if any(arg.keyword is not None or arg.star for arg in expr.args):
+        key = canonical_call(func, self.parsed.globals)
+        axis_call = key in ("np.sum", "np.mean") and len(expr.args) == 2 and self.axis_only(expr.args[1:])
+        if any(arg.keyword is not None or arg.star for arg in expr.args) and not axis_call:
             self.fail(
                 expr,
                 "keyword and starred arguments are not supported in calls",
-                "Pass arguments by position, e.g. np.zeros(n).",
+                "Pass arguments by position, e.g. np.zeros(n); np.sum and np.mean also take axis=0 or axis=1.",
             )
-        key = canonical_call(func, self.parsed.globals)
         if user_function(func, self.parsed.globals) is not None:
             pass  # a user function: it is fenced itself when it is inlined
         elif key is None or (key not in known_calls() and not key.startswith("custom.")) or key in ("range", "prange"):

@@ -121,9 +121,11 @@ def expr_ndim(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str
             return matmul_ndim(expr_ndim(args[0], of, ndim), expr_ndim(args[1], of, ndim))
         if key in ("np.outer", "np.transpose"):
             return 2 if key == "np.outer" else expr_ndim(args[0], of, ndim)
-        if key == "np.cumsum":
+        if key == "np.cumsum" or key in ("np.arange", "np.linspace"):
             return 1
-        if key in ("np.zeros", "np.ones", "np.empty") and args and isinstance(args[0], cst.Tuple):
+        if key in ("np.sum", "np.mean") and len(args) == 2:
+            return expr_ndim(args[0], of, ndim) - 1
+        if key in ("np.zeros", "np.ones", "np.empty", "np.full") and args and isinstance(args[0], cst.Tuple):
             return len(args[0].elements)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy":
             return expr_ndim(node.func.value, of, ndim)
@@ -189,6 +191,8 @@ def _call_kind(node: cst.Call, of: Mapping[str, str], ndim: Mapping[str, int] | 
         return ARRAY
     if key in INTEGER_FUNCTIONS:
         return INT
+    if key in ("np.sum", "np.mean") and len(node.args) == 2:  # over an axis: one dimension fewer
+        return ARRAY if expr_ndim(node.args[0].value, of, ndim or {}) >= 2 else FLOAT
     if key in REDUCTIONS:
         return ARRAY if REDUCTIONS[key].keeps_shape else FLOAT
     if key == "np.outer":

@@ -18,7 +18,17 @@ import libcst as cst
 from . import custom
 from .exprs import dotted, is_atom, paren, plus, template, times, unparen
 from .naming import Namer
-from .rules import BILINEAR, ELEMENTWISE, REDUCTIONS, UNARY_OPERATORS, Bilinear, Reduction, Rule, binary_rule
+from .rules import (
+    AXIS_REDUCTIONS,
+    BILINEAR,
+    ELEMENTWISE,
+    REDUCTIONS,
+    UNARY_OPERATORS,
+    Bilinear,
+    Reduction,
+    Rule,
+    binary_rule,
+)
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
 KindOf = Callable[[cst.BaseExpression], str]  # "float", "int", "bool" or "array"
@@ -116,6 +126,8 @@ class _Builder:
             operand, onode = self.visit(node.expression)
             rule = UNARY_OPERATORS.get(type(node.operator).__name__)
             return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
+        if isinstance(node, cst.Call) and dotted(node.func) in AXIS_REDUCTIONS and len(node.args) == 2:
+            return self.reduction(node, AXIS_REDUCTIONS[dotted(node.func)], axis=node.args[1].value)
         if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
             return self.reduction(node, REDUCTIONS[dotted(node.func)])
         if isinstance(node, cst.Call):
@@ -148,21 +160,20 @@ class _Builder:
             edges.append(Edge(bn, forward, back))
         return _rebuild_matmul(node, av, bv), Node(edges=edges)
 
-    def reduction(self, node: cst.Call, rule: Reduction) -> tuple[cst.BaseExpression, Node | None]:
+    def reduction(self, node: cst.Call, rule: Reduction, axis=None) -> tuple[cst.BaseExpression, Node | None]:
         value, child = self.visit(node.args[0].value)
-        rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value)])
+        rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
         if child is None:
             return rebuilt, None
         if not is_atom(value) and "{x}" in rule.tangent + rule.adjoint:
             value = self.bind(value)
-            rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value)])
+            rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
+        names = {"k": axis} if axis is not None else {}
         edge = Edge(
             child,
-            forward=lambda t, x=value: (
-                template(rule.tangent, t=t, x=x) if "{x}" in rule.tangent else template(rule.tangent, t=t)
-            ),
+            forward=lambda t, x=value: _unparen_args(_instantiate(rule.tangent, {"t": t, "x": x, **names})),
             reverse=lambda g, x=value: (
-                g if rule.adjoint == "{g}" else _unparen_args(_instantiate(rule.adjoint, {"g": g, "x": x}))
+                g if rule.adjoint == "{g}" else _unparen_args(_instantiate(rule.adjoint, {"g": g, "x": x, **names}))
             ),
         )
         return rebuilt, Node(edges=[edge])

@@ -360,6 +360,22 @@ def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
 _REDUCING_METHODS = ("sum", "mean", "max", "min")
 
 
+def _axis_reduction(key: str, x: cst.BaseExpression, axis: cst.Arg) -> cst.BaseExpression:
+    """np.sum(x, axis=k); np.mean over an axis is np.sum(x, axis=k) / x.shape[k] (numba has no
+    np.mean with an axis)."""
+    total = cst.Call(canonical_func_node("np.sum"), [cst.Arg(x), axis])
+    if key == "np.sum":
+        return total
+    count = cst.parse_expression(f"{code(paren(x))}.shape[{code(axis.value)}]")
+    return cst.BinaryOperation(total, cst.Divide(), count)
+
+
+def _axis_arg(value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(
+        value, keyword=cst.Name("axis"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    )
+
+
 class _Canonicalize(cst.CSTTransformer):
     """Rewrite calls to canonical names, inline module constants such as `math.pi`, and note
     the frozen globals an expression reads."""
@@ -370,10 +386,14 @@ class _Canonicalize(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         func = updated.func
         is_method = canonical_call(original.func, self.owner.parsed.globals) is None
-        if isinstance(func, cst.Attribute) and func.attr.value in _REDUCING_METHODS and not updated.args and is_method:
-            # x.sum() is np.sum(x): one rule for both spellings
+        if isinstance(func, cst.Attribute) and func.attr.value in _REDUCING_METHODS and is_method:
+            # x.sum() is np.sum(x), x.sum(axis=1) is np.sum(x, axis=1): one rule for both spellings
+            if updated.args:
+                return _axis_reduction(f"np.{func.attr.value}", func.value, _axis_arg(updated.args[0].value))
             return cst.Call(canonical_func_node(f"np.{func.attr.value}"), [cst.Arg(func.value)])
         key = canonical_call(original.func, self.owner.parsed.globals)
+        if key in ("np.sum", "np.mean") and len(updated.args) == 2:
+            return _axis_reduction(key, updated.args[0].value, _axis_arg(updated.args[1].value))
         if key is None:  # a method such as x.copy()
             return updated
         if key.startswith("custom."):

@@ -179,3 +179,25 @@ def prod_others(x):
         out[k] *= suffix
         suffix *= flat[k]
     return out.reshape(x.shape)
+
+
+def expand_axis(g, x, axis):
+    """The adjoint of a reduction of x over `axis`, shaped to broadcast over x (a float g, the same
+    adjoint for every element of the reduction, broadcasts as it is)."""
+    if np.ndim(x) == 1 or np.ndim(g) == 0:
+        return g
+    return np.expand_dims(g, axis)
+
+
+@overload(expand_axis)
+def _expand_axis(g, x, axis):
+    if x.ndim == 1 or isinstance(g, (types.Float, types.Integer)):
+        return lambda g, x, axis: g
+
+    def row_or_column(g, x, axis):
+        c = np.ascontiguousarray(g)
+        if axis == 0:
+            return c.reshape((1, c.shape[0]))
+        return c.reshape((c.shape[0], 1))
+
+    return row_or_column

@@ -41,8 +41,8 @@ def reads_global_array(x):
     return x * TABLE[0]  # error: global array
 
 
-def uses_axis(x):
-    y = np.sum(x, axis=0)  # error: axis
+def uses_keepdims(x):
+    y = np.sum(x, keepdims=True)  # error: keepdims
     return y[0]
 
 

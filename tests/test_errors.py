@@ -29,7 +29,7 @@ def _marked_line(func, marker: str) -> int:
         (bad.uses_unknown_function, "unknown function", "np.fft.fft", "np.fft.fft"),
         (bad.falls_through, "every path", "every path", "if"),
         (bad.reads_global_array, "global array", "TABLE", "TABLE"),
-        (bad.uses_axis, "axis", "keyword", "np.sum"),
+        (bad.uses_keepdims, "keepdims", "keyword", "np.sum"),
         (bad.uses_lambda, "lambda", "lambda", "lambda"),
         (bad.reads_loop_var_after_loop, "loop variable", "loop variable `i`", "i  #"),
         (bad.mixed_indices, "indices", "indices", "return"),

@@ -81,3 +81,11 @@ def linear_algebra_mix(A, x, y):
     B = A.T @ A + np.outer(x, x)
     c = np.cumsum(x * y)
     return np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)
+
+
+def axis_reductions(X, w):
+    # sums and means over an axis, broadcast back; constant arrays from np.ones / np.linspace
+    col = np.mean(X, axis=0) * w
+    row = X.sum(axis=1)
+    ramp = np.linspace(0.0, 1.0, X.shape[0])
+    return np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))

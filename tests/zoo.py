@@ -717,4 +717,11 @@ ZOO: list[Case] = [
         ("A", "x", "y"),
         True,
     ),
+    Case(
+        "axis_reductions",
+        vectorized.axis_reductions,
+        lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(3)),
+        ("X", "w"),
+        True,
+    ),
 ]

@@ -7,6 +7,7 @@ are both derived from that one entry by `sourcead.linearize`.
 
 from .table import (
     ARRAY_CREATION,
+    AXIS_REDUCTIONS,
     BILINEAR,
     BINARY_OPERATORS,
     CONSTANT_FUNCTIONS,
@@ -23,6 +24,7 @@ from .table import (
 
 __all__ = [
     "ARRAY_CREATION",
+    "AXIS_REDUCTIONS",
     "BILINEAR",
     "BINARY_OPERATORS",
     "CONSTANT_FUNCTIONS",

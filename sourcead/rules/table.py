@@ -137,12 +137,25 @@ REDUCTIONS: dict[str, Reduction] = {
     )
 }
 
+# Reductions over one axis (`np.sum(x, axis=k)`): `{k}` is the axis; `expand_axis` puts the adjoint
+# back into x's shape (a float for 1-D x, a row or a column of a 2-D x) for broadcasting.
+AXIS_REDUCTIONS: dict[str, Reduction] = {
+    r.name: r
+    for r in (
+        Reduction("np.sum", "np.sum({t}, axis={k})", "expand_axis({g}, {x}, {k})", keeps_shape=True),
+        Reduction("np.mean", "np.mean({t}, axis={k})", "expand_axis({g}, {x}, {k}) / {x}.shape[{k}]", keeps_shape=True),
+    )
+}
+
 # Calls whose result carries no derivative: integers, shapes, piecewise-constant functions.
 INTEGER_FUNCTIONS = frozenset({"len", "int", "round", "math.floor", "math.ceil", "math.trunc"})
 CONSTANT_FUNCTIONS = INTEGER_FUNCTIONS | frozenset(
     {"range", "prange", "np.floor", "np.ceil", "np.trunc", "np.sign", "np.round", "np.rint"}
 )
-ARRAY_CREATION = frozenset({"np.zeros", "np.empty", "np.zeros_like", "np.ones", "np.empty_like"})
+ARRAY_CREATION = frozenset(
+    {"np.zeros", "np.empty", "np.zeros_like", "np.ones", "np.empty_like", "np.ones_like", "np.full", "np.full_like",
+     "np.arange", "np.linspace"}
+)  # fmt: skip
 
 
 def binary_rule(operator: cst.BaseBinaryOp, exponent: cst.BaseExpression) -> Rule | None:

@@ -12,6 +12,6 @@ def finite_differences_jvp(x, h, x_dot, h_dot):
     t0 = (x[1:] - x[:-1]) / h
     d_dot = 1.0 / h * (x_dot[1:] - x_dot[:-1]) + -t0 / h * h_dot
     d = t0
-    result_dot = np.sum((d * d_dot + d * d_dot))
+    result_dot = np.sum(d * d_dot + d * d_dot)
     result = np.sum(d * d)
     return result, result_dot

@@ -13,6 +13,6 @@ def least_squares_jvp(A, x, b, A_dot, x_dot, b_dot):
     t0 = A @ x
     r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     r = t0 - b
-    result_dot = 0.5 * np.sum((r * r_dot + r * r_dot))
+    result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     result = 0.5 * np.sum(r * r)
     return result, result_dot

@@ -12,6 +12,6 @@ def logistic_regression_jvp(w, X, y, w_dot):
     z = X @ w
     t0 = -y
     t1 = np.exp(t0 * z)
-    result_dot = np.mean((1.0 / (1.0 + t1) * (t1 * (t0 * z_dot))))
+    result_dot = np.mean(1.0 / (1.0 + t1) * (t1 * (t0 * z_dot)))
     result = np.mean(np.log1p(t1))
     return result, result_dot

@@ -11,6 +11,6 @@ def logsumexp_jvp(x, x_dot):
     m_dot = np.ravel(x_dot)[np.argmax(x)]
     m = np.max(x)
     t0 = np.exp(x - m)
-    result_dot = m_dot + 1.0 / np.sum(t0) * np.sum((t0 * (x_dot - m_dot)))
+    result_dot = m_dot + 1.0 / np.sum(t0) * np.sum(t0 * (x_dot - m_dot))
     result = m + math.log(np.sum(t0))
     return result, result_dot

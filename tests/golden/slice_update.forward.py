@@ -15,6 +15,6 @@ def slice_update_jvp(x, x_dot):
     y[1:-1] = t1 + x[:-2]
     y_dot[::2] += 0.5 * x_dot[::2]
     y[::2] += 0.5 * x[::2]
-    result_dot = np.sum((2.0 * y * y_dot))
+    result_dot = np.sum(2.0 * y * y_dot)
     result = np.sum(y**2)
     return result, result_dot
