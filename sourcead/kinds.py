@@ -17,7 +17,7 @@ from . import custom
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from .exprs import dotted, has_slice, subscript_indices, walk
 from .parse import ParsedFunction
-from .rules import ARRAY_CREATION, BILINEAR, CONSTANT_FUNCTIONS, ELEMENTWISE, INTEGER_FUNCTIONS, REDUCTIONS
+from .rules import ARRAY_CREATION, BILINEAR, CONSTANT_FUNCTIONS, ELEMENTWISE, INTEGER_FUNCTIONS, REDUCTIONS, SELECTIONS
 
 FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
 
@@ -89,7 +89,9 @@ def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
     for node in walk(stmt.value):
         if isinstance(node, cst.Call):
             key = dotted(node.func)
-            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS or key in ELEMENTWISE or key in REDUCTIONS or key in BILINEAR:
+            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS | SELECTIONS or key in ELEMENTWISE or key in REDUCTIONS:
+                continue
+            if key in BILINEAR:
                 continue
             if key.endswith(".copy"):
                 continue

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import custom
-from .exprs import dotted, is_atom, paren, plus, template, times, unparen
+from .exprs import code, dotted, is_atom, paren, plus, template, times, unparen
 from .naming import Namer
 from .rules import (
     AXIS_REDUCTIONS,
     BILINEAR,
     ELEMENTWISE,
     REDUCTIONS,
+    SELECTIONS,
     UNARY_OPERATORS,
     Bilinear,
     Reduction,
@@ -126,6 +127,8 @@ class _Builder:
             operand, onode = self.visit(node.expression)
             rule = UNARY_OPERATORS.get(type(node.operator).__name__)
             return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
+        if isinstance(node, cst.Call) and dotted(node.func) in SELECTIONS:
+            return self.select(node)
         if isinstance(node, cst.Call) and dotted(node.func) in AXIS_REDUCTIONS and len(node.args) == 2:
             return self.reduction(node, AXIS_REDUCTIONS[dotted(node.func)], axis=node.args[1].value)
         if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
@@ -159,6 +162,40 @@ class _Builder:
             back = lambda g: _unparen_args(_instantiate(rule.adjoint_b, {"g": g, "a": av, "b": bv}))  # noqa: E731
             edges.append(Edge(bn, forward, back))
         return _rebuild_matmul(node, av, bv), Node(edges=edges)
+
+    def select(self, node: cst.Call) -> tuple[cst.BaseExpression, Node | None]:
+        """np.where(c, a, b) and np.clip(x, lo, hi): each active operand's derivative passes where
+        that operand is the one selected, and is summed back to its shape."""
+        visited = [self.visit(arg.value) for arg in node.args]
+        values = [v if is_atom(v) else self.bind(v) for v, _ in visited]
+        rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, values, strict=True)])
+        children = [child for _, child in visited]
+        if all(child is None for child in children):
+            return rebuilt, None
+        if dotted(node.func) == "np.where":
+            c, a, b = (code(v) for v in values)
+            masks = {1: c, 2: f"~({c})"}
+        else:
+            x, lo, hi = (code(v) for v in values)
+            masks = {0: f"({x} >= {lo}) & ({x} <= {hi})", 1: f"{x} < {lo}", 2: f"{x} > {hi}"}
+        result_is_array = self.kind_of(node) == "array"
+        edges = []
+        for k, mask in masks.items():
+            if children[k] is None:
+                continue
+            operand, array = values[k], self.kind_of(node.args[k].value) == "array"
+            keep = lambda d, m=mask: cst.parse_expression(f"np.where({m}, {code(d)}, 0.0)")  # noqa: E731
+            if not result_is_array:  # all floats: a conditional expression
+                keep = lambda d, m=mask: cst.parse_expression(f"({code(d)} if {m} else 0.0)")  # noqa: E731
+                edges.append(Edge(children[k], keep, keep))
+                continue
+            back = (
+                (lambda g, m=keep, o=operand: _call("unbroadcast", m(g), o))
+                if array
+                else (lambda g, m=keep: _call("np.sum", m(g)))
+            )
+            edges.append(Edge(children[k], keep, back))
+        return rebuilt, Node(edges=edges)
 
     def reduction(self, node: cst.Call, rule: Reduction, axis=None) -> tuple[cst.BaseExpression, Node | None]:
         value, child = self.visit(node.args[0].value)

@@ -89,3 +89,9 @@ def axis_reductions(X, w):
     row = X.sum(axis=1)
     ramp = np.linspace(0.0, 1.0, X.shape[0])
     return np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
+
+
+def selections(x, lo, y):
+    # np.where on a condition of the data, np.clip with an active bound
+    z = np.where(x > 0.2, x * y, np.sin(x))
+    return np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)

@@ -724,4 +724,11 @@ ZOO: list[Case] = [
         ("X", "w"),
         True,
     ),
+    Case(
+        "selections",
+        vectorized.selections,
+        lambda rng: (np.array([-0.8, -0.31, 0.05, 0.41, 0.66, 1.23, 0.97]), -0.5, _uniform(rng, 0.5, 1.5)),
+        ("x", "lo", "y"),
+        True,
+    ),
 ]

@@ -147,8 +147,14 @@ AXIS_REDUCTIONS: dict[str, Reduction] = {
     )
 }
 
+# Piecewise selections of their operands: np.where(c, a, b) and np.clip(x, lo, hi) pass each
+# operand's derivative where it is the one selected (`linearize.select`).
+SELECTIONS = frozenset({"np.where", "np.clip"})
+
 # Calls whose result carries no derivative: integers, shapes, piecewise-constant functions.
-INTEGER_FUNCTIONS = frozenset({"len", "int", "round", "math.floor", "math.ceil", "math.trunc"})
+INTEGER_FUNCTIONS = frozenset(
+    {"len", "int", "round", "math.floor", "math.ceil", "math.trunc", "np.argmax", "np.argmin"}
+)
 CONSTANT_FUNCTIONS = INTEGER_FUNCTIONS | frozenset(
     {"range", "prange", "np.floor", "np.ceil", "np.trunc", "np.sign", "np.round", "np.rint"}
 )
@@ -199,4 +205,11 @@ MATMUL = BILINEAR  # the names of matrix products
 
 def known_calls() -> frozenset[str]:
     """Canonical names of every function the compiler knows."""
-    return frozenset(ELEMENTWISE) | frozenset(REDUCTIONS) | frozenset(MATMUL) | CONSTANT_FUNCTIONS | ARRAY_CREATION
+    return (
+        frozenset(ELEMENTWISE)
+        | frozenset(REDUCTIONS)
+        | frozenset(MATMUL)
+        | SELECTIONS
+        | CONSTANT_FUNCTIONS
+        | ARRAY_CREATION
+    )
