@@ -367,8 +367,13 @@ class Fence:
     def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
         func = expr.func
         is_method = canonical_call(func, self.parsed.globals) is None
-        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean", "max", "min") and is_method:
-            if expr.args and (func.attr.value in ("max", "min") or not self.axis_only(expr.args)):
+        if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and is_method:
+            self.check_expr(func.value, loop_vars)
+            for arg in expr.args:
+                self.check_expr(arg.value, loop_vars)
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean", "max", "min", "prod") and is_method:
+            if expr.args and (func.attr.value in ("max", "min", "prod") or not self.axis_only(expr.args)):
                 self.fail(
                     expr,
                     f"x.{func.attr.value}() takes no arguments here, or only `axis=0` / `axis=1` for sum and mean",

@@ -17,7 +17,16 @@ from . import custom
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from .exprs import dotted, has_slice, subscript_indices, walk
 from .parse import ParsedFunction
-from .rules import ARRAY_CREATION, BILINEAR, CONSTANT_FUNCTIONS, ELEMENTWISE, INTEGER_FUNCTIONS, REDUCTIONS, SELECTIONS
+from .rules import (
+    ARRAY_CREATION,
+    BILINEAR,
+    CONSTANT_FUNCTIONS,
+    ELEMENTWISE,
+    INTEGER_FUNCTIONS,
+    REDUCTIONS,
+    RESHAPES,
+    SELECTIONS,
+)
 
 FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
 
@@ -89,7 +98,11 @@ def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
     for node in walk(stmt.value):
         if isinstance(node, cst.Call):
             key = dotted(node.func)
-            if key in ARRAY_CREATION | CONSTANT_FUNCTIONS | SELECTIONS or key in ELEMENTWISE or key in REDUCTIONS:
+            if (
+                key in ARRAY_CREATION | CONSTANT_FUNCTIONS | SELECTIONS | RESHAPES
+                or key in ELEMENTWISE
+                or key in REDUCTIONS
+            ):
                 continue
             if key in BILINEAR:
                 continue
@@ -121,6 +134,9 @@ def expr_ndim(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str
         args = [a.value for a in node.args]
         if key == "np.dot":
             return matmul_ndim(expr_ndim(args[0], of, ndim), expr_ndim(args[1], of, ndim))
+        if key == "np.reshape":
+            shape = args[1]
+            return len(shape.elements) if isinstance(shape, cst.Tuple) else 1
         if key in ("np.outer", "np.transpose"):
             return 2 if key == "np.outer" else expr_ndim(args[0], of, ndim)
         if key == "np.cumsum" or key in ("np.arange", "np.linspace"):
@@ -197,7 +213,7 @@ def _call_kind(node: cst.Call, of: Mapping[str, str], ndim: Mapping[str, int] | 
         return ARRAY if expr_ndim(node.args[0].value, of, ndim or {}) >= 2 else FLOAT
     if key in REDUCTIONS:
         return ARRAY if REDUCTIONS[key].keeps_shape else FLOAT
-    if key == "np.outer":
+    if key in ("np.outer", "np.reshape"):
         return ARRAY
     kinds = {expr_kind(a.value, of, ndim) for a in node.args}
     if key in ("abs", "min", "max"):

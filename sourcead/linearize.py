@@ -23,6 +23,7 @@ from .rules import (
     BILINEAR,
     ELEMENTWISE,
     REDUCTIONS,
+    RESHAPES,
     SELECTIONS,
     UNARY_OPERATORS,
     Bilinear,
@@ -51,6 +52,7 @@ class Node:
 
     leaf: cst.BaseExpression | None = None
     edges: list[Edge] = field(default_factory=list)
+    elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
 
 
 @dataclass
@@ -129,6 +131,8 @@ class _Builder:
             return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
         if isinstance(node, cst.Call) and dotted(node.func) in SELECTIONS:
             return self.select(node)
+        if isinstance(node, cst.Call) and dotted(node.func) in RESHAPES:
+            return self.reshape(node)
         if isinstance(node, cst.Call) and dotted(node.func) in AXIS_REDUCTIONS and len(node.args) == 2:
             return self.reduction(node, AXIS_REDUCTIONS[dotted(node.func)], axis=node.args[1].value)
         if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
@@ -161,7 +165,26 @@ class _Builder:
             forward = lambda t: _instantiate(rule.tangent_b, {"t": t, "a": av})  # noqa: E731
             back = lambda g: _unparen_args(_instantiate(rule.adjoint_b, {"g": g, "a": av, "b": bv}))  # noqa: E731
             edges.append(Edge(bn, forward, back))
-        return _rebuild_matmul(node, av, bv), Node(edges=edges)
+        return _rebuild_matmul(node, av, bv), Node(edges=edges, elementwise=False)
+
+    def reshape(self, node: cst.Call) -> tuple[cst.BaseExpression, Node | None]:
+        """np.reshape(x, shape): linear; the adjoint goes back to x's shape."""
+        value, child = self.visit(node.args[0].value)
+        if child is not None and not is_atom(value):
+            value = self.bind(value)
+        rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), node.args[1]])
+        if child is None:
+            return rebuilt, None
+        shape = node.args[1].value
+        x_shape = cst.parse_expression(f"{code(value)}.shape")
+
+        def forward(t: cst.BaseExpression) -> cst.BaseExpression:
+            return _call("np.reshape", _call("np.ascontiguousarray", t), shape)
+
+        def back(g: cst.BaseExpression) -> cst.BaseExpression:
+            return _call("np.reshape", _call("np.ascontiguousarray", g), x_shape)
+
+        return rebuilt, Node(edges=[Edge(child, forward, back)], elementwise=False)
 
     def select(self, node: cst.Call) -> tuple[cst.BaseExpression, Node | None]:
         """np.where(c, a, b) and np.clip(x, lo, hi): each active operand's derivative passes where
@@ -206,14 +229,19 @@ class _Builder:
             value = self.bind(value)
             rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
         names = {"k": axis} if axis is not None else {}
+        spread = rule.adjoint in ("{g}", "{g} / {x}.size") and not (child.leaf is not None or child.elementwise)
+        if spread and not is_atom(value):
+            value = self.bind(value)
+            rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
         edge = Edge(
             child,
             forward=lambda t, x=value: _unparen_args(_instantiate(rule.tangent, {"t": t, "x": x, **names})),
-            reverse=lambda g, x=value: (
-                g if rule.adjoint == "{g}" else _unparen_args(_instantiate(rule.adjoint, {"g": g, "x": x, **names}))
+            reverse=lambda g, x=value: _spread(
+                g if rule.adjoint == "{g}" else _unparen_args(_instantiate(rule.adjoint, {"g": g, "x": x, **names})),
+                x if spread else None,
             ),
         )
-        return rebuilt, Node(edges=[edge])
+        return rebuilt, Node(edges=[edge], elementwise=False)
 
     def apply(
         self,
@@ -279,6 +307,12 @@ def _rebuild_matmul(node, a: cst.BaseExpression, b: cst.BaseExpression) -> cst.B
     return node.with_changes(args=[node.args[0].with_changes(value=a), node.args[1].with_changes(value=b)])
 
 
+def _spread(contribution: cst.BaseExpression, like: cst.BaseExpression | None) -> cst.BaseExpression:
+    """A float adjoint made into a full array shaped like `like`, for a child that is not elementwise
+    (a matrix product needs its adjoint as an array, not a broadcast float)."""
+    return contribution if like is None else _call("np.full_like", like, contribution)
+
+
 def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
     """Template operands are parenthesized for operators; inside call arguments they need not be."""
     if isinstance(node, cst.Call):
@@ -287,7 +321,7 @@ def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
-    return cst.Call(cst.parse_expression(func), [cst.Arg(unparen(a)) for a in args])
+    return cst.Call(cst.parse_expression(func), [cst.Arg(a if isinstance(a, cst.Tuple) else unparen(a)) for a in args])
 
 
 def _array_roots(node: cst.BaseExpression, kind_of: KindOf) -> set[str]:

@@ -357,7 +357,7 @@ def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
     return names
 
 
-_REDUCING_METHODS = ("sum", "mean", "max", "min")
+_REDUCING_METHODS = ("sum", "mean", "max", "min", "prod")
 
 
 def _axis_reduction(key: str, x: cst.BaseExpression, axis: cst.Arg) -> cst.BaseExpression:
@@ -391,6 +391,11 @@ class _Canonicalize(cst.CSTTransformer):
             if updated.args:
                 return _axis_reduction(f"np.{func.attr.value}", func.value, _axis_arg(updated.args[0].value))
             return cst.Call(canonical_func_node(f"np.{func.attr.value}"), [cst.Arg(func.value)])
+        if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and is_method:
+            # x.reshape(a, b) is np.reshape(x, (a, b))
+            dims = [a.value for a in updated.args]
+            shape = dims[0] if len(dims) == 1 else cst.Tuple([cst.Element(d) for d in dims])
+            return cst.Call(canonical_func_node("np.reshape"), [cst.Arg(func.value), cst.Arg(shape)])
         key = canonical_call(original.func, self.owner.parsed.globals)
         if key in ("np.sum", "np.mean") and len(updated.args) == 2:
             return _axis_reduction(key, updated.args[0].value, _axis_arg(updated.args[1].value))

@@ -95,3 +95,9 @@ def selections(x, lo, y):
     # np.where on a condition of the data, np.clip with an active bound
     z = np.where(x > 0.2, x * y, np.sin(x))
     return np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
+
+
+def reshaped(x, W):
+    # a vector viewed as a matrix, and a product reduced with x.prod()
+    M = x.reshape(3, 2)
+    return np.sum(W @ M) + (np.tanh(x) + 2.0).prod()

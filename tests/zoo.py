@@ -731,4 +731,11 @@ ZOO: list[Case] = [
         ("x", "lo", "y"),
         True,
     ),
+    Case(
+        "reshaped",
+        vectorized.reshaped,
+        lambda rng: (rng.standard_normal(6), rng.standard_normal((4, 3))),
+        ("x", "W"),
+        True,
+    ),
 ]

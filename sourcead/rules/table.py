@@ -151,6 +151,9 @@ AXIS_REDUCTIONS: dict[str, Reduction] = {
 # operand's derivative where it is the one selected (`linearize.select`).
 SELECTIONS = frozenset({"np.where", "np.clip"})
 
+# np.reshape(x, shape) (and x.reshape(...)): linear; the adjoint is reshaped back to x's shape.
+RESHAPES = frozenset({"np.reshape"})
+
 # Calls whose result carries no derivative: integers, shapes, piecewise-constant functions.
 INTEGER_FUNCTIONS = frozenset(
     {"len", "int", "round", "math.floor", "math.ceil", "math.trunc", "np.argmax", "np.argmin"}

@@ -29,8 +29,8 @@ def axis_reductions_vjp(X, w, out_bar):
     col_bar += col * result_bar
     col_bar += col * result_bar
     row_bar += unbroadcast(ramp * (np.ones(X.shape[0]) * result_bar), row)
-    X_bar += X * expand_axis(result_bar, t1, 1)
-    X_bar += X * expand_axis(result_bar, t1, 1)
+    X_bar += X * expand_axis(np.full_like(np.sum(t1, axis=1), result_bar), t1, 1)
+    X_bar += X * expand_axis(np.full_like(np.sum(t1, axis=1), result_bar), t1, 1)
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
     # adjoint of: col = np.sum(X, axis=0) / X.shape[0] * w
