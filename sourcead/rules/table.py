@@ -142,8 +142,8 @@ REDUCTIONS: dict[str, Reduction] = {
 AXIS_REDUCTIONS: dict[str, Reduction] = {
     r.name: r
     for r in (
+        # np.mean over an axis is normalized to np.sum(x, axis=k) / x.shape[k]: numba lacks it
         Reduction("np.sum", "np.sum({t}, axis={k})", "expand_axis({g}, {x}, {k})", keeps_shape=True),
-        Reduction("np.mean", "np.mean({t}, axis={k})", "expand_axis({g}, {x}, {k}) / {x}.shape[{k}]", keeps_shape=True),
     )
 }
 
@@ -213,6 +213,7 @@ def known_calls() -> frozenset[str]:
         | frozenset(REDUCTIONS)
         | frozenset(MATMUL)
         | SELECTIONS
+        | RESHAPES
         | CONSTANT_FUNCTIONS
         | ARRAY_CREATION
     )
