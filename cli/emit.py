@@ -1,4 +1,4 @@
-"""`sourcead emit PATH:FUNC --mode reverse|forward --wrt NAMES [-o FILE]`."""
+"""`sourcead emit PATH:FUNC --mode reverse|forward --wrt NAMES [--array NAME:NDIM] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import click
 
 from sourcead.pipeline import generate
 
-from .common import load_function, parse_wrt
+from .common import fail, load_function, parse_wrt
 
 
 @click.command()
@@ -24,13 +24,27 @@ from .common import load_function, parse_wrt
     "--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated."
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the module to FILE.")
-def emit(target: str, mode: str, wrt: str, output: str | None) -> None:
+@click.option(
+    "--array",
+    "arrays",
+    multiple=True,
+    metavar="NAME[:NDIM]",
+    help="Generate for argument NAME given as an array (of NDIM dimensions, default 1), where the code "
+    "itself does not say (whole-array code). Repeat for several arguments.",
+)
+def emit(target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str, ...]) -> None:
     """Print the generated derivative module of FUNC in PATH.
 
     The output is deterministic: the same input gives byte-identical text.
     """
     func = load_function(target)
-    source = generate(func, mode, parse_wrt(wrt)).source
+    kinds = {}
+    for item in arrays:
+        name, _, ndim = item.partition(":")
+        if not name.isidentifier() or (ndim and ndim not in ("1", "2")):
+            fail(f"--array takes NAME or NAME:1 or NAME:2, got {item!r}")
+        kinds[name] = f"array:{ndim or 1}"
+    source = generate(func, mode, parse_wrt(wrt), kinds or None).source
     if output:
         Path(output).write_text(source, encoding="utf-8")
     else:

@@ -80,3 +80,12 @@ def test_python_dash_m_and_help_work():
     proc = subprocess.run([sys.executable, "-m", "sourcead", "--help"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0
     assert "emit" in proc.stdout and "activity" in proc.stdout
+
+
+def test_emit_for_whole_array_arguments_of_a_given_ndim():
+    vec = str(ROOT / "tests" / "vectorized.py")
+    result = run("emit", f"{vec}:least_squares", "--wrt", "A,x", "--array", "A:2", "--array", "x", "--array", "b")
+    assert result.exit_code == 0, result.output
+    assert "matmul_bar_left(" in result.output and "A_bar = np.zeros_like(A)" in result.output
+    bad = run("emit", f"{vec}:least_squares", "--wrt", "A", "--array", "A:7")
+    assert bad.exit_code == 2 and "--array takes NAME" in bad.output
