@@ -56,6 +56,8 @@ def unbroadcast(g, like):
     shape: the adjoint of broadcasting."""
     if not isinstance(like, np.ndarray):
         return float(np.sum(g))
+    if np.ndim(g) == 0:  # a float adjoint, the same for every element: it broadcasts as it is
+        return g
     g = np.asarray(g)
     while g.ndim > like.ndim:
         g = g.sum(axis=0)
@@ -69,6 +71,8 @@ def unbroadcast(g, like):
 def _unbroadcast(g, like):
     if isinstance(like, (types.Float, types.Integer)):
         return lambda g, like: np.sum(g)
+    if isinstance(g, (types.Float, types.Integer)):  # the same adjoint for every element
+        return lambda g, like: g
     if not (isinstance(like, types.Array) and isinstance(g, types.Array)):
         return None
     if g.ndim == like.ndim == 1:

@@ -101,3 +101,9 @@ def reshaped(x, W):
     # a vector viewed as a matrix, and a product reduced with x.prod()
     M = x.reshape(3, 2)
     return np.sum(W @ M) + (np.tanh(x) + 2.0).prod()
+
+
+def softplus_regression(w, X, y, lam):
+    # a mean over an expression of two different arrays (y and X @ w)
+    z = X @ w
+    return np.mean(np.log1p(np.exp(z)) - y * z) + 0.5 * lam * np.sum(w * w)

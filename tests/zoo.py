@@ -738,4 +738,11 @@ ZOO: list[Case] = [
         ("x", "W"),
         True,
     ),
+    Case(
+        "softplus_regression",
+        vectorized.softplus_regression,
+        lambda rng: (rng.standard_normal(3), rng.standard_normal((6, 3)), rng.uniform(0.0, 1.0, 6), 0.1),
+        ("w", "lam"),
+        True,
+    ),
 ]
