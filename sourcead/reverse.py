@@ -31,6 +31,7 @@ from .program import Program
 from .tbr import record_in_iteration, to_be_recorded
 
 FLOAT_TAPE, INT_TAPE = ("tape", "top"), ("itape", "itop")
+_CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
 
 
 def reverse_function(prog: Program) -> tuple[str, list[str], bool]:
@@ -321,12 +322,49 @@ class Reverser:
         counter = self.counters.get(loop) if mode != "primal" else None
         if counter:
             out.line(f"{counter} = 0")
-        with out.block(header):
-            if counter:
-                out.line(f"{counter} += 1")
-            self.forward_sweep(loop.body, out, exact, mode)
+        chunk = self.chunk_reservations(loop, exact, mode)
+        if chunk:
+            self.forward_while_in_chunks(loop, counter, chunk, out, exact, mode)
+        else:
+            with out.block(header):
+                if counter:
+                    out.line(f"{counter} += 1")
+                self.forward_sweep(loop.body, out, exact, mode)
         if counter:
             self.record(self.tapes[1], counter, "record the trip count", out, exact, loop)
+
+    def chunk_reservations(self, loop: For | While, exact: set[str], mode: str) -> list[tuple[str, str, str]]:
+        """For a `while` loop whose records per iteration have a bound but whose trip count is unknown:
+        the (tape, top, bound) to reserve once per chunk of iterations, so that the records inside
+        need no capacity check (a check that may grow the tape costs several times the primal)."""
+        if not isinstance(loop, While) or mode == "primal" or has_break(loop):
+            return []
+        inside = assigned_names(loop.body)
+        chunks = []
+        for index, (tape, top) in enumerate(self.tapes):
+            if tape in exact or not self.records_on(loop.body, index):
+                continue
+            size = self.bound(loop.body, index, inside)
+            if size is None:
+                return []
+            chunks.append((tape, top, size))
+        return chunks
+
+    def forward_while_in_chunks(self, loop: While, counter, chunk, out: Writer, exact: set[str], mode: str) -> None:
+        done = self.prog.namer.fresh("done")
+        out.line(f"{done} = False")
+        with out.block(f"while not {done}"):
+            out.comment(f"room for {_CHUNK} iterations' records, then records need no capacity check")
+            self.helpers.add("reserve")
+            for tape, top, size in chunk:
+                out.line(f"{tape} = reserve({tape}, {top} + {_times(str(_CHUNK), size)})")
+            with out.block(f"for {self.prog.namer.fresh('_')} in range({_CHUNK})"):
+                with out.block(f"if not ({code(loop.test)})"):
+                    out.line(f"{done} = True")
+                    out.line("break")
+                if counter:
+                    out.line(f"{counter} += 1")
+                self.forward_sweep(loop.body, out, exact | {tape for tape, _, _ in chunk}, mode)
 
     def forward_branch(self, s: If, out: Writer, exact: set[str], keyword: str, mode: str) -> None:
         decided = s in self.decisions and mode != "primal"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -36,8 +37,9 @@ EXAMPLES = {
     "axis:np.sum": "np.sum(np.sum(a, axis=0) ** 2) + np.sum(np.sum(a * a, axis=1) * c)",
     "bilinear:np.dot": "np.dot(c, a @ b) + np.sum(np.dot(a, b) ** 2)",
     "bilinear:np.outer": "np.sum(np.outer(c, b) * a)",
-    "np.where": "np.sum(np.where(a > 0.5, a * a, np.sin(a)))",
-    "np.clip": "np.sum(np.clip(a, 0.3, 0.8) * a)",
+    # the seeded inputs stay away from the kinks (where the selection switches): a kink fails the check
+    "np.where": "np.sum(np.where(a > 0.55, a * a, np.sin(a)))",
+    "np.clip": "np.sum(np.clip(a, 0.33, 0.77) * a)",
     "np.reshape": "np.sum(np.reshape(d, (2, 3)) @ b)",
 }
 
@@ -60,7 +62,7 @@ def module(tmp_path_factory):
 @pytest.mark.parametrize("rule", RULES)
 def test_every_array_rule_against_finite_differences_and_by_the_dot_product_test(rule, module):
     assert rule in EXAMPLES, f"add an example of {rule} to EXAMPLES"
-    rng = np.random.default_rng(abs(hash(rule)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(rule.encode()))  # deterministic, unlike hash()
     args = (rng.uniform(0.1, 1.0, (4, 3)), rng.uniform(0.1, 1.0, 3), rng.uniform(0.1, 1.0, 4), rng.uniform(0.1, 1.0, 6))
     func = getattr(module, f"f{RULES.index(rule)}")
     report = sourcead.check_derivative(func, *args, wrt=(0, 1, 2, 3))

@@ -17,13 +17,18 @@ def newton_sqrt_vjp(a, out_bar):
     x = a
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     trips = 0
-    while abs(x * x - a) > 1e-13 * a:
-        trips += 1
-        if top == tape.shape[0]:
-            tape = reserve(tape, 2 * top + 16)
-        tape[top] = x  # record x: overwritten next, and its own adjoint reads it
-        top += 1
-        x = 0.5 * (x + a / x)
+    done = False
+    while not done:
+        # room for 64 iterations' records, then records need no capacity check
+        tape = reserve(tape, top + 64)
+        for _ in range(64):
+            if not (abs(x * x - a) > 1e-13 * a):
+                done = True
+                break
+            trips += 1
+            tape[top] = x  # record x: overwritten next, and its own adjoint reads it
+            top += 1
+            x = 0.5 * (x + a / x)
     itape[itop] = trips  # record the trip count
     itop += 1
     value = x
@@ -32,7 +37,7 @@ def newton_sqrt_vjp(a, out_bar):
     x_bar = out_bar
     itop -= 1
     trips = itape[itop]
-    for _ in range(trips):
+    for __1 in range(trips):
         # adjoint of: x = 0.5 * (x + a / x)
         top -= 1
         x = tape[top]  # restore the value x had before
