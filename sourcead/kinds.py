@@ -99,7 +99,8 @@ def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
         if isinstance(node, cst.Call):
             key = dotted(node.func)
             if (
-                key in ARRAY_CREATION | CONSTANT_FUNCTIONS | SELECTIONS | RESHAPES
+                key in ARRAY_CREATION | CONSTANT_FUNCTIONS | RESHAPES
+                or key in SELECTIONS
                 or key in ELEMENTWISE
                 or key in REDUCTIONS
             ):

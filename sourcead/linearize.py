@@ -195,12 +195,8 @@ class _Builder:
         children = [child for _, child in visited]
         if all(child is None for child in children):
             return rebuilt, None
-        if dotted(node.func) == "np.where":
-            c, a, b = (code(v) for v in values)
-            masks = {1: c, 2: f"~({c})"}
-        else:
-            x, lo, hi = (code(v) for v in values)
-            masks = {0: f"({x} >= {lo}) & ({x} <= {hi})", 1: f"{x} < {lo}", 2: f"{x} > {hi}"}
+        operands = {f"a{k}": code(v) for k, v in enumerate(values)}
+        masks = {k: m.format(**operands) for k, m in enumerate(SELECTIONS[dotted(node.func)]) if m is not None}
         result_is_array = self.kind_of(node) == "array"
         edges = []
         for k, mask in masks.items():

@@ -147,9 +147,13 @@ AXIS_REDUCTIONS: dict[str, Reduction] = {
     )
 }
 
-# Piecewise selections of their operands: np.where(c, a, b) and np.clip(x, lo, hi) pass each
-# operand's derivative where it is the one selected (`linearize.select`).
-SELECTIONS = frozenset({"np.where", "np.clip"})
+# Piecewise selections of their operands: each operand's derivative passes where it is the one
+# selected. Per operand, the mask (over the operands `{a0}`, `{a1}`, `{a2}`) where it is selected, or
+# None for an operand that is never differentiated (the condition of np.where).
+SELECTIONS: dict[str, tuple[str | None, ...]] = {
+    "np.where": (None, "{a0}", "~({a0})"),
+    "np.clip": ("({a0} >= {a1}) & ({a0} <= {a2})", "{a0} < {a1}", "{a0} > {a2}"),
+}
 
 # np.reshape(x, shape) (and x.reshape(...)): linear; the adjoint is reshaped back to x's shape.
 RESHAPES = frozenset({"np.reshape"})
@@ -212,7 +216,7 @@ def known_calls() -> frozenset[str]:
         frozenset(ELEMENTWISE)
         | frozenset(REDUCTIONS)
         | frozenset(MATMUL)
-        | SELECTIONS
+        | frozenset(SELECTIONS)
         | RESHAPES
         | CONSTANT_FUNCTIONS
         | ARRAY_CREATION
