@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .core import Assign, CoreFunction, Permute, walk_statements
-from .exprs import dotted
 from .kinds import Kinds
-from .rules import ARRAY_CREATION, CONSTANT_FUNCTIONS
+from .rules import classify
 
 
 @dataclass(frozen=True)
@@ -93,23 +92,25 @@ def _output_label(fn: CoreFunction, k: int) -> str:
 
 
 def value_sources(node: cst.BaseExpression) -> set[str]:
-    """Names whose values flow differentiably into `node` (not indices, sizes or shapes)."""
+    """Names whose values flow into `node` through a derivative (not indices, sizes or shapes).
+
+    A primitive's differentiable operands count; so do all operands of one that has no derivative
+    rule (so a value that carries a derivative reaching it is found, and refused by linearize);
+    a piecewise-constant primitive's operands (floor, comparisons, sizes) never do.
+    """
     if isinstance(node, cst.Name):
         return {node.value}
     if isinstance(node, cst.Subscript):
-        if isinstance(node.value, cst.Name):
-            return {node.value.value}
-        return set()  # x.shape[k]
-    if isinstance(node, cst.BinaryOperation):
-        return value_sources(node.left) | value_sources(node.right)
-    if isinstance(node, cst.UnaryOperation):
-        return value_sources(node.expression)
-    if isinstance(node, cst.Call):
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "copy":
-            return value_sources(func.value)
-        key = dotted(func)
-        if key in CONSTANT_FUNCTIONS or key in ARRAY_CREATION:
-            return set()
-        return set().union(*(value_sources(a.value) for a in node.args))
-    return set()
+        return value_sources(node.value)  # the indices carry no derivative
+    if isinstance(node, cst.Tuple):
+        return set().union(*(value_sources(e.value) for e in node.elements))
+    found = classify(node)
+    if found is None:
+        return set()
+    prim, bound = found
+    if prim.constant:
+        return set()
+    if prim.variadic:
+        return set().union(*(value_sources(v) for v in bound.operands))
+    operands = prim.differentiable if prim.derivative is not None else tuple(bound.args)
+    return set().union(*(value_sources(bound.args[p]) for p in operands if p in bound.args))

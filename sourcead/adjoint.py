@@ -12,11 +12,9 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import dotted, has_slice, negate, number, unparen
-from .kinds import ARRAY
+from .exprs import has_slice, negate, number, unparen
 from .linearize import Node, adjoint
-from .naming import bar
-from .program import Program, builds_array
+from .program import Program, builds_array, copied_array
 
 
 class StatementAdjoints:
@@ -33,15 +31,17 @@ class StatementAdjoints:
         prog = self.prog
         if not prog.is_active(s.var):
             return []
-        whole_array = prog.kinds[s.var] == ARRAY and not s.writes_element
+        whole_array = prog.kinds.is_array(s.var) and not s.writes_element
         if whole_array and builds_array(s):
             return self.array_assignment(s)
         if whole_array:
             self.check_single_definition(s)
         lin = prog.linearize(s.value, s.origin)
         target_bar = prog.shadow(s.target, "_bar")
-        zero = cst.parse_expression(f"np.zeros_like({bar(s.var)})") if whole_array else number(0.0)
+        zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)
         if lin.root is None:
+            if s.accumulate is not None:  # `s += 1.0`: the derivative of s passes through unchanged
+                return []
             return [Line(target_bar, "=", zero)] if self.needs_reset(s) else []
         lines = [Line(cst.Name(t), "=", value) for t, value in lin.bindings]
         if s.accumulate is not None:
@@ -98,10 +98,8 @@ class StatementAdjoints:
                 "Create each differentiated array once, before the loops, write into its elements, "
                 "and exchange buffers with `u, v = v, u`.",
             )
-        source = None
-        if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
-            source = value.func.value  # type: ignore[attr-defined]
-        elif renames:
+        source = copied_array(s)
+        if renames:
             if {s.var, value.value} & self.element_written:
                 raise prog.parsed.error(
                     f"`{s.var} = {value.value}` makes two names for one array that is then written, "
@@ -112,9 +110,10 @@ class StatementAdjoints:
             source = value  # never written: the same as a copy
         lines = []
         if isinstance(source, cst.Name) and prog.is_active(source.value):
-            lines.append(Line(cst.Name(bar(source.value)), "+=", cst.Name(bar(s.var))))
+            lines.append(Line(cst.Name(prog.bar(source.value)), "+=", cst.Name(prog.bar(s.var))))
         if renames and (len(defs) > 1 or s in self.in_loop) and self.needs_reset(s):
-            lines.append(Line(cst.Name(bar(s.var)), "=", cst.parse_expression(f"np.zeros_like({bar(s.var)})")))
+            zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})")
+            lines.append(Line(cst.Name(prog.bar(s.var)), "=", zero))
         return lines
 
     def needs_reset(self, s: Assign) -> bool:

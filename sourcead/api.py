@@ -27,9 +27,9 @@ from numba.core.errors import NumbaError
 from .compile import Compiled, Spec, load, source_key
 from .errors import AliasingError, SourceADError
 from .functions import unwrap
+from .types import Type, parse_spec
 
 Wrt = int | str | tuple[int | str, ...]
-ARRAY, INT, BOOL = "array", "int", "bool"  # as in kinds.py, spelled out: importing kinds imports libcst
 
 
 @dataclass(frozen=True)
@@ -49,25 +49,50 @@ class _Variant:
 class _Prepared:
     """What every transform shares: the compiled code, argument checks and result unpacking.
 
-    Usually one variant serves every call. Parameters whose kind the code does not reveal (a
-    parameter that is only returned or copied) get it from the call's arguments: one variant per
-    kind assignment, built once under a lock and published by replacing the memo dict whole.
+    Parameters take their types from the call: each array's dtype and number of dimensions, and
+    whether a parameter the code only does arithmetic with is a float or an array. One variant is
+    generated per assignment of types, built once under a lock and published by replacing the memo
+    dict whole. The default variant is built at preparation, from the types the code suggests
+    (`kinds.py`); if that guess cannot be compiled, the first call builds from the real types.
     """
 
-    __slots__ = ("_func", "_mode", "_jit", "_wrt", "_single", "_default", "_free", "_variants", "_lock", "__wrapped__")
+    __slots__ = (
+        "_func", "_mode", "_jit", "_wrt", "_single", "_default", "_pending", "_free", "_variants", "_lock",
+        "__wrapped__",
+    )  # fmt: skip
 
     def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool):
         self._single = not isinstance(wrt, (tuple, list))
         self._wrt = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
         self._func, self._mode, self._jit = unwrap(func), mode, jit
         self.__wrapped__ = self._func
-        self._default = self._build(None)
-        spec = self._default.spec
-        self._free = tuple((spec.params.index(p), p) for p in spec.free) or None
-        # the default variant: free parameters are floats, or 1-D arrays where the code says array
-        default = tuple(f"{ARRAY}:1" if spec.kinds[k] == ARRAY else "float" for k, _ in self._free or ())
-        self._variants: dict[tuple[str, ...], _Variant] = {default: self._default}
         self._lock = threading.Lock()
+        self._pending: SourceADError | None = None
+        self._default: _Variant | None = self._build_default()
+        spec = self._default.spec if self._default is not None else None
+        self._free = tuple(spec.params.index(p) for p in spec.free) if spec is not None else None
+        self._variants: dict[tuple, _Variant] = {}
+        if self._default is not None:
+            default = tuple(_spec_key(parse_spec(self._default.spec.kinds[k])) for k in self._free)  # type: ignore[union-attr]
+            self._variants[default] = self._default
+
+    def _build_default(self) -> _Variant | None:
+        """The variant for the types the code suggests. Where it fails and parameters the code only
+        does arithmetic with might be arrays, try them as arrays; an error that both give does not
+        depend on the guess and is raised now, else the first call's types decide."""
+        try:
+            return self._build(None)
+        except SourceADError as exc:
+            alternative = getattr(exc, "guessed", None)
+            if not alternative:
+                raise
+            try:
+                return self._build(alternative)
+            except SourceADError as again:
+                if str(again) == str(exc):
+                    raise exc from None
+            self._pending = exc
+            return None
 
     def _build(self, kinds: dict[str, str] | None) -> _Variant:
         def generate():
@@ -75,18 +100,26 @@ class _Prepared:
 
             return generate(self._func, self._mode, self._wrt, kinds)
 
+        def check(spec: Spec) -> None:
+            try:
+                self._check(spec)
+            except SourceADError as exc:
+                exc.guessed = _other_guess(spec) if kinds is None else {}  # type: ignore[attr-defined]
+                raise
+
         key = source_key(self._func, self._mode, self._wrt, kinds, options={})
-        compiled = load(key, generate, self._jit, self._check)
+        compiled = load(key, generate, self._jit, check)
         spec = compiled.spec
+        types = [parse_spec(k) for k in spec.kinds]
         return _Variant(
             compiled=compiled,
             spec=spec,
             call=compiled.call,
-            converters=tuple(_converter(spec, k) for k in range(len(spec.params))),
+            converters=tuple(_converter(spec, k, types[k], self._jit) for k in range(len(spec.params))),
             wrt_pos=tuple(spec.params.index(w) for w in spec.wrt),
-            wrt_array=tuple(spec.kinds[spec.params.index(w)] == ARRAY for w in spec.wrt),
+            wrt_array=tuple(types[spec.params.index(w)].is_array for w in spec.wrt),
             written=tuple(spec.params.index(m) for m in spec.mutated),
-            alias_pairs=_alias_pairs(spec),
+            alias_pairs=_alias_pairs(spec, types),
         )
 
     def _check(self, spec: Spec) -> None:
@@ -101,27 +134,37 @@ class _Prepared:
 
     @property
     def source(self) -> str:
-        """The generated module that this derivative runs (for the default argument kinds)."""
+        """The generated module that this derivative runs (for the default argument types)."""
+        if self._default is None:
+            raise self._pending  # type: ignore[misc]
         return self._default.compiled.source
 
     def _variant(self, args: tuple) -> _Variant:
-        if self._free is None:
-            return self._default
-        key = tuple(f"{ARRAY}:{args[k].ndim}" if isinstance(args[k], np.ndarray) else "float" for k, _ in self._free)
+        free = self._free if self._free is not None else range(len(args))
+        key = tuple(_arg_key(args[k]) for k in free)
         variant = self._variants.get(key)
         if variant is None:
             with self._lock:
                 variant = self._variants.get(key)
                 if variant is None:
-                    variant = self._build({name: kind for (_, name), kind in zip(self._free, key, strict=True)})
+                    names = self._params()
+                    kinds = {names[k]: _arg_spec(args[k], names[k]) for k in free}
+                    variant = self._build(kinds)
                     self._variants = {**self._variants, key: variant}
         return variant
 
+    def _params(self) -> tuple[str, ...]:
+        if self._default is not None:
+            return self._default.spec.params
+        import inspect
+
+        return tuple(inspect.signature(self._func).parameters)
+
     def _args(self, args: tuple) -> tuple[_Variant, list]:
-        spec = self._default.spec
-        if len(args) != len(spec.params):
+        params = self._params()
+        if len(args) != len(params):
             raise SourceADError(
-                f"{spec.name} takes {len(spec.params)} arguments ({', '.join(spec.params)}), got {len(args)}"
+                f"{self._func.__name__} takes {len(params)} arguments ({', '.join(params)}), got {len(args)}"
             )
         variant = self._variant(args)
         if variant.alias_pairs:
@@ -350,9 +393,9 @@ def differentiable(func: Callable) -> Differentiable:
 # --- argument checks, built once per prepared derivative ------------------------------------
 
 
-def _alias_pairs(spec: Spec) -> tuple[tuple[int, int], ...]:
+def _alias_pairs(spec: Spec, types: list[Type]) -> tuple[tuple[int, int], ...]:
     """Array arguments the generated code may write, paired with every other array argument."""
-    arrays = [k for k, kind in enumerate(spec.kinds) if kind == ARRAY]
+    arrays = [k for k, t in enumerate(types) if t.is_array]
     written = [spec.params.index(p) for p in spec.copied]
     return tuple((w, k) for w in written for k in arrays if k != w)
 
@@ -382,16 +425,59 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
         return True
 
 
-def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:
-    name, kind = spec.params[k], spec.kinds[k]
+_DTYPE_OF_KIND = {"f": "float", "i": "int", "u": "int", "b": "bool"}
+
+
+def _other_guess(spec: Spec) -> dict[str, str]:
+    """Another guess at the parameters the call decides (see `kinds.other_guess`): floats as 1-D
+    arrays, arrays with one more dimension."""
+    other = {}
+    for p, kind in zip(spec.params, spec.kinds, strict=True):
+        if p in spec.free:
+            t = parse_spec(kind)
+            other[p] = (Type("float", 1) if not t.is_array else Type(t.dtype, t.ndim + 1)).spec()
+    return other
+
+
+def _arg_key(value: Any) -> Any:
+    """What of an argument decides the variant: an array's dtype and ndim; for anything else, nothing."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.char, value.ndim)
+    return None
+
+
+def _arg_spec(value: Any, name: str) -> str:
+    """The type (`Type.spec`) that an argument gives its parameter."""
+    if not isinstance(value, np.ndarray):
+        return "float"
+    dtype = _DTYPE_OF_KIND.get(value.dtype.kind)
+    if dtype is None or (dtype == "float" and value.dtype != np.float64):
+        raise SourceADError(
+            f"argument `{name}` is a {value.dtype} array; sourcead takes float64, integer and bool arrays",
+            hint=f"Convert it: {name}.astype(np.float64).",
+        )
+    if value.ndim == 0:
+        raise SourceADError(f"argument `{name}` is a 0-d array", hint=f"Pass a float: float({name}).")
+    return Type(dtype, value.ndim).spec()
+
+
+def _spec_key(t: Type) -> Any:
+    """The `_arg_key` of arguments of type `t`."""
+    if not t.is_array:
+        return None
+    return ({"float": "d", "int": "l", "bool": "?"}[t.dtype], t.ndim)
+
+
+def _converter(spec: Spec, k: int, t: Type, jit: bool) -> Callable[[Any], Any]:
+    name = spec.params[k]
     is_wrt = name in spec.wrt
     copy = name in spec.copied  # the generated code writes into it: never into the caller's array
     fname = spec.name
-    if kind == ARRAY:
+    if t.is_array:
 
         def to_array(value: Any) -> Any:
             if not isinstance(value, np.ndarray):
-                raise SourceADError(f"argument `{name}` of {fname} must be a NumPy array, got {type(value).__name__}")
+                raise SourceADError(f"argument `{name}` of {fname} must be {t.describe()}, got {type(value).__name__}")
             if is_wrt and value.dtype != np.float64:
                 raise SourceADError(
                     f"cannot differentiate with respect to `{name}`: it is a {value.dtype} array",
@@ -400,7 +486,7 @@ def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:
             return value.copy() if copy else value
 
         return to_array
-    if kind == BOOL:
+    if t.dtype == "bool":
 
         def to_bool(value: Any) -> bool:
             if not isinstance(value, (bool, np.bool_)):
@@ -408,7 +494,7 @@ def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:
             return bool(value)
 
         return to_bool
-    if kind == INT:
+    if t.dtype == "int":
 
         def to_int(value: Any) -> int:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -419,14 +505,17 @@ def _converter(spec: Spec, k: int) -> Callable[[Any], Any]:
             return int(value)
 
         return to_int
+    scalar = float if jit else np.float64  # plain Python runs on NumPy floats: NumPy's error model
 
     def to_float(value: Any) -> float:
         if isinstance(value, np.ndarray) or not isinstance(value, (int, float, np.integer, np.floating)):
+            if isinstance(value, (complex, np.complexfloating)):
+                raise SourceADError(f"argument `{name}` of {fname} is complex; sourcead differentiates real numbers")
             raise SourceADError(
                 f"argument `{name}` of {fname} is used as a scalar; got {type(value).__name__}",
                 hint="Arrays must be indexed element by element in the function.",
             )
-        return float(value)
+        return scalar(value)
 
     return to_float
 

@@ -49,7 +49,7 @@ _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this pro
 _PRIVATE: set[str] = set()  # cache folders already checked in this process
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
-_SPEC_FORMAT = 1
+_SPEC_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Spec:
     mode: str
     params: tuple[str, ...]
     wrt: tuple[str, ...]
-    kinds: tuple[str, ...]  # the kind of each parameter
+    kinds: tuple[str, ...]  # the type of each parameter, spelled by `Type.spec` (`float`, `array:2`, `int_array:1`)
     free: tuple[str, ...]  # parameters whose kind comes from the call (see `Kinds.free`)
     n_outputs: int
     returns_array: bool
@@ -79,10 +79,10 @@ class Spec:
             mode=gen.mode,
             params=tuple(gen.params),
             wrt=tuple(gen.wrt),
-            kinds=tuple(gen.kinds[p] for p in gen.params),
-            free=tuple(p for p in gen.params if p in gen.kinds.free),
+            kinds=tuple(gen.param_types),
+            free=tuple(gen.free),
             n_outputs=gen.n_outputs,
-            returns_array=any(gen.kinds[name] == "array" for name in gen.returned),
+            returns_array=gen.returns_array,
             mutated=tuple(gen.mutated),
             copied=tuple(gen.copied),
             output_is_tuple=gen.output_is_tuple,

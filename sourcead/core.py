@@ -135,6 +135,12 @@ class CoreFunction:
     constants: tuple[tuple[str, object], ...]  # frozen globals, (name, value)
     mutated: tuple[str, ...] = ()  # array parameters whose elements the function writes
     custom: tuple[str, ...] = ()  # custom rules it calls (keys), bound in the module header
+    arg_names: tuple[str, ...] | None = None  # the parameters as the user named them, where normalize renamed
+
+    @property
+    def user_params(self) -> tuple[str, ...]:
+        """The parameters as the user named them (the generated code may rename one that clashes)."""
+        return self.arg_names or self.params
 
 
 def walk_statements(body: tuple[Stmt, ...]) -> Iterator[Stmt]:

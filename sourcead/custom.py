@@ -40,12 +40,15 @@ class CustomRule:
         return f"custom.{self.func.__module__}.{self.func.__qualname__}"
 
     @property
-    def rule(self):
-        from .rules import Rule  # rules import libcst, which a warm start never needs
+    def primitive(self):
+        """The rule as a primitive: a float function of floats, with these partials."""
+        from .rules import Partials, Primitive, Signature  # rules import libcst, which a warm start never needs
+        from .rules.results import math_floats
 
         name, arity = self.partials_name, len(inspect.signature(self.func).parameters)
         operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
-        return Rule(self.key, tuple(f"{name}({operands})[{k}]" for k in range(arity)))
+        partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
+        return Primitive(self.key, Signature.parse(", ".join("xy"[:arity])), math_floats, partials)
 
     @property
     def func_name(self) -> str:

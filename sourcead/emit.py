@@ -7,24 +7,17 @@ and imports. The same input always gives byte-identical text.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import libcst as cst
 
-from .exprs import code, names_in, subscript_indices
+from .exprs import code, constant_text, names_in, subscript_indices
 
 INDENT = "    "
-_RUNTIME_HELPERS = (
-    "unbroadcast",
-    "argmax_mask",
-    "argmin_mask",
-    "matmul_bar_left",
-    "matmul_bar_right",
-    "prod_others",
-    "expand_axis",
-)
 
 
 @dataclass(frozen=True)
@@ -98,7 +91,7 @@ def module_text(
     functions of custom rules (`bindings`), the function."""
     parts = [f"# {header}\n# Do not edit: regenerate with `sourcead emit`.\n"]
     imports = []
-    if "math." in function:
+    if "math." in function or any(isinstance(v, float) and not math.isfinite(v) for _, v in constants):
         imports.append("import math\n")
     if "numba." in function:
         imports.append("import numba\n")
@@ -108,7 +101,9 @@ def module_text(
         parts.append("".join(imports))
     if "prange(" in function:
         parts.append("from numba import prange\n")
-    used = set(helpers) | {name for name in _RUNTIME_HELPERS if f"{name}(" in function}
+    from .runtime import HELPERS
+
+    used = set(helpers) | {name for name in HELPERS if re.search(rf"\b{name}\(", function)}
     if used:
         parts.append(f"from sourcead.runtime import {', '.join(sorted(used))}\n")
     if bindings:
@@ -117,7 +112,7 @@ def module_text(
             + "".join(f"{line}\n" for line in bindings)
         )
     if constants:
-        frozen = "".join(f"{name} = {value!r}\n" for name, value in constants)
+        frozen = "".join(f"{name} = {constant_text(value)}\n" for name, value in constants)
         parts.append("# globals of the user's module, frozen at transformation time as numba freezes them\n" + frozen)
     parts.append("\n" + function)
     return "\n".join(parts)

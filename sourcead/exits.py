@@ -23,12 +23,13 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from .core import Assign, Break, Continue, Exit, For, If, Return, Stmt, While, walk_statements
-from .errors import SourceADError
 from .exprs import is_number
 from .naming import Namer
+from .parse import ParsedFunction
 
 
-def eliminate_exits(body: list[Stmt], namer: Namer, origin: cst.CSTNode) -> tuple[tuple[Stmt, ...], Return]:
+def eliminate_exits(body: list[Stmt], namer: Namer, parsed: ParsedFunction) -> tuple[tuple[Stmt, ...], Return]:
+    origin = parsed.node
     exits = [s for s in walk_statements(tuple(body)) if isinstance(s, Exit)]
     if not exits:  # an inlined callee that only writes into arrays
         loops_only, _ = _Eliminator(namer, []).block(body, None)
@@ -36,7 +37,13 @@ def eliminate_exits(body: list[Stmt], namer: Namer, origin: cst.CSTNode) -> tupl
     last = exits[-1]
     for other in exits:
         if other.is_tuple != last.is_tuple or len(other.values) != len(last.values):
-            raise SourceADError("every return statement must return the same number of values")
+            shown = f"{len(other.values)} values" if other.is_tuple else "one value"
+            expected = f"{len(last.values)} values" if last.is_tuple else "one value"
+            raise parsed.error(
+                f"this return gives {shown}, the last one gives {expected}",
+                other.origin,
+                "Every return statement must return the same number of values.",
+            )
     if len(exits) == 1 and body[-1] is last:
         loops_only, _ = _Eliminator(namer, []).block(body[:-1], None)
         return _single_exit(loops_only, last, namer)

@@ -7,6 +7,7 @@ string concatenation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import libcst as cst
@@ -28,15 +29,72 @@ def name(identifier: str) -> cst.Name:
 
 
 def number(value: float) -> cst.BaseExpression:
-    text = repr(float(value))
+    """A float literal; infinities and NaN are `math.inf` and `math.nan` (numba freezes both)."""
+    value = float(value)
+    if math.isnan(value):
+        return cst.parse_expression("math.nan")
+    if math.isinf(value):
+        return cst.parse_expression("math.inf" if value > 0 else "-math.inf")
+    text = repr(value)
     if text.startswith("-"):
         return cst.UnaryOperation(cst.Minus(), cst.Float(text[1:]))
     return cst.Float(text)
 
 
+def constant_node(value: bool | int | float) -> cst.BaseExpression:
+    """A frozen constant as a literal: `True`, `3`, `-2`, `0.5`, `math.inf`."""
+    if isinstance(value, bool):
+        return cst.Name(str(value))
+    if isinstance(value, int):
+        return cst.Integer(str(value)) if value >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-value)))
+    return number(value)
+
+
+def constant_text(value: bool | int | float) -> str:
+    return code(constant_node(value))
+
+
 def is_atom(node: cst.BaseExpression) -> bool:
     """Names, numbers (also negative ones), subscripts, calls, attributes, parenthesized nodes."""
     return isinstance(node, _ATOMS) or bool(getattr(node, "lpar", ())) or _is_negative_number(node)
+
+
+def is_cheap(node: cst.BaseExpression, depth: int = 1) -> bool:
+    """Cheap to evaluate again: names, numbers, attributes, elements and views at index arithmetic,
+    and one operation on such values (`1.0 - x`). Anything else that a derivative reads twice is
+    bound to a temporary first."""
+    node = unparen(node)
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float)) or _is_negative_number(node):
+        return True
+    if isinstance(node, cst.Attribute):
+        return is_cheap(node.value, 0)
+    if isinstance(node, cst.Subscript):
+        return is_cheap(node.value, 0) and all(_is_cheap_index(e.slice) for e in node.slice)
+    if (
+        depth
+        and isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply))
+    ):
+        return is_cheap(node.left, 0) and is_cheap(node.right, 0)
+    if depth and isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return is_cheap(node.expression, 0)
+    return False
+
+
+def _is_cheap_index(part: cst.BaseSlice) -> bool:
+    if isinstance(part, cst.Index):
+        return _is_index(part.value)
+    return all(p is None or _is_index(p) for p in (part.lower, part.upper, part.step))  # type: ignore[attr-defined]
+
+
+def _is_index(node: cst.BaseExpression) -> bool:
+    """An index expression of loop-counter arithmetic: `i`, `i + 1`, `n - i - 1`."""
+    node = unparen(node)
+    if isinstance(node, (cst.Name, cst.Integer)):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _is_index(node.left) and _is_index(node.right)
+    return False
 
 
 def _is_negative_number(node: cst.BaseExpression) -> bool:
@@ -150,7 +208,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
             if not isinstance(node.func, cst.Name):
                 node.func.visit(self)
             for arg in node.args:
-                arg.visit(self)
+                arg.value.visit(self)  # not the keyword's name
             return False
 
         def visit_Name(self, node: cst.Name) -> None:

@@ -5,12 +5,14 @@ The fence is the only pass that judges the user's code; passes after it may assu
 
 from __future__ import annotations
 
+import inspect
+
 import libcst as cst
 
-from .exprs import dotted, walk
+from .exprs import code, dotted, walk
 from .parse import ParsedFunction
-from .resolve import canonical_call, is_frozen_constant, lookup, user_function
-from .rules import known_calls
+from .resolve import LOOPS, canonical_call, is_frozen_constant, literal_in_scope, lookup, user_function
+from .rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
 
 _SUBSET = (
     "Supported: float and int scalars, float64 arrays indexed element by element, arithmetic, comparisons, "
@@ -211,23 +213,23 @@ class Fence:
         self.fail(small, f"unsupported statement: {type(small).__name__.lower()}", hint)
 
     def check_unpacking(self, target: cst.Tuple, value: cst.BaseExpression, loop_vars: set[str]) -> None:
-        if isinstance(value, cst.Call) and user_function(value.func, self.parsed.globals) is not None:
-            for element in target.elements:
-                self.check_target(element.value)
-            self.check_call(value, loop_vars)
-            return
-        if not isinstance(value, cst.Tuple) or len(value.elements) != len(target.elements):
-            self.fail(
-                value,
-                "tuple assignment needs a tuple of the same length on the right",
-                "Write `a, b = b, a` or assign each name on its own line.",
-            )
         for element in target.elements:
             if isinstance(element, cst.StarredElement):
-                self.fail(element, "starred assignment is not supported")
+                self.fail(element, "starred assignment is not supported", "Name every value: `a, b = pair`.")
             self.check_target(element.value)
-        for element in value.elements:  # type: ignore[union-attr]
-            self.check_expr(element.value, loop_vars)
+        if isinstance(value, cst.Tuple) and len(value.elements) != len(target.elements):
+            self.fail(
+                value,
+                f"{len(target.elements)} names on the left but {len(value.elements)} values on the right",
+                "Write as many names as values: `a, b = b, a`.",
+            )
+        if not isinstance(value, (cst.Tuple, cst.Call, cst.Name, cst.Attribute)):
+            self.fail(
+                value,
+                "tuple assignment needs a tuple on the right",
+                "Write `a, b = b, a`, `n, m = A.shape`, `u, v = helper(...)`, or assign each name on its own line.",
+            )
+        self.check_expr(value, loop_vars)
 
     def check_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -240,7 +242,7 @@ class Fence:
         self.fail(
             target,
             "you can assign to a name or to an array element `a[i]` / `a[i, j]`",
-            "Slices and attributes cannot be assigned yet.",
+            "Attributes and other targets cannot be assigned.",
         )
 
     def check_indices(self, node: cst.Subscript) -> None:
@@ -253,6 +255,8 @@ class Fence:
     def check_expr(self, expr: cst.BaseExpression, loop_vars: set[str]) -> None:
         if isinstance(expr, (cst.Integer, cst.Float)):
             return
+        if isinstance(expr, cst.Imaginary):
+            self.fail(expr, "complex numbers are not supported", "Work with real and imaginary parts as floats.")
         if isinstance(expr, cst.Name):
             self.check_name(expr)
             return
@@ -261,7 +265,7 @@ class Fence:
                 self.fail(
                     expr.operator,
                     f"operator `{expr.operator._get_token()}` is not supported",
-                    "Supported arithmetic: + - * / ** // %.",
+                    "Supported arithmetic: + - * / ** // % @.",
                 )
             self.check_expr(expr.left, loop_vars)
             self.check_expr(expr.right, loop_vars)
@@ -279,24 +283,25 @@ class Fence:
             return
         if isinstance(expr, cst.Tuple):
             for element in expr.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.fail(element, "starred elements are not supported")
                 self.check_expr(element.value, loop_vars)
             return
         if isinstance(expr, cst.Attribute):
-            if is_frozen_constant(lookup(expr, self.parsed.globals)):
-                return  # a module constant such as math.pi
-            if expr.attr.value == "size" and isinstance(expr.value, cst.Name):
-                self.check_name(expr.value)
-                return
-            if expr.attr.value == "T":  # a transpose
-                self.check_expr(expr.value, loop_vars)
-                return
-            self.fail(expr, f"attribute `.{expr.attr.value}` is not supported here", "Use `x.shape[k]` for sizes.")
+            self.check_attribute(expr, loop_vars)
+            return
         if isinstance(expr, cst.Comparison):
             self.check_expr(expr.left, loop_vars)
             for target in expr.comparisons:
                 if not isinstance(target.operator, _COMPARISONS):
                     self.fail(target.operator, "only < <= > >= == != comparisons are supported")
                 self.check_expr(target.comparator, loop_vars)
+            if len(expr.comparisons) > 1 and any(self.calls_user_function(c.comparator) for c in expr.comparisons):
+                self.fail(
+                    expr,
+                    "a chained comparison that calls your own function",
+                    "Compute the value into a variable first, then compare.",
+                )
             return
         if isinstance(expr, cst.BooleanOperation):
             self.check_expr(expr.left, loop_vars)
@@ -314,19 +319,50 @@ class Fence:
             )
         if isinstance(expr, cst.Lambda):
             self.fail(expr, "lambdas are not supported", "Define a module-level function.")
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self.fail(expr, "strings are not supported in a differentiated function", "Use numbers and arrays.")
         self.fail(expr, f"unsupported expression: {type(expr).__name__}")
 
-    @staticmethod
-    def axis_only(args) -> bool:
-        """One argument: `axis=k` (or `k`) with an integer literal k."""
-        if len(args) != 1 or args[0].star:
-            return False
-        keyword = args[0].keyword
-        return (keyword is None or keyword.value == "axis") and isinstance(args[0].value, cst.Integer)
+    def calls_user_function(self, expr: cst.BaseExpression) -> bool:
+        return any(
+            isinstance(n, cst.Call) and user_function(n.func, self.parsed.globals) is not None for n in walk(expr)
+        )
+
+    def check_attribute(self, expr: cst.Attribute, loop_vars: set[str]) -> None:
+        name = expr.attr.value
+        if is_frozen_constant(lookup(expr, self.parsed.globals)):
+            return  # a module constant such as math.pi, or an int of a config module
+        if self.module_path(expr):
+            self.fail(
+                expr,
+                f"`{dotted(expr)}` is not a number or a supported function",
+                "Only int and float module constants (math.pi, np.inf, cfg.N) can be read.",
+            )
+        if name in ATTRIBUTES:
+            self.check_expr(expr.value, loop_vars)
+            return
+        self.fail(
+            expr,
+            f"attribute `.{name}` is not supported",
+            f"Supported attributes of arrays: {', '.join('.' + a for a in sorted(ATTRIBUTES))}.",
+        )
+
+    def module_path(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a dotted name rooted at a module (np.linalg, math.tau) rather than at a variable?"""
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return (
+            isinstance(root, cst.Name)
+            and root.value not in self.locals
+            and inspect.ismodule(lookup(root, self.parsed.globals))
+        )
 
     def check_name(self, node: cst.Name) -> None:
         if node.value in ("True", "False"):
             return
+        if node.value == "None":
+            self.fail(node, "None is not supported as a value", "Use a number, or a flag variable.")
         if node.value in self.finished_loops:
             self.fail(
                 node,
@@ -349,12 +385,13 @@ class Fence:
 
     def check_subscript(self, expr: cst.Subscript, loop_vars: set[str]) -> None:
         value = expr.value
-        if isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
-            self.check_name(value.value)
-            return
-        if not isinstance(value, cst.Name):
-            self.fail(expr, "only a named array can be indexed", "Index a variable: `a[i]` or `a[i, j]`.")
-        self.check_name(value)
+        if not isinstance(value, (cst.Name, cst.Subscript, cst.Tuple, cst.Attribute)):
+            self.fail(
+                expr,
+                "only a named array can be indexed",
+                "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
+            )
+        self.check_expr(value, loop_vars)
         self.check_indices(expr)
         for element in expr.slice:
             if isinstance(element.slice, cst.Slice):
@@ -366,45 +403,47 @@ class Fence:
 
     def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
         func = expr.func
-        is_method = canonical_call(func, self.parsed.globals) is None
-        if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and is_method:
-            self.check_expr(func.value, loop_vars)
+        scope = self.parsed.globals
+
+        def literal_here(node: cst.BaseExpression) -> bool:
+            return literal_in_scope(node, scope) is not NOT_LITERAL
+
+        def bound(signature, args, name: str) -> None:
+            try:
+                bind(signature, args, name, expr, literal_here)
+            except BindError as exc:
+                self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
+
+        if user_function(func, scope) is not None:
             for arg in expr.args:
+                if arg.star:
+                    self.fail(arg, "starred arguments are not supported", "Pass each argument by name or position.")
                 self.check_expr(arg.value, loop_vars)
-            return
-        if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "mean", "max", "min", "prod") and is_method:
-            if expr.args and (func.attr.value in ("max", "min", "prod") or not self.axis_only(expr.args)):
+            return  # a user function: fenced itself when it is inlined
+        key = canonical_call(func, scope)
+        if key is None and isinstance(func, cst.Attribute) and not self.module_path(func):
+            method = METHOD_TABLE.get(func.attr.value)
+            if method is None:
                 self.fail(
-                    expr,
-                    f"x.{func.attr.value}() takes no arguments here, or only `axis=0` / `axis=1` for sum and mean",
-                    "Reduce over all elements, or over one axis of a 2-D array.",
+                    func.attr,
+                    f"method `.{func.attr.value}()` is not supported",
+                    f"Supported methods of arrays: {', '.join(f'.{m}()' for m in sorted(METHOD_TABLE))}.",
                 )
             self.check_expr(func.value, loop_vars)
-            return
-        if isinstance(func, cst.Attribute) and func.attr.value == "copy" and isinstance(func.value, cst.Name):
-            if expr.args:
-                self.fail(expr, "x.copy() takes no arguments")
-            self.check_name(func.value)
-            return
-        key = canonical_call(func, self.parsed.globals)
-        axis_call = key in ("np.sum", "np.mean") and len(expr.args) == 2 and self.axis_only(expr.args[1:])
-        if any(arg.keyword is not None or arg.star for arg in expr.args) and not axis_call:
-            self.fail(
-                expr,
-                "keyword and starred arguments are not supported in calls",
-                "Pass arguments by position, e.g. np.zeros(n); np.sum and np.mean also take axis=0 or axis=1.",
-            )
-        if user_function(func, self.parsed.globals) is not None:
-            pass  # a user function: it is fenced itself when it is inlined
-        elif key is None or (key not in known_calls() and not key.startswith("custom.")) or key in ("range", "prange"):
-            shown = dotted(func)
-            self.fail(
-                func,
-                f"call to unsupported function `{shown}`",
-                "Supported: the math functions and their NumPy twins on floats, abs, min, max, float, int, "
-                "len, np.zeros, np.empty, np.zeros_like, np.ones, x.copy(), and your own functions "
-                "(the full list is sourcead/rules/table.py).",
-            )
+            bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
+        else:
+            prim = primitive(key) if key is not None else None
+            if key in LOOPS:
+                self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
+            if prim is None:
+                self.fail(
+                    func,
+                    f"call to unsupported function `{dotted(func) or code(func)}`",
+                    "Supported: the math functions and their NumPy twins, abs, min, max, float, int, len, "
+                    "NumPy reductions, products and array creation, and your own functions "
+                    "(the full list is in sourcead/rules/).",
+                )
+            bound(prim.signature, list(expr.args), key)
         for arg in expr.args:
             self.check_expr(arg.value, loop_vars)
 

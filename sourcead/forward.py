@@ -10,11 +10,9 @@ import libcst as cst
 
 from .core import Assign, Break, For, If, Permute, Stmt, While
 from .emit import Line, Writer, tuple_text
-from .exprs import code, dotted, number
-from .kinds import ARRAY
+from .exprs import code, number
 from .linearize import tangent
-from .naming import dot
-from .program import Program, builds_array
+from .program import Program, builds_array, copied_array
 
 
 def primal_function(prog: Program) -> str:
@@ -31,14 +29,14 @@ def primal_function(prog: Program) -> str:
 
 def forward_function(prog: Program) -> str:
     fn = prog.fn
-    params = list(fn.params) + [dot(w) for w in prog.wrt]
+    params = list(fn.params) + [prog.dot(w) for w in prog.wrt]
     out = Writer()
     with out.block(f"def {fn.name}_jvp({', '.join(params)})"):
         out.comment(f"forward mode (tangents) of {fn.name} with respect to {', '.join(prog.wrt)}")
         _active_comment(prog, out)
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
-                out.line(f"{dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
+                out.line(f"{prog.dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
         _block(prog, fn.body, out)
         values = [code(v) for v in fn.ret.values]
         tangents = _returned_tangents(prog, fn.ret.values)
@@ -78,20 +76,20 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     if isinstance(stmt, Permute):
         out.line(stmt.text())
         if any(prog.is_active(t) for t in stmt.targets):
-            out.line(f"{', '.join(map(dot, stmt.targets))} = {', '.join(map(dot, stmt.sources))}")
+            out.line(f"{', '.join(map(prog.dot, stmt.targets))} = {', '.join(map(prog.dot, stmt.sources))}")
         return
     if not prog.is_active(stmt.var):
         out.line(stmt.text())
         return
-    if prog.kinds[stmt.var] == ARRAY and not stmt.writes_element and builds_array(stmt):
+    if prog.kinds.is_array(stmt.var) and not stmt.writes_element and builds_array(stmt):
         out.line(stmt.text())
-        out.line(f"{dot(stmt.var)} = {_array_tangent(prog, stmt)}")
+        out.line(f"{prog.dot(stmt.var)} = {_array_tangent(prog, stmt)}")
         return
     lin = prog.linearize(stmt.value, stmt.origin)
     out.emit([Line(cst.Name(temp), "=", value) for temp, value in lin.bindings])
     shadow = prog.shadow(stmt.target, "_dot")
     if lin.root is None:
-        if stmt.accumulate is None and (stmt.writes_element or prog.kinds[stmt.var] != ARRAY):
+        if stmt.accumulate is None and (stmt.writes_element or not prog.kinds.is_array(stmt.var)):
             out.emit([Line(shadow, "=", number(0.0))])
         elif stmt.accumulate is None:  # a constant array: its zero tangent takes its shape
             out.emit([Line(stmt.target, "=", lin.value), Line(shadow, "=", prog.zero(stmt.var))])
@@ -114,13 +112,11 @@ def _branch(prog: Program, stmt: If, out: Writer, keyword: str) -> None:
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:
     """Tangent of a whole-array assignment: a copy of an active array, or a fresh constant."""
-    value = stmt.value
-    if isinstance(value, cst.Call) and dotted(value.func).endswith(".copy"):
-        source = value.func.value  # type: ignore[attr-defined]
-        if isinstance(source, cst.Name) and prog.is_active(source.value):
-            return f"{dot(source.value)}.copy()"
+    value, source = stmt.value, copied_array(stmt)
+    if isinstance(source, cst.Name) and prog.is_active(source.value):
+        return f"np.copy({prog.dot(source.value)})"
     if isinstance(value, cst.Name) and prog.is_active(value.value):
-        return dot(value.value)  # the same array under two names: the same tangent
+        return prog.dot(value.value)  # the same array under two names: the same tangent
     return f"np.zeros_like({stmt.var})"
 
 
@@ -129,8 +125,8 @@ def _returned_tangents(prog: Program, values: tuple[cst.BaseExpression, ...]) ->
     tangents, seen = [], set()
     for value in values:
         if isinstance(value, cst.Name) and prog.is_active(value.value):
-            text = dot(value.value)
-            repeated = text in seen and prog.kinds[value.value] == ARRAY
+            text = prog.dot(value.value)
+            repeated = text in seen and prog.kinds.is_array(value.value)
             seen.add(text)
             tangents.append(f"{text}.copy()" if repeated else text)
         elif isinstance(value, cst.Name):

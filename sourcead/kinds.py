@@ -1,164 +1,167 @@
-"""Kinds of values: float, int or array, inferred from how the code uses each name.
+"""Pass 4, kinds: the type of every variable (a dtype, float, int or bool, and a number of dimensions).
 
-Parameters get their kind from usage (indexed, `.shape`, `len`, `.copy()` -> array; a `range`
-bound or an index -> int; otherwise float), locals from what is assigned to them, to a fixed
-point over loops. Only floats and float arrays can carry derivatives; ints never do.
-The prepared derivative checks at call time that the arguments have these kinds.
+Parameters take their types from the call: every array's dtype and ndim, and whether a parameter
+the code only does arithmetic with is a float or an array. Before the first call, usage gives a
+guess (indexed or reduced -> an array, its elements read as indices -> an integer array, a `range`
+bound or an index -> an int). Locals take the type of what is assigned to them, to a fixed point
+over loops; every expression's type comes from its primitive's result rule (`rules/`), which
+also rejects what does not fit (`math.sin` of an array, a float index), with the position.
+Only floats and float arrays carry derivatives; values read from integer arrays are integers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
 
-from . import custom
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
-from .exprs import dotted, has_slice, subscript_indices, walk
+from .errors import SourceADError
+from .exprs import names_in, subscript_indices, walk
 from .parse import ParsedFunction
-from .rules import (
-    ARRAY_CREATION,
-    BILINEAR,
-    CONSTANT_FUNCTIONS,
-    ELEMENTWISE,
-    INTEGER_FUNCTIONS,
-    REDUCTIONS,
-    RESHAPES,
-    SELECTIONS,
-)
+from .rules import NOT_LITERAL, Args, BindError, ResultError, classify, literal
+from .types import BOOL, FLOAT, INT, Type, array, join, parse_spec, tuple_of
 
-FLOAT, INT, BOOL, ARRAY = "float", "int", "bool", "array"
+# re-exported for the passes that only need the names
+ARRAY = array(FLOAT, 1)
 
 
 @dataclass(frozen=True)
 class Kinds:
-    """The kind of every variable, and the number of indices of every array (its ndim)."""
+    """The type of every variable; `free` are the parameters whose type the call decides."""
 
-    of: Mapping[str, str]
-    ndim: Mapping[str, int]
-    free: frozenset[str] = frozenset()  # parameters whose use does not tell float from array: the call does
+    of: Mapping[str, Type]
+    free: frozenset[str] = frozenset()
 
-    def __getitem__(self, var: str) -> str:
+    def __getitem__(self, var: str) -> Type:
         return self.of.get(var, FLOAT)
 
-    def is_float(self, var: str) -> bool:
-        return self[var] == FLOAT
-
     def is_array(self, var: str) -> bool:
-        return self[var] == ARRAY
+        return self[var].is_array
 
     def carries(self, var: str) -> bool:
         """Can `var` carry a derivative? Floats and float arrays can; ints and bools never."""
-        return self[var] in (FLOAT, ARRAY)
+        return self[var].carries
+
+    def ndim(self, var: str) -> int:
+        return self[var].ndim
+
+    def type_of(self, node: cst.BaseExpression) -> Type:
+        """The type of an expression over these variables (checked when the kinds were inferred)."""
+        return expression_type(node, self.of.get, _unreachable)
+
+
+def _unreachable(node: cst.CSTNode, message: str, hint: str = "") -> None:
+    raise AssertionError(f"kinds accepted an expression it cannot type: {message}")
+
+
+Fail = Callable[..., None]
 
 
 def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
-    """Kinds from usage; `given` (from the call's arguments) decides the parameters that usage leaves free."""
-    params, free = _param_kinds(fn)
-    ndim: dict[str, int] = {}
-    _note_ndims(fn, parsed, ndim)
-    free |= {p for p, kind in params.items() if kind == ARRAY and p not in ndim}  # ndim from the call
-    for name in free:
-        kind, _, dims = (given or {}).get(name, params[name]).partition(":")
-        if params[name] != ARRAY:
-            params[name] = ARRAY if kind == ARRAY else FLOAT
-        if params[name] == ARRAY:
-            ndim[name] = int(dims) if dims and kind == ARRAY else 1
-    of: dict[str, str] = dict(params)
+    """Types of every variable; `given` (spec strings from the call's arguments, see `Type.spec`)
+    decides the parameters whose type the code leaves to the call."""
+
+    def fail(node: cst.CSTNode | None, message: str, hint: str = "") -> None:
+        raise parsed.error(message, node if node is not None and parsed.locate(node) else origin[0], hint)
+
+    origin: list[cst.CSTNode] = [parsed.node]
+    guessed, fixed = _parameter_guesses(fn)
+    params: dict[str, Type] = {}
+    for name, shown in zip(fn.params, fn.user_params, strict=True):
+        spec = (given or {}).get(shown)
+        params[name] = parse_spec(spec) if spec is not None and name not in fixed else guessed[name]
+        if guessed[name].is_array and not params[name].is_array:
+            raise SourceADError(
+                f"argument `{shown}` of {fn.name} must be a NumPy array (the code uses it as one), "
+                f"got {params[name].describe()}"
+            )
+    _check_indexing(fn, params, fail, origin)
+    env: dict[str, Type] = dict(params)
     for name, value in fn.constants:
-        of[name] = INT if isinstance(value, int) else FLOAT
+        env[name] = BOOL if isinstance(value, bool) else INT if isinstance(value, int) else FLOAT
+    statements = list(walk_statements(fn.body))
     changed = True
     while changed:
         changed = False
-        for stmt in walk_statements(fn.body):
-            if isinstance(stmt, For):
-                changed |= _join(of, stmt.var, INT, parsed, stmt.origin)
-            elif isinstance(stmt, Permute):
-                for target, source in zip(stmt.targets, stmt.sources, strict=True):
-                    if source in of:
-                        changed |= _join(of, target, of[source], parsed, stmt.origin)
-            elif isinstance(stmt, Assign) and not stmt.writes_element:
-                kind = expr_kind(stmt.value, of, ndim)
-                changed |= _join(of, stmt.var, kind, parsed, stmt.origin)
-                if kind == ARRAY and stmt.var not in ndim:
-                    ndim[stmt.var] = expr_ndim(stmt.value, of, ndim)
+        for stmt in statements:
+            origin[0] = stmt.origin
+            for target, t in _assigned_types(stmt, env, fail):
+                new = join(env.get(target), t)
+                if new is None:
+                    old = env[target]
+                    fail(
+                        stmt.origin,
+                        f"`{target}` holds {old.describe()} in one place and {t.describe()} in another",
+                        "Use a different name for each.",
+                    )
+                if new != env.get(target):
+                    env[target] = new  # type: ignore[assignment]
                     changed = True
-    for stmt in walk_statements(fn.body):
-        if isinstance(stmt, Assign) and stmt.writes_element and of.get(stmt.var) != ARRAY:
-            raise parsed.error(f"`{stmt.var}` is indexed but it is not an array", stmt.origin)
-        if isinstance(stmt, Assign) and of.get(stmt.var) == ARRAY and not stmt.writes_element:
-            _check_array_value(stmt, parsed)
-    return Kinds(of, ndim, frozenset(free))
+    for stmt in statements:
+        origin[0] = stmt.origin
+        _check_statement(stmt, env, fail)
+    return Kinds(env, frozenset(p for p in fn.params if p not in fixed))
 
 
-def _check_array_value(stmt: Assign, parsed: ParsedFunction) -> None:
-    """Whole arrays may be created, copied, renamed, or computed elementwise (arithmetic and the
-    elementwise functions of the rule table, with NumPy broadcasting)."""
-    for node in walk(stmt.value):
-        if isinstance(node, cst.Call):
-            key = dotted(node.func)
-            if (
-                key in ARRAY_CREATION | CONSTANT_FUNCTIONS | RESHAPES
-                or key in SELECTIONS
-                or key in ELEMENTWISE
-                or key in REDUCTIONS
-            ):
-                continue
-            if key in BILINEAR:
-                continue
-            if key.endswith(".copy"):
-                continue
-            if custom.by_name(key) is None:
-                raise parsed.error(
-                    f"`{key or 'this call'}` is not supported on whole arrays yet",
-                    stmt.origin,
-                    "Write a loop over the elements: `for i in range(len(x)): y[i] = ...`.",
-                )
+def _assigned_types(stmt, env: dict[str, Type], fail: Fail) -> list[tuple[str, Type]]:
+    """The (variable, type) pairs a statement assigns, where its value's type is known yet."""
+    if isinstance(stmt, For):
+        return [(stmt.var, INT)]
+    if isinstance(stmt, Permute):
+        return [(t, env[s]) for t, s in zip(stmt.targets, stmt.sources, strict=True) if s in env]
+    if isinstance(stmt, Assign) and not stmt.writes_element:
+        if names_in(stmt.value) - set(env) - {"True", "False", "None", "math", "np"}:
+            return []  # reads a variable not typed yet: a later round
+        t = expression_type(stmt.value, env.get, fail)
+        if t.is_tuple:
+            fail(stmt.value, "a tuple cannot be stored in a variable here", "Unpack it: `a, b = ...`.")
+        return [(stmt.var, t)]
+    return []
 
 
-def expr_ndim(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str, int]) -> int:
-    """The number of dimensions of an expression's value (0 for numbers)."""
-    if expr_kind(node, of, ndim) != ARRAY:
-        return 0
-    if isinstance(node, cst.Name):
-        return ndim.get(node.value, 1)
-    if isinstance(node, cst.UnaryOperation):
-        return expr_ndim(node.expression, of, ndim)
-    if isinstance(node, cst.Subscript):  # a slice keeps one dimension per slice index
-        return sum(isinstance(e.slice, cst.Slice) for e in node.slice)
-    if isinstance(node, cst.BinaryOperation):
-        left, right = expr_ndim(node.left, of, ndim), expr_ndim(node.right, of, ndim)
-        return matmul_ndim(left, right) if isinstance(node.operator, cst.MatrixMultiply) else max(left, right)
-    if isinstance(node, cst.Call):
-        key = dotted(node.func)
-        args = [a.value for a in node.args]
-        if key == "np.dot":
-            return matmul_ndim(expr_ndim(args[0], of, ndim), expr_ndim(args[1], of, ndim))
-        if key == "np.reshape":
-            shape = args[1]
-            return len(shape.elements) if isinstance(shape, cst.Tuple) else 1
-        if key in ("np.outer", "np.transpose"):
-            return 2 if key == "np.outer" else expr_ndim(args[0], of, ndim)
-        if key == "np.cumsum" or key in ("np.arange", "np.linspace"):
-            return 1
-        if key in ("np.sum", "np.mean") and len(args) == 2:
-            return expr_ndim(args[0], of, ndim) - 1
-        if key in ("np.zeros", "np.ones", "np.empty", "np.full") and args and isinstance(args[0], cst.Tuple):
-            return len(args[0].elements)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy":
-            return expr_ndim(node.func.value, of, ndim)
-        return max([expr_ndim(a, of, ndim) for a in args] or [1])
-    return 1
+def _check_statement(stmt, env: dict[str, Type], fail: Fail) -> None:
+    """What the types must satisfy beyond each expression: conditions are scalars, range bounds
+    ints, element writes fit their arrays, accumulations their targets."""
+    if isinstance(stmt, (If, While)):
+        t = expression_type(stmt.test, env.get, fail)
+        if not t.is_scalar:
+            fail(stmt.test, f"a condition must be a number or a bool, not {t.describe()}", "Use np.any or np.all.")
+    if isinstance(stmt, For):
+        for bound in (stmt.start, stmt.stop, stmt.step):
+            t = expression_type(bound, env.get, fail)
+            if t not in (INT, BOOL):
+                fail(bound, f"a range bound must be an integer, not {t.describe()}", "Convert it: int(x).")
+    if isinstance(stmt, Assign):
+        value = expression_type(stmt.value, env.get, fail)
+        target = expression_type(stmt.target, env.get, fail)
+        if target.is_tuple or value.is_tuple:
+            fail(stmt.origin, "tuples cannot be assigned here", "Unpack the tuple into names.")
+        if stmt.writes_element:
+            _check_store(stmt, target, value, fail)
+        elif stmt.accumulate is not None and value.ndim > target.ndim:
+            fail(stmt.origin, f"`{stmt.var}` is {target.describe()} but this adds {value.describe()} to it")
 
 
-def matmul_ndim(left: int, right: int) -> int:
-    """ndim of `a @ b` for 1-D and 2-D operands: (1,1) -> 0, (2,1) and (1,2) -> 1, (2,2) -> 2."""
-    return max(left + right - 2, 0)
+def _check_store(stmt: Assign, target: Type, value: Type, fail: Fail) -> None:
+    if value.ndim > target.ndim:
+        fail(stmt.value, f"this stores {value.describe()} into {target.describe()} of `{stmt.var}`")
+    if target.dtype == "int" and value.dtype == "float":
+        fail(
+            stmt.value,
+            f"this stores a float into the integer array `{stmt.var}` (NumPy would truncate it)",
+            "Convert explicitly with int(...), or make the array a float array.",
+        )
+    if target.dtype == "bool" and value.dtype != "bool":
+        fail(stmt.value, f"this stores {value.describe()} into the bool array `{stmt.var}`")
 
 
-def expr_kind(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str, int] | None = None) -> str:
-    """The kind of an expression's value, given the kinds (and ndims) of the names it reads."""
+# --- expressions ------------------------------------------------------------------------------
+
+
+def expression_type(node: cst.BaseExpression, env: Callable[[str], Type | None], fail: Fail) -> Type:
+    """The type of an expression in core form, given the variables' types."""
     if isinstance(node, cst.Integer):
         return INT
     if isinstance(node, cst.Float):
@@ -166,95 +169,151 @@ def expr_kind(node: cst.BaseExpression, of: Mapping[str, str], ndim: Mapping[str
     if isinstance(node, cst.Name):
         if node.value in ("True", "False"):
             return BOOL
-        return of.get(node.value, FLOAT)
-    if isinstance(node, (cst.Comparison, cst.BooleanOperation)):
-        return BOOL
-    if isinstance(node, cst.UnaryOperation):
-        if isinstance(node.operator, cst.Not):
-            return BOOL
-        inner = expr_kind(node.expression, of, ndim)
-        return INT if inner == BOOL else inner
-    if isinstance(node, cst.BinaryOperation):
-        if isinstance(node.operator, cst.MatrixMultiply):
-            return _matmul_kind(node.left, node.right, of, ndim)
-        left, right = (
-            INT if k == BOOL else k for k in (expr_kind(node.left, of, ndim), expr_kind(node.right, of, ndim))
-        )
-        if ARRAY in (left, right):
-            return ARRAY
-        if isinstance(node.operator, cst.Divide):
-            return FLOAT
-        return INT if left == right == INT else FLOAT
-    if isinstance(node, cst.Attribute) and node.attr.value == "size":
-        return INT
+        t = env(node.value)
+        if t is None:
+            fail(node, f"`{node.value}` is read before it is assigned", "Assign it before this line.")
+        return t  # type: ignore[return-value]
     if isinstance(node, cst.Subscript):
-        if _is_shape(node.value):
-            return INT
-        return ARRAY if has_slice(node) else FLOAT  # a slice, or an element of a float64 array
-    if isinstance(node, cst.Call):
-        return _call_kind(node, of, ndim)
-    return FLOAT
+        return _subscript_type(node, env, fail)
+    if isinstance(node, cst.Tuple):
+        return tuple_of(*(expression_type(e.value, env, fail) for e in node.elements))
+    if isinstance(node, cst.IfExp):  # only in conditions of while loops
+        body, orelse = expression_type(node.body, env, fail), expression_type(node.orelse, env, fail)
+        return join(body, orelse) or body
+    if isinstance(node, cst.Attribute) and node.attr.value in ("inf", "nan") and _is_math(node.value):
+        return FLOAT  # math.inf, math.nan (frozen constants)
+    found = None
+    try:
+        found = classify(node)
+    except BindError as exc:
+        fail(exc.node, str(exc))
+    if found is None:
+        fail(node, f"unsupported expression: {type(node).__name__}")
+    prim, bound = found  # type: ignore[misc]
+    types = {name: expression_type(value, env, fail) for name, value in bound.args.items()}
+    operands = tuple(expression_type(v, env, fail) for v in bound.operands)
+    literals = {}
+    for param in prim.signature.params:
+        if param.literal and param.name in bound.args:
+            value = literal(bound.args[param.name])
+            literals[param.name] = None if value is NOT_LITERAL else value
+    try:
+        return prim.result(Args(prim.name, types, operands, literals))
+    except ResultError as exc:
+        at = bound.args.get(exc.param, node) if exc.param else node  # type: ignore[arg-type]
+        fail(at, str(exc), exc.hint)
+    raise AssertionError("unreachable")
 
 
-def _matmul_kind(a: cst.BaseExpression, b: cst.BaseExpression, of: Mapping[str, str], ndim) -> str:
-    dims = ndim or {}
-    return FLOAT if matmul_ndim(expr_ndim(a, of, dims), expr_ndim(b, of, dims)) == 0 else ARRAY
+def _is_math(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "math"
 
 
-def _call_kind(node: cst.Call, of: Mapping[str, str], ndim: Mapping[str, int] | None = None) -> str:
-    func = node.func
-    key = dotted(func)
-    if key == "np.dot":
-        return _matmul_kind(node.args[0].value, node.args[1].value, of, ndim)
-    if key in ARRAY_CREATION or (isinstance(func, cst.Attribute) and func.attr.value == "copy"):
-        return ARRAY
-    if key in INTEGER_FUNCTIONS:
-        return INT
-    if key in ("np.sum", "np.mean") and len(node.args) == 2:  # over an axis: one dimension fewer
-        return ARRAY if expr_ndim(node.args[0].value, of, ndim or {}) >= 2 else FLOAT
-    if key in REDUCTIONS:
-        return ARRAY if REDUCTIONS[key].keeps_shape else FLOAT
-    if key in ("np.outer", "np.reshape"):
-        return ARRAY
-    kinds = {expr_kind(a.value, of, ndim) for a in node.args}
-    if key in ("abs", "min", "max"):
-        return INT if kinds <= {INT, BOOL} else FLOAT
-    return ARRAY if ARRAY in kinds else FLOAT  # NumPy functions of arrays are arrays
+def _subscript_type(node: cst.Subscript, env, fail: Fail) -> Type:
+    base = expression_type(node.value, env, fail)
+    if base.is_tuple:  # x.shape[k]
+        k = literal(node.slice[0].slice.value) if len(node.slice) == 1 else NOT_LITERAL  # type: ignore[attr-defined]
+        if not isinstance(k, int) or not -len(base.elements) <= k < len(base.elements):
+            fail(
+                node,
+                f"a shape of {len(base.elements)} dimensions is indexed with a constant 0 to {len(base.elements) - 1}",
+            )
+        return base.elements[k]  # type: ignore[index]
+    if not base.is_array:
+        fail(node, f"`{_shown(node.value)}` is indexed, but it is {base.describe()}", "Only arrays can be indexed.")
+    if len(node.slice) > base.ndim:
+        fail(node, f"{len(node.slice)} indices for {base.describe()} `{_shown(node.value)}`")
+    kept = 0
+    for element in node.slice:
+        if isinstance(element.slice, cst.Slice):
+            kept += 1
+            for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                if part is not None and expression_type(part, env, fail) not in (INT, BOOL):
+                    fail(part, "slice bounds must be integers")
+            continue
+        index = expression_type(element.slice.value, env, fail)
+        if index not in (INT, BOOL):
+            fail(
+                element.slice.value,
+                f"an index must be an integer, not {index.describe()}",
+                "Convert it with int(...), or index with a loop variable.",
+            )
+    return base.with_ndim(kept + base.ndim - len(node.slice))
 
 
-def _param_kinds(fn: CoreFunction) -> tuple[dict[str, str], set[str]]:
-    """Kinds of parameters from usage, and the parameters whose usage says nothing."""
+def _shown(node: cst.BaseExpression) -> str:
+    from .exprs import code
+
+    return code(node)
+
+
+# --- parameters before the first call -------------------------------------------------------------
+
+
+def other_guess(fn: CoreFunction) -> dict[str, str]:
+    """Another guess at the parameters' types, where the first guess may be wrong: parameters the
+    code only does arithmetic with as 1-D arrays, arrays it does not index with one more dimension."""
+    guesses, fixed = _parameter_guesses(fn)
+    indexed = _index_counts(fn)
+    other = {}
+    for p in fn.params:
+        t = guesses[p]
+        if p in fixed or (t.is_array and indexed.get(p, 0) >= t.ndim):
+            continue
+        other[p] = (array(FLOAT, 1) if not t.is_array else array(t.dtype, t.ndim + 1)).spec()
+    return other
+
+
+def _index_counts(fn: CoreFunction) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for stmt in walk_statements(fn.body):
+        for root in _roots(stmt):
+            for node in walk(root):
+                if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+                    counts[node.value.value] = max(counts.get(node.value.value, 0), len(node.slice))
+    return counts
+
+
+def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
+    """A type for every parameter from usage, and the parameters usage fixes (ints: bounds and indices)."""
     params = set(fn.params)
-    kinds = {p: FLOAT for p in fn.params}
     statements = list(walk_statements(fn.body))
-    copies = [(s.var, s.value.value) for s in statements if isinstance(s, Assign) and isinstance(s.value, cst.Name)]
+    copies = [(s.var, source.value) for s in statements if isinstance(s, Assign) and not s.writes_element
+              and isinstance(source := _copied(s.value), cst.Name)]  # fmt: skip
     copies += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
-    arrays: set[str] = set()
+    ndim: dict[str, int] = {}
+    index_arrays: set[str] = set()
+    ints: set[str] = set()
     for stmt in statements:
         for root in _roots(stmt):
             for node in walk(root):
-                arrays.update(_array_uses(node))
+                for name, dims in _array_uses(node):
+                    ndim[name] = max(ndim.get(name, 0), dims)
+                if isinstance(node, cst.Subscript):
+                    for index in subscript_indices(node):
+                        if not isinstance(index, cst.Slice):
+                            _mark_int(index, params, ints)
+                            index_arrays |= _indexed_names(index)
+        if isinstance(stmt, For):
+            for bound in (stmt.start, stmt.stop, stmt.step):
+                _mark_int(bound, params, ints)
+                index_arrays |= _indexed_names(bound)
     changed = True
     while changed:  # `y = x` and y used as an array: x is an array too
         changed = False
         for target, source in copies:
-            if target in arrays and source not in arrays:
-                arrays.add(source)
+            if target in ndim and ndim.get(source, 0) < ndim[target]:
+                ndim[source] = ndim[target]
                 changed = True
-    for name in arrays & params:
-        kinds[name] = ARRAY
-    for stmt in statements:
-        if isinstance(stmt, For):
-            for bound in (stmt.start, stmt.stop, stmt.step):
-                _mark_int(bound, params, kinds)
-        for root in _roots(stmt):
-            for node in walk(root):
-                if isinstance(node, cst.Subscript) and not _is_shape(node.value):
-                    for index in subscript_indices(node):
-                        _mark_int(index, params, kinds)
-    # Nothing says whether the others are floats or arrays (`x * w` works for both under NumPy):
-    # the call decides.
-    return kinds, {p for p in params - arrays if kinds[p] == FLOAT}
+    guesses: dict[str, Type] = {}
+    for p in fn.params:
+        if p in ndim:
+            guesses[p] = array("int" if p in index_arrays else "float", max(ndim[p], 1))
+        elif p in ints:
+            guesses[p] = INT
+        else:
+            guesses[p] = FLOAT
+    return guesses, {p for p in ints if p not in ndim}
 
 
 def _roots(stmt) -> list[cst.BaseExpression]:
@@ -268,66 +327,69 @@ def _roots(stmt) -> list[cst.BaseExpression]:
     return []
 
 
-def _mark_int(expr: cst.BaseExpression, params: set[str], kinds: dict[str, str]) -> None:
-    """Names used directly as an index or a loop bound (in + - * // % arithmetic) are ints."""
-    if isinstance(expr, cst.Name) and expr.value in params and kinds[expr.value] != ARRAY:
-        kinds[expr.value] = INT
-    elif isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Divide):
-        _mark_int(expr.left, params, kinds)
-        _mark_int(expr.right, params, kinds)
-    elif isinstance(expr, cst.UnaryOperation):
-        _mark_int(expr.expression, params, kinds)
+def _copied(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` for the values `x` and `np.copy(x)` (the same array, or one like it)."""
+    if isinstance(value, cst.Name):
+        return value
+    found = classify(value) if isinstance(value, cst.Call) else None
+    return found[1].args.get("a") if found is not None and found[0].copies else None
 
 
-_ARRAY_ATTRIBUTES = ("shape", "copy", "size")
-
-
-def _array_uses(node: cst.CSTNode) -> list[str]:
-    """Names that this node uses as arrays."""
+def _array_uses(node: cst.CSTNode) -> list[tuple[str, int]]:
+    """Names this node uses as arrays, with the fewest dimensions the use needs."""
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
-        return [node.value.value]
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in _ARRAY_ATTRIBUTES:
-        return [node.value.value]
-    if isinstance(node, cst.Call) and dotted(node.func) in ("len", "np.zeros_like", "np.empty_like", *REDUCTIONS):
-        arg = node.args[0].value if node.args else None
-        return [arg.value] if isinstance(arg, cst.Name) else []
-    operands: list[cst.BaseExpression] = []
-    if isinstance(node, cst.Call) and dotted(node.func) == "np.dot":
-        operands = [a.value for a in node.args]
-    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-        operands = [node.left, node.right]
-    return [o.value for o in operands if isinstance(o, cst.Name)]
+        return [(node.value.value, len(node.slice))]
+    if isinstance(node, cst.Subscript) and _is_shape_of_name(node.value):  # x.shape[k]: k + 1 dimensions at least
+        k = literal(node.slice[0].slice.value) if len(node.slice) == 1 else NOT_LITERAL  # type: ignore[attr-defined]
+        if isinstance(k, int) and k >= 0:
+            return [(node.value.value.value, k + 1)]  # type: ignore[attr-defined]
+    try:
+        found = classify(node)
+    except BindError:
+        return []
+    if found is None:
+        return []
+    prim, bound = found
+    axis = literal(bound.args["axis"]) if "axis" in bound.args else None
+    dims = axis + 1 if isinstance(axis, int) and axis >= 0 else 1  # np.sum(x, axis=1): 2-D at least
+    return [(v.value, dims) for p, v in bound.args.items() if p in prim.arrays and isinstance(v, cst.Name)]
 
 
-def _note_ndims(fn: CoreFunction, parsed: ParsedFunction, ndim: dict[str, int]) -> None:
-    """Every array must be indexed with the same number of indices everywhere."""
+def _is_shape_of_name(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name)
+
+
+def _indexed_names(expr: cst.BaseExpression) -> set[str]:
+    """Arrays whose elements this index expression reads: integer arrays."""
+    return {n.value.value for n in walk(expr) if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)}
+
+
+def _mark_int(expr: cst.BaseExpression, params: set[str], ints: set[str]) -> None:
+    """Names used directly as an index or a loop bound (in + - * // % arithmetic) are ints."""
+    if isinstance(expr, cst.Name) and expr.value in params:
+        ints.add(expr.value)
+    elif isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Divide):
+        _mark_int(expr.left, params, ints)
+        _mark_int(expr.right, params, ints)
+    elif isinstance(expr, cst.UnaryOperation):
+        _mark_int(expr.expression, params, ints)
+
+
+def _check_indexing(fn: CoreFunction, params: dict[str, Type], fail: Fail, origin: list) -> None:
+    """An array parameter indexed with more indices than the call's array has dimensions."""
     for stmt in walk_statements(fn.body):
+        origin[0] = stmt.origin
         for root in _roots(stmt):
             for node in walk(root):
                 if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
-                    count = len(node.slice)
-                    seen = ndim.setdefault(node.value.value, count)
-                    if seen != count:
-                        raise parsed.error(
-                            f"`{node.value.value}` is indexed with {count} indices here and {seen} elsewhere",
-                            stmt.origin,
-                            "Index every dimension: write a[i, j] for a 2-D array.",
+                    t = params.get(node.value.value)
+                    if t is not None and t.is_array and len(node.slice) > t.ndim:
+                        fail(
+                            node,
+                            f"`{node.value.value}` is indexed with {len(node.slice)} indices here, "
+                            f"but it is {t.describe()}",
+                            "Pass an array with as many dimensions as the code indexes.",
                         )
 
 
-def _join(of: dict[str, str], var: str, kind: str, parsed: ParsedFunction, origin: cst.CSTNode) -> bool:
-    old = of.get(var)
-    if old == kind or (old == FLOAT and kind in (INT, BOOL)) or (old == INT and kind == BOOL):
-        return False
-    if old is None or (old in (INT, BOOL) and kind == FLOAT) or (old == BOOL and kind == INT):
-        of[var] = kind
-        return True
-    raise parsed.error(
-        f"`{var}` holds an array in one place and a number in another",
-        origin,
-        "Use a different name for each.",
-    )
-
-
-def _is_shape(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and node.attr.value == "shape"
+__all__ = ["ARRAY", "BOOL", "FLOAT", "INT", "Kinds", "expression_type", "infer_kinds"]

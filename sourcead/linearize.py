@@ -1,11 +1,11 @@
 """The derivative of one expression, shared by forward and reverse mode.
 
-`linearize` walks an expression tree bottom-up, looks up each operation's rule, and returns
-a tree of partial derivatives over the active leaves (variables and array elements). Values
-that the partials need (an operand like `a * b`, or a result like `tanh(...)`) are bound to
-numbered temporaries, so nothing is computed twice. Forward mode contracts the tree with the
-leaves' tangents (`tangent`); reverse mode pushes an adjoint from the root to the leaves
-(`adjoint`).
+`linearize` walks an expression tree bottom-up, asks each operation's primitive for its derivative
+(`rules/`: partials, a selection, a pullback, or a bilinear product) and returns a tree of
+derivatives over the active leaves (variables and array elements). Values that the derivatives
+need (an operand like `a * b`, or a result like `tanh(...)`) are bound to numbered temporaries, so
+nothing is computed twice. Forward mode contracts the tree with the leaves' tangents (`tangent`);
+reverse mode pushes an adjoint from the root to the leaves (`adjoint`).
 """
 
 from __future__ import annotations
@@ -15,25 +15,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import custom
-from .exprs import code, dotted, is_atom, paren, plus, template, times, unparen
+from .exprs import code, is_cheap, paren, plus, template, times, unparen
 from .naming import Namer
-from .rules import (
-    AXIS_REDUCTIONS,
-    BILINEAR,
-    ELEMENTWISE,
-    REDUCTIONS,
-    RESHAPES,
-    SELECTIONS,
-    UNARY_OPERATORS,
-    Bilinear,
-    Reduction,
-    Rule,
-    binary_rule,
-)
+from .rules import Bilinear, Bound, Partials, Primitive, Pullback, Selection, classify
+from .types import Type
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
-KindOf = Callable[[cst.BaseExpression], str]  # "float", "int", "bool" or "array"
+TypeOf = Callable[[cst.BaseExpression], Type]
 
 
 @dataclass
@@ -53,6 +41,13 @@ class Node:
     leaf: cst.BaseExpression | None = None
     edges: list[Edge] = field(default_factory=list)
     elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
+    uniform: bool = True  # every active operand has the shape of the result (no broadcasting between arrays)
+
+    @property
+    def takes_float_adjoint(self) -> bool:
+        """Can a float adjoint (of a full sum or mean) be sent into this node as it is? Only where it
+        stands for the same value at every element of every active leaf."""
+        return self.leaf is not None or (self.elementwise and self.uniform)
 
 
 @dataclass
@@ -63,17 +58,15 @@ class Linearized:
 
 
 class UnsupportedDerivative(Exception):
-    """An active operand reaches an operation that has no rule."""
+    """A value that carries a derivative reaches an argument of a primitive that has no rule for it."""
 
     def __init__(self, node: cst.CSTNode, what: str):
         super().__init__(what)
         self.node = node
 
 
-def linearize(
-    expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Namer, kind_of: KindOf = lambda e: "float"
-) -> Linearized:
-    builder = _Builder(is_active_leaf, namer, kind_of)
+def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Namer, type_of: TypeOf) -> Linearized:
+    builder = _Builder(is_active_leaf, namer, type_of)
     value, root = builder.visit(expr)
     return Linearized(builder.bindings, value, root)
 
@@ -95,262 +88,223 @@ def adjoint(
     if root.leaf is not None:
         accumulate(root.leaf, seed)
         return
-    if len(root.edges) > 1 and not is_atom(seed):
+    if len(root.edges) > 1 and not is_cheap(seed):
         seed = bind(seed)
     for edge in root.edges:
         adjoint(edge.child, edge.reverse(seed), accumulate, bind)
 
 
 class _Builder:
-    def __init__(self, is_active_leaf: IsActiveLeaf, namer: Namer, kind_of: KindOf):
+    def __init__(self, is_active_leaf: IsActiveLeaf, namer: Namer, type_of: TypeOf):
         self.is_active_leaf = is_active_leaf
         self.namer = namer
-        self.kind_of = kind_of
+        self.type_of = type_of
         self.bindings: list[tuple[str, cst.BaseExpression]] = []
 
     def bind(self, value: cst.BaseExpression) -> cst.Name:
         temp = self.namer.temp()
-        self.bindings.append((temp, value))
+        self.bindings.append((temp, unparen(value)))
         return cst.Name(temp)
+
+    def atom(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`value` itself if it is cheap to read again, else a temporary bound to it."""
+        return value if is_cheap(value) else self.bind(value)
+
+    def is_array(self, node: cst.BaseExpression) -> bool:
+        return self.type_of(node).is_array
 
     def visit(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
         if isinstance(node, (cst.Name, cst.Subscript)):
             return node, (Node(leaf=node) if self.is_active_leaf(node) else None)
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-            return self.bilinear(node, BILINEAR["np.dot"], node.left, node.right)
-        if isinstance(node, cst.Call) and dotted(node.func) in BILINEAR:
-            return self.bilinear(node, BILINEAR[dotted(node.func)], node.args[0].value, node.args[1].value)
-        if isinstance(node, cst.BinaryOperation):
-            (left, lnode), (right, rnode) = self.visit(node.left), self.visit(node.right)
-            rule = binary_rule(node.operator, right)
-            rebuilt = node.with_changes(left=left, right=right)
-            return self.apply(node, rule, rebuilt, [left, right], [lnode, rnode], "operator")
-        if isinstance(node, cst.UnaryOperation):
-            operand, onode = self.visit(node.expression)
-            rule = UNARY_OPERATORS.get(type(node.operator).__name__)
-            return self.apply(node, rule, node.with_changes(expression=operand), [operand], [onode], "operator")
-        if isinstance(node, cst.Call) and dotted(node.func) in SELECTIONS:
-            return self.select(node)
-        if isinstance(node, cst.Call) and dotted(node.func) in RESHAPES:
-            return self.reshape(node)
-        if isinstance(node, cst.Call) and dotted(node.func) in AXIS_REDUCTIONS and len(node.args) == 2:
-            return self.reduction(node, AXIS_REDUCTIONS[dotted(node.func)], axis=node.args[1].value)
-        if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
-            return self.reduction(node, REDUCTIONS[dotted(node.func)])
-        if isinstance(node, cst.Call):
-            key = dotted(node.func)
-            user_rule = custom.by_name(key)
-            rule = ELEMENTWISE.get(key) or (user_rule.rule if user_rule else None)
-            if rule is None:
-                return node, None  # constants: len, int, shapes, fresh arrays
-            visited = [self.visit(arg.value) for arg in node.args]
-            args = [value for value, _ in visited]
-            rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, args, strict=True)])
-            return self.apply(node, rule, rebuilt, args, [n for _, n in visited], key)
-        return node, None
-
-    def bilinear(self, node, rule: Bilinear, a: cst.BaseExpression, b: cst.BaseExpression):
-        """z = f(a, b) linear in each operand (`a @ b`, np.dot, np.outer): one edge per active operand."""
-        (av, an), (bv, bn) = self.visit(a), self.visit(b)
-        if an is None and bn is None:
-            return _rebuild_matmul(node, av, bv), None
-        av = av if is_atom(av) else self.bind(av)
-        bv = bv if is_atom(bv) else self.bind(bv)
-        edges = []
-        if an is not None:
-            forward = lambda t: _instantiate(rule.tangent_a, {"t": t, "b": bv})  # noqa: E731
-            back = lambda g: _unparen_args(_instantiate(rule.adjoint_a, {"g": g, "a": av, "b": bv}))  # noqa: E731
-            edges.append(Edge(an, forward, back))
-        if bn is not None:
-            forward = lambda t: _instantiate(rule.tangent_b, {"t": t, "a": av})  # noqa: E731
-            back = lambda g: _unparen_args(_instantiate(rule.adjoint_b, {"g": g, "a": av, "b": bv}))  # noqa: E731
-            edges.append(Edge(bn, forward, back))
-        return _rebuild_matmul(node, av, bv), Node(edges=edges, elementwise=False)
-
-    def reshape(self, node: cst.Call) -> tuple[cst.BaseExpression, Node | None]:
-        """np.reshape(x, shape): linear; the adjoint goes back to x's shape."""
-        value, child = self.visit(node.args[0].value)
-        if child is not None and not is_atom(value):
-            value = self.bind(value)
-        rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), node.args[1]])
-        if child is None:
+        found = classify(node)
+        if found is None:
+            return node, None  # numbers, constants such as math.inf
+        prim, bound = found
+        if prim.constant:
+            return node, None  # piecewise constant: a zero derivative, whatever its operands carry
+        form = (prim.special(bound) if prim.special is not None else None) or prim.derivative
+        operands = prim.differentiable if form is not None else tuple(bound.args)
+        visited = {p: self.visit(bound.args[p]) for p in operands if p in bound.args}
+        values = {p: value for p, (value, _) in visited.items()}
+        children = {p: child for p, (_, child) in visited.items() if child is not None}
+        rebuilt = _with_args(node, prim, bound, values)
+        if not children:
             return rebuilt, None
-        shape = node.args[1].value
-        x_shape = cst.parse_expression(f"{code(value)}.shape")
+        if form is None:
+            raise UnsupportedDerivative(node, prim.name)
+        if isinstance(form, Partials):
+            return self.partials(node, prim, bound, form, rebuilt, values, children)
+        if isinstance(form, Selection):
+            return self.selection(node, prim, bound, form, values, children)
+        if isinstance(form, Pullback):
+            return self.pullback(node, prim, bound, form, values, children)
+        return self.bilinear(node, prim, bound, form, values, children)
 
-        def forward(t: cst.BaseExpression) -> cst.BaseExpression:
-            return _call("np.reshape", _call("np.ascontiguousarray", t), shape)
+    # --- elementwise: partial derivatives ---------------------------------------------------------
 
-        def back(g: cst.BaseExpression) -> cst.BaseExpression:
-            return _call("np.reshape", _call("np.ascontiguousarray", g), x_shape)
-
-        return rebuilt, Node(edges=[Edge(child, forward, back)], elementwise=False)
-
-    def select(self, node: cst.Call) -> tuple[cst.BaseExpression, Node | None]:
-        """np.where(c, a, b) and np.clip(x, lo, hi): each active operand's derivative passes where
-        that operand is the one selected, and is summed back to its shape."""
-        visited = [self.visit(arg.value) for arg in node.args]
-        values = [v if is_atom(v) else self.bind(v) for v, _ in visited]
-        rebuilt = node.with_changes(args=[a.with_changes(value=v) for a, v in zip(node.args, values, strict=True)])
-        children = [child for _, child in visited]
-        if all(child is None for child in children):
-            return rebuilt, None
-        operands = {f"a{k}": code(v) for k, v in enumerate(values)}
-        masks = {k: m.format(**operands) for k, m in enumerate(SELECTIONS[dotted(node.func)]) if m is not None}
-        result_is_array = self.kind_of(node) == "array"
-        edges = []
-        for k, mask in masks.items():
-            if children[k] is None:
-                continue
-            operand, array = values[k], self.kind_of(node.args[k].value) == "array"
-            keep = lambda d, m=mask: cst.parse_expression(f"np.where({m}, {code(d)}, 0.0)")  # noqa: E731
-            if not result_is_array:  # all floats: a conditional expression
-                keep = lambda d, m=mask: cst.parse_expression(f"({code(d)} if {m} else 0.0)")  # noqa: E731
-                edges.append(Edge(children[k], keep, keep))
-                continue
-            back = (
-                (lambda g, m=keep, o=operand: _call("unbroadcast", m(g), o))
-                if array
-                else (lambda g, m=keep: _call("np.sum", m(g)))
-            )
-            edges.append(Edge(children[k], keep, back))
-        return rebuilt, Node(edges=edges)
-
-    def reduction(self, node: cst.Call, rule: Reduction, axis=None) -> tuple[cst.BaseExpression, Node | None]:
-        value, child = self.visit(node.args[0].value)
-        rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
-        if child is None:
-            return rebuilt, None
-        if not is_atom(value) and "{x}" in rule.tangent + rule.adjoint:
-            value = self.bind(value)
-            rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
-        names = {"k": axis} if axis is not None else {}
-        spread = rule.adjoint in ("{g}", "{g} / {x}.size") and not (child.leaf is not None or child.elementwise)
-        if spread and not is_atom(value):
-            value = self.bind(value)
-            rebuilt = node.with_changes(args=[node.args[0].with_changes(value=value), *node.args[1:]])
-        edge = Edge(
-            child,
-            forward=lambda t, x=value: _unparen_args(_instantiate(rule.tangent, {"t": t, "x": x, **names})),
-            reverse=lambda g, x=value: _spread(
-                g if rule.adjoint == "{g}" else _unparen_args(_instantiate(rule.adjoint, {"g": g, "x": x, **names})),
-                x if spread else None,
-            ),
-        )
-        return rebuilt, Node(edges=[edge], elementwise=False)
-
-    def apply(
-        self,
-        original: cst.BaseExpression,
-        rule: Rule | None,
-        rebuilt: cst.BaseExpression,
-        operands: list[cst.BaseExpression],
-        children: list[Node | None],
-        what: str,
-    ) -> tuple[cst.BaseExpression, Node | None]:
-        active = [k for k, child in enumerate(children) if child is not None]
-        if not active:
-            return rebuilt, None
-        if rule is None:
-            raise UnsupportedDerivative(original, what)
-        used = "".join(rule.partials[k] for k in active)
-        names = dict(zip("xy", operands, strict=False))
-        originals = _operands(original)
-        kinds = [self.kind_of(o) for o in originals]
-        shaped = {"xy"[k] for k in active if self.sums_to_shape(kinds, k, originals)}
-        for key in "xy":
-            if ("{" + key + "}" in used or key in shaped) and not is_atom(names[key]):
+    def partials(self, original, prim: Primitive, bound: Bound, form: Partials, rebuilt, values, children):
+        operands = list(prim.differentiable)
+        originals = [bound.args[p] for p in operands]
+        types = [self.type_of(o) for o in originals]
+        arrays = any(t.is_array for t in types)
+        templates = form.for_arrays(arrays)
+        active = [k for k, p in enumerate(operands) if p in children]
+        used = "".join(templates[k] for k in active)
+        names = dict(zip("xy", (values[p] for p in operands), strict=False))
+        shaped = {k for k in active if self.sums_to_shape(types, k, originals)}
+        for k, key in enumerate("xy"[: len(operands)]):
+            if ("{" + key + "}" in used or k in shaped) and not is_cheap(names[key]):
                 names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
-                rebuilt = _replace_operand(rebuilt, "xy".index(key), names[key])
+                values = {**values, operands[k]: names[key]}
+        rebuilt = _with_args(original, prim, bound, values)
         if "{z}" in used:
             rebuilt = self.bind(rebuilt)
             names["z"] = rebuilt
+        names["m"] = cst.Name("np" if arrays else "math")
         edges = []
         for k in active:
-            partial = _instantiate(rule.partials[k], names)
-            edges.append(
-                Edge(
-                    children[k],
-                    lambda t, p=partial: times(p, t),
-                    self.broadcast_back(partial, kinds, k, names, originals),
-                )
-            )  # type: ignore[arg-type]
-        return rebuilt, Node(edges=edges)
+            partial = _instantiate(templates[k], names)
+            if not types[k].is_array and arrays:  # a float operand broadcast over an array result
+                back = lambda g, p=partial: _call("np.sum", times(p, g))  # noqa: E731
+            elif k in shaped:  # arrays of possibly different shapes meet: sum back to the operand's shape
+                back = lambda g, p=partial, o=names["xy"[k]]: _call("unbroadcast", times(p, g), o)  # noqa: E731
+            else:
+                back = lambda g, p=partial: times(p, g)  # noqa: E731
+            edges.append(Edge(children[operands[k]], lambda t, p=partial: times(p, t), back))
+        uniform = not shaped and all(children[operands[k]].uniform for k in active)
+        return rebuilt, Node(edges=edges, uniform=uniform)
 
-    def broadcast_back(self, partial, kinds: list[str], k: int, names: dict, operands: list) -> Callable:
-        """The reverse contribution to operand k: partial * adjoint, summed back to the operand's
-        shape where NumPy broadcast it (a float operand of an array result, or arrays of
-        different shapes)."""
-        if kinds[k] != "array" and "array" in kinds:
-            return lambda g: _call("np.sum", times(partial, g))
-        if not self.sums_to_shape(kinds, k, operands):
-            return lambda g: times(partial, g)
-        operand = names["xy"[k]]  # an atom: `apply` bound it
-        return lambda g: _call("unbroadcast", times(partial, g), operand)
-
-    def sums_to_shape(self, kinds: list[str], k: int, operands: list) -> bool:
+    def sums_to_shape(self, types: list[Type], k: int, originals: list[cst.BaseExpression]) -> bool:
         """Must operand k's adjoint be summed back to its shape at run time? Only when arrays of
         possibly different shapes meet; arrays computed elementwise from one array share its shape."""
-        arrays = [o for o, kind in zip(operands, kinds, strict=True) if kind == "array"]
-        if kinds[k] != "array" or len(arrays) < 2:
+        arrays = [j for j, t in enumerate(types) if t.is_array]
+        if not types[k].is_array or len(arrays) < 2:
             return False
-        return len({frozenset(_array_roots(o, self.kind_of)) for o in arrays} | {frozenset()}) != 2
+        if any(types[j].ndim != types[k].ndim for j in arrays):
+            return True
+        roots = {frozenset(_array_roots(originals[j], self.type_of)) for j in arrays}
+        return len(roots | {frozenset()}) != 2
+
+    # --- selections: each operand where it is the one chosen --------------------------------------
+
+    def selection(self, original, prim: Primitive, bound: Bound, form: Selection, values, children):
+        params = [p.name for p in prim.signature.params if p.name in bound.args]
+        full = {p: self.atom(values.get(p, bound.args[p])) for p in params}
+        rebuilt = _with_args(original, prim, bound, full)
+        operands = {f"a{k}": code(full[p]) for k, p in enumerate(params)}
+        types = [self.type_of(bound.args[p]) for p in params]
+        result_is_array = self.is_array(original)
+        edges = []
+        for p, mask_template in zip(prim.differentiable, form.masks, strict=True):
+            if p not in children:
+                continue
+            mask = mask_template.format(**operands)
+            if not result_is_array:  # floats: a conditional expression passes the derivative or 0.0
+                keep = lambda d, m=mask: cst.parse_expression(f"({code(d)} if {m} else 0.0)")  # noqa: E731
+                edges.append(Edge(children[p], keep, keep))
+                continue
+            keep = lambda d, m=mask: cst.parse_expression(f"np.where({m}, {code(d)}, 0.0)")  # noqa: E731
+            k = params.index(p)
+            if not types[k].is_array:
+                back = lambda g, m=keep: _call("np.sum", m(g))  # noqa: E731
+            elif self.sums_to_shape(types, k, [bound.args[q] for q in params]):
+                back = lambda g, m=keep, o=full[p]: _call("unbroadcast", m(g), o)  # noqa: E731
+            else:
+                back = keep
+            edges.append(Edge(children[p], keep, back))
+        return rebuilt, Node(edges=edges)
+
+    # --- one operand, not elementwise: tangent and adjoint templates -------------------------------
+
+    def pullback(self, original, prim: Primitive, bound: Bound, form: Pullback, values, children):
+        (operand,) = prim.differentiable
+        child = children[operand]
+        value = values[operand]
+        reads = form.tangent + form.adjoint
+        spread = form.spread and not child.takes_float_adjoint
+        if not is_cheap(value) and ("{x}" in reads or spread):
+            value = self.bind(value)
+        rebuilt = _with_args(original, prim, bound, {**values, operand: value})
+        names = {p: v for p, v in bound.args.items() if p != operand}
+        names["x"] = value
+        if "{z}" in reads:
+            rebuilt = self.bind(rebuilt)
+            names["z"] = rebuilt
+
+        def back(g: cst.BaseExpression) -> cst.BaseExpression:
+            contribution = g if form.adjoint == "{g}" else (_instantiate(form.adjoint, {"g": g, **names}))
+            return _call("np.full_like", value, contribution) if spread else contribution
+
+        edge = Edge(child, lambda t: _instantiate(form.tangent, {"t": t, **names}), back)
+        return rebuilt, Node(edges=[edge], elementwise=False)
+
+    # --- products: linear in each operand -----------------------------------------------------------
+
+    def bilinear(self, original, prim: Primitive, bound: Bound, form: Bilinear, values, children):
+        a, b = self.atom(values["a"]), self.atom(values["b"])
+        rebuilt = _with_args(original, prim, bound, {"a": a, "b": b})
+        edges = []
+        for k, (p, other) in enumerate((("a", "b"), ("b", "a"))):
+            if p not in children:
+                continue
+            forward = lambda t, k=k, o=other: _instantiate(form.tangents[k], {"t": t, o: {"a": a, "b": b}[o]})  # noqa: E731
+            back = lambda g, k=k: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b})  # noqa: E731
+            edges.append(Edge(children[p], forward, back))
+        return rebuilt, Node(edges=edges, elementwise=False)
 
 
-def _rebuild_matmul(node, a: cst.BaseExpression, b: cst.BaseExpression) -> cst.BaseExpression:
+def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: dict) -> cst.BaseExpression:
+    """`node` with the arguments named in `values` replaced."""
     if isinstance(node, cst.BinaryOperation):
-        return node.with_changes(left=paren(a), right=paren(b))
-    return node.with_changes(args=[node.args[0].with_changes(value=a), node.args[1].with_changes(value=b)])
-
-
-def _spread(contribution: cst.BaseExpression, like: cst.BaseExpression | None) -> cst.BaseExpression:
-    """A float adjoint made into a full array shaped like `like`, for a child that is not elementwise
-    (a matrix product needs its adjoint as an array, not a broadcast float)."""
-    return contribution if like is None else _call("np.full_like", like, contribution)
-
-
-def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
-    """Template operands are parenthesized for operators; inside call arguments they need not be."""
+        first, second = ("a", "b") if prim.name == "MatrixMultiply" else ("x", "y")
+        left, right = values.get(first, node.left), values.get(second, node.right)
+        return node.with_changes(left=paren(left) if prim.name == "MatrixMultiply" else left, right=right)
+    if isinstance(node, cst.UnaryOperation):
+        return node.with_changes(expression=values.get("x", node.expression))
     if isinstance(node, cst.Call):
-        return node.with_changes(args=[a.with_changes(value=unparen(a.value)) for a in node.args])
+        params = [p.name for p in prim.signature.params]
+        args = []
+        for k, arg in enumerate(node.args):
+            name = arg.keyword.value if arg.keyword is not None else params[k]
+            value = values[name] if name in values else None
+            args.append(
+                arg.with_changes(value=value if isinstance(value, cst.Tuple) else unparen(value))
+                if value is not None
+                else arg
+            )
+        return node.with_changes(args=args)
     return node
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
-    return cst.Call(cst.parse_expression(func), [cst.Arg(a if isinstance(a, cst.Tuple) else unparen(a)) for a in args])
+    return _unparen_args(cst.Call(cst.parse_expression(func), [cst.Arg(a) for a in args]))  # type: ignore[return-value]
 
 
-def _array_roots(node: cst.BaseExpression, kind_of: KindOf) -> set[str]:
-    """The array variables an elementwise expression is computed from (its shape's origin); a
-    reduction's operand does not count (it yields a float)."""
+def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
+    """Template operands are parenthesized for operators; as call arguments and subscripts they need
+    not be (a tuple keeps its parentheses: it is one argument)."""
+    return node.visit(_Unparen())  # type: ignore[return-value]
+
+
+class _Unparen(cst.CSTTransformer):
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        value = updated.value
+        return updated if isinstance(value, cst.Tuple) else updated.with_changes(value=unparen(value))
+
+
+def _array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
+    """The array variables an elementwise expression is computed from (its shape's origin); an
+    operand that is not elementwise does not count (a reduction yields a float)."""
     if isinstance(node, cst.Name):
-        return {node.value} if kind_of(node) == "array" else set()
-    if isinstance(node, cst.Call) and dotted(node.func) in REDUCTIONS:
+        return {node.value} if type_of(node).is_array else set()
+    found = classify(node)
+    if found is None:
         return set()
-    return set().union(*(_array_roots(o, kind_of) for o in _operands(node)))
-
-
-def _operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BinaryOperation):
-        return [node.left, node.right]
-    if isinstance(node, cst.UnaryOperation):
-        return [node.expression]
-    if isinstance(node, cst.Call):
-        return [a.value for a in node.args]
-    return []
+    prim, bound = found
+    if not isinstance(prim.derivative, Partials | Selection) and not prim.constant:
+        return {"<" + code(node) + ">"} if type_of(node).is_array else set()
+    return set().union(*(_array_roots(v, type_of) for v in bound.args.values()))
 
 
 def _instantiate(text: str, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
-    return template(text, **{k: v for k, v in names.items() if "{" + k + "}" in text})
-
-
-def _replace_operand(node: cst.BaseExpression, index: int, value: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, cst.BinaryOperation):
-        return node.with_changes(left=value) if index == 0 else node.with_changes(right=value)
-    if isinstance(node, cst.UnaryOperation):
-        return node.with_changes(expression=value)
-    if isinstance(node, cst.Call):
-        args = list(node.args)
-        args[index] = args[index].with_changes(value=value)
-        return node.with_changes(args=args)
-    return node
+    return unparen(_unparen_args(template(text, **{k: v for k, v in names.items() if "{" + k + "}" in text})))

@@ -1,30 +1,43 @@
-"""Deterministic names for generated code: `x_dot`, `x_bar`, `t0`, `t1`, ...
+"""Deterministic names for generated code: `x_dot`, `x_bar`, `t0`, `tape`, ...
 
-The same input always gives the same names, so generated code is byte-stable (golden files).
+Every name generated code introduces comes from one `Namer`, which knows every name of the user's
+code (and of the functions inlined into it) and the names generated modules import, so a
+generated name never collides with one the user wrote: a user variable called `x_bar` pushes the
+adjoint of `x` to `x_bar_1`. The same input always gives the same names (golden files).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+# Names that generated modules import or call: the user's own variables never take them (normalize
+# renames a local or parameter that would) so the module's imports stay visible everywhere.
+MODULES = frozenset({"np", "math", "numba", "prange", "jitable"})
+BUILTINS = frozenset({"range", "len", "min", "max", "abs", "float", "int", "round", "True", "False", "None"})
+
+
+def reserved_names() -> frozenset[str]:
+    from .runtime import HELPERS  # the runtime helpers generated code may import
+
+    return MODULES | BUILTINS | frozenset(HELPERS)
+
 
 class Namer:
     """Hands out fresh names that collide with nothing the user wrote or we made."""
 
-    def __init__(self, variables: Iterable[str], other: Iterable[str] = ()):
-        """`variables` may get `_dot` and `_bar` shadows, so those names are taken too."""
-        self.taken = set(other)
-        for var in variables:
-            self.taken |= {var, dot(var), bar(var)}
+    def __init__(self, names: Iterable[str]):
+        self.taken = set(names) | reserved_names()
         self.counter = 0
+        self.shadows: dict[tuple[str, str], str] = {}
+        self.primal: dict[str, str] = {}  # shadow name -> the variable it shadows
 
     def fresh(self, base: str) -> str:
-        """`base` if it (and its `_dot` and `_bar` shadows) is free, else `base_1`, `base_2`, ..."""
+        """`base` if it is free, else `base_1`, `base_2`, ..."""
         candidate, k = base, 0
-        while {candidate, dot(candidate), bar(candidate)} & self.taken:
+        while candidate in self.taken:
             k += 1
             candidate = f"{base}_{k}"
-        self.taken |= {candidate, dot(candidate), bar(candidate)}
+        self.taken.add(candidate)
         return candidate
 
     def temp(self) -> str:
@@ -35,10 +48,21 @@ class Namer:
         self.taken.add(name)
         return name
 
+    def shadow(self, var: str, suffix: str) -> str:
+        """The tangent (`_dot`) or adjoint (`_bar`) of `var`: `var_dot` unless that is taken."""
+        key = (var, suffix)
+        name = self.shadows.get(key)
+        if name is None:
+            name = self.shadows[key] = self.fresh(f"{var}{suffix}")
+            self.primal[name] = var
+        return name
 
-def dot(var: str) -> str:
-    return f"{var}_dot"
+    def dot(self, var: str) -> str:
+        return self.shadow(var, "_dot")
 
+    def bar(self, var: str) -> str:
+        return self.shadow(var, "_bar")
 
-def bar(var: str) -> str:
-    return f"{var}_bar"
+    def shadowed(self, name: str) -> str | None:
+        """The variable whose tangent or adjoint `name` is, or None."""
+        return self.primal.get(name)

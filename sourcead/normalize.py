@@ -1,13 +1,21 @@
 """Pass 3, normalize: the fenced libcst function becomes the core form (`sourcead.core`).
 
-- calls are rewritten to canonical names (`sin(x)` with `from math import sin` -> `math.sin(x)`);
+- Every call is written the one way its primitive declares (`rules/`): methods become calls
+  (`x.sum(axis=1)` -> `np.sum(x, axis=1)`), optional arguments become keywords, spellings become
+  canonical names (`sin(x)` with `from math import sin` -> `math.sin(x)`), and some calls are
+  lowered into others (`max(a, b, c)` -> `max(max(a, b), c)`, `np.mean(a, axis=k)` -> a sum).
+- Expressions keep Python's evaluation order: a call to a user function is inlined where Python
+  would run it, and a value read before it (left of it) that it may change is saved first.
+- Tuples are scalarized: `p = (a, b)` gives the variables `p_0`, `p_1`; `p[0]` reads `p_0`; a
+  function returning a tuple fills them; `n, m = A.shape` reads each size.
 - `a += e` stays an explicit accumulation when `e` does not read `a`, else becomes `a = a + (e)`;
-  `*=`, `/=` and `**=` become plain assignments;
+  `*=`, `/=` and `**=` become plain assignments.
 - `range(n)` gets explicit start and step; loop bounds that the loop body reassigns are hoisted
-  into fresh variables, so the reversed loop can re-read them;
-- `if`/`elif`/`else` and `while` keep their shape; a conditional expression becomes an if
-  statement that sets a fresh variable, so only the chosen branch runs;
-- `a, b = b, a` on names is a `Permute`; other tuple assignments go through fresh variables;
+  into fresh variables, so the reversed loop can re-read them.
+- A conditional expression becomes an if statement that sets a fresh variable, so only the
+  chosen branch runs (and is differentiated); so does `a and f(x)` when `f(x)` has effects.
+- `a, b = b, a` on names is a `Permute`; other tuple assignments go through fresh variables
+  where a target is read by a later value.
 - `break`, `continue` and `return` anywhere become flags (`exits.py`), leaving one exit.
 """
 
@@ -35,11 +43,12 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import code, names_in, number, paren
+from .exprs import code, constant_node, names_in, paren, subscript_indices
 from .fence import assigned_in, fence, local_names
-from .naming import Namer
-from .parse import ParsedFunction, parse_function
-from .resolve import canonical_call, canonical_func_node, is_frozen_constant, lookup, user_function
+from .naming import Namer, reserved_names
+from .parse import ParsedFunction, parse_function, unwrap
+from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
+from .rules import ATTRIBUTES, METHOD_TABLE, Bound, bind, is_literal, primitive
 
 _AUG_TO_BINARY = {
     cst.AddAssign: cst.Add,
@@ -48,9 +57,19 @@ _AUG_TO_BINARY = {
     cst.DivideAssign: cst.Divide,
     cst.PowerAssign: cst.Power,
 }
+Flat = tuple[list[Stmt], cst.BaseExpression]  # statements to run first, and the value reading their results
 
 
 def normalize(parsed: ParsedFunction, namer: Namer) -> CoreFunction:
+    """The core form of a fenced function. User names that generated code needs for itself (a
+    local called `np`, a parameter called `reserve`) are renamed first."""
+    clashes = sorted(local_names(parsed.node) & reserved_names())
+    if clashes:
+        mapping = {name: namer.fresh(name) for name in clashes}
+        renamed = parsed.node.visit(_Rename({k: cst.Name(v) for k, v in mapping.items()}, params=True))
+        core = Normalizer(replace(parsed, node=renamed), namer).function()  # type: ignore[arg-type]
+        by_new = {v: k for k, v in mapping.items()}
+        return replace(core, arg_names=tuple(by_new.get(p, p) for p in core.params))
     return Normalizer(parsed, namer).function()
 
 
@@ -64,11 +83,11 @@ class Normalizer:
         self.constants: dict[str, object] = {}
         self.custom: set[str] = set()  # custom rules called (keys)
         self.locals = local_names(parsed.node)
+        self.tuples: dict[str, tuple[str, ...]] = {}  # a tuple variable -> its element variables
 
     def function(self) -> CoreFunction:
         statements = list(self.parsed.node.body.body)  # type: ignore[union-attr]
-        body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed.node)
-        params = set(self.params)
+        body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed)
         mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
         return CoreFunction(
             name=self.parsed.name,
@@ -76,9 +95,18 @@ class Normalizer:
             body=body,
             ret=ret,
             constants=tuple(sorted(self.constants.items())),
-            mutated=tuple(m for m in mutated if m in params),
+            mutated=tuple(mutated),
             custom=tuple(sorted(self.custom)),
         )
+
+    def fail(self, message: str, node: cst.CSTNode | None = None, hint: str = "") -> Exception:
+        return self.parsed.error(message, self.where(node) if node is not None else self.current, hint)
+
+    def where(self, node: cst.CSTNode) -> cst.CSTNode:
+        """`node` if it has a file position (rewritten nodes do not), else the statement at hand."""
+        return node if self.parsed.locate(node) else self.current
+
+    # --- statements ---------------------------------------------------------------------------
 
     def block(self, statements) -> list[Stmt]:
         out: list[Stmt] = []
@@ -87,211 +115,190 @@ class Normalizer:
             if isinstance(stmt, cst.For):
                 out += self.loop(stmt)
             elif isinstance(stmt, cst.While):
-                out.append(While(self.expr(stmt.test), tuple(self.block(stmt.body.body)), stmt))
+                out += self.while_loop(stmt)
             elif isinstance(stmt, cst.If):
                 out += self.branch(stmt)
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
+                    self.current = small
                     out += self.small(small)
         return out
 
     def branch(self, stmt: cst.If) -> list[Stmt]:
         self.current = stmt
+        pre, test = self.value(stmt.test)
+        body = self.block(stmt.body.body)  # type: ignore[attr-defined]
+        self.current = stmt
         orelse: list[Stmt] = []
         if isinstance(stmt.orelse, cst.If):  # elif: its test runs only when this one is false
             orelse = self.branch(stmt.orelse)
         elif isinstance(stmt.orelse, cst.Else):
-            orelse = self.block(stmt.orelse.body.body)
-        pre, test = self.choices(self.expr(stmt.test))
-        return pre + [If(test, tuple(self.block(stmt.body.body)), tuple(orelse), stmt)]
+            orelse = self.block(stmt.orelse.body.body)  # type: ignore[attr-defined]
+        return pre + [If(test, tuple(body), tuple(orelse), stmt)]
 
-    def where(self, node: cst.CSTNode) -> cst.CSTNode:
-        """`node` if it has a file position (rewritten nodes do not), else the statement at hand."""
-        return node if self.parsed.locate(node) else self.current
+    def while_loop(self, stmt: cst.While) -> list[Stmt]:
+        """`while test:`; a test that needs statements first (a call, a conditional expression) is
+        computed into a flag before the loop and again at the end of every iteration."""
+        pre, test = self.value(stmt.test)
+        body = self.block(stmt.body.body)  # type: ignore[attr-defined]
+        if not pre:
+            return [While(test, tuple(body), stmt)]
+        if any(isinstance(s, Continue) for s in _same_loop(body)):
+            raise self.fail(
+                "`continue` in a while loop whose condition calls a function",
+                stmt,
+                "Compute the condition into a variable at the end of the body instead.",
+            )
+        flag = cst.Name(self.namer.fresh("going"))
+        again = pre + [Assign(flag, test, None, stmt)]
+        return again + [While(flag, tuple(body + _copies(again)), stmt)]
 
     def small(self, small: cst.BaseSmallStatement) -> list[Stmt]:
-        self.current = small
         if isinstance(small, cst.Assign):
             target = small.targets[0].target
             if isinstance(target, cst.Tuple):
-                return self.unpack(target, small.value, small)  # type: ignore[arg-type]
-            return self.assign(self.expr(target), self.expr(small.value), None, small)
+                pre, value = self.value(small.value)
+                return pre + self.unpack([e.value for e in target.elements], value, small)
+            pre_target, place = self.target(target)
+            if isinstance(small.value, cst.IfExp):  # a = b if c else d: each branch assigns a itself
+                return pre_target + self.conditional(place, _one_line(small.value))  # type: ignore[arg-type]
+            pre, value = self.value(small.value)
+            return pre + pre_target + self.assign(place, value, small)
         if isinstance(small, cst.AugAssign):
             return self.augmented(small)
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):  # a call for its writes
-            call = self.expr(small.value)
-            pre: list[Stmt] = []
-            args = []
-            for arg in call.args:  # type: ignore[attr-defined]
-                before, value = self.choices(arg.value)
-                pre += before
-                args.append(arg.with_changes(value=value))
-            func = user_function(small.value.func, self.parsed.globals)
-            body, _ = self.inline(func, call.with_changes(args=args), small.value)  # type: ignore[attr-defined]
-            return pre + body
+            pre, _ = self.value(small.value, result_used=False)
+            return pre
         if isinstance(small, cst.Break):
             return [Break(small)]
         if isinstance(small, cst.Continue):
             return [Continue(small)]
         if isinstance(small, cst.Return):
-            value = small.value
-            is_tuple = isinstance(value, cst.Tuple)
-            items = [e.value for e in value.elements] if is_tuple else [value]  # type: ignore[union-attr]
-            pre: list[Stmt] = []
-            values = []
-            for item in items:
-                before, item = self.choices(self.expr(item))
-                pre += before
-                values.append(item)
-            return pre + [Exit(tuple(values), is_tuple, small)]
+            pre, value = self.value(small.value)  # type: ignore[arg-type]
+            if isinstance(value, cst.Tuple):
+                items = [e.value for e in value.elements]
+                for item in items:
+                    if isinstance(item, cst.Tuple):
+                        raise self.fail("a returned tuple cannot hold a tuple", small, "Return a flat tuple.")
+                return pre + [Exit(tuple(items), True, small)]
+            return pre + [Exit((value,), False, small)]
         return []  # pass, docstrings
 
-    def assign(self, target, value, accumulate: str | None, origin) -> list[Stmt]:
-        """`target = value`, with conditional expressions in `value` turned into if statements."""
-        if isinstance(value, cst.IfExp) and accumulate is None:
-            pre, test = self.choices(value.test)
-            then = self.assign(target, value.body, None, origin)
-            orelse = self.assign(target, value.orelse, None, origin)
-            return pre + [If(test, tuple(then), tuple(orelse), origin)]
-        pre, value = self.choices(value)
-        return pre + [Assign(target, value, accumulate, origin)]
+    def target(self, node: cst.BaseExpression) -> Flat:
+        """An assignment target: a name, or an element or slice of a named array (indices normalized)."""
+        if isinstance(node, cst.Name):
+            return [], node
+        pre, place = self.value(node)
+        if not (isinstance(place, cst.Subscript) and isinstance(place.value, cst.Name)):
+            raise self.fail("you can assign to a name or to an element of an array", node)
+        return pre, place
 
-    def choices(self, value: cst.BaseExpression) -> tuple[list[Stmt], cst.BaseExpression]:
-        """Statements that must run before `value`, and `value` reading their results:
-        a conditional expression becomes an if statement setting a fresh variable (so only the
-        chosen branch runs, and is differentiated); a call to a user function is inlined."""
-        pre: list[Stmt] = []
-        owner = self
-
-        class Hoist(cst.CSTTransformer):
-            def visit_IfExp(self, node: cst.IfExp) -> bool:
-                return False  # its branches are normalized inside the if statement it becomes
-
-            def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
-                name = owner.namer.fresh("choice")
-                pre.extend(owner.assign(cst.Name(name), original, None, original))
-                return cst.Name(name)
-
-            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-                func = user_function(original.func, owner.parsed.globals)
-                if func is None:
-                    return updated
-                body, ret = owner.inline(func, updated, original)
-                pre.extend(body)
-                if not ret.values:
-                    raise owner.parsed.error(f"{func.__name__} returns nothing", owner.where(original))
-                if ret.is_tuple:
-                    raise owner.parsed.error(
-                        f"{func.__name__} returns a tuple; unpack it: `a, b = {func.__name__}(...)`",
-                        owner.where(original),
-                    )
-                return ret.values[0]
-
-        if isinstance(value, cst.IfExp):
-            name = self.namer.fresh("choice")
-            return self.assign(cst.Name(name), value, None, value), cst.Name(name)
-        value = value.visit(Hoist())  # type: ignore[assignment]
-        return pre, value
-
-    def inline(self, func, call: cst.Call, origin: cst.CSTNode) -> tuple[list[Stmt], Return]:
-        """The body of a user function, its names made fresh, its parameters bound to the arguments.
-
-        We inline rather than emit the callee beside the caller: activity and the tape then see
-        through the call, and numba compiles one function with no tape passed between functions.
-        """
-        if func in self.callers or func is _unwrap_parsed(self.parsed):
-            raise self.parsed.error(
-                f"recursive call to {func.__name__}",
-                self.where(origin),
-                "sourcead inlines calls; write the recursion as a loop.",
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression, origin) -> list[Stmt]:
+        """`target = value`, with tuples scalarized and conditional expressions already hoisted."""
+        if isinstance(target, cst.Name) and isinstance(value, cst.Tuple):
+            names = self.tuple_variable(target.value, len(value.elements), origin)
+            return self.unpack([cst.Name(n) for n in names], value, origin)
+        if isinstance(target, cst.Name) and target.value in self.tuples:
+            raise self.fail(
+                f"`{target.value}` holds a tuple elsewhere; here it is given a single value",
+                origin,
+                "Use another name for the single value.",
             )
-        callee = parse_function(func)
-        fence(callee, callee=True)
-        params = [p.name.value for p in callee.node.params.params]
-        if len(call.args) != len(params):
-            raise self.parsed.error(
-                f"{func.__name__} takes {len(params)} arguments, got {len(call.args)}", self.where(origin)
-            )
-        reassigned = assigned_in(callee.node.body)
-        mapping: dict[str, str] = {}
-        pre: list[Stmt] = []
-        for param, arg in zip(params, call.args, strict=True):
-            if isinstance(arg.value, cst.Name) and param not in reassigned:
-                mapping[param] = arg.value.value  # the caller's variable itself (arrays by reference)
-            else:
-                mapping[param] = self.namer.fresh(f"{func.__name__}_{param}")
-                pre.append(Assign(cst.Name(mapping[param]), arg.value, None, origin))
-        for local in sorted(local_names(callee.node) - set(params)):
-            mapping[local] = self.namer.fresh(f"{func.__name__}_{local}")
-        renamed = callee.node.visit(_Rename(mapping))
-        inner = Normalizer(replace(callee, node=renamed), self.namer, (*self.callers, _unwrap_parsed(self.parsed)))
-        core = inner.function()
-        for name, value in core.constants:
-            if self.constants.get(name, value) != value:
-                raise self.parsed.error(
-                    f"global `{name}` has different values in the caller and in {func.__name__}", origin
-                )
-            self.constants[name] = value
-        self.custom.update(core.custom)
-        return pre + list(core.body), core.ret
+        return [Assign(target, value, None, origin)]
 
-    def unpack(self, targets: cst.Tuple, value: cst.BaseExpression, origin) -> list[Stmt]:
-        """`a, b = b, a` is a permutation of names; anything else goes through fresh temporaries."""
-        lhs = [self.expr(e.value) for e in targets.elements]
-        if isinstance(value, cst.Call):  # a, b = f(...): a user function returning a tuple
-            func = user_function(value.func, self.parsed.globals)
-            body, ret = self.inline(func, self.expr(value), value)
-            if not ret.is_tuple or len(ret.values) != len(lhs):
-                raise self.parsed.error(f"{func.__name__} does not return {len(lhs)} values", self.where(value))
-            out = list(body)
-            for target, item in zip(lhs, ret.values, strict=True):
-                out.append(Assign(target, item, None, origin))
-            return out
-        rhs = [self.expr(e.value) for e in value.elements]
-        names = [n.value for n in lhs if isinstance(n, cst.Name)]
-        sources = [n.value for n in rhs if isinstance(n, cst.Name)]
-        if len(names) == len(lhs) == len(sources) == len(set(names)) and set(names) == set(sources):
-            return [Permute(tuple(names), tuple(sources), origin)]
-        out: list[Stmt] = []
-        read = set().union(*(names_in(v) for v in rhs))
-        targets_written = {(t.value.value if isinstance(t, cst.Subscript) else t.value) for t in lhs}  # type: ignore[union-attr]
-        if not read & targets_written:
-            for target, item in zip(lhs, rhs, strict=True):
-                out += self.assign(target, item, None, origin)
-            return out
-        temps = []
-        for item in rhs:
-            temp = cst.Name(self.namer.fresh("new"))
-            out += self.assign(temp, item, None, origin)
-            temps.append(temp)
-        for target, temp in zip(lhs, temps, strict=True):
-            out.append(Assign(target, temp, None, origin))
+    def tuple_variable(self, name: str, length: int, origin) -> tuple[str, ...]:
+        """The element variables of tuple variable `name`, made on its first assignment."""
+        names = self.tuples.get(name)
+        if names is None:
+            names = self.tuples[name] = tuple(self.namer.fresh(f"{name}_{k}") for k in range(length))
+        if len(names) != length:
+            raise self.fail(
+                f"`{name}` holds a tuple of {len(names)} elsewhere and of {length} here",
+                origin,
+                "Use another name for a tuple of another length.",
+            )
+        return names
+
+    def unpack(self, targets: list[cst.BaseExpression], value: cst.BaseExpression, origin) -> list[Stmt]:
+        """`a, b = value`: a tuple of values, a shape (`n, m = A.shape`), or a tuple a function returned."""
+        if _is_shape(value):
+            items = [cst.parse_expression(f"{code(value)}[{k}]") for k in range(len(targets))]
+            value = cst.Tuple([cst.Element(i) for i in items])
+        if not isinstance(value, cst.Tuple):
+            raise self.fail(
+                f"this unpacks {len(targets)} names from a value that is not a tuple",
+                origin,
+                "Unpack a tuple, a shape (`n, m = A.shape`) or the tuple a function returns.",
+            )
+        values = [e.value for e in value.elements]
+        if len(values) != len(targets):
+            raise self.fail(f"{len(targets)} names on the left but {len(values)} values on the right", origin)
+        pre: list[Stmt] = []
+        places: list[cst.BaseExpression] = []
+        for target in targets:
+            before, place = self.target(target)
+            pre += before
+            places.append(place)
+        return pre + self.parallel(places, values, origin)
+
+    def parallel(self, targets: list[cst.BaseExpression], values: list[cst.BaseExpression], origin) -> list[Stmt]:
+        """Assign `values` to `targets` as one tuple assignment does: every value is read before any
+        target is written, then the targets are written left to right. A permutation of names is a
+        `Permute` (its inverse is known, so reverse mode records nothing for it)."""
+        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        sources = [v.value for v in values if isinstance(v, cst.Name)]
+        if len(names) == len(targets) == len(sources) == len(set(names)) and set(names) == set(sources):
+            pairs = [(t, s) for t, s in zip(names, sources, strict=True) if t != s]
+            if not pairs:
+                return []
+            return [Permute(tuple(t for t, _ in pairs), tuple(s for _, s in pairs), origin)]
+        saved: list[Stmt] = []
+        final: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        for k, (target, value) in enumerate(zip(targets, values, strict=True)):
+            if names_in(value) & {_var(t) for t in targets[:k]}:  # an earlier target would change it
+                temp = cst.Name(self.namer.fresh("new"))
+                saved += self.assign(temp, value, origin)
+                value = self.name(temp) if temp.value in self.tuples else temp
+            final.append((target, value))
+        out = saved
+        for target, value in final:
+            out += self.assign(target, value, origin)
         return out
 
     def augmented(self, small: cst.AugAssign) -> list[Stmt]:
-        target = self.expr(small.target)
-        value = self.expr(small.value)
-        var = target.value.value if isinstance(target, cst.Subscript) else target.value  # type: ignore[union-attr]
+        pre_target, target = self.target(small.target)
+        pre, value = self.value(small.value)
+        var = _var(target)
+        if var in self.tuples:
+            raise self.fail(f"`{var}` holds a tuple; augmented assignment needs a number or an array", small)
+        if assigned_names(tuple(pre)) & names_in(target):
+            # a function called on the right writes the array being updated: Python read the old
+            # element first, so save it before the call
+            old = cst.Name(self.namer.fresh("before"))
+            operator = _AUG_TO_BINARY[type(small.operator)]()
+            saved = Assign(old, target, None, small)
+            return (
+                pre_target
+                + [saved]
+                + pre
+                + [Assign(target, cst.BinaryOperation(old, operator, paren(value)), None, small)]
+            )
         if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and var not in names_in(value):
             sign = "+" if isinstance(small.operator, cst.AddAssign) else "-"
-            return self.assign(target, value, sign, small)
+            return pre_target + pre + [Assign(target, value, sign, small)]
         operator = _AUG_TO_BINARY[type(small.operator)]()
-        return self.assign(target, cst.BinaryOperation(target, operator, paren(value)), None, small)
+        return pre_target + pre + [Assign(target, cst.BinaryOperation(target, operator, paren(value)), None, small)]
 
     def loop(self, stmt: cst.For) -> list[Stmt]:
         call = stmt.iter
         key = canonical_call(call.func, self.parsed.globals)  # type: ignore[attr-defined]
-        pre: list[Stmt] = []
-        args = []
-        for a in call.args:  # type: ignore[attr-defined]
-            before, bound = self.choices(self.expr(a.value))
-            pre += before
-            args.append(bound)
+        pre, args = self.sequence([a.value for a in call.args])  # type: ignore[attr-defined]
         if len(args) == 1:
             args = [cst.Integer("0"), args[0]]
         if len(args) == 2:
             args.append(cst.Integer("1"))
         body = self.block(list(stmt.body.body))  # type: ignore[attr-defined]
+        self.current = stmt
         hoisted: list[Stmt] = []
         written_inside = assigned_names(tuple(body))
         for k, (role, bound) in enumerate(zip(("start", "stop", "step"), args, strict=True)):
@@ -302,8 +309,271 @@ class Normalizer:
         var = stmt.target.value  # type: ignore[union-attr]
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
-    def expr(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        return _one_line(node).visit(_Canonicalize(self))  # type: ignore[return-value]
+    # --- expressions, in Python's evaluation order ----------------------------------------------
+
+    def value(self, node: cst.BaseExpression, result_used: bool = True) -> Flat:
+        """The statements that must run before `node` (inlined calls, hoisted conditional
+        expressions) and `node` in core form, reading their results."""
+        return self.flat(_one_line(node), result_used)
+
+    def sequence(self, nodes: list[cst.BaseExpression]) -> tuple[list[Stmt], list[cst.BaseExpression]]:
+        """Several values evaluated left to right: a value that a later one's statements may
+        change (an array a later call writes) is saved before those statements run."""
+        flats = [self.flat(n) for n in nodes]
+        pre: list[Stmt] = []
+        values: list[cst.BaseExpression] = []
+        for k, (before, value) in enumerate(flats):
+            pre += before
+            later = assigned_names(tuple(s for b, _ in flats[k + 1 :] for s in b))
+            if names_in(value) & later:
+                saved = cst.Name(self.namer.fresh("before"))
+                pre.append(Assign(saved, cst.Call(cst.Name("snapshot"), [cst.Arg(value)]), None, self.current))
+                value = saved
+            values.append(value)
+        return pre, values
+
+    def flat(self, node: cst.BaseExpression, result_used: bool = True) -> Flat:
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return [], node
+        if isinstance(node, cst.Name):
+            return [], self.name(node)
+        if isinstance(node, cst.IfExp):
+            name = cst.Name(self.namer.fresh("choice"))
+            return self.conditional(name, node), name
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node)
+        if isinstance(node, cst.Call):
+            return self.call(node, result_used)
+        if isinstance(node, cst.Tuple):
+            pre, values = self.sequence([e.value for e in node.elements])
+            return pre, cst.Tuple([cst.Element(v) for v in values])
+        if isinstance(node, cst.BinaryOperation):
+            pre, (left, right) = self.sequence([node.left, node.right])
+            return pre, node.with_changes(left=left, right=right)
+        if isinstance(node, cst.UnaryOperation):
+            pre, operand = self.flat(node.expression)
+            return pre, node.with_changes(expression=operand)
+        if isinstance(node, cst.Comparison):
+            pre, values = self.sequence([node.left, *(c.comparator for c in node.comparisons)])
+            comparisons = [c.with_changes(comparator=v) for c, v in zip(node.comparisons, values[1:], strict=True)]
+            return pre, node.with_changes(left=values[0], comparisons=comparisons)
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node)
+        raise self.fail(f"unsupported expression: {type(node).__name__}", node)
+
+    def conditional(self, target: cst.BaseExpression, node: cst.IfExp) -> list[Stmt]:
+        """`target = a if c else b` as an if statement: only the chosen branch runs."""
+        pre, test = self.flat(node.test)
+        then_pre, then = self.flat(node.body)
+        else_pre, orelse = self.flat(node.orelse)
+        then_stmts = then_pre + self.assign(target, then, node)
+        else_stmts = else_pre + self.assign(target, orelse, node)
+        return pre + [If(test, tuple(then_stmts), tuple(else_stmts), node)]
+
+    def boolean(self, node: cst.BooleanOperation) -> Flat:
+        """`a and b` / `a or b`; when `b` needs statements first, they run only when Python would
+        evaluate `b` (an if statement setting a flag)."""
+        pre, left = self.flat(node.left)
+        right_pre, right = self.flat(node.right)
+        if not right_pre:
+            return pre, node.with_changes(left=left, right=right)
+        flag = cst.Name(self.namer.fresh("both" if isinstance(node.operator, cst.And) else "either"))
+        test = flag if isinstance(node.operator, cst.And) else cst.UnaryOperation(cst.Not(), flag)
+        run_right = If(test, tuple(right_pre + [Assign(flag, right, None, node)]), (), node)
+        return pre + [Assign(flag, left, None, node), run_right], flag
+
+    def name(self, node: cst.Name) -> cst.BaseExpression:
+        elements = self.tuples.get(node.value)
+        if elements is not None:
+            return cst.Tuple([cst.Element(cst.Name(n)) for n in elements])
+        if node.value in self.locals or node.value in ("True", "False"):
+            return node
+        value = lookup(node, self.parsed.globals)
+        if is_frozen_constant(value):
+            self.constants[node.value] = value
+        return node
+
+    def attribute(self, node: cst.Attribute) -> Flat:
+        value = lookup(node, self.parsed.globals) if not _rooted_at(node, self.locals) else None
+        if is_frozen_constant(value):
+            return [], constant_node(value)  # math.pi, np.inf, cfg.N: frozen, as numba freezes them
+        pre, owner = self.flat(node.value)
+        kind = ATTRIBUTES[node.attr.value]
+        if kind == "np.transpose":  # x.T is np.transpose(x): one primitive for both spellings
+            return pre, cst.Call(canonical_func_node(kind), [cst.Arg(owner)])
+        return pre, node.with_changes(value=owner)
+
+    def subscript(self, node: cst.Subscript) -> Flat:
+        pre, base = self.flat(node.value)
+        parts: list[cst.BaseExpression] = []
+        for element in node.slice:
+            if isinstance(element.slice, cst.Slice):
+                parts += [p for p in (element.slice.lower, element.slice.upper, element.slice.step) if p is not None]
+            else:
+                parts.append(element.slice.value)
+        before, values = self.sequence(parts)
+        pre += before
+        it = iter(values)
+        elements = []
+        for element in node.slice:
+            if isinstance(element.slice, cst.Slice):
+                s = element.slice
+                s = s.with_changes(
+                    lower=next(it) if s.lower is not None else None,
+                    upper=next(it) if s.upper is not None else None,
+                    step=next(it) if s.step is not None else None,
+                )
+                elements.append(element.with_changes(slice=s))
+            else:
+                elements.append(element.with_changes(slice=element.slice.with_changes(value=next(it))))
+        if isinstance(base, cst.Tuple):  # p[0] of a tuple: that element
+            return pre, self.tuple_element(base, elements, node)
+        if isinstance(base, cst.Subscript) and not _has_slices(base) and isinstance(base.value, cst.Name):
+            # A[i][j] is A[i, j] (a row indexed again), so a row passed to a function stays an element of A
+            merged = [*base.slice[:-1], base.slice[-1].with_changes(comma=_COMMA), *elements]
+            return pre, base.with_changes(slice=merged)
+        if not isinstance(base, cst.Name) and not _is_shape(base):
+            raise self.fail(
+                "only a named array can be indexed here",
+                node,
+                "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
+            )
+        return pre, node.with_changes(value=base, slice=elements)
+
+    def tuple_element(self, base: cst.Tuple, elements, node) -> cst.BaseExpression:
+        if len(elements) != 1 or isinstance(elements[0].slice, cst.Slice):
+            raise self.fail("a tuple is indexed with one integer", node, "Write p[0], p[1], ...")
+        index = elements[0].slice.value
+        from .rules import literal
+
+        k = literal(index)
+        if not isinstance(k, int) or isinstance(k, bool) or not -len(base.elements) <= k < len(base.elements):
+            raise self.fail(
+                f"a tuple of {len(base.elements)} is indexed with a constant here",
+                node,
+                f"Index it with 0 to {len(base.elements) - 1}; unpack it with `a, b = p`.",
+            )
+        return base.elements[k].value
+
+    def call(self, node: cst.Call, result_used: bool = True) -> Flat:
+        func = user_function(node.func, self.parsed.globals)
+        if func is not None:
+            body, ret = self.inline(func, node)
+            if not ret.values:
+                if result_used:
+                    raise self.fail(f"{func.__name__} returns nothing; its result is used here", node)
+                return body, cst.Name("None")
+            if ret.is_tuple:
+                return body, cst.Tuple([cst.Element(v) for v in ret.values])
+            return body, ret.values[0]
+        key = canonical_call(node.func, self.parsed.globals)
+        if key is None:  # a method: x.sum(axis=1) is np.sum(x, axis=1)
+            method = METHOD_TABLE[node.func.attr.value]  # type: ignore[attr-defined]
+            receiver = node.func.value  # type: ignore[attr-defined]
+            args = [cst.Arg(receiver), *node.args]
+            bound = bind(method.signature, args, method.name, node, lambda e: True)
+            key = method.primitive
+            if bound.collected:  # x.reshape(2, 3) -> np.reshape(x, (2, 3))
+                shape = cst.Tuple([cst.Element(e) for e in bound.collected])
+                bound = Bound({**bound.args, "newshape": shape})
+        else:
+            prim = primitive(key)
+            bound = bind(prim.signature, list(node.args), key, node, lambda e: True)  # type: ignore[union-attr]
+        if key.startswith("custom."):
+            self.custom.add(key)
+        return self.primitive_call(key, bound, node)
+
+    def primitive_call(self, key: str, bound: Bound, node: cst.Call) -> Flat:
+        """The canonical call: required arguments by position, optional ones by keyword, in the
+        order of the signature, each in Python's evaluation order."""
+        prim = primitive(key)
+        assert prim is not None
+        if prim.variadic:
+            pre, operands = self.sequence(list(bound.operands))
+            folded = operands[0]
+            for operand in operands[1:]:  # max(a, b, c) is max(max(a, b), c): the first maximum wins
+                folded = cst.Call(canonical_func_node(key), [cst.Arg(folded), cst.Arg(operand)])
+            return pre, folded
+        params = [p for p in prim.signature.params if p.name in bound.args]
+        pre, values = self.sequence([bound.args[p.name] for p in params])
+        if key == "len" and isinstance(values[0], cst.Tuple):
+            return pre, cst.Integer(str(len(values[0].elements)))
+        args = []
+        for p, value in zip(params, values, strict=True):
+            if p.name == "dtype":
+                value = self.dtype(value, node)
+            if p.required:
+                args.append(cst.Arg(value))
+            else:
+                args.append(cst.Arg(value, keyword=cst.Name(p.name), equal=_EQUAL))
+        call = cst.Call(canonical_func_node(key), args)
+        if prim.lower is not None:
+            lowered = prim.lower(Bound({p.name: v for p, v in zip(params, values, strict=True)}))
+            if lowered is not None:
+                return pre, lowered
+        return pre, call
+
+    def dtype(self, value: cst.BaseExpression, node) -> cst.BaseExpression:
+        canonical = dtype_name(value, self.parsed.globals)
+        if canonical is None and not is_literal(value):
+            raise self.fail("dtype= must be np.float64, np.int64 or np.bool_ here", node)
+        return cst.parse_expression(canonical) if canonical else value
+
+    # --- calls to user functions ---------------------------------------------------------------
+
+    def inline(self, func, call: cst.Call) -> tuple[list[Stmt], Return]:
+        """The body of a user function, its names made fresh, its parameters bound to the arguments.
+
+        We inline rather than emit the callee beside the caller: activity and the tape then see
+        through the call, and numba compiles one function with no tape passed between functions.
+        The arguments are evaluated first, left to right, as Python does.
+        """
+        if func in self.callers or func is _function_of(self.parsed):
+            raise self.fail(
+                f"recursive call to {func.__name__}", call, "sourcead inlines calls; write the recursion as a loop."
+            )
+        callee = parse_function(func)
+        fence(callee, callee=True)
+        params = list(callee.node.params.params)
+        names = [p.name.value for p in params]
+        try:
+            bound = bind(_signature_of(callee.node), list(call.args), func.__name__, call, lambda e: True)
+        except Exception as exc:  # BindError: say it at the call
+            raise self.fail(str(exc), call, f"{func.__name__} takes ({', '.join(names)}).") from None
+        given = [p for p in params if p.name.value in bound.args]
+        pre, values = self.sequence([bound.args[p.name.value] for p in given])
+        supplied = dict(zip((p.name.value for p in given), values, strict=True))
+        reassigned = assigned_in(callee.node.body)
+        written_inside = _names_written_in(callee.node.body)
+        mapping: dict[str, cst.BaseExpression] = {}
+        for param in params:
+            name = param.name.value
+            arg = supplied.get(name, param.default)
+            if arg is None:  # fenced: a parameter without default that the call did not pass
+                raise self.fail(f"{func.__name__} needs its argument `{name}`", call)
+            if name not in reassigned and _is_place(arg, written_inside):
+                mapping[name] = arg  # the caller's variable, element or tuple itself (arrays by reference)
+            else:
+                fresh = self.namer.fresh(f"{func.__name__}_{name}")
+                pre += self.assign(cst.Name(fresh), arg, call)
+                mapping[name] = self.name(cst.Name(fresh))  # a tuple parameter: the tuple of its elements
+        for local in sorted(local_names(callee.node) - set(names)):
+            mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
+        renamed = callee.node.visit(_Rename(mapping))
+        inner = Normalizer(replace(callee, node=renamed), self.namer, (*self.callers, _function_of(self.parsed)))
+        core = inner.function()
+        for name, value in core.constants:
+            if self.constants.get(name, value) != value:
+                raise self.fail(f"global `{name}` has different values in the caller and in {func.__name__}", call)
+            self.constants[name] = value
+        self.custom.update(core.custom)
+        return pre + list(core.body), core.ret
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
 def _one_line(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -318,14 +588,18 @@ def _one_line(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class _Rename(cst.CSTTransformer):
-    """Rename variables (not attribute names or keywords)."""
+    """Replace variables by expressions (not attribute names or keywords; parameters only if asked)."""
 
-    def __init__(self, mapping: dict[str, str]):
+    def __init__(self, mapping: dict[str, cst.BaseExpression], params: bool = False):
         self.mapping = mapping
+        self.params = params
 
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+    def visit_Param(self, node: cst.Param) -> bool:
+        return self.params
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         new = self.mapping.get(original.value)
-        return updated.with_changes(value=new) if new else updated
+        return new if new is not None else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         return updated.with_changes(attr=original.attr)
@@ -334,10 +608,31 @@ class _Rename(cst.CSTTransformer):
         return updated.with_changes(keyword=original.keyword)
 
 
-def _unwrap_parsed(parsed: ParsedFunction):
-    """The function object of a parsed function, found by name in its globals (for recursion checks)."""
-    from .parse import unwrap
+def _signature_of(node: cst.FunctionDef):
+    from .rules import Signature
 
+    parts = [p.name.value if p.default is None else f"{p.name.value}=" for p in node.params.params]
+    return Signature.parse(", ".join(parts))
+
+
+def _is_place(arg: cst.BaseExpression, written_inside: set[str]) -> bool:
+    """Can a parameter stand for this argument expression itself? A variable, a tuple of them, or
+    an element or row of a named array whose indices the callee cannot change."""
+    if isinstance(arg, cst.Name):
+        return arg.value not in ("True", "False")
+    if isinstance(arg, cst.Tuple):
+        return all(isinstance(e.value, cst.Name) for e in arg.elements)
+    if isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and not _has_slices(arg):
+        return not set().union(*(names_in(i) for i in subscript_indices(arg))) & written_inside
+    return False
+
+
+def _names_written_in(body: cst.CSTNode) -> set[str]:
+    return assigned_in(body)
+
+
+def _function_of(parsed: ParsedFunction):
+    """The function object of a parsed function, found by name in its globals (for recursion checks)."""
     obj = parsed.globals.get(parsed.name)
     return unwrap(obj) if obj is not None else None
 
@@ -357,66 +652,42 @@ def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
     return names
 
 
-_REDUCING_METHODS = ("sum", "mean", "max", "min", "prod")
+def _var(target: cst.BaseExpression) -> str:
+    node = target.value if isinstance(target, cst.Subscript) else target
+    return node.value  # type: ignore[union-attr]
 
 
-def _axis_reduction(key: str, x: cst.BaseExpression, axis: cst.Arg) -> cst.BaseExpression:
-    """np.sum(x, axis=k); np.mean over an axis is np.sum(x, axis=k) / x.shape[k] (numba has no
-    np.mean with an axis)."""
-    total = cst.Call(canonical_func_node("np.sum"), [cst.Arg(x), axis])
-    if key == "np.sum":
-        return total
-    count = cst.parse_expression(f"{code(paren(x))}.shape[{code(axis.value)}]")
-    return cst.BinaryOperation(total, cst.Divide(), count)
+def _has_slices(node: cst.Subscript) -> bool:
+    return any(isinstance(e.slice, cst.Slice) for e in node.slice)
 
 
-def _axis_arg(value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(
-        value, keyword=cst.Name("axis"), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-    )
+def _is_shape(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "shape"
 
 
-class _Canonicalize(cst.CSTTransformer):
-    """Rewrite calls to canonical names, inline module constants such as `math.pi`, and note
-    the frozen globals an expression reads."""
+def _rooted_at(node: cst.Attribute, names: set[str]) -> bool:
+    root: cst.BaseExpression = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value in names
 
-    def __init__(self, owner: Normalizer):
-        self.owner = owner
 
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        func = updated.func
-        is_method = canonical_call(original.func, self.owner.parsed.globals) is None
-        if isinstance(func, cst.Attribute) and func.attr.value in _REDUCING_METHODS and is_method:
-            # x.sum() is np.sum(x), x.sum(axis=1) is np.sum(x, axis=1): one rule for both spellings
-            if updated.args:
-                return _axis_reduction(f"np.{func.attr.value}", func.value, _axis_arg(updated.args[0].value))
-            return cst.Call(canonical_func_node(f"np.{func.attr.value}"), [cst.Arg(func.value)])
-        if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and is_method:
-            # x.reshape(a, b) is np.reshape(x, (a, b))
-            dims = [a.value for a in updated.args]
-            shape = dims[0] if len(dims) == 1 else cst.Tuple([cst.Element(d) for d in dims])
-            return cst.Call(canonical_func_node("np.reshape"), [cst.Arg(func.value), cst.Arg(shape)])
-        key = canonical_call(original.func, self.owner.parsed.globals)
-        if key in ("np.sum", "np.mean") and len(updated.args) == 2:
-            return _axis_reduction(key, updated.args[0].value, _axis_arg(updated.args[1].value))
-        if key is None:  # a method such as x.copy()
-            return updated
-        if key.startswith("custom."):
-            self.owner.custom.add(key)
-        return updated.with_changes(func=canonical_func_node(key))
+def _copies(statements: list[Stmt]) -> list[Stmt]:
+    """The same statements as new objects (passes key their tables by statement)."""
+    out: list[Stmt] = []
+    for s in statements:
+        if isinstance(s, If):
+            out.append(replace(s, body=tuple(_copies(list(s.body))), orelse=tuple(_copies(list(s.orelse)))))
+        elif isinstance(s, (For, While)):
+            out.append(replace(s, body=tuple(_copies(list(s.body)))))
+        else:
+            out.append(replace(s))
+    return out
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        if original.attr.value == "T":  # x.T is np.transpose(x): one rule for both spellings
-            return cst.Call(canonical_func_node("np.transpose"), [cst.Arg(updated.value)])
-        if isinstance(original.value, cst.Name) and original.value.value in self.owner.locals:
-            return updated
-        value = lookup(original, self.owner.parsed.globals)
-        return number(value) if isinstance(value, float) else updated
 
-    def visit_Name(self, node: cst.Name) -> None:
-        owner = self.owner
-        if node.value in owner.locals or node.value in ("True", "False"):
-            return
-        value = lookup(node, owner.parsed.globals)
-        if is_frozen_constant(value):
-            owner.constants[node.value] = value
+def _same_loop(body):
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, If):
+            yield from _same_loop(stmt.body)
+            yield from _same_loop(stmt.orelse)

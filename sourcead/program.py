@@ -8,22 +8,30 @@ import libcst as cst
 
 from .activity import Activity
 from .core import Assign, CoreFunction
-from .exprs import dotted, number
-from .kinds import ARRAY, Kinds, expr_kind
+from .exprs import number
+from .kinds import Kinds
 from .linearize import Linearized, UnsupportedDerivative, linearize
 from .naming import Namer
 from .parse import ParsedFunction
-from .rules import ARRAY_CREATION
+from .rules import classify
 
 
 def builds_array(stmt: Assign) -> bool:
-    """`np.zeros(n)`, `x.copy()` or `y = x`: an array made or renamed, not computed elementwise."""
+    """`np.zeros(n)`, `x.copy()` or `y = x`: an array made, copied or renamed, not computed elementwise."""
     value = stmt.value
-    return (
-        isinstance(value, cst.Name)
-        or isinstance(value, cst.Call)
-        and (dotted(value.func) in ARRAY_CREATION or dotted(value.func).endswith(".copy"))
-    )
+    if isinstance(value, cst.Name):
+        return True
+    found = classify(value) if isinstance(value, cst.Call) else None
+    return found is not None and (found[0].constant or copied_array(stmt) is not None)
+
+
+def copied_array(stmt: Assign) -> cst.Name | None:
+    """The array that `b = np.copy(a)` copies (a named one: a copy of an expression is computed)."""
+    found = classify(stmt.value) if isinstance(stmt.value, cst.Call) else None
+    if found is None or not found[0].copies:
+        return None
+    source = found[1].args["a"]
+    return source if isinstance(source, cst.Name) else None
 
 
 @dataclass
@@ -50,21 +58,28 @@ class Program:
 
     def linearize(self, value: cst.BaseExpression, origin: cst.CSTNode) -> Linearized:
         try:
-            return linearize(
-                value, self.is_active_leaf, self.namer, lambda e: expr_kind(e, self.kinds.of, self.kinds.ndim)
-            )
+            return linearize(value, self.is_active_leaf, self.namer, self.kinds.type_of)
         except UnsupportedDerivative as exc:
             raise self.parsed.error(
-                f"no derivative rule for `{exc}` applied to a value that carries a derivative",
+                f"`{exc}` has no derivative rule, and here it is applied to a value that carries a derivative",
                 exc.node if self.parsed.locate(exc.node) else origin,
-                "Move this computation out of the differentiated path, or ask for a rule in sourcead/rules/.",
+                "Compute it from values that carry no derivative, or give it a rule "
+                "(sourcead.custom_rule for a function of floats).",
             ) from None
+
+    def dot(self, var: str) -> str:
+        """The name of `var`'s tangent (`x_dot`, unless the user has a variable of that name)."""
+        return self.namer.dot(var)
+
+    def bar(self, var: str) -> str:
+        """The name of `var`'s adjoint (`x_bar`, unless the user has a variable of that name)."""
+        return self.namer.bar(var)
 
     def shadow(self, node: cst.BaseExpression, suffix: str) -> cst.BaseExpression:
         """`x` -> `x_bar` and `a[i]` -> `a_bar[i]` (suffix "_bar" or "_dot")."""
         if isinstance(node, cst.Subscript):
-            return node.with_changes(value=cst.Name(node.value.value + suffix))  # type: ignore[union-attr]
-        return cst.Name(node.value + suffix)  # type: ignore[union-attr]
+            return node.with_changes(value=cst.Name(self.namer.shadow(node.value.value, suffix)))  # type: ignore[union-attr]
+        return cst.Name(self.namer.shadow(node.value, suffix))  # type: ignore[union-attr]
 
     def activity_comments(self) -> list[str]:
         """The activity facts, for the generated code: what carries derivatives and why, and which
@@ -84,7 +99,8 @@ class Program:
         return lines
 
     def zero(self, var: str) -> cst.BaseExpression:
-        """A zero derivative shaped like `var`."""
-        if self.kinds[var] == ARRAY:
-            return cst.parse_expression(f"np.zeros_like({var})")
+        """A zero derivative shaped like `var` (float64 whatever `var`'s dtype)."""
+        if self.kinds.is_array(var):
+            like = "np.zeros_like({})" if self.kinds[var].dtype == "float" else "np.zeros({}.shape)"
+            return cst.parse_expression(like.format(var))
         return number(0.0)

@@ -1,4 +1,4 @@
-"""Resolve the names a user function reads: known functions, modules, frozen global constants."""
+"""Resolve the names a user function reads: primitives, user functions, frozen global constants."""
 
 from __future__ import annotations
 
@@ -14,21 +14,34 @@ import numba
 import numpy as np
 
 from . import custom
-from .rules import known_calls
+from .rules import NOT_LITERAL, PRIMITIVES, literal
+
+LOOPS = {"range": range, "prange": numba.prange}  # the iterables a `for` loop may run over
+_DTYPE_OBJECTS = {np.float64: "np.float64", float: "np.float64", np.int64: "np.int64", int: "np.int64",
+                  np.bool_: "np.bool_", bool: "np.bool_"}  # fmt: skip
+
+
+def _resolve_path(key: str) -> Any:
+    """The Python object a canonical name spells (`np.linalg.norm`, `math.sin`, `abs`), or None."""
+    head, *path = key.split(".")
+    roots = {"math": math, "np": np}
+    try:
+        if head in roots:
+            return functools.reduce(getattr, path, roots[head])
+        return getattr(builtins, key) if not path else None
+    except AttributeError:
+        return None
 
 
 def _canonical_objects() -> dict[int, str]:
-    """id(python object) -> canonical name, for every function the rules know."""
+    """id(python object) -> canonical name, for every primitive that a name spells, and loops."""
     table: dict[int, str] = {}
-    roots = {"math": math, "np": np}
-    for key in known_calls():
-        head, *path = key.split(".")
-        if key == "prange":
-            obj = numba.prange
-        elif head in roots:
-            obj = functools.reduce(getattr, path, roots[head])  # np.linalg.norm: through np.linalg
-        else:
-            obj = getattr(builtins, key)
+    for key, prim in PRIMITIVES.items():
+        for spelling in (key, *prim.spellings):
+            obj = _resolve_path(spelling)
+            if obj is not None and callable(obj):
+                table.setdefault(id(obj), key)
+    for key, obj in LOOPS.items():
         table[id(obj)] = key
     return table
 
@@ -49,12 +62,14 @@ def lookup(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> Any:
 
 
 def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
-    """The canonical name (`math.sin`, `np.zeros`, `abs`, `custom.mod.f`) of a called function, or None."""
+    """The canonical name (`math.sin`, `np.zeros`, `abs`, `range`, `custom.mod.f`) of a called function, or None."""
     obj = lookup(func, scope)
     if obj is None:
         return None
     rule = custom.lookup(obj)
-    return rule.key if rule is not None else _CANONICAL.get(id(obj))
+    if rule is not None:
+        return rule.key
+    return _CANONICAL.get(id(obj))
 
 
 def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
@@ -79,3 +94,27 @@ def canonical_func_node(key: str) -> cst.BaseExpression:
 def is_frozen_constant(value: Any) -> bool:
     """Globals that numba freezes at compile time, and so do we."""
     return isinstance(value, (int, float, bool)) and not isinstance(value, np.ndarray)
+
+
+def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
+    """`np.float64` for the expressions np.float64, float, numpy.float64; the same for int64 and bool."""
+    obj = lookup(expr, scope)
+    try:
+        return _DTYPE_OBJECTS.get(obj)  # type: ignore[call-overload]
+    except TypeError:
+        return None
+
+
+def literal_in_scope(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> object:
+    """A literal argument as the user wrote it: a number, a bool, None, a tuple, a dtype, or a frozen
+    int global (`AXIS = 1` at module level); NOT_LITERAL otherwise."""
+    found = literal(expr)
+    if found is not NOT_LITERAL:
+        return found
+    dtype = dtype_name(expr, scope)
+    if dtype is not None:
+        return dtype
+    value = lookup(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return NOT_LITERAL

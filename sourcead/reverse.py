@@ -22,15 +22,14 @@ import libcst as cst
 from .activity import value_sources
 from .adjoint import StatementAdjoints
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
+from .counts import Count, maximum
 from .emit import Line, Writer, tuple_text
 from .exprs import code, has_slice, is_number, names_in, number_value, paren, subscript, subscript_indices
-from .kinds import ARRAY, BOOL, INT
-from .naming import bar
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
 from .tbr import record_in_iteration, to_be_recorded
+from .types import BOOL, INT
 
-FLOAT_TAPE, INT_TAPE = ("tape", "top"), ("itape", "itop")
 _CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
 
 
@@ -58,7 +57,10 @@ class Reverser:
                     site.origin,
                     "Recording whole slices is not supported yet: write the new values into another array.",
                 )
-        self.tapes = (FLOAT_TAPE, INT_TAPE)
+        fresh = prog.namer.fresh
+        self.main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
+        self.tapes = self.main_tapes
+        self.slot, self.thread = fresh("slot"), fresh("thread")
         work = self.has_work
         self.decisions = {s for s in statements if isinstance(s, If) and (work(s.body) or work(s.orelse))}
         self.counters = {
@@ -72,6 +74,8 @@ class Reverser:
         self.replaying_loops: set[For] = set()
         self.n_threads = prog.namer.fresh("n_threads")
         self.helpers: set[str] = set()
+        scattered = sorted({a for arrays in self.thread_rows.values() for a in arrays})
+        self.rows = {a: prog.namer.fresh(f"{prog.bar(a)}_rows") for a in scattered}
 
     def plan_parallel_loops(self, statements: list[Stmt], reads: dict[Assign, set[str]]) -> None:
         """Decide which prange loops get a parallel adjoint (`parallel.py`), then the records."""
@@ -115,27 +119,27 @@ class Reverser:
         self.in_parallel = {s for loop in self.parallel for s in walk_statements(loop.body)}
         self.thread_rows = {loop: self.scattered_arrays(plan) for loop, plan in self.parallel.items()}
 
-    def slot_count(self, loop: For, names: set[str]) -> str | None:
+    def slot_count(self, loop: For, names: set[str]) -> Count | None:
         """Records per iteration of writes into `names`, the same for every iteration (so each
         iteration owns a slot of the tape at a computable offset), or None."""
         if not is_number(loop.step):
             return None
         inside = assigned_names(loop.body) | {loop.var}
 
-        def count(body: tuple[Stmt, ...]) -> str | None:
-            terms = []
+        def count(body: tuple[Stmt, ...]) -> Count | None:
+            total = Count()
             for t in body:
                 writes = {a.var for a in walk_statements((t,)) if isinstance(a, Assign) and a.writes_element} & names
                 if isinstance(t, Assign):
-                    terms.append("1" if t.writes_element and t.var in names else "0")
+                    total = total + Count.of(1 if t.writes_element and t.var in names else 0)
                 elif isinstance(t, (If, While)) and writes:
                     return None  # how many depends on the data
                 elif isinstance(t, For) and writes:
                     inner = count(t.body)
                     if inner is None or any(names_in(b) & inside for b in (t.start, t.stop, t.step)):
                         return None
-                    terms.append(_times(_trip_count(t), inner))
-            return _sum(terms)
+                    total = total + Count.trips(t) * inner
+            return total
 
         return count(loop.body)
 
@@ -147,8 +151,9 @@ class Reverser:
             position = f"({position}) // {k}"
         if plus_one:
             position = f"{position} + 1" if k == 1 and code(loop.start) == "0" else f"({position}) + 1"
-        count = self.slot_count(loop, self.slot_arrays[loop])
-        return f"top + ({position}) * {count}" if count != "1" else f"top + {position}"
+        count = self.slot_count(loop, self.slot_arrays[loop]).render(atom=True)  # type: ignore[union-attr]
+        top = self.main_tapes[0][1]
+        return f"{top} + ({position}) * {count}" if count != "1" else f"{top} + {position}"
 
     def plan_registers(self) -> None:
         """Records made once per replayed parallel iteration live in local variables, not on a tape."""
@@ -171,7 +176,7 @@ class Reverser:
             for line in self.adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
                 target = line.target
                 if isinstance(target, cst.Subscript) and line.op != "=" and not plan.at_loop_index(target):
-                    array = target.value.value[: -len("_bar")]  # type: ignore[union-attr]
+                    array = self.prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]
                     if array not in plan.private:
                         found.add(array)
         return sorted(found)
@@ -184,8 +189,8 @@ class Reverser:
         return self.adjoints.has_work(body, self.sites)
 
     def tape_index(self, s: Assign) -> int:
-        """0: the float tape; 1: the int tape."""
-        return 1 if not s.writes_element and self.prog.kinds[s.var] in (INT, BOOL) else 0
+        """0: the float tape; 1: the int tape (ints and bools, also elements of integer and bool arrays)."""
+        return 1 if self.prog.kinds[s.var].dtype in ("int", "bool") else 0
 
     def tape_of(self, s: Assign) -> tuple[str, str]:
         return self.tapes[self.tape_index(s)]
@@ -204,6 +209,7 @@ class Reverser:
             out.comment(f"reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}")
             for line in prog.activity_comments():
                 out.comment(line)
+            self.reservations = self.plan_reservations(fn.body)
             self.allocate_tapes(out)
             recorded = bool(self.sites or self.decisions or self.counters)
             out.comment("forward sweep" + ("" if recorded else ": nothing the reverse sweep reads is overwritten"))
@@ -211,30 +217,62 @@ class Reverser:
             out.line(f"{value} = {self.captured_value()}")
             out.comment("reverse sweep")
             self.initialize_adjoints(seeds, written_seeds, out)
-            for array in sorted({a for arrays in self.thread_rows.values() for a in arrays}):
+            for array, rows in self.rows.items():
                 buffer = self.thread_buffer(array)
-                out.line(
-                    f"{bar(array)}_rows = {buffer}  # per-thread rows for scattered adjoints, kept zero between uses"
-                )
+                out.line(f"{rows} = {buffer}  # per-thread rows for scattered adjoints, kept zero between uses")
             self.reverse_sweep(fn.body, out)
-            out.line(f"return {', '.join([value] + [bar(w) for w in prog.wrt])}")
+            out.line(f"return {', '.join([value] + [prog.bar(w) for w in prog.wrt])}")
         return out.text(), sorted(self.helpers)
 
     def allocate_tapes(self, out: Writer) -> None:
-        top_level = set(self.prog.fn.body)
         sites = self.sites - self.in_parallel | set(self.slots)
         uses_int = bool((set(self.decisions) | set(self.counters)) - self.in_parallel)
-        for index, ((tape, top), dtype) in enumerate(((FLOAT_TAPE, ""), (INT_TAPE, ", np.int64"))):
-            mine = [s for s in sites if self.tape_index(s) == index]
-            if mine or (index == 1 and uses_int):
-                straight = sum(1 for s in mine if s in top_level)
-                out.line(f"{tape} = np.empty({straight}{dtype})")
+        for index, ((tape, top), dtype) in enumerate(zip(self.main_tapes, ("", ", np.int64"), strict=True)):
+            if any(self.tape_index(s) == index for s in sites) or (index == 1 and uses_int):
+                first = self.reservations[None][index]
+                out.line(f"{tape} = np.empty({first.render()}{dtype})")  # type: ignore[union-attr]
                 out.line(f"{top} = 0")
         for var in sorted(self.undefined_at_first_record()):
             out.line(f"{var} = {self.typed_zero(var)}  # recorded before it is first assigned: give it a typed value")
 
     def typed_zero(self, var: str) -> str:
-        return {INT: "0", BOOL: "False"}.get(self.prog.kinds[var], "0.0")
+        return {INT: "0", BOOL: "False"}.get(self.prog.kinds[var], "0.0")  # type: ignore[call-overload]
+
+    def plan_reservations(self, body: tuple[Stmt, ...]) -> dict:
+        """Where each main tape is reserved, so that every record at the top level is covered: the
+        first allocation holds the straight-line records before the first statement that records
+        more; before each such statement whose records can be counted at its entry, the tape is
+        reserved for them and for the straight-line records that follow it, up to the next one;
+        after one whose records cannot be counted (they check capacity themselves), for the
+        straight-line records that follow it. Key None: the first allocation; else the statement ->
+        per tape, (reserve before, reserve after), None where there is none."""
+        plan: dict = {None: [Count(), Count()]}
+        for index in (0, 1):
+            pending = ("first", None)
+            for s in body:
+                records = self.bound_stmt(s, index, assigned_names((s,)))
+                if isinstance(s, Assign):
+                    self.add_following(plan, pending, index, records)  # type: ignore[arg-type]
+                    continue
+                if records is not None and records.is_zero:
+                    continue  # records nothing on this tape
+                entry = plan.setdefault(s, [[None, None], [None, None]])
+                if records is not None:
+                    entry[index][0] = records
+                    pending = ("before", s)
+                else:
+                    entry[index][1] = Count()
+                    pending = ("after", s)
+        return plan
+
+    @staticmethod
+    def add_following(plan: dict, pending: tuple, index: int, records: Count) -> None:
+        where, s = pending
+        if where == "first":
+            plan[None][index] = plan[None][index] + records
+        else:
+            slot = 0 if where == "before" else 1
+            plan[s][index][slot] = plan[s][index][slot] + records
 
     def undefined_at_first_record(self) -> set[str]:
         """Scalars recorded inside a compound statement before any top-level assignment defines them."""
@@ -256,25 +294,30 @@ class Reverser:
     def forward_sweep(self, body: tuple[Stmt, ...], out: Writer, exact: set[str] | None, mode: str = "normal") -> None:
         for s in body:
             here = exact if exact is not None else self.reserve(s, out)
-            if isinstance(s, For):
-                self.forward_for(s, out, here, mode)
-            elif isinstance(s, While):
-                self.forward_loop(s, f"while {code(s.test)}", out, here, mode)
-            elif isinstance(s, If):
-                self.forward_branch(s, out, here, "if", mode)
-            elif isinstance(s, Break):
-                out.line("break")
-            elif isinstance(s, Permute):
-                out.line(s.text())
-            elif mode == "replay" and self.shared_write(s):
-                continue
-            else:
-                if s in self.sites and (mode != "primal" or s in self.slots):
-                    target = code(s.target)
-                    reads_itself = s.var in value_sources(s.value)
-                    why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
-                    self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here, s)
-                out.line(s.text())
+            self.forward_statement(s, out, here, mode)
+            if exact is None:
+                self.reserve_after(s, out)
+
+    def forward_statement(self, s: Stmt, out: Writer, here: set[str], mode: str) -> None:
+        if isinstance(s, For):
+            self.forward_for(s, out, here, mode)
+        elif isinstance(s, While):
+            self.forward_loop(s, f"while {code(s.test)}", out, here, mode)
+        elif isinstance(s, If):
+            self.forward_branch(s, out, here, "if", mode)
+        elif isinstance(s, Break):
+            out.line("break")
+        elif isinstance(s, Permute):
+            out.line(s.text())
+        elif mode == "replay" and self.shared_write(s):  # type: ignore[arg-type]
+            return
+        else:
+            if s in self.sites and (mode != "primal" or s in self.slots):
+                target = code(s.target)
+                reads_itself = s.var in value_sources(s.value)
+                why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
+                self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here, s)
+            out.line(s.text())
 
     def replays_anything(self, body: tuple[Stmt, ...]) -> bool:
         return any(
@@ -295,15 +338,16 @@ class Reverser:
                 out.comment("parallel loop: its iterations record on their own tapes in the reverse sweep")
                 self.forward_loop(loop, header, out, exact, "primal")
                 return
-            records = _times(_trip_count(loop), self.slot_count(loop, slots))  # type: ignore[arg-type]
+            records = (Count.trips(loop) * self.slot_count(loop, slots)).render()  # type: ignore[operator]
+            (tape, top), _ = self.main_tapes
             out.comment(f"parallel loop: each iteration records the old {', '.join(sorted(slots))} it overwrites")
             out.comment("in its own slot of the tape, at an offset computed from the loop index")
             self.helpers.add("reserve")
-            out.line(f"tape = reserve(tape, top + {records})")
+            out.line(f"{tape} = reserve({tape}, {top} + {records})")
             with out.block(header):
-                out.line(f"slot = {self.slot_offset(loop, plus_one=False)}")
+                out.line(f"{self.slot} = {self.slot_offset(loop, plus_one=False)}")
                 self.forward_sweep(loop.body, out, exact, "primal")
-            out.line(f"top += {records}")
+            out.line(f"{top} += {records}")
             return
         if loop in self.serial_reason and mode == "normal":
             out.comment(f"this prange loop gets a serial adjoint: {self.serial_reason[loop]}")
@@ -357,7 +401,7 @@ class Reverser:
             out.comment(f"room for {_CHUNK} iterations' records, then records need no capacity check")
             self.helpers.add("reserve")
             for tape, top, size in chunk:
-                out.line(f"{tape} = reserve({tape}, {top} + {_times(str(_CHUNK), size)})")
+                out.line(f"{tape} = reserve({tape}, {top} + {(Count.of(_CHUNK) * size).render()})")
             with out.block(f"for {self.prog.namer.fresh('_')} in range({_CHUNK})"):
                 with out.block(f"if not ({code(loop.test)})"):
                     out.line(f"{done} = True")
@@ -384,8 +428,8 @@ class Reverser:
         self, which: tuple[str, str], value: str, comment: str, out: Writer, exact: set[str], stmt: Stmt
     ) -> None:
         if stmt in self.slots:  # this iteration's own slot of the shared tape
-            out.line(f"tape[slot] = {value}  # {comment}")
-            out.line("slot += 1")
+            out.line(f"{self.main_tapes[0][0]}[{self.slot}] = {value}  # {comment}")
+            out.line(f"{self.slot} += 1")
             return
         register = self.registers.get(stmt)
         if register is not None:  # runs once per replayed iteration: a local variable is its tape
@@ -400,63 +444,74 @@ class Reverser:
         out.line(f"{top} += 1")
 
     def reserve(self, s: Stmt, out: Writer) -> set[str]:
-        """Before a top-level statement: reserve each tape to a bound of its records, where one is known."""
-        if not isinstance(s, (For, While, If)):
-            return {"tape", "itape"}  # straight-line records are counted in the first allocation
-        inside = assigned_names((s,))
+        """Before a top-level statement: reserve each main tape as `plan_reservations` decided; the
+        tapes whose records here are all covered (no capacity check needed)."""
+        entry = self.reservations.get(s)
         exact = set()
-        for index, (tape, top) in enumerate((FLOAT_TAPE, INT_TAPE)):
-            size = self.bound_stmt(s, index, inside)
-            if size == "0":
-                exact.add(tape)
-            elif size is not None:
+        for index, (tape, top) in enumerate(self.main_tapes):
+            before = entry[index][0] if entry is not None else None
+            if entry is None or (before is None and entry[index][1] is None):
+                exact.add(tape)  # straight-line, or no records on this tape: covered already
+            elif before is not None:
                 self.helpers.add("reserve")
+                own = self.bound_stmt(s, index, assigned_names((s,)))
+                why = "all its records" if own == before else "its records and the ones after it"
                 out.line(
-                    f"{tape} = reserve({tape}, {top} + {size})  # room for all its records: trip counts are known here"
+                    f"{tape} = reserve({tape}, {top} + {before.render()})  # room for {why}: trip counts are known here"
                 )
                 exact.add(tape)
         return exact
 
-    def bound(self, body: tuple[Stmt, ...], tape: int, inside: set[str]) -> str | None:
+    def reserve_after(self, s: Stmt, out: Writer) -> None:
+        """After a top-level statement whose records checked capacity: room for the straight-line
+        records that follow it."""
+        entry = self.reservations.get(s)
+        for index, (tape, top) in enumerate(self.main_tapes):
+            after = entry[index][1] if entry is not None else None
+            if after is not None and not after.is_zero:
+                self.helpers.add("reserve")
+                out.line(f"{tape} = reserve({tape}, {top} + {after.render()})  # room for the records after the loop")
+
+    def bound(self, body: tuple[Stmt, ...], tape: int, inside: set[str]) -> Count | None:
         """An upper bound of the records `body` makes on tape 0 (floats) or 1 (ints), computable
         before it runs, or None."""
-        terms = []
+        total = Count()
         for s in body:
             term = self.bound_stmt(s, tape, inside)
             if term is None:
                 return None
-            terms.append(term)
-        return _sum(terms)
+            total = total + term
+        return total
 
-    def bound_stmt(self, s: Stmt, tape: int, inside: set[str]) -> str | None:
+    def bound_stmt(self, s: Stmt, tape: int, inside: set[str]) -> Count | None:
         if s in self.parallel and s not in self.replaying_loops:
             slots = self.slot_arrays.get(s)  # type: ignore[call-overload]
             if tape != 0 or not slots:
-                return "0"  # its iterations record on their own tapes
+                return Count()  # its iterations record on their own tapes
             if any(names_in(b) & inside for b in (s.start, s.stop, s.step)):  # type: ignore[union-attr]
                 return None
-            return _times(_trip_count(s), self.slot_count(s, slots))  # type: ignore[arg-type]
+            return Count.trips(s) * self.slot_count(s, slots)  # type: ignore[operator]
         on_tape = s not in self.registers and s not in self.slots
-        counts = "1" if tape == 1 and s in self.counters and on_tape else "0"
+        counts = Count.of(1 if tape == 1 and s in self.counters and on_tape else 0)
         if isinstance(s, Assign):
-            return "1" if s in self.sites and self.tape_index(s) == tape and on_tape else "0"
+            return Count.of(1 if s in self.sites and self.tape_index(s) == tape and on_tape else 0)
         if isinstance(s, If):
             then, orelse = self.bound(s.body, tape, inside), self.bound(s.orelse, tape, inside)
             if then is None or orelse is None:
                 return None
-            decision = "1" if tape == 1 and s in self.decisions and on_tape else "0"
-            return _sum([decision, _max(then, orelse)])
+            decision = Count.of(1 if tape == 1 and s in self.decisions and on_tape else 0)
+            return decision + maximum(then, orelse)
         if isinstance(s, While):
             body = self.bound(s.body, tape, inside)
-            return counts if body == "0" else None
+            return counts if body is not None and body.is_zero else None
         if isinstance(s, For):
             body = self.bound(s.body, tape, inside)
-            if body == "0" or body is None:
-                return counts if body == "0" else None
+            if body is None or body.is_zero:
+                return counts if body is not None else None
             if any(names_in(b) & inside for b in (s.start, s.stop, s.step)):
                 return None
-            return _sum([counts, _times(_trip_count(s), body)])
-        return "0"
+            return counts + Count.trips(s) * body
+        return Count()
 
     def captured_value(self) -> str:
         """The primal result, copied where the reverse sweep will restore older elements."""
@@ -464,7 +519,7 @@ class Reverser:
         restored = {s.var for s in self.sites if s.writes_element} | {n for p in self.permutes() for n in p.targets}
         items = []
         for v in fn.ret.values:
-            array = isinstance(v, cst.Name) and self.prog.kinds[v.value] == ARRAY and v.value in restored
+            array = isinstance(v, cst.Name) and self.prog.kinds.is_array(v.value) and v.value in restored
             items.append(f"{code(v)}.copy()" if array else code(v))
         value = tuple_text(items) if fn.ret.is_tuple else items[0]
         if fn.mutated:
@@ -486,12 +541,13 @@ class Reverser:
         for var in sorted(prog.activity.active | set(prog.wrt)):
             if var in seeded:
                 first, *rest = seeded[var]
-                copy = ".copy()" if prog.kinds[var] == ARRAY else ""
+                copy = ".copy()" if prog.kinds.is_array(var) else ""
+                bar = prog.bar
                 out.line(f"{bar(var)} = {first}{copy}")
                 for seed in rest:
                     out.line(f"{bar(var)} += {seed}")
             else:
-                out.line(f"{bar(var)} = {code(prog.zero(var))}")
+                out.line(f"{prog.bar(var)} = {code(prog.zero(var))}")
 
     def reverse_sweep(self, body: tuple[Stmt, ...], out: Writer) -> None:
         for s in reversed(body):
@@ -509,6 +565,7 @@ class Reverser:
             elif isinstance(s, Permute):
                 out.line(f"{', '.join(s.sources)} = {', '.join(s.targets)}  # undo: {s.text()}")
                 if any(self.prog.is_active(t) for t in s.targets):
+                    bar = self.prog.bar
                     out.line(f"{', '.join(map(bar, s.sources))} = {', '.join(map(bar, s.targets))}")
             elif isinstance(s, Assign):
                 self.reverse_assign(s, out)
@@ -522,14 +579,19 @@ class Reverser:
         out.comment("reduced by numba, of shared arrays elsewhere summed in per-thread rows")
         slots = self.slot_arrays.get(loop)
         if slots:
-            records = _times(_trip_count(loop), self.slot_count(loop, slots))  # type: ignore[arg-type]
-            out.line(f"top -= {records}  # this loop's records: one slot per iteration")
+            records = (Count.trips(loop) * self.slot_count(loop, slots)).render()  # type: ignore[operator]
+            out.line(f"{self.main_tapes[0][1]} -= {records}  # this loop's records: one slot per iteration")
         self.replaying, self.replaying_loops = plan, {loop}
-        self.tapes = (("ltape", "ltop"), ("litape", "litop"))
+        fresh = self.prog.namer.fresh
+        self.tapes = self.local_tapes = getattr(self, "local_tapes", None) or (
+            (fresh("ltape"), fresh("ltop")),
+            (fresh("litape"), fresh("litop")),
+        )
+        bar = self.prog.bar
         self.partial_sums = {v: self.prog.namer.fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(plan)}
         with out.block(f"for {loop.var} in {loop.range_text()}"):
             if slots:
-                out.line(f"slot = {self.slot_offset(loop, plus_one=True)}  # the end of this iteration's slot")
+                out.line(f"{self.slot} = {self.slot_offset(loop, plus_one=True)}  # the end of this iteration's slot")
             inside = assigned_names(loop.body)
             exact = set()
             for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
@@ -537,25 +599,26 @@ class Reverser:
                     continue
                 size = self.bound(loop.body, index, inside)
                 exact |= {tape} if size is not None else set()
-                out.line(f"{tape} = np.empty({size if size is not None else 16}{dtype})  # this iteration's own tape")
+                shown = size.render() if size is not None else "16"
+                out.line(f"{tape} = np.empty({shown}{dtype})  # this iteration's own tape")
                 out.line(f"{top} = 0")
             self.forward_sweep(loop.body, out, exact, "replay")
             for var in sorted(plan.private & self.prog.activity.active):
-                if self.prog.kinds[var] != ARRAY:
+                if not self.prog.kinds.is_array(var):
                     out.line(f"{bar(var)} = 0.0")
             for partial in self.partial_sums.values():
                 out.line(f"{partial} = 0.0")
             if rows:
-                out.line("thread = numba.get_thread_id()")
+                out.line(f"{self.thread} = numba.get_thread_id()")
             self.reverse_sweep(loop.body, out)
             for var, partial in self.partial_sums.items():
                 out.line(f"{bar(var)} += {partial}  # a reduction over the iterations")
         self.replaying, self.replaying_loops, self.partial_sums = None, set(), {}
-        self.tapes = (FLOAT_TAPE, INT_TAPE)
+        self.tapes = self.main_tapes
         for array in rows:
-            helper = f"add_rows_{self.prog.kinds.ndim.get(array, 1)}d"
+            helper = f"add_rows_{self.prog.kinds.ndim(array)}d"
             self.helpers.add(helper)
-            out.line(f"{helper}({bar(array)}, {bar(array)}_rows)  # sum the threads' rows, and zero them")
+            out.line(f"{helper}({bar(array)}, {self.rows[array]})  # sum the threads' rows, and zero them")
 
     def shared_scalar_adjoints(self, plan: ParallelLoop) -> list[str]:
         """Shared scalars whose adjoints the loop accumulates (numba reduces a variable only where
@@ -564,8 +627,8 @@ class Reverser:
         for s in walk_statements(plan.loop.body):
             for line in self.adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
                 if isinstance(line.target, cst.Name) and line.op != "=":
-                    var = line.target.value[: -len("_bar")]
-                    if var not in plan.private and self.prog.kinds[var] != ARRAY:
+                    var = self.prog.namer.shadowed(line.target.value)
+                    if var is not None and var not in plan.private and not self.prog.kinds.is_array(var):
                         found.add(var)
         return sorted(found)
 
@@ -577,7 +640,7 @@ class Reverser:
 
     def thread_buffer(self, array: str) -> str:
         """Zeros of shape (threads, *shape of array), the last axis padded by 8 against false sharing."""
-        ndim = self.prog.kinds.ndim.get(array, 1)
+        ndim = self.prog.kinds.ndim(array)
         dims = [f"{array}.shape[{k}]" for k in range(ndim)]
         dims[-1] += " + 8"
         return f"np.zeros(({self.n_threads}, {', '.join(dims)}))"
@@ -587,14 +650,14 @@ class Reverser:
         one into a shared scalar to this iteration's partial sum."""
         plan, target = self.replaying, line.target
         if plan is not None and isinstance(target, cst.Name) and line.op != "=":
-            partial = self.partial_sums.get(target.value[: -len("_bar")])
+            partial = self.partial_sums.get(self.prog.namer.shadowed(target.value))  # type: ignore[arg-type]
             return replace(line, target=cst.Name(partial)) if partial else line
         if plan is None or not isinstance(target, cst.Subscript) or line.op == "=" or plan.at_loop_index(target):
             return line
-        array = target.value.value[: -len("_bar")]  # type: ignore[union-attr]
+        array = self.prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]
         if array not in self.thread_rows[plan.loop]:
             return line
-        row = subscript(f"{bar(array)}_rows", [cst.Name("thread"), *subscript_indices(target)])
+        row = subscript(self.rows[array], [cst.Name(self.thread), *subscript_indices(target)])  # type: ignore[index]
         return replace(line, target=row)
 
     def reverse_assign(self, s: Assign, out: Writer) -> None:
@@ -609,8 +672,8 @@ class Reverser:
         """`target = ` the value recorded for `stmt` (popped from its tape, or its register)."""
         suffix = f"  # {comment}" if comment else ""
         if stmt in self.slots:
-            out.line("slot -= 1")
-            out.line(f"{target} = tape[slot]{suffix}")
+            out.line(f"{self.slot} -= 1")
+            out.line(f"{target} = {self.main_tapes[0][0]}[{self.slot}]{suffix}")
             return
         register = self.registers.get(stmt)
         if register is not None:
@@ -687,31 +750,3 @@ def _offset(node: cst.BaseExpression, delta: int) -> str:
         return str(int(node.value) + delta)
     sign = "+" if delta > 0 else "-"
     return f"{code(paren(node))} {sign} {abs(delta)}"
-
-
-def _trip_count(loop: For) -> str:
-    start, stop = code(loop.start), code(paren(loop.stop))
-    if code(loop.step) == "1":
-        return stop if start == "0" else f"({stop} - {code(paren(loop.start))})"
-    return f"len(range({start}, {code(loop.stop)}, {code(loop.step)}))"
-
-
-def _sum(terms: list[str]) -> str:
-    terms = [t for t in terms if t != "0"]
-    if not terms:
-        return "0"
-    if all(t.isdigit() for t in terms):
-        return str(sum(int(t) for t in terms))
-    return terms[0] if len(terms) == 1 else f"({' + '.join(terms)})"
-
-
-def _max(a: str, b: str) -> str:
-    if a == b or b == "0":
-        return a
-    if a == "0":
-        return b
-    return f"max({a}, {b})"
-
-
-def _times(a: str, b: str) -> str:
-    return a if b == "1" else f"{a} * {b}"

@@ -1,7 +1,8 @@
-"""Helpers that generated code calls: typed tapes that grow by doubling, reversed ranges.
+"""Helpers that generated code calls: typed tapes that grow by doubling, reversed ranges, the
+adjoints of broadcasting, reductions and products.
 
-They are `register_jitable`: plain Python when the generated code runs with `jit=False`,
-compiled into the caller when it runs under numba.
+They are `register_jitable` (or a Python function with a numba `overload`): plain Python when the
+generated code runs with `jit=False`, compiled into the caller when it runs under numba.
 """
 
 from __future__ import annotations
@@ -52,78 +53,146 @@ def add_rows_2d(total, rows):
 
 
 def unbroadcast(g, like):
-    """`g` summed over the axes along which `like` (a float or an array) was broadcast to g's
-    shape: the adjoint of broadcasting."""
+    """The adjoint contribution `g` made into the shape of `like` (a float or an array), as NumPy
+    broadcast `like` against the other operands: summed over the axes along which `like` was
+    broadcast, and spread over the axes that `g` lacks (a float adjoint stands for every element)."""
     if not isinstance(like, np.ndarray):
         return float(np.sum(g))
-    if np.ndim(g) == 0:  # a float adjoint, the same for every element: it broadcasts as it is
-        return g
-    g = np.asarray(g)
+    g = np.asarray(g, dtype=np.float64)
     while g.ndim > like.ndim:
         g = g.sum(axis=0)
-    for k in range(like.ndim):
-        if like.shape[k] == 1 and g.shape[k] != 1:
+    for k in range(g.ndim):
+        if like.shape[like.ndim - g.ndim + k] == 1 and g.shape[k] != 1:
             g = g.sum(axis=k, keepdims=True)
-    return g
+    return np.broadcast_to(g, like.shape).copy() if g.shape != like.shape else g
 
 
 @overload(unbroadcast)
 def _unbroadcast(g, like):
     if isinstance(like, (types.Float, types.Integer)):
         return lambda g, like: np.sum(g)
-    if isinstance(g, (types.Float, types.Integer)):  # the same adjoint for every element
-        return lambda g, like: g
-    if not (isinstance(like, types.Array) and isinstance(g, types.Array)):
+    if not isinstance(like, types.Array):
         return None
-    if g.ndim == like.ndim == 1:
+    if isinstance(g, (types.Float, types.Integer)):  # the same adjoint for every element
 
-        def same_1d(g, like):
-            if g.shape[0] == like.shape[0]:
-                return g
-            out = np.zeros(1)
-            out[0] = np.sum(g)
-            return out
+        def spread(g, like):
+            return np.full(like.shape, g)
 
-        return same_1d
-    if g.ndim == 2 and like.ndim == 1:
+        return spread
+    if not isinstance(g, types.Array) or not 1 <= like.ndim <= 3 or not 1 <= g.ndim <= 3:
+        return None
+    gn, ln = g.ndim, like.ndim
+    if gn == ln:
 
-        def rows_1d(g, like):
-            out = np.zeros(like.shape[0])
-            for i in range(g.shape[0]):
-                for j in range(g.shape[1]):
-                    out[j if like.shape[0] != 1 else 0] += g[i, j]
-            return out
-
-        return rows_1d
-    if g.ndim == like.ndim == 2:
-
-        def same_2d(g, like):
-            if g.shape[0] == like.shape[0] and g.shape[1] == like.shape[1]:
-                return g
+        def same(g, like):
+            if g.shape == like.shape:
+                return np.ascontiguousarray(g)  # nothing was broadcast
             out = np.zeros(like.shape)
-            for i in range(g.shape[0]):
-                for j in range(g.shape[1]):
-                    out[i if like.shape[0] != 1 else 0, j if like.shape[1] != 1 else 0] += g[i, j]
+            _accumulate(out, g)
             return out
 
-        return same_2d
-    return None
+        return same
+    pad = _PADS[(min(gn, ln), max(gn, ln))]
+    if gn > ln:  # like was broadcast along leading axes: sum them
+
+        def leading(g, like):
+            out = np.zeros(like.shape)
+            _accumulate(pad(out), g)
+            return out
+
+        return leading
+
+    def spread(g, like):  # g lacks leading axes of like: it stands for every row
+        out = np.zeros(like.shape)
+        _accumulate(out, pad(np.ascontiguousarray(g)))
+        return out
+
+    return spread
 
 
 @register_jitable
-def argmax_mask(x):
-    """1.0 at the (first) largest element of x, 0.0 elsewhere: the adjoint of np.max."""
-    mask = np.zeros(x.size)
-    mask[np.argmax(x)] = 1.0
-    return mask.reshape(x.shape)
+def _pad_1_2(a):
+    return a.reshape((1, a.shape[0]))
 
 
 @register_jitable
-def argmin_mask(x):
-    """1.0 at the (first) smallest element of x, 0.0 elsewhere: the adjoint of np.min."""
-    mask = np.zeros(x.size)
-    mask[np.argmin(x)] = 1.0
-    return mask.reshape(x.shape)
+def _pad_1_3(a):
+    return a.reshape((1, 1, a.shape[0]))
+
+
+@register_jitable
+def _pad_2_3(a):
+    return a.reshape((1, a.shape[0], a.shape[1]))
+
+
+_PADS = {(1, 2): _pad_1_2, (1, 3): _pad_1_3, (2, 3): _pad_2_3}  # a shape with leading 1s, as NumPy aligns
+
+
+def _accumulate(out, g):
+    """out[broadcast index] += g for every index of the broadcast shape of out and g (same ndim)."""
+    raise NotImplementedError
+
+
+@overload(_accumulate)
+def _accumulate_impl(out, g):
+    if out.ndim == 1:
+
+        def one(out, g):
+            n = max(out.shape[0], g.shape[0])
+            for i in range(n):
+                out[i if out.shape[0] > 1 else 0] += g[i if g.shape[0] > 1 else 0]
+
+        return one
+    if out.ndim == 2:
+
+        def two(out, g):
+            n, m = max(out.shape[0], g.shape[0]), max(out.shape[1], g.shape[1])
+            for i in range(n):
+                oi, gi = (i if out.shape[0] > 1 else 0), (i if g.shape[0] > 1 else 0)
+                for j in range(m):
+                    out[oi, j if out.shape[1] > 1 else 0] += g[gi, j if g.shape[1] > 1 else 0]
+
+        return two
+
+    def three(out, g):
+        n, m, p = max(out.shape[0], g.shape[0]), max(out.shape[1], g.shape[1]), max(out.shape[2], g.shape[2])
+        for i in range(n):
+            oi, gi = (i if out.shape[0] > 1 else 0), (i if g.shape[0] > 1 else 0)
+            for j in range(m):
+                oj, gj = (j if out.shape[1] > 1 else 0), (j if g.shape[1] > 1 else 0)
+                for k in range(p):
+                    out[oi, oj, k if out.shape[2] > 1 else 0] += g[gi, gj, k if g.shape[2] > 1 else 0]
+
+    return three
+
+
+@register_jitable
+def at_argmax(g, x):
+    """An array shaped like x holding g at the (first) largest element and 0.0 elsewhere: the
+    adjoint of np.max (never 0 * g, which is nan for an infinite g)."""
+    out = np.zeros(x.size)
+    out[np.argmax(x)] = g
+    return out.reshape(x.shape)
+
+
+@register_jitable
+def at_argmin(g, x):
+    """The adjoint of np.min: g at the (first) smallest element of x, 0.0 elsewhere."""
+    out = np.zeros(x.size)
+    out[np.argmin(x)] = g
+    return out.reshape(x.shape)
+
+
+def snapshot(x):
+    """The value of x now: a copy of an array (a later call may write into it), a number as it is."""
+    return x.copy() if isinstance(x, np.ndarray) else x
+
+
+@overload(snapshot)
+def _snapshot(x):
+    if isinstance(x, types.Array):
+        return lambda x: x.copy()
+    return lambda x: x
 
 
 # --- matrix products: the adjoints of z = a @ b (np.dot), for 1-D and 2-D operands ---------------
@@ -205,3 +274,20 @@ def _expand_axis(g, x, axis):
         return c.reshape((c.shape[0], 1))
 
     return row_or_column
+
+
+# every helper generated code may import (the namer keeps user variables off these names)
+HELPERS = (
+    "reserve",
+    "last_index",
+    "add_rows_1d",
+    "add_rows_2d",
+    "unbroadcast",
+    "at_argmax",
+    "at_argmin",
+    "matmul_bar_left",
+    "matmul_bar_right",
+    "prod_others",
+    "expand_axis",
+    "snapshot",
+)

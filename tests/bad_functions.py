@@ -58,8 +58,9 @@ def reads_loop_var_after_loop(x):
     return s * i  # error: loop variable
 
 
-def mixed_indices(x):
-    return x[0] + x[0, 1]  # error: indices
+def float_index(x):
+    t = 0.5 * x.shape[0]
+    return x[t]  # error: float index
 
 
 def returns_array(x):

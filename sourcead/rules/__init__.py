@@ -1,44 +1,130 @@
-"""All derivative rules, in one place.
+"""Every primitive of the subset, declared once (see `forms.py` for what a declaration holds).
 
-An elementwise primitive declares its partial derivatives once, as expression templates over its
-operands `{x}`, `{y}` and its result `{z}`; forward mode (tangents) and reverse mode (adjoints)
-are both derived from that one entry by `sourcead.linearize`.
+    elementwise.py   operators, math functions and their NumPy twins, abs, min, max, float
+    arrays.py        reductions, products, selections, reshapes, creation, sizes; methods
+    piecewise.py     int, round, floor, sign, comparisons, logic; module constants
+
+The passes find a node's primitive with `classify` (operators, calls and attributes alike) or a
+name's with `primitive`; custom rules (`sourcead.custom_rule`) are primitives too.
 """
 
-from .table import (
-    ARRAY_CREATION,
-    AXIS_REDUCTIONS,
-    BILINEAR,
-    BINARY_OPERATORS,
-    CONSTANT_FUNCTIONS,
-    ELEMENTWISE,
-    INTEGER_FUNCTIONS,
-    REDUCTIONS,
-    RESHAPES,
-    SELECTIONS,
-    UNARY_OPERATORS,
+from __future__ import annotations
+
+import libcst as cst
+
+from ..exprs import dotted
+from .arrays import ARRAYS, ATTRIBUTES, METHODS
+from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS
+from .forms import (
+    Args,
     Bilinear,
-    Reduction,
-    Rule,
-    binary_rule,
-    known_calls,
+    Constant,
+    Derivative,
+    Method,
+    Partials,
+    Primitive,
+    Pullback,
+    ResultError,
+    Selection,
 )
+from .piecewise import CONSTANTS, PIECEWISE
+from .signature import BindError, Bound, Signature, bind
+
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (*ELEMENTWISE, *OPERATORS, *ARRAYS, *PIECEWISE)}
+METHOD_TABLE: dict[str, Method] = {m.name: m for m in METHODS}
+CONSTANT_TABLE: dict[str, Constant] = {c.name: c for c in CONSTANTS}
+DTYPES = {"np.float64": "float", "np.int64": "int", "np.bool_": "bool"}  # canonical dtype literals
+NOT_LITERAL = object()
+
+
+def primitive(name: str) -> Primitive | None:
+    """The primitive with canonical name `name` (a custom rule's key included), or None."""
+    found = PRIMITIVES.get(name)
+    if found is None:
+        from .. import custom
+
+        rule = custom.by_key(name) if name.startswith("custom.") else custom.by_name(name)
+        return rule.primitive if rule is not None else None
+    return found
+
+
+def literal(node: cst.BaseExpression) -> object:
+    """The value of a literal argument in core form (an int, a float, a bool, None, a tuple of
+    them, or a dtype name), or NOT_LITERAL."""
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.Float):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal(node.expression)
+        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else NOT_LITERAL
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Tuple):
+        items = [literal(e.value) for e in node.elements]
+        return NOT_LITERAL if NOT_LITERAL in items else tuple(items)
+    return DTYPES.get(dotted(node), NOT_LITERAL)
+
+
+def is_literal(node: cst.BaseExpression) -> bool:
+    return literal(node) is not NOT_LITERAL
+
+
+def classify(node: cst.CSTNode) -> tuple[Primitive, Bound] | None:
+    """The primitive a core-form node applies and its arguments, or None for leaves (names,
+    numbers, element and slice reads) and nodes that are not operations."""
+    if isinstance(node, cst.BinaryOperation):
+        name = OPERATOR_NODES.get(type(node.operator))
+        names = ("a", "b") if name == "MatrixMultiply" else ("x", "y")
+        return (PRIMITIVES[name], Bound(dict(zip(names, (node.left, node.right), strict=True)))) if name else None
+    if isinstance(node, cst.UnaryOperation):
+        name = OPERATOR_NODES[type(node.operator)]
+        return PRIMITIVES[name], Bound({"x": node.expression})
+    if isinstance(node, cst.Comparison):
+        operands = (node.left, *(c.comparator for c in node.comparisons))
+        return PRIMITIVES["compare"], Bound({"x": operands[0], "y": operands[1]}, operands)
+    if isinstance(node, cst.BooleanOperation):
+        name = "and" if isinstance(node.operator, cst.And) else "or"
+        return PRIMITIVES[name], Bound({"x": node.left, "y": node.right})
+    if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim", "shape"):
+        return PRIMITIVES[node.attr.value], Bound({"a": node.value})
+    if isinstance(node, cst.Call):
+        prim = primitive(dotted(node.func))
+        if prim is None:
+            return None
+        return prim, bind(prim.signature, list(node.args), prim.name, node, is_literal)
+    return None
+
+
+def runtime_helpers() -> frozenset[str]:
+    """Every runtime helper that a primitive's derivative may call."""
+    return frozenset(h for p in PRIMITIVES.values() for h in p.helpers)
+
 
 __all__ = [
-    "ARRAY_CREATION",
-    "AXIS_REDUCTIONS",
-    "BILINEAR",
-    "BINARY_OPERATORS",
-    "CONSTANT_FUNCTIONS",
-    "ELEMENTWISE",
-    "INTEGER_FUNCTIONS",
-    "REDUCTIONS",
-    "RESHAPES",
-    "SELECTIONS",
-    "UNARY_OPERATORS",
+    "ATTRIBUTES",
+    "CONSTANT_TABLE",
+    "DTYPES",
+    "METHOD_TABLE",
+    "NOT_LITERAL",
+    "PRIMITIVES",
+    "Args",
+    "BindError",
     "Bilinear",
-    "Reduction",
-    "Rule",
-    "binary_rule",
-    "known_calls",
+    "Bound",
+    "Constant",
+    "Derivative",
+    "Method",
+    "Partials",
+    "Primitive",
+    "Pullback",
+    "ResultError",
+    "Selection",
+    "Signature",
+    "bind",
+    "classify",
+    "is_literal",
+    "literal",
+    "primitive",
+    "runtime_helpers",
 ]

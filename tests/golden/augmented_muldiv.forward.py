@@ -19,13 +19,13 @@ def augmented_muldiv_jvp(x, y, x_dot, y_dot):
         p = t0
         s_dot += p_dot
         s += p
-        t1 = 0.25 * x[i]
-        s_dot -= y[i] * (0.25 * x_dot[i]) + t1 * y_dot[i]
-        s -= t1 * y[i]
+        s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
+        s -= 0.25 * x[i] * y[i]
     s_dot = 2.0 * s_dot
     s = s * 2.0
-    s_dot = 1.0 / float(x.shape[0]) * s_dot
-    s = s / float(x.shape[0])
+    t1 = float(x.shape[0])
+    s_dot = 1.0 / t1 * s_dot
+    s = s / t1
     result_dot = s_dot + p_dot
     result = s + p
     return result, result_dot

@@ -16,7 +16,7 @@ def augmented_muldiv_vjp(x, y, out_bar):
     # forward sweep
     p = 1.0
     s = 0.0
-    tape = reserve(tape, top + x.shape[0] * 2)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1
@@ -40,19 +40,18 @@ def augmented_muldiv_vjp(x, y, out_bar):
     s_bar += result_bar
     p_bar += result_bar
     # adjoint of: s = s / float(x.shape[0])
-    t6 = s_bar
-    s_bar = 0.0
-    s_bar += 1.0 / float(x.shape[0]) * t6
-    # adjoint of: s = s * 2.0
+    t4 = float(x.shape[0])
     t5 = s_bar
     s_bar = 0.0
-    s_bar += 2.0 * t5
+    s_bar += 1.0 / t4 * t5
+    # adjoint of: s = s * 2.0
+    t3 = s_bar
+    s_bar = 0.0
+    s_bar += 2.0 * t3
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s -= 0.25 * x[i] * y[i]
-        t3 = 0.25 * x[i]
-        t4 = -s_bar
-        x_bar[i] += 0.25 * (y[i] * t4)
-        y_bar[i] += t3 * t4
+        x_bar[i] += 0.25 * (y[i] * -s_bar)
+        y_bar[i] += 0.25 * x[i] * -s_bar
         # adjoint of: s += p
         p_bar += s_bar
         # adjoint of: p = p / y[i]

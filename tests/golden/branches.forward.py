@@ -16,9 +16,9 @@ def branches_jvp(x, y, x_dot, y_dot):
             s_dot += y * x_dot[i] + x[i] * y_dot
             s += x[i] * y
         elif x[i] > -0.5:
-            t0 = math.sin(x[i]) * y
-            s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + math.sin(x[i]) * y_dot) + t0 * y_dot
-            s -= t0 * y
+            t0 = math.sin(x[i])
+            s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot) + t0 * y * y_dot
+            s -= t0 * y * y
         else:
             s_dot += 2.0 * x_dot[i]
             s += 2.0 * x[i]

@@ -18,7 +18,7 @@ def branches_vjp(x, y, out_bar):
     itop = 0
     # forward sweep
     s = 0.0
-    itape = reserve(itape, itop + x.shape[0] * 2)  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         if x[i] > 0.5:
             s += x[i] * y
@@ -57,10 +57,10 @@ def branches_vjp(x, y, out_bar):
         # adjoint of: s = s * s
         top -= 1
         s = tape[top]  # restore the value s had before
-        t3 = s_bar
+        t2 = s_bar
         s_bar = 0.0
-        s_bar += s * t3
-        s_bar += s * t3
+        s_bar += s * t2
+        s_bar += s * t2
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
         taken_1 = itape[itop]
@@ -73,12 +73,11 @@ def branches_vjp(x, y, out_bar):
             taken_2 = itape[itop]
             if taken_2 == 1:
                 # adjoint of: s -= math.sin(x[i]) * y * y
-                t0 = math.sin(x[i]) * y
-                t1 = -s_bar
-                t2 = y * t1
-                x_bar[i] += math.cos(x[i]) * (y * t2)
-                y_bar += math.sin(x[i]) * t2
+                t0 = math.sin(x[i])
+                t1 = y * -s_bar
+                x_bar[i] += math.cos(x[i]) * (y * t1)
                 y_bar += t0 * t1
+                y_bar += t0 * y * -s_bar
             else:
                 # adjoint of: s += 2.0 * x[i]
                 x_bar[i] += 2.0 * s_bar

@@ -9,27 +9,24 @@ SCALE = 0.5
 
 def calls_across_modules_jvp(x, w, x_dot, w_dot):
     # forward mode (tangents) of calls_across_modules with respect to x, w
-    # active (varied from x; useful for the result): result, softclip_v, x
+    # active (varied from x; useful for the result): result, x
     # active (varied from w, x; useful for the result): result_1, weighted_s
     # active (varied from w; useful for the result): w
     # constant (no derivative code): SCALE
     weighted_s_dot = 0.0
     weighted_s = 0.0
     for weighted_i in range(x.shape[0]):
-        softclip_v_dot = x_dot[weighted_i]
-        softclip_v = x[weighted_i]
         returned = False
-        if softclip_v > 1.0:
-            result_dot = 1.0 / softclip_v * softclip_v_dot
-            result = 1.0 + math.log(softclip_v)
+        if x[weighted_i] > 1.0:
+            result_dot = 1.0 / x[weighted_i] * x_dot[weighted_i]
+            result = 1.0 + math.log(x[weighted_i])
             returned = True
         if not returned:
-            result_dot = softclip_v_dot
-            result = softclip_v
+            result_dot = x_dot[weighted_i]
+            result = x[weighted_i]
             returned = True
-        t0 = w * SCALE
-        weighted_s_dot += result * (SCALE * w_dot) + t0 * result_dot
-        weighted_s += t0 * result
+        weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
+        weighted_s += w * SCALE * result
     result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
     result_1 = weighted_s + w * w
     return result_1, result_1_dot

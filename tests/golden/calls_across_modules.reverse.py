@@ -12,7 +12,7 @@ SCALE = 0.5
 
 def calls_across_modules_vjp(x, w, out_bar):
     # reverse mode (adjoints) of calls_across_modules with respect to x, w
-    # active (varied from x; useful for the result): result, softclip_v, x
+    # active (varied from x; useful for the result): result, x
     # active (varied from w, x; useful for the result): result_1, weighted_s
     # active (varied from w; useful for the result): w
     # constant (no derivative code): SCALE
@@ -21,20 +21,16 @@ def calls_across_modules_vjp(x, w, out_bar):
     itape = np.empty(0, np.int64)
     itop = 0
     result = 0.0  # recorded before it is first assigned: give it a typed value
-    softclip_v = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     weighted_s = 0.0
-    tape = reserve(tape, top + x.shape[0] * 3)  # room for all its records: trip counts are known here
-    itape = reserve(itape, itop + x.shape[0] * 2)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for weighted_i in range(x.shape[0]):
-        tape[top] = softclip_v  # record softclip_v: overwritten next, and an adjoint reads it
-        top += 1
-        softclip_v = x[weighted_i]
         returned = False
-        if softclip_v > 1.0:
+        if x[weighted_i] > 1.0:
             tape[top] = result  # record result: overwritten next, and an adjoint reads it
             top += 1
-            result = 1.0 + math.log(softclip_v)
+            result = 1.0 + math.log(x[weighted_i])
             returned = True
             itape[itop] = 1  # record the branch taken
             itop += 1
@@ -44,7 +40,7 @@ def calls_across_modules_vjp(x, w, out_bar):
         if not returned:
             tape[top] = result  # record result: overwritten next, and an adjoint reads it
             top += 1
-            result = softclip_v
+            result = x[weighted_i]
             returned = True
             itape[itop] = 1  # record the branch taken
             itop += 1
@@ -57,7 +53,6 @@ def calls_across_modules_vjp(x, w, out_bar):
     # reverse sweep
     result_bar = 0.0
     result_1_bar = out_bar
-    softclip_v_bar = 0.0
     w_bar = 0.0
     weighted_s_bar = 0.0
     x_bar = np.zeros_like(x)
@@ -67,28 +62,22 @@ def calls_across_modules_vjp(x, w, out_bar):
     w_bar += w * result_1_bar
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s += w * SCALE * result
-        t0 = w * SCALE
         w_bar += SCALE * (result * weighted_s_bar)
-        result_bar += t0 * weighted_s_bar
+        result_bar += w * SCALE * weighted_s_bar
         itop -= 1
         taken = itape[itop]
         if taken == 1:
-            # adjoint of: result = softclip_v
+            # adjoint of: result = x[weighted_i]
             top -= 1
             result = tape[top]  # restore the value result had before
-            softclip_v_bar += result_bar
+            x_bar[weighted_i] += result_bar
             result_bar = 0.0
         itop -= 1
         taken_1 = itape[itop]
         if taken_1 == 1:
-            # adjoint of: result = 1.0 + math.log(softclip_v)
+            # adjoint of: result = 1.0 + math.log(x[weighted_i])
             top -= 1
             result = tape[top]  # restore the value result had before
-            softclip_v_bar += 1.0 / softclip_v * result_bar
+            x_bar[weighted_i] += 1.0 / x[weighted_i] * result_bar
             result_bar = 0.0
-        # adjoint of: softclip_v = x[weighted_i]
-        top -= 1
-        softclip_v = tape[top]  # restore the value softclip_v had before
-        x_bar[weighted_i] += softclip_v_bar
-        softclip_v_bar = 0.0
     return value, x_bar, w_bar

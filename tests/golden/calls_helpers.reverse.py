@@ -24,7 +24,7 @@ def calls_helpers_vjp(x, y, out_bar):
     s = _sq_norm_s
     a = 0.0
     b = y
-    tape = reserve(tape, top + x.shape[0] * 2)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         _rotate_a = a + x[i]
         _rotate_angle = 0.3

@@ -10,5 +10,5 @@ def centered_squares_jvp(x, x_dot):
     d_dot = x_dot - np.mean(x_dot)
     d = x - np.mean(x)
     result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * np.ravel(x_dot)[np.argmin(x)]
-    result = np.sum((d * d)) + np.min(x) * 0.5
+    result = np.sum(d * d) + np.min(x) * 0.5
     return result, result_dot

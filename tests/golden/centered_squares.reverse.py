@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import argmin_mask
+from sourcead.runtime import at_argmin
 
 
 def centered_squares_vjp(x, out_bar):
@@ -20,7 +20,7 @@ def centered_squares_vjp(x, out_bar):
     # adjoint of: result = np.sum((d * d)) + np.min(x) * 0.5
     d_bar += d * result_bar
     d_bar += d * result_bar
-    x_bar += argmin_mask(x) * (0.5 * result_bar)
+    x_bar += at_argmin(0.5 * result_bar, x)
     # adjoint of: d = x - np.mean(x)
     x_bar += d_bar
     x_bar += np.sum(-d_bar) / x.size

@@ -18,8 +18,6 @@ def choose_min_max_jvp(x, y, x_dot, y_dot):
         else:
             a_dot = x_dot[i] - y_dot
             a = x[i] - y
-        t0 = 0.1 * a
-        t1 = a - 0.3
-        s_dot += (1.0 if a >= t0 else 0.0) * a_dot + (0.0 if a >= t0 else 1.0) * (0.1 * a_dot) + ((1.0 if x[i] <= y else 0.0) * x_dot[i] + (0.0 if x[i] <= y else 1.0) * y_dot) + math.copysign(1.0, t1) * a_dot
-        s += max(a, t0) + min(x[i], y) + abs(t1)
+        s_dot += (a_dot if a >= 0.1 * a else 0.0) + (0.1 * a_dot if a < 0.1 * a else 0.0) + ((x_dot[i] if x[i] <= y else 0.0) + (y_dot if x[i] > y else 0.0)) + math.copysign(1.0, a - 0.3) * a_dot
+        s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
     return s, s_dot

@@ -12,6 +12,7 @@ def column_products_jvp(A, v, A_dot, v_dot):
     s_dot = 0.0
     s = 0.0
     for j in range(A.shape[1]):
-        s_dot += 2.0 * np.dot(A[:, j], v) * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
-        s += np.dot(A[:, j], v) ** 2
+        t0 = np.dot(A[:, j], v)
+        s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
+        s += t0 ** 2
     return s, s_dot

@@ -22,7 +22,8 @@ def column_products_vjp(A, v, out_bar):
     v_bar = np.zeros_like(v)
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s += np.dot(A[:, j], v) ** 2
-        t0 = 2.0 * np.dot(A[:, j], v) * s_bar
-        A_bar[:, j] += matmul_bar_left(t0, A[:, j], v)
-        v_bar += matmul_bar_right(t0, A[:, j], v)
+        t0 = np.dot(A[:, j], v)
+        t1 = 2.0 * t0 * s_bar
+        A_bar[:, j] += matmul_bar_left(t1, A[:, j], v)
+        v_bar += matmul_bar_right(t1, A[:, j], v)
     return value, A_bar, v_bar

@@ -2,13 +2,14 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 
 def copy_modify_jvp(x, x_dot):
     # forward mode (tangents) of copy_modify with respect to x
     # active (varied from x; useful for the result): s, x, y
-    y = x.copy()
-    y_dot = x_dot.copy()
+    y = np.copy(x)
+    y_dot = np.copy(x_dot)
     stop = y.shape[0]
     for i in range(stop):
         y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]

@@ -13,7 +13,7 @@ def copy_modify_vjp(x, out_bar):
     tape = np.empty(0)
     top = 0
     # forward sweep
-    y = x.copy()
+    y = np.copy(x)
     stop = y.shape[0]
     tape = reserve(tape, top + stop)  # room for all its records: trip counts are known here
     for i in range(stop):
@@ -53,6 +53,6 @@ def copy_modify_vjp(x, out_bar):
         y_bar[i] = 0.0
         y_bar[i] += y[i] * t0
         y_bar[i] += y[i] * t0
-    # adjoint of: y = x.copy()
+    # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -12,8 +12,7 @@ def decay_steps_jvp(y0, rate, n_steps, y0_dot, rate_dot):
     y = y0
     dt = 0.05
     for _k in range(n_steps):
-        t0 = dt * rate
-        t1 = t0 * y
-        y_dot = y_dot - (y * (y * (dt * rate_dot) + t0 * y_dot) + t1 * y_dot)
-        y = y - t1 * y
+        t0 = dt * rate * y
+        y_dot = y_dot - (y * (y * (dt * rate_dot) + dt * rate * y_dot) + t0 * y_dot)
+        y = y - t0 * y
     return y, y_dot

@@ -31,16 +31,14 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
         # adjoint of: y = y - dt * rate * y * y
         top -= 1
         y = tape[top]  # restore the value y had before
-        t0 = dt * rate
-        t1 = t0 * y
-        t2 = y_bar
+        t0 = dt * rate * y
+        t1 = y_bar
         y_bar = 0.0
-        y_bar += t2
-        t3 = -t2
-        t4 = y * t3
-        rate_bar += dt * (y * t4)
-        y_bar += t0 * t4
-        y_bar += t1 * t3
+        y_bar += t1
+        t2 = y * -t1
+        rate_bar += dt * (y * t2)
+        y_bar += dt * rate * t2
+        y_bar += t0 * -t1
     # adjoint of: y = y0
     y0_bar += y_bar
     return value, y0_bar, rate_bar

@@ -19,20 +19,20 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
     # forward sweep
     n = u0.shape[0]
     m = u0.shape[1]
-    u = u0.copy()
-    v = u0.copy()
-    tape = reserve(tape, top + n_steps * ((n - 1) - 1) * ((m - 1) - 1))  # room for all its records: trip counts are known here
+    u = np.copy(u0)
+    v = np.copy(u0)
+    tape = reserve(tape, top + max(n_steps, 0) * max((n - 2), 0) * max((m - 2), 0))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v it overwrites
         # in its own slot of the tape, at an offset computed from the loop index
-        tape = reserve(tape, top + ((n - 1) - 1) * ((m - 1) - 1))
+        tape = reserve(tape, top + max((n - 2), 0) * max((m - 2), 0))
         for i in prange(1, n - 1):
-            slot = top + (i - 1) * ((m - 1) - 1)
+            slot = top + (i - 1) * (m - 2)
             for j in range(1, m - 1):
                 tape[slot] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
-        top += ((n - 1) - 1) * ((m - 1) - 1)
+        top += max((n - 2), 0) * max((m - 2), 0)
         u, v = v, u
     s = 0.0
     for i in range(n):
@@ -61,28 +61,28 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
         # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-        top -= ((n - 1) - 1) * ((m - 1) - 1)  # this loop's records: one slot per iteration
+        top -= max((n - 2), 0) * max((m - 2), 0)  # this loop's records: one slot per iteration
         for i in prange(1, n - 1):
-            slot = top + ((i - 1) + 1) * ((m - 1) - 1)  # the end of this iteration's slot
+            slot = top + ((i - 1) + 1) * (m - 2)  # the end of this iteration's slot
             kappa_bar_i = 0.0
             thread = numba.get_thread_id()
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                 slot -= 1
                 v[i, j] = tape[slot]  # restore the value v[i, j] had before
+                t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 u_bar[i, j] += v_bar[i, j]
-                kappa_bar_i += (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]) * v_bar[i, j]
-                t0 = kappa * v_bar[i, j]
-                u_bar_rows[thread, i - 1, j] += t0
-                u_bar_rows[thread, i + 1, j] += t0
-                u_bar[i, j - 1] += t0
-                u_bar[i, j + 1] += t0
-                u_bar[i, j] += 4.0 * -t0
+                kappa_bar_i += t0 * v_bar[i, j]
+                u_bar_rows[thread, i - 1, j] += kappa * v_bar[i, j]
+                u_bar_rows[thread, i + 1, j] += kappa * v_bar[i, j]
+                u_bar[i, j - 1] += kappa * v_bar[i, j]
+                u_bar[i, j + 1] += kappa * v_bar[i, j]
+                u_bar[i, j] += 4.0 * -(kappa * v_bar[i, j])
                 v_bar[i, j] = 0.0
             kappa_bar += kappa_bar_i  # a reduction over the iterations
         add_rows_2d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
-    # adjoint of: v = u0.copy()
+    # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
-    # adjoint of: u = u0.copy()
+    # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

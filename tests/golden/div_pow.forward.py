@@ -14,14 +14,15 @@ def div_pow_jvp(x, y, a, x_dot, y_dot, a_dot):
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):
-        t0 = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
-        q_dot = 1.0 / (1.0 + y[i] ** 2.0) * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t0 / (1.0 + y[i] ** 2.0) * (2.0 * y[i] * y_dot[i])
-        q = t0
-        t1 = (x[i] / y[i])
-        t2 = x[i] ** a
-        s_dot += q_dot + 0.5 * t1 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t1 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + math.log(x[i]) * t2 * a_dot)
-        s += q + t1 ** 0.5 - t2
-    t3 = s / a
-    result_dot = 1.0 / a * s_dot + -t3 / a * a_dot
-    result = t3
+        t0 = 1.0 + y[i] ** 2.0
+        t1 = x[i] ** 1.5 / t0
+        q_dot = 1.0 / t0 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t1 / t0 * (2.0 * y[i] * y_dot[i])
+        q = t1
+        t2 = x[i] / y[i]
+        t3 = x[i] ** a
+        s_dot += q_dot + 0.5 * t2 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t2 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + (math.log(x[i]) * t3 if x[i] != 0.0 else 0.0) * a_dot)
+        s += q + t2 ** 0.5 - t3
+    t4 = s / a
+    result_dot = 1.0 / a * s_dot + -t4 / a * a_dot
+    result = t4
     return result, result_dot

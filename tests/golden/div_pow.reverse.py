@@ -32,18 +32,18 @@ def div_pow_vjp(x, y, a, out_bar):
     a_bar += -t5 / a * result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
-        t1 = (x[i] / y[i])
-        t2 = x[i] ** a
+        t2 = x[i] / y[i]
+        t3 = x[i] ** a
         q_bar += s_bar
-        t3 = 0.5 * t1 ** -0.5 * s_bar
-        x_bar[i] += 1.0 / y[i] * t3
-        y_bar[i] += -t1 / y[i] * t3
-        t4 = -s_bar
-        x_bar[i] += a * x[i] ** (a - 1.0) * t4
-        a_bar += math.log(x[i]) * t2 * t4
+        t4 = 0.5 * t2 ** -0.5 * s_bar
+        x_bar[i] += 1.0 / y[i] * t4
+        y_bar[i] += -t2 / y[i] * t4
+        x_bar[i] += a * x[i] ** (a - 1.0) * -s_bar
+        a_bar += (math.log(x[i]) * t3 if x[i] != 0.0 else 0.0) * -s_bar
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
-        t0 = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
-        x_bar[i] += 1.5 * x[i] ** 0.5 * (1.0 / (1.0 + y[i] ** 2.0) * q_bar)
-        y_bar[i] += 2.0 * y[i] * (-t0 / (1.0 + y[i] ** 2.0) * q_bar)
+        t0 = 1.0 + y[i] ** 2.0
+        t1 = x[i] ** 1.5 / t0
+        x_bar[i] += 1.5 * x[i] ** 0.5 * (1.0 / t0 * q_bar)
+        y_bar[i] += 2.0 * y[i] * (-t1 / t0 * q_bar)
         q_bar = 0.0
     return value, x_bar, y_bar, a_bar

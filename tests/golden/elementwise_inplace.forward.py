@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 
 def elementwise_inplace_jvp(x, y, x_dot, y_dot):
@@ -9,18 +10,18 @@ def elementwise_inplace_jvp(x, y, x_dot, y_dot):
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
     # active (varied from x, y; useful for the result): z
-    z = x.copy()
-    z_dot = x_dot.copy()
+    z = np.copy(x)
+    z_dot = np.copy(x_dot)
     stop = z.shape[0]
     for i in range(stop):
         z_dot[i] = y[i] * z_dot[i] + z[i] * y_dot[i]
         z[i] = z[i] * y[i]
-        t0 = z[i] / (1.0 + y[i] * y[i])
-        z_dot[i] = 1.0 / (1.0 + y[i] * y[i]) * z_dot[i] + -t0 / (1.0 + y[i] * y[i]) * (y[i] * y_dot[i] + y[i] * y_dot[i])
-        z[i] = t0
-        t1 = 0.5 * z[i]
-        z_dot[i] = z_dot[i] - (z[i] * (0.5 * z_dot[i]) + t1 * z_dot[i])
-        z[i] = z[i] - (t1 * z[i])
+        t0 = 1.0 + y[i] * y[i]
+        t1 = z[i] / t0
+        z_dot[i] = 1.0 / t0 * z_dot[i] + -t1 / t0 * (y[i] * y_dot[i] + y[i] * y_dot[i])
+        z[i] = t1
+        z_dot[i] = z_dot[i] - (z[i] * (0.5 * z_dot[i]) + 0.5 * z[i] * z_dot[i])
+        z[i] = z[i] - (0.5 * z[i] * z[i])
         z_dot[i] = z_dot[i] + -math.sin(z[i]) * z_dot[i]
         z[i] = z[i] + math.cos(z[i])
     return z, z_dot

@@ -15,9 +15,9 @@ def elementwise_inplace_vjp(x, y, out_bar):
     tape = np.empty(0)
     top = 0
     # forward sweep
-    z = x.copy()
+    z = np.copy(x)
     stop = z.shape[0]
-    tape = reserve(tape, top + stop * 4)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 4 * stop)  # room for all its records: trip counts are known here
     for i in range(stop):
         tape[top] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
         top += 1
@@ -40,30 +40,29 @@ def elementwise_inplace_vjp(x, y, out_bar):
         # adjoint of: z[i] = z[i] + math.cos(z[i])
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before
-        t7 = z_bar[i]
+        t6 = z_bar[i]
         z_bar[i] = 0.0
-        z_bar[i] += t7
-        z_bar[i] += -math.sin(z[i]) * t7
+        z_bar[i] += t6
+        z_bar[i] += -math.sin(z[i]) * t6
         # adjoint of: z[i] = z[i] - (0.5 * z[i] * z[i])
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before
-        t4 = 0.5 * z[i]
         t5 = z_bar[i]
         z_bar[i] = 0.0
         z_bar[i] += t5
-        t6 = -t5
-        z_bar[i] += 0.5 * (z[i] * t6)
-        z_bar[i] += t4 * t6
+        z_bar[i] += 0.5 * (z[i] * -t5)
+        z_bar[i] += 0.5 * z[i] * -t5
         # adjoint of: z[i] = z[i] / (1.0 + y[i] * y[i])
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before
-        t1 = z[i] / (1.0 + y[i] * y[i])
-        t2 = z_bar[i]
+        t1 = 1.0 + y[i] * y[i]
+        t2 = z[i] / t1
+        t3 = z_bar[i]
         z_bar[i] = 0.0
-        z_bar[i] += 1.0 / (1.0 + y[i] * y[i]) * t2
-        t3 = -t1 / (1.0 + y[i] * y[i]) * t2
-        y_bar[i] += y[i] * t3
-        y_bar[i] += y[i] * t3
+        z_bar[i] += 1.0 / t1 * t3
+        t4 = -t2 / t1 * t3
+        y_bar[i] += y[i] * t4
+        y_bar[i] += y[i] * t4
         # adjoint of: z[i] = z[i] * y[i]
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before
@@ -71,6 +70,6 @@ def elementwise_inplace_vjp(x, y, out_bar):
         z_bar[i] = 0.0
         z_bar[i] += y[i] * t0
         y_bar[i] += z[i] * t0
-    # adjoint of: z = x.copy()
+    # adjoint of: z = np.copy(x)
     x_bar += z_bar
     return value, x_bar, y_bar

@@ -11,7 +11,6 @@ def elementwise_map_jvp(x, y, x_dot, y_dot):
     # active (varied from y; useful for the result): y
     t0 = np.tanh(x)
     t1 = np.sqrt(y * y + 1.0)
-    t2 = t0 * y
     result_dot = y * ((1.0 - t0 * t0) * x_dot) + t0 * y_dot + 0.5 / t1 * (y * y_dot + y * y_dot)
-    result = t2 + t1
+    result = t0 * y + t1
     return result, result_dot

@@ -21,9 +21,9 @@ def elementwise_map_vjp(x, y, out_bar):
     # adjoint of: result = np.tanh(x) * y + np.sqrt(y * y + 1.0)
     t0 = np.tanh(x)
     t1 = np.sqrt(y * y + 1.0)
-    t2 = t0 * y
-    x_bar += (1.0 - t0 * t0) * unbroadcast(y * unbroadcast(result_bar, t2), t0)
-    y_bar += unbroadcast(t0 * unbroadcast(result_bar, t2), y)
+    t2 = unbroadcast(result_bar, t0 * y)
+    x_bar += (1.0 - t0 * t0) * unbroadcast(y * t2, t0)
+    y_bar += unbroadcast(t0 * t2, y)
     t3 = 0.5 / t1 * unbroadcast(result_bar, t1)
     y_bar += y * t3
     y_bar += y * t3

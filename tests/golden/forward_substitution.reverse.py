@@ -17,7 +17,7 @@ def forward_substitution_vjp(L, b, out_bar):
     # forward sweep
     n = b.shape[0]
     x = np.zeros_like(b)
-    tape = reserve(tape, top + n * 2)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * n)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = r  # record r: overwritten next, and an adjoint reads it
         top += 1
@@ -37,15 +37,14 @@ def forward_substitution_vjp(L, b, out_bar):
         # adjoint of: x[i] = r / L[i, i]
         top -= 1
         x[i] = tape[top]  # restore the value x[i] had before
-        t1 = r / L[i, i]
+        t0 = r / L[i, i]
         r_bar += 1.0 / L[i, i] * x_bar[i]
-        L_bar[i, i] += -t1 / L[i, i] * x_bar[i]
+        L_bar[i, i] += -t0 / L[i, i] * x_bar[i]
         x_bar[i] = 0.0
         for j in range(i - 1, -1, -1):
             # adjoint of: r -= L[i, j] * x[j]
-            t0 = -r_bar
-            L_bar[i, j] += x[j] * t0
-            x_bar[j] += L[i, j] * t0
+            L_bar[i, j] += x[j] * -r_bar
+            x_bar[j] += L[i, j] * -r_bar
         # adjoint of: r = b[i]
         top -= 1
         r = tape[top]  # restore the value r had before

@@ -9,12 +9,12 @@ from numba import prange
 def gather_sum_jvp(x, idx, x_dot):
     # forward mode (tangents) of gather_sum with respect to x
     # active (varied from x; useful for the result): s, v, x
-    # constant (no derivative code): idx
     s_dot = 0.0
     s = 0.0
     for i in prange(idx.shape[0]):
         v_dot = x_dot[idx[i]]
         v = x[idx[i]]
-        s_dot += v * (math.cos(v) * v_dot) + math.sin(v) * v_dot
-        s += math.sin(v) * v
+        t0 = math.sin(v)
+        s_dot += v * (math.cos(v) * v_dot) + t0 * v_dot
+        s += t0 * v
     return s, s_dot

@@ -13,7 +13,6 @@ from sourcead.runtime import add_rows_1d
 def gather_sum_vjp(x, idx, out_bar, n_threads):
     # reverse mode (adjoints) of gather_sum with respect to x
     # active (varied from x; useful for the result): s, v, x
-    # constant (no derivative code): idx
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
@@ -34,8 +33,9 @@ def gather_sum_vjp(x, idx, out_bar, n_threads):
         v_bar = 0.0
         thread = numba.get_thread_id()
         # adjoint of: s += math.sin(v) * v
+        t0 = math.sin(v)
         v_bar += math.cos(v) * (v * s_bar)
-        v_bar += math.sin(v) * s_bar
+        v_bar += t0 * s_bar
         # adjoint of: v = x[idx[i]]
         x_bar_rows[thread, idx[i]] += v_bar
         v_bar = 0.0

@@ -14,7 +14,6 @@ def gaussian_loglik_jvp(x, mu, sigma, x_dot, mu_dot, sigma_dot):
     t0 = (x - mu) / sigma
     z_dot = 1.0 / sigma * (x_dot - mu_dot) + -t0 / sigma * sigma_dot
     z = t0
-    t1 = -0.5 * z
-    result_dot = np.sum(z * (-0.5 * z_dot) + t1 * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
-    result = np.sum(t1 * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
+    result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
+    result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
     return result, result_dot

@@ -22,9 +22,8 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     x_bar = np.zeros_like(x)
     z_bar = np.zeros_like(z)
     # adjoint of: result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
-    t2 = -0.5 * z
     z_bar += -0.5 * (z * result_bar)
-    z_bar += t2 * result_bar
+    z_bar += -0.5 * z * result_bar
     sigma_bar += 1.0 / sigma * (x.size * -result_bar)
     # adjoint of: z = (x - mu) / sigma
     t0 = (x - mu) / sigma

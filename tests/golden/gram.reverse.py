@@ -16,7 +16,7 @@ def gram_vjp(X, out_bar):
     # forward sweep
     n = X.shape[0]
     G = np.zeros((n, n))
-    tape = reserve(tape, top + n * n)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + max(n, 0) * max(n, 0))  # room for all its records: trip counts are known here
     for i in range(n):
         for j in range(n):
             tape[top] = s  # record s: overwritten next, and an adjoint reads it

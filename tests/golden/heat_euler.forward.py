@@ -10,14 +10,15 @@ def heat_euler_jvp(u0, kappa, u0_dot, kappa_dot):
     # active (varied from kappa; useful for the result): kappa
     # active (varied from u0; useful for the result): u0
     n = u0.shape[0]
-    u = u0.copy()
-    u_dot = u0_dot.copy()
+    u = np.copy(u0)
+    u_dot = np.copy(u0_dot)
     v = np.zeros(n)
     v_dot = np.zeros_like(v)
     for _step in range(20):
         for i in range(1, n - 1):
-            v_dot[i] = u_dot[i] + ((u[i - 1] - 2.0 * u[i] + u[i + 1]) * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+            v[i] = u[i] + kappa * t0
         for i in range(1, n - 1):
             u_dot[i] = v_dot[i]
             u[i] = v[i]

@@ -15,9 +15,9 @@ def heat_euler_vjp(u0, kappa, out_bar):
     top = 0
     # forward sweep
     n = u0.shape[0]
-    u = u0.copy()
+    u = np.copy(u0)
     v = np.zeros(n)
-    tape = reserve(tape, top + 20 * ((n - 1) - 1))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 20 * max((n - 2), 0))  # room for all its records: trip counts are known here
     for _step in range(20):
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
@@ -48,13 +48,13 @@ def heat_euler_vjp(u0, kappa, out_bar):
             u_bar[i] = 0.0
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             u_bar[i] += v_bar[i]
-            kappa_bar += (u[i - 1] - 2.0 * u[i] + u[i + 1]) * v_bar[i]
-            t0 = kappa * v_bar[i]
-            u_bar[i - 1] += t0
-            u_bar[i] += 2.0 * -t0
-            u_bar[i + 1] += t0
+            kappa_bar += t0 * v_bar[i]
+            u_bar[i - 1] += kappa * v_bar[i]
+            u_bar[i] += 2.0 * -(kappa * v_bar[i])
+            u_bar[i + 1] += kappa * v_bar[i]
             v_bar[i] = 0.0
-    # adjoint of: u = u0.copy()
+    # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

@@ -18,19 +18,19 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
     top = 0
     # forward sweep
     n = u0.shape[0]
-    u = u0.copy()
-    v = u0.copy()
-    tape = reserve(tape, top + n_steps * ((n - 1) - 1))  # room for all its records: trip counts are known here
+    u = np.copy(u0)
+    v = np.copy(u0)
+    tape = reserve(tape, top + max(n_steps, 0) * max((n - 2), 0))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v it overwrites
         # in its own slot of the tape, at an offset computed from the loop index
-        tape = reserve(tape, top + ((n - 1) - 1))
+        tape = reserve(tape, top + (n - 2))
         for i in prange(1, n - 1):
             slot = top + i - 1
             tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
             slot += 1
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        top += ((n - 1) - 1)
+        top += (n - 2)
         u, v = v, u
     s = 0.0
     for i in range(n):
@@ -45,16 +45,16 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
     u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += u[i] * u[i] * float(i)
-        t1 = float(i) * s_bar
-        u_bar[i] += u[i] * t1
-        u_bar[i] += u[i] * t1
+        t1 = float(i)
+        u_bar[i] += u[i] * (t1 * s_bar)
+        u_bar[i] += u[i] * (t1 * s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
         # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-        top -= ((n - 1) - 1)  # this loop's records: one slot per iteration
+        top -= (n - 2)  # this loop's records: one slot per iteration
         for i in prange(1, n - 1):
             slot = top + (i - 1) + 1  # the end of this iteration's slot
             kappa_bar_i = 0.0
@@ -62,17 +62,17 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             slot -= 1
             v[i] = tape[slot]  # restore the value v[i] had before
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             u_bar[i] += v_bar[i]
-            kappa_bar_i += (u[i - 1] - 2.0 * u[i] + u[i + 1]) * v_bar[i]
-            t0 = kappa * v_bar[i]
-            u_bar_rows[thread, i - 1] += t0
-            u_bar[i] += 2.0 * -t0
-            u_bar_rows[thread, i + 1] += t0
+            kappa_bar_i += t0 * v_bar[i]
+            u_bar_rows[thread, i - 1] += kappa * v_bar[i]
+            u_bar[i] += 2.0 * -(kappa * v_bar[i])
+            u_bar_rows[thread, i + 1] += kappa * v_bar[i]
             v_bar[i] = 0.0
             kappa_bar += kappa_bar_i  # a reduction over the iterations
         add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
-    # adjoint of: v = u0.copy()
+    # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
-    # adjoint of: u = u0.copy()
+    # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

@@ -10,8 +10,8 @@ def heat_swap_jvp(u0, kappa, n_steps, u0_dot, kappa_dot):
     # active (varied from kappa, u0; useful for the result): result, s, u, v
     # active (varied from u0; useful for the result): u0
     n = u0.shape[0]
-    u = u0.copy()
-    u_dot = u0_dot.copy()
+    u = np.copy(u0)
+    u_dot = np.copy(u0_dot)
     v = np.zeros(n)
     v_dot = np.zeros_like(v)
     for _step in range(n_steps):
@@ -20,8 +20,9 @@ def heat_swap_jvp(u0, kappa, n_steps, u0_dot, kappa_dot):
         v_dot[n - 1] = u_dot[n - 1]
         v[n - 1] = u[n - 1]
         for i in range(1, n - 1):
-            v_dot[i] = u_dot[i] + ((u[i - 1] - 2.0 * u[i] + u[i + 1]) * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+            v[i] = u[i] + kappa * t0
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0

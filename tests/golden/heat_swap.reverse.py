@@ -15,9 +15,9 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     top = 0
     # forward sweep
     n = u0.shape[0]
-    u = u0.copy()
+    u = np.copy(u0)
     v = np.zeros(n)
-    tape = reserve(tape, top + n_steps * (1 + 1 + ((n - 1) - 1)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + max(n_steps, 0) * (2 + max((n - 2), 0)))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         tape[top] = v[0]  # record v[0]: overwritten next, and an adjoint reads it
         top += 1
@@ -55,12 +55,12 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             top -= 1
             v[i] = tape[top]  # restore the value v[i] had before
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             u_bar[i] += v_bar[i]
-            kappa_bar += (u[i - 1] - 2.0 * u[i] + u[i + 1]) * v_bar[i]
-            t0 = kappa * v_bar[i]
-            u_bar[i - 1] += t0
-            u_bar[i] += 2.0 * -t0
-            u_bar[i + 1] += t0
+            kappa_bar += t0 * v_bar[i]
+            u_bar[i - 1] += kappa * v_bar[i]
+            u_bar[i] += 2.0 * -(kappa * v_bar[i])
+            u_bar[i + 1] += kappa * v_bar[i]
             v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1
@@ -72,6 +72,6 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
         v[0] = tape[top]  # restore the value v[0] had before
         u_bar[0] += v_bar[0]
         v_bar[0] = 0.0
-    # adjoint of: u = u0.copy()
+    # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

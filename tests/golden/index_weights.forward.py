@@ -11,7 +11,6 @@ def index_weights_jvp(x, x_dot):
     for i in range(x.shape[0]):
         w = float(i)
         t0 = (w + 1.0) * x[i]
-        t1 = 0.5 * w
-        s_dot += x[i] * ((w + 1.0) * x_dot[i]) + t0 * x_dot[i] - (t1 * x_dot[i])
-        s += t0 * x[i] - t1 * x[i]
+        s_dot += x[i] * ((w + 1.0) * x_dot[i]) + t0 * x_dot[i] - (0.5 * w * x_dot[i])
+        s += t0 * x[i] - 0.5 * w * x[i]
     return s, s_dot

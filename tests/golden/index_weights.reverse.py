@@ -28,10 +28,9 @@ def index_weights_vjp(x, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += (w + 1.0) * x[i] * x[i] - 0.5 * w * x[i]
         t0 = (w + 1.0) * x[i]
-        t1 = 0.5 * w
         x_bar[i] += (w + 1.0) * (x[i] * s_bar)
         x_bar[i] += t0 * s_bar
-        x_bar[i] += t1 * -s_bar
+        x_bar[i] += 0.5 * w * -s_bar
         top -= 1
         w = tape[top]  # restore the value w had before
     return value, x_bar

@@ -18,9 +18,9 @@ def inner_recurrence_jvp(x, w, x_dot, w_dot):
         z_dot = x_dot[i]
         z = x[i]
         for _k in range(6):
-            t0 = z * w
-            z_dot = w * (math.cos(z) * z_dot) + math.sin(z) * w_dot + -math.sin(t0) * (w * z_dot + z * w_dot)
-            z = math.sin(z) * w + math.cos(t0)
+            t0 = math.sin(z)
+            z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
+            z = t0 * w + math.cos(z * w)
         out_dot[i] = z_dot
         out[i] = z
     s_dot = 0.0

@@ -54,12 +54,12 @@ def inner_recurrence_vjp(x, w, out_bar_1):
             # adjoint of: z = math.sin(z) * w + math.cos(z * w)
             ltop -= 1
             z = ltape[ltop]  # restore the value z had before
-            t0 = z * w
+            t0 = math.sin(z)
             t1 = z_bar
             z_bar = 0.0
             z_bar += math.cos(z) * (w * t1)
-            w_bar_i += math.sin(z) * t1
-            t2 = -math.sin(t0) * t1
+            w_bar_i += t0 * t1
+            t2 = -math.sin(z * w) * t1
             z_bar += w * t2
             w_bar_i += z * t2
         # adjoint of: z = x[i]

@@ -16,7 +16,6 @@ def least_squares_jvp(A, x, b, A_dot, x_dot, b_dot):
         for j in range(A.shape[1]):
             r_dot += x[j] * A_dot[i, j] + A[i, j] * x_dot[j]
             r += A[i, j] * x[j]
-        t0 = 0.5 * r
-        s_dot += r * (0.5 * r_dot) + t0 * r_dot
-        s += t0 * r
+        s_dot += r * (0.5 * r_dot) + 0.5 * r * r_dot
+        s += 0.5 * r * r
     return s, s_dot

@@ -34,9 +34,8 @@ def least_squares_vjp(A, x, b, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
         # adjoint of: s += 0.5 * r * r
-        t0 = 0.5 * r
         r_bar += 0.5 * (r * s_bar)
-        r_bar += t0 * s_bar
+        r_bar += 0.5 * r * s_bar
         for j in range(A.shape[1] - 1, -1, -1):
             # adjoint of: r += A[i, j] * x[j]
             A_bar[i, j] += x[j] * r_bar

@@ -23,12 +23,12 @@ def least_squares_vjp(A, x, b, out_bar):
     result_bar = out_bar
     x_bar = np.zeros_like(x)
     # adjoint of: result = 0.5 * np.sum(r * r)
-    t1 = 0.5 * result_bar
-    r_bar += r * t1
-    r_bar += r * t1
+    r_bar += r * (0.5 * result_bar)
+    r_bar += r * (0.5 * result_bar)
     # adjoint of: r = A @ x - b
     t0 = A @ x
-    A_bar += matmul_bar_left(unbroadcast(r_bar, t0), A, x)
-    x_bar += matmul_bar_right(unbroadcast(r_bar, t0), A, x)
+    t1 = unbroadcast(r_bar, t0)
+    A_bar += matmul_bar_left(t1, A, x)
+    x_bar += matmul_bar_right(t1, A, x)
     b_bar += unbroadcast(-r_bar, b)
     return value, A_bar, x_bar, b_bar

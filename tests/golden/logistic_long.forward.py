@@ -10,7 +10,6 @@ def logistic_long_jvp(r, x0, r_dot, x0_dot):
     x_dot = x0_dot
     x = x0
     for _k in range(1000):
-        t0 = r * x
-        x_dot = (1.0 - x) * (x * r_dot + r * x_dot) + t0 * -x_dot
-        x = t0 * (1.0 - x)
+        x_dot = (1.0 - x) * (x * r_dot + r * x_dot) + r * x * -x_dot
+        x = r * x * (1.0 - x)
     return x, x_dot

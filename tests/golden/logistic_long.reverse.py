@@ -29,13 +29,12 @@ def logistic_long_vjp(r, x0, out_bar):
         # adjoint of: x = r * x * (1.0 - x)
         top -= 1
         x = tape[top]  # restore the value x had before
-        t0 = r * x
-        t1 = x_bar
+        t0 = x_bar
         x_bar = 0.0
-        t2 = (1.0 - x) * t1
-        r_bar += x * t2
-        x_bar += r * t2
-        x_bar -= t0 * t1
+        t1 = (1.0 - x) * t0
+        r_bar += x * t1
+        x_bar += r * t1
+        x_bar -= r * x * t0
     # adjoint of: x = x0
     x0_bar += x_bar
     return value, r_bar, x0_bar

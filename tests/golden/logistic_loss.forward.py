@@ -23,9 +23,8 @@ def logistic_loss_jvp(w, X, y, w_dot):
         t1 = 1.0 / (1.0 + t0)
         p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
         p = t1
-        t2 = 1.0 - p
-        total_dot += -(y[i] * (1.0 / p * p_dot) + (1.0 - y[i]) * (1.0 / t2 * -p_dot))
-        total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(t2))
+        total_dot += -(y[i] * (1.0 / p * p_dot) + (1.0 - y[i]) * (1.0 / (1.0 - p) * -p_dot))
+        total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
     result_dot = 1.0 / n * total_dot
     result = total / n
     return result, result_dot

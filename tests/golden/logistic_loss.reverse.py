@@ -47,10 +47,8 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
         z_bar = 0.0
         thread = numba.get_thread_id()
         # adjoint of: total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
-        t2 = 1.0 - p
-        t3 = -total_bar
-        p_bar += 1.0 / p * (y[i] * t3)
-        p_bar -= 1.0 / t2 * ((1.0 - y[i]) * t3)
+        p_bar += 1.0 / p * (y[i] * -total_bar)
+        p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
         # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
         t0 = math.exp(-z)
         t1 = 1.0 / (1.0 + t0)

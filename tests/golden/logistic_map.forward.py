@@ -10,7 +10,6 @@ def logistic_map_jvp(r, y0, r_dot, y0_dot):
     y_dot = y0_dot
     y = y0
     for _k in range(50):
-        t0 = r * y
-        y_dot = (1.0 - y) * (y * r_dot + r * y_dot) + t0 * -y_dot
-        y = t0 * (1.0 - y)
+        y_dot = (1.0 - y) * (y * r_dot + r * y_dot) + r * y * -y_dot
+        y = r * y * (1.0 - y)
     return y, y_dot

@@ -29,13 +29,12 @@ def logistic_map_vjp(r, y0, out_bar):
         # adjoint of: y = r * y * (1.0 - y)
         top -= 1
         y = tape[top]  # restore the value y had before
-        t0 = r * y
-        t1 = y_bar
+        t0 = y_bar
         y_bar = 0.0
-        t2 = (1.0 - y) * t1
-        r_bar += y * t2
-        y_bar += r * t2
-        y_bar -= t0 * t1
+        t1 = (1.0 - y) * t0
+        r_bar += y * t1
+        y_bar += r * t1
+        y_bar -= r * y * t0
     # adjoint of: y = y0
     y0_bar += y_bar
     return value, r_bar, y0_bar

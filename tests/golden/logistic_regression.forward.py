@@ -10,8 +10,8 @@ def logistic_regression_jvp(w, X, y, w_dot):
     # constant (no derivative code): X, y
     z_dot = np.dot(X, w_dot)
     z = X @ w
-    t0 = -y
-    t1 = np.exp(t0 * z)
-    result_dot = np.mean(1.0 / (1.0 + t1) * (t1 * (t0 * z_dot)))
-    result = np.mean(np.log1p(t1))
+    t0 = np.exp(-y * z)
+    t1 = np.log1p(t0)
+    result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * (-y * z_dot)))
+    result = np.mean(t1)
     return result, result_dot

@@ -19,9 +19,9 @@ def logistic_regression_vjp(w, X, y, out_bar):
     w_bar = np.zeros_like(w)
     z_bar = np.zeros_like(z)
     # adjoint of: result = np.mean(np.log1p(np.exp(-y * z)))
-    t0 = -y
-    t1 = np.exp(t0 * z)
-    z_bar += unbroadcast(t0 * (t1 * (1.0 / (1.0 + t1) * (result_bar / np.log1p(t1).size))), z)
+    t0 = np.exp(-y * z)
+    t1 = np.log1p(t0)
+    z_bar += unbroadcast(-y * (t0 * (1.0 / (1.0 + t0) * np.full_like(t1, result_bar / t1.size))), z)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar

@@ -11,6 +11,7 @@ def logsumexp_jvp(x, x_dot):
     m_dot = np.ravel(x_dot)[np.argmax(x)]
     m = np.max(x)
     t0 = np.exp(x - m)
-    result_dot = m_dot + 1.0 / np.sum(t0) * np.sum(t0 * (x_dot - m_dot))
-    result = m + math.log(np.sum(t0))
+    t1 = np.sum(t0)
+    result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (x_dot - m_dot))
+    result = m + math.log(t1)
     return result, result_dot

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import argmax_mask
+from sourcead.runtime import at_argmax
 
 
 def logsumexp_vjp(x, out_bar):
@@ -20,10 +20,11 @@ def logsumexp_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     # adjoint of: result = m + math.log(np.sum(np.exp(x - m)))
     t0 = np.exp(x - m)
+    t1 = np.sum(t0)
     m_bar += result_bar
-    t1 = t0 * (1.0 / np.sum(t0) * result_bar)
-    x_bar += t1
-    m_bar += np.sum(-t1)
+    t2 = t0 * (1.0 / t1 * result_bar)
+    x_bar += t2
+    m_bar += np.sum(-t2)
     # adjoint of: m = np.max(x)
-    x_bar += argmax_mask(x) * m_bar
+    x_bar += at_argmax(m_bar, x)
     return value, x_bar

@@ -16,12 +16,13 @@ def mapped_stencil_jvp(u, c, u_dot, c_dot):
     v = np.zeros(n)
     v_dot = np.zeros_like(v)
     for i in prange(1, n - 1):
-        v_dot[i] = u_dot[i] + ((u[i - 1] - 2.0 * u[i] + u[i + 1]) * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-        v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+        v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+        v[i] = u[i] + c * t0
     s_dot = 0.0
     s = 0.0
     for i in range(n):
-        t0 = math.tanh(v[i])
-        s_dot += (1.0 - t0 * t0) * v_dot[i]
-        s += t0
+        t1 = math.tanh(v[i])
+        s_dot += (1.0 - t1 * t1) * v_dot[i]
+        s += t1
     return s, s_dot

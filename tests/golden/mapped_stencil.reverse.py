@@ -42,12 +42,12 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
         c_bar_i = 0.0
         thread = numba.get_thread_id()
         # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
         u_bar[i] += v_bar[i]
-        c_bar_i += (u[i - 1] - 2.0 * u[i] + u[i + 1]) * v_bar[i]
-        t0 = c * v_bar[i]
-        u_bar_rows[thread, i - 1] += t0
-        u_bar[i] += 2.0 * -t0
-        u_bar_rows[thread, i + 1] += t0
+        c_bar_i += t0 * v_bar[i]
+        u_bar_rows[thread, i - 1] += c * v_bar[i]
+        u_bar[i] += 2.0 * -(c * v_bar[i])
+        u_bar_rows[thread, i + 1] += c * v_bar[i]
         v_bar[i] = 0.0
         c_bar += c_bar_i  # a reduction over the iterations
     add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them

@@ -9,22 +9,24 @@ def math_mix_jvp(x, y, x_dot, y_dot):
     # active (varied from x, y; useful for the result): a, b, c, d, e, result
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
-    t0 = math.tan(0.5 * x)
-    a_dot = math.cos(y) * (math.cos(x) * x_dot) + math.sin(x) * (-math.sin(y) * y_dot) - ((1.0 + t0 * t0) * (0.5 * x_dot))
-    a = math.sin(x) * math.cos(y) - t0
-    t1 = math.exp(0.3 * x)
-    b_dot = t1 * (0.3 * x_dot) + 1.0 / y * y_dot
-    b = t1 + math.log(y)
-    t2 = math.sqrt(x * x + y * y)
-    c_dot = 0.5 / t2 * (x * x_dot + x * x_dot + (y * y_dot + y * y_dot))
-    c = t2
-    t3 = math.tanh(x - y)
-    d_dot = (1.0 - t3 * t3) * (x_dot - y_dot)
-    d = t3
-    t4 = math.pow(y, x)
-    t5 = x - 2.0 * y
-    e_dot = 1.7 * math.pow(y, 1.7 - 1.0) * y_dot + (x * math.pow(y, x - 1.0) * y_dot + math.log(y) * t4 * x_dot) + math.copysign(1.0, t5) * (x_dot - (2.0 * y_dot))
-    e = math.pow(y, 1.7) + t4 + abs(t5)
+    t0 = math.sin(x)
+    t1 = math.cos(y)
+    t2 = math.tan(0.5 * x)
+    a_dot = t1 * (math.cos(x) * x_dot) + t0 * (-math.sin(y) * y_dot) - ((1.0 + t2 * t2) * (0.5 * x_dot))
+    a = t0 * t1 - t2
+    t3 = math.exp(0.3 * x)
+    b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
+    b = t3 + math.log(y)
+    t4 = math.sqrt(x * x + y * y)
+    c_dot = 0.5 / t4 * (x * x_dot + x * x_dot + (y * y_dot + y * y_dot))
+    c = t4
+    t5 = math.tanh(x - y)
+    d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
+    d = t5
+    t6 = math.pow(y, x)
+    t7 = x - 2.0 * y
+    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + (math.log(y) * t6 if y != 0.0 else 0.0) * x_dot) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
+    e = math.pow(y, 1.7) + t6 + abs(t7)
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     result = a + b * c - d + e + -x
     return result, result_dot

@@ -31,16 +31,16 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     m_bar += m * result0_bar
     for i in range(n - 1, -1, -1):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])
-        t1 = math.exp(x[i])
-        t2 = t1 * y_bar[i]
-        x_bar[i] += t2
-        m_bar -= t2
-        x_bar[i] += t1 * ((x[i] - m) * y_bar[i])
+        t2 = math.exp(x[i])
+        x_bar[i] += t2 * y_bar[i]
+        m_bar -= t2 * y_bar[i]
+        x_bar[i] += t2 * ((x[i] - m) * y_bar[i])
         y_bar[i] = 0.0
     # adjoint of: m = m / float(n)
-    t0 = m_bar
+    t0 = float(n)
+    t1 = m_bar
     m_bar = 0.0
-    m_bar += 1.0 / float(n) * t0
+    m_bar += 1.0 / t0 * t1
     for i in range(n - 1, -1, -1):
         # adjoint of: m += x[i]
         x_bar[i] += m_bar

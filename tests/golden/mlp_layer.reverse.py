@@ -32,7 +32,8 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     t0 = W @ x
     t1 = np.tanh(t0 + b)
     t2 = (1.0 - t1 * t1) * h_bar
-    W_bar += matmul_bar_left(unbroadcast(t2, t0), W, x)
-    x_bar += matmul_bar_right(unbroadcast(t2, t0), W, x)
+    t3 = unbroadcast(t2, t0)
+    W_bar += matmul_bar_left(t3, W, x)
+    x_bar += matmul_bar_right(t3, W, x)
     b_bar += unbroadcast(t2, b)
     return value, W_bar, x_bar, b_bar, v_bar

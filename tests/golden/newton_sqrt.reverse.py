@@ -44,10 +44,9 @@ def newton_sqrt_vjp(a, out_bar):
         t0 = a / x
         t1 = x_bar
         x_bar = 0.0
-        t2 = 0.5 * t1
-        x_bar += t2
-        a_bar += 1.0 / x * t2
-        x_bar += -t0 / x * t2
+        x_bar += 0.5 * t1
+        a_bar += 1.0 / x * (0.5 * t1)
+        x_bar += -t0 / x * (0.5 * t1)
     # adjoint of: x = a
     a_bar += x_bar
     return value, a_bar

@@ -17,7 +17,6 @@ def pick_jvp(x, c, t, x_dot):
     s_dot = 0.0
     s = 0.0
     for i in range(y.shape[0]):
-        t0 = y[i] * y[i]
-        s_dot += x[i] * (y[i] * y_dot[i] + y[i] * y_dot[i]) + t0 * x_dot[i]
-        s += t0 * x[i]
+        s_dot += x[i] * (y[i] * y_dot[i] + y[i] * y_dot[i]) + y[i] * y[i] * x_dot[i]
+        s += y[i] * y[i] * x[i]
     return s, s_dot

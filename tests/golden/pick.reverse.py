@@ -32,11 +32,9 @@ def pick_vjp(x, c, t, out_bar):
     y_bar = np.zeros_like(y)
     for i in range(y.shape[0] - 1, -1, -1):
         # adjoint of: s += y[i] * y[i] * x[i]
-        t0 = y[i] * y[i]
-        t1 = x[i] * s_bar
-        y_bar[i] += y[i] * t1
-        y_bar[i] += y[i] * t1
-        x_bar[i] += t0 * s_bar
+        y_bar[i] += y[i] * (x[i] * s_bar)
+        y_bar[i] += y[i] * (x[i] * s_bar)
+        x_bar[i] += y[i] * y[i] * s_bar
     itop -= 1
     taken = itape[itop]
     if taken == 1:

@@ -7,12 +7,10 @@ def poly2_jvp(x, y, x_dot, y_dot):
     # active (varied from x, y; useful for the result): result, t
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
-    t0 = 3.0 * x
-    t1 = t0 * x
-    t2 = 2.0 * x
-    t3 = t2 * y
-    t_dot = y * (x * (3.0 * x_dot) + t0 * x_dot) + t1 * y_dot - (y * (y * (2.0 * x_dot) + t2 * y_dot) + t3 * y_dot)
-    t = t1 * y - t3 * y
+    t0 = 3.0 * x * x
+    t1 = 2.0 * x * y
+    t_dot = y * (x * (3.0 * x_dot) + 3.0 * x * x_dot) + t0 * y_dot - (y * (y * (2.0 * x_dot) + 2.0 * x * y_dot) + t1 * y_dot)
+    t = t0 * y - t1 * y
     result_dot = t_dot + x_dot - (4.0 * y_dot)
     result = t + x - 4.0 * y + 1.5
     return result, result_dot

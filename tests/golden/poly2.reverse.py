@@ -21,17 +21,13 @@ def poly2_vjp(x, y, out_bar):
     x_bar += result_bar
     y_bar += 4.0 * -result_bar
     # adjoint of: t = 3.0 * x * x * y - 2.0 * x * y * y
-    t0 = 3.0 * x
-    t1 = t0 * x
-    t2 = 2.0 * x
-    t3 = t2 * y
-    t4 = y * t_bar
-    x_bar += 3.0 * (x * t4)
-    x_bar += t0 * t4
-    y_bar += t1 * t_bar
-    t5 = -t_bar
-    t6 = y * t5
-    x_bar += 2.0 * (y * t6)
-    y_bar += t2 * t6
-    y_bar += t3 * t5
+    t0 = 3.0 * x * x
+    t1 = 2.0 * x * y
+    x_bar += 3.0 * (x * (y * t_bar))
+    x_bar += 3.0 * x * (y * t_bar)
+    y_bar += t0 * t_bar
+    t2 = y * -t_bar
+    x_bar += 2.0 * (y * t2)
+    y_bar += 2.0 * x * t2
+    y_bar += t1 * -t_bar
     return value, x_bar, y_bar

@@ -9,7 +9,7 @@ def relu_norm_jvp(x, t, x_dot, t_dot):
     # active (varied from t, x; useful for the result): result
     # active (varied from t; useful for the result): t
     # active (varied from x; useful for the result): x
-    t0 = x - t
-    result_dot = np.sum(2.0 * np.maximum(t0, 0.0) * ((t0 >= 0.0) * 1.0 * (x_dot - t_dot))) + np.sum(np.sign(x) * x_dot)
-    result = np.sum(np.maximum(t0, 0.0) ** 2) + np.sum(np.abs(x))
+    t0 = np.maximum(x - t, 0.0)
+    result_dot = np.sum(2.0 * t0 * np.where(x - t >= 0.0, x_dot - t_dot, 0.0)) + np.sum(np.copysign(1.0, x) * x_dot)
+    result = np.sum(t0 ** 2) + np.sum(np.abs(x))
     return result, result_dot

@@ -17,9 +17,9 @@ def relu_norm_vjp(x, t, out_bar):
     t_bar = 0.0
     x_bar = np.zeros_like(x)
     # adjoint of: result = np.sum(np.maximum(x - t, 0.0) ** 2) + np.sum(np.abs(x))
-    t0 = x - t
-    t1 = (t0 >= 0.0) * 1.0 * (2.0 * np.maximum(t0, 0.0) * result_bar)
+    t0 = np.maximum(x - t, 0.0)
+    t1 = np.where(x - t >= 0.0, 2.0 * t0 * result_bar, 0.0)
     x_bar += t1
     t_bar += np.sum(-t1)
-    x_bar += np.sign(x) * result_bar
+    x_bar += np.copysign(1.0, x) * result_bar
     return value, x_bar, t_bar

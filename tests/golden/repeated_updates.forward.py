@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 
 def repeated_updates_jvp(x, a, x_dot, a_dot):
@@ -9,8 +10,8 @@ def repeated_updates_jvp(x, a, x_dot, a_dot):
     # active (varied from a; useful for the result): a
     # active (varied from x; useful for the result): x
     # active (varied from a, x; useful for the result): y
-    y = x.copy()
-    y_dot = x_dot.copy()
+    y = np.copy(x)
+    y_dot = np.copy(x_dot)
     for _k in range(5):
         stop = y.shape[0]
         for j in range(stop):

@@ -18,7 +18,7 @@ def repeated_updates_vjp(x, a, out_bar):
     itop = 0
     stop = 0  # recorded before it is first assigned: give it a typed value
     # forward sweep
-    y = x.copy()
+    y = np.copy(x)
     itape = reserve(itape, itop + 5)  # room for all its records: trip counts are known here
     for _k in range(5):
         itape[itop] = stop  # record stop: overwritten next, and an adjoint reads it
@@ -47,6 +47,6 @@ def repeated_updates_vjp(x, a, out_bar):
             y_bar[j] += math.cos(y[j]) * t0
         itop -= 1
         stop = itape[itop]  # restore the value stop had before
-    # adjoint of: y = x.copy()
+    # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar, a_bar

@@ -15,6 +15,6 @@ def reshaped_jvp(x, W, x_dot, W_dot):
     M = np.reshape(x, (3, 2))
     t0 = W @ M
     t1 = np.tanh(x)
-    result_dot = np.sum(np.dot(W_dot, M) + np.dot(W, M_dot)) + np.sum(((1.0 - t1 * t1) * x_dot) * prod_others((t1 + 2.0)))
-    result = np.sum(t0) + np.prod((t1 + 2.0))
+    result_dot = np.sum(np.dot(W_dot, M) + np.dot(W, M_dot)) + np.sum(((1.0 - t1 * t1) * x_dot) * prod_others(t1 + 2.0))
+    result = np.sum(t0) + np.prod(t1 + 2.0)
     return result, result_dot

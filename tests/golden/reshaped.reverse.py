@@ -23,9 +23,10 @@ def reshaped_vjp(x, W, out_bar):
     # adjoint of: result = np.sum(W @ M) + np.prod((np.tanh(x) + 2.0))
     t0 = W @ M
     t1 = np.tanh(x)
-    W_bar += matmul_bar_left(np.full_like(t0, result_bar), W, M)
-    M_bar += matmul_bar_right(np.full_like(t0, result_bar), W, M)
-    x_bar += (1.0 - t1 * t1) * (prod_others((t1 + 2.0)) * result_bar)
+    t2 = np.full_like(t0, result_bar)
+    W_bar += matmul_bar_left(t2, W, M)
+    M_bar += matmul_bar_right(t2, W, M)
+    x_bar += (1.0 - t1 * t1) * (prod_others(t1 + 2.0) * result_bar)
     # adjoint of: M = np.reshape(x, (3, 2))
     x_bar += np.reshape(np.ascontiguousarray(M_bar), x.shape)
     return value, x_bar, W_bar

@@ -11,7 +11,6 @@ def reversed_reads_jvp(x, x_dot):
     for i in range(n):
         t_dot = x_dot[n - 1 - i]
         t = x[n - 1 - i]
-        t0 = t * t
-        s_dot = 0.9 * s_dot + (x[i] * (t * t_dot + t * t_dot) + t0 * x_dot[i])
-        s = 0.9 * s + t0 * x[i]
+        s_dot = 0.9 * s_dot + (x[i] * (t * t_dot + t * t_dot) + t * t * x_dot[i])
+        s = 0.9 * s + t * t * x[i]
     return s, s_dot

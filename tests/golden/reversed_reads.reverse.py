@@ -28,14 +28,12 @@ def reversed_reads_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(n - 1, -1, -1):
         # adjoint of: s = 0.9 * s + t * t * x[i]
-        t0 = t * t
-        t1 = s_bar
+        t0 = s_bar
         s_bar = 0.0
-        s_bar += 0.9 * t1
-        t2 = x[i] * t1
-        t_bar += t * t2
-        t_bar += t * t2
-        x_bar[i] += t0 * t1
+        s_bar += 0.9 * t0
+        t_bar += t * (x[i] * t0)
+        t_bar += t * (x[i] * t0)
+        x_bar[i] += t * t * t0
         # adjoint of: t = x[n - 1 - i]
         top -= 1
         t = tape[top]  # restore the value t had before

@@ -12,9 +12,10 @@ def selections_jvp(x, lo, y, x_dot, lo_dot, y_dot):
     # active (varied from y; useful for the result): y
     # active (varied from x, y; useful for the result): z
     t0 = x > 0.2
-    t1 = x * y
-    z_dot = np.where(t0, y * x_dot + x * y_dot, 0.0) + np.where(~(t0), np.cos(x) * x_dot, 0.0)
-    z = np.where(t0, t1, np.sin(x))
-    result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * np.clip(x, lo, 0.9) * (np.where((x >= lo) & (x <= 0.9), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))
-    result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
+    t1 = np.sin(x)
+    z_dot = np.where(t0, y * x_dot + x * y_dot, 0.0) + np.where(np.logical_not(t0), np.cos(x) * x_dot, 0.0)
+    z = np.where(t0, x * y, t1)
+    t2 = np.clip(x, lo, 0.9)
+    result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * t2 * (np.where((x >= lo) & (x <= 0.9), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))
+    result = np.sum(z * z) + np.sum(t2 ** 2)
     return result, result_dot

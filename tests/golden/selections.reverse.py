@@ -3,8 +3,6 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
-
 
 def selections_vjp(x, lo, y, out_bar):
     # reverse mode (adjoints) of selections with respect to x, lo, y
@@ -24,15 +22,17 @@ def selections_vjp(x, lo, y, out_bar):
     y_bar = 0.0
     z_bar = np.zeros_like(z)
     # adjoint of: result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
+    t3 = np.clip(x, lo, 0.9)
     z_bar += z * result_bar
     z_bar += z * result_bar
-    t2 = 2.0 * np.clip(x, lo, 0.9) * result_bar
-    x_bar += unbroadcast(np.where((x >= lo) & (x <= 0.9), t2, 0.0), x)
-    lo_bar += np.sum(np.where(x < lo, t2, 0.0))
+    t4 = 2.0 * t3 * result_bar
+    x_bar += np.where((x >= lo) & (x <= 0.9), t4, 0.0)
+    lo_bar += np.sum(np.where(x < lo, t4, 0.0))
     # adjoint of: z = np.where(x > 0.2, x * y, np.sin(x))
     t0 = x > 0.2
-    t1 = x * y
-    x_bar += y * unbroadcast(np.where(t0, z_bar, 0.0), t1)
-    y_bar += np.sum(x * unbroadcast(np.where(t0, z_bar, 0.0), t1))
-    x_bar += np.cos(x) * unbroadcast(np.where(~(t0), z_bar, 0.0), np.sin(x))
+    t1 = np.sin(x)
+    t2 = np.where(t0, z_bar, 0.0)
+    x_bar += y * t2
+    y_bar += np.sum(x * t2)
+    x_bar += np.cos(x) * np.where(np.logical_not(t0), z_bar, 0.0)
     return value, x_bar, lo_bar, y_bar

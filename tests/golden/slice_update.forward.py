@@ -10,9 +10,9 @@ def slice_update_jvp(x, x_dot):
     y = np.zeros_like(x)
     y_dot = np.zeros_like(y)
     t0 = 2.0 * x[1:-1]
-    t1 = x[2:] - t0
+    t1 = x[:-2]
     y_dot[1:-1] = x_dot[2:] - (2.0 * x_dot[1:-1]) + x_dot[:-2]
-    y[1:-1] = t1 + x[:-2]
+    y[1:-1] = x[2:] - t0 + t1
     y_dot[::2] += 0.5 * x_dot[::2]
     y[::2] += 0.5 * x[::2]
     result_dot = np.sum(2.0 * y * y_dot)

@@ -25,9 +25,11 @@ def slice_update_vjp(x, out_bar):
     x_bar[::2] += 0.5 * y_bar[::2]
     # adjoint of: y[1:-1] = x[2:] - 2.0 * x[1:-1] + x[:-2]
     t0 = 2.0 * x[1:-1]
-    t1 = x[2:] - t0
-    x_bar[2:] += unbroadcast(unbroadcast(y_bar[1:-1], t1), x[2:])
-    x_bar[1:-1] += 2.0 * unbroadcast(-unbroadcast(y_bar[1:-1], t1), t0)
-    x_bar[:-2] += unbroadcast(y_bar[1:-1], x[:-2])
+    t1 = x[:-2]
+    t2 = y_bar[1:-1]
+    t3 = unbroadcast(t2, x[2:] - t0)
+    x_bar[2:] += unbroadcast(t3, x[2:])
+    x_bar[1:-1] += 2.0 * unbroadcast(-t3, t0)
+    x_bar[:-2] += unbroadcast(t2, t1)
     y_bar[1:-1] = 0.0
     return value, x_bar

@@ -11,6 +11,7 @@ def softmax_cross_entropy_jvp(logits, label, logits_dot):
     m_dot = np.ravel(logits_dot)[np.argmax(logits)]
     m = np.max(logits)
     t0 = np.exp(logits - m)
-    result_dot = m_dot + 1.0 / np.sum(t0) * np.sum(t0 * (logits_dot - m_dot)) - logits_dot[label]
-    result = m + math.log(np.sum(t0)) - logits[label]
+    t1 = np.sum(t0)
+    result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (logits_dot - m_dot)) - logits_dot[label]
+    result = m + math.log(t1) - logits[label]
     return result, result_dot

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import argmax_mask
+from sourcead.runtime import at_argmax
 
 
 def softmax_cross_entropy_vjp(logits, label, out_bar):
@@ -20,11 +20,12 @@ def softmax_cross_entropy_vjp(logits, label, out_bar):
     result_bar = out_bar
     # adjoint of: result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]
     t0 = np.exp(logits - m)
+    t1 = np.sum(t0)
     m_bar += result_bar
-    t1 = t0 * (1.0 / np.sum(t0) * result_bar)
-    logits_bar += t1
-    m_bar += np.sum(-t1)
+    t2 = t0 * (1.0 / t1 * result_bar)
+    logits_bar += t2
+    m_bar += np.sum(-t2)
     logits_bar[label] -= result_bar
     # adjoint of: m = np.max(logits)
-    logits_bar += argmax_mask(logits) * m_bar
+    logits_bar += at_argmax(m_bar, logits)
     return value, logits_bar

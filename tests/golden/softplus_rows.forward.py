@@ -24,14 +24,12 @@ def softplus_rows_jvp(W, X, b, W_dot, b_dot):
             a += W[j] * X[i, j]
         if a > 0.0:
             t0 = math.exp(-a)
-            t1 = 1.0 + t0
-            out_dot[i] = a_dot + 1.0 / t1 * (t0 * -a_dot)
-            out[i] = a + math.log(t1)
+            out_dot[i] = a_dot + 1.0 / (1.0 + t0) * (t0 * -a_dot)
+            out[i] = a + math.log(1.0 + t0)
         else:
-            t2 = math.exp(a)
-            t3 = 1.0 + t2
-            out_dot[i] = 1.0 / t3 * (t2 * a_dot)
-            out[i] = math.log(t3)
+            t1 = math.exp(a)
+            out_dot[i] = 1.0 / (1.0 + t1) * (t1 * a_dot)
+            out[i] = math.log(1.0 + t1)
     s_dot = 0.0
     s = 0.0
     for i in range(n):

@@ -60,15 +60,13 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
         if branch == 1:
             # adjoint of: out[i] = a + math.log(1.0 + math.exp(-a))
             t0 = math.exp(-a)
-            t1 = 1.0 + t0
             a_bar += out_bar[i]
-            a_bar -= t0 * (1.0 / t1 * out_bar[i])
+            a_bar -= t0 * (1.0 / (1.0 + t0) * out_bar[i])
             out_bar[i] = 0.0
         else:
             # adjoint of: out[i] = math.log(1.0 + math.exp(a))
-            t2 = math.exp(a)
-            t3 = 1.0 + t2
-            a_bar += t2 * (1.0 / t3 * out_bar[i])
+            t1 = math.exp(a)
+            a_bar += t1 * (1.0 / (1.0 + t1) * out_bar[i])
             out_bar[i] = 0.0
         for j in range(X.shape[1] - 1, -1, -1):
             # adjoint of: a += W[j] * X[i, j]

@@ -4,16 +4,14 @@
 
 def swap_scalars_jvp(a, b, a_dot, b_dot):
     # forward mode (tangents) of swap_scalars with respect to a, b
-    # active (varied from a, b; useful for the result): a, b, new, new_1, result
+    # active (varied from a, b; useful for the result): a, b, new, result
     for _k in range(5):
-        new_dot = b_dot
-        new = b
-        new_1_dot = b * a_dot + a * b_dot
-        new_1 = a * b + 0.5
-        a_dot = new_dot
-        a = new
-        b_dot = new_1_dot
-        b = new_1
+        new_dot = b * a_dot + a * b_dot
+        new = a * b + 0.5
+        a_dot = b_dot
+        a = b
+        b_dot = new_dot
+        b = new
         a, b = b, a
         a_dot, b_dot = b_dot, a_dot
     result_dot = b * a_dot + a * b_dot + a_dot

@@ -8,20 +8,19 @@ from sourcead.runtime import reserve
 
 def swap_scalars_vjp(a, b, out_bar):
     # reverse mode (adjoints) of swap_scalars with respect to a, b
-    # active (varied from a, b; useful for the result): a, b, new, new_1, result
+    # active (varied from a, b; useful for the result): a, b, new, result
     tape = np.empty(0)
     top = 0
     # forward sweep
-    tape = reserve(tape, top + 5 * 2)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * 5)  # room for all its records: trip counts are known here
     for _k in range(5):
-        new = b
-        new_1 = a * b + 0.5
+        new = a * b + 0.5
         tape[top] = a  # record a: overwritten next, and an adjoint reads it
         top += 1
-        a = new
+        a = b
         tape[top] = b  # record b: overwritten next, and an adjoint reads it
         top += 1
-        b = new_1
+        b = new
         a, b = b, a
     result = a * b + a
     value = result
@@ -29,7 +28,6 @@ def swap_scalars_vjp(a, b, out_bar):
     a_bar = 0.0
     b_bar = 0.0
     new_bar = 0.0
-    new_1_bar = 0.0
     result_bar = out_bar
     # adjoint of: result = a * b + a
     a_bar += b * result_bar
@@ -38,21 +36,18 @@ def swap_scalars_vjp(a, b, out_bar):
     for _k in range(4, -1, -1):
         b, a = a, b  # undo: a, b = b, a
         b_bar, a_bar = a_bar, b_bar
-        # adjoint of: b = new_1
+        # adjoint of: b = new
         top -= 1
         b = tape[top]  # restore the value b had before
-        new_1_bar += b_bar
+        new_bar += b_bar
         b_bar = 0.0
-        # adjoint of: a = new
+        # adjoint of: a = b
         top -= 1
         a = tape[top]  # restore the value a had before
-        new_bar += a_bar
+        b_bar += a_bar
         a_bar = 0.0
-        # adjoint of: new_1 = a * b + 0.5
-        a_bar += b * new_1_bar
-        b_bar += a * new_1_bar
-        new_1_bar = 0.0
-        # adjoint of: new = b
-        b_bar += new_bar
+        # adjoint of: new = a * b + 0.5
+        a_bar += b * new_bar
+        b_bar += a * new_bar
         new_bar = 0.0
     return value, a_bar, b_bar

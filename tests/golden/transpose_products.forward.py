@@ -19,6 +19,7 @@ def transpose_products_jvp(A, A_dot):
     s = 0.0
     for i in range(n):
         for j in range(m):
-            s_dot += float(i + j + 1) * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
-            s += B[i, j] * B[j, i] * float(i + j + 1)
+            t0 = float(i + j + 1)
+            s_dot += t0 * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
+            s += B[i, j] * B[j, i] * t0
     return s, s_dot

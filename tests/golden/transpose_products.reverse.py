@@ -26,9 +26,9 @@ def transpose_products_vjp(A, out_bar):
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             # adjoint of: s += B[i, j] * B[j, i] * float(i + j + 1)
-            t0 = float(i + j + 1) * s_bar
-            B_bar[i, j] += B[j, i] * t0
-            B_bar[j, i] += B[i, j] * t0
+            t0 = float(i + j + 1)
+            B_bar[i, j] += B[j, i] * (t0 * s_bar)
+            B_bar[j, i] += B[i, j] * (t0 * s_bar)
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             # adjoint of: B[i, j] = A[i, j] * A[j, i] + A[i, j]

@@ -12,6 +12,7 @@ def wrapped_lines_jvp(x, y, x_dot, y_dot):
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):
-        s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + math.sin(x[i]) * y_dot)
-        s += (x[i] * y + math.sin(x[i]) * y)
+        t0 = math.sin(x[i])
+        s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot)
+        s += (x[i] * y + t0 * y)
     return s, s_dot

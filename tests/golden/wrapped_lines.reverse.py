@@ -21,8 +21,9 @@ def wrapped_lines_vjp(x, y, out_bar):
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += (x[i] * y + math.sin(x[i]) * y)
+        t0 = math.sin(x[i])
         x_bar[i] += y * s_bar
         y_bar += x[i] * s_bar
         x_bar[i] += math.cos(x[i]) * (y * s_bar)
-        y_bar += math.sin(x[i]) * s_bar
+        y_bar += t0 * s_bar
     return value, x_bar, y_bar

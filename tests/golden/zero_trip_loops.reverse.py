@@ -20,7 +20,6 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         tape[top] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * x[0]
-    tape = reserve(tape, top + (1 - 1))  # room for all its records: trip counts are known here
     for i in range(1, 1):
         tape[top] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1

@@ -1,0 +1,134 @@
+"""Elementwise primitives: arithmetic operators, the math functions and their NumPy twins.
+
+Partials are templates over the operands `{x}`, `{y}` and the result `{z}`; `{m}` is `math` on
+floats and `np` on arrays. A partial is instantiated only for an operand that carries a derivative,
+so `{m}.log({x})` in the partial of `x ** y` with respect to `y` never runs when `y` is a constant.
+`domain` is where the tests draw each operand from: away from singularities, kinks and jumps.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..exprs import is_number, number_value
+from ..types import FLOAT, INT
+from . import results
+from .forms import Partials, Primitive, Selection
+from .signature import Signature
+
+ONE, TWO = Signature.parse("x"), Signature.parse("x, y")
+WHOLE, SMALL, POSITIVE, ABOVE_ONE = (-1.5, 1.5), (-0.8, 0.8), (0.5, 3.0), (1.5, 3.0)
+NEGATIVE, LOW, HIGH = (-2.0, -0.5), (-1.5, -0.5), (0.5, 1.5)
+NEAR_TWO_AND_HALF, NEAR_ONE = (2.3, 2.6), (0.95, 1.05)  # x / y stays within (2.19, 2.74): no jump
+
+# name, NumPy's name, partials, domain: both twins come from one line
+_MATH = (
+    ("sin", "sin", ("{m}.cos({x})",), (WHOLE,)),
+    ("cos", "cos", ("-{m}.sin({x})",), (WHOLE,)),
+    ("tan", "tan", ("1.0 + {z} * {z}",), ((-1.0, 1.0),)),
+    ("asin", "arcsin", ("1.0 / {m}.sqrt(1.0 - {x} * {x})",), (SMALL,)),
+    ("acos", "arccos", ("-1.0 / {m}.sqrt(1.0 - {x} * {x})",), (SMALL,)),
+    ("atan", "arctan", ("1.0 / (1.0 + {x} * {x})",), (WHOLE,)),
+    ("sinh", "sinh", ("{m}.cosh({x})",), (WHOLE,)),
+    ("cosh", "cosh", ("{m}.sinh({x})",), (WHOLE,)),
+    ("tanh", "tanh", ("1.0 - {z} * {z}",), (WHOLE,)),
+    ("asinh", "arcsinh", ("1.0 / {m}.sqrt({x} * {x} + 1.0)",), (WHOLE,)),
+    ("acosh", "arccosh", ("1.0 / {m}.sqrt({x} * {x} - 1.0)",), (ABOVE_ONE,)),
+    ("atanh", "arctanh", ("1.0 / (1.0 - {x} * {x})",), (SMALL,)),
+    ("exp", "exp", ("{z}",), (WHOLE,)),
+    ("expm1", "expm1", ("{z} + 1.0",), (WHOLE,)),
+    ("log", "log", ("1.0 / {x}",), (POSITIVE,)),
+    ("log1p", "log1p", ("1.0 / (1.0 + {x})",), ((-0.5, 2.0),)),
+    ("log2", "log2", ("1.0 / ({x} * 0.6931471805599453)",), (POSITIVE,)),
+    ("log10", "log10", ("1.0 / ({x} * 2.302585092994046)",), (POSITIVE,)),
+    ("sqrt", "sqrt", ("0.5 / {z}",), (POSITIVE,)),
+    ("hypot", "hypot", ("{x} / {z}", "{y} / {z}"), (WHOLE, POSITIVE)),
+    ("copysign", "copysign", ("{m}.copysign(1.0, {x}) * {m}.copysign(1.0, {y})", "0.0"), (POSITIVE, NEGATIVE)),
+    ("atan2", "arctan2", ("{y} / ({x} * {x} + {y} * {y})", "-{x} / ({x} * {x} + {y} * {y})"), (WHOLE, POSITIVE)),
+)
+# The partial of x ** y with respect to y is log(x) x ** y: zero where x is 0 (0 ** y is flat for
+# y > 0), never log(0) * 0. On arrays, log(x + (x == 0)) is log(x) where x is not 0, and 0 there.
+_POWER_PARTIALS = Partials(
+    ("{y} * {x} ** ({y} - 1.0)", "({m}.log({x}) * {z} if {x} != 0.0 else 0.0)"),
+    arrays=("{y} * {x} ** ({y} - 1.0)", "np.log({x} + ({x} == 0.0)) * {z}"),
+)
+
+
+def _math_twins() -> list[Primitive]:
+    found = []
+    for name, np_name, partials, domain in _MATH:
+        sig = ONE if len(partials) == 1 else TWO
+        found.append(Primitive(f"math.{name}", sig, results.math_floats, Partials(partials), domain=domain))
+        found.append(Primitive(f"np.{np_name}", sig, results.floats(), Partials(partials), domain=domain))
+    return found
+
+
+def _literal_exponent(bound) -> Partials | None:
+    """`x ** c` for a literal c: a simpler partial (and none at all for c == 0)."""
+    exponent = bound.get("y")
+    if exponent is None or not is_number(exponent):
+        return None
+    c = number_value(exponent)
+    if c == 0.0:
+        return Partials(("0.0",))
+    if c == 1.0:
+        return Partials(("1.0",))
+    if c == 2.0:
+        return Partials(("2.0 * {x}",))
+    return Partials((f"{c!r} * {{x}} ** {c - 1.0!r}",))
+
+
+ELEMENTWISE: list[Primitive] = [
+    *_math_twins(),
+    Primitive("math.pow", TWO, results.math_floats, _POWER_PARTIALS, domain=(POSITIVE, WHOLE)),
+    Primitive("np.power", TWO, results.floats(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE)),
+    Primitive("math.fabs", ONE, results.math_floats, Partials(("math.copysign(1.0, {x})",)), domain=(NEGATIVE,)),
+    Primitive("np.fabs", ONE, results.floats(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
+    Primitive("np.abs", ONE, results.like("x"), Partials(("{m}.copysign(1.0, {x})",)), domain=(NEGATIVE,)),
+    Primitive("abs", ONE, results.like("x"), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
+    Primitive("math.erf", ONE, results.math_floats, Partials(("1.1283791670955126 * math.exp(-{x} * {x})",)),
+              domain=(WHOLE,)),
+    Primitive("math.erfc", ONE, results.math_floats, Partials(("-1.1283791670955126 * math.exp(-{x} * {x})",)),
+              domain=(WHOLE,)),
+    Primitive("np.square", ONE, results.floats(), Partials(("2.0 * {x}",)), domain=(WHOLE,)),
+    # max(a, b, c) is normalized to max(max(a, b), c): Python's first maximal argument
+    Primitive("max", Signature.parse("x, y, ..."), results.numbers_only(), Selection(("{a0} >= {a1}", "{a0} < {a1}")),
+              domain=(HIGH, LOW)),
+    Primitive("min", Signature.parse("x, y, ..."), results.numbers_only(), Selection(("{a0} <= {a1}", "{a0} > {a1}")),
+              domain=(LOW, HIGH)),
+    Primitive("np.maximum", TWO, results.floats(), Selection(("{a0} >= {a1}", "{a0} < {a1}")), domain=(HIGH, LOW)),
+    Primitive("np.minimum", TWO, results.floats(), Selection(("{a0} <= {a1}", "{a0} > {a1}")), domain=(HIGH, LOW)),
+    Primitive("float", ONE, results.numbers_only("float"), Partials(("1.0",)), domain=(WHOLE,)),
+]  # fmt: skip
+
+OPERATORS: list[Primitive] = [
+    Primitive("Add", TWO, results.arithmetic(), Partials(("1.0", "1.0")), domain=(WHOLE, WHOLE)),
+    Primitive("Subtract", TWO, results.arithmetic(), Partials(("1.0", "-1.0")), domain=(WHOLE, WHOLE)),
+    Primitive("Multiply", TWO, results.arithmetic(), Partials(("{y}", "{x}")), domain=(WHOLE, WHOLE)),
+    Primitive("Divide", TWO, results.arithmetic(divides=True), Partials(("1.0 / {y}", "-{z} / {y}")),
+              domain=(WHOLE, POSITIVE)),
+    Primitive("Power", TWO, results.arithmetic(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE),
+              special=_literal_exponent),
+    Primitive("Modulo", TWO, results.arithmetic(), Partials(("1.0", "-{m}.floor({x} / {y})")),
+              domain=(NEAR_TWO_AND_HALF, NEAR_ONE)),
+    Primitive("FloorDivide", TWO, results.arithmetic(), constant=True, domain=(NEAR_TWO_AND_HALF, NEAR_ONE)),
+    Primitive("Minus", ONE, results.arithmetic(), Partials(("-1.0",)), domain=(WHOLE,)),
+    Primitive("Plus", ONE, results.arithmetic(), Partials(("1.0",)), domain=(WHOLE,)),
+]  # fmt: skip
+
+# The operator classes of libcst, by the primitive they are.
+OPERATOR_NODES: dict[type, str] = {
+    cst.Add: "Add",
+    cst.Subtract: "Subtract",
+    cst.Multiply: "Multiply",
+    cst.Divide: "Divide",
+    cst.Power: "Power",
+    cst.Modulo: "Modulo",
+    cst.FloorDivide: "FloorDivide",
+    cst.MatrixMultiply: "MatrixMultiply",
+    cst.Minus: "Minus",
+    cst.Plus: "Plus",
+    cst.Not: "not",
+}
+
+__all__ = ["ELEMENTWISE", "FLOAT", "INT", "OPERATORS", "OPERATOR_NODES"]

@@ -1,0 +1,145 @@
+"""What a primitive is: its signature, the type of its result, and its derivative in one form.
+
+Every pass asks these declarations (`sourcead.rules.primitive_of`), never a list of names of its own:
+the fence binds a call to the signature, normalize writes the canonical call, kinds asks `result`,
+activity asks which arguments are differentiable, linearize instantiates the derivative, emit
+imports the runtime helpers. The derivative forms:
+
+    Partials    elementwise: one partial derivative per operand, over {x}, {y} and the result {z};
+                `{m}` is `math` on floats and `np` on arrays. Both modes come from these.
+    Selection   piecewise: each operand's derivative passes where it is the one selected (a mask
+                per operand), so an unselected operand contributes exactly zero, never 0 * inf.
+    Pullback    one operand, not elementwise: the tangent from the operand's tangent {t}, and the
+                operand's adjoint contribution from the result's adjoint {g} (a linear operation
+                reads neither {x} nor {z}: its pullback is its transpose).
+    Bilinear    linear in each of two operands (products): a tangent and an adjoint per operand.
+
+A primitive without a derivative is either `constant` (its derivative is zero wherever it is
+defined: floor, sign, comparisons, sizes) or refused on values that carry derivatives, with a
+positioned error (a function we can run but not differentiate, e.g. math.lgamma before its rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import Type
+from .signature import Signature
+
+
+class ResultError(Exception):
+    """The arguments' types do not fit the primitive: `param` names the argument at fault, if one is."""
+
+    def __init__(self, message: str, hint: str = "", param: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+        self.param = param
+
+
+@dataclass(frozen=True)
+class Args:
+    """What a result rule sees: the name of the call, the types of its arguments by parameter
+    name (and of every operand, for variadic primitives), and the values of its literals."""
+
+    name: str
+    types: dict[str, Type]
+    operands: tuple[Type, ...] = ()
+    literals: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, param: str) -> Type:
+        return self.types[param]
+
+    def has(self, param: str) -> bool:
+        return param in self.types
+
+    def literal(self, param: str, default: Any = None) -> Any:
+        return self.literals.get(param, default)
+
+
+@dataclass(frozen=True)
+class Partials:
+    templates: tuple[str, ...]  # per operand in `Primitive.operands` order
+    arrays: tuple[str, ...] | None = None  # where they differ: the partials when an operand is an array
+
+    def for_arrays(self, arrays: bool) -> tuple[str, ...]:
+        return self.arrays if arrays and self.arrays is not None else self.templates
+
+
+@dataclass(frozen=True)
+class Selection:
+    masks: tuple[str, ...]  # per operand: where it is the one selected, over {a0}, {a1}, ...
+
+
+@dataclass(frozen=True)
+class Pullback:
+    tangent: str  # over {t} (the operand's tangent), {x}, {z} and the other arguments by name
+    adjoint: str  # over {g} (the result's adjoint), {x}, {z} and the other arguments by name
+    spread: bool = False  # the adjoint is a float for an array operand: spread it into x's shape
+
+    @property
+    def linear(self) -> bool:
+        return not any(f"{{{v}}}" in self.tangent + self.adjoint for v in ("x", "z"))
+
+
+@dataclass(frozen=True)
+class Bilinear:
+    tangents: tuple[str, str]  # the contribution of a's tangent {t} (over {b}) and of b's (over {a})
+    adjoints: tuple[str, str]  # the adjoint of a and of b, over {g}, {a}, {b}
+
+
+Derivative = Partials | Selection | Pullback | Bilinear
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One operation of the subset, declared once."""
+
+    name: str  # canonical: `np.sin`, `Add`, `max`, `np.sum`
+    signature: Signature
+    result: Callable[[Args], Type]
+    derivative: Derivative | None = None
+    constant: bool = False  # piecewise constant: its derivative is zero wherever it is defined
+    operands: tuple[str, ...] | None = None  # the differentiable parameters (default: the required ones)
+    spellings: tuple[str, ...] = ()  # other Python names of the same function (besides `name`)
+    helpers: tuple[str, ...] = ()  # runtime helpers its derivative calls (sourcead.runtime)
+    domain: tuple[tuple[float, float], ...] = ()  # tests draw each operand from these ranges
+    example: str = ""  # tests: a float expression over arrays a (4x3), b (3,), c (4,), d (6,)
+    special: Callable[..., Derivative | None] | None = None  # another derivative for some literal arguments
+    lower: Callable[..., Any] | None = None  # normalize rewrites some calls into other primitives (bound -> expr)
+    copies: bool = False  # the result is a copy of its operand (np.copy): a new array the code may then write
+
+    @property
+    def differentiable(self) -> tuple[str, ...]:
+        if self.derivative is None:
+            return ()
+        if self.operands is not None:
+            return self.operands
+        return tuple(p.name for p in self.signature.params if p.required)
+
+    @property
+    def variadic(self) -> bool:
+        return self.signature.variadic
+
+    @property
+    def arrays(self) -> tuple[str, ...]:
+        """The parameters that must be arrays (named `a` and `b` by convention, see arrays.py)."""
+        return tuple(p.name for p in self.signature.params if p.name in ("a", "b"))
+
+
+@dataclass(frozen=True)
+class Method:
+    """`x.name(...)` spelled as a call of a primitive: `x.sum(axis=1)` is `np.sum(x, axis=1)`."""
+
+    name: str
+    primitive: str
+    signature: Signature  # the method's own, its first parameter being the array itself
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A module constant such as `math.pi` or `np.inf`, frozen into the generated code."""
+
+    name: str
+    value: float

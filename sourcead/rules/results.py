@@ -1,0 +1,253 @@
+"""Result types of primitives, as functions of their arguments' types (`Args` -> `Type`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..types import BOOL, FLOAT, INT, Type, array, promote
+from .forms import Args, ResultError
+
+Result = Callable[[Args], Type]
+
+
+def _values(args: Args, params: tuple[str, ...] | None) -> list[tuple[str, Type]]:
+    if params is None:
+        return list(args.types.items()) if not args.operands else [(f"#{k}", t) for k, t in enumerate(args.operands)]
+    return [(p, args[p]) for p in params if args.has(p)]
+
+
+def _no_tuples(args: Args, values: list[tuple[str, Type]]) -> None:
+    for param, t in values:
+        if t.is_tuple:
+            raise ResultError(f"{args.name} takes numbers or arrays, not a tuple", param=param)
+
+
+def _ndim(values: list[tuple[str, Type]]) -> int:
+    return max((t.ndim for _, t in values), default=0)
+
+
+def floats(*params: str) -> Result:
+    """A float, or a float array broadcast from the operands (math and NumPy functions)."""
+
+    def result(args: Args) -> Type:
+        values = _values(args, params or None)
+        _no_tuples(args, values)
+        return array(FLOAT, _ndim(values)) if _ndim(values) else FLOAT
+
+    return result
+
+
+def math_floats(args: Args) -> Type:
+    """`math.*` functions take floats only: an array is refused with the NumPy twin to use."""
+    for param, t in _values(args, None):
+        if not t.is_scalar:
+            twin = args.name.replace("math.", "np.")
+            raise ResultError(
+                f"{args.name} takes a float, not {t.describe()}",
+                f"Use {twin} for arrays, or index the array." if twin != args.name else "Index the array.",
+                param,
+            )
+    return FLOAT
+
+
+def arithmetic(divides: bool = False) -> Result:
+    """NumPy's promotion: ints stay ints (bools count as ints), floats win; `/` always gives floats."""
+
+    def result(args: Args) -> Type:
+        values = _values(args, None)
+        _no_tuples(args, values)
+        dtype = "float" if divides else promote(*(t.dtype for _, t in values))
+        return array(dtype, _ndim(values)) if _ndim(values) else Type(dtype)
+
+    return result
+
+
+def like(param: str, dtype: str | None = None) -> Result:
+    """The type of argument `param` (with another dtype if given)."""
+
+    def result(args: Args) -> Type:
+        t = args[param]
+        if t.is_tuple:
+            raise ResultError(f"{args.name} takes a number or an array, not a tuple", param=param)
+        return Type(dtype or t.dtype, t.ndim)
+
+    return result
+
+
+def numbers_only(dtype: str | None = None) -> Result:
+    """min, max, abs, float, int of numbers (never arrays: NumPy has its own elementwise twins)."""
+    twins = {"min": "np.minimum or np.min", "max": "np.maximum or np.max", "abs": "np.abs", "float": "x.astype"}
+
+    def result(args: Args) -> Type:
+        values = _values(args, None)
+        for param, t in values:
+            if not t.is_scalar:
+                hint = f"Use {twins[args.name]} for arrays." if args.name in twins else "Index the array."
+                raise ResultError(f"{args.name}() takes numbers, not {t.describe()}", hint, param)
+        return Type(dtype or promote(*(t.dtype for _, t in values)))
+
+    return result
+
+
+def fixed(t: Type) -> Result:
+    return lambda args: t
+
+
+def booleans(args: Args) -> Type:
+    """Comparisons and logical operators: a bool, or a bool array."""
+    values = _values(args, None)
+    _no_tuples(args, values)
+    return array(BOOL, _ndim(values)) if _ndim(values) else BOOL
+
+
+def logical(args: Args) -> Type:
+    """`and`, `or`, `not` of bools (Python's `x or y` of numbers returns one of them: not a bool)."""
+    for param, t in _values(args, None):
+        if t != BOOL:
+            raise ResultError(
+                f"`{args.name}` is supported on bools (comparisons), not on {t.describe()}",
+                "Compare explicitly, e.g. `x != 0.0`; for arrays use np.logical_and / np.logical_or.",
+                param,
+            )
+    return BOOL
+
+
+def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
+    """A reduction of `a`: a scalar, or one dimension fewer with `axis=k`."""
+
+    def result(args: Args) -> Type:
+        t = args["a"]
+        if not t.is_array:
+            raise ResultError(f"{args.name} reduces an array, got {t.describe()}", param="a")
+        out = "float" if float_result else (dtype or ("int" if t.dtype == "bool" else t.dtype))
+        axis = args.literal("axis")
+        if axis is None:
+            return Type(out)
+        if not -t.ndim <= axis < t.ndim:
+            raise ResultError(f"axis {axis} is out of range for {t.describe()}", param="axis")
+        return array(out, t.ndim - 1) if t.ndim > 1 else Type(out)
+
+    return result
+
+
+def array_operand(param: str, ndims: tuple[int, ...] = (1, 2, 3)) -> Result:
+    """Shape-preserving operations on arrays (transpose, cumsum): the operand's type."""
+
+    def result(args: Args) -> Type:
+        t = args[param]
+        if t.ndim not in ndims:
+            allowed = " or ".join(f"{n}-D" for n in ndims)
+            raise ResultError(f"{args.name} takes a {allowed} array here, got {t.describe()}", param=param)
+        return t
+
+    return result
+
+
+def matmul_ndim(left: int, right: int) -> int:
+    """ndim of `a @ b` for 1-D and 2-D operands: (1,1) -> 0, (2,1) and (1,2) -> 1, (2,2) -> 2."""
+    return max(left + right - 2, 0)
+
+
+def matmul(args: Args) -> Type:
+    a, b = args["a"], args["b"]
+    for param, t in (("a", a), ("b", b)):
+        if t.ndim not in (1, 2):
+            raise ResultError(f"{args.name} takes 1-D or 2-D arrays here, got {t.describe()}", param=param)
+    dtype = promote(a.dtype, b.dtype)
+    return array(dtype, matmul_ndim(a.ndim, b.ndim)) if matmul_ndim(a.ndim, b.ndim) else Type(dtype)
+
+
+def outer(args: Args) -> Type:
+    for param in ("a", "b"):
+        if args[param].ndim != 1:
+            raise ResultError(f"np.outer takes 1-D arrays here, got {args[param].describe()}", param=param)
+    return array(promote(args["a"].dtype, args["b"].dtype), 2)
+
+
+def _shape_ndim(t: Type, name: str, param: str) -> int:
+    if t == INT:
+        return 1
+    if t.is_tuple and all(e == INT for e in t.elements):
+        return len(t.elements)
+    raise ResultError(f"the shape given to {name} must be an int or a tuple of ints, got {t.describe()}", param=param)
+
+
+def created(dtype_param: str = "dtype", default: str = "float") -> Result:
+    """np.zeros(shape, dtype=...) and friends: an array of the shape's length."""
+
+    def result(args: Args) -> Type:
+        ndim = _shape_ndim(args["shape"], args.name, "shape")
+        return array(args.literal(dtype_param) or default, ndim)
+
+    return result
+
+
+def created_like(args: Args) -> Type:
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"{args.name} takes an array, got {t.describe()}", param="a")
+    return array(args.literal("dtype") or t.dtype, t.ndim)
+
+
+def filled(args: Args) -> Type:
+    ndim = _shape_ndim(args["shape"], args.name, "shape")
+    fill = args["fill_value"]
+    if not fill.is_scalar:
+        raise ResultError("the fill value of np.full must be a number", param="fill_value")
+    return array(args.literal("dtype") or ("float" if fill.dtype == "float" else fill.dtype), ndim)
+
+
+def filled_like(args: Args) -> Type:
+    t, fill = args["a"], args["fill_value"]
+    if not t.is_array or not fill.is_scalar:
+        raise ResultError("np.full_like takes an array and a number")
+    return array(args.literal("dtype") or t.dtype, t.ndim)
+
+
+def ranged(args: Args) -> Type:
+    """np.arange: integers when every bound is an int, else floats."""
+    values = [t for p, t in args.types.items() if p != "dtype"]
+    for t in values:
+        if not t.is_scalar:
+            raise ResultError(f"np.arange takes numbers, got {t.describe()}")
+    return array(args.literal("dtype") or promote(*(t.dtype for t in values)), 1)
+
+
+def reshaped(args: Args) -> Type:
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"np.reshape takes an array, got {t.describe()}", param="a")
+    return array(t.dtype, _shape_ndim(args["newshape"], "np.reshape", "newshape"))
+
+
+def shape_of(args: Args) -> Type:
+    from ..types import tuple_of
+
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"`.shape` of {t.describe()}: only arrays have a shape", param="a")
+    return tuple_of(*([INT] * t.ndim))
+
+
+def where(args: Args) -> Type:
+    values = [("condition", args["condition"]), ("x", args["x"]), ("y", args["y"])]
+    _no_tuples(args, values)
+    if args["condition"].dtype != "bool":
+        raise ResultError("the condition of np.where must be a bool array (a comparison)", param="condition")
+    dtype = promote(args["x"].dtype, args["y"].dtype)
+    return array(dtype, _ndim(values)) if _ndim(values) else Type(dtype)
+
+
+def of_array(dtype: Type) -> Result:
+    """Sizes and positions of an array: len(x), x.size, x.ndim, np.argmax(x)."""
+
+    def result(args: Args) -> Type:
+        t = next(iter(args.types.values()))
+        if not t.is_array:
+            raise ResultError(f"{args.name} takes an array, got {t.describe()}")
+        return dtype
+
+    return result
+
+
+__all__ = ["BOOL", "FLOAT", "INT"]
