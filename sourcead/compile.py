@@ -19,6 +19,7 @@ numba needs to find its cache in the next process.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import inspect
 import json
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import threading
 import types
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,7 +48,6 @@ from .functions import unwrap
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
-_PRIVATE: set[str] = set()  # cache folders already checked in this process
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
 _SPEC_FORMAT = 1
@@ -106,50 +107,139 @@ class Compiled:
     path: Path
 
 
-# --- the cache folder -----------------------------------------------------------------------
+# --- the cache folder, and what may be read from it -----------------------------------------
+#
+# The trust model (docs/design.md, "Cache trust model"): whoever can write to a folder or file
+# sourcead reads from can run code as this user, since modules are imported and numba's records
+# unpickled. So every level read from (the folder, `keys/`, `__pycache__/`, each module, key file
+# and numba record) must be this user's and writable by nobody else, checked on the open file
+# itself. Anything else is refused, never repaired and then trusted: a folder that was ever open
+# may already hold planted files. `sourcead cache clear` is the fix.
+
+_UID = os.geteuid() if hasattr(os, "geteuid") else None  # None: no POSIX owners (Windows): no checks
+_SUBFOLDERS = ("keys", "__pycache__")
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_CLEAR_HINT = (
+    "Run `sourcead cache clear`: it makes the folder private again and deletes every file sourcead keeps "
+    "there (nothing else), so the cache is rebuilt from your code. Or set SOURCEAD_CACHE_DIR to a new folder."
+)
 
 
 def cache_dir() -> Path:
-    """`$SOURCEAD_CACHE_DIR`, else the user's cache folder; created private to the user (0700).
+    """`$SOURCEAD_CACHE_DIR`, else the user's cache folder: created private to the user (0700),
+    and checked (it and its `keys/` and `__pycache__/`) at every call: a few stats.
 
-    A folder owned by someone else is refused; one that others may write to is made private,
-    since modules in it get imported.
+    A folder owned by someone else, or that others may write to, is refused with a message that
+    says how to fix it; it is never repaired and then trusted.
     """
+    path = _root()
+    _create(path)
+    problem = _folder_problem(path)
+    if problem is not None:
+        raise _refusal(*problem)
+    return path
+
+
+def _root() -> Path:
     root = os.environ.get("SOURCEAD_CACHE_DIR")
     if not root:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "sourcead")
-    path = Path(root).absolute()
-    if str(path) not in _PRIVATE:
-        _make_private(path)
-        _PRIVATE.add(str(path))
-    return path
+    return Path(root).absolute()
 
 
-def _make_private(path: Path) -> None:
+def _create(path: Path) -> None:
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.stat(path)
     except OSError as exc:
         raise SourceADError(
             f"cannot create the sourcead cache folder {path}: {exc.strerror}",
             hint="Set SOURCEAD_CACHE_DIR to a folder you can write to.",
         ) from None
+
+
+def _why_untrusted(info: os.stat_result) -> str | None:
+    """Why a file or folder with this status may hold someone else's code, or None."""
+    if _UID is None:
+        return None
+    if info.st_uid != _UID:
+        return f"belongs to another user (uid {info.st_uid}; you are uid {_UID})"
+    if info.st_mode & 0o022:
+        return f"is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def _folder_problem(path: Path) -> tuple[Path, str] | None:
+    """The first level of the cache folder that must not be read from, and why."""
+    try:
+        info = os.stat(path)  # the root may be a symbolic link of the user's (~/.cache -> ...)
+    except OSError as exc:
+        return path, f"cannot be read: {exc.strerror}"
     if not stat.S_ISDIR(info.st_mode):
-        raise SourceADError(f"the sourcead cache path {path} is not a folder", hint="Set SOURCEAD_CACHE_DIR.")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise SourceADError(
-            f"the sourcead cache folder {path} belongs to another user; refusing to import code from it",
-            hint="Set SOURCEAD_CACHE_DIR to a folder of your own.",
-        )
-    if info.st_mode & 0o077:
-        try:  # ours but readable or writable by others: a planted module would be imported; repair
-            os.chmod(path, 0o700)
+        return path, "is not a folder"
+    why = _why_untrusted(info)
+    if why is not None:
+        return path, why
+    for sub in _SUBFOLDERS:
+        try:
+            info = os.lstat(path / sub)
+        except FileNotFoundError:
+            continue
         except OSError as exc:
-            raise SourceADError(
-                f"the sourcead cache folder {path} is open to other users and cannot be made private: {exc.strerror}",
-                hint="Run `chmod 700` on it, or set SOURCEAD_CACHE_DIR to a private folder.",
-            ) from None
+            return path / sub, f"cannot be read: {exc.strerror}"
+        if not stat.S_ISDIR(info.st_mode):
+            return path / sub, "is a symbolic link" if stat.S_ISLNK(info.st_mode) else "is not a folder"
+        why = _why_untrusted(info)
+        if why is not None:
+            return path / sub, why
+    return None
+
+
+def _refusal(path: Path, why: str) -> SourceADError:
+    """The error for a level of the cache that must not be read from, with how to fix it."""
+    root = _root()
+    what = "folder" if path == root or (path.parent == root and path.name in _SUBFOLDERS) else "file"
+    if why.startswith(("belongs to another user", "is writable by other users", "is a symbolic link")):
+        if path == root and why.startswith("belongs"):
+            hint = "Set SOURCEAD_CACHE_DIR to a folder of your own."
+        else:
+            hint = _CLEAR_HINT
+        why += ", so it may hold code planted by someone else: sourcead refuses to import from it"
+    elif path == root:
+        hint = "Set SOURCEAD_CACHE_DIR to a folder you can write to."
+    else:
+        hint = _CLEAR_HINT
+    return SourceADError(f"the sourcead cache {what} {path} {why}", hint=hint)
+
+
+def _read_private(path: Path) -> bytes | None:
+    """The bytes of a file of this user's that nobody else can write, or None if it is missing.
+
+    The file is opened without following a symbolic link and its owner and mode are checked on the
+    open descriptor, so neither a link nor a swap between check and read gets another file read.
+    Anything else is refused (a `SourceADError`).
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refusal(path, "is a symbolic link") from None
+        raise _refusal(path, f"cannot be read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refusal(path, "is not a regular file")
+        why = _why_untrusted(info)
+        if why is not None:
+            raise _refusal(path, why)
+        chunks = []
+        while chunk := os.read(fd, max(info.st_size, 1 << 16)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 # --- keys -----------------------------------------------------------------------------------
@@ -301,26 +391,33 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
 
 def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
     """The spec and module recorded under `key`, if the key file is sound and the module's bytes
-    match their hash; None (a miss) for anything missing, stale, truncated or corrupted."""
+    match their hash; None (a miss) for anything missing, stale, truncated or corrupted. A key
+    file or module that this user does not own, or that others could write, is refused."""
+    data = _read_private(folder / "keys" / f"{key}.json")
+    if data is None:
+        return None
     try:
-        record = json.loads((folder / "keys" / f"{key}.json").read_text(encoding="utf-8"))
+        record = json.loads(data.decode("utf-8"))
         name, digest = record["module"], record["sha256"]
         match = _MODULE_NAME.fullmatch(name)
         if record["format"] != _SPEC_FORMAT or match is None or not digest.startswith(match.group(1)):
             return None
         spec = Spec.from_json(record["spec"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     with _LOCK:
         module = _LOADED.get(name)
         if module is None:
             path = folder / f"{name}.py"
+            raw = _read_private(path)
+            if raw is None:
+                return None
             try:
-                text = path.read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
                 return None
             if module_name(spec.entry, text) != (name, digest):
-                return None  # truncated, edited or planted: rebuilt from the pipeline
+                return None  # truncated, edited or damaged: rebuilt from the pipeline
             module = _LOADED[name] = _execute(name, path, text)
     return spec, module
 
@@ -332,12 +429,11 @@ def _write_key(folder: Path, key: str, name: str, digest: str, spec: Spec) -> No
 
 
 def _write(path: Path, text: str) -> Path:
-    """Write `text` to `path` atomically, unless the file there already holds exactly `text`."""
-    try:
-        if path.read_bytes() == text.encode("utf-8"):
-            return path
-    except OSError:
-        pass  # missing: write it; different (truncated, corrupted): replace it
+    """Write `text` to `path` atomically (a fresh 0600 file), unless the file there already holds
+    exactly `text`. A file there that is not this user's own is refused, not overwritten: it is a
+    sign that the folder was open to others."""
+    if _read_private(path) == text.encode("utf-8"):
+        return path
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
@@ -441,26 +537,105 @@ def _cache_files(folder: Path) -> dict[str, list[Path]]:
     }
 
 
+def _untrusted(folder: Path) -> list[tuple[Path, str]]:
+    """Every level and every sourcead file of the cache folder that would be refused, and why."""
+    problem = _folder_problem(folder)
+    if problem is not None and problem[0] == folder:
+        return [problem]
+    found = [problem] if problem is not None else []
+    for paths in _cache_files(folder).values():
+        for path in paths:
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            why = "is a symbolic link" if stat.S_ISLNK(info.st_mode) else _why_untrusted(info)
+            if why is not None:
+                found.append((path, why))
+    return found
+
+
 def cache_info() -> dict[str, Any]:
-    """The cache folder, and the count and size of each kind of file in it."""
-    folder = cache_dir()
-    files = _cache_files(folder)
+    """The cache folder, the count and size of each kind of file in it, and what in it would be
+    refused (`untrusted`: path and reason). Creates nothing and refuses nothing."""
+    folder = _root()
     info: dict[str, Any] = {"path": str(folder)}
+    files = _cache_files(folder) if folder.is_dir() else {"modules": [], "keys": [], "numba": [], "partial": []}
     for kind, paths in files.items():
         info[kind] = len(paths)
-    info["bytes"] = sum(p.stat().st_size for paths in files.values() for p in paths)
+    info["bytes"] = sum(p.lstat().st_size for paths in files.values() for p in paths)
+    info["untrusted"] = [(str(path), why) for path, why in _untrusted(folder)] if folder.exists() else []
     info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or None
     return info
 
 
 def clear_cache() -> int:
-    """Delete sourcead's files from the cache folder (never anything else); the number deleted."""
+    """Delete sourcead's files from the cache folder (never anything else) and make it and its
+    subfolders private (0700); the number of files deleted. After it, nothing in the folder is
+    refused: this is the fix for a folder that was open to others.
+
+    The folder is closed first, then emptied, so nothing planted before can survive and nothing
+    can be planted after. A subfolder of sourcead's that belongs to someone else is moved aside
+    (off every path sourcead reads) and deleted.
+    """
+    folder = _root()
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise _refusal(folder, f"cannot be read: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise _refusal(folder, "is not a folder")
+    if _UID is not None and info.st_uid != _UID:
+        raise _refusal(folder, _why_untrusted(info) or "")
     count = 0
-    for paths in _cache_files(cache_dir()).values():
+    os.chmod(folder, 0o700)  # first: from now on nobody else can add anything
+    for sub in _SUBFOLDERS:
+        path = folder / sub
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(info.st_mode):  # a link or a file in place of our folder
+            path.unlink()
+            count += 1
+        elif _UID is not None and info.st_uid != _UID:  # planted: off our paths, then deleted
+            aside = folder / f".untrusted-{sub}-{os.urandom(6).hex()}"
+            os.rename(path, aside)  # within the folder: needs no permission on the planted folder
+            try:
+                count += _remove_tree(aside)
+            except OSError as exc:
+                warnings.warn(
+                    f"{aside} (moved aside, no longer read from) could not be deleted: {exc.strerror}; "
+                    f"delete it as uid {info.st_uid} or as root",
+                    stacklevel=2,
+                )
+        else:
+            os.chmod(path, 0o700)
+    for paths in _cache_files(folder).values():
         for path in paths:
             try:
                 path.unlink()
                 count += 1
             except FileNotFoundError:
                 pass
+    return count
+
+
+def _remove_tree(path: Path) -> int:
+    """Delete a folder and everything below it, links as links; the number of files deleted."""
+    count = 0
+    for parent, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(parent, name))
+            count += 1
+        for name in dirs:
+            full = os.path.join(parent, name)
+            if os.path.islink(full):
+                os.unlink(full)
+                count += 1
+            else:
+                os.rmdir(full)
+    os.rmdir(path)
     return count

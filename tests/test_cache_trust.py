@@ -1,0 +1,245 @@
+"""The cache trust model (docs/design.md, "Cache trust model"), scenario by scenario (issue 17).
+
+sourcead imports modules and numba unpickles records from the cache folder, so whoever can write
+there can run code as the user. The rule: every level read from (the folder, `keys/`,
+`__pycache__/`, each module, key file and numba record) must belong to the user and be writable
+by nobody else, or it is refused with a message that says how to fix it; a key file must name
+the key it is read for; numba's records live in that folder whatever NUMBA_CACHE_DIR says.
+
+Planting "as another user" needs a second uid: the planted files are handed to uid 65534
+(`nobody`) with `os.chown`, which only root may do; those tests are skipped otherwise. The
+scenarios where the user's own files are left open to others (chmod -R 777) need no root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import sourcead
+from cli.main import main
+from sourcead import compile as compile_pass
+
+OTHER_UID = 65534  # nobody
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+needs_root = pytest.mark.skipif(
+    not IS_ROOT, reason="needs root: only root can hand the planted files to a second uid (os.chown)"
+)
+
+USER_MODULE = """
+def loss(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return s
+
+
+def other(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += 5.0 * x[i]
+    return s
+"""
+
+X = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SOURCEAD_CACHE_DIR", str(folder))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(compile_pass, "_LOADED", {})  # as in a new process: nothing loaded yet
+    return folder
+
+
+@pytest.fixture
+def fns(tmp_path):
+    """The user module, importable here and by a child process (from tmp_path / "src")."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "userfns_trust.py").write_text(USER_MODULE, encoding="utf-8")
+    sys.path.insert(0, str(src))
+    sys.modules.pop("userfns_trust", None)
+    try:
+        import userfns_trust
+
+        yield userfns_trust
+    finally:
+        sys.path.remove(str(src))
+        sys.modules.pop("userfns_trust", None)
+
+
+def fresh_process() -> None:
+    compile_pass._LOADED.clear()
+
+
+def the_key_file(cache: Path) -> Path:
+    (key,) = (cache / "keys").glob("*.json")
+    return key
+
+
+def plant_module(cache: Path, key_file: Path, marker: Path) -> Path:
+    """What an attacker who can write to the folder does: a module that touches `marker`, named
+    by its own hash, and the key file rewritten to name it; the hashes all match."""
+    record = json.loads(key_file.read_text(encoding="utf-8"))
+    legit = (cache / f"{record['module']}.py").read_text(encoding="utf-8")
+    text = f"open({str(marker)!r}, 'w').close()\n" + legit
+    name, digest = compile_pass.module_name(record["spec"]["entry"], text)
+    planted = cache / f"{name}.py"
+    planted.write_text(text, encoding="utf-8")
+    record.update(module=name, sha256=digest)
+    with open(key_file, "w", encoding="utf-8") as fh:  # in place, as a writer of an open file would
+        json.dump(record, fh)
+    return planted
+
+
+def give_to_other_user(*paths: Path) -> None:
+    for path in paths:
+        os.chown(path, OTHER_UID, OTHER_UID, follow_symlinks=False)
+
+
+def refused(fns, match: str) -> pytest.ExceptionInfo:
+    with pytest.raises(sourcead.SourceADError, match=match) as info:
+        sourcead.grad(fns.loss)(X)
+    return info
+
+
+def clear() -> None:
+    result = CliRunner().invoke(main, ["cache", "clear"])
+    assert result.exit_code == 0, result.output
+
+
+def assert_only_ours_and_private(cache: Path) -> None:
+    for path in [cache, *cache.rglob("*")]:
+        info = path.lstat()
+        assert info.st_uid == os.geteuid() and not info.st_mode & 0o022, path
+        assert stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode), path
+
+
+# --- finding 4: another user's code runs -----------------------------------------------------
+
+
+@needs_root
+@pytest.mark.parametrize("root_after", ["left open (0777)", "made private (0700) afterwards"])
+def test_a_module_planted_by_another_user_is_never_imported(cache, fns, tmp_path, root_after):
+    sourcead.grad(fns.loss, jit=False)
+    key_file = the_key_file(cache)
+    os.chmod(cache, 0o777)  # the user's folder, left open to everyone
+    marker = tmp_path / "planted-code-ran"
+    planted = plant_module(cache, key_file, marker)
+    give_to_other_user(planted, key_file)
+    if root_after.startswith("made private"):  # what sourcead 0.1 did at the next start
+        os.chmod(cache, 0o700)
+    fresh_process()
+    info = refused(fns, "writable by other users" if root_after.startswith("left") else "belongs to another user")
+    assert "sourcead cache clear" in str(info.value)
+    assert not marker.exists()
+    clear()
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
+    assert not marker.exists()
+    assert_only_ours_and_private(cache)
+
+
+@needs_root
+def test_a_keys_folder_created_by_another_user_is_refused(cache, fns, tmp_path):
+    sourcead.grad(fns.loss, jit=False)
+    key_file = the_key_file(cache)
+    record = key_file.read_text(encoding="utf-8")
+    for path in (cache / "keys").iterdir():
+        path.unlink()
+    (cache / "keys").rmdir()
+    os.chmod(cache, 0o777)
+    (cache / "keys").mkdir(mode=0o777)  # the other user was first
+    key_file.write_text(record, encoding="utf-8")
+    marker = tmp_path / "planted-code-ran"
+    planted = plant_module(cache, key_file, marker)
+    give_to_other_user(cache / "keys", key_file, planted)
+    os.chmod(cache, 0o700)
+    fresh_process()
+    refused(fns, "keys")
+    assert not marker.exists()
+    clear()
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
+    assert not marker.exists()
+    assert_only_ours_and_private(cache)
+
+
+LEVELS = ["root", "keys/", "__pycache__/", "key file", "module"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_open_to_others_is_refused(cache, fns, level):
+    """After `chmod -R 777`, sourcead 0.1 made the root private and trusted the rest."""
+    sourcead.grad(fns.loss)(X)  # jit: numba's records too
+    record = json.loads(the_key_file(cache).read_text(encoding="utf-8"))
+    paths = {
+        "root": cache,
+        "keys/": cache / "keys",
+        "__pycache__/": cache / "__pycache__",
+        "key file": the_key_file(cache),
+        "module": cache / f"{record['module']}.py",
+    }
+    os.chmod(paths[level], 0o777 if paths[level].is_dir() else 0o666)
+    fresh_process()
+    info = refused(fns, "writable by other users")
+    assert str(paths[level]) in str(info.value) and "sourcead cache clear" in str(info.value)
+    clear()
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
+    assert_only_ours_and_private(cache)
+
+
+def test_after_chmod_R_777_a_module_planted_in_the_users_own_files_never_runs(cache, fns, tmp_path):
+    """Files left 0666 can be rewritten by anyone while they keep the user as owner."""
+    sourcead.grad(fns.loss)(X)
+    for path in [cache, *cache.rglob("*")]:
+        os.chmod(path, 0o777 if path.is_dir() else 0o666)
+    marker = tmp_path / "planted-code-ran"
+    plant_module(cache, the_key_file(cache), marker)
+    os.chmod(cache, 0o700)  # only the root repaired, as sourcead 0.1 did
+    fresh_process()
+    refused(fns, "writable by other users")
+    assert not marker.exists()
+    # chmod -R go-w alone is not a fix: the rewritten files would then look trustworthy
+    clear()
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
+    assert not marker.exists()
+    assert_only_ours_and_private(cache)
+
+
+def test_a_symbolic_link_in_place_of_a_module_is_refused(cache, fns, tmp_path):
+    sourcead.grad(fns.loss, jit=False)
+    record = json.loads(the_key_file(cache).read_text(encoding="utf-8"))
+    module = cache / f"{record['module']}.py"
+    elsewhere = tmp_path / "elsewhere.py"
+    elsewhere.write_bytes(module.read_bytes())
+    module.unlink()
+    module.symlink_to(elsewhere)
+    fresh_process()
+    refused(fns, "symbolic link")
+    clear()
+    assert elsewhere.exists()  # the link is deleted, not what it points to
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.loss, jit=False)(X), 2 * X)
+
+
+def test_cache_info_says_why_a_folder_is_refused_and_how_to_fix_it(cache, fns):
+    sourcead.grad(fns.loss, jit=False)
+    os.chmod(cache / "keys", 0o777)
+    info = CliRunner().invoke(main, ["cache", "info"])
+    assert info.exit_code == 0, info.output
+    assert f"refused: {cache / 'keys'}" in info.output and "sourcead cache clear" in info.output
+    clear()
+    info = CliRunner().invoke(main, ["cache", "info"])
+    assert "refused" not in info.output and "key files: 0" in info.output
