@@ -32,7 +32,10 @@ def info() -> None:
     if found["untrusted"]:
         click.echo("fix: `sourcead cache clear` (or set SOURCEAD_CACHE_DIR to a folder of your own)")
     if found["numba_cache_dir"]:
-        click.echo(f"note: NUMBA_CACHE_DIR={found['numba_cache_dir']}: numba keeps its machine code there instead")
+        click.echo(
+            f"note: NUMBA_CACHE_DIR={found['numba_cache_dir']} is not used for sourcead's modules: "
+            "their machine code stays in this folder"
+        )
 
 
 @cache.command()

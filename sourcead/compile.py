@@ -5,13 +5,17 @@ Two keys, two kinds of file in the cache folder (`$SOURCEAD_CACHE_DIR`, private 
 * `sourcead_<entry>_<hash>.py`: the generated module, named by a hash of its text, the runtime
   helpers and the tool versions. It is imported only after its bytes are read and found to match
   that hash, and it is executed from exactly those bytes (no second read), so neither a truncated
-  file nor a planted one is ever run. numba's disk cache sits beside it in `__pycache__`, each
-  record guarded by a checksum: a damaged record is compiled again, never a crash.
+  file nor a damaged one is ever run. numba's disk cache sits beside it in `__pycache__` (always
+  there, whatever NUMBA_CACHE_DIR says), each record 0600 and guarded by a checksum bound to its
+  name: a damaged or swapped record is compiled again, never a crash.
 * `keys/<key>.json`: what a prepared derivative needs to call a module without running the
   pipeline: the module's name and hash, parameters, kinds, outputs. The key hashes everything the
   generated text depends on (`source_key`): the function's source, the globals it reads, mode,
   wrt, argument kinds, options and sourcead's own code. So a new process skips parse, transform
   and emit, and an edited function gets a new key.
+
+Nothing is read from the folder unless it, its subfolder and the file itself belong to this user
+and nobody else can write them (see "the cache folder" below); anything else is refused.
 
 The module is registered in `sys.modules` under its real name before numba compiles it, which
 numba needs to find its cache in the next process.
@@ -39,7 +43,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 
 from . import custom
 from ._version import __version__
@@ -383,8 +387,10 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     with _LOCK:
         jitted = getattr(module, "_sourcead_jitted", None)
         if jitted is None:
-            jitted = numba.njit(cache=True, nogil=True, parallel=spec.parallel)(python)
-            jitted._cache = _CheckedCache(python)  # numba's cache, with a checksum on every record
+            # cached on disk, but not by numba's own FunctionCache (cache=True): its locators
+            # follow NUMBA_CACHE_DIR to folders others may write to, and it reads pickles as they are
+            jitted = numba.njit(cache=False, nogil=True, parallel=spec.parallel)(python)
+            jitted._cache = _CheckedCache(python, folder, _module_hash(module))
             module._sourcead_jitted = jitted  # type: ignore[attr-defined]
     return Compiled(spec, source, python, jitted, path)
 
@@ -441,6 +447,11 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def _module_hash(module: types.ModuleType) -> str:
+    """The full hash of a loaded module's verified text (its name holds the first 20 digits)."""
+    return hashlib.sha256((_RUNTIME + module.__sourcead_text__).encode()).hexdigest()  # type: ignore[attr-defined]
+
+
 def _execute(name: str, path: Path, text: str) -> types.ModuleType:
     """Run the module from `text`, the bytes already verified, not from a second read of `path`."""
     code = compile(text, str(path), "exec")
@@ -456,21 +467,65 @@ def _execute(name: str, path: Path, text: str) -> types.ModuleType:
     return module
 
 
-# --- numba's disk cache, with checksums -----------------------------------------------------
+# --- numba's disk cache: in the private folder, 0600, checked --------------------------------
+
+
+class _PrivateLocator(_CacheLocator):
+    """Where numba keeps a generated module's records: the cache folder's own `__pycache__/`,
+    whatever NUMBA_CACHE_DIR or NUMBA_CACHE_LOCATOR_CLASSES say (numba's locators would follow
+    them to a folder others may write to). The source stamp is the module's verified hash, not a
+    second read of its file."""
+
+    def __init__(self, py_func: Callable, folder: Path, stamp: str):
+        self._py_file = py_func.__code__.co_filename  # numba's warnings name it
+        self._lineno = py_func.__code__.co_firstlineno
+        self._folder = folder
+        self._stamp = stamp
+
+    def ensure_cache_path(self) -> None:
+        path = self._folder / "__pycache__"
+        path.mkdir(mode=0o700, exist_ok=True)
+        problem = _folder_problem(self._folder)
+        if problem is not None:
+            raise _refusal(*problem)
+
+    def get_cache_path(self) -> str:
+        return str(self._folder / "__pycache__")
+
+    def get_source_stamp(self) -> str:
+        return self._stamp
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+
+class _CheckedImpl(CompileResultCacheImpl):
+    """numba's cache implementation with its locator given, not searched for (numba's search
+    also honours NUMBA_CACHE_LOCATOR_CLASSES). File names as numba's own."""
+
+    def __init__(self, py_func: Callable, locator: _PrivateLocator):
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = locator
+        modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
+        self._filename_base = self.get_filename_base(f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
 
 
 class _CheckedFile(IndexDataCacheFile):
-    """numba's index and data files, each prefixed with the SHA-256 of its payload.
+    """numba's index and data files, each prefixed with a SHA-256 of its name, the module's hash
+    and its payload; written as fresh 0600 files, read only if this user's and nobody else's.
 
     numba unpickles its cache files as they are: a truncated file raises from deep inside the
-    first call. Here a record whose checksum fails reads as absent, so the function is compiled
-    again and the record rewritten. The version tag differs from numba's, so files written by
-    plain numba and by this class are never mistaken for each other.
+    first call, and whoever can write one runs code. Here a record is read like a module (owner
+    and mode checked on the open descriptor, no symbolic link; anything else refused), and one
+    whose checksum fails reads as absent, so the function is compiled again and the record
+    rewritten. The checksum binds a record to its file name and module, so one copied over
+    another's is compiled again too, never run as the other's code. The version tag differs from
+    numba's, so files written by plain numba and by this class are never mistaken for each other.
     """
 
     def __init__(self, cache_path: str, filename_base: str, source_stamp: Any):
         super().__init__(cache_path, filename_base, source_stamp)
-        self._version = f"{numba.__version__}+sourcead-sha256"
+        self._version = f"{numba.__version__}+sourcead-sha256-2"
 
     def _load_index(self) -> dict:
         payload = self._read_checked(self._index_path)
@@ -496,31 +551,45 @@ class _CheckedFile(IndexDataCacheFile):
     def _loads(payload: bytes) -> Any:
         import pickle
 
-        return pickle.loads(payload)  # the folder is private and the checksum matched
+        return pickle.loads(payload)  # a file only this user could write, bound to its name: ours
 
-    @staticmethod
-    def _read_checked(path: str) -> bytes | None:
-        try:
-            with open(path, "rb") as fh:
-                blob = fh.read()
-        except OSError:
+    def _digest(self, path: str, payload: bytes) -> bytes:
+        label = f"{os.path.basename(path)}\0{self._source_stamp}\0".encode()
+        return hashlib.sha256(label + payload).digest()
+
+    def _read_checked(self, path: str) -> bytes | None:
+        blob = _read_private(Path(path))
+        if blob is None or len(blob) <= 32:
             return None
         head, payload = blob[:32], blob[32:]
-        return payload if len(blob) > 32 and hashlib.sha256(payload).digest() == head else None
+        return payload if self._digest(path, payload) == head else None
 
     def _write_checked(self, path: str, payload: bytes) -> None:
-        with self._open_for_write(path) as fh:
-            fh.write(hashlib.sha256(payload).digest() + payload)
+        tmp = f"{path}.tmp.{os.urandom(8).hex()}"  # numba's pattern, so `cache info` counts it
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(self._digest(path, payload) + payload)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
 
 class _CheckedCache(FunctionCache):
-    """numba's per-function cache, reading and writing through `_CheckedFile`."""
+    """numba's per-function cache for a generated module: in the private folder, through
+    `_CheckedFile`. (What numba's `Cache.__init__` does, with our locator and file class.)"""
 
-    def __init__(self, py_func: Callable):
-        super().__init__(py_func)
-        plain = self._cache_file
-        base = plain._index_name[: -len(".nbi")]
-        self._cache_file = _CheckedFile(self._cache_path, base, plain._source_stamp)
+    def __init__(self, py_func: Callable, folder: Path, stamp: str):
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._impl = _CheckedImpl(py_func, _PrivateLocator(py_func, folder, stamp))
+        self._cache_path = self._impl.locator.get_cache_path()
+        self._cache_file = _CheckedFile(self._cache_path, self._impl.filename_base, stamp)
+        self.enable()
 
 
 # --- sourcead cache info / clear --------------------------------------------------------------

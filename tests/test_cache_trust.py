@@ -13,15 +13,20 @@ scenarios where the user's own files are left open to others (chmod -R 777) need
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
+import re
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from numba.core.caching import _CacheLocator
 
 import sourcead
 from cli.main import main
@@ -46,6 +51,19 @@ def other(x):
     for i in range(x.shape[0]):
         s += 5.0 * x[i]
     return s
+"""
+
+CHILD = """
+import json, os, sys
+import numpy as np
+os.umask(int(sys.argv[2], 8))
+sys.path.insert(0, sys.argv[1])
+import sourcead, userfns_trust
+g = sourcead.grad(userfns_trust.loss)
+result = g(np.array([1.0, 2.0, 3.0]))
+stats = g._default.call.stats
+print(json.dumps({"result": result.tolist(), "hits": sum(stats.cache_hits.values()),
+                  "misses": sum(stats.cache_misses.values())}))
 """
 
 X = np.array([1.0, 2.0, 3.0])
@@ -79,6 +97,16 @@ def fns(tmp_path):
 
 def fresh_process() -> None:
     compile_pass._LOADED.clear()
+
+
+def run_child(src: Path, cache: Path, numba_cache_dir: Path | None = None, umask: int = 0o022) -> dict:
+    env = dict(os.environ, SOURCEAD_CACHE_DIR=str(cache))
+    env.pop("NUMBA_CACHE_DIR", None)
+    if numba_cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = str(numba_cache_dir)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(src), oct(umask)], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def the_key_file(cache: Path) -> Path:
@@ -120,8 +148,11 @@ def clear() -> None:
 def assert_only_ours_and_private(cache: Path) -> None:
     for path in [cache, *cache.rglob("*")]:
         info = path.lstat()
-        assert info.st_uid == os.geteuid() and not info.st_mode & 0o022, path
-        assert stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode), path
+        assert info.st_uid == os.geteuid(), path
+        if stat.S_ISDIR(info.st_mode):
+            assert stat.S_IMODE(info.st_mode) == 0o700, path
+        elif path.name != "notes.txt":
+            assert stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600, path
 
 
 # --- finding 4: another user's code runs -----------------------------------------------------
@@ -174,7 +205,7 @@ def test_a_keys_folder_created_by_another_user_is_refused(cache, fns, tmp_path):
     assert_only_ours_and_private(cache)
 
 
-LEVELS = ["root", "keys/", "__pycache__/", "key file", "module"]
+LEVELS = ["root", "keys/", "__pycache__/", "key file", "module", "numba index", "numba data"]
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -188,6 +219,8 @@ def test_every_level_open_to_others_is_refused(cache, fns, level):
         "__pycache__/": cache / "__pycache__",
         "key file": the_key_file(cache),
         "module": cache / f"{record['module']}.py",
+        "numba index": next((cache / "__pycache__").glob("*.nbi")),
+        "numba data": next((cache / "__pycache__").glob("*.nbc")),
     }
     os.chmod(paths[level], 0o777 if paths[level].is_dir() else 0o666)
     fresh_process()
@@ -234,6 +267,94 @@ def test_a_symbolic_link_in_place_of_a_module_is_refused(cache, fns, tmp_path):
     np.testing.assert_array_equal(sourcead.grad(fns.loss, jit=False)(X), 2 * X)
 
 
+def _planted_pickle(marker: Path) -> bytes:
+    """A numba index record, prefixed with its SHA-256 as sourcead 0.1 wrote them, whose
+    unpickling creates `marker`."""
+
+    class Plant:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    payload = pickle.dumps(Plant())
+    return hashlib.sha256(payload).digest() + payload
+
+
+def _numba_index_name(module: Path, entry: str) -> str:
+    """The name numba gives the index file of `entry` in `module` (see numba.core.caching)."""
+    lines = module.read_text(encoding="utf-8").splitlines()
+    lineno = next(i for i, line in enumerate(lines, 1) if re.match(rf"def {entry}\(", line))
+    abiflags = getattr(sys, "abiflags", "")
+    return f"{module.stem}.{entry}-{lineno}.py{sys.version_info[0]}{sys.version_info[1]}{abiflags}.nbi"
+
+
+def test_a_planted_pickle_in_a_shared_NUMBA_CACHE_DIR_is_never_loaded(cache, fns, tmp_path):
+    """NUMBA_CACHE_DIR is a shared sticky folder; another user pre-created numba's folder for our
+    module there. Our modules' records stay in our private folder, so it is never read."""
+    src, shared = tmp_path / "src", tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    sourcead.grad(fns.loss, jit=False)  # the module exists, numba's records do not yet
+    record = json.loads(the_key_file(cache).read_text(encoding="utf-8"))
+    module = cache / f"{record['module']}.py"
+    planted_dir = shared / _CacheLocator.get_suitable_cache_subpath(str(module))
+    planted_dir.mkdir(mode=0o777)
+    os.chmod(planted_dir, 0o777)
+    marker = tmp_path / "planted-pickle-ran"
+    index = planted_dir / _numba_index_name(module, record["spec"]["entry"])
+    index.write_bytes(_planted_pickle(marker))
+    os.chmod(index, 0o644)
+    if IS_ROOT:
+        give_to_other_user(planted_dir, index)
+    cold = run_child(src, cache, numba_cache_dir=shared)
+    warm = run_child(src, cache, numba_cache_dir=shared)
+    assert cold["result"] == warm["result"] == [2.0, 4.0, 6.0]
+    assert (warm["hits"], warm["misses"]) == (1, 0)  # warm from our own folder
+    assert not marker.exists()
+    assert sorted(p.name for p in shared.rglob("*")) == sorted([planted_dir.name, index.name])  # nothing of ours
+    assert len(list((cache / "__pycache__").glob("*.nbi"))) == 1
+    assert_only_ours_and_private(cache)
+
+
+@needs_root
+def test_a_pickle_planted_by_another_user_in_our_pycache_is_refused(cache, fns, tmp_path):
+    sourcead.grad(fns.loss, jit=False)
+    record = json.loads(the_key_file(cache).read_text(encoding="utf-8"))
+    module = cache / f"{record['module']}.py"
+    os.chmod(cache, 0o777)
+    (cache / "__pycache__").mkdir(mode=0o700)
+    marker = tmp_path / "planted-pickle-ran"
+    index = cache / "__pycache__" / _numba_index_name(module, record["spec"]["entry"])
+    index.write_bytes(_planted_pickle(marker))  # planted while the folder was open
+    give_to_other_user(index)
+    os.chmod(cache, 0o700)
+    fresh_process()
+    refused(fns, "belongs to another user")
+    assert not marker.exists()
+    clear()
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
+    assert not marker.exists()
+    assert_only_ours_and_private(cache)
+
+
+def test_numbas_records_and_every_folder_are_private_whatever_the_umask(tmp_path, fns):
+    src, cache = tmp_path / "src", tmp_path / "cache"
+    cold = run_child(src, cache, umask=0)
+    warm = run_child(src, cache, umask=0)
+    assert cold["result"] == warm["result"] == [2.0, 4.0, 6.0]
+    assert (warm["hits"], warm["misses"]) == (1, 0)
+    assert list((cache / "__pycache__").glob("*.nbc"))
+    assert_only_ours_and_private(cache)
+
+
+def test_numba_cache_dir_is_ignored_for_generated_modules(tmp_path, fns):
+    src, cache, numba_dir = tmp_path / "src", tmp_path / "cache", tmp_path / "numba"
+    run_child(src, cache, numba_cache_dir=numba_dir)
+    assert run_child(src, cache, numba_cache_dir=numba_dir)["hits"] == 1
+    assert not numba_dir.exists() or not list(numba_dir.rglob("*sourcead_*"))
+    assert list((cache / "__pycache__").glob("sourcead_*.nbi"))
+
+
 def test_cache_info_says_why_a_folder_is_refused_and_how_to_fix_it(cache, fns):
     sourcead.grad(fns.loss, jit=False)
     os.chmod(cache / "keys", 0o777)
@@ -243,3 +364,17 @@ def test_cache_info_says_why_a_folder_is_refused_and_how_to_fix_it(cache, fns):
     clear()
     info = CliRunner().invoke(main, ["cache", "info"])
     assert "refused" not in info.output and "key files: 0" in info.output
+
+
+def test_a_numba_record_copied_over_anothers_is_compiled_again(cache, fns):
+    np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
+    np.testing.assert_array_equal(sourcead.grad(fns.other)(X), [5.0, 5.0, 5.0])
+    records = {p.name.split(".")[0]: p for p in (cache / "__pycache__").glob("*.nbc")}
+    (loss_data,) = [p for n, p in records.items() if "_loss_" in n]
+    (other_data,) = [p for n, p in records.items() if "_other_" in n]
+    other_data.write_bytes(loss_data.read_bytes())
+    fresh_process()
+    g = sourcead.grad(fns.other)
+    np.testing.assert_array_equal(g(X), [5.0, 5.0, 5.0])
+    stats = g._default.call.stats
+    assert (sum(stats.cache_hits.values()), sum(stats.cache_misses.values())) == (0, 1)
