@@ -9,7 +9,8 @@ Two keys, two kinds of file in the cache folder (`$SOURCEAD_CACHE_DIR`, private 
   there, whatever NUMBA_CACHE_DIR says), each record 0600 and guarded by a checksum bound to its
   name: a damaged or swapped record is compiled again, never a crash.
 * `keys/<key>.json`: what a prepared derivative needs to call a module without running the
-  pipeline: the module's name and hash, parameters, kinds, outputs. The key hashes everything the
+  pipeline: its own key (a key file copied over another's reads as a miss), the module's name
+  and hash, parameters, kinds, outputs. The key hashes everything the
   generated text depends on (`source_key`): the function's source, the globals it reads, mode,
   wrt, argument kinds, options and sourcead's own code. So a new process skips parse, transform
   and emit, and an edited function gets a new key.
@@ -54,7 +55,8 @@ _LOCK = threading.Lock()
 _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
-_SPEC_FORMAT = 1
+_SPEC_FORMAT = 2  # 2: the key file records its own key
+_ENTRY_SUFFIXES = ("_jvp", "_vjp", "_primal")
 
 
 @dataclass(frozen=True)
@@ -404,11 +406,15 @@ def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
         return None
     try:
         record = json.loads(data.decode("utf-8"))
+        if record["format"] != _SPEC_FORMAT or record["key"] != key:
+            return None  # an old format, or a key file copied over another's: a miss, never its code
         name, digest = record["module"], record["sha256"]
         match = _MODULE_NAME.fullmatch(name)
-        if record["format"] != _SPEC_FORMAT or match is None or not digest.startswith(match.group(1)):
+        if match is None or not digest.startswith(match.group(1)):
             return None
         spec = Spec.from_json(record["spec"])
+        if not any(spec.entry == spec.name + suffix for suffix in _ENTRY_SUFFIXES):
+            return None  # the spec must name its own function's entry (the module's name holds it)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     with _LOCK:
@@ -422,14 +428,16 @@ def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 return None
-            if module_name(spec.entry, text) != (name, digest):
+            if module_name(spec.entry, text) != (name, digest) or not re.search(
+                rf"^def {re.escape(spec.entry)}\(", text, re.M
+            ):
                 return None  # truncated, edited or damaged: rebuilt from the pipeline
             module = _LOADED[name] = _execute(name, path, text)
     return spec, module
 
 
 def _write_key(folder: Path, key: str, name: str, digest: str, spec: Spec) -> None:
-    record = {"format": _SPEC_FORMAT, "module": name, "sha256": digest, "spec": asdict(spec)}
+    record = {"format": _SPEC_FORMAT, "key": key, "module": name, "sha256": digest, "spec": asdict(spec)}
     (folder / "keys").mkdir(mode=0o700, exist_ok=True)
     _write(folder / "keys" / f"{key}.json", json.dumps(record, indent=1))
 

@@ -366,6 +366,30 @@ def test_cache_info_says_why_a_folder_is_refused_and_how_to_fix_it(cache, fns):
     assert "refused" not in info.output and "key files: 0" in info.output
 
 
+# --- finding 5: a key file names what it was written for -------------------------------------
+
+
+def test_a_key_file_copied_over_anothers_is_a_miss_not_the_other_gradient(cache, fns, monkeypatch):
+    import sourcead.pipeline as pipeline
+
+    np.testing.assert_array_equal(sourcead.grad(fns.loss, jit=False)(X), 2 * X)
+    before = set((cache / "keys").glob("*.json"))
+    np.testing.assert_array_equal(sourcead.grad(fns.other, jit=False)(X), [5.0, 5.0, 5.0])
+    (other_key,) = set((cache / "keys").glob("*.json")) - before
+    (loss_key,) = before
+    other_key.write_bytes(loss_key.read_bytes())
+    runs = []
+    generate = pipeline.generate
+    monkeypatch.setattr(pipeline, "generate", lambda *a, **k: runs.append(1) or generate(*a, **k))
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.other, jit=False)(X), [5.0, 5.0, 5.0])
+    assert runs == [1]  # the copied key file read as a miss: the pipeline ran again
+    assert other_key.read_bytes() != loss_key.read_bytes()  # and its own key file was written back
+    fresh_process()
+    np.testing.assert_array_equal(sourcead.grad(fns.other, jit=False)(X), [5.0, 5.0, 5.0])
+    assert runs == [1]
+
+
 def test_a_numba_record_copied_over_anothers_is_compiled_again(cache, fns):
     np.testing.assert_array_equal(sourcead.grad(fns.loss)(X), 2 * X)
     np.testing.assert_array_equal(sourcead.grad(fns.other)(X), [5.0, 5.0, 5.0])
