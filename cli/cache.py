@@ -29,8 +29,8 @@ def info() -> None:
     click.echo(f"size: {found['bytes'] / 1024:.1f} KiB")
     for path, why in found["untrusted"]:
         click.echo(f"refused: {path} {why}")
-    if found["untrusted"]:
-        click.echo("fix: `sourcead cache clear` (or set SOURCEAD_CACHE_DIR to a folder of your own)")
+    if found["fix"]:
+        click.echo(f"fix: {found['fix']}")
     if found["numba_cache_dir"]:
         click.echo(
             f"note: NUMBA_CACHE_DIR={found['numba_cache_dir']} is not used for sourcead's modules: "

@@ -634,14 +634,16 @@ def _untrusted(folder: Path) -> list[tuple[Path, str]]:
 
 def cache_info() -> dict[str, Any]:
     """The cache folder, the count and size of each kind of file in it, and what in it would be
-    refused (`untrusted`: path and reason). Creates nothing and refuses nothing."""
+    refused (`untrusted`: path and reason; `fix`: what to do). Creates nothing, refuses nothing."""
     folder = _root()
     info: dict[str, Any] = {"path": str(folder)}
     files = _cache_files(folder) if folder.is_dir() else {"modules": [], "keys": [], "numba": [], "partial": []}
     for kind, paths in files.items():
         info[kind] = len(paths)
     info["bytes"] = sum(p.lstat().st_size for paths in files.values() for p in paths)
-    info["untrusted"] = [(str(path), why) for path, why in _untrusted(folder)] if folder.exists() else []
+    untrusted = _untrusted(folder) if folder.exists() else []
+    info["untrusted"] = [(str(path), why) for path, why in untrusted]
+    info["fix"] = _refusal(*untrusted[0]).hint if untrusted else None
     info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or None
     return info
 

@@ -366,6 +366,19 @@ def test_cache_info_says_why_a_folder_is_refused_and_how_to_fix_it(cache, fns):
     assert "refused" not in info.output and "key files: 0" in info.output
 
 
+@needs_root
+def test_a_folder_of_another_users_is_neither_cleared_nor_used(cache, fns):
+    cache.mkdir(mode=0o700)
+    (cache / "sourcead_theirs.py").write_text("x = 1\n")
+    give_to_other_user(cache, cache / "sourcead_theirs.py")
+    refused(fns, "belongs to another user")
+    result = CliRunner().invoke(main, ["cache", "clear"])
+    assert result.exit_code == 2 and "Set SOURCEAD_CACHE_DIR" in result.output
+    assert (cache / "sourcead_theirs.py").exists()  # theirs: not ours to delete
+    info = CliRunner().invoke(main, ["cache", "info"])
+    assert "refused" in info.output and "fix: Set SOURCEAD_CACHE_DIR to a folder of your own." in info.output
+
+
 # --- finding 5: a key file names what it was written for -------------------------------------
 
 
