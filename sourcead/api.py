@@ -174,6 +174,9 @@ class _Prepared:
     def _run(self, variant: _Variant, args: list) -> Any:
         if variant.spec.thread_rows:  # per-thread accumulator rows: as many as numba's threads now
             args.append(numba.config.NUMBA_NUM_THREADS)  # thread ids are below the pool's size
+        if not self._jit:  # plain Python on NumPy floats: NumPy's error model, as numba's (compile.py)
+            with np.errstate(all="ignore"):
+                return variant.call(*(np.float64(a) if type(a) is float else a for a in args))
         try:
             return variant.call(*args)
         except NumbaError as exc:

@@ -5,13 +5,18 @@ Two keys, two kinds of file in the cache folder (`$SOURCEAD_CACHE_DIR`, private 
 * `sourcead_<entry>_<hash>.py`: the generated module, named by a hash of its text, the runtime
   helpers and the tool versions. It is imported only after its bytes are read and found to match
   that hash, and it is executed from exactly those bytes (no second read), so neither a truncated
-  file nor a planted one is ever run. numba's disk cache sits beside it in `__pycache__`, each
-  record guarded by a checksum: a damaged record is compiled again, never a crash.
+  file nor a damaged one is ever run. numba's disk cache sits beside it in `__pycache__` (always
+  there, whatever NUMBA_CACHE_DIR says), each record 0600 and guarded by a checksum bound to its
+  name: a damaged or swapped record is compiled again, never a crash.
 * `keys/<key>.json`: what a prepared derivative needs to call a module without running the
-  pipeline: the module's name and hash, parameters, kinds, outputs. The key hashes everything the
+  pipeline: its own key (a key file copied over another's reads as a miss), the module's name
+  and hash, parameters, kinds, outputs. The key hashes everything the
   generated text depends on (`source_key`): the function's source, the globals it reads, mode,
   wrt, argument kinds, options and sourcead's own code. So a new process skips parse, transform
   and emit, and an edited function gets a new key.
+
+Nothing is read from the folder unless it, its subfolder and the file itself belong to this user
+and nobody else can write them (see "the cache folder" below); anything else is refused.
 
 The module is registered in `sys.modules` under its real name before numba compiles it, which
 numba needs to find its cache in the next process.
@@ -19,6 +24,7 @@ numba needs to find its cache in the next process.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import inspect
 import json
@@ -30,6 +36,7 @@ import sys
 import tempfile
 import threading
 import types
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,7 +44,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 
 from . import custom
 from ._version import __version__
@@ -46,10 +53,10 @@ from .functions import unwrap
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
-_PRIVATE: set[str] = set()  # cache folders already checked in this process
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
-_SPEC_FORMAT = 2
+_SPEC_FORMAT = 3  # 2: the key file records its own key; 3: parameter types with dtypes
+_ENTRY_SUFFIXES = ("_jvp", "_vjp", "_primal")
 
 
 @dataclass(frozen=True)
@@ -106,50 +113,139 @@ class Compiled:
     path: Path
 
 
-# --- the cache folder -----------------------------------------------------------------------
+# --- the cache folder, and what may be read from it -----------------------------------------
+#
+# The trust model (docs/design.md, "Cache trust model"): whoever can write to a folder or file
+# sourcead reads from can run code as this user, since modules are imported and numba's records
+# unpickled. So every level read from (the folder, `keys/`, `__pycache__/`, each module, key file
+# and numba record) must be this user's and writable by nobody else, checked on the open file
+# itself. Anything else is refused, never repaired and then trusted: a folder that was ever open
+# may already hold planted files. `sourcead cache clear` is the fix.
+
+_UID = os.geteuid() if hasattr(os, "geteuid") else None  # None: no POSIX owners (Windows): no checks
+_SUBFOLDERS = ("keys", "__pycache__")
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_CLEAR_HINT = (
+    "Run `sourcead cache clear`: it makes the folder private again and deletes every file sourcead keeps "
+    "there (nothing else), so the cache is rebuilt from your code. Or set SOURCEAD_CACHE_DIR to a new folder."
+)
 
 
 def cache_dir() -> Path:
-    """`$SOURCEAD_CACHE_DIR`, else the user's cache folder; created private to the user (0700).
+    """`$SOURCEAD_CACHE_DIR`, else the user's cache folder: created private to the user (0700),
+    and checked (it and its `keys/` and `__pycache__/`) at every call: a few stats.
 
-    A folder owned by someone else is refused; one that others may write to is made private,
-    since modules in it get imported.
+    A folder owned by someone else, or that others may write to, is refused with a message that
+    says how to fix it; it is never repaired and then trusted.
     """
+    path = _root()
+    _create(path)
+    problem = _folder_problem(path)
+    if problem is not None:
+        raise _refusal(*problem)
+    return path
+
+
+def _root() -> Path:
     root = os.environ.get("SOURCEAD_CACHE_DIR")
     if not root:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "sourcead")
-    path = Path(root).absolute()
-    if str(path) not in _PRIVATE:
-        _make_private(path)
-        _PRIVATE.add(str(path))
-    return path
+    return Path(root).absolute()
 
 
-def _make_private(path: Path) -> None:
+def _create(path: Path) -> None:
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.stat(path)
     except OSError as exc:
         raise SourceADError(
             f"cannot create the sourcead cache folder {path}: {exc.strerror}",
             hint="Set SOURCEAD_CACHE_DIR to a folder you can write to.",
         ) from None
+
+
+def _why_untrusted(info: os.stat_result) -> str | None:
+    """Why a file or folder with this status may hold someone else's code, or None."""
+    if _UID is None:
+        return None
+    if info.st_uid != _UID:
+        return f"belongs to another user (uid {info.st_uid}; you are uid {_UID})"
+    if info.st_mode & 0o022:
+        return f"is writable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
+
+
+def _folder_problem(path: Path) -> tuple[Path, str] | None:
+    """The first level of the cache folder that must not be read from, and why."""
+    try:
+        info = os.stat(path)  # the root may be a symbolic link of the user's (~/.cache -> ...)
+    except OSError as exc:
+        return path, f"cannot be read: {exc.strerror}"
     if not stat.S_ISDIR(info.st_mode):
-        raise SourceADError(f"the sourcead cache path {path} is not a folder", hint="Set SOURCEAD_CACHE_DIR.")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise SourceADError(
-            f"the sourcead cache folder {path} belongs to another user; refusing to import code from it",
-            hint="Set SOURCEAD_CACHE_DIR to a folder of your own.",
-        )
-    if info.st_mode & 0o077:
-        try:  # ours but readable or writable by others: a planted module would be imported; repair
-            os.chmod(path, 0o700)
+        return path, "is not a folder"
+    why = _why_untrusted(info)
+    if why is not None:
+        return path, why
+    for sub in _SUBFOLDERS:
+        try:
+            info = os.lstat(path / sub)
+        except FileNotFoundError:
+            continue
         except OSError as exc:
-            raise SourceADError(
-                f"the sourcead cache folder {path} is open to other users and cannot be made private: {exc.strerror}",
-                hint="Run `chmod 700` on it, or set SOURCEAD_CACHE_DIR to a private folder.",
-            ) from None
+            return path / sub, f"cannot be read: {exc.strerror}"
+        if not stat.S_ISDIR(info.st_mode):
+            return path / sub, "is a symbolic link" if stat.S_ISLNK(info.st_mode) else "is not a folder"
+        why = _why_untrusted(info)
+        if why is not None:
+            return path / sub, why
+    return None
+
+
+def _refusal(path: Path, why: str) -> SourceADError:
+    """The error for a level of the cache that must not be read from, with how to fix it."""
+    root = _root()
+    what = "folder" if path == root or (path.parent == root and path.name in _SUBFOLDERS) else "file"
+    if why.startswith(("belongs to another user", "is writable by other users", "is a symbolic link")):
+        if path == root and why.startswith("belongs"):
+            hint = "Set SOURCEAD_CACHE_DIR to a folder of your own."
+        else:
+            hint = _CLEAR_HINT
+        why += ", so it may hold code planted by someone else: sourcead refuses to import from it"
+    elif path == root:
+        hint = "Set SOURCEAD_CACHE_DIR to a folder you can write to."
+    else:
+        hint = _CLEAR_HINT
+    return SourceADError(f"the sourcead cache {what} {path} {why}", hint=hint)
+
+
+def _read_private(path: Path) -> bytes | None:
+    """The bytes of a file of this user's that nobody else can write, or None if it is missing.
+
+    The file is opened without following a symbolic link and its owner and mode are checked on the
+    open descriptor, so neither a link nor a swap between check and read gets another file read.
+    Anything else is refused (a `SourceADError`).
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refusal(path, "is a symbolic link") from None
+        raise _refusal(path, f"cannot be read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refusal(path, "is not a regular file")
+        why = _why_untrusted(info)
+        if why is not None:
+            raise _refusal(path, why)
+        chunks = []
+        while chunk := os.read(fd, max(info.st_size, 1 << 16)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 # --- keys -----------------------------------------------------------------------------------
@@ -289,60 +385,81 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     path = Path(module.__file__)  # type: ignore[arg-type]
     source = module.__sourcead_text__
     if not jit:
-        return Compiled(spec, source, python, python, path)
+        plain = _plain_python(module, spec.entry)
+        return Compiled(spec, source, plain, plain, path)
     with _LOCK:
         jitted = getattr(module, "_sourcead_jitted", None)
         if jitted is None:
-            jitted = numba.njit(cache=True, nogil=True, parallel=spec.parallel)(python)
-            jitted._cache = _CheckedCache(python)  # numba's cache, with a checksum on every record
+            # cached on disk, but not by numba's own FunctionCache (cache=True): its locators
+            # follow NUMBA_CACHE_DIR to folders others may write to, and it reads pickles as they are.
+            # NumPy's error model: 1.0 / 0.0 is inf and a singular derivative inf or nan, never an exception
+            jitted = numba.njit(cache=False, nogil=True, parallel=spec.parallel, error_model="numpy")(python)
+            jitted._cache = _CheckedCache(python, folder, _module_hash(module))
             module._sourcead_jitted = jitted  # type: ignore[attr-defined]
     return Compiled(spec, source, python, jitted, path)
 
 
 def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
     """The spec and module recorded under `key`, if the key file is sound and the module's bytes
-    match their hash; None (a miss) for anything missing, stale, truncated or corrupted."""
+    match their hash; None (a miss) for anything missing, stale, truncated or corrupted. A key
+    file or module that this user does not own, or that others could write, is refused."""
+    data = _read_private(folder / "keys" / f"{key}.json")
+    if data is None:
+        return None
     try:
-        record = json.loads((folder / "keys" / f"{key}.json").read_text(encoding="utf-8"))
+        record = json.loads(data.decode("utf-8"))
+        if record["format"] != _SPEC_FORMAT or record["key"] != key:
+            return None  # an old format, or a key file copied over another's: a miss, never its code
         name, digest = record["module"], record["sha256"]
         match = _MODULE_NAME.fullmatch(name)
-        if record["format"] != _SPEC_FORMAT or match is None or not digest.startswith(match.group(1)):
+        if match is None or not digest.startswith(match.group(1)):
             return None
         spec = Spec.from_json(record["spec"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        if not any(spec.entry == spec.name + suffix for suffix in _ENTRY_SUFFIXES):
+            return None  # the spec must name its own function's entry (the module's name holds it)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     with _LOCK:
         module = _LOADED.get(name)
         if module is None:
             path = folder / f"{name}.py"
-            try:
-                text = path.read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
+            raw = _read_private(path)
+            if raw is None:
                 return None
-            if module_name(spec.entry, text) != (name, digest):
-                return None  # truncated, edited or planted: rebuilt from the pipeline
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if module_name(spec.entry, text) != (name, digest) or not re.search(
+                rf"^def {re.escape(spec.entry)}\(", text, re.M
+            ):
+                return None  # truncated, edited or damaged: rebuilt from the pipeline
             module = _LOADED[name] = _execute(name, path, text)
     return spec, module
 
 
 def _write_key(folder: Path, key: str, name: str, digest: str, spec: Spec) -> None:
-    record = {"format": _SPEC_FORMAT, "module": name, "sha256": digest, "spec": asdict(spec)}
+    record = {"format": _SPEC_FORMAT, "key": key, "module": name, "sha256": digest, "spec": asdict(spec)}
     (folder / "keys").mkdir(mode=0o700, exist_ok=True)
     _write(folder / "keys" / f"{key}.json", json.dumps(record, indent=1))
 
 
 def _write(path: Path, text: str) -> Path:
-    """Write `text` to `path` atomically, unless the file there already holds exactly `text`."""
-    try:
-        if path.read_bytes() == text.encode("utf-8"):
-            return path
-    except OSError:
-        pass  # missing: write it; different (truncated, corrupted): replace it
+    """Write `text` to `path` atomically (a fresh 0600 file), unless the file there already holds
+    exactly `text`. A file there that is not this user's own is refused, not overwritten: it is a
+    sign that the folder was open to others."""
+    if _read_private(path) == text.encode("utf-8"):
+        return path
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     os.replace(tmp, path)
     return path
+
+
+def _module_hash(module: types.ModuleType) -> str:
+    """The full hash of a loaded module's verified text (its name holds the first 20 digits)."""
+    return hashlib.sha256((_RUNTIME + module.__sourcead_text__).encode()).hexdigest()  # type: ignore[attr-defined]
 
 
 def _execute(name: str, path: Path, text: str) -> types.ModuleType:
@@ -360,21 +477,89 @@ def _execute(name: str, path: Path, text: str) -> types.ModuleType:
     return module
 
 
-# --- numba's disk cache, with checksums -----------------------------------------------------
+def _plain_python(module: types.ModuleType, entry: str) -> Callable:
+    """The generated function as plain Python with NumPy's error model, as numba runs it: the same
+    text, run again with `math` bound to `sourcead.pymath` and `float` making NumPy floats (the
+    callers pass NumPy floats), so 1.0 / 0.0 is inf and math.sqrt(-1.0) nan, not an exception."""
+    with _LOCK:
+        namespace = getattr(module, "_sourcead_plain", None)
+        if namespace is None:
+            namespace = {"__name__": module.__name__, "__file__": module.__file__, "__builtins__": _PLAIN_BUILTINS}
+            exec(compile(module.__sourcead_text__, module.__file__, "exec"), namespace)  # type: ignore[arg-type]
+            module._sourcead_plain = namespace  # type: ignore[attr-defined]
+    return namespace[entry]
+
+
+def _plain_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+    if name == "math" and not fromlist:
+        from . import pymath
+
+        return pymath
+    return __import__(name, globals, locals, fromlist, level)
+
+
+_PLAIN_BUILTINS = {**vars(__import__("builtins")), "__import__": _plain_import, "float": np.float64}
+
+
+# --- numba's disk cache: in the private folder, 0600, checked --------------------------------
+
+
+class _PrivateLocator(_CacheLocator):
+    """Where numba keeps a generated module's records: the cache folder's own `__pycache__/`,
+    whatever NUMBA_CACHE_DIR or NUMBA_CACHE_LOCATOR_CLASSES say (numba's locators would follow
+    them to a folder others may write to). The source stamp is the module's verified hash, not a
+    second read of its file."""
+
+    def __init__(self, py_func: Callable, folder: Path, stamp: str):
+        self._py_file = py_func.__code__.co_filename  # numba's warnings name it
+        self._lineno = py_func.__code__.co_firstlineno
+        self._folder = folder
+        self._stamp = stamp
+
+    def ensure_cache_path(self) -> None:
+        path = self._folder / "__pycache__"
+        path.mkdir(mode=0o700, exist_ok=True)
+        problem = _folder_problem(self._folder)
+        if problem is not None:
+            raise _refusal(*problem)
+
+    def get_cache_path(self) -> str:
+        return str(self._folder / "__pycache__")
+
+    def get_source_stamp(self) -> str:
+        return self._stamp
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+
+class _CheckedImpl(CompileResultCacheImpl):
+    """numba's cache implementation with its locator given, not searched for (numba's search
+    also honours NUMBA_CACHE_LOCATOR_CLASSES). File names as numba's own."""
+
+    def __init__(self, py_func: Callable, locator: _PrivateLocator):
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = locator
+        modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
+        self._filename_base = self.get_filename_base(f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
 
 
 class _CheckedFile(IndexDataCacheFile):
-    """numba's index and data files, each prefixed with the SHA-256 of its payload.
+    """numba's index and data files, each prefixed with a SHA-256 of its name, the module's hash
+    and its payload; written as fresh 0600 files, read only if this user's and nobody else's.
 
     numba unpickles its cache files as they are: a truncated file raises from deep inside the
-    first call. Here a record whose checksum fails reads as absent, so the function is compiled
-    again and the record rewritten. The version tag differs from numba's, so files written by
-    plain numba and by this class are never mistaken for each other.
+    first call, and whoever can write one runs code. Here a record is read like a module (owner
+    and mode checked on the open descriptor, no symbolic link; anything else refused), and one
+    whose checksum fails reads as absent, so the function is compiled again and the record
+    rewritten. The checksum binds a record to its file name and module, so one copied over
+    another's is compiled again too, never run as the other's code. The version tag differs from
+    numba's, so files written by plain numba and by this class are never mistaken for each other.
     """
 
     def __init__(self, cache_path: str, filename_base: str, source_stamp: Any):
         super().__init__(cache_path, filename_base, source_stamp)
-        self._version = f"{numba.__version__}+sourcead-sha256"
+        self._version = f"{numba.__version__}+sourcead-sha256-2"
 
     def _load_index(self) -> dict:
         payload = self._read_checked(self._index_path)
@@ -400,31 +585,45 @@ class _CheckedFile(IndexDataCacheFile):
     def _loads(payload: bytes) -> Any:
         import pickle
 
-        return pickle.loads(payload)  # the folder is private and the checksum matched
+        return pickle.loads(payload)  # a file only this user could write, bound to its name: ours
 
-    @staticmethod
-    def _read_checked(path: str) -> bytes | None:
-        try:
-            with open(path, "rb") as fh:
-                blob = fh.read()
-        except OSError:
+    def _digest(self, path: str, payload: bytes) -> bytes:
+        label = f"{os.path.basename(path)}\0{self._source_stamp}\0".encode()
+        return hashlib.sha256(label + payload).digest()
+
+    def _read_checked(self, path: str) -> bytes | None:
+        blob = _read_private(Path(path))
+        if blob is None or len(blob) <= 32:
             return None
         head, payload = blob[:32], blob[32:]
-        return payload if len(blob) > 32 and hashlib.sha256(payload).digest() == head else None
+        return payload if self._digest(path, payload) == head else None
 
     def _write_checked(self, path: str, payload: bytes) -> None:
-        with self._open_for_write(path) as fh:
-            fh.write(hashlib.sha256(payload).digest() + payload)
+        tmp = f"{path}.tmp.{os.urandom(8).hex()}"  # numba's pattern, so `cache info` counts it
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(self._digest(path, payload) + payload)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
 
 
 class _CheckedCache(FunctionCache):
-    """numba's per-function cache, reading and writing through `_CheckedFile`."""
+    """numba's per-function cache for a generated module: in the private folder, through
+    `_CheckedFile`. (What numba's `Cache.__init__` does, with our locator and file class.)"""
 
-    def __init__(self, py_func: Callable):
-        super().__init__(py_func)
-        plain = self._cache_file
-        base = plain._index_name[: -len(".nbi")]
-        self._cache_file = _CheckedFile(self._cache_path, base, plain._source_stamp)
+    def __init__(self, py_func: Callable, folder: Path, stamp: str):
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._impl = _CheckedImpl(py_func, _PrivateLocator(py_func, folder, stamp))
+        self._cache_path = self._impl.locator.get_cache_path()
+        self._cache_file = _CheckedFile(self._cache_path, self._impl.filename_base, stamp)
+        self.enable()
 
 
 # --- sourcead cache info / clear --------------------------------------------------------------
@@ -441,26 +640,107 @@ def _cache_files(folder: Path) -> dict[str, list[Path]]:
     }
 
 
+def _untrusted(folder: Path) -> list[tuple[Path, str]]:
+    """Every level and every sourcead file of the cache folder that would be refused, and why."""
+    problem = _folder_problem(folder)
+    if problem is not None and problem[0] == folder:
+        return [problem]
+    found = [problem] if problem is not None else []
+    for paths in _cache_files(folder).values():
+        for path in paths:
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            why = "is a symbolic link" if stat.S_ISLNK(info.st_mode) else _why_untrusted(info)
+            if why is not None:
+                found.append((path, why))
+    return found
+
+
 def cache_info() -> dict[str, Any]:
-    """The cache folder, and the count and size of each kind of file in it."""
-    folder = cache_dir()
-    files = _cache_files(folder)
+    """The cache folder, the count and size of each kind of file in it, and what in it would be
+    refused (`untrusted`: path and reason; `fix`: what to do). Creates nothing, refuses nothing."""
+    folder = _root()
     info: dict[str, Any] = {"path": str(folder)}
+    files = _cache_files(folder) if folder.is_dir() else {"modules": [], "keys": [], "numba": [], "partial": []}
     for kind, paths in files.items():
         info[kind] = len(paths)
-    info["bytes"] = sum(p.stat().st_size for paths in files.values() for p in paths)
+    info["bytes"] = sum(p.lstat().st_size for paths in files.values() for p in paths)
+    untrusted = _untrusted(folder) if folder.exists() else []
+    info["untrusted"] = [(str(path), why) for path, why in untrusted]
+    info["fix"] = _refusal(*untrusted[0]).hint if untrusted else None
     info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or None
     return info
 
 
 def clear_cache() -> int:
-    """Delete sourcead's files from the cache folder (never anything else); the number deleted."""
+    """Delete sourcead's files from the cache folder (never anything else) and make it and its
+    subfolders private (0700); the number of files deleted. After it, nothing in the folder is
+    refused: this is the fix for a folder that was open to others.
+
+    The folder is closed first, then emptied, so nothing planted before can survive and nothing
+    can be planted after. A subfolder of sourcead's that belongs to someone else is moved aside
+    (off every path sourcead reads) and deleted.
+    """
+    folder = _root()
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise _refusal(folder, f"cannot be read: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise _refusal(folder, "is not a folder")
+    if _UID is not None and info.st_uid != _UID:
+        raise _refusal(folder, _why_untrusted(info) or "")
     count = 0
-    for paths in _cache_files(cache_dir()).values():
+    os.chmod(folder, 0o700)  # first: from now on nobody else can add anything
+    for sub in _SUBFOLDERS:
+        path = folder / sub
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(info.st_mode):  # a link or a file in place of our folder
+            path.unlink()
+            count += 1
+        elif _UID is not None and info.st_uid != _UID:  # planted: off our paths, then deleted
+            aside = folder / f".untrusted-{sub}-{os.urandom(6).hex()}"
+            os.rename(path, aside)  # within the folder: needs no permission on the planted folder
+            try:
+                count += _remove_tree(aside)
+            except OSError as exc:
+                warnings.warn(
+                    f"{aside} (moved aside, no longer read from) could not be deleted: {exc.strerror}; "
+                    f"delete it as uid {info.st_uid} or as root",
+                    stacklevel=2,
+                )
+        else:
+            os.chmod(path, 0o700)
+    for paths in _cache_files(folder).values():
         for path in paths:
             try:
                 path.unlink()
                 count += 1
             except FileNotFoundError:
                 pass
+    return count
+
+
+def _remove_tree(path: Path) -> int:
+    """Delete a folder and everything below it, links as links; the number of files deleted."""
+    count = 0
+    for parent, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(parent, name))
+            count += 1
+        for name in dirs:
+            full = os.path.join(parent, name)
+            if os.path.islink(full):
+                os.unlink(full)
+                count += 1
+            else:
+                os.rmdir(full)
+    os.rmdir(path)
     return count

@@ -1,4 +1,7 @@
-"""The disk cache: private, verified, self-repairing, and reused by a new process.
+"""The disk cache: private, verified, rebuilt when damaged, and reused by a new process.
+
+What happens when the folder was open to other users (refused, `cache clear` fixes it) is in
+`test_cache_trust.py`.
 
 Functions under test live in a module written to a temporary folder, so a test can edit them.
 Tests that need a fresh process run a short child script; the others reset this process's memo
@@ -95,11 +98,19 @@ def test_the_cache_folder_is_created_private(cache):
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
 
 
-def test_a_folder_others_can_write_to_is_made_private(cache):
+def test_a_folder_others_can_write_to_is_refused_until_cleared(cache):
+    # sourcead 0.1 made such a folder private and then imported from it: what others had planted
+    # while it was open ran. Now it is refused, and `sourcead cache clear` is the fix.
     cache.mkdir(mode=0o777)
     os.chmod(cache, 0o777)
-    sourcead.grad(user_module(cache.parent, 1.0).loss, jit=False)
+    loss = user_module(cache.parent, 1.0).loss
+    with pytest.raises(sourcead.SourceADError, match="writable by other users") as info:
+        sourcead.grad(loss, jit=False)
+    assert "sourcead cache clear" in str(info.value)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o777  # nothing repaired behind the user's back
+    assert CliRunner().invoke(main, ["cache", "clear"]).exit_code == 0
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    np.testing.assert_array_equal(sourcead.grad(loss, jit=False)(np.array([1.0])), [2.0])
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to hand a folder to another user")
@@ -155,7 +166,7 @@ def test_the_key_hit_gives_the_same_derivative_as_the_pipeline(cache, tmp_path):
     assert reused._default.spec == built._default.spec
 
 
-# --- damage is repaired, planted code is not run ---------------------------------------------
+# --- damage is rebuilt, a module that does not match its hash is not run ---------------------------------------------
 
 
 def test_a_truncated_module_is_rebuilt(cache, tmp_path):
