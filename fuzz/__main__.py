@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .check import FAILURES, OUTCOMES, Outcome, load_reproducer, reproducer, worker_main
-from .generate import FEATURES, Program, generate, resolve_features, wants_jit
+from .generate import FEATURES, Program, generate, resolve_features, wants_jit, written_params
 
 MAX_TASKS = 40  # programs per worker process before it is replaced (bounds memory)
 
@@ -215,16 +215,27 @@ def _candidates(program: Program) -> Iterator[Program]:
     its body, an expression replaced by one of its operands or a constant, a parameter or wrt
     entry dropped."""
     tree = ast.parse(program.source)
+
+    def edited(variant: ast.Module) -> Program:
+        source = ast.unparse(variant) + "\n"
+        return replace(program, source=source, written=written_params(source, program.name, program.params))
+
+    # helpers, whole
+    for k, node in enumerate(tree.body):
+        if isinstance(node, ast.FunctionDef) and node.name != program.name:
+            smaller = _copy_tree(tree)
+            del smaller.body[k]
+            yield edited(smaller)
     # statements, last first (removing later statements rarely invalidates earlier ones)
     paths = list(_statement_paths(tree))
     for path in reversed(paths):
         for variant in _statement_edits(tree, path):
-            yield replace(program, source=ast.unparse(variant) + "\n")
+            yield edited(variant)
     # expressions
     count = sum(1 for _ in _expressions(tree))
     for k in range(count - 1, -1, -1):
         for variant in _expression_edits(tree, k):
-            yield replace(program, source=ast.unparse(variant) + "\n")
+            yield edited(variant)
     # wrt entries
     if len(program.wrt) > 1:
         for w in program.wrt:
@@ -249,6 +260,11 @@ def _candidates(program: Program) -> Iterator[Program]:
             wrt_api=wrt,
             written=tuple(w for w in program.written if w != spec.name),
         )
+
+
+def _size(program: Program) -> tuple[int, int]:
+    """What the shrinker makes smaller: the source's length, then the number of wrt entries."""
+    return (len(program.source), len(program.wrt))
 
 
 def _copy_tree(tree: ast.Module) -> ast.Module:
@@ -357,19 +373,18 @@ def _swapped(tree: ast.Module, k: int, text: str) -> ast.Module:
     return ast.fix_missing_locations(_Swap(target, text).visit(copy))
 
 
-def shrink(path: Path, jobs: int, features: frozenset[str], timeout: float, budget: int) -> Path:
+def shrink(path: Path, jobs: int, features: frozenset[str], timeout: float, budget: int, max_seconds: float) -> Path:
     """Greedy shrinking of a reproducer: keep any smaller variant with the same failure."""
     program, _ = load_reproducer(path)
     program = replace(program, source=ast.unparse(ast.parse(program.source)) + "\n")
     pool = Pool(jobs, features)
     try:
-        return _shrink(pool, path, program, timeout, budget)
+        return _shrink(pool, path, program, timeout, budget, max_seconds)
     finally:
         pool.close()
 
 
-def _shrink(pool: Pool, path: Path, program: Program, timeout: float, budget: int) -> Path:
-    tasks_done = 0
+def _shrink(pool: Pool, path: Path, program: Program, timeout: float, budget: int, max_seconds: float) -> Path:
     jobs = len(pool.workers)
     # the reference outcome, as this checker sees it now
     ((_, _, reference),) = list(pool.run(iter([(("program", program), timeout)])))
@@ -377,29 +392,28 @@ def _shrink(pool: Pool, path: Path, program: Program, timeout: float, budget: in
     if reference.outcome not in FAILURES:
         raise SystemExit(f"{path}: does not fail now ({reference.outcome}); nothing to shrink")
     limit = max(10.0, 4 * reference.seconds + 5)
-    improved = True
-    while improved and tasks_done < budget:
-        improved = False
-        seen: set[str] = set()
-        candidates = []
-        for candidate in _candidates(program):
-            key = candidate.source + repr(candidate.wrt) + repr(candidate.params)
-            if key not in seen and len(candidate.source) <= len(program.source):
-                seen.add(key)
-                candidates.append(candidate)
-        # try candidates in batches of `jobs`; take the first (in order) that keeps the failure
-        for k in range(0, len(candidates), max(1, jobs)):
-            batch = candidates[k : k + max(1, jobs)]
-            tasks_done += len(batch)
-            results = {id(t[1]): o for t, _, o in pool.run(iter((("program", c), limit) for c in batch))}
-            match = next((c for c in batch if results[id(c)].signature == reference.signature), None)
-            if match is not None:
-                program = match
-                improved = True
-                print(f"  {program.lines} lines ({tasks_done} tried)", file=sys.stderr)
+    began = time.monotonic()
+    cursor, improved, tried = 0, False, 0
+    # linear passes over the candidates: after a success the cursor stays where it was (the
+    # variants after it are still worth trying); a pass with no success ends the shrinking
+    while tried < budget and time.monotonic() - began < max_seconds:
+        candidates = [c for c in _candidates(program) if _size(c) < _size(program)]
+        if cursor >= len(candidates):
+            if not improved:
                 break
-            if tasks_done >= budget:
-                break
+            cursor, improved = 0, False
+            continue
+        batch = candidates[cursor : cursor + jobs]
+        tried += len(batch)
+        results = {id(t[1]): o for t, _, o in pool.run(iter((("program", c), limit) for c in batch))}
+        match = next((k for k, c in enumerate(batch) if results[id(c)].signature == reference.signature), None)
+        if match is None:
+            cursor += len(batch)
+            continue
+        program, improved = batch[match], True
+        cursor += match
+        print(f"  {program.lines} lines ({tried} tried)", file=sys.stderr)
+    tasks_done = tried
     # the final outcome, with its point and report
     ((_, _, final),) = list(pool.run(iter([(("program", program), limit)])))
     if final.args is None:
@@ -425,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per program (4x with jit)")
     parser.add_argument("--replay", type=Path, help="re-run one reproducer")
     parser.add_argument("--shrink", type=Path, nargs="+", help="shrink reproducers (writes FILE.min.py)")
-    parser.add_argument("--budget", type=int, default=600, help="candidates the shrinker may try")
+    parser.add_argument("--budget", type=int, default=3000, help="candidates the shrinker may try")
+    parser.add_argument("--shrink-time", type=float, default=900.0, help="seconds the shrinker may take per file")
     parser.add_argument("--show", help="print program SEED:INDEX and its arguments")
     parser.add_argument("--list-features", action="store_true")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -445,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         return replay(module.__dict__, str(opts.replay.resolve()))
     if opts.shrink:
         for path in opts.shrink:
-            shrink(path, opts.jobs, features, opts.timeout, opts.budget)
+            shrink(path, opts.jobs, features, opts.timeout, opts.budget, opts.shrink_time)
         return 0
     if opts.show:
         seed, index = (int(x) for x in opts.show.split(":"))

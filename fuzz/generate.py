@@ -196,13 +196,34 @@ def finite(leaves: list[Any]) -> bool:
     return True
 
 
-def runs_finite(program: Program, point: int = 0) -> bool:
-    """Does the program run as plain Python, with finite outputs of a sane size, at `point`?"""
+class _TooSlow(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _TooSlow
+
+
+def runs_finite(program: Program, point: int = 0, seconds: float = 5.0) -> bool:
+    """Does the program run as plain Python, with finite outputs of a sane size, at `point`,
+    within `seconds` (a shrunk program can lose its loop counter)?"""
+    import signal
+    import threading
+
+    timed = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if timed:
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        func = load_source(program.source, program.name)
-        leaves = outputs(func, program, program.args(point))
+        with np.errstate(all="ignore"):
+            func = load_source(program.source, program.name)
+            leaves = outputs(func, program, program.args(point))
     except Exception:
         return False
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
     if not finite(leaves):
         return False
     if program.result == "float" and isinstance(leaves[0], np.ndarray):
@@ -716,7 +737,7 @@ class _Generator:
 
     def stmt(self, sc: _Scope, depth: int) -> None:
         f = self.features
-        loop_ok = depth > 0 and sc.loop_depth < 3 and not sc.in_prange
+        loop_ok = depth > 0 and sc.loop_depth < (3 if "nested" in f else 1) and not sc.in_prange
         writable = [nm for nm, a in sc.arrays.items() if a.writable]
         top = not sc.in_loop and not self.in_helper
         options = [
@@ -774,11 +795,17 @@ class _Generator:
 
     def factor(self, sc: _Scope) -> str:
         e = self.fleaf(sc)
-        return self.rnd.choice(["0.5", "1.1", f"math.cos({e})", f"(1.0 + 0.5 * math.sin({e}))", e, "-1.0"])
+        options = ["0.5", "1.1", e, "-1.0"]
+        if "math" in self.features:
+            options += [f"math.cos({e})", f"(1.0 + 0.5 * math.sin({e}))"]
+        return self.rnd.choice(options)
 
     def denominator(self, sc: _Scope) -> str:
         e = self.fleaf(sc)
-        return self.rnd.choice(["2.0", f"(1.0 + {e} * {e})", f"(2.0 + math.cos({e}))", "3.0"])
+        options = ["2.0", f"(1.0 + {e} * {e})", "3.0"]
+        if "math" in self.features:
+            options.append(f"(2.0 + math.cos({e}))")
+        return self.rnd.choice(options)
 
     def mark_written(self, sc: _Scope, name: str) -> None:
         arr = sc.arrays[name]
@@ -1110,6 +1137,8 @@ class _Generator:
             shape = rnd.choice([a.shape for a in sc.arrays.values() if a.ints is None and len(a.shape) <= 2] or [None])
             if shape is not None:
                 expr = self.aexpr(sc, shape, 2)
+                if expr is not None and expr.isidentifier():  # `r = y` would alias y: not in the subset
+                    expr = f"{expr}.copy()"
                 if expr is not None:
                     name = self.fresh("a", ["r", "d", "g_a", "res", "diff", "sq"])
                     self.fn.emit(f"{name} = {expr}")
@@ -1355,28 +1384,24 @@ class _Generator:
             return f"({self.fexpr(sc, d)} {op} {self.fexpr(sc, d)})"
         if kind == "div":
             e = self.fleaf(sc)
-            return rnd.choice(
-                [
-                    f"({self.fexpr(sc, d)} / (1.0 + {e} * {e}))",
-                    f"({self.fexpr(sc, d)} / {rnd.choice(['2.0', '3.0', '0.5'])})",
-                    f"({self.fexpr(sc, d)} / (2.0 + math.cos({e})))",
-                ]
-            )
+            denominators = [f"(1.0 + {e} * {e})", rnd.choice(["2.0", "3.0", "0.5"])]
+            if "math" in f:
+                denominators.append(f"(2.0 + math.cos({e}))")
+            return f"({self.fexpr(sc, d)} / {rnd.choice(denominators)})"
         if kind == "pow":
             e = self.fexpr(sc, d)
             g = self.fleaf(sc)
-            return rnd.choice(
-                [
-                    f"({e} ** 2)",
-                    f"({g} ** 3)",
-                    f"((1.0 + {g} * {g}) ** 0.5)",
-                    f"((1.0 + {g} * {g}) ** {self.fleaf(sc)})",
-                    f"(abs({g}) ** 1.5)" if "absminmax" in f else f"({g} ** 2.0)",
-                    f"(2.0 ** math.sin({g}))",
-                    f"math.pow(1.5 + math.cos({g}), {self.fleaf(sc)})",
-                    f"({g} ** 2.0)",
-                ]
-            )
+            powers = [
+                f"({e} ** 2)",
+                f"({g} ** 3)",
+                f"((1.0 + {g} * {g}) ** 0.5)",
+                f"((1.0 + {g} * {g}) ** {self.fleaf(sc)})",
+                f"(abs({g}) ** 1.5)" if "absminmax" in f else f"({g} ** 2.0)",
+                f"({g} ** 2.0)",
+            ]
+            if "math" in f:
+                powers += [f"(2.0 ** math.sin({g}))", f"math.pow(1.5 + math.cos({g}), {self.fleaf(sc)})"]
+            return rnd.choice(powers)
         if kind in ("math", "np"):
             self.use("math" if kind == "math" else "npmath")
             name = rnd.choice([k for k in _UNARY if kind == "math" or k not in _NO_NP])
@@ -1457,3 +1482,40 @@ class _Generator:
             return f"not ({self.fcond(sc)})"
         join = kind
         return f"({self.fcond(sc)}) {join} ({self.cond(sc) if rnd.random() < 0.2 else self.fcond(sc)})"
+
+
+def written_params(source: str, name: str, params: tuple[str, ...]) -> tuple[str, ...]:
+    """The parameters of `name` that it writes (element or slice stores, augmented or not, also
+    through the helpers it calls), in parameter order: what sourcead makes extra outputs. Used by
+    the shrinker, whose edits can remove writes."""
+    import ast
+
+    tree = ast.parse(source)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    memo: dict[str, set[int]] = {}
+
+    def writes(fname: str) -> set[int]:
+        if fname in memo:
+            return memo[fname]
+        memo[fname] = set()
+        fn = functions[fname]
+        names = [a.arg for a in fn.args.args]
+        found: set[str] = set()
+        for node in ast.walk(fn):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    targets += t.elts if isinstance(t, ast.Tuple) else [t]
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                    found.add(t.value.id)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                for k in writes(node.func.id):
+                    if k < len(node.args) and isinstance(node.args[k], ast.Name):
+                        found.add(node.args[k].id)
+        memo[fname] = {k for k, p in enumerate(names) if p in found}
+        return memo[fname]
+
+    return tuple(params[k] for k in sorted(writes(name)) if k < len(params))
