@@ -389,7 +389,7 @@ def _shrink(pool: Pool, path: Path, program: Program, timeout: float, budget: in
     # the reference outcome, as this checker sees it now
     ((_, _, reference),) = list(pool.run(iter([(("program", program), timeout)])))
     print(f"reference: {reference.signature} ({reference.seconds:.1f} s)", file=sys.stderr)
-    if reference.outcome not in FAILURES:
+    if reference.outcome in ("ok", "discarded"):  # a rejection can be shrunk too (to see its cause)
         raise SystemExit(f"{path}: does not fail now ({reference.outcome}); nothing to shrink")
     limit = max(10.0, 4 * reference.seconds + 5)
     began = time.monotonic()
