@@ -489,7 +489,7 @@ class _Generator:
             wrt_api = tuple(w if rnd.random() < 0.8 else params.index(w) for w in wrt)
         header = "import math\n\nimport numba\nimport numpy as np\n\n\n"
         source = header + (helper_text + "\n\n\n" if helper_text else "") + main + "\n"
-        written = tuple(p for p in params if p in self.fn.written)
+        written = written_params(source, "f", tuple(params))  # from the text: what was really emitted
         structural = self.used & _STRUCTURAL
         used = structural | detect_features(source, argspecs, written, result)
         return Program(seed, index, attempt, source, "f", tuple(argspecs), tuple(wrt), wrt_api, written, result, jit,
@@ -1501,7 +1501,13 @@ def written_params(source: str, name: str, params: tuple[str, ...]) -> tuple[str
         fn = functions[fname]
         names = [a.arg for a in fn.args.args]
         found: set[str] = set()
+        rebound: set[str] = set()  # a parameter given a new value is a local from then on: not an output
         for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                rebound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+                rebound |= {e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
+            elif isinstance(node, (ast.AugAssign, ast.For)) and isinstance(node.target, ast.Name):
+                rebound.add(node.target.id)
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 for t in node.targets:
@@ -1515,7 +1521,7 @@ def written_params(source: str, name: str, params: tuple[str, ...]) -> tuple[str
                 for k in writes(node.func.id):
                     if k < len(node.args) and isinstance(node.args[k], ast.Name):
                         found.add(node.args[k].id)
-        memo[fname] = {k for k, p in enumerate(names) if p in found}
+        memo[fname] = {k for k, p in enumerate(names) if p in found and p not in rebound}
         return memo[fname]
 
     return tuple(params[k] for k in sorted(writes(name)) if k < len(params))

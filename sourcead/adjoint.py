@@ -34,8 +34,6 @@ class StatementAdjoints:
         whole_array = prog.kinds.is_array(s.var) and not s.writes_element
         if whole_array and builds_array(s):
             return self.array_assignment(s)
-        if whole_array:
-            self.check_single_definition(s)
         lin = prog.linearize(s.value, s.origin)
         target_bar = prog.shadow(s.target, "_bar")
         zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)
@@ -60,15 +58,6 @@ class StatementAdjoints:
                 lines.append(Line(target_bar, "=", zero))
         return lines
 
-    def check_single_definition(self, s: Assign) -> None:
-        defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
-        if len(defs) > 1 or s in self.in_loop or s.var in self.prog.fn.params:
-            raise self.prog.parsed.error(
-                f"the array `{s.var}` carries a derivative and is assigned more than once or inside a loop",
-                s.origin,
-                "Compute each differentiated array once, outside loops, under its own name.",
-            )
-
     def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
             if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
@@ -90,14 +79,6 @@ class StatementAdjoints:
         value = s.value
         renames = isinstance(value, cst.Name)
         defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
-        only_renames = all(isinstance(t.value, cst.Name) for t in defs)
-        if not only_renames and (len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params):
-            raise prog.parsed.error(
-                f"the array `{s.var}` carries a derivative and is assigned more than once or inside a loop",
-                s.origin,
-                "Create each differentiated array once, before the loops, write into its elements, "
-                "and exchange buffers with `u, v = v, u`.",
-            )
         source = copied_array(s)
         if renames:
             if {s.var, value.value} & self.element_written:
@@ -111,7 +92,7 @@ class StatementAdjoints:
         lines = []
         if isinstance(source, cst.Name) and prog.is_active(source.value):
             lines.append(Line(cst.Name(prog.bar(source.value)), "+=", cst.Name(prog.bar(s.var))))
-        if renames and (len(defs) > 1 or s in self.in_loop) and self.needs_reset(s):
+        if (len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params) and self.needs_reset(s):
             zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})")
             lines.append(Line(cst.Name(prog.bar(s.var)), "=", zero))
         return lines

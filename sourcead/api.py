@@ -58,7 +58,7 @@ class _Prepared:
 
     __slots__ = (
         "_func", "_mode", "_jit", "_wrt", "_single", "_default", "_pending", "_free", "_variants", "_lock",
-        "__wrapped__",
+        "_wrt_positions", "__wrapped__",
     )  # fmt: skip
 
     def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool):
@@ -69,6 +69,12 @@ class _Prepared:
         self._lock = threading.Lock()
         self._pending: SourceADError | None = None
         self._default: _Variant | None = self._build_default()
+        names = self._params()
+        self._wrt_positions = frozenset(
+            names.index(w) if isinstance(w, str) else w % len(names)
+            for w in self._wrt
+            if (w in names if isinstance(w, str) else isinstance(w, int) and -len(names) <= w < len(names))
+        )
         spec = self._default.spec if self._default is not None else None
         self._free = tuple(spec.params.index(p) for p in spec.free) if spec is not None else None
         self._variants: dict[tuple, _Variant] = {}
@@ -141,14 +147,15 @@ class _Prepared:
 
     def _variant(self, args: tuple) -> _Variant:
         free = self._free if self._free is not None else range(len(args))
-        key = tuple(_arg_key(args[k]) for k in free)
+        wrt = self._wrt_positions
+        key = tuple(_arg_key(args[k], k in wrt) for k in free)
         variant = self._variants.get(key)
         if variant is None:
             with self._lock:
                 variant = self._variants.get(key)
                 if variant is None:
                     names = self._params()
-                    kinds = {names[k]: _arg_spec(args[k], names[k]) for k in free}
+                    kinds = {names[k]: _arg_spec(args[k], names[k], k in wrt) for k in free}
                     variant = self._build(kinds)
                     self._variants = {**self._variants, key: variant}
         return variant
@@ -442,17 +449,23 @@ def _other_guess(spec: Spec) -> dict[str, str]:
     return other
 
 
-def _arg_key(value: Any) -> Any:
-    """What of an argument decides the variant: an array's dtype and ndim; for anything else, nothing."""
+def _arg_key(value: Any, is_wrt: bool) -> Any:
+    """What of an argument decides the variant: an array's dtype and ndim; whether a number is an
+    int or a bool (not for an argument differentiated: it is a float whatever it is passed as)."""
     if isinstance(value, np.ndarray):
         return (value.dtype.char, value.ndim)
-    return None
+    if is_wrt or isinstance(value, (float, np.floating)):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return "?"
+    return "l" if isinstance(value, (int, np.integer)) else None
 
 
-def _arg_spec(value: Any, name: str) -> str:
+def _arg_spec(value: Any, name: str, is_wrt: bool) -> str:
     """The type (`Type.spec`) that an argument gives its parameter."""
     if not isinstance(value, np.ndarray):
-        return "float"
+        key = _arg_key(value, is_wrt)
+        return {"?": "bool", "l": "int"}.get(key, "float")  # type: ignore[arg-type]
     dtype = _DTYPE_OF_KIND.get(value.dtype.kind)
     if dtype is None or (dtype == "float" and value.dtype != np.float64):
         raise SourceADError(
@@ -467,7 +480,7 @@ def _arg_spec(value: Any, name: str) -> str:
 def _spec_key(t: Type) -> Any:
     """The `_arg_key` of arguments of type `t`."""
     if not t.is_array:
-        return None
+        return {"int": "l", "bool": "?"}.get(t.dtype)
     return ({"float": "d", "int": "l", "bool": "?"}[t.dtype], t.ndim)
 
 

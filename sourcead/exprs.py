@@ -185,7 +185,7 @@ def negate(node: cst.BaseExpression) -> cst.BaseExpression:
 
 def plus(terms: list[cst.BaseExpression]) -> cst.BaseExpression:
     """The sum of `terms`, written `a + b - c` rather than `a + (-c)`."""
-    total = terms[0]
+    total = operand(terms[0], 2, False) if len(terms) > 1 else terms[0]
     for term in terms[1:]:
         inner = unparen(term)
         if isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus):

@@ -21,6 +21,8 @@ def primal_function(prog: Program) -> str:
     out = Writer()
     with out.block(f"def {fn.name}_primal({', '.join(fn.params)})"):
         out.comment(f"{fn.name} in core form, with the functions it calls inlined")
+        for line in prog.placeholders():
+            out.line(line)
         _block(prog, fn.body, out)
         values = [code(v) for v in fn.ret.values]
         out.line(f"return {tuple_text(values) if fn.ret.is_tuple else values[0]}")
@@ -34,6 +36,8 @@ def forward_function(prog: Program) -> str:
     with out.block(f"def {fn.name}_jvp({', '.join(params)})"):
         out.comment(f"forward mode (tangents) of {fn.name} with respect to {', '.join(prog.wrt)}")
         _active_comment(prog, out)
+        for line in prog.placeholders(tangents=True):
+            out.line(line)
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
                 out.line(f"{prog.dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")

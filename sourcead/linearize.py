@@ -46,8 +46,11 @@ class Node:
     @property
     def takes_float_adjoint(self) -> bool:
         """Can a float adjoint (of a full sum or mean) be sent into this node as it is? Only where it
-        stands for the same value at every element of every active leaf."""
-        return self.leaf is not None or (self.elementwise and self.uniform)
+        stands for the same value at every element of every active leaf, all the way down (a
+        product below an elementwise node needs its adjoint as an array)."""
+        if self.leaf is not None:
+            return True
+        return self.elementwise and self.uniform and all(e.child.takes_float_adjoint for e in self.edges)
 
 
 @dataclass
@@ -307,4 +310,5 @@ def _array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
 
 
 def _instantiate(text: str, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
-    return unparen(_unparen_args(template(text, **{k: v for k, v in names.items() if "{" + k + "}" in text})))
+    node = _unparen_args(template(text, **{k: v for k, v in names.items() if "{" + k + "}" in text}))
+    return node if isinstance(unparen(node), cst.IfExp) else unparen(node)  # a conditional keeps its parentheses

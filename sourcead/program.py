@@ -8,6 +8,7 @@ import libcst as cst
 
 from .activity import Activity
 from .core import Assign, CoreFunction
+from .definite import placeholder, possibly_undefined
 from .exprs import number
 from .kinds import Kinds
 from .linearize import Linearized, UnsupportedDerivative, linearize
@@ -96,6 +97,19 @@ class Program:
         constant = sorted(v for v in self.kinds.of if self.kinds.carries(v) and v not in facts.active)
         if constant:
             lines.append(f"constant (no derivative code): {', '.join(constant)}")
+        return lines
+
+    def placeholders(self, read_at_end: tuple[str, ...] = (), tangents: bool = False) -> list[str]:
+        """Lines giving a typed value to the variables some path reads before assigning them (see
+        `definite.py`), and to those of `read_at_end` some path leaves unassigned."""
+        returned = tuple(v.value for v in self.fn.ret.values if isinstance(v, cst.Name))
+        known = set(self.fn.params) | {name for name, _ in self.fn.constants}
+        missing = possibly_undefined(self.fn.body, known, returned + read_at_end)
+        lines = []
+        for var in sorted(v for v in missing if v in self.kinds.of):
+            lines.append(f"{var} = {placeholder(self.kinds[var])}  # not assigned on every path: a typed placeholder")
+            if tangents and self.is_active(var):
+                lines.append(f"{self.dot(var)} = {placeholder(self.kinds[var])}")
         return lines
 
     def zero(self, var: str) -> cst.BaseExpression:

@@ -23,12 +23,12 @@ from .activity import value_sources
 from .adjoint import StatementAdjoints
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
 from .counts import Count, maximum
+from .definite import placeholder
 from .emit import Line, Writer, tuple_text
-from .exprs import code, has_slice, is_number, names_in, number_value, paren, subscript, subscript_indices
+from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
 from .tbr import record_in_iteration, to_be_recorded
-from .types import BOOL, INT
 
 _CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
 
@@ -50,13 +50,6 @@ class Reverser:
         reads = {s: set().union(*(line.reads() for line in ls)) & self.primal for s, ls in lines.items()}
         statements = list(walk_statements(fn.body))
         self.plan_parallel_loops(statements, reads)
-        for site in self.sites:
-            if site.writes_element and has_slice(site.target):  # type: ignore[arg-type]
-                raise prog.parsed.error(
-                    f"this overwrites a slice of `{site.var}` whose old values the reverse sweep still needs",
-                    site.origin,
-                    "Recording whole slices is not supported yet: write the new values into another array.",
-                )
         fresh = prog.namer.fresh
         self.main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
         self.tapes = self.main_tapes
@@ -210,6 +203,9 @@ class Reverser:
             for line in prog.activity_comments():
                 out.comment(line)
             self.reservations = self.plan_reservations(fn.body)
+            arrays = tuple(v for v in sorted(prog.activity.active) if prog.kinds.is_array(v))
+            for line in prog.placeholders(arrays):
+                out.line(line)
             self.allocate_tapes(out)
             recorded = bool(self.sites or self.decisions or self.counters)
             out.comment("forward sweep" + ("" if recorded else ": nothing the reverse sweep reads is overwritten"))
@@ -228,7 +224,8 @@ class Reverser:
         sites = self.sites - self.in_parallel | set(self.slots)
         uses_int = bool((set(self.decisions) | set(self.counters)) - self.in_parallel)
         for index, ((tape, top), dtype) in enumerate(zip(self.main_tapes, ("", ", np.int64"), strict=True)):
-            if any(self.tape_index(s) == index for s in sites) or (index == 1 and uses_int):
+            shapes = index == 1 and any(self.saves_shape(s) for s in sites)
+            if any(self.tape_index(s) == index for s in sites) or (index == 1 and uses_int) or shapes:
                 first = self.reservations[None][index]
                 out.line(f"{tape} = np.empty({first.render()}{dtype})")  # type: ignore[union-attr]
                 out.line(f"{top} = 0")
@@ -236,7 +233,7 @@ class Reverser:
             out.line(f"{var} = {self.typed_zero(var)}  # recorded before it is first assigned: give it a typed value")
 
     def typed_zero(self, var: str) -> str:
-        return {INT: "0", BOOL: "False"}.get(self.prog.kinds[var], "0.0")  # type: ignore[call-overload]
+        return placeholder(self.prog.kinds[var])
 
     def plan_reservations(self, body: tuple[Stmt, ...]) -> dict:
         """Where each main tape is reserved, so that every record at the top level is covered: the
@@ -316,7 +313,11 @@ class Reverser:
                 target = code(s.target)
                 reads_itself = s.var in value_sources(s.value)
                 why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
-                self.record(self.tape_of(s), target, f"record {target}: overwritten next, and {why}", out, here, s)
+                comment = f"record {target}: overwritten next, and {why}"
+                if self.records_array(s):
+                    self.record_array(s, comment, out)
+                else:
+                    self.record(self.tape_of(s), target, comment, out, here, s)
             out.line(s.text())
 
     def replays_anything(self, body: tuple[Stmt, ...]) -> bool:
@@ -443,6 +444,53 @@ class Reverser:
         out.line(f"{tape}[{top}] = {value}  # {comment}")
         out.line(f"{top} += 1")
 
+    def records_array(self, s: Assign) -> bool:
+        """Does recording `s` save an array (a whole array rebound, a slice or a row overwritten)?"""
+        return self.prog.kinds.type_of(s.target).is_array
+
+    def record_array(self, s: Assign, comment: str, out: Writer) -> None:
+        """Save the values an array assignment overwrites: flattened onto the tape of their dtype
+        (a whole array also saves its shape on the int tape, for the restore). Such a record
+        reserves its own room: its size is known only when it runs."""
+        target, t = code(s.target), self.prog.kinds.type_of(s.target)
+        register = self.registers.get(s)
+        if register is not None:  # once per replayed parallel iteration: a local copy
+            out.line(f"{register} = np.copy({target})  # {comment}")
+            return
+        (tape, top), (itape, itop) = self.tapes[self.tape_index(s)], self.tapes[1]
+        self.helpers.add("reserve")
+        if not s.writes_element:
+            out.line(f"{itape} = reserve({itape}, {itop} + {t.ndim})")
+            for k in range(t.ndim):
+                out.line(f"{itape}[{itop}] = {target}.shape[{k}]")
+                out.line(f"{itop} += 1")
+        out.line(f"{tape} = reserve({tape}, {top} + {target}.size)  # {comment}")
+        out.line(f"{tape}[{top} : {top} + {target}.size] = {target}.ravel()")
+        out.line(f"{top} += {target}.size")
+
+    def restore_array(self, s: Assign, out: Writer) -> None:
+        """Put back the values `record_array` saved: into the slice or row, or as the whole array."""
+        target, t = code(s.target), self.prog.kinds.type_of(s.target)
+        register = self.registers.get(s)
+        if register is not None:
+            out.line(f"{target} = {register}  # restore the values {target} had before")
+            return
+        (tape, top), (itape, itop) = self.tapes[self.tape_index(s)], self.tapes[1]
+        cast = "" if t.dtype == "float" else f".astype(np.{'bool_' if t.dtype == 'bool' else 'int64'})"
+        if s.writes_element:
+            out.line(f"{top} -= {target}.size")
+            out.line(f"{target} = {tape}[{top} : {top} + {target}.size].reshape({target}.shape){cast}"
+                     f"  # restore the values {target} had before")  # fmt: skip
+            return
+        shape = self.prog.namer.fresh("shape")
+        out.line(f"{itop} -= {t.ndim}")
+        dims = ", ".join(f"{itape}[{itop} + {k}]" for k in range(t.ndim))
+        out.line(f"{shape} = ({dims},)" if t.ndim == 1 else f"{shape} = ({dims})")
+        size = " * ".join(f"{shape}[{k}]" for k in range(t.ndim))
+        out.line(f"{top} -= {size}")
+        out.line(f"{target} = {tape}[{top} : {top} + {size}].reshape({shape}).copy(){cast}"
+                 f"  # restore the array {target} was before")  # fmt: skip
+
     def reserve(self, s: Stmt, out: Writer) -> set[str]:
         """Before a top-level statement: reserve each main tape as `plan_reservations` decided; the
         tapes whose records here are all covered (no capacity check needed)."""
@@ -494,6 +542,8 @@ class Reverser:
         on_tape = s not in self.registers and s not in self.slots
         counts = Count.of(1 if tape == 1 and s in self.counters and on_tape else 0)
         if isinstance(s, Assign):
+            if s in self.sites and self.records_array(s) and on_tape:
+                return None  # an array's size is known when the record runs: it reserves its own room
             return Count.of(1 if s in self.sites and self.tape_index(s) == tape and on_tape else 0)
         if isinstance(s, If):
             then, orelse = self.bound(s.body, tape, inside), self.bound(s.orelse, tape, inside)
@@ -517,6 +567,16 @@ class Reverser:
         """The primal result, copied where the reverse sweep will restore older elements."""
         fn = self.prog.fn
         restored = {s.var for s in self.sites if s.writes_element} | {n for p in self.permutes() for n in p.targets}
+        links = [(s.var, s.value.value) for s in walk_statements(fn.body)
+                 if isinstance(s, Assign) and not s.writes_element and isinstance(s.value, cst.Name)]  # fmt: skip
+        links += [pair for p in self.permutes() for pair in zip(p.targets, p.sources, strict=True)]
+        changed = True
+        while changed:  # `result = w`: result is w's buffer, restored with it
+            changed = False
+            for a, b in links:
+                if (a in restored) != (b in restored):
+                    restored |= {a, b}
+                    changed = True
         items = []
         for v in fn.ret.values:
             array = isinstance(v, cst.Name) and self.prog.kinds.is_array(v.value) and v.value in restored
@@ -636,7 +696,11 @@ class Reverser:
         inside = set(walk_statements(body)) - set(self.registers) - set(self.slots)
         if index == 1 and inside & (set(self.decisions) | set(self.counters)):
             return True
-        return any(self.tape_index(s) == index for s in self.sites & inside)
+        return any(self.tape_index(s) == index or index == 1 and self.saves_shape(s) for s in self.sites & inside)
+
+    def saves_shape(self, s: Assign) -> bool:
+        """A whole array's record saves its shape on the int tape."""
+        return not s.writes_element and self.records_array(s)
 
     def thread_buffer(self, array: str) -> str:
         """Zeros of shape (threads, *shape of array), the last axis padded by 8 against false sharing."""
@@ -664,7 +728,9 @@ class Reverser:
         lines = [self.scattered(line) for line in self.adjoints.lines[s]]
         if lines:
             out.comment(f"adjoint of: {s.text()}")
-        if s in self.sites:
+        if s in self.sites and self.records_array(s):
+            self.restore_array(s, out)
+        elif s in self.sites:
             self.restore(self.tape_of(s), code(s.target), s, out, f"restore the value {code(s.target)} had before")
         out.emit(lines)
 

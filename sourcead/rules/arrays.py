@@ -56,7 +56,9 @@ ARRAYS: list[Primitive] = [
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
               example="np.prod(b + 1.0)"),
     Primitive("np.linalg.norm", S("a"), results.reduced(float_result=True),
-              Pullback("np.dot(np.ravel({x}), np.ravel({t})) / {z}", "{x} * ({g} / {z})"),
+              # at 0 (no derivative), 0: a norm's subgradient, as for math.hypot
+              Pullback("(np.dot(np.ravel({x}), np.ravel({t})) / {z} if {z} != 0.0 else 0.0)",
+                       "{x} * ({g} / {z} if {z} != 0.0 else 0.0)"),
               example="np.linalg.norm(a) + np.linalg.norm(np.sin(b))"),
     # shape-preserving and linear
     Primitive("np.transpose", S("a"), results.array_operand("a", (1, 2)), Pullback("np.transpose({t})",

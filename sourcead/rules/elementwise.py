@@ -42,7 +42,7 @@ _MATH = (
     ("log2", "log2", ("1.0 / ({x} * 0.6931471805599453)",), (POSITIVE,)),
     ("log10", "log10", ("1.0 / ({x} * 2.302585092994046)",), (POSITIVE,)),
     ("sqrt", "sqrt", ("0.5 / {z}",), (POSITIVE,)),
-    ("hypot", "hypot", ("{x} / {z}", "{y} / {z}"), (WHOLE, POSITIVE)),
+    ("hypot", "hypot", ("{x} / {z}", "{y} / {z}"), (WHOLE, POSITIVE)),  # 0 at the origin: see _AT_ORIGIN
     ("copysign", "copysign", ("{m}.copysign(1.0, {x}) * {m}.copysign(1.0, {y})", "0.0"), (POSITIVE, NEGATIVE)),
     ("atan2", "arctan2", ("{y} / ({x} * {x} + {y} * {y})", "-{x} / ({x} * {x} + {y} * {y})"), (WHOLE, POSITIVE)),
 )
@@ -54,12 +54,21 @@ _POWER_PARTIALS = Partials(
 )
 
 
+# hypot(x, y) has no derivative at the origin; there, as a norm's subgradient, 0 (PyTorch's choice),
+# so that hypot(0, 0 * a) is flat in a rather than nan. On arrays z + (z == 0) is z, or 1 where z is 0.
+_AT_ORIGIN = Partials(
+    ("({x} / {z} if {z} != 0.0 else 0.0)", "({y} / {z} if {z} != 0.0 else 0.0)"),
+    arrays=("{x} / ({z} + ({z} == 0.0))", "{y} / ({z} + ({z} == 0.0))"),
+)
+
+
 def _math_twins() -> list[Primitive]:
     found = []
     for name, np_name, partials, domain in _MATH:
         sig = ONE if len(partials) == 1 else TWO
-        found.append(Primitive(f"math.{name}", sig, results.math_floats, Partials(partials), domain=domain))
-        found.append(Primitive(f"np.{np_name}", sig, results.floats(), Partials(partials), domain=domain))
+        form = _AT_ORIGIN if name == "hypot" else Partials(partials)
+        found.append(Primitive(f"math.{name}", sig, results.math_floats, form, domain=domain))
+        found.append(Primitive(f"np.{np_name}", sig, results.floats(), form, domain=domain))
     return found
 
 

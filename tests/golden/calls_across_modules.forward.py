@@ -13,6 +13,8 @@ def calls_across_modules_jvp(x, w, x_dot, w_dot):
     # active (varied from w, x; useful for the result): result_1, weighted_s
     # active (varied from w; useful for the result): w
     # constant (no derivative code): SCALE
+    result = 0.0  # not assigned on every path: a typed placeholder
+    result_dot = 0.0
     weighted_s_dot = 0.0
     weighted_s = 0.0
     for weighted_i in range(x.shape[0]):

@@ -16,6 +16,7 @@ def calls_across_modules_vjp(x, w, out_bar):
     # active (varied from w, x; useful for the result): result_1, weighted_s
     # active (varied from w; useful for the result): w
     # constant (no derivative code): SCALE
+    result = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

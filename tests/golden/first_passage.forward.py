@@ -8,6 +8,8 @@ def first_passage_jvp(x, limit, x_dot):
     # forward mode (tangents) of first_passage with respect to x
     # active (varied from x; useful for the result): result, s, t, x
     # constant (no derivative code): limit
+    result = 0.0  # not assigned on every path: a typed placeholder
+    result_dot = 0.0
     returned = False
     s_dot = 0.0
     s = 0.0

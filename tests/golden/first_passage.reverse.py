@@ -11,6 +11,7 @@ def first_passage_vjp(x, limit, out_bar):
     # reverse mode (adjoints) of first_passage with respect to x
     # active (varied from x; useful for the result): result, s, t, x
     # constant (no derivative code): limit
+    result = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

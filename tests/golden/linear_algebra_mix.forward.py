@@ -24,6 +24,6 @@ def linear_algebra_mix_jvp(A, x, y, A_dot, x_dot, y_dot):
     t3 = B @ y
     t4 = np.linalg.norm(t3)
     t5 = np.tanh(y)
-    result_dot = np.dot(np.ravel(t3), np.ravel(np.dot(B_dot, y) + np.dot(B, y_dot))) / t4 + np.sum(c * c_dot + c * c_dot) + np.sum(((1.0 - t5 * t5) * y_dot) * prod_others(t5 + 2.0))
+    result_dot = (np.dot(np.ravel(t3), np.ravel(np.dot(B_dot, y) + np.dot(B, y_dot))) / t4 if t4 != 0.0 else 0.0) + np.sum(c * c_dot + c * c_dot) + np.sum(((1.0 - t5 * t5) * y_dot) * prod_others(t5 + 2.0))
     result = t4 + np.sum(c * c) + np.prod(t5 + 2.0)
     return result, result_dot

@@ -30,7 +30,7 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     t6 = B @ y
     t7 = np.linalg.norm(t6)
     t8 = np.tanh(y)
-    t9 = t6 * (result_bar / t7)
+    t9 = t6 * (result_bar / t7 if t7 != 0.0 else 0.0)
     B_bar += matmul_bar_left(t9, B, y)
     y_bar += matmul_bar_right(t9, B, y)
     c_bar += c * result_bar
