@@ -104,6 +104,22 @@ class _Prepared:
         """The generated module that this derivative runs (for the default argument kinds)."""
         return self._default.compiled.source
 
+    @property
+    def njit(self) -> Any:
+        """A numba dispatcher doing what this object does, callable from `@numba.njit` code
+        (`grad`: `njit(*args)`; `vjp`: `njit(*args, cotangent)`; `jvp`: `njit(*args, tangents)`).
+        Parameters whose kind comes from the call take the default variant (floats, 1-D arrays
+        where the code says array): see `njit_for`."""
+        from .njit import dispatcher
+
+        return dispatcher(self, self._default)
+
+    def njit_for(self, *args: Any) -> Any:
+        """The `.njit` dispatcher of the variant that a call with these arguments uses."""
+        from .njit import dispatcher
+
+        return dispatcher(self, self._variant(args))
+
     def _variant(self, args: tuple) -> _Variant:
         if self._free is None:
             return self._default
