@@ -104,6 +104,15 @@ class _Prepared:
         """The generated module that this derivative runs (for the default argument kinds)."""
         return self._default.compiled.source
 
+    def __reduce__(self) -> tuple:
+        """Pickles as the recipe: the function (by module and qualified name, as pickle sends a
+        module-level function), the transform and its arguments; rebuilt from the disk cache."""
+        from .njit import transform_of
+        from .pickling import function_ref, rebuild
+
+        wrt = self._wrt[0] if self._single else self._wrt
+        return rebuild, (transform_of(self), function_ref(self._func), wrt, self._jit)
+
     @property
     def njit(self) -> Any:
         """A numba dispatcher doing what this object does, callable from `@numba.njit` code
@@ -318,6 +327,12 @@ class Differentiable:
         self._lock = threading.Lock()
         self._primal: Callable | None = None
         self._prepared: dict[tuple, _Prepared] = {}
+
+    def __reduce__(self) -> tuple:
+        """Pickles by the function; in the receiving process, the module's own decorated object."""
+        from .pickling import function_ref, rebuild_differentiable
+
+        return rebuild_differentiable, (function_ref(self.__sourcead_func__),)
 
     def __call__(self, *args: Any) -> Any:
         if self._primal is None:
