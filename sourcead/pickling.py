@@ -3,8 +3,10 @@
 A prepared object pickles as (transform, a reference to the user's function, wrt, jit). The
 function travels as pickle itself sends a module-level function: by module and qualified name
 (resolved in the receiving process, and unwrapped if that name holds a numba dispatcher or a
-`@differentiable`); a function pickle would send by value (cloudpickle, as Dask uses, does so for
-`__main__` and for functions it cannot import) goes as the function object. Unpickling prepares
+`@differentiable`). A function of the script being run (`__main__`) travels by name and by its
+file: a `spawn` worker finds it in its `__mp_main__`, a Dask worker loads the script by path under
+a private module name (its `if __name__ == "__main__":` block does not run). It never travels by
+value, as cloudpickle would send it: that loses its source file, which sourcead reads. Unpickling prepares
 the transform again, which in a process that shares the disk cache is a cache hit: the key is
 computed (~1 ms), the generated module imported, and numba loads its machine code at the first
 call. No pipeline, no compilation.
@@ -35,7 +37,7 @@ _MAIN_FILES: dict[str, Any] = {}  # a __main__ script loaded by path in this pro
 
 def function_ref(func: Callable) -> tuple:
     """How the user's function travels: ("module", module, qualname), ("main", qualname, file)
-    for a script's function whose name holds a wrapper, or ("object", func) for pickle to send."""
+    for a function of the script being run, or ("object", func) for pickle to send as it can."""
     module = getattr(func, "__module__", None)
     qualname = getattr(func, "__qualname__", "")
     if module is None or "<" in qualname:  # a lambda or a local function: only by value (cloudpickle)
@@ -44,13 +46,15 @@ def function_ref(func: Callable) -> tuple:
     if found is None or unwrap(found) is not func:
         return ("object", func)
     if module == "__main__":
-        if found is func:  # pickle sends it by name (spawn re-imports the script), cloudpickle by value
-            return ("object", func)
+        # a script's function: by name (spawn's workers import the script as __mp_main__) and by
+        # its file for other workers (Dask's); never by value, which loses the source file
         try:
             filename = inspect.getsourcefile(func)
         except TypeError:
             filename = None
-        return ("main", qualname, os.path.abspath(filename) if filename else None)
+        if filename is None or not os.path.exists(filename):
+            return ("object", func)
+        return ("main", qualname, os.path.abspath(filename))
     return ("module", module, qualname)
 
 

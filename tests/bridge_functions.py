@@ -79,3 +79,21 @@ def first_result(blob, *args, **kwargs):
 
 def call(prepared, *args, **kwargs):
     return prepared(*args, **kwargs)
+
+
+def run_example(name, *args):
+    """Run examples/NAME as a script (as a user would), and return what it printed."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, str(root / "examples" / name), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout

@@ -4,6 +4,7 @@ jax.jit, jax.grad and jax.vmap, checked by jax.test_util.check_grads and against
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import bridge_functions as bf
 import numpy as np
@@ -102,3 +103,10 @@ def test_refusals(data):
         sj.function(bf.writes)
     with pytest.raises(sourcead.SourceADError, match="mode must be"):
         sj.function(bf.loss, mode="both")
+
+
+def test_example_runs():
+    out = bf.run_example("jax_grad.py")
+    assert "check_grads: passed" in out, out
+    period = float(re.search(r"fitted period ([0-9.]+)", out).group(1))
+    assert abs(period - 7.3) < 0.01, out

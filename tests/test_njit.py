@@ -191,3 +191,10 @@ def test_entry_module_is_cached_for_the_next_process(tmp_path):
     value, hits, misses = second.stdout.split()
     assert value == first.stdout.split()[0]
     assert (int(hits), int(misses)) == (1, 0), second.stdout
+
+
+def test_example_adam_in_numba():
+    import bridge_functions
+
+    out = bridge_functions.run_example("numba_adam.py")
+    assert "max |x_numba - x_python| = 0.0e+00" in out, out

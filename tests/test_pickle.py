@@ -146,3 +146,10 @@ def test_dask_workers():
             futures = [client.submit(bf.call, g, W, X, Y, lo, hi, pure=False) for lo, hi in bounds]
             total = sum(client.gather(futures))
     np.testing.assert_allclose(total, expected, rtol=1e-13)
+
+
+def test_dask_example_from_a_script():
+    """The example's functions live in `__main__`: Dask workers load the script by its path."""
+    pytest.importorskip("distributed", reason="Dask is an extra: pip install 'sourcead[dask]'")
+    out = bf.run_example("dask_shards.py", 40_000)
+    assert "relative difference from the one-process gradient" in out, out

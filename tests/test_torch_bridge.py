@@ -166,3 +166,9 @@ def test_results_never_alias_inputs(torch):
     assert not np.shares_memory(y.detach().numpy(), x.detach().numpy())
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+@needs_torch
+def test_example_trains(torch):
+    out = bf.run_example("torch_train.py")
+    assert "learned a = 0.900, b = 0.400" in out, out
