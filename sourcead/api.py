@@ -18,7 +18,7 @@ import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -27,6 +27,9 @@ from numba.core.errors import NumbaError
 from .compile import Compiled, Spec, load, source_key
 from .errors import AliasingError, SourceADError
 from .functions import unwrap
+
+if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
 
 Wrt = int | str | tuple[int | str, ...]
 ARRAY, INT, BOOL = "array", "int", "bool"  # as in kinds.py, spelled out: importing kinds imports libcst
@@ -114,7 +117,7 @@ class _Prepared:
         return rebuild, (transform_of(self), function_ref(self._func), wrt, self._jit)
 
     @property
-    def njit(self) -> Any:
+    def njit(self) -> Dispatcher:
         """A numba dispatcher doing what this object does, callable from `@numba.njit` code
         (`grad`: `njit(*args)`; `vjp`: `njit(*args, cotangent)`; `jvp`: `njit(*args, tangents)`).
         Parameters whose kind comes from the call take the default variant (floats, 1-D arrays
@@ -123,7 +126,7 @@ class _Prepared:
 
         return dispatcher(self, self._default)
 
-    def njit_for(self, *args: Any) -> Any:
+    def njit_for(self, *args: Any) -> Dispatcher:
         """The `.njit` dispatcher of the variant that a call with these arguments uses."""
         from .njit import dispatcher
 

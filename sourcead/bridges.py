@@ -21,17 +21,12 @@ from .errors import SourceADError
 from .functions import unwrap
 
 
-def require(module: str, extra: str) -> Any:
-    """Import a framework, or say which extra to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise SourceADError(
-            f"sourcead.{extra} needs {module}, which is not installed",
-            hint=f"Install it with: pip install 'sourcead[{extra}]'",
-        ) from None
+def missing(framework: str, extra: str) -> SourceADError:
+    """The error for a framework that is not installed: which extra to install."""
+    return SourceADError(
+        f"sourcead.{extra} needs {framework}, which is not installed",
+        hint=f"Install it with: pip install 'sourcead[{extra}]'",
+    )
 
 
 class Bridge:
@@ -41,7 +36,7 @@ class Bridge:
         self.func = unwrap(func)
         self.jit = jit
         self.single = not isinstance(wrt, (tuple, list))
-        items = (wrt,) if self.single else tuple(wrt)  # type: ignore[arg-type]
+        items: tuple[int | str, ...] = (wrt,) if self.single else tuple(wrt)  # type: ignore[arg-type,assignment]
         full = api.vjp(self.func, items, jit=jit)  # prepared now: a bad function or wrt fails here
         spec = full._default.spec
         if spec.mutated:

@@ -35,12 +35,15 @@ from typing import Any
 import numpy as np
 
 from .api import Wrt
-from .bridges import Bridge, require
+from .bridges import Bridge, missing
 from .errors import SourceADError
 
-jax = require("jax", "jax")
-jnp = require("jax.numpy", "jax")
-_cd = require("jax.custom_derivatives", "jax")
+try:
+    import jax
+    import jax.custom_derivatives as _cd
+    import jax.numpy as jnp
+except ImportError:
+    raise missing("jax", "jax") from None
 
 __all__ = ["JaxFunction", "function"]
 
@@ -72,13 +75,15 @@ class JaxFunction:
         self.mode = mode
         self.__wrapped__ = b.func
         self.__name__ = b.name
+        self._fn: Callable[..., Any]
         if mode == "reverse":
-            fn = jax.custom_vjp(self._call)
-            fn.defvjp(self._fwd, self._bwd, symbolic_zeros=True)
+            rev = jax.custom_vjp(self._call)
+            rev.defvjp(self._fwd, self._bwd, symbolic_zeros=True)
+            self._fn = rev
         else:
-            fn = jax.custom_jvp(self._call)
-            fn.defjvp(self._jvp_rule, symbolic_zeros=True)
-        self._fn = fn
+            fwd = jax.custom_jvp(self._call)
+            fwd.defjvp(self._jvp_rule, symbolic_zeros=True)
+            self._fn = fwd
 
     def __call__(self, *args: Any) -> Any:
         self._bridge.check_arity(args)
@@ -96,7 +101,7 @@ class JaxFunction:
             if dtype != jnp.float64:
                 hint = (
                     "Enable float64 in JAX: jax.config.update('jax_enable_x64', True)."
-                    if not jax.config.jax_enable_x64
+                    if not jax.config.jax_enable_x64  # type: ignore[attr-defined]
                     else f"Pass {b.params[k]}.astype(jnp.float64)."
                 )
                 raise SourceADError(

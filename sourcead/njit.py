@@ -35,13 +35,15 @@ from . import compile as _compile
 from .errors import SourceADError
 
 if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
+
     from .api import _Prepared, _Variant
 
 ARRAY, INT, BOOL = "array", "int", "bool"
 _RUNTIME_TEXT = (Path(__file__).resolve().parent / "njit_runtime.py").read_bytes()
 _HELPERS = ("array_arg", "bool_arg", "check_disjoint", "float_arg", "int_arg", "seed_arg", "tangent_arg", "tuple_arg")
 _LOCK = threading.Lock()
-_ENTRIES: dict[str, Any] = {}  # entry module name -> dispatcher, for this process
+_ENTRIES: dict[str, Dispatcher] = {}  # entry module name -> dispatcher, for this process
 
 
 def transform_of(prepared: _Prepared) -> str:
@@ -59,7 +61,7 @@ def transform_of(prepared: _Prepared) -> str:
     raise TypeError(f"not a prepared sourcead derivative: {type(prepared).__name__}")
 
 
-def dispatcher(prepared: _Prepared, variant: _Variant) -> Any:
+def dispatcher(prepared: _Prepared, variant: _Variant) -> Dispatcher:
     """The numba dispatcher of the `.njit` entry for one variant of a prepared transform."""
     transform = transform_of(prepared)
     # the kinds of the parameters that take theirs from the call: the variant's key in the memo
@@ -82,7 +84,7 @@ def dispatcher(prepared: _Prepared, variant: _Variant) -> Any:
                     module = _compile._LOADED[name] = _compile._execute(name, path, text)
             python = getattr(module, entry)
             found = numba.njit(cache=True, nogil=True)(python)
-            found._cache = _compile._CheckedCache(python)
+            found._cache = _compile._CheckedCache(python)  # type: ignore[attr-defined]
             _ENTRIES[name] = found
     return found
 
@@ -98,8 +100,8 @@ def _core_dispatcher(variant: _Variant) -> str:
         if getattr(module, "_sourcead_jitted", None) is None:
             python = getattr(module, compiled.spec.entry)
             jitted = numba.njit(cache=True, nogil=True, parallel=compiled.spec.parallel)(python)
-            jitted._cache = _compile._CheckedCache(python)
-            module._sourcead_jitted = jitted
+            jitted._cache = _compile._CheckedCache(python)  # type: ignore[attr-defined]
+            module._sourcead_jitted = jitted  # type: ignore[attr-defined]
     return module.__name__
 
 
@@ -124,7 +126,7 @@ def entry_source(
         "",
     ]
     if spec.thread_rows:
-        rows = numba.config.NUMBA_NUM_THREADS
+        rows = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
         lines += [f"N_ROWS = {rows}  # numba's thread-pool size here: rows of the per-thread adjoints", ""]
     seed_name = _fresh("cotangent" if transform == "vjp" else "tangents", params)
     extra = [seed_name] if transform in ("vjp", "jvp") else []

@@ -29,10 +29,13 @@ from typing import Any
 import numpy as np
 
 from .api import Wrt
-from .bridges import Bridge, require
+from .bridges import Bridge, missing
 from .errors import SourceADError
 
-torch = require("torch", "torch")
+try:
+    import torch
+except ImportError:
+    raise missing("torch", "torch") from None
 
 __all__ = ["TorchFunction", "function"]
 
