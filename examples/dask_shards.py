@@ -73,10 +73,13 @@ def main(n_rows=2_000_000, n_workers=2):
 
     print(f"gradient of a logistic loss over {X.shape[0]:,} rows x {X.shape[1]} features")
     print(f"  one process:               {t_single * 1e3:7.1f} ms")
-    print(f"  {n_workers} Dask worker processes:  {t_dist * 1e3:7.1f} ms ({t_single / t_dist:.2f}x), "
-          f"{len(shards)} shards")
-    print(f"  first distributed gradient: {t_first * 1e3:6.0f} ms (workers rebuild it from the disk cache); "
-          f"cluster start {started:.1f} s")
+    print(
+        f"  {n_workers} Dask worker processes:  {t_dist * 1e3:7.1f} ms ({t_single / t_dist:.2f}x), {len(shards)} shards"
+    )
+    print(
+        f"  first distributed gradient: {t_first * 1e3:6.0f} ms (workers rebuild it from the disk cache); "
+        f"cluster start {started:.1f} s"
+    )
     err = np.max(np.abs(total - expected)) / np.max(np.abs(expected))
     print(f"  relative difference from the one-process gradient: {err:.1e}")
     assert err < 1e-12 and np.allclose(first, total, rtol=1e-12)

@@ -89,6 +89,14 @@ class JaxFunction:
         self._bridge.check_arity(args)
         return self._fn(*args)
 
+    def __reduce__(self) -> tuple:
+        """Pickles as the recipe (function by module and name, wrt, mode, out_shape)."""
+        from .pickling import function_ref, rebuild_bridge
+
+        b = self._bridge
+        options = {"mode": self.mode, "out_shape": self._out_shape, "jit": b.jit}
+        return rebuild_bridge, ("jax", function_ref(b.func), b.wrt_names[0] if b.single else b.wrt_names, options)
+
     def __repr__(self) -> str:
         return f"sourcead.jax.function({self._bridge.name}, wrt={self._bridge.wrt_names}, mode={self.mode!r})"
 
@@ -197,9 +205,7 @@ class JaxFunction:
         zero = [isinstance(t, _cd.SymbolicZero) for t in tangents]
         self._refuse_non_wrt([not z and _is_float(p) for z, p in zip(zero, primals, strict=True)])
         self._check(primals)
-        dots = tuple(
-            jnp.zeros(jnp.shape(primals[k]), jnp.float64) if zero[k] else tangents[k] for k in b.wrt_pos
-        )
+        dots = tuple(jnp.zeros(jnp.shape(primals[k]), jnp.float64) if zero[k] else tangents[k] for k in b.wrt_pos)
         # the value from its own callback, on the primals alone: under vmap of the tangents only
         # (jax.jacfwd), it must stay unbatched
         value = self._call(*primals)

@@ -124,6 +124,12 @@ def rebuild_differentiable(ref: tuple) -> Any:
     return found
 
 
+def rebuild_bridge(framework: str, ref: tuple, wrt: Any, options: dict) -> Any:
+    """A `sourcead.torch` / `sourcead.jax` function, made again in this process."""
+    module = importlib.import_module(f"sourcead.{framework}")
+    return module.function(resolve(ref), wrt, **options)
+
+
 def _lookup(module: Any, qualname: str) -> Any:
     obj = module
     for part in qualname.split("."):

@@ -80,6 +80,18 @@ class TorchFunction:
                 )
         return _Apply.apply(self, tuple(wanted) if torch.is_grad_enabled() else (), *args)
 
+    def __reduce__(self) -> tuple:
+        """Pickles as the recipe (function by module and name, wrt), like prepared derivatives."""
+        from .pickling import function_ref, rebuild_bridge
+
+        b = self._bridge
+        return rebuild_bridge, (
+            "torch",
+            function_ref(b.func),
+            b.wrt_names[0] if b.single else b.wrt_names,
+            {"jit": b.jit},
+        )
+
     def __repr__(self) -> str:
         return f"sourcead.torch.function({self._bridge.name}, wrt={self._bridge.wrt_names})"
 

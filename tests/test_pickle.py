@@ -153,3 +153,13 @@ def test_dask_example_from_a_script():
     pytest.importorskip("distributed", reason="Dask is an extra: pip install 'sourcead[dask]'")
     out = bf.run_example("dask_shards.py", 40_000)
     assert "relative difference from the one-process gradient" in out, out
+
+
+def test_bridge_functions_pickle_too():
+    torch = pytest.importorskip("torch", reason="PyTorch is an extra: pip install 'sourcead[torch]'")
+    import sourcead.torch
+
+    F = pickle.loads(pickle.dumps(sourcead.torch.function(bf.loss, wrt=(0, 3))))
+    w = torch.tensor(W, requires_grad=True)
+    F(w, torch.from_numpy(X), torch.from_numpy(Y), 0.1).backward()
+    np.testing.assert_array_equal(w.grad.numpy(), sourcead.grad(bf.loss)(*ARGS))
