@@ -58,13 +58,13 @@ def main(n_rows=2_000_000, n_workers=2):
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with Client(cluster) as client:
             started = time.perf_counter() - start
-            bounds = np.linspace(0, X.shape[0], 2 * n_workers + 1).astype(int)
+            bounds = np.linspace(0, X.shape[0], n_workers + 1).astype(int)  # one shard per worker
             shards = [client.scatter((X[a:b], y[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
             wait(shards)
 
             def distributed_gradient():
                 parts = [client.submit(lambda s, w: grad(w, *s), s, w, pure=False) for s in shards]
-                return client.submit(sum, parts).result()
+                return sum(client.gather(parts))  # one array of 8 floats back per shard
 
             start = time.perf_counter()
             first = distributed_gradient()  # the workers unpickle the gradient and load its code

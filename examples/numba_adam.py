@@ -72,7 +72,7 @@ def main():
     settings = (20_000, 0.01, 0.9, 0.999, 1e-8)
     adam_numba(x0, 1, *settings[1:])  # compile (or load from numba's cache) once
     fast, t_numba = best_of(adam_numba, x0, *settings)
-    slow, t_python = best_of(adam_python, x0, *settings, repeats=1)
+    slow, t_python = best_of(adam_python, x0, *settings)
     steps = settings[0]
     print(f"Adam, {steps} steps on the {x0.size}-D Rosenbrock function")
     print(f"  numba loop around g.njit: {t_numba * 1e3:8.1f} ms ({t_numba / steps * 1e6:.2f} us/step)")
