@@ -153,7 +153,7 @@ def entry_source(
         emit(f"{w} = {w}.copy()  # {name} writes into it: the generated code gets a copy")
     threads = ["N_ROWS"] if spec.thread_rows else []
     grads = [f"_grad{k}" for k in range(len(spec.wrt))]
-    grads_text = grads[0] if single else f"({', '.join(grads)},)"
+    grads_text = grads[0] if single else f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
     call_args = list(params)
     if transform in ("grad", "value_and_grad"):
         call_args += ["1.0", *(f"np.zeros_like({m})" for m in spec.mutated), *threads]

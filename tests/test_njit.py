@@ -198,3 +198,22 @@ def test_example_adam_in_numba():
 
     out = bridge_functions.run_example("numba_adam.py")
     assert "max |x_numba - x_python| = 0.0e+00" in out, out
+
+
+def test_threads_racing_for_njit_get_one_dispatcher():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def cubic(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += x[i] ** 3 - x[i]
+        return s
+
+    g = sourcead.value_and_grad(cubic)
+    x = np.linspace(-1.0, 1.0, 7)
+    with ThreadPoolExecutor(8) as pool:
+        entries = list(pool.map(lambda _: g.njit, range(8)))
+        results = list(pool.map(lambda e: e(x), entries))
+    assert all(e is entries[0] for e in entries)
+    assert all(r[0] == results[0][0] and np.array_equal(r[1], results[0][1]) for r in results)
+    assert_same(results[0], g(x))
