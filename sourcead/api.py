@@ -344,6 +344,19 @@ class Differentiable:
                     self._primal = Primal(self.__sourcead_func__)
         return self._primal(*args)
 
+    @property
+    def njit(self) -> Dispatcher:
+        """The compiled function itself as a numba dispatcher, for `@numba.njit` code (which
+        cannot call the decorated object): `f.njit(*args)` returns what `f(*args)` returns."""
+        self._get_primal()
+        return self._primal.njit  # type: ignore[union-attr]
+
+    def _get_primal(self) -> None:
+        if self._primal is None:
+            with self._lock:
+                if self._primal is None:
+                    self._primal = Primal(self.__sourcead_func__)
+
     def _get(self, kind: str, wrt: Wrt, jit: bool) -> Any:
         key = (kind, tuple(wrt) if isinstance(wrt, list) else wrt, jit)
         prepared = self._prepared.get(key)

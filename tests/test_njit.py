@@ -217,3 +217,16 @@ def test_threads_racing_for_njit_get_one_dispatcher():
     assert all(e is entries[0] for e in entries)
     assert all(r[0] == results[0][0] and np.array_equal(r[1], results[0][1]) for r in results)
     assert_same(results[0], g(x))
+
+
+def test_a_differentiable_function_is_callable_from_numba_through_njit():
+    import bridge_functions as bf
+
+    f = bf.decorated.njit
+
+    @numba.njit
+    def twice(x, k):
+        return 2.0 * f(x, k)
+
+    x = np.array([0.1, 0.2, 0.3])
+    assert twice(x, 2.0) == 2.0 * bf.decorated(x, 2.0)
