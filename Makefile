@@ -2,14 +2,15 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+EXTRAS ?= test
+STAMP  := $(VENV)/.installed-$(EXTRAS)
 
 .PHONY: demo test bench lint clean fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 demo: $(STAMP)

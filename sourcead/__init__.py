@@ -5,6 +5,9 @@ g = ad.grad(f, wrt=0)          # g(*args) -> gradient
 vg = ad.value_and_grad(f)      # vg(*args) -> (value, gradient)
 jf = ad.jvp(f, wrt=0)          # jf(*args, tangents=t) -> (value, J t)
 vf = ad.vjp(f, wrt=0)          # vf(*args, cotangent=c) -> (value, c^T J)
+
+The bridges `sourcead.torch` and `sourcead.jax` are imported on first use (`ad.torch.function`),
+never by `import sourcead`.
 """
 
 from ._version import __version__
@@ -28,3 +31,11 @@ __all__ = [
     "value_and_grad",
     "vjp",
 ]
+
+
+def __getattr__(name: str):  # the framework bridges, imported only when used
+    if name in ("torch", "jax"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -28,6 +28,9 @@ from .compile import Compiled, Spec, load, source_key
 from .errors import AliasingError, SourceADError
 from .functions import unwrap
 from .types import Type, parse_spec
+
+if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
 
 Wrt = int | str | tuple[int | str, ...]
 
@@ -144,6 +147,31 @@ class _Prepared:
         if self._default is None:
             raise self._pending  # type: ignore[misc]
         return self._default.compiled.source
+
+    def __reduce__(self) -> tuple:
+        """Pickles as the recipe: the function (by module and qualified name, as pickle sends a
+        module-level function), the transform and its arguments; rebuilt from the disk cache."""
+        from .njit import transform_of
+        from .pickling import function_ref, rebuild
+
+        wrt = self._wrt[0] if self._single else self._wrt
+        return rebuild, (transform_of(self), function_ref(self._func), wrt, self._jit)
+
+    @property
+    def njit(self) -> Dispatcher:
+        """A numba dispatcher doing what this object does, callable from `@numba.njit` code
+        (`grad`: `njit(*args)`; `vjp`: `njit(*args, cotangent)`; `jvp`: `njit(*args, tangents)`).
+        Parameters whose kind comes from the call take the default variant (floats, 1-D arrays
+        where the code says array): see `njit_for`."""
+        from .njit import dispatcher
+
+        return dispatcher(self, self._default)
+
+    def njit_for(self, *args: Any) -> Dispatcher:
+        """The `.njit` dispatcher of the variant that a call with these arguments uses."""
+        from .njit import dispatcher
+
+        return dispatcher(self, self._variant(args))
 
     def _variant(self, args: tuple) -> _Variant:
         free = self._free if self._free is not None else range(len(args))
@@ -356,12 +384,31 @@ class Differentiable:
         self._primal: Callable | None = None
         self._prepared: dict[tuple, _Prepared] = {}
 
+    def __reduce__(self) -> tuple:
+        """Pickles by the function; in the receiving process, the module's own decorated object."""
+        from .pickling import function_ref, rebuild_differentiable
+
+        return rebuild_differentiable, (function_ref(self.__sourcead_func__),)
+
     def __call__(self, *args: Any) -> Any:
         if self._primal is None:
             with self._lock:
                 if self._primal is None:
                     self._primal = Primal(self.__sourcead_func__)
         return self._primal(*args)
+
+    @property
+    def njit(self) -> Dispatcher:
+        """The compiled function itself as a numba dispatcher, for `@numba.njit` code (which
+        cannot call the decorated object): `f.njit(*args)` returns what `f(*args)` returns."""
+        self._get_primal()
+        return self._primal.njit  # type: ignore[union-attr]
+
+    def _get_primal(self) -> None:
+        if self._primal is None:
+            with self._lock:
+                if self._primal is None:
+                    self._primal = Primal(self.__sourcead_func__)
 
     def _get(self, kind: str, wrt: Wrt, jit: bool) -> Any:
         key = (kind, tuple(wrt) if isinstance(wrt, list) else wrt, jit)

@@ -1,0 +1,215 @@
+"""`g.njit`: a prepared derivative as a numba dispatcher, callable from the user's own
+`@numba.njit` code with no Python in between.
+
+numba calls one dispatcher from another when the callee is a global of the caller's module. So
+for each prepared variant we write a small *entry module*, as source, beside the generated
+module in the disk cache, and import it like the compiler does (content-addressed name,
+registered in `sys.modules` before numba sees it): numba's disk cache then works for it too. Its
+one function does in compiled code what the Python wrapper of `api.py` does: checks and converts
+the arguments (`njit_runtime.py`), copies the arguments the function writes (and refuses one
+that shares memory with another array argument), seeds 1.0 for a gradient, passes zero
+cotangents for written arguments and the row count of per-thread adjoints, and unpacks:
+
+| transform                 | `.njit` takes              | and returns                                   |
+|---------------------------|----------------------------|-----------------------------------------------|
+| `grad(f, wrt)`            | `(*args)`                  | what `g(*args)` returns: gradient(s)          |
+| `value_and_grad(f, wrt)`  | `(*args)`                  | `(value, gradient(s))`                        |
+| `vjp(f, wrt)`             | `(*args, cotangent)`       | `(value, gradient(s))`                        |
+| `jvp(f, wrt)`             | `(*args, tangents)`        | `(value, value_tangent)`                      |
+| `@differentiable` `f`     | `(*args)`                  | what `f(*args)` returns (the compiled primal) |
+
+The number of per-thread rows is numba's thread-pool size in the process that writes the entry
+module; it is a literal in the module's text, so a process with another pool size gets another
+module (calling `numba.get_num_threads()` in compiled code would defeat numba's cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numba
+
+from . import compile as _compile
+from .errors import SourceADError
+
+if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
+
+    from .api import _Prepared, _Variant
+
+ARRAY, INT, BOOL = "array", "int", "bool"
+_RUNTIME_TEXT = (Path(__file__).resolve().parent / "njit_runtime.py").read_bytes()
+_HELPERS = ("array_arg", "bool_arg", "check_disjoint", "float_arg", "int_arg", "seed_arg", "tangent_arg", "tuple_arg")
+_LOCK = threading.Lock()
+_ENTRIES: dict[str, Dispatcher] = {}  # entry module name -> dispatcher, for this process
+
+
+def transform_of(prepared: _Prepared) -> str:
+    """grad, value_and_grad, vjp, jvp or primal."""
+    from .api import JVP, VJP, Gradient, Primal
+
+    if isinstance(prepared, Gradient):
+        return "value_and_grad" if prepared._with_value else "grad"
+    if isinstance(prepared, VJP):
+        return "vjp"
+    if isinstance(prepared, JVP):
+        return "jvp"
+    if isinstance(prepared, Primal):
+        return "primal"
+    raise TypeError(f"not a prepared sourcead derivative: {type(prepared).__name__}")
+
+
+def dispatcher(prepared: _Prepared, variant: _Variant) -> Dispatcher:
+    """The numba dispatcher of the `.njit` entry for one variant of a prepared transform."""
+    transform = transform_of(prepared)
+    # the kinds of the parameters that take theirs from the call: the variant's key in the memo
+    kinds = next((key for key, v in prepared._variants.items() if v is variant), None)
+    core_module = _core_dispatcher(variant)
+    text, entry = entry_source(variant, transform, prepared._single, core_module, kinds)
+    digest = hashlib.sha256(_compile._RUNTIME.encode() + _RUNTIME_TEXT + text.encode()).hexdigest()
+    name = f"sourcead_{entry}_{digest[:20]}"
+    found = _ENTRIES.get(name)
+    if found is not None:
+        return found
+    with _LOCK:
+        found = _ENTRIES.get(name)
+        if found is None:
+            folder = _compile.cache_dir()
+            with _compile._LOCK:
+                module = _compile._LOADED.get(name)
+                if module is None:
+                    path = _compile._write(folder / f"{name}.py", text)
+                    module = _compile._LOADED[name] = _compile._execute(name, path, text)
+            python = getattr(module, entry)
+            found = numba.njit(cache=True, nogil=True)(python)
+            found._cache = _compile._CheckedCache(python)  # type: ignore[attr-defined]
+            _ENTRIES[name] = found
+    return found
+
+
+def _core_dispatcher(variant: _Variant) -> str:
+    """The generated module's name, once its dispatcher exists (also for a `jit=False` object:
+    `.njit` is compiled code by definition)."""
+    compiled = variant.compiled
+    module = _compile._LOADED.get(compiled.path.stem)
+    if module is None:  # not possible after `load`; say so rather than guess
+        raise SourceADError(f"the generated module {compiled.path} is not loaded in this process")
+    with _compile._LOCK:
+        if getattr(module, "_sourcead_jitted", None) is None:
+            python = getattr(module, compiled.spec.entry)
+            jitted = numba.njit(cache=True, nogil=True, parallel=compiled.spec.parallel)(python)
+            jitted._cache = _compile._CheckedCache(python)  # type: ignore[attr-defined]
+            module._sourcead_jitted = jitted  # type: ignore[attr-defined]
+    return module.__name__
+
+
+def entry_source(
+    variant: _Variant, transform: str, single: bool, core_module: str, kinds: tuple[str, ...] | None
+) -> tuple[str, str]:
+    """The text of the entry module and its function's name."""
+    spec = variant.spec
+    name = spec.name
+    core = f"{spec.entry}_core"
+    entry = f"{name}_{transform}_njit"
+    params = list(spec.params)
+    free = dict(zip(spec.free, kinds or (), strict=False))
+    what = f"{transform}({name}, wrt={_wrt_text(spec.wrt, single)})" if spec.wrt else f"{name} (compiled primal)"
+    lines = [
+        f"# Generated by sourcead: the .njit entry of {what},",
+        f"# which calls {spec.entry} of {core_module}. Do not edit.",
+        "",
+        "import numpy as np",
+        "",
+        "from sourcead.njit_runtime import {helpers}",
+        f"from {core_module} import _sourcead_jitted as {core}",
+        "",
+    ]
+    if spec.thread_rows:
+        rows = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+        lines += [f"N_ROWS = {rows}  # numba's thread-pool size here: rows of the per-thread adjoints", ""]
+    seed_name = _fresh("cotangent" if transform == "vjp" else "tangents", params)
+    extra = [seed_name] if transform in ("vjp", "jvp") else []
+    body: list[str] = []
+    emit = body.append
+    # the arguments, checked and converted as the Python wrapper does
+    for k, p in enumerate(params):
+        kind = spec.kinds[k]
+        if kind == ARRAY:
+            ndim = free.get(p, "array:0").partition(":")[2] or "0"
+            emit(f"{p} = array_arg({p}, {p!r}, {int(ndim)}, {p in spec.wrt})")
+        elif kind == INT:
+            emit(f"{p} = int_arg({p}, {p!r})")
+        elif kind == BOOL:
+            emit(f"{p} = bool_arg({p}, {p!r})")
+        else:
+            emit(f"{p} = float_arg({p}, {p!r}, {p in spec.free})")
+    arrays = [p for k, p in enumerate(params) if spec.kinds[k] == ARRAY]
+    for w in spec.copied:
+        for other in arrays:
+            if other != w:
+                emit(f"check_disjoint({w}, {other}, {f'{w},{other},{name}'!r})  # {name} writes into {w}")
+    for w in spec.copied:
+        emit(f"{w} = {w}.copy()  # {name} writes into it: the generated code gets a copy")
+    threads = ["N_ROWS"] if spec.thread_rows else []
+    grads = [f"_grad{k}" for k in range(len(spec.wrt))]
+    grads_text = grads[0] if single else f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
+    call_args = list(params)
+    if transform in ("grad", "value_and_grad"):
+        call_args += ["1.0", *(f"np.zeros_like({m})" for m in spec.mutated), *threads]
+        emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args)})")
+        value = "_value[0]" if spec.mutated else "_value"
+        emit(f"return {grads_text}" if transform == "grad" else f"return {value}, {grads_text}")
+    elif transform == "vjp":
+        _seeds(spec, seed_name, body)
+        seeds = [f"_seed{k}" for k in range(spec.n_outputs + len(spec.mutated))]
+        emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args + seeds + threads)})")
+        emit(f"return _value, {grads_text}")
+    elif transform == "jvp":
+        items = [seed_name] if single else [f"_tangent{k}" for k in range(len(spec.wrt))]
+        if not single:
+            emit(f"{', '.join(items)}, = tuple_arg({seed_name}, {len(spec.wrt)}, 'tangents (one per wrt argument)')")
+        dots = [f"_dot{k}" for k in range(len(spec.wrt))]
+        for item, dot, w in zip(items, dots, spec.wrt, strict=True):
+            emit(f"{dot} = tangent_arg({item}, {w}, {w!r})")
+        emit(f"return {core}({', '.join(call_args + dots)})")
+    else:  # primal
+        emit(f"return {core}({', '.join(call_args)})")
+    lines.append("")
+    lines.append(f"def {entry}({', '.join(params + extra)}):")
+    lines += [f"    {line}" for line in body]
+    used = sorted(h for h in _HELPERS if any(f"{h}(" in line for line in body))
+    lines = [line.replace("{helpers}", ", ".join(used)) for line in lines]
+    return "\n".join(lines) + "\n", entry
+
+
+def _seeds(spec: Any, cotangent: str, body: list[str]) -> None:
+    """Unpack the cotangent (shaped like the outputs) into _seed0, _seed1, ... and check each."""
+    emit = body.append
+    n, m = spec.n_outputs, len(spec.mutated)
+    result = cotangent
+    if m:
+        written = [f"_seed{n + j}" for j in range(m)]
+        what = f"the cotangent (of the result, {', '.join(spec.mutated)}) of a function that writes into its arguments"
+        emit(f"_result, {', '.join(written)} = tuple_arg({cotangent}, {1 + m}, {what!r})")
+        result = "_result"
+        for j, w in enumerate(spec.mutated):
+            emit(f"_seed{n + j} = seed_arg(_seed{n + j}, 'cotangent of the written argument {w}')")
+    if spec.output_is_tuple:
+        emit(f"{', '.join(f'_seed{k}' for k in range(n))}, = tuple_arg({result}, {n}, 'the cotangent of the result')")
+        for k in range(n):
+            emit(f"_seed{k} = seed_arg(_seed{k}, 'cotangent of result {k}')")
+    else:
+        emit(f"_seed0 = seed_arg({result}, 'cotangent')")
+
+
+def _fresh(name: str, taken: list[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _wrt_text(wrt: tuple[str, ...], single: bool) -> str:
+    return wrt[0] if single else f"({', '.join(wrt)})"

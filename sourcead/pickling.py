@@ -1,0 +1,156 @@
+"""Pickling prepared derivatives: what travels is the recipe, not the compiled code.
+
+A prepared object pickles as (transform, a reference to the user's function, wrt, jit). The
+function travels as pickle itself sends a module-level function: by module and qualified name
+(resolved in the receiving process, and unwrapped if that name holds a numba dispatcher or a
+`@differentiable`). A function of the script being run (`__main__`) travels by name and by its
+file: a `spawn` worker finds it in its `__mp_main__`, a Dask worker loads the script by path under
+a private module name (its `if __name__ == "__main__":` block does not run). It never travels by
+value, as cloudpickle would send it: that loses its source file, which sourcead reads. Unpickling prepares
+the transform again, which in a process that shares the disk cache is a cache hit: the key is
+computed (~1 ms), the generated module imported, and numba loads its machine code at the first
+call. No pipeline, no compilation.
+
+Each process keeps what it rebuilt (keyed by function, transform, wrt and jit), so a worker that
+receives the same gradient with every task prepares it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .errors import SourceADError
+from .functions import unwrap
+
+_LOCK = threading.Lock()
+_REBUILT: dict[tuple, Any] = {}  # (transform, function, wrt, jit) -> prepared object
+_MAIN_FILES: dict[str, Any] = {}  # a __main__ script loaded by path in this process
+
+
+def function_ref(func: Callable) -> tuple:
+    """How the user's function travels: ("module", module, qualname), ("main", qualname, file)
+    for a function of the script being run, or ("object", func) for pickle to send as it can."""
+    module = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", "")
+    if module is None or "<" in qualname:  # a lambda or a local function: only by value (cloudpickle)
+        return ("object", func)
+    found = _lookup(sys.modules.get(module), qualname)
+    if found is None or unwrap(found) is not func:
+        return ("object", func)
+    if module == "__main__":
+        # a script's function: by name (spawn's workers import the script as __mp_main__) and by
+        # its file for other workers (Dask's); never by value, which loses the source file
+        try:
+            filename = inspect.getsourcefile(func)
+        except TypeError:
+            filename = None
+        if filename is None or not os.path.exists(filename):
+            return ("object", func)
+        return ("main", qualname, os.path.abspath(filename))
+    return ("module", module, qualname)
+
+
+def resolve(ref: tuple, raw: bool = False) -> Any:
+    """The function a reference names, in this process (`raw`: before unwrapping)."""
+    kind = ref[0]
+    if kind == "object":
+        found = ref[1]
+    elif kind == "module":
+        _, module, qualname = ref
+        try:
+            found = _lookup(importlib.import_module(module), qualname)
+        except ImportError as exc:
+            raise SourceADError(
+                f"cannot unpickle a sourcead derivative of {module}.{qualname}: {exc}",
+                hint="The receiving process must be able to import the function's module (same code, sys.path).",
+            ) from None
+        if found is None:
+            raise SourceADError(f"cannot unpickle a sourcead derivative: {module} has no {qualname}")
+    else:
+        _, qualname, filename = ref
+        found = _lookup(sys.modules.get("__main__"), qualname)
+        if found is None and filename and os.path.exists(filename):
+            found = _lookup(_load_script(filename), qualname)
+        if found is None:
+            raise SourceADError(
+                f"cannot unpickle a sourcead derivative of {qualname} from a script ({filename})",
+                hint="Define the function in an importable module.",
+            )
+    return found if raw else unwrap(found)
+
+
+def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool) -> Any:
+    """The prepared object, made once per process for each (function, transform, wrt, jit)."""
+    from . import api
+
+    func = resolve(ref)
+    key = (transform, func, wrt, jit)
+    found = _REBUILT.get(key)
+    if found is None:
+        with _LOCK:
+            found = _REBUILT.get(key)
+            if found is None:
+                if transform == "primal":
+                    found = api.Primal(func, jit)
+                elif transform in ("grad", "value_and_grad"):
+                    found = api.Gradient(func, wrt, jit, with_value=transform == "value_and_grad")
+                else:
+                    found = {"vjp": api.VJP, "jvp": api.JVP}[transform](func, wrt, jit)
+                _REBUILT[key] = found
+    return found
+
+
+def rebuild_differentiable(ref: tuple) -> Any:
+    """The `@differentiable` object: the module's own, when the name holds it, else a new one."""
+    from .api import Differentiable
+
+    raw = resolve(ref, raw=True)
+    if isinstance(raw, Differentiable):
+        return raw
+    func = unwrap(raw)
+    key = ("differentiable", func, None, None)
+    with _LOCK:
+        found = _REBUILT.get(key)
+        if found is None:
+            found = _REBUILT[key] = Differentiable(func)
+    return found
+
+
+def rebuild_bridge(framework: str, ref: tuple, wrt: Any, options: dict) -> Any:
+    """A `sourcead.torch` / `sourcead.jax` function, made again in this process."""
+    module = importlib.import_module(f"sourcead.{framework}")
+    return module.function(resolve(ref), wrt, **options)
+
+
+def _lookup(module: Any, qualname: str) -> Any:
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _load_script(filename: str) -> Any:
+    """A script's module, loaded by path under a private name (its `if __name__ == "__main__"`
+    block does not run), for a function of `__main__` that only its file can give back."""
+    with _LOCK:
+        module = _MAIN_FILES.get(filename)
+        if module is None:
+            name = "__sourcead_main_" + hashlib.sha256(filename.encode()).hexdigest()[:12] + "__"
+            spec = importlib.util.spec_from_file_location(name, filename)
+            if spec is None or spec.loader is None:
+                return None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            _MAIN_FILES[filename] = module
+    return module
