@@ -387,16 +387,24 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     if not jit:
         plain = _plain_python(module, spec.entry)
         return Compiled(spec, source, plain, plain, path)
+    return Compiled(spec, source, python, jit_module(module, spec.entry, spec.parallel), path)
+
+
+def jit_module(module: types.ModuleType, entry: str, parallel: bool = False) -> Any:
+    """The numba dispatcher of a loaded module's function `entry`, made once per module (as
+    `module._sourcead_jitted`) and disk-cached in the private folder.
+
+    Cached on disk, but not by numba's own FunctionCache (cache=True): its locators follow
+    NUMBA_CACHE_DIR to folders others may write to, and it reads pickles as they are. NumPy's
+    error model: 1.0 / 0.0 is inf and a singular derivative inf or nan, never an exception."""
     with _LOCK:
         jitted = getattr(module, "_sourcead_jitted", None)
         if jitted is None:
-            # cached on disk, but not by numba's own FunctionCache (cache=True): its locators
-            # follow NUMBA_CACHE_DIR to folders others may write to, and it reads pickles as they are.
-            # NumPy's error model: 1.0 / 0.0 is inf and a singular derivative inf or nan, never an exception
-            jitted = numba.njit(cache=False, nogil=True, parallel=spec.parallel, error_model="numpy")(python)
-            jitted._cache = _CheckedCache(python, folder, _module_hash(module))
+            python = getattr(module, entry)
+            jitted = numba.njit(cache=False, nogil=True, parallel=parallel, error_model="numpy")(python)
+            jitted._cache = _CheckedCache(python, cache_dir(), _module_hash(module))
             module._sourcead_jitted = jitted  # type: ignore[attr-defined]
-    return Compiled(spec, source, python, jitted, path)
+    return jitted
 
 
 def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
