@@ -12,7 +12,7 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import has_slice, negate, number, unparen
+from .exprs import negate, number, unparen
 from .linearize import Node, adjoint
 from .program import Program, builds_array, copied_array
 
@@ -47,8 +47,8 @@ class StatementAdjoints:
             self.propagate(lin.root, seed, lines)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
-            taken = target_bar  # a slice of the adjoint is a view: copy it before zeroing
-            if isinstance(target_bar, cst.Subscript) and has_slice(target_bar):
+            taken = target_bar  # a slice or row of the adjoint is a view: copy it before zeroing
+            if isinstance(target_bar, cst.Subscript) and prog.kinds.type_of(s.target).is_array:
                 taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
             lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
             self.propagate(lin.root, seed, lines)

@@ -126,7 +126,7 @@ def check_derivative(
     func = unwrap(f)
     items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     forward, reverse = jvp(func, items, jit=jit), vjp(func, items, jit=jit)
-    spec = forward._default.spec  # names and written arguments, as the compiler sees them
+    spec = forward._variant(args).spec  # names and written arguments, as the compiler sees them
     positions = tuple(spec.params.index(name) for name in spec.wrt)
     outputs = _outputs(_primal(func, jit), tuple(spec.params.index(name) for name in spec.mutated))
 

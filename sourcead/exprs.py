@@ -166,7 +166,14 @@ def operand(node: cst.BaseExpression, parent: int, right: bool) -> cst.BaseExpre
 
 
 def times(factor: cst.BaseExpression, other: cst.BaseExpression) -> cst.BaseExpression:
-    """`factor * other`, with the trivial factors 1 and -1 folded away."""
+    """`factor * other`, with the trivial factors 1 and -1 folded away. A selected derivative
+    (`(d if m else 0.0)`, `np.where(m, d, 0.0)`) takes the factor inside, so an unselected operand
+    contributes exactly 0.0 even where the factor is infinite (never 0 * inf)."""
+    for a, b in ((factor, other), (other, factor)):
+        selected = _selected(b)
+        if selected is not None:
+            rebuild, chosen = selected
+            return rebuild(times(a, chosen) if a is factor else times(chosen, a))
     if is_number(factor, 1.0):
         return other
     if is_number(factor, -1.0):
@@ -174,6 +181,24 @@ def times(factor: cst.BaseExpression, other: cst.BaseExpression) -> cst.BaseExpr
     if is_number(other, 1.0):
         return factor
     return cst.BinaryOperation(operand(factor, 3, False), cst.Multiply(), operand(other, 3, True))
+
+
+def _selected(node: cst.BaseExpression):
+    """For `(d if m else 0.0)` or `np.where(m, d, 0.0)`: (a function rebuilding it around a new d, d)."""
+    inner = unparen(node)
+    if isinstance(inner, cst.IfExp) and is_number(inner.orelse, 0.0):
+        return (lambda d: paren(inner.with_changes(body=d))), inner.body
+    if (
+        isinstance(inner, cst.Call)
+        and dotted(inner.func) == "np.where"
+        and len(inner.args) == 3
+        and is_number(inner.args[2].value, 0.0)
+    ):
+        args = list(inner.args)
+        return (lambda d: inner.with_changes(args=[args[0], args[1].with_changes(value=unparen(d)), args[2]])), args[
+            1
+        ].value
+    return None
 
 
 def negate(node: cst.BaseExpression) -> cst.BaseExpression:

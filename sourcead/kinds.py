@@ -298,13 +298,22 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
             for bound in (stmt.start, stmt.stop, stmt.step):
                 _mark_int(bound, params, ints)
                 index_arrays |= _indexed_names(bound)
+    index_names = {n.value for s in statements for root in _roots(s) for n in _index_operands(root)}
+    index_names |= ints
     changed = True
-    while changed:  # `y = x` and y used as an array: x is an array too
+    while changed:  # `y = x` and y used as an array: x is an array too; `a = e[k]` and a an index: e holds ints
         changed = False
         for target, source in copies:
             if target in ndim and ndim.get(source, 0) < ndim[target]:
                 ndim[source] = ndim[target]
                 changed = True
+        for s in statements:
+            if isinstance(s, Assign) and not s.writes_element and s.var in index_names:
+                read = _indexed_names(s.value) | (names_in(s.value) & params)
+                if not read <= index_arrays | index_names:
+                    index_arrays |= _indexed_names(s.value)
+                    index_names |= names_in(s.value) - _indexed_names(s.value)
+                    changed = True
     guesses: dict[str, Type] = {}
     for p in fn.params:
         if p in ndim:
@@ -353,6 +362,27 @@ def _array_uses(node: cst.CSTNode) -> list[tuple[str, int]]:
     axis = literal(bound.args["axis"]) if "axis" in bound.args else None
     dims = axis + 1 if isinstance(axis, int) and axis >= 0 else 1  # np.sum(x, axis=1): 2-D at least
     return [(v.value, dims) for p, v in bound.args.items() if p in prim.arrays and isinstance(v, cst.Name)]
+
+
+def _index_operands(root: cst.BaseExpression) -> list[cst.Name]:
+    """The names used directly (in index arithmetic) as indices anywhere in `root`."""
+    found: list[cst.Name] = []
+    for node in walk(root):
+        if isinstance(node, cst.Subscript):
+            for index in subscript_indices(node):
+                if not isinstance(index, cst.Slice):
+                    found += _arithmetic_names(index)
+    return found
+
+
+def _arithmetic_names(expr: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(expr, cst.Name):
+        return [expr]
+    if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Divide):
+        return _arithmetic_names(expr.left) + _arithmetic_names(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _arithmetic_names(expr.expression)
+    return []
 
 
 def _is_shape_of_name(node: cst.BaseExpression) -> bool:

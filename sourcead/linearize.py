@@ -298,8 +298,8 @@ class _Unparen(cst.CSTTransformer):
 def _array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
     """The array variables an elementwise expression is computed from (its shape's origin); an
     operand that is not elementwise does not count (a reduction yields a float)."""
-    if isinstance(node, cst.Name):
-        return {node.value} if type_of(node).is_array else set()
+    if isinstance(node, (cst.Name, cst.Subscript)):  # a slice or a row is the root of its own shape
+        return {code(node)} if type_of(node).is_array else set()
     found = classify(node)
     if found is None:
         return set()

@@ -98,9 +98,7 @@ def _core_dispatcher(variant: _Variant) -> str:
     return module.__name__
 
 
-def entry_source(
-    variant: _Variant, transform: str, single: bool, core_module: str
-) -> tuple[str, str]:
+def entry_source(variant: _Variant, transform: str, single: bool, core_module: str) -> tuple[str, str]:
     """The text of the entry module and its function's name."""
     spec = variant.spec
     name = spec.name

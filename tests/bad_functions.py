@@ -83,3 +83,15 @@ def recursive(x, n):
     if n == 0:
         return x
     return 2.0 * recursive(x, n - 1)  # error: recursion
+
+
+def norm_with_ord(x):
+    return np.linalg.norm(x, 1)  # error: ord
+
+
+def max_over_axis(X):
+    return np.sum(np.max(X, 1))  # error: axis
+
+
+def abs_of_array(x):
+    return np.sum(abs(x)) + x[0]  # error: abs of an array

@@ -34,6 +34,9 @@ def _marked_line(func, marker: str) -> int:
         (bad.reads_loop_var_after_loop, "loop variable", "loop variable `i`", "i  #"),
         (bad.float_index, "float index", "an index must be an integer", "t]"),
         (bad.recursive, "recursion", "recursive call to recursive", "recursive("),
+        (bad.norm_with_ord, "ord", "np.linalg.norm takes 1 argument", "1)"),
+        (bad.max_over_axis, "axis", "np.max takes 1 argument", "1)"),
+        (bad.abs_of_array, "abs of an array", "abs() takes numbers", "x)"),
     ],
     ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", ""),
 )

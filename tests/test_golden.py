@@ -27,7 +27,15 @@ def _call_kinds(case) -> dict[str, str] | None:
         return None
     args = case.make_args(np.random.default_rng(0))
     params = case.func.__code__.co_varnames[: case.func.__code__.co_argcount]
-    return {p: f"array:{a.ndim}" if isinstance(a, np.ndarray) else "float" for p, a in zip(params, args, strict=True)}
+    return {p: _spec(a) for p, a in zip(params, args, strict=True)}
+
+
+def _spec(value) -> str:
+    """The type a call with this argument gives its parameter (as `sourcead.api` decides it)."""
+    if not isinstance(value, np.ndarray):
+        return "int" if isinstance(value, int) else "float"
+    prefix = {"f": "array", "i": "int_array", "b": "bool_array"}[value.dtype.kind]
+    return f"{prefix}:{value.ndim}"
 
 
 PARALLEL = [

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import findings
 import helpers_other
 import numpy as np
 import vectorized
@@ -743,6 +744,93 @@ ZOO: list[Case] = [
         vectorized.softplus_regression,
         lambda rng: (rng.standard_normal(3), rng.standard_normal((6, 3)), rng.uniform(0.0, 1.0, 6), 0.1),
         ("w", "lam"),
+        True,
+    ),
+]
+
+# the constructs issue 11 found wrong, crashing or wrongly rejected (findings.py)
+_EDGES = np.array([[0, 1], [1, 2], [3, 4], [4, 0], [2, 2]])
+ZOO += [
+    Case(
+        "accumulate_constants",
+        findings.accumulate_constants,
+        lambda rng: (_uniform(rng, 1.0, 2.0), rng.standard_normal(3), 2),
+        ("p", "y0"),
+        True,
+    ),
+    Case(
+        "three_way_min_max",
+        findings.three_way_min_max,
+        lambda rng: (_uniform(rng, 1.1, 1.3), _uniform(rng, 0.4, 0.6), _uniform(rng, 1.9, 2.1)),
+        ("a", "b", "c"),
+        True,
+    ),
+    Case(
+        "tuple_values", findings.tuple_values, lambda rng: (_uniform(rng, 1, 2), _uniform(rng, 1, 2)), ("a", "b"), True
+    ),
+    Case(
+        "tuple_helpers",
+        findings.tuple_helpers,
+        lambda rng: (_uniform(rng, 1, 2), _uniform(rng, 1, 2)),
+        ("p", "q"),
+        True,
+    ),
+    Case("evaluation_order", findings.evaluation_order, lambda rng: (rng.standard_normal(3),), ("x0",), True),
+    Case(
+        "recurrent_rows",
+        findings.recurrent_rows,
+        lambda rng: (rng.standard_normal((4, 3)), 0.3 * rng.standard_normal((3, 2)), rng.standard_normal(2)),
+        ("inputs", "W", "h0"),
+        True,
+    ),
+    Case(
+        "records_after_loop",
+        findings.records_after_loop,
+        lambda rng: (0.3 * rng.standard_normal(5), _uniform(rng, 0.5, 0.8)),
+        ("x", "a"),
+        True,
+    ),
+    Case(
+        "generated_looking_names",
+        findings.generated_looking_names,
+        lambda rng: tuple(_uniform(rng, 0.2, 1.5) for _ in range(4)),
+        ("x", "x_bar", "x_dot", "tape"),
+        True,
+    ),
+    Case("infinities", findings.infinities, lambda rng: (rng.standard_normal(5),), ("x",), True),
+    Case(
+        "flat_branch",
+        findings.flat_branch,
+        lambda rng: (_uniform(rng, -0.6, -0.3), _uniform(rng, 0.5, 1.5)),
+        ("v", "w"),
+        True,
+    ),
+    Case(
+        "edge_sums",
+        findings.edge_sums,
+        lambda rng: (rng.standard_normal(5), _EDGES.copy(), rng.standard_normal(5)),
+        ("x", "weights"),
+        True,
+    ),
+    Case(
+        "store_a_float",
+        findings.store_a_float,
+        lambda rng: (rng.standard_normal(3), _uniform(rng, 0.5, 1)),
+        ("y0", "p"),
+        True,
+    ),
+    Case(
+        "broadcasting_rules",
+        findings.broadcasting_rules,
+        lambda rng: (rng.standard_normal((3, 4)), _uniform(rng, 0.2, 1.0, 4), _uniform(rng, 1.1, 1.5)),
+        ("A", "x", "p"),
+        True,
+    ),
+    Case(
+        "untyped_branch",
+        findings.untyped_branch,
+        lambda rng: (_uniform(rng, 0.2, 0.6), _uniform(rng, 1, 2)),
+        ("a", "b"),
         True,
     ),
 ]

@@ -94,7 +94,8 @@ ELEMENTWISE: list[Primitive] = [
     Primitive("math.fabs", ONE, results.math_floats, Partials(("math.copysign(1.0, {x})",)), domain=(NEGATIVE,)),
     Primitive("np.fabs", ONE, results.floats(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
     Primitive("np.abs", ONE, results.like("x"), Partials(("{m}.copysign(1.0, {x})",)), domain=(NEGATIVE,)),
-    Primitive("abs", ONE, results.like("x"), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
+    # numba has no abs() of arrays: the result rule refuses one and says np.abs
+    Primitive("abs", ONE, results.numbers_only(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
     Primitive("math.erf", ONE, results.math_floats, Partials(("1.1283791670955126 * math.exp(-{x} * {x})",)),
               domain=(WHOLE,)),
     Primitive("math.erfc", ONE, results.math_floats, Partials(("-1.1283791670955126 * math.exp(-{x} * {x})",)),

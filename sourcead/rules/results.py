@@ -77,12 +77,17 @@ def like(param: str, dtype: str | None = None) -> Result:
 def numbers_only(dtype: str | None = None) -> Result:
     """min, max, abs, float, int of numbers (never arrays: NumPy has its own elementwise twins)."""
     twins = {"min": "np.minimum or np.min", "max": "np.maximum or np.max", "abs": "np.abs", "float": "x.astype"}
+    why = " (numba has no abs() of an array)"
 
     def result(args: Args) -> Type:
         values = _values(args, None)
         for param, t in values:
             if not t.is_scalar:
-                hint = f"Use {twins[args.name]} for arrays." if args.name in twins else "Index the array."
+                hint = (
+                    f"Use {twins[args.name]} for arrays{why if args.name == 'abs' else ''}."
+                    if args.name in twins
+                    else "Index the array."
+                )
                 raise ResultError(f"{args.name}() takes numbers, not {t.describe()}", hint, param)
         return Type(dtype or promote(*(t.dtype for _, t in values)))
 

@@ -20,7 +20,7 @@ def div_pow_jvp(x, y, a, x_dot, y_dot, a_dot):
         q = t1
         t2 = x[i] / y[i]
         t3 = x[i] ** a
-        s_dot += q_dot + 0.5 * t2 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t2 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + (math.log(x[i]) * t3 if x[i] != 0.0 else 0.0) * a_dot)
+        s_dot += q_dot + 0.5 * t2 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t2 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + (math.log(x[i]) * t3 * a_dot if x[i] != 0.0 else 0.0))
         s += q + t2 ** 0.5 - t3
     t4 = s / a
     result_dot = 1.0 / a * s_dot + -t4 / a * a_dot

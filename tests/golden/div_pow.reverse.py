@@ -39,7 +39,7 @@ def div_pow_vjp(x, y, a, out_bar):
         x_bar[i] += 1.0 / y[i] * t4
         y_bar[i] += -t2 / y[i] * t4
         x_bar[i] += a * x[i] ** (a - 1.0) * -s_bar
-        a_bar += (math.log(x[i]) * t3 if x[i] != 0.0 else 0.0) * -s_bar
+        a_bar += (math.log(x[i]) * t3 * -s_bar if x[i] != 0.0 else 0.0)
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
         t0 = 1.0 + y[i] ** 2.0
         t1 = x[i] ** 1.5 / t0

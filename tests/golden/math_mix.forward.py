@@ -25,7 +25,7 @@ def math_mix_jvp(x, y, x_dot, y_dot):
     d = t5
     t6 = math.pow(y, x)
     t7 = x - 2.0 * y
-    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + (math.log(y) * t6 if y != 0.0 else 0.0) * x_dot) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
+    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + (math.log(y) * t6 * x_dot if y != 0.0 else 0.0)) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
     e = math.pow(y, 1.7) + t6 + abs(t7)
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     result = a + b * c - d + e + -x

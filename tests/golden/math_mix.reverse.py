@@ -38,7 +38,7 @@ def math_mix_vjp(x, y, out_bar):
     t9 = x - 2.0 * y
     y_bar += 1.7 * y ** (1.7 - 1.0) * e_bar
     y_bar += x * y ** (x - 1.0) * e_bar
-    x_bar += (math.log(y) * t8 if y != 0.0 else 0.0) * e_bar
+    x_bar += (math.log(y) * t8 * e_bar if y != 0.0 else 0.0)
     t10 = math.copysign(1.0, t9) * e_bar
     x_bar += t10
     y_bar += 2.0 * -t10

@@ -10,6 +10,6 @@ def relu_norm_jvp(x, t, x_dot, t_dot):
     # active (varied from t; useful for the result): t
     # active (varied from x; useful for the result): x
     t0 = np.maximum(x - t, 0.0)
-    result_dot = np.sum(2.0 * t0 * np.where(x - t >= 0.0, x_dot - t_dot, 0.0)) + np.sum(np.copysign(1.0, x) * x_dot)
+    result_dot = np.sum(np.where(x - t >= 0.0, 2.0 * t0 * (x_dot - t_dot), 0.0)) + np.sum(np.copysign(1.0, x) * x_dot)
     result = np.sum(t0 ** 2) + np.sum(np.abs(x))
     return result, result_dot

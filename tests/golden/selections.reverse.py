@@ -34,5 +34,5 @@ def selections_vjp(x, lo, y, out_bar):
     t2 = np.where(t0, z_bar, 0.0)
     x_bar += y * t2
     y_bar += np.sum(x * t2)
-    x_bar += np.cos(x) * np.where(np.logical_not(t0), z_bar, 0.0)
+    x_bar += np.where(np.logical_not(t0), np.cos(x) * z_bar, 0.0)
     return value, x_bar, lo_bar, y_bar

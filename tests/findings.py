@@ -1,0 +1,203 @@
+"""The constructs that issue 11 found silently wrong, crashing or wrongly rejected, one function each.
+
+Each is a zoo entry (`zoo.py`): golden files pin its generated code, the numeric tests check it
+against finite differences, by the dot-product test, and compiled against plain Python. The
+comment above each says what went wrong before.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# --- 1: an accumulation of a constant reset the target's adjoint ------------------------------
+
+
+def accumulate_constants(p, y0, n):
+    # s += 1.0 zeroed s_bar; so did y[i] += 1.0 and s += n with an int
+    y = y0.copy()
+    s = p * 2.0
+    s += 1.0
+    s += n
+    s -= 0.5
+    for i in range(y.shape[0]):
+        y[i] = y[i] * p
+        y[i] += 1.0
+    return s * y[0] + y[1]
+
+
+# --- 2: max and min of three arguments --------------------------------------------------------
+
+
+def three_way_min_max(a, b, c):
+    # only the first two arguments were differentiated (an IndexError with all three in wrt)
+    return max(a, b, c) + min(a * b, b, c - 1.0) + max(a, 0.1, 5.0 * c)
+
+
+# --- 3: tuples of values carrying derivatives -------------------------------------------------
+
+
+def tuple_values(a, b):
+    # p = (a * a, b) was a constant: the gradient was (0, 0)
+    p = (a * a, b)
+    q = p
+    u, v = q
+    r = (p[1], p[0] + u * v)
+    return p[0] * p[1] + r[-1] - len(r)
+
+
+# --- 4: functions returning tuples, with computed arguments -----------------------------------
+
+
+def _swap(a, b):
+    return b, a
+
+
+def _pair(a, b):
+    return a * 2.0, a + b
+
+
+def _sq(z):
+    return z * z
+
+
+def tuple_helpers(p, q):
+    # u, v = swap(u, v) assigned the results one by one; pair(p if p > 0 else q, 2.0) gave (0, 0);
+    # pair(sq(p), q) raised NameError
+    u, v = p, q * 3.0
+    u, v = _swap(u, v)
+    a, b = _pair(p if p > 0.0 else q, 2.0)
+    c, d = _pair(_sq(p), q)
+    return u * v + u + a * b + c * d
+
+
+# --- 5: Python's evaluation order around a call that writes an array ---------------------------
+
+
+def _writes_first(a):
+    a[0] = 5.0
+    return a[1]
+
+
+def evaluation_order(x0):
+    # the helper was inlined before x[0] was read: 7.0 instead of 3.0 at x = (1, 2, 3)
+    x = x0.copy()
+    y = x[0] * 1.0 + _writes_first(x)
+    return y * x[2] + x[0]
+
+
+# --- 6: a row written with an array value inside a loop ----------------------------------------
+
+
+def recurrent_rows(inputs, W, h0):
+    # the reverse mode returned zeros (jvp was right)
+    n = inputs.shape[0]
+    h = np.zeros((n + 1, h0.shape[0]))
+    h[0] = h0
+    for t in range(n):
+        h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
+    return np.sum(h[n] * h[n])
+
+
+# --- 8: records after a loop (the tape was reserved to the loop's records only) ----------------
+
+
+def records_after_loop(x, a):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s * a + x[i]
+    t = s
+    s = s * s
+    t = t + s
+    s = math.sin(s)
+    t = t * s
+    s = s * a
+    t = t + s
+    s = s * t
+    t = t * a
+    s = math.cos(s) + t
+    return s + t
+
+
+# --- 9: user names that look like generated ones ------------------------------------------------
+
+
+def generated_looking_names(x, x_bar, x_dot, tape):
+    # duplicate arguments, and the wrong adjoint for x when the user has x_bar
+    top = 0.0
+    t0 = x * x_bar
+    value = t0 + x_dot * tape
+    for i in range(3):
+        top = top + value * 0.5
+    reserve = top * x
+    return reserve + t0
+
+
+# --- 10, 11: infinities, NaN, and singular points ---------------------------------------------
+
+
+def infinities(x):
+    # np.inf raised a libcst error; min with an inf start is the usual way to write a minimum
+    best = np.inf
+    worst = -math.inf
+    for i in range(x.shape[0]):
+        best = min(best, x[i] * x[i])
+        worst = max(worst, x[i])
+    if best == math.inf or np.isnan(worst):
+        return np.nan
+    return best * math.pi + worst
+
+
+def flat_branch(v, w):
+    # sqrt(max(v, 0.0)) raised ZeroDivisionError at v < 0, where the derivative is 0
+    return math.sqrt(max(v, 0.0)) + w * math.sqrt(max(-v, 0.0))
+
+
+# --- 12: integer index arrays read into locals -------------------------------------------------
+
+
+def edge_sums(x, edges, weights):
+    # a = edges[e, 0] was typed as a float and taped on the float tape
+    y = np.zeros(x.shape[0])
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        y[a] += weights[e] * x[b] * x[b]
+        a = b
+        y[a] += x[a]
+    return np.sum(y * y)
+
+
+# --- 13: a float stored into an array element ---------------------------------------------------
+
+
+def store_a_float(y0, p):
+    # x[0] = p made p an array ("argument `p` must be a NumPy array, got float")
+    y = y0.copy()
+    y[0] = p
+    y[1] += p * p
+    return y[0] * 2.0 + y[1]
+
+
+# --- 14: whole-array rules on arrays of different ndims, abs, powers, modulo ---------------------
+
+
+def broadcasting_rules(A, x, p):
+    # np.sum(A * x) failed in numba; np.abs(array), (1 + x * x) ** p and 3.0 % array raised TypeError
+    # (abs(array) is now a positioned rejection that says np.abs: numba has no abs() of arrays)
+    return np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
+
+
+# --- 15: a branch numba could not type -------------------------------------------------------------
+
+
+def _maybe_double(a, b):
+    if (0.3 if b > b else b) < b:
+        return b * 2.0
+    return a
+
+
+def untyped_branch(a, b):
+    # numba: "Unsupported assignment encountered: Undefined"
+    return _maybe_double(a, b) + _maybe_double(b, a) * a
