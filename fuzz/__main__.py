@@ -1,9 +1,9 @@
 """`python -m fuzz`: generate random programs, check them in worker processes, print the report.
 
-    python -m fuzz -n 5000 --seed 0 --jit-share 0.1 --jobs 2 [--features ...] [--out DIR]
-    python -m fuzz --replay fuzz-failures/wrong-0-17.py      # re-run one reproducer
-    python -m fuzz --shrink fuzz-failures/wrong-0-17.py      # make it smaller, same failure
-    python -m fuzz --show 0:17                               # print program 17 of seed 0
+python -m fuzz -n 5000 --seed 0 --jit-share 0.1 --jobs 2 [--features ...] [--out DIR]
+python -m fuzz --replay fuzz-failures/wrong-0-17.py      # re-run one reproducer
+python -m fuzz --shrink fuzz-failures/wrong-0-17.py      # make it smaller, same failure
+python -m fuzz --show 0:17                               # print program 17 of seed 0
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ def _statement_edits(tree: ast.Module, path: tuple) -> Iterator[ast.Module]:
     yield removed
     # a compound statement replaced by its body (a loop variable becomes a constant)
     if isinstance(stmt, (ast.For, ast.While, ast.If)):
-        for body in ([stmt.body, stmt.orelse] if isinstance(stmt, ast.If) else [stmt.body]):
+        for body in [stmt.body, stmt.orelse] if isinstance(stmt, ast.If) else [stmt.body]:
             if not body:
                 continue
             unwrapped = _copy_tree(tree)

@@ -1505,7 +1505,9 @@ def written_params(source: str, name: str, params: tuple[str, ...]) -> tuple[str
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign):
                 rebound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-                rebound |= {e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
+                rebound |= {
+                    e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
+                }
             elif isinstance(node, (ast.AugAssign, ast.For)) and isinstance(node.target, ast.Name):
                 rebound.add(node.target.id)
             targets: list[ast.expr] = []

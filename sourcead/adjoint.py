@@ -12,7 +12,7 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import negate, number, unparen
+from .exprs import code, negate, number, unparen
 from .linearize import Node, adjoint
 from .program import Program, builds_array, copied_array
 
@@ -34,6 +34,8 @@ class StatementAdjoints:
         whole_array = prog.kinds.is_array(s.var) and not s.writes_element
         if whole_array and builds_array(s):
             return self.array_assignment(s)
+        if whole_array:
+            self.check_view(s)
         lin = prog.linearize(s.value, s.origin)
         target_bar = prog.shadow(s.target, "_bar")
         zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)
@@ -57,6 +59,20 @@ class StatementAdjoints:
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def check_view(self, s: Assign) -> None:
+        """`b = a[i]` makes b a view of a row of a: writes through either name change both, which
+        reverse mode does not follow; refused where one of them is written element by element."""
+        value = s.value
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            base = value.value.value
+            if {s.var, base} & self.element_written:
+                raise self.prog.parsed.error(
+                    f"`{s.var}` is a view of `{base}` (a row or slice), and one of them is then written, "
+                    "which reverse mode does not support yet",
+                    s.origin,
+                    f"Write `{s.var} = {code(value)}.copy()` for a separate array, or index `{base}` itself.",
+                )
 
     def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:

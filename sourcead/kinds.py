@@ -390,8 +390,15 @@ def _is_shape_of_name(node: cst.BaseExpression) -> bool:
 
 
 def _indexed_names(expr: cst.BaseExpression) -> set[str]:
-    """Arrays whose elements this index expression reads: integer arrays."""
-    return {n.value.value for n in walk(expr) if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)}
+    """Arrays whose elements this index expression reads as they are (in index arithmetic, not
+    through a call such as int(...)): integer arrays."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+        return {expr.value.value}
+    if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Divide):
+        return _indexed_names(expr.left) | _indexed_names(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _indexed_names(expr.expression)
+    return set()
 
 
 def _mark_int(expr: cst.BaseExpression, params: set[str], ints: set[str]) -> None:

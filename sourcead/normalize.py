@@ -43,7 +43,7 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import code, constant_node, names_in, paren, subscript_indices
+from .exprs import code, constant_node, names_in, paren, subscript_indices, walk
 from .fence import assigned_in, fence, local_names
 from .naming import Namer, reserved_names
 from .parse import ParsedFunction, parse_function, unwrap
@@ -547,13 +547,14 @@ class Normalizer:
         supplied = dict(zip((p.name.value for p in given), values, strict=True))
         reassigned = assigned_in(callee.node.body)
         written_inside = _names_written_in(callee.node.body)
+        writes_arrays = _writes_elements(callee.node.body)
         mapping: dict[str, cst.BaseExpression] = {}
         for param in params:
             name = param.name.value
             arg = supplied.get(name, param.default)
             if arg is None:  # fenced: a parameter without default that the call did not pass
                 raise self.fail(f"{func.__name__} needs its argument `{name}`", call)
-            if name not in reassigned and _is_place(arg, written_inside):
+            if name not in reassigned and _is_place(arg, written_inside, writes_arrays):
                 mapping[name] = arg  # the caller's variable, element or tuple itself (arrays by reference)
             else:
                 fresh = self.namer.fresh(f"{func.__name__}_{name}")
@@ -615,15 +616,30 @@ def _signature_of(node: cst.FunctionDef):
     return Signature.parse(", ".join(parts))
 
 
-def _is_place(arg: cst.BaseExpression, written_inside: set[str]) -> bool:
+def _is_place(arg: cst.BaseExpression, written_inside: set[str], writes_arrays: bool) -> bool:
     """Can a parameter stand for this argument expression itself? A variable, a tuple of them, or
-    an element or row of a named array whose indices the callee cannot change."""
+    an element or row of a named array passed to a function that writes no array (so the element
+    keeps the value it had at the call) and cannot change its indices."""
     if isinstance(arg, cst.Name):
         return arg.value not in ("True", "False")
     if isinstance(arg, cst.Tuple):
         return all(isinstance(e.value, cst.Name) for e in arg.elements)
     if isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and not _has_slices(arg):
-        return not set().union(*(names_in(i) for i in subscript_indices(arg))) & written_inside
+        indices = set().union(*(names_in(i) for i in subscript_indices(arg)))
+        return not writes_arrays and not indices & written_inside
+    return False
+
+
+def _writes_elements(body: cst.CSTNode) -> bool:
+    """Does a function body store into an element or slice of any array?"""
+    for node in walk(body):
+        targets = []
+        if isinstance(node, cst.AssignTarget):
+            targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+        elif isinstance(node, cst.AugAssign):
+            targets = [node.target]
+        if any(isinstance(t, cst.Subscript) for t in targets):
+            return True
     return False
 
 

@@ -69,6 +69,7 @@ class Reverser:
         self.helpers: set[str] = set()
         scattered = sorted({a for arrays in self.thread_rows.values() for a in arrays})
         self.rows = {a: prog.namer.fresh(f"{prog.bar(a)}_rows") for a in scattered}
+        self.views = {a: prog.namer.fresh(f"{prog.bar(a)}_mine") for a in scattered}  # this thread's row
 
     def plan_parallel_loops(self, statements: list[Stmt], reads: dict[Assign, set[str]]) -> None:
         """Decide which prange loops get a parallel adjoint (`parallel.py`), then the records."""
@@ -248,8 +249,8 @@ class Reverser:
             pending = ("first", None)
             for s in body:
                 records = self.bound_stmt(s, index, assigned_names((s,)))
-                if isinstance(s, Assign):
-                    self.add_following(plan, pending, index, records)  # type: ignore[arg-type]
+                if isinstance(s, Assign) and records is not None:
+                    self.add_following(plan, pending, index, records)
                     continue
                 if records is not None and records.is_zero:
                     continue  # records nothing on this tape
@@ -670,6 +671,10 @@ class Reverser:
                 out.line(f"{partial} = 0.0")
             if rows:
                 out.line(f"{self.thread} = numba.get_thread_id()")
+            for array in rows:  # this thread's row, unpadded: negative indices count from its end
+                ndim = self.prog.kinds.ndim(array)
+                parts = [self.thread] + [":"] * (ndim - 1) + [f":{array}.shape[{ndim - 1}]"]
+                out.line(f"{self.views[array]} = {self.rows[array]}[{', '.join(parts)}]")
             self.reverse_sweep(loop.body, out)
             for var, partial in self.partial_sums.items():
                 out.line(f"{bar(var)} += {partial}  # a reduction over the iterations")
@@ -721,7 +726,7 @@ class Reverser:
         array = self.prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]
         if array not in self.thread_rows[plan.loop]:
             return line
-        row = subscript(self.rows[array], [cst.Name(self.thread), *subscript_indices(target)])  # type: ignore[index]
+        row = subscript(self.views[array], subscript_indices(target))  # type: ignore[arg-type]
         return replace(line, target=row)
 
     def reverse_assign(self, s: Assign, out: Writer) -> None:

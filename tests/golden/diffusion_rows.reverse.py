@@ -66,6 +66,7 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
             slot = top + ((i - 1) + 1) * (m - 2)  # the end of this iteration's slot
             kappa_bar_i = 0.0
             thread = numba.get_thread_id()
+            u_bar_mine = u_bar_rows[thread, :, :u.shape[1]]
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                 slot -= 1
@@ -73,8 +74,8 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
                 t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 u_bar[i, j] += v_bar[i, j]
                 kappa_bar_i += t0 * v_bar[i, j]
-                u_bar_rows[thread, i - 1, j] += kappa * v_bar[i, j]
-                u_bar_rows[thread, i + 1, j] += kappa * v_bar[i, j]
+                u_bar_mine[i - 1, j] += kappa * v_bar[i, j]
+                u_bar_mine[i + 1, j] += kappa * v_bar[i, j]
                 u_bar[i, j - 1] += kappa * v_bar[i, j]
                 u_bar[i, j + 1] += kappa * v_bar[i, j]
                 u_bar[i, j] += 4.0 * -(kappa * v_bar[i, j])

@@ -32,12 +32,13 @@ def gather_sum_vjp(x, idx, out_bar, n_threads):
         v = x[idx[i]]
         v_bar = 0.0
         thread = numba.get_thread_id()
+        x_bar_mine = x_bar_rows[thread, :x.shape[0]]
         # adjoint of: s += math.sin(v) * v
         t0 = math.sin(v)
         v_bar += math.cos(v) * (v * s_bar)
         v_bar += t0 * s_bar
         # adjoint of: v = x[idx[i]]
-        x_bar_rows[thread, idx[i]] += v_bar
+        x_bar_mine[idx[i]] += v_bar
         v_bar = 0.0
     add_rows_1d(x_bar, x_bar_rows)  # sum the threads' rows, and zero them
     return value, x_bar

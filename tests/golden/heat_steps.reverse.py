@@ -59,15 +59,16 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
             slot = top + (i - 1) + 1  # the end of this iteration's slot
             kappa_bar_i = 0.0
             thread = numba.get_thread_id()
+            u_bar_mine = u_bar_rows[thread, :u.shape[0]]
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             slot -= 1
             v[i] = tape[slot]  # restore the value v[i] had before
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             u_bar[i] += v_bar[i]
             kappa_bar_i += t0 * v_bar[i]
-            u_bar_rows[thread, i - 1] += kappa * v_bar[i]
+            u_bar_mine[i - 1] += kappa * v_bar[i]
             u_bar[i] += 2.0 * -(kappa * v_bar[i])
-            u_bar_rows[thread, i + 1] += kappa * v_bar[i]
+            u_bar_mine[i + 1] += kappa * v_bar[i]
             v_bar[i] = 0.0
             kappa_bar += kappa_bar_i  # a reduction over the iterations
         add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them

@@ -46,6 +46,7 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
         p_bar = 0.0
         z_bar = 0.0
         thread = numba.get_thread_id()
+        w_bar_mine = w_bar_rows[thread, :w.shape[0]]
         # adjoint of: total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
         p_bar += 1.0 / p * (y[i] * -total_bar)
         p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
@@ -56,7 +57,7 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
         p_bar = 0.0
         for j in range(X.shape[1] - 1, -1, -1):
             # adjoint of: z += X[i, j] * w[j]
-            w_bar_rows[thread, j] += X[i, j] * z_bar
+            w_bar_mine[j] += X[i, j] * z_bar
         # adjoint of: z = 0.0
         z_bar = 0.0
     add_rows_1d(w_bar, w_bar_rows)  # sum the threads' rows, and zero them

@@ -41,13 +41,14 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
     for i in prange(1, n - 1):
         c_bar_i = 0.0
         thread = numba.get_thread_id()
+        u_bar_mine = u_bar_rows[thread, :u.shape[0]]
         # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
         u_bar[i] += v_bar[i]
         c_bar_i += t0 * v_bar[i]
-        u_bar_rows[thread, i - 1] += c * v_bar[i]
+        u_bar_mine[i - 1] += c * v_bar[i]
         u_bar[i] += 2.0 * -(c * v_bar[i])
-        u_bar_rows[thread, i + 1] += c * v_bar[i]
+        u_bar_mine[i + 1] += c * v_bar[i]
         v_bar[i] = 0.0
         c_bar += c_bar_i  # a reduction over the iterations
     add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them

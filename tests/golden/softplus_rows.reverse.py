@@ -57,6 +57,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
         a_bar = 0.0
         b_bar_i = 0.0
         thread = numba.get_thread_id()
+        W_bar_mine = W_bar_rows[thread, :W.shape[0]]
         if branch == 1:
             # adjoint of: out[i] = a + math.log(1.0 + math.exp(-a))
             t0 = math.exp(-a)
@@ -70,7 +71,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
             out_bar[i] = 0.0
         for j in range(X.shape[1] - 1, -1, -1):
             # adjoint of: a += W[j] * X[i, j]
-            W_bar_rows[thread, j] += X[i, j] * a_bar
+            W_bar_mine[j] += X[i, j] * a_bar
         # adjoint of: a = b
         b_bar_i += a_bar
         a_bar = 0.0
