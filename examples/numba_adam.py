@@ -28,7 +28,7 @@ grad = sourcead.grad(rosenbrock)
 grad_njit = grad.njit  # a numba dispatcher: a global, so numba code below can call it
 
 
-@numba.njit(cache=True)
+@numba.njit  # not cache=True: numba would not notice when the gradient it calls changes
 def adam_numba(x0, steps, lr, b1, b2, eps):
     x = x0.copy()
     m = np.zeros_like(x)
@@ -70,7 +70,7 @@ def best_of(fn, *args, repeats=3):
 def main():
     x0 = np.full(20, -1.0)
     settings = (20_000, 0.01, 0.9, 0.999, 1e-8)
-    adam_numba(x0, 1, *settings[1:])  # compile (or load from numba's cache) once
+    adam_numba(x0, 1, *settings[1:])  # compile once
     fast, t_numba = best_of(adam_numba, x0, *settings)
     slow, t_python = best_of(adam_python, x0, *settings)
     steps = settings[0]

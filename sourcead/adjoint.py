@@ -24,7 +24,6 @@ class StatementAdjoints:
         self.in_loop = {
             s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
         }
-        self.element_written = {s.var for s in self.statements if isinstance(s, Assign) and s.writes_element}
         self.lines = {s: self.of(s) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
@@ -64,9 +63,9 @@ class StatementAdjoints:
         """`b = a[i]` makes b a view of a row of a: writes through either name change both, which
         reverse mode does not follow; refused where one of them is written element by element."""
         value = s.value
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and not _returns(s):
             base = value.value.value
-            if {s.var, base} & self.element_written:
+            if {s.var, base} & self.written_after(s):
                 raise self.prog.parsed.error(
                     f"`{s.var}` is a view of `{base}` (a row or slice), and one of them is then written, "
                     "which reverse mode does not support yet",
@@ -97,7 +96,7 @@ class StatementAdjoints:
         defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
         source = copied_array(s)
         if renames:
-            if {s.var, value.value} & self.element_written:
+            if {s.var, value.value} & self.written_after(s) and not _returns(s):
                 raise prog.parsed.error(
                     f"`{s.var} = {value.value}` makes two names for one array that is then written, "
                     "which reverse mode does not support yet",
@@ -112,6 +111,15 @@ class StatementAdjoints:
             zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})")
             lines.append(Line(cst.Name(prog.bar(s.var)), "=", zero))
         return lines
+
+    def written_after(self, s: Assign) -> set[str]:
+        """The arrays written element by element once `s` has run: by a later statement, or by any
+        statement of a loop around `s` (the next iteration comes after it)."""
+        later = set(self.statements[self.statements.index(s) + 1 :])
+        for loop in self.statements:
+            if isinstance(loop, (For, While)) and s in set(walk_statements(loop.body)):
+                later |= set(walk_statements(loop.body))
+        return {t.var for t in later if isinstance(t, Assign) and t.writes_element}
 
     def needs_reset(self, s: Assign) -> bool:
         """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""
@@ -128,3 +136,9 @@ class StatementAdjoints:
             isinstance(s, Permute) or isinstance(s, Assign) and (s in sites or self.lines[s])
             for s in walk_statements(body)
         )
+
+
+def _returns(s: Assign) -> bool:
+    """Is `s` a `return` (as `exits.py` writes one: the result variable set, then the function ends
+    on that path)? A second name made there is never written afterwards."""
+    return isinstance(s.origin, cst.Return)

@@ -53,6 +53,32 @@ from .functions import unwrap
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
+
+
+class _UnbuiltModuleFinder:
+    """The last finder on `sys.meta_path`: an import of a generated module's name that this process
+    has not built is a stale numba cache of the user's own. numba caches an `@njit(cache=True)`
+    function that calls `g.njit` with the name of the entry module it called, and does not notice
+    when that module's content (the derivative) changes, since it keys a cache by the caller's file
+    alone. Importing the old module would run an old derivative; this says what to do instead of a
+    bare ModuleNotFoundError."""
+
+    _NAME = re.compile(r"sourcead_\w+_[0-9a-f]{20}")
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if path is None and self._NAME.fullmatch(name) and name not in sys.modules:
+            raise SourceADError(
+                f"numba's disk cache of one of your functions refers to the generated module `{name}`, "
+                "which is not the derivative this process built: the function (or sourcead) changed "
+                "since numba cached your caller. numba keys its cache by the caller's file only. Delete "
+                "the caller's numba cache (its `__pycache__/*.nbi` and `*.nbc` files), or touch the "
+                "caller's source file, and run again."
+            )
+        return None
+
+
+if not any(isinstance(f, _UnbuiltModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_UnbuiltModuleFinder())
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
 _SPEC_FORMAT = 3  # 2: the key file records its own key; 3: parameter types with dtypes

@@ -289,6 +289,8 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
             for node in walk(root):
                 for name, dims in _array_uses(node):
                     ndim[name] = max(ndim.get(name, 0), dims)
+                for size in _size_uses(node):
+                    _mark_int(size, params, ints)
                 if isinstance(node, cst.Subscript):
                     for index in subscript_indices(node):
                         if not isinstance(index, cst.Slice):
@@ -387,6 +389,19 @@ def _arithmetic_names(expr: cst.BaseExpression) -> list[cst.Name]:
 
 def _is_shape_of_name(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name)
+
+
+def _size_uses(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The expressions this node uses as sizes (the shape given to np.zeros, and its elements)."""
+    try:
+        found = classify(node)
+    except BindError:
+        return []
+    if found is None:
+        return []
+    prim, bound = found
+    sizes = [bound.args[p] for p in prim.sizes if p in bound.args]
+    return [e.value for s in sizes if isinstance(s, cst.Tuple) for e in s.elements] + sizes
 
 
 def _indexed_names(expr: cst.BaseExpression) -> set[str]:

@@ -42,6 +42,7 @@ class Node:
     edges: list[Edge] = field(default_factory=list)
     elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
     uniform: bool = True  # every active operand has the shape of the result (no broadcasting between arrays)
+    shape_of: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None  # the tangent in the result's shape
 
     @property
     def takes_float_adjoint(self) -> bool:
@@ -78,7 +79,8 @@ def tangent(root: Node, leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExp
     """Forward mode: the sum over active children of their contributions (partial * child tangent)."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
-    return plus([edge.forward(tangent(edge.child, leaf_tangent)) for edge in root.edges])
+    total = plus([edge.forward(tangent(edge.child, leaf_tangent)) for edge in root.edges])
+    return root.shape_of(total) if root.shape_of is not None else total
 
 
 def adjoint(
@@ -155,8 +157,9 @@ class _Builder:
         used = "".join(templates[k] for k in active)
         names = dict(zip("xy", (values[p] for p in operands), strict=False))
         shaped = {k for k in active if self.sums_to_shape(types, k, originals)}
+        widening = [k for k in range(len(operands)) if self.widens(types, k, active, used, originals)]
         for k, key in enumerate("xy"[: len(operands)]):
-            if ("{" + key + "}" in used or k in shaped) and not is_cheap(names[key]):
+            if ("{" + key + "}" in used or k in shaped or k in widening) and not is_cheap(names[key]):
                 names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
                 values = {**values, operands[k]: names[key]}
         rebuilt = _with_args(original, prim, bound, values)
@@ -175,7 +178,21 @@ class _Builder:
                 back = lambda g, p=partial: times(p, g)  # noqa: E731
             edges.append(Edge(children[operands[k]], lambda t, p=partial: times(p, t), back))
         uniform = not shaped and all(children[operands[k]].uniform for k in active)
-        return rebuilt, Node(edges=edges, uniform=uniform)
+        shape_of = None
+        if widening:  # a constant operand the tangent does not read widens the result
+            wide = [names["xy"[k]] for k in widening]
+            shape_of = lambda t: _call("broadcast_tangent", t, *wide)  # noqa: E731
+        return rebuilt, Node(edges=edges, uniform=uniform, shape_of=shape_of)
+
+    def widens(self, types: list[Type], k: int, active: list[int], used: str, originals) -> bool:
+        """Is operand k a constant array that may make the result larger than the tangent, which is
+        built from the active operands' tangents and partials (`x + A` with x a float: the tangent
+        of x stands for every element of the result)? Not when a partial reads it (`x * A`)."""
+        if k in active or not types[k].is_array or "{" + "xy"[k] + "}" in used:
+            return False
+        if not any(types[j].is_array for j in active):
+            return True
+        return self.sums_to_shape(types, k, originals)
 
     def sums_to_shape(self, types: list[Type], k: int, originals: list[cst.BaseExpression]) -> bool:
         """Must operand k's adjoint be summed back to its shape at run time? Only when arrays of

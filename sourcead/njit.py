@@ -18,6 +18,11 @@ cotangents for written arguments and the row count of per-thread adjoints, and u
 | `jvp(f, wrt)`             | `(*args, tangents)`        | `(value, value_tangent)`                      |
 | `@differentiable` `f`     | `(*args)`                  | what `f(*args)` returns (the compiled primal) |
 
+A caller compiled with `@numba.njit(cache=True)` is cached by numba under its own file only: when
+the derivative it calls changes (the function was edited, or sourcead upgraded), numba would load
+the old machine code naming the old entry module. sourcead refuses that import with a message
+saying which cache to delete (`compile._UnbuiltModuleFinder`); without `cache=True` nothing is stale.
+
 The number of per-thread rows is numba's thread-pool size in the process that writes the entry
 module; it is a literal in the module's text, so a process with another pool size gets another
 module (calling `numba.get_num_threads()` in compiled code would defeat numba's cache).

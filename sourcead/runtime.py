@@ -167,6 +167,14 @@ def _accumulate_impl(out, g):
 
 
 @register_jitable
+def broadcast_tangent(t, x):
+    """The tangent `t` of `x op v` (x constant) in the shape NumPy broadcasts x and t to: where
+    only the smaller operand varies, its tangent stands for every element of the result (forward
+    mode's twin of `unbroadcast`)."""
+    return np.broadcast_to(t, np.broadcast_shapes(np.shape(t), np.shape(x))).copy()
+
+
+@register_jitable
 def at_argmax(g, x):
     """An array shaped like x holding g at the (first) largest element and 0.0 elsewhere: the
     adjoint of np.max (never 0 * g, which is nan for an infinite g)."""
@@ -255,11 +263,11 @@ def prod_others(x):
 
 
 def expand_axis(g, x, axis):
-    """The adjoint of a reduction of x over `axis`, shaped to broadcast over x (a float g, the same
-    adjoint for every element of the reduction, broadcasts as it is)."""
+    """The adjoint of a reduction of x over `axis`, in x's shape: g repeated along the axis (a view,
+    not a copy; a float g, the same adjoint for every element of the reduction, is left as it is)."""
     if np.ndim(x) == 1 or np.ndim(g) == 0:
         return g
-    return np.expand_dims(g, axis)
+    return np.broadcast_to(np.expand_dims(g, axis), np.shape(x))
 
 
 @overload(expand_axis)
@@ -267,11 +275,11 @@ def _expand_axis(g, x, axis):
     if x.ndim == 1 or isinstance(g, (types.Float, types.Integer)):
         return lambda g, x, axis: g
 
-    def row_or_column(g, x, axis):
+    def row_or_column(g, x, axis):  # x is 2-D: axis 0 (or -2) keeps a row, axis 1 (or -1) a column
         c = np.ascontiguousarray(g)
-        if axis == 0:
-            return c.reshape((1, c.shape[0]))
-        return c.reshape((c.shape[0], 1))
+        if axis == 0 or axis == -2:
+            return np.broadcast_to(c.reshape((1, c.shape[0])), x.shape)
+        return np.broadcast_to(c.reshape((c.shape[0], 1)), x.shape)
 
     return row_or_column
 
@@ -283,6 +291,7 @@ HELPERS = (
     "add_rows_1d",
     "add_rows_2d",
     "unbroadcast",
+    "broadcast_tangent",
     "at_argmax",
     "at_argmin",
     "matmul_bar_left",

@@ -201,3 +201,23 @@ def _maybe_double(a, b):
 def untyped_branch(a, b):
     # numba: "Unsupported assignment encountered: Undefined"
     return _maybe_double(a, b) + _maybe_double(b, a) * a
+
+
+# --- 16: the random-program generator, after the redesign ------------------------------------------
+
+
+def widened_tangent(v, base, X):
+    # jvp: the tangent of base + v (base a constant array, v a float) was v_dot, once, not once per
+    # element, so np.sum(base + v) had the derivative 1 instead of len(base)
+    row = np.sum(X * v, axis=-2)
+    return np.sum(base + v) + np.sum(v - base * 2.0) + np.sum(row + base[0])
+
+
+def returned_rename(x, n):
+    # `result = y` before `return result` was refused as two names for one array; a size from an
+    # int parameter was guessed a float
+    y = np.zeros(n)
+    for i in range(n):
+        y[i] = x[i] * x[i]
+    result = y
+    return result

@@ -193,6 +193,39 @@ def test_entry_module_is_cached_for_the_next_process(tmp_path):
     assert (int(hits), int(misses)) == (1, 0), second.stdout
 
 
+def test_a_stale_numba_cache_of_a_caller_is_refused_not_run(tmp_path):
+    """numba caches a caller of `g.njit` by the caller's file alone; after the differentiated
+    function changes, its cached machine code names the old derivative's module. That import is
+    refused with a message saying what to delete, never run against an old gradient."""
+    (tmp_path / "model.py").write_text("def f(x):\n    return x[0] * x[0] * 3.0\n")
+    (tmp_path / "caller.py").write_text(
+        textwrap.dedent(
+            """
+            import numba, numpy as np, sourcead, model
+            g = sourcead.grad(model.f).njit
+
+            @numba.njit(cache=True)
+            def caller(x):
+                return g(x)[0]
+
+            print(caller(np.array([1.0, 2.0])))
+            """
+        )
+    )
+    env = {**os.environ, "SOURCEAD_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    run = [sys.executable, str(tmp_path / "caller.py")]
+    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    assert float(first.stdout) == 6.0
+    (tmp_path / "model.py").write_text("def f(x):\n    return x[0] * x[0] * 5.0\n")
+    second = subprocess.run(run, env=env, capture_output=True, text=True)
+    assert second.returncode != 0 and "SourceADError" in second.stderr, second.stdout + second.stderr
+    assert "Delete the caller's numba cache" in second.stderr
+    for stale in (tmp_path / "__pycache__").glob("caller.*.nb*"):
+        stale.unlink()
+    third = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
+    assert float(third.stdout) == 10.0
+
+
 def test_example_adam_in_numba():
     import bridge_functions
 

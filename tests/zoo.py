@@ -827,6 +827,14 @@ ZOO += [
         True,
     ),
     Case(
+        "widened_tangent",
+        findings.widened_tangent,
+        lambda rng: (_uniform(rng, 0.5, 1), rng.standard_normal(4), rng.standard_normal((3, 4))),
+        ("v",),
+        True,
+    ),
+    Case("returned_rename", findings.returned_rename, lambda rng: (rng.standard_normal(5), 4), ("x",), False),
+    Case(
         "untyped_branch",
         findings.untyped_branch,
         lambda rng: (_uniform(rng, 0.2, 0.6), _uniform(rng, 1, 2)),

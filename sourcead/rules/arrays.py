@@ -1,6 +1,7 @@
 """Whole-array primitives: reductions, products, selections, reshapes, creation, sizes.
 
-Parameters named `a` and `b` must be arrays (kinds guesses from them which parameters are arrays);
+Parameters named `a` and `b` must be arrays, and those named `shape`, `newshape` and `num` sizes
+(kinds guesses from them which parameters are arrays and which are ints);
 `x` and `y` may be numbers or arrays. Templates name the operand `{x}`, its tangent `{t}`, the result
 `{z}` and its adjoint `{g}`, and the other arguments by their parameter names (`{axis}`,
 `{newshape}`). `example` is a float expression over arrays a (4x3), b (3,), c (4,), d (6,) of

@@ -123,6 +123,11 @@ class Primitive:
         return self.signature.variadic
 
     @property
+    def sizes(self) -> tuple[str, ...]:
+        """The parameters that are sizes (named `shape`, `newshape`, `num`): ints, or tuples of ints."""
+        return tuple(p.name for p in self.signature.params if p.name in ("shape", "newshape", "num"))
+
+    @property
     def arrays(self) -> tuple[str, ...]:
         """The parameters that must be arrays (named `a` and `b` by convention, see arrays.py)."""
         return tuple(p.name for p in self.signature.params if p.name in ("a", "b"))
