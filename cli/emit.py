@@ -1,4 +1,4 @@
-"""`sourcead emit PATH:FUNC --mode reverse|forward --wrt NAMES [--array NAME:NDIM] [-o FILE]`."""
+"""`sourcead emit PATH:FUNC --mode reverse|forward --wrt NAMES [--array NAME:NDIM] [--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from sourcead.pipeline import generate
+from sourcead.listing import PASSES, core_listing
+from sourcead.pipeline import analyze, generate
 
 from .common import fail, load_function, parse_wrt
 
@@ -32,7 +33,13 @@ from .common import fail, load_function, parse_wrt
     help="Generate for argument NAME given as an array (of NDIM dimensions, default 1), where the code "
     "itself does not say (whole-array code). Repeat for several arguments.",
 )
-def emit(target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str, ...]) -> None:
+@click.option(
+    "--after",
+    type=click.Choice(PASSES),
+    help="Instead of the module, print the core form the later passes see: after normalize, "
+    "with the types kinds gave (kinds), or with what carries derivatives (activity). A debugging aid.",
+)
+def emit(target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str, ...], after: str | None) -> None:
     """Print the generated derivative module of FUNC in PATH.
 
     The output is deterministic: the same input gives byte-identical text.
@@ -41,10 +48,13 @@ def emit(target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str
     kinds = {}
     for item in arrays:
         name, _, ndim = item.partition(":")
-        if not name.isidentifier() or (ndim and ndim not in ("1", "2")):
-            fail(f"--array takes NAME or NAME:1 or NAME:2, got {item!r}")
+        if not name.isidentifier() or (ndim and ndim not in ("1", "2", "3")):
+            fail(f"--array takes NAME or NAME:1, NAME:2 or NAME:3, got {item!r}")
         kinds[name] = f"array:{ndim or 1}"
-    source = generate(func, mode, parse_wrt(wrt), kinds or None).source
+    if after is not None:
+        source = core_listing(analyze(func, parse_wrt(wrt), kinds or None), after)
+    else:
+        source = generate(func, mode, parse_wrt(wrt), kinds or None).source
     if output:
         Path(output).write_text(source, encoding="utf-8")
     else:

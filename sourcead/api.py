@@ -434,12 +434,14 @@ class Differentiable:
     def vjp(self, wrt: Wrt = 0, *, jit: bool = True) -> VJP:
         return self._get("vjp", wrt, jit)
 
-    def source(self, mode: str = "reverse", wrt: Wrt = 0) -> str:
-        """The generated derivative module, as text."""
+    def source(self, mode: str = "reverse", wrt: Wrt = 0, arrays: dict[str, int] | None = None) -> str:
+        """The generated derivative module, as text; `arrays` gives parameters the code does not
+        say are arrays their number of dimensions (`sourcead emit --array NAME:NDIM`)."""
         from .pipeline import generate
 
         items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
-        return generate(self.__sourcead_func__, mode, items).source
+        kinds = {name: f"array:{int(ndim)}" for name, ndim in (arrays or {}).items()}
+        return generate(self.__sourcead_func__, mode, items, kinds or None).source
 
 
 def differentiable(func: Callable) -> Differentiable:

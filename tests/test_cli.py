@@ -89,3 +89,34 @@ def test_emit_for_whole_array_arguments_of_a_given_ndim():
     assert "matmul_bar_left(" in result.output and "A_bar = np.zeros_like(A)" in result.output
     bad = run("emit", f"{vec}:least_squares", "--wrt", "A", "--array", "A:7")
     assert bad.exit_code == 2 and "--array takes NAME" in bad.output
+
+
+def test_emit_after_a_pass_prints_the_core_form():
+    """`--after normalize` shows the core form; kinds adds every variable's type, activity what
+    carries derivatives. The listing is Python: it compiles."""
+    normalized = run("emit", f"{HEAT}:heat_loss", "--wrt", "u0", "--after", "normalize")
+    assert normalized.exit_code == 0, normalized.output
+    assert normalized.output.startswith("# core form of heat_loss after normalize")
+    compile(normalized.output, "listing", "exec")
+    typed = run("emit", f"{HEAT}:heat_loss", "--wrt", "u0", "--after", "kinds").output
+    assert "# u0: a 1-D float64 array" in typed
+    active = run("emit", f"{HEAT}:heat_loss", "--wrt", "u0", "--after", "activity").output
+    assert "# active (varied and useful):" in active and "u0" in active.split("active (varied and useful):")[1]
+    bad = run("emit", f"{HEAT}:heat_loss", "--wrt", "u0", "--after", "reverse")
+    assert bad.exit_code == 2
+
+
+def test_source_takes_the_array_options_of_emit(tmp_path):
+    import sourcead
+
+    (tmp_path / "whole.py").write_text("import numpy as np\n\ndef f(A, x):\n    return np.sum(A * x)\n")
+    result = run("emit", f"{tmp_path / 'whole.py'}:f", "--wrt", "A", "--array", "A:2", "--array", "x")
+    assert result.exit_code == 0, result.output
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import whole
+    finally:
+        sys.path.pop(0)
+    source = sourcead.differentiable(whole.f).source(wrt="A", arrays={"A": 2, "x": 1})
+    assert source == result.output
+    assert "unbroadcast" in source  # A (2-D) and x (1-D) meet: the adjoint sums over the broadcast axis
