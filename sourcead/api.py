@@ -197,10 +197,13 @@ class _Prepared:
 
     def _args(self, args: tuple) -> tuple[_Variant, list]:
         params = self._params()
+        if len(args) < len(params):
+            args = _with_defaults(self._func, args)
         if len(args) != len(params):
-            raise SourceADError(
-                f"{self._func.__name__} takes {len(params)} arguments ({', '.join(params)}), got {len(args)}"
-            )
+            import inspect
+
+            signature = inspect.signature(self._func)
+            raise SourceADError(f"{self._func.__name__}{signature} takes {len(params)} arguments, got {len(args)}")
         variant = self._variant(args)
         if variant.alias_pairs:
             _check_overlap(variant, args)
@@ -638,3 +641,14 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
         return bool(np.shares_memory(a, b, max_work=10_000))
     except np.exceptions.TooHardError:
         return True
+
+
+def _with_defaults(func: Callable, args: tuple) -> tuple:
+    """`args` followed by the defaults of the parameters they leave out (`def f(x, alpha=0.5)`
+    called as `g(x)`); unchanged where a left-out parameter has no default (the caller says so)."""
+    import inspect
+
+    rest = list(inspect.signature(unwrap(func)).parameters.values())[len(args) :]
+    if any(p.default is inspect.Parameter.empty for p in rest):
+        return args
+    return (*args, *(p.default for p in rest))

@@ -340,7 +340,7 @@ def _globals_read(func: Callable, seen: set[int] | None = None) -> list[tuple[st
         if isinstance(value, types.ModuleType):  # `cfg.N` freezes N; `helpers.f` inlines f
             for attr in sorted(names):
                 inner = getattr(value, attr, None)
-                if isinstance(inner, (bool, int, float)) or (callable(inner) and _is_user_code(inner)):
+                if isinstance(inner, (bool, int, float, np.ndarray)) or (callable(inner) and _is_user_code(inner)):
                     described.append((f"{name}.{attr}", _describe(inner, seen if seen is not None else {id(func)})))
     return described
 
@@ -348,6 +348,9 @@ def _globals_read(func: Callable, seen: set[int] | None = None) -> list[tuple[st
 def _describe(value: Any, seen: set[int]) -> str:
     if value is None or isinstance(value, (bool, int, float, complex, str)):
         return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, np.ndarray):  # frozen into the module: its contents are part of the key
+        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return f"array:{value.dtype.str}:{value.shape}:{digest}"
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
     if callable(value):

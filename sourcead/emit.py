@@ -95,7 +95,7 @@ def module_text(
         imports.append("import math\n")
     if "numba." in function:
         imports.append("import numba\n")
-    if "np." in function:
+    if "np." in function or any(hasattr(v, "ndim") for _, v in constants):
         imports.append("import numpy as np\n")
     if imports:
         parts.append("".join(imports))

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator
 
 import libcst as cst
+import numpy as np
 from libcst.helpers import parse_template_expression
 
 _MODULE = cst.Module(body=[])
@@ -50,7 +51,10 @@ def constant_node(value: bool | int | float) -> cst.BaseExpression:
     return number(value)
 
 
-def constant_text(value: bool | int | float) -> str:
+def constant_text(value: bool | int | float | np.ndarray) -> str:
+    """A frozen global as text: a literal, or `np.array([...], dtype=...)` for an array."""
+    if isinstance(value, np.ndarray):
+        return f"np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
     return code(constant_node(value))
 
 

@@ -11,7 +11,15 @@ import libcst as cst
 
 from .exprs import code, dotted, walk
 from .parse import ParsedFunction
-from .resolve import LOOPS, canonical_call, is_frozen_constant, literal_in_scope, lookup, user_function
+from .resolve import (
+    FROZEN_ARRAY_LIMIT,
+    LOOPS,
+    canonical_call,
+    is_frozen_constant,
+    literal_in_scope,
+    lookup,
+    user_function,
+)
 from .rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
 
 _SUBSET = (
@@ -73,8 +81,12 @@ class Fence:
                 "Use plain positional parameters.",
             )
         for param in params.params + params.posonly_params:
-            if param.default is not None:
-                self.fail(param, "parameter defaults are not supported", "Pass every argument explicitly.")
+            if param.default is not None and not _plain_literal(param.default):
+                self.fail(
+                    param.default,
+                    "a parameter default must be a number or True/False",
+                    "Pass the value as an argument.",
+                )
         if isinstance(node.body, cst.SimpleStatementSuite):
             self.fail(node, "write the function body on its own lines", "Put each statement on a line.")
         body = list(node.body.body)
@@ -96,7 +108,7 @@ class Fence:
                     self.finished_loops -= assigned_in(small)
             elif isinstance(stmt, cst.For):
                 self.check_for(stmt, loop_vars)
-                self.finished_loops.add(stmt.target.value)  # type: ignore[union-attr]
+                self.finished_loops |= self.index_names(stmt)
             elif isinstance(stmt, cst.If):
                 self.check_if(stmt, loop_vars, in_loop)
             elif isinstance(stmt, cst.While):
@@ -133,23 +145,39 @@ class Fence:
             self.fail(stmt.orelse, "for ... else is not supported", "Remove the else block.")
         if stmt.asynchronous is not None:
             self.fail(stmt, "async for is not supported")
-        if not isinstance(stmt.target, cst.Name):
-            self.fail(stmt.target, "the loop variable must be a single name", "Loop over indices: `for i in range(n)`.")
         it = stmt.iter
         key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
         if key not in ("range", "prange"):
-            self.fail(
-                it,
-                "only loops over range(...) are supported",
-                "Loop over indices: `for i in range(len(x))`, then read x[i].",
-            )
+            self.check_iteration(stmt.target, it, key, loop_vars)
+            index = stmt.target.elements[0].value if key == "enumerate" else None  # type: ignore[union-attr]
+            self.check_loop_body(stmt, index.value if isinstance(index, cst.Name) else None, loop_vars)
+            return
+        if not isinstance(stmt.target, cst.Name):
+            self.fail(stmt.target, "the loop variable must be a single name", "Loop over indices: `for i in range(n)`.")
         if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
             self.fail(it, "range takes 1 to 3 positional arguments")
         if len(it.args) == 3 and isinstance(it.args[2].value, cst.Integer) and int(it.args[2].value.value) == 0:
             self.fail(it.args[2], "the step of a range cannot be zero")
         for arg in it.args:
             self.check_expr(arg.value, loop_vars)
-        var = stmt.target.value  # type: ignore[union-attr]
+        self.check_loop_body(stmt, stmt.target.value, loop_vars)  # type: ignore[union-attr]
+
+    def index_names(self, stmt: cst.For) -> set[str]:
+        """The loop's index variable where the user names one: `i` in `for i in range(n)` and in
+        `for i, v in enumerate(x)` (the elements a loop binds are ordinary variables)."""
+        it, target = stmt.iter, stmt.target
+        key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
+        if key in ("range", "prange") and isinstance(target, cst.Name):
+            return {target.value}
+        if key == "enumerate" and isinstance(target, cst.Tuple) and isinstance(target.elements[0].value, cst.Name):
+            return {target.elements[0].value.value}
+        return set()
+
+    def check_loop_body(self, stmt: cst.For, var: str | None, loop_vars: set[str]) -> None:
+        """The body, with `var` the loop's index variable (None: a fresh one normalize makes)."""
+        if var is None:
+            self.check_suite(stmt.body, loop_vars, in_loop=True)
+            return
         self.finished_loops.discard(var)
         if var in loop_vars:
             self.fail(stmt.target, f"loop variable `{var}` is reused by an inner loop", "Rename it.")
@@ -161,6 +189,45 @@ class Fence:
                     f"the loop variable `{var}` is assigned inside its loop",
                     "Use another name for the new value.",
                 )
+
+    def check_iteration(self, target: cst.BaseExpression, it: cst.BaseExpression, key: str | None, loop_vars) -> None:
+        """`for v in x` (elements of a 1-D array, rows of a 2-D one), `for i, v in enumerate(x)`,
+        `for a, b in zip(x, y)` and `for i, (a, b) in enumerate(zip(x, y))`: normalize writes each
+        as a loop over indices."""
+        hint = "Loop over indices: `for i in range(len(x))`, then read x[i]."
+        if key == "prange":
+            self.fail(it, "prange takes the loop's bounds", "Write `for i in prange(len(x))`, then read x[i].")
+        if isinstance(it, (cst.Tuple, cst.List, cst.Set, cst.Dict)) or key not in (None, "enumerate", "zip"):
+            self.fail(it, "a for loop runs over range(...), an array, enumerate(array) or zip(arrays)", hint)
+        if key == "enumerate":
+            args = it.args  # type: ignore[attr-defined]
+            if len(args) != 1 or args[0].keyword or args[0].star:
+                self.fail(it, "enumerate takes one array here (no start=)", hint)
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                self.fail(target, "a loop over enumerate(...) takes two names: `for i, v in enumerate(x)`")
+            if not isinstance(target.elements[0].value, cst.Name):  # type: ignore[union-attr]
+                self.fail(target, "the index of enumerate(...) must be a name")
+            inner = args[0].value
+            inner_key = canonical_call(inner.func, self.parsed.globals) if isinstance(inner, cst.Call) else None
+            self.check_iteration(target.elements[1].value, inner, inner_key, loop_vars)  # type: ignore[union-attr]
+            return
+        if key == "zip":
+            args = [a for a in it.args if a.keyword is None]  # type: ignore[attr-defined]
+            for a in it.args:  # type: ignore[attr-defined]
+                if a.keyword is not None and not (a.keyword.value == "strict" and code(a.value) == "False"):
+                    self.fail(a, "zip takes arrays here, and strict=False at most", hint)
+            if len(args) < 1 or any(a.star for a in args):
+                self.fail(it, "zip takes arrays here (no *args)", hint)
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == len(args)):
+                self.fail(target, f"a loop over zip(...) of {len(args)} arrays takes {len(args)} names")
+            for element, arg in zip(target.elements, args, strict=True):
+                if not isinstance(element.value, cst.Name):
+                    self.fail(element.value, "each name of a loop over zip(...) must be a single name", hint)
+                self.check_expr(arg.value, loop_vars)
+            return
+        if not isinstance(target, cst.Name):
+            self.fail(target, "a loop over an array takes one name: an element, or a row", hint)
+        self.check_expr(it, loop_vars)
 
     def check_small(self, small: cst.BaseSmallStatement, loop_vars: set[str], in_loop: bool) -> None:
         if isinstance(small, cst.Return):
@@ -244,6 +311,12 @@ class Fence:
             "you can assign to a name or to an array element `a[i]` / `a[i, j]`",
             "Attributes and other targets cannot be assigned.",
         )
+
+    def is_new_axis(self, node: cst.BaseExpression) -> bool:
+        """`None` or `np.newaxis` as an index."""
+        if isinstance(node, cst.Name) and node.value == "None":
+            return True
+        return isinstance(node, cst.Attribute) and node.attr.value == "newaxis" and is_numpy(node.value, self.parsed)
 
     def check_indices(self, node: cst.Subscript) -> None:
         for element in node.slice:
@@ -379,20 +452,30 @@ class Fence:
         if not is_frozen_constant(value):
             self.fail(
                 node,
-                f"global `{node.value}` ({type(value).__name__}) cannot be used as a value",
-                "Only int and float globals can be read; pass arrays as arguments.",
+                f"global `{node.value}` ({_describe_global(value)}) cannot be used as a value",
+                "Globals that can be read: numbers, and arrays of float64, int64 or bool (1-D to 3-D, "
+                f"at most {FROZEN_ARRAY_LIMIT:,} elements), frozen as numba freezes them; pass others as arguments.",
             )
 
     def check_subscript(self, expr: cst.Subscript, loop_vars: set[str]) -> None:
         value = expr.value
-        if not isinstance(value, (cst.Name, cst.Subscript, cst.Tuple, cst.Attribute)):
+        if not isinstance(value, (cst.Name, cst.Subscript, cst.Tuple, cst.Attribute, cst.Call, cst.BinaryOperation)):
             self.fail(
                 expr,
-                "only a named array can be indexed",
+                "only a named array, a call or an arithmetic expression can be indexed",
                 "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
             )
         self.check_expr(value, loop_vars)
         self.check_indices(expr)
+        new_axes = [e for e in expr.slice if not isinstance(e.slice, cst.Slice) and self.is_new_axis(e.slice.value)]
+        if new_axes:
+            if not all(_full_slice(e.slice) for e in expr.slice if e not in new_axes):
+                self.fail(
+                    expr,
+                    "a new axis (None, np.newaxis) is supported among full slices only: x[:, None], x[None, :]",
+                    "Index first, then add the axis: `r = A[i]; r[:, None]`.",
+                )
+            return
         for element in expr.slice:
             if isinstance(element.slice, cst.Slice):
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
@@ -502,8 +585,42 @@ def assigned_in(body: cst.CSTNode) -> set[str]:
                 names.add(node.target.value)
 
         def visit_For(self, node: cst.For) -> None:
-            if isinstance(node.target, cst.Name):
-                names.add(node.target.value)
+            names.update(_target_names(node.target))
 
     body.visit(Collector())
     return names
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """The names a loop binds: `i`, or `i, (a, b)` for a loop over enumerate(zip(...))."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    return set()
+
+
+def _full_slice(s: cst.BaseSlice) -> bool:
+    """`:` with no bounds and no step."""
+    return isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None
+
+
+def is_numpy(node: cst.BaseExpression, parsed: ParsedFunction) -> bool:
+    """Does `node` name the numpy module (`np`, `numpy`, whatever it was imported as)?"""
+    import numpy
+
+    return lookup(node, parsed.globals) is numpy
+
+
+def _plain_literal(node: cst.BaseExpression) -> bool:
+    """A number, -number or True/False: a default that means the same in every module."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float)) or isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _describe_global(value: object) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} of {getattr(value, 'dtype', '?')}, shape {shape}"
+    return type(value).__name__

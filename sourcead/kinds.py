@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
+import numpy as np
 
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from .errors import SourceADError
@@ -80,7 +81,7 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
     _check_indexing(fn, params, fail, origin)
     env: dict[str, Type] = dict(params)
     for name, value in fn.constants:
-        env[name] = BOOL if isinstance(value, bool) else INT if isinstance(value, int) else FLOAT
+        env[name] = _constant_type(value)
     statements = list(walk_statements(fn.body))
     changed = True
     while changed:
@@ -281,6 +282,10 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
     copies = [(s.var, source.value) for s in statements if isinstance(s, Assign) and not s.writes_element
               and isinstance(source := _copied(s.value), cst.Name)]  # fmt: skip
     copies += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
+    # `row = A[k]` (or A[k, :]) and row used as an array: A has that many more dimensions
+    parts = [(s.var, s.value.value.value, sum(not isinstance(i, cst.Slice) for i in subscript_indices(s.value)))
+             for s in statements if isinstance(s, Assign) and not s.writes_element
+             and isinstance(s.value, cst.Subscript) and isinstance(s.value.value, cst.Name)]  # fmt: skip
     ndim: dict[str, int] = {}
     index_arrays: set[str] = set()
     ints: set[str] = set()
@@ -308,6 +313,10 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
         for target, source in copies:
             if target in ndim and ndim.get(source, 0) < ndim[target]:
                 ndim[source] = ndim[target]
+                changed = True
+        for target, source, indexed in parts:
+            if target in ndim and ndim.get(source, 0) < ndim[target] + indexed:
+                ndim[source] = ndim[target] + indexed
                 changed = True
         for s in statements:
             if isinstance(s, Assign) and not s.writes_element and s.var in index_names:
@@ -363,7 +372,15 @@ def _array_uses(node: cst.CSTNode) -> list[tuple[str, int]]:
     prim, bound = found
     axis = literal(bound.args["axis"]) if "axis" in bound.args else None
     dims = axis + 1 if isinstance(axis, int) and axis >= 0 else 1  # np.sum(x, axis=1): 2-D at least
-    return [(v.value, dims) for p, v in bound.args.items() if p in prim.arrays and isinstance(v, cst.Name)]
+    found = []
+    for p, v in bound.args.items():
+        if p not in prim.arrays:
+            continue
+        if isinstance(v, cst.Name):
+            found.append((v.value, dims))
+        elif len(read := names_in(v)) == 1:  # np.sum(row * row): an array made from row alone
+            found.append((next(iter(read)), dims))
+    return found
 
 
 def _index_operands(root: cst.BaseExpression) -> list[cst.Name]:
@@ -445,3 +462,10 @@ def _check_indexing(fn: CoreFunction, params: dict[str, Type], fail: Fail, origi
 
 
 __all__ = ["ARRAY", "BOOL", "FLOAT", "INT", "Kinds", "expression_type", "infer_kinds"]
+
+
+def _constant_type(value: object) -> Type:
+    """The type of a frozen global: a number, or an array of float64, int64 or bool."""
+    if isinstance(value, np.ndarray):
+        return array({"float64": "float", "int64": "int", "bool": "bool"}[value.dtype.name], value.ndim)
+    return BOOL if isinstance(value, bool) else INT if isinstance(value, int) else FLOAT

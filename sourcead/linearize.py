@@ -32,6 +32,15 @@ class Edge:
     child: Node
     forward: Callable[[cst.BaseExpression], cst.BaseExpression]
     reverse: Callable[[cst.BaseExpression], cst.BaseExpression]
+    # a float adjoint of an array result may cross as it is: the partial is an array of the result's
+    # shape (it makes the contribution full-sized), or the child has that shape (it stands for each
+    # element); not `x + A` towards a float x, where the float would count once, not once per element
+    full_partial: bool = False  # the partial is an array of the result's shape
+    float_crosses_here: bool = True  # else: the operand is smaller than the result, or broadcast
+
+    @property
+    def float_crosses(self) -> bool:
+        return self.full_partial or self.float_crosses_here and self.child.takes_float_adjoint
 
 
 @dataclass
@@ -41,7 +50,6 @@ class Node:
     leaf: cst.BaseExpression | None = None
     edges: list[Edge] = field(default_factory=list)
     elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
-    uniform: bool = True  # every active operand has the shape of the result (no broadcasting between arrays)
     shape_of: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None  # the tangent in the result's shape
 
     @property
@@ -51,7 +59,7 @@ class Node:
         product below an elementwise node needs its adjoint as an array)."""
         if self.leaf is not None:
             return True
-        return self.elementwise and self.uniform and all(e.child.takes_float_adjoint for e in self.edges)
+        return self.elementwise and all(e.float_crosses for e in self.edges)
 
 
 @dataclass
@@ -168,6 +176,10 @@ class _Builder:
             names["z"] = rebuilt
         names["m"] = cst.Name("np" if arrays else "math")
         edges = []
+        full = {
+            "xy"[j] for j in range(len(operands)) if types[j].is_array and not self.sums_to_shape(types, j, originals)
+        }
+        full |= {"z"} if arrays else set()  # the placeholders that stand for arrays of the result's shape
         for k in active:
             partial = _instantiate(templates[k], names)
             if not types[k].is_array and arrays:  # a float operand broadcast over an array result
@@ -176,13 +188,15 @@ class _Builder:
                 back = lambda g, p=partial, o=names["xy"[k]]: _call("unbroadcast", times(p, g), o)  # noqa: E731
             else:
                 back = lambda g, p=partial: times(p, g)  # noqa: E731
-            edges.append(Edge(children[operands[k]], lambda t, p=partial: times(p, t), back))
-        uniform = not shaped and all(children[operands[k]].uniform for k in active)
+            child = children[operands[k]]
+            full_partial = any("{" + key + "}" in templates[k] for key in full)
+            here = k not in shaped and (types[k].is_array or not arrays)
+            edges.append(Edge(child, lambda t, p=partial: times(p, t), back, full_partial, here))
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]
             shape_of = lambda t: _call("broadcast_tangent", t, *wide)  # noqa: E731
-        return rebuilt, Node(edges=edges, uniform=uniform, shape_of=shape_of)
+        return rebuilt, Node(edges=edges, shape_of=shape_of)
 
     def widens(self, types: list[Type], k: int, active: list[int], used: str, originals) -> bool:
         """Is operand k a constant array that may make the result larger than the tangent, which is

@@ -25,6 +25,7 @@ import re
 from dataclasses import replace
 
 import libcst as cst
+import numpy as np
 
 from .core import (
     Assign,
@@ -43,7 +44,7 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import code, constant_node, names_in, paren, subscript_indices, walk
+from .exprs import code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
 from .naming import Namer, reserved_names
 from .parse import ParsedFunction, parse_function, unwrap
@@ -88,6 +89,7 @@ class Normalizer:
     def function(self) -> CoreFunction:
         statements = list(self.parsed.node.body.body)  # type: ignore[union-attr]
         body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed)
+        self.refuse_global_writes(body)
         mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
         return CoreFunction(
             name=self.parsed.name,
@@ -107,6 +109,17 @@ class Normalizer:
         return node if self.parsed.locate(node) else self.current
 
     # --- statements ---------------------------------------------------------------------------
+
+    def refuse_global_writes(self, body: tuple[Stmt, ...]) -> None:
+        """A frozen global array is a constant of the generated module (as numba makes it one):
+        writing it would change a copy the user never sees."""
+        for s in walk_statements(body):
+            if isinstance(s, Assign) and s.writes_element and s.var in self.constants:
+                raise self.fail(
+                    f"`{s.var}` is a global array: numba freezes it as a constant, so it cannot be written",
+                    s.origin,
+                    f"Pass `{s.var}` as an argument, or write into a copy: `{s.var.lower()}_work = {s.var}.copy()`.",
+                )
 
     def block(self, statements) -> list[Stmt]:
         out: list[Stmt] = []
@@ -204,7 +217,7 @@ class Normalizer:
                 origin,
                 "Use another name for the single value.",
             )
-        return [Assign(target, value, None, origin)]
+        return [Assign(target, unparen(value), None, origin)]
 
     def tuple_variable(self, name: str, length: int, origin) -> tuple[str, ...]:
         """The element variables of tuple variable `name`, made on its first assignment."""
@@ -291,7 +304,9 @@ class Normalizer:
 
     def loop(self, stmt: cst.For) -> list[Stmt]:
         call = stmt.iter
-        key = canonical_call(call.func, self.parsed.globals)  # type: ignore[attr-defined]
+        key = canonical_call(call.func, self.parsed.globals) if isinstance(call, cst.Call) else None
+        if key not in ("range", "prange"):
+            return self.array_loop(stmt, key)
         pre, args = self.sequence([a.value for a in call.args])  # type: ignore[attr-defined]
         if len(args) == 1:
             args = [cst.Integer("0"), args[0]]
@@ -308,6 +323,40 @@ class Normalizer:
                 args[k] = cst.Name(fresh)
         var = stmt.target.value  # type: ignore[union-attr]
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
+
+    def array_loop(self, stmt: cst.For, key: str | None) -> list[Stmt]:
+        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x);
+        `enumerate(x)` names the index, `zip(x, y)` runs to the shorter array. An iterated value
+        that is not a name is computed once, before the loop, as Python does."""
+        target, it = stmt.target, stmt.iter
+        index: cst.Name | None = None
+        if key == "enumerate":
+            index = target.elements[0].value  # type: ignore[union-attr, assignment]
+            target, it = target.elements[1].value, it.args[0].value  # type: ignore[union-attr, attr-defined]
+            key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
+        if key == "zip":
+            arrays = [a.value for a in it.args if a.keyword is None]  # type: ignore[attr-defined]  (strict=False)
+            pairs = [(e.value, a) for e, a in zip(target.elements, arrays, strict=True)]  # type: ignore[union-attr]
+        else:
+            pairs = [(target, it)]
+        before: list[cst.BaseStatement] = []
+        sequences = []
+        for _, sequence in pairs:
+            if not isinstance(sequence, cst.Name):
+                name = cst.Name(self.namer.fresh("seq"))
+                before.append(_statement(cst.Assign([cst.AssignTarget(name)], sequence)))
+                sequence = name
+            sequences.append(sequence)
+        index = index or cst.Name(self.namer.fresh("k"))
+        lengths = [cst.Call(cst.Name("len"), [cst.Arg(s)]) for s in sequences]
+        stop = lengths[0] if len(lengths) == 1 else cst.Call(cst.Name("min"), [cst.Arg(n) for n in lengths])
+        elements = [
+            _statement(cst.Assign([cst.AssignTarget(name)], cst.Subscript(s, [cst.SubscriptElement(cst.Index(index))])))
+            for (name, _), s in zip(pairs, sequences, strict=True)
+        ]
+        body = stmt.body.with_changes(body=[*elements, *stmt.body.body])  # type: ignore[attr-defined]
+        loop = stmt.with_changes(target=index, iter=cst.Call(cst.Name("range"), [cst.Arg(stop)]), body=body)
+        return self.block(before) + self.loop(loop)
 
     # --- expressions, in Python's evaluation order ----------------------------------------------
 
@@ -407,6 +456,13 @@ class Normalizer:
 
     def subscript(self, node: cst.Subscript) -> Flat:
         pre, base = self.flat(node.value)
+        if not isinstance(base, (cst.Name, cst.Tuple, cst.Subscript)) and not _is_shape(base):
+            temp = cst.Name(self.namer.fresh("part"))  # (A @ x)[0]: the value first, then its element
+            pre.append(Assign(temp, unparen(base), None, self.current))
+            base = temp
+        if any(not isinstance(e.slice, cst.Slice) and _is_new_axis(e.slice.value, self.parsed) for e in node.slice):
+            before, reshaped = self.new_axes(base, node)
+            return pre + before, reshaped
         parts: list[cst.BaseExpression] = []
         for element in node.slice:
             if isinstance(element.slice, cst.Slice):
@@ -441,6 +497,24 @@ class Normalizer:
                 "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
             )
         return pre, node.with_changes(value=base, slice=elements)
+
+    def new_axes(self, base: cst.BaseExpression, node: cst.Subscript) -> Flat:
+        """`x[:, None]` is `np.reshape(x, (x.shape[0], 1))`: a 1 for each new axis, the sizes of x
+        for the full slices (the fence allows nothing else beside new axes)."""
+        pre = []
+        if not isinstance(base, cst.Name):  # A[i][:, None]: the row first
+            temp = cst.Name(self.namer.fresh("part"))
+            pre.append(Assign(temp, base, None, self.current))
+            base = temp
+        sizes, axis = [], 0
+        for element in node.slice:
+            if isinstance(element.slice, cst.Slice):
+                sizes.append(cst.parse_expression(f"{base.value}.shape[{axis}]"))
+                axis += 1
+            else:
+                sizes.append(cst.Integer("1"))
+        shape = cst.Tuple([cst.Element(size) for size in sizes])
+        return pre, cst.Call(canonical_func_node("np.reshape"), [cst.Arg(base), cst.Arg(shape)])
 
     def tuple_element(self, base: cst.Tuple, elements, node) -> cst.BaseExpression:
         if len(elements) != 1 or isinstance(elements[0].slice, cst.Slice):
@@ -496,6 +570,8 @@ class Normalizer:
             for operand in operands[1:]:  # max(a, b, c) is max(max(a, b), c): the first maximum wins
                 folded = cst.Call(canonical_func_node(key), [cst.Arg(folded), cst.Arg(operand)])
             return pre, folded
+        if "keepdims" in bound.args:
+            return self.keep_dims(key, bound, node)
         params = [p for p in prim.signature.params if p.name in bound.args]
         pre, values = self.sequence([bound.args[p.name] for p in params])
         if key == "len" and isinstance(values[0], cst.Tuple):
@@ -509,11 +585,40 @@ class Normalizer:
             else:
                 args.append(cst.Arg(value, keyword=cst.Name(p.name), equal=_EQUAL))
         call = cst.Call(canonical_func_node(key), args)
-        if prim.lower is not None:
+        lowers = prim.lower is not None and prim.lower(Bound(dict(zip((p.name for p in params), values, strict=True))))
+        if lowers is not None and lowers is not False:  # then again, with operands read twice bound first
+            values = [self.lowered_operand(v, pre) if p.required else v for p, v in zip(params, values, strict=True)]
             lowered = prim.lower(Bound({p.name: v for p, v in zip(params, values, strict=True)}))
-            if lowered is not None:
-                return pre, lowered
+            if lowered is not None:  # parenthesized: it stands where a call stood (`np.mean(a, axis=0) ** 2`)
+                return pre, paren(lowered)
         return pre, call
+
+    def lowered_operand(self, value: cst.BaseExpression, pre: list[Stmt]) -> cst.BaseExpression:
+        """An operand of a call that normalize rewrites (np.var(a) reads a twice): a temporary unless
+        it is cheap to read again."""
+        if is_cheap(value):
+            return value
+        temp = cst.Name(self.namer.fresh("operand"))
+        pre.append(Assign(temp, unparen(value), None, self.current))
+        return temp
+
+    def keep_dims(self, key: str, bound: Bound, node: cst.Call) -> Flat:
+        """`np.sum(a, axis=k, keepdims=True)` is `np.expand_dims(np.sum(a, axis=k), k)`."""
+        from .rules import literal
+
+        keep = literal(bound.args["keepdims"])
+        inner = Bound({k: v for k, v in bound.args.items() if k != "keepdims"})
+        if keep is False:
+            return self.primitive_call(key, inner, node)
+        axis = inner.args.get("axis")
+        if keep is not True or axis is None or not isinstance(literal(axis), int):
+            raise self.fail(
+                "keepdims=True is supported with an integer axis=... here",
+                node,
+                "Without an axis the result is a number: use it as it is.",
+            )
+        pre, value = self.primitive_call(key, inner, node)
+        return pre, cst.Call(canonical_func_node("np.expand_dims"), [cst.Arg(value), cst.Arg(axis)])
 
     def dtype(self, value: cst.BaseExpression, node) -> cst.BaseExpression:
         canonical = dtype_name(value, self.parsed.globals)
@@ -566,7 +671,7 @@ class Normalizer:
         inner = Normalizer(replace(callee, node=renamed), self.namer, (*self.callers, _function_of(self.parsed)))
         core = inner.function()
         for name, value in core.constants:
-            if self.constants.get(name, value) != value:
+            if not _same_constant(self.constants.get(name, value), value):
                 raise self.fail(f"global `{name}` has different values in the caller and in {func.__name__}", call)
             self.constants[name] = value
         self.custom.update(core.custom)
@@ -707,3 +812,21 @@ def _same_loop(body):
         if isinstance(stmt, If):
             yield from _same_loop(stmt.body)
             yield from _same_loop(stmt.orelse)
+
+
+def _statement(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([small])
+
+
+def _is_new_axis(node: cst.BaseExpression, parsed: ParsedFunction) -> bool:
+    from .fence import is_numpy
+
+    if isinstance(node, cst.Name):
+        return node.value == "None"
+    return isinstance(node, cst.Attribute) and node.attr.value == "newaxis" and is_numpy(node.value, parsed)
+
+
+def _same_constant(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    return a == b

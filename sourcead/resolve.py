@@ -16,7 +16,8 @@ import numpy as np
 from . import custom
 from .rules import NOT_LITERAL, PRIMITIVES, literal
 
-LOOPS = {"range": range, "prange": numba.prange}  # the iterables a `for` loop may run over
+# what a `for` loop may run over: ranges, and (normalize writes them as ranges) arrays, enumerate, zip
+LOOPS = {"range": range, "prange": numba.prange, "enumerate": enumerate, "zip": zip}
 _DTYPE_OBJECTS = {np.float64: "np.float64", float: "np.float64", np.int64: "np.int64", int: "np.int64",
                   np.bool_: "np.bool_", bool: "np.bool_"}  # fmt: skip
 
@@ -91,9 +92,19 @@ def canonical_func_node(key: str) -> cst.BaseExpression:
     return cst.parse_expression(key)  # math.sin, np.linalg.norm, abs
 
 
+FROZEN_ARRAY_LIMIT = 10_000  # elements: a module-level array larger than this is passed as an argument
+
+
 def is_frozen_constant(value: Any) -> bool:
-    """Globals that numba freezes at compile time, and so do we."""
-    return isinstance(value, (int, float, bool)) and not isinstance(value, np.ndarray)
+    """Globals that numba freezes at compile time, and so do we: numbers, and arrays of float64,
+    int64 or bool (1-D to 3-D, at most FROZEN_ARRAY_LIMIT elements, written into the module)."""
+    if isinstance(value, np.ndarray):
+        return (
+            value.dtype in (np.float64, np.int64, np.bool_)
+            and 1 <= value.ndim <= 3
+            and value.size <= FROZEN_ARRAY_LIMIT
+        )
+    return isinstance(value, (int, float, bool))
 
 
 def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
@@ -116,5 +127,7 @@ def literal_in_scope(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> obje
         return dtype
     value = lookup(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else None
     if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value == float("inf"):  # np.inf, as np.linalg.norm's ord
         return value
     return NOT_LITERAL

@@ -221,3 +221,18 @@ def returned_rename(x, n):
         y[i] = x[i] * x[i]
     result = y
     return result
+
+
+# --- 17: a call rewritten into an expression, in an expression that binds tighter -----------------
+
+
+def lowered_in_context(X, x):
+    # np.mean(X, axis=0) ** 2 became np.sum(X, axis=0) / X.shape[0] ** 2: the rewrite of a call was
+    # not parenthesized (a wrong value and gradient, no error)
+    return (
+        np.sum(np.mean(X, axis=0) ** 2)
+        + np.sum(np.subtract(x, 1.0) ** 2)
+        + 2.0 ** np.negative(x[0])
+        + np.sum(np.add(x, x) / np.multiply(x, 2.0) ** 2)
+        + math.cbrt(x[1] + 2.0) ** 2
+    )

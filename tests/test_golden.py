@@ -27,6 +27,8 @@ def _call_kinds(case) -> dict[str, str] | None:
         return None
     args = case.make_args(np.random.default_rng(0))
     params = case.func.__code__.co_varnames[: case.func.__code__.co_argcount]
+    defaults = case.func.__defaults__ or ()
+    args = (*args, *defaults[len(args) - len(params) :]) if len(args) < len(params) else args  # as the call fills them
     return {p: _spec(a) for p, a in zip(params, args, strict=True)}
 
 

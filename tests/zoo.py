@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import findings
 import helpers_other
+import idioms
 import numpy as np
 import vectorized
 
@@ -835,10 +836,84 @@ ZOO += [
     ),
     Case("returned_rename", findings.returned_rename, lambda rng: (rng.standard_normal(5), 4), ("x",), False),
     Case(
+        "lowered_in_context",
+        findings.lowered_in_context,
+        lambda rng: (_uniform(rng, 0.5, 1.5, (3, 4)), _uniform(rng, 0.5, 1.5, 4)),
+        ("X", "x"),
+        True,
+    ),
+    Case(
         "untyped_branch",
         findings.untyped_branch,
         lambda rng: (_uniform(rng, 0.2, 0.6), _uniform(rng, 1, 2)),
         ("a", "b"),
+        True,
+    ),
+]
+
+# the idioms numba users write first (idioms.py)
+ZOO += [
+    Case(
+        "loop_over_elements",
+        idioms.loop_over_elements,
+        lambda rng: (rng.standard_normal(5), rng.standard_normal(5)),
+        ("x", "w"),
+        True,
+    ),
+    Case(
+        "loop_over_pairs",
+        idioms.loop_over_pairs,
+        lambda rng: (rng.standard_normal(4), rng.standard_normal(5)),
+        ("x", "y"),
+        True,
+    ),
+    Case(
+        "loop_over_rows",
+        idioms.loop_over_rows,
+        lambda rng: (rng.standard_normal((3, 4)), rng.standard_normal(4)),
+        ("A", "w"),
+        True,
+    ),
+    Case(
+        "ufunc_names",
+        idioms.ufunc_names,
+        lambda rng: (_uniform(rng, 0.5, 1.5, 4), _uniform(rng, 0.5, 1.5, 4)),
+        ("x", "y"),
+        True,
+    ),
+    Case(
+        "special_functions",
+        idioms.special_functions,
+        lambda rng: (_uniform(rng, -0.5, 0.5, 4), rng.integers(0, 5, 4).astype(np.float64)),
+        ("x",),
+        True,
+    ),
+    Case(
+        "new_axes",
+        idioms.new_axes,
+        lambda rng: (rng.standard_normal(3), rng.standard_normal(4), rng.standard_normal((3, 4))),
+        ("x", "y", "A"),
+        True,
+    ),
+    Case(
+        "elements_of_values",
+        idioms.elements_of_values,
+        lambda rng: (rng.standard_normal((3, 3)), rng.standard_normal(3)),
+        ("A", "x"),
+        True,
+    ),
+    Case(
+        "defaults_and_constants",
+        idioms.defaults_and_constants,
+        lambda rng: (rng.standard_normal(4),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "reductions_and_statistics",
+        idioms.reductions_and_statistics,
+        lambda rng: (rng.standard_normal((3, 4)), rng.standard_normal(5)),
+        ("X", "x"),
         True,
     ),
 ]

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..exprs import dotted
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
-from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS
+from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
 from .forms import (
     Args,
     Bilinear,
@@ -30,7 +30,9 @@ from .forms import (
 from .piecewise import CONSTANTS, PIECEWISE
 from .signature import BindError, Bound, Signature, bind
 
-PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (*ELEMENTWISE, *OPERATORS, *ARRAYS, *PIECEWISE)}
+PRIMITIVES: dict[str, Primitive] = {
+    p.name: p for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *PIECEWISE)
+}
 METHOD_TABLE: dict[str, Method] = {m.name: m for m in METHODS}
 CONSTANT_TABLE: dict[str, Constant] = {c.name: c for c in CONSTANTS}
 DTYPES = {"np.float64": "float", "np.int64": "int", "np.bool_": "bool"}  # canonical dtype literals

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..exprs import paren, template
+from ..exprs import code, paren, template
 from ..types import BOOL, FLOAT, INT, array
 from . import results
 from .forms import Bilinear, Method, Primitive, Pullback, Selection
@@ -36,6 +36,65 @@ def _mean_over_axis(bound) -> cst.BaseExpression | None:
     return template("np.sum({a}, axis={k}) / {a}.shape[{k}]", a=a, k=axis)
 
 
+def _extremum_over_axis(helper: str):
+    """np.max(a, axis=k) is max_along(a, k) (numba's np.max takes no axis); np.min min_along."""
+
+    def lower(bound) -> cst.BaseExpression | None:
+        axis = bound.get("axis")
+        if axis is None:
+            return None
+        return template(f"{helper}({{a}}, {{k}})", a=bound.get("a"), k=axis)
+
+    return lower
+
+
+def _along(largest: bool) -> Pullback:
+    """The tangent and adjoint of max_along (min_along): at the first extremum of each row or column."""
+    flag = "True" if largest else "False"
+    return Pullback(
+        f"select_along({{t}}, {{x}}, {{axis}}, {flag})", f"select_along_bar({{g}}, {{x}}, {{axis}}, {flag})"
+    )
+
+
+def _variance(std: bool):
+    """np.var(a) is np.mean((a - np.mean(a)) ** 2) (over an axis: the mean kept as an axis, then
+    the sum over it, divided by n - ddof); np.std its square root."""
+
+    def lower(bound) -> cst.BaseExpression:
+        a, axis, ddof = paren(bound.get("a")), bound.get("axis"), bound.get("ddof")
+        ddof = ddof if ddof is not None else cst.Integer("0")
+        if axis is None:
+            text = "np.sum(({a} - np.sum({a}) / {a}.size) ** 2) / ({a}.size - {ddof})"
+        else:
+            text = (
+                "np.sum(({a} - np.expand_dims(np.sum({a}, axis={k}) / {a}.shape[{k}], {k})) ** 2, axis={k})"
+                " / ({a}.shape[{k}] - {ddof})"
+            )
+        operands = {"a": a, "ddof": ddof} | ({"k": axis} if axis is not None else {})
+        variance = template(text, **operands)
+        return template("np.sqrt({v})", v=variance) if std else variance
+
+    return lower
+
+
+def _norm(bound) -> cst.BaseExpression | None:
+    """np.linalg.norm(x, ord, axis) as sums: vector norms (ord None or 2, 1, inf), along `axis` or of
+    a 1-D x (`as_vector` refuses a matrix, whose ord=1, 2 and inf norms are other functions); without
+    ord and axis, the declared rule (the 2-norm of all elements, 0 at the origin)."""
+    a, ord_, axis = bound.get("a"), bound.get("ord"), bound.get("axis")
+    kind = "2" if ord_ is None or code(ord_) in ("2", "2.0") else code(ord_)
+    kind = "inf" if kind in ("math.inf", "np.inf") else "1" if kind in ("1", "1.0") else kind
+    if axis is None and (ord_ is None or code(ord_) == "None"):
+        return None
+    if kind not in ("1", "2", "inf"):
+        return None  # the result rule says which ord values are supported
+    x = paren(a) if axis is not None else template("as_vector({a})", a=a)
+    over = f", axis={code(axis)}" if axis is not None else ""
+    text = {"2": f"np.sqrt(np.sum({{x}} * {{x}}{over}))", "1": f"np.sum(np.abs({{x}}){over})",
+            "inf": f"np.max(np.abs({{x}}){over})"}[kind]  # fmt: skip
+    return template(text, x=x)
+
+
 _DOT = Bilinear(
     ("np.dot({t}, {b})", "np.dot({a}, {t})"),
     ("matmul_bar_left({g}, {a}, {b})", "matmul_bar_right({g}, {a}, {b})"),
@@ -43,24 +102,44 @@ _DOT = Bilinear(
 
 ARRAYS: list[Primitive] = [
     # reductions
-    Primitive("np.sum", S("a, axis=!"), results.reduced(), Pullback("np.sum({t})", "{g}", spread=True),
+    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(), Pullback("np.sum({t})", "{g}", spread=True),
               special=_sum_over_axis, helpers=("expand_axis",),
               example="np.sum(np.sin(a) * a) + np.sum(np.sum(a, axis=0) ** 2) + np.sum(np.sum(a * a, axis=1) * c)"),
-    Primitive("np.mean", S("a, axis=!"), results.reduced(float_result=True),
+    Primitive("np.mean", S("a, axis=!, keepdims=!"), results.reduced(float_result=True),
               Pullback("np.mean({t})", "{g} / {x}.size", spread=True), lower=_mean_over_axis,
-              example="np.mean(np.exp(0.3 * a)) * np.mean(b) + np.sum(np.mean(a, axis=1) * c)"),
-    Primitive("np.max", S("a"), results.reduced(), Pullback("np.ravel({t})[np.argmax({x})]", "at_argmax({g}, {x})"),
-              helpers=("at_argmax",), example="np.max(a * a) + np.max(np.tanh(b))"),
-    Primitive("np.min", S("a"), results.reduced(), Pullback("np.ravel({t})[np.argmin({x})]", "at_argmin({g}, {x})"),
-              helpers=("at_argmin",), example="np.min(np.cos(a)) + np.min(b * b)"),
+              example="np.mean(np.exp(0.3 * a)) * np.mean(b) + np.sum(np.mean(a, axis=1) * c)"
+                      " + np.sum(np.mean(a, axis=0) ** 2)"),
+    Primitive("np.max", S("a, axis=!, keepdims=!"), results.reduced(),
+              Pullback("np.ravel({t})[np.argmax({x})]", "at_argmax({g}, {x})"), lower=_extremum_over_axis("max_along"),
+              helpers=("at_argmax",),
+              example="np.max(a * a) + np.max(np.tanh(b)) + np.sum(np.max(a * c[:, None], axis=0) ** 2)"
+                      " + np.sum(np.max(np.sin(a), axis=-1) * c)"),
+    Primitive("np.min", S("a, axis=!, keepdims=!"), results.reduced(),
+              Pullback("np.ravel({t})[np.argmin({x})]", "at_argmin({g}, {x})"), lower=_extremum_over_axis("min_along"),
+              helpers=("at_argmin",),
+              example="np.min(np.cos(a)) + np.min(b * b) + np.sum(np.min(a, axis=1) * c) + np.sum(np.min(a, axis=0))"),
+    Primitive("max_along", S("a, axis=!"), results.reduced(), _along(True),
+              helpers=("max_along", "select_along", "select_along_bar")),
+    Primitive("min_along", S("a, axis=!"), results.reduced(), _along(False),
+              helpers=("min_along", "select_along", "select_along_bar")),
+    Primitive("np.var", S("a, axis=!, ddof=!"), results.reduced(float_result=True), lower=_variance(False),
+              example="np.var(a * b) + np.sum(np.var(a, axis=0) * b) + np.var(c, ddof=1)"),
+    Primitive("np.std", S("a, axis=!, ddof=!"), results.reduced(float_result=True), lower=_variance(True),
+              example="np.std(np.sin(a)) + np.sum(np.std(a, axis=1) * c)"),
+    Primitive("np.expand_dims", S("a, axis=!"), results.expanded,
+              Pullback("np.expand_dims({t}, {axis})", "np.sum({g}, axis={axis})"),
+              example="np.sum(np.expand_dims(c, 1) * a) + np.sum(np.sum(a, axis=0, keepdims=True) * a)"),
+    # a 1-D array as it is: the vector norms refuse a matrix through it
+    Primitive("as_vector", S("a"), results.vector, Pullback("{t}", "{g}"), helpers=("as_vector",)),
     Primitive("np.prod", S("a"), results.reduced(),
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
               example="np.prod(b + 1.0)"),
-    Primitive("np.linalg.norm", S("a"), results.reduced(float_result=True),
+    Primitive("np.linalg.norm", S("a, ord=!, axis=!"), results.normed,
               # at 0 (no derivative), 0: a norm's subgradient, as for math.hypot
               Pullback("(np.dot(np.ravel({x}), np.ravel({t})) / {z} if {z} != 0.0 else 0.0)",
-                       "{x} * ({g} / {z} if {z} != 0.0 else 0.0)"),
-              example="np.linalg.norm(a) + np.linalg.norm(np.sin(b))"),
+                       "{x} * ({g} / {z} if {z} != 0.0 else 0.0)"), lower=_norm,
+              example="np.linalg.norm(a) + np.linalg.norm(np.sin(b)) + np.linalg.norm(b, 1) + np.linalg.norm(c, np.inf)"
+                      " + np.sum(np.linalg.norm(a, axis=1) * c) + np.linalg.norm(d, ord=2)"),
     # shape-preserving and linear
     Primitive("np.transpose", S("a"), results.array_operand("a", (1, 2)), Pullback("np.transpose({t})",
               "np.transpose({g})"), example="np.sum(np.transpose(a) @ c)"),
@@ -70,6 +149,10 @@ ARRAYS: list[Primitive] = [
               Pullback("np.reshape(np.ascontiguousarray({t}), {newshape})",
                        "np.reshape(np.ascontiguousarray({g}), {x}.shape)"),
               operands=("a",), example="np.sum(np.reshape(d, (2, 3)) @ b)"),
+    # a permutation: the tangent is permuted as the values are, the adjoint sent back (1-D)
+    Primitive("np.sort", S("a"), results.array_operand("a", (1,)),
+              Pullback("{t}[np.argsort({x})]", "unsort({g}, {x})"), helpers=("unsort",),
+              example="np.sum(np.sort(np.sin(d * 3.0)) * d) + np.sort(c)[0]"),
     Primitive("np.copy", S("a"), results.like("a"), Pullback("np.copy({t})", "{g}"), copies=True,
               example="np.sum(np.copy(a) * a)"),
     # a value saved before a call that may change it (normalize: evaluation order): a copy of an array
@@ -110,6 +193,7 @@ ARRAYS: list[Primitive] = [
     Primitive("ndim", S("a"), results.of_array(INT), constant=True),  # x.ndim
     Primitive("shape", S("a"), results.shape_of, constant=True),  # x.shape
     Primitive("np.argmax", S("a"), results.of_array(INT), constant=True),
+    Primitive("np.argsort", S("a"), results.array_operand("a", (1,), dtype="int"), constant=True),
     Primitive("np.argmin", S("a"), results.of_array(INT), constant=True),
     Primitive("np.isnan", S("x"), results.booleans, constant=True),
     Primitive("np.isinf", S("x"), results.booleans, constant=True),
@@ -121,10 +205,12 @@ ARRAYS: list[Primitive] = [
 
 # x.name(...) as a primitive call with x first
 METHODS: list[Method] = [
-    Method("sum", "np.sum", S("a, axis=!")),
-    Method("mean", "np.mean", S("a, axis=!")),
-    Method("max", "np.max", S("a")),
-    Method("min", "np.min", S("a")),
+    Method("sum", "np.sum", S("a, axis=!, keepdims=!")),
+    Method("mean", "np.mean", S("a, axis=!, keepdims=!")),
+    Method("max", "np.max", S("a, axis=!, keepdims=!")),
+    Method("min", "np.min", S("a, axis=!, keepdims=!")),
+    Method("var", "np.var", S("a, axis=!, ddof=!")),
+    Method("std", "np.std", S("a, axis=!, ddof=!")),
     Method("prod", "np.prod", S("a")),
     Method("cumsum", "np.cumsum", S("a")),
     Method("copy", "np.copy", S("a")),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..exprs import is_number, number_value
+from ..exprs import is_number, number_value, template
 from ..types import FLOAT, INT
 from . import results
 from .forms import Partials, Primitive, Selection
@@ -101,6 +101,16 @@ ELEMENTWISE: list[Primitive] = [
     Primitive("math.erfc", ONE, results.math_floats, Partials(("-1.1283791670955126 * math.exp(-{x} * {x})",)),
               domain=(WHOLE,)),
     Primitive("np.square", ONE, results.floats(), Partials(("2.0 * {x}",)), domain=(WHOLE,)),
+    Primitive("np.reciprocal", ONE, results.like("x"), Partials(("-{z} * {z}",)), domain=(POSITIVE,)),
+    Primitive("np.cbrt", ONE, results.floats(), Partials(("1.0 / (3.0 * {z} * {z})",)), domain=(POSITIVE,)),
+    # numba has no math.cbrt: np.cbrt of a float is the same number
+    Primitive("math.cbrt", ONE, results.math_floats, lower=lambda bound: template("np.cbrt({x})", x=bound.get("x")),
+              domain=(POSITIVE,)),
+    # the derivative of log |Gamma(x)| is the digamma function (sourcead.runtime.digamma)
+    Primitive("math.lgamma", ONE, results.math_floats, Partials(("digamma({x})",)), helpers=("digamma",),
+              domain=(POSITIVE,)),
+    Primitive("math.gamma", ONE, results.math_floats, Partials(("{z} * digamma({x})",)), helpers=("digamma",),
+              domain=(POSITIVE,)),
     # max(a, b, c) is normalized to max(max(a, b), c): Python's first maximal argument
     Primitive("max", Signature.parse("x, y, ..."), results.numbers_only(), Selection(("{a0} >= {a1}", "{a0} < {a1}")),
               domain=(HIGH, LOW)),
@@ -109,6 +119,23 @@ ELEMENTWISE: list[Primitive] = [
     Primitive("np.maximum", TWO, results.floats(), Selection(("{a0} >= {a1}", "{a0} < {a1}")), domain=(HIGH, LOW)),
     Primitive("np.minimum", TWO, results.floats(), Selection(("{a0} <= {a1}", "{a0} > {a1}")), domain=(HIGH, LOW)),
     Primitive("float", ONE, results.numbers_only("float"), Partials(("1.0",)), domain=(WHOLE,)),
+]  # fmt: skip
+
+
+def _operator(text: str):
+    """A NumPy ufunc spelled as the operator it computes: normalize writes `np.add(x, y)` as `x + y`."""
+    return lambda bound: template(text, **bound.args)
+
+
+# NumPy's names of the arithmetic operators (np.power and np.square are primitives of their own)
+UFUNC_OPERATORS: list[Primitive] = [
+    Primitive("np.add", TWO, results.arithmetic(), lower=_operator("{x} + {y}"), domain=(WHOLE, WHOLE)),
+    Primitive("np.subtract", TWO, results.arithmetic(), lower=_operator("{x} - {y}"), domain=(WHOLE, WHOLE)),
+    Primitive("np.multiply", TWO, results.arithmetic(), lower=_operator("{x} * {y}"), domain=(WHOLE, WHOLE)),
+    Primitive("np.divide", TWO, results.arithmetic(divides=True), lower=_operator("{x} / {y}"),
+              spellings=("np.true_divide",), domain=(WHOLE, POSITIVE)),
+    Primitive("np.negative", ONE, results.arithmetic(), lower=_operator("-{x}"), domain=(WHOLE,)),
+    Primitive("np.positive", ONE, results.arithmetic(), lower=_operator("+{x}"), domain=(WHOLE,)),
 ]  # fmt: skip
 
 OPERATORS: list[Primitive] = [
@@ -141,4 +168,4 @@ OPERATOR_NODES: dict[type, str] = {
     cst.Not: "not",
 }
 
-__all__ = ["ELEMENTWISE", "FLOAT", "INT", "OPERATORS", "OPERATOR_NODES"]
+__all__ = ["ELEMENTWISE", "FLOAT", "INT", "OPERATORS", "OPERATOR_NODES", "UFUNC_OPERATORS"]

@@ -135,15 +135,16 @@ def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
     return result
 
 
-def array_operand(param: str, ndims: tuple[int, ...] = (1, 2, 3)) -> Result:
-    """Shape-preserving operations on arrays (transpose, cumsum): the operand's type."""
+def array_operand(param: str, ndims: tuple[int, ...] = (1, 2, 3), dtype: str | None = None) -> Result:
+    """Shape-preserving operations on arrays (transpose, cumsum, sort): the operand's type (with
+    `dtype`, that dtype: np.argsort gives ints)."""
 
     def result(args: Args) -> Type:
         t = args[param]
         if t.ndim not in ndims:
             allowed = " or ".join(f"{n}-D" for n in ndims)
             raise ResultError(f"{args.name} takes a {allowed} array here, got {t.describe()}", param=param)
-        return t
+        return array(dtype, t.ndim) if dtype is not None else t
 
     return result
 
@@ -256,3 +257,41 @@ def of_array(dtype: Type) -> Result:
 
 
 __all__ = ["BOOL", "FLOAT", "INT"]
+
+
+def expanded(args: Args) -> Type:
+    """np.expand_dims(a, axis): one more dimension (numba takes the axis as a literal)."""
+    t, axis = args["a"], args.literal("axis")
+    if not t.is_array or t.ndim > 2:
+        raise ResultError(f"np.expand_dims takes a 1-D or 2-D array here, got {t.describe()}", param="a")
+    if not isinstance(axis, int) or not -t.ndim - 1 <= axis <= t.ndim:
+        raise ResultError("np.expand_dims needs an axis (an int in range) here", param="axis")
+    return array(t.dtype, t.ndim + 1)
+
+
+def normed(args: Args) -> Type:
+    """np.linalg.norm(a): a float; with ord (None, 1, 2, inf) of a vector, and with axis=k along it."""
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"np.linalg.norm takes an array, got {t.describe()}", param="a")
+    if args.literal("ord") is not None:
+        raise ResultError(
+            "np.linalg.norm supports ord=None, 1, 2 and np.inf (vector norms) here",
+            "For a matrix norm, write it out, e.g. np.max(np.sum(np.abs(A), axis=0)) for ord=1.",
+            "ord",
+        )
+    return Type("float")
+
+
+def vector(args: Args) -> Type:
+    """as_vector(a): a 1-D array, as the vector norms need (np.linalg.norm(a, 1) of a matrix is
+    another function)."""
+    t = args["a"]
+    if not t.is_array or t.ndim != 1:
+        raise ResultError(
+            f"np.linalg.norm with ord= computes a vector norm here, of a 1-D array; got {t.describe()}",
+            "Give axis= for the norms of rows or columns, or write a matrix norm out, e.g. "
+            "np.max(np.sum(np.abs(A), axis=0)) for ord=1.",
+            "a",
+        )
+    return t

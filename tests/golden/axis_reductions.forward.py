@@ -17,8 +17,7 @@ def axis_reductions_jvp(X, w, X_dot, w_dot):
     row = np.sum(X, axis=1)
     ramp = np.linspace(0.0, 1.0, num=X.shape[0])
     t1 = np.ones(X.shape[0])
-    t2 = row * ramp * t1
-    t3 = np.sum(X * X, axis=1)
+    t2 = np.sum(X * X, axis=1)
     result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    result = np.sum(col * col) + np.sum(t2) + np.sum(t3)
+    result = np.sum(col * col) + np.sum(row * ramp * t1) + np.sum(t2)
     return result, result_dot

@@ -13,7 +13,7 @@ def axis_reductions_vjp(X, w, out_bar):
     # active (varied from w; useful for the result): w
     # constant (no derivative code): ramp
     # forward sweep: nothing the reverse sweep reads is overwritten
-    col = np.sum(X, axis=0) / X.shape[0] * w
+    col = (np.sum(X, axis=0) / X.shape[0]) * w
     row = np.sum(X, axis=1)
     ramp = np.linspace(0.0, 1.0, num=X.shape[0])
     result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
@@ -26,17 +26,16 @@ def axis_reductions_vjp(X, w, out_bar):
     w_bar = np.zeros_like(w)
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     t1 = np.ones(X.shape[0])
-    t2 = row * ramp * t1
-    t3 = np.sum(X * X, axis=1)
+    t2 = np.sum(X * X, axis=1)
     col_bar += col * result_bar
     col_bar += col * result_bar
-    row_bar += unbroadcast(ramp * (t1 * np.full_like(t2, result_bar)), row)
-    t4 = expand_axis(np.full_like(t3, result_bar), X * X, 1)
-    X_bar += X * t4
-    X_bar += X * t4
+    row_bar += unbroadcast(ramp * (t1 * result_bar), row)
+    t3 = expand_axis(np.full_like(t2, result_bar), X * X, 1)
+    X_bar += X * t3
+    X_bar += X * t3
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
-    # adjoint of: col = np.sum(X, axis=0) / X.shape[0] * w
+    # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w
     t0 = np.sum(X, axis=0) / X.shape[0]
     X_bar += expand_axis(1.0 / X.shape[0] * unbroadcast(w * col_bar, t0), X, 0)
     w_bar += unbroadcast(t0 * col_bar, w)
