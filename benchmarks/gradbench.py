@@ -366,7 +366,7 @@ def section(records, notes, rounds: int, first_repeats: int) -> list[str]:
     return lines
 
 
-def run(names=(), rounds: int = 7, first_repeats: int = 3) -> tuple[list[str], bool]:
+def run(names=(), rounds: int = 7, first_repeats: int = 1) -> tuple[list[str], bool]:
     """The markdown section and whether any gradient was wrong (or could not be computed)."""
     workloads = [w for w in GB_WORKLOADS if not names or w.name in names]
     records, notes = measure(workloads, rounds, first_repeats)
@@ -377,7 +377,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="workloads (default: all)")
     parser.add_argument("--repeats", type=int, default=7, help="interleaved timing rounds (default 7)")
-    parser.add_argument("--first-repeats", type=int, default=3, help="first-call samples (default 3; 0 skips)")
+    parser.add_argument("--first-repeats", type=int, default=1, help="first-call samples (default 1; 0 skips)")
     parser.add_argument("--first-call", nargs=2, metavar=("NAME", "TOOL"), help=argparse.SUPPRESS)
     parser.add_argument("--jax-child", metavar="REFS", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
