@@ -19,8 +19,7 @@ def widened_tangent_vjp(v, base, X, out_bar):
     row_bar = np.zeros_like(row)
     v_bar = 0.0
     # adjoint of: result = np.sum(base + v) + np.sum(v - base * 2.0) + np.sum(row + base[0])
-    v_bar += np.sum(result_bar)
-    v_bar += np.sum(result_bar)
+    v_bar += 2.0 * np.sum(result_bar)
     row_bar += result_bar
     # adjoint of: row = np.sum(X * v, axis=-2)
     v_bar += np.sum(X * expand_axis(row_bar, X * v, -2))
