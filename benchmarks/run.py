@@ -8,7 +8,9 @@ For every workload in ``benchmarks.workloads`` this measures, in one run:
   * tape use (``benchmarks.tape``): bytes the forward sweep records, against the bytes of values
     the primal overwrites and of those the adjoint reads, and the forward sweep's share of the time;
   * on a full run, ``benchmarks.suite``: the same losses written twice (loops for sourcead, whole
-    arrays for JAX, PyTorch and autograd, whichever are installed), with ``results/chart.png``.
+    arrays for JAX, PyTorch and autograd, whichever are installed), with ``results/chart.png``;
+  * on a full run, ``benchmarks.gradbench``: the GradBench-style set against hand-written numba
+    adjoints and JAX ``jit(grad)``, with first calls against numba's compile of the primal.
 Prints markdown tables and writes them to ``benchmarks/results/latest.md``.
 Exits 1 only if a gradient fails or disagrees with finite differences; other failures are listed.
 """
@@ -291,6 +293,16 @@ def peer_section():
         return [f"Peer comparison failed: {type(exc).__name__}: {exc}".splitlines()[0]]
 
 
+def gradbench_section():
+    """The GradBench-style set of `benchmarks.gradbench`, and whether one of its gradients was wrong."""
+    try:
+        from benchmarks.gradbench import run as run_gradbench
+
+        return run_gradbench()
+    except Exception as exc:  # its failure must not discard the tables measured above
+        return [f"GradBench-style set failed: {type(exc).__name__}: {exc}".splitlines()[0]], True
+
+
 def report(rows, repeats, extra=()):
     """The markdown report: tables, machine, method, failures, then any extra sections."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -355,12 +367,14 @@ def main(argv=None):
         return 0
     chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
     rows = [(w, measure(w, opts.repeats)) for w in chosen]
+    gradbench, gradbench_wrong = gradbench_section() if not opts.names else ([], False)
     extra = [
         startup_section(),
         module_section("parallel_adjoint", "parallel_report", "prange adjoint report"),
         module_section("alias_checks", "alias_report", "Overlap-check report"),
         module_section("vectorized", "vectorized_report", "Vectorized report"),
         peer_section(),
+        gradbench,
     ]
     text = report(rows, opts.repeats, extra if not opts.names else [])
     print(text)
@@ -368,7 +382,7 @@ def main(argv=None):
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(text)
         print(f"written to {RESULTS.relative_to(ROOT)}", file=sys.stderr)
-    return 1 if any(res["wrong"] for _, res in rows) else 0
+    return 1 if gradbench_wrong or any(res["wrong"] for _, res in rows) else 0
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
 from .exprs import code, negate, number, unparen
 from .linearize import Node, adjoint
+from .peephole import simplify
 from .program import Program, builds_array, copied_array
 
 
@@ -24,7 +25,7 @@ class StatementAdjoints:
         self.in_loop = {
             s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
         }
-        self.lines = {s: self.of(s) for s in self.statements if isinstance(s, Assign)}
+        self.lines = {s: simplify(self.of(s)) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
         prog = self.prog

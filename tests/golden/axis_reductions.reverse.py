@@ -27,12 +27,10 @@ def axis_reductions_vjp(X, w, out_bar):
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     t1 = np.ones(X.shape[0])
     t2 = np.sum(X * X, axis=1)
-    col_bar += col * result_bar
-    col_bar += col * result_bar
+    col_bar += 2.0 * (col * result_bar)
     row_bar += unbroadcast(ramp * (t1 * result_bar), row)
     t3 = expand_axis(np.full_like(t2, result_bar), X * X, 1)
-    X_bar += X * t3
-    X_bar += X * t3
+    X_bar += 2.0 * (X * t3)
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
     # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w

@@ -36,8 +36,6 @@ def backwards_strides_vjp(x, out_bar):
         top -= 1
         s = tape[top]  # restore the value s had before
         t1 = s_bar
-        s_bar = 0.0
-        s_bar += t1
         x_bar[i] += s * t1
         s_bar += x[i] * t1
     for i in range(-1 + 1, (n - 1) + 1):
@@ -45,6 +43,5 @@ def backwards_strides_vjp(x, out_bar):
         t0 = s_bar
         s_bar = 0.0
         s_bar += 0.5 * t0
-        x_bar[i] += x[i] * t0
-        x_bar[i] += x[i] * t0
+        x_bar[i] += 2.0 * (x[i] * t0)
     return value, x_bar

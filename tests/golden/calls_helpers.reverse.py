@@ -90,6 +90,5 @@ def calls_helpers_vjp(x, y, out_bar):
     _sq_norm_s_bar += s_bar
     for _sq_norm_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
-        x_bar[_sq_norm_i] += x[_sq_norm_i] * _sq_norm_s_bar
-        x_bar[_sq_norm_i] += x[_sq_norm_i] * _sq_norm_s_bar
+        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar)
     return value, x_bar, y_bar

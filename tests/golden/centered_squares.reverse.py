@@ -18,8 +18,7 @@ def centered_squares_vjp(x, out_bar):
     result_bar = out_bar
     x_bar = np.zeros_like(x)
     # adjoint of: result = np.sum((d * d)) + np.min(x) * 0.5
-    d_bar += d * result_bar
-    d_bar += d * result_bar
+    d_bar += 2.0 * (d * result_bar)
     x_bar += at_argmin(0.5 * result_bar, x)
     # adjoint of: d = x - np.mean(x)
     x_bar += d_bar

@@ -51,8 +51,7 @@ def copy_modify_vjp(x, out_bar):
         y[i] = tape[top]  # restore the value y[i] had before
         t0 = y_bar[i]
         y_bar[i] = 0.0
-        y_bar[i] += y[i] * t0
-        y_bar[i] += y[i] * t0
+        y_bar[i] += 2.0 * (y[i] * t0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -33,8 +33,6 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
         y = tape[top]  # restore the value y had before
         t0 = dt * rate * y
         t1 = y_bar
-        y_bar = 0.0
-        y_bar += t1
         t2 = y * -t1
         rate_bar += dt * (y * t2)
         y_bar += dt * rate * t2

@@ -53,8 +53,7 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             # adjoint of: s += u[i, j] * u[i, j]
-            u_bar[i, j] += u[i, j] * s_bar
-            u_bar[i, j] += u[i, j] * s_bar
+            u_bar[i, j] += 2.0 * (u[i, j] * s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar

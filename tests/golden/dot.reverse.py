@@ -21,8 +21,6 @@ def dot_vjp(x, y, out_bar):
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: s = s + x[i] * y[i]
         t0 = s_bar
-        s_bar = 0.0
-        s_bar += t0
         x_bar[i] += y[i] * t0
         y_bar[i] += x[i] * t0
     return value, x_bar, y_bar

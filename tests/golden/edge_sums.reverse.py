@@ -38,8 +38,7 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += y * result_bar
-    y_bar += y * result_bar
+    y_bar += 2.0 * (y * result_bar)
     for e in range(edges.shape[0] - 1, -1, -1):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]

@@ -33,8 +33,7 @@ def elements_of_values_vjp(A, x, out_bar):
     part_1_bar[1] += result_bar
     part_2_bar[-1] += result_bar
     # adjoint of: part_2 = x * x
-    x_bar += x * part_2_bar
-    x_bar += x * part_2_bar
+    x_bar += 2.0 * (x * part_2_bar)
     # adjoint of: part_1 = np.sin(x * 2.0)
     x_bar += 2.0 * (np.cos(x * 2.0) * part_1_bar)
     # adjoint of: part = A @ x

@@ -41,15 +41,11 @@ def elementwise_inplace_vjp(x, y, out_bar):
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before
         t6 = z_bar[i]
-        z_bar[i] = 0.0
-        z_bar[i] += t6
         z_bar[i] += -math.sin(z[i]) * t6
         # adjoint of: z[i] = z[i] - (0.5 * z[i] * z[i])
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before
         t5 = z_bar[i]
-        z_bar[i] = 0.0
-        z_bar[i] += t5
         z_bar[i] += 0.5 * (z[i] * -t5)
         z_bar[i] += 0.5 * z[i] * -t5
         # adjoint of: z[i] = z[i] / (1.0 + y[i] * y[i])
@@ -61,8 +57,7 @@ def elementwise_inplace_vjp(x, y, out_bar):
         z_bar[i] = 0.0
         z_bar[i] += 1.0 / t1 * t3
         t4 = -t2 / t1 * t3
-        y_bar[i] += y[i] * t4
-        y_bar[i] += y[i] * t4
+        y_bar[i] += 2.0 * (y[i] * t4)
         # adjoint of: z[i] = z[i] * y[i]
         top -= 1
         z[i] = tape[top]  # restore the value z[i] had before

@@ -93,6 +93,5 @@ def first_passage_vjp(x, limit, out_bar):
     trips = itape[itop]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += x[i] * s_bar
-        x_bar[i] += x[i] * s_bar
+        x_bar[i] += 2.0 * (x[i] * s_bar)
     return value, x_bar

@@ -38,8 +38,6 @@ def generated_looking_names_vjp(x, x_bar, x_dot, tape, out_bar):
     for i in range(2, -1, -1):
         # adjoint of: top = top + value * 0.5
         t1 = top_bar
-        top_bar = 0.0
-        top_bar += t1
         value_bar += 0.5 * t1
     # adjoint of: value = t0 + x_dot * tape
     t0_bar += value_bar

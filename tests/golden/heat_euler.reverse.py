@@ -37,8 +37,7 @@ def heat_euler_vjp(u0, kappa, out_bar):
     v_bar = np.zeros_like(v)
     for i in range(n - 1, -1, -1):
         # adjoint of: e += u[i] * u[i]
-        u_bar[i] += u[i] * e_bar
-        u_bar[i] += u[i] * e_bar
+        u_bar[i] += 2.0 * (u[i] * e_bar)
     for _step in range(19, -1, -1):
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: u[i] = v[i]

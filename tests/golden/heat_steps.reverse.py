@@ -46,8 +46,7 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
     for i in range(n - 1, -1, -1):
         # adjoint of: s += u[i] * u[i] * float(i)
         t1 = float(i)
-        u_bar[i] += u[i] * (t1 * s_bar)
-        u_bar[i] += u[i] * (t1 * s_bar)
+        u_bar[i] += 2.0 * (u[i] * (t1 * s_bar))
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar

@@ -46,8 +46,7 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     s_bar += 0.5 * result_bar
     for i in range(n - 1, -1, -1):
         # adjoint of: s += u[i] * u[i]
-        u_bar[i] += u[i] * s_bar
-        u_bar[i] += u[i] * s_bar
+        u_bar[i] += 2.0 * (u[i] * s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar

@@ -67,6 +67,5 @@ def infinities_vjp(x, out_bar):
         best_bar = 0.0
         best_bar += (t0 if best <= x[i] * x[i] else 0.0)
         t1 = (t0 if best > x[i] * x[i] else 0.0)
-        x_bar[i] += x[i] * t1
-        x_bar[i] += x[i] * t1
+        x_bar[i] += 2.0 * (x[i] * t1)
     return value, x_bar

@@ -32,8 +32,7 @@ def inner_recurrence_vjp(x, w, out_bar_1):
     z_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += out[i] * out[i]
-        out_bar[i] += out[i] * s_bar
-        out_bar[i] += out[i] * s_bar
+        out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
     # reduced by numba, of shared arrays elsewhere summed in per-thread rows

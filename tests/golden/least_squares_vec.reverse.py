@@ -23,8 +23,7 @@ def least_squares_vjp(A, x, b, out_bar):
     result_bar = out_bar
     x_bar = np.zeros_like(x)
     # adjoint of: result = 0.5 * np.sum(r * r)
-    r_bar += r * (0.5 * result_bar)
-    r_bar += r * (0.5 * result_bar)
+    r_bar += 2.0 * (r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b
     t0 = A @ x
     t1 = unbroadcast(r_bar, t0)

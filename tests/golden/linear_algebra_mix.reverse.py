@@ -33,8 +33,7 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     t9 = t6 * (result_bar / t7 if t7 != 0.0 else 0.0)
     B_bar += matmul_bar_left(t9, B, y)
     y_bar += matmul_bar_right(t9, B, y)
-    c_bar += c * result_bar
-    c_bar += c * result_bar
+    c_bar += 2.0 * (c * result_bar)
     y_bar += (1.0 - t8 * t8) * (prod_others(t8 + 2.0) * result_bar)
     # adjoint of: c = np.cumsum(x * y)
     t5 = np.cumsum(c_bar[::-1])[::-1]

@@ -47,8 +47,7 @@ def loop_over_elements_vjp(x, w, out_bar):
         v_bar = 0.0
     for k in range(len(x) - 1, -1, -1):
         # adjoint of: s += v * v
-        v_bar += v * s_bar
-        v_bar += v * s_bar
+        v_bar += 2.0 * (v * s_bar)
         # adjoint of: v = x[k]
         top -= 1
         v = tape[top]  # restore the value v had before

@@ -58,8 +58,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         t0 = row * row * w
         t1 = np.full_like(t0, s_bar)
         t2 = unbroadcast(w * t1, row * row)
-        row_bar += row * t2
-        row_bar += row * t2
+        row_bar += 2.0 * (row * t2)
         w_bar += unbroadcast(row * row * t1, w)
         # adjoint of: row = A[k]
         itop -= 1

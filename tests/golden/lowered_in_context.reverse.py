@@ -29,8 +29,7 @@ def lowered_in_context_vjp(X, x, out_bar):
     x_bar += 2.0 * (x - 1.0) * result_bar
     x_bar[0] += (-(math.log(2.0) * t1 * result_bar) if 2.0 != 0.0 else 0.0)
     t5 = 1.0 / t2 * result_bar
-    x_bar += t5
-    x_bar += t5
+    x_bar += 2.0 * t5
     x_bar += 2.0 * (2.0 * (x * 2.0) * (-t3 / t2 * result_bar))
     x_bar[1] += 1.0 / (3.0 * t4 * t4) * (2.0 * t4 * result_bar)
     return value, X_bar, x_bar

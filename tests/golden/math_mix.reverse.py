@@ -50,10 +50,8 @@ def math_mix_vjp(x, y, out_bar):
     # adjoint of: c = math.sqrt(x * x + y * y)
     t4 = math.sqrt(x * x + y * y)
     t5 = 0.5 / t4 * c_bar
-    x_bar += x * t5
-    x_bar += x * t5
-    y_bar += y * t5
-    y_bar += y * t5
+    x_bar += 2.0 * (x * t5)
+    y_bar += 2.0 * (y * t5)
     # adjoint of: b = math.exp(0.3 * x) + math.log(y)
     t3 = math.exp(0.3 * x)
     x_bar += 0.3 * (t3 * b_bar)

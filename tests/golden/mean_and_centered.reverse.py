@@ -27,8 +27,7 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     x_bar = np.zeros_like(x)
     y_bar = out1_bar.copy()
     # adjoint of: result0 = m * m
-    m_bar += m * result0_bar
-    m_bar += m * result0_bar
+    m_bar += 2.0 * (m * result0_bar)
     for i in range(n - 1, -1, -1):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])
         t2 = math.exp(x[i])

@@ -32,8 +32,7 @@ def pick_vjp(x, c, t, out_bar):
     y_bar = np.zeros_like(y)
     for i in range(y.shape[0] - 1, -1, -1):
         # adjoint of: s += y[i] * y[i] * x[i]
-        y_bar[i] += y[i] * (x[i] * s_bar)
-        y_bar[i] += y[i] * (x[i] * s_bar)
+        y_bar[i] += 2.0 * (y[i] * (x[i] * s_bar))
         x_bar[i] += y[i] * y[i] * s_bar
     itop -= 1
     taken = itape[itop]

@@ -22,8 +22,7 @@ def prefix_sums_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += c[i] * c[i]
-        c_bar[i] += c[i] * s_bar
-        c_bar[i] += c[i] * s_bar
+        c_bar[i] += 2.0 * (c[i] * s_bar)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: c[i] = c[i - 1] + x[i]
         t0 = c_bar[i]

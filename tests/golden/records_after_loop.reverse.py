@@ -79,8 +79,6 @@ def records_after_loop_vjp(x, a, out_bar):
     t_bar += s * t7
     # adjoint of: t = t + s
     t6 = t_bar
-    t_bar = 0.0
-    t_bar += t6
     s_bar += t6
     # adjoint of: s = s * a
     top -= 1
@@ -104,16 +102,13 @@ def records_after_loop_vjp(x, a, out_bar):
     s_bar += math.cos(s) * t3
     # adjoint of: t = t + s
     t2 = t_bar
-    t_bar = 0.0
-    t_bar += t2
     s_bar += t2
     # adjoint of: s = s * s
     top -= 1
     s = tape[top]  # restore the value s had before
     t1 = s_bar
     s_bar = 0.0
-    s_bar += s * t1
-    s_bar += s * t1
+    s_bar += 2.0 * (s * t1)
     # adjoint of: t = s
     s_bar += t_bar
     for i in range(x.shape[0] - 1, -1, -1):

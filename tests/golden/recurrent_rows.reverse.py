@@ -32,8 +32,7 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     inputs_bar = np.zeros_like(inputs)
     result_bar = out_bar
     # adjoint of: result = np.sum(h[n] * h[n])
-    h_bar[n] += h[n] * result_bar
-    h_bar[n] += h[n] * result_bar
+    h_bar[n] += 2.0 * (h[n] * result_bar)
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
         top -= h[t + 1].size

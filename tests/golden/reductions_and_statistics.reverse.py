@@ -37,8 +37,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     x_bar += np.copysign(1.0, t21) * s_bar
     x_bar += np.copysign(1.0, t22) * at_argmax(s_bar, t23)
     t26 = expand_axis(0.5 / t24 * s_bar, X * X, 0)
-    X_bar += X * t26
-    X_bar += X * t26
+    X_bar += 2.0 * (X * t26)
     X_bar += X * (s_bar / t25 if t25 != 0.0 else 0.0)
     # adjoint of: s += np.sqrt((np.sum((x - np.sum(x) / x.size) ** 2) / (x.size - 0))) + (np.sum(((x * 2.0) - np.sum((x * 2.0)) / (x * 2.0).size) ** 2) / ((x * 2.0).size - 1)) + np.sum(np.sqrt((np.sum((X - np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)) ** 2, axis=1) / (X.shape[1] - 0)))) + (np.sum((X - np.sum(X) / X.size) ** 2) / (X.size - 0))
     t8 = x - np.sum(x) / x.size

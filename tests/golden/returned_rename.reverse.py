@@ -21,7 +21,6 @@ def returned_rename_vjp(x, n, out_bar):
     y_bar += result_bar
     for i in range(n - 1, -1, -1):
         # adjoint of: y[i] = x[i] * x[i]
-        x_bar[i] += x[i] * y_bar[i]
-        x_bar[i] += x[i] * y_bar[i]
+        x_bar[i] += 2.0 * (x[i] * y_bar[i])
         y_bar[i] = 0.0
     return value, x_bar

@@ -23,8 +23,7 @@ def selections_vjp(x, lo, y, out_bar):
     z_bar = np.zeros_like(z)
     # adjoint of: result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
     t3 = np.clip(x, lo, 0.9)
-    z_bar += z * result_bar
-    z_bar += z * result_bar
+    z_bar += 2.0 * (z * result_bar)
     t4 = 2.0 * t3 * result_bar
     x_bar += np.where((x >= lo) & (x <= 0.9), t4, 0.0)
     lo_bar += np.sum(np.where(x < lo, t4, 0.0))

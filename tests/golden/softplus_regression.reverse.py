@@ -31,8 +31,7 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     z_bar += unbroadcast(y * unbroadcast(-t4, y * z), z)
     lam_bar += 0.5 * (t3 * result_bar)
     t5 = 0.5 * lam * result_bar
-    w_bar += w * t5
-    w_bar += w * t5
+    w_bar += 2.0 * (w * t5)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar

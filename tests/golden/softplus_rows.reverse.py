@@ -41,8 +41,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
     W_bar_rows = np.zeros((n_threads, W.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += out[i] * out[i]
-        out_bar[i] += out[i] * s_bar
-        out_bar[i] += out[i] * s_bar
+        out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
     # reduced by numba, of shared arrays elsewhere summed in per-thread rows

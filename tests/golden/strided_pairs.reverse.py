@@ -26,8 +26,7 @@ def strided_pairs_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(last_index(1, len(x), 3), 0, -3):
         # adjoint of: s -= t[i] * t[i]
-        t_bar[i] += t[i] * -s_bar
-        t_bar[i] += t[i] * -s_bar
+        t_bar[i] += 2.0 * (t[i] * -s_bar)
     for i in range(last_index(0, len(x) - 1, 2), -1, -2):
         # adjoint of: s += t[i] * x[i + 1]
         t_bar[i] += x[i + 1] * s_bar

@@ -17,6 +17,5 @@ def sum_squares_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += x[i] * s_bar
-        x_bar[i] += x[i] * s_bar
+        x_bar[i] += 2.0 * (x[i] * s_bar)
     return value, x_bar

@@ -73,8 +73,7 @@ def tuple_helpers_vjp(p, q, out_bar):
     # adjoint of: result0_1 = result * 2.0
     result_bar += 2.0 * result0_1_bar
     # adjoint of: result = p * p
-    p_bar += p * result_bar
-    p_bar += p * result_bar
+    p_bar += 2.0 * (p * result_bar)
     # adjoint of: b = result1
     result1_bar += b_bar
     # adjoint of: a = result0

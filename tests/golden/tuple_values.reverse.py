@@ -49,6 +49,5 @@ def tuple_values_vjp(a, b, out_bar):
     # adjoint of: p_1 = b
     b_bar += p_1_bar
     # adjoint of: p_0 = a * a
-    a_bar += a * p_0_bar
-    a_bar += a * p_0_bar
+    a_bar += 2.0 * (a * p_0_bar)
     return value, a_bar, b_bar

@@ -54,6 +54,5 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         x_bar[0] += s * t0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += x[i] * s_bar
-        x_bar[i] += x[i] * s_bar
+        x_bar[i] += 2.0 * (x[i] * s_bar)
     return value, x_bar

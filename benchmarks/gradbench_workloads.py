@@ -1,0 +1,495 @@
+"""GradBench/ADBench-style workloads, written in the loop style numba users write.
+
+Each function follows the public specification of a GradBench (or ADBench) eval, in our own
+words: `gmm` (ADBench's Gaussian mixture with a triangular inverse-covariance factor and a
+Wishart prior), `ba` (bundle adjustment: Rodrigues rotation, radial distortion, weighted
+residuals), `lstm` (ADBench's LSTM with diagonal weights and its `log(2 + sum exp)`), `ode`
+(GradBench's RK4 on y0' = x0, yi' = xi * y(i-1), gradient of the last element), `lu_logdet`
+(log |det A| by LU with partial pivoting), `particle` (the Pearlmutter-Siskind charged particle,
+naive Euler with a `while`/`break` until it crosses the x axis, one trajectory per control value),
+`nbody` (softened gravity, symplectic Euler), `gray_scott` (2-D reaction-diffusion, periodic
+indices, buffers swapped every step), `kmeans` (GradBench's k-means cost: each point's squared
+distance to its nearest centroid) and `logistic` (logistic regression with an L2 penalty).
+
+Every function is in the subset sourcead supports today. Inputs are deterministic (closed forms
+or a seeded generator), sized so that the numba primal takes about 0.5-5 ms on this machine.
+``GB_WORKLOADS`` lists them with what to differentiate; ``benchmarks.gradbench`` runs them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import prange
+
+
+@dataclass(frozen=True)
+class GBWorkload:
+    """One GradBench-style function, its inputs and what to differentiate."""
+
+    name: str
+    func: Callable  # loop style, differentiated by sourcead, compiled by numba
+    make_args: Callable[[], tuple]  # deterministic: the same arguments in every process
+    wrt: tuple[str, ...]
+    size: str
+
+
+# --- GMM (ADBench) ----------------------------------------------------------------------------------
+
+
+def gmm_objective(alphas, means, icf, x, gamma, m_dof):
+    # icf[k]: d log-diagonal entries of Q_k, then its strictly lower part column by column
+    n = x.shape[0]
+    d = x.shape[1]
+    k_n = alphas.shape[0]
+    q = np.empty(k_n)
+    total = 0.0
+    for i in range(n):
+        for k in range(k_n):
+            sq = 0.0
+            logdiag = 0.0
+            for r in range(d):
+                logdiag += icf[k, r]
+                s = math.exp(icf[k, r]) * (x[i, r] - means[k, r])
+                for c in range(r):
+                    s += icf[k, d + c * (2 * d - c - 1) // 2 + r - c - 1] * (x[i, c] - means[k, c])
+                sq += s * s
+            q[k] = alphas[k] + logdiag - 0.5 * sq
+        top = q[0]
+        for k in range(1, k_n):
+            if q[k] > top:
+                top = q[k]
+        acc = 0.0
+        for k in range(k_n):
+            acc += math.exp(q[k] - top)
+        total += math.log(acc) + top
+    amax = alphas[0]
+    for k in range(1, k_n):
+        if alphas[k] > amax:
+            amax = alphas[k]
+    asum = 0.0
+    for k in range(k_n):
+        asum += math.exp(alphas[k] - amax)
+    prior = 0.0
+    for k in range(k_n):
+        for r in range(d):
+            e = math.exp(icf[k, r])
+            prior += 0.5 * gamma * gamma * e * e - m_dof * icf[k, r]
+        for t in range(d, icf.shape[1]):
+            prior += 0.5 * gamma * gamma * icf[k, t] * icf[k, t]
+    return total - n * (math.log(asum) + amax) + prior
+
+
+def _gmm_args(n=1000, d=10, k=25):
+    rng = np.random.default_rng(11)
+    alphas = rng.standard_normal(k)
+    means = rng.random((k, d))
+    icf = 0.3 * rng.standard_normal((k, d + d * (d - 1) // 2))
+    x = rng.random((n, d))
+    return alphas, means, icf, x, 1.0, 0.0
+
+
+# --- bundle adjustment (ADBench) --------------------------------------------------------------------
+
+
+@numba.njit
+def ba_project(cam, px, py, pz):
+    # cam: rotation (Rodrigues, 0:3), centre (3:6), focal length 6, principal point (7:9),
+    # radial distortion (9:11)
+    dx = px - cam[3]
+    dy = py - cam[4]
+    dz = pz - cam[5]
+    theta2 = cam[0] * cam[0] + cam[1] * cam[1] + cam[2] * cam[2]
+    if theta2 > 1e-12:
+        theta = math.sqrt(theta2)
+        co = math.cos(theta)
+        si = math.sin(theta)
+        wx = cam[0] / theta
+        wy = cam[1] / theta
+        wz = cam[2] / theta
+        dot = wx * dx + wy * dy + wz * dz
+        rx = dx * co + (wy * dz - wz * dy) * si + wx * dot * (1.0 - co)
+        ry = dy * co + (wz * dx - wx * dz) * si + wy * dot * (1.0 - co)
+        rz = dz * co + (wx * dy - wy * dx) * si + wz * dot * (1.0 - co)
+    else:
+        rx = dx + cam[1] * dz - cam[2] * dy
+        ry = dy + cam[2] * dx - cam[0] * dz
+        rz = dz + cam[0] * dy - cam[1] * dx
+    u = rx / rz
+    v = ry / rz
+    rsq = u * u + v * v
+    dist = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
+    return cam[6] * dist * u + cam[7], cam[6] * dist * v + cam[8]
+
+
+def ba_objective(cams, X, w, obs, feats):
+    total = 0.0
+    for i in prange(obs.shape[0]):
+        c = obs[i, 0]
+        p = obs[i, 1]
+        u, v = ba_project(cams[c], X[p, 0], X[p, 1], X[p, 2])
+        ru = w[i] * (u - feats[i, 0])
+        rv = w[i] * (v - feats[i, 1])
+        rw = 1.0 - w[i] * w[i]
+        total += ru * ru + rv * rv + rw * rw
+    return total
+
+
+def _ba_args(n_cams=50, n_points=5000, n_obs=40_000):
+    rng = np.random.default_rng(12)
+    cams = np.empty((n_cams, 11))
+    cams[:, 0:3] = 0.1 * rng.standard_normal((n_cams, 3))
+    cams[:, 3:5] = 0.5 * rng.standard_normal((n_cams, 2))
+    cams[:, 5] = -10.0 + 0.5 * rng.standard_normal(n_cams)  # points lie in front of the cameras
+    cams[:, 6] = 1.0 + 0.1 * rng.random(n_cams)
+    cams[:, 7:9] = 0.01 * rng.standard_normal((n_cams, 2))
+    cams[:, 9:11] = 0.01 * rng.standard_normal((n_cams, 2))
+    X = rng.standard_normal((n_points, 3))
+    w = 1.0 + 0.1 * rng.standard_normal(n_obs)
+    obs = np.stack([np.arange(n_obs) % n_cams, (np.arange(n_obs) * 7) % n_points], axis=1).astype(np.int64)
+    feats = 0.1 * rng.standard_normal((n_obs, 2))
+    return cams, X, w, obs, feats
+
+
+# --- LSTM with diagonal weights (ADBench) -----------------------------------------------------------
+
+
+@numba.njit
+def sigmoid(z):
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def lstm_objective(main_params, extra_params, state, sequence):
+    # main_params rows 2l (weights) and 2l+1 (biases) of layer l, each four blocks of b:
+    # forget, input, output gates and the cell change; state rows 2l (hidden), 2l+1 (cell)
+    n_layers = main_params.shape[0] // 2
+    b = sequence.shape[1]
+    st = state.copy()
+    x = np.empty(b)
+    ypred = np.empty(b)
+    total = 0.0
+    count = 0
+    for t in range(sequence.shape[0] - 1):
+        for j in range(b):
+            x[j] = sequence[t, j] * extra_params[0, j]
+        for layer in range(n_layers):
+            wr = 2 * layer
+            for j in range(b):
+                h = st[wr, j]
+                forget = sigmoid(x[j] * main_params[wr, j] + main_params[wr + 1, j])
+                ingate = sigmoid(h * main_params[wr, b + j] + main_params[wr + 1, b + j])
+                outgate = sigmoid(x[j] * main_params[wr, 2 * b + j] + main_params[wr + 1, 2 * b + j])
+                change = math.tanh(h * main_params[wr, 3 * b + j] + main_params[wr + 1, 3 * b + j])
+                cell = st[wr + 1, j] * forget + ingate * change
+                st[wr + 1, j] = cell
+                st[wr, j] = outgate * math.tanh(cell)
+                x[j] = st[wr, j]
+        lse = 2.0
+        for j in range(b):
+            ypred[j] = x[j] * extra_params[1, j] + extra_params[2, j]
+            lse += math.exp(ypred[j])
+        lse = math.log(lse)
+        for j in range(b):
+            total += sequence[t + 1, j] * (ypred[j] - lse)
+        count += b
+    return -total / count
+
+
+def _lstm_args(n_layers=2, b=32, c=1000):
+    rng = np.random.default_rng(13)
+    main_params = 0.5 * rng.standard_normal((2 * n_layers, 4 * b))
+    extra_params = 0.5 * rng.standard_normal((3, b))
+    state = 0.5 * rng.standard_normal((2 * n_layers, b))
+    sequence = rng.standard_normal((c, b))
+    return main_params, extra_params, state, sequence
+
+
+# --- RK4 ODE (GradBench `ode`) ----------------------------------------------------------------------
+
+
+@numba.njit
+def ode_rhs(x, y, z):
+    z[0] = x[0]
+    for i in range(1, x.shape[0]):
+        z[i] = x[i] * y[i - 1]
+
+
+def ode_last(x, s):
+    # y(0) = 0, integrated to t = 2 in s RK4 steps; the last element of y(2)
+    n = x.shape[0]
+    h = 2.0 / s
+    y = np.zeros(n)
+    yt = np.empty(n)
+    k1 = np.empty(n)
+    k2 = np.empty(n)
+    k3 = np.empty(n)
+    k4 = np.empty(n)
+    for _step in range(s):
+        ode_rhs(x, y, k1)
+        for i in range(n):
+            yt[i] = y[i] + 0.5 * h * k1[i]
+        ode_rhs(x, yt, k2)
+        for i in range(n):
+            yt[i] = y[i] + 0.5 * h * k2[i]
+        ode_rhs(x, yt, k3)
+        for i in range(n):
+            yt[i] = y[i] + h * k3[i]
+        ode_rhs(x, yt, k4)
+        for i in range(n):
+            y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+    return y[n - 1]
+
+
+def _ode_args(n=200, s=500):
+    # x_i near (i + 1) / 2 keeps every y_i(2) of order one (y_i grows like prod x * t^(i+1)/(i+1)!)
+    i = np.arange(n)
+    return 0.5 * (i + 1) * (1.0 + 0.1 * np.sin(i)), s
+
+
+# --- log |det A| by LU with partial pivoting --------------------------------------------------------
+
+
+def lu_logdet(A):
+    n = A.shape[0]
+    U = A.copy()
+    logdet = 0.0
+    for k in range(n):
+        p = k
+        best = abs(U[k, k])
+        for i in range(k + 1, n):
+            if abs(U[i, k]) > best:
+                best = abs(U[i, k])
+                p = i
+        if p != k:
+            for j in range(n):
+                tmp = U[k, j]
+                U[k, j] = U[p, j]
+                U[p, j] = tmp
+        logdet += math.log(abs(U[k, k]))
+        for i in range(k + 1, n):
+            f = U[i, k] / U[k, k]
+            for j in range(k + 1, n):
+                U[i, j] = U[i, j] - f * U[k, j]
+    return logdet
+
+
+def _lu_args(n=100):
+    return (np.random.default_rng(14).standard_normal((n, n)),)
+
+
+# --- charged particle (GradBench `particle`, the inner trajectory) -----------------------------------
+
+
+@numba.njit
+def particle_accel(px, py, w):
+    # the force -grad p of p = 1/|x - (10, 10 - w)| + 1/|x - (10, 0)| on a unit charge and mass
+    ax = 0.0
+    ay = 0.0
+    dx = px - 10.0
+    dy = py - (10.0 - w)
+    r = math.sqrt(dx * dx + dy * dy)
+    ax += dx / (r * r * r)
+    ay += dy / (r * r * r)
+    dy = py
+    r = math.sqrt(dx * dx + dy * dy)
+    ax += dx / (r * r * r)
+    ay += dy / (r * r * r)
+    return ax, ay
+
+
+def particle_loss(w, dt):
+    # one trajectory per control value w[j], from (0, 8) at velocity (0.75, 0), naive Euler until
+    # the next step would cross the x axis, then the crossing by linear interpolation
+    total = 0.0
+    for j in range(w.shape[0]):
+        px = 0.0
+        py = 8.0
+        vx = 0.75
+        vy = 0.0
+        while True:
+            nx = px + dt * vx
+            ny = py + dt * vy
+            if ny <= 0.0:
+                break
+            ax, ay = particle_accel(px, py, w[j])
+            vx = vx + dt * ax
+            vy = vy + dt * ay
+            px = nx
+            py = ny
+        tf = -py / vy
+        xf = px + tf * vx
+        total += xf * xf
+    return total
+
+
+def _particle_args(m=200, dt=0.01):
+    return np.linspace(0.0, 0.5, m), dt
+
+
+# --- n-body ------------------------------------------------------------------------------------------
+
+
+def nbody_energy(p0, v0, m, n_steps, dt):
+    # symplectic Euler under softened gravity; the total energy of the final state
+    n = p0.shape[0]
+    eps2 = 0.01
+    p = p0.copy()
+    v = v0.copy()
+    for _step in range(n_steps):
+        for i in range(n):
+            ax = 0.0
+            ay = 0.0
+            az = 0.0
+            for j in range(n):
+                dx = p[j, 0] - p[i, 0]
+                dy = p[j, 1] - p[i, 1]
+                dz = p[j, 2] - p[i, 2]
+                r2 = dx * dx + dy * dy + dz * dz + eps2
+                inv = m[j] / (r2 * math.sqrt(r2))
+                ax += dx * inv
+                ay += dy * inv
+                az += dz * inv
+            v[i, 0] += dt * ax
+            v[i, 1] += dt * ay
+            v[i, 2] += dt * az
+        for i in range(n):
+            p[i, 0] += dt * v[i, 0]
+            p[i, 1] += dt * v[i, 1]
+            p[i, 2] += dt * v[i, 2]
+    energy = 0.0
+    for i in range(n):
+        energy += 0.5 * m[i] * (v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
+        for j in range(i + 1, n):
+            dx = p[j, 0] - p[i, 0]
+            dy = p[j, 1] - p[i, 1]
+            dz = p[j, 2] - p[i, 2]
+            energy -= m[i] * m[j] / math.sqrt(dx * dx + dy * dy + dz * dz + eps2)
+    return energy
+
+
+def _nbody_args(n=64, n_steps=20, dt=0.01):
+    rng = np.random.default_rng(15)
+    return rng.standard_normal((n, 3)), 0.1 * rng.standard_normal((n, 3)), (1.0 + 0.5 * rng.random(n)) / n, n_steps, dt
+
+
+# --- 2-D reaction-diffusion (Gray-Scott) --------------------------------------------------------------
+
+
+def gray_scott(u0, v0, feed, kill, n_steps):
+    # explicit Euler on a periodic grid, two buffers per field exchanged every step
+    n = u0.shape[0]
+    m = u0.shape[1]
+    du = 0.16
+    dv = 0.08
+    dt = 1.0
+    u = u0.copy()
+    v = v0.copy()
+    un = np.empty((n, m))
+    vn = np.empty((n, m))
+    for _step in range(n_steps):
+        for i in range(n):
+            ip = i + 1
+            if ip == n:
+                ip = 0
+            im = i - 1
+            if im < 0:
+                im = n - 1
+            for j in range(m):
+                jp = j + 1
+                if jp == m:
+                    jp = 0
+                jm = j - 1
+                if jm < 0:
+                    jm = m - 1
+                uc = u[i, j]
+                vc = v[i, j]
+                lap_u = u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * uc
+                lap_v = v[ip, j] + v[im, j] + v[i, jp] + v[i, jm] - 4.0 * vc
+                uvv = uc * vc * vc
+                un[i, j] = uc + dt * (du * lap_u - uvv + feed * (1.0 - uc))
+                vn[i, j] = vc + dt * (dv * lap_v + uvv - (feed + kill) * vc)
+        u, un = un, u
+        v, vn = vn, v
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += u[i, j] * u[i, j] + v[i, j] * v[i, j]
+    return 0.5 * s
+
+
+def _gray_scott_args(n=64, n_steps=50):
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    blob = np.exp(-((i - n / 2) ** 2 + (j - n / 2) ** 2) / (0.02 * n * n))
+    return 1.0 - 0.5 * blob, 0.25 * blob + 0.01 * np.cos(0.3 * i + 0.2 * j), 0.037, 0.06, n_steps
+
+
+# --- k-means cost (GradBench `kmeans`) ----------------------------------------------------------------
+
+
+def kmeans_cost(points, centroids):
+    total = 0.0
+    for i in prange(points.shape[0]):
+        best = math.inf
+        for c in range(centroids.shape[0]):
+            d2 = 0.0
+            for j in range(points.shape[1]):
+                t = points[i, j] - centroids[c, j]
+                d2 += t * t
+            if d2 < best:
+                best = d2
+        total += best
+    return total
+
+
+def _kmeans_args(n=20_000, k=32, d=8):
+    rng = np.random.default_rng(16)
+    return rng.standard_normal((n, d)), rng.standard_normal((k, d))
+
+
+# --- logistic regression --------------------------------------------------------------------------------
+
+
+def logistic_loss(w, X, y, lam):
+    # labels y in {-1, +1}: sum of log(1 + exp(-y x.w)), stable for either sign, plus an L2 penalty
+    total = 0.0
+    for i in prange(X.shape[0]):
+        z = 0.0
+        for j in range(X.shape[1]):
+            z += X[i, j] * w[j]
+        margin = y[i] * z
+        if margin > 0.0:
+            total += math.log(1.0 + math.exp(-margin))
+        else:
+            total += math.log(1.0 + math.exp(margin)) - margin
+    reg = 0.0
+    for j in range(w.shape[0]):
+        reg += w[j] * w[j]
+    return total + 0.5 * lam * reg
+
+
+def _logistic_args(n=50_000, d=32):
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((n, d))
+    w_true = rng.standard_normal(d) / math.sqrt(d)
+    y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ w_true))), 1.0, -1.0)
+    return 0.1 * rng.standard_normal(d), X, y, 1e-2
+
+
+GB_WORKLOADS = (
+    GBWorkload("gmm", gmm_objective, _gmm_args, ("alphas", "means", "icf"), "n 1000, d 10, K 25"),
+    GBWorkload("ba", ba_objective, _ba_args, ("cams", "X", "w"), "50 cams, 5000 points, 40000 obs"),
+    GBWorkload("lstm", lstm_objective, _lstm_args, ("main_params", "extra_params"), "2 layers, b 32, c 1000"),
+    GBWorkload("ode", ode_last, _ode_args, ("x",), "n 200, 500 RK4 steps"),
+    GBWorkload("lu_logdet", lu_logdet, _lu_args, ("A",), "100 x 100"),
+    GBWorkload("particle", particle_loss, _particle_args, ("w",), "200 trajectories, dt 0.01"),
+    GBWorkload("nbody", nbody_energy, _nbody_args, ("p0", "v0"), "64 bodies, 20 steps"),
+    GBWorkload("gray_scott", gray_scott, _gray_scott_args, ("u0", "v0", "feed", "kill"), "64 x 64, 50 steps"),
+    GBWorkload("kmeans", kmeans_cost, _kmeans_args, ("centroids",), "20000 points, K 32, d 8"),
+    GBWorkload("logistic", logistic_loss, _logistic_args, ("w",), "50000 x 32"),
+)
+
+GB_BY_NAME = {w.name: w for w in GB_WORKLOADS}
