@@ -253,13 +253,13 @@ def _shown(node: cst.BaseExpression) -> str:
 
 def other_guess(fn: CoreFunction) -> dict[str, str]:
     """Another guess at the parameters' types, where the first guess may be wrong: parameters the
-    code only does arithmetic with as 1-D arrays, arrays it does not index with one more dimension."""
+    code only does arithmetic with as 1-D arrays, arrays with one more dimension (`points[i]` may
+    be a row: `np.sum((points[i] - c) ** 2)`)."""
     guesses, fixed = _parameter_guesses(fn)
-    indexed = _index_counts(fn)
     other = {}
     for p in fn.params:
         t = guesses[p]
-        if p in fixed or (t.is_array and indexed.get(p, 0) >= t.ndim):
+        if p in fixed or t.ndim >= 3:
             continue
         other[p] = (array(FLOAT, 1) if not t.is_array else array(t.dtype, t.ndim + 1)).spec()
     return other

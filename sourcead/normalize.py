@@ -158,7 +158,8 @@ class Normalizer:
             return [While(test, tuple(body), stmt)]
         if any(isinstance(s, Continue) for s in _same_loop(body)):
             raise self.fail(
-                "`continue` in a while loop whose condition calls a function",
+                "`continue` in a while loop whose condition needs statements (a call, a conditional "
+                "expression or `and`/`or` with one)",
                 stmt,
                 "Compute the condition into a variable at the end of the body instead.",
             )
@@ -668,7 +669,10 @@ class Normalizer:
         for local in sorted(local_names(callee.node) - set(names)):
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
         renamed = callee.node.visit(_Rename(mapping))
-        inner = Normalizer(replace(callee, node=renamed), self.namer, (*self.callers, _function_of(self.parsed)))
+        positions = {**callee.positions, **_carried_positions(callee.node, renamed, callee.positions)}
+        inner = Normalizer(
+            replace(callee, node=renamed, positions=positions), self.namer, (*self.callers, _function_of(self.parsed))
+        )
         core = inner.function()
         for name, value in core.constants:
             if not _same_constant(self.constants.get(name, value), value):
@@ -830,3 +834,18 @@ def _same_constant(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
     return a == b
+
+
+def _carried_positions(original: cst.CSTNode, renamed: cst.CSTNode, positions) -> dict:
+    """The file positions of the nodes of a renamed copy of a tree (its errors then point into the
+    callee's file): node for node where the two trees agree; a name replaced by an expression takes
+    the name's position."""
+    carried = {}
+    stack = [(original, renamed)]
+    while stack:
+        old, new = stack.pop()
+        if old in positions:
+            carried[new] = positions[old]
+        if type(old) is type(new) and len(old.children) == len(new.children):
+            stack.extend(zip(old.children, new.children, strict=True))
+    return carried

@@ -599,7 +599,11 @@ class Reverser:
         for name, seed in zip(names, seeds + written_seeds, strict=True):
             if name is not None and prog.is_active(name):
                 seeded.setdefault(name, []).append(seed)
+        # rows and scratch arrays of a parallel loop get their adjoints inside each iteration
+        iteration_arrays = {v for plan in self.parallel.values() for v in plan.private if prog.kinds.is_array(v)}
         for var in sorted(prog.activity.active | set(prog.wrt)):
+            if var in iteration_arrays and var not in seeded and var not in prog.wrt:
+                continue
             if var in seeded:
                 first, *rest = seeded[var]
                 copy = ".copy()" if prog.kinds.is_array(var) else ""
@@ -664,9 +668,11 @@ class Reverser:
                 out.line(f"{tape} = np.empty({shown}{dtype})  # this iteration's own tape")
                 out.line(f"{top} = 0")
             self.forward_sweep(loop.body, out, exact, "replay")
-            for var in sorted(plan.private & self.prog.activity.active):
+            for var in sorted(plan.private & self.prog.activity.active):  # each iteration's own adjoints
                 if not self.prog.kinds.is_array(var):
                     out.line(f"{bar(var)} = 0.0")
+                else:  # a row or scratch array of this iteration (replayed just above)
+                    out.line(f"{bar(var)} = np.zeros_like({var})")
             for partial in self.partial_sums.values():
                 out.line(f"{partial} = 0.0")
             if rows:

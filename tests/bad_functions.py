@@ -6,7 +6,7 @@ Each `# error:` comment marks the line the error must name.
 import numpy as np
 
 SCALE = 2.0
-TABLE = np.ones(3)
+TABLE = np.ones(3, dtype=np.float32)  # numbers and float64/int64/bool arrays can be read; not this
 
 
 def uses_try(x):
@@ -86,11 +86,11 @@ def recursive(x, n):
 
 
 def norm_with_ord(x):
-    return np.linalg.norm(x, 1)  # error: ord
+    return np.linalg.norm(x, 3)  # error: ord
 
 
 def max_over_axis(X):
-    return np.sum(np.max(X, 1))  # error: axis
+    return np.sum(np.prod(X, 1))  # error: axis
 
 
 def abs_of_array(x):

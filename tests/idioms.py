@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 # --- loops over arrays: elements, rows, enumerate, zip -------------------------------------------
@@ -99,3 +100,30 @@ def reductions_and_statistics(X, x):
     s += np.std(x) + np.var(x * 2.0, ddof=1) + np.sum(np.std(X, axis=1)) + X.var()
     s += np.linalg.norm(x, 1) + np.linalg.norm(x, np.inf) + np.sum(np.linalg.norm(X, axis=0)) + np.linalg.norm(X)
     return s + np.sum(np.sort(x) * np.arange(x.shape[0]))
+
+
+# --- rows of 2-D arguments read as arrays (the type guess starts from one index: a 1-D array) ------
+
+
+def rows_as_arrays(points, centroids, w):
+    s = 0.0
+    for i in range(points.shape[0]):
+        best = np.inf
+        for c in range(centroids.shape[0]):
+            d2 = np.sum((points[i] - centroids[c]) ** 2)
+            if d2 < best:
+                best = d2
+        s += best + np.dot(points[i], w) ** 2
+    return s
+
+
+def rows_in_prange(cams, X, obs):
+    # a row of each argument per iteration: the adjoint of each row is the iteration's own
+    # (its adjoint array was shared by all iterations: a numba error, a race had it compiled)
+    total = 0.0
+    for i in numba.prange(obs.shape[0]):
+        cam = cams[obs[i, 0]]
+        p = X[obs[i, 1]]
+        r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
+        total += r * r
+    return total

@@ -916,4 +916,22 @@ ZOO += [
         ("X", "x"),
         True,
     ),
+    Case(
+        "rows_as_arrays",
+        idioms.rows_as_arrays,
+        lambda rng: (rng.standard_normal((5, 3)), rng.standard_normal((2, 3)), rng.standard_normal(3)),
+        ("points", "centroids", "w"),
+        True,
+    ),
+    Case(
+        "rows_in_prange",
+        idioms.rows_in_prange,
+        lambda rng: (
+            rng.standard_normal((3, 3)),
+            rng.standard_normal((3, 2)),
+            np.array([[0, 1], [1, 0], [2, 2], [0, 0]]),
+        ),
+        ("cams", "X"),
+        True,
+    ),
 ]

@@ -118,10 +118,11 @@ ARRAYS: list[Primitive] = [
               Pullback("np.ravel({t})[np.argmin({x})]", "at_argmin({g}, {x})"), lower=_extremum_over_axis("min_along"),
               helpers=("at_argmin",),
               example="np.min(np.cos(a)) + np.min(b * b) + np.sum(np.min(a, axis=1) * c) + np.sum(np.min(a, axis=0))"),
+    # what np.max / np.min over an axis are written as (examples: through those spellings)
     Primitive("max_along", S("a, axis=!"), results.reduced(), _along(True),
-              helpers=("max_along", "select_along", "select_along_bar")),
+              helpers=("max_along", "select_along", "select_along_bar"), example="np.sum(np.max(a, axis=1) * c)"),
     Primitive("min_along", S("a, axis=!"), results.reduced(), _along(False),
-              helpers=("min_along", "select_along", "select_along_bar")),
+              helpers=("min_along", "select_along", "select_along_bar"), example="np.sum(np.min(a, axis=0) * b)"),
     Primitive("np.var", S("a, axis=!, ddof=!"), results.reduced(float_result=True), lower=_variance(False),
               example="np.var(a * b) + np.sum(np.var(a, axis=0) * b) + np.var(c, ddof=1)"),
     Primitive("np.std", S("a, axis=!, ddof=!"), results.reduced(float_result=True), lower=_variance(True),
@@ -130,7 +131,8 @@ ARRAYS: list[Primitive] = [
               Pullback("np.expand_dims({t}, {axis})", "np.sum({g}, axis={axis})"),
               example="np.sum(np.expand_dims(c, 1) * a) + np.sum(np.sum(a, axis=0, keepdims=True) * a)"),
     # a 1-D array as it is: the vector norms refuse a matrix through it
-    Primitive("as_vector", S("a"), results.vector, Pullback("{t}", "{g}"), helpers=("as_vector",)),
+    Primitive("as_vector", S("a"), results.vector, Pullback("{t}", "{g}"), helpers=("as_vector",),
+              example="np.linalg.norm(b, 1) * np.linalg.norm(c, np.inf)"),
     Primitive("np.prod", S("a"), results.reduced(),
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
               example="np.prod(b + 1.0)"),
