@@ -127,8 +127,8 @@ def _fact_test(fact: dict, names: list[str]) -> tuple[str, str, str, str]:
     """The test that a fact fails (as code), and the index's lowest and highest values and the
     array's size along the axis (as code, for the message)."""
     dim = _text(fact["dim"], names)
+    guard = " and ".join(f"{_text(g, names)} > 0" for g in fact["guards"])  # every enclosing loop runs
     if fact.get("need") is not None:  # unit steps: the extremes are affine
-        guard = " and ".join(f"{_text(g, names)} > 0" for g in fact["guards"])
         tests = []
         if fact.get("upper", True):
             tests.append(f"{_text(fact['need'], names)} <= {dim}")
@@ -137,7 +137,7 @@ def _fact_test(fact: dict, names: list[str]) -> tuple[str, str, str, str]:
         high = _text([*fact["need"], ["1", -1]], names)
         low = _text([[atom, -coef] for atom, coef in fact["floor"]], names)
     else:
-        guard, low, high = _index_range(fact, names)
+        low, high = _index_range(fact, names)
         tests = [f"{high} < {dim}"] if fact.get("upper", True) else []
         if fact.get("lower", True):
             tests.append(f"{low} >= -({dim})")
@@ -146,20 +146,20 @@ def _fact_test(fact: dict, names: list[str]) -> tuple[str, str, str, str]:
     return test, low, high, dim
 
 
-def _index_range(fact: dict, names: list[str]) -> tuple[str, str, str]:
-    """The guard (every loop runs) and the index's lowest and highest values, as code."""
-    guards, low, high = [], [], []
+def _index_range(fact: dict, names: list[str]) -> tuple[str, str]:
+    """The index's lowest and highest values, as code, for loops of any step."""
+    low, high = [], []
     index = dict((atom, coef) for atom, coef in fact["index"])
     fixed = [[a, c] for a, c in fact["index"] if not any(a == loop[0] for loop in fact["loops"])]
     for var, start, stop, step, _text_range in fact["loops"]:
-        first, end = _text(start, names), _text(stop, names)
-        if step > 0:
-            guards.append(f"{_paren(first)} < {_paren(end)}")
-            last = f"{end} - 1" if step == 1 else f"{first} + ({end} - {first} - 1) // {step} * {step}"
+        first = _text(start, names)
+        if step > 0:  # start + k * step for k up to (stop - start - 1) // step
+            span = _text([*stop, *[[a, -c] for a, c in start], ["1", -1]], names)
+            last = f"{first} + ({span}) // {step} * {step}"
             lowest, highest = first, last
-        else:
-            guards.append(f"{_paren(first)} > {_paren(end)}")
-            last = f"{first} + ({first} - {end} - 1) // {-step} * {step}"
+        else:  # start - k * |step| for k up to (start - stop - 1) // |step|
+            span = _text([*start, *[[a, -c] for a, c in stop], ["1", -1]], names)
+            last = f"{first} - ({span}) // {-step} * {-step}"
             lowest, highest = last, first
         coef = index[var]
         (high if coef > 0 else low).append(_times(coef, highest))
@@ -167,7 +167,7 @@ def _index_range(fact: dict, names: list[str]) -> tuple[str, str, str]:
     base = _text(fixed, names) if fixed else "0"
     low_text = " + ".join([base, *low]) if low else base
     high_text = " + ".join([base, *high]) if high else base
-    return " and ".join(guards), _simplify(low_text), _simplify(high_text)
+    return _simplify(low_text), _simplify(high_text)
 
 
 def _times(coef: int, text: str) -> str:
@@ -178,21 +178,18 @@ def _simplify(text: str) -> str:
     return text[4:] if text.startswith("0 + ") else text
 
 
-def _paren(text: str) -> str:
-    return text if text.replace("_", "").replace(".", "").replace("[", "").replace("]", "").isalnum() else f"({text})"
-
-
 def _text(affine: list, names: list[str]) -> str:
     """An affine expression as code over the argument names."""
-    terms = []
-    constant = 0
+    merged: dict[str, int] = {}
     for atom, coef in affine:
-        if atom == "1":
-            constant += coef
-            continue
+        merged[atom] = merged.get(atom, 0) + coef
+    constant = merged.pop("1", 0)
+    terms = []
+    for atom, coef in merged.items():
         kind, *rest = atom.split(":")
         value = f"{names[int(rest[0])]}.shape[{rest[1]}]" if kind == "s" else names[int(rest[0])]
-        terms.append((coef, value))
+        if coef:
+            terms.append((coef, value))
     parts = []
     for coef, value in terms:
         sign = "-" if coef < 0 else "+"

@@ -217,9 +217,9 @@ class _Walker:
         array_param = self.fn.params.index(name) if name in self.fn.params else None
         exact = all(abs(loop.step) == 1 for loop in loops)  # then the bounds above are the index's extremes
         return {
-            "guards": [
+            "guards": [  # the access runs when every enclosing loop does, not only those of its index
                 _dump(_add(lp.stop, _scale(lp.start, -1)) if lp.step > 0 else _add(lp.start, _scale(lp.stop, -1)))
-                for lp in loops
+                for lp in scope.loops
             ],
             "need": _dump(_add(high, {"1": 1})) if exact else None,  # dim >= need: in range above
             "floor": _dump(_scale(low, -1)) if exact else None,  # dim >= floor: in range below

@@ -86,6 +86,23 @@ def firsts(x, n):
     return s
 
 
+def inner_loop(x, y, m):
+    s = 0.0
+    for i in range(x.shape[0]):
+        for _j in range(m):
+            s += x[i] * y[i]
+    return s
+
+
+def stepped(x, y):
+    s = 0.0
+    for i in range(1, x.shape[0], 3):
+        s += x[i] * y[i]
+    for i in range(x.shape[0] - 1, -1, -2):
+        s += x[i] * y[i - 1]
+    return s
+
+
 # --- shapes of arguments against the shape contract -------------------------------------------
 
 
@@ -153,6 +170,30 @@ def test_an_int_argument_bounds_the_loop(jit):
         sourcead.grad(firsts, jit=jit)(x, 7)
     assert sourcead.grad(firsts, jit=jit)(x, 0).tolist() == [0.0] * 4  # no iteration: no requirement
     report = sourcead.check_derivative(firsts, x, 3, wrt=0, jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_an_access_in_a_loop_that_does_not_run_asks_nothing(jit):
+    x, y = RNG.standard_normal(5), RNG.standard_normal(2)
+    assert np.array_equal(sourcead.grad(inner_loop, wrt=(0, 1), jit=jit)(x, y, 0)[1], np.zeros(2))
+    with pytest.raises(ShapeError, match=r"y.shape\[0\] >= x.shape\[0\] \(when x.shape\[0\] > 0 and m > 0\)"):
+        sourcead.grad(inner_loop, wrt=(0, 1), jit=jit)(x, y, 2)
+
+
+@JIT
+@pytest.mark.parametrize("n, m, fits", [(8, 8, True), (8, 7, False), (7, 6, True), (6, 5, True), (6, 4, False)])
+def test_steps_other_than_one_need_exactly_the_indices_they_reach(jit, n, m, fits):
+    # range(1, n, 3) reaches 1, 4, 7 (n = 8) or 1, 4 (n = 6, 7); range(n - 1, -1, -2) reads y[i - 1]
+    # down to y[-1] or y[0]: y must hold the largest index reached
+    x, y = RNG.standard_normal(n), RNG.standard_normal(m)
+    reached = max(max(range(1, n, 3)), n - 2)
+    assert fits == (reached < m)
+    if not fits:
+        with pytest.raises(ShapeError, match="the arguments' shapes do not fit stepped"):
+            sourcead.grad(stepped, wrt=(0, 1), jit=jit)(x, y)
+        return
+    report = sourcead.check_derivative(stepped, x, y, wrt=(0, 1), jit=jit)
     assert report.ok, str(report)
 
 
