@@ -3,7 +3,7 @@
 Built once per variant from its spec, which carries the shape contract (`contract.py`):
 
 * the shape facts, as one small Python function compiled when the plan is built, over the
-  converted arguments (`check_shapes(a0, a1)`: `if 0 < a0.shape[0] and not a0.shape[0] <= a1.shape[0]`);
+  converted arguments (`check_shapes(x, y)`: `if x.shape[0] > 0 and not (x.shape[0] <= y.shape[0])`);
   a failed fact is a `ShapeError` naming the argument, the access, its line and the shape needed;
 * written arguments that overlap themselves (a zero or overlapping stride): an `AliasingError`,
   since the function as run would see its own writes where the derivative assumes distinct elements;

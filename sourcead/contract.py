@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import libcst as cst
 
@@ -245,14 +246,24 @@ class _Walker:
 
 
 def _subscripts(node: cst.CSTNode) -> list[cst.Subscript]:
+    """Every subscript in `node`, outer before inner. A walk over the dataclass fields: libcst's
+    visitors rebuild each node they pass, which made this the pass's whole cost."""
     found: list[cst.Subscript] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Subscript(self, sub: cst.Subscript) -> None:
-            found.append(sub)
-
-    node.visit(Collect())
+    stack: list[Any] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif isinstance(item, cst.CSTNode):
+            if isinstance(item, cst.Subscript):
+                found.append(item)
+            stack.extend(getattr(item, f.name) for f in reversed(fields(item)) if f.name not in _LAYOUT)
     return found
+
+
+_LAYOUT = frozenset(
+    ("lpar", "rpar", "whitespace_before", "whitespace_after", "whitespace_after_star", "comma", "equal", "dot")
+)
 
 
 def _affine(node: cst.BaseExpression, scope: _Scope, loop_vars: dict | None = None) -> Affine | None:
