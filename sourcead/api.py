@@ -24,8 +24,9 @@ import numba
 import numpy as np
 from numba.core.errors import NumbaError
 
+from . import callplan
 from .compile import Compiled, Spec, load, source_key
-from .errors import AliasingError, SourceADError
+from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError
 from .functions import unwrap
 from .types import Type, parse_spec
 
@@ -47,6 +48,7 @@ class _Variant:
     wrt_array: tuple[bool, ...]  # is its derivative an array?
     written: tuple[int, ...]  # positions of the arguments the function writes (extra outputs)
     alias_pairs: tuple[tuple[int, int], ...] = ()  # (written array argument, other array argument)
+    plan: callplan.CallPlan | None = None  # shapes, self-overlap, cotangents: checked before the call
 
 
 class _Prepared:
@@ -129,6 +131,7 @@ class _Prepared:
             wrt_array=tuple(types[spec.params.index(w)].is_array for w in spec.wrt),
             written=tuple(spec.params.index(m) for m in spec.mutated),
             alias_pairs=_alias_pairs(spec, types),
+            plan=callplan.build(spec),
         )
 
     def _check(self, spec: Spec) -> None:
@@ -184,7 +187,10 @@ class _Prepared:
                 if variant is None:
                     names = self._params()
                     kinds = {names[k]: _arg_spec(args[k], names[k], k in wrt) for k in free}
-                    variant = self._build(kinds)
+                    try:
+                        variant = self._build(kinds)
+                    except SourceADError as exc:
+                        raise _for_these_kinds(exc, kinds, self._default) from None
                     self._variants = {**self._variants, key: variant}
         return variant
 
@@ -207,16 +213,24 @@ class _Prepared:
         variant = self._variant(args)
         if variant.alias_pairs:
             _check_overlap(variant, args)
-        return variant, [convert(a) for convert, a in zip(variant.converters, args, strict=True)]
+        converted = [convert(a) for convert, a in zip(variant.converters, args, strict=True)]
+        variant.plan.before(args, converted)  # type: ignore[union-attr]
+        return variant, converted
 
-    def _run(self, variant: _Variant, args: list) -> Any:
+    def _run(self, variant: _Variant, args: list, original: tuple | None = None, seeds: list | None = None) -> Any:
+        """Call the generated code; a raw error out of it (an index out of range caught by numba's
+        bounds checks or by Python) becomes a positioned `SourceADError` (`callplan.explain`)."""
         if variant.spec.thread_rows:  # per-thread accumulator rows: as many as numba's threads now
             args.append(numba.config.NUMBA_NUM_THREADS)  # thread ids are below the pool's size
-        if not self._jit:  # plain Python on NumPy floats: NumPy's error model, as numba's (compile.py)
-            with np.errstate(all="ignore"):
-                return variant.call(*(np.float64(a) if type(a) is float else a for a in args))
         try:
+            if not self._jit:  # plain Python on NumPy floats: NumPy's error model, as numba's (compile.py)
+                with np.errstate(all="ignore"):
+                    return variant.call(*(np.float64(a) if type(a) is float else a for a in args))
             return variant.call(*args)
+        except callplan.RAW_ERRORS as exc:
+            if original is None:
+                raise
+            raise callplan.explain(exc, self._func, original, str(variant.compiled.path), variant.plan, seeds) from None
         except NumbaError as exc:
             raise SourceADError(
                 f"numba could not compile the generated code {variant.compiled.path}: {str(exc).splitlines()[0]}",
@@ -297,10 +311,10 @@ class Gradient(_Prepared):
             out = self._check_out(variant, out, args)
         if variant.written:  # arguments the function writes are extra outputs, with a zero cotangent
             zeros = [np.zeros_like(converted[k]) for k in variant.written]
-            value, *flat = self._run(variant, [*converted, 1.0, *zeros])
+            value, *flat = self._run(variant, [*converted, 1.0, *zeros], args)
             value = value[0]
         else:
-            value, *flat = self._run(variant, [*converted, 1.0])
+            value, *flat = self._run(variant, [*converted, 1.0], args)
         grads = self._grads(variant, flat, out)
         return (float(value), grads) if self._with_value else grads
 
@@ -316,9 +330,11 @@ class VJP(_Prepared):
     def __call__(self, *args: Any, cotangent: Any, out: Any = None) -> Any:
         variant, converted = self._args(args)
         seeds = _cotangents(cotangent, variant.spec)
+        seeds = callplan.check_cotangents(variant.plan, seeds, converted)  # type: ignore[arg-type]
         if out is not None:
             out = self._check_out(variant, out, args, tuple(("cotangent", s) for s in seeds))
-        value, *flat = self._run(variant, converted + seeds)
+        value, *flat = self._run(variant, converted + seeds, args, seeds)
+        callplan.check_results(variant.plan, value, seeds)  # type: ignore[arg-type]
         return _plain(value), self._grads(variant, flat, out)
 
 
@@ -337,7 +353,7 @@ class JVP(_Prepared):
         if not isinstance(items, tuple) or len(items) != len(spec.wrt):
             raise SourceADError(f"tangents= must be a tuple of {len(spec.wrt)} values, one per wrt argument")
         dots = [_tangent_like(t, converted[k], w) for t, k, w in zip(items, variant.wrt_pos, spec.wrt, strict=True)]
-        value, value_dot = self._run(variant, converted + dots)
+        value, value_dot = self._run(variant, converted + dots, args)
         return _plain(value), _plain(value_dot)
 
 
@@ -351,7 +367,7 @@ class Primal(_Prepared):
 
     def __call__(self, *args: Any) -> Any:
         variant, converted = self._args(args)
-        return _plain(self._run(variant, converted))
+        return _plain(self._run(variant, converted, args))
 
 
 def grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
@@ -520,13 +536,18 @@ def _arg_spec(value: Any, name: str, is_wrt: bool) -> str:
         return {"?": "bool", "l": "int"}.get(key, "float")  # type: ignore[arg-type]
     dtype = _DTYPE_OF_KIND.get(value.dtype.kind)
     if dtype is None or (dtype == "float" and value.dtype != np.float64):
-        raise SourceADError(
+        raise ArgumentTypeError(
             f"argument `{name}` is a {value.dtype} array; sourcead takes float64, integer and bool arrays",
             hint=f"Convert it: {name}.astype(np.float64).",
         )
     if value.ndim == 0:
-        raise SourceADError(f"argument `{name}` is a 0-d array", hint=f"Pass a float: float({name}).")
+        raise ArgumentTypeError(f"argument `{name}` is a 0-d array", hint=f"Pass a float: float({name}).")
     return Type(dtype, value.ndim).spec()
+
+
+def _dtype_fits(dtype: np.dtype, wanted: str) -> bool:
+    """float64 for float arrays, any integer dtype for integer arrays, bool for masks."""
+    return dtype == np.float64 if wanted == "float" else _DTYPE_OF_KIND.get(dtype.kind) == wanted
 
 
 def _spec_key(t: Type) -> Any:
@@ -545,11 +566,19 @@ def _converter(spec: Spec, k: int, t: Type, jit: bool) -> Callable[[Any], Any]:
 
         def to_array(value: Any) -> Any:
             if not isinstance(value, np.ndarray):
-                raise SourceADError(f"argument `{name}` of {fname} must be {t.describe()}, got {type(value).__name__}")
+                raise ArgumentTypeError(
+                    f"argument `{name}` of {fname} must be {t.describe()}, got {type(value).__name__}",
+                    hint="The function indexes it: pass a NumPy array.",
+                )
             if is_wrt and value.dtype != np.float64:
-                raise SourceADError(
+                raise ArgumentTypeError(
                     f"cannot differentiate with respect to `{name}`: it is a {value.dtype} array",
                     hint=f"Pass a float64 array, e.g. {name}.astype(np.float64).",
+                )
+            if value.ndim != t.ndim or not _dtype_fits(value.dtype, t.dtype):
+                raise ArgumentTypeError(
+                    f"argument `{name}` of {fname} must be {t.describe()}, got a {value.ndim}-D {value.dtype} array",
+                    hint="Complex arrays are not supported." if value.dtype.kind == "c" else "",
                 )
             return value.copy() if copy else value
 
@@ -578,8 +607,10 @@ def _converter(spec: Spec, k: int, t: Type, jit: bool) -> Callable[[Any], Any]:
     def to_float(value: Any) -> float:
         if isinstance(value, np.ndarray) or not isinstance(value, (int, float, np.integer, np.floating)):
             if isinstance(value, (complex, np.complexfloating)):
-                raise SourceADError(f"argument `{name}` of {fname} is complex; sourcead differentiates real numbers")
-            raise SourceADError(
+                raise ArgumentTypeError(
+                    f"argument `{name}` of {fname} is complex; sourcead differentiates real numbers"
+                )
+            raise ArgumentTypeError(
                 f"argument `{name}` of {fname} is used as a scalar; got {type(value).__name__}",
                 hint="Arrays must be indexed element by element in the function.",
             )
@@ -607,21 +638,19 @@ def _cotangents(cotangent: Any, spec: Spec) -> list:
 
 def _tangent_like(tangent: Any, arg: Any, name: str) -> Any:
     if isinstance(arg, np.ndarray):
-        t = np.array(tangent, dtype=np.float64, copy=True)  # ours to use; never the caller's buffer
+        t = np.array(callplan.real_array(tangent, f"the tangent of `{name}`"), copy=True)  # ours; never the caller's
         if t.shape != arg.shape:
-            raise SourceADError(f"the tangent of `{name}` has shape {t.shape}, but `{name}` has shape {arg.shape}")
+            raise ShapeError(f"the tangent of `{name}` has shape {t.shape}, but `{name}` has shape {arg.shape}")
         return t
     if isinstance(tangent, np.ndarray):
-        raise SourceADError(f"the tangent of the float `{name}` must be a float, got an array")
-    return float(tangent)
+        raise ShapeError(f"the tangent of the float `{name}` must be a float, got an array")
+    return callplan.real_float(tangent, f"the tangent of `{name}`")
 
 
 def _as_float_or_array(value: Any, what: str) -> Any:
     if isinstance(value, np.ndarray):
-        return np.asarray(value, dtype=np.float64)
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
-    raise SourceADError(f"{what} must be a float or a float64 array, got {type(value).__name__}")
+        return callplan.real_array(value, what)
+    return callplan.real_float(value, what)
 
 
 def _plain(value: Any) -> Any:
@@ -652,3 +681,22 @@ def _with_defaults(func: Callable, args: tuple) -> tuple:
     if any(p.default is inspect.Parameter.empty for p in rest):
         return args
     return (*args, *(p.default for p in rest))
+
+
+def _for_these_kinds(exc: SourceADError, kinds: dict[str, str], default: _Variant | None) -> SourceADError:
+    """An error building the variant of a call's argument kinds, said to be about those kinds
+    where they differ from the default variant's (a 2-D array where the code reads a 1-D one)."""
+    if default is None or getattr(exc, "guessed", None) is None:
+        return exc
+    spec = default.spec
+    changed = [
+        f"`{name}` {parse_spec(kind).describe()} ({spec.name} reads it as "
+        f"{parse_spec(spec.kinds[spec.params.index(name)]).describe()} by default)"
+        for name, kind in kinds.items()
+        if kind != spec.kinds[spec.params.index(name)]
+    ]
+    if not changed:
+        return exc
+    if exc.message.startswith("argument `"):
+        return ArgumentTypeError(exc.message, exc.where, exc.hint)
+    return ArgumentTypeError(f"with argument {'; argument '.join(changed)}: {exc.message}", exc.where, exc.hint)

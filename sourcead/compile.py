@@ -81,7 +81,7 @@ if not any(isinstance(f, _UnbuiltModuleFinder) for f in sys.meta_path):
     sys.meta_path.append(_UnbuiltModuleFinder())
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
-_SPEC_FORMAT = 3  # 2: the key file records its own key; 3: parameter types with dtypes
+_SPEC_FORMAT = 4  # 2: the key file records its own key; 3: parameter types with dtypes; 4: a shape contract
 _ENTRY_SUFFIXES = ("_jvp", "_vjp", "_primal")
 
 
@@ -103,6 +103,7 @@ class Spec:
     output_is_tuple: bool
     parallel: bool = False  # uses prange: compiled with parallel=True
     thread_rows: bool = False  # takes numba's thread count as its last argument
+    contract: str = ""  # the shape facts its indexing relies on, as JSON (`contract.py`, `callplan.py`)
 
     @classmethod
     def of(cls, gen: Any) -> Spec:
@@ -121,6 +122,7 @@ class Spec:
             output_is_tuple=gen.output_is_tuple,
             parallel="prange(" in gen.source,
             thread_rows=getattr(gen, "thread_rows", False),
+            contract=getattr(gen, "contract", ""),
         )
 
     @classmethod
@@ -416,24 +418,47 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     if not jit:
         plain = _plain_python(module, spec.entry)
         return Compiled(spec, source, plain, plain, path)
-    return Compiled(spec, source, python, jit_module(module, spec.entry, spec.parallel), path)
+    jitted = jit_module(module, spec.entry, spec.parallel, bounds_checked(spec))
+    return Compiled(spec, source, python, jitted, path)
 
 
-def jit_module(module: types.ModuleType, entry: str, parallel: bool = False) -> Any:
+def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, boundscheck: bool = False) -> Any:
     """The numba dispatcher of a loaded module's function `entry`, made once per module (as
-    `module._sourcead_jitted`) and disk-cached in the private folder.
+    `module._sourcead_jitted`, or `_sourcead_jitted_boundscheck` compiled with numba's bounds
+    checks) and disk-cached in the private folder.
 
     Cached on disk, but not by numba's own FunctionCache (cache=True): its locators follow
     NUMBA_CACHE_DIR to folders others may write to, and it reads pickles as they are. NumPy's
-    error model: 1.0 / 0.0 is inf and a singular derivative inf or nan, never an exception."""
+    error model: 1.0 / 0.0 is inf and a singular derivative inf or nan, never an exception.
+    numba's cache index does not key on `boundscheck`, so the checked build has records of its own."""
+    attribute = jitted_name(boundscheck)
     with _LOCK:
-        jitted = getattr(module, "_sourcead_jitted", None)
+        jitted = getattr(module, attribute, None)
         if jitted is None:
             python = getattr(module, entry)
-            jitted = numba.njit(cache=False, nogil=True, parallel=parallel, error_model="numpy")(python)
-            jitted._cache = _CheckedCache(python, cache_dir(), _module_hash(module))
-            module._sourcead_jitted = jitted  # type: ignore[attr-defined]
+            options = {"boundscheck": True} if boundscheck else {}
+            jitted = numba.njit(cache=False, nogil=True, parallel=parallel, error_model="numpy", **options)(python)
+            jitted._cache = _CheckedCache(
+                python, cache_dir(), _module_hash(module), "boundscheck" if boundscheck else ""
+            )
+            setattr(module, attribute, jitted)
     return jitted
+
+
+def jitted_name(boundscheck: bool) -> str:
+    """The module attribute holding the dispatcher (with or without bounds checks)."""
+    return "_sourcead_jitted_boundscheck" if boundscheck else "_sourcead_jitted"
+
+
+def bounds_checked(spec: Spec) -> bool:
+    """Compile with numba's bounds checks? When some index of the code escapes the shape contract
+    (`contract.py`), or always with SOURCEAD_BOUNDSCHECK=1 (a debugging aid; its machine code is
+    cached apart)."""
+    if os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
+        return True
+    from .callplan import needs_bounds_checks
+
+    return needs_bounds_checks(spec)
 
 
 def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
@@ -574,11 +599,12 @@ class _CheckedImpl(CompileResultCacheImpl):
     """numba's cache implementation with its locator given, not searched for (numba's search
     also honours NUMBA_CACHE_LOCATOR_CLASSES). File names as numba's own."""
 
-    def __init__(self, py_func: Callable, locator: _PrivateLocator):
+    def __init__(self, py_func: Callable, locator: _PrivateLocator, tag: str = ""):
         self._lineno = py_func.__code__.co_firstlineno
         self._locator = locator
         modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
-        self._filename_base = self.get_filename_base(f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
+        qualname = f"{py_func.__qualname__}.{tag}" if tag else py_func.__qualname__
+        self._filename_base = self.get_filename_base(f"{modname}.{qualname}", getattr(sys, "abiflags", ""))
 
 
 class _CheckedFile(IndexDataCacheFile):
@@ -654,10 +680,10 @@ class _CheckedCache(FunctionCache):
     """numba's per-function cache for a generated module: in the private folder, through
     `_CheckedFile`. (What numba's `Cache.__init__` does, with our locator and file class.)"""
 
-    def __init__(self, py_func: Callable, folder: Path, stamp: str):
+    def __init__(self, py_func: Callable, folder: Path, stamp: str, tag: str = ""):
         self._name = repr(py_func)
         self._py_func = py_func
-        self._impl = _CheckedImpl(py_func, _PrivateLocator(py_func, folder, stamp))
+        self._impl = _CheckedImpl(py_func, _PrivateLocator(py_func, folder, stamp), tag)
         self._cache_path = self._impl.locator.get_cache_path()
         self._cache_file = _CheckedFile(self._cache_path, self._impl.filename_base, stamp)
         self.enable()

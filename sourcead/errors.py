@@ -49,3 +49,13 @@ class SourceADError(Exception):
 
 class AliasingError(SourceADError):
     """Two arguments share memory in a way that makes the derivative ill-defined for us."""
+
+
+class ShapeError(SourceADError, ValueError):
+    """Arguments, tangents or cotangents whose shapes do not fit what the code indexes, or an
+    index out of range in the user's code. Also a `ValueError`, as NumPy raises for shapes."""
+
+
+class ArgumentTypeError(SourceADError, TypeError):
+    """An argument, tangent or cotangent of the wrong kind (complex, a float where the code indexes
+    an array, an array of the wrong number of dimensions). Also a `TypeError`."""

@@ -31,6 +31,7 @@ module (calling `numba.get_num_threads()` in compiled code would defeat numba's 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numba
 
 from . import compile as _compile
+from .callplan import _text, shape_check_source
 from .errors import SourceADError
 from .types import parse_spec
 
@@ -47,7 +49,10 @@ if TYPE_CHECKING:
     from .api import _Prepared, _Variant
 
 _RUNTIME_TEXT = (Path(__file__).resolve().parent / "njit_runtime.py").read_bytes()
-_HELPERS = ("array_arg", "bool_arg", "check_disjoint", "float_arg", "int_arg", "seed_arg", "tangent_arg", "tuple_arg")
+_HELPERS = (
+    "array_arg", "bool_arg", "check_disjoint", "check_distinct", "float_arg", "int_arg", "seed_arg", "seed_shape",
+    "tangent_arg", "tuple_arg",
+)  # fmt: skip
 _LOCK = threading.Lock()
 _ENTRIES: dict[str, Dispatcher] = {}  # entry module name -> dispatcher, for this process
 
@@ -99,7 +104,7 @@ def _core_dispatcher(variant: _Variant) -> str:
     module = _compile._LOADED.get(compiled.path.stem)
     if module is None:  # not possible after `load`; say so rather than guess
         raise SourceADError(f"the generated module {compiled.path} is not loaded in this process")
-    _compile.jit_module(module, compiled.spec.entry, compiled.spec.parallel)
+    _compile.jit_module(module, compiled.spec.entry, compiled.spec.parallel, _compile.bounds_checked(compiled.spec))
     return module.__name__
 
 
@@ -119,7 +124,7 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
         "import numpy as np",
         "",
         "from sourcead.njit_runtime import {helpers}",
-        f"from {core_module} import _sourcead_jitted as {core}",
+        f"from {core_module} import {_compile.jitted_name(_compile.bounds_checked(spec))} as {core}",
         "",
     ]
     if spec.thread_rows:
@@ -140,6 +145,14 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
         else:
             emit(f"{p} = float_arg({p}, {p!r}, {p in spec.free})")
     arrays = [p for p, t in zip(params, types, strict=True) if t.is_array]
+    contract = json.loads(spec.contract) if spec.contract else {}
+    checks = shape_check_source(contract, params, python=False)
+    if checks:
+        lines[lines.index("from sourcead.njit_runtime import {helpers}")] += "\nfrom sourcead.errors import ShapeError"
+        emit("# the shapes the generated code's indexing relies on (its shape contract)")
+        body.extend(checks.splitlines())
+    for w in spec.copied:
+        emit(f"check_distinct({w}, {f'{w},{name}'!r})  # {name} writes into {w} element by element")
     for w in spec.copied:
         for other in arrays:
             if other != w:
@@ -156,7 +169,7 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
         value = "_value[0]" if spec.mutated else "_value"
         emit(f"return {grads_text}" if transform == "grad" else f"return {value}, {grads_text}")
     elif transform == "vjp":
-        _seeds(spec, seed_name, body)
+        _seeds(spec, seed_name, body, contract.get("outputs", ()))
         seeds = [f"_seed{k}" for k in range(spec.n_outputs + len(spec.mutated))]
         emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args + seeds + threads)})")
         emit(f"return _value, {grads_text}")
@@ -178,8 +191,9 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
     return "\n".join(lines) + "\n", entry
 
 
-def _seeds(spec: Any, cotangent: str, body: list[str]) -> None:
-    """Unpack the cotangent (shaped like the outputs) into _seed0, _seed1, ... and check each."""
+def _seeds(spec: Any, cotangent: str, body: list[str], outputs: Any = ()) -> None:
+    """Unpack the cotangent (shaped like the outputs) into _seed0, _seed1, ... and check each,
+    against the shape of its written argument or, where the contract knows it, of its result."""
     emit = body.append
     n, m = spec.n_outputs, len(spec.mutated)
     result = cotangent
@@ -190,12 +204,17 @@ def _seeds(spec: Any, cotangent: str, body: list[str]) -> None:
         result = "_result"
         for j, w in enumerate(spec.mutated):
             emit(f"_seed{n + j} = seed_arg(_seed{n + j}, 'cotangent of the written argument {w}')")
+            emit(f"seed_shape(_seed{n + j}, {w}.shape, 'the cotangent of the written argument `{w}`')")
     if spec.output_is_tuple:
         emit(f"{', '.join(f'_seed{k}' for k in range(n))}, = tuple_arg({result}, {n}, 'the cotangent of the result')")
         for k in range(n):
             emit(f"_seed{k} = seed_arg(_seed{k}, 'cotangent of result {k}')")
     else:
         emit(f"_seed0 = seed_arg({result}, 'cotangent')")
+    for k, output in enumerate(outputs):
+        if output.get("shape"):
+            shape = "(" + "".join(f"{_text(d, list(spec.params))}, " for d in output["shape"]) + ")"
+            emit(f"seed_shape(_seed{k}, {shape}, 'the cotangent of result {k}')")
 
 
 def _fresh(name: str, taken: list[str]) -> str:

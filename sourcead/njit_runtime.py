@@ -18,7 +18,7 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from .errors import AliasingError, SourceADError
+from .errors import AliasingError, ShapeError, SourceADError
 
 
 def _literal(value: types.Type) -> object:
@@ -235,5 +235,73 @@ def _extent_overlap_impl(a, b):
         a_low, a_high = _bounds(a)
         b_low, b_high = _bounds(b)
         return a_low < b_high and b_low < a_high
+
+    return impl
+
+
+def check_distinct(a, names):  # noqa: ARG001
+    """Refuse a written array `a` whose elements overlap (a zero stride, overlapping strides)."""
+
+
+@overload(check_distinct, prefer_literal=True)
+def _check_distinct(a, names):
+    label = _literal(names)
+    if label is None:
+        return None
+    written, fname = label.split(",")
+    message = (
+        f"argument `{written}` of {fname} overlaps itself (several elements share memory), and {fname} "
+        f"writes into it element by element; pass np.ascontiguousarray({written})"
+    )
+
+    def impl(a, names):
+        if a.size > 1 and _overlaps_itself(a):
+            raise AliasingError(message)
+
+    return impl
+
+
+def _overlaps_itself(a):  # noqa: ARG001
+    """The sorted-strides test of `callplan.overlaps_itself`: each axis steps past the smaller ones
+    (a layout it cannot clear counts as overlapping here)."""
+
+
+@overload(_overlaps_itself)
+def _overlaps_itself_impl(a):
+    def impl(a):
+        n = a.ndim
+        strides = np.empty(n, dtype=np.int64)
+        sizes = np.empty(n, dtype=np.int64)
+        for k in range(n):
+            strides[k] = abs(a.strides[k])
+            sizes[k] = a.shape[k]
+        order = np.argsort(strides)
+        extent = a.itemsize
+        for k in order:
+            if sizes[k] > 1:
+                if strides[k] < extent:
+                    return True
+                extent = strides[k] * (sizes[k] - 1) + extent
+        return False
+
+    return impl
+
+
+def seed_shape(c, shape, what):  # noqa: ARG001
+    """Refuse a cotangent array whose shape is not `shape` (that of its result or argument)."""
+
+
+@overload(seed_shape, prefer_literal=True)
+def _seed_shape(c, shape, what):
+    label = _literal(what)
+    if label is None:
+        return None
+    if not isinstance(c, types.Array):
+        return lambda c, shape, what: None  # a float: seed_arg has checked it
+    message = f"sourcead .njit: {label} does not have the shape of the value it stands for"
+
+    def impl(c, shape, what):
+        if c.shape != shape:
+            raise ShapeError(message)
 
     return impl

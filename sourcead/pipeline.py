@@ -25,6 +25,7 @@ import libcst as cst
 from . import custom
 from ._version import __version__
 from .activity import analyze_activity
+from .contract import derive as derive_contract
 from .core import Assign, CoreFunction, Permute, walk_statements
 from .emit import module_text
 from .errors import SourceADError
@@ -59,6 +60,7 @@ class Generated:
     output_is_tuple: bool
     parsed: ParsedFunction
     thread_rows: bool = False  # the last parameter is the number of per-thread rows (numba's pool size)
+    contract: str = ""  # the shape facts its indexing relies on, as JSON (`contract.py`)
 
 
 def analyze(
@@ -124,6 +126,7 @@ def generate(
         mutated=tuple(shown[m] for m in prog.fn.mutated) if mode != "primal" else (),
         copied=tuple(shown[m] for m in written_arguments(prog.fn)) if mode != "primal" else (),  # the primal writes
         thread_rows=thread_rows,
+        contract=derive_contract(prog.fn, prog.kinds, prog.parsed, mode),
         output_is_tuple=prog.fn.ret.is_tuple,
         parsed=prog.parsed,
     )

@@ -1,0 +1,398 @@
+"""Calls checked before compiled code runs (issue 17, parts 1-3): shapes against the code's shape
+contract, tangents and cotangents against the arguments and results, dtypes and ndims, written
+arguments that overlap themselves. Every bad call gets one clear error, with jit=True and jit=False
+alike; every good call still gets the right derivative (checked against finite differences)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import as_strided
+
+import sourcead
+from sourcead import AliasingError, SourceADError
+from sourcead.errors import ArgumentTypeError, ShapeError
+
+RNG = np.random.default_rng(17)
+JIT = pytest.mark.parametrize("jit", [True, False], ids=["jit", "python"])
+
+
+def dot(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * y[i]
+    return s
+
+
+def shifted(x, y):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * y[i + 1]
+    return s
+
+
+def guarded(x, y):
+    n = x.shape[0]
+    s = 0.0
+    for i in range(n):
+        if i + 1 < n:
+            s += x[i] * y[i + 1]
+    return s
+
+
+def scale(x, y):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = x[i] * math.sin(y[i])
+    return out
+
+
+def whole(x):
+    y = np.sin(x) * 2.0
+    return y
+
+
+def into(x, buf):
+    for i in range(x.shape[0]):
+        buf[i] = buf[i] + x[i] * x[i]
+    s = 0.0
+    for i in range(buf.shape[0]):
+        s += buf[i] * buf[i]
+    return s
+
+
+def gather(x, idx):
+    s = 0.0
+    for k in range(idx.shape[0]):
+        s += x[idx[k]] * x[idx[k]]
+    return s
+
+
+def matrix_rows(A, w):
+    n, m = A.shape
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += A[i, j] * w[j]
+    return s
+
+
+def firsts(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i]
+    return s
+
+
+def inner_loop(x, y, m):
+    s = 0.0
+    for i in range(x.shape[0]):
+        for _j in range(m):
+            s += x[i] * y[i]
+    return s
+
+
+def stepped(x, y):
+    s = 0.0
+    for i in range(1, x.shape[0], 3):
+        s += x[i] * y[i]
+    for i in range(x.shape[0] - 1, -1, -2):
+        s += x[i] * y[i - 1]
+    return s
+
+
+# --- shapes of arguments against the shape contract -------------------------------------------
+
+
+def _call(transform, func, jit, *args):
+    """Call one transform of `func` on `args` (wrt every float array), with fitting seeds."""
+    wrt = tuple(k for k, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype == np.float64)
+    if transform == "grad":
+        return sourcead.grad(func, wrt=wrt, jit=jit)(*args)
+    if transform == "vjp":
+        return sourcead.vjp(func, wrt=wrt, jit=jit)(*args, cotangent=1.0)
+    tangents = tuple(np.ones_like(args[k]) for k in wrt)
+    return sourcead.jvp(func, wrt=wrt, jit=jit)(*args, tangents=tangents)
+
+
+@JIT
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jvp"])
+def test_mismatched_lengths_are_refused_before_the_call(transform, jit):
+    x, y = RNG.standard_normal(5), RNG.standard_normal(3)
+    with pytest.raises(
+        ShapeError, match=r"argument `y` has shape \(3,\); it needs y.shape\[0\] >= x.shape\[0\]"
+    ) as info:
+        _call(transform, dot, jit, x, y)
+    assert info.value.where is not None and info.value.where.line == dot.__code__.co_firstlineno + 3
+    assert "s += x[i] * y[i]" in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+@JIT
+def test_an_offset_index_needs_one_more_element(jit):
+    x = RNG.standard_normal(5)
+    with pytest.raises(ShapeError, match=r"up to y\[5\].*y.shape\[0\] >= x.shape\[0\] \+ 1"):
+        sourcead.grad(shifted, wrt=(0, 1), jit=jit)(x, x.copy())
+    report = sourcead.check_derivative(shifted, x, RNG.standard_normal(6), wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+def test_two_million_against_ten_elements_is_an_error_not_a_crash():
+    big, small = RNG.standard_normal(2_000_000), RNG.standard_normal(10)
+    for transform in ("grad", "vjp", "jvp"):
+        with pytest.raises(ShapeError, match=r"argument `y` has shape \(10,\)"):
+            _call(transform, dot, True, big, small)
+
+
+@JIT
+def test_arrays_longer_than_the_loops_need_are_fine(jit):
+    x, y = RNG.standard_normal(4), RNG.standard_normal(9)
+    report = sourcead.check_derivative(dot, x, y, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+    gy = sourcead.grad(dot, wrt=1, jit=jit)(x, y)
+    assert np.array_equal(gy[4:], np.zeros(5))  # y's elements past x's length do not enter
+
+
+@JIT
+def test_an_access_under_a_guard_is_not_refused(jit):
+    x = RNG.standard_normal(6)
+    y = RNG.standard_normal(6)  # y[i + 1] only runs for i + 1 < n: same length is right
+    report = sourcead.check_derivative(guarded, x, y, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_an_int_argument_bounds_the_loop(jit):
+    x = RNG.standard_normal(4)
+    with pytest.raises(ShapeError, match=r"x.shape\[0\] >= n"):
+        sourcead.grad(firsts, jit=jit)(x, 7)
+    assert sourcead.grad(firsts, jit=jit)(x, 0).tolist() == [0.0] * 4  # no iteration: no requirement
+    report = sourcead.check_derivative(firsts, x, 3, wrt=0, jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_an_access_in_a_loop_that_does_not_run_asks_nothing(jit):
+    x, y = RNG.standard_normal(5), RNG.standard_normal(2)
+    assert np.array_equal(sourcead.grad(inner_loop, wrt=(0, 1), jit=jit)(x, y, 0)[1], np.zeros(2))
+    with pytest.raises(ShapeError, match=r"y.shape\[0\] >= x.shape\[0\] \(when x.shape\[0\] > 0 and m > 0\)"):
+        sourcead.grad(inner_loop, wrt=(0, 1), jit=jit)(x, y, 2)
+
+
+@JIT
+@pytest.mark.parametrize("n, m, fits", [(8, 8, True), (8, 7, False), (7, 6, True), (6, 5, True), (6, 4, False)])
+def test_steps_other_than_one_need_exactly_the_indices_they_reach(jit, n, m, fits):
+    # range(1, n, 3) reaches 1, 4, 7 (n = 8) or 1, 4 (n = 6, 7); range(n - 1, -1, -2) reads y[i - 1]
+    # down to y[-1] or y[0]: y must hold the largest index reached
+    x, y = RNG.standard_normal(n), RNG.standard_normal(m)
+    reached = max(max(range(1, n, 3)), n - 2)
+    assert fits == (reached < m)
+    if not fits:
+        with pytest.raises(ShapeError, match="the arguments' shapes do not fit stepped"):
+            sourcead.grad(stepped, wrt=(0, 1), jit=jit)(x, y)
+        return
+    report = sourcead.check_derivative(stepped, x, y, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_sizes_unpacked_from_a_shape_are_contract_terms(jit):
+    A, w = RNG.standard_normal((3, 4)), RNG.standard_normal(2)
+    with pytest.raises(ShapeError, match=r"w.shape\[0\] >= A.shape\[1\]"):
+        sourcead.grad(matrix_rows, wrt=(0, 1), jit=jit)(A, w)
+
+
+def test_the_shape_checks_are_code_a_reader_can_follow():
+    plan = sourcead.grad(shifted, wrt=(0, 1))._default.plan
+    assert plan.source == (
+        "def check_shapes(x, y):\n"
+        "    if x.shape[0] > 0 and not (x.shape[0] + 1 <= y.shape[0]):\n"
+        "        raise _fail(0, 1, x.shape[0], y.shape[0], y.shape)\n"
+    )
+    assert plan.complete
+    assert sourcead.grad(dot)._default.plan.source.count("if ") == 1  # x[i] over x's own range: no check
+
+
+# --- indices the contract does not cover: numba's bounds checks, the user's line -------------------
+
+
+@JIT
+def test_an_index_out_of_range_in_the_users_code_names_the_line(jit):
+    x, idx = RNG.standard_normal(5), np.array([0, 3, 7])
+    g = sourcead.grad(gather, jit=jit)
+    assert not g._default.plan.complete  # x[idx[k]]: data decides, so numba checks the bounds
+    with pytest.raises(ShapeError, match="gather indexes an array out of range") as info:
+        g(x, idx)
+    assert info.value.where.line == gather.__code__.co_firstlineno + 3
+    good = np.array([0, 3, 4, 3])
+    report = sourcead.check_derivative(gather, x, good, wrt=0, jit=jit)
+    assert report.ok, str(report)
+
+
+def test_bounds_checks_can_be_asked_for_every_variant(monkeypatch):
+    monkeypatch.setenv("SOURCEAD_BOUNDSCHECK", "1")
+    g = sourcead.grad(dot, wrt=(0, 1))
+    assert g._default.call.targetoptions.get("boundscheck") is True
+    x, y = RNG.standard_normal(5), RNG.standard_normal(5)
+    report = sourcead.check_derivative(dot, x, y, wrt=(0, 1))
+    assert report.ok, str(report)
+    monkeypatch.delenv("SOURCEAD_BOUNDSCHECK")
+    assert sourcead.grad(dot, wrt=(0, 1))._default.call.targetoptions.get("boundscheck") is not True
+
+
+# --- tangents and cotangents -------------------------------------------------------------------------
+
+
+@JIT
+@pytest.mark.parametrize("length", [2, 7])
+def test_a_cotangent_of_the_wrong_length_for_an_array_result(jit, length):
+    x, y = RNG.standard_normal(5), RNG.standard_normal(5)
+    with pytest.raises(ShapeError, match=rf"the cotangent has shape \({length},\), but the result .* \(5,\)"):
+        sourcead.vjp(scale, wrt=(0, 1), jit=jit)(x, y, cotangent=np.ones(length))
+
+
+@JIT
+@pytest.mark.parametrize("length", [1, 2, 7])
+def test_a_cotangent_of_the_wrong_length_for_a_whole_array_result(jit, length):
+    x = RNG.standard_normal(5)  # the result's shape is known only after the call
+    with pytest.raises(
+        ShapeError, match=rf"cotangent of the result has shape \({length},\), but the result has shape \(5,\)"
+    ):
+        sourcead.vjp(whole, jit=jit)(x, cotangent=np.ones(length))
+
+
+@JIT
+def test_a_cotangent_too_short_for_a_written_argument(jit):
+    x, buf = RNG.standard_normal(5), RNG.standard_normal(5)
+    with pytest.raises(ShapeError, match=r"cotangent of the written argument `buf` has shape \(3,\)"):
+        sourcead.vjp(into, wrt=0, jit=jit)(x, buf, cotangent=(1.0, np.ones(3)))
+    report = sourcead.check_derivative(into, x, buf, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_cotangents_have_the_kind_of_their_result(jit):
+    x = RNG.standard_normal(5)
+    with pytest.raises(ShapeError, match="must be a float"):
+        sourcead.vjp(dot, jit=jit)(x, x, cotangent=np.ones(1))
+    with pytest.raises(ShapeError, match="must be a 1-D float64 array"):
+        sourcead.vjp(scale, jit=jit)(x, x, cotangent=1.0)
+    with pytest.raises(ShapeError, match="must be a 1-D array"):
+        sourcead.vjp(scale, jit=jit)(x, x, cotangent=np.array(1.0))
+
+
+@JIT
+def test_complex_tangents_and_cotangents_are_refused_not_truncated(jit):
+    x = RNG.standard_normal(5)
+    with pytest.raises(ArgumentTypeError, match="tangent of `x` is complex"):
+        sourcead.jvp(dot, jit=jit)(x, x, tangents=np.ones(5) * (1 + 2j))
+    with pytest.raises(ArgumentTypeError, match="tangent of `r` is complex"):
+        sourcead.jvp(lambda_free_scalar, jit=jit)(2.0, tangents=1j)
+    with pytest.raises(ArgumentTypeError, match="cotangent is complex"):
+        sourcead.vjp(scale, jit=jit)(x, x, cotangent=np.ones(5) + 0j)
+    with pytest.raises(ArgumentTypeError, match="cotangent is complex"):
+        sourcead.vjp(dot, jit=jit)(x, x, cotangent=1 + 1j)
+    assert isinstance(ArgumentTypeError("m"), TypeError)
+
+
+def lambda_free_scalar(r):
+    return r * r
+
+
+# --- arguments: dtype, ndim, kind ---------------------------------------------------------------------
+
+
+@JIT
+def test_complex_and_zero_dimensional_arguments(jit):
+    x = RNG.standard_normal(5)
+    g = sourcead.grad(dot, jit=jit)
+    with pytest.raises(ArgumentTypeError, match="complex128"):
+        g(x + 0j, x)
+    with pytest.raises(ArgumentTypeError, match="complex128"):
+        g(x, x + 0j)
+    with pytest.raises(ArgumentTypeError, match="0-d array"):
+        g(np.array(2.0), x)
+    with pytest.raises(ArgumentTypeError, match="is complex"):
+        sourcead.grad(lambda_free_scalar, jit=jit)(1 + 2j)
+
+
+@JIT
+def test_wrong_ndim_and_a_float_for_an_array(jit):
+    x = RNG.standard_normal(5)
+    with pytest.raises(ArgumentTypeError, match="`x` a 2-D float64 array .*reads it as a 1-D"):
+        sourcead.grad(dot, jit=jit)(np.ones((2, 5)), x)
+    with pytest.raises(ArgumentTypeError, match="argument `x` of dot must be a NumPy array"):
+        sourcead.grad(dot, wrt=1, jit=jit)(3.0, x)
+    with pytest.raises(ArgumentTypeError, match="`A` a 1-D float64 array .*reads it as a 2-D"):
+        sourcead.grad(matrix_rows, jit=jit)(x, x)
+
+
+# --- written arguments that overlap themselves --------------------------------------------------------
+
+
+@JIT
+def test_a_written_argument_that_overlaps_itself_is_refused(jit):
+    x = RNG.standard_normal(5)
+
+    def zero_stride():
+        return as_strided(np.ones(1), shape=(5,), strides=(0,))
+
+    assert into(x, zero_stride().copy()) != into(x, zero_stride())  # the derivative would be of another function
+    for transform in (sourcead.grad, sourcead.value_and_grad, sourcead.vjp, sourcead.jvp):
+        g = transform(into, jit=jit)
+        seeds = {"vjp": {"cotangent": (1.0, np.ones(5))}, "jvp": {"tangents": np.ones(5)}}
+        with pytest.raises(AliasingError, match="`buf` of into overlaps itself"):
+            g(x, zero_stride(), **seeds.get(transform.__name__, {}))
+
+
+@JIT
+def test_overlapping_rows_of_a_written_argument_are_refused(jit):
+    x = RNG.standard_normal(5)
+    windows = as_strided(np.ones(6), shape=(5, 2), strides=(8, 8))  # each row shares an element with the next
+    with pytest.raises(AliasingError, match="`B` of into_rows overlaps itself"):
+        sourcead.grad(into_rows, jit=jit)(x, windows)
+    report = sourcead.check_derivative(into_rows, x, np.ones((5, 2)), wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+def into_rows(x, B):
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += x[i] * B[i, j]
+    s = 0.0
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            s += B[i, j] * B[i, j]
+    return s
+
+
+@JIT
+def test_a_strided_written_argument_without_overlap_is_fine(jit):
+    x = RNG.standard_normal(5)
+    buf = RNG.standard_normal(10)[::2]  # not contiguous, elements distinct
+    report = sourcead.check_derivative(into, x, buf, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+# --- .njit entries: the same contract in compiled code -------------------------------------------------
+
+
+def test_njit_entries_check_the_shape_contract():
+    x = RNG.standard_normal(5)
+    with pytest.raises(ShapeError, match=r"y.shape\[0\] >= x.shape\[0\]"):
+        sourcead.grad(dot, wrt=(0, 1)).njit(x, x[:3])
+    with pytest.raises(ShapeError, match="cotangent of result 0 does not have the shape"):
+        sourcead.vjp(scale).njit(x, x, np.ones(2))
+    with pytest.raises(ShapeError, match="cotangent of the written argument `buf`"):
+        sourcead.vjp(into).njit(x, x.copy(), (1.0, np.ones(2)))
+    with pytest.raises(AliasingError, match="overlaps itself"):
+        sourcead.grad(into).njit(x, as_strided(np.ones(1), shape=(5,), strides=(0,)))
+    gx, gy = sourcead.grad(dot, wrt=(0, 1)).njit(x, x + 1.0)
+    assert np.array_equal(gx, x + 1.0) and np.array_equal(gy, x)  # d(x.y)/dx = y, d/dy = x
+
+
+def test_raw_errors_never_escape_the_plain_python_code():
+    with pytest.raises(SourceADError):
+        sourcead.grad(gather, jit=False)(RNG.standard_normal(3), np.array([5]))
