@@ -73,7 +73,8 @@ def analyze(
     core = normalize(parsed, namer)
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
-        names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()
+    names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # names and ints: no guess
+    with _guessing(core, arg_kinds):
         return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 
 
