@@ -205,7 +205,11 @@ class Reverser:
                 out.comment(line)
             self.reservations = self.plan_reservations(fn.body)
             arrays = tuple(v for v in sorted(prog.activity.active) if prog.kinds.is_array(v))
-            for line in prog.placeholders(arrays):
+            # what the adjoints read runs after the forward sweep: numba must find a typed assignment
+            # of each even where it prunes every branch that assigns one (`if t > 0.25` with t = 0.0)
+            reads = {n for lines in self.adjoints.lines.values() for line in lines for n in names_in(line.value)}
+            reads -= {s.var for s in walk_statements(fn.body) if isinstance(s, For)}  # the reversed loops set them
+            for line in prog.placeholders(arrays + tuple(sorted(reads & set(prog.kinds.of)))):
                 out.line(line)
             self.allocate_tapes(out)
             recorded = bool(self.sites or self.decisions or self.counters)

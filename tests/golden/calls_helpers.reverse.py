@@ -13,6 +13,8 @@ def calls_helpers_vjp(x, y, out_bar):
     # active (varied from x; useful for the result): _sq_norm_s, s, x
     # active (varied from y; useful for the result): y
     # constant (no derivative code): _rotate_angle, _rotate_c, _rotate_d
+    _rotate_c = 0.0  # not assigned on every path: a typed placeholder
+    _rotate_d = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     _rotate_c = 0.0  # recorded before it is first assigned: give it a typed value

@@ -12,6 +12,7 @@ def choose_min_max_vjp(x, y, out_bar):
     # active (varied from x, y; useful for the result): a, s
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
+    a = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

@@ -11,6 +11,8 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     # active (varied from weights, x; useful for the result): result, y
     # active (varied from weights; useful for the result): weights
     # active (varied from x; useful for the result): x
+    a = 0  # not assigned on every path: a typed placeholder
+    b = 0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
     a = 0  # recorded before it is first assigned: give it a typed value

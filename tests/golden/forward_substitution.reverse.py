@@ -11,6 +11,7 @@ def forward_substitution_vjp(L, b, out_bar):
     # active (varied from L; useful for the result): L
     # active (varied from b; useful for the result): b
     # active (varied from L, b; useful for the result): r, x
+    r = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     r = 0.0  # recorded before it is first assigned: give it a typed value

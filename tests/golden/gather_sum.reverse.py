@@ -13,6 +13,7 @@ from sourcead.runtime import add_rows_1d
 def gather_sum_vjp(x, idx, out_bar, n_threads):
     # reverse mode (adjoints) of gather_sum with respect to x
     # active (varied from x; useful for the result): s, v, x
+    v = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep

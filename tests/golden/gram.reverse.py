@@ -10,6 +10,7 @@ from sourcead.runtime import reserve
 def gram_vjp(X, out_bar):
     # reverse mode (adjoints) of gram with respect to X
     # active (varied from X; useful for the result): G, X, s
+    s = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     s = 0.0  # recorded before it is first assigned: give it a typed value

@@ -12,6 +12,7 @@ def inner_recurrence_vjp(x, w, out_bar_1):
     # active (varied from w, x; useful for the result): out, s, z
     # active (varied from w; useful for the result): w
     # active (varied from x; useful for the result): x
+    z = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     out = np.zeros(x.shape[0])
     # parallel loop: its iterations record on their own tapes in the reverse sweep

@@ -12,6 +12,7 @@ def least_squares_vjp(A, x, b, out_bar):
     # active (varied from b; useful for the result): b
     # active (varied from A, b, x; useful for the result): r, s
     # active (varied from x; useful for the result): x
+    r = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     r = 0.0  # recorded before it is first assigned: give it a typed value

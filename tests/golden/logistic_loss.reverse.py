@@ -14,6 +14,8 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
     # reverse mode (adjoints) of logistic_loss with respect to w
     # active (varied from w; useful for the result): p, result, total, w, z
     # constant (no derivative code): X, y
+    p = 0.0  # not assigned on every path: a typed placeholder
+    z = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total = 0.0

@@ -12,6 +12,7 @@ def loop_over_elements_vjp(x, w, out_bar):
     # active (varied from w, x; useful for the result): s
     # active (varied from x; useful for the result): v, x
     # active (varied from w; useful for the result): w
+    v = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     v = 0.0  # recorded before it is first assigned: give it a typed value

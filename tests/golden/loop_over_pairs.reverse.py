@@ -11,6 +11,8 @@ def loop_over_pairs_vjp(x, y, out_bar):
     # active (varied from x; useful for the result): a, x
     # active (varied from y; useful for the result): b, seq, y
     # active (varied from x, y; useful for the result): s
+    a = 0.0  # not assigned on every path: a typed placeholder
+    b = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     a = 0.0  # recorded before it is first assigned: give it a typed value

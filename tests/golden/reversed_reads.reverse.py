@@ -9,6 +9,7 @@ from sourcead.runtime import reserve
 def reversed_reads_vjp(x, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
     # active (varied from x; useful for the result): s, t, x
+    t = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t = 0.0  # recorded before it is first assigned: give it a typed value

@@ -16,6 +16,7 @@ def rows_in_prange_vjp(cams, X, obs, out_bar, n_threads):
     # active (varied from X, cams; useful for the result): r, total
     cam = np.empty(0)  # not assigned on every path: a typed placeholder
     p = np.empty(0)  # not assigned on every path: a typed placeholder
+    r = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     total = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep

@@ -16,6 +16,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1, n_threads):
     # active (varied from W, b; useful for the result): a, out, s
     # active (varied from b; useful for the result): b
     # constant (no derivative code): X
+    a = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     out = np.zeros(n)

@@ -11,6 +11,7 @@ def special_functions_vjp(x, counts, out_bar):
     # reverse mode (adjoints) of special_functions with respect to x
     # active (varied from x; useful for the result): rate, result, s, x
     # constant (no derivative code): counts
+    rate = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     rate = 0.0  # recorded before it is first assigned: give it a typed value

@@ -9,6 +9,7 @@ from sourcead.runtime import reserve
 def while_in_for_vjp(x, out_bar):
     # reverse mode (adjoints) of while_in_for with respect to x
     # active (varied from x; useful for the result): s, x, y
+    y = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
