@@ -110,7 +110,7 @@ def compiled_loop(variant: _Variant, kind: str) -> Any:
                 if module is None:
                     path = _compile._write(_compile.cache_dir() / f"{name}.py", text)
                     module = _compile._LOADED[name] = _compile._execute(name, path, text)
-            found = _LOOPS[name] = _compile.jit_module(module, entry, variant.spec.parallel)
+            found = _LOOPS[name] = _compile.jit_module(module, entry)  # the core is parallel, not the loop
     return found
 
 

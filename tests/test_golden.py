@@ -1,4 +1,4 @@
-"""Golden files pin the generated code of every zoo function, in both modes.
+"""Golden files pin the generated code of every zoo function, in both modes (and hvp).
 
 `pytest --update-golden` rewrites them; any other change fails with a readable diff.
 Their meaning is pinned by the numeric tests (test_zoo_numeric.py).
@@ -71,6 +71,15 @@ def test_generated_code_matches_golden_file(case, mode, update_golden):
     if text != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "generated"))
         pytest.fail(f"generated code for {case.name} ({mode}) differs from {path.name}:\n{diff}")
+
+
+# second order (reverse over forward) of float-valued functions; np.prod has no second order yet
+HVP_GOLDEN = [c for c in ZOO + PARALLEL if c.scalar_output and c.name not in ("linear_algebra_mix", "reshaped")]
+
+
+@pytest.mark.parametrize("case", HVP_GOLDEN, ids=lambda c: c.name)
+def test_hvp_code_matches_golden_file(case, update_golden):
+    test_generated_code_matches_golden_file(case, "hvp", update_golden)
 
 
 @pytest.mark.parametrize("case", ZOO[:4], ids=lambda c: c.name)

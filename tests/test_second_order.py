@@ -1,0 +1,304 @@
+"""Second order and Jacobians (issue 14), driven by the zoo: hvp against central differences of
+the gradient, the symmetry <u, H v> == <v, H u>, hessian against hvp and against jax.hessian,
+jacobian against central differences in both modes, batches against one call per direction.
+
+Compiled objects are built once per (case, transform, jit) and shared; every case runs as plain
+Python (jit=False, no compile), a subset compiled (numba is an optimisation, never the semantics).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numeric import argument_index, assert_close, central_difference_jvp, copy_tree, norm, random_like, vdot
+from zoo import ZOO
+
+import sourcead
+from sourcead.rules import PRIMITIVES, Bilinear, Partials, Pullback, Selection, primitive
+from sourcead.rules.tangents import NO_SECOND_ORDER
+
+CASES = {case.name: case for case in ZOO}
+
+
+def _args(name: str) -> tuple:
+    rng = np.random.default_rng([zlib.crc32(name.encode()), 1])
+    return CASES[name].make_args(rng)
+
+
+NO_PROD = ("linear_algebra_mix", "reshaped")  # np.prod of an active value: refused by second order
+HVP_CASES = [c for c in ZOO if c.scalar_output and c.name not in NO_PROD]
+COMPILED = ["poly2", "logistic_map", "heat_euler", "newton_sqrt", "first_passage", "softplus_mean", "selections"]
+ARRAY_CASES = [c for c in ZOO if not c.scalar_output and not isinstance(c.func(*_args(c.name)), tuple)]
+
+FD_RTOL = 1e-6  # central differences of an exact gradient
+EXACT = 1e-10  # two exact computations of the same derivative, up to rounding
+
+
+@functools.cache
+def prepared(name: str, kind: str, jit: bool, mode: str = "auto"):
+    case = CASES[name]
+    if kind == "jacobian":
+        return sourcead.jacobian(case.func, wrt=case.wrt, mode=mode, jit=jit)
+    return getattr(sourcead, kind)(case.func, wrt=case.wrt, jit=jit)
+
+
+def _directions(name: str, args: tuple, k: int = 0) -> tuple:
+    """Seeded random tangents for each wrt argument (k = 0: one, else a batch of k)."""
+    case = CASES[name]
+    rng = np.random.default_rng([zlib.crc32(name.encode()), 2, k])
+    one = lambda: tuple(random_like(rng, args[argument_index(case.func, w)]) for w in case.wrt)  # noqa: E731
+    if not k:
+        return one()
+    rows = [one() for _ in range(k)]
+    return tuple(np.array([r[i] for r in rows]) for i in range(len(case.wrt)))
+
+
+def _gradient_function(name: str):
+    """The gradient (plain Python, independent of the hvp code) as a function with f's signature,
+    for central differences; a single wrt gives a 1-tuple so every result is a tuple."""
+    case = CASES[name]
+    g = prepared(name, "grad", False)
+
+    def gradient(*args):
+        return g(*copy_tree(args))
+
+    gradient.__signature__ = inspect.signature(case.func)  # type: ignore[attr-defined]
+    return gradient
+
+
+def _hvp(name: str, jit: bool, args: tuple, tangents: tuple):
+    """H v, a tuple with one entry per wrt argument (the zoo's wrt is a tuple)."""
+    return prepared(name, "hvp", jit)(*copy_tree(args), tangents=copy_tree(tangents))
+
+
+each_hvp_case = pytest.mark.parametrize("case", HVP_CASES, ids=lambda c: c.name)
+each_jit = pytest.mark.parametrize(
+    "name, jit", [(c.name, False) for c in HVP_CASES] + [(n, True) for n in COMPILED], ids=lambda v: str(v)
+)
+
+
+@each_jit
+def test_hvp_matches_finite_differences_of_the_gradient(name, jit):
+    case, args = CASES[name], _args(name)
+    v = _directions(name, args)
+    hv = _hvp(name, jit, args, v)
+    expected = central_difference_jvp(_gradient_function(name), args, case.wrt, v, eps=1e-5)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    assert_close(hv, expected, rtol=FD_RTOL * 10, atol=FD_RTOL * 10 * norm(expected))
+
+
+@each_hvp_case
+def test_hvp_is_symmetric(case):
+    args = _args(case.name)
+    u = _directions(case.name, args)
+    v = tuple(random_like(np.random.default_rng(5), t) for t in u)
+    hu, hv = _hvp(case.name, False, args, u), _hvp(case.name, False, args, v)
+    assert abs(vdot(u, hv) - vdot(v, hu)) <= EXACT * (1.0 + norm(u) * norm(hv) + norm(v) * norm(hu))
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_compiled_hvp_equals_plain_python(name):
+    args = _args(name)
+    v = _directions(name, args)
+    expected = _hvp(name, False, args, v)
+    assert_close(_hvp(name, True, args, v), expected, rtol=EXACT, atol=EXACT * norm(expected))
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+@pytest.mark.parametrize("name", ["heat_euler", "softplus_mean", "tuple_helpers"])
+def test_a_batch_of_directions_is_one_call_per_direction(name, jit):
+    args = _args(name)
+    batch = _directions(name, args, k=3)
+    rows = prepared(name, "hvp", jit)(*copy_tree(args), tangents=batch)
+    for j in range(3):
+        expected = _hvp(name, jit, args, tuple(b[j] for b in batch))
+        assert_close(tuple(r[j] for r in rows), expected, rtol=EXACT, atol=EXACT * norm(expected))
+    _, dots = prepared(name, "jvp", jit)(*copy_tree(args), tangents=batch)
+    for j in range(3):
+        _, expected = prepared(name, "jvp", jit)(*copy_tree(args), tangents=tuple(b[j] for b in batch))
+        assert_close(dots[j], expected, rtol=EXACT, atol=EXACT * norm(expected))
+    seeds = np.array([1.0, -2.0, 0.5])
+    _, grads = prepared(name, "vjp", jit)(*copy_tree(args), cotangent=seeds)
+    g = prepared(name, "grad", jit)(*copy_tree(args))
+    for j in range(3):
+        assert_close(tuple(x[j] for x in grads), _scaled(g, seeds[j]), rtol=EXACT, atol=EXACT * norm(g))
+
+
+def _scaled(tree, c):
+    return tuple(_scaled(t, c) for t in tree) if isinstance(tree, tuple) else tree * c
+
+
+@pytest.mark.parametrize("name", ["heat_euler", "softplus_mean", "least_squares_vec", "branches", "math_mix"])
+def test_hessian_columns_are_hvps_and_symmetric(name):
+    case, args = CASES[name], _args(name)
+    H = sourcead.hessian(case.func, wrt=case.wrt, jit=False)(*copy_tree(args))  # nested tuples
+    v = _directions(name, args)
+    hv = _hvp(name, False, args, v)
+    shapes = [np.shape(args[argument_index(case.func, w)]) for w in case.wrt]
+    for a, sa in enumerate(shapes):
+        got = sum(np.tensordot(H[a][b], v[b], axes=len(sb)) for b, sb in enumerate(shapes))
+        assert_close(np.asarray(got) if sa else float(got), hv[a], rtol=EXACT, atol=EXACT * norm(hv))
+        for b in range(len(shapes)):
+            na, nb = int(np.prod(sa)), int(np.prod(shapes[b]))
+            np.testing.assert_allclose(
+                np.reshape(H[a][b], (na, nb)), np.reshape(H[b][a], (nb, na)).T, rtol=EXACT, atol=EXACT
+            )
+
+
+def test_compiled_hessian_of_a_parallel_loop_equals_plain_python():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import parallel_kernels as par
+
+    rng = np.random.default_rng(3)
+    w, X, y = rng.standard_normal(4), rng.standard_normal((50, 4)), (rng.random(50) > 0.5).astype(np.float64)
+    compiled = sourcead.hessian(par.logistic_loss, jit=True)(w, X, y)
+    plain = sourcead.hessian(par.logistic_loss, jit=False)(w, X, y)
+    np.testing.assert_allclose(compiled, plain, rtol=1e-12, atol=1e-14)
+    p = 1.0 / (1.0 + np.exp(-X @ w))  # the logistic loss's Hessian in closed form: X^T diag(p(1-p)) X / n
+    np.testing.assert_allclose(compiled, X.T @ (X * (p * (1 - p))[:, None]) / 50, rtol=1e-10)
+
+
+# --- jacobians ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse", "auto"])
+@pytest.mark.parametrize("case", ARRAY_CASES + [CASES["heat_euler"]], ids=lambda c: c.name)
+def test_jacobian_matches_finite_differences(case, mode):
+    args = _args(case.name)
+    J = prepared(case.name, "jacobian", False, mode)(*copy_tree(args))  # a tuple wrt: a tuple of Jacobians
+    rng = np.random.default_rng(11)
+    v = tuple(random_like(rng, args[argument_index(case.func, w)]) for w in case.wrt)
+    expected = central_difference_jvp(case.func, args, case.wrt, v)
+    expected = expected[0] if isinstance(expected, tuple) else expected  # written arguments: the result
+    shapes = [np.shape(args[argument_index(case.func, w)]) for w in case.wrt]
+    got = sum(np.tensordot(J[a], v[a], axes=len(s)) if s else J[a] * v[a] for a, s in enumerate(shapes))
+    assert_close(np.asarray(got) if np.ndim(expected) else float(got), expected, rtol=FD_RTOL, atol=FD_RTOL)
+
+
+@pytest.mark.parametrize("name", ["gram", "elementwise_map"])
+def test_compiled_jacobians_agree_in_both_modes(name):
+    case, args = CASES[name], _args(name)
+    forward = prepared(name, "jacobian", True, "forward")(*copy_tree(args))
+    reverse = prepared(name, "jacobian", True, "reverse")(*copy_tree(args))
+    out_shape = np.shape(case.func(*copy_tree(args)))
+    for w, f, r in zip(case.wrt, forward, reverse, strict=True):
+        np.testing.assert_allclose(f, r, rtol=EXACT, atol=EXACT)
+        assert f.shape == out_shape + np.shape(args[argument_index(case.func, w)])
+
+
+# --- JAX, where installed ---------------------------------------------------------------------
+
+
+def _jax():
+    try:
+        import jax
+    except ImportError:
+        pytest.skip("jax is not installed (pip install 'sourcead[jax]')")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def regularized_logistic(w, X, y, lam):
+    n, d = X.shape
+    total = 0.0
+    for i in range(n):
+        z = 0.0
+        for j in range(d):
+            z += X[i, j] * w[j]
+        total += np.log1p(np.exp(-y[i] * z))
+    reg = 0.0
+    for j in range(d):
+        reg += w[j] * w[j]
+    return total / n + 0.5 * lam * reg
+
+
+def softmax_energy(x, A):
+    m = np.max(x)
+    return m + np.log(np.sum(np.exp(x - m))) + 0.5 * np.sum((A @ x) ** 2) + np.sum(np.sin(x) * x)
+
+
+def test_hessian_matches_jax_hessian():
+    jax = _jax()
+    jnp = jax.numpy
+    rng = np.random.default_rng(4)
+    w, X, y = rng.standard_normal(5), rng.standard_normal((30, 5)), np.sign(rng.standard_normal(30))
+    ours = sourcead.hessian(regularized_logistic, jit=False)(w, X, y, 0.1)
+    theirs = jax.hessian(lambda w: jnp.mean(jnp.log1p(jnp.exp(-y * (X @ w)))) + 0.05 * jnp.sum(w * w))(w)
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-11, atol=1e-13)
+    x, A = rng.standard_normal(6), rng.standard_normal((4, 6))
+    ours = sourcead.hessian(softmax_energy, wrt="x")(x, A)
+    theirs = jax.hessian(lambda x: jax.nn.logsumexp(x) + 0.5 * jnp.sum((A @ x) ** 2) + jnp.sum(jnp.sin(x) * x))(x)
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-11, atol=1e-12)
+
+
+# --- what second order accepts, and refuses with a position -----------------------------------
+
+
+def _called_names(template: str) -> set[str]:
+    return {n.replace("{m}", "np") for n in re.findall(r"([A-Za-z_{}][\w.{}]*)\(", template)}
+
+
+def _tangent_templates():
+    for prim in PRIMITIVES.values():
+        form = prim.derivative
+        if isinstance(form, Partials):
+            yield prim.name, form.templates + (form.arrays or ())
+        elif isinstance(form, Selection):
+            yield prim.name, form.masks
+        elif isinstance(form, Pullback):
+            yield prim.name, (form.tangent,)
+        elif isinstance(form, Bilinear):
+            yield prim.name, form.tangents
+
+
+def test_every_call_a_tangent_writes_is_differentiable_or_refused():
+    """Second order differentiates the tangent code: each function a tangent template calls (and
+    `broadcast_tangent`, which linearize adds) has a derivative or is constant, or its primitive is
+    listed as refused (and then the refusal is positioned: see the test below)."""
+    found = {(owner, name) for owner, templates in _tangent_templates() for t in templates for name in _called_names(t)}
+    found.add(("linearize", "broadcast_tangent"))
+    for owner, name in sorted(found):
+        target = primitive(name) or primitive(name.replace("np.", "math."))
+        assert target is not None, f"{name} (in the tangent of {owner}) is not a primitive"
+        if target.derivative is None and not target.constant:
+            assert NO_SECOND_ORDER.get(owner) == name, f"{name} (tangent of {owner}) has no derivative"
+
+
+@pytest.mark.parametrize("name", NO_PROD)
+def test_np_prod_of_an_active_value_is_refused_at_its_line(name):
+    case = CASES[name]
+    with pytest.raises(sourcead.SourceADError) as info:
+        sourcead.hvp(case.func, wrt=case.wrt, jit=False)(*_args(name), tangents=_directions(name, _args(name)))
+    where = info.value.where
+    assert where is not None and where.filename.endswith("vectorized.py")
+    assert "prod" in where.source_line and "np.prod" in info.value.message and info.value.hint
+
+
+def test_jacobian_of_a_tuple_result_is_refused():
+    with pytest.raises(sourcead.SourceADError, match="returns a tuple"):
+        sourcead.jacobian(CASES["mean_and_centered"].func, jit=False)(_args("mean_and_centered")[0])
+
+
+def test_hvp_of_an_array_result_is_refused():
+    with pytest.raises(sourcead.SourceADError, match="hvp needs a function that returns a float") as info:
+        sourcead.hvp(CASES["gram"].func, jit=False)
+    assert info.value.where is not None and info.value.where.filename.endswith("zoo.py")
+
+
+def test_decorator_source_and_pickle():
+    import pickle
+
+    f = sourcead.differentiable(CASES["sum_squares"].func)
+    text = f.source(mode="hvp", wrt="x")
+    assert "def sum_squares_hvp(x, x_dot, out_bar):" in text
+    x, v = np.arange(4.0), np.ones(4)
+    np.testing.assert_array_equal(f.hvp(jit=False)(x, tangents=v), 2.0 * v)
+    again = pickle.loads(pickle.dumps(sourcead.hessian(CASES["sum_squares"].func, jit=False)))
+    np.testing.assert_array_equal(again(x), 2.0 * np.eye(4))
