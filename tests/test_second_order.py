@@ -302,3 +302,49 @@ def test_decorator_source_and_pickle():
     np.testing.assert_array_equal(f.hvp(jit=False)(x, tangents=v), 2.0 * v)
     again = pickle.loads(pickle.dumps(sourcead.hessian(CASES["sum_squares"].func, jit=False)))
     np.testing.assert_array_equal(again(x), 2.0 * np.eye(4))
+
+
+# --- check_derivative(order=2) and the command line -------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["heat_euler", "softplus_mean", "while_in_for"])
+def test_check_derivative_covers_second_order(name):
+    case = CASES[name]
+    report = sourcead.check_derivative(case.func, *_args(name), wrt=case.wrt, jit=False, order=2)
+    assert report.ok, str(report)
+    hvp_lines = [c for c in report.checks if c.what.startswith("hvp vs finite differences")]
+    assert len(hvp_lines) == len(case.wrt) and any(c.what.startswith("symmetry") for c in report.checks)
+
+
+def test_check_derivative_order_2_needs_a_float_result():
+    with pytest.raises(sourcead.SourceADError, match="order=2"):
+        sourcead.check_derivative(CASES["gram"].func, _args("gram")[0], jit=False, order=2)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+_BOOT = (
+    "import importlib.util, sys; sys.path.insert(0, {root!r}); "
+    "s = importlib.util.spec_from_file_location('_sourcead_cli', {root!r} + '/cli/__init__.py', "
+    "submodule_search_locations=[{root!r} + '/cli']); m = importlib.util.module_from_spec(s); "
+    "sys.modules['_sourcead_cli'] = m; s.loader.exec_module(m); "
+    "from _sourcead_cli.main import main; main()"
+)
+
+
+def _cli(*argv: str):
+    """The command line of this checkout (the installed `_sourcead_cli` may be another's)."""
+    import subprocess
+
+    boot = _BOOT.format(root=str(ROOT))
+    return subprocess.run([sys.executable, "-c", boot, *argv], capture_output=True, text=True, cwd=ROOT, timeout=600)
+
+
+def test_cli_emit_hvp_and_check_order_2():
+    emitted = _cli("emit", "examples/recurrence.py:recurrence", "--mode", "hvp", "--wrt", "r")
+    assert emitted.returncode == 0, emitted.stderr
+    assert "def recurrence_hvp(r, x0, n, r_dot, out_bar):" in emitted.stdout
+    checked = _cli("check", "examples/recurrence.py:recurrence", "--order", "2", "--no-jit")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "hvp vs finite differences, wrt r" in checked.stdout and "all 13 checks pass" in checked.stdout
+    bad = _cli("check", "examples/recurrence.py:recurrence", "--order", "3")
+    assert bad.returncode == 2
