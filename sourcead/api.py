@@ -686,6 +686,16 @@ class HVP(_Prepared):
     def njit_for(self, *args: Any) -> Dispatcher:
         return self.njit
 
+    def hessp(self, x: Any, p: Any, *args: Any) -> Any:
+        """SciPy's `hessp(x, p, *args)` signature (`minimize(..., hessp=ad.hvp(f).hessp)`): H(x) p
+        for the first argument x, the others passed as `args=`."""
+        if not self._single or self._wrt[0] not in (0, self._params()[0]):
+            raise SourceADError(
+                "hessp differentiates with respect to the first argument",
+                hint="Prepare it as sourcead.hvp(f, wrt=0), as scipy.optimize.minimize optimises the first argument.",
+            )
+        return self(x, *args, tangents=p)
+
     def __call__(self, *args: Any, tangents: Any) -> Any:
         variant, converted = self._args(args)
         dots, batched = _directions(tangents, converted, variant, self._single)

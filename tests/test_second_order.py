@@ -348,3 +348,21 @@ def test_cli_emit_hvp_and_check_order_2():
     assert "hvp vs finite differences, wrt r" in checked.stdout and "all 13 checks pass" in checked.stdout
     bad = _cli("check", "examples/recurrence.py:recurrence", "--order", "3")
     assert bad.returncode == 2
+
+
+def test_newton_logistic_example_runs_and_agrees_with_lbfgs():
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "newton_logistic.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    losses = {m: float(v) for m, v in re.findall(r"^\s*([\w-]+): .*? loss ([0-9.]+)", out.stdout, re.M)}
+    assert set(losses) == {"Newton-CG", "trust-krylov", "L-BFGS-B"}, out.stdout
+    assert max(losses.values()) - min(losses.values()) < 1e-10, out.stdout
