@@ -366,3 +366,22 @@ def test_newton_logistic_example_runs_and_agrees_with_lbfgs():
     losses = {m: float(v) for m, v in re.findall(r"^\s*([\w-]+): .*? loss ([0-9.]+)", out.stdout, re.M)}
     assert set(losses) == {"Newton-CG", "trust-krylov", "L-BFGS-B"}, out.stdout
     assert max(losses.values()) - min(losses.values()) < 1e-10, out.stdout
+
+
+def test_readme_second_order_block_runs(tmp_path):
+    """The README's second-order example, run as a script (sourcead reads its source from a file)."""
+    import os
+    import subprocess
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Second order and Jacobians") :]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    script = tmp_path / "readme_second_order.py"
+    check = "g = ad.grad(energy)\nfd = np.stack([(g(x + 1e-6 * e, 2.0) - g(x - 1e-6 * e, 2.0)) / 2e-6 for e in np.eye(6)])\n"
+    check += "print(float(np.abs(fd - H).max()), float(np.abs(hv - H @ v).max()))\n"
+    script.write_text(block + check)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    fd_gap, hv_gap = map(float, out.stdout.split())
+    assert fd_gap < 1e-6 and hv_gap < 1e-12
