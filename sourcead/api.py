@@ -335,7 +335,7 @@ class JVP(_Prepared):
     def __call__(self, *args: Any, tangents: Any) -> Any:
         variant, converted = self._args(args)
         if _tangent_batch(tangents, converted, variant, self._single):  # k tangents at once
-            return _jvp_batch(self, variant, converted, tangents)
+            return _jvp_batch(self, variant, converted, tangents, args)
         spec = variant.spec
         items = (tangents,) if self._single else tangents
         if not isinstance(items, tuple) or len(items) != len(spec.wrt):
@@ -675,7 +675,7 @@ class HVP(_Prepared):
         super().__init__(func, wrt, "hvp", jit)
 
     def __reduce__(self) -> tuple:
-        return HVP, (self._func, self._wrt[0] if self._single else self._wrt, self._jit)
+        return _second_order_recipe("hvp", self._func, self._wrt[0] if self._single else self._wrt, self._jit)
 
     @property
     def njit(self) -> Dispatcher:
@@ -724,7 +724,7 @@ class Hessian:
 
     def __reduce__(self) -> tuple:
         wrt = self._hvp._wrt[0] if self._single else self._hvp._wrt
-        return Hessian, (self._hvp._func, wrt, self._hvp._jit)
+        return _second_order_recipe("hessian", self._hvp._func, wrt, self._hvp._jit)
 
     def __call__(self, *args: Any) -> Any:
         variant = self._hvp._variant(args)
@@ -766,7 +766,7 @@ class Jacobian:
         self._vjp: VJP | None = VJP(func, wrt, jit) if mode == "reverse" else None
 
     def __reduce__(self) -> tuple:
-        return Jacobian, (self._func, self._wrt, self._mode, self._jit)
+        return _second_order_recipe("jacobian", self._func, self._wrt, self._mode, self._jit)
 
     def __call__(self, *args: Any) -> Any:
         mode = self._mode
@@ -816,6 +816,19 @@ class Jacobian:
 def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True) -> Jacobian:
     """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape."""
     return Jacobian(f, wrt, mode, jit)
+
+
+def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:
+    """Pickle as the recipe (the function by reference, as `pickling.function_ref` sends it)."""
+    from .pickling import function_ref
+
+    return _rebuild_second_order, (kind, function_ref(unwrap(func)), options)
+
+
+def _rebuild_second_order(kind: str, ref: tuple, options: tuple) -> Any:
+    from .pickling import resolve
+
+    return {"hvp": HVP, "hessian": Hessian, "jacobian": Jacobian}[kind](resolve(ref), *options)
 
 
 def _primal_value(jac: Jacobian, args: tuple, spec: Spec) -> Any:
@@ -909,11 +922,52 @@ def _tangent_batch(tangents: Any, converted: list, variant: _Variant, single: bo
     return isinstance(first, np.ndarray) and first.ndim == np.ndim(converted[variant.wrt_pos[0]]) + 1
 
 
-def _jvp_batch(jf: _Prepared, variant: _Variant, converted: list, tangents: Any) -> tuple:
+def _jvp_batch(jf: _Prepared, variant: _Variant, converted: list, tangents: Any, args: tuple) -> tuple:
+    """k tangents: in one sweep carrying them all (vector mode) where the code allows, else one
+    sweep per direction in a compiled loop."""
     dots, _ = _directions(tangents, converted, variant, jf._single)
     _no_tuple_results(variant.spec, "a batch of tangents")
+    vector = _vector_jvp(jf, args)
+    if vector is not None:
+        prepared, lanes = vector  # its lanes are the last axis: contiguous for each element
+        last = [np.ascontiguousarray(np.moveaxis(d, 0, -1)) for d in dots]
+        value, lane_dots = prepared._run(lanes, converted + last)
+        lane_dots = lane_dots[0] if variant.spec.mutated else lane_dots
+        return _plain(value), np.ascontiguousarray(np.moveaxis(lane_dots, -1, 0))
     value, columns = _run_batch(jf, variant, "jvp", converted, dots, [])
     return _plain(value), columns
+
+
+class _VectorJVP(_Prepared):
+    """Vector forward mode (`vector.py`): `f_jvp(*args, *tangents with a leading axis of k)`."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Callable, wrt: Wrt, jit: bool):
+        super().__init__(func, wrt, "vector", jit)
+
+
+_VECTOR_LOCK = threading.Lock()
+_VECTOR: dict[tuple, _VectorJVP | None] = {}  # (function, wrt, jit) -> vector mode, or None where it does not apply
+
+
+def _vector_jvp(jf: _Prepared, args: tuple) -> tuple[_VectorJVP, _Variant] | None:
+    """The vector-mode twin of a prepared jvp and its variant for `args`, or None (prange code, or
+    a construct the lane rewrite does not cover: then the caller loops over the directions)."""
+    key = (jf._func, jf._wrt[0] if jf._single else jf._wrt, jf._jit)
+    if key in _VECTOR and _VECTOR[key] is None:
+        return None
+    try:
+        vector = _VECTOR.get(key)
+        if vector is None:
+            with _VECTOR_LOCK:
+                vector = _VECTOR.get(key) or _VectorJVP(*key)
+                _VECTOR[key] = vector
+        return vector, vector._variant(args)
+    except SourceADError:
+        with _VECTOR_LOCK:
+            _VECTOR[key] = None
+        return None
 
 
 def _cotangent_batch(cotangent: Any, spec: Spec) -> bool:

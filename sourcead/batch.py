@@ -5,8 +5,9 @@ and return every result with that leading axis. With `jit=True` the loop over th
 is a small generated module beside the derivative's own in the disk cache (imported as the
 compiler imports modules, so numba caches it too), whose one function calls the compiled
 derivative k times: no Python per direction. With `jit=False` the same loop runs in Python over
-the same generated code. This is the first version of vector mode: one sweep per direction, but
-no interpreter between them (one sweep carrying k directions is future work, see docs/design.md).
+the same generated code. One sweep per direction, but no interpreter between them: batches of
+jvp tangents go through vector mode instead (`vector.py`, one sweep carrying all k) where it
+applies; hvp and vjp batches, and jvp batches of `prange` code, come here.
 
     f_jvp_batch(*args, T0, ...) -> (value, (k, *out.shape) tangents of the result)
     f_vjp_batch(*args, C0, ...) -> (value, (k, *x.shape) array per wrt argument)

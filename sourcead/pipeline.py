@@ -37,7 +37,7 @@ from .parse import ParsedFunction, parse_function
 from .program import Program
 from .reverse import reverse_function
 
-MODES = ("forward", "reverse", "primal", "hvp")
+MODES = ("forward", "reverse", "primal", "hvp", "vector")
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,10 @@ def generate(
         from .second import hvp_generated
 
         return hvp_generated(func, wrt, arg_kinds)
+    if mode == "vector":  # forward mode carrying several tangents at once (vector.py)
+        from .vector import vector_generated
+
+        return vector_generated(func, wrt, arg_kinds)
     prog = analyze(func, wrt, arg_kinds, allow_empty_wrt=mode == "primal")
     thread_rows = False
     with _guessing(prog.fn, arg_kinds):

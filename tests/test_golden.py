@@ -82,6 +82,16 @@ def test_hvp_code_matches_golden_file(case, update_golden):
     test_generated_code_matches_golden_file(case, "hvp", update_golden)
 
 
+# vector forward mode (k tangents in one sweep), on cases that cover its forms
+VECTOR_GOLDEN = [c for c in ZOO if c.name in ("heat_euler", "logistic_map", "softplus_mean", "recurrent_rows",
+                                               "branches", "heat_swap", "selections", "logsumexp_vec")]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", VECTOR_GOLDEN, ids=lambda c: c.name)
+def test_vector_code_matches_golden_file(case, update_golden):
+    test_generated_code_matches_golden_file(case, "vector", update_golden)
+
+
 @pytest.mark.parametrize("case", ZOO[:4], ids=lambda c: c.name)
 def test_generation_is_deterministic(case):
     first = sourcead.differentiable(case.func).source(mode="reverse", wrt=case.wrt)

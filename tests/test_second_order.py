@@ -377,7 +377,8 @@ def test_readme_second_order_block_runs(tmp_path):
     section = text[text.index("## Second order and Jacobians") :]
     block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
     script = tmp_path / "readme_second_order.py"
-    check = "g = ad.grad(energy)\nfd = np.stack([(g(x + 1e-6 * e, 2.0) - g(x - 1e-6 * e, 2.0)) / 2e-6 for e in np.eye(6)])\n"
+    check = "g = ad.grad(energy)\n"
+    check += "fd = np.stack([(g(x + 1e-6 * e, 2.0) - g(x - 1e-6 * e, 2.0)) / 2e-6 for e in np.eye(6)])\n"
     check += "print(float(np.abs(fd - H).max()), float(np.abs(hv - H @ v).max()))\n"
     script.write_text(block + check)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
@@ -385,3 +386,61 @@ def test_readme_second_order_block_runs(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     fd_gap, hv_gap = map(float, out.stdout.split())
     assert fd_gap < 1e-6 and hv_gap < 1e-12
+
+
+@pytest.mark.parametrize("make", [sourcead.hvp, sourcead.hessian, sourcead.jacobian], ids=lambda m: m.__name__)
+def test_second_order_objects_pickle_as_their_recipe(make):
+    import pickle
+
+    case = CASES["heat_euler"]
+    prepared = make(case.func, wrt=case.wrt, jit=False)
+    again = pickle.loads(pickle.dumps(prepared))
+    assert type(again) is type(prepared)
+    args = _args("heat_euler")
+    kwargs = {"tangents": _directions("heat_euler", args)} if make is sourcead.hvp else {}
+    assert_close(again(*copy_tree(args), **kwargs), prepared(*copy_tree(args), **kwargs), rtol=0.0)
+
+
+# --- vector mode: one sweep carrying k tangents ------------------------------------------------
+
+SINGLE_RESULT = [c for c in ZOO if not isinstance(c.func(*_args(c.name)), tuple)]
+
+
+def _vector_matches_per_direction(name: str, jit: bool) -> None:
+    from sourcead import api
+
+    case, args = CASES[name], _args(name)
+    batch = _directions(name, args, k=3)
+    jf = sourcead.jvp(case.func, wrt=case.wrt, jit=jit)  # a fresh object: its own vector twin
+    value, lanes = jf(*copy_tree(args), tangents=batch)
+    assert api._VECTOR[(case.func, case.wrt, jit)] is not None, "vector mode should apply here"
+    for j in range(3):
+        one_value, one = jf(*copy_tree(args), tangents=tuple(b[j] for b in batch))
+        one = one[0] if isinstance(one, tuple) else one  # written arguments: the result's tangent
+        assert_close(lanes[j], one, rtol=EXACT, atol=EXACT * norm(one))
+    assert_close(value, one_value, rtol=0.0)
+
+
+@pytest.mark.parametrize("case", SINGLE_RESULT, ids=lambda c: c.name)
+def test_vector_mode_equals_one_sweep_per_direction(case):
+    _vector_matches_per_direction(case.name, jit=False)
+
+
+@pytest.mark.parametrize("name", ["heat_euler", "softplus_mean", "recurrent_rows", "branches", "selections"])
+def test_compiled_vector_mode_equals_one_sweep_per_direction(name):
+    _vector_matches_per_direction(name, jit=True)
+
+
+def test_prange_code_falls_back_to_one_sweep_per_direction():
+    import parallel_kernels as par
+
+    from sourcead import api
+
+    rng = np.random.default_rng(8)
+    w, X, y = rng.standard_normal(3), rng.standard_normal((20, 3)), (rng.random(20) > 0.5).astype(np.float64)
+    jf = sourcead.jvp(par.logistic_loss, jit=False)
+    batch = rng.standard_normal((4, 3))
+    _, dots = jf(w, X, y, tangents=batch)
+    assert api._VECTOR[(par.logistic_loss, 0, False)] is None
+    for j in range(4):
+        assert dots[j] == pytest.approx(jf(w, X, y, tangents=batch[j])[1], rel=1e-13)
