@@ -444,3 +444,36 @@ def test_prange_code_falls_back_to_one_sweep_per_direction():
     assert api._VECTOR[(par.logistic_loss, 0, False)] is None
     for j in range(4):
         assert dots[j] == pytest.approx(jf(w, X, y, tangents=batch[j])[1], rel=1e-13)
+
+
+# --- the helpers forward mode writes, differentiated ------------------------------------------
+
+from sourcead.runtime import broadcast_tangent  # noqa: E402
+
+
+def uses_broadcast_tangent(t, A, s):
+    return np.sum(broadcast_tangent(t * t + s, A) * A) + np.sum(broadcast_tangent(np.sin(t), A[0]) * t)
+
+
+def widened(x, A):
+    return np.sum(np.sin(x * x + A)) + np.sum(np.cos(x * A[0, :] + x))
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+def test_broadcast_tangent_rule_against_finite_differences(jit):
+    rng = np.random.default_rng(12)
+    t, A = rng.uniform(0.1, 1.0, 3), rng.uniform(0.1, 1.0, (4, 3))
+    report = sourcead.check_derivative(uses_broadcast_tangent, t, A, 0.4, wrt=(0, 2), jit=jit)
+    assert report.ok, str(report)
+    report = sourcead.check_derivative(uses_broadcast_tangent, 0.3, A, 0.4, wrt=(0, 2), jit=jit)
+    assert report.ok, str(report)
+
+
+def test_hvp_through_a_widened_tangent():
+    """x * x + A (x a float, A an array): the tangent is broadcast_tangent(2 x x_dot, A), which the
+    second pass differentiates (its adjoint sums back over A's shape)."""
+    rng = np.random.default_rng(13)
+    A = rng.uniform(-1.0, 1.0, (3, 4))
+    assert "unbroadcast(" in sourcead.differentiable(widened).source(mode="hvp", wrt="x")
+    report = sourcead.check_derivative(widened, 0.7, A, wrt="x", jit=False, order=2)
+    assert report.ok, str(report)
