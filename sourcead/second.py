@@ -68,6 +68,10 @@ def hvp_generated(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[st
     bindings = [line for key in second.fn.custom for line in custom.by_key(key).header_lines()]  # type: ignore[union-attr]
     source = module_text(header, body, second.fn.constants, helpers, bindings)
     shown = dict(zip(primal, first.fn.user_params, strict=True))
+    # the second run's written arguments (an array the function writes, and the tangent of one in
+    # wrt) each take a zero seed; Spec.mutated names the argument whose shape each seed has
+    of_tangent = {first.dot(w): w for w in first.wrt}
+    seeds = tuple(shown[m] if m in shown else shown[of_tangent[m]] for m in second.fn.mutated)
     return Generated(
         source=source,
         entry=f"{name}_hvp",
@@ -79,7 +83,7 @@ def hvp_generated(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[st
         free=forward.free,
         returns_array=False,
         n_outputs=1,
-        mutated=forward.mutated,
+        mutated=seeds,
         copied=tuple(shown[p] for p in written_arguments(second.fn) if p in shown),
         output_is_tuple=False,
         parsed=first.parsed,
@@ -177,13 +181,12 @@ def _refuse_first_order_limits(prog) -> None:
             if found is None:
                 continue
             prim, bound = found
-            helper = NO_SECOND_ORDER.get(prim.name)
-            if helper is not None and any(_reads_active(prog, bound.args[p]) for p in prim.differentiable):
+            why = NO_SECOND_ORDER.get(prim.name)
+            if why is not None and any(_reads_active(prog, bound.args[p]) for p in prim.differentiable):
                 raise prog.parsed.error(
-                    f"second order does not cover `{prim.name}` of a value that carries a derivative yet "
-                    f"(its tangent calls `{helper}`, which has no derivative rule)",
+                    f"second order does not cover `{prim.name}` of a value that carries a derivative yet ({why})",
                     stmt.origin,
-                    "Write the product as a loop (p *= x[i]), which second order differentiates.",
+                    _INSTEAD.get(prim.name, "Compute it from values that carry no derivative."),
                 )
             if prim.name.startswith("custom.") and any(_reads_active(prog, a) for a in bound.args.values()):
                 raise prog.parsed.error(
@@ -192,6 +195,12 @@ def _refuse_first_order_limits(prog) -> None:
                     stmt.origin,
                     "Call a plain function instead (sourcead inlines and differentiates it twice).",
                 )
+
+
+_INSTEAD = {
+    "np.prod": "Write the product as a loop (p *= x[i]), which second order differentiates.",
+    "np.sort": "Sort values that carry no derivative, or index by an order computed from them.",
+}
 
 
 def _calls(node: cst.CSTNode) -> list[cst.CSTNode]:

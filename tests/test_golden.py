@@ -73,8 +73,10 @@ def test_generated_code_matches_golden_file(case, mode, update_golden):
         pytest.fail(f"generated code for {case.name} ({mode}) differs from {path.name}:\n{diff}")
 
 
-# second order (reverse over forward) of float-valued functions; np.prod has no second order yet
-HVP_GOLDEN = [c for c in ZOO + PARALLEL if c.scalar_output and c.name not in ("linear_algebra_mix", "reshaped")]
+# second order (reverse over forward) of float-valued functions; np.prod, np.sort and math.lgamma have
+# no second order yet
+NO_HVP = ("linear_algebra_mix", "reshaped", "special_functions", "reductions_and_statistics")
+HVP_GOLDEN = [c for c in ZOO + PARALLEL if c.scalar_output and c.name not in NO_HVP]
 
 
 @pytest.mark.parametrize("case", HVP_GOLDEN, ids=lambda c: c.name)

@@ -11,7 +11,7 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     # active (varied from X; useful for the result): X, t0
     # active (varied from X, w; useful for the result): col, col_dot, result_dot
     # active (varied from w; useful for the result): w
-    # constant (no derivative code): X_dot, ramp, result, row, row_dot, t1, t2, t3, w_dot
+    # constant (no derivative code): X_dot, ramp, result, row, row_dot, t1, t2, w_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = np.sum(X, axis=0) / X.shape[0]
     col_dot = w * (1.0 / X.shape[0] * np.sum(X_dot, axis=0)) + t0 * w_dot
@@ -20,10 +20,9 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     row = np.sum(X, axis=1)
     ramp = np.linspace(0.0, 1.0, num=X.shape[0])
     t1 = np.ones(X.shape[0])
-    t2 = row * ramp * t1
-    t3 = np.sum(X * X, axis=1)
+    t2 = np.sum(X * X, axis=1)
     result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    result = np.sum(col * col) + np.sum(t2) + np.sum(t3)
+    result = np.sum(col * col) + np.sum(row * ramp * t1) + np.sum(t2)
     value = result_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
@@ -33,23 +32,23 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     t0_bar = np.zeros_like(t0)
     w_bar = np.zeros_like(w)
     # adjoint of: result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    t5 = col * col_dot + col * col_dot
-    t6 = X * X_dot + X * X_dot
-    t7 = np.sum(t6, axis=1)
-    t8 = np.full_like(t5, result_dot_bar)
-    col_bar += unbroadcast(col_dot * t8, col)
-    col_dot_bar += unbroadcast(col * t8, col_dot)
-    col_bar += unbroadcast(col_dot * t8, col)
-    col_dot_bar += unbroadcast(col * t8, col_dot)
-    t9 = expand_axis(np.full_like(t7, result_dot_bar), t6, 1)
-    X_bar += unbroadcast(X_dot * t9, X)
-    X_bar += unbroadcast(X_dot * t9, X)
+    t4 = col * col_dot + col * col_dot
+    t5 = X * X_dot + X * X_dot
+    t6 = np.sum(t5, axis=1)
+    t7 = np.full_like(t4, result_dot_bar)
+    col_bar += unbroadcast(col_dot * t7, col)
+    col_dot_bar += unbroadcast(col * t7, col_dot)
+    col_bar += unbroadcast(col_dot * t7, col)
+    col_dot_bar += unbroadcast(col * t7, col_dot)
+    t8 = expand_axis(np.full_like(t6, result_dot_bar), t5, 1)
+    X_bar += unbroadcast(X_dot * t8, X)
+    X_bar += unbroadcast(X_dot * t8, X)
     # adjoint of: col = t0 * w
     t0_bar += unbroadcast(w * col_bar, t0)
     w_bar += unbroadcast(t0 * col_bar, w)
     # adjoint of: col_dot = w * (1.0 / X.shape[0] * np.sum(X_dot, axis=0)) + t0 * w_dot
-    t4 = 1.0 / X.shape[0] * np.sum(X_dot, axis=0)
-    w_bar += unbroadcast(t4 * unbroadcast(col_dot_bar, w * t4), w)
+    t3 = 1.0 / X.shape[0] * np.sum(X_dot, axis=0)
+    w_bar += unbroadcast(t3 * unbroadcast(col_dot_bar, w * t3), w)
     t0_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t0 * w_dot), t0)
     # adjoint of: t0 = np.sum(X, axis=0) / X.shape[0]
     X_bar += expand_axis(1.0 / X.shape[0] * t0_bar, X, 0)
