@@ -727,6 +727,7 @@ class Hessian:
         return _second_order_recipe("hessian", self._hvp._func, wrt, self._hvp._jit)
 
     def __call__(self, *args: Any) -> Any:
+        args = _with_defaults(self._hvp._func, args)
         variant = self._hvp._variant(args)
         shapes = [np.shape(args[k]) for k in variant.wrt_pos]
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
@@ -769,6 +770,7 @@ class Jacobian:
         return _second_order_recipe("jacobian", self._func, self._wrt, self._mode, self._jit)
 
     def __call__(self, *args: Any) -> Any:
+        args = _with_defaults(self._func, args)
         mode = self._mode
         if mode == "reverse":
             return self._reverse(args)
@@ -927,7 +929,7 @@ def _jvp_batch(jf: _Prepared, variant: _Variant, converted: list, tangents: Any,
     sweep per direction in a compiled loop."""
     dots, _ = _directions(tangents, converted, variant, jf._single)
     _no_tuple_results(variant.spec, "a batch of tangents")
-    vector = _vector_jvp(jf, args)
+    vector = _vector_jvp(jf, _with_defaults(jf._func, args))
     if vector is not None:
         prepared, lanes = vector  # its lanes are the last axis: contiguous for each element
         last = [np.ascontiguousarray(np.moveaxis(d, 0, -1)) for d in dots]

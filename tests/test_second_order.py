@@ -526,3 +526,16 @@ def test_hvp_of_extremes_along_an_axis():
     assert report.ok, str(report)
     text = sourcead.differentiable(extremes_along_axes).source(mode="hvp", wrt=(0, 1), arrays={"X": 2, "w": 1})
     assert "select_along_bar(" in text
+
+
+def test_parameters_left_to_their_defaults():
+    import idioms
+
+    rng = np.random.default_rng(17)
+    x = rng.uniform(0.2, 0.8, 4)
+    H = sourcead.hessian(idioms.defaults_and_constants, jit=False)(x)
+    np.testing.assert_allclose(H, sourcead.hessian(idioms.defaults_and_constants, jit=False)(x, 0.5, 2), rtol=0.0)
+    v = rng.standard_normal(4)
+    np.testing.assert_allclose(H @ v, sourcead.hvp(idioms.defaults_and_constants, jit=False)(x, tangents=v), rtol=1e-12)
+    J = sourcead.jacobian(idioms.defaults_and_constants, mode="forward", jit=False)(x)
+    np.testing.assert_allclose(J, sourcead.grad(idioms.defaults_and_constants, jit=False)(x), rtol=1e-12)
