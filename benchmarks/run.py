@@ -373,6 +373,7 @@ def main(argv=None):
         module_section("parallel_adjoint", "parallel_report", "prange adjoint report"),
         module_section("alias_checks", "alias_report", "Overlap-check report"),
         module_section("vectorized", "vectorized_report", "Vectorized report"),
+        module_section("second_order", "second_order_report", "Second-order report"),
         peer_section(),
         gradbench,
     ]

@@ -1,4 +1,4 @@
-"""`sourcead check PATH:FUNC [--wrt NAMES]`: FUNC's derivatives against finite differences."""
+"""`sourcead check PATH:FUNC [--wrt NAMES] [--order 2]`: FUNC's derivatives against finite differences."""
 
 from __future__ import annotations
 
@@ -24,7 +24,14 @@ from .common import fail, load_function, parse_wrt
 @click.option("--rtol", type=float, default=1e-6, show_default=True, help="Relative tolerance of every check.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random directions.")
 @click.option("--jit/--no-jit", default=True, show_default=True, help="Compile with numba, or run plain Python.")
-def check(target: str, wrt: str | None, rtol: float, seed: int, jit: bool) -> None:
+@click.option(
+    "--order",
+    type=click.IntRange(1, 2),
+    default=1,
+    show_default=True,
+    help="2: also the Hessian-vector product against differences of the gradient, and its symmetry.",
+)
+def check(target: str, wrt: str | None, rtol: float, seed: int, jit: bool, order: int) -> None:
     """Check FUNC's forward and reverse derivatives against finite differences and each other.
 
     The arguments come from the module that defines FUNC: it defines `example_args_FUNC()`
@@ -35,7 +42,7 @@ def check(target: str, wrt: str | None, rtol: float, seed: int, jit: bool) -> No
     func = load_function(target)
     args = _example_args(unwrap(func))
     names = parse_wrt(wrt) if wrt is not None else _float_arguments(unwrap(func), args)
-    report = check_derivative(func, *args, wrt=names, jit=jit, rtol=rtol, seed=seed)
+    report = check_derivative(func, *args, wrt=names, jit=jit, rtol=rtol, seed=seed, order=order)
     click.echo(str(report))
     sys.exit(0 if report.ok else 1)
 

@@ -1,4 +1,4 @@
-"""`sourcead emit PATH:FUNC --mode reverse|forward --wrt NAMES [--array NAME:NDIM] [--after PASS] [-o FILE]`."""
+"""`sourcead emit PATH:FUNC --mode reverse|forward|hvp --wrt NAMES [--array NAME:NDIM] [--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from .common import fail, load_function, parse_wrt
 @click.argument("target", metavar="PATH:FUNC")
 @click.option(
     "--mode",
-    type=click.Choice(["reverse", "forward"]),
+    type=click.Choice(["reverse", "forward", "hvp"]),
     default="reverse",
     show_default=True,
-    help="reverse: adjoint code (gradients, vjp); forward: tangent code (jvp).",
+    help="reverse: adjoint code (gradients, vjp); forward: tangent code (jvp); "
+    "hvp: Hessian-vector products (reverse mode over the forward mode).",
 )
 @click.option(
     "--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated."

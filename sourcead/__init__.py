@@ -5,6 +5,9 @@ g = ad.grad(f, wrt=0)          # g(*args) -> gradient
 vg = ad.value_and_grad(f)      # vg(*args) -> (value, gradient)
 jf = ad.jvp(f, wrt=0)          # jf(*args, tangents=t) -> (value, J t)
 vf = ad.vjp(f, wrt=0)          # vf(*args, cotangent=c) -> (value, c^T J)
+h = ad.hvp(f, wrt=0)           # h(*args, tangents=v) -> H v
+H = ad.hessian(f, wrt=0)       # H(*args) -> x.shape + x.shape
+J = ad.jacobian(f, wrt=0)      # J(*args) -> out.shape + x.shape
 
 The bridges `sourcead.torch` and `sourcead.jax` are imported on first use (`ad.torch.function`),
 never by `import sourcead`.
@@ -14,7 +17,7 @@ from ._version import __version__
 from .threads import use_threadsafe_layer
 
 use_threadsafe_layer()
-from .api import differentiable, grad, jvp, value_and_grad, vjp  # noqa: E402
+from .api import differentiable, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
 from .check import check_derivative  # noqa: E402
 from .custom import custom_rule  # noqa: E402
 from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError  # noqa: E402
@@ -29,6 +32,9 @@ __all__ = [
     "check_derivative",
     "differentiable",
     "grad",
+    "hessian",
+    "hvp",
+    "jacobian",
     "jvp",
     "value_and_grad",
     "vjp",

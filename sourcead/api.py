@@ -329,6 +329,8 @@ class VJP(_Prepared):
 
     def __call__(self, *args: Any, cotangent: Any, out: Any = None) -> Any:
         variant, converted = self._args(args)
+        if out is None and _cotangent_batch(cotangent, variant.spec):  # k cotangents at once
+            return _vjp_batch(self, variant, converted, cotangent)
         seeds = _cotangents(cotangent, variant.spec)
         seeds = callplan.check_cotangents(variant.plan, seeds, converted)  # type: ignore[arg-type]
         if out is not None:
@@ -348,6 +350,8 @@ class JVP(_Prepared):
 
     def __call__(self, *args: Any, tangents: Any) -> Any:
         variant, converted = self._args(args)
+        if _tangent_batch(tangents, converted, variant, self._single):  # k tangents at once
+            return _jvp_batch(self, variant, converted, tangents, args)
         spec = variant.spec
         items = (tangents,) if self._single else tangents
         if not isinstance(items, tuple) or len(items) != len(spec.wrt):
@@ -436,7 +440,7 @@ class Differentiable:
             with self._lock:
                 prepared = self._prepared.get(key)
                 if prepared is None:
-                    make = {"grad": grad, "value_and_grad": value_and_grad, "jvp": jvp, "vjp": vjp}[kind]
+                    make = {"grad": grad, "value_and_grad": value_and_grad, "jvp": jvp, "vjp": vjp, "hvp": hvp}[kind]
                     prepared = make(self.__sourcead_func__, key[1], jit=jit)
                     self._prepared = {**self._prepared, key: prepared}
         return prepared
@@ -453,9 +457,13 @@ class Differentiable:
     def vjp(self, wrt: Wrt = 0, *, jit: bool = True) -> VJP:
         return self._get("vjp", wrt, jit)
 
+    def hvp(self, wrt: Wrt = 0, *, jit: bool = True) -> HVP:
+        return self._get("hvp", wrt, jit)
+
     def source(self, mode: str = "reverse", wrt: Wrt = 0, arrays: dict[str, int] | None = None) -> str:
-        """The generated derivative module, as text; `arrays` gives parameters the code does not
-        say are arrays their number of dimensions (`sourcead emit --array NAME:NDIM`)."""
+        """The generated derivative module, as text (mode "reverse", "forward" or "hvp"); `arrays`
+        gives parameters the code does not say are arrays their number of dimensions
+        (`sourcead emit --array NAME:NDIM`)."""
         from .pipeline import generate
 
         items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
@@ -700,3 +708,328 @@ def _for_these_kinds(exc: SourceADError, kinds: dict[str, str], default: _Varian
     if exc.message.startswith("argument `"):
         return ArgumentTypeError(exc.message, exc.where, exc.hint)
     return ArgumentTypeError(f"with argument {'; argument '.join(changed)}: {exc.message}", exc.where, exc.hint)
+
+
+# --- second order, Jacobians and batches of directions (issue 14) ----------------------------
+
+
+class HVP(_Prepared):
+    """`hvp(f, wrt)(*args, tangents=v)` -> H v, structured like `grad`'s result; tangents with one
+    extra leading axis (k directions) give results with that leading axis."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
+        super().__init__(func, wrt, "hvp", jit)
+
+    def __reduce__(self) -> tuple:
+        return _second_order_recipe("hvp", self._func, self._wrt[0] if self._single else self._wrt, self._jit)
+
+    @property
+    def njit(self) -> Dispatcher:
+        raise SourceADError(
+            "hvp has no .njit entry yet", hint="Call it from Python, or its generated module (`.source`)."
+        )
+
+    def njit_for(self, *args: Any) -> Dispatcher:
+        return self.njit
+
+    def hessp(self, x: Any, p: Any, *args: Any) -> Any:
+        """SciPy's `hessp(x, p, *args)` signature (`minimize(..., hessp=ad.hvp(f).hessp)`): H(x) p
+        for the first argument x, the others passed as `args=`."""
+        if not self._single or self._wrt[0] not in (0, self._params()[0]):
+            raise SourceADError(
+                "hessp differentiates with respect to the first argument",
+                hint="Prepare it as sourcead.hvp(f, wrt=0), as scipy.optimize.minimize optimises the first argument.",
+            )
+        return self(x, *args, tangents=p)
+
+    def __call__(self, *args: Any, tangents: Any) -> Any:
+        variant, converted = self._args(args)
+        dots, batched = _directions(tangents, converted, variant, self._single)
+        zeros = [np.zeros_like(converted[k]) for k in variant.written]  # written outputs: zero seeds
+        if batched:
+            _, *flat = _run_batch(self, variant, "hvp", converted, dots, zeros)
+            return flat[0] if self._single else tuple(flat)
+        _, *flat = self._run(variant, [*converted, *dots, 1.0, *zeros])
+        return self._grads(variant, flat, None)
+
+
+def hvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> HVP:
+    """Second order: `hvp(f, wrt)(*args, tangents=v)` -> the Hessian of a float-valued `f` times v."""
+    return HVP(f, wrt, jit)
+
+
+class Hessian:
+    """`hessian(f, wrt)(*args)` -> H of shape x.shape + x.shape (JAX's convention; nested tuples
+    `H[a][b]` of shape a.shape + b.shape for a tuple wrt): one batch of hvp over the unit vectors."""
+
+    __slots__ = ("_hvp", "_single")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
+        self._hvp = HVP(func, wrt, jit)
+        self._single = self._hvp._single
+
+    def __reduce__(self) -> tuple:
+        wrt = self._hvp._wrt[0] if self._single else self._hvp._wrt
+        return _second_order_recipe("hessian", self._hvp._func, wrt, self._hvp._jit)
+
+    def __call__(self, *args: Any) -> Any:
+        args = _with_defaults(self._hvp._func, args)
+        variant = self._hvp._variant(args)
+        shapes = [np.shape(args[k]) for k in variant.wrt_pos]
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        units = _unit_directions(shapes, sizes)
+        columns = self._hvp(*args, tangents=units[0] if self._single else tuple(units))
+        columns = (columns,) if self._single else columns
+        starts = np.cumsum([0, *sizes])
+        blocks = tuple(
+            tuple(
+                _as_result(columns[a][starts[b] : starts[b + 1]].reshape(sizes[b], sizes[a]).T, shapes[a] + shapes[b])
+                for b in range(len(shapes))
+            )
+            for a in range(len(shapes))
+        )
+        return blocks[0][0] if self._single else blocks
+
+
+def hessian(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Hessian:
+    """The dense Hessian of a float-valued `f`: shape x.shape + x.shape (nested tuples for a tuple wrt)."""
+    return Hessian(f, wrt, jit)
+
+
+class Jacobian:
+    """`jacobian(f, wrt, mode)(*args)` -> J of shape out.shape + in.shape (a tuple per wrt argument
+    for a tuple wrt): batched jvp over unit tangents ("forward"), batched vjp over unit cotangents
+    ("reverse"), or whichever needs fewer sweeps ("auto": forward when in.size <= out.size)."""
+
+    __slots__ = ("_jvp", "_vjp", "_mode", "_single", "_func", "_wrt", "_jit", "_lock")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, mode: str = "auto", jit: bool = True):
+        if mode not in ("forward", "reverse", "auto"):
+            raise SourceADError(f"unknown jacobian mode {mode!r}", hint="Use mode='forward', 'reverse' or 'auto'.")
+        self._func, self._wrt, self._mode, self._jit = func, wrt, mode, jit
+        self._single = not isinstance(wrt, (tuple, list))
+        self._lock = threading.Lock()
+        self._jvp: JVP | None = JVP(func, wrt, jit) if mode != "reverse" else None
+        self._vjp: VJP | None = VJP(func, wrt, jit) if mode == "reverse" else None
+
+    def __reduce__(self) -> tuple:
+        return _second_order_recipe("jacobian", self._func, self._wrt, self._mode, self._jit)
+
+    def __call__(self, *args: Any) -> Any:
+        args = _with_defaults(self._func, args)
+        mode = self._mode
+        if mode == "reverse":
+            return self._reverse(args)
+        jf = self._jvp
+        variant = jf._variant(args)  # type: ignore[union-attr]
+        _no_tuple_results(variant.spec, "jacobian")
+        shapes = [np.shape(args[k]) for k in variant.wrt_pos]
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        if mode == "auto":
+            zero = tuple(np.zeros(s) if s else 0.0 for s in shapes)
+            value, _ = jf(*args, tangents=zero[0] if self._single else zero)  # type: ignore[misc]
+            value = value[0] if variant.spec.mutated else value
+            if np.size(value) < sum(sizes):
+                return self._reverse(args)
+        units = _unit_directions(shapes, sizes)
+        _, columns = jf(*args, tangents=units[0] if self._single else tuple(units))  # type: ignore[misc]
+        out_shape = columns.shape[1:]
+        starts = np.cumsum([0, *sizes])
+        blocks = tuple(
+            _as_result(np.moveaxis(columns[starts[a] : starts[a + 1]], 0, -1), out_shape + shapes[a])
+            for a in range(len(shapes))
+        )
+        return blocks[0] if self._single else blocks
+
+    def _reverse(self, args: tuple) -> Any:
+        if self._vjp is None:
+            with self._lock:
+                if self._vjp is None:
+                    self._vjp = VJP(self._func, self._wrt, self._jit)
+        vf = self._vjp
+        variant, converted = vf._args(args)
+        spec = variant.spec
+        _no_tuple_results(spec, "jacobian")
+        value = _primal_value(self, args, spec)
+        out_shape = np.shape(value)
+        m = int(np.prod(out_shape, dtype=np.int64))
+        seeds = [np.eye(m).reshape((m, *out_shape))]
+        seeds += [np.zeros((m, *np.shape(converted[k]))) for k in variant.written]  # written arguments: zero
+        _, *rows = _run_batch(vf, variant, "vjp", converted, seeds, [])
+        shapes = [np.shape(args[k]) for k in variant.wrt_pos]
+        blocks = tuple(_as_result(r, out_shape + s) for r, s in zip(rows, shapes, strict=True))
+        return blocks[0] if self._single else blocks
+
+
+def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True) -> Jacobian:
+    """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape."""
+    return Jacobian(f, wrt, mode, jit)
+
+
+def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:
+    """Pickle as the recipe (the function by reference, as `pickling.function_ref` sends it)."""
+    from .pickling import function_ref
+
+    return _rebuild_second_order, (kind, function_ref(unwrap(func)), options)
+
+
+def _rebuild_second_order(kind: str, ref: tuple, options: tuple) -> Any:
+    from .pickling import resolve
+
+    return {"hvp": HVP, "hessian": Hessian, "jacobian": Jacobian}[kind](resolve(ref), *options)
+
+
+def _primal_value(jac: Jacobian, args: tuple, spec: Spec) -> Any:
+    """The result of f at args (its shape sizes the reverse Jacobian): a jvp with zero tangents."""
+    if jac._jvp is None:
+        with jac._lock:
+            if jac._jvp is None:
+                jac._jvp = JVP(jac._func, jac._wrt, jac._jit)
+    pos = [spec.params.index(w) for w in spec.wrt]
+    zero = tuple(np.zeros(np.shape(args[k])) if np.ndim(args[k]) else 0.0 for k in pos)
+    value, _ = jac._jvp(*args, tangents=zero[0] if jac._single else zero)
+    return value[0] if spec.mutated else value
+
+
+def _no_tuple_results(spec: Spec, what: str) -> None:
+    if spec.output_is_tuple:
+        raise SourceADError(
+            f"{what} needs a float or an array result; {spec.name} returns a tuple",
+            hint="Return one array (np.concatenate the parts in your own code), or call jvp/vjp.",
+        )
+
+
+def _unit_directions(shapes: list[tuple], sizes: list[int]) -> list[np.ndarray]:
+    """For each wrt argument, a batch of sum(sizes) tangents: the unit vectors of every argument in
+    turn (zero in the others)."""
+    total = sum(sizes)
+    units, start = [], 0
+    for shape, size in zip(shapes, sizes, strict=True):
+        block = np.zeros((total, size))
+        block[start : start + size] = np.eye(size)
+        units.append(block.reshape((total, *shape)))
+        start += size
+    return units
+
+
+def _as_result(block: np.ndarray, shape: tuple) -> Any:
+    block = np.ascontiguousarray(block).reshape(shape)
+    return float(block) if block.ndim == 0 else block
+
+
+def _directions(directions: Any, converted: list, variant: _Variant, single: bool) -> tuple[list, bool]:
+    """Tangents, one per wrt argument, each shaped like its argument or with one extra leading axis
+    of the same length k for all (a batch); float64 copies, never the caller's buffers."""
+    spec = variant.spec
+    items = (directions,) if single else directions
+    if not isinstance(items, tuple) or len(items) != len(spec.wrt):
+        raise SourceADError(f"tangents= must be a tuple of {len(spec.wrt)} values, one per wrt argument")
+    dots, batch = [], set()
+    for item, k, name in zip(items, variant.wrt_pos, spec.wrt, strict=True):
+        shape = np.shape(converted[k])
+        t = np.array(item, dtype=np.float64, copy=True)
+        if t.shape == shape:
+            batch.add(None)
+            dots.append(t if shape else float(t))
+        elif t.ndim == len(shape) + 1 and t.shape[1:] == shape and t.shape[0] > 0:
+            batch.add(t.shape[0])
+            dots.append(t)
+        else:
+            raise SourceADError(
+                f"the tangent of `{name}` has shape {t.shape}; `{name}` has shape {shape}",
+                hint=f"Pass one tangent of shape {shape}, or k of them as an array of shape (k, *{shape}).",
+            )
+    if len(batch) > 1:
+        raise SourceADError("tangents= mixes single tangents and batches (or batches of different lengths)")
+    return dots, batch != {None}
+
+
+def _run_batch(prepared: _Prepared, variant: _Variant, kind: str, args: list, dirs: list, extra: list) -> Any:
+    """Call the derivative once per direction, in compiled code when jit=True (`batch.py`)."""
+    from .batch import compiled_loop, python_loop
+
+    dirs = [np.ascontiguousarray(d, dtype=np.float64) for d in dirs]
+    if variant.spec.thread_rows:
+        extra = [*extra, numba.config.NUMBA_NUM_THREADS]
+    if not prepared._jit:
+        with np.errstate(all="ignore"):
+            plain = [np.float64(a) if type(a) is float else a for a in args]
+            return python_loop(variant, kind, plain, dirs, extra)
+    try:
+        return compiled_loop(variant, kind)(*args, *dirs, *extra)
+    except NumbaError as exc:
+        raise SourceADError(
+            f"numba could not compile the batch loop over {variant.compiled.path}: {str(exc).splitlines()[0]}",
+            hint="This is a sourcead limitation or bug; please report it with the function's source.",
+        ) from None
+
+
+def _tangent_batch(tangents: Any, converted: list, variant: _Variant, single: bool) -> bool:
+    """Cheap test: is the first tangent an array with one more axis than its argument?"""
+    first = tangents if single else (tangents[0] if isinstance(tangents, tuple) and tangents else None)
+    return isinstance(first, np.ndarray) and first.ndim == np.ndim(converted[variant.wrt_pos[0]]) + 1
+
+
+def _jvp_batch(jf: _Prepared, variant: _Variant, converted: list, tangents: Any, args: tuple) -> tuple:
+    """k tangents: in one sweep carrying them all (vector mode) where the code allows, else one
+    sweep per direction in a compiled loop."""
+    dots, _ = _directions(tangents, converted, variant, jf._single)
+    _no_tuple_results(variant.spec, "a batch of tangents")
+    vector = _vector_jvp(jf, _with_defaults(jf._func, args))
+    if vector is not None:
+        prepared, lanes = vector  # its lanes are the last axis: contiguous for each element
+        last = [np.ascontiguousarray(np.moveaxis(d, 0, -1)) for d in dots]
+        value, lane_dots = prepared._run(lanes, converted + last)
+        lane_dots = lane_dots[0] if variant.spec.mutated else lane_dots
+        return _plain(value), np.ascontiguousarray(np.moveaxis(lane_dots, -1, 0))
+    value, columns = _run_batch(jf, variant, "jvp", converted, dots, [])
+    return _plain(value), columns
+
+
+class _VectorJVP(_Prepared):
+    """Vector forward mode (`vector.py`): `f_jvp(*args, *tangents with a leading axis of k)`."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Callable, wrt: Wrt, jit: bool):
+        super().__init__(func, wrt, "vector", jit)
+
+
+_VECTOR_LOCK = threading.Lock()
+_VECTOR: dict[tuple, _VectorJVP | None] = {}  # (function, wrt, jit) -> vector mode, or None where it does not apply
+
+
+def _vector_jvp(jf: _Prepared, args: tuple) -> tuple[_VectorJVP, _Variant] | None:
+    """The vector-mode twin of a prepared jvp and its variant for `args`, or None (prange code, or
+    a construct the lane rewrite does not cover: then the caller loops over the directions)."""
+    key = (jf._func, jf._wrt[0] if jf._single else jf._wrt, jf._jit)
+    if key in _VECTOR and _VECTOR[key] is None:
+        return None
+    try:
+        vector = _VECTOR.get(key)
+        if vector is None:
+            with _VECTOR_LOCK:
+                vector = _VECTOR.get(key) or _VectorJVP(*key)
+                _VECTOR[key] = vector
+        return vector, vector._variant(args)
+    except SourceADError:
+        with _VECTOR_LOCK:
+            _VECTOR[key] = None
+        return None
+
+
+def _cotangent_batch(cotangent: Any, spec: Spec) -> bool:
+    """A batch of cotangents for a float result (a 1-D array of k seeds). For array results, whose
+    shape the call does not know in advance, batches go through `jacobian(mode="reverse")`."""
+    if spec.output_is_tuple or spec.returns_array or spec.mutated:
+        return False
+    return isinstance(cotangent, np.ndarray) and cotangent.ndim == 1
+
+
+def _vjp_batch(vf: _Prepared, variant: _Variant, converted: list, cotangent: np.ndarray) -> tuple:
+    if cotangent.shape[0] == 0:
+        raise SourceADError("cotangent= is an empty batch: give at least one cotangent")
+    value, *flat = _run_batch(vf, variant, "vjp", converted, [np.array(cotangent, dtype=np.float64)], [])
+    return _plain(value), (flat[0] if vf._single else tuple(flat))

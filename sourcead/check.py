@@ -11,7 +11,10 @@ arguments the function writes), the report compares:
 
 where `D_v f` is the derivative of `t -> f(x + t v)` at 0 by Ridders' extrapolation of central
 differences, which also estimates its own error. Two more lines compare the value that the
-generated jvp and vjp code computes with `f` itself.
+generated jvp and vjp code computes with `f` itself. With `order=2` (float results), also:
+
+    hvp vs finite differences      <r, H v>            and  <r, D_v grad f>  (r: a random projection)
+    symmetry                       <u, H v>            and  <v, H u>         (u, v over every wrt)
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import grad, jvp, unwrap, vjp
+from .api import grad, hvp, jvp, unwrap, vjp
 from .errors import SourceADError
 
 EPS = float(np.finfo(np.float64).eps)
@@ -99,7 +102,7 @@ class CheckReport:
 
 
 def check_derivative(
-    f: Callable, *args: Any, wrt: Any = 0, jit: bool = True, rtol: float = 1e-6, seed: int = 0
+    f: Callable, *args: Any, wrt: Any = 0, jit: bool = True, rtol: float = 1e-6, seed: int = 0, order: int = 1
 ) -> CheckReport:
     """Check the derivatives of `f` at `args` with respect to `wrt` (positions or names).
 
@@ -121,8 +124,12 @@ def check_derivative(
     size |f| / |x| that most functions have).
 
     `jit=True` checks the numba-compiled derivatives and evaluates `f` compiled by numba too;
-    `jit=False` runs both as plain Python. `seed` seeds the random directions.
+    `jit=False` runs both as plain Python. `seed` seeds the random directions. `order=2` adds the
+    second-order checks (hvp against finite differences of the gradient, which grad's own checks
+    vouch for, and the symmetry of the Hessian) for a float-valued `f`.
     """
+    if order not in (1, 2):
+        raise SourceADError(f"order must be 1 or 2, got {order!r}")
     func = unwrap(f)
     items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
     forward, reverse = jvp(func, items, jit=jit), vjp(func, items, jit=jit)
@@ -160,7 +167,36 @@ def check_derivative(
             checks.append(against.check("grad", _dot(gradients[i], v), _norm(gradients[i]) * _norm(v), unit))
         floor = NOISE * EPS * _norm(cotangent) * _norm(f0) * _norm(v) / max(1.0, _norm(args[k]))
         checks.append(_dot_check(name, cotangent, jv, v, jtw[i], floor, rtol))
+    if order == 2:
+        if gradients is None:
+            raise SourceADError(f"order=2 checks need a float result; {spec.name} returns an array or a tuple")
+        checks += _second_order_checks(func, items, args, spec, positions, directions, rng, jit, rtol)
     return CheckReport(function=spec.name, wrt=tuple(spec.wrt), jit=jit, rtol=rtol, seed=seed, checks=tuple(checks))
+
+
+def _second_order_checks(func, items, args, spec, positions, directions, rng, jit, rtol) -> list[Check]:
+    """hvp along each argument's direction against Ridders' differences of the gradient, projected
+    on a random r; then <u, H v> against <v, H u> for random u and v over every wrt argument."""
+    gradient, product = grad(func, items, jit=jit), hvp(func, items, jit=jit)
+    zeros = [_zero_like(args[k]) for k in positions]
+
+    def gradients(moved: tuple) -> Any:
+        return gradient(*_copy(moved))
+
+    g0 = gradients(args)
+    r = _random_like(rng, g0)
+    checks = []
+    for i, (name, k, v) in enumerate(zip(spec.wrt, positions, directions, strict=True)):
+        hv = product(*_copy(args), tangents=_copy(tuple(v if j == i else z for j, z in enumerate(zeros))))
+        against = _Against(name, _directional(gradients, args, k, v), _norm(g0), rtol)
+        checks.append(against.check("hvp", _dot(r, hv), _norm(r) * _norm(hv), r))
+    u = tuple(_random_like(rng, z) for z in zeros)
+    v = tuple(_random_like(rng, z) for z in zeros)
+    hu, hv = product(*_copy(args), tangents=_copy(u)), product(*_copy(args), tangents=_copy(v))
+    scale = max(_norm(u) * _norm(hv), _norm(v) * _norm(hu))
+    floor = NOISE * EPS * _norm(g0) * _norm(u) * _norm(v) / max(1.0, _norm(tuple(args[k] for k in positions)))
+    checks.append(compare("symmetry <u,Hv> vs <v,Hu>", None, _dot(u, hv), _dot(v, hu), scale, rtol, floor))
+    return checks
 
 
 # --- the comparisons --------------------------------------------------------------------------

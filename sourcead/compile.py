@@ -82,7 +82,7 @@ if not any(isinstance(f, _UnbuiltModuleFinder) for f in sys.meta_path):
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
 _SPEC_FORMAT = 4  # 2: the key file records its own key; 3: parameter types with dtypes; 4: a shape contract
-_ENTRY_SUFFIXES = ("_jvp", "_vjp", "_primal")
+_ENTRY_SUFFIXES = ("_jvp", "_vjp", "_primal", "_hvp")
 
 
 @dataclass(frozen=True)

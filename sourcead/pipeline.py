@@ -38,7 +38,7 @@ from .parse import ParsedFunction, parse_function
 from .program import Program
 from .reverse import reverse_function
 
-MODES = ("forward", "reverse", "primal")
+MODES = ("forward", "reverse", "primal", "hvp", "vector")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,17 @@ def analyze(
     func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, allow_empty_wrt: bool = False
 ) -> Program:
     """parse -> fence -> normalize -> kinds -> activity."""
-    parsed = parse_function(func)
+    return analyze_parsed(parse_function(func), wrt, arg_kinds, allow_empty_wrt)
+
+
+def analyze_parsed(
+    parsed: ParsedFunction,
+    wrt: tuple[str | int, ...],
+    arg_kinds: dict[str, str] | None = None,
+    allow_empty_wrt: bool = False,
+) -> Program:
+    """fence -> normalize -> kinds -> activity, on a function already parsed (second order feeds
+    the generated tangent function back in here: `second.py`)."""
     fence(parsed)
     namer = Namer(local_names(parsed.node) | set(parsed.globals))
     core = normalize(parsed, namer)
@@ -96,7 +106,15 @@ def generate(
     """The whole pipeline up to the module text. `arg_kinds` fixes the kinds of parameters
     that the code leaves open (see `Kinds.free`); by default they are floats."""
     if mode not in MODES:
-        raise SourceADError(f"unknown mode {mode!r}", hint="Use mode='forward' or mode='reverse'.")
+        raise SourceADError(f"unknown mode {mode!r}", hint="Use mode='forward', 'reverse' or 'hvp'.")
+    if mode == "hvp":  # second order: reverse mode over the generated forward mode (second.py)
+        from .second import hvp_generated
+
+        return hvp_generated(func, wrt, arg_kinds)
+    if mode == "vector":  # forward mode carrying several tangents at once (vector.py)
+        from .vector import vector_generated
+
+        return vector_generated(func, wrt, arg_kinds)
     prog = analyze(func, wrt, arg_kinds, allow_empty_wrt=mode == "primal")
     thread_rows = False
     with _guessing(prog.fn, arg_kinds):
@@ -185,4 +203,4 @@ def resolve_wrt(fn: CoreFunction, parsed: ParsedFunction, kinds: Kinds, wrt: tup
     return tuple(names)
 
 
-__all__ = ["MODES", "Generated", "analyze", "generate", "resolve_wrt"]
+__all__ = ["MODES", "Generated", "analyze", "analyze_parsed", "generate", "resolve_wrt"]

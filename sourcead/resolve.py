@@ -44,6 +44,10 @@ def _canonical_objects() -> dict[int, str]:
                 table.setdefault(id(obj), key)
     for key, obj in LOOPS.items():
         table[id(obj)] = key
+    from . import runtime  # helpers that are primitives too (forward mode's, read back by second order)
+
+    for key in sorted(set(PRIMITIVES) & set(runtime.HELPERS)):
+        table[id(getattr(runtime, key))] = key
     return table
 
 

@@ -1,4 +1,4 @@
-"""Golden files pin the generated code of every zoo function, in both modes.
+"""Golden files pin the generated code of every zoo function, in both modes (and hvp).
 
 `pytest --update-golden` rewrites them; any other change fails with a readable diff.
 Their meaning is pinned by the numeric tests (test_zoo_numeric.py).
@@ -71,6 +71,27 @@ def test_generated_code_matches_golden_file(case, mode, update_golden):
     if text != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "generated"))
         pytest.fail(f"generated code for {case.name} ({mode}) differs from {path.name}:\n{diff}")
+
+
+# second order (reverse over forward) of float-valued functions; np.prod, np.sort and math.lgamma have
+# no second order yet
+NO_HVP = ("linear_algebra_mix", "reshaped", "special_functions", "reductions_and_statistics")
+HVP_GOLDEN = [c for c in ZOO + PARALLEL if c.scalar_output and c.name not in NO_HVP]
+
+
+@pytest.mark.parametrize("case", HVP_GOLDEN, ids=lambda c: c.name)
+def test_hvp_code_matches_golden_file(case, update_golden):
+    test_generated_code_matches_golden_file(case, "hvp", update_golden)
+
+
+# vector forward mode (k tangents in one sweep), on cases that cover its forms
+VECTOR_GOLDEN = [c for c in ZOO if c.name in ("heat_euler", "logistic_map", "softplus_mean", "recurrent_rows",
+                                               "branches", "heat_swap", "selections", "logsumexp_vec")]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", VECTOR_GOLDEN, ids=lambda c: c.name)
+def test_vector_code_matches_golden_file(case, update_golden):
+    test_generated_code_matches_golden_file(case, "vector", update_golden)
 
 
 @pytest.mark.parametrize("case", ZOO[:4], ids=lambda c: c.name)

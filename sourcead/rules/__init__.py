@@ -29,9 +29,10 @@ from .forms import (
 )
 from .piecewise import CONSTANTS, PIECEWISE
 from .signature import BindError, Bound, Signature, bind
+from .tangents import TANGENT_HELPERS
 
 PRIMITIVES: dict[str, Primitive] = {
-    p.name: p for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *PIECEWISE)
+    p.name: p for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *PIECEWISE, *TANGENT_HELPERS)
 }
 METHOD_TABLE: dict[str, Method] = {m.name: m for m in METHODS}
 CONSTANT_TABLE: dict[str, Constant] = {c.name: c for c in CONSTANTS}

@@ -1,0 +1,61 @@
+"""Calls that only forward mode writes (its tangent templates and `linearize.py`), declared as
+primitives so that second order (reverse mode over the generated tangent code, `second.py`) can
+differentiate them too; every name a tangent can call is declared here or elsewhere in `rules/`,
+or listed in `NO_SECOND_ORDER` (tests/test_second_order.py checks both).
+"""
+
+from __future__ import annotations
+
+from ..types import FLOAT, array
+from . import results
+from .forms import Args, Primitive, Pullback, ResultError
+from .signature import Signature
+
+S = Signature.parse
+
+
+def _raveled(args: Args) -> object:
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"np.ravel takes an array, got {t.describe()}", param="a")
+    return array(t.dtype, 1)
+
+
+def _selected(args: Args) -> object:
+    """select_along(t, x, axis, largest): t at the extremum of each row or column of x, so the
+    type of a reduction of x over that axis."""
+    return results.reduced()(Args(args.name, {"a": args["like"]}, literals={"axis": args.literal("axis")}))
+
+
+TANGENT_HELPERS: list[Primitive] = [
+    # the tangent of `x op A` (x a float, A constant) stands for every element of the result:
+    # linear in the tangent, whose adjoint sums back over the broadcast axes
+    Primitive("broadcast_tangent", S("x, like"), results.floats(), Pullback("broadcast_tangent({t}, {like})",
+              "unbroadcast({g}, {x})"), operands=("x",), helpers=("broadcast_tangent", "unbroadcast")),
+    # the tangents of np.max, np.min and np.linalg.norm read a flat view; reshape is its transpose
+    Primitive("np.ravel", S("a"), _raveled, Pullback("np.ravel({t})", "np.reshape(np.ascontiguousarray({g}), "
+              "{x}.shape)"), example="np.sum(np.ravel(a) * np.ravel(a))"),
+    Primitive("np.ascontiguousarray", S("a"), results.like("a"), Pullback("np.ascontiguousarray({t})", "{g}"),
+              example="np.sum(np.ascontiguousarray(np.transpose(a)) * np.transpose(a))"),
+    # the tangent of np.max / np.min over an axis: linear in the tangent; where the extremum sits
+    # (`like`) is piecewise constant, so it passes no derivative
+    Primitive("select_along", S("a, like, axis=!, largest=!"), _selected,
+              Pullback("select_along({t}, {like}, {axis}, {largest})",
+                       "select_along_bar({g}, {like}, {axis}, {largest})"),
+              operands=("a",), helpers=("select_along", "select_along_bar")),
+    # tangents that are differentiable, but whose derivatives are not declared yet (second order
+    # refuses their primitives on values that carry derivatives, with a position: NO_SECOND_ORDER)
+    Primitive("prod_others", S("a"), results.like("a")),  # of np.prod
+    Primitive("digamma", S("x"), results.math_floats),  # of math.gamma and math.lgamma
+]  # fmt: skip
+
+# primitives whose tangent the second pass cannot differentiate, and why: second order refuses them
+# on a value that carries a derivative, at the user's statement (`second.py`)
+NO_SECOND_ORDER: dict[str, str] = {
+    "np.prod": "its tangent calls `prod_others`, which has no derivative rule",
+    "math.gamma": "its tangent calls `digamma`, which has no derivative rule (trigamma)",
+    "math.lgamma": "its tangent calls `digamma`, which has no derivative rule (trigamma)",
+    "np.sort": "its tangent gathers by `np.argsort`, an indexing by an array that the subset does not have",
+}
+
+__all__ = ["FLOAT", "NO_SECOND_ORDER", "TANGENT_HELPERS"]
