@@ -12,6 +12,7 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
     # constant (no derivative code): result, s, t1, x_dot, y_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t0 = 0.0  # recorded before it is first assigned: give it a typed value

@@ -41,8 +41,7 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     col_bar += unbroadcast(col_dot * t7, col)
     col_dot_bar += unbroadcast(col * t7, col_dot)
     t8 = expand_axis(np.full_like(t6, result_dot_bar), t5, 1)
-    X_bar += unbroadcast(X_dot * t8, X)
-    X_bar += unbroadcast(X_dot * t8, X)
+    X_bar += 2.0 * unbroadcast(X_dot * t8, X)
     # adjoint of: col = t0 * w
     t0_bar += unbroadcast(w * col_bar, t0)
     w_bar += unbroadcast(t0 * col_bar, w)

@@ -44,16 +44,12 @@ def backwards_strides_hvp(x, x_dot, out_bar):
         top -= 1
         s = tape[top]  # restore the value s had before
         t3 = s_bar
-        s_bar = 0.0
-        s_bar += t3
         x_bar[i] += s * t3
         s_bar += x[i] * t3
         # adjoint of: s_dot = s_dot + (s * x_dot[i] + x[i] * s_dot)
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before
         t2 = s_dot_bar
-        s_dot_bar = 0.0
-        s_dot_bar += t2
         s_bar += x_dot[i] * t2
         x_bar[i] += s_dot * t2
         s_dot_bar += x[i] * t2
@@ -62,12 +58,10 @@ def backwards_strides_hvp(x, x_dot, out_bar):
         t1 = s_bar
         s_bar = 0.0
         s_bar += 0.5 * t1
-        x_bar[i] += x[i] * t1
-        x_bar[i] += x[i] * t1
+        x_bar[i] += 2.0 * (x[i] * t1)
         # adjoint of: s_dot = 0.5 * s_dot + (x[i] * x_dot[i] + x[i] * x_dot[i])
         t0 = s_dot_bar
         s_dot_bar = 0.0
         s_dot_bar += 0.5 * t0
-        x_bar[i] += x_dot[i] * t0
-        x_bar[i] += x_dot[i] * t0
+        x_bar[i] += 2.0 * (x_dot[i] * t0)
     return value, x_bar

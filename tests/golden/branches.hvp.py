@@ -13,6 +13,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from x; useful for the result): t0, x
     # active (varied from y; useful for the result): y
     # constant (no derivative code): x_dot, y_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -74,8 +75,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         s = tape[top]  # restore the value s had before
         t7 = s_bar
         s_bar = 0.0
-        s_bar += s * t7
-        s_bar += s * t7
+        s_bar += 2.0 * (s * t7)
         # adjoint of: s_dot = s * s_dot + s * s_dot
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before

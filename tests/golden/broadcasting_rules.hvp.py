@@ -47,8 +47,7 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t0_bar += (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t14)
     p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t5 * (p * t14))
     t15 = unbroadcast(p * t5 * t13, t6)
-    x_bar += unbroadcast(x_dot * t15, x)
-    x_bar += unbroadcast(x_dot * t15, x)
+    x_bar += 2.0 * unbroadcast(x_dot * t15, x)
     t16 = p_dot * unbroadcast(t12, t10)
     t0_bar += 1.0 / t7 * unbroadcast(t1 * t16, t8)
     t1_bar += unbroadcast(t8 * t16, t1)
@@ -57,6 +56,5 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t0_bar += p * t0 ** (p - 1.0) * t1_bar
     p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t2 * t1_bar)
     # adjoint of: t0 = 1.0 + x * x
-    x_bar += x * t0_bar
-    x_bar += x * t0_bar
+    x_bar += 2.0 * (x * t0_bar)
     return value, A_bar, x_bar, p_bar

@@ -65,8 +65,7 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = np.zeros_like(x)
     # adjoint of: result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
     weighted_s_dot_bar += result_1_dot_bar
-    w_bar += w_dot * result_1_dot_bar
-    w_bar += w_dot * result_1_dot_bar
+    w_bar += 2.0 * (w_dot * result_1_dot_bar)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
         result_bar += SCALE * w_dot * weighted_s_dot_bar

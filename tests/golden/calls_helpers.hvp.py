@@ -13,6 +13,8 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from x; useful for the result): _sq_norm_s, _sq_norm_s_dot, s, s_dot, x
     # active (varied from y; useful for the result): y
     # constant (no derivative code): _rotate_a_dot, _rotate_angle, _rotate_c, _rotate_d, a_dot, b_dot, result0_dot, result1_dot, result_1, x_dot, y_dot
+    _rotate_c = 0.0  # not assigned on every path: a typed placeholder
+    _rotate_d = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     _rotate_c = 0.0  # recorded before it is first assigned: give it a typed value
@@ -122,9 +124,7 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     _sq_norm_s_dot_bar += s_dot_bar
     for _sq_norm_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
-        x_bar[_sq_norm_i] += x[_sq_norm_i] * _sq_norm_s_bar
-        x_bar[_sq_norm_i] += x[_sq_norm_i] * _sq_norm_s_bar
+        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar)
         # adjoint of: _sq_norm_s_dot += x[_sq_norm_i] * x_dot[_sq_norm_i] + x[_sq_norm_i] * x_dot[_sq_norm_i]
-        x_bar[_sq_norm_i] += x_dot[_sq_norm_i] * _sq_norm_s_dot_bar
-        x_bar[_sq_norm_i] += x_dot[_sq_norm_i] * _sq_norm_s_dot_bar
+        x_bar[_sq_norm_i] += 2.0 * (x_dot[_sq_norm_i] * _sq_norm_s_dot_bar)
     return value, x_bar, y_bar

@@ -13,6 +13,8 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
     # constant (no derivative code): choice_2, choice_3, s, x_dot, y_dot
+    a = 0.0  # not assigned on every path: a typed placeholder
+    a_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

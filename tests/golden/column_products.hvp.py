@@ -12,6 +12,7 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     # active (varied from A, v; useful for the result): s_dot, t0
     # active (varied from v; useful for the result): v
     # constant (no derivative code): A_dot, s, v_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t0 = 0.0  # recorded before it is first assigned: give it a typed value

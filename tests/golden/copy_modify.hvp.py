@@ -73,8 +73,7 @@ def copy_modify_hvp(x, x_dot, out_bar):
         y[i] = tape[top]  # restore the value y[i] had before
         t1 = y_bar[i]
         y_bar[i] = 0.0
-        y_bar[i] += y[i] * t1
-        y_bar[i] += y[i] * t1
+        y_bar[i] += 2.0 * (y[i] * t1)
         # adjoint of: y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]
         top -= 1
         y_dot[i] = tape[top]  # restore the value y_dot[i] had before

@@ -12,6 +12,7 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
     # active (varied from rate, y0; useful for the result): t0, y, y_dot
     # active (varied from y0; useful for the result): y0
     # constant (no derivative code): dt, rate_dot, y0_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t0 = 0.0  # recorded before it is first assigned: give it a typed value
@@ -42,8 +43,6 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         top -= 1
         y = tape[top]  # restore the value y had before
         t4 = y_bar
-        y_bar = 0.0
-        y_bar += t4
         t0_bar += y * -t4
         y_bar += t0 * -t4
         # adjoint of: y_dot = y_dot - (y * (y * (dt * rate_dot) + dt * rate * y_dot) + t0 * y_dot)
@@ -51,8 +50,6 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         y_dot = tape[top]  # restore the value y_dot had before
         t1 = y * (dt * rate_dot) + dt * rate * y_dot
         t2 = y_dot_bar
-        y_dot_bar = 0.0
-        y_dot_bar += t2
         y_bar += t1 * -t2
         t3 = y * -t2
         y_bar += dt * rate_dot * t3

@@ -15,6 +15,7 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar, n_threads
     # active (varied from kappa, u0; useful for the result): result_dot, s_dot, t0, u, u_dot, v, v_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): kappa_dot, result, s, u0_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep

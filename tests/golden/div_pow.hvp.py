@@ -16,6 +16,10 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     # active (varied from y; useful for the result): t0, y
     # active (varied from x; useful for the result): x
     # constant (no derivative code): a_dot, result, x_dot, y_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
+    t1 = 0.0  # not assigned on every path: a typed placeholder
+    t2 = 0.0  # not assigned on every path: a typed placeholder
+    t3 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

@@ -24,8 +24,6 @@ def dot_hvp(x, y, x_dot, y_dot, out_bar):
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: s_dot = s_dot + (y[i] * x_dot[i] + x[i] * y_dot[i])
         t0 = s_dot_bar
-        s_dot_bar = 0.0
-        s_dot_bar += t0
         y_bar[i] += x_dot[i] * t0
         x_bar[i] += y_dot[i] * t0
     return value, x_bar, y_bar

@@ -12,6 +12,8 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     # active (varied from weights; useful for the result): weights
     # active (varied from x; useful for the result): x
     # constant (no derivative code): result, weights_dot, x_dot
+    a = 0  # not assigned on every path: a typed placeholder
+    b = 0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
     a = 0  # recorded before it is first assigned: give it a typed value

@@ -38,8 +38,7 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     part_1_dot_bar[1] += result_dot_bar
     part_2_dot_bar[-1] += result_dot_bar
     # adjoint of: part_2_dot = x * x_dot + x * x_dot
-    x_bar += unbroadcast(x_dot * part_2_dot_bar, x)
-    x_bar += unbroadcast(x_dot * part_2_dot_bar, x)
+    x_bar += 2.0 * unbroadcast(x_dot * part_2_dot_bar, x)
     # adjoint of: part_1_dot = np.cos(x * 2.0) * (2.0 * x_dot)
     t2 = np.cos(x * 2.0)
     x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(2.0 * x_dot * part_1_dot_bar, t2))

@@ -121,9 +121,7 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     trips = itape[itop]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += x[i] * s_bar
-        x_bar[i] += x[i] * s_bar
+        x_bar[i] += 2.0 * (x[i] * s_bar)
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[i] += x_dot[i] * s_dot_bar
-        x_bar[i] += x_dot[i] * s_dot_bar
+        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)
     return value, x_bar

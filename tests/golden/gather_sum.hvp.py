@@ -14,6 +14,8 @@ def gather_sum_hvp(x, idx, x_dot, out_bar, n_threads):
     # reverse mode (adjoints) of gather_sum with respect to x
     # active (varied from x; useful for the result): s_dot, t0, v, x
     # constant (no derivative code): s, v_dot, x_dot
+    v = 0.0  # not assigned on every path: a typed placeholder
+    v_dot = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
     s = 0.0

@@ -49,13 +49,9 @@ def generated_looking_names_hvp(x, x_bar, x_dot, tape, x_dot_1, x_bar_dot, x_dot
     for i in range(2, -1, -1):
         # adjoint of: top = top + value * 0.5
         t2 = top_bar
-        top_bar = 0.0
-        top_bar += t2
         value_bar += 0.5 * t2
         # adjoint of: top_dot = top_dot + 0.5 * value_dot
         t1 = top_dot_bar
-        top_dot_bar = 0.0
-        top_dot_bar += t1
         value_dot_bar += 0.5 * t1
     # adjoint of: value = t0 + x_dot * tape
     t0_bar += value_bar

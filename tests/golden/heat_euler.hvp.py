@@ -12,6 +12,7 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     # active (varied from kappa; useful for the result): kappa
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): e, kappa_dot, u0_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t0 = 0.0  # recorded before it is first assigned: give it a typed value

@@ -10,6 +10,7 @@ def index_weights_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of index_weights with respect to x
     # active (varied from x; useful for the result): s_dot, t0, x
     # constant (no derivative code): s, w, x_dot
+    w = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     w = 0.0  # recorded before it is first assigned: give it a typed value

@@ -98,8 +98,7 @@ def infinities_hvp(x, x_dot, out_bar):
         taken_2 = itape[itop]
         if taken_2 == 1:
             # adjoint of: choice_1 = x[i] * x_dot[i] + x[i] * x_dot[i]
-            x_bar[i] += x_dot[i] * choice_1_bar
-            x_bar[i] += x_dot[i] * choice_1_bar
+            x_bar[i] += 2.0 * (x_dot[i] * choice_1_bar)
             choice_1_bar = 0.0
         else:
             # adjoint of: choice_1 = 0.0

@@ -13,6 +13,9 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     # active (varied from w; useful for the result): w
     # active (varied from x; useful for the result): x
     # constant (no derivative code): s, w_dot, x_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
+    z = 0.0  # not assigned on every path: a typed placeholder
+    z_dot = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     out = np.zeros(x.shape[0])
     out_dot = np.zeros_like(out)

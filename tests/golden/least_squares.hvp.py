@@ -14,6 +14,8 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # active (varied from A, x; useful for the result): r_dot
     # active (varied from x; useful for the result): x
     # constant (no derivative code): A_dot, b_dot, s, x_dot
+    r = 0.0  # not assigned on every path: a typed placeholder
+    r_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     r = 0.0  # recorded before it is first assigned: give it a typed value

@@ -14,6 +14,12 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar, n_threads):
     # reverse mode (adjoints) of logistic_loss with respect to w
     # active (varied from w; useful for the result): p, p_dot, result_dot, t0, t1, total_dot, w, z
     # constant (no derivative code): X, result, total, w_dot, y, z_dot
+    p = 0.0  # not assigned on every path: a typed placeholder
+    p_dot = 0.0  # not assigned on every path: a typed placeholder
+    t0 = 0.0  # not assigned on every path: a typed placeholder
+    t1 = 0.0  # not assigned on every path: a typed placeholder
+    z = 0.0  # not assigned on every path: a typed placeholder
+    z_dot = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total_dot = 0.0

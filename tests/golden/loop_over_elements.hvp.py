@@ -13,6 +13,8 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     # active (varied from x; useful for the result): t0, v, x
     # active (varied from w; useful for the result): w
     # constant (no derivative code): s, v_dot, w_dot, x_dot
+    v = 0.0  # not assigned on every path: a typed placeholder
+    v_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     v = 0.0  # recorded before it is first assigned: give it a typed value
@@ -64,8 +66,7 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v_dot = tape[top]  # restore the value v_dot had before
     for k in range(len(x) - 1, -1, -1):
         # adjoint of: s_dot += v * v_dot + v * v_dot
-        v_bar += v_dot * s_dot_bar
-        v_bar += v_dot * s_dot_bar
+        v_bar += 2.0 * (v_dot * s_dot_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
         v_bar = 0.0

@@ -12,6 +12,8 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from y; useful for the result): b, seq, y
     # active (varied from x, y; useful for the result): s_dot
     # constant (no derivative code): a_dot, b_dot, s, seq_dot, x_dot, y_dot
+    a_dot = 0.0  # not assigned on every path: a typed placeholder
+    b_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     a_dot = 0.0  # recorded before it is first assigned: give it a typed value

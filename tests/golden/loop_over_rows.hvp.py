@@ -13,6 +13,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     # active (varied from w; useful for the result): w
     # constant (no derivative code): A_dot, row_dot, s, t0, w_dot
     row = np.empty(0)  # not assigned on every path: a typed placeholder
+    row_dot = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -84,11 +85,9 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         t5 = unbroadcast(t4, w * t1)
         w_bar += unbroadcast(t1 * t5, w)
         t6 = unbroadcast(w * t5, t1)
-        row_bar += unbroadcast(row_dot * t6, row)
-        row_bar += unbroadcast(row_dot * t6, row)
+        row_bar += 2.0 * unbroadcast(row_dot * t6, row)
         t7 = unbroadcast(w_dot * unbroadcast(t4, t2), row * row)
-        row_bar += row * t7
-        row_bar += row * t7
+        row_bar += 2.0 * (row * t7)
         # adjoint of: row = A[k]
         itop -= 1
         shape_2 = (itape[itop + 0],)

@@ -84,8 +84,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     # adjoint of: t3 = (x + x) / t2
     t6 = (x + x) / t2
     t7 = unbroadcast(1.0 / t2 * t3_bar, x + x)
-    x_bar += t7
-    x_bar += t7
+    x_bar += 2.0 * t7
     t2_bar += unbroadcast(-t6 / t2 * t3_bar, t2)
     # adjoint of: t2 = (x * 2.0) ** 2
     x_bar += 2.0 * (2.0 * (x * 2.0) * t2_bar)

@@ -16,6 +16,8 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar, n_threads):
     # active (varied from c, u; useful for the result): s_dot, t1, v, v_dot
     # active (varied from u; useful for the result): t0, u
     # constant (no derivative code): c_dot, s, u_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
+    t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t1 = 0.0  # recorded before it is first assigned: give it a typed value
@@ -51,8 +53,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar, n_threads):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
         t5 = -(v_dot[i] * s_dot_bar)
-        t1_bar += t1 * t5
-        t1_bar += t1 * t5
+        t1_bar += 2.0 * (t1 * t5)
         v_dot_bar[i] += t4 * s_dot_bar
         # adjoint of: t1 = math.tanh(v[i])
         top -= 1

@@ -103,8 +103,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     x_bar += (math.log(y) * t21 * t6_bar if y != 0.0 else 0.0)
     # adjoint of: d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
     t20 = -((x_dot - y_dot) * d_dot_bar)
-    t5_bar += t5 * t20
-    t5_bar += t5 * t20
+    t5_bar += 2.0 * (t5 * t20)
     # adjoint of: t5 = math.tanh(x - y)
     t18 = math.tanh(x - y)
     t19 = (1.0 - t18 * t18) * t5_bar
@@ -116,17 +115,13 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t16 = 0.5 / t4
     t17 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)
     t4_bar += -t16 / t4 * (t17 * c_dot_bar)
-    x_bar += x_dot * (t16 * c_dot_bar)
-    x_bar += x_dot * (t16 * c_dot_bar)
-    y_bar += y_dot * (t16 * c_dot_bar)
-    y_bar += y_dot * (t16 * c_dot_bar)
+    x_bar += 2.0 * (x_dot * (t16 * c_dot_bar))
+    y_bar += 2.0 * (y_dot * (t16 * c_dot_bar))
     # adjoint of: t4 = math.sqrt(x * x + y * y)
     t14 = math.sqrt(x * x + y * y)
     t15 = 0.5 / t14 * t4_bar
-    x_bar += x * t15
-    x_bar += x * t15
-    y_bar += y * t15
-    y_bar += y * t15
+    x_bar += 2.0 * (x * t15)
+    y_bar += 2.0 * (y * t15)
     # adjoint of: b = t3 + math.log(y)
     t3_bar += b_bar
     y_bar += 1.0 / y * b_bar
@@ -145,8 +140,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t0_bar += t10 * a_dot_bar
     y_bar += math.cos(y) * -(y_dot * (t0 * a_dot_bar))
     t11 = 0.5 * x_dot * -a_dot_bar
-    t2_bar += t2 * t11
-    t2_bar += t2 * t11
+    t2_bar += 2.0 * (t2 * t11)
     # adjoint of: t2 = math.tan(0.5 * x)
     t8 = math.tan(0.5 * x)
     x_bar += 0.5 * ((1.0 + t8 * t8) * t2_bar)

@@ -46,8 +46,7 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t6 = 1.0 - t1 * t1
     t7 = t4 + t5 + b_dot
     t8 = -unbroadcast(t7 * h_dot_bar, t6)
-    t1_bar += t1 * t8
-    t1_bar += t1 * t8
+    t1_bar += 2.0 * (t1 * t8)
     t9 = unbroadcast(unbroadcast(t6 * h_dot_bar, t7), t4 + t5)
     x_bar += matmul_bar_right(unbroadcast(t9, t4), W_dot, x)
     W_bar += matmul_bar_left(unbroadcast(t9, t5), W, x_dot)

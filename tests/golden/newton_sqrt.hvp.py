@@ -10,6 +10,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
     # reverse mode (adjoints) of newton_sqrt with respect to a
     # active (varied from a; useful for the result): a, t0, x, x_dot
     # constant (no derivative code): a_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

@@ -28,8 +28,7 @@ def prefix_sums_hvp(x, x_dot, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += c[i] * c_dot[i] + c[i] * c_dot[i]
-        c_bar[i] += c_dot[i] * s_dot_bar
-        c_bar[i] += c_dot[i] * s_dot_bar
+        c_bar[i] += 2.0 * (c_dot[i] * s_dot_bar)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: c[i] = c[i - 1] + x[i]
         t0 = c_bar[i]

@@ -86,8 +86,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t8 = h_dot_bar[t + 1].copy()
         h_dot_bar[t + 1] = 0.0
         t9 = -unbroadcast(t7 * t8, t6)
-        t1_bar += t1 * t9
-        t1_bar += t1 * t9
+        t1_bar += 2.0 * (t1 * t9)
         t10 = unbroadcast(t6 * t8, t7)
         t11 = unbroadcast(t10, t4 + t5)
         W_bar += matmul_bar_right(unbroadcast(t11, t4), inputs_dot[t], W)

@@ -10,6 +10,8 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
     # active (varied from x; useful for the result): s_dot, t, x
     # constant (no derivative code): s, t_dot, x_dot
+    t = 0.0  # not assigned on every path: a typed placeholder
+    t_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t = 0.0  # recorded before it is first assigned: give it a typed value
@@ -40,10 +42,8 @@ def reversed_reads_hvp(x, x_dot, out_bar):
         s_dot_bar = 0.0
         s_dot_bar += 0.9 * t1
         x_bar[i] += t0 * t1
-        t_bar += t_dot * (x[i] * t1)
-        t_bar += t_dot * (x[i] * t1)
-        t_bar += t * (x_dot[i] * t1)
-        t_bar += t * (x_dot[i] * t1)
+        t_bar += 2.0 * (t_dot * (x[i] * t1))
+        t_bar += 2.0 * (t * (x_dot[i] * t1))
         # adjoint of: t = x[n - 1 - i]
         top -= 1
         t = tape[top]  # restore the value t had before

@@ -11,6 +11,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of skip_negatives with respect to x
     # active (varied from x; useful for the result): s_dot, t0, x
     # constant (no derivative code): s, x_dot
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)

@@ -41,11 +41,9 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     t3_bar += 0.5 * lam_dot * result_dot_bar
     lam_bar += 0.5 * (t9 * result_dot_bar)
     t11 = np.full_like(t8, 0.5 * lam * result_dot_bar)
-    w_bar += unbroadcast(w_dot * t11, w)
-    w_bar += unbroadcast(w_dot * t11, w)
+    w_bar += 2.0 * unbroadcast(w_dot * t11, w)
     # adjoint of: t3 = np.sum(w * w)
-    w_bar += w * t3_bar
-    w_bar += w * t3_bar
+    w_bar += 2.0 * (w * t3_bar)
     # adjoint of: t0 = np.exp(z)
     t4 = np.exp(z)
     z_bar += t4 * t0_bar

@@ -16,6 +16,10 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1, n_threads):
     # active (varied from W, b; useful for the result): a, out, out_dot, s_dot, t0, t1
     # active (varied from b; useful for the result): b
     # constant (no derivative code): W_dot, X, a_dot, b_dot, s
+    a = 0.0  # not assigned on every path: a typed placeholder
+    a_dot = 0.0  # not assigned on every path: a typed placeholder
+    t0 = 0.0  # not assigned on every path: a typed placeholder
+    t1 = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     out = np.zeros(n)

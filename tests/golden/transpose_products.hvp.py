@@ -10,6 +10,7 @@ def transpose_products_hvp(A, A_dot, out_bar):
     # reverse mode (adjoints) of transpose_products with respect to A
     # active (varied from A; useful for the result): A, B, B_dot, s_dot
     # constant (no derivative code): A_dot, s, t0
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     t0 = 0.0  # recorded before it is first assigned: give it a typed value

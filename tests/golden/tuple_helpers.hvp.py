@@ -102,11 +102,9 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     # adjoint of: result0_1_dot = 2.0 * result_dot
     result_dot_bar += 2.0 * result0_1_dot_bar
     # adjoint of: result = p * p
-    p_bar += p * result_bar
-    p_bar += p * result_bar
+    p_bar += 2.0 * (p * result_bar)
     # adjoint of: result_dot = p * p_dot + p * p_dot
-    p_bar += p_dot * result_dot_bar
-    p_bar += p_dot * result_dot_bar
+    p_bar += 2.0 * (p_dot * result_dot_bar)
     # adjoint of: b = result1
     result1_bar += b_bar
     # adjoint of: a = result0

@@ -66,9 +66,7 @@ def tuple_values_hvp(a, b, a_dot, b_dot, out_bar):
     # adjoint of: p_1 = b
     b_bar += p_1_bar
     # adjoint of: p_0 = a * a
-    a_bar += a * p_0_bar
-    a_bar += a * p_0_bar
+    a_bar += 2.0 * (a * p_0_bar)
     # adjoint of: p_0_dot = a * a_dot + a * a_dot
-    a_bar += a_dot * p_0_dot_bar
-    a_bar += a_dot * p_0_dot_bar
+    a_bar += 2.0 * (a_dot * p_0_dot_bar)
     return value, a_bar, b_bar

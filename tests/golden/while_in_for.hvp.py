@@ -10,6 +10,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of while_in_for with respect to x
     # active (varied from x; useful for the result): s_dot, x, y
     # constant (no derivative code): s, x_dot, y_dot
+    y_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -41,8 +42,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * y_dot + y * y_dot
-        y_bar += y_dot * s_dot_bar
-        y_bar += y_dot * s_dot_bar
+        y_bar += 2.0 * (y_dot * s_dot_bar)
         itop -= 1
         trips = itape[itop]
         for _ in range(trips):

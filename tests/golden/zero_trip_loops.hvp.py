@@ -85,9 +85,7 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         s_bar += x_dot[0] * t0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += x[i] * s_bar
-        x_bar[i] += x[i] * s_bar
+        x_bar[i] += 2.0 * (x[i] * s_bar)
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[i] += x_dot[i] * s_dot_bar
-        x_bar[i] += x_dot[i] * s_dot_bar
+        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)
     return value, x_bar
