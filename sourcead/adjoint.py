@@ -14,6 +14,7 @@ from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
 from .exprs import code, negate, number, unparen
 from .linearize import Node, adjoint
+from .liveness import needed_assignments
 from .peephole import simplify
 from .program import Program, builds_array, copied_array
 
@@ -25,12 +26,13 @@ class StatementAdjoints:
         self.in_loop = {
             s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
         }
+        self.needed = needed_assignments(prog)
         self.lines = {s: simplify(self.of(s)) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
         prog = self.prog
-        if not prog.is_active(s.var):
-            return []
+        if not prog.is_active(s.var) or s not in self.needed:
+            return []  # no derivative, or a zero adjoint where it runs (liveness.py)
         whole_array = prog.kinds.is_array(s.var) and not s.writes_element
         if whole_array and builds_array(s):
             return self.array_assignment(s)

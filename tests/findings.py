@@ -236,3 +236,28 @@ def lowered_in_context(X, x):
         + np.sum(np.add(x, x) / np.multiply(x, 2.0) ** 2)
         + math.cbrt(x[1] + 2.0) ** 2
     )
+
+
+# --- 18: the last 5,000-program run --------------------------------------------------------------
+
+
+def dead_overflow(a1, y):
+    # vjp gave nan: p's last value is never read on the way to a result, but its adjoint code still
+    # multiplied the zero adjoint by a partial that had overflowed to inf (0 * inf)
+    p = 0.0
+    a1[0] += p
+    for i in range(a1.shape[0]):
+        for _ in range(y.shape[0]):
+            p = np.power(1.0 + p * p, a1[i] + 3.0)  # overflows to inf (NumPy: a warning, no error)
+    return np.sum(a1 * y[: a1.shape[0]])
+
+
+def pruned_branch(xs, v1):
+    # numba pruned `if t > 0.25` (t = 0.0) and with it every assignment of a variable the branch's
+    # adjoint reads: "Type of variable 'choice' cannot be determined"
+    t = 0.0
+    b = xs[0] * v1[0]
+    if t > 0.25:
+        choice = b
+        b = b + math.copysign(b, choice)
+    return b * xs[1]

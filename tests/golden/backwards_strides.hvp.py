@@ -36,9 +36,6 @@ def backwards_strides_hvp(x, x_dot, out_bar):
     s_bar = 0.0
     s_dot_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(last_index(1, n, 3), 0, -3):
-        # adjoint of: s -= x[i]
-        x_bar[i] -= s_bar
     for i in range(last_index(last, 0, -2), last + 1, 2):
         # adjoint of: s = s + (x[i] * s)
         top -= 1

@@ -70,12 +70,8 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
     itop -= 1
     taken = itape[itop]
     if taken == 1:
-        # adjoint of: s = s * s
         top -= 1
         s = tape[top]  # restore the value s had before
-        t7 = s_bar
-        s_bar = 0.0
-        s_bar += 2.0 * (s * t7)
         # adjoint of: s_dot = s * s_dot + s * s_dot
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before

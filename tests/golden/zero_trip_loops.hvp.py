@@ -42,11 +42,6 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
     s_dot_bar = out_bar
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
-        # adjoint of: s = s * 0.5 + x[i]
-        t5 = s_bar
-        s_bar = 0.0
-        s_bar += 0.5 * t5
-        x_bar[i] += t5
         # adjoint of: s_dot = 0.5 * s_dot + x_dot[i]
         t4 = s_dot_bar
         s_dot_bar = 0.0
