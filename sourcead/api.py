@@ -100,8 +100,8 @@ class _Prepared:
             try:
                 return self._build(alternative)
             except SourceADError as again:
-                if str(again) == str(exc) or (again.where, again.hint) == (exc.where, exc.hint):
-                    raise exc from None  # the same error at the same place, whatever the guess
+                if str(again) == str(exc):
+                    raise exc from None
             self._pending = exc
             return None
 

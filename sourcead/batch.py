@@ -83,7 +83,7 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
         "",
         "import numpy as np",
         "",
-        f"from {core_module} import _sourcead_jitted as core",
+        f"from {core_module} import {_compile.jitted_name(_compile.bounds_checked(spec))} as core",
         "",
         "",
         f"def {entry}({', '.join(params + dirs + extra)}):",

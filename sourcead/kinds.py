@@ -371,7 +371,7 @@ def _array_uses(node: cst.CSTNode) -> list[tuple[str, int]]:
         return []
     prim, bound = found
     axis = literal(bound.args["axis"]) if "axis" in bound.args else None
-    dims = axis + 1 if isinstance(axis, int) and axis >= 0 else 1  # np.sum(x, axis=1): 2-D at least
+    dims = (axis + 1 if axis >= 0 else -axis) if isinstance(axis, int) else 1  # np.sum(x, axis=1): 2-D at least
     found = []
     for p, v in bound.args.items():
         if p not in prim.arrays:

@@ -275,8 +275,8 @@ def test_a_cotangent_too_short_for_a_written_argument(jit):
 @JIT
 def test_cotangents_have_the_kind_of_their_result(jit):
     x = RNG.standard_normal(5)
-    with pytest.raises(ShapeError, match="must be a float"):
-        sourcead.vjp(dot, jit=jit)(x, x, cotangent=np.ones(1))
+    with pytest.raises(ShapeError, match="must be a float"):  # (np.ones(k) is a batch of k cotangents)
+        sourcead.vjp(dot, jit=jit)(x, x, cotangent=np.ones((1, 2)))
     with pytest.raises(ShapeError, match="must be a 1-D float64 array"):
         sourcead.vjp(scale, jit=jit)(x, x, cotangent=1.0)
     with pytest.raises(ShapeError, match="must be a 1-D array"):

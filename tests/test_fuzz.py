@@ -117,3 +117,20 @@ def test_reproducer_round_trip(tmp_path: Path) -> None:
     for a, b in zip(again.args(0), program.args(0), strict=True):
         np.testing.assert_array_equal(a, b)
     compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+def test_a_dead_value_that_overflows_leaves_the_gradient_finite(jit):
+    """findings.dead_overflow (a finding of the fuzzer): the loop's last p overflows to inf and
+    reaches no result; the gradient of sum(a1 * y[:3]) is y[:3], not nan. (Not a zoo entry: its
+    finite differences overflow too.)"""
+    import findings
+
+    import sourcead
+
+    a1, y = np.array([1.3, 1.4, 1.45]), np.array([0.5, -1.0, 2.0, 0.25, 3.0])
+    with np.errstate(all="ignore"):
+        g = sourcead.grad(findings.dead_overflow, wrt="a1", jit=jit)(a1, y)
+        _, (ga,) = sourcead.vjp(findings.dead_overflow, wrt=("a1",), jit=jit)(a1, y, cotangent=(1.0, np.ones(3)))
+    np.testing.assert_array_equal(g, y[:3])
+    np.testing.assert_array_equal(ga, y[:3] + np.array([1.0, 1.0, 1.0]))

@@ -406,7 +406,10 @@ def test_second_order_objects_pickle_as_their_recipe(make):
 
 # --- vector mode: one sweep carrying k tangents ------------------------------------------------
 
-SINGLE_RESULT = [c for c in ZOO if not isinstance(c.func(*_args(c.name)), tuple)]
+# (prange code keeps one sweep per direction: in-place lane updates would race)
+SINGLE_RESULT = [
+    c for c in ZOO if not isinstance(c.func(*_args(c.name)), tuple) and "prange" not in inspect.getsource(c.func)
+]
 
 
 def _vector_matches_per_direction(name: str, jit: bool) -> None:

@@ -843,13 +843,6 @@ ZOO += [
         True,
     ),
     Case(
-        "dead_overflow",
-        findings.dead_overflow,
-        lambda rng: (_uniform(rng, 1.2, 1.5, 3), rng.standard_normal(5)),
-        ("a1",),
-        False,
-    ),
-    Case(
         "pruned_branch",
         findings.pruned_branch,
         lambda rng: (rng.standard_normal(3), rng.standard_normal(2)),

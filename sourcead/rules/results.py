@@ -88,7 +88,8 @@ def numbers_only(dtype: str | None = None) -> Result:
                     if args.name in twins
                     else "Index the array."
                 )
-                raise ResultError(f"{args.name}() takes numbers, not {t.describe()}", hint, param)
+                what = "an array" if t.is_array else t.describe()  # whatever its ndim: the same error
+                raise ResultError(f"{args.name}() takes numbers, not {what}", hint, param)
         return Type(dtype or promote(*(t.dtype for _, t in values)))
 
     return result
