@@ -375,9 +375,13 @@ class Normalizer:
         for k, (before, value) in enumerate(flats):
             pre += before
             later = assigned_names(tuple(s for b, _ in flats[k + 1 :] for s in b))
-            if names_in(value) & later:
+            if names_in(value) & later and not isinstance(value, cst.Name):
+                # Python holds a name's array by reference (a later write is seen through it), an
+                # element by value and a row or slice as a view: a plain assignment does the same;
+                # a computed value is computed now (snapshot copies an array result)
                 saved = cst.Name(self.namer.fresh("before"))
-                pre.append(Assign(saved, cst.Call(cst.Name("snapshot"), [cst.Arg(value)]), None, self.current))
+                now = value if isinstance(value, cst.Subscript) else cst.Call(cst.Name("snapshot"), [cst.Arg(value)])
+                pre.append(Assign(saved, now, None, self.current))
                 value = saved
             values.append(value)
         return pre, values

@@ -261,3 +261,16 @@ def pruned_branch(xs, v1):
         choice = b
         b = b + math.copysign(b, choice)
     return b * xs[1]
+
+
+def _decrement(res, a, src):
+    res[0, 0] -= res[1, 1] * a
+    return src[1, 1] + a
+
+
+def argument_by_reference(K, a):
+    # Python passes K by reference: the inner call's write is seen by the outer call's first
+    # argument; it was copied (snapshot) before the inner call ran, so the outer call wrote the copy
+    M = K.copy()
+    M[0, 1] = _decrement(M, _decrement(M, a, M), M)
+    return M[0, 0] * M[0, 1]

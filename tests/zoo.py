@@ -850,6 +850,13 @@ ZOO += [
         True,
     ),
     Case(
+        "argument_by_reference",
+        findings.argument_by_reference,
+        lambda rng: (rng.standard_normal((3, 4)), _uniform(rng, 0.5, 1.0)),
+        ("K", "a"),
+        True,
+    ),
+    Case(
         "untyped_branch",
         findings.untyped_branch,
         lambda rng: (_uniform(rng, 0.2, 0.6), _uniform(rng, 1, 2)),
