@@ -469,3 +469,10 @@ def _constant_type(value: object) -> Type:
     if isinstance(value, np.ndarray):
         return array({"float64": "float", "int64": "int", "bool": "bool"}[value.dtype.name], value.ndim)
     return BOOL if isinstance(value, bool) else INT if isinstance(value, int) else FLOAT
+
+
+def fixed_ints(fn: CoreFunction) -> Kinds:
+    """The parameters the code itself makes ints (loop bounds, indices), whatever the call: what
+    wrt may be checked against before any type guess."""
+    _, fixed = _parameter_guesses(fn)
+    return Kinds({p: INT for p in fixed})

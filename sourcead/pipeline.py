@@ -31,7 +31,7 @@ from .emit import module_text
 from .errors import SourceADError
 from .fence import fence, local_names
 from .forward import forward_function, primal_function
-from .kinds import Kinds, infer_kinds, other_guess
+from .kinds import Kinds, fixed_ints, infer_kinds, other_guess
 from .naming import Namer
 from .normalize import normalize
 from .parse import ParsedFunction, parse_function
@@ -81,10 +81,11 @@ def analyze_parsed(
     fence(parsed)
     namer = Namer(local_names(parsed.node) | set(parsed.globals))
     core = normalize(parsed, namer)
+    if wrt or not allow_empty_wrt:
+        resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
-    names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # names and ints: no guess
-    with _guessing(core, arg_kinds):
+        names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # the dtypes may be a guess
         return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 
 
@@ -167,9 +168,11 @@ def written_arguments(fn: CoreFunction) -> tuple[str, ...]:
     return tuple(p for p in fn.params if p in written)
 
 
-def resolve_wrt(fn: CoreFunction, parsed: ParsedFunction, kinds: Kinds, wrt: tuple[str | int, ...]) -> tuple[str, ...]:
+def resolve_wrt(
+    fn: CoreFunction, parsed: ParsedFunction, kinds: Kinds | None, wrt: tuple[str | int, ...]
+) -> tuple[str, ...]:
     """Argument positions or names -> the parameters (as the generated code names them); each must be
-    a float or a float-array parameter."""
+    a float or a float-array parameter (checked when `kinds` is given)."""
     users = fn.user_params
     names: list[str] = []
     for item in wrt:
@@ -188,7 +191,7 @@ def resolve_wrt(fn: CoreFunction, parsed: ParsedFunction, kinds: Kinds, wrt: tup
                     f"wrt={shown!r} is not an argument of {fn.name}; its arguments are: {', '.join(users)}"
                 )
         name = fn.params[users.index(shown)]
-        if not kinds.carries(name):
+        if kinds is not None and not kinds.carries(name):
             t = kinds[name]
             how = "an integer (a loop bound or an index)" if t.is_scalar and t.dtype == "int" else t.describe()
             raise SourceADError(

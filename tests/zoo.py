@@ -857,6 +857,13 @@ ZOO += [
         True,
     ),
     Case(
+        "shape_in_index",
+        findings.shape_in_index,
+        lambda rng: (_uniform(rng, 0.2, 2.8, 2), rng.standard_normal((3, 2))),
+        ("A",),
+        True,
+    ),
+    Case(
         "untyped_branch",
         findings.untyped_branch,
         lambda rng: (_uniform(rng, 0.2, 0.6), _uniform(rng, 1, 2)),
