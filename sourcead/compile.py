@@ -422,6 +422,33 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     return Compiled(spec, source, python, jitted, path)
 
 
+# numba's parallel rewrites, as generated modules use them: prange loops, and whole-array
+# expressions as parallel loops with outputs of their own (needed inside prange bodies); not the
+# rewrites of assignments into slices and the fusion of loops, which together ran
+# `y[:-1] = (y[1:] - y[:-1]) * a` as one parallel loop writing y while reading it (another thread's
+# y[k + 1] already new: a wrong value, found by the fuzzer), nor parallel NumPy reductions.
+PARALLEL_OPTIONS = {  # numba empties the dict it is given: pass a copy
+    "prange": True,
+    "numpy": True,
+    "setitem": False,
+    "fusion": False,
+    "reduction": False,
+    "comprehension": False,
+    "inplace_binop": False,
+    "stencil": False,
+}
+
+
+# With these options, numba's compiles of a parallel loop's body and of the NumPy calls in
+# a parallel module report "no transformation for parallel execution was possible" about our
+# module although its prange loops are parallel: noise, silenced for generated modules only.
+warnings.filterwarnings(
+    "ignore",
+    message=r"(?s).*no transformation for parallel execution was possible.*sourcead_\w+\.py",
+    category=numba.NumbaPerformanceWarning,
+)
+
+
 def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, boundscheck: bool = False) -> Any:
     """The numba dispatcher of a loaded module's function `entry`, made once per module (as
     `module._sourcead_jitted`, or `_sourcead_jitted_boundscheck` compiled with numba's bounds
@@ -430,17 +457,18 @@ def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, bou
     Cached on disk, but not by numba's own FunctionCache (cache=True): its locators follow
     NUMBA_CACHE_DIR to folders others may write to, and it reads pickles as they are. NumPy's
     error model: 1.0 / 0.0 is inf and a singular derivative inf or nan, never an exception.
-    numba's cache index does not key on `boundscheck`, so the checked build has records of its own."""
+    numba's cache index keys on neither `boundscheck` nor the parallel options, so each build has
+    records of its own. Parallel modules use PARALLEL_OPTIONS."""
     attribute = jitted_name(boundscheck)
     with _LOCK:
         jitted = getattr(module, attribute, None)
         if jitted is None:
             python = getattr(module, entry)
             options = {"boundscheck": True} if boundscheck else {}
-            jitted = numba.njit(cache=False, nogil=True, parallel=parallel, error_model="numpy", **options)(python)
-            jitted._cache = _CheckedCache(
-                python, cache_dir(), _module_hash(module), "boundscheck" if boundscheck else ""
-            )
+            threads = dict(PARALLEL_OPTIONS) if parallel else False
+            jitted = numba.njit(cache=False, nogil=True, parallel=threads, error_model="numpy", **options)(python)
+            tag = "-".join((["parallel2"] if parallel else []) + (["boundscheck"] if boundscheck else []))
+            jitted._cache = _CheckedCache(python, cache_dir(), _module_hash(module), tag)
             setattr(module, attribute, jitted)
     return jitted
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 # --- 1: an accumulation of a constant reset the target's adjoint ------------------------------
@@ -281,3 +282,15 @@ def shape_in_index(x, A):
     # type guess call it an int array, and wrt was checked against that guess
     i2 = math.floor(x[0]) % A.shape[0]
     return A[i2, 0] * x[1] + np.mean(A / (1.0 + A * A))
+
+
+def shifted_slice_in_parallel(y0, a):
+    # compiled with parallel=True, numba also ran the whole-array statement as a parallel loop that
+    # wrote y while reading it: another thread's y[k + 1] was already the new value (a wrong value
+    # with jit=True only); only prange loops run in parallel now
+    y = y0.copy()
+    y[:-1] = (y[1:] - y[:-1]) * a
+    s = 0.0
+    for i in numba.prange(y.shape[0]):
+        s += y[i] * y[i]
+    return s
