@@ -25,6 +25,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from . import callplan
+from .budget import memory_bytes
 from .compile import Compiled, Spec, load, source_key
 from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError
 from .functions import unwrap
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
 
 Wrt = int | str | tuple[int | str, ...]
+Memory = int | str | None  # bytes, or "64kB", "16MB", "2GB" (`budget.py`)
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,11 @@ class _Prepared:
 
     __slots__ = (
         "_func", "_mode", "_jit", "_wrt", "_single", "_default", "_pending", "_free", "_variants", "_lock",
-        "_wrt_positions", "__wrapped__",
+        "_wrt_positions", "_memory", "__wrapped__",
     )  # fmt: skip
 
-    def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool):
+    def __init__(self, func: Callable, wrt: Wrt, mode: str, jit: bool, memory: Memory = None):
+        self._memory = memory_bytes(memory)
         self._single = not isinstance(wrt, (tuple, list))
         self._wrt = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
         self._func, self._mode, self._jit = unwrap(func), mode, jit
@@ -109,7 +112,7 @@ class _Prepared:
         def generate():
             from .pipeline import generate  # only on a cache miss: keeps libcst out of warm starts
 
-            return generate(self._func, self._mode, self._wrt, kinds)
+            return generate(self._func, self._mode, self._wrt, kinds, self._memory)
 
         def check(spec: Spec) -> None:
             try:
@@ -118,7 +121,8 @@ class _Prepared:
                 exc.guessed = _other_guess(spec) if kinds is None else {}  # type: ignore[attr-defined]
                 raise
 
-        key = source_key(self._func, self._mode, self._wrt, kinds, options={})
+        options = {"memory": self._memory} if self._memory is not None else {}
+        key = source_key(self._func, self._mode, self._wrt, kinds, options=options)
         compiled = load(key, generate, self._jit, check)
         spec = compiled.spec
         types = [parse_spec(k) for k in spec.kinds]
@@ -158,7 +162,7 @@ class _Prepared:
         from .pickling import function_ref, rebuild
 
         wrt = self._wrt[0] if self._single else self._wrt
-        return rebuild, (transform_of(self), function_ref(self._func), wrt, self._jit)
+        return rebuild, (transform_of(self), function_ref(self._func), wrt, self._jit, self._memory)
 
     @property
     def njit(self) -> Dispatcher:
@@ -292,8 +296,8 @@ class Gradient(_Prepared):
 
     __slots__ = ("_with_value",)
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False):
-        super().__init__(func, wrt, "reverse", jit)
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False, memory: Memory = None):
+        super().__init__(func, wrt, "reverse", jit, memory)
         self._with_value = with_value
 
     def _check(self, spec: Spec) -> None:
@@ -324,8 +328,8 @@ class VJP(_Prepared):
 
     __slots__ = ()
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
-        super().__init__(func, wrt, "reverse", jit)
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        super().__init__(func, wrt, "reverse", jit, memory)
 
     def __call__(self, *args: Any, cotangent: Any, out: Any = None) -> Any:
         variant, converted = self._args(args)
@@ -345,8 +349,8 @@ class JVP(_Prepared):
 
     __slots__ = ()
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
-        super().__init__(func, wrt, "forward", jit)
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        super().__init__(func, wrt, "forward", jit, memory)  # forward mode keeps no tape: nothing to bound
 
     def __call__(self, *args: Any, tangents: Any) -> Any:
         variant, converted = self._args(args)
@@ -374,24 +378,26 @@ class Primal(_Prepared):
         return _plain(self._run(variant, converted, args))
 
 
-def grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
-    """The gradient of a float-valued `f` with respect to `wrt` (positions or names)."""
-    return Gradient(f, wrt, jit)
+def grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Gradient:
+    """The gradient of a float-valued `f` with respect to `wrt` (positions or names). `memory`: a
+    budget for the snapshots of checkpointed time loops (docs/design.md, "Checkpointed loops")."""
+    return Gradient(f, wrt, jit, memory=memory)
 
 
-def value_and_grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
+def value_and_grad(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Gradient:
     """Like `grad`, returning `(value, gradient)`."""
-    return Gradient(f, wrt, jit, with_value=True)
+    return Gradient(f, wrt, jit, with_value=True, memory=memory)
 
 
-def vjp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> VJP:
+def vjp(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> VJP:
     """Reverse mode: `vjp(f, wrt)(*args, cotangent=c)` -> `(value, c^T J)`."""
-    return VJP(f, wrt, jit)
+    return VJP(f, wrt, jit, memory)
 
 
-def jvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> JVP:
-    """Forward mode: `jvp(f, wrt)(*args, tangents=t)` -> `(value, J t)`."""
-    return JVP(f, wrt, jit)
+def jvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> JVP:
+    """Forward mode: `jvp(f, wrt)(*args, tangents=t)` -> `(value, J t)`. Forward mode records
+    nothing, so `memory` (accepted as on every transform) changes nothing."""
+    return JVP(f, wrt, jit, memory)
 
 
 class Differentiable:
@@ -400,8 +406,10 @@ class Differentiable:
     The compiled primal and each prepared derivative are made once, under a lock, on first use.
     """
 
-    def __init__(self, func: Callable):
+    def __init__(self, func: Callable, memory: Memory = None):
         self.__sourcead_func__ = unwrap(func)
+        self._memory = memory
+        memory_bytes(memory)  # a bad budget fails at the decorator
         functools.update_wrapper(self, self.__sourcead_func__)
         self._lock = threading.Lock()
         self._primal: Callable | None = None
@@ -411,7 +419,7 @@ class Differentiable:
         """Pickles by the function; in the receiving process, the module's own decorated object."""
         from .pickling import function_ref, rebuild_differentiable
 
-        return rebuild_differentiable, (function_ref(self.__sourcead_func__),)
+        return rebuild_differentiable, (function_ref(self.__sourcead_func__), self._memory)
 
     def __call__(self, *args: Any) -> Any:
         if self._primal is None:
@@ -433,34 +441,37 @@ class Differentiable:
                 if self._primal is None:
                     self._primal = Primal(self.__sourcead_func__)
 
-    def _get(self, kind: str, wrt: Wrt, jit: bool) -> Any:
-        key = (kind, tuple(wrt) if isinstance(wrt, list) else wrt, jit)
+    def _get(self, kind: str, wrt: Wrt, jit: bool, memory: Memory = None) -> Any:
+        memory = self._memory if memory is None else memory
+        key = (kind, tuple(wrt) if isinstance(wrt, list) else wrt, jit, memory)
         prepared = self._prepared.get(key)
         if prepared is None:
             with self._lock:
                 prepared = self._prepared.get(key)
                 if prepared is None:
                     make = {"grad": grad, "value_and_grad": value_and_grad, "jvp": jvp, "vjp": vjp, "hvp": hvp}[kind]
-                    prepared = make(self.__sourcead_func__, key[1], jit=jit)
+                    prepared = make(self.__sourcead_func__, key[1], jit=jit, memory=memory)
                     self._prepared = {**self._prepared, key: prepared}
         return prepared
 
-    def grad(self, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
-        return self._get("grad", wrt, jit)
+    def grad(self, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Gradient:
+        return self._get("grad", wrt, jit, memory)
 
-    def value_and_grad(self, wrt: Wrt = 0, *, jit: bool = True) -> Gradient:
-        return self._get("value_and_grad", wrt, jit)
+    def value_and_grad(self, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Gradient:
+        return self._get("value_and_grad", wrt, jit, memory)
 
-    def jvp(self, wrt: Wrt = 0, *, jit: bool = True) -> JVP:
-        return self._get("jvp", wrt, jit)
+    def jvp(self, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> JVP:
+        return self._get("jvp", wrt, jit, memory)
 
-    def vjp(self, wrt: Wrt = 0, *, jit: bool = True) -> VJP:
-        return self._get("vjp", wrt, jit)
+    def vjp(self, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> VJP:
+        return self._get("vjp", wrt, jit, memory)
 
-    def hvp(self, wrt: Wrt = 0, *, jit: bool = True) -> HVP:
-        return self._get("hvp", wrt, jit)
+    def hvp(self, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> HVP:
+        return self._get("hvp", wrt, jit, memory)
 
-    def source(self, mode: str = "reverse", wrt: Wrt = 0, arrays: dict[str, int] | None = None) -> str:
+    def source(
+        self, mode: str = "reverse", wrt: Wrt = 0, arrays: dict[str, int] | None = None, memory: Memory = None
+    ) -> str:
         """The generated derivative module, as text (mode "reverse", "forward" or "hvp"); `arrays`
         gives parameters the code does not say are arrays their number of dimensions
         (`sourcead emit --array NAME:NDIM`)."""
@@ -468,12 +479,16 @@ class Differentiable:
 
         items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
         kinds = {name: f"array:{int(ndim)}" for name, ndim in (arrays or {}).items()}
-        return generate(self.__sourcead_func__, mode, items, kinds or None).source
+        budget = memory_bytes(self._memory if memory is None else memory)
+        return generate(self.__sourcead_func__, mode, items, kinds or None, budget).source
 
 
-def differentiable(func: Callable) -> Differentiable:
-    """Decorator: keep `f` callable and give it `.grad/.value_and_grad/.jvp/.vjp/.source`."""
-    return Differentiable(func)
+def differentiable(func: Callable | None = None, *, memory: Memory = None) -> Any:
+    """Decorator: keep `f` callable and give it `.grad/.value_and_grad/.jvp/.vjp/.source`.
+    `@differentiable(memory="256MB")` gives its reverse-mode derivatives a memory budget."""
+    if func is None:
+        return lambda f: Differentiable(f, memory)
+    return Differentiable(func, memory)
 
 
 # --- argument checks, built once per prepared derivative ------------------------------------
@@ -719,11 +734,12 @@ class HVP(_Prepared):
 
     __slots__ = ()
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
-        super().__init__(func, wrt, "hvp", jit)
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        super().__init__(func, wrt, "hvp", jit, memory)
 
     def __reduce__(self) -> tuple:
-        return _second_order_recipe("hvp", self._func, self._wrt[0] if self._single else self._wrt, self._jit)
+        wrt = self._wrt[0] if self._single else self._wrt
+        return _second_order_recipe("hvp", self._func, wrt, self._jit, self._memory)
 
     @property
     def njit(self) -> Dispatcher:
@@ -755,9 +771,9 @@ class HVP(_Prepared):
         return self._grads(variant, flat, None)
 
 
-def hvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> HVP:
+def hvp(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> HVP:
     """Second order: `hvp(f, wrt)(*args, tangents=v)` -> the Hessian of a float-valued `f` times v."""
-    return HVP(f, wrt, jit)
+    return HVP(f, wrt, jit, memory)
 
 
 class Hessian:
@@ -766,13 +782,13 @@ class Hessian:
 
     __slots__ = ("_hvp", "_single")
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True):
-        self._hvp = HVP(func, wrt, jit)
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        self._hvp = HVP(func, wrt, jit, memory)
         self._single = self._hvp._single
 
     def __reduce__(self) -> tuple:
         wrt = self._hvp._wrt[0] if self._single else self._hvp._wrt
-        return _second_order_recipe("hessian", self._hvp._func, wrt, self._hvp._jit)
+        return _second_order_recipe("hessian", self._hvp._func, wrt, self._hvp._jit, self._hvp._memory)
 
     def __call__(self, *args: Any) -> Any:
         args = _with_defaults(self._hvp._func, args)
@@ -793,9 +809,9 @@ class Hessian:
         return blocks[0][0] if self._single else blocks
 
 
-def hessian(f: Callable, wrt: Wrt = 0, *, jit: bool = True) -> Hessian:
+def hessian(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Hessian:
     """The dense Hessian of a float-valued `f`: shape x.shape + x.shape (nested tuples for a tuple wrt)."""
-    return Hessian(f, wrt, jit)
+    return Hessian(f, wrt, jit, memory)
 
 
 class Jacobian:
@@ -803,19 +819,20 @@ class Jacobian:
     for a tuple wrt): batched jvp over unit tangents ("forward"), batched vjp over unit cotangents
     ("reverse"), or whichever needs fewer sweeps ("auto": forward when in.size <= out.size)."""
 
-    __slots__ = ("_jvp", "_vjp", "_mode", "_single", "_func", "_wrt", "_jit", "_lock")
+    __slots__ = ("_jvp", "_vjp", "_mode", "_single", "_func", "_wrt", "_jit", "_lock", "_memory")
 
-    def __init__(self, func: Callable, wrt: Wrt = 0, mode: str = "auto", jit: bool = True):
+    def __init__(self, func: Callable, wrt: Wrt = 0, mode: str = "auto", jit: bool = True, memory: Memory = None):
         if mode not in ("forward", "reverse", "auto"):
             raise SourceADError(f"unknown jacobian mode {mode!r}", hint="Use mode='forward', 'reverse' or 'auto'.")
-        self._func, self._wrt, self._mode, self._jit = func, wrt, mode, jit
+        memory_bytes(memory)
+        self._func, self._wrt, self._mode, self._jit, self._memory = func, wrt, mode, jit, memory
         self._single = not isinstance(wrt, (tuple, list))
         self._lock = threading.Lock()
         self._jvp: JVP | None = JVP(func, wrt, jit) if mode != "reverse" else None
-        self._vjp: VJP | None = VJP(func, wrt, jit) if mode == "reverse" else None
+        self._vjp: VJP | None = VJP(func, wrt, jit, memory) if mode == "reverse" else None
 
     def __reduce__(self) -> tuple:
-        return _second_order_recipe("jacobian", self._func, self._wrt, self._mode, self._jit)
+        return _second_order_recipe("jacobian", self._func, self._wrt, self._mode, self._jit, self._memory)
 
     def __call__(self, *args: Any) -> Any:
         args = _with_defaults(self._func, args)
@@ -847,7 +864,7 @@ class Jacobian:
         if self._vjp is None:
             with self._lock:
                 if self._vjp is None:
-                    self._vjp = VJP(self._func, self._wrt, self._jit)
+                    self._vjp = VJP(self._func, self._wrt, self._jit, self._memory)
         vf = self._vjp
         variant, converted = vf._args(args)
         spec = variant.spec
@@ -863,9 +880,9 @@ class Jacobian:
         return blocks[0] if self._single else blocks
 
 
-def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True) -> Jacobian:
+def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True, memory: Memory = None) -> Jacobian:
     """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape."""
-    return Jacobian(f, wrt, mode, jit)
+    return Jacobian(f, wrt, mode, jit, memory)
 
 
 def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:

@@ -87,12 +87,12 @@ def resolve(ref: tuple, raw: bool = False) -> Any:
     return found if raw else unwrap(found)
 
 
-def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool) -> Any:
-    """The prepared object, made once per process for each (function, transform, wrt, jit)."""
+def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool, memory: int | None = None) -> Any:
+    """The prepared object, made once per process for each (function, transform, wrt, jit, memory)."""
     from . import api
 
     func = resolve(ref)
-    key = (transform, func, wrt, jit)
+    key = (transform, func, wrt, jit, memory)
     found = _REBUILT.get(key)
     if found is None:
         with _LOCK:
@@ -101,14 +101,14 @@ def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool) -> Any:
                 if transform == "primal":
                     found = api.Primal(func, jit)
                 elif transform in ("grad", "value_and_grad"):
-                    found = api.Gradient(func, wrt, jit, with_value=transform == "value_and_grad")
+                    found = api.Gradient(func, wrt, jit, with_value=transform == "value_and_grad", memory=memory)
                 else:
-                    found = {"vjp": api.VJP, "jvp": api.JVP}[transform](func, wrt, jit)
+                    found = {"vjp": api.VJP, "jvp": api.JVP}[transform](func, wrt, jit, memory)
                 _REBUILT[key] = found
     return found
 
 
-def rebuild_differentiable(ref: tuple) -> Any:
+def rebuild_differentiable(ref: tuple, memory: Any = None) -> Any:
     """The `@differentiable` object: the module's own, when the name holds it, else a new one."""
     from .api import Differentiable
 
@@ -116,11 +116,11 @@ def rebuild_differentiable(ref: tuple) -> Any:
     if isinstance(raw, Differentiable):
         return raw
     func = unwrap(raw)
-    key = ("differentiable", func, None, None)
+    key = ("differentiable", func, None, None, memory)
     with _LOCK:
         found = _REBUILT.get(key)
         if found is None:
-            found = _REBUILT[key] = Differentiable(func)
+            found = _REBUILT[key] = Differentiable(func, memory)
     return found
 
 

@@ -29,8 +29,11 @@ from .rules import classify
 from .rules.tangents import NO_SECOND_ORDER
 
 
-def hvp_generated(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None):
-    """The `Generated` module of `f_hvp(*args, *tangents, seed) -> (y_dot, *Hv)` (seed: 1.0)."""
+def hvp_generated(
+    func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, memory: int | None = None
+):
+    """The `Generated` module of `f_hvp(*args, *tangents, seed) -> (y_dot, *Hv)` (seed: 1.0);
+    `memory` checkpoints the time loops of its reverse sweep (the loop markers are not carried)."""
     from .pipeline import Generated, analyze, analyze_parsed, generate, written_arguments
     from .reverse import reverse_function
 
@@ -50,7 +53,7 @@ def hvp_generated(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[st
     kinds |= {first.dot(w): forward.kinds[w].spec() for w in first.wrt}
     try:
         second = analyze_parsed(parsed, tuple(primal.index(w) for w in first.wrt), kinds)
-        body, helpers, thread_rows = reverse_function(second)
+        body, helpers, thread_rows = reverse_function(second, memory)
     except SourceADError as exc:  # a sourcead limitation: say where in the user's function it starts
         raise SourceADError(
             f"second order cannot differentiate the forward-mode code of {first.fn.name}: {exc.message}"

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import checkpointing
 import findings
 import helpers_other
 import idioms
@@ -621,6 +622,15 @@ ZOO: list[Case] = [
         "swap_scalars", swap_scalars, lambda rng: (_uniform(rng, 0.5, 0.9), _uniform(rng, 0.5, 0.9)), ("a", "b"), True
     ),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
+    # a `# sourcead: checkpoint` loop: snapshots and replays instead of records (checkpoint.py)
+    Case("heat_marked", checkpointing.heat_marked, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "k"), True),
+    Case(
+        "parallel_steps_marked",
+        checkpointing.parallel_steps,
+        lambda rng: (rng.standard_normal(30), 0.15, 9),
+        ("u0", "k"),
+        True,
+    ),
     Case("while_in_for", while_in_for, lambda rng: (rng.uniform(0.2, 6.0, 6),), ("x",), True),
     Case(
         "calls_helpers", calls_helpers, lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.5)), ("x", "y"), True

@@ -15,7 +15,6 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     p_dot = 0.0
     p = 1.0

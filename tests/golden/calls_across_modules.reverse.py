@@ -21,7 +21,6 @@ def calls_across_modules_vjp(x, w, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    result = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     weighted_s = 0.0
     tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here

@@ -17,8 +17,6 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     _rotate_d = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    _rotate_c = 0.0  # recorded before it is first assigned: give it a typed value
-    _rotate_d = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     _sq_norm_s_dot = 0.0
     _sq_norm_s = 0.0

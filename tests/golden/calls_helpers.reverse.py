@@ -17,8 +17,6 @@ def calls_helpers_vjp(x, y, out_bar):
     _rotate_d = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    _rotate_c = 0.0  # recorded before it is first assigned: give it a typed value
-    _rotate_d = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     _sq_norm_s = 0.0
     for _sq_norm_i in range(x.shape[0]):

@@ -19,8 +19,6 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    a = 0.0  # recorded before it is first assigned: give it a typed value
-    a_dot = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -15,7 +15,6 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -15,7 +15,6 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
     t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     y_dot = y0_dot
     y = y0

@@ -24,10 +24,6 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
-    t1 = 0.0  # recorded before it is first assigned: give it a typed value
-    t2 = 0.0  # recorded before it is first assigned: give it a typed value
-    t3 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -16,8 +16,6 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     b = 0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
-    a = 0  # recorded before it is first assigned: give it a typed value
-    b = 0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     y = np.zeros(x.shape[0])
     y_dot = np.zeros_like(y)

@@ -15,8 +15,6 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     b = 0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
-    a = 0  # recorded before it is first assigned: give it a typed value
-    b = 0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     y = np.zeros(x.shape[0])
     itape = reserve(itape, itop + 3 * edges.shape[0])  # room for all its records: trip counts are known here

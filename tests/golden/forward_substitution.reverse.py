@@ -14,7 +14,6 @@ def forward_substitution_vjp(L, b, out_bar):
     r = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    r = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = b.shape[0]
     x = np.zeros_like(b)

@@ -13,7 +13,6 @@ def gram_vjp(X, out_bar):
     s = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    s = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = X.shape[0]
     G = np.zeros((n, n))

@@ -15,7 +15,6 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = u0.shape[0]
     u = np.copy(u0)

@@ -13,7 +13,6 @@ def index_weights_hvp(x, x_dot, out_bar):
     w = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    w = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -13,7 +13,6 @@ def index_weights_vjp(x, out_bar):
     w = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    w = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here

@@ -18,8 +18,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     r_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    r = 0.0  # recorded before it is first assigned: give it a typed value
-    r_dot = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -15,7 +15,6 @@ def least_squares_vjp(A, x, b, out_bar):
     r = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    r = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
     tape = reserve(tape, top + A.shape[0])  # room for all its records: trip counts are known here

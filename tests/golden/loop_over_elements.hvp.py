@@ -17,8 +17,6 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     v_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    v = 0.0  # recorded before it is first assigned: give it a typed value
-    v_dot = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

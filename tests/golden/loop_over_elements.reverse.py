@@ -15,7 +15,6 @@ def loop_over_elements_vjp(x, w, out_bar):
     v = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    v = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
     tape = reserve(tape, top + len(x))  # room for all its records: trip counts are known here

@@ -16,8 +16,6 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     b_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    a_dot = 0.0  # recorded before it is first assigned: give it a typed value
-    b_dot = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

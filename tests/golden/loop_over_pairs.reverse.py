@@ -15,8 +15,6 @@ def loop_over_pairs_vjp(x, y, out_bar):
     b = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    a = 0.0  # recorded before it is first assigned: give it a typed value
-    b = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
     tape = reserve(tape, top + 2 * min(len(x), len(y)))  # room for all its records: trip counts are known here

@@ -18,8 +18,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    row = np.empty(0)  # recorded before it is first assigned: give it a typed value
-    row_dot = np.empty(0)  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -16,7 +16,6 @@ def loop_over_rows_vjp(A, w, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    row = np.empty(0)  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
     for k in range(len(A)):

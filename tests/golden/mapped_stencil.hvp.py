@@ -20,7 +20,6 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar, n_threads):
     t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t1 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = u.shape[0]
     v = np.zeros(n)

@@ -15,7 +15,6 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     x_dot = a_dot
     x = a

@@ -20,8 +20,6 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    t0 = np.empty(0)  # recorded before it is first assigned: give it a typed value
-    t1 = np.empty(0)  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = inputs.shape[0]
     h = np.zeros((n + 1, h0.shape[0]))

@@ -14,8 +14,6 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     t_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t = 0.0  # recorded before it is first assigned: give it a typed value
-    t_dot = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = len(x)
     s_dot = 0.0

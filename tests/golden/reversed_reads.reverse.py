@@ -12,7 +12,6 @@ def reversed_reads_vjp(x, out_bar):
     t = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = len(x)
     s = 0.0

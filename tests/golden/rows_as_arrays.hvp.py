@@ -21,7 +21,6 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -16,7 +16,6 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
     s = 0.0

@@ -13,7 +13,6 @@ def transpose_products_hvp(A, A_dot, out_bar):
     t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    t0 = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     n = A.shape[0]
     m = A.shape[1]

@@ -14,7 +14,6 @@ def while_in_for_vjp(x, out_bar):
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    y = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here

@@ -1,0 +1,160 @@
+"""Checkpointed time loops in bounded memory (issue 15): ``python -m benchmarks.checkpointing``.
+
+For each workload and memory budget, in a fresh process per row (so peak memory is that call's):
+  * peak memory: growth of the process's peak resident set during the gradient call (the call
+    alone: compiled and warmed up before on a short run), against the budget;
+  * gradient / primal: medians of repeated gradient and primal (numba.njit) calls;
+  * replays: the steps the reverse sweep runs again (schedule advances), against revolve's
+    optimum for the same number of snapshots (the forward sweep's first pass counted, as
+    revolve counts it);
+  * the gradient against the unbounded adjoint's, where that one fits in memory.
+
+Workloads: `heat_swap` (benchmarks.workloads: 400 points, buffers exchanged every step) over
+100,000 steps, and `gray_scott` (benchmarks.gradbench_workloads: 2-D reaction-diffusion with
+periodic indices and buffer swaps) on 512 x 512 over 2,000 steps, whose unbounded tape (about
+4 GB) is not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from math import comb
+
+import numpy as np
+
+MB = 10**6
+CASES = {
+    "heat_swap": {"budgets": [16 * MB, 64 * MB, 256 * MB, None], "steps": 100_000},
+    "gray_scott": {"budgets": [64 * MB, 256 * MB], "steps": 2_000},
+}
+
+
+def _workload(name: str, steps: int):
+    if name == "heat_swap":
+        from benchmarks.workloads import heat_swap
+
+        x = np.linspace(0.0, 1.0, 400)
+        return heat_swap, (np.sin(np.pi * x) + 0.1 * np.sin(7 * np.pi * x), 0.2, steps), (0, 1)
+    from benchmarks.gradbench_workloads import _gray_scott_args, gray_scott
+
+    return gray_scott, _gray_scott_args(512, steps), (0, 1, 2, 3)
+
+
+def revolve_optimum(steps: int, snapshots: int) -> int:
+    if steps <= 1:
+        return 0
+    r = 0
+    while comb(snapshots + r, snapshots) < steps:
+        r += 1
+    return r * steps - comb(snapshots + r, r - 1)
+
+
+def schedule_advances(steps: int, slots: int) -> tuple[int, int]:
+    """(steps replayed by the reverse sweep, steps of the forward pass before its last snapshot)."""
+    from sourcead.runtime import CHECKPOINT_ADVANCE, checkpoint_next, checkpoint_schedule
+
+    stores, plan = checkpoint_schedule(steps, slots)
+    advances = 0
+    while True:
+        plan, action, a, b, _ = checkpoint_next(plan, slots)
+        if action < 0:
+            return advances, int(stores[:, 0].max())
+        if action == CHECKPOINT_ADVANCE:
+            advances += b - a
+
+
+def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
+    """One row, in this process: run by `main` in a subprocess per row."""
+    import numba
+
+    import sourcead
+
+    func, args, wrt = _workload(name, steps)
+    short = args[:-1] + (3,)
+    grad = sourcead.grad(func, wrt=wrt, memory=budget)
+    grad(*short)  # compiled and warmed up
+    primal = numba.njit(func)
+    primal(*short)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    g = grad(*args)
+    first = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    grads = [first]
+    for _ in range(repeats - 1):
+        start = time.perf_counter()
+        grad(*args)
+        grads.append(time.perf_counter() - start)
+    primals = []
+    for _ in range(max(repeats, 3)):
+        start = time.perf_counter()
+        primal(*args)
+        primals.append(time.perf_counter() - start)
+    row = {"name": name, "budget": budget, "steps": steps, "peak": peak,
+           "grad": statistics.median(grads), "primal": statistics.median(primals),
+           "g": [np.asarray(x).ravel()[:64].tolist() for x in g]}  # fmt: skip
+    if budget is not None:
+        state = 2 * args[0].nbytes if name == "heat_swap" else 4 * args[0].nbytes
+        slots = min(steps, budget // state)
+        advances, forward = schedule_advances(steps, slots)
+        row.update(slots=slots, replays=advances, optimum=revolve_optimum(steps, slots) - forward)
+    return row
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", default=list(CASES))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--row", help=argparse.SUPPRESS)
+    opts = parser.parse_args(argv)
+    if opts.row:
+        name, budget, steps = json.loads(opts.row)
+        print(json.dumps(measure(name, budget, steps, opts.repeats)))
+        return 0
+    print("| workload | steps | budget | snapshots | peak memory | within budget | grad / primal | replays | "
+          "revolve's optimum | max rel. diff vs unbounded |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    failed = 0
+    for name in opts.names:
+        case = CASES[name]
+        rows = []
+        for budget in case["budgets"]:
+            row_arg = json.dumps([name, budget, case["steps"]])
+            done = subprocess.run(
+                [sys.executable, "-m", "benchmarks.checkpointing", "--row", row_arg, "--repeats", str(opts.repeats)],
+                capture_output=True, text=True,
+            )  # fmt: skip
+            if done.returncode != 0:
+                print(f"| {name} | {case['steps']} | {budget} | failed: {done.stderr.strip().splitlines()[-1]} |")
+                failed = 1
+                continue
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        exact = next((r for r in rows if r["budget"] is None), None)
+        for r in rows:
+            diff = ""
+            if exact is not None and r is not exact:
+                diff = max(
+                    float(np.max(np.abs(np.subtract(a, b)) / np.maximum(np.abs(b), 1e-300)))
+                    for a, b in zip(r["g"], exact["g"], strict=True)
+                )
+                diff = f"{diff:.1e}"
+            budget = "unbounded" if r["budget"] is None else f"{r['budget'] // MB} MB"
+            within = "" if r["budget"] is None else ("yes" if r["peak"] <= r["budget"] + 16 * MB else "NO")
+            failed |= within == "NO"
+            cells = [name, r["steps"], budget, r.get("slots", ""), f"{r['peak'] / MB:.0f} MB", within,
+                     f"{r['grad'] / r['primal']:.1f}", r.get("replays", ""), r.get("optimum", ""), diff]  # fmt: skip
+            print("| " + " | ".join(str(c) for c in cells) + " |")
+    print("\npeak memory: growth of the peak resident set during the first gradient call at full size;")
+    print("'within budget': at most the budget plus 16 MB (one step's records, the call's own arrays).")
+    print("replays: steps the reverse sweep runs again; optimum: revolve's fewest for those snapshots.")
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

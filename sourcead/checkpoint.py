@@ -1,0 +1,147 @@
+"""Which time loops the reverse sweep checkpoints, and the state their snapshots hold.
+
+A checkpointed loop records nothing in the forward sweep: it keeps snapshots of the state its
+body overwrites (binomial checkpointing, `runtime.checkpoint_schedule`), and its reverse sweep
+runs each step again from the nearest snapshot, with its records, just before that step's
+adjoint. The tape then holds one step's records at a time, and memory is bounded by the
+snapshots. `reverse.py` emits the code; this module decides where, and what a snapshot holds.
+
+A loop is checkpointed when the function has a memory budget (`memory=`) or the loop is marked
+with a `# sourcead: checkpoint` comment (on the line above it or at the end of its `for` line), and
+it is a top-level `for` loop over a range fixed at its entry, without break, continue or return,
+whose body records something and has adjoint work. Its state: every variable the body assigns
+that exists before the loop, every array it writes, and what it reads that later statements
+overwrite. A loop that cannot be checkpointed keeps its records, and the generated code says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names, walk_statements
+from .exprs import names_in
+
+MARKER = "sourcead: checkpoint"
+
+
+@dataclass(frozen=True)
+class State:
+    """One variable a snapshot holds."""
+
+    var: str
+    array: bool
+    rebound: bool  # an array the body assigns as a whole (restored as a copy, not into its buffer)
+    dtype: str  # "float", "int" or "bool"
+    ndim: int = 0
+
+
+@dataclass(frozen=True)
+class Checkpointed:
+    loop: For
+    state: tuple[State, ...]
+
+
+def marked(loop: For) -> bool:
+    """Is the loop marked `# sourcead: checkpoint` (above it, or at the end of its `for` line)?"""
+    origin = loop.origin
+    comments = []
+    if isinstance(origin, cst.For):
+        comments += [line.comment.value for line in origin.leading_lines if line.comment is not None]
+        header = getattr(origin.body, "header", None)
+        if header is not None and header.comment is not None:
+            comments.append(header.comment.value)
+    return any(MARKER in text for text in comments)
+
+
+def plan_checkpoints(
+    body: tuple[Stmt, ...],
+    params: tuple[str, ...],
+    kind_of: Callable[[str], object],
+    budget: int | None,
+    worth_it: Callable[[For], bool],
+) -> tuple[dict[For, Checkpointed], dict[For, str]]:
+    """The loops of `body` (the function's top level) to checkpoint, and for each loop that was asked
+    for but cannot be, why. `kind_of(var)` is the variable's `Type`; `worth_it(loop)`: does the loop
+    record something its adjoint needs."""
+    chosen: dict[For, Checkpointed] = {}
+    refused: dict[For, str] = {}
+    defined = set(params)
+    for k, s in enumerate(body):
+        if isinstance(s, For) and not s.parallel and (budget is not None or marked(s)) and worth_it(s):
+            later = assigned_names(body[k + 1 :])
+            state, why = _state(s, defined, later, kind_of, body)
+            if state is None:
+                refused[s] = why
+            else:
+                chosen[s] = Checkpointed(s, state)
+        defined |= assigned_names((s,))
+    return chosen, refused
+
+
+def _state(
+    loop: For, defined: set[str], later: set[str], kind_of: Callable[[str], object], body: tuple[Stmt, ...]
+) -> tuple[tuple[State, ...] | None, str]:
+    inside = list(walk_statements(loop.body))
+    if any(isinstance(s, (Break, Continue, Exit)) for s in inside):
+        return None, "it exits early (break or return)"
+    assigned = assigned_names(loop.body)
+    if any(names_in(b) & (assigned | {loop.var}) for b in (loop.start, loop.stop, loop.step)):
+        return None, "its range changes while it runs"
+    inner_vars = {s.var for s in inside if isinstance(s, For)}
+    reads = _reads(inside)
+    rebound = {s.var for s in inside if isinstance(s, Assign) and not s.writes_element}
+    rebound |= {n for s in inside if isinstance(s, Permute) for n in s.targets}
+    candidates = (assigned - inner_vars) | (reads & later & defined)
+    renames = {
+        n
+        for s in walk_statements(body)
+        if isinstance(s, Assign) and not s.writes_element and isinstance(s.value, cst.Name)
+        for n in (s.var, s.value.value)
+    }
+    state = []
+    for var in sorted(candidates):
+        t = kind_of(var)
+        if t is None:
+            return None, f"the type of `{var}` is not known"
+        if getattr(t, "is_tuple", False) or t.dtype not in ("float", "int", "bool"):  # type: ignore[attr-defined]
+            return None, f"`{var}` is not a number or an array of numbers"
+        array = bool(t.is_array)  # type: ignore[attr-defined]
+        if not array:
+            state.append(State(var, False, False, t.dtype))  # type: ignore[attr-defined]
+            continue
+        if var in renames:
+            return None, f"the array `{var}` has another name (a plain assignment `a = b`)"
+        if var not in defined:
+            if _first_written_whole(loop.body, var):
+                continue  # made afresh in each step before any read: not part of the state
+            return None, f"the array `{var}` is read in a step before that step makes it"
+        state.append(State(var, True, var in rebound, t.dtype, t.ndim))  # type: ignore[attr-defined]
+    return tuple(state), ""
+
+
+def _reads(statements: list[Stmt]) -> set[str]:
+    found: set[str] = set()
+    for s in statements:
+        if isinstance(s, Assign):
+            found |= names_in(s.value) | (names_in(s.target) if s.writes_element else set())
+        elif isinstance(s, For):
+            found |= names_in(s.start) | names_in(s.stop) | names_in(s.step)
+        elif isinstance(s, (If, While)):
+            found |= names_in(s.test)
+        elif isinstance(s, Permute):
+            found |= set(s.sources)
+    return found
+
+
+def _first_written_whole(body: tuple[Stmt, ...], var: str) -> bool:
+    """Is the first top-level statement of `body` that mentions `var` an assignment of the whole
+    array that does not read it (so each step makes its own before reading it)?"""
+    for s in body:
+        mentions = var in assigned_names((s,)) or var in _reads(list(walk_statements((s,))))
+        if not mentions:
+            continue
+        return isinstance(s, Assign) and not s.writes_element and s.var == var and var not in names_in(s.value)
+    return True

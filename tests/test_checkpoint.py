@@ -1,0 +1,215 @@
+"""Binomial checkpointing of time loops (issue 15): the schedule is revolve's optimum, gradients
+are those of the unbounded adjoint, and memory stays within the budget."""
+
+from __future__ import annotations
+
+import pickle
+import tracemalloc
+from math import comb
+
+import checkpointing as ck
+import numpy as np
+import pytest
+
+import sourcead
+from sourcead.budget import memory_bytes
+from sourcead.runtime import (
+    CHECKPOINT_ADVANCE,
+    CHECKPOINT_RESTORE,
+    CHECKPOINT_STEP,
+    CHECKPOINT_STORE,
+    checkpoint_next,
+    checkpoint_schedule,
+    checkpoint_slots,
+)
+
+
+def revolve_optimum(steps: int, snapshots: int) -> int:
+    """The fewest advances that reverse `steps` steps with `snapshots` snapshots (Griewank)."""
+    if steps <= 1:
+        return 0
+    r = 0
+    while comb(snapshots + r, snapshots) < steps:
+        r += 1
+    return r * steps - comb(snapshots + r, r - 1)
+
+
+def play(steps: int, slots: int) -> tuple[int, int]:
+    """Carry out the schedule on a model whose state is the step index; every action is checked
+    against the state it needs. Returns (advances in the reverse sweep, forward steps before the
+    last snapshot the forward sweep takes)."""
+    stores, plan = checkpoint_schedule(steps, slots)
+    snaps: dict[int, int] = {}
+    for step, slot in stores:
+        snaps[int(slot)] = int(step)
+    state, advances, reversed_steps = steps, 0, []
+    while True:
+        plan, action, a, b, slot = checkpoint_next(plan, slots)
+        if action < 0:
+            break
+        if action == CHECKPOINT_RESTORE:
+            state = snaps[int(slot)]
+        elif action == CHECKPOINT_STORE:
+            snaps[int(slot)] = state
+        elif action == CHECKPOINT_ADVANCE:
+            advances += b - a
+            state = b
+        assert action == CHECKPOINT_RESTORE or state == a or (action == CHECKPOINT_ADVANCE and state == b)
+        if action == CHECKPOINT_STEP:
+            reversed_steps.append(int(a))
+            state = None
+        assert len(snaps) <= slots and all(0 <= s < slots for s in snaps)
+    assert reversed_steps == list(range(steps - 1, -1, -1))
+    return advances, int(stores[:, 0].max()) if steps else 0
+
+
+@pytest.mark.parametrize("slots", range(1, 9))
+def test_schedule_reverses_every_step_with_the_fewest_advances(slots):
+    for steps in range(0, 70):
+        advances, forward = play(steps, slots)
+        assert advances + forward == revolve_optimum(steps, slots), (steps, slots)
+
+
+def test_schedule_of_a_long_loop_keeps_its_plan_small():
+    advances, forward = play(20_000, 141)
+    assert advances + forward == revolve_optimum(20_000, 141)
+    _, plan = checkpoint_schedule(20_000, 141)
+    assert plan.shape[0] < 400  # the plan is O(snapshots), not O(steps)
+
+
+def test_slots_from_the_budget():
+    assert checkpoint_slots(100, 1000, 5000) == 5
+    assert checkpoint_slots(3, 1000, 5000) == 3  # never more than one per step
+    assert checkpoint_slots(10_000, 1000, -1) == 100  # no budget: about sqrt(steps)
+    with pytest.raises(MemoryError, match="smaller than one snapshot"):
+        checkpoint_slots(100, 1000, 999)
+
+
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (4096, 4096),
+        ("64kB", 64_000),
+        ("16MB", 16_000_000),
+        ("2GB", 2_000_000_000),
+        ("1.5 MiB", 1_572_864),
+        (None, None),
+    ],
+)
+def test_memory_sizes(given, expected):
+    assert memory_bytes(given) == expected
+
+
+@pytest.mark.parametrize("given", ["12 parsecs", "", -5, 0, 2.5, True, "MB"])
+def test_bad_memory_sizes_are_refused(given):
+    with pytest.raises(sourcead.SourceADError, match="memory="):
+        sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=given)
+
+
+def _heat_args(n: int = 24):
+    rng = np.random.default_rng(3)
+    return rng.standard_normal(n), 0.2
+
+
+def _state_bytes(n: int) -> int:
+    return 2 * 8 * n + 16  # u and un, left and right
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 5, 23])
+def test_gradient_equals_the_unbounded_adjoint_for_every_budget(steps):
+    u0, k = _heat_args()
+    exact = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False)(u0, k, steps)
+    for slots in range(1, max(steps, 1) + 2):
+        got = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=slots * _state_bytes(u0.size))(u0, k, steps)
+        np.testing.assert_allclose(got[0], exact[0], rtol=1e-12, atol=1e-14)
+        assert got[1] == pytest.approx(exact[1], rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("slots", [2, 3, 7])
+def test_compiled_gradient_equals_the_unbounded_adjoint(slots):
+    u0, k = _heat_args()
+    exact = sourcead.grad(ck.heat_swap, wrt=(0, 1))(u0, k, 40)
+    got = sourcead.grad(ck.heat_swap, wrt=(0, 1), memory=slots * _state_bytes(u0.size))(u0, k, 40)
+    np.testing.assert_allclose(got[0], exact[0], rtol=1e-12, atol=1e-14)
+    assert got[1] == pytest.approx(exact[1], rel=1e-12)
+
+
+def test_marked_loop_is_checkpointed_without_a_budget():
+    u0, k = _heat_args()
+    source = sourcead.grad(ck.heat_marked, wrt=(0, 1), jit=False).source
+    assert "checkpointed loop" in source and "checkpoint_next(" in source
+    assert "checkpointed loop" not in sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False).source
+    for jit in (False, True):
+        exact = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=jit)(u0, k, 30)
+        got = sourcead.grad(ck.heat_marked, wrt=(0, 1), jit=jit)(u0, k, 30)
+        np.testing.assert_allclose(got[0], exact[0], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_prange_inside_and_written_argument(jit):
+    rng = np.random.default_rng(5)
+    u, k = rng.standard_normal(40), 0.15
+    exact = sourcead.vjp(ck.parallel_in_place, wrt=(0, 1), jit=jit)
+    bounded = sourcead.vjp(ck.parallel_in_place, wrt=(0, 1), jit=jit, memory=3 * 8 * 40)
+    assert "prange(" in bounded.source.split("checkpoint_next(")[1]  # the replayed steps stay parallel
+    w = (1.0, rng.standard_normal(40))
+    (v0, u_after0), g0 = exact(u, k, 17, cotangent=w)
+    (v1, u_after1), g1 = bounded(u, k, 17, cotangent=w)
+    assert v1 == pytest.approx(v0, rel=1e-13)
+    np.testing.assert_allclose(u_after1, u_after0, rtol=1e-13)
+    np.testing.assert_allclose(g1[0], g0[0], rtol=1e-12, atol=1e-14)
+    assert g1[1] == pytest.approx(g0[1], rel=1e-12)
+
+
+def test_whole_array_state_against_finite_differences():
+    rng = np.random.default_rng(7)
+    x0, A = rng.standard_normal(6) * 0.5, rng.standard_normal((6, 6)) * 0.3
+    g = sourcead.grad(ck.whole_arrays, wrt=0, jit=False, memory=2 * 8 * 6)(x0, A, 0.05, 25)
+    exact = sourcead.grad(ck.whole_arrays, wrt=0, jit=False)(x0, A, 0.05, 25)
+    np.testing.assert_allclose(g, exact, rtol=1e-12)
+    e, h = np.eye(6), 1e-6
+    fd = [(ck.whole_arrays(x0 + h * e[i], A, 0.05, 25) - ck.whole_arrays(x0 - h * e[i], A, 0.05, 25)) / (2 * h)
+          for i in range(6)]  # fmt: skip
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+def test_a_loop_that_exits_early_keeps_its_records_and_says_why():
+    source = sourcead.grad(ck.early_exit, wrt=0, jit=False, memory="1MB").source
+    assert "not checkpointed: it exits early" in source
+
+
+def test_peak_memory_stays_within_the_budget():
+    u0, k = _heat_args(100)
+    steps, budget = 300, 16_000
+    peaks = {}
+    for memory in (None, budget):
+        g = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)
+        g(u0, k, 2)  # the module is loaded; what follows is the call alone
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            g(u0, k, steps)
+            peaks[memory] = tracemalloc.get_traced_memory()[1] - start
+        finally:
+            tracemalloc.stop()
+    # stated constant: one step's records (3 floats and 2 ints per point) and the call's own arrays
+    constant = 64_000
+    assert peaks[budget] <= budget + constant
+    assert peaks[None] > 4 * (budget + constant)  # the unbounded tape: the test can fail
+
+
+def test_memory_keyword_on_every_transform_and_the_decorator():
+    u0, k = _heat_args()
+    exact = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False)(u0, k, 9)
+    memory = 2 * _state_bytes(u0.size)
+    value, g = sourcead.value_and_grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)(u0, k, 9)
+    np.testing.assert_allclose(g[0], exact[0], rtol=1e-12)
+    _, g = sourcead.vjp(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)(u0, k, 9, cotangent=1.0)
+    np.testing.assert_allclose(g[0], exact[0], rtol=1e-12)
+    decorated = sourcead.differentiable(memory=memory)(ck.heat_swap)
+    np.testing.assert_allclose(decorated.grad((0, 1), jit=False)(u0, k, 9)[0], exact[0], rtol=1e-12)
+    assert "checkpointed loop" in decorated.source(wrt=(0, 1))
+    jac = sourcead.jacobian(ck.heat_swap, wrt=0, mode="reverse", jit=False, memory=memory)(u0, k, 9)
+    np.testing.assert_allclose(jac, exact[0], rtol=1e-12)
+    prepared = pickle.loads(pickle.dumps(sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)))
+    assert "checkpointed loop" in prepared.source
