@@ -6,7 +6,9 @@ parallel, when this holds (else the adjoint loop is serial, and the generated co
 - every variable the body assigns is private to the iteration, or a reduction `s += ...`
   that the body does not otherwise read;
 - every shared array the body writes is written at the loop index (first index exactly `i`)
-  and not read by the body, so iterations write disjoint elements and read none of them;
+  and not read by the body, so iterations write disjoint elements and read none of them; an
+  array the body makes itself (`row = np.empty(d)`, first thing it does with that name) is the
+  iteration's own scratch, written and read anywhere;
 - nothing the loop writes is still needed by the adjoint of an earlier statement.
 
 Then each adjoint iteration replays its own forward body (recording on its own small tape,
@@ -64,9 +66,10 @@ def plan_parallel(loop: For, reads_of) -> tuple[ParallelLoop | None, str]:
     if accumulated & read_in_body:
         name = sorted(accumulated & read_in_body)[0]
         return None, f"`{name}` is accumulated and also read in the loop body"
-    written_arrays = {s.var for s in assigns if s.writes_element}
+    scratch = {v for v in private if _made_first(loop.body, v)}
+    written_arrays = {s.var for s in assigns if s.writes_element} - scratch
     for s in assigns:
-        if not s.writes_element:
+        if not s.writes_element or s.var in scratch:
             continue
         first = subscript_indices(s.target)[0]  # type: ignore[arg-type]
         if not (isinstance(first, cst.Name) and first.value == loop.var):
@@ -83,6 +86,17 @@ def plan_parallel(loop: For, reads_of) -> tuple[ParallelLoop | None, str]:
         frozenset(reads - private),
     )
     return plan, ""
+
+
+def _made_first(body: tuple[Stmt, ...], var: str) -> bool:
+    """Is the first top-level statement of `body` that mentions `var` an assignment of all of it
+    that does not read it (so every iteration makes its own before any use)?"""
+    for s in body:
+        inside = list(walk_statements((s,)))
+        if not any(var in _names(t) or (isinstance(t, Assign) and t.var == var) for t in inside):
+            continue
+        return isinstance(s, Assign) and not s.writes_element and s.var == var and var not in _names(s)
+    return False
 
 
 def _values_read(stmt: Stmt) -> set[str]:

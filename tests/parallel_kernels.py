@@ -119,3 +119,32 @@ def diffusion_rows(u0, kappa, n_steps):
         for j in range(m):
             s += u[i, j] * u[i, j]
     return 0.5 * s
+
+
+def scratch_rows(X, w):
+    # a scratch row per iteration, written and read at any index: the iteration's own
+    n, d = X.shape
+    total = 0.0
+    for i in numba.prange(n):
+        row = np.empty(d)
+        for j in range(d):
+            row[j] = np.tanh(X[i, j] * w[j])
+        s = 0.0
+        for j in range(d):
+            s += row[j] * row[j] * w[j]
+        total += s
+    return total
+
+
+def scratch_recurrence(X, w):
+    # a scratch array each iteration overwrites in a recurrence (its records stay in the iteration)
+    n, d = X.shape
+    out = np.zeros(n)
+    for i in numba.prange(n):
+        acc = np.zeros(d)
+        for j in range(d):
+            acc[j] = X[i, j] * w[j]
+        for j in range(1, d):
+            acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
+        out[i] = acc[d - 1]
+    return np.sum(out * out)

@@ -50,6 +50,8 @@ PARALLEL = [
         ("inner_recurrence", ("x", "w")),
         ("heat_steps", ("u0", "kappa")),
         ("diffusion_rows", ("u0", "kappa")),
+        ("scratch_rows", ("X", "w")),
+        ("scratch_recurrence", ("X", "w")),
     ]
 ]
 

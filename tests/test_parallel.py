@@ -48,6 +48,8 @@ def _cases():
         ("inner_recurrence", (rng.standard_normal(200), 0.8), ("x", "w")),
         ("heat_steps", (rng.standard_normal(40), 0.2, 30), ("u0", "kappa")),
         ("diffusion_rows", (rng.standard_normal((12, 9)), 0.1, 15), ("u0", "kappa")),
+        ("scratch_rows", (0.5 * rng.standard_normal((60, 5)), rng.standard_normal(5)), ("X", "w")),
+        ("scratch_recurrence", (0.5 * rng.standard_normal((60, 6)), rng.standard_normal(6)), ("X", "w")),
     ]
 
 
