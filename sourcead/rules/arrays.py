@@ -48,6 +48,19 @@ def _extremum_over_axis(helper: str):
     return lower
 
 
+def _over_axis(helper: str):
+    """np.cumsum(a, axis=k) is cumsum_along(a, k), np.prod(a, axis=k) prod_along(a, k): numba's
+    take no axis."""
+
+    def lower(bound) -> cst.BaseExpression | None:
+        axis = bound.get("axis")
+        if axis is None:
+            return None
+        return template(f"{helper}({{a}}, {{k}})", a=bound.get("a"), k=axis)
+
+    return lower
+
+
 def _along(largest: bool) -> Pullback:
     """The tangent and adjoint of max_along (min_along): at the first extremum of each row or column."""
     flag = "True" if largest else "False"
@@ -133,9 +146,14 @@ ARRAYS: list[Primitive] = [
     # a 1-D array as it is: the vector norms refuse a matrix through it
     Primitive("as_vector", S("a"), results.vector, Pullback("{t}", "{g}"), helpers=("as_vector",),
               example="np.linalg.norm(b, 1) * np.linalg.norm(c, np.inf)"),
-    Primitive("np.prod", S("a"), results.reduced(),
+    Primitive("np.prod", S("a, axis=!, keepdims=!"), results.reduced(),
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
-              example="np.prod(b + 1.0)"),
+              lower=_over_axis("prod_along"),
+              example="np.prod(b + 1.0) + np.sum(np.prod(a, axis=0) * b) + np.sum(np.prod(a * a, axis=-1) * c)"),
+    Primitive("prod_along", S("a, axis=!"), results.reduced(),
+              Pullback("np.sum({t} * prod_others_along({x}, {axis}), axis={axis})",
+                       "prod_others_along({x}, {axis}) * expand_axis({g}, {x}, {axis})"),
+              helpers=("prod_along", "prod_others_along", "expand_axis"), example="np.sum(np.prod(a, axis=1) * c)"),
     Primitive("np.linalg.norm", S("a, ord=!, axis=!"), results.normed,
               # at 0 (no derivative), 0: a norm's subgradient, as for math.hypot
               Pullback("(np.dot(np.ravel({x}), np.ravel({t})) / {z} if {z} != 0.0 else 0.0)",
@@ -145,8 +163,13 @@ ARRAYS: list[Primitive] = [
     # shape-preserving and linear
     Primitive("np.transpose", S("a"), results.array_operand("a", (1, 2)), Pullback("np.transpose({t})",
               "np.transpose({g})"), example="np.sum(np.transpose(a) @ c)"),
-    Primitive("np.cumsum", S("a"), results.array_operand("a", (1,)),
-              Pullback("np.cumsum({t})", "np.cumsum({g}[::-1])[::-1]"), example="np.sum(np.cumsum(b) ** 2)"),
+    Primitive("np.cumsum", S("a, axis=!"), results.array_operand("a", (1,)),
+              Pullback("np.cumsum({t})", "np.cumsum({g}[::-1])[::-1]"), lower=_over_axis("cumsum_along"),
+              example="np.sum(np.cumsum(b) ** 2) + np.sum(np.cumsum(a, axis=0) * a)"
+                      " + np.sum(np.cumsum(a, axis=-1) ** 2)"),
+    Primitive("cumsum_along", S("a, axis=!"), results.array_operand("a", (1, 2)),
+              Pullback("cumsum_along({t}, {axis})", "cumsum_along_bar({g}, {axis})"),
+              helpers=("cumsum_along", "cumsum_along_bar"), example="np.sum(np.cumsum(a, axis=1) * a)"),
     Primitive("np.reshape", S("a, newshape"), results.reshaped,
               Pullback("np.reshape(np.ascontiguousarray({t}), {newshape})",
                        "np.reshape(np.ascontiguousarray({g}), {x}.shape)"),
@@ -213,8 +236,8 @@ METHODS: list[Method] = [
     Method("min", "np.min", S("a, axis=!, keepdims=!")),
     Method("var", "np.var", S("a, axis=!, ddof=!")),
     Method("std", "np.std", S("a, axis=!, ddof=!")),
-    Method("prod", "np.prod", S("a")),
-    Method("cumsum", "np.cumsum", S("a")),
+    Method("prod", "np.prod", S("a, axis=!, keepdims=!")),
+    Method("cumsum", "np.cumsum", S("a, axis=!")),
     Method("copy", "np.copy", S("a")),
     Method("dot", "np.dot", S("a, b")),
     Method("transpose", "np.transpose", S("a")),

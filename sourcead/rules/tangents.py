@@ -46,6 +46,7 @@ TANGENT_HELPERS: list[Primitive] = [
     # tangents that are differentiable, but whose derivatives are not declared yet (second order
     # refuses their primitives on values that carry derivatives, with a position: NO_SECOND_ORDER)
     Primitive("prod_others", S("a"), results.like("a")),  # of np.prod
+    Primitive("prod_others_along", S("a, axis=!"), results.like("a")),  # of np.prod over an axis
     Primitive("digamma", S("x"), results.math_floats),  # of math.gamma and math.lgamma
 ]  # fmt: skip
 
@@ -53,6 +54,7 @@ TANGENT_HELPERS: list[Primitive] = [
 # on a value that carries a derivative, at the user's statement (`second.py`)
 NO_SECOND_ORDER: dict[str, str] = {
     "np.prod": "its tangent calls `prod_others`, which has no derivative rule",
+    "prod_along": "its tangent calls `prod_others_along`, which has no derivative rule",
     "math.gamma": "its tangent calls `digamma`, which has no derivative rule (trigamma)",
     "math.lgamma": "its tangent calls `digamma`, which has no derivative rule (trigamma)",
     "np.sort": "its tangent gathers by `np.argsort`, an indexing by an array that the subset does not have",
