@@ -17,6 +17,7 @@ from .linearize import Node, adjoint
 from .liveness import needed_assignments
 from .peephole import simplify
 from .program import Program, builds_array, copied_array
+from .rules import primitive
 
 
 class StatementAdjoints:
@@ -63,18 +64,28 @@ class StatementAdjoints:
         return lines
 
     def check_view(self, s: Assign) -> None:
-        """`b = a[i]` makes b a view of a row of a: writes through either name change both, which
-        reverse mode does not follow; refused where one of them is written element by element."""
+        """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other
+        primitives declared `view`): writes through either name change both, which reverse mode
+        does not follow; refused where one of them is written element by element."""
         value = s.value
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and not _returns(s):
-            base = value.value.value
-            if {s.var, base} & self.written_after(s):
-                raise self.prog.parsed.error(
-                    f"`{s.var}` is a view of `{base}` (a row or slice), and one of them is then written, "
-                    "which reverse mode does not support yet",
-                    s.origin,
-                    f"Write `{s.var} = {code(value)}.copy()` for a separate array, or index `{base}` itself.",
-                )
+        base = None
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            base, what = value.value.value, "a row or slice"
+        elif isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
+            declared = primitive(code(value.func))
+            if declared is not None and declared.view:
+                base, what = value.args[0].value.value, f"`{declared.name}` returns a view"
+        if base is not None and not _returns(s) and {s.var, base} & self.written_after(s):
+            written = s.origin.value if isinstance(s.origin, cst.Assign) else value  # as the user wrote it
+            text = code(written)
+            if not isinstance(written, (cst.Name, cst.Subscript, cst.Attribute, cst.Call)):
+                text = f"({text})"
+            raise self.prog.parsed.error(
+                f"`{s.var}` is a view of `{base}` ({what}), and one of them is then written, "
+                "which reverse mode does not support yet",
+                s.origin,
+                f"Write `{s.var} = {text}.copy()` for a separate array, or index `{base}` itself.",
+            )
 
     def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:

@@ -43,7 +43,7 @@ class Count:
         start, stop, step = loop.start, loop.stop, loop.step
         if code(step) == "1":
             if code(start) == "0":
-                return cls(((1, (Factor(code(stop), _nonnegative(stop)),)),))
+                return cls(((1, (Factor(code(paren(stop)), _nonnegative(stop)),)),))
             if is_number(start) and is_number(stop):
                 return cls.of(max(int(number_value(stop) - number_value(start)), 0))
             return cls(((1, (Factor(f"({_difference(stop, start)})", False),)),))
@@ -133,9 +133,8 @@ def _nonnegative(node: cst.BaseExpression) -> bool:
     """Sizes are never negative: `x.shape[k]`, `len(x)`, `x.size`, non-negative literals."""
     if isinstance(node, cst.Integer):
         return True
-    text = code(node)
     return (
-        text.startswith("len(")
+        (isinstance(node, cst.Call) and code(node.func) == "len")
         or (
             isinstance(node, cst.Subscript)
             and isinstance(node.value, cst.Attribute)

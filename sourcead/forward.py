@@ -10,9 +10,10 @@ import libcst as cst
 
 from .core import Assign, Break, For, If, Permute, Stmt, While
 from .emit import Line, Writer, tuple_text
-from .exprs import code, number
+from .exprs import code, number, unparen
 from .linearize import tangent
 from .program import Program, builds_array, copied_array
+from .rules import primitive
 
 
 def primal_function(prog: Program) -> str:
@@ -100,8 +101,25 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
             return
     else:
         op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
-        out.emit([Line(shadow, op, tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot")))])
+        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"))
+        whole = stmt.accumulate is None and not stmt.writes_element and prog.kinds.is_array(stmt.var)
+        if whole and not aliases(stmt.value) and aliases(value_dot):
+            # `r = x * 1.0` is a new array, its tangent x_dot is not: a later write to x_dot must
+            # not change r_dot (a finding of the fuzzer)
+            value_dot = cst.parse_expression(f"np.copy({code(value_dot)})")
+        out.emit([Line(shadow, op, value_dot)])
     out.emit([Line(stmt.target, {None: "=", "+": "+=", "-": "-="}[stmt.accumulate], lin.value)])
+
+
+def aliases(value: cst.BaseExpression) -> bool:
+    """Is `value` an existing array's memory (a name, an element or slice, a declared view)?"""
+    value = unparen(value)
+    if isinstance(value, (cst.Name, cst.Subscript)):
+        return True
+    if isinstance(value, cst.Call):
+        declared = primitive(code(value.func))
+        return declared is not None and declared.view and bool(value.args) and aliases(value.args[0].value)
+    return False
 
 
 def _branch(prog: Program, stmt: If, out: Writer, keyword: str) -> None:

@@ -90,7 +90,14 @@ def norm_with_ord(x):
 
 
 def max_over_axis(X):
-    return np.sum(np.prod(X, 1))  # error: axis
+    return np.sum(np.cumsum(X, 1, np.float64))  # error: axis
+
+
+def transposed_view_written(B, v):
+    # B.T is a view: the write to B shows through T, which reverse mode would not follow
+    T = B.T  # error: view
+    B[0, 1] = v * 2.0
+    return T[1, 0] * v
 
 
 def abs_of_array(x):

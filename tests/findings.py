@@ -294,3 +294,27 @@ def shifted_slice_in_parallel(y0, a):
     for i in numba.prange(y.shape[0]):
         s += y[i] * y[i]
     return s
+
+
+def tangent_of_a_new_array(data0):
+    # `r = data * 1.0` is a new array, but its tangent was data_dot itself: the later write into
+    # data's tangent changed r's too (jvp wrong)
+    data = data0.copy()
+    r = data * 1.0
+    for i in range(1, 0, -1):
+        data[i] = 1.0
+    return r[1] * data[0] + r[2]
+
+
+def trip_count_of_a_difference(c, h, coef):
+    # the records of this nest were reserved as `len(coef) - 1 * (1 + len(coef))` (a missing
+    # parenthesis), and `len(coef) - 1` was taken for a size (never negative): the tape overflowed
+    lo = 0.0
+    for j in range(len(coef) - 1):
+        for k in range(len(coef)):
+            if k > 1:
+                break
+            if coef[k] > 0.5:
+                lo = lo * c + h
+            c = c * 0.9
+    return lo

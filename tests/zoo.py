@@ -874,6 +874,20 @@ ZOO += [
         True,
     ),
     Case(
+        "tangent_of_a_new_array",
+        findings.tangent_of_a_new_array,
+        lambda rng: (rng.standard_normal(3),),
+        ("data0",),
+        True,
+    ),
+    Case(
+        "trip_count_of_a_difference",
+        findings.trip_count_of_a_difference,
+        lambda rng: (_uniform(rng, 0.5, 0.9), _uniform(rng, 0.5, 1.5), rng.uniform(0.0, 1.0, 5)),
+        ("c", "h"),
+        True,
+    ),
+    Case(
         "shape_in_index",
         findings.shape_in_index,
         lambda rng: (_uniform(rng, 0.2, 2.8, 2), rng.standard_normal((3, 2))),

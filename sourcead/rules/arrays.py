@@ -142,7 +142,7 @@ ARRAYS: list[Primitive] = [
               example="np.std(np.sin(a)) + np.sum(np.std(a, axis=1) * c)"),
     Primitive("np.expand_dims", S("a, axis=!"), results.expanded,
               Pullback("np.expand_dims({t}, {axis})", "np.sum({g}, axis={axis})"),
-              example="np.sum(np.expand_dims(c, 1) * a) + np.sum(np.sum(a, axis=0, keepdims=True) * a)"),
+              view=True, example="np.sum(np.expand_dims(c, 1) * a) + np.sum(np.sum(a, axis=0, keepdims=True) * a)"),
     # a 1-D array as it is: the vector norms refuse a matrix through it
     Primitive("as_vector", S("a"), results.vector, Pullback("{t}", "{g}"), helpers=("as_vector",),
               example="np.linalg.norm(b, 1) * np.linalg.norm(c, np.inf)"),
@@ -162,7 +162,7 @@ ARRAYS: list[Primitive] = [
                       " + np.sum(np.linalg.norm(a, axis=1) * c) + np.linalg.norm(d, ord=2)"),
     # shape-preserving and linear
     Primitive("np.transpose", S("a"), results.array_operand("a", (1, 2)), Pullback("np.transpose({t})",
-              "np.transpose({g})"), example="np.sum(np.transpose(a) @ c)"),
+              "np.transpose({g})"), view=True, example="np.sum(np.transpose(a) @ c)"),
     Primitive("np.cumsum", S("a, axis=!"), results.array_operand("a", (1,)),
               Pullback("np.cumsum({t})", "np.cumsum({g}[::-1])[::-1]"), lower=_over_axis("cumsum_along"),
               example="np.sum(np.cumsum(b) ** 2) + np.sum(np.cumsum(a, axis=0) * a)"
@@ -173,7 +173,7 @@ ARRAYS: list[Primitive] = [
     Primitive("np.reshape", S("a, newshape"), results.reshaped,
               Pullback("np.reshape(np.ascontiguousarray({t}), {newshape})",
                        "np.reshape(np.ascontiguousarray({g}), {x}.shape)"),
-              operands=("a",), example="np.sum(np.reshape(d, (2, 3)) @ b)"),
+              operands=("a",), view=True, example="np.sum(np.reshape(d, (2, 3)) @ b)"),
     # a permutation: the tangent is permuted as the values are, the adjoint sent back (1-D)
     Primitive("np.sort", S("a"), results.array_operand("a", (1,)),
               Pullback("{t}[np.argsort({x})]", "unsort({g}, {x})"), helpers=("unsort",),

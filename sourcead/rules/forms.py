@@ -109,6 +109,7 @@ class Primitive:
     special: Callable[..., Derivative | None] | None = None  # another derivative for some literal arguments
     lower: Callable[..., Any] | None = None  # normalize rewrites some calls into other primitives (bound -> expr)
     copies: bool = False  # the result is a copy of its operand (np.copy): a new array the code may then write
+    view: bool = False  # the result is a view of its first operand (np.transpose): writes show through
 
     @property
     def differentiable(self) -> tuple[str, ...]:

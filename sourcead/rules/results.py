@@ -131,6 +131,8 @@ def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
             return Type(out)
         if not -t.ndim <= axis < t.ndim:
             raise ResultError(f"axis {axis} is out of range for {t.describe()}", param="axis")
+        if t.ndim > 2:  # the helpers and adjoints over an axis are written for rows and columns
+            raise ResultError(f"a reduction over an axis takes a 1-D or 2-D array here, got {t.describe()}", param="a")
         return array(out, t.ndim - 1) if t.ndim > 1 else Type(out)
 
     return result
