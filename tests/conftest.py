@@ -12,6 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Generated modules (and numba's cache beside them) go to a folder of the checkout, so the suite
 # never writes to the user's cache, and a second run starts warm.
 os.environ.setdefault("SOURCEAD_CACHE_DIR", str(ROOT / ".cache" / "sourcead-tests"))
+# LLVM's level 1 instead of numba's default 3: compiles (most of a cold run) take about a third
+# less, and without fast-math flags every level computes the same IEEE results; the benchmarks and
+# the demo run at numba's default. Set before numba is imported (here: before any test module).
+os.environ.setdefault("NUMBA_OPT", "1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -125,7 +125,7 @@ def test_gradient_equals_the_unbounded_adjoint_for_every_budget(steps):
         assert got[1] == pytest.approx(exact[1], rel=1e-12, abs=1e-14)
 
 
-@pytest.mark.parametrize("slots", [2, 3, 7])
+@pytest.mark.parametrize("slots", [3])  # each budget is another compiled module: one here, all above
 def test_compiled_gradient_equals_the_unbounded_adjoint(slots):
     u0, k = _heat_args()
     exact = sourcead.grad(ck.heat_swap, wrt=(0, 1))(u0, k, 40)
@@ -145,7 +145,7 @@ def test_marked_loop_is_checkpointed_without_a_budget():
         np.testing.assert_allclose(got[0], exact[0], rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("jit", [False])  # compiled: the zoo's parallel_steps_marked
 def test_prange_inside_and_written_argument(jit):
     rng = np.random.default_rng(5)
     u, k = rng.standard_normal(40), 0.15
@@ -179,8 +179,8 @@ def test_a_loop_that_exits_early_keeps_its_records_and_says_why():
 
 
 def test_peak_memory_stays_within_the_budget():
-    u0, k = _heat_args(100)
-    steps, budget = 300, 16_000
+    u0, k = _heat_args(60)
+    steps, budget = 120, 8_000
     peaks = {}
     for memory in (None, budget):
         g = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)
@@ -193,7 +193,7 @@ def test_peak_memory_stays_within_the_budget():
         finally:
             tracemalloc.stop()
     # stated constant: one step's records (3 floats and 2 ints per point) and the call's own arrays
-    constant = 64_000
+    constant = 32_000
     assert peaks[budget] <= budget + constant
     assert peaks[None] > 4 * (budget + constant)  # the unbounded tape: the test can fail
 

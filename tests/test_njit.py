@@ -213,6 +213,7 @@ def test_a_stale_numba_cache_of_a_caller_is_refused_not_run(tmp_path):
         )
     )
     env = {**os.environ, "SOURCEAD_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)  # the caller's numba cache is the one beside it, deleted below
     run = [sys.executable, str(tmp_path / "caller.py")]
     first = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
     assert float(first.stdout) == 6.0
