@@ -1,4 +1,5 @@
-"""`sourcead emit PATH:FUNC --mode reverse|forward|hvp --wrt NAMES [--array NAME:NDIM] [--after PASS] [-o FILE]`."""
+"""`sourcead emit PATH:FUNC --mode reverse|forward|hvp --wrt NAMES [--array NAME:NDIM] [--memory SIZE]
+[--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from sourcead.budget import memory_bytes
+from sourcead.errors import SourceADError
 from sourcead.listing import PASSES, core_listing
 from sourcead.pipeline import analyze, generate
 
@@ -35,12 +38,20 @@ from .common import fail, load_function, parse_wrt
     "itself does not say (whole-array code). Repeat for several arguments.",
 )
 @click.option(
+    "--memory",
+    metavar="SIZE",
+    help="Reverse mode's memory budget, as memory= takes it (bytes, or 64kB, 16MB, 2GB): its time loops are "
+    "checkpointed (snapshots and replays instead of records).",
+)
+@click.option(
     "--after",
     type=click.Choice(PASSES),
     help="Instead of the module, print the core form the later passes see: after normalize, "
     "with the types kinds gave (kinds), or with what carries derivatives (activity). A debugging aid.",
 )
-def emit(target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str, ...], after: str | None) -> None:
+def emit(
+    target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str, ...], memory: str | None, after: str | None
+) -> None:
     """Print the generated derivative module of FUNC in PATH.
 
     The output is deterministic: the same input gives byte-identical text.
@@ -55,7 +66,11 @@ def emit(target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str
     if after is not None:
         source = core_listing(analyze(func, parse_wrt(wrt), kinds or None), after)
     else:
-        source = generate(func, mode, parse_wrt(wrt), kinds or None).source
+        try:
+            budget = memory_bytes(int(memory) if memory is not None and memory.isdigit() else memory)
+        except SourceADError as exc:
+            fail(f"--memory: {exc.message}")
+        source = generate(func, mode, parse_wrt(wrt), kinds or None, budget).source
     if output:
         Path(output).write_text(source, encoding="utf-8")
     else:

@@ -26,6 +26,14 @@ def test_emit_prints_the_module_and_is_deterministic():
     assert first.output == second.output
 
 
+def test_emit_with_a_memory_budget_checkpoints_the_time_loop():
+    result = run("emit", str(ROOT / "tests" / "checkpointing.py") + ":heat_swap", "--wrt", "u0", "--memory", "64kB")
+    assert result.exit_code == 0, result.output
+    assert "checkpointed loop" in result.output and "as many snapshots as 64000 bytes hold" in result.output
+    bad = run("emit", f"{HEAT}:heat_loss", "--wrt", "u0", "--memory", "lots")
+    assert bad.exit_code == 2 and "--memory: memory='lots' is not a size" in bad.output
+
+
 def test_emit_to_file_matches_the_api(tmp_path):
     import sourcead
 
