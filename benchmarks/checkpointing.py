@@ -10,8 +10,10 @@ For each workload and memory budget, in a fresh process per row (so peak memory 
   * the gradient against the unbounded adjoint's, where that one fits in memory.
 
 Workloads: `heat_swap` (benchmarks.workloads: 400 points, buffers exchanged every step) over
-100,000 steps, and `gray_scott` (benchmarks.gradbench_workloads: 2-D reaction-diffusion with
-periodic indices and buffer swaps) on 512 x 512 over 2,000 steps, whose unbounded tape (about
+100,000 steps, `heat_while` (the same as a `while` loop: online checkpointing, its step count
+unknown until it ends; replays against offline revolve's for the same snapshots), and
+`gray_scott` (benchmarks.gradbench_workloads: 2-D reaction-diffusion with periodic indices and
+buffer swaps) on 512 x 512 over 2,000 steps, whose unbounded tape (about
 4 GB) is not run.
 """
 
@@ -32,16 +34,17 @@ MB = 10**6
 CASES = {
     # 2 MB holds about sqrt(steps) snapshots of heat_swap's state (6.4 kB)
     "heat_swap": {"budgets": [2 * MB, 16 * MB, 64 * MB, 256 * MB, None], "steps": 100_000},
+    "heat_while": {"budgets": [2 * MB, 16 * MB, 64 * MB, None], "steps": 100_000},
     "gray_scott": {"budgets": [64 * MB, 256 * MB], "steps": 2_000},
 }
 
 
 def _workload(name: str, steps: int):
-    if name == "heat_swap":
-        from benchmarks.workloads import heat_swap
+    if name in ("heat_swap", "heat_while"):
+        from benchmarks import workloads
 
         x = np.linspace(0.0, 1.0, 400)
-        return heat_swap, (np.sin(np.pi * x) + 0.1 * np.sin(7 * np.pi * x), 0.2, steps), (0, 1)
+        return getattr(workloads, name), (np.sin(np.pi * x) + 0.1 * np.sin(7 * np.pi * x), 0.2, steps), (0, 1)
     from benchmarks.gradbench_workloads import _gray_scott_args, gray_scott
 
     return gray_scott, _gray_scott_args(512, steps), (0, 1, 2, 3)
@@ -58,7 +61,7 @@ def revolve_optimum(steps: int, snapshots: int) -> int:
 
 def schedule_advances(steps: int, slots: int) -> tuple[int, int]:
     """(steps replayed by the reverse sweep, steps of the forward pass before its last snapshot)."""
-    from sourcead.runtime import CHECKPOINT_ADVANCE, checkpoint_next, checkpoint_schedule
+    from sourcead.checkpoint_runtime import CHECKPOINT_ADVANCE, checkpoint_next, checkpoint_schedule
 
     stores, plan = checkpoint_schedule(steps, slots)
     advances = 0
@@ -66,6 +69,29 @@ def schedule_advances(steps: int, slots: int) -> tuple[int, int]:
         plan, action, a, b, _ = checkpoint_next(plan, slots)
         if action < 0:
             return advances, int(stores[:, 0].max())
+        if action == CHECKPOINT_ADVANCE:
+            advances += b - a
+
+
+def online_advances(steps: int, state_bytes: int, budget: int) -> tuple[int, int]:
+    """(snapshots, steps replayed by the reverse sweep) of the online schedule of a while loop."""
+    from sourcead.checkpoint_runtime import (
+        CHECKPOINT_ADVANCE,
+        checkpoint_next,
+        checkpoint_online,
+        checkpoint_online_plan,
+        checkpoint_place,
+    )
+
+    table = checkpoint_online(state_bytes, budget)
+    for step in range(steps):
+        table, _ = checkpoint_place(table, step)
+    slots, plan = checkpoint_online_plan(table, steps)
+    advances = 0
+    while True:
+        plan, action, a, b, _ = checkpoint_next(plan, slots)
+        if action < 0:
+            return int(slots), advances
         if action == CHECKPOINT_ADVANCE:
             advances += b - a
 
@@ -100,7 +126,11 @@ def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
     row = {"name": name, "budget": budget, "steps": steps, "peak": peak,
            "grad": statistics.median(grads), "primal": statistics.median(primals),
            "g": [np.asarray(x).ravel()[:64].tolist() for x in g]}  # fmt: skip
-    if budget is not None:
+    if budget is not None and name == "heat_while":
+        slots, advances = online_advances(steps, 2 * args[0].nbytes + 16, budget)  # u, v, step, i
+        revolve, forward = schedule_advances(steps, slots)
+        row.update(slots=slots, replays=advances, optimum=int(revolve))  # revolve knowing the count
+    elif budget is not None:
         state = 2 * args[0].nbytes if name == "heat_swap" else 4 * args[0].nbytes
         slots = min(steps, budget // state)
         advances, forward = schedule_advances(steps, slots)
@@ -146,7 +176,8 @@ def checkpointing_report(names=None, repeats: int = 3) -> str:
         "",
         "peak memory: growth of the peak resident set during the first gradient call at full size;",
         "'within budget': at most the budget plus 16 MB (one step's records, the call's own arrays).",
-        "replays: steps the reverse sweep runs again; optimum: revolve's fewest for those snapshots.",
+        "replays: steps the reverse sweep runs again; optimum: revolve's fewest for those snapshots",
+        "(heat_while: online, against offline revolve's reverse sweep, which knows the step count).",
     ]
     return "\n".join(lines) + "\n"
 

@@ -74,6 +74,25 @@ def dense_tanh(W, x):
     return s
 
 
+def heat_while(u0, kappa, n_steps):
+    # heat_swap as a while loop: the compiler does not know its step count (online checkpointing)
+    n = u0.shape[0]
+    u = u0.copy()
+    v = np.zeros(n)
+    step = 0
+    while step < n_steps:
+        v[0] = u[0]
+        v[n - 1] = u[n - 1]
+        for i in range(1, n - 1):
+            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, v = v, u
+        step += 1
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return 0.5 * s
+
+
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step (as tests/zoo.py)
     n = u0.shape[0]

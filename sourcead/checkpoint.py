@@ -1,16 +1,19 @@
 """Which time loops the reverse sweep checkpoints, and the state their snapshots hold.
 
 A checkpointed loop records nothing in the forward sweep: it keeps snapshots of the state its
-body overwrites (binomial checkpointing, `runtime.checkpoint_schedule`), and its reverse sweep
-runs each step again from the nearest snapshot, with its records, just before that step's
-adjoint. The tape then holds one step's records at a time, and memory is bounded by the
-snapshots. `reverse.py` emits the code; this module decides where, and what a snapshot holds.
+body overwrites, and its reverse sweep runs each step again from the nearest snapshot, with its
+records, just before that step's adjoint. The tape then holds one step's records at a time, and
+memory is bounded by the snapshots. `checkpoint_emit.py` writes the code, `checkpoint_runtime.py`
+places the snapshots; this module decides where, and what a snapshot holds.
 
-A loop is checkpointed when the function has a memory budget (`memory=`) or the loop is marked
-with a `# sourcead: checkpoint` comment (on the line above it or at the end of its `for` line), and
-it is a top-level `for` loop over a range fixed at its entry, without break, continue or return,
-whose body records something and has adjoint work. Its state: every variable the body assigns
-that exists before the loop, every array it writes, and what it reads that later statements
+A loop is checkpointed when the function has a memory budget (`memory=`: its top-level loops) or
+the loop is marked with a `# sourcead: checkpoint` comment (on the line above it or at the end of
+its `for`/`while` line), and its body records something and has adjoint work. A `for` loop over a
+range fixed at its entry is checkpointed offline (binomial, revolve); a `while` loop, or a `for`
+loop with a `break`, online (its step count is known only when it ends). A marked loop nested in
+another loop is checkpointed when every loop around it is (each replay of the outer step then
+runs the inner loop with its own snapshots). Its state: every variable the body assigns that
+exists before the loop, every array it writes, and what it reads that later statements
 overwrite. A loop that cannot be checkpointed keeps its records, and the generated code says why.
 """
 
@@ -40,15 +43,17 @@ class State:
 
 @dataclass(frozen=True)
 class Checkpointed:
-    loop: For
+    loop: For | While
     state: tuple[State, ...]
+    defined: frozenset[str]  # the names that exist at the loop's entry
+    online: bool  # its step count is known only when it ends (a `while` loop, a `for` with `break`)
 
 
-def marked(loop: For) -> bool:
-    """Is the loop marked `# sourcead: checkpoint` (above it, or at the end of its `for` line)?"""
+def marked(loop: For | While) -> bool:
+    """Is the loop marked `# sourcead: checkpoint` (above it, or at the end of its header line)?"""
     origin = loop.origin
     comments = []
-    if isinstance(origin, cst.For):
+    if isinstance(origin, (cst.For, cst.While)):
         comments += [line.comment.value for line in origin.leading_lines if line.comment is not None]
         header = getattr(origin.body, "header", None)
         if header is not None and header.comment is not None:
@@ -61,34 +66,61 @@ def plan_checkpoints(
     params: tuple[str, ...],
     kind_of: Callable[[str], object],
     budget: int | None,
-    worth_it: Callable[[For], bool],
-) -> tuple[dict[For, Checkpointed], dict[For, str]]:
-    """The loops of `body` (the function's top level) to checkpoint, and for each loop that was asked
-    for but cannot be, why. `kind_of(var)` is the variable's `Type`; `worth_it(loop)`: does the loop
+    worth_it: Callable[[For | While], bool],
+) -> tuple[dict[For | While, Checkpointed], dict[For | While, str]]:
+    """The loops of the function `body` to checkpoint, and for each loop that was asked for but
+    cannot be, why. `kind_of(var)` is the variable's `Type`; `worth_it(loop)`: does the loop
     record something its adjoint needs."""
-    chosen: dict[For, Checkpointed] = {}
-    refused: dict[For, str] = {}
-    defined = set(params)
-    for k, s in enumerate(body):
-        if isinstance(s, For) and not s.parallel and (budget is not None or marked(s)) and worth_it(s):
-            later = assigned_names(body[k + 1 :])
-            state, why = _state(s, defined, later, kind_of, body)
-            if state is None:
-                refused[s] = why
-            else:
-                chosen[s] = Checkpointed(s, state)
-        defined |= assigned_names((s,))
+    chosen: dict[For | While, Checkpointed] = {}
+    refused: dict[For | While, str] = {}
+    everything = assigned_names(body)
+
+    def visit(block: tuple[Stmt, ...], defined: set[str], top: bool, around_ok: bool) -> None:
+        for k, s in enumerate(block):
+            if isinstance(s, If):
+                visit(s.body, set(defined), top, around_ok)
+                visit(s.orelse, set(defined), top, around_ok)
+            elif isinstance(s, (For, While)):
+                inner = defined | ({s.var} if isinstance(s, For) else set())
+                parallel = isinstance(s, For) and s.parallel
+                asked = marked(s) or (budget is not None and top and not parallel)
+                if asked and worth_it(s):
+                    if parallel:
+                        refused[s] = "it is a prange loop (its iterations are not steps in time)"
+                    elif not around_ok:
+                        refused[s] = "it is inside a loop that is not checkpointed (mark that loop too)"
+                    else:
+                        later = assigned_names(block[k + 1 :]) if top else everything
+                        state, why = _state(s, defined, later, kind_of, body)
+                        if state is None:
+                            refused[s] = why
+                        else:
+                            online = isinstance(s, While) or any(isinstance(t, Break) for t in _same_loop(s.body))
+                            chosen[s] = Checkpointed(s, state, frozenset(defined), online)
+                visit(s.body, inner, False, s in chosen)
+            defined |= assigned_names((s,))
+
+    visit(body, set(params), True, True)
     return chosen, refused
 
 
+def _same_loop(body: tuple[Stmt, ...]):
+    """The statements of a loop body outside its inner loops."""
+    for s in body:
+        yield s
+        if isinstance(s, If):
+            yield from _same_loop(s.body)
+            yield from _same_loop(s.orelse)
+
+
 def _state(
-    loop: For, defined: set[str], later: set[str], kind_of: Callable[[str], object], body: tuple[Stmt, ...]
+    loop: For | While, defined: set[str], later: set[str], kind_of: Callable[[str], object], body: tuple[Stmt, ...]
 ) -> tuple[tuple[State, ...] | None, str]:
     inside = list(walk_statements(loop.body))
-    if any(isinstance(s, (Break, Continue, Exit)) for s in inside):
-        return None, "it exits early (break or return)"
+    if any(isinstance(s, (Continue, Exit)) for s in inside):
+        return None, "it exits early (continue or return)"  # not after exits.py: a guard
     assigned = assigned_names(loop.body)
-    if any(names_in(b) & (assigned | {loop.var}) for b in (loop.start, loop.stop, loop.step)):
+    if isinstance(loop, For) and any(names_in(b) & (assigned | {loop.var}) for b in (loop.start, loop.stop, loop.step)):
         return None, "its range changes while it runs"
     inner_vars = {s.var for s in inside if isinstance(s, For)}
     reads = _reads(inside)

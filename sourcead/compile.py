@@ -293,7 +293,9 @@ def _package_fingerprint() -> str:
 _FINGERPRINT = _package_fingerprint()
 # what compiled code depends on beyond its own text: the helpers it calls (numba does not notice
 # when a callee in another module changes) and the versions that compile it
-_RUNTIME = hashlib.sha256(_VERSIONS.encode() + (_PACKAGE / "runtime.py").read_bytes()).hexdigest()
+_RUNTIME = hashlib.sha256(
+    _VERSIONS.encode() + b"".join((_PACKAGE / name).read_bytes() for name in ("runtime.py", "checkpoint_runtime.py"))
+).hexdigest()
 
 
 def source_key(func: Callable, mode: str, wrt: tuple, arg_kinds: dict[str, str] | None, options: dict) -> str | None:

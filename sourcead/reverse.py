@@ -25,7 +25,8 @@ import libcst as cst
 
 from .activity import value_sources
 from .adjoint import StatementAdjoints
-from .checkpoint import Checkpointed, plan_checkpoints
+from .checkpoint import plan_checkpoints
+from .checkpoint_emit import CheckpointedLoops
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
 from .counts import Count, maximum
 from .definite import placeholder
@@ -46,7 +47,7 @@ def reverse_function(prog: Program, memory: int | None = None) -> tuple[str, lis
     return text, helpers, reverser.uses_threads
 
 
-class Reverser:
+class Reverser(CheckpointedLoops):
     def __init__(self, prog: Program, memory: int | None = None):
         self.prog = prog
         fn = prog.fn
@@ -72,6 +73,7 @@ class Reverser:
         self.checkpointed, self.not_checkpointed = plan_checkpoints(
             fn.body, fn.params, lambda v: prog.kinds[v], memory, lambda loop: self.has_records(loop.body)
         )
+        self._checkpoint_names: dict[For | While, dict[str, str]] = {}
         self.snapshots = {
             loop: {st.var: prog.namer.fresh(f"{st.var}_snaps") for st in plan.state}
             for loop, plan in self.checkpointed.items()
@@ -320,7 +322,11 @@ class Reverser:
     def forward_statement(self, s: Stmt, out: Writer, here: set[str], mode: str) -> None:
         if isinstance(s, For):
             self.forward_for(s, out, here, mode)
+        elif isinstance(s, While) and s in self.checkpointed and mode == "normal":
+            self.forward_checkpointed(self.checkpointed[s], out)
         elif isinstance(s, While):
+            if s in self.not_checkpointed and mode == "normal":
+                out.comment(f"this loop keeps its records, not checkpointed: {self.not_checkpointed[s]}")
             self.forward_loop(s, f"while {code(s.test)}", out, here, mode)
         elif isinstance(s, If):
             self.forward_branch(s, out, here, "if", mode)
@@ -815,120 +821,6 @@ class Reverser:
             if index:
                 out.line(index)
             self.reverse_sweep(loop.body, out)
-
-    # --- checkpointed loops (checkpoint.py; the schedule is runtime.checkpoint_schedule) ---------
-
-    def forward_checkpointed(self, plan: Checkpointed, out: Writer) -> None:
-        """The loop as the user wrote it, without records, taking the schedule's snapshots."""
-        loop, names = plan.loop, self.checkpoint_names(plan.loop)
-        snaps = self.snapshots[loop]
-        self.helpers |= {"checkpoint_slots", "checkpoint_schedule"}
-        state = ", ".join(st.var for st in plan.state)
-        out.comment("checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots")
-        out.comment(f"of {state}; its reverse sweep runs each step again from the nearest one, with its records")
-        for st in plan.state:
-            if not st.array and st.var not in self.defined_before(loop) | self.placed:
-                out.line(f"{st.var} = {self.typed_zero(st.var)}  # part of the state before its first step")
-        out.line(f"{names['steps']} = len({loop.range_text()})")
-        sizes = [f"{st.var}.nbytes" for st in plan.state if st.array]
-        scalars = sum(1 for st in plan.state if not st.array)
-        sizes += [str(8 * scalars)] if scalars else []
-        budget = -1 if self.memory is None else self.memory
-        why = "about sqrt(steps) snapshots" if budget < 0 else f"as many snapshots as {budget} bytes hold"
-        out.line(f"{names['slots']} = checkpoint_slots({names['steps']}, {' + '.join(sizes)}, {budget})  # {why}")
-        out.line(f"{names['stores']}, {names['schedule']} = checkpoint_schedule({names['steps']}, {names['slots']})")
-        dtypes = {"float": "", "int": ", np.int64", "bool": ", np.bool_"}
-        for st in plan.state:
-            shape = f"({names['slots']},) + {st.var}.shape" if st.array else names["slots"]
-            out.line(f"{snaps[st.var]} = np.empty({shape}{dtypes[st.dtype]})")
-        out.line(f"{names['next']} = 0")
-        out.line(f"{names['j']} = 0")
-        with out.block(f"for {loop.var} in {loop.range_text()}"):
-            stores = names["stores"]
-            test = f"{names['next']} < {stores}.shape[0] and {stores}[{names['next']}, 0] == {names['j']}"
-            with out.block(f"if {test}"):
-                self.store_state(plan, f"{stores}[{names['next']}, 1]", out)
-                out.line(f"{names['next']} += 1")
-            out.line(f"{names['j']} += 1")
-            self.forward_sweep(loop.body, out, set(), "primal")
-
-    def reverse_checkpointed(self, plan: Checkpointed, out: Writer) -> None:
-        """The schedule's actions in order: restore, store, advance without records, and for each
-        step (last first) the step with its records followed by its adjoint."""
-        loop, names = plan.loop, self.checkpoint_names(plan.loop)
-        self.helpers.add("checkpoint_next")
-        out.comment(f"adjoint of the checkpointed loop over {loop.var}: its steps again from snapshots, as scheduled")
-        with out.block("while True"):
-            what, a, b, slot = names["do"], names["a"], names["b"], names["slot"]
-            schedule = names["schedule"]
-            out.line(f"{schedule}, {what}, {a}, {b}, {slot} = checkpoint_next({schedule}, {names['slots']})")
-            with out.block(f"if {what} < 0"):
-                out.line("break  # every step reversed")
-            with out.block(f"if {what} == 0"):
-                out.comment(f"restore the state before step {a}")
-                self.restore_state(plan, slot, out)
-            with out.block(f"elif {what} == 1"):
-                out.comment(f"snapshot the state before step {a}")
-                self.store_state(plan, slot, out)
-            with out.block(f"elif {what} == 2"):
-                out.comment(f"steps {a} .. {b} - 1 again, without records")
-                with out.block(f"for {names['j']} in range({a}, {b})"):
-                    out.line(f"{loop.var} = {self.step_value(loop, names['j'])}")
-                    self.forward_sweep(loop.body, out, set(), "primal")
-            with out.block("else"):
-                out.comment(f"step {a} with its records, then its adjoint")
-                out.line(f"{loop.var} = {self.step_value(loop, a)}")
-                exact = set()
-                inside = assigned_names(loop.body)
-                for index, (tape, top) in enumerate(self.main_tapes):
-                    size = self.bound(loop.body, index, inside) if self.records_on(loop.body, index) else None
-                    if size is not None and not size.is_zero:
-                        self.helpers.add("reserve")
-                        out.line(f"{tape} = reserve({tape}, {top} + {size.render()})  # room for this step's records")
-                        exact.add(tape)
-                self.forward_sweep(loop.body, out, exact, "normal")
-                self.reverse_sweep(loop.body, out)
-        with out.block(f"if {names['steps']} > 0"):
-            out.comment("the state at the loop's entry, which the adjoints before it read")
-            self.restore_state(plan, "0", out)
-
-    def checkpoint_names(self, loop: For) -> dict[str, str]:
-        if not hasattr(self, "_checkpoint_names"):
-            self._checkpoint_names: dict[For, dict[str, str]] = {}
-        if loop not in self._checkpoint_names:
-            fresh = self.prog.namer.fresh
-            keys = ("steps", "slots", "stores", "schedule", "next", "j", "do", "a", "b", "slot")
-            self._checkpoint_names[loop] = {key: fresh(f"ck_{key}") for key in keys}
-        return self._checkpoint_names[loop]
-
-    def store_state(self, plan: Checkpointed, slot: str, out: Writer) -> None:
-        snaps = self.snapshots[plan.loop]
-        for st in plan.state:
-            out.line(f"{snaps[st.var]}[{slot}] = {st.var}")
-
-    def restore_state(self, plan: Checkpointed, slot: str, out: Writer) -> None:
-        snaps = self.snapshots[plan.loop]
-        for st in plan.state:
-            if not st.array:
-                out.line(f"{st.var} = {snaps[st.var]}[{slot}]")
-            elif st.rebound:
-                out.line(f"{st.var} = {snaps[st.var]}[{slot}].copy()")
-            else:
-                out.line(f"{st.var}[{', '.join([':'] * st.ndim)}] = {snaps[st.var]}[{slot}]")
-
-    def step_value(self, loop: For, j: str) -> str:
-        """The loop variable at step `j` (counted from 0)."""
-        start, step = code(loop.start), code(paren(loop.step))
-        scaled = j if step == "1" else f"{j} * {step}"
-        return scaled if start == "0" else f"{code(paren(loop.start))} + {scaled}"
-
-    def defined_before(self, loop: For) -> set[str]:
-        defined = set(self.prog.fn.params)
-        for s in self.prog.fn.body:
-            if s is loop:
-                break
-            defined |= assigned_names((s,))
-        return defined
 
     def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
         """The header of the reversed loop, and a line that sets the loop variable if it cannot."""

@@ -13,6 +13,17 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
+from .checkpoint_runtime import (  # noqa: F401  (generated code imports every helper from here)
+    checkpoint_capacity,
+    checkpoint_grow,
+    checkpoint_next,
+    checkpoint_online,
+    checkpoint_online_plan,
+    checkpoint_place,
+    checkpoint_schedule,
+    checkpoint_slots,
+)
+
 
 @register_jitable
 def reserve(tape, capacity):
@@ -560,147 +571,6 @@ def _expand_axis(g, x, axis):
     return row_or_column
 
 
-# --- binomial checkpointing of time loops (Griewank and Walther's revolve) ---------------------
-# A checkpointed loop keeps snapshots of the state its body overwrites instead of recording each
-# step. Its reverse sweep reverses steps lo..hi-1 from a snapshot of the state at lo: with c free
-# snapshot slots it advances m steps, stores the state there, reverses m..hi-1 with c - 1 slots,
-# restores lo and reverses lo..lo+m-1 with c slots; with none left it advances from lo to each
-# step in turn. revolve's choice of m makes the number of advances the fewest possible,
-# r * l - C(s + r, r - 1) for l steps, s = c + 1 snapshots and the least r with C(s + r, s) >= l.
-
-CHECKPOINT_RESTORE = 0  # restore the state held in snapshot `slot` (the state before step a)
-CHECKPOINT_STORE = 1  # store the current state (before step a) in snapshot `slot`
-CHECKPOINT_ADVANCE = 2  # run steps a .. b - 1 without records
-CHECKPOINT_STEP = 3  # run step a with its records, then its adjoint
-
-
-@register_jitable
-def checkpoint_slots(steps, snapshot_bytes, budget):
-    """How many snapshots a checkpointed loop of `steps` steps keeps: as many as `budget` bytes hold
-    (at most one per step), or about sqrt(steps) where no budget is given (budget < 0)."""
-    if steps <= 1:
-        return 1
-    if budget < 0:
-        slots = 2
-        while slots * slots < steps:
-            slots += 1
-        return min(slots, steps)
-    fits = budget // max(snapshot_bytes, 1)
-    if fits < 1:
-        raise MemoryError("sourcead: the memory budget is smaller than one snapshot of a checkpointed loop's state")
-    return min(fits, steps)
-
-
-@register_jitable
-def _revolve_split(steps, free):
-    """revolve's first advance for reversing `steps` steps (>= 2) with `free` (>= 1) empty slots."""
-    ds = free + 1  # snapshots, counting the one held at the start
-    reps = 0
-    span = 1
-    while span < steps:
-        reps += 1
-        span = span * (reps + ds) // reps
-    bino1 = span * reps // (ds + reps)
-    bino2 = bino1 * ds // (ds + reps - 1) if ds > 1 else 1
-    if ds == 1:
-        bino3 = 0
-    elif ds > 2:
-        bino3 = bino2 * (ds - 1) // (ds + reps - 2)
-    else:
-        bino3 = 1
-    bino4 = bino2 * (reps - 1) // ds
-    if ds < 3:
-        bino5 = 0
-    elif ds > 3:
-        bino5 = bino3 * (ds - 2) // reps
-    else:
-        bino5 = 1
-    if steps <= bino1 + bino3:
-        m = bino4
-    elif steps >= span - bino5:
-        m = bino1
-    else:
-        m = steps - bino2 - bino3
-    return min(max(m, 1), steps - 1)
-
-
-@register_jitable
-def checkpoint_schedule(steps, slots):
-    """Where the forward sweep snapshots a checkpointed loop's state, and where its reverse sweep
-    starts: `stores`, rows (step, slot), the snapshots taken before those steps run (the first
-    advances of the schedule are that one pass from step 0); `plan`, the state `checkpoint_next`
-    steps through (row 0: tasks pending, the step the state is at, whether it is valid; then a
-    stack of tasks: lo, hi, slot, next step, phase). Memory: O(slots), whatever the step count."""
-    stores = np.zeros((slots + 1, 2), np.int64)  # row 0: the state at the loop's entry, in slot 0
-    n_stores = 1
-    plan = np.zeros((slots + 65, 5), np.int64)
-    pending, lo, slot = 0, 0, 0
-    while steps - lo > 1 and slots - 1 - slot > 0:
-        m = _revolve_split(steps - lo, slots - 1 - slot)
-        plan[1 + pending, 0], plan[1 + pending, 1], plan[1 + pending, 2], plan[1 + pending, 3] = lo, lo + m, slot, -1
-        pending += 1
-        lo, slot = lo + m, slot + 1
-        stores[n_stores, 0], stores[n_stores, 1] = lo, slot
-        n_stores += 1
-    if steps > 0:
-        plan[1 + pending, 0], plan[1 + pending, 1], plan[1 + pending, 2], plan[1 + pending, 3] = lo, steps, slot, -1
-        pending += 1
-    plan[0, 0], plan[0, 1], plan[0, 2] = pending, steps, 0  # at the end of the loop: no snapshot's state
-    return stores[:n_stores].copy(), plan
-
-
-@register_jitable
-def checkpoint_next(plan, slots):
-    """The next action of the reverse sweep of a checkpointed loop: (plan, action, a, b, slot) with
-    action CHECKPOINT_RESTORE, _STORE, _ADVANCE or _STEP, or -1 when every step is reversed. `plan`
-    may come back larger (its task stack grows by doubling)."""
-    while True:
-        pending, at, valid = plan[0, 0], plan[0, 1], plan[0, 2] == 1
-        if pending == 0:
-            return plan, -1, 0, 0, 0
-        top = pending  # the task on top of the stack is row `pending`
-        lo, hi, slot, j, phase = plan[top, 0], plan[top, 1], plan[top, 2], plan[top, 3], plan[top, 4]
-        if j == -2:  # the state was just advanced to lo: snapshot it in its slot
-            plan[top, 3] = -1
-            return plan, CHECKPOINT_STORE, lo, 0, slot
-        if not (valid and at == lo) and (j == -1 or phase == 0):
-            plan[0, 1], plan[0, 2] = lo, 1
-            if j >= 0:
-                plan[top, 4] = 1
-            return plan, CHECKPOINT_RESTORE, lo, 0, slot
-        if j == -1:  # a task not yet started, the state before its first step at hand
-            free = slots - 1 - slot
-            if hi - lo == 1:
-                plan[0, 0], plan[0, 2] = pending - 1, 0
-                return plan, CHECKPOINT_STEP, lo, 0, slot
-            if free == 0:  # no slot left: from lo to each step in turn, the last first
-                plan[top, 3], plan[top, 4] = hi - 1, 1
-                continue
-            m = _revolve_split(hi - lo, free)
-            if pending + 2 >= plan.shape[0]:
-                bigger = np.zeros((2 * plan.shape[0], 5), np.int64)
-                bigger[: plan.shape[0]] = plan
-                plan = bigger
-            plan[top, 1] = lo + m  # this task becomes lo .. lo + m - 1, after the rest
-            plan[top + 1, 0], plan[top + 1, 1], plan[top + 1, 2], plan[top + 1, 3] = lo + m, hi, slot + 1, -2
-            plan[top + 1, 4] = 0
-            plan[0, 0], plan[0, 1], plan[0, 2] = pending + 1, lo + m, 1
-            return plan, CHECKPOINT_ADVANCE, lo, lo + m, slot
-        # a task with no free slot, at step j: advance from lo (if j > lo), then step j
-        if phase == 1:
-            plan[top, 4] = 2
-            if j > lo:
-                plan[0, 1] = j
-                return plan, CHECKPOINT_ADVANCE, lo, j, slot
-            continue
-        plan[0, 2] = 0
-        if j == lo:
-            plan[0, 0] = pending - 1
-        else:
-            plan[top, 3], plan[top, 4] = j - 1, 0
-        return plan, CHECKPOINT_STEP, j, 0, slot
-
-
 # every helper generated code may import (the namer keeps user variables off these names)
 HELPERS = (
     "reserve",
@@ -730,4 +600,9 @@ HELPERS = (
     "checkpoint_slots",
     "checkpoint_schedule",
     "checkpoint_next",
+    "checkpoint_online",
+    "checkpoint_capacity",
+    "checkpoint_grow",
+    "checkpoint_place",
+    "checkpoint_online_plan",
 )

@@ -1,5 +1,6 @@
-"""Binomial checkpointing of time loops (issue 15): the schedule is revolve's optimum, gradients
-are those of the unbounded adjoint, and memory stays within the budget."""
+"""Checkpointing of time loops (issue 15): binomial (offline) for `for` loops, where the schedule is
+revolve's optimum; online for `while` loops and loops with a `break`; nested loops. Gradients are
+those of the unbounded adjoint, and memory stays within the budget."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ import pytest
 
 import sourcead
 from sourcead.budget import memory_bytes
-from sourcead.runtime import (
+from sourcead.checkpoint_runtime import (
     CHECKPOINT_ADVANCE,
     CHECKPOINT_RESTORE,
     CHECKPOINT_STEP,
     CHECKPOINT_STORE,
     checkpoint_next,
+    checkpoint_online,
+    checkpoint_online_plan,
+    checkpoint_place,
     checkpoint_schedule,
     checkpoint_slots,
 )
@@ -42,6 +46,27 @@ def play(steps: int, slots: int) -> tuple[int, int]:
     snaps: dict[int, int] = {}
     for step, slot in stores:
         snaps[int(slot)] = int(step)
+    return reverse_on_the_model(steps, slots, plan, snaps), int(stores[:, 0].max()) if steps else 0
+
+
+def play_online(steps: int, slots: int | None) -> tuple[int, int]:
+    """The online schedule on the same model: snapshots placed step by step (never more than the
+    limit), then the reverse sweep. `slots` None: no budget. Returns (advances in the reverse
+    sweep, slots at the end)."""
+    table = checkpoint_online(8, -1 if slots is None else slots * 32)  # 8 bytes of state, 24 of table
+    snaps: dict[int, int] = {}
+    for step in range(steps):
+        table, slot = checkpoint_place(table, step)
+        if slot >= 0:
+            snaps[int(slot)] = step
+        limit = int(table[0, 1])
+        assert len(snaps) <= limit and all(0 <= s < limit for s in snaps)
+        assert snaps[0] == 0 and (slot >= 0 or limit == 1)  # the entry, and every step where a slot is left
+    final, plan = checkpoint_online_plan(table, steps)
+    return reverse_on_the_model(steps, int(final), plan, snaps), int(final)
+
+
+def reverse_on_the_model(steps: int, slots: int, plan: np.ndarray, snaps: dict[int, int]) -> int:
     state, advances, reversed_steps = steps, 0, []
     while True:
         plan, action, a, b, slot = checkpoint_next(plan, slots)
@@ -60,7 +85,7 @@ def play(steps: int, slots: int) -> tuple[int, int]:
             state = None
         assert len(snaps) <= slots and all(0 <= s < slots for s in snaps)
     assert reversed_steps == list(range(steps - 1, -1, -1))
-    return advances, int(stores[:, 0].max()) if steps else 0
+    return advances
 
 
 @pytest.mark.parametrize("slots", range(1, 9))
@@ -75,6 +100,30 @@ def test_schedule_of_a_long_loop_keeps_its_plan_small():
     assert advances + forward == revolve_optimum(20_000, 141)
     _, plan = checkpoint_schedule(20_000, 141)
     assert plan.shape[0] < 400  # the plan is O(snapshots), not O(steps)
+
+
+@pytest.mark.parametrize("slots", range(1, 9))
+def test_online_schedule_reverses_every_step_within_its_slots(slots):
+    for steps in range(0, 70):
+        play_online(steps, slots)
+
+
+def test_online_schedule_costs_little_more_than_revolve():
+    # the forward sweep runs every step in both; the reverse sweep's advances, online (placed without
+    # knowing the step count) against offline revolve, which knows it
+    worst = 0.0
+    for slots in (2, 3, 4, 6, 10, 32):
+        for steps in (10, 50, 100, 300, 1000):
+            online, offline = play_online(steps, slots)[0], play(steps, slots)[0]
+            worst = max(worst, online / max(offline, 1))
+    assert worst < 1.3
+
+
+def test_online_schedule_without_a_budget_keeps_about_sqrt_steps():
+    for steps in (10, 100, 1000, 5000):
+        advances, slots = play_online(steps, None)
+        assert slots == int(np.ceil(np.sqrt(steps)))
+        assert advances < 2 * steps  # each step replayed about twice at most, as revolve's r = 2
 
 
 def test_slots_from_the_budget():
@@ -173,9 +222,109 @@ def test_whole_array_state_against_finite_differences():
     np.testing.assert_allclose(g, fd, rtol=1e-6)
 
 
-def test_a_loop_that_exits_early_keeps_its_records_and_says_why():
-    source = sourcead.grad(ck.early_exit, wrt=0, jit=False, memory="1MB").source
-    assert "not checkpointed: it exits early" in source
+def _particle_args(n: int = 5):
+    rng = np.random.default_rng(11)
+    return rng.standard_normal(n), rng.standard_normal(n), 0.3, 0.05, 1.0  # 20 steps
+
+
+def test_while_loop_gradient_equals_the_unbounded_adjoint_for_every_budget():
+    args = _particle_args()
+    exact = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False)(*args)
+    state = 2 * 8 * 5 + 3 * 8  # x, v, and the scalars t, a, i
+    for slots in range(1, 23):
+        vjp = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False, memory=slots * (state + 24))
+        assert "checkpoint_place(" in vjp.source
+        got = vjp(*args)
+        for a, b in zip(got, exact, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_compiled_while_loop_against_finite_differences_and_forward_mode():
+    args = _particle_args()
+    bounded = sourcead.vjp(ck.particle_while, wrt=(0, 1, 2), memory=4 * (2 * 8 * 5 + 3 * 8 + 24))
+    _, (gx, gv, gd) = bounded(*args, cotangent=1.0)
+    exact = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False)(*args)
+    np.testing.assert_allclose(gx, exact[0], rtol=1e-12)
+    assert gd == pytest.approx(exact[2], rel=1e-12)
+    h = 1e-6
+    fd = (
+        ck.particle_while(args[0], args[1], 0.3 + h, 0.05, 1.0)
+        - ck.particle_while(args[0], args[1], 0.3 - h, 0.05, 1.0)
+    ) / (2 * h)
+    assert gd == pytest.approx(fd, rel=1e-6)
+    rng = np.random.default_rng(2)
+    dx, dv = rng.standard_normal(5), rng.standard_normal(5)
+    _, tangent = sourcead.jvp(ck.particle_while, wrt=(0, 1, 2), jit=False)(*args, tangents=(dx, dv, 0.7))
+    assert tangent == pytest.approx(gx @ dx + gv @ dv + gd * 0.7, rel=1e-11)  # <J v, w> = <v, J^T w>
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_marked_while_loop_with_a_computed_condition(jit):
+    rng = np.random.default_rng(4)
+    u0, k = rng.standard_normal(12), 0.2
+    g = sourcead.grad(ck.heat_until, wrt=(0, 1), jit=jit)
+    assert "checkpoint_place(" in g.source and "online" in g.source
+    gu, gk = g(u0, k, 0.3, 500)
+    h = 1e-6
+    fd = (ck.heat_until(u0, k + h, 0.3, 500) - ck.heat_until(u0, k - h, 0.3, 500)) / (2 * h)
+    assert gk == pytest.approx(fd, rel=1e-6)
+    v = rng.standard_normal(12)
+    _, tangent = sourcead.jvp(ck.heat_until, wrt=(0, 1), jit=False)(u0, k, 0.3, 500, tangents=(v, 0.0))
+    assert tangent == pytest.approx(gu @ v, rel=1e-11)
+
+
+def test_a_loop_with_a_break_is_checkpointed_online():
+    x0 = np.array([0.5, 0.3])
+    exact = sourcead.grad(ck.early_exit, wrt=0, jit=False)
+    for memory in (2 * 48, 3 * 48, 10 * 48):
+        bounded = sourcead.grad(ck.early_exit, wrt=0, jit=False, memory=memory)
+        assert "checkpoint_place(" in bounded.source and "range(1)" in bounded.source
+        for steps in (0, 1, 2, 7, 200):  # the break is taken after about 60 steps
+            np.testing.assert_allclose(bounded(x0, steps), exact(x0, steps), rtol=1e-12)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_nested_marked_loops(jit):
+    rng = np.random.default_rng(6)
+    u0, k = rng.standard_normal(10), 0.2
+    g = sourcead.grad(ck.nested_steps, wrt=(0, 1), jit=jit)
+    assert g.source.count("checkpoint_schedule(") == 2  # the outer loop, and the inner one in its steps
+    gu, gk = g(u0, k, 4, 6)
+    h = 1e-6
+    fd = (ck.nested_steps(u0, k + h, 4, 6) - ck.nested_steps(u0, k - h, 4, 6)) / (2 * h)
+    assert gk == pytest.approx(fd, rel=1e-6)
+    v = rng.standard_normal(10)
+    _, tangent = sourcead.jvp(ck.nested_steps, wrt=(0, 1), jit=False)(u0, k, 4, 6, tangents=(v, 0.0))
+    assert tangent == pytest.approx(gu @ v, rel=1e-11)
+
+
+def test_a_marked_loop_inside_an_unmarked_one_keeps_its_records_and_says_why():
+    g = sourcead.grad(ck.inner_only, wrt=(0, 1), jit=False)
+    assert "not checkpointed: it is inside a loop that is not checkpointed (mark that loop too)" in g.source
+    rng = np.random.default_rng(8)
+    u0 = rng.standard_normal(8)
+    h = 1e-6
+    fd = (ck.inner_only(u0, 0.2 + h, 3, 4) - ck.inner_only(u0, 0.2 - h, 3, 4)) / (2 * h)
+    assert g(u0, 0.2, 3, 4)[1] == pytest.approx(fd, rel=1e-6)
+
+
+def test_peak_memory_of_a_while_loop_stays_within_the_budget():
+    x0, v0, drag, _, _ = _particle_args(60)
+    dt, t_end, budget = 0.01, 2.0, 8_000  # 200 steps
+    peaks = {}
+    for memory in (None, budget):
+        g = sourcead.grad(ck.particle_while, wrt=(0, 1), jit=False, memory=memory)
+        g(x0, v0, drag, dt, 0.02)
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            g(x0, v0, drag, dt, t_end)
+            peaks[memory] = tracemalloc.get_traced_memory()[1] - start
+        finally:
+            tracemalloc.stop()
+    constant = 32_000  # one step's records and the call's own arrays, as for `for` loops
+    assert peaks[budget] <= budget + constant
+    assert peaks[None] > 4 * (budget + constant)
 
 
 def test_peak_memory_stays_within_the_budget():

@@ -631,6 +631,18 @@ ZOO: list[Case] = [
         ("u0", "k"),
         True,
     ),
+    # online checkpointing: a marked `while` loop whose condition needs a call
+    Case(
+        "heat_until_marked",
+        checkpointing.heat_until,
+        lambda rng: (rng.standard_normal(12), 0.2, 0.3, 40),
+        ("u0", "k"),
+        True,
+    ),
+    # nested marked loops: the inner loop checkpointed inside each replayed outer step
+    Case(
+        "nested_marked", checkpointing.nested_steps, lambda rng: (rng.standard_normal(10), 0.2, 3, 4), ("u0", "k"), True
+    ),
     Case("while_in_for", while_in_for, lambda rng: (rng.uniform(0.2, 6.0, 6),), ("x",), True),
     Case(
         "calls_helpers", calls_helpers, lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.5)), ("x", "y"), True
