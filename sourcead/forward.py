@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .checkpoint import MARKER, marked
 from .core import Assign, Break, For, If, Permute, Stmt, While
 from .emit import Line, Writer, tuple_text
 from .exprs import code, number, unparen
@@ -64,6 +65,8 @@ def _block(prog: Program, body: tuple[Stmt, ...], out: Writer) -> None:
 
 
 def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
+    if isinstance(stmt, (For, While)) and marked(stmt):
+        out.comment(f"{MARKER} (marked in the source: the reverse sweep of hvp checkpoints it too)")
     if isinstance(stmt, For):
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
             _block(prog, stmt.body, out)

@@ -33,7 +33,8 @@ def hvp_generated(
     func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, memory: int | None = None
 ):
     """The `Generated` module of `f_hvp(*args, *tangents, seed) -> (y_dot, *Hv)` (seed: 1.0);
-    `memory` checkpoints the time loops of its reverse sweep (the loop markers are not carried)."""
+    `memory` checkpoints the time loops of its reverse sweep, as do the markers, which the forward
+    code carries as comments."""
     from .pipeline import Generated, analyze, analyze_parsed, generate, written_arguments
     from .reverse import reverse_function
 

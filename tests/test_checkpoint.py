@@ -362,3 +362,15 @@ def test_memory_keyword_on_every_transform_and_the_decorator():
     np.testing.assert_allclose(jac, exact[0], rtol=1e-12)
     prepared = pickle.loads(pickle.dumps(sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)))
     assert "checkpointed loop" in prepared.source
+
+
+def test_hvp_checkpoints_the_marked_loops_too():
+    u0, k = _heat_args()
+    marked = sourcead.hvp(ck.heat_marked, wrt=(0, 1), jit=False)
+    assert "checkpoint_next(" in marked.source  # the marker reached the reverse sweep over forward mode
+    assert "checkpoint_next(" not in sourcead.hvp(ck.heat_swap, wrt=(0, 1), jit=False).source
+    v = (np.random.default_rng(9).standard_normal(u0.size), 0.4)
+    got = marked(u0, k, 12, tangents=v)
+    exact = sourcead.hvp(ck.heat_swap, wrt=(0, 1), jit=False)(u0, k, 12, tangents=v)
+    np.testing.assert_allclose(got[0], exact[0], rtol=1e-12, atol=1e-14)
+    assert got[1] == pytest.approx(exact[1], rel=1e-12)

@@ -14,6 +14,7 @@ def heat_marked_jvp(u0, k, steps, u0_dot, k_dot):
     un = np.empty_like(u)
     un_dot = np.zeros_like(un)
     n = u.shape[0]
+    # sourcead: checkpoint (marked in the source: the reverse sweep of hvp checkpoints it too)
     for t in range(steps):
         for i in range(n):
             if i > 0:

@@ -16,6 +16,7 @@ def heat_until_jvp(u0, k, floor, most, u0_dot, k_dot):
     un_dot = np.zeros_like(un)
     n = u.shape[0]
     steps = 0
+    # sourcead: checkpoint (marked in the source: the reverse sweep of hvp checkpoints it too)
     while np.max(np.abs(u)) > floor and steps < most:
         for i in range(n):
             if i > 0:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, reserve, unbroadcast
 
 
 def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
@@ -26,17 +26,156 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     un_dot = np.zeros_like(un)
     n = u.shape[0]
     steps = 0
-    trips = 0
-    done = False
-    while not done:
-        # room for 64 iterations' records, then records need no capacity check
-        tape = reserve(tape, top + 320 * n)
-        itape = reserve(itape, itop + 128 * n)
-        for _ in range(64):
-            if not (np.max(np.abs(u)) > floor and steps < most):
-                done = True
-                break
-            trips += 1
+    # checkpointed loop (online: its step count is known only when it ends): no records here,
+    # only snapshots of left, left_dot, right, right_dot, steps, t0, u, u_dot, un, un_dot, placed as it runs (Wang, Moin and Iaccarino's levels);
+    # its reverse sweep runs each step again from the nearest one, with its records
+    left = 0.0  # part of the state before its first step
+    right = 0.0  # part of the state before its first step
+    ck_table = checkpoint_online(u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 48, -1)  # about sqrt(steps so far) snapshots
+    left_snaps = np.empty(checkpoint_capacity(ck_table))
+    left_dot_snaps = np.empty(checkpoint_capacity(ck_table))
+    right_snaps = np.empty(checkpoint_capacity(ck_table))
+    right_dot_snaps = np.empty(checkpoint_capacity(ck_table))
+    steps_snaps = np.empty(checkpoint_capacity(ck_table), np.int64)
+    t0_snaps = np.empty(checkpoint_capacity(ck_table))
+    u_snaps = np.empty((checkpoint_capacity(ck_table),) + u.shape)
+    u_dot_snaps = np.empty((checkpoint_capacity(ck_table),) + u_dot.shape)
+    un_snaps = np.empty((checkpoint_capacity(ck_table),) + un.shape)
+    un_dot_snaps = np.empty((checkpoint_capacity(ck_table),) + un_dot.shape)
+    ck_j = 0
+    while np.max(np.abs(u)) > floor and steps < most:
+        ck_table, ck_slot = checkpoint_place(ck_table, ck_j)
+        if ck_slot >= 0:
+            left_snaps = checkpoint_grow(left_snaps, ck_slot + 1)
+            left_dot_snaps = checkpoint_grow(left_dot_snaps, ck_slot + 1)
+            right_snaps = checkpoint_grow(right_snaps, ck_slot + 1)
+            right_dot_snaps = checkpoint_grow(right_dot_snaps, ck_slot + 1)
+            steps_snaps = checkpoint_grow(steps_snaps, ck_slot + 1)
+            t0_snaps = checkpoint_grow(t0_snaps, ck_slot + 1)
+            u_snaps = checkpoint_grow(u_snaps, ck_slot + 1)
+            u_dot_snaps = checkpoint_grow(u_dot_snaps, ck_slot + 1)
+            un_snaps = checkpoint_grow(un_snaps, ck_slot + 1)
+            un_dot_snaps = checkpoint_grow(un_dot_snaps, ck_slot + 1)
+            left_snaps[ck_slot] = left
+            left_dot_snaps[ck_slot] = left_dot
+            right_snaps[ck_slot] = right
+            right_dot_snaps[ck_slot] = right_dot
+            steps_snaps[ck_slot] = steps
+            t0_snaps[ck_slot] = t0
+            u_snaps[ck_slot] = u
+            u_dot_snaps[ck_slot] = u_dot
+            un_snaps[ck_slot] = un
+            un_dot_snaps[ck_slot] = un_dot
+        ck_j += 1
+        for i in range(n):
+            if i > 0:
+                left_dot = u_dot[i - 1]
+                left = u[i - 1]
+            else:
+                left_dot = u_dot[n - 1]
+                left = u[n - 1]
+            if i < n - 1:
+                right_dot = u_dot[i + 1]
+                right = u[i + 1]
+            else:
+                right_dot = u_dot[0]
+                right = u[0]
+            t0 = left - 2.0 * u[i] + right
+            un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
+            un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
+        u, un = un, u
+        u_dot, un_dot = un_dot, u_dot
+        steps += 1
+    ck_steps = ck_j
+    ck_slots, ck_schedule = checkpoint_online_plan(ck_table, ck_steps)
+    left_snaps = checkpoint_grow(left_snaps, ck_slots)
+    left_dot_snaps = checkpoint_grow(left_dot_snaps, ck_slots)
+    right_snaps = checkpoint_grow(right_snaps, ck_slots)
+    right_dot_snaps = checkpoint_grow(right_dot_snaps, ck_slots)
+    steps_snaps = checkpoint_grow(steps_snaps, ck_slots)
+    t0_snaps = checkpoint_grow(t0_snaps, ck_slots)
+    u_snaps = checkpoint_grow(u_snaps, ck_slots)
+    u_dot_snaps = checkpoint_grow(u_dot_snaps, ck_slots)
+    un_snaps = checkpoint_grow(un_snaps, ck_slots)
+    un_dot_snaps = checkpoint_grow(un_dot_snaps, ck_slots)
+    result_dot = np.sum(u * u_dot + u * u_dot)
+    result = np.sum(u * u) + steps
+    value = result_dot
+    # reverse sweep
+    k_bar = 0.0
+    left_bar = 0.0
+    left_dot_bar = 0.0
+    result_dot_bar = out_bar
+    right_bar = 0.0
+    right_dot_bar = 0.0
+    t0_bar = 0.0
+    u_bar = np.zeros_like(u)
+    u0_bar = np.zeros_like(u0)
+    u_dot_bar = np.zeros_like(u_dot)
+    un_bar = np.zeros_like(un)
+    un_dot_bar = np.zeros_like(un_dot)
+    # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
+    t4 = u * u_dot + u * u_dot
+    t5 = np.full_like(t4, result_dot_bar)
+    u_bar += unbroadcast(u_dot * t5, u)
+    u_dot_bar += unbroadcast(u * t5, u_dot)
+    u_bar += unbroadcast(u_dot * t5, u)
+    u_dot_bar += unbroadcast(u * t5, u_dot)
+    # adjoint of the checkpointed while loop: its steps again from snapshots, as scheduled
+    while True:
+        ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
+        if ck_do < 0:
+            break  # every step reversed
+        if ck_do == 0:
+            # restore the state before step ck_a
+            left = left_snaps[ck_slot]
+            left_dot = left_dot_snaps[ck_slot]
+            right = right_snaps[ck_slot]
+            right_dot = right_dot_snaps[ck_slot]
+            steps = steps_snaps[ck_slot]
+            t0 = t0_snaps[ck_slot]
+            u = u_snaps[ck_slot].copy()
+            u_dot = u_dot_snaps[ck_slot].copy()
+            un = un_snaps[ck_slot].copy()
+            un_dot = un_dot_snaps[ck_slot].copy()
+        elif ck_do == 1:
+            # snapshot the state before step ck_a
+            left_snaps[ck_slot] = left
+            left_dot_snaps[ck_slot] = left_dot
+            right_snaps[ck_slot] = right
+            right_dot_snaps[ck_slot] = right_dot
+            steps_snaps[ck_slot] = steps
+            t0_snaps[ck_slot] = t0
+            u_snaps[ck_slot] = u
+            u_dot_snaps[ck_slot] = u_dot
+            un_snaps[ck_slot] = un
+            un_dot_snaps[ck_slot] = un_dot
+        elif ck_do == 2:
+            # steps ck_a .. ck_b - 1 again, without records
+            for ck_j in range(ck_a, ck_b):
+                for i in range(n):
+                    if i > 0:
+                        left_dot = u_dot[i - 1]
+                        left = u[i - 1]
+                    else:
+                        left_dot = u_dot[n - 1]
+                        left = u[n - 1]
+                    if i < n - 1:
+                        right_dot = u_dot[i + 1]
+                        right = u[i + 1]
+                    else:
+                        right_dot = u_dot[0]
+                        right = u[0]
+                    t0 = left - 2.0 * u[i] + right
+                    un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
+                    un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
+                u, un = un, u
+                u_dot, un_dot = un_dot, u_dot
+                steps += 1
+        else:
+            # step ck_a with its records, then its adjoint
+            tape = reserve(tape, top + 5 * n)  # room for this step's records
+            itape = reserve(itape, itop + 2 * n)  # room for this step's records
             for i in range(n):
                 if i > 0:
                     tape[top] = left_dot  # record left_dot: overwritten next, and an adjoint reads it
@@ -78,111 +217,93 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             u, un = un, u
             u_dot, un_dot = un_dot, u_dot
             steps += 1
-    if itop == itape.shape[0]:
-        itape = reserve(itape, 2 * itop + 16)
-    itape[itop] = trips  # record the trip count
-    itop += 1
-    result_dot = np.sum(u * u_dot + u * u_dot)
-    result = np.sum(u * u) + steps
-    value = result_dot
-    # reverse sweep
-    k_bar = 0.0
-    left_bar = 0.0
-    left_dot_bar = 0.0
-    result_dot_bar = out_bar
-    right_bar = 0.0
-    right_dot_bar = 0.0
-    t0_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    un_bar = np.zeros_like(un)
-    un_dot_bar = np.zeros_like(un_dot)
-    # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
-    t4 = u * u_dot + u * u_dot
-    t5 = np.full_like(t4, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t5, u)
-    u_dot_bar += unbroadcast(u * t5, u_dot)
-    u_bar += unbroadcast(u_dot * t5, u)
-    u_dot_bar += unbroadcast(u * t5, u_dot)
-    itop -= 1
-    trips = itape[itop]
-    for __1 in range(trips):
-        un_dot, u_dot = u_dot, un_dot  # undo: u_dot, un_dot = un_dot, u_dot
-        un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
-        un, u = u, un  # undo: u, un = un, u
-        un_bar, u_bar = u_bar, un_bar
-        for i in range(n - 1, -1, -1):
-            # adjoint of: un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
-            top -= 1
-            un[i] = tape[top]  # restore the value un[i] had before
-            u_bar[i] += un_bar[i]
-            k_bar += t0 * un_bar[i]
-            t0_bar += k * un_bar[i]
-            u_bar[i] += 3.0 * u[i] ** 2.0 * (0.01 * -un_bar[i])
-            un_bar[i] = 0.0
-            # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
-            top -= 1
-            un_dot[i] = tape[top]  # restore the value un_dot[i] had before
-            t1 = left_dot - (2.0 * u_dot[i]) + right_dot
-            t2 = 3.0 * u[i] ** 2.0
-            u_dot_bar[i] += un_dot_bar[i]
-            t0_bar += k_dot * un_dot_bar[i]
-            k_bar += t1 * un_dot_bar[i]
-            left_dot_bar += k * un_dot_bar[i]
-            u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
-            right_dot_bar += k * un_dot_bar[i]
-            t3 = 0.01 * -un_dot_bar[i]
-            u_bar[i] += 2.0 * u[i] * (3.0 * (u_dot[i] * t3))
-            u_dot_bar[i] += t2 * t3
-            un_dot_bar[i] = 0.0
-            # adjoint of: t0 = left - 2.0 * u[i] + right
-            top -= 1
-            t0 = tape[top]  # restore the value t0 had before
-            left_bar += t0_bar
-            u_bar[i] += 2.0 * -t0_bar
-            right_bar += t0_bar
-            t0_bar = 0.0
-            itop -= 1
-            taken = itape[itop]
-            if taken == 1:
-                # adjoint of: right = u[i + 1]
-                u_bar[i + 1] += right_bar
-                right_bar = 0.0
-                # adjoint of: right_dot = u_dot[i + 1]
+            un_dot, u_dot = u_dot, un_dot  # undo: u_dot, un_dot = un_dot, u_dot
+            un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
+            un, u = u, un  # undo: u, un = un, u
+            un_bar, u_bar = u_bar, un_bar
+            for i in range(n - 1, -1, -1):
+                # adjoint of: un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
                 top -= 1
-                right_dot = tape[top]  # restore the value right_dot had before
-                u_dot_bar[i + 1] += right_dot_bar
-                right_dot_bar = 0.0
-            else:
-                # adjoint of: right = u[0]
-                u_bar[0] += right_bar
-                right_bar = 0.0
-                # adjoint of: right_dot = u_dot[0]
+                un[i] = tape[top]  # restore the value un[i] had before
+                u_bar[i] += un_bar[i]
+                k_bar += t0 * un_bar[i]
+                t0_bar += k * un_bar[i]
+                u_bar[i] += 3.0 * u[i] ** 2.0 * (0.01 * -un_bar[i])
+                un_bar[i] = 0.0
+                # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
                 top -= 1
-                right_dot = tape[top]  # restore the value right_dot had before
-                u_dot_bar[0] += right_dot_bar
-                right_dot_bar = 0.0
-            itop -= 1
-            taken_1 = itape[itop]
-            if taken_1 == 1:
-                # adjoint of: left = u[i - 1]
-                u_bar[i - 1] += left_bar
-                left_bar = 0.0
-                # adjoint of: left_dot = u_dot[i - 1]
+                un_dot[i] = tape[top]  # restore the value un_dot[i] had before
+                t1 = left_dot - (2.0 * u_dot[i]) + right_dot
+                t2 = 3.0 * u[i] ** 2.0
+                u_dot_bar[i] += un_dot_bar[i]
+                t0_bar += k_dot * un_dot_bar[i]
+                k_bar += t1 * un_dot_bar[i]
+                left_dot_bar += k * un_dot_bar[i]
+                u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
+                right_dot_bar += k * un_dot_bar[i]
+                t3 = 0.01 * -un_dot_bar[i]
+                u_bar[i] += 2.0 * u[i] * (3.0 * (u_dot[i] * t3))
+                u_dot_bar[i] += t2 * t3
+                un_dot_bar[i] = 0.0
+                # adjoint of: t0 = left - 2.0 * u[i] + right
                 top -= 1
-                left_dot = tape[top]  # restore the value left_dot had before
-                u_dot_bar[i - 1] += left_dot_bar
-                left_dot_bar = 0.0
-            else:
-                # adjoint of: left = u[n - 1]
-                u_bar[n - 1] += left_bar
-                left_bar = 0.0
-                # adjoint of: left_dot = u_dot[n - 1]
-                top -= 1
-                left_dot = tape[top]  # restore the value left_dot had before
-                u_dot_bar[n - 1] += left_dot_bar
-                left_dot_bar = 0.0
+                t0 = tape[top]  # restore the value t0 had before
+                left_bar += t0_bar
+                u_bar[i] += 2.0 * -t0_bar
+                right_bar += t0_bar
+                t0_bar = 0.0
+                itop -= 1
+                taken = itape[itop]
+                if taken == 1:
+                    # adjoint of: right = u[i + 1]
+                    u_bar[i + 1] += right_bar
+                    right_bar = 0.0
+                    # adjoint of: right_dot = u_dot[i + 1]
+                    top -= 1
+                    right_dot = tape[top]  # restore the value right_dot had before
+                    u_dot_bar[i + 1] += right_dot_bar
+                    right_dot_bar = 0.0
+                else:
+                    # adjoint of: right = u[0]
+                    u_bar[0] += right_bar
+                    right_bar = 0.0
+                    # adjoint of: right_dot = u_dot[0]
+                    top -= 1
+                    right_dot = tape[top]  # restore the value right_dot had before
+                    u_dot_bar[0] += right_dot_bar
+                    right_dot_bar = 0.0
+                itop -= 1
+                taken_1 = itape[itop]
+                if taken_1 == 1:
+                    # adjoint of: left = u[i - 1]
+                    u_bar[i - 1] += left_bar
+                    left_bar = 0.0
+                    # adjoint of: left_dot = u_dot[i - 1]
+                    top -= 1
+                    left_dot = tape[top]  # restore the value left_dot had before
+                    u_dot_bar[i - 1] += left_dot_bar
+                    left_dot_bar = 0.0
+                else:
+                    # adjoint of: left = u[n - 1]
+                    u_bar[n - 1] += left_bar
+                    left_bar = 0.0
+                    # adjoint of: left_dot = u_dot[n - 1]
+                    top -= 1
+                    left_dot = tape[top]  # restore the value left_dot had before
+                    u_dot_bar[n - 1] += left_dot_bar
+                    left_dot_bar = 0.0
+    if ck_steps > 0:
+        # the state at the loop's entry, which the adjoints before it read
+        left = left_snaps[0]
+        left_dot = left_dot_snaps[0]
+        right = right_snaps[0]
+        right_dot = right_dot_snaps[0]
+        steps = steps_snaps[0]
+        t0 = t0_snaps[0]
+        u = u_snaps[0].copy()
+        u_dot = u_dot_snaps[0].copy()
+        un = un_snaps[0].copy()
+        un_dot = un_dot_snaps[0].copy()
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -15,7 +15,9 @@ def nested_steps_jvp(u0, k, outer, inner, u0_dot, k_dot):
     n = u.shape[0]
     total_dot = 0.0
     total = 0.0
+    # sourcead: checkpoint (marked in the source: the reverse sweep of hvp checkpoints it too)
     for s in range(outer):
+        # sourcead: checkpoint (marked in the source: the reverse sweep of hvp checkpoints it too)
         for t in range(inner):
             for i in range(1, n - 1):
                 t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
 
 
 def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
@@ -25,35 +25,44 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     n = u.shape[0]
     total_dot = 0.0
     total = 0.0
-    tape = reserve(tape, top + max(outer, 0) * (4 * max(inner, 0) * max((n - 2), 0) + 4))  # room for all its records: trip counts are known here
+    # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
+    # of t0, t1, t2, t3, total, total_dot, u, u_dot; its reverse sweep runs each step again from the nearest one, with its records
+    ck_steps = len(range(outer))
+    ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + 48, -1)  # about sqrt(steps) snapshots
+    ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
+    t0_snaps = np.empty(ck_slots)
+    t1_snaps = np.empty(ck_slots)
+    t2_snaps = np.empty(ck_slots)
+    t3_snaps = np.empty(ck_slots)
+    total_snaps = np.empty(ck_slots)
+    total_dot_snaps = np.empty(ck_slots)
+    u_snaps = np.empty((ck_slots,) + u.shape)
+    u_dot_snaps = np.empty((ck_slots,) + u_dot.shape)
+    ck_next = 0
+    ck_j = 0
     for s in range(outer):
+        if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
+            t0_snaps[ck_stores[ck_next, 1]] = t0
+            t1_snaps[ck_stores[ck_next, 1]] = t1
+            t2_snaps[ck_stores[ck_next, 1]] = t2
+            t3_snaps[ck_stores[ck_next, 1]] = t3
+            total_snaps[ck_stores[ck_next, 1]] = total
+            total_dot_snaps[ck_stores[ck_next, 1]] = total_dot
+            u_snaps[ck_stores[ck_next, 1]] = u
+            u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
+            ck_next += 1
+        ck_j += 1
         for t in range(inner):
             for i in range(1, n - 1):
-                tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
-                top += 1
                 t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
-                top += 1
                 t1 = 1.0 + 0.1 * s
-                tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and its own adjoint reads it
-                top += 1
                 u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-                tape[top] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
-                top += 1
                 u[i] = u[i] + k * t0 * t1
-        tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
-        top += 1
         t2 = u[n // 2]
-        tape[top] = t3  # record t3: overwritten next, and an adjoint reads it
-        top += 1
         t3 = u[n // 2]
         total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
         total = total + t2 * t3
-        tape[top] = u_dot[0]  # record u_dot[0]: overwritten next, and its own adjoint reads it
-        top += 1
         u_dot[0] = math.cos(u[1]) * u_dot[1]
-        tape[top] = u[0]  # record u[0]: overwritten next, and its own adjoint reads it
-        top += 1
         u[0] = np.sin(u[1])
     result_dot = total_dot + np.sum(u * u_dot + u * u_dot)
     result = total + np.sum(u * u)
@@ -76,67 +85,217 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     u_dot_bar += unbroadcast(u * t15, u_dot)
     u_bar += unbroadcast(u_dot * t15, u)
     u_dot_bar += unbroadcast(u * t15, u_dot)
-    for s in range(outer - 1, -1, -1):
-        # adjoint of: u[0] = np.sin(u[1])
-        top -= 1
-        u[0] = tape[top]  # restore the value u[0] had before
-        t13 = u_bar[0]
-        u_bar[0] = 0.0
-        u_bar[1] += math.cos(u[1]) * t13
-        # adjoint of: u_dot[0] = math.cos(u[1]) * u_dot[1]
-        top -= 1
-        u_dot[0] = tape[top]  # restore the value u_dot[0] had before
-        t11 = math.cos(u[1])
-        t12 = u_dot_bar[0]
-        u_dot_bar[0] = 0.0
-        u_bar[1] += -math.sin(u[1]) * (u_dot[1] * t12)
-        u_dot_bar[1] += t11 * t12
-        # adjoint of: total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
-        t8 = u_dot[n // 2]
-        t9 = u_dot[n // 2]
-        t10 = total_dot_bar
-        t3_bar += t8 * t10
-        u_dot_bar[n // 2] += t3 * t10
-        t2_bar += t9 * t10
-        u_dot_bar[n // 2] += t2 * t10
-        # adjoint of: t3 = u[n // 2]
-        top -= 1
-        t3 = tape[top]  # restore the value t3 had before
-        u_bar[n // 2] += t3_bar
-        t3_bar = 0.0
-        # adjoint of: t2 = u[n // 2]
-        top -= 1
-        t2 = tape[top]  # restore the value t2 had before
-        u_bar[n // 2] += t2_bar
-        t2_bar = 0.0
-        for t in range(inner - 1, -1, -1):
-            for i in range((n - 1) - 1, 0, -1):
-                # adjoint of: u[i] = u[i] + k * t0 * t1
-                top -= 1
-                u[i] = tape[top]  # restore the value u[i] had before
-                t7 = u_bar[i]
-                k_bar += t0 * (t1 * t7)
-                t0_bar += k * (t1 * t7)
-                # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-                top -= 1
-                u_dot[i] = tape[top]  # restore the value u_dot[i] had before
-                t4 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                t5 = u_dot_bar[i]
-                t0_bar += k_dot * (t1 * t5)
-                k_bar += t4 * (t1 * t5)
-                t6 = k * (t1 * t5)
-                u_dot_bar[i - 1] += t6
-                u_dot_bar[i] += 2.0 * -t6
-                u_dot_bar[i + 1] += t6
-                top -= 1
-                t1 = tape[top]  # restore the value t1 had before
-                # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                top -= 1
-                t0 = tape[top]  # restore the value t0 had before
-                u_bar[i - 1] += t0_bar
-                u_bar[i] += 2.0 * -t0_bar
-                u_bar[i + 1] += t0_bar
-                t0_bar = 0.0
+    # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
+    while True:
+        ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
+        if ck_do < 0:
+            break  # every step reversed
+        if ck_do == 0:
+            # restore the state before step ck_a
+            t0 = t0_snaps[ck_slot]
+            t1 = t1_snaps[ck_slot]
+            t2 = t2_snaps[ck_slot]
+            t3 = t3_snaps[ck_slot]
+            total = total_snaps[ck_slot]
+            total_dot = total_dot_snaps[ck_slot]
+            u[:] = u_snaps[ck_slot]
+            u_dot[:] = u_dot_snaps[ck_slot]
+        elif ck_do == 1:
+            # snapshot the state before step ck_a
+            t0_snaps[ck_slot] = t0
+            t1_snaps[ck_slot] = t1
+            t2_snaps[ck_slot] = t2
+            t3_snaps[ck_slot] = t3
+            total_snaps[ck_slot] = total
+            total_dot_snaps[ck_slot] = total_dot
+            u_snaps[ck_slot] = u
+            u_dot_snaps[ck_slot] = u_dot
+        elif ck_do == 2:
+            # steps ck_a .. ck_b - 1 again, without records
+            for ck_j in range(ck_a, ck_b):
+                s = ck_j
+                for t in range(inner):
+                    for i in range(1, n - 1):
+                        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                        t1 = 1.0 + 0.1 * s
+                        u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+                        u[i] = u[i] + k * t0 * t1
+                t2 = u[n // 2]
+                t3 = u[n // 2]
+                total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
+                total = total + t2 * t3
+                u_dot[0] = math.cos(u[1]) * u_dot[1]
+                u[0] = np.sin(u[1])
+        else:
+            # step ck_a with its records, then its adjoint
+            s = ck_a
+            tape = reserve(tape, top + 4)  # room for this step's records
+            # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
+            # of n, s, t0, t1, u, u_dot; its reverse sweep runs each step again from the nearest one, with its records
+            ck_steps_1 = len(range(inner))
+            ck_slots_1 = checkpoint_slots(ck_steps_1, u.nbytes + u_dot.nbytes + 32, -1)  # about sqrt(steps) snapshots
+            ck_stores_1, ck_schedule_1 = checkpoint_schedule(ck_steps_1, ck_slots_1)
+            n_snaps = np.empty(ck_slots_1, np.int64)
+            s_snaps = np.empty(ck_slots_1, np.int64)
+            t0_snaps_1 = np.empty(ck_slots_1)
+            t1_snaps_1 = np.empty(ck_slots_1)
+            u_snaps_1 = np.empty((ck_slots_1,) + u.shape)
+            u_dot_snaps_1 = np.empty((ck_slots_1,) + u_dot.shape)
+            ck_next_1 = 0
+            ck_j_1 = 0
+            for t in range(inner):
+                if ck_next_1 < ck_stores_1.shape[0] and ck_stores_1[ck_next_1, 0] == ck_j_1:
+                    n_snaps[ck_stores_1[ck_next_1, 1]] = n
+                    s_snaps[ck_stores_1[ck_next_1, 1]] = s
+                    t0_snaps_1[ck_stores_1[ck_next_1, 1]] = t0
+                    t1_snaps_1[ck_stores_1[ck_next_1, 1]] = t1
+                    u_snaps_1[ck_stores_1[ck_next_1, 1]] = u
+                    u_dot_snaps_1[ck_stores_1[ck_next_1, 1]] = u_dot
+                    ck_next_1 += 1
+                ck_j_1 += 1
+                for i in range(1, n - 1):
+                    t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                    t1 = 1.0 + 0.1 * s
+                    u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+                    u[i] = u[i] + k * t0 * t1
+            tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
+            top += 1
+            t2 = u[n // 2]
+            tape[top] = t3  # record t3: overwritten next, and an adjoint reads it
+            top += 1
+            t3 = u[n // 2]
+            total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
+            total = total + t2 * t3
+            tape[top] = u_dot[0]  # record u_dot[0]: overwritten next, and its own adjoint reads it
+            top += 1
+            u_dot[0] = math.cos(u[1]) * u_dot[1]
+            tape[top] = u[0]  # record u[0]: overwritten next, and its own adjoint reads it
+            top += 1
+            u[0] = np.sin(u[1])
+            # adjoint of: u[0] = np.sin(u[1])
+            top -= 1
+            u[0] = tape[top]  # restore the value u[0] had before
+            t13 = u_bar[0]
+            u_bar[0] = 0.0
+            u_bar[1] += math.cos(u[1]) * t13
+            # adjoint of: u_dot[0] = math.cos(u[1]) * u_dot[1]
+            top -= 1
+            u_dot[0] = tape[top]  # restore the value u_dot[0] had before
+            t11 = math.cos(u[1])
+            t12 = u_dot_bar[0]
+            u_dot_bar[0] = 0.0
+            u_bar[1] += -math.sin(u[1]) * (u_dot[1] * t12)
+            u_dot_bar[1] += t11 * t12
+            # adjoint of: total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
+            t8 = u_dot[n // 2]
+            t9 = u_dot[n // 2]
+            t10 = total_dot_bar
+            t3_bar += t8 * t10
+            u_dot_bar[n // 2] += t3 * t10
+            t2_bar += t9 * t10
+            u_dot_bar[n // 2] += t2 * t10
+            # adjoint of: t3 = u[n // 2]
+            top -= 1
+            t3 = tape[top]  # restore the value t3 had before
+            u_bar[n // 2] += t3_bar
+            t3_bar = 0.0
+            # adjoint of: t2 = u[n // 2]
+            top -= 1
+            t2 = tape[top]  # restore the value t2 had before
+            u_bar[n // 2] += t2_bar
+            t2_bar = 0.0
+            # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
+            while True:
+                ck_schedule_1, ck_do_1, ck_a_1, ck_b_1, ck_slot_1 = checkpoint_next(ck_schedule_1, ck_slots_1)
+                if ck_do_1 < 0:
+                    break  # every step reversed
+                if ck_do_1 == 0:
+                    # restore the state before step ck_a_1
+                    n = n_snaps[ck_slot_1]
+                    s = s_snaps[ck_slot_1]
+                    t0 = t0_snaps_1[ck_slot_1]
+                    t1 = t1_snaps_1[ck_slot_1]
+                    u[:] = u_snaps_1[ck_slot_1]
+                    u_dot[:] = u_dot_snaps_1[ck_slot_1]
+                elif ck_do_1 == 1:
+                    # snapshot the state before step ck_a_1
+                    n_snaps[ck_slot_1] = n
+                    s_snaps[ck_slot_1] = s
+                    t0_snaps_1[ck_slot_1] = t0
+                    t1_snaps_1[ck_slot_1] = t1
+                    u_snaps_1[ck_slot_1] = u
+                    u_dot_snaps_1[ck_slot_1] = u_dot
+                elif ck_do_1 == 2:
+                    # steps ck_a_1 .. ck_b_1 - 1 again, without records
+                    for ck_j_1 in range(ck_a_1, ck_b_1):
+                        t = ck_j_1
+                        for i in range(1, n - 1):
+                            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                            t1 = 1.0 + 0.1 * s
+                            u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+                            u[i] = u[i] + k * t0 * t1
+                else:
+                    # step ck_a_1 with its records, then its adjoint
+                    t = ck_a_1
+                    tape = reserve(tape, top + 4 * (n - 2))  # room for this step's records
+                    for i in range(1, n - 1):
+                        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+                        top += 1
+                        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+                        top += 1
+                        t1 = 1.0 + 0.1 * s
+                        tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and its own adjoint reads it
+                        top += 1
+                        u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+                        tape[top] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
+                        top += 1
+                        u[i] = u[i] + k * t0 * t1
+                    for i in range((n - 1) - 1, 0, -1):
+                        # adjoint of: u[i] = u[i] + k * t0 * t1
+                        top -= 1
+                        u[i] = tape[top]  # restore the value u[i] had before
+                        t7 = u_bar[i]
+                        k_bar += t0 * (t1 * t7)
+                        t0_bar += k * (t1 * t7)
+                        # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+                        top -= 1
+                        u_dot[i] = tape[top]  # restore the value u_dot[i] had before
+                        t4 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
+                        t5 = u_dot_bar[i]
+                        t0_bar += k_dot * (t1 * t5)
+                        k_bar += t4 * (t1 * t5)
+                        t6 = k * (t1 * t5)
+                        u_dot_bar[i - 1] += t6
+                        u_dot_bar[i] += 2.0 * -t6
+                        u_dot_bar[i + 1] += t6
+                        top -= 1
+                        t1 = tape[top]  # restore the value t1 had before
+                        # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                        top -= 1
+                        t0 = tape[top]  # restore the value t0 had before
+                        u_bar[i - 1] += t0_bar
+                        u_bar[i] += 2.0 * -t0_bar
+                        u_bar[i + 1] += t0_bar
+                        t0_bar = 0.0
+            if ck_steps_1 > 0:
+                # the state at the loop's entry, which the adjoints before it read
+                n = n_snaps[0]
+                s = s_snaps[0]
+                t0 = t0_snaps_1[0]
+                t1 = t1_snaps_1[0]
+                u[:] = u_snaps_1[0]
+                u_dot[:] = u_dot_snaps_1[0]
+    if ck_steps > 0:
+        # the state at the loop's entry, which the adjoints before it read
+        t0 = t0_snaps[0]
+        t1 = t1_snaps[0]
+        t2 = t2_snaps[0]
+        t3 = t3_snaps[0]
+        total = total_snaps[0]
+        total_dot = total_dot_snaps[0]
+        u[:] = u_snaps[0]
+        u_dot[:] = u_dot_snaps[0]
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

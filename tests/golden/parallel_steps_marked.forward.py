@@ -19,6 +19,7 @@ def parallel_steps_jvp(u0, k, steps, u0_dot, k_dot):
     n = u.shape[0]
     energy_dot = 0.0
     energy = 0.0
+    # sourcead: checkpoint (marked in the source: the reverse sweep of hvp checkpoints it too)
     for t in range(1, steps + 1):
         for i in prange(1, n - 1):
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]

@@ -7,7 +7,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d, reserve, unbroadcast
+from sourcead.runtime import add_rows_1d, checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar, n_threads):
@@ -27,19 +27,37 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar, n_threads):
     n = u.shape[0]
     energy_dot = 0.0
     energy = 0.0
-    tape = reserve(tape, top + 2 * max((steps), 0) * max((n - 2), 0))  # room for all its records: trip counts are known here
+    # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
+    # of energy, energy_dot, t0, u, u_dot, un, un_dot; its reverse sweep runs each step again from the nearest one, with its records
+    ck_steps = len(range(1, steps + 1))
+    ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 24, -1)  # about sqrt(steps) snapshots
+    ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
+    energy_snaps = np.empty(ck_slots)
+    energy_dot_snaps = np.empty(ck_slots)
+    t0_snaps = np.empty(ck_slots)
+    u_snaps = np.empty((ck_slots,) + u.shape)
+    u_dot_snaps = np.empty((ck_slots,) + u_dot.shape)
+    un_snaps = np.empty((ck_slots,) + un.shape)
+    un_dot_snaps = np.empty((ck_slots,) + un_dot.shape)
+    ck_next = 0
+    ck_j = 0
     for t in range(1, steps + 1):
-        # parallel loop: its iterations record on their own tapes in the reverse sweep
+        if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
+            energy_snaps[ck_stores[ck_next, 1]] = energy
+            energy_dot_snaps[ck_stores[ck_next, 1]] = energy_dot
+            t0_snaps[ck_stores[ck_next, 1]] = t0
+            u_snaps[ck_stores[ck_next, 1]] = u
+            u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
+            un_snaps[ck_stores[ck_next, 1]] = un
+            un_dot_snaps[ck_stores[ck_next, 1]] = un_dot
+            ck_next += 1
+        ck_j += 1
         for i in prange(1, n - 1):
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
             un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
         for i in range(1, n - 1):
-            tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and an adjoint reads it
-            top += 1
             u_dot[i] = un_dot[i]
-            tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
-            top += 1
             u[i] = un[i]
         energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
         energy = energy * 0.5 + u[1] * u[1] / t
@@ -66,64 +84,126 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar, n_threads):
     u_bar += unbroadcast(u_dot * t7, u)
     u_dot_bar += unbroadcast(u * t7, u_dot)
     energy_dot_bar += result_dot_bar
-    for t in range((steps + 1) - 1, 0, -1):
-        # adjoint of: energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
-        t4 = 1.0 / t
-        t5 = energy_dot_bar
-        energy_dot_bar = 0.0
-        energy_dot_bar += 0.5 * t5
-        u_bar[1] += u_dot[1] * (t4 * t5)
-        u_dot_bar[1] += u[1] * (t4 * t5)
-        u_bar[1] += u_dot[1] * (t4 * t5)
-        u_dot_bar[1] += u[1] * (t4 * t5)
-        for i in range((n - 1) - 1, 0, -1):
-            # adjoint of: u[i] = un[i]
-            top -= 1
-            u[i] = tape[top]  # restore the value u[i] had before
-            un_bar[i] += u_bar[i]
-            u_bar[i] = 0.0
-            # adjoint of: u_dot[i] = un_dot[i]
-            top -= 1
-            u_dot[i] = tape[top]  # restore the value u_dot[i] had before
-            un_dot_bar[i] += u_dot_bar[i]
-            u_dot_bar[i] = 0.0
-        # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-        # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-        # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-        for i in prange(1, n - 1):
-            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            t0_bar = 0.0
-            k_bar_i = 0.0
-            thread = numba.get_thread_id()
-            u_bar_mine = u_bar_rows[thread, :u.shape[0]]
-            u_dot_bar_mine = u_dot_bar_rows[thread, :u_dot.shape[0]]
-            # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
-            u_bar[i] += un_bar[i]
-            k_bar_i += t0 * un_bar[i]
-            t0_bar += k * un_bar[i]
-            u_bar[i] += math.cos(u[i]) * (0.05 * -un_bar[i])
-            un_bar[i] = 0.0
-            # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
-            t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-            t2 = math.cos(u[i])
-            u_dot_bar[i] += un_dot_bar[i]
-            t0_bar += k_dot * un_dot_bar[i]
-            k_bar_i += t1 * un_dot_bar[i]
-            u_dot_bar_mine[i - 1] += k * un_dot_bar[i]
-            u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
-            u_dot_bar_mine[i + 1] += k * un_dot_bar[i]
-            t3 = 0.05 * -un_dot_bar[i]
-            u_bar[i] += -math.sin(u[i]) * (u_dot[i] * t3)
-            u_dot_bar[i] += t2 * t3
-            un_dot_bar[i] = 0.0
-            # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            u_bar_mine[i - 1] += t0_bar
-            u_bar[i] += 2.0 * -t0_bar
-            u_bar_mine[i + 1] += t0_bar
-            t0_bar = 0.0
-            k_bar += k_bar_i  # a reduction over the iterations
-        add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
-        add_rows_1d(u_dot_bar, u_dot_bar_rows)  # sum the threads' rows, and zero them
+    # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
+    while True:
+        ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
+        if ck_do < 0:
+            break  # every step reversed
+        if ck_do == 0:
+            # restore the state before step ck_a
+            energy = energy_snaps[ck_slot]
+            energy_dot = energy_dot_snaps[ck_slot]
+            t0 = t0_snaps[ck_slot]
+            u[:] = u_snaps[ck_slot]
+            u_dot[:] = u_dot_snaps[ck_slot]
+            un[:] = un_snaps[ck_slot]
+            un_dot[:] = un_dot_snaps[ck_slot]
+        elif ck_do == 1:
+            # snapshot the state before step ck_a
+            energy_snaps[ck_slot] = energy
+            energy_dot_snaps[ck_slot] = energy_dot
+            t0_snaps[ck_slot] = t0
+            u_snaps[ck_slot] = u
+            u_dot_snaps[ck_slot] = u_dot
+            un_snaps[ck_slot] = un
+            un_dot_snaps[ck_slot] = un_dot
+        elif ck_do == 2:
+            # steps ck_a .. ck_b - 1 again, without records
+            for ck_j in range(ck_a, ck_b):
+                t = 1 + ck_j
+                for i in prange(1, n - 1):
+                    t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                    un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
+                    un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
+                for i in range(1, n - 1):
+                    u_dot[i] = un_dot[i]
+                    u[i] = un[i]
+                energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+                energy = energy * 0.5 + u[1] * u[1] / t
+        else:
+            # step ck_a with its records, then its adjoint
+            t = 1 + ck_a
+            tape = reserve(tape, top + 2 * (n - 2))  # room for this step's records
+            # parallel loop: its iterations record on their own tapes in the reverse sweep
+            for i in prange(1, n - 1):
+                t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
+                un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
+            for i in range(1, n - 1):
+                tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and an adjoint reads it
+                top += 1
+                u_dot[i] = un_dot[i]
+                tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
+                top += 1
+                u[i] = un[i]
+            energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+            energy = energy * 0.5 + u[1] * u[1] / t
+            # adjoint of: energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+            t4 = 1.0 / t
+            t5 = energy_dot_bar
+            energy_dot_bar = 0.0
+            energy_dot_bar += 0.5 * t5
+            u_bar[1] += u_dot[1] * (t4 * t5)
+            u_dot_bar[1] += u[1] * (t4 * t5)
+            u_bar[1] += u_dot[1] * (t4 * t5)
+            u_dot_bar[1] += u[1] * (t4 * t5)
+            for i in range((n - 1) - 1, 0, -1):
+                # adjoint of: u[i] = un[i]
+                top -= 1
+                u[i] = tape[top]  # restore the value u[i] had before
+                un_bar[i] += u_bar[i]
+                u_bar[i] = 0.0
+                # adjoint of: u_dot[i] = un_dot[i]
+                top -= 1
+                u_dot[i] = tape[top]  # restore the value u_dot[i] had before
+                un_dot_bar[i] += u_dot_bar[i]
+                u_dot_bar[i] = 0.0
+            # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
+            # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
+            # reduced by numba, of shared arrays elsewhere summed in per-thread rows
+            for i in prange(1, n - 1):
+                t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                t0_bar = 0.0
+                k_bar_i = 0.0
+                thread = numba.get_thread_id()
+                u_bar_mine = u_bar_rows[thread, :u.shape[0]]
+                u_dot_bar_mine = u_dot_bar_rows[thread, :u_dot.shape[0]]
+                # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
+                u_bar[i] += un_bar[i]
+                k_bar_i += t0 * un_bar[i]
+                t0_bar += k * un_bar[i]
+                u_bar[i] += math.cos(u[i]) * (0.05 * -un_bar[i])
+                un_bar[i] = 0.0
+                # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
+                t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
+                t2 = math.cos(u[i])
+                u_dot_bar[i] += un_dot_bar[i]
+                t0_bar += k_dot * un_dot_bar[i]
+                k_bar_i += t1 * un_dot_bar[i]
+                u_dot_bar_mine[i - 1] += k * un_dot_bar[i]
+                u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
+                u_dot_bar_mine[i + 1] += k * un_dot_bar[i]
+                t3 = 0.05 * -un_dot_bar[i]
+                u_bar[i] += -math.sin(u[i]) * (u_dot[i] * t3)
+                u_dot_bar[i] += t2 * t3
+                un_dot_bar[i] = 0.0
+                # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                u_bar_mine[i - 1] += t0_bar
+                u_bar[i] += 2.0 * -t0_bar
+                u_bar_mine[i + 1] += t0_bar
+                t0_bar = 0.0
+                k_bar += k_bar_i  # a reduction over the iterations
+            add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
+            add_rows_1d(u_dot_bar, u_dot_bar_rows)  # sum the threads' rows, and zero them
+    if ck_steps > 0:
+        # the state at the loop's entry, which the adjoints before it read
+        energy = energy_snaps[0]
+        energy_dot = energy_dot_snaps[0]
+        t0 = t0_snaps[0]
+        u[:] = u_snaps[0]
+        u_dot[:] = u_dot_snaps[0]
+        un[:] = un_snaps[0]
+        un_dot[:] = un_dot_snaps[0]
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar
