@@ -91,7 +91,7 @@ def online_advances(steps: int, state_bytes: int, budget: int) -> tuple[int, int
     while True:
         plan, action, a, b, _ = checkpoint_next(plan, slots)
         if action < 0:
-            return int(slots), advances
+            return int(slots), int(advances)
         if action == CHECKPOINT_ADVANCE:
             advances += b - a
 
@@ -127,7 +127,7 @@ def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
            "grad": statistics.median(grads), "primal": statistics.median(primals),
            "g": [np.asarray(x).ravel()[:64].tolist() for x in g]}  # fmt: skip
     if budget is not None and name == "heat_while":
-        slots, advances = online_advances(steps, 2 * args[0].nbytes + 16, budget)  # u, v, step, i
+        slots, advances = online_advances(steps, 2 * args[0].nbytes + 8, budget)  # u, v and step
         revolve, forward = schedule_advances(steps, slots)
         row.update(slots=slots, replays=advances, optimum=int(revolve))  # revolve knowing the count
     elif budget is not None:

@@ -165,22 +165,24 @@ def checkpoint_next(plan, slots):
 
 
 _ENTRY_LEVEL = 1 << 62  # the snapshot of the loop's entry state: never dispensable
-_PLACE_BYTES = 24  # a row of the placement table, per snapshot slot
+_PLACE_BYTES = 40  # a row of the placement table, per snapshot slot
 
 
 @register_jitable
 def checkpoint_online(snapshot_bytes, budget):
     """The placement table of an online-checkpointed loop. Row 0: (snapshots held, the most it may
-    hold, 1 if a budget fixes that number); rows 1..: (step, level, slot) of each snapshot held, in
-    step order. Without a budget (budget < 0) it holds about sqrt(steps so far), growing."""
+    hold, 1 if a budget fixes that number, the slot of the latest snapshot, ascents on the stack);
+    row 1 + slot: (step, level, previous slot, next slot in step order, and in column 4 one entry of
+    the stack of ascents: slots whose level is below the next one's, in step order). Without a
+    budget (budget < 0) it holds about sqrt(steps so far), growing."""
     if budget < 0:
-        table = np.zeros((17, 3), np.int64)
+        table = np.zeros((17, 5), np.int64)
         table[0, 1], table[0, 2] = 2, 0
         return table
     fits = budget // max(snapshot_bytes + _PLACE_BYTES, 1)
     if fits < 1:
         raise MemoryError("sourcead: the memory budget is smaller than one snapshot of a checkpointed loop's state")
-    table = np.zeros((fits + 1, 3), np.int64)
+    table = np.zeros((fits + 1, 5), np.int64)
     table[0, 1], table[0, 2] = fits, 1
     return table
 
@@ -206,41 +208,47 @@ def checkpoint_place(table, step):
     """Where the state before `step` (just about to run) is kept: (table, slot), slot -1 if it is not.
     Wang, Moin and Iaccarino's rule: into a free slot at level 0; else in place of the latest
     dispensable snapshot (one with a later snapshot of a higher level), at level 0; else in place of
-    the latest snapshot (the previous step's), one level higher."""
-    held, limit = table[0, 0], table[0, 1]
+    the latest snapshot (the previous step's), one level higher. The latest dispensable snapshot is
+    the latest ascent (a level below the next snapshot's), so a stack of ascents finds it in O(1)."""
+    held, limit, tail, ascents = table[0, 0], table[0, 1], table[0, 3], table[0, 4]
     if table[0, 2] == 0:
         while limit * limit < step + 1:  # no budget: about sqrt(steps) snapshots
             limit += 1
         table[0, 1] = limit
     if step == 0:
-        table[0, 0] = 1
-        table[1, 0], table[1, 1], table[1, 2] = 0, _ENTRY_LEVEL, 0
+        table[0, 0], table[0, 3], table[0, 4] = 1, 0, 0
+        table[1, 0], table[1, 1], table[1, 2], table[1, 3] = 0, _ENTRY_LEVEL, -1, -1
         return table, 0
     if held < limit:
         if held + 1 >= table.shape[0]:
-            bigger = np.zeros((2 * table.shape[0], 3), np.int64)
+            bigger = np.zeros((2 * table.shape[0], 5), np.int64)
             bigger[: table.shape[0]] = table
             table = bigger
-        table[held + 1, 0], table[held + 1, 1], table[held + 1, 2] = step, 0, held
+        slot = held
         table[0, 0] = held + 1
-        return table, held
-    if held == 1:
+    elif held == 1:
         return table, -1  # one slot, the entry's: every step is replayed from there
-    highest = -1
-    for row in range(held, 1, -1):
-        if table[row, 1] < highest:  # dispensable: drop it, keep the rest in step order
-            slot = table[row, 2]
-            for later in range(row, held):
-                table[later, 0], table[later, 1], table[later, 2] = (
-                    table[later + 1, 0],
-                    table[later + 1, 1],
-                    table[later + 1, 2],
-                )
-            table[held, 0], table[held, 1], table[held, 2] = step, 0, slot
-            return table, slot
-        highest = max(highest, table[row, 1])
-    table[held, 0], table[held, 1] = step, table[held, 1] + 1
-    return table, table[held, 2]
+    elif ascents > 0:  # drop the latest dispensable snapshot; its neighbours become adjacent
+        slot = table[ascents, 4]
+        ascents -= 1
+        before, after = table[1 + slot, 2], table[1 + slot, 3]
+        table[1 + before, 3], table[1 + after, 2] = after, before
+        was_ascent = table[1 + before, 1] < table[1 + slot, 1]  # then it is on the stack already
+        if not was_ascent and table[1 + before, 1] < table[1 + after, 1]:
+            ascents += 1
+            table[ascents, 4] = before
+    else:  # levels never rise: the previous step's snapshot gives way, one level higher
+        before = table[1 + tail, 2]
+        table[1 + tail, 0], table[1 + tail, 1] = step, table[1 + tail, 1] + 1
+        if table[1 + before, 1] < table[1 + tail, 1]:
+            ascents += 1
+            table[ascents, 4] = before
+        table[0, 4] = ascents
+        return table, tail
+    table[1 + slot, 0], table[1 + slot, 1], table[1 + slot, 2], table[1 + slot, 3] = step, 0, tail, -1
+    table[1 + tail, 3] = slot
+    table[0, 3], table[0, 4] = slot, ascents
+    return table, slot
 
 
 @register_jitable
@@ -249,11 +257,13 @@ def checkpoint_online_plan(table, steps):
     task per stretch between two snapshots held, the last stretch on top."""
     held, slots = table[0, 0], table[0, 1]
     plan = np.zeros((slots + 65, 6), np.int64)
+    slot = 0  # the entry's snapshot, then each next one in step order
     for q in range(held):
-        lo = table[1 + q, 0]
-        hi = table[2 + q, 0] if q + 1 < held else steps
-        plan[1 + q, 0], plan[1 + q, 1], plan[1 + q, 2], plan[1 + q, 3] = lo, hi, q, -1
-        plan[1 + q, 5] = table[1 + q, 2]
+        after = table[1 + slot, 3]
+        hi = table[1 + after, 0] if after >= 0 else steps
+        plan[1 + q, 0], plan[1 + q, 1], plan[1 + q, 2], plan[1 + q, 3] = table[1 + slot, 0], hi, q, -1
+        plan[1 + q, 5] = slot
+        slot = after
     for q in range(held, slots):
         plan[1 + q, 5] = q  # the slots in use are rows 0 .. held - 1 of the snapshot arrays
     plan[0, 0], plan[0, 1], plan[0, 2] = held, steps, 0

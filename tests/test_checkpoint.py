@@ -53,7 +53,7 @@ def play_online(steps: int, slots: int | None) -> tuple[int, int]:
     """The online schedule on the same model: snapshots placed step by step (never more than the
     limit), then the reverse sweep. `slots` None: no budget. Returns (advances in the reverse
     sweep, slots at the end)."""
-    table = checkpoint_online(8, -1 if slots is None else slots * 32)  # 8 bytes of state, 24 of table
+    table = checkpoint_online(8, -1 if slots is None else slots * 48)  # 8 bytes of state, 40 of table
     snaps: dict[int, int] = {}
     for step in range(steps):
         table, slot = checkpoint_place(table, step)
@@ -106,6 +106,35 @@ def test_schedule_of_a_long_loop_keeps_its_plan_small():
 def test_online_schedule_reverses_every_step_within_its_slots(slots):
     for steps in range(0, 70):
         play_online(steps, slots)
+
+
+def place_as_written(snapshots: list[list[int]], step: int, limit: int) -> int:
+    """Wang, Moin and Iaccarino's rule by a scan of `snapshots` ([step, level, slot] in step order,
+    the entry first): the reference for `checkpoint_place`, which keeps a stack of ascents."""
+    if step == 0:
+        snapshots.append([0, 1 << 62, 0])
+        return 0
+    if len(snapshots) < limit:
+        snapshots.append([step, 0, len(snapshots)])
+        return snapshots[-1][2]
+    if limit == 1:
+        return -1
+    later = [max(level for _, level, _ in snapshots[k + 1 :]) for k in range(len(snapshots) - 1)]
+    dispensable = [k for k in range(1, len(snapshots) - 1) if snapshots[k][1] < later[k]]
+    if dispensable:
+        _, _, slot = snapshots.pop(dispensable[-1])
+        snapshots.append([step, 0, slot])
+        return slot
+    snapshots[-1][0], snapshots[-1][1] = step, snapshots[-1][1] + 1
+    return snapshots[-1][2]
+
+
+@pytest.mark.parametrize("slots", [1, 2, 3, 5, 8, 13])
+def test_online_placement_is_the_rule_as_written(slots):
+    table, snapshots = checkpoint_online(8, slots * 48), []
+    for step in range(400):
+        table, slot = checkpoint_place(table, step)
+        assert slot == place_as_written(snapshots, step, slots), step
 
 
 def test_online_schedule_costs_little_more_than_revolve():
@@ -232,7 +261,7 @@ def test_while_loop_gradient_equals_the_unbounded_adjoint_for_every_budget():
     exact = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False)(*args)
     state = 2 * 8 * 5 + 3 * 8  # x, v, and the scalars t, a, i
     for slots in range(1, 23):
-        vjp = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False, memory=slots * (state + 24))
+        vjp = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False, memory=slots * (state + 40))
         assert "checkpoint_place(" in vjp.source
         got = vjp(*args)
         for a, b in zip(got, exact, strict=True):
@@ -241,7 +270,7 @@ def test_while_loop_gradient_equals_the_unbounded_adjoint_for_every_budget():
 
 def test_compiled_while_loop_against_finite_differences_and_forward_mode():
     args = _particle_args()
-    bounded = sourcead.vjp(ck.particle_while, wrt=(0, 1, 2), memory=4 * (2 * 8 * 5 + 3 * 8 + 24))
+    bounded = sourcead.vjp(ck.particle_while, wrt=(0, 1, 2), memory=4 * (2 * 8 * 5 + 3 * 8 + 40))
     _, (gx, gv, gd) = bounded(*args, cotangent=1.0)
     exact = sourcead.grad(ck.particle_while, wrt=(0, 1, 2), jit=False)(*args)
     np.testing.assert_allclose(gx, exact[0], rtol=1e-12)
@@ -276,7 +305,7 @@ def test_marked_while_loop_with_a_computed_condition(jit):
 def test_a_loop_with_a_break_is_checkpointed_online():
     x0 = np.array([0.5, 0.3])
     exact = sourcead.grad(ck.early_exit, wrt=0, jit=False)
-    for memory in (2 * 48, 3 * 48, 10 * 48):
+    for memory in (2 * 64, 3 * 64, 10 * 64):  # 24 bytes of state and 40 of table a snapshot
         bounded = sourcead.grad(ck.early_exit, wrt=0, jit=False, memory=memory)
         assert "checkpoint_place(" in bounded.source and "range(1)" in bounded.source
         for steps in (0, 1, 2, 7, 200):  # the break is taken after about 60 steps
