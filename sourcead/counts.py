@@ -24,7 +24,7 @@ class Factor:
     nonnegative: bool
 
     def render(self, alone: bool) -> str:
-        return self.text if self.nonnegative or alone else f"max({self.text}, 0)"
+        return self.text if self.nonnegative or alone else f"max({_unwrapped(self.text)}, 0)"
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,18 @@ class Count:
             if all(factor in f for _, f in self.terms):
                 return factor
         return None
+
+
+def _unwrapped(text: str) -> str:
+    """`(n - k)` as `n - k` where the outer parentheses enclose it all."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and k < len(text) - 1:
+            return text  # `(a) * (b)`: the first parenthesis closes early
+    return text[1:-1]
 
 
 def _without(factors: tuple[Factor, ...], factor: Factor) -> tuple[Factor, ...]:

@@ -404,12 +404,41 @@ class Reverser(CheckpointedLoops):
         if chunk:
             self.forward_while_in_chunks(loop, counter, chunk, out, exact, mode)
         else:
+            before, each = self.nest_reservations(loop, exact, mode)
+            for tape, top, size in before:
+                self.helpers.add("reserve")
+                out.line(f"{tape} = reserve({tape}, {top} + {size.render()})  # room for this loop's records")
+            inner = exact | {tape for tape, _, _ in before + each}
             with out.block(header):
+                for tape, top, size in each:
+                    self.helpers.add("reserve")
+                    out.line(f"{tape} = reserve({tape}, {top} + {size.render()})  # room for this iteration's records")
                 if counter:
                     out.line(f"{counter} += 1")
-                self.forward_sweep(loop.body, out, exact, mode)
+                self.forward_sweep(loop.body, out, inner, mode)
         if counter:
             self.record(self.tapes[1], counter, "record the trip count", out, exact, loop)
+
+    def nest_reservations(self, loop: For | While, exact: set[str], mode: str) -> tuple[list, list]:
+        """Inside a region whose records could not be counted at its start (a triangular nest, a
+        loop after a `while`): for each tape still checking capacity, (tape, top, count) to reserve
+        once before `loop` where its records can be counted there, else at the start of each of its
+        iterations where one iteration's can. Returns (before, each); the records inside are then
+        plain stores."""
+        if mode == "primal":
+            return [], []
+        before, each = [], []
+        for index, (tape, top) in enumerate(self.tapes):
+            if tape in exact or not self.records_on(loop.body, index):
+                continue
+            whole = self.bound_stmt(loop, index, assigned_names((loop,))) if isinstance(loop, For) else None
+            if whole is not None and not whole.is_zero:
+                before.append((tape, top, whole))
+                continue
+            one = self.bound(loop.body, index, assigned_names(loop.body))
+            if one is not None and not one.is_zero:
+                each.append((tape, top, one))
+        return before, each
 
     def chunk_reservations(self, loop: For | While, exact: set[str], mode: str) -> list[tuple[str, str, str]]:
         """For a `while` loop whose records per iteration have a bound but whose trip count is unknown:

@@ -25,11 +25,11 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar, n_threads
     u_dot = np.copy(u0_dot)
     v = np.copy(u0)
     v_dot = np.copy(u0_dot)
-    tape = reserve(tape, top + 2 * max(n_steps, 0) * max((n - 2), 0) * max((m - 2), 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * max(n_steps, 0) * max(n - 2, 0) * max(m - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v, v_dot it overwrites
         # in its own slot of the tape, at an offset computed from the loop index
-        tape = reserve(tape, top + 2 * max((n - 2), 0) * max((m - 2), 0))
+        tape = reserve(tape, top + 2 * max(n - 2, 0) * max(m - 2, 0))
         for i in prange(1, n - 1):
             slot = top + (i - 1) * (2 * (m - 2))
             for j in range(1, m - 1):
@@ -40,7 +40,7 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar, n_threads
                 tape[slot] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i, j] = u[i, j] + kappa * t0
-        top += 2 * max((n - 2), 0) * max((m - 2), 0)
+        top += 2 * max(n - 2, 0) * max(m - 2, 0)
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0
@@ -81,7 +81,7 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar, n_threads
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
         # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-        top -= 2 * max((n - 2), 0) * max((m - 2), 0)  # this loop's records: one slot per iteration
+        top -= 2 * max(n - 2, 0) * max(m - 2, 0)  # this loop's records: one slot per iteration
         for i in prange(1, n - 1):
             slot = top + ((i - 1) + 1) * (2 * (m - 2))  # the end of this iteration's slot
             ltape = np.empty((m - 2))  # this iteration's own tape

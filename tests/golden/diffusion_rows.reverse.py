@@ -21,18 +21,18 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
     m = u0.shape[1]
     u = np.copy(u0)
     v = np.copy(u0)
-    tape = reserve(tape, top + max(n_steps, 0) * max((n - 2), 0) * max((m - 2), 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + max(n_steps, 0) * max(n - 2, 0) * max(m - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v it overwrites
         # in its own slot of the tape, at an offset computed from the loop index
-        tape = reserve(tape, top + max((n - 2), 0) * max((m - 2), 0))
+        tape = reserve(tape, top + max(n - 2, 0) * max(m - 2, 0))
         for i in prange(1, n - 1):
             slot = top + (i - 1) * (m - 2)
             for j in range(1, m - 1):
                 tape[slot] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
-        top += max((n - 2), 0) * max((m - 2), 0)
+        top += max(n - 2, 0) * max(m - 2, 0)
         u, v = v, u
     s = 0.0
     for i in range(n):
@@ -60,7 +60,7 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar, n_threads):
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
         # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-        top -= max((n - 2), 0) * max((m - 2), 0)  # this loop's records: one slot per iteration
+        top -= max(n - 2, 0) * max(m - 2, 0)  # this loop's records: one slot per iteration
         for i in prange(1, n - 1):
             slot = top + ((i - 1) + 1) * (m - 2)  # the end of this iteration's slot
             kappa_bar_i = 0.0

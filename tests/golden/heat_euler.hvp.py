@@ -21,7 +21,7 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     u_dot = np.copy(u0_dot)
     v = np.zeros(n)
     v_dot = np.zeros_like(v)
-    tape = reserve(tape, top + 2 * 20 * max((n - 2), 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * 20 * max(n - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(20):
         for i in range(1, n - 1):
             tape[top] = t0  # record t0: overwritten next, and an adjoint reads it

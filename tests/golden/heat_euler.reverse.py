@@ -17,7 +17,7 @@ def heat_euler_vjp(u0, kappa, out_bar):
     n = u0.shape[0]
     u = np.copy(u0)
     v = np.zeros(n)
-    tape = reserve(tape, top + 20 * max((n - 2), 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 20 * max(n - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(20):
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])

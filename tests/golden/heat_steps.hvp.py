@@ -25,7 +25,7 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar, n_threads):
     u_dot = np.copy(u0_dot)
     v = np.copy(u0)
     v_dot = np.copy(u0_dot)
-    tape = reserve(tape, top + 2 * max(n_steps, 0) * max((n - 2), 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * max(n_steps, 0) * max(n - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v, v_dot it overwrites
         # in its own slot of the tape, at an offset computed from the loop index

@@ -20,7 +20,7 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar, n_threads):
     n = u0.shape[0]
     u = np.copy(u0)
     v = np.copy(u0)
-    tape = reserve(tape, top + max(n_steps, 0) * max((n - 2), 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + max(n_steps, 0) * max(n - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v it overwrites
         # in its own slot of the tape, at an offset computed from the loop index

@@ -21,7 +21,7 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     u_dot = np.copy(u0_dot)
     v = np.zeros(n)
     v_dot = np.zeros_like(v)
-    tape = reserve(tape, top + max(n_steps, 0) * (2 + 2 * max((n - 2), 0)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + max(n_steps, 0) * (2 + 2 * max(n - 2, 0)))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         tape[top] = v_dot[0]  # record v_dot[0]: overwritten next, and an adjoint reads it
         top += 1

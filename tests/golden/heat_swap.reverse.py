@@ -17,7 +17,7 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     n = u0.shape[0]
     u = np.copy(u0)
     v = np.zeros(n)
-    tape = reserve(tape, top + max(n_steps, 0) * (2 + max((n - 2), 0)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + max(n_steps, 0) * (2 + max(n - 2, 0)))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
         tape[top] = v[0]  # record v[0]: overwritten next, and an adjoint reads it
         top += 1

@@ -24,9 +24,8 @@ def repeated_updates_vjp(x, a, out_bar):
         itape[itop] = stop  # record stop: overwritten next, and an adjoint reads it
         itop += 1
         stop = y.shape[0]
+        tape = reserve(tape, top + stop)  # room for this loop's records
         for j in range(stop):
-            if top == tape.shape[0]:
-                tape = reserve(tape, 2 * top + 16)
             tape[top] = y[j]  # record y[j]: overwritten next, and its own adjoint reads it
             top += 1
             y[j] = y[j] * a + math.sin(y[j])

@@ -19,8 +19,8 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
     # forward sweep
     lo_dot = 0.0
     lo = 0.0
-    tape = reserve(tape, top + 4 * max((len(coef) - 1), 0) * len(coef))  # room for all its records: trip counts are known here
-    itape = reserve(itape, itop + max((len(coef) - 1), 0) * (1 + 2 * len(coef)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 4 * max(len(coef) - 1, 0) * len(coef))  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + max(len(coef) - 1, 0) * (1 + 2 * len(coef)))  # room for all its records: trip counts are known here
     for j in range(len(coef) - 1):
         broke = False
         broke_1 = False

@@ -18,8 +18,8 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
     itop = 0
     # forward sweep
     lo = 0.0
-    tape = reserve(tape, top + 2 * max((len(coef) - 1), 0) * len(coef))  # room for all its records: trip counts are known here
-    itape = reserve(itape, itop + max((len(coef) - 1), 0) * (1 + 2 * len(coef)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * max(len(coef) - 1, 0) * len(coef))  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + max(len(coef) - 1, 0) * (1 + 2 * len(coef)))  # room for all its records: trip counts are known here
     for j in range(len(coef) - 1):
         broke = False
         trips = 0
