@@ -57,12 +57,11 @@ def forward_sweep(func, wrt):
 def anatomy(workload, rounds=7) -> dict:
     args = workload.make_args()
     source, sweep = forward_sweep(workload.func, workload.wrt)
-    extra = (1.0, numba.get_num_threads()) if "n_threads" in sweep.py_func.__code__.co_varnames else (1.0,)
-    top, itop, _ = sweep(*args, *extra)
+    top, itop, _ = sweep(*args, 1.0)
     primal = numba.njit(workload.func, parallel=uses_prange(workload.func))
     grad = sourcead.grad(workload.func, wrt=workload.wrt)
     times = interleaved(
-        {"primal": lambda: primal(*args), "forward": lambda: sweep(*args, *extra), "grad": lambda: grad(*args)}, rounds
+        {"primal": lambda: primal(*args), "forward": lambda: sweep(*args, 1.0), "grad": lambda: grad(*args)}, rounds
     )
     return {"name": workload.name, "top": int(top), "itop": int(itop), **patterns(source), **times}
 

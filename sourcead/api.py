@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
 from numba.core.errors import NumbaError
 
@@ -224,8 +223,6 @@ class _Prepared:
     def _run(self, variant: _Variant, args: list, original: tuple | None = None, seeds: list | None = None) -> Any:
         """Call the generated code; a raw error out of it (an index out of range caught by numba's
         bounds checks or by Python) becomes a positioned `SourceADError` (`callplan.explain`)."""
-        if variant.spec.thread_rows:  # per-thread accumulator rows: as many as numba's threads now
-            args.append(numba.config.NUMBA_NUM_THREADS)  # thread ids are below the pool's size
         try:
             if not self._jit:  # plain Python on NumPy floats: NumPy's error model, as numba's (compile.py)
                 with np.errstate(all="ignore"):
@@ -968,8 +965,6 @@ def _run_batch(prepared: _Prepared, variant: _Variant, kind: str, args: list, di
     from .batch import compiled_loop, python_loop
 
     dirs = [np.ascontiguousarray(d, dtype=np.float64) for d in dirs]
-    if variant.spec.thread_rows:
-        extra = [*extra, numba.config.NUMBA_NUM_THREADS]
     if not prepared._jit:
         with np.errstate(all="ignore"):
             plain = [np.float64(a) if type(a) is float else a for a in args]

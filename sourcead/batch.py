@@ -54,7 +54,6 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
         return [f"{d}[{j}].copy()" if is_array else f"{d}[{j}]" for d, is_array in zip(dirs, row_arrays, strict=True)]
 
     extra = [f"z{k}" for k in range(len(spec.mutated))] if kind == "hvp" else []
-    extra += ["n_rows"] if spec.thread_rows else []
     body = [f"k = {dirs[0]}.shape[0]"]
     if kind == "jvp":  # the result's tangent: a float or an array (of the result, when arguments are written)
         first = "_dot[0]" if spec.mutated else "_dot"

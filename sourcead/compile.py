@@ -102,7 +102,6 @@ class Spec:
     copied: tuple[str, ...]
     output_is_tuple: bool
     parallel: bool = False  # uses prange: compiled with parallel=True
-    thread_rows: bool = False  # takes numba's thread count as its last argument
     contract: str = ""  # the shape facts its indexing relies on, as JSON (`contract.py`, `callplan.py`)
 
     @classmethod
@@ -121,7 +120,6 @@ class Spec:
             copied=tuple(gen.copied),
             output_is_tuple=gen.output_is_tuple,
             parallel="prange(" in gen.source,
-            thread_rows=getattr(gen, "thread_rows", False),
             contract=getattr(gen, "contract", ""),
         )
 

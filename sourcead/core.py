@@ -55,8 +55,9 @@ class For:
     parallel: bool
     origin: cst.CSTNode
 
-    def range_text(self) -> str:
-        func = "prange" if self.parallel else "range"
+    def range_text(self, serial: bool = False) -> str:
+        """`range(...)` as written (`prange` for a parallel loop, unless `serial`)."""
+        func = "prange" if self.parallel and not serial else "range"
         start, stop, step = code(self.start), code(self.stop), code(self.step)
         if step == "1":
             return f"{func}({stop})" if start == "0" else f"{func}({start}, {stop})"

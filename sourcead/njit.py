@@ -22,10 +22,6 @@ A caller compiled with `@numba.njit(cache=True)` is cached by numba under its ow
 the derivative it calls changes (the function was edited, or sourcead upgraded), numba would load
 the old machine code naming the old entry module. sourcead refuses that import with a message
 saying which cache to delete (`compile._UnbuiltModuleFinder`); without `cache=True` nothing is stale.
-
-The number of per-thread rows is numba's thread-pool size in the process that writes the entry
-module; it is a literal in the module's text, so a process with another pool size gets another
-module (calling `numba.get_num_threads()` in compiled code would defeat numba's cache).
 """
 
 from __future__ import annotations
@@ -35,8 +31,6 @@ import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numba
 
 from . import compile as _compile
 from .callplan import _text, shape_check_source
@@ -127,9 +121,6 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
         f"from {core_module} import {_compile.jitted_name(_compile.bounds_checked(spec))} as {core}",
         "",
     ]
-    if spec.thread_rows:
-        rows = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
-        lines += [f"N_ROWS = {rows}  # numba's thread-pool size here: rows of the per-thread adjoints", ""]
     seed_name = _fresh("cotangent" if transform == "vjp" else "tangents", params)
     extra = [seed_name] if transform in ("vjp", "jvp") else []
     body: list[str] = []
@@ -159,19 +150,18 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
                 emit(f"check_disjoint({w}, {other}, {f'{w},{other},{name}'!r})  # {name} writes into {w}")
     for w in spec.copied:
         emit(f"{w} = {w}.copy()  # {name} writes into it: the generated code gets a copy")
-    threads = ["N_ROWS"] if spec.thread_rows else []
     grads = [f"_grad{k}" for k in range(len(spec.wrt))]
     grads_text = grads[0] if single else f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
     call_args = list(params)
     if transform in ("grad", "value_and_grad"):
-        call_args += ["1.0", *(f"np.zeros_like({m})" for m in spec.mutated), *threads]
+        call_args += ["1.0", *(f"np.zeros_like({m})" for m in spec.mutated)]
         emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args)})")
         value = "_value[0]" if spec.mutated else "_value"
         emit(f"return {grads_text}" if transform == "grad" else f"return {value}, {grads_text}")
     elif transform == "vjp":
         _seeds(spec, seed_name, body, contract.get("outputs", ()))
         seeds = [f"_seed{k}" for k in range(spec.n_outputs + len(spec.mutated))]
-        emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args + seeds + threads)})")
+        emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args + seeds)})")
         emit(f"return _value, {grads_text}")
     elif transform == "jvp":
         items = [seed_name] if single else [f"_tangent{k}" for k in range(len(spec.wrt))]

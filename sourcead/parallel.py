@@ -28,6 +28,10 @@ from .activity import value_sources
 from .core import Assign, For, If, Stmt, While, walk_statements
 from .exprs import has_slice, names_in, subscript_indices, walk
 
+# the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
+# that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
+ADJOINT_CHUNKS = 16
+
 
 @dataclass(frozen=True, eq=False)
 class ParallelLoop:

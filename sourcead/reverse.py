@@ -32,19 +32,17 @@ from .counts import Count, maximum
 from .definite import placeholder
 from .emit import Line, Writer, tuple_text
 from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
-from .parallel import ParallelLoop, plan_parallel
+from .parallel import ADJOINT_CHUNKS, ParallelLoop, plan_parallel
 from .program import Program
 from .tbr import record_in_iteration, to_be_recorded
 
 _CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
 
 
-def reverse_function(prog: Program, memory: int | None = None) -> tuple[str, list[str], bool]:
-    """The text of `f_vjp`, the runtime helpers it calls, and whether it takes a thread count last.
-    `memory`: the budget in bytes for the snapshots of checkpointed loops (None: only marked loops)."""
-    reverser = Reverser(prog, memory)
-    text, helpers = reverser.function()
-    return text, helpers, reverser.uses_threads
+def reverse_function(prog: Program, memory: int | None = None) -> tuple[str, list[str]]:
+    """The text of `f_vjp` and the runtime helpers it calls. `memory`: the budget in bytes for the
+    snapshots of checkpointed loops (None: only marked loops)."""
+    return Reverser(prog, memory).function()
 
 
 class Reverser(CheckpointedLoops):
@@ -60,7 +58,7 @@ class Reverser(CheckpointedLoops):
         fresh = prog.namer.fresh
         self.main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
         self.tapes = self.main_tapes
-        self.slot, self.thread = fresh("slot"), fresh("thread")
+        self.slot, self.chunk = fresh("slot"), fresh("chunk")
         work = self.has_work
         self.decisions = {s for s in statements if isinstance(s, If) and (work(s.body) or work(s.orelse))}
         self.counters = {
@@ -81,11 +79,10 @@ class Reverser(CheckpointedLoops):
         self.partial_sums: dict[str, str] = {}
         self.replaying: ParallelLoop | None = None
         self.replaying_loops: set[For] = set()
-        self.n_threads = prog.namer.fresh("n_threads")
         self.helpers: set[str] = set()
-        scattered = sorted({a for arrays in self.thread_rows.values() for a in arrays})
+        scattered = sorted({a for arrays in self.chunk_rows.values() for a in arrays})
         self.rows = {a: prog.namer.fresh(f"{prog.bar(a)}_rows") for a in scattered}
-        self.views = {a: prog.namer.fresh(f"{prog.bar(a)}_mine") for a in scattered}  # this thread's row
+        self.views = {a: prog.namer.fresh(f"{prog.bar(a)}_mine") for a in scattered}  # this chunk's row
 
     def plan_parallel_loops(self, statements: list[Stmt], reads: dict[Assign, set[str]]) -> None:
         """Decide which prange loops get a parallel adjoint (`parallel.py`), then the records."""
@@ -127,7 +124,7 @@ class Reverser(CheckpointedLoops):
             sites |= record_in_iteration(loop.body, reads, self.primal)
         self.sites = sites | set(self.slots)
         self.in_parallel = {s for loop in self.parallel for s in walk_statements(loop.body)}
-        self.thread_rows = {loop: self.scattered_arrays(plan) for loop, plan in self.parallel.items()}
+        self.chunk_rows = {loop: self.scattered_arrays(plan) for loop, plan in self.parallel.items()}
 
     def slot_count(self, loop: For, names: set[str]) -> Count | None:
         """Records per iteration of writes into `names`, the same for every iteration (so each
@@ -191,10 +188,6 @@ class Reverser(CheckpointedLoops):
                         found.add(array)
         return sorted(found)
 
-    @property
-    def uses_threads(self) -> bool:
-        return any(self.thread_rows.values())
-
     def has_work(self, body: tuple[Stmt, ...]) -> bool:
         return self.adjoints.has_work(body, self.sites)
 
@@ -214,8 +207,7 @@ class Reverser(CheckpointedLoops):
         written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
         value = namer.fresh("value")
         out = Writer()
-        threads = [self.n_threads] if self.uses_threads else []
-        with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds + threads)})"):
+        with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds)})"):
             out.comment(f"reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}")
             for line in prog.activity_comments():
                 out.comment(line)
@@ -237,8 +229,8 @@ class Reverser(CheckpointedLoops):
             out.comment("reverse sweep")
             self.initialize_adjoints(seeds, written_seeds, out)
             for array, rows in self.rows.items():
-                buffer = self.thread_buffer(array)
-                out.line(f"{rows} = {buffer}  # per-thread rows for scattered adjoints, kept zero between uses")
+                buffer = self.chunk_buffer(array)
+                out.line(f"{rows} = {buffer}  # a row per chunk for scattered adjoints, kept zero between uses")
             self.reverse_sweep(fn.body, out)
             out.line(f"return {', '.join([value] + [prog.bar(w) for w in prog.wrt])}")
         return out.text(), sorted(self.helpers)
@@ -387,7 +379,7 @@ class Reverser(CheckpointedLoops):
             out.comment(f"this prange loop gets a serial adjoint: {self.serial_reason[loop]}")
             if self.has_records(loop.body):
                 out.comment("so it runs serially here too: its records share one tape")
-                header = header.replace(" in prange(", " in range(", 1)
+                header = f"for {loop.var} in {loop.range_text(serial=True)}"
         self.forward_loop(loop, header, out, exact, mode)
 
     def has_records(self, body: tuple[Stmt, ...]) -> bool:
@@ -701,12 +693,15 @@ class Reverser(CheckpointedLoops):
                 self.reverse_assign(s, out)
 
     def reverse_parallel(self, plan: ParallelLoop, out: Writer) -> None:
-        """The adjoint of a prange loop, as a prange loop: race-free by construction (`parallel.py`)."""
+        """The adjoint of a prange loop, as a prange loop: race-free by construction (`parallel.py`),
+        and the same numbers for any thread count: the iterations are split into ADJOINT_CHUNKS
+        fixed chunks, each summing its shared adjoints in its own row and partial sums, which are
+        then added in chunk order."""
         loop = plan.loop
-        rows = self.thread_rows[loop]
+        rows = self.chunk_rows[loop]
         out.comment("adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,")
-        out.comment("adjoints at the loop index are plain stores, of shared scalars summed per iteration then")
-        out.comment("reduced by numba, of shared arrays elsewhere summed in per-thread rows")
+        out.comment(f"adjoints at the loop index are plain stores; the iterations run in {ADJOINT_CHUNKS} fixed")
+        out.comment("chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count")
         slots = self.slot_arrays.get(loop)
         if slots:
             records = (Count.trips(loop) * self.slot_count(loop, slots)).render()  # type: ignore[operator]
@@ -718,43 +713,75 @@ class Reverser(CheckpointedLoops):
             (fresh("litape"), fresh("litop")),
         )
         bar = self.prog.bar
-        self.partial_sums = {v: self.prog.namer.fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(plan)}
-        with out.block(f"for {loop.var} in {loop.range_text()}"):
-            if slots:
-                out.line(f"{self.slot} = {self.slot_offset(loop, plus_one=True)}  # the end of this iteration's slot")
-            inside = assigned_names(loop.body)
-            exact = set()
-            for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
-                if not self.records_on(loop.body, index):
-                    continue
-                size = self.bound(loop.body, index, inside)
-                exact |= {tape} if size is not None else set()
-                shown = size.render() if size is not None else "16"
-                out.line(f"{tape} = np.empty({shown}{dtype})  # this iteration's own tape")
-                out.line(f"{top} = 0")
-            self.forward_sweep(loop.body, out, exact, "replay")
-            for var in sorted(plan.private & self.prog.activity.active):  # each iteration's own adjoints
-                if not self.prog.kinds.is_array(var):
-                    out.line(f"{bar(var)} = 0.0")
-                else:  # a row or scratch array of this iteration (replayed just above)
-                    out.line(f"{bar(var)} = np.zeros_like({var})")
-            for partial in self.partial_sums.values():
-                out.line(f"{partial} = 0.0")
-            if rows:
-                out.line(f"{self.thread} = numba.get_thread_id()")
-            for array in rows:  # this thread's row, unpadded: negative indices count from its end
-                ndim = self.prog.kinds.ndim(array)
-                parts = [self.thread] + [":"] * (ndim - 1) + [f":{array}.shape[{ndim - 1}]"]
-                out.line(f"{self.views[array]} = {self.rows[array]}[{', '.join(parts)}]")
-            self.reverse_sweep(loop.body, out)
-            for var, partial in self.partial_sums.items():
-                out.line(f"{bar(var)} += {partial}  # a reduction over the iterations")
+        self.partial_sums = {v: fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(plan)}
+        chunk_sums = {v: fresh(f"{bar(v)}_chunks") for v in self.partial_sums}
+        for sums in chunk_sums.values():
+            out.line(f"{sums} = np.zeros({ADJOINT_CHUNKS})")
+        trips, k = fresh("trips"), fresh("k")
+        counted = code(loop.start) == "0" and code(loop.step) == "1"  # the loop variable counts the trips
+        out.line(f"{trips} = {code(loop.stop) if counted else f'len({loop.range_text(serial=True)})'}")
+        with out.block(f"for {self.chunk} in prange({ADJOINT_CHUNKS})"):
+            for array in rows:  # this chunk's row: a whole slab of its own, no false sharing inside
+                out.line(f"{self.views[array]} = {self.rows[array]}[{self.chunk}]")
+            first, last = (f"{trips} * {c} // {ADJOINT_CHUNKS}" for c in (self.chunk, f"({self.chunk} + 1)"))
+            with out.block(f"for {loop.var if counted else k} in range({first}, {last})"):
+                if not counted:
+                    scaled = f"{k} * {code(paren(loop.step))}" if code(loop.step) != "1" else k
+                    out.line(f"{loop.var} = {code(paren(loop.start))} + {scaled}")
+                self.reverse_iteration(plan, slots, out)
+                for var, partial in self.partial_sums.items():
+                    out.line(f"{chunk_sums[var]}[{self.chunk}] += {partial}")
         self.replaying, self.replaying_loops, self.partial_sums = None, set(), {}
         self.tapes = self.main_tapes
+        if chunk_sums:
+            with out.block(f"for {self.chunk} in range({ADJOINT_CHUNKS})"):
+                out.comment("the chunks' sums of shared scalar adjoints, in order")
+                for var, sums in chunk_sums.items():
+                    out.line(f"{bar(var)} += {sums}[{self.chunk}]")
         for array in rows:
-            helper = f"add_rows_{self.prog.kinds.ndim(array)}d"
-            self.helpers.add(helper)
-            out.line(f"{helper}({bar(array)}, {self.rows[array]})  # sum the threads' rows, and zero them")
+            self.add_chunk_rows(array, out)
+
+    def add_chunk_rows(self, array: str, out: Writer) -> None:
+        """adjoint += the chunks' rows, in chunk order (the same sum on any thread count), each
+        element in parallel; the rows are zeroed for their next use."""
+        fresh, total, rows = self.prog.namer.fresh, self.prog.bar(array), self.rows[array]
+        e, c = fresh("e"), fresh("c")
+        inner = [fresh("f")] if self.prog.kinds.ndim(array) == 2 else []
+        out.comment(f"{total} += the chunks' rows in chunk order, each element in parallel; the rows are zeroed")
+        with out.block(f"for {e} in prange({total}.shape[0])"):
+            with out.block(f"for {c} in range({ADJOINT_CHUNKS})"):
+                if inner:
+                    with out.block(f"for {inner[0]} in range({total}.shape[1])"):
+                        out.line(f"{total}[{e}, {inner[0]}] += {rows}[{c}, {e}, {inner[0]}]")
+                        out.line(f"{rows}[{c}, {e}, {inner[0]}] = 0.0")
+                else:
+                    out.line(f"{total}[{e}] += {rows}[{c}, {e}]")
+                    out.line(f"{rows}[{c}, {e}] = 0.0")
+
+    def reverse_iteration(self, plan: ParallelLoop, slots: set[str] | None, out: Writer) -> None:
+        """One iteration of a parallel adjoint: its body replayed with records, then its adjoint."""
+        loop, bar = plan.loop, self.prog.bar
+        if slots:
+            out.line(f"{self.slot} = {self.slot_offset(loop, plus_one=True)}  # the end of this iteration's slot")
+        inside = assigned_names(loop.body)
+        exact = set()
+        for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
+            if not self.records_on(loop.body, index):
+                continue
+            size = self.bound(loop.body, index, inside)
+            exact |= {tape} if size is not None else set()
+            shown = size.render() if size is not None else "16"
+            out.line(f"{tape} = np.empty({shown}{dtype})  # this iteration's own tape")
+            out.line(f"{top} = 0")
+        self.forward_sweep(loop.body, out, exact, "replay")
+        for var in sorted(plan.private & self.prog.activity.active):  # each iteration's own adjoints
+            if not self.prog.kinds.is_array(var):
+                out.line(f"{bar(var)} = 0.0")
+            else:  # a row or scratch array of this iteration (replayed just above)
+                out.line(f"{bar(var)} = np.zeros_like({var})")
+        for partial in self.partial_sums.values():
+            out.line(f"{partial} = 0.0")
+        self.reverse_sweep(loop.body, out)
 
     def shared_scalar_adjoints(self, plan: ParallelLoop) -> list[str]:
         """Shared scalars whose adjoints the loop accumulates (numba reduces a variable only where
@@ -778,15 +805,12 @@ class Reverser(CheckpointedLoops):
         """A whole array's record saves its shape on the int tape."""
         return not s.writes_element and self.records_array(s)
 
-    def thread_buffer(self, array: str) -> str:
-        """Zeros of shape (threads, *shape of array), the last axis padded by 8 against false sharing."""
-        ndim = self.prog.kinds.ndim(array)
-        dims = [f"{array}.shape[{k}]" for k in range(ndim)]
-        dims[-1] += " + 8"
-        return f"np.zeros(({self.n_threads}, {', '.join(dims)}))"
+    def chunk_buffer(self, array: str) -> str:
+        """Zeros of shape (chunks, *shape of array): a contiguous slab per chunk."""
+        return f"np.zeros(({ADJOINT_CHUNKS},) + {array}.shape)"
 
     def scattered(self, line: Line) -> Line:
-        """In a parallel adjoint: an accumulation at a shared index goes to this thread's row, and
+        """In a parallel adjoint: an accumulation at a shared index goes to this chunk's row, and
         one into a shared scalar to this iteration's partial sum."""
         plan, target = self.replaying, line.target
         if plan is not None and isinstance(target, cst.Name) and line.op != "=":
@@ -795,7 +819,7 @@ class Reverser(CheckpointedLoops):
         if plan is None or not isinstance(target, cst.Subscript) or line.op == "=" or plan.at_loop_index(target):
             return line
         array = self.prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]
-        if array not in self.thread_rows[plan.loop]:
+        if array not in self.chunk_rows[plan.loop]:
             return line
         row = subscript(self.views[array], subscript_indices(target))  # type: ignore[arg-type]
         return replace(line, target=row)

@@ -43,25 +43,6 @@ def last_index(start, stop, step):
     return start + (count - 1) * step
 
 
-@register_jitable
-def add_rows_1d(total, rows):
-    """total += the sum over threads of rows[t, :n] (padded beyond n); the rows are zeroed."""
-    for t in range(rows.shape[0]):
-        for j in range(total.shape[0]):
-            total[j] += rows[t, j]
-            rows[t, j] = 0.0
-
-
-@register_jitable
-def add_rows_2d(total, rows):
-    """total += the sum over threads of rows[t, :, :m] (padded beyond m); the rows are zeroed."""
-    for t in range(rows.shape[0]):
-        for i in range(total.shape[0]):
-            for j in range(total.shape[1]):
-                total[i, j] += rows[t, i, j]
-                rows[t, i, j] = 0.0
-
-
 # --- whole arrays: the adjoint of broadcasting, and of max/min ------------------------------
 
 
@@ -575,8 +556,6 @@ def _expand_axis(g, x, axis):
 HELPERS = (
     "reserve",
     "last_index",
-    "add_rows_1d",
-    "add_rows_2d",
     "unbroadcast",
     "broadcast_tangent",
     "digamma",

@@ -54,7 +54,7 @@ def hvp_generated(
     kinds |= {first.dot(w): forward.kinds[w].spec() for w in first.wrt}
     try:
         second = analyze_parsed(parsed, tuple(primal.index(w) for w in first.wrt), kinds)
-        body, helpers, thread_rows = reverse_function(second, memory)
+        body, helpers = reverse_function(second, memory)
     except SourceADError as exc:  # a sourcead limitation: say where in the user's function it starts
         raise SourceADError(
             f"second order cannot differentiate the forward-mode code of {first.fn.name}: {exc.message}"
@@ -91,7 +91,6 @@ def hvp_generated(
         copied=tuple(shown[p] for p in written_arguments(second.fn) if p in shown),
         output_is_tuple=False,
         parsed=first.parsed,
-        thread_rows=thread_rows,
     )
 
 

@@ -76,6 +76,21 @@ def test_parallel_adjoint_equals_serial_with_1_and_2_threads(name, args, wrt, se
 
 
 @pytest.mark.parametrize("name, args, wrt", CASES, ids=[c[0] for c in CASES])
+def test_parallel_adjoint_is_the_same_bit_for_bit_on_any_thread_count(name, args, wrt):
+    # fixed chunks, summed in chunk order: no reduction order that depends on the threads
+    parallel = sourcead.grad(getattr(par, name), wrt=wrt)
+    previous, results = numba.get_num_threads(), {}
+    try:
+        for threads in sorted({1, 2, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(threads)
+            results[threads] = _flat(parallel(*args))
+    finally:
+        numba.set_num_threads(previous)
+    for threads, got in results.items():
+        assert np.array_equal(got, results[1]), threads
+
+
+@pytest.mark.parametrize("name, args, wrt", CASES, ids=[c[0] for c in CASES])
 def test_parallel_derivatives_against_finite_differences_and_forward_mode(name, args, wrt):
     func = getattr(par, name)
     params = func.__code__.co_varnames[: func.__code__.co_argcount]

@@ -2,15 +2,12 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d
 
-
-def gather_sum_vjp(x, idx, out_bar, n_threads):
+def gather_sum_vjp(x, idx, out_bar):
     # reverse mode (adjoints) of gather_sum with respect to x
     # active (varied from x; useful for the result): s, v, x
     v = 0.0  # not assigned on every path: a typed placeholder
@@ -25,21 +22,26 @@ def gather_sum_vjp(x, idx, out_bar, n_threads):
     s_bar = out_bar
     v_bar = 0.0
     x_bar = np.zeros_like(x)
-    x_bar_rows = np.zeros((n_threads, x.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    x_bar_rows = np.zeros((16,) + x.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(idx.shape[0]):
-        v = x[idx[i]]
-        v_bar = 0.0
-        thread = numba.get_thread_id()
-        x_bar_mine = x_bar_rows[thread, :x.shape[0]]
-        # adjoint of: s += math.sin(v) * v
-        t0 = math.sin(v)
-        v_bar += math.cos(v) * (v * s_bar)
-        v_bar += t0 * s_bar
-        # adjoint of: v = x[idx[i]]
-        x_bar_mine[idx[i]] += v_bar
-        v_bar = 0.0
-    add_rows_1d(x_bar, x_bar_rows)  # sum the threads' rows, and zero them
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    trips = idx.shape[0]
+    for chunk in prange(16):
+        x_bar_mine = x_bar_rows[chunk]
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            v = x[idx[i]]
+            v_bar = 0.0
+            # adjoint of: s += math.sin(v) * v
+            t0 = math.sin(v)
+            v_bar += math.cos(v) * (v * s_bar)
+            v_bar += t0 * s_bar
+            # adjoint of: v = x[idx[i]]
+            x_bar_mine[idx[i]] += v_bar
+            v_bar = 0.0
+    # x_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+    for e in prange(x_bar.shape[0]):
+        for c in range(16):
+            x_bar[e] += x_bar_rows[c, e]
+            x_bar_rows[c, e] = 0.0
     return value, x_bar

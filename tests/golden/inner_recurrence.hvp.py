@@ -51,71 +51,77 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
         out_bar[i] += out_dot[i] * s_dot_bar
         out_dot_bar[i] += out[i] * s_dot_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(x.shape[0]):
-        ltape = np.empty(3 * 6)  # this iteration's own tape
-        ltop = 0
-        z_dot = x_dot[i]
-        z = x[i]
-        for _k in range(6):
-            ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
-            ltop += 1
-            t0 = math.sin(z)
-            ltape[ltop] = z_dot  # record z_dot: overwritten next, and its own adjoint reads it
-            ltop += 1
-            z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
-            ltape[ltop] = z  # record z: overwritten next, and its own adjoint reads it
-            ltop += 1
-            z = t0 * w + math.cos(z * w)
-        t0_bar = 0.0
-        z_bar = 0.0
-        z_dot_bar = 0.0
-        w_bar_i = 0.0
-        # adjoint of: out[i] = z
-        z_bar += out_bar[i]
-        out_bar[i] = 0.0
-        # adjoint of: out_dot[i] = z_dot
-        z_dot_bar += out_dot_bar[i]
-        out_dot_bar[i] = 0.0
-        for _k in range(5, -1, -1):
-            # adjoint of: z = t0 * w + math.cos(z * w)
-            ltop -= 1
-            z = ltape[ltop]  # restore the value z had before
-            t6 = z_bar
-            z_bar = 0.0
-            t0_bar += w * t6
-            w_bar_i += t0 * t6
-            t7 = -math.sin(z * w) * t6
-            z_bar += w * t7
-            w_bar_i += z * t7
-            # adjoint of: z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
-            ltop -= 1
-            z_dot = ltape[ltop]  # restore the value z_dot had before
-            t1 = math.cos(z)
-            t2 = -math.sin(z * w)
-            t3 = w * z_dot + z * w_dot
-            t4 = z_dot_bar
-            z_dot_bar = 0.0
-            w_bar_i += t1 * z_dot * t4
-            z_bar += -math.sin(z) * (z_dot * (w * t4))
-            z_dot_bar += t1 * (w * t4)
-            t0_bar += w_dot * t4
-            t5 = math.cos(z * w) * -(t3 * t4)
-            z_bar += w * t5
-            w_bar_i += z * t5
-            w_bar_i += z_dot * (t2 * t4)
-            z_dot_bar += w * (t2 * t4)
-            z_bar += w_dot * (t2 * t4)
-            # adjoint of: t0 = math.sin(z)
-            ltop -= 1
-            t0 = ltape[ltop]  # restore the value t0 had before
-            z_bar += math.cos(z) * t0_bar
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    w_bar_chunks = np.zeros(16)
+    trips = x.shape[0]
+    for chunk in prange(16):
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            ltape = np.empty(3 * 6)  # this iteration's own tape
+            ltop = 0
+            z_dot = x_dot[i]
+            z = x[i]
+            for _k in range(6):
+                ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
+                ltop += 1
+                t0 = math.sin(z)
+                ltape[ltop] = z_dot  # record z_dot: overwritten next, and its own adjoint reads it
+                ltop += 1
+                z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
+                ltape[ltop] = z  # record z: overwritten next, and its own adjoint reads it
+                ltop += 1
+                z = t0 * w + math.cos(z * w)
             t0_bar = 0.0
-        # adjoint of: z = x[i]
-        x_bar[i] += z_bar
-        z_bar = 0.0
-        # adjoint of: z_dot = x_dot[i]
-        z_dot_bar = 0.0
-        w_bar += w_bar_i  # a reduction over the iterations
+            z_bar = 0.0
+            z_dot_bar = 0.0
+            w_bar_i = 0.0
+            # adjoint of: out[i] = z
+            z_bar += out_bar[i]
+            out_bar[i] = 0.0
+            # adjoint of: out_dot[i] = z_dot
+            z_dot_bar += out_dot_bar[i]
+            out_dot_bar[i] = 0.0
+            for _k in range(5, -1, -1):
+                # adjoint of: z = t0 * w + math.cos(z * w)
+                ltop -= 1
+                z = ltape[ltop]  # restore the value z had before
+                t6 = z_bar
+                z_bar = 0.0
+                t0_bar += w * t6
+                w_bar_i += t0 * t6
+                t7 = -math.sin(z * w) * t6
+                z_bar += w * t7
+                w_bar_i += z * t7
+                # adjoint of: z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
+                ltop -= 1
+                z_dot = ltape[ltop]  # restore the value z_dot had before
+                t1 = math.cos(z)
+                t2 = -math.sin(z * w)
+                t3 = w * z_dot + z * w_dot
+                t4 = z_dot_bar
+                z_dot_bar = 0.0
+                w_bar_i += t1 * z_dot * t4
+                z_bar += -math.sin(z) * (z_dot * (w * t4))
+                z_dot_bar += t1 * (w * t4)
+                t0_bar += w_dot * t4
+                t5 = math.cos(z * w) * -(t3 * t4)
+                z_bar += w * t5
+                w_bar_i += z * t5
+                w_bar_i += z_dot * (t2 * t4)
+                z_dot_bar += w * (t2 * t4)
+                z_bar += w_dot * (t2 * t4)
+                # adjoint of: t0 = math.sin(z)
+                ltop -= 1
+                t0 = ltape[ltop]  # restore the value t0 had before
+                z_bar += math.cos(z) * t0_bar
+                t0_bar = 0.0
+            # adjoint of: z = x[i]
+            x_bar[i] += z_bar
+            z_bar = 0.0
+            # adjoint of: z_dot = x_dot[i]
+            z_dot_bar = 0.0
+            w_bar_chunks[chunk] += w_bar_i
+    for chunk in range(16):
+        # the chunks' sums of shared scalar adjoints, in order
+        w_bar += w_bar_chunks[chunk]
     return value, x_bar, w_bar

@@ -35,35 +35,41 @@ def inner_recurrence_vjp(x, w, out_bar_1):
         # adjoint of: s += out[i] * out[i]
         out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(x.shape[0]):
-        ltape = np.empty(6)  # this iteration's own tape
-        ltop = 0
-        z = x[i]
-        for _k in range(6):
-            ltape[ltop] = z  # record z: overwritten next, and its own adjoint reads it
-            ltop += 1
-            z = math.sin(z) * w + math.cos(z * w)
-        z_bar = 0.0
-        w_bar_i = 0.0
-        # adjoint of: out[i] = z
-        z_bar += out_bar[i]
-        out_bar[i] = 0.0
-        for _k in range(5, -1, -1):
-            # adjoint of: z = math.sin(z) * w + math.cos(z * w)
-            ltop -= 1
-            z = ltape[ltop]  # restore the value z had before
-            t0 = math.sin(z)
-            t1 = z_bar
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    w_bar_chunks = np.zeros(16)
+    trips = x.shape[0]
+    for chunk in prange(16):
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            ltape = np.empty(6)  # this iteration's own tape
+            ltop = 0
+            z = x[i]
+            for _k in range(6):
+                ltape[ltop] = z  # record z: overwritten next, and its own adjoint reads it
+                ltop += 1
+                z = math.sin(z) * w + math.cos(z * w)
             z_bar = 0.0
-            z_bar += math.cos(z) * (w * t1)
-            w_bar_i += t0 * t1
-            t2 = -math.sin(z * w) * t1
-            z_bar += w * t2
-            w_bar_i += z * t2
-        # adjoint of: z = x[i]
-        x_bar[i] += z_bar
-        z_bar = 0.0
-        w_bar += w_bar_i  # a reduction over the iterations
+            w_bar_i = 0.0
+            # adjoint of: out[i] = z
+            z_bar += out_bar[i]
+            out_bar[i] = 0.0
+            for _k in range(5, -1, -1):
+                # adjoint of: z = math.sin(z) * w + math.cos(z * w)
+                ltop -= 1
+                z = ltape[ltop]  # restore the value z had before
+                t0 = math.sin(z)
+                t1 = z_bar
+                z_bar = 0.0
+                z_bar += math.cos(z) * (w * t1)
+                w_bar_i += t0 * t1
+                t2 = -math.sin(z * w) * t1
+                z_bar += w * t2
+                w_bar_i += z * t2
+            # adjoint of: z = x[i]
+            x_bar[i] += z_bar
+            z_bar = 0.0
+            w_bar_chunks[chunk] += w_bar_i
+    for chunk in range(16):
+        # the chunks' sums of shared scalar adjoints, in order
+        w_bar += w_bar_chunks[chunk]
     return value, x_bar, w_bar

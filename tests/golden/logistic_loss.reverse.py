@@ -2,15 +2,12 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d
 
-
-def logistic_loss_vjp(w, X, y, out_bar, n_threads):
+def logistic_loss_vjp(w, X, y, out_bar):
     # reverse mode (adjoints) of logistic_loss with respect to w
     # active (varied from w; useful for the result): p, result, total, w, z
     # constant (no derivative code): X, y
@@ -34,33 +31,38 @@ def logistic_loss_vjp(w, X, y, out_bar, n_threads):
     total_bar = 0.0
     w_bar = np.zeros_like(w)
     z_bar = 0.0
-    w_bar_rows = np.zeros((n_threads, w.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
     total_bar += 1.0 / n * result_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(n):
-        z = 0.0
-        for j in range(X.shape[1]):
-            z += X[i, j] * w[j]
-        p = 1.0 / (1.0 + math.exp(-z))
-        p_bar = 0.0
-        z_bar = 0.0
-        thread = numba.get_thread_id()
-        w_bar_mine = w_bar_rows[thread, :w.shape[0]]
-        # adjoint of: total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
-        p_bar += 1.0 / p * (y[i] * -total_bar)
-        p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
-        # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
-        t0 = math.exp(-z)
-        t1 = 1.0 / (1.0 + t0)
-        z_bar -= t0 * (-t1 / (1.0 + t0) * p_bar)
-        p_bar = 0.0
-        for j in range(X.shape[1] - 1, -1, -1):
-            # adjoint of: z += X[i, j] * w[j]
-            w_bar_mine[j] += X[i, j] * z_bar
-        # adjoint of: z = 0.0
-        z_bar = 0.0
-    add_rows_1d(w_bar, w_bar_rows)  # sum the threads' rows, and zero them
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    trips = n
+    for chunk in prange(16):
+        w_bar_mine = w_bar_rows[chunk]
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            z = 0.0
+            for j in range(X.shape[1]):
+                z += X[i, j] * w[j]
+            p = 1.0 / (1.0 + math.exp(-z))
+            p_bar = 0.0
+            z_bar = 0.0
+            # adjoint of: total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
+            p_bar += 1.0 / p * (y[i] * -total_bar)
+            p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
+            # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
+            t0 = math.exp(-z)
+            t1 = 1.0 / (1.0 + t0)
+            z_bar -= t0 * (-t1 / (1.0 + t0) * p_bar)
+            p_bar = 0.0
+            for j in range(X.shape[1] - 1, -1, -1):
+                # adjoint of: z += X[i, j] * w[j]
+                w_bar_mine[j] += X[i, j] * z_bar
+            # adjoint of: z = 0.0
+            z_bar = 0.0
+    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+    for e in prange(w_bar.shape[0]):
+        for c in range(16):
+            w_bar[e] += w_bar_rows[c, e]
+            w_bar_rows[c, e] = 0.0
     return value, w_bar

@@ -2,15 +2,14 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d, reserve
+from sourcead.runtime import reserve
 
 
-def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar, n_threads):
+def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     # reverse mode (adjoints) of mapped_stencil with respect to u, c
     # active (varied from c; useful for the result): c
     # active (varied from c, u; useful for the result): s_dot, t1, v, v_dot
@@ -47,7 +46,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar, n_threads):
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
@@ -61,29 +60,39 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar, n_threads):
         v_bar[i] += (1.0 - t3 * t3) * t1_bar
         t1_bar = 0.0
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(1, n - 1):
-        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-        t0_bar = 0.0
-        c_bar_i = 0.0
-        thread = numba.get_thread_id()
-        u_bar_mine = u_bar_rows[thread, :u.shape[0]]
-        # adjoint of: v[i] = u[i] + c * t0
-        u_bar[i] += v_bar[i]
-        c_bar_i += t0 * v_bar[i]
-        t0_bar += c * v_bar[i]
-        v_bar[i] = 0.0
-        # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-        t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-        t0_bar += c_dot * v_dot_bar[i]
-        c_bar_i += t2 * v_dot_bar[i]
-        v_dot_bar[i] = 0.0
-        # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-        u_bar_mine[i - 1] += t0_bar
-        u_bar[i] += 2.0 * -t0_bar
-        u_bar_mine[i + 1] += t0_bar
-        t0_bar = 0.0
-        c_bar += c_bar_i  # a reduction over the iterations
-    add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    c_bar_chunks = np.zeros(16)
+    trips = len(range(1, n - 1))
+    for chunk in prange(16):
+        u_bar_mine = u_bar_rows[chunk]
+        for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            i = 1 + k
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            t0_bar = 0.0
+            c_bar_i = 0.0
+            # adjoint of: v[i] = u[i] + c * t0
+            u_bar[i] += v_bar[i]
+            c_bar_i += t0 * v_bar[i]
+            t0_bar += c * v_bar[i]
+            v_bar[i] = 0.0
+            # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
+            t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
+            t0_bar += c_dot * v_dot_bar[i]
+            c_bar_i += t2 * v_dot_bar[i]
+            v_dot_bar[i] = 0.0
+            # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            u_bar_mine[i - 1] += t0_bar
+            u_bar[i] += 2.0 * -t0_bar
+            u_bar_mine[i + 1] += t0_bar
+            t0_bar = 0.0
+            c_bar_chunks[chunk] += c_bar_i
+    for chunk in range(16):
+        # the chunks' sums of shared scalar adjoints, in order
+        c_bar += c_bar_chunks[chunk]
+    # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+    for e in prange(u_bar.shape[0]):
+        for c_1 in range(16):
+            u_bar[e] += u_bar_rows[c_1, e]
+            u_bar_rows[c_1, e] = 0.0
     return value, u_bar, c_bar

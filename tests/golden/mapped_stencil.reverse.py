@@ -2,15 +2,12 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d
 
-
-def mapped_stencil_vjp(u, c, out_bar, n_threads):
+def mapped_stencil_vjp(u, c, out_bar):
     # reverse mode (adjoints) of mapped_stencil with respect to u, c
     # active (varied from c; useful for the result): c
     # active (varied from c, u; useful for the result): s, v
@@ -30,26 +27,36 @@ def mapped_stencil_vjp(u, c, out_bar, n_threads):
     s_bar = out_bar
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
-    u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += math.tanh(v[i])
         t1 = math.tanh(v[i])
         v_bar[i] += (1.0 - t1 * t1) * s_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(1, n - 1):
-        c_bar_i = 0.0
-        thread = numba.get_thread_id()
-        u_bar_mine = u_bar_rows[thread, :u.shape[0]]
-        # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-        u_bar[i] += v_bar[i]
-        c_bar_i += t0 * v_bar[i]
-        u_bar_mine[i - 1] += c * v_bar[i]
-        u_bar[i] += 2.0 * -(c * v_bar[i])
-        u_bar_mine[i + 1] += c * v_bar[i]
-        v_bar[i] = 0.0
-        c_bar += c_bar_i  # a reduction over the iterations
-    add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    c_bar_chunks = np.zeros(16)
+    trips = len(range(1, n - 1))
+    for chunk in prange(16):
+        u_bar_mine = u_bar_rows[chunk]
+        for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            i = 1 + k
+            c_bar_i = 0.0
+            # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            u_bar[i] += v_bar[i]
+            c_bar_i += t0 * v_bar[i]
+            u_bar_mine[i - 1] += c * v_bar[i]
+            u_bar[i] += 2.0 * -(c * v_bar[i])
+            u_bar_mine[i + 1] += c * v_bar[i]
+            v_bar[i] = 0.0
+            c_bar_chunks[chunk] += c_bar_i
+    for chunk in range(16):
+        # the chunks' sums of shared scalar adjoints, in order
+        c_bar += c_bar_chunks[chunk]
+    # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+    for e in prange(u_bar.shape[0]):
+        for c_1 in range(16):
+            u_bar[e] += u_bar_rows[c_1, e]
+            u_bar_rows[c_1, e] = 0.0
     return value, u_bar, c_bar

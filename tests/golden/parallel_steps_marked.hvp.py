@@ -2,15 +2,14 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d, checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
 
 
-def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar, n_threads):
+def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # reverse mode (adjoints) of parallel_steps with respect to u0, k
     # active (varied from k, u0; useful for the result): energy_dot, result_dot, t0, u, u_dot, un, un_dot
     # active (varied from k; useful for the result): k
@@ -74,8 +73,8 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar, n_threads):
     u_dot_bar = np.zeros_like(u_dot)
     un_bar = np.zeros_like(un)
     un_dot_bar = np.zeros_like(un_dot)
-    u_bar_rows = np.zeros((n_threads, u.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = np.zeros((n_threads, u_dot.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_dot_bar_rows = np.zeros((16,) + u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     t6 = u * u_dot + u * u_dot
     t7 = np.full_like(t6, result_dot_bar)
@@ -159,42 +158,56 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar, n_threads):
                 un_dot_bar[i] += u_dot_bar[i]
                 u_dot_bar[i] = 0.0
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-            # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-            # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-            for i in prange(1, n - 1):
-                t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                t0_bar = 0.0
-                k_bar_i = 0.0
-                thread = numba.get_thread_id()
-                u_bar_mine = u_bar_rows[thread, :u.shape[0]]
-                u_dot_bar_mine = u_dot_bar_rows[thread, :u_dot.shape[0]]
-                # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
-                u_bar[i] += un_bar[i]
-                k_bar_i += t0 * un_bar[i]
-                t0_bar += k * un_bar[i]
-                u_bar[i] += math.cos(u[i]) * (0.05 * -un_bar[i])
-                un_bar[i] = 0.0
-                # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
-                t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                t2 = math.cos(u[i])
-                u_dot_bar[i] += un_dot_bar[i]
-                t0_bar += k_dot * un_dot_bar[i]
-                k_bar_i += t1 * un_dot_bar[i]
-                u_dot_bar_mine[i - 1] += k * un_dot_bar[i]
-                u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
-                u_dot_bar_mine[i + 1] += k * un_dot_bar[i]
-                t3 = 0.05 * -un_dot_bar[i]
-                u_bar[i] += -math.sin(u[i]) * (u_dot[i] * t3)
-                u_dot_bar[i] += t2 * t3
-                un_dot_bar[i] = 0.0
-                # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                u_bar_mine[i - 1] += t0_bar
-                u_bar[i] += 2.0 * -t0_bar
-                u_bar_mine[i + 1] += t0_bar
-                t0_bar = 0.0
-                k_bar += k_bar_i  # a reduction over the iterations
-            add_rows_1d(u_bar, u_bar_rows)  # sum the threads' rows, and zero them
-            add_rows_1d(u_dot_bar, u_dot_bar_rows)  # sum the threads' rows, and zero them
+            # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+            # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+            k_bar_chunks = np.zeros(16)
+            trips = len(range(1, n - 1))
+            for chunk in prange(16):
+                u_bar_mine = u_bar_rows[chunk]
+                u_dot_bar_mine = u_dot_bar_rows[chunk]
+                for k_1 in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+                    i = 1 + k_1
+                    t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                    t0_bar = 0.0
+                    k_bar_i = 0.0
+                    # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
+                    u_bar[i] += un_bar[i]
+                    k_bar_i += t0 * un_bar[i]
+                    t0_bar += k * un_bar[i]
+                    u_bar[i] += math.cos(u[i]) * (0.05 * -un_bar[i])
+                    un_bar[i] = 0.0
+                    # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
+                    t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
+                    t2 = math.cos(u[i])
+                    u_dot_bar[i] += un_dot_bar[i]
+                    t0_bar += k_dot * un_dot_bar[i]
+                    k_bar_i += t1 * un_dot_bar[i]
+                    u_dot_bar_mine[i - 1] += k * un_dot_bar[i]
+                    u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
+                    u_dot_bar_mine[i + 1] += k * un_dot_bar[i]
+                    t3 = 0.05 * -un_dot_bar[i]
+                    u_bar[i] += -math.sin(u[i]) * (u_dot[i] * t3)
+                    u_dot_bar[i] += t2 * t3
+                    un_dot_bar[i] = 0.0
+                    # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                    u_bar_mine[i - 1] += t0_bar
+                    u_bar[i] += 2.0 * -t0_bar
+                    u_bar_mine[i + 1] += t0_bar
+                    t0_bar = 0.0
+                    k_bar_chunks[chunk] += k_bar_i
+            for chunk in range(16):
+                # the chunks' sums of shared scalar adjoints, in order
+                k_bar += k_bar_chunks[chunk]
+            # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+            for e in prange(u_bar.shape[0]):
+                for c in range(16):
+                    u_bar[e] += u_bar_rows[c, e]
+                    u_bar_rows[c, e] = 0.0
+            # u_dot_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+            for e_1 in prange(u_dot_bar.shape[0]):
+                for c_1 in range(16):
+                    u_dot_bar[e_1] += u_dot_bar_rows[c_1, e_1]
+                    u_dot_bar_rows[c_1, e_1] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         energy = energy_snaps[0]

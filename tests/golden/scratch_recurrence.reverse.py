@@ -2,15 +2,12 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d
 
-
-def scratch_recurrence_vjp(X, w, out_bar_1, n_threads):
+def scratch_recurrence_vjp(X, w, out_bar_1):
     # reverse mode (adjoints) of scratch_recurrence with respect to X, w
     # active (varied from X; useful for the result): X
     # active (varied from X, w; useful for the result): acc, out, result
@@ -35,43 +32,48 @@ def scratch_recurrence_vjp(X, w, out_bar_1, n_threads):
     out_bar = np.zeros_like(out)
     result_bar = out_bar_1
     w_bar = np.zeros_like(w)
-    w_bar_rows = np.zeros((n_threads, w.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = np.sum(out * out)
     out_bar += 2.0 * (out * result_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(n):
-        ltape = np.empty((d - 1))  # this iteration's own tape
-        ltop = 0
-        acc = np.zeros(d)
-        for j in range(d):
-            acc[j] = X[i, j] * w[j]
-        for j in range(1, d):
-            ltape[ltop] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
-            ltop += 1
-            acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
-        acc_bar = np.zeros_like(acc)
-        thread = numba.get_thread_id()
-        w_bar_mine = w_bar_rows[thread, :w.shape[0]]
-        # adjoint of: out[i] = acc[d - 1]
-        acc_bar[d - 1] += out_bar[i]
-        out_bar[i] = 0.0
-        for j in range(d - 1, 0, -1):
-            # adjoint of: acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
-            ltop -= 1
-            acc[j] = ltape[ltop]  # restore the value acc[j] had before
-            t0 = acc_bar[j]
-            acc_bar[j] = 0.0
-            acc_bar[j] += acc[j - 1] * t0
-            acc_bar[j - 1] += acc[j] * t0
-            acc_bar[j] += math.cos(acc[j]) * t0
-        for j in range(d - 1, -1, -1):
-            # adjoint of: acc[j] = X[i, j] * w[j]
-            X_bar[i, j] += w[j] * acc_bar[j]
-            w_bar_mine[j] += X[i, j] * acc_bar[j]
-            acc_bar[j] = 0.0
-        # adjoint of: acc = np.zeros(d)
-        acc_bar = np.zeros_like(acc_bar)
-    add_rows_1d(w_bar, w_bar_rows)  # sum the threads' rows, and zero them
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    trips = n
+    for chunk in prange(16):
+        w_bar_mine = w_bar_rows[chunk]
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            ltape = np.empty((d - 1))  # this iteration's own tape
+            ltop = 0
+            acc = np.zeros(d)
+            for j in range(d):
+                acc[j] = X[i, j] * w[j]
+            for j in range(1, d):
+                ltape[ltop] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
+                ltop += 1
+                acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
+            acc_bar = np.zeros_like(acc)
+            # adjoint of: out[i] = acc[d - 1]
+            acc_bar[d - 1] += out_bar[i]
+            out_bar[i] = 0.0
+            for j in range(d - 1, 0, -1):
+                # adjoint of: acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
+                ltop -= 1
+                acc[j] = ltape[ltop]  # restore the value acc[j] had before
+                t0 = acc_bar[j]
+                acc_bar[j] = 0.0
+                acc_bar[j] += acc[j - 1] * t0
+                acc_bar[j - 1] += acc[j] * t0
+                acc_bar[j] += math.cos(acc[j]) * t0
+            for j in range(d - 1, -1, -1):
+                # adjoint of: acc[j] = X[i, j] * w[j]
+                X_bar[i, j] += w[j] * acc_bar[j]
+                w_bar_mine[j] += X[i, j] * acc_bar[j]
+                acc_bar[j] = 0.0
+            # adjoint of: acc = np.zeros(d)
+            acc_bar = np.zeros_like(acc_bar)
+    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+    for e in prange(w_bar.shape[0]):
+        for c in range(16):
+            w_bar[e] += w_bar_rows[c, e]
+            w_bar_rows[c, e] = 0.0
     return value, X_bar, w_bar

@@ -32,11 +32,13 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     y_bar = np.zeros_like(y)
     y0_bar = np.zeros_like(y0)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(y.shape[0]):
-        # adjoint of: s += y[i] * y[i]
-        y_bar[i] += 2.0 * (y[i] * s_bar)
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    trips = y.shape[0]
+    for chunk in prange(16):
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            # adjoint of: s += y[i] * y[i]
+            y_bar[i] += 2.0 * (y[i] * s_bar)
     # adjoint of: y[:-1] = (y[1:] - y[:-1]) * a
     top -= y[:-1].size
     y[:-1] = tape[top : top + y[:-1].size].reshape(y[:-1].shape)  # restore the values y[:-1] had before

@@ -2,15 +2,12 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numba
 import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_rows_1d
 
-
-def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1, n_threads):
+def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     # reverse mode (adjoints) of softplus_rows with respect to W, b
     # active (varied from W; useful for the result): W
     # active (varied from W, b; useful for the result): a, out, out_dot, s_dot, t0, t1
@@ -54,7 +51,7 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1, n_threads):
     s_dot_bar = out_bar_1
     t0_bar = 0.0
     t1_bar = 0.0
-    W_bar_rows = np.zeros((n_threads, W.shape[0] + 8))  # per-thread rows for scattered adjoints, kept zero between uses
+    W_bar_rows = np.zeros((16,) + W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
         out_bar[i] += out_dot[i] * s_dot_bar
@@ -62,60 +59,69 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1, n_threads):
         out_bar[i] += out_dot[i] * s_dot_bar
         out_dot_bar[i] += out[i] * s_dot_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
-    # adjoints at the loop index are plain stores, of shared scalars summed per iteration then
-    # reduced by numba, of shared arrays elsewhere summed in per-thread rows
-    for i in prange(n):
-        a_dot = b_dot
-        a = b
-        for j in range(X.shape[1]):
-            a_dot += X[i, j] * W_dot[j]
-            a += W[j] * X[i, j]
-        if a > 0.0:
-            t0 = math.exp(-a)
-            branch = 1  # record the branch taken
-        else:
-            t1 = math.exp(a)
-            branch = 0  # record the branch taken
-        a_bar = 0.0
-        t0_bar = 0.0
-        t1_bar = 0.0
-        b_bar_i = 0.0
-        thread = numba.get_thread_id()
-        W_bar_mine = W_bar_rows[thread, :W.shape[0]]
-        if branch == 1:
-            # adjoint of: out[i] = a + math.log(1.0 + t0)
-            a_bar += out_bar[i]
-            t0_bar += 1.0 / (1.0 + t0) * out_bar[i]
-            out_bar[i] = 0.0
-            # adjoint of: out_dot[i] = a_dot + 1.0 / (1.0 + t0) * (t0 * -a_dot)
-            t3 = 1.0 / (1.0 + t0)
-            t4 = t0 * -a_dot
-            t0_bar += -t3 / (1.0 + t0) * (t4 * out_dot_bar[i])
-            t0_bar += -a_dot * (t3 * out_dot_bar[i])
-            out_dot_bar[i] = 0.0
-            # adjoint of: t0 = math.exp(-a)
-            t2 = math.exp(-a)
-            a_bar -= t2 * t0_bar
+    # adjoints at the loop index are plain stores; the iterations run in 16 fixed
+    # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
+    b_bar_chunks = np.zeros(16)
+    trips = n
+    for chunk in prange(16):
+        W_bar_mine = W_bar_rows[chunk]
+        for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            a_dot = b_dot
+            a = b
+            for j in range(X.shape[1]):
+                a_dot += X[i, j] * W_dot[j]
+                a += W[j] * X[i, j]
+            if a > 0.0:
+                t0 = math.exp(-a)
+                branch = 1  # record the branch taken
+            else:
+                t1 = math.exp(a)
+                branch = 0  # record the branch taken
+            a_bar = 0.0
             t0_bar = 0.0
-        else:
-            # adjoint of: out[i] = math.log(1.0 + t1)
-            t1_bar += 1.0 / (1.0 + t1) * out_bar[i]
-            out_bar[i] = 0.0
-            # adjoint of: out_dot[i] = 1.0 / (1.0 + t1) * (t1 * a_dot)
-            t6 = 1.0 / (1.0 + t1)
-            t1_bar += -t6 / (1.0 + t1) * (t1 * a_dot * out_dot_bar[i])
-            t1_bar += a_dot * (t6 * out_dot_bar[i])
-            out_dot_bar[i] = 0.0
-            # adjoint of: t1 = math.exp(a)
-            t5 = math.exp(a)
-            a_bar += t5 * t1_bar
             t1_bar = 0.0
-        for j in range(X.shape[1] - 1, -1, -1):
-            # adjoint of: a += W[j] * X[i, j]
-            W_bar_mine[j] += X[i, j] * a_bar
-        # adjoint of: a = b
-        b_bar_i += a_bar
-        a_bar = 0.0
-        b_bar += b_bar_i  # a reduction over the iterations
-    add_rows_1d(W_bar, W_bar_rows)  # sum the threads' rows, and zero them
+            b_bar_i = 0.0
+            if branch == 1:
+                # adjoint of: out[i] = a + math.log(1.0 + t0)
+                a_bar += out_bar[i]
+                t0_bar += 1.0 / (1.0 + t0) * out_bar[i]
+                out_bar[i] = 0.0
+                # adjoint of: out_dot[i] = a_dot + 1.0 / (1.0 + t0) * (t0 * -a_dot)
+                t3 = 1.0 / (1.0 + t0)
+                t4 = t0 * -a_dot
+                t0_bar += -t3 / (1.0 + t0) * (t4 * out_dot_bar[i])
+                t0_bar += -a_dot * (t3 * out_dot_bar[i])
+                out_dot_bar[i] = 0.0
+                # adjoint of: t0 = math.exp(-a)
+                t2 = math.exp(-a)
+                a_bar -= t2 * t0_bar
+                t0_bar = 0.0
+            else:
+                # adjoint of: out[i] = math.log(1.0 + t1)
+                t1_bar += 1.0 / (1.0 + t1) * out_bar[i]
+                out_bar[i] = 0.0
+                # adjoint of: out_dot[i] = 1.0 / (1.0 + t1) * (t1 * a_dot)
+                t6 = 1.0 / (1.0 + t1)
+                t1_bar += -t6 / (1.0 + t1) * (t1 * a_dot * out_dot_bar[i])
+                t1_bar += a_dot * (t6 * out_dot_bar[i])
+                out_dot_bar[i] = 0.0
+                # adjoint of: t1 = math.exp(a)
+                t5 = math.exp(a)
+                a_bar += t5 * t1_bar
+                t1_bar = 0.0
+            for j in range(X.shape[1] - 1, -1, -1):
+                # adjoint of: a += W[j] * X[i, j]
+                W_bar_mine[j] += X[i, j] * a_bar
+            # adjoint of: a = b
+            b_bar_i += a_bar
+            a_bar = 0.0
+            b_bar_chunks[chunk] += b_bar_i
+    for chunk in range(16):
+        # the chunks' sums of shared scalar adjoints, in order
+        b_bar += b_bar_chunks[chunk]
+    # W_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
+    for e in prange(W_bar.shape[0]):
+        for c in range(16):
+            W_bar[e] += W_bar_rows[c, e]
+            W_bar_rows[c, e] = 0.0
     return value, W_bar, b_bar
