@@ -9,8 +9,9 @@ their reversal has work to do. The reverse sweep runs the statements backwards, 
 recorded value at its mirror point, so every adjoint sees the values its statement saw.
 
 Before each top-level statement whose records can be bounded at its entry (trip counts known),
-the tape is reserved once and records are plain stores; elsewhere a record checks capacity and
-the tape grows by doubling.
+the tape is reserved once and records are plain stores; inside one that cannot, each loop is
+reserved before it or at the start of each iteration where its records can be counted there;
+elsewhere a record checks capacity and the tape grows by doubling.
 
 Under a memory budget, or where the user marks it, a time loop is checkpointed instead
 (`checkpoint.py`): the forward sweep keeps snapshots of its state, and its reverse sweep runs
