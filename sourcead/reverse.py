@@ -20,6 +20,7 @@ each step again from the nearest snapshot, with its records, right before that s
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import libcst as cst
@@ -724,6 +725,10 @@ class Reverser(CheckpointedLoops):
         with out.block(f"for {self.chunk} in prange({ADJOINT_CHUNKS})"):
             for array in rows:  # this chunk's row: a whole slab of its own, no false sharing inside
                 out.line(f"{self.views[array]} = {self.rows[array]}[{self.chunk}]")
+            for tape, _, dtype, size, per_chunk in self.iteration_tapes(loop):
+                if per_chunk:  # the same size for every iteration: one tape per chunk, emptied per iteration
+                    shown = size.render() if size is not None else "16"
+                    out.line(f"{tape} = np.empty({shown}{dtype})  # this chunk's tape, for one iteration at a time")
             first, last = (f"{trips} * {c} // {ADJOINT_CHUNKS}" for c in (self.chunk, f"({self.chunk} + 1)"))
             with out.block(f"for {loop.var if counted else k} in range({first}, {last})"):
                 if not counted:
@@ -759,20 +764,29 @@ class Reverser(CheckpointedLoops):
                     out.line(f"{total}[{e}] += {rows}[{c}, {e}]")
                     out.line(f"{rows}[{c}, {e}] = 0.0")
 
+    def iteration_tapes(self, loop: For) -> list[tuple[str, str, str, Count | None, bool]]:
+        """The local tapes of a parallel adjoint's iterations: (tape, top, dtype, size or None if
+        it grows, whether one allocation per chunk serves all its iterations: the size does not
+        depend on the iteration)."""
+        inside = assigned_names(loop.body) | {loop.var}
+        found = []
+        for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
+            if self.records_on(loop.body, index):
+                size = self.bound(loop.body, index, assigned_names(loop.body))
+                names = set(re.findall(r"[A-Za-z_]\w*", size.render())) if size is not None else set()
+                found.append((tape, top, dtype, size, not names & inside))
+        return found
+
     def reverse_iteration(self, plan: ParallelLoop, slots: set[str] | None, out: Writer) -> None:
         """One iteration of a parallel adjoint: its body replayed with records, then its adjoint."""
         loop, bar = plan.loop, self.prog.bar
         if slots:
             out.line(f"{self.slot} = {self.slot_offset(loop, plus_one=True)}  # the end of this iteration's slot")
-        inside = assigned_names(loop.body)
         exact = set()
-        for index, ((tape, top), dtype) in enumerate(zip(self.tapes, ("", ", np.int64"), strict=True)):
-            if not self.records_on(loop.body, index):
-                continue
-            size = self.bound(loop.body, index, inside)
+        for tape, top, dtype, size, per_chunk in self.iteration_tapes(loop):
             exact |= {tape} if size is not None else set()
-            shown = size.render() if size is not None else "16"
-            out.line(f"{tape} = np.empty({shown}{dtype})  # this iteration's own tape")
+            if not per_chunk:
+                out.line(f"{tape} = np.empty({size.render()}{dtype})  # this iteration's own tape")  # type: ignore[union-attr]
             out.line(f"{top} = 0")
         self.forward_sweep(loop.body, out, exact, "replay")
         for var in sorted(plan.private & self.prog.activity.active):  # each iteration's own adjoints

@@ -86,10 +86,10 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         for chunk in prange(16):
             u_bar_mine = u_bar_rows[chunk]
             u_dot_bar_mine = u_dot_bar_rows[chunk]
+            ltape = np.empty((m - 2))  # this chunk's tape, for one iteration at a time
             for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                 i = 1 + k
                 slot = top + ((i - 1) + 1) * (2 * (m - 2))  # the end of this iteration's slot
-                ltape = np.empty((m - 2))  # this iteration's own tape
                 ltop = 0
                 for j in range(1, m - 1):
                     ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it

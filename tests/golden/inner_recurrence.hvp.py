@@ -56,8 +56,8 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     w_bar_chunks = np.zeros(16)
     trips = x.shape[0]
     for chunk in prange(16):
+        ltape = np.empty(3 * 6)  # this chunk's tape, for one iteration at a time
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
-            ltape = np.empty(3 * 6)  # this iteration's own tape
             ltop = 0
             z_dot = x_dot[i]
             z = x[i]

@@ -57,8 +57,8 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     trips = n
     for chunk in prange(16):
         w_bar_mine = w_bar_rows[chunk]
+        ltape = np.empty(2 * (d - 1))  # this chunk's tape, for one iteration at a time
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
-            ltape = np.empty(2 * (d - 1))  # this iteration's own tape
             ltop = 0
             acc = np.zeros(d)
             acc_dot = np.zeros_like(acc)

@@ -49,8 +49,8 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
     trips = n
     for chunk in prange(16):
         w_bar_mine = w_bar_rows[chunk]
+        ltape = np.empty(d)  # this chunk's tape, for one iteration at a time
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
-            ltape = np.empty(d)  # this iteration's own tape
             ltop = 0
             row = np.empty(d)
             row_dot = np.zeros_like(row)
