@@ -36,6 +36,7 @@ from .emit import Line, Writer, tuple_text
 from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .parallel import ADJOINT_CHUNKS, ParallelLoop, plan_parallel
 from .program import Program
+from .recompute import recomputed_prefixes
 from .tbr import record_in_iteration, to_be_recorded
 
 _CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
@@ -57,6 +58,8 @@ class Reverser(CheckpointedLoops):
         reads = {s: set().union(*(line.reads() for line in ls)) & self.primal for s, ls in lines.items()}
         statements = list(walk_statements(fn.body))
         self.plan_parallel_loops(statements, reads)
+        self.prefixes = recomputed_prefixes(fn.body, fn.params, self.returned_names(), self.is_int_scalar)
+        self.sites -= {t for prefix in self.prefixes.values() for t in walk_statements(prefix)}  # type: ignore[misc]
         fresh = prog.namer.fresh
         self.main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
         self.tapes = self.main_tapes
@@ -888,7 +891,18 @@ class Reverser(CheckpointedLoops):
         with out.block(header):
             if index:
                 out.line(index)
+            prefix = self.prefixes.get(loop)
+            if prefix:
+                out.comment("the indices this iteration computes first, again (cheaper than records)")
+                self.forward_sweep(prefix, out, set(), "primal")
             self.reverse_sweep(loop.body, out)
+
+    def returned_names(self) -> set[str]:
+        return {v.value for v in self.prog.fn.ret.values if isinstance(v, cst.Name)}
+
+    def is_int_scalar(self, var: str) -> bool:
+        kind = self.prog.kinds.of.get(var)
+        return kind is not None and not kind.is_array and not getattr(kind, "is_tuple", False) and kind.dtype == "int"
 
     def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
         """The header of the reversed loop, and a line that sets the loop variable if it cannot."""

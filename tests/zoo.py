@@ -400,6 +400,48 @@ def swap_scalars(a, b):
     return a * b + a
 
 
+def periodic_stencil(u0, k, steps):
+    # periodic neighbours computed from the loop counter: recomputed in the reverse sweep, not taped
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.empty(n)
+    for t in range(steps):
+        for i in range(n):
+            ip = i + 1
+            if ip == n:
+                ip = 0
+            im = i - 1
+            if im < 0:
+                im = n - 1
+            un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
+        u, un = un, u
+    return np.sum(u * u)
+
+
+def index_after_loop(x):
+    # an index the loop computes first, but read after the loop too: it keeps its records
+    n = x.shape[0]
+    s = 0.0
+    j = 0
+    for i in range(n):
+        j = (i * 3) % n
+        s += x[j] * x[i]
+    return s + x[j] * x[j]
+
+
+def shifting_offset(x):
+    # the inner loop's index depends on `off`, which the outer loop changes: it keeps its records
+    n = x.shape[0]
+    off = 1
+    s = 0.0
+    for t in range(3):
+        for i in range(n):
+            j = (i + off) % n
+            s += x[i] * x[j] * (t + 1)
+        off = off + 2
+    return s
+
+
 def lu_logdet_pivoting(A):
     # LU with partial pivoting: row swaps and triangular nests, whose records the tape reserves per
     # step of k (the nest's trip counts are known there, not at the top)
@@ -647,6 +689,9 @@ ZOO: list[Case] = [
     Case(
         "swap_scalars", swap_scalars, lambda rng: (_uniform(rng, 0.5, 0.9), _uniform(rng, 0.5, 0.9)), ("a", "b"), True
     ),
+    Case("periodic_stencil", periodic_stencil, lambda rng: (rng.standard_normal(9), 0.2, 6), ("u0", "k"), True),
+    Case("index_after_loop", index_after_loop, lambda rng: (rng.standard_normal(7),), ("x",), True),
+    Case("shifting_offset", shifting_offset, lambda rng: (rng.standard_normal(7),), ("x",), True),
     Case("lu_logdet_pivoting", lu_logdet_pivoting, lambda rng: (rng.standard_normal((6, 6)),), ("A",), True),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
     # a `# sourcead: checkpoint` loop: snapshots and replays instead of records (checkpoint.py)
