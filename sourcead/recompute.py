@@ -10,13 +10,13 @@ recorded.)
 
 A loop's prefix is its longest run of leading statements, each an assignment to an int scalar or
 an `if` whose branches hold only such assignments, in which every expression is integer
-arithmetic (names, integer literals, `+ - * // %`, comparisons, `and`/`or`/`not`) of: the
-counters of this loop and of the loops around it (never assigned in their bodies); parameters the
-function never assigns; names the function assigns exactly once, in a top-level statement before
-the one holding this loop; and the prefix's own variables once assigned. Each prefix variable is
-first assigned unconditionally, is assigned nowhere else, and is mentioned nowhere outside the
-loop's body, so every read after the prefix sees the value the prefix leaves, in the forward and
-in the reverse sweep alike.
+arithmetic (names, integer literals, `+ - * // %`, comparisons, `and`/`or`/`not`, `x.shape[k]`
+and `len(x)`) of: the counters of this loop and of the loops around it (never assigned in their
+bodies); parameters the function never assigns; names the function assigns exactly once, in a
+top-level statement before the one holding this loop; and the prefix's own variables once
+assigned. Each prefix variable is first assigned unconditionally, is assigned nowhere else, and is
+mentioned nowhere outside the loop's body, so every read after the prefix sees the value the
+prefix leaves, in the forward and in the reverse sweep alike.
 """
 
 from __future__ import annotations
@@ -136,6 +136,23 @@ def _arithmetic(node: cst.BaseExpression, allowed: set[str]) -> bool:
         return _arithmetic(node.left, allowed) and all(_arithmetic(c.comparator, allowed) for c in node.comparisons)
     if isinstance(node, cst.BooleanOperation):
         return _arithmetic(node.left, allowed) and _arithmetic(node.right, allowed)
+    return _size_of_stable(node, allowed)
+
+
+def _size_of_stable(node: cst.BaseExpression, allowed: set[str]) -> bool:
+    """`x.shape[k]` or `len(x)` of an array whose name is allowed (so never rebound)."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        value, index = node.value, node.slice[0].slice
+        return (
+            isinstance(value, cst.Attribute)
+            and value.attr.value == "shape"
+            and isinstance(value.value, cst.Name)
+            and value.value.value in allowed
+            and isinstance(index, cst.Index)
+            and isinstance(index.value, cst.Integer)
+        )
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        return len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in allowed
     return False
 
 

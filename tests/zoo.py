@@ -418,6 +418,17 @@ def periodic_stencil(u0, k, steps):
     return np.sum(u * u)
 
 
+def wrapped_neighbours(x, w):
+    # an index wrapped by the array's own size, and one from a triangular counter: both recomputed
+    s = 0.0
+    for i in range(x.shape[0]):
+        j = (i + 1) % x.shape[0]
+        for k in range(i, len(x)):
+            m = (k * k) % len(x)
+            s += w * x[i] * x[j] * x[m]
+    return s
+
+
 def index_after_loop(x):
     # an index the loop computes first, but read after the loop too: it keeps its records
     n = x.shape[0]
@@ -690,6 +701,7 @@ ZOO: list[Case] = [
         "swap_scalars", swap_scalars, lambda rng: (_uniform(rng, 0.5, 0.9), _uniform(rng, 0.5, 0.9)), ("a", "b"), True
     ),
     Case("periodic_stencil", periodic_stencil, lambda rng: (rng.standard_normal(9), 0.2, 6), ("u0", "k"), True),
+    Case("wrapped_neighbours", wrapped_neighbours, lambda rng: (rng.standard_normal(6), 0.7), ("x", "w"), True),
     Case("index_after_loop", index_after_loop, lambda rng: (rng.standard_normal(7),), ("x",), True),
     Case("shifting_offset", shifting_offset, lambda rng: (rng.standard_normal(7),), ("x",), True),
     Case("lu_logdet_pivoting", lu_logdet_pivoting, lambda rng: (rng.standard_normal((6, 6)),), ("A",), True),
