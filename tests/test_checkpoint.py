@@ -287,19 +287,23 @@ def test_compiled_while_loop_against_finite_differences_and_forward_mode():
     assert tangent == pytest.approx(gx @ dx + gv @ dv + gd * 0.7, rel=1e-11)  # <J v, w> = <v, J^T w>
 
 
+def _check_against_fd_and_forward(f, gradient, args, rng):
+    """The gradient wrt (u0, k) of f(u0, k, ...): k against central differences, u0 against forward
+    mode along a random direction (the dot-product test)."""
+    (gu, gk), (u0, k, *rest), h = gradient, args, 1e-6
+    assert gk == pytest.approx((f(u0, k + h, *rest) - f(u0, k - h, *rest)) / (2 * h), rel=1e-6)
+    v = rng.standard_normal(u0.size)
+    _, tangent = sourcead.jvp(f, wrt=(0, 1), jit=False)(*args, tangents=(v, 0.0))
+    assert tangent == pytest.approx(gu @ v, rel=1e-11)
+
+
 @pytest.mark.parametrize("jit", [False, True])
 def test_marked_while_loop_with_a_computed_condition(jit):
     rng = np.random.default_rng(4)
     u0, k = rng.standard_normal(12), 0.2
     g = sourcead.grad(ck.heat_until, wrt=(0, 1), jit=jit)
     assert "checkpoint_place(" in g.source and "online" in g.source
-    gu, gk = g(u0, k, 0.3, 500)
-    h = 1e-6
-    fd = (ck.heat_until(u0, k + h, 0.3, 500) - ck.heat_until(u0, k - h, 0.3, 500)) / (2 * h)
-    assert gk == pytest.approx(fd, rel=1e-6)
-    v = rng.standard_normal(12)
-    _, tangent = sourcead.jvp(ck.heat_until, wrt=(0, 1), jit=False)(u0, k, 0.3, 500, tangents=(v, 0.0))
-    assert tangent == pytest.approx(gu @ v, rel=1e-11)
+    _check_against_fd_and_forward(ck.heat_until, g(u0, k, 0.3, 500), (u0, k, 0.3, 500), rng)
 
 
 def test_a_loop_with_a_break_is_checkpointed_online():
@@ -318,13 +322,7 @@ def test_nested_marked_loops(jit):
     u0, k = rng.standard_normal(10), 0.2
     g = sourcead.grad(ck.nested_steps, wrt=(0, 1), jit=jit)
     assert g.source.count("checkpoint_schedule(") == 2  # the outer loop, and the inner one in its steps
-    gu, gk = g(u0, k, 4, 6)
-    h = 1e-6
-    fd = (ck.nested_steps(u0, k + h, 4, 6) - ck.nested_steps(u0, k - h, 4, 6)) / (2 * h)
-    assert gk == pytest.approx(fd, rel=1e-6)
-    v = rng.standard_normal(10)
-    _, tangent = sourcead.jvp(ck.nested_steps, wrt=(0, 1), jit=False)(u0, k, 4, 6, tangents=(v, 0.0))
-    assert tangent == pytest.approx(gu @ v, rel=1e-11)
+    _check_against_fd_and_forward(ck.nested_steps, g(u0, k, 4, 6), (u0, k, 4, 6), rng)
 
 
 def test_a_marked_loop_inside_an_unmarked_one_keeps_its_records_and_says_why():

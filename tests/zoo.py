@@ -19,6 +19,7 @@ import numpy as np
 import vectorized
 
 import sourcead
+from benchmarks import gradbench_workloads
 
 
 @dataclass(frozen=True)
@@ -453,32 +454,6 @@ def shifting_offset(x):
     return s
 
 
-def lu_logdet_pivoting(A):
-    # LU with partial pivoting: row swaps and triangular nests, whose records the tape reserves per
-    # step of k (the nest's trip counts are known there, not at the top)
-    n = A.shape[0]
-    U = A.copy()
-    logdet = 0.0
-    for k in range(n):
-        p = k
-        best = abs(U[k, k])
-        for i in range(k + 1, n):
-            if abs(U[i, k]) > best:
-                best = abs(U[i, k])
-                p = i
-        if p != k:
-            for j in range(n):
-                tmp = U[k, j]
-                U[k, j] = U[p, j]
-                U[p, j] = tmp
-        logdet += math.log(abs(U[k, k]))
-        for i in range(k + 1, n):
-            f = U[i, k] / U[k, k]
-            for j in range(k + 1, n):
-                U[i, j] = U[i, j] - f * U[k, j]
-    return logdet
-
-
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step
     n = u0.shape[0]
@@ -704,7 +679,9 @@ ZOO: list[Case] = [
     Case("wrapped_neighbours", wrapped_neighbours, lambda rng: (rng.standard_normal(6), 0.7), ("x", "w"), True),
     Case("index_after_loop", index_after_loop, lambda rng: (rng.standard_normal(7),), ("x",), True),
     Case("shifting_offset", shifting_offset, lambda rng: (rng.standard_normal(7),), ("x",), True),
-    Case("lu_logdet_pivoting", lu_logdet_pivoting, lambda rng: (rng.standard_normal((6, 6)),), ("A",), True),
+    # LU with partial pivoting (the benchmark's own function): row swaps and triangular nests, whose
+    # records the tape reserves per step of k (the nest's trip counts are known there)
+    Case("lu_logdet_pivoting", gradbench_workloads.lu_logdet, lambda rng: (rng.standard_normal((6, 6)),), ("A",), True),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
     # a `# sourcead: checkpoint` loop: snapshots and replays instead of records (checkpoint.py)
     Case("heat_marked", checkpointing.heat_marked, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "k"), True),
