@@ -45,6 +45,7 @@ RTOL_VALUE = 1e-12
 RTOL_FD = 1e-6
 RTOL_DOT = 1e-9
 RTOL_JIT = 1e-10
+RTOL_CHECKPOINT = 1e-12  # checkpointed loops replay the same operations: the same gradient
 H_RIDDERS = 1e-3  # Ridders' first step, relative to the arguments' scale
 H_CHECK = 1e-5  # the plain central difference that must agree with it
 SMOOTH_RTOL = 1e-5
@@ -445,6 +446,7 @@ class Runner:
         # directions' sizes (a derivative of 1e-12 computed from terms of size 1 is exact to 1e-16)
         floor = 1e3 * np.finfo(np.float64).eps * _norm(flat_w) * _norm(flat_v)
         self.add(_compare("dot product <w,Jv> vs <J'w,v>", w_jv, jtw_v, scale, RTOL_DOT, max(floor, 1e-300)))
+        self.check_checkpointed(args, w, f0, flat_value_v, _flat(grads_v))
         if not p.jit:
             return
         reference = {"jvp value": flat_value_j, "jvp tangent": flat_jv, "vjp value": flat_value_v,
@@ -467,6 +469,49 @@ class Runner:
         for name, ref in reference.items():
             scale = max(_norm(ref), _norm(jitted[name]))
             self.add(_compare(f"jit vs no-jit: {name}", jitted[name], ref, scale, RTOL_JIT, 1e-300), "jit-mismatch")
+
+    def check_checkpointed(self, args: tuple, w: Any, f0: Any, value: np.ndarray, grads: np.ndarray) -> None:
+        """Every loop marked `# sourcead: checkpoint` (nested ones too): where any is checkpointed,
+        its snapshots and replays must give the value and the gradient of the unmarked program."""
+        import sourcead
+
+        p = self.program
+        if self.file is None or not _MARKABLE.search(p.source):
+            return
+        name = f"{Path(self.file).stem}_marked"
+        path = Path(self.file).with_name(f"{name}.py")
+        path.write_text(marked_loops(p.source), encoding="utf-8")
+        try:
+            func = getattr(import_file(path, name), p.name)
+            vf = self.call("sourcead.vjp (checkpointed)", sourcead.vjp, func, p.wrt_api, jit=False)
+            got = self.call("vjp call (checkpointed)", vf, *args, cotangent=_copy(w))
+            if "checkpoint_next(" not in vf._variant(args).compiled.source:
+                return  # no loop records anything, or none could be checkpointed (the code says why)
+        finally:
+            sys.modules.pop(name, None)
+        try:
+            value_c, jtw_c = _pair(got, "vjp (checkpointed)")
+            flat_value = flatten_outputs(value_c, p, f0, "vjp value (checkpointed)")
+            flat_grads = _flat(flatten_grads(jtw_c, p, args, "vjp (checkpointed)"))
+        except _StructureError as exc:
+            self.fail("wrong", f"result structure (checkpointed): {exc}")
+        scale = max(_norm(value), _norm(flat_value))
+        self.add(_compare("checkpointed vs recorded: value", flat_value, value, scale, RTOL_CHECKPOINT, 1e-300))
+        scale = max(_norm(grads), _norm(flat_grads))
+        self.add(_compare("checkpointed vs recorded: gradient", flat_grads, grads, scale, RTOL_CHECKPOINT, 1e-300))
+
+
+_MARKABLE = re.compile(r"^\s*(for|while)\b", re.MULTILINE)
+
+
+def marked_loops(source: str) -> str:
+    """The program with `# sourcead: checkpoint` above every `for` and `while` line."""
+    lines = []
+    for line in source.splitlines():
+        if _MARKABLE.match(line):
+            lines.append(line[: len(line) - len(line.lstrip())] + "# sourcead: checkpoint")
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def _pair(value: Any, what: str) -> tuple[Any, Any]:

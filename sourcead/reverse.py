@@ -628,6 +628,8 @@ class Reverser(CheckpointedLoops):
         """The primal result, copied where the reverse sweep will restore older elements."""
         fn = self.prog.fn
         restored = {s.var for s in self.sites if s.writes_element} | {n for p in self.permutes() for n in p.targets}
+        # a checkpointed loop's reverse sweep restores its state arrays into their buffers
+        restored |= {st.var for plan in self.checkpointed.values() for st in plan.state if st.array and not st.rebound}
         links = [(s.var, s.value.value) for s in walk_statements(fn.body)
                  if isinstance(s, Assign) and not s.writes_element and isinstance(s.value, cst.Name)]  # fmt: skip
         links += [pair for p in self.permutes() for pair in zip(p.targets, p.sources, strict=True)]

@@ -318,3 +318,13 @@ def trip_count_of_a_difference(c, h, coef):
                 lo = lo * c + h
             c = c * 0.9
     return lo
+
+
+def checkpointed_array_result(data, c):
+    # a marked loop writes the array it returns: the reverse sweep restores the loop's entry state
+    # into that buffer, and the value returned was that buffer (np.empty's contents; fuzz 14:111)
+    acc = np.empty(data.shape[0])
+    # sourcead: checkpoint
+    for i in range(data.shape[0]):
+        acc[i] = c * data[i] if data[i] > 0.0 else math.sin(data[i])
+    return acc

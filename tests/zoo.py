@@ -961,6 +961,13 @@ ZOO += [
         True,
     ),
     Case(
+        "checkpointed_array_result",
+        findings.checkpointed_array_result,
+        lambda rng: (rng.standard_normal(7), _uniform(rng, 0.5, 1.5)),
+        ("data", "c"),
+        False,
+    ),
+    Case(
         "shape_in_index",
         findings.shape_in_index,
         lambda rng: (_uniform(rng, 0.2, 2.8, 2), rng.standard_normal((3, 2))),
