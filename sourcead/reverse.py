@@ -40,6 +40,7 @@ from .recompute import recomputed_prefixes
 from .tbr import record_in_iteration, to_be_recorded
 
 _CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
+_RECORDING = ("normal", "replay")  # the forward-sweep modes that record (see forward_sweep)
 
 
 def reverse_function(prog: Program, memory: int | None = None) -> tuple[str, list[str]]:
@@ -306,8 +307,10 @@ class Reverser(CheckpointedLoops):
 
     # --- forward sweep ----------------------------------------------------------------------
     # mode "normal": the primal with its records; "primal": no records (a parallel loop, whose
-    # iterations record on their own tapes later); "replay": one parallel iteration re-running
-    # its own body with records, without the writes other iterations or later statements see.
+    # iterations record on their own tapes later; a checkpointed loop's steps); "slots": a parallel
+    # loop whose iterations record only the old values of the arrays it overwrites, each in its own
+    # slot of the tape; "replay": one parallel iteration re-running its own body with records,
+    # without the writes other iterations or later statements see.
 
     def forward_sweep(self, body: tuple[Stmt, ...], out: Writer, exact: set[str] | None, mode: str = "normal") -> None:
         for s in body:
@@ -334,7 +337,7 @@ class Reverser(CheckpointedLoops):
         elif mode == "replay" and self.shared_write(s):  # type: ignore[arg-type]
             return
         else:
-            if s in self.sites and (mode != "primal" or s in self.slots):
+            if s in self.sites and (mode in _RECORDING or mode == "slots" and s in self.slots):
                 target = code(s.target)
                 reads_itself = s.var in value_sources(s.value)
                 why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
@@ -377,7 +380,7 @@ class Reverser(CheckpointedLoops):
             out.line(f"{tape} = reserve({tape}, {top} + {records})")
             with out.block(header):
                 out.line(f"{self.slot} = {self.slot_offset(loop, plus_one=False)}")
-                self.forward_sweep(loop.body, out, exact, "primal")
+                self.forward_sweep(loop.body, out, exact, "slots")
             out.line(f"{top} += {records}")
             return
         if loop in self.serial_reason and mode == "normal":
@@ -394,7 +397,7 @@ class Reverser(CheckpointedLoops):
     def forward_loop(self, loop: For | While, header: str, out: Writer, exact: set[str], mode: str) -> None:
         if mode == "replay" and not self.replays_anything(loop.body):
             return  # only writes other iterations or later statements see: nothing to replay
-        counter = self.counters.get(loop) if mode != "primal" else None
+        counter = self.counters.get(loop) if mode in _RECORDING else None
         if counter:
             out.line(f"{counter} = 0")
         chunk = self.chunk_reservations(loop, exact, mode)
@@ -422,7 +425,7 @@ class Reverser(CheckpointedLoops):
         once before `loop` where its records can be counted there, else at the start of each of its
         iterations where one iteration's can. Returns (before, each); the records inside are then
         plain stores."""
-        if mode == "primal":
+        if mode not in _RECORDING:
             return [], []
         before, each = [], []
         for index, (tape, top) in enumerate(self.tapes):
@@ -441,7 +444,7 @@ class Reverser(CheckpointedLoops):
         """For a `while` loop whose records per iteration have a bound but whose trip count is unknown:
         the (tape, top, bound) to reserve once per chunk of iterations, so that the records inside
         need no capacity check (a check that may grow the tape costs several times the primal)."""
-        if not isinstance(loop, While) or mode == "primal" or has_break(loop):
+        if not isinstance(loop, While) or mode not in _RECORDING or has_break(loop):
             return []
         inside = assigned_names(loop.body)
         chunks = []
@@ -471,7 +474,7 @@ class Reverser(CheckpointedLoops):
                 self.forward_sweep(loop.body, out, exact | {tape for tape, _, _ in chunk}, mode)
 
     def forward_branch(self, s: If, out: Writer, exact: set[str], keyword: str, mode: str) -> None:
-        decided = s in self.decisions and mode != "primal"
+        decided = s in self.decisions and mode in _RECORDING
         with out.block(f"{keyword} {code(s.test)}"):
             self.forward_sweep(s.body, out, exact, mode)
             if decided:

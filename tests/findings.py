@@ -328,3 +328,21 @@ def checkpointed_array_result(data, c):
     for i in range(data.shape[0]):
         acc[i] = c * data[i] if data[i] > 0.0 else math.sin(data[i])
     return acc
+
+
+def parallel_slots_in_a_marked_loop(u0, kappa, n_steps):
+    # parallel_kernels.heat_steps with its time loop marked: the prange loop records the old values
+    # it overwrites in its own slots of the tape, and did so even in the checkpointed loop's forward
+    # sweep and replays, which record nothing and never set the slot offset (fuzz 15:377, 15:631)
+    n = u0.shape[0]
+    u = u0.copy()
+    v = u0.copy()
+    # sourcead: checkpoint
+    for _step in range(n_steps):
+        for i in numba.prange(1, n - 1):
+            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        u, v = v, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i] * float(i)
+    return s

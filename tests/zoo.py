@@ -968,6 +968,13 @@ ZOO += [
         False,
     ),
     Case(
+        "parallel_slots_in_a_marked_loop",
+        findings.parallel_slots_in_a_marked_loop,
+        lambda rng: (rng.standard_normal(12), 0.2, 7),
+        ("u0", "kappa"),
+        True,
+    ),
+    Case(
         "shape_in_index",
         findings.shape_in_index,
         lambda rng: (_uniform(rng, 0.2, 2.8, 2), rng.standard_normal((3, 2))),
