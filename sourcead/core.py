@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .exprs import code
+from .exprs import code, names_in
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +176,24 @@ def assigned_names(body: tuple[Stmt, ...]) -> set[str]:
     for stmt in walk_statements(body):
         names |= written(stmt)
     return names
+
+
+def mentioned_outside(body: tuple[Stmt, ...], loop: For) -> set[str]:
+    """Names read or assigned by the function's statements outside `loop`'s body (its header counts)."""
+    inside = set(walk_statements(loop.body))
+    found: set[str] = set()
+    for s in walk_statements(body):
+        if s in inside:
+            continue
+        if isinstance(s, Assign):
+            found |= {s.var} | names_in(s.value) | names_in(s.target)
+        elif isinstance(s, For):
+            found |= {s.var} | names_in(s.start) | names_in(s.stop) | names_in(s.step)
+        elif isinstance(s, (If, While)):
+            found |= names_in(s.test)
+        else:
+            found |= assigned_names((s,)) | {n for n in getattr(s, "sources", ())}
+    return found
 
 
 def has_break(loop: Loop) -> bool:

@@ -14,8 +14,8 @@ parallel, when this holds (else the adjoint loop is serial, and the generated co
 Then each adjoint iteration replays its own forward body (recording on its own small tape,
 never a shared one), and runs its adjoint: accumulations at the loop index are plain stores,
 into shared scalars are numba reductions, and into shared arrays at other indices (the adjoint
-of a gather is a scatter) go to per-thread rows indexed by `numba.get_thread_id()`, summed
-after the loop.
+of a gather is a scatter) go to the rows of the iteration's chunk, summed after the loop in chunk
+order (`reverse.py`, `runtime.add_chunk_rows`).
 """
 
 from __future__ import annotations
@@ -27,10 +27,7 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, If, Stmt, While, walk_statements
 from .exprs import has_slice, names_in, subscript_indices, walk
-
-# the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
-# that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
-ADJOINT_CHUNKS = 16
+from .runtime import ADJOINT_CHUNKS  # noqa: F401  (the fixed chunks of a parallel adjoint)
 
 
 @dataclass(frozen=True, eq=False)

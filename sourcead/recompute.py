@@ -25,8 +25,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from .core import Assign, For, If, Permute, Stmt, While, assigned_names, walk_statements
-from .exprs import names_in
+from .core import Assign, For, If, Permute, Stmt, While, assigned_names, mentioned_outside, walk_statements
 
 _INTEGER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
@@ -85,7 +84,7 @@ def _prefix(loop: For, body, returned: set[str], allowed: set[str], is_int_scala
     if not taken:
         return ()
     rest = loop.body[len(taken) :]
-    if defined & (assigned_names(rest) | _mentioned_outside(body, loop) | returned):
+    if defined & (assigned_names(rest) | mentioned_outside(body, loop) | returned):
         return ()  # a prefix variable lives beyond the iteration: keep its records
     return tuple(taken)
 
@@ -154,21 +153,3 @@ def _size_of_stable(node: cst.BaseExpression, allowed: set[str]) -> bool:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
         return len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in allowed
     return False
-
-
-def _mentioned_outside(body: tuple[Stmt, ...], loop: For) -> set[str]:
-    """Names read or assigned by the function's statements outside `loop`'s body (its header counts)."""
-    inside = set(walk_statements(loop.body))
-    found: set[str] = set()
-    for s in walk_statements(body):
-        if s in inside:
-            continue
-        if isinstance(s, Assign):
-            found |= {s.var} | names_in(s.value) | names_in(s.target)
-        elif isinstance(s, For):
-            found |= {s.var} | names_in(s.start) | names_in(s.stop) | names_in(s.step)
-        elif isinstance(s, (If, While)):
-            found |= names_in(s.test)
-        else:
-            found |= assigned_names((s,)) | {n for n in getattr(s, "sources", ())}
-    return found

@@ -29,9 +29,22 @@ from .activity import value_sources
 from .adjoint import StatementAdjoints
 from .checkpoint import plan_checkpoints
 from .checkpoint_emit import CheckpointedLoops
-from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements, written
+from .core import (
+    Assign,
+    Break,
+    For,
+    If,
+    Permute,
+    Stmt,
+    While,
+    assigned_names,
+    has_break,
+    mentioned_outside,
+    walk_statements,
+    written,
+)
 from .counts import Count, maximum
-from .definite import placeholder
+from .definite import placeholder, possibly_undefined
 from .emit import Line, Writer, tuple_text
 from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .parallel import ADJOINT_CHUNKS, ParallelLoop, plan_parallel
@@ -131,6 +144,12 @@ class Reverser(CheckpointedLoops):
         self.sites = sites | set(self.slots)
         self.in_parallel = {s for loop in self.parallel for s in walk_statements(loop.body)}
         self.chunk_rows = {loop: self.scattered_arrays(plan) for loop, plan in self.parallel.items()}
+        # the variables of a parallel adjoint's iterations that nothing outside the loop mentions
+        outside = {v.value for v in self.prog.fn.ret.values if isinstance(v, cst.Name)}
+        self.iteration_locals = {
+            loop: set(plan.private) - mentioned_outside(self.prog.fn.body, loop) - outside - {loop.var}
+            for loop, plan in self.parallel.items()
+        }
 
     def slot_count(self, loop: For, names: set[str]) -> Count | None:
         """Records per iteration of writes into `names`, the same for every iteration (so each
@@ -223,6 +242,10 @@ class Reverser(CheckpointedLoops):
             # of each even where it prunes every branch that assigns one (`if t > 0.25` with t = 0.0)
             reads = {n for lines in self.adjoints.lines.values() for line in lines for n in names_in(line.value)}
             reads -= {s.var for s in walk_statements(fn.body) if isinstance(s, For)}  # the reversed loops set them
+            # a parallel adjoint's iteration replays its own variables before its adjoint reads them,
+            # and gives them placeholders of its own (`reverse_iteration`): at the top, they would be
+            # shared variables of both prange loops, each copied whole by numba's reduction analysis
+            reads -= set().union(*self.iteration_locals.values())
             self.placed = set()
             for line in prog.placeholders(arrays + tuple(sorted(reads & set(prog.kinds.of)))):
                 out.line(line)
@@ -664,10 +687,12 @@ class Reverser(CheckpointedLoops):
         for name, seed in zip(names, seeds + written_seeds, strict=True):
             if name is not None and prog.is_active(name):
                 seeded.setdefault(name, []).append(seed)
-        # rows and scratch arrays of a parallel loop get their adjoints inside each iteration
-        iteration_arrays = {v for plan in self.parallel.values() for v in plan.private if prog.kinds.is_array(v)}
+        # rows and scratch arrays of a parallel loop, and the variables of its iterations nothing
+        # else mentions, get their adjoints inside each iteration
+        iteration_own = {v for plan in self.parallel.values() for v in plan.private if prog.kinds.is_array(v)}
+        iteration_own |= set().union(*self.iteration_locals.values())
         for var in sorted(prog.activity.active | set(prog.wrt)):
-            if var in iteration_arrays and var not in seeded and var not in prog.wrt:
+            if var in iteration_own and var not in seeded and var not in prog.wrt:
                 continue
             if var in seeded:
                 first, *rest = seeded[var]
@@ -726,7 +751,8 @@ class Reverser(CheckpointedLoops):
         self.partial_sums = {v: fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(plan)}
         chunk_sums = {v: fresh(f"{bar(v)}_chunks") for v in self.partial_sums}
         for sums in chunk_sums.values():
-            out.line(f"{sums} = np.zeros({ADJOINT_CHUNKS})")
+            self.helpers.add("chunk_zeros")
+            out.line(f"{sums} = chunk_zeros(())")
         trips, k = fresh("trips"), fresh("k")
         counted = code(loop.start) == "0" and code(loop.step) == "1"  # the loop variable counts the trips
         out.line(f"{trips} = {code(loop.stop) if counted else f'len({loop.range_text(serial=True)})'}")
@@ -752,25 +778,20 @@ class Reverser(CheckpointedLoops):
                 out.comment("the chunks' sums of shared scalar adjoints, in order")
                 for var, sums in chunk_sums.items():
                     out.line(f"{bar(var)} += {sums}[{self.chunk}]")
-        for array in rows:
-            self.add_chunk_rows(array, out)
+        if rows:
+            self.add_chunk_rows(rows, out)
 
-    def add_chunk_rows(self, array: str, out: Writer) -> None:
-        """adjoint += the chunks' rows, in chunk order (the same sum on any thread count), each
-        element in parallel; the rows are zeroed for their next use."""
-        fresh, total, rows = self.prog.namer.fresh, self.prog.bar(array), self.rows[array]
-        e, c = fresh("e"), fresh("c")
-        inner = [fresh("f")] if self.prog.kinds.ndim(array) == 2 else []
-        out.comment(f"{total} += the chunks' rows in chunk order, each element in parallel; the rows are zeroed")
-        with out.block(f"for {e} in prange({total}.shape[0])"):
-            with out.block(f"for {c} in range({ADJOINT_CHUNKS})"):
-                if inner:
-                    with out.block(f"for {inner[0]} in range({total}.shape[1])"):
-                        out.line(f"{total}[{e}, {inner[0]}] += {rows}[{c}, {e}, {inner[0]}]")
-                        out.line(f"{rows}[{c}, {e}, {inner[0]}] = 0.0")
-                else:
-                    out.line(f"{total}[{e}] += {rows}[{c}, {e}]")
-                    out.line(f"{rows}[{c}, {e}] = 0.0")
+    def add_chunk_rows(self, arrays: list[str], out: Writer) -> None:
+        """Each adjoint += its chunks' rows, in chunk order (the same sum on any thread count), in
+        ADJOINT_CHUNKS parts of their first axis in parallel: one prange loop for all of them (each
+        prange loop is a function numba compiles on its own); the rows are zeroed for their next use."""
+        part = self.prog.namer.fresh("part")
+        self.helpers.add("add_chunk_rows")
+        totals = ", ".join(self.prog.bar(a) for a in arrays)
+        out.comment(f"{totals} += the chunks' rows in chunk order, parts of the first axis in parallel")
+        with out.block(f"for {part} in prange({ADJOINT_CHUNKS})"):
+            for array in arrays:
+                out.line(f"add_chunk_rows({self.prog.bar(array)}, {self.rows[array]}, {part})")
 
     def iteration_tapes(self, loop: For) -> list[tuple[str, str, str, Count | None, bool]]:
         """The local tapes of a parallel adjoint's iterations: (tape, top, dtype, size or None if
@@ -796,6 +817,8 @@ class Reverser(CheckpointedLoops):
             if not per_chunk:
                 out.line(f"{tape} = np.empty({size.render()}{dtype})  # this iteration's own tape")  # type: ignore[union-attr]
             out.line(f"{top} = 0")
+        for line in self.iteration_placeholders(plan):
+            out.line(line)
         self.forward_sweep(loop.body, out, exact, "replay")
         for var in sorted(plan.private & self.prog.activity.active):  # each iteration's own adjoints
             if not self.prog.kinds.is_array(var):
@@ -805,6 +828,24 @@ class Reverser(CheckpointedLoops):
         for partial in self.partial_sums.values():
             out.line(f"{partial} = 0.0")
         self.reverse_sweep(loop.body, out)
+
+    def iteration_placeholders(self, plan: ParallelLoop) -> list[str]:
+        """Typed values for the iteration's own variables that its adjoint reads where its replay
+        may not have assigned them (`definite.py`), as the top of the function gives the others."""
+        loop, local = plan.loop, self.iteration_locals[plan.loop]
+        reads = {
+            n
+            for s in walk_statements(loop.body)
+            for line in (self.adjoints.lines.get(s, []) if isinstance(s, Assign) else [])
+            for n in names_in(line.value)
+        }
+        reads -= {s.var for s in walk_statements(loop.body) if isinstance(s, For)}  # the reversed loops set them
+        known = (set(self.prog.kinds.of) | set(self.prog.fn.params) | {loop.var}) - local
+        missing = possibly_undefined(loop.body, known, reads & local)
+        return [
+            f"{var} = {placeholder(self.prog.kinds[var])}  # not assigned on every path: a typed placeholder"
+            for var in sorted(missing & local)
+        ]
 
     def shared_scalar_adjoints(self, plan: ParallelLoop) -> list[str]:
         """Shared scalars whose adjoints the loop accumulates (numba reduces a variable only where
@@ -830,7 +871,8 @@ class Reverser(CheckpointedLoops):
 
     def chunk_buffer(self, array: str) -> str:
         """Zeros of shape (chunks, *shape of array): a contiguous slab per chunk."""
-        return f"np.zeros(({ADJOINT_CHUNKS},) + {array}.shape)"
+        self.helpers.add("chunk_zeros")
+        return f"chunk_zeros({array}.shape)"
 
     def scattered(self, line: Line) -> Line:
         """In a parallel adjoint: an accumulation at a shared index goes to this chunk's row, and

@@ -43,6 +43,62 @@ def last_index(start, stop, step):
     return start + (count - 1) * step
 
 
+# --- parallel adjoints: per-chunk sums, added in chunk order ---------------------------------
+
+# the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
+# that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
+ADJOINT_CHUNKS = 16
+
+
+@register_jitable
+def chunk_zeros(shape):
+    """Float zeros of shape (ADJOINT_CHUNKS, *shape): a contiguous slab per chunk. A call, not an
+    inline `np.zeros`, which numba's parallel pass would make a parallel loop of its own (a
+    function compiled on its own: about a second per allocation)."""
+    return np.zeros((ADJOINT_CHUNKS,) + shape)
+
+
+def add_chunk_rows(total, rows, part):
+    """For the `part`-th of ADJOINT_CHUNKS slices of the first axis of `total`: total += the rows
+    of every chunk, in chunk order (the same sum on any thread count); those rows are zeroed for
+    their next use. The parts touch disjoint elements, so they run in parallel."""
+    n = total.shape[0]
+    for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
+        for c in range(ADJOINT_CHUNKS):
+            total[e] += rows[c, e]
+            rows[c, e] = 0.0
+
+
+@overload(add_chunk_rows)
+def _add_chunk_rows(total, rows, part):
+    if total.ndim == 1:
+        return add_chunk_rows
+    if total.ndim == 2:
+
+        def rows_2d(total, rows, part):  # element by element: no temporary rows
+            n = total.shape[0]
+            for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
+                for c in range(ADJOINT_CHUNKS):
+                    for f in range(total.shape[1]):
+                        total[e, f] += rows[c, e, f]
+                        rows[c, e, f] = 0.0
+
+        return rows_2d
+    if total.ndim != 3:
+        return None
+
+    def rows_3d(total, rows, part):
+        n = total.shape[0]
+        for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
+            for c in range(ADJOINT_CHUNKS):
+                for f in range(total.shape[1]):
+                    for g in range(total.shape[2]):
+                        total[e, f, g] += rows[c, e, f, g]
+                        rows[c, e, f, g] = 0.0
+
+    return rows_3d
+
+
 # --- whole arrays: the adjoint of broadcasting, and of max/min ------------------------------
 
 

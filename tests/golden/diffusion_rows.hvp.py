@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import reserve
+from sourcead.runtime import add_chunk_rows, chunk_zeros, reserve
 
 
 def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -14,7 +14,6 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # active (varied from kappa, u0; useful for the result): result_dot, s_dot, t0, u, u_dot, v, v_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): kappa_dot, result, s, u0_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
@@ -55,14 +54,13 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     kappa_bar = 0.0
     result_dot_bar = out_bar
     s_dot_bar = 0.0
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = np.zeros((16,) + u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_dot_bar_rows = chunk_zeros(u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = 0.5 * s_dot
     s_dot_bar += 0.5 * result_dot_bar
     for i in range(n - 1, -1, -1):
@@ -81,7 +79,7 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
         # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
         top -= 2 * max(n - 2, 0) * max(m - 2, 0)  # this loop's records: one slot per iteration
-        kappa_bar_chunks = np.zeros(16)
+        kappa_bar_chunks = chunk_zeros(())
         trips = len(range(1, n - 1))
         for chunk in prange(16):
             u_bar_mine = u_bar_rows[chunk]
@@ -91,6 +89,7 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
                 i = 1 + k
                 slot = top + ((i - 1) + 1) * (2 * (m - 2))  # the end of this iteration's slot
                 ltop = 0
+                t0 = 0.0  # not assigned on every path: a typed placeholder
                 for j in range(1, m - 1):
                     ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
                     ltop += 1
@@ -131,18 +130,10 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order
             kappa_bar += kappa_bar_chunks[chunk]
-        # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-        for e in prange(u_bar.shape[0]):
-            for c in range(16):
-                for f in range(u_bar.shape[1]):
-                    u_bar[e, f] += u_bar_rows[c, e, f]
-                    u_bar_rows[c, e, f] = 0.0
-        # u_dot_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-        for e_1 in prange(u_dot_bar.shape[0]):
-            for c_1 in range(16):
-                for f_1 in range(u_dot_bar.shape[1]):
-                    u_dot_bar[e_1, f_1] += u_dot_bar_rows[c_1, e_1, f_1]
-                    u_dot_bar_rows[c_1, e_1, f_1] = 0.0
+        # u_bar, u_dot_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+        for part in prange(16):
+            add_chunk_rows(u_bar, u_bar_rows, part)
+            add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

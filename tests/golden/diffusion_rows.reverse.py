@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import reserve
+from sourcead.runtime import add_chunk_rows, chunk_zeros, reserve
 
 
 def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
@@ -46,7 +46,7 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     v_bar = np.zeros_like(v)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = 0.5 * s
     s_bar += 0.5 * result_bar
     for i in range(n - 1, -1, -1):
@@ -60,7 +60,7 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
         # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
         top -= max(n - 2, 0) * max(m - 2, 0)  # this loop's records: one slot per iteration
-        kappa_bar_chunks = np.zeros(16)
+        kappa_bar_chunks = chunk_zeros(())
         trips = len(range(1, n - 1))
         for chunk in prange(16):
             u_bar_mine = u_bar_rows[chunk]
@@ -85,12 +85,9 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order
             kappa_bar += kappa_bar_chunks[chunk]
-        # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-        for e in prange(u_bar.shape[0]):
-            for c in range(16):
-                for f in range(u_bar.shape[1]):
-                    u_bar[e, f] += u_bar_rows[c, e, f]
-                    u_bar_rows[c, e, f] = 0.0
+        # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+        for part in prange(16):
+            add_chunk_rows(u_bar, u_bar_rows, part)
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

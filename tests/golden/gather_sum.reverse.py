@@ -6,11 +6,12 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def gather_sum_vjp(x, idx, out_bar):
     # reverse mode (adjoints) of gather_sum with respect to x
     # active (varied from x; useful for the result): s, v, x
-    v = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
@@ -20,9 +21,8 @@ def gather_sum_vjp(x, idx, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    v_bar = 0.0
     x_bar = np.zeros_like(x)
-    x_bar_rows = np.zeros((16,) + x.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    x_bar_rows = chunk_zeros(x.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -39,9 +39,7 @@ def gather_sum_vjp(x, idx, out_bar):
             # adjoint of: v = x[idx[i]]
             x_bar_mine[idx[i]] += v_bar
             v_bar = 0.0
-    # x_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(x_bar.shape[0]):
-        for c in range(16):
-            x_bar[e] += x_bar_rows[c, e]
-            x_bar_rows[c, e] = 0.0
+    # x_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(x_bar, x_bar_rows, part)
     return value, x_bar

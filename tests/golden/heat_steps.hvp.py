@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import reserve
+from sourcead.runtime import add_chunk_rows, chunk_zeros, reserve
 
 
 def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -14,7 +14,6 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # active (varied from kappa, u0; useful for the result): s_dot, t0, u, u_dot, v, v_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): kappa_dot, s, t1, u0_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
@@ -54,14 +53,13 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     s_dot_bar = out_bar
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = np.zeros((16,) + u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_dot_bar_rows = chunk_zeros(u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
         u_bar[i] += u_dot[i] * (t1 * s_dot_bar)
@@ -79,7 +77,7 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
         # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
         top -= 2 * (n - 2)  # this loop's records: one slot per iteration
-        kappa_bar_chunks = np.zeros(16)
+        kappa_bar_chunks = chunk_zeros(())
         trips = len(range(1, n - 1))
         for chunk in prange(16):
             u_bar_mine = u_bar_rows[chunk]
@@ -117,16 +115,10 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order
             kappa_bar += kappa_bar_chunks[chunk]
-        # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-        for e in prange(u_bar.shape[0]):
-            for c in range(16):
-                u_bar[e] += u_bar_rows[c, e]
-                u_bar_rows[c, e] = 0.0
-        # u_dot_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-        for e_1 in prange(u_dot_bar.shape[0]):
-            for c_1 in range(16):
-                u_dot_bar[e_1] += u_dot_bar_rows[c_1, e_1]
-                u_dot_bar_rows[c_1, e_1] = 0.0
+        # u_bar, u_dot_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+        for part in prange(16):
+            add_chunk_rows(u_bar, u_bar_rows, part)
+            add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

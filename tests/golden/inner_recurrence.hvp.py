@@ -6,6 +6,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import chunk_zeros
+
 
 def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     # reverse mode (adjoints) of inner_recurrence with respect to x, w
@@ -13,9 +15,6 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     # active (varied from w; useful for the result): w
     # active (varied from x; useful for the result): x
     # constant (no derivative code): s, w_dot, x_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
-    z = 0.0  # not assigned on every path: a typed placeholder
-    z_dot = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     out = np.zeros(x.shape[0])
     out_dot = np.zeros_like(out)
@@ -39,11 +38,8 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     out_bar = np.zeros_like(out)
     out_dot_bar = np.zeros_like(out_dot)
     s_dot_bar = out_bar_1
-    t0_bar = 0.0
     w_bar = 0.0
     x_bar = np.zeros_like(x)
-    z_bar = 0.0
-    z_dot_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
         out_bar[i] += out_dot[i] * s_dot_bar
@@ -53,12 +49,13 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-    w_bar_chunks = np.zeros(16)
+    w_bar_chunks = chunk_zeros(())
     trips = x.shape[0]
     for chunk in prange(16):
         ltape = np.empty(3 * 6)  # this chunk's tape, for one iteration at a time
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             ltop = 0
+            t0 = 0.0  # not assigned on every path: a typed placeholder
             z_dot = x_dot[i]
             z = x[i]
             for _k in range(6):

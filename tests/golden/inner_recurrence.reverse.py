@@ -6,13 +6,14 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import chunk_zeros
+
 
 def inner_recurrence_vjp(x, w, out_bar_1):
     # reverse mode (adjoints) of inner_recurrence with respect to x, w
     # active (varied from w, x; useful for the result): out, s, z
     # active (varied from w; useful for the result): w
     # active (varied from x; useful for the result): x
-    z = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     out = np.zeros(x.shape[0])
     # parallel loop: its iterations record on their own tapes in the reverse sweep
@@ -30,14 +31,13 @@ def inner_recurrence_vjp(x, w, out_bar_1):
     s_bar = out_bar_1
     w_bar = 0.0
     x_bar = np.zeros_like(x)
-    z_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += out[i] * out[i]
         out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-    w_bar_chunks = np.zeros(16)
+    w_bar_chunks = chunk_zeros(())
     trips = x.shape[0]
     for chunk in prange(16):
         ltape = np.empty(6)  # this chunk's tape, for one iteration at a time

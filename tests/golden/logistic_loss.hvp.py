@@ -6,17 +6,13 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     # reverse mode (adjoints) of logistic_loss with respect to w
     # active (varied from w; useful for the result): p, p_dot, result_dot, t0, t1, total_dot, w, z
     # constant (no derivative code): X, result, total, w_dot, y, z_dot
-    p = 0.0  # not assigned on every path: a typed placeholder
-    p_dot = 0.0  # not assigned on every path: a typed placeholder
-    t0 = 0.0  # not assigned on every path: a typed placeholder
-    t1 = 0.0  # not assigned on every path: a typed placeholder
-    z = 0.0  # not assigned on every path: a typed placeholder
-    z_dot = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total_dot = 0.0
@@ -38,15 +34,10 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     result = total / n
     value = result_dot
     # reverse sweep
-    p_bar = 0.0
-    p_dot_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    t1_bar = 0.0
     total_dot_bar = 0.0
     w_bar = np.zeros_like(w)
-    z_bar = 0.0
-    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = 1.0 / n * total_dot
     t10 = 1.0 / n
     total_dot_bar += t10 * result_dot_bar
@@ -103,9 +94,7 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
                 w_bar_mine[j] += X[i, j] * z_bar
             # adjoint of: z = 0.0
             z_bar = 0.0
-    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(w_bar.shape[0]):
-        for c in range(16):
-            w_bar[e] += w_bar_rows[c, e]
-            w_bar_rows[c, e] = 0.0
+    # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(w_bar, w_bar_rows, part)
     return value, w_bar

@@ -6,13 +6,13 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def logistic_loss_vjp(w, X, y, out_bar):
     # reverse mode (adjoints) of logistic_loss with respect to w
     # active (varied from w; useful for the result): p, result, total, w, z
     # constant (no derivative code): X, y
-    p = 0.0  # not assigned on every path: a typed placeholder
-    z = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total = 0.0
@@ -26,12 +26,10 @@ def logistic_loss_vjp(w, X, y, out_bar):
     result = total / n
     value = result
     # reverse sweep
-    p_bar = 0.0
     result_bar = out_bar
     total_bar = 0.0
     w_bar = np.zeros_like(w)
-    z_bar = 0.0
-    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
     total_bar += 1.0 / n * result_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
@@ -60,9 +58,7 @@ def logistic_loss_vjp(w, X, y, out_bar):
                 w_bar_mine[j] += X[i, j] * z_bar
             # adjoint of: z = 0.0
             z_bar = 0.0
-    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(w_bar.shape[0]):
-        for c in range(16):
-            w_bar[e] += w_bar_rows[c, e]
-            w_bar_rows[c, e] = 0.0
+    # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(w_bar, w_bar_rows, part)
     return value, w_bar

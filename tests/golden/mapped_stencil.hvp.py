@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import reserve
+from sourcead.runtime import add_chunk_rows, chunk_zeros, reserve
 
 
 def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
@@ -15,7 +15,6 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     # active (varied from c, u; useful for the result): s_dot, t1, v, v_dot
     # active (varied from u; useful for the result): t0, u
     # constant (no derivative code): c_dot, s, u_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
@@ -41,12 +40,11 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     s_dot_bar = out_bar
-    t0_bar = 0.0
     t1_bar = 0.0
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
@@ -62,7 +60,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-    c_bar_chunks = np.zeros(16)
+    c_bar_chunks = chunk_zeros(())
     trips = len(range(1, n - 1))
     for chunk in prange(16):
         u_bar_mine = u_bar_rows[chunk]
@@ -90,9 +88,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order
         c_bar += c_bar_chunks[chunk]
-    # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(u_bar.shape[0]):
-        for c_1 in range(16):
-            u_bar[e] += u_bar_rows[c_1, e]
-            u_bar_rows[c_1, e] = 0.0
+    # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(u_bar, u_bar_rows, part)
     return value, u_bar, c_bar

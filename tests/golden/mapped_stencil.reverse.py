@@ -6,6 +6,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def mapped_stencil_vjp(u, c, out_bar):
     # reverse mode (adjoints) of mapped_stencil with respect to u, c
@@ -27,7 +29,7 @@ def mapped_stencil_vjp(u, c, out_bar):
     s_bar = out_bar
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += math.tanh(v[i])
         t1 = math.tanh(v[i])
@@ -35,7 +37,7 @@ def mapped_stencil_vjp(u, c, out_bar):
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-    c_bar_chunks = np.zeros(16)
+    c_bar_chunks = chunk_zeros(())
     trips = len(range(1, n - 1))
     for chunk in prange(16):
         u_bar_mine = u_bar_rows[chunk]
@@ -54,9 +56,7 @@ def mapped_stencil_vjp(u, c, out_bar):
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order
         c_bar += c_bar_chunks[chunk]
-    # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(u_bar.shape[0]):
-        for c_1 in range(16):
-            u_bar[e] += u_bar_rows[c_1, e]
-            u_bar_rows[c_1, e] = 0.0
+    # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(u_bar, u_bar_rows, part)
     return value, u_bar, c_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -14,7 +14,6 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     # active (varied from kappa, u0; useful for the result): s_dot, t0, u, u_dot, v, v_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): kappa_dot, s, t1, u0_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
@@ -26,6 +25,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     v_dot = np.copy(u0_dot)
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
     # of t0, u, u_dot, v, v_dot; its reverse sweep runs each step again from the nearest one, with its records
+    t0 = 0.0  # part of the state before its first step
     ck_steps = len(range(n_steps))
     ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + v.nbytes + v_dot.nbytes + 8, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
@@ -64,14 +64,13 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     # reverse sweep
     kappa_bar = 0.0
     s_dot_bar = out_bar
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = np.zeros((16,) + u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_dot_bar_rows = chunk_zeros(u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
         u_bar[i] += u_dot[i] * (t1 * s_dot_bar)
@@ -135,7 +134,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
             top -= 2 * (n - 2)  # this loop's records: one slot per iteration
-            kappa_bar_chunks = np.zeros(16)
+            kappa_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
                 u_bar_mine = u_bar_rows[chunk]
@@ -173,16 +172,10 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 kappa_bar += kappa_bar_chunks[chunk]
-            # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-            for e in prange(u_bar.shape[0]):
-                for c in range(16):
-                    u_bar[e] += u_bar_rows[c, e]
-                    u_bar_rows[c, e] = 0.0
-            # u_dot_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-            for e_1 in prange(u_dot_bar.shape[0]):
-                for c_1 in range(16):
-                    u_dot_bar[e_1] += u_dot_bar_rows[c_1, e_1]
-                    u_dot_bar_rows[c_1, e_1] = 0.0
+            # u_bar, u_dot_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+            for part in prange(16):
+                add_chunk_rows(u_bar, u_bar_rows, part)
+                add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         t0 = t0_snaps[0]

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
@@ -47,7 +47,7 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     v_bar = np.zeros_like(v)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += u[i] * u[i] * float(i)
         t1 = float(i)
@@ -91,7 +91,7 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
             top -= (n - 2)  # this loop's records: one slot per iteration
-            kappa_bar_chunks = np.zeros(16)
+            kappa_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
                 u_bar_mine = u_bar_rows[chunk]
@@ -113,11 +113,9 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 kappa_bar += kappa_bar_chunks[chunk]
-            # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-            for e in prange(u_bar.shape[0]):
-                for c in range(16):
-                    u_bar[e] += u_bar_rows[c, e]
-                    u_bar_rows[c, e] = 0.0
+            # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+            for part in prange(16):
+                add_chunk_rows(u_bar, u_bar_rows, part)
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         u = u_snaps[0].copy()

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
+from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve, unbroadcast
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -15,7 +15,6 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # active (varied from k; useful for the result): k
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): energy, k_dot, result, u0_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
@@ -28,6 +27,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     energy = 0.0
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
     # of energy, energy_dot, t0, u, u_dot, un, un_dot; its reverse sweep runs each step again from the nearest one, with its records
+    t0 = 0.0  # part of the state before its first step
     ck_steps = len(range(1, steps + 1))
     ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 24, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
@@ -67,14 +67,13 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     energy_dot_bar = 0.0
     k_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
     un_bar = np.zeros_like(un)
     un_dot_bar = np.zeros_like(un_dot)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = np.zeros((16,) + u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_dot_bar_rows = chunk_zeros(u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     t6 = u * u_dot + u * u_dot
     t7 = np.full_like(t6, result_dot_bar)
@@ -160,7 +159,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-            k_bar_chunks = np.zeros(16)
+            k_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
                 u_bar_mine = u_bar_rows[chunk]
@@ -198,16 +197,10 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 k_bar += k_bar_chunks[chunk]
-            # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-            for e in prange(u_bar.shape[0]):
-                for c in range(16):
-                    u_bar[e] += u_bar_rows[c, e]
-                    u_bar_rows[c, e] = 0.0
-            # u_dot_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-            for e_1 in prange(u_dot_bar.shape[0]):
-                for c_1 in range(16):
-                    u_dot_bar[e_1] += u_dot_bar_rows[c_1, e_1]
-                    u_dot_bar_rows[c_1, e_1] = 0.0
+            # u_bar, u_dot_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+            for part in prange(16):
+                add_chunk_rows(u_bar, u_bar_rows, part)
+                add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         energy = energy_snaps[0]

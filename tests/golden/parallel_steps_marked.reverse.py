@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
 
 
 def parallel_steps_vjp(u0, k, steps, out_bar):
@@ -52,7 +52,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     un_bar = np.zeros_like(un)
-    u_bar_rows = np.zeros((16,) + u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = np.sum(u * u) + energy
     u_bar += 2.0 * (u * result_bar)
     energy_bar += result_bar
@@ -107,7 +107,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-            k_bar_chunks = np.zeros(16)
+            k_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
                 u_bar_mine = u_bar_rows[chunk]
@@ -127,11 +127,9 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 k_bar += k_bar_chunks[chunk]
-            # u_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-            for e in prange(u_bar.shape[0]):
-                for c in range(16):
-                    u_bar[e] += u_bar_rows[c, e]
-                    u_bar_rows[c, e] = 0.0
+            # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+            for part in prange(16):
+                add_chunk_rows(u_bar, u_bar_rows, part)
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         energy = energy_snaps[0]

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast
 
 
 def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
@@ -15,12 +15,7 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
     # active (varied from X, cams; useful for the result): r, r_dot, total_dot
     # constant (no derivative code): X_dot, cam_dot, cams_dot, p_dot, total
     cam = np.empty(0)  # not assigned on every path: a typed placeholder
-    cam_dot = np.empty(0)  # not assigned on every path: a typed placeholder
     p = np.empty(0)  # not assigned on every path: a typed placeholder
-    p_dot = np.empty(0)  # not assigned on every path: a typed placeholder
-    r = 0.0  # not assigned on every path: a typed placeholder
-    r_dot = 0.0  # not assigned on every path: a typed placeholder
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     total_dot = 0.0
     total = 0.0
@@ -39,12 +34,9 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
     # reverse sweep
     X_bar = np.zeros_like(X)
     cams_bar = np.zeros_like(cams)
-    r_bar = 0.0
-    r_dot_bar = 0.0
-    t0_bar = 0.0
     total_dot_bar = out_bar
-    X_bar_rows = np.zeros((16,) + X.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    cams_bar_rows = np.zeros((16,) + cams.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    X_bar_rows = chunk_zeros(X.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    cams_bar_rows = chunk_zeros(cams.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -99,16 +91,8 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
             # adjoint of: cam = cams[obs[i, 0]]
             cams_bar_mine[obs[i, 0]] += cam_bar
             cam_bar = np.zeros_like(cam_bar)
-    # X_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(X_bar.shape[0]):
-        for c in range(16):
-            for f in range(X_bar.shape[1]):
-                X_bar[e, f] += X_bar_rows[c, e, f]
-                X_bar_rows[c, e, f] = 0.0
-    # cams_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e_1 in prange(cams_bar.shape[0]):
-        for c_1 in range(16):
-            for f_1 in range(cams_bar.shape[1]):
-                cams_bar[e_1, f_1] += cams_bar_rows[c_1, e_1, f_1]
-                cams_bar_rows[c_1, e_1, f_1] = 0.0
+    # X_bar, cams_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(X_bar, X_bar_rows, part)
+        add_chunk_rows(cams_bar, cams_bar_rows, part)
     return value, cams_bar, X_bar

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast
 
 
 def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
@@ -43,7 +43,7 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     out_dot_bar = np.zeros_like(out_dot)
     result_dot_bar = out_bar_1
     w_bar = np.zeros_like(w)
-    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = np.sum(out * out_dot + out * out_dot)
     t3 = out * out_dot + out * out_dot
     t4 = np.full_like(t3, result_dot_bar)
@@ -114,9 +114,7 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
             acc_dot_bar = np.zeros_like(acc_dot_bar)
             # adjoint of: acc = np.zeros(d)
             acc_bar = np.zeros_like(acc_bar)
-    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(w_bar.shape[0]):
-        for c in range(16):
-            w_bar[e] += w_bar_rows[c, e]
-            w_bar_rows[c, e] = 0.0
+    # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(w_bar, w_bar_rows, part)
     return value, X_bar, w_bar

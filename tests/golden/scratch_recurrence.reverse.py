@@ -6,6 +6,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def scratch_recurrence_vjp(X, w, out_bar_1):
     # reverse mode (adjoints) of scratch_recurrence with respect to X, w
@@ -32,7 +34,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
     out_bar = np.zeros_like(out)
     result_bar = out_bar_1
     w_bar = np.zeros_like(w)
-    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = np.sum(out * out)
     out_bar += 2.0 * (out * result_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
@@ -71,9 +73,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 acc_bar[j] = 0.0
             # adjoint of: acc = np.zeros(d)
             acc_bar = np.zeros_like(acc_bar)
-    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(w_bar.shape[0]):
-        for c in range(16):
-            w_bar[e] += w_bar_rows[c, e]
-            w_bar_rows[c, e] = 0.0
+    # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(w_bar, w_bar_rows, part)
     return value, X_bar, w_bar

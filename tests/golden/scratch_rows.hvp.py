@@ -5,6 +5,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
     # reverse mode (adjoints) of scratch_rows with respect to X, w
@@ -14,7 +16,6 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
     # constant (no derivative code): X_dot, s, total, w_dot
     row = np.empty(0)  # not assigned on every path: a typed placeholder
     row_dot = np.empty(0)  # not assigned on every path: a typed placeholder
-    t0 = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     d = X.shape[1]
@@ -38,11 +39,9 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
     value = total_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
-    s_dot_bar = 0.0
-    t0_bar = 0.0
     total_dot_bar = out_bar
     w_bar = np.zeros_like(w)
-    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -52,6 +51,7 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
         ltape = np.empty(d)  # this chunk's tape, for one iteration at a time
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             ltop = 0
+            t0 = 0.0  # not assigned on every path: a typed placeholder
             row = np.empty(d)
             row_dot = np.zeros_like(row)
             for j in range(d):
@@ -106,9 +106,7 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
             row_dot_bar = np.zeros_like(row_dot_bar)
             # adjoint of: row = np.empty(d)
             row_bar = np.zeros_like(row_bar)
-    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(w_bar.shape[0]):
-        for c in range(16):
-            w_bar[e] += w_bar_rows[c, e]
-            w_bar_rows[c, e] = 0.0
+    # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(w_bar, w_bar_rows, part)
     return value, X_bar, w_bar

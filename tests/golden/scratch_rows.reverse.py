@@ -5,6 +5,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def scratch_rows_vjp(X, w, out_bar):
     # reverse mode (adjoints) of scratch_rows with respect to X, w
@@ -28,10 +30,9 @@ def scratch_rows_vjp(X, w, out_bar):
     value = total
     # reverse sweep
     X_bar = np.zeros_like(X)
-    s_bar = 0.0
     total_bar = out_bar
     w_bar = np.zeros_like(w)
-    w_bar_rows = np.zeros((16,) + w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -64,9 +65,7 @@ def scratch_rows_vjp(X, w, out_bar):
                 row_bar[j] = 0.0
             # adjoint of: row = np.empty(d)
             row_bar = np.zeros_like(row_bar)
-    # w_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(w_bar.shape[0]):
-        for c in range(16):
-            w_bar[e] += w_bar_rows[c, e]
-            w_bar_rows[c, e] = 0.0
+    # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(w_bar, w_bar_rows, part)
     return value, X_bar, w_bar

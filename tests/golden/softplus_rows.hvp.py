@@ -6,6 +6,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     # reverse mode (adjoints) of softplus_rows with respect to W, b
@@ -13,10 +15,6 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     # active (varied from W, b; useful for the result): a, out, out_dot, s_dot, t0, t1
     # active (varied from b; useful for the result): b
     # constant (no derivative code): W_dot, X, a_dot, b_dot, s
-    a = 0.0  # not assigned on every path: a typed placeholder
-    a_dot = 0.0  # not assigned on every path: a typed placeholder
-    t0 = 0.0  # not assigned on every path: a typed placeholder
-    t1 = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     out = np.zeros(n)
@@ -44,14 +42,11 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     value = s_dot
     # reverse sweep
     W_bar = np.zeros_like(W)
-    a_bar = 0.0
     b_bar = 0.0
     out_bar = np.zeros_like(out)
     out_dot_bar = np.zeros_like(out_dot)
     s_dot_bar = out_bar_1
-    t0_bar = 0.0
-    t1_bar = 0.0
-    W_bar_rows = np.zeros((16,) + W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
         out_bar[i] += out_dot[i] * s_dot_bar
@@ -61,11 +56,13 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-    b_bar_chunks = np.zeros(16)
+    b_bar_chunks = chunk_zeros(())
     trips = n
     for chunk in prange(16):
         W_bar_mine = W_bar_rows[chunk]
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
+            t0 = 0.0  # not assigned on every path: a typed placeholder
+            t1 = 0.0  # not assigned on every path: a typed placeholder
             a_dot = b_dot
             a = b
             for j in range(X.shape[1]):
@@ -119,9 +116,7 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order
         b_bar += b_bar_chunks[chunk]
-    # W_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(W_bar.shape[0]):
-        for c in range(16):
-            W_bar[e] += W_bar_rows[c, e]
-            W_bar_rows[c, e] = 0.0
+    # W_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(W_bar, W_bar_rows, part)
     return value, W_bar, b_bar

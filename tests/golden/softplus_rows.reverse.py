@@ -6,6 +6,8 @@ import numpy as np
 
 from numba import prange
 
+from sourcead.runtime import add_chunk_rows, chunk_zeros
+
 
 def softplus_rows_vjp(W, X, b, out_bar_1):
     # reverse mode (adjoints) of softplus_rows with respect to W, b
@@ -13,7 +15,6 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
     # active (varied from W, b; useful for the result): a, out, s
     # active (varied from b; useful for the result): b
     # constant (no derivative code): X
-    a = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     out = np.zeros(n)
@@ -32,18 +33,17 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
     value = s
     # reverse sweep
     W_bar = np.zeros_like(W)
-    a_bar = 0.0
     b_bar = 0.0
     out_bar = np.zeros_like(out)
     s_bar = out_bar_1
-    W_bar_rows = np.zeros((16,) + W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
+    W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s += out[i] * out[i]
         out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-    b_bar_chunks = np.zeros(16)
+    b_bar_chunks = chunk_zeros(())
     trips = n
     for chunk in prange(16):
         W_bar_mine = W_bar_rows[chunk]
@@ -78,9 +78,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order
         b_bar += b_bar_chunks[chunk]
-    # W_bar += the chunks' rows in chunk order, each element in parallel; the rows are zeroed
-    for e in prange(W_bar.shape[0]):
-        for c in range(16):
-            W_bar[e] += W_bar_rows[c, e]
-            W_bar_rows[c, e] = 0.0
+    # W_bar += the chunks' rows in chunk order, parts of the first axis in parallel
+    for part in prange(16):
+        add_chunk_rows(W_bar, W_bar_rows, part)
     return value, W_bar, b_bar
