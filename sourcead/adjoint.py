@@ -32,13 +32,13 @@ class StatementAdjoints:
 
     def of(self, s: Assign) -> list[Line]:
         prog = self.prog
+        whole_array = prog.kinds.is_array(s.var) and not s.writes_element
+        if whole_array and not builds_array(s):
+            self.check_view(s)  # active or not: the reverse sweep reads primal values through both names
         if not prog.is_active(s.var) or s not in self.needed:
             return []  # no derivative, or a zero adjoint where it runs (liveness.py)
-        whole_array = prog.kinds.is_array(s.var) and not s.writes_element
         if whole_array and builds_array(s):
             return self.array_assignment(s)
-        if whole_array:
-            self.check_view(s)
         lin = prog.linearize(s.value, s.origin)
         target_bar = prog.shadow(s.target, "_bar")
         zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)

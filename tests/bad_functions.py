@@ -100,5 +100,18 @@ def transposed_view_written(B, v):
     return T[1, 0] * v
 
 
+def constant_view_written(x, n):
+    # `a` holds no derivative, but the reverse sweep reads it (`t`'s adjoint); the write through
+    # the view `v` changes it after the loop, which reverse mode would not see
+    a = np.ones(n)
+    s = 0.0
+    for i in range(n):
+        t = a[i] * x
+        s += t * t
+    v = a[1:]  # error: view
+    v[0] = 5.0
+    return s + a[1] * x
+
+
 def abs_of_array(x):
     return np.sum(abs(x)) + x[0]  # error: abs of an array

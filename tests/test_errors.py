@@ -66,6 +66,16 @@ def test_a_transposed_view_then_written_is_refused_at_its_line():
     assert "`T` is a view of `B`" in err.message and "T = B.T.copy()" in err.hint
 
 
+def test_a_view_of_a_constant_array_then_written_is_refused_too():
+    # the values of a constant array are read by the reverse sweep as well: before this was
+    # refused, the write through `v` gave a wrong gradient (found writing a zoo case)
+    with pytest.raises(SourceADError) as info:
+        sourcead.grad(bad.constant_view_written)(0.7, 5)
+    err = info.value
+    assert err.where is not None and err.where.line == _marked_line(bad.constant_view_written, "view")
+    assert "`v` is a view of `a`" in err.message and "v = a[1:].copy()" in err.hint
+
+
 def test_unknown_wrt_name_is_a_clear_error():
     with pytest.raises(SourceADError, match="not an argument of loop_sum; its arguments are: x, n"):
         sourcead.grad(bad.loop_sum, wrt="y")
