@@ -13,7 +13,7 @@ parallel, when this holds (else the adjoint loop is serial, and the generated co
 
 Then each adjoint iteration replays its own forward body (recording on its own small tape,
 never a shared one), and runs its adjoint: accumulations at the loop index are plain stores,
-into shared scalars are numba reductions, and into shared arrays at other indices (the adjoint
+into shared scalars go to per-chunk partial sums, and into shared arrays at other indices (the adjoint
 of a gather is a scatter) go to the rows of the iteration's chunk, summed after the loop in chunk
 order (`reverse.py`, `runtime.add_chunk_rows`).
 """

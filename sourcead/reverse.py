@@ -72,7 +72,9 @@ class Reverser(CheckpointedLoops):
         reads = {s: set().union(*(line.reads() for line in ls)) & self.primal for s, ls in lines.items()}
         statements = list(walk_statements(fn.body))
         self.plan_parallel_loops(statements, reads)
-        self.prefixes = recomputed_prefixes(fn.body, fn.params, self.returned_names(), self.is_int_scalar)
+        self.prefixes = recomputed_prefixes(fn.body, fn.params, self.returned_names(), self.scalar_dtype)
+        # a prefix is recomputed where it saves a record (and then whole: its statements build on each other)
+        self.prefixes = {loop: p for loop, p in self.prefixes.items() if self.sites & set(walk_statements(p))}
         self.sites -= {t for prefix in self.prefixes.values() for t in walk_statements(prefix)}  # type: ignore[misc]
         fresh = prog.namer.fresh
         self.main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
@@ -940,16 +942,19 @@ class Reverser(CheckpointedLoops):
                 out.line(index)
             prefix = self.prefixes.get(loop)
             if prefix:
-                out.comment("the indices this iteration computes first, again (cheaper than records)")
+                out.comment("the values this iteration computes first, again (cheaper than records)")
                 self.forward_sweep(prefix, out, set(), "primal")
             self.reverse_sweep(loop.body, out)
 
     def returned_names(self) -> set[str]:
         return {v.value for v in self.prog.fn.ret.values if isinstance(v, cst.Name)}
 
-    def is_int_scalar(self, var: str) -> bool:
+    def scalar_dtype(self, var: str) -> str | None:
+        """ "int", "float" or "bool" for a scalar variable, None for an array or a tuple."""
         kind = self.prog.kinds.of.get(var)
-        return kind is not None and not kind.is_array and not getattr(kind, "is_tuple", False) and kind.dtype == "int"
+        if kind is None or kind.is_array or getattr(kind, "is_tuple", False):
+            return None
+        return kind.dtype
 
     def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
         """The header of the reversed loop, and a line that sets the loop variable if it cannot."""

@@ -454,6 +454,22 @@ def shifting_offset(x):
     return s
 
 
+def nearest_centroid(points, centroids):
+    # differences re-read from arrays nothing writes: recomputed in the reverse sweep, not taped
+    total = 0.0
+    for i in range(points.shape[0]):
+        best = math.inf
+        for c in range(centroids.shape[0]):
+            d2 = 0.0
+            for j in range(points.shape[1]):
+                t = points[i, j] - centroids[c, j]
+                d2 += t * t
+            if d2 < best:
+                best = d2
+        total += best
+    return total
+
+
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step
     n = u0.shape[0]
@@ -682,6 +698,13 @@ ZOO: list[Case] = [
     # LU with partial pivoting (the benchmark's own function): row swaps and triangular nests, whose
     # records the tape reserves per step of k (the nest's trip counts are known there)
     Case("lu_logdet_pivoting", gradbench_workloads.lu_logdet, lambda rng: (rng.standard_normal((6, 6)),), ("A",), True),
+    Case(
+        "nearest_centroid",
+        nearest_centroid,
+        lambda rng: (rng.standard_normal((7, 3)), rng.standard_normal((4, 3))),
+        ("points", "centroids"),
+        True,
+    ),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
     # a `# sourcead: checkpoint` loop: snapshots and replays instead of records (checkpoint.py)
     Case("heat_marked", checkpointing.heat_marked, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "k"), True),

@@ -73,7 +73,7 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
         for i in range(n - 1, -1, -1):
-            # the indices this iteration computes first, again (cheaper than records)
+            # the values this iteration computes first, again (cheaper than records)
             ip = i + 1
             if ip == n:
                 ip = 0

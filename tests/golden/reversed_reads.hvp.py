@@ -3,8 +3,6 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
-
 
 def reversed_reads_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
@@ -12,19 +10,12 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     # constant (no derivative code): s, t_dot, x_dot
     t = 0.0  # not assigned on every path: a typed placeholder
     t_dot = 0.0  # not assigned on every path: a typed placeholder
-    tape = np.empty(0)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     n = len(x)
     s_dot = 0.0
     s = 0.0
-    tape = reserve(tape, top + 2 * n)  # room for all its records: trip counts are known here
     for i in range(n):
-        tape[top] = t_dot  # record t_dot: overwritten next, and an adjoint reads it
-        top += 1
         t_dot = x_dot[n - 1 - i]
-        tape[top] = t  # record t: overwritten next, and an adjoint reads it
-        top += 1
         t = x[n - 1 - i]
         s_dot = 0.9 * s_dot + (x[i] * (t * t_dot + t * t_dot) + t * t * x_dot[i])
         s = 0.9 * s + t * t * x[i]
@@ -34,6 +25,9 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     t_bar = 0.0
     x_bar = np.zeros_like(x)
     for i in range(n - 1, -1, -1):
+        # the values this iteration computes first, again (cheaper than records)
+        t_dot = x_dot[n - 1 - i]
+        t = x[n - 1 - i]
         # adjoint of: s_dot = 0.9 * s_dot + (x[i] * (t * t_dot + t * t_dot) + t * t * x_dot[i])
         t0 = t * t_dot + t * t_dot
         t1 = s_dot_bar
@@ -43,10 +37,6 @@ def reversed_reads_hvp(x, x_dot, out_bar):
         t_bar += 2.0 * (t_dot * (x[i] * t1))
         t_bar += 2.0 * (t * (x_dot[i] * t1))
         # adjoint of: t = x[n - 1 - i]
-        top -= 1
-        t = tape[top]  # restore the value t had before
         x_bar[n - 1 - i] += t_bar
         t_bar = 0.0
-        top -= 1
-        t_dot = tape[top]  # restore the value t_dot had before
     return value, x_bar

@@ -3,22 +3,15 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
-
 
 def reversed_reads_vjp(x, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
     # active (varied from x; useful for the result): s, t, x
     t = 0.0  # not assigned on every path: a typed placeholder
-    tape = np.empty(0)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     n = len(x)
     s = 0.0
-    tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
-        tape[top] = t  # record t: overwritten next, and an adjoint reads it
-        top += 1
         t = x[n - 1 - i]
         s = 0.9 * s + t * t * x[i]
     value = s
@@ -27,6 +20,8 @@ def reversed_reads_vjp(x, out_bar):
     t_bar = 0.0
     x_bar = np.zeros_like(x)
     for i in range(n - 1, -1, -1):
+        # the values this iteration computes first, again (cheaper than records)
+        t = x[n - 1 - i]
         # adjoint of: s = 0.9 * s + t * t * x[i]
         t0 = s_bar
         s_bar = 0.0
@@ -34,8 +29,6 @@ def reversed_reads_vjp(x, out_bar):
         t_bar += 2.0 * (t * (x[i] * t0))
         x_bar[i] += t * t * t0
         # adjoint of: t = x[n - 1 - i]
-        top -= 1
-        t = tape[top]  # restore the value t had before
         x_bar[n - 1 - i] += t_bar
         t_bar = 0.0
     return value, x_bar

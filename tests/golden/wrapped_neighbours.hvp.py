@@ -29,10 +29,10 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
     w_bar = 0.0
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
-        # the indices this iteration computes first, again (cheaper than records)
+        # the values this iteration computes first, again (cheaper than records)
         j = (i + 1) % x.shape[0]
         for k in range(len(x) - 1, i - 1, -1):
-            # the indices this iteration computes first, again (cheaper than records)
+            # the values this iteration computes first, again (cheaper than records)
             m = (k * k) % len(x)
             # adjoint of: s_dot += x[m] * (x[j] * (x[i] * w_dot + w * x_dot[i]) + w * x[i] * x_dot[j]) + t0 * x_dot[m]
             t1 = x[i] * w_dot + w * x_dot[i]

@@ -24,10 +24,10 @@ def wrapped_neighbours_vjp(x, w, out_bar):
     w_bar = 0.0
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
-        # the indices this iteration computes first, again (cheaper than records)
+        # the values this iteration computes first, again (cheaper than records)
         j = (i + 1) % x.shape[0]
         for k in range(len(x) - 1, i - 1, -1):
-            # the indices this iteration computes first, again (cheaper than records)
+            # the values this iteration computes first, again (cheaper than records)
             m = (k * k) % len(x)
             # adjoint of: s += w * x[i] * x[j] * x[m]
             t0 = w * x[i] * x[j]
