@@ -48,6 +48,7 @@ FEATURES: dict[str, tuple[bool, str]] = {
     "swap": (True, "swaps u, v = v, u of floats and local arrays"),
     "tuple_assign": (True, "tuple assignment a, b = b, a * 2.0"),
     "int_params": (True, "int parameters as loop bounds, steps and indices"),
+    "recompute": (True, "loop bodies that start with an index and a re-read of arrays (recompute.py's prefixes)"),
     "int_locals": (True, "int locals: i + 1, n // 2, counters, (i + 1) % n, min(i + 1, n - 1)"),
     "int_from_float": (True, "ints computed from floats: int(...), round(...), math.floor(...)"),
     "index_arrays": (False, "int64 index arrays as arguments, y[idx[k]] += ... (not supported yet)"),
@@ -261,7 +262,17 @@ _ELEMENTWISE = ["np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(-{} * {})", "
 # --- which features a program uses (read from its text) ----------------------------------------
 
 _STRUCTURAL = frozenset(
-    {"nested", "triangular", "zerotrip", "alloc_in_loops", "whole_in_loops", "int_locals", "tuples", "gen_names"}
+    {
+        "nested",
+        "triangular",
+        "zerotrip",
+        "alloc_in_loops",
+        "whole_in_loops",
+        "int_locals",
+        "tuples",
+        "gen_names",
+        "recompute",
+    }
 )
 _FEATURE_PATTERNS = {
     "math": r"math\.(?!pi\b|inf\b)\w+\(",
@@ -843,7 +854,40 @@ class _Generator:
         if sc.loop_depth > 0:
             self.use("nested")
         self.fn.emit(f"for {var} in {header}:")
-        self.suite(inner, depth - 1, self.rnd.randint(1, 3))
+        self.fn.indent += 1
+        if self.on("recompute", 0.4):
+            self.prefix(inner, var, interval)
+        self.block(inner, depth - 1, self.rnd.randint(1, 3))
+        self.fn.indent -= 1
+
+    def prefix(self, sc: _Scope, var: str, interval: tuple[int, int]) -> None:
+        """What recompute.py may compute again instead of recording: a periodic neighbour of the loop
+        variable, then a float of arithmetic on array elements and constants, used nonlinearly.
+        (Whether it is recomputed depends on the rest: a later write of those arrays, or of the new
+        names, must keep the records.)"""
+        rnd = self.rnd
+        readable = [(nm, a) for nm, a in sc.arrays.items() if a.ints is None]
+        if not readable or interval[0] < 0:
+            return
+        self.use("recompute")
+        nm, a = rnd.choice(readable)
+        L = a.shape[0]
+        if rnd.random() < 0.6 and interval[1] is not None:
+            k = self.fresh("i", _PLAIN_INTS)
+            self.fn.emit(f"{k} = ({var} + {rnd.randint(1, 2)}) % {self.size_expr(sc, L)}")
+            sc.ints[k] = (0, L - 1)
+
+        def elem() -> str:
+            name, arr = rnd.choice(readable)
+            return f"{name}[{', '.join(self.index(sc, n) for n in arr.shape)}]"
+
+        value = rnd.choice([f"{elem()} - {elem()}", f"{self.const()} * {elem()} + {elem()}", f"{elem()} / 2.0"])
+        name = self.fresh("f", _PLAIN_LOCALS)
+        self.fn.emit(f"{name} = {value}")
+        sc.floats.append(name)
+        if len(sc.floats) > 1:
+            acc = rnd.choice(sc.floats[:-1])
+            self.fn.emit(f"{acc} += {name} * {name if rnd.random() < 0.7 else self.fleaf(sc)}")
 
     def range_header(self, sc: _Scope) -> tuple[str, str, tuple[int, int], int]:
         """A range(...) for a new loop: its text, the loop variable, the variable's range of
