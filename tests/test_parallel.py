@@ -18,6 +18,7 @@ import pytest
 from numeric import assert_close
 
 import sourcead
+from sourcead import runtime
 
 HERE = Path(__file__).parent
 
@@ -142,3 +143,30 @@ def test_a_prange_loop_without_a_race_free_scheme_gets_a_serial_adjoint_that_say
     assert "prange(" not in reverse
     expected = np.array([2.0 * x[i] * (perm[i] + 1) for i in range(10)])
     assert_close(gradient(x, perm), expected, 1e-12, 0)
+
+
+@numba.njit(parallel=True)
+def _add_all_chunk_rows(total, rows):
+    for part in numba.prange(16):
+        runtime.add_chunk_rows(total, rows, part)
+
+
+@pytest.mark.parametrize("shape", [(37,), (5, 3), (4, 3, 2), (3,)])
+def test_chunk_rows_are_added_in_chunk_order_and_zeroed(shape):
+    # the runtime helpers behind every scattered adjoint: compiled (in a prange loop) and plain
+    rng = np.random.default_rng(4)
+    start = rng.standard_normal(shape)
+    expected = start.copy()
+    rows = runtime.chunk_zeros(shape)
+    assert rows.shape == (runtime.ADJOINT_CHUNKS,) + shape and not rows.any()
+    rows[...] = rng.standard_normal(rows.shape) * 10.0 ** rng.integers(-8, 8, rows.shape)
+    for c in range(runtime.ADJOINT_CHUNKS):
+        expected += rows[c]  # element by element, chunk 0 first
+    for jitted in (True, False):
+        total, mine = start.copy(), rows.copy()
+        if jitted:
+            _add_all_chunk_rows(total, mine)
+        else:
+            for part in range(runtime.ADJOINT_CHUNKS):
+                runtime.add_chunk_rows(total, mine, part)
+        assert np.array_equal(total, expected) and not mine.any()
