@@ -248,6 +248,7 @@ class Reverser(CheckpointedLoops):
             # and gives them placeholders of its own (`reverse_iteration`): at the top, they would be
             # shared variables of both prange loops, each copied whole by numba's reduction analysis
             reads -= set().union(*self.iteration_locals.values())
+            reads -= self.recomputed_names()  # each reversed iteration computes them first
             self.placed = set()
             for line in prog.placeholders(arrays + tuple(sorted(reads & set(prog.kinds.of)))):
                 out.line(line)
@@ -842,6 +843,7 @@ class Reverser(CheckpointedLoops):
             for n in names_in(line.value)
         }
         reads -= {s.var for s in walk_statements(loop.body) if isinstance(s, For)}  # the reversed loops set them
+        reads -= self.recomputed_names()
         known = (set(self.prog.kinds.of) | set(self.prog.fn.params) | {loop.var}) - local
         missing = possibly_undefined(loop.body, known, reads & local)
         return [
@@ -945,6 +947,11 @@ class Reverser(CheckpointedLoops):
                 out.comment("the values this iteration computes first, again (cheaper than records)")
                 self.forward_sweep(prefix, out, set(), "primal")
             self.reverse_sweep(loop.body, out)
+
+    def recomputed_names(self) -> set[str]:
+        """The variables of recomputed prefixes: each reversed iteration assigns them before its
+        adjoints read them (and nothing outside the loop mentions them)."""
+        return set().union(*(assigned_names(prefix) for prefix in self.prefixes.values()))
 
     def returned_names(self) -> set[str]:
         return {v.value for v in self.prog.fn.ret.values if isinstance(v, cst.Name)}

@@ -13,7 +13,6 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
     # active (varied from centroids; useful for the result): centroids
     # active (varied from points; useful for the result): points
     # constant (no derivative code): best, centroids_dot, d2, points_dot, t_dot, total
-    t_dot = 0.0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep

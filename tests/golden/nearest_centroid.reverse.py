@@ -12,7 +12,6 @@ def nearest_centroid_vjp(points, centroids, out_bar):
     # active (varied from centroids, points; useful for the result): best, d2, t, total
     # active (varied from centroids; useful for the result): centroids
     # active (varied from points; useful for the result): points
-    t = 0.0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep

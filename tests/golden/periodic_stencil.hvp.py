@@ -12,8 +12,6 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # active (varied from k, u0; useful for the result): result_dot, t0, t1, u, u_dot, un, un_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): k_dot, result, u0_dot
-    im = 0  # not assigned on every path: a typed placeholder
-    ip = 0  # not assigned on every path: a typed placeholder
     t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)

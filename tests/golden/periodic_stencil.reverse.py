@@ -11,8 +11,6 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
     # active (varied from k; useful for the result): k
     # active (varied from k, u0; useful for the result): result, u, un
     # active (varied from u0; useful for the result): u0
-    im = 0  # not assigned on every path: a typed placeholder
-    ip = 0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep

@@ -8,8 +8,6 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
     # active (varied from x; useful for the result): s_dot, t, x
     # constant (no derivative code): s, t_dot, x_dot
-    t = 0.0  # not assigned on every path: a typed placeholder
-    t_dot = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = len(x)
     s_dot = 0.0

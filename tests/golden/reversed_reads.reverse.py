@@ -7,7 +7,6 @@ import numpy as np
 def reversed_reads_vjp(x, out_bar):
     # reverse mode (adjoints) of reversed_reads with respect to x
     # active (varied from x; useful for the result): s, t, x
-    t = 0.0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = len(x)
     s = 0.0

@@ -10,8 +10,6 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
     # active (varied from w; useful for the result): w
     # active (varied from x; useful for the result): x
     # constant (no derivative code): s, w_dot, x_dot
-    j = 0  # not assigned on every path: a typed placeholder
-    m = 0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
     s = 0.0

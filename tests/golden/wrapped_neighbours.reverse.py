@@ -9,8 +9,6 @@ def wrapped_neighbours_vjp(x, w, out_bar):
     # active (varied from w, x; useful for the result): s
     # active (varied from w; useful for the result): w
     # active (varied from x; useful for the result): x
-    j = 0  # not assigned on every path: a typed placeholder
-    m = 0  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     for i in range(x.shape[0]):
