@@ -164,6 +164,8 @@ class Reverser(CheckpointedLoops):
             total = Count()
             for t in body:
                 writes = {a.var for a in walk_statements((t,)) if isinstance(a, Assign) and a.writes_element} & names
+                if isinstance(t, Assign) and t.writes_element and t.var in names and self.records_array(t):
+                    return None  # a row or slice: its record's size is known only when it runs
                 if isinstance(t, Assign):
                     total = total + Count.of(1 if t.writes_element and t.var in names else 0)
                 elif isinstance(t, (If, While)) and writes:

@@ -148,3 +148,17 @@ def scratch_recurrence(X, w):
             acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
         out[i] = acc[d - 1]
     return np.sum(out * out)
+
+
+def rows_overwritten(x, A, c):
+    # a prange loop overwriting whole rows that an earlier adjoint reads: a row's record has the
+    # row's size, so the iterations cannot own fixed one-value slots of the tape (serial adjoint)
+    B = A.copy()
+    s = 0.0
+    for i in range(B.shape[0]):
+        s += B[i, 0] * B[i, 1] * x[0]
+    for i in numba.prange(B.shape[0]):
+        B[i] = np.sin(c[i] * x[1])
+    for i in range(B.shape[0]):
+        s += B[i, 0] * B[i, 1]
+    return s

@@ -145,6 +145,24 @@ def test_a_prange_loop_without_a_race_free_scheme_gets_a_serial_adjoint_that_say
     assert_close(gradient(x, perm), expected, 1e-12, 0)
 
 
+def test_a_prange_loop_overwriting_rows_an_earlier_adjoint_reads_gets_a_serial_adjoint():
+    # one-value tape slots per iteration cannot hold a row's record (its size is known when it runs)
+    rng = np.random.default_rng(3)
+    x, A, c = rng.standard_normal(2), rng.standard_normal((9, 2)), rng.standard_normal((9, 2))
+    gradient = sourcead.grad(par.rows_overwritten, wrt=("x", "c"))
+    assert "serial adjoint of a prange loop: a value it overwrites is still needed" in gradient.source
+    gx, gc = gradient(x, A, c)
+    tx, tc = rng.standard_normal(2), rng.standard_normal((9, 2))
+    eps = 1e-6
+    fd = (par.rows_overwritten(x + eps * tx, A, c + eps * tc) - par.rows_overwritten(x - eps * tx, A, c - eps * tc)) / (
+        2 * eps
+    )
+    reverse = float(np.sum(gx * tx) + np.sum(gc * tc))
+    assert_close(reverse, fd, 1e-6, 1e-9)
+    _, forward = sourcead.jvp(par.rows_overwritten, wrt=("x", "c"))(x, A, c, tangents=(tx, tc))
+    assert_close(forward, reverse, 1e-10, 1e-12)
+
+
 @numba.njit(parallel=True)
 def _add_all_chunk_rows(total, rows):
     for part in numba.prange(16):
