@@ -149,10 +149,14 @@ class _Prepared:
 
     @property
     def source(self) -> str:
-        """The generated module that this derivative runs (for the default argument types)."""
-        if self._default is None:
-            raise self._pending  # type: ignore[misc]
-        return self._default.compiled.source
+        """The generated module that this derivative runs: for the argument types the code suggests,
+        or where those cannot be compiled (an integer array the code does not show is one), for the
+        types of the latest call that built a new variant."""
+        if self._default is not None:
+            return self._default.compiled.source
+        if self._variants:
+            return list(self._variants.values())[-1].compiled.source
+        raise self._pending  # type: ignore[misc]
 
     def __reduce__(self) -> tuple:
         """Pickles as the recipe: the function (by module and qualified name, as pickle sends a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mutating as mu
 import numpy as np
+import pytest
 import zoo
 from numeric import assert_close
 
@@ -38,3 +39,20 @@ def test_decorator_methods_agree_with_the_transforms():
     assert_close(g, 2.0 * gx, 1e-12, 0)
     assert f.grad(wrt=("x", "y")) is f.grad(wrt=("x", "y"))  # prepared once
     assert "def calls_helpers_jvp(" in f.source(mode="forward", wrt="x")
+
+
+def _copied_indices(x, idx):
+    J = idx.copy()  # the type guess sees J's elements used as indices, not idx's
+    s = 0.0
+    for i in range(J.shape[0]):
+        s += x[J[i]] ** 2
+    return s
+
+
+def test_source_shows_the_variant_a_call_built_where_the_type_guess_cannot_compile():
+    g = sourcead.grad(_copied_indices, wrt="x")
+    with pytest.raises(sourcead.SourceADError, match="an index must be an integer"):
+        g.source  # noqa: B018 (the guess calls idx a float array)
+    x, idx = np.array([0.5, -1.0, 2.0]), np.array([2, 0, 2, 1])
+    assert_close(g(x, idx), np.array([2 * 0.5, 2 * -1.0, 4 * 2.0]), 1e-15, 0)
+    assert "def _copied_indices_vjp(x, idx, out_bar)" in g.source
