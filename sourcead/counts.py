@@ -9,6 +9,7 @@ so a sum or a product can never undercount.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -66,6 +67,10 @@ class Count:
             for c2, f2 in other.terms:
                 total = total + Count(((c1 * c2, f1 + f2),))
         return total
+
+    def names(self) -> set[str]:
+        """The names the count reads (a count of a region depends on them being known at its entry)."""
+        return {name for _, factors in self.terms for f in factors for name in re.findall(r"[A-Za-z_]\w*", f.text)}
 
     def render(self, atom: bool = False) -> str:
         """The count as code; `atom`: parenthesized unless it is a single name or number."""

@@ -162,3 +162,17 @@ def rows_overwritten(x, A, c):
     for i in range(B.shape[0]):
         s += B[i, 0] * B[i, 1]
     return s
+
+
+def index_slots(x, idx, k):
+    # a prange loop overwriting integer elements an earlier adjoint reads (as indices): each
+    # iteration records the old one in its own slot of the (float) tape
+    J = idx.copy()
+    s = 0.0
+    for i in range(J.shape[0]):
+        s += x[J[i]] ** 2
+    for i in numba.prange(J.shape[0]):
+        J[i] = k[i]
+    for i in range(J.shape[0]):
+        s += x[J[i]] * np.sin(x[J[i]])
+    return s

@@ -51,6 +51,7 @@ def _cases():
         ("diffusion_rows", (rng.standard_normal((12, 9)), 0.1, 15), ("u0", "kappa")),
         ("scratch_rows", (0.5 * rng.standard_normal((60, 5)), rng.standard_normal(5)), ("X", "w")),
         ("scratch_recurrence", (0.5 * rng.standard_normal((60, 6)), rng.standard_normal(6)), ("X", "w")),
+        ("index_slots", (rng.standard_normal(8), rng.integers(0, 8, 40), rng.integers(0, 8, 40)), ("x",)),
     ]
 
 
@@ -65,6 +66,7 @@ def _flat(grads):
 def test_parallel_adjoint_equals_serial_with_1_and_2_threads(name, args, wrt, serial):
     expected = _flat(sourcead.grad(getattr(serial, name), wrt=wrt)(*args))
     parallel = sourcead.grad(getattr(par, name), wrt=wrt)
+    parallel(*args)  # builds the variant for these types (integer arrays the code does not show)
     assert "prange(" in parallel.source.split("# reverse sweep")[1]  # the adjoint loop is parallel
     previous = numba.get_num_threads()
     try:

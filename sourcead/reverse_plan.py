@@ -1,0 +1,450 @@
+"""The reverse plan: what the reverse mode records, where, and how, decided before any code is written.
+
+`plan_reverse` runs the analyses the two sweeps consult, in order, and freezes their results:
+
+1. each assignment's adjoint (`adjoint.py`) and the primal names it reads;
+2. which prange loops get a parallel adjoint (`parallel.py`), iterated with the to-be-recorded
+   analysis (`tbr.py`) until no parallel loop overwrites a value an earlier adjoint still needs
+   (such a loop records those elements in its iterations' own slots of the tape, or turns serial);
+3. the records: the assignments TBR chose (`sites`), less the recomputed prefixes of loop bodies
+   (`recompute.py`); the `if`s whose branch and the loops whose trip count the reversal needs;
+4. how each is recorded: a `Recording` (`recording.py`) per statement;
+5. which time loops are checkpointed instead (`checkpoint.py`), and their snapshot buffers;
+6. the reservations of the main tapes before top-level statements (`counts.py` algebra).
+
+The plan also answers the counting questions of the sweeps (`bound`: records a region can make,
+computable at its entry), so that both sweeps reserve the same room the records then fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from .adjoint import StatementAdjoints
+from .checkpoint import Checkpointed, plan_checkpoints
+from .core import (
+    Assign,
+    For,
+    If,
+    Permute,
+    Stmt,
+    While,
+    assigned_names,
+    has_break,
+    mentioned_outside,
+    walk_statements,
+    written,
+)
+from .counts import Count, maximum
+from .exprs import code, is_number, names_in, number_value, paren
+from .parallel import ParallelLoop, plan_parallel
+from .program import Program
+from .recompute import recomputed_prefixes
+from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording, Tapes
+from .tbr import record_in_iteration, to_be_recorded
+
+_CHECKPOINT_KEYS = ("steps", "slots", "stores", "schedule", "next", "j", "do", "a", "b", "slot", "table", "once")
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Room reserved on one main tape around a top-level statement: `before` it (its records and
+    the straight-line ones up to the next such statement), or `after` it (the straight-line records
+    that follow a statement whose own records check capacity). None where there is none."""
+
+    before: Count | None = None
+    after: Count | None = None
+
+
+@dataclass(frozen=True)
+class ReversePlan:
+    prog: Program
+    adjoints: StatementAdjoints
+    primal: frozenset[str]
+    parallel: Mapping[For, ParallelLoop]  # prange loops with a parallel adjoint
+    serial_reason: Mapping[For, str]  # prange loops with a serial one, and why
+    slot_arrays: Mapping[For, frozenset[str]]  # arrays a parallel loop records in its iterations' slots
+    sites: frozenset[Assign]  # the assignments whose old values are recorded
+    in_parallel: frozenset[Stmt]  # the statements inside parallel loops
+    chunk_rows: Mapping[For, tuple[str, ...]]  # the shared arrays a parallel adjoint scatters into
+    iteration_locals: Mapping[For, frozenset[str]]  # a parallel loop's variables nothing outside mentions
+    prefixes: Mapping[For, tuple[Stmt, ...]]  # loop-body prefixes recomputed in the reverse sweep
+    decisions: frozenset[If]  # the `if`s whose taken branch is recorded
+    counters: Mapping[Stmt, str]  # loops whose trip count is recorded, and their counters
+    recordings: Mapping[Stmt, Recording]  # how each record is kept
+    checkpointed: Mapping[Stmt, Checkpointed]
+    not_checkpointed: Mapping[Stmt, str]  # loops kept with their records, and why
+    snapshots: Mapping[Stmt, Mapping[str, str]]  # a checkpointed loop's state -> its snapshot buffer
+    checkpoint_names: Mapping[Stmt, Mapping[str, str]]  # the variables of a checkpointed loop's code
+    memory: int | None  # the snapshot budget in bytes (None: only marked loops)
+    main_tapes: Tapes
+    local_tapes: Tapes  # a parallel iteration's own
+    slot: str  # the position in an iteration's slot of the main tape
+    chunk: str  # the chunk index of a parallel adjoint
+    rows: Mapping[str, str]  # scattered array -> its per-chunk rows of adjoints
+    views: Mapping[str, str]  # scattered array -> this chunk's row
+    reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
+    first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
+
+    # --- questions the sweeps ask ------------------------------------------------------------
+
+    def has_work(self, body: tuple[Stmt, ...]) -> bool:
+        return self.adjoints.has_work(body, self.sites)
+
+    def has_records(self, body: tuple[Stmt, ...]) -> bool:
+        inside = set(walk_statements(body))
+        return bool(inside & set(self.recordings))
+
+    def records_on(self, body: tuple[Stmt, ...], index: int) -> bool:
+        """Does `body` write to tape `index` (registers and slots are not tapes)?"""
+        return any(self.recordings[s].uses(index) for s in walk_statements(body) if s in self.recordings)
+
+    def in_slots(self, s: Stmt) -> bool:
+        return isinstance(self.recordings.get(s), InSlot)
+
+    def slot_records(self, loop: For) -> Count:
+        """The records a parallel loop makes in its iterations' slots, all iterations together."""
+        return Count.trips(loop) * slot_count(self.prog, loop, self.slot_arrays[loop])  # type: ignore[operator]
+
+    def slot_offset(self, loop: For, plus_one: bool) -> str:
+        """`top` + this iteration's position times its records: the start (or end) of its slot."""
+        k = int(number_value(loop.step))
+        position = loop.var if code(loop.start) == "0" else f"{loop.var} - {code(paren(loop.start))}"
+        if k != 1:
+            position = f"({position}) // {k}"
+        if plus_one:
+            position = f"{position} + 1" if k == 1 and code(loop.start) == "0" else f"({position}) + 1"
+        count = slot_count(self.prog, loop, self.slot_arrays[loop]).render(atom=True)  # type: ignore[union-attr]
+        top = self.main_tapes[0][1]
+        return f"{top} + ({position}) * {count}" if count != "1" else f"{top} + {position}"
+
+    def bound(self, body: tuple[Stmt, ...], tape: int, inside: set[str]) -> Count | None:
+        """An upper bound of the records `body` makes on tape 0 (floats) or 1 (ints), computable
+        before it runs (from names not in `inside`), or None."""
+        total = Count()
+        for s in body:
+            term = self.bound_stmt(s, tape, inside)
+            if term is None:
+                return None
+            total = total + term
+        return total
+
+    def bound_stmt(self, s: Stmt, tape: int, inside: set[str]) -> Count | None:
+        if s in self.checkpointed:
+            return Count()  # its steps record in the reverse sweep, one step at a time
+        if s in self.parallel:
+            if tape != 0 or not self.slot_arrays.get(s):  # type: ignore[call-overload]
+                return Count()  # its iterations record on their own tapes
+            if any(names_in(b) & inside for b in (s.start, s.stop, s.step)):  # type: ignore[union-attr]
+                return None
+            return self.slot_records(s)  # type: ignore[arg-type]
+        recording = self.recordings.get(s)
+        own = recording.counts(tape) if recording is not None else Count()
+        if isinstance(s, Assign):
+            return own
+        if isinstance(s, If):
+            then, orelse = self.bound(s.body, tape, inside), self.bound(s.orelse, tape, inside)
+            if then is None or orelse is None:
+                return None
+            return own + maximum(then, orelse)  # type: ignore[operator]
+        if isinstance(s, While):
+            body = self.bound(s.body, tape, inside)
+            return own if body is not None and body.is_zero else None
+        if isinstance(s, For):
+            body = self.bound(s.body, tape, inside)
+            if body is None or body.is_zero:
+                return own if body is not None else None
+            if any(names_in(b) & inside for b in (s.start, s.stop, s.step)):
+                return None
+            return own + Count.trips(s) * body  # type: ignore[operator]
+        return Count()
+
+    def iteration_tapes(self, loop: For) -> list[tuple[str, str, str, Count | None, bool]]:
+        """The local tapes of a parallel adjoint's iterations: (tape, top, dtype, size or None if
+        it grows, whether one allocation per chunk serves all its iterations: the size does not
+        depend on the iteration)."""
+        inside = assigned_names(loop.body) | {loop.var}
+        found = []
+        for index, ((tape, top), dtype) in enumerate(zip(self.local_tapes, ("", ", np.int64"), strict=True)):
+            if self.records_on(loop.body, index):
+                size = self.bound(loop.body, index, assigned_names(loop.body))
+                names = size.names() if size is not None else set()
+                found.append((tape, top, dtype, size, not names & inside))
+        return found
+
+    def recomputed_names(self) -> set[str]:
+        """The variables of recomputed prefixes: each reversed iteration assigns them before its
+        adjoints read them (and nothing outside the loop mentions them)."""
+        return set().union(*(assigned_names(prefix) for prefix in self.prefixes.values()))
+
+    def undefined_at_first_record(self) -> set[str]:
+        """Scalars recorded inside a compound statement before any top-level assignment defines them."""
+        defined = set(self.prog.fn.params)
+        missing: set[str] = set()
+        sites = self.sites - self.in_parallel
+        for s in self.prog.fn.body:
+            if isinstance(s, (For, While, If)):
+                inside = set(walk_statements((s,)))
+                missing |= {t.var for t in sites if t in inside and not t.writes_element} - defined
+            defined |= written(s)
+        return missing
+
+    def permutes(self) -> list[Permute]:
+        return [s for s in walk_statements(self.prog.fn.body) if isinstance(s, Permute)]
+
+
+# --- the analyses, in the order plan_reverse runs them ---------------------------------------
+
+
+def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
+    fn, fresh = prog.fn, prog.namer.fresh
+    adjoints = StatementAdjoints(prog)
+    primal = frozenset(set(fn.params) | assigned_names(fn.body))
+    reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in adjoints.lines.items()}
+    statements = list(walk_statements(fn.body))
+    parallel, serial_reason, slot_arrays, sites = _parallel_loops(prog, statements, reads, primal)
+    slots = {
+        t: loop
+        for loop, names in slot_arrays.items()
+        for t in walk_statements(loop.body)
+        if isinstance(t, Assign) and t.writes_element and t.var in names
+    }
+    sites |= set(slots)
+    # a prefix is recomputed where it saves a record (and then whole: its statements build on each other)
+    returned = {v.value for v in fn.ret.values if isinstance(v, cst.Name)}
+    prefixes = recomputed_prefixes(fn.body, fn.params, returned, lambda v: _scalar_dtype(prog, v))
+    prefixes = {loop: p for loop, p in prefixes.items() if sites & set(walk_statements(p))}
+    sites -= {t for prefix in prefixes.values() for t in walk_statements(prefix)}  # type: ignore[misc]
+    main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
+    slot, chunk = fresh("slot"), fresh("chunk")
+
+    def work(body: tuple[Stmt, ...]) -> bool:
+        return adjoints.has_work(body, sites)
+
+    decisions = frozenset(s for s in statements if isinstance(s, If) and (work(s.body) or work(s.orelse)))
+    counters = {
+        s: fresh("trips")
+        for s in statements
+        if isinstance(s, (For, While)) and (isinstance(s, While) or has_break(s)) and work(s.body)
+    }
+    recordings = _recordings(prog, parallel, sites, slots, decisions, counters, main_tapes[0][0], slot)
+
+    def worth_it(loop: For | While) -> bool:
+        return bool(set(walk_statements(loop.body)) & set(recordings))
+
+    checkpointed, not_checkpointed = plan_checkpoints(fn.body, fn.params, lambda v: prog.kinds[v], memory, worth_it)
+    snapshots = {loop: {st.var: fresh(f"{st.var}_snaps") for st in ck.state} for loop, ck in checkpointed.items()}
+    chunk_rows = {loop: _scattered_arrays(prog, adjoints, loop_plan) for loop, loop_plan in parallel.items()}
+    scattered = sorted({a for arrays in chunk_rows.values() for a in arrays})
+    rows = {a: fresh(f"{prog.bar(a)}_rows") for a in scattered}
+    views = {a: fresh(f"{prog.bar(a)}_mine") for a in scattered}  # this chunk's row
+    checkpoint_names = {loop: {key: fresh(f"ck_{key}") for key in _CHECKPOINT_KEYS} for loop in checkpointed}
+    local_tapes = ((fresh("ltape"), fresh("ltop")), (fresh("litape"), fresh("litop")))
+    in_parallel = frozenset(s for loop in parallel for s in walk_statements(loop.body))
+    plan = ReversePlan(
+        prog=prog,
+        adjoints=adjoints,
+        primal=primal,
+        parallel=parallel,
+        serial_reason=serial_reason,
+        slot_arrays={loop: frozenset(names) for loop, names in slot_arrays.items()},
+        sites=frozenset(sites),
+        in_parallel=in_parallel,
+        chunk_rows=chunk_rows,
+        iteration_locals=_iteration_locals(prog, parallel, returned),
+        prefixes=prefixes,
+        decisions=decisions,
+        counters=counters,
+        recordings=recordings,
+        checkpointed=checkpointed,
+        not_checkpointed=not_checkpointed,
+        snapshots=snapshots,
+        checkpoint_names=checkpoint_names,
+        memory=memory,
+        main_tapes=main_tapes,
+        local_tapes=local_tapes,
+        slot=slot,
+        chunk=chunk,
+        rows=rows,
+        views=views,
+        reservations={},
+        first_allocation=(Count(), Count()),
+    )
+    first, reservations = _reservations(plan, fn.body)
+    return replace(plan, reservations=reservations, first_allocation=first)  # they count with the plan
+
+
+def _parallel_loops(prog: Program, statements: list[Stmt], reads: dict[Assign, set[str]], primal: frozenset[str]):
+    """Which prange loops get a parallel adjoint, which a serial one (and why), the arrays each
+    records in its iterations' slots, and the to-be-recorded assignments."""
+    parallel: dict[For, ParallelLoop] = {}
+    serial_reason: dict[For, str] = {}
+    nested = {t for s in statements if isinstance(s, For) and s.parallel for t in walk_statements(s.body)}
+    for loop in statements:
+        if isinstance(loop, For) and loop.parallel and loop not in nested:
+            loop_plan, why = plan_parallel(loop, lambda a: reads.get(a, set()))
+            if loop_plan is None:
+                serial_reason[loop] = why
+            else:
+                parallel[loop] = loop_plan
+    slot_arrays: dict[For, set[str]] = {}
+    while True:
+        opaque = {
+            loop: (loop_plan.reads, loop_plan.writes - slot_arrays.get(loop, set()))
+            for loop, loop_plan in parallel.items()
+        }
+        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque)
+        if not conflicts:
+            break
+        for loop, names in conflicts.items():
+            if names <= parallel[loop].written_arrays and slot_count(prog, loop, names) is not None:
+                slot_arrays.setdefault(loop, set()).update(names)
+                continue
+            del parallel[loop]
+            slot_arrays.pop(loop, None)
+            serial_reason[loop] = "a value it overwrites is still needed by the adjoint of an earlier statement"
+    for loop in parallel:
+        sites |= record_in_iteration(loop.body, reads, primal)
+    return parallel, serial_reason, slot_arrays, set(sites)
+
+
+def slot_count(prog: Program, loop: For, names: set[str] | frozenset[str]) -> Count | None:
+    """Records per iteration of writes into `names`, the same for every iteration (so each
+    iteration owns a slot of the tape at a computable offset), or None."""
+    if not is_number(loop.step):
+        return None
+    inside = assigned_names(loop.body) | {loop.var}
+
+    def count(body: tuple[Stmt, ...]) -> Count | None:
+        total = Count()
+        for t in body:
+            writes = {a.var for a in walk_statements((t,)) if isinstance(a, Assign) and a.writes_element} & names
+            if isinstance(t, Assign) and t.writes_element and t.var in names and _records_array(prog, t):
+                return None  # a row or slice: its record's size is known only when it runs
+            if isinstance(t, Assign):
+                total = total + Count.of(1 if t.writes_element and t.var in names else 0)
+            elif isinstance(t, (If, While)) and writes:
+                return None  # how many depends on the data
+            elif isinstance(t, For) and writes:
+                inner = count(t.body)
+                if inner is None or any(names_in(b) & inside for b in (t.start, t.stop, t.step)):
+                    return None
+                total = total + Count.trips(t) * inner
+        return total
+
+    return count(loop.body)
+
+
+def _recordings(prog, parallel, sites, slots, decisions, counters, tape: str, slot: str) -> dict[Stmt, Recording]:
+    """How each record is kept: in a register where a replayed parallel iteration makes it once,
+    in the iteration's slot for the elements a parallel loop overwrites, else on a tape."""
+    once = {s for loop in parallel for s in _once_per_iteration(loop.body)}
+    found: dict[Stmt, Recording] = {}
+    for s in walk_statements(prog.fn.body):
+        if s in slots:
+            found[s] = InSlot(tape, slot)
+        elif s in sites:
+            registered = s in once
+            if _records_array(prog, s):
+                t = prog.kinds.type_of(s.target)
+                found[s] = (
+                    ArrayInRegister(prog.namer.fresh(f"{s.var}_old"))
+                    if registered
+                    else ArrayOnTape(_tape_index(prog, s), t.ndim, t.dtype, not s.writes_element)
+                )
+            else:
+                found[s] = InRegister(prog.namer.fresh(f"{s.var}_old")) if registered else OnTape(_tape_index(prog, s))
+        elif s in decisions:
+            found[s] = InRegister(prog.namer.fresh("branch")) if s in once else OnTape(1)
+        elif s in counters:
+            found[s] = InRegister(counters[s]) if s in once else OnTape(1)  # the counter survives the replay
+    return found
+
+
+def _reservations(plan: ReversePlan, body: tuple[Stmt, ...]):
+    """Where each main tape is reserved, so that every record at the top level is covered: the
+    first allocation holds the straight-line records before the first statement that records
+    more; before each such statement whose records can be counted at its entry, the tape is
+    reserved for them and for the straight-line records that follow it, up to the next one;
+    after one whose records cannot be counted (they check capacity themselves), for the
+    straight-line records that follow it."""
+    first = [Count(), Count()]
+    entries: dict[Stmt, list[list]] = {}
+    for index in (0, 1):
+        pending: tuple[str, Stmt | None] = ("first", None)
+        for s in body:
+            records = plan.bound_stmt(s, index, assigned_names((s,)))
+            if isinstance(s, Assign) and records is not None:
+                where, at = pending
+                if where == "first":
+                    first[index] = first[index] + records
+                else:
+                    slot = 0 if where == "before" else 1
+                    entries[at][index][slot] = entries[at][index][slot] + records  # type: ignore[index]
+                continue
+            if records is not None and records.is_zero:
+                continue  # records nothing on this tape
+            entry = entries.setdefault(s, [[None, None], [None, None]])
+            if records is not None:
+                entry[index][0] = records
+                pending = ("before", s)
+            else:
+                entry[index][1] = Count()
+                pending = ("after", s)
+    reservations = {s: tuple(Reservation(*pair) for pair in entry) for s, entry in entries.items()}
+    return (first[0], first[1]), reservations
+
+
+def _iteration_locals(prog: Program, parallel: Mapping[For, ParallelLoop], returned: set[str]):
+    """The variables of a parallel adjoint's iterations that nothing outside the loop mentions."""
+    return {
+        loop: frozenset(set(p.private) - mentioned_outside(prog.fn.body, loop) - returned - {loop.var})
+        for loop, p in parallel.items()
+    }
+
+
+def _scattered_arrays(prog: Program, adjoints: StatementAdjoints, plan: ParallelLoop) -> tuple[str, ...]:
+    """Shared arrays whose adjoint the loop accumulates at indices other than the loop index."""
+    found = set()
+    for s in walk_statements(plan.loop.body):
+        for line in adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
+            target = line.target
+            if isinstance(target, cst.Subscript) and line.op != "=" and not plan.at_loop_index(target):
+                array = prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]
+                if array not in plan.private:
+                    found.add(array)
+    return tuple(sorted(found))
+
+
+def _records_array(prog: Program, s: Assign) -> bool:
+    """Does recording `s` save an array (a whole array rebound, a slice or a row overwritten)?"""
+    return prog.kinds.type_of(s.target).is_array
+
+
+def _tape_index(prog: Program, s: Assign) -> int:
+    """0: the float tape; 1: the int tape (ints and bools, also elements of integer and bool arrays)."""
+    return 1 if prog.kinds[s.var].dtype in ("int", "bool") else 0
+
+
+def _scalar_dtype(prog: Program, var: str) -> str | None:
+    """ "int", "float" or "bool" for a scalar variable, None for an array or a tuple."""
+    kind = prog.kinds.of.get(var)
+    if kind is None or kind.is_array or getattr(kind, "is_tuple", False):
+        return None
+    return kind.dtype
+
+
+def _once_per_iteration(body: tuple[Stmt, ...]):
+    """Statements of a loop body that run at most once per iteration (not inside an inner loop)."""
+    for s in body:
+        if isinstance(s, (For, While)):
+            yield s  # the loop itself runs once; its body does not
+        elif isinstance(s, If):
+            yield s
+            yield from _once_per_iteration(s.body)
+            yield from _once_per_iteration(s.orelse)
+        else:
+            yield s
