@@ -49,6 +49,7 @@ FEATURES: dict[str, tuple[bool, str]] = {
     "tuple_assign": (True, "tuple assignment a, b = b, a * 2.0"),
     "int_params": (True, "int parameters as loop bounds, steps and indices"),
     "recompute": (True, "loop bodies that start with an index and a re-read of arrays (recompute.py's prefixes)"),
+    "after_loop": (True, "a loop variable read after its loop, as an index (loopvars.py)"),
     "int_locals": (True, "int locals: i + 1, n // 2, counters, (i + 1) % n, min(i + 1, n - 1)"),
     "int_from_float": (True, "ints computed from floats: int(...), round(...), math.floor(...)"),
     "index_arrays": (False, "int64 index arrays as arguments, y[idx[k]] += ... (not supported yet)"),
@@ -272,6 +273,7 @@ _STRUCTURAL = frozenset(
         "tuples",
         "gen_names",
         "recompute",
+        "after_loop",
     }
 )
 _FEATURE_PATTERNS = {
@@ -853,12 +855,19 @@ class _Generator:
         inner.ints[var] = interval
         if sc.loop_depth > 0:
             self.use("nested")
+        # read after the loop: its last value, or 0 where it ran no iteration
+        carried = interval[0] is not None and interval[0] >= 0 and not sc.in_prange and self.on("after_loop", 0.2)
+        if carried:
+            self.fn.emit(f"{var} = 0")
         self.fn.emit(f"for {var} in {header}:")
         self.fn.indent += 1
         if self.on("recompute", 0.4):
             self.prefix(inner, var, interval)
         self.block(inner, depth - 1, self.rnd.randint(1, 3))
         self.fn.indent -= 1
+        if carried:
+            self.use("after_loop")
+            sc.ints[var] = (0, interval[1])
 
     def prefix(self, sc: _Scope, var: str, interval: tuple[int, int]) -> None:
         """What recompute.py may compute again instead of recording: a periodic neighbour of the loop

@@ -66,7 +66,6 @@ class Fence:
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
         self.locals = local_names(parsed.node)
-        self.finished_loops: set[str] = set()  # loop variables whose loop has ended
 
     def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> None:
         raise self.parsed.error(message, node, hint)
@@ -105,10 +104,8 @@ class Fence:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self.check_small(small, loop_vars, in_loop)
-                    self.finished_loops -= assigned_in(small)
             elif isinstance(stmt, cst.For):
                 self.check_for(stmt, loop_vars)
-                self.finished_loops |= self.index_names(stmt)
             elif isinstance(stmt, cst.If):
                 self.check_if(stmt, loop_vars, in_loop)
             elif isinstance(stmt, cst.While):
@@ -162,23 +159,11 @@ class Fence:
             self.check_expr(arg.value, loop_vars)
         self.check_loop_body(stmt, stmt.target.value, loop_vars)  # type: ignore[union-attr]
 
-    def index_names(self, stmt: cst.For) -> set[str]:
-        """The loop's index variable where the user names one: `i` in `for i in range(n)` and in
-        `for i, v in enumerate(x)` (the elements a loop binds are ordinary variables)."""
-        it, target = stmt.iter, stmt.target
-        key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
-        if key in ("range", "prange") and isinstance(target, cst.Name):
-            return {target.value}
-        if key == "enumerate" and isinstance(target, cst.Tuple) and isinstance(target.elements[0].value, cst.Name):
-            return {target.elements[0].value.value}
-        return set()
-
     def check_loop_body(self, stmt: cst.For, var: str | None, loop_vars: set[str]) -> None:
         """The body, with `var` the loop's index variable (None: a fresh one normalize makes)."""
         if var is None:
             self.check_suite(stmt.body, loop_vars, in_loop=True)
             return
-        self.finished_loops.discard(var)
         if var in loop_vars:
             self.fail(stmt.target, f"loop variable `{var}` is reused by an inner loop", "Rename it.")
         self.check_suite(stmt.body, loop_vars | {var}, in_loop=True)
@@ -436,12 +421,6 @@ class Fence:
             return
         if node.value == "None":
             self.fail(node, "None is not supported as a value", "Use a number, or a flag variable.")
-        if node.value in self.finished_loops:
-            self.fail(
-                node,
-                f"the loop variable `{node.value}` is read after its loop",
-                "Copy the value you need into another variable inside the loop.",
-            )
         if node.value in self.locals:
             return
         value = lookup(node, self.parsed.globals)

@@ -46,6 +46,7 @@ from .core import (
 from .exits import eliminate_exits
 from .exprs import code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
+from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
 from .parse import ParsedFunction, parse_function, unwrap
 from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
@@ -89,6 +90,7 @@ class Normalizer:
     def function(self) -> CoreFunction:
         statements = list(self.parsed.node.body.body)  # type: ignore[union-attr]
         body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed)
+        body = carry_loop_variables(body, ret, self.namer, self.fail)
         self.refuse_global_writes(body)
         mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
         return CoreFunction(

@@ -4,6 +4,7 @@ Each `# error:` comment marks the line the error must name.
 """
 
 import numpy as np
+from numba import prange
 
 SCALE = 2.0
 TABLE = np.ones(3, dtype=np.float32)  # numbers and float64/int64/bool arrays can be read; not this
@@ -49,13 +50,6 @@ def uses_keepdims(x):
 def uses_lambda(x):
     f = lambda v: v * 2.0  # error: lambda  # noqa: E731
     return f(x)
-
-
-def reads_loop_var_after_loop(x):
-    s = 0.0
-    for i in range(3):
-        s += x
-    return s * i  # error: loop variable
 
 
 def float_index(x):
@@ -115,3 +109,10 @@ def constant_view_written(x, n):
 
 def abs_of_array(x):
     return np.sum(abs(x)) + x[0]  # error: abs of an array
+
+
+def prange_index_after_loop(x):
+    s = 0.0
+    for i in prange(x.shape[0]):  # error: after
+        s += x[i] * x[i]
+    return s * x[i]

@@ -31,7 +31,7 @@ def _marked_line(func, marker: str) -> int:
         (bad.reads_global_array, "global array", "TABLE", "TABLE"),
         (bad.uses_keepdims, "keepdims", "keepdims=True is supported with an integer axis", "np.sum"),
         (bad.uses_lambda, "lambda", "lambda", "lambda"),
-        (bad.reads_loop_var_after_loop, "loop variable", "loop variable `i`", "i  #"),
+        (bad.prange_index_after_loop, "after", "the variable `i` of a prange loop is read after the loop", "for"),
         (bad.float_index, "float index", "an index must be an integer", "t]"),
         (bad.recursive, "recursion", "recursive call to recursive", "recursive("),
         (bad.norm_with_ord, "ord", "ord=None, 1, 2 and np.inf", "3)"),

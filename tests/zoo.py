@@ -470,6 +470,21 @@ def nearest_centroid(points, centroids):
     return total
 
 
+def loop_variable_after_loop(x, w):
+    # `j` after its loop is its last value, read in the next iteration of the outer loop and after
+    # both: the reversed inner loop ran j backwards and left it at its first value (a wrong
+    # gradient, no error); now `j` is an ordinary variable the loop assigns, recorded where needed
+    s = 0.0
+    j = 0
+    for i in range(x.shape[0] - 2):
+        s += x[j] * x[j] * w
+        for j in range(i, i + 3):
+            s += x[j] * x[i]
+    for k in range(4):
+        s += math.sin(x[k] * w)
+    return s + x[j] * x[k]
+
+
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step
     n = u0.shape[0]
@@ -703,6 +718,13 @@ ZOO: list[Case] = [
         nearest_centroid,
         lambda rng: (rng.standard_normal((7, 3)), rng.standard_normal((4, 3))),
         ("points", "centroids"),
+        True,
+    ),
+    Case(
+        "loop_variable_after_loop",
+        loop_variable_after_loop,
+        lambda rng: (rng.standard_normal(7), 0.8),
+        ("x", "w"),
         True,
     ),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
