@@ -169,15 +169,17 @@ def operand(node: cst.BaseExpression, parent: int, right: bool) -> cst.BaseExpre
     return node
 
 
-def times(factor: cst.BaseExpression, other: cst.BaseExpression) -> cst.BaseExpression:
+def times(factor: cst.BaseExpression, other: cst.BaseExpression, arrays: bool = False) -> cst.BaseExpression:
     """`factor * other`, with the trivial factors 1 and -1 folded away. A selected derivative
     (`(d if m else 0.0)`, `np.where(m, d, 0.0)`) takes the factor inside, so an unselected operand
-    contributes exactly 0.0 even where the factor is infinite (never 0 * inf)."""
+    contributes exactly 0.0 even where the factor is infinite (never 0 * inf). `arrays`: either
+    may be an array, which a float's `(d if m else 0.0)` cannot take inside (numba types both
+    branches alike): there the product stays outside."""
     for a, b in ((factor, other), (other, factor)):
-        selected = _selected(b)
+        selected = _selected(b, conditional=not arrays)
         if selected is not None:
             rebuild, chosen = selected
-            return rebuild(times(a, chosen) if a is factor else times(chosen, a))
+            return rebuild(times(a, chosen, arrays) if a is factor else times(chosen, a, arrays))
     if is_number(factor, 1.0):
         return other
     if is_number(factor, -1.0):
@@ -187,10 +189,11 @@ def times(factor: cst.BaseExpression, other: cst.BaseExpression) -> cst.BaseExpr
     return cst.BinaryOperation(operand(factor, 3, False), cst.Multiply(), operand(other, 3, True))
 
 
-def _selected(node: cst.BaseExpression):
-    """For `(d if m else 0.0)` or `np.where(m, d, 0.0)`: (a function rebuilding it around a new d, d)."""
+def _selected(node: cst.BaseExpression, conditional: bool = True):
+    """For `(d if m else 0.0)` (where `conditional`) or `np.where(m, d, 0.0)`: (a function
+    rebuilding it around a new d, d)."""
     inner = unparen(node)
-    if isinstance(inner, cst.IfExp) and is_number(inner.orelse, 0.0):
+    if conditional and isinstance(inner, cst.IfExp) and is_number(inner.orelse, 0.0):
         return (lambda d: paren(inner.with_changes(body=d))), inner.body
     if (
         isinstance(inner, cst.Call)

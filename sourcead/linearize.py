@@ -182,16 +182,18 @@ class _Builder:
         full |= {"z"} if arrays else set()  # the placeholders that stand for arrays of the result's shape
         for k in active:
             partial = _instantiate(templates[k], names)
+            # the products may be arrays (a partial, or a tangent or adjoint, of an array's shape)
+            a = arrays
             if not types[k].is_array and arrays:  # a float operand broadcast over an array result
-                back = lambda g, p=partial: _call("np.sum", times(p, g))  # noqa: E731
+                back = lambda g, p=partial, a=a: _call("np.sum", times(p, g, a))  # noqa: E731
             elif k in shaped:  # arrays of possibly different shapes meet: sum back to the operand's shape
-                back = lambda g, p=partial, o=names["xy"[k]]: _call("unbroadcast", times(p, g), o)  # noqa: E731
+                back = lambda g, p=partial, o=names["xy"[k]], a=a: _call("unbroadcast", times(p, g, a), o)  # noqa: E731
             else:
-                back = lambda g, p=partial: times(p, g)  # noqa: E731
+                back = lambda g, p=partial, a=a: times(p, g, a)  # noqa: E731
             child = children[operands[k]]
             full_partial = any("{" + key + "}" in templates[k] for key in full)
             here = k not in shaped and (types[k].is_array or not arrays)
-            edges.append(Edge(child, lambda t, p=partial: times(p, t), back, full_partial, here))
+            edges.append(Edge(child, lambda t, p=partial, a=a: times(p, t, a), back, full_partial, here))
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]

@@ -346,3 +346,14 @@ def parallel_slots_in_a_marked_loop(u0, kappa, n_steps):
     for i in range(n):
         s += u[i] * u[i] * float(i)
     return s
+
+
+# --- 23: fuzz seed 21 ------------------------------------------------------------------------------
+
+
+def selected_times_array(r, B):
+    # numba refused the vjp: hypot's partial `(t1 / t2 if t2 != 0.0 else 0.0)` took the array factor
+    # -sin(B[1, :]) inside, an array in one branch and 0.0 in the other; and the jvp: B[0] * y_dot
+    # went inside y_dot's conditional the same way
+    y = math.hypot(r, 2.0 * r)
+    return math.hypot(r, np.sum(np.cos(B[1, :]))) + np.sum(y * B[0])

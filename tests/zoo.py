@@ -904,6 +904,13 @@ ZOO += [
         ("p", "q"),
         True,
     ),
+    Case(
+        "selected_times_array",
+        findings.selected_times_array,
+        lambda rng: (0.7, rng.standard_normal((3, 4))),
+        ("r", "B"),
+        True,
+    ),
     Case("evaluation_order", findings.evaluation_order, lambda rng: (rng.standard_normal(3),), ("x0",), True),
     Case(
         "recurrent_rows",
