@@ -86,6 +86,7 @@ class ReversePlan:
     chunk: str  # the chunk index of a parallel adjoint
     rows: Mapping[str, str]  # scattered array -> its per-chunk rows of adjoints
     views: Mapping[str, str]  # scattered array -> this chunk's row
+    inner_loops: frozenset[Stmt]  # the loops inside another loop
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
     first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
 
@@ -161,6 +162,38 @@ class ReversePlan:
                 return None
             return own + Count.trips(s) * body  # type: ignore[operator]
         return Count()
+
+    def zero_guard(self, loop: For) -> tuple[str, ...]:
+        """The scalar adjoints the reversal of `loop` reads or resets, where they are all it reads:
+        no records to restore, no un-permuting, no array adjoint read or reset, no parallel or
+        checkpointed loop inside. Adjoint lines are linear in the adjoints they read, so where all
+        of these are zero the reversed loop would only add zeros (and no 0 * inf of a dead value)
+        and leave them zero: the sweep skips it then (k-means: only the nearest centroid's distance
+        has a nonzero adjoint). Only for a loop inside another, where a skip can repeat; empty where
+        there is no such guard."""
+        if loop not in self.inner_loops:
+            return ()
+        body = list(walk_statements(loop.body))
+        others = (self.recordings, self.parallel, self.checkpointed)
+        if any(isinstance(s, Permute) or any(s in table for table in others) for s in body):
+            return ()
+        shadowed, kinds = self.prog.namer.shadowed, self.prog.kinds
+        guard: set[str] = set()
+        for s in body:
+            for line in self.adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
+                for name in names_in(line.value):
+                    var = shadowed(name)
+                    if var is not None and kinds.is_array(var):
+                        return ()  # an array adjoint's values: not known to be zero
+                    if var is not None:
+                        guard.add(name)
+                if line.op == "=" and isinstance(line.target, cst.Subscript):
+                    return ()  # an element of an adjoint reset: skipping would keep its value
+                if line.op == "=" and shadowed(line.target.value) is not None:  # type: ignore[union-attr]
+                    if kinds.is_array(shadowed(line.target.value)):  # type: ignore[arg-type, union-attr]
+                        return ()
+                    guard.add(line.target.value)  # type: ignore[union-attr]
+        return tuple(sorted(guard))
 
     def iteration_tapes(self, loop: For) -> list[tuple[str, str, str, Count | None, bool]]:
         """The local tapes of a parallel adjoint's iterations: (tape, top, dtype, size or None if
@@ -270,6 +303,9 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         chunk=chunk,
         rows=rows,
         views=views,
+        inner_loops=frozenset(
+            t for s in statements if isinstance(s, (For, While)) for t in walk_statements(s.body) if isinstance(t, For)
+        ),
         reservations={},
         first_allocation=(Count(), Count()),
     )

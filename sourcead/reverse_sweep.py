@@ -92,6 +92,15 @@ class ReverseSweep:
             with out.block(f"for {self.prog.namer.fresh('_')} in range({counter})"):
                 self.sweep(loop.body, out)
             return
+        guard = self.plan.zero_guard(loop)
+        if not guard:
+            self.reversed_for(loop, counter, out)
+            return
+        with out.block(f"if {' or '.join(f'{g} != 0.0' for g in guard)}"):
+            out.comment("else this loop's adjoints would add only zeros: it is skipped")
+            self.reversed_for(loop, counter, out)
+
+    def reversed_for(self, loop: For, counter: str | None, out: Writer) -> None:
         header, index = self.reversed_range(loop, counter)
         with out.block(header):
             if index:

@@ -64,12 +64,14 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # adjoint of: result_dot = 0.5 * s_dot
     s_dot_bar += 0.5 * result_dot_bar
     for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            # adjoint of: s_dot += u[i, j] * u_dot[i, j] + u[i, j] * u_dot[i, j]
-            u_bar[i, j] += u_dot[i, j] * s_dot_bar
-            u_dot_bar[i, j] += u[i, j] * s_dot_bar
-            u_bar[i, j] += u_dot[i, j] * s_dot_bar
-            u_dot_bar[i, j] += u[i, j] * s_dot_bar
+        if s_dot_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for j in range(m - 1, -1, -1):
+                # adjoint of: s_dot += u[i, j] * u_dot[i, j] + u[i, j] * u_dot[i, j]
+                u_bar[i, j] += u_dot[i, j] * s_dot_bar
+                u_dot_bar[i, j] += u[i, j] * s_dot_bar
+                u_bar[i, j] += u_dot[i, j] * s_dot_bar
+                u_dot_bar[i, j] += u[i, j] * s_dot_bar
     for _step in range(n_steps - 1, -1, -1):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar

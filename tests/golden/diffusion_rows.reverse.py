@@ -50,9 +50,11 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
     # adjoint of: result = 0.5 * s
     s_bar += 0.5 * result_bar
     for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            # adjoint of: s += u[i, j] * u[i, j]
-            u_bar[i, j] += 2.0 * (u[i, j] * s_bar)
+        if s_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for j in range(m - 1, -1, -1):
+                # adjoint of: s += u[i, j] * u[i, j]
+                u_bar[i, j] += 2.0 * (u[i, j] * s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar

@@ -41,10 +41,12 @@ def forward_substitution_vjp(L, b, out_bar):
         r_bar += 1.0 / L[i, i] * x_bar[i]
         L_bar[i, i] += -t0 / L[i, i] * x_bar[i]
         x_bar[i] = 0.0
-        for j in range(i - 1, -1, -1):
-            # adjoint of: r -= L[i, j] * x[j]
-            L_bar[i, j] += x[j] * -r_bar
-            x_bar[j] += L[i, j] * -r_bar
+        if r_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for j in range(i - 1, -1, -1):
+                # adjoint of: r -= L[i, j] * x[j]
+                L_bar[i, j] += x[j] * -r_bar
+                x_bar[j] += L[i, j] * -r_bar
         # adjoint of: r = b[i]
         top -= 1
         r = tape[top]  # restore the value r had before

@@ -36,10 +36,12 @@ def gram_vjp(X, out_bar):
             t0 = math.tanh(s)
             s_bar += (1.0 - t0 * t0) * G_bar[i, j]
             G_bar[i, j] = 0.0
-            for k in range(X.shape[1] - 1, -1, -1):
-                # adjoint of: s += X[i, k] * X[j, k]
-                X_bar[i, k] += X[j, k] * s_bar
-                X_bar[j, k] += X[i, k] * s_bar
+            if s_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for k in range(X.shape[1] - 1, -1, -1):
+                    # adjoint of: s += X[i, k] * X[j, k]
+                    X_bar[i, k] += X[j, k] * s_bar
+                    X_bar[j, k] += X[i, k] * s_bar
             # adjoint of: s = 0.0
             top -= 1
             s = tape[top]  # restore the value s had before

@@ -48,13 +48,15 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
         r_dot_bar += 0.5 * (r * s_dot_bar)
         r_bar += 0.5 * (r_dot * s_dot_bar)
         r_dot_bar += 0.5 * r * s_dot_bar
-        for j in range(A.shape[1] - 1, -1, -1):
-            # adjoint of: r += A[i, j] * x[j]
-            A_bar[i, j] += x[j] * r_bar
-            x_bar[j] += A[i, j] * r_bar
-            # adjoint of: r_dot += x[j] * A_dot[i, j] + A[i, j] * x_dot[j]
-            x_bar[j] += A_dot[i, j] * r_dot_bar
-            A_bar[i, j] += x_dot[j] * r_dot_bar
+        if r_bar != 0.0 or r_dot_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for j in range(A.shape[1] - 1, -1, -1):
+                # adjoint of: r += A[i, j] * x[j]
+                A_bar[i, j] += x[j] * r_bar
+                x_bar[j] += A[i, j] * r_bar
+                # adjoint of: r_dot += x[j] * A_dot[i, j] + A[i, j] * x_dot[j]
+                x_bar[j] += A_dot[i, j] * r_dot_bar
+                A_bar[i, j] += x_dot[j] * r_dot_bar
         # adjoint of: r = -b[i]
         top -= 1
         r = tape[top]  # restore the value r had before

@@ -36,10 +36,12 @@ def least_squares_vjp(A, x, b, out_bar):
         # adjoint of: s += 0.5 * r * r
         r_bar += 0.5 * (r * s_bar)
         r_bar += 0.5 * r * s_bar
-        for j in range(A.shape[1] - 1, -1, -1):
-            # adjoint of: r += A[i, j] * x[j]
-            A_bar[i, j] += x[j] * r_bar
-            x_bar[j] += A[i, j] * r_bar
+        if r_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for j in range(A.shape[1] - 1, -1, -1):
+                # adjoint of: r += A[i, j] * x[j]
+                A_bar[i, j] += x[j] * r_bar
+                x_bar[j] += A[i, j] * r_bar
         # adjoint of: r = -b[i]
         top -= 1
         r = tape[top]  # restore the value r had before

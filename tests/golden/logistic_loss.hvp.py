@@ -89,9 +89,11 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
             t2 = math.exp(-z)
             z_bar -= t2 * t0_bar
             t0_bar = 0.0
-            for j in range(X.shape[1] - 1, -1, -1):
-                # adjoint of: z += X[i, j] * w[j]
-                w_bar_mine[j] += X[i, j] * z_bar
+            if z_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for j in range(X.shape[1] - 1, -1, -1):
+                    # adjoint of: z += X[i, j] * w[j]
+                    w_bar_mine[j] += X[i, j] * z_bar
             # adjoint of: z = 0.0
             z_bar = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel

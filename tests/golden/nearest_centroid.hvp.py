@@ -58,16 +58,18 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                 # adjoint of: best_dot = d2_dot
                 d2_dot_bar += best_dot_bar
                 best_dot_bar = 0.0
-            for j in range(points.shape[1] - 1, -1, -1):
-                # the values this iteration computes first, again (cheaper than records)
-                t_dot = points_dot[i, j] - centroids_dot[c, j]
-                t = points[i, j] - centroids[c, j]
-                # adjoint of: d2_dot += t * t_dot + t * t_dot
-                t_bar += 2.0 * (t_dot * d2_dot_bar)
-                # adjoint of: t = points[i, j] - centroids[c, j]
-                points_bar[i, j] += t_bar
-                centroids_bar[c, j] -= t_bar
-                t_bar = 0.0
+            if d2_dot_bar != 0.0 or t_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for j in range(points.shape[1] - 1, -1, -1):
+                    # the values this iteration computes first, again (cheaper than records)
+                    t_dot = points_dot[i, j] - centroids_dot[c, j]
+                    t = points[i, j] - centroids[c, j]
+                    # adjoint of: d2_dot += t * t_dot + t * t_dot
+                    t_bar += 2.0 * (t_dot * d2_dot_bar)
+                    # adjoint of: t = points[i, j] - centroids[c, j]
+                    points_bar[i, j] += t_bar
+                    centroids_bar[c, j] -= t_bar
+                    t_bar = 0.0
             # adjoint of: d2_dot = 0.0
             d2_dot_bar = 0.0
         # adjoint of: best_dot = 0.0

@@ -50,15 +50,17 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                 # adjoint of: best = d2
                 d2_bar += best_bar
                 best_bar = 0.0
-            for j in range(points.shape[1] - 1, -1, -1):
-                # the values this iteration computes first, again (cheaper than records)
-                t = points[i, j] - centroids[c, j]
-                # adjoint of: d2 += t * t
-                t_bar += 2.0 * (t * d2_bar)
-                # adjoint of: t = points[i, j] - centroids[c, j]
-                points_bar[i, j] += t_bar
-                centroids_bar[c, j] -= t_bar
-                t_bar = 0.0
+            if d2_bar != 0.0 or t_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for j in range(points.shape[1] - 1, -1, -1):
+                    # the values this iteration computes first, again (cheaper than records)
+                    t = points[i, j] - centroids[c, j]
+                    # adjoint of: d2 += t * t
+                    t_bar += 2.0 * (t * d2_bar)
+                    # adjoint of: t = points[i, j] - centroids[c, j]
+                    points_bar[i, j] += t_bar
+                    centroids_bar[c, j] -= t_bar
+                    t_bar = 0.0
             # adjoint of: d2 = 0.0
             d2_bar = 0.0
         # adjoint of: best = math.inf

@@ -71,15 +71,17 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
             t0_bar = 0.0
             # adjoint of: total_dot += s_dot
             s_dot_bar += total_dot_bar
-            for j in range(d - 1, -1, -1):
-                # adjoint of: s_dot += w[j] * (row[j] * row_dot[j] + row[j] * row_dot[j]) + row[j] * row[j] * w_dot[j]
-                t6 = row[j] * row_dot[j] + row[j] * row_dot[j]
-                w_bar_mine[j] += t6 * s_dot_bar
-                row_bar[j] += row_dot[j] * (w[j] * s_dot_bar)
-                row_dot_bar[j] += row[j] * (w[j] * s_dot_bar)
-                row_bar[j] += row_dot[j] * (w[j] * s_dot_bar)
-                row_dot_bar[j] += row[j] * (w[j] * s_dot_bar)
-                row_bar[j] += 2.0 * (row[j] * (w_dot[j] * s_dot_bar))
+            if s_dot_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for j in range(d - 1, -1, -1):
+                    # adjoint of: s_dot += w[j] * (row[j] * row_dot[j] + row[j] * row_dot[j]) + row[j] * row[j] * w_dot[j]
+                    t6 = row[j] * row_dot[j] + row[j] * row_dot[j]
+                    w_bar_mine[j] += t6 * s_dot_bar
+                    row_bar[j] += row_dot[j] * (w[j] * s_dot_bar)
+                    row_dot_bar[j] += row[j] * (w[j] * s_dot_bar)
+                    row_bar[j] += row_dot[j] * (w[j] * s_dot_bar)
+                    row_dot_bar[j] += row[j] * (w[j] * s_dot_bar)
+                    row_bar[j] += 2.0 * (row[j] * (w_dot[j] * s_dot_bar))
             # adjoint of: s_dot = 0.0
             s_dot_bar = 0.0
             for j in range(d - 1, -1, -1):

@@ -50,10 +50,12 @@ def scratch_rows_vjp(X, w, out_bar):
             s_bar = 0.0
             # adjoint of: total += s
             s_bar += total_bar
-            for j in range(d - 1, -1, -1):
-                # adjoint of: s += row[j] * row[j] * w[j]
-                row_bar[j] += 2.0 * (row[j] * (w[j] * s_bar))
-                w_bar_mine[j] += row[j] * row[j] * s_bar
+            if s_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for j in range(d - 1, -1, -1):
+                    # adjoint of: s += row[j] * row[j] * w[j]
+                    row_bar[j] += 2.0 * (row[j] * (w[j] * s_bar))
+                    w_bar_mine[j] += row[j] * row[j] * s_bar
             # adjoint of: s = 0.0
             s_bar = 0.0
             for j in range(d - 1, -1, -1):

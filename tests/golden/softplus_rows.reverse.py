@@ -68,9 +68,11 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
                 t1 = math.exp(a)
                 a_bar += t1 * (1.0 / (1.0 + t1) * out_bar[i])
                 out_bar[i] = 0.0
-            for j in range(X.shape[1] - 1, -1, -1):
-                # adjoint of: a += W[j] * X[i, j]
-                W_bar_mine[j] += X[i, j] * a_bar
+            if a_bar != 0.0:
+                # else this loop's adjoints would add only zeros: it is skipped
+                for j in range(X.shape[1] - 1, -1, -1):
+                    # adjoint of: a += W[j] * X[i, j]
+                    W_bar_mine[j] += X[i, j] * a_bar
             # adjoint of: a = b
             b_bar_i += a_bar
             a_bar = 0.0

@@ -24,11 +24,13 @@ def transpose_products_vjp(A, out_bar):
     B_bar = np.zeros_like(B)
     s_bar = out_bar
     for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            # adjoint of: s += B[i, j] * B[j, i] * float(i + j + 1)
-            t0 = float(i + j + 1)
-            B_bar[i, j] += B[j, i] * (t0 * s_bar)
-            B_bar[j, i] += B[i, j] * (t0 * s_bar)
+        if s_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for j in range(m - 1, -1, -1):
+                # adjoint of: s += B[i, j] * B[j, i] * float(i + j + 1)
+                t0 = float(i + j + 1)
+                B_bar[i, j] += B[j, i] * (t0 * s_bar)
+                B_bar[j, i] += B[i, j] * (t0 * s_bar)
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             # adjoint of: B[i, j] = A[i, j] * A[j, i] + A[i, j]

@@ -29,24 +29,26 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         j = (i + 1) % x.shape[0]
-        for k in range(len(x) - 1, i - 1, -1):
-            # the values this iteration computes first, again (cheaper than records)
-            m = (k * k) % len(x)
-            # adjoint of: s_dot += x[m] * (x[j] * (x[i] * w_dot + w * x_dot[i]) + w * x[i] * x_dot[j]) + t0 * x_dot[m]
-            t1 = x[i] * w_dot + w * x_dot[i]
-            t2 = x[j] * t1 + w * x[i] * x_dot[j]
-            x_bar[m] += t2 * s_dot_bar
-            x_bar[j] += t1 * (x[m] * s_dot_bar)
-            t3 = x[j] * (x[m] * s_dot_bar)
-            x_bar[i] += w_dot * t3
-            w_bar += x_dot[i] * t3
-            t4 = x_dot[j] * (x[m] * s_dot_bar)
-            w_bar += x[i] * t4
-            x_bar[i] += w * t4
-            t0_bar += x_dot[m] * s_dot_bar
-            # adjoint of: t0 = w * x[i] * x[j]
-            w_bar += x[i] * (x[j] * t0_bar)
-            x_bar[i] += w * (x[j] * t0_bar)
-            x_bar[j] += w * x[i] * t0_bar
-            t0_bar = 0.0
+        if s_dot_bar != 0.0 or t0_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for k in range(len(x) - 1, i - 1, -1):
+                # the values this iteration computes first, again (cheaper than records)
+                m = (k * k) % len(x)
+                # adjoint of: s_dot += x[m] * (x[j] * (x[i] * w_dot + w * x_dot[i]) + w * x[i] * x_dot[j]) + t0 * x_dot[m]
+                t1 = x[i] * w_dot + w * x_dot[i]
+                t2 = x[j] * t1 + w * x[i] * x_dot[j]
+                x_bar[m] += t2 * s_dot_bar
+                x_bar[j] += t1 * (x[m] * s_dot_bar)
+                t3 = x[j] * (x[m] * s_dot_bar)
+                x_bar[i] += w_dot * t3
+                w_bar += x_dot[i] * t3
+                t4 = x_dot[j] * (x[m] * s_dot_bar)
+                w_bar += x[i] * t4
+                x_bar[i] += w * t4
+                t0_bar += x_dot[m] * s_dot_bar
+                # adjoint of: t0 = w * x[i] * x[j]
+                w_bar += x[i] * (x[j] * t0_bar)
+                x_bar[i] += w * (x[j] * t0_bar)
+                x_bar[j] += w * x[i] * t0_bar
+                t0_bar = 0.0
     return value, x_bar, w_bar

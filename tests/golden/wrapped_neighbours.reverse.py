@@ -24,14 +24,16 @@ def wrapped_neighbours_vjp(x, w, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         j = (i + 1) % x.shape[0]
-        for k in range(len(x) - 1, i - 1, -1):
-            # the values this iteration computes first, again (cheaper than records)
-            m = (k * k) % len(x)
-            # adjoint of: s += w * x[i] * x[j] * x[m]
-            t0 = w * x[i] * x[j]
-            t1 = x[j] * (x[m] * s_bar)
-            w_bar += x[i] * t1
-            x_bar[i] += w * t1
-            x_bar[j] += w * x[i] * (x[m] * s_bar)
-            x_bar[m] += t0 * s_bar
+        if s_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            for k in range(len(x) - 1, i - 1, -1):
+                # the values this iteration computes first, again (cheaper than records)
+                m = (k * k) % len(x)
+                # adjoint of: s += w * x[i] * x[j] * x[m]
+                t0 = w * x[i] * x[j]
+                t1 = x[j] * (x[m] * s_bar)
+                w_bar += x[i] * t1
+                x_bar[i] += w * t1
+                x_bar[j] += w * x[i] * (x[m] * s_bar)
+                x_bar[m] += t0 * s_bar
     return value, x_bar, w_bar
