@@ -6,6 +6,8 @@
 2. which prange loops get a parallel adjoint (`parallel.py`), iterated with the to-be-recorded
    analysis (`tbr.py`) until no parallel loop overwrites a value an earlier adjoint still needs
    (such a loop records those elements in its iterations' own slots of the tape, or turns serial);
+   then the element writes whose old value no later-reversed read can see (`elements.py`) drop
+   their records;
 3. the records: the assignments TBR chose (`sites`), less the recomputed prefixes of loop bodies
    (`recompute.py`); the `if`s whose branch and the loops whose trip count the reversal needs;
 4. how each is recorded: a `Recording` (`recording.py`) per statement;
@@ -39,6 +41,7 @@ from .core import (
     written,
 )
 from .counts import Count, maximum
+from .elements import unneeded_element_records
 from .exprs import code, is_number, names_in, number_value, paren
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
@@ -239,6 +242,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in adjoints.lines.items()}
     statements = list(walk_statements(fn.body))
     parallel, serial_reason, slot_arrays, sites = _parallel_loops(prog, statements, reads, primal)
+    sites -= unneeded_element_records(fn.body, sites, adjoints.lines, fn.params, set())
     slots = {
         t: loop
         for loop, names in slot_arrays.items()

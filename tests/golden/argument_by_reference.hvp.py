@@ -10,32 +10,18 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     # active (varied from K, a; useful for the result): M, M_dot, result, result_1, result_1_dot, result_2_dot, result_dot
     # active (varied from a; useful for the result): a
     # constant (no derivative code): K_dot, a_dot, result_2
-    tape = np.empty(6)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     M = np.copy(K)
     M_dot = np.copy(K_dot)
-    tape[top] = M_dot[0, 0]  # record M_dot[0, 0]: overwritten next, and its own adjoint reads it
-    top += 1
     M_dot[0, 0] = M_dot[0, 0] - (a * M_dot[1, 1] + M[1, 1] * a_dot)
-    tape[top] = M[0, 0]  # record M[0, 0]: overwritten next, and its own adjoint reads it
-    top += 1
     M[0, 0] = M[0, 0] - (M[1, 1] * a)
     result_dot = M_dot[1, 1] + a_dot
     result = M[1, 1] + a
-    tape[top] = M_dot[0, 0]  # record M_dot[0, 0]: overwritten next, and its own adjoint reads it
-    top += 1
     M_dot[0, 0] = M_dot[0, 0] - (result * M_dot[1, 1] + M[1, 1] * result_dot)
-    tape[top] = M[0, 0]  # record M[0, 0]: overwritten next, and its own adjoint reads it
-    top += 1
     M[0, 0] = M[0, 0] - (M[1, 1] * result)
     result_1_dot = M_dot[1, 1] + result_dot
     result_1 = M[1, 1] + result
-    tape[top] = M_dot[0, 1]  # record M_dot[0, 1]: overwritten next, and an adjoint reads it
-    top += 1
     M_dot[0, 1] = result_1_dot
-    tape[top] = M[0, 1]  # record M[0, 1]: overwritten next, and an adjoint reads it
-    top += 1
     M[0, 1] = result_1
     result_2_dot = M[0, 1] * M_dot[0, 0] + M[0, 0] * M_dot[0, 1]
     result_2 = M[0, 0] * M[0, 1]
@@ -56,13 +42,9 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     M_bar[0, 0] += M_dot[0, 1] * result_2_dot_bar
     M_dot_bar[0, 1] += M[0, 0] * result_2_dot_bar
     # adjoint of: M[0, 1] = result_1
-    top -= 1
-    M[0, 1] = tape[top]  # restore the value M[0, 1] had before
     result_1_bar += M_bar[0, 1]
     M_bar[0, 1] = 0.0
     # adjoint of: M_dot[0, 1] = result_1_dot
-    top -= 1
-    M_dot[0, 1] = tape[top]  # restore the value M_dot[0, 1] had before
     result_1_dot_bar += M_dot_bar[0, 1]
     M_dot_bar[0, 1] = 0.0
     # adjoint of: result_1 = M[1, 1] + result
@@ -72,14 +54,10 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     M_dot_bar[1, 1] += result_1_dot_bar
     result_dot_bar += result_1_dot_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * result)
-    top -= 1
-    M[0, 0] = tape[top]  # restore the value M[0, 0] had before
     t3 = M_bar[0, 0]
     M_bar[1, 1] += result * -t3
     result_bar += M[1, 1] * -t3
     # adjoint of: M_dot[0, 0] = M_dot[0, 0] - (result * M_dot[1, 1] + M[1, 1] * result_dot)
-    top -= 1
-    M_dot[0, 0] = tape[top]  # restore the value M_dot[0, 0] had before
     t2 = M_dot_bar[0, 0]
     result_bar += M_dot[1, 1] * -t2
     M_dot_bar[1, 1] += result * -t2
@@ -91,14 +69,10 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     # adjoint of: result_dot = M_dot[1, 1] + a_dot
     M_dot_bar[1, 1] += result_dot_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * a)
-    top -= 1
-    M[0, 0] = tape[top]  # restore the value M[0, 0] had before
     t1 = M_bar[0, 0]
     M_bar[1, 1] += a * -t1
     a_bar += M[1, 1] * -t1
     # adjoint of: M_dot[0, 0] = M_dot[0, 0] - (a * M_dot[1, 1] + M[1, 1] * a_dot)
-    top -= 1
-    M_dot[0, 0] = tape[top]  # restore the value M_dot[0, 0] had before
     t0 = M_dot_bar[0, 0]
     a_bar += M_dot[1, 1] * -t0
     M_dot_bar[1, 1] += a * -t0

@@ -9,20 +9,12 @@ def argument_by_reference_vjp(K, a, out_bar):
     # active (varied from K; useful for the result): K
     # active (varied from K, a; useful for the result): M, result, result_1, result_2
     # active (varied from a; useful for the result): a
-    tape = np.empty(3)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     M = np.copy(K)
-    tape[top] = M[0, 0]  # record M[0, 0]: overwritten next, and its own adjoint reads it
-    top += 1
     M[0, 0] = M[0, 0] - (M[1, 1] * a)
     result = M[1, 1] + a
-    tape[top] = M[0, 0]  # record M[0, 0]: overwritten next, and its own adjoint reads it
-    top += 1
     M[0, 0] = M[0, 0] - (M[1, 1] * result)
     result_1 = M[1, 1] + result
-    tape[top] = M[0, 1]  # record M[0, 1]: overwritten next, and an adjoint reads it
-    top += 1
     M[0, 1] = result_1
     result_2 = M[0, 0] * M[0, 1]
     value = result_2
@@ -37,16 +29,12 @@ def argument_by_reference_vjp(K, a, out_bar):
     M_bar[0, 0] += M[0, 1] * result_2_bar
     M_bar[0, 1] += M[0, 0] * result_2_bar
     # adjoint of: M[0, 1] = result_1
-    top -= 1
-    M[0, 1] = tape[top]  # restore the value M[0, 1] had before
     result_1_bar += M_bar[0, 1]
     M_bar[0, 1] = 0.0
     # adjoint of: result_1 = M[1, 1] + result
     M_bar[1, 1] += result_1_bar
     result_bar += result_1_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * result)
-    top -= 1
-    M[0, 0] = tape[top]  # restore the value M[0, 0] had before
     t1 = M_bar[0, 0]
     M_bar[1, 1] += result * -t1
     result_bar += M[1, 1] * -t1
@@ -54,8 +42,6 @@ def argument_by_reference_vjp(K, a, out_bar):
     M_bar[1, 1] += result_bar
     a_bar += result_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * a)
-    top -= 1
-    M[0, 0] = tape[top]  # restore the value M[0, 0] had before
     t0 = M_bar[0, 0]
     M_bar[1, 1] += a * -t0
     a_bar += M[1, 1] * -t0

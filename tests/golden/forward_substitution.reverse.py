@@ -17,17 +17,15 @@ def forward_substitution_vjp(L, b, out_bar):
     # forward sweep
     n = b.shape[0]
     x = np.zeros_like(b)
-    tape = reserve(tape, top + 2 * n)  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = r  # record r: overwritten next, and an adjoint reads it
         top += 1
         r = b[i]
         for j in range(i):
             r -= L[i, j] * x[j]
-        tape[top] = x[i]  # record x[i]: overwritten next, and an adjoint reads it
-        top += 1
         x[i] = r / L[i, i]
-    value = x.copy()
+    value = x
     # reverse sweep
     L_bar = np.zeros_like(L)
     b_bar = np.zeros_like(b)
@@ -35,8 +33,6 @@ def forward_substitution_vjp(L, b, out_bar):
     x_bar = out_bar.copy()
     for i in range(n - 1, -1, -1):
         # adjoint of: x[i] = r / L[i, i]
-        top -= 1
-        x[i] = tape[top]  # restore the value x[i] had before
         t0 = r / L[i, i]
         r_bar += 1.0 / L[i, i] * x_bar[i]
         L_bar[i, i] += -t0 / L[i, i] * x_bar[i]

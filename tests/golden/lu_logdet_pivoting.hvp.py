@@ -28,7 +28,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     logdet = 0.0
     itape = reserve(itape, itop + 2 * n)  # room for all its records: trip counts are known here
     for k in range(n):
-        tape = reserve(tape, top + (4 * max(n, 0) + 1 + 3 * max(n - (k + 1), 0) + 2 * max(n - (k + 1), 0) * max(n - (k + 1), 0)))  # room for this iteration's records
+        tape = reserve(tape, top + (4 * max(n, 0) + 1 + 3 * max(n - (k + 1), 0)))  # room for this iteration's records
         itape[itop] = p  # record p: overwritten next, and an adjoint reads it
         itop += 1
         p = k
@@ -74,11 +74,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             top += 1
             f = t1
             for j in range(k + 1, n):
-                tape[top] = U_dot[i, j]  # record U_dot[i, j]: overwritten next, and its own adjoint reads it
-                top += 1
                 U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
-                tape[top] = U[i, j]  # record U[i, j]: overwritten next, and its own adjoint reads it
-                top += 1
                 U[i, j] = U[i, j] - f * U[k, j]
     value = logdet_dot
     # reverse sweep
@@ -96,14 +92,10 @@ def lu_logdet_hvp(A, A_dot, out_bar):
         for i in range(n - 1, (k + 1) - 1, -1):
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
-                top -= 1
-                U[i, j] = tape[top]  # restore the value U[i, j] had before
                 t10 = U_bar[i, j]
                 f_bar += U[k, j] * -t10
                 U_bar[k, j] += f * -t10
                 # adjoint of: U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
-                top -= 1
-                U_dot[i, j] = tape[top]  # restore the value U_dot[i, j] had before
                 t9 = U_dot_bar[i, j]
                 U_bar[k, j] += f_dot * -t9
                 f_dot_bar += U[k, j] * -t9

@@ -23,7 +23,7 @@ def lu_logdet_vjp(A, out_bar):
     logdet = 0.0
     itape = reserve(itape, itop + 2 * n)  # room for all its records: trip counts are known here
     for k in range(n):
-        tape = reserve(tape, top + (2 * max(n, 0) + max(n - (k + 1), 0) + max(n - (k + 1), 0) * max(n - (k + 1), 0)))  # room for this iteration's records
+        tape = reserve(tape, top + (2 * max(n, 0) + max(n - (k + 1), 0)))  # room for this iteration's records
         itape[itop] = p  # record p: overwritten next, and an adjoint reads it
         itop += 1
         p = k
@@ -52,8 +52,6 @@ def lu_logdet_vjp(A, out_bar):
             top += 1
             f = U[i, k] / U[k, k]
             for j in range(k + 1, n):
-                tape[top] = U[i, j]  # record U[i, j]: overwritten next, and its own adjoint reads it
-                top += 1
                 U[i, j] = U[i, j] - f * U[k, j]
     value = logdet
     # reverse sweep
@@ -66,8 +64,6 @@ def lu_logdet_vjp(A, out_bar):
         for i in range(n - 1, (k + 1) - 1, -1):
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
-                top -= 1
-                U[i, j] = tape[top]  # restore the value U[i, j] had before
                 t3 = U_bar[i, j]
                 f_bar += U[k, j] * -t3
                 U_bar[k, j] += f * -t3

@@ -129,7 +129,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
         else:
             # step ck_a with its records, then its adjoint
             s = ck_a
-            tape = reserve(tape, top + 4)  # room for this step's records
+            tape = reserve(tape, top + 3)  # room for this step's records
             # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
             # of n, s, t0, t1, u, u_dot; its reverse sweep runs each step again from the nearest one, with its records
             ck_steps_1 = len(range(inner))
@@ -169,12 +169,8 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             tape[top] = u_dot[0]  # record u_dot[0]: overwritten next, and its own adjoint reads it
             top += 1
             u_dot[0] = math.cos(u[1]) * u_dot[1]
-            tape[top] = u[0]  # record u[0]: overwritten next, and its own adjoint reads it
-            top += 1
             u[0] = np.sin(u[1])
             # adjoint of: u[0] = np.sin(u[1])
-            top -= 1
-            u[0] = tape[top]  # restore the value u[0] had before
             t13 = u_bar[0]
             u_bar[0] = 0.0
             u_bar[1] += math.cos(u[1]) * t13

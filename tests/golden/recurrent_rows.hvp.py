@@ -41,13 +41,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         tape[top : top + t1.size] = t1.ravel()
         top += t1.size
         t1 = np.tanh(t0 + h[t])
-        tape = reserve(tape, top + h_dot[t + 1].size)  # record h_dot[t + 1]: overwritten next, and its own adjoint reads it
-        tape[top : top + h_dot[t + 1].size] = h_dot[t + 1].ravel()
-        top += h_dot[t + 1].size
         h_dot[t + 1] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        tape = reserve(tape, top + h[t + 1].size)  # record h[t + 1]: overwritten next, and an adjoint reads it
-        tape[top : top + h[t + 1].size] = h[t + 1].ravel()
-        top += h[t + 1].size
         h[t + 1] = t1
     result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     result = np.sum(h[n] * h[n])
@@ -70,13 +64,9 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     h_dot_bar[n] += unbroadcast(h[n] * t13, h_dot[n])
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t1
-        top -= h[t + 1].size
-        h[t + 1] = tape[top : top + h[t + 1].size].reshape(h[t + 1].shape)  # restore the values h[t + 1] had before
         t1_bar += h_bar[t + 1]
         h_bar[t + 1] = 0.0
         # adjoint of: h_dot[t + 1] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        top -= h_dot[t + 1].size
-        h_dot[t + 1] = tape[top : top + h_dot[t + 1].size].reshape(h_dot[t + 1].shape)  # restore the values h_dot[t + 1] had before
         t4 = np.dot(inputs_dot[t], W)
         t5 = np.dot(inputs[t], W_dot)
         t6 = 1.0 - t1 * t1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -12,16 +12,11 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     # active (varied from W, h0, inputs; useful for the result): h, result
     # active (varied from h0; useful for the result): h0
     # active (varied from inputs; useful for the result): inputs
-    tape = np.empty(0)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     n = inputs.shape[0]
     h = np.zeros((n + 1, h0.shape[0]))
     h[0] = h0
     for t in range(n):
-        tape = reserve(tape, top + h[t + 1].size)  # record h[t + 1]: overwritten next, and its own adjoint reads it
-        tape[top : top + h[t + 1].size] = h[t + 1].ravel()
-        top += h[t + 1].size
         h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
     result = np.sum(h[n] * h[n])
     value = result
@@ -35,8 +30,6 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     h_bar[n] += 2.0 * (h[n] * result_bar)
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
-        top -= h[t + 1].size
-        h[t + 1] = tape[top : top + h[t + 1].size].reshape(h[t + 1].shape)  # restore the values h[t + 1] had before
         t0 = np.dot(inputs[t], W)
         t1 = np.tanh(t0 + h[t])
         t2 = h_bar[t + 1].copy()
