@@ -1,4 +1,4 @@
-"""`sourcead emit PATH:FUNC --mode reverse|forward|hvp --wrt NAMES [--array NAME:NDIM] [--memory SIZE]
+"""`sourcead emit PATH:FUNC --mode reverse|forward|hvp --wrt NAMES [--array NAME:NDIM[:DTYPE]] [--memory SIZE]
 [--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from sourcead.budget import memory_bytes
 from sourcead.errors import SourceADError
 from sourcead.listing import PASSES, core_listing
 from sourcead.pipeline import analyze, generate
+from sourcead.types import ARRAY_DTYPES, array_kind
 
 from .common import fail, load_function, parse_wrt
 
@@ -33,9 +34,10 @@ from .common import fail, load_function, parse_wrt
     "--array",
     "arrays",
     multiple=True,
-    metavar="NAME[:NDIM]",
-    help="Generate for argument NAME given as an array (of NDIM dimensions, default 1), where the code "
-    "itself does not say (whole-array code). Repeat for several arguments.",
+    metavar="NAME[:NDIM[:DTYPE]]",
+    help="Generate for argument NAME given as an array (of NDIM dimensions, default 1; of DTYPE float, "
+    "int or bool, default float), where the code itself does not say (whole-array code, an index "
+    "array the code copies first). Repeat for several arguments.",
 )
 @click.option(
     "--memory",
@@ -59,10 +61,11 @@ def emit(
     func = load_function(target)
     kinds = {}
     for item in arrays:
-        name, _, ndim = item.partition(":")
-        if not name.isidentifier() or (ndim and ndim not in ("1", "2", "3")):
-            fail(f"--array takes NAME or NAME:1, NAME:2 or NAME:3, got {item!r}")
-        kinds[name] = f"array:{ndim or 1}"
+        name, _, rest = item.partition(":")
+        ndim, _, dtype = rest.partition(":")
+        if not name.isidentifier() or (ndim and ndim not in ("1", "2", "3")) or dtype not in ("", *ARRAY_DTYPES):
+            fail(f"--array takes NAME, NAME:NDIM (1, 2 or 3) or NAME:NDIM:DTYPE (float, int or bool), got {item!r}")
+        kinds[name] = array_kind(int(ndim or 1), dtype or "float")
     if after is not None:
         source = core_listing(analyze(func, parse_wrt(wrt), kinds or None), after)
     else:

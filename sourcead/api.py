@@ -471,15 +471,28 @@ class Differentiable:
         return self._get("hvp", wrt, jit, memory)
 
     def source(
-        self, mode: str = "reverse", wrt: Wrt = 0, arrays: dict[str, int] | None = None, memory: Memory = None
+        self,
+        mode: str = "reverse",
+        wrt: Wrt = 0,
+        arrays: dict[str, int | tuple[int, str]] | None = None,
+        memory: Memory = None,
     ) -> str:
         """The generated derivative module, as text (mode "reverse", "forward" or "hvp"); `arrays`
-        gives parameters the code does not say are arrays their number of dimensions
-        (`sourcead emit --array NAME:NDIM`)."""
+        gives parameters the code does not say are arrays their number of dimensions, or
+        (ndim, dtype) with dtype "float", "int" or "bool" (`sourcead emit --array NAME:NDIM:DTYPE`)."""
         from .pipeline import generate
+        from .types import ARRAY_DTYPES, array_kind
 
         items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
-        kinds = {name: f"array:{int(ndim)}" for name, ndim in (arrays or {}).items()}
+        kinds = {}
+        for name, given in (arrays or {}).items():
+            ndim, dtype = given if isinstance(given, tuple) else (given, "float")
+            if int(ndim) not in (1, 2, 3) or dtype not in ARRAY_DTYPES:
+                raise SourceADError(
+                    f"arrays[{name!r}] = {given!r}: not an array's number of dimensions (1 to 3), or (ndim, dtype)",
+                    hint='Give 2, or (1, "int"): dtype "float", "int" or "bool".',
+                )
+            kinds[name] = array_kind(int(ndim), dtype)
         budget = memory_bytes(self._memory if memory is None else memory)
         return generate(self.__sourcead_func__, mode, items, kinds or None, budget).source
 

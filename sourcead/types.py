@@ -80,6 +80,14 @@ def tuple_of(*elements: Type) -> Type:
     return Type("tuple", 0, tuple(elements))
 
 
+ARRAY_DTYPES = ("float", "int", "bool")  # the dtypes an argument's array may have: float64, int64, bool
+
+
+def array_kind(ndim: int, dtype: str = "float") -> str:
+    """The spec of an array argument (`Type.spec`), as `--array NAME:NDIM:DTYPE` gives it."""
+    return f"array:{ndim}" if dtype == "float" else f"{dtype}_array:{ndim}"
+
+
 def parse_spec(text: str) -> Type:
     """The inverse of `Type.spec` for scalars and arrays."""
     if ":" not in text:

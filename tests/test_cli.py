@@ -99,6 +99,31 @@ def test_emit_for_whole_array_arguments_of_a_given_ndim():
     assert bad.exit_code == 2 and "--array takes NAME" in bad.output
 
 
+def test_emit_for_an_integer_array_the_code_copies_first(tmp_path):
+    # the type guess sees J's elements used as indices, not idx's: --array idx:1:int says so
+    (tmp_path / "copied.py").write_text(
+        "def f(x, idx):\n    J = idx.copy()\n    s = 0.0\n    for i in range(J.shape[0]):\n"
+        "        s += x[J[i]] ** 2\n    return s\n"
+    )
+    guessed = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x")
+    assert guessed.exit_code != 0 and "an index must be an integer" in guessed.output
+    told = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x", "--array", "idx:1:int")
+    assert told.exit_code == 0, told.output
+    assert "x_bar[J[i]] += 2.0 * t0 * s_bar" in told.output
+    bad = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x", "--array", "idx:1:long")
+    assert bad.exit_code == 2 and "NAME:NDIM:DTYPE (float, int or bool)" in bad.output
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import copied
+    finally:
+        sys.path.pop(0)
+    import sourcead
+
+    assert sourcead.differentiable(copied.f).source(wrt="x", arrays={"idx": (1, "int")}) == told.output
+    with pytest.raises(sourcead.SourceADError, match="not an array's number of dimensions"):
+        sourcead.differentiable(copied.f).source(wrt="x", arrays={"idx": (1, "complex")})
+
+
 def test_emit_after_a_pass_prints_the_core_form():
     """`--after normalize` shows the core form; kinds adds every variable's type, activity what
     carries derivatives. The listing is Python: it compiles."""
