@@ -23,6 +23,18 @@ Two rewrites, each exact (the simplified lines leave every variable as the origi
        d_bar += d * total_bar
 
    (equal up to rounding: one multiplication by 2.0, which is exact, instead of a second add).
+
+3. A zero and the first contribution. After the cancelling triple is gone, an adjoint that is
+   zeroed and then receives its first contribution is assigned it:
+
+       t0 = v_bar                            t0 = v_bar
+       v_bar = 0.0                   ->      x_bar += 2.0 * t0
+       x_bar += 2.0 * t0                     v_bar = math.cos(v) * (1.1 * t0)
+       v_bar += math.cos(v) * (1.1 * t0)
+
+   (0.0 + e is e, but for the sign of a zero). The lines between must leave `X` alone as in 1, and
+   none may accumulate into the same variable (`U_bar[k, j]` may be `U_bar[i, j]` at run time,
+   and would then be added before the assignment instead of after the zero).
 """
 
 from __future__ import annotations
@@ -36,8 +48,8 @@ ACCUMULATE = ("+=", "-=")
 
 
 def simplify(lines: list[Line]) -> list[Line]:
-    """The adjoint lines of one statement, with both rewrites applied."""
-    return merge_repeated(drop_cancelling_self_update(lines))
+    """The adjoint lines of one statement, with the three rewrites applied."""
+    return assign_first_contribution(merge_repeated(drop_cancelling_self_update(lines)))
 
 
 def drop_cancelling_self_update(lines: list[Line]) -> list[Line]:
@@ -53,6 +65,24 @@ def drop_cancelling_self_update(lines: list[Line]) -> list[Line]:
             if line.op == "+=" and code(line.target) == target and code(line.value) == taken.target.value:
                 return lines[:z] + lines[z + 1 : a] + lines[a + 1 :]
             if not _leaves_alone(line, target, _base(zero.target)):
+                break
+    return lines
+
+
+def assign_first_contribution(lines: list[Line]) -> list[Line]:
+    for z, zero in enumerate(lines):
+        if not _is_zero(zero):
+            continue
+        target, base = code(zero.target), _base(zero.target)
+        for a in range(z + 1, len(lines)):
+            line = lines[a]
+            if line.op in ACCUMULATE and code(line.target) == target:
+                if base in names_in(line.value):
+                    break
+                value = line.value if line.op == "+=" else cst.UnaryOperation(cst.Minus(), _atom(line.value))
+                assigned = Line(zero.target, "=", value, line.comment)
+                return lines[:z] + lines[z + 1 : a] + [assigned] + assign_first_contribution(lines[a + 1 :])
+            if not _leaves_alone(line, target, base) or _base(line.target) == base:
                 break
     return lines
 
@@ -97,6 +127,14 @@ def _leaves_alone(line: Line, target: str, base: str) -> bool:
     if line.op in ACCUMULATE:
         return True
     return line.op == "=" and isinstance(line.target, cst.Name) and line.target.value != base
+
+
+def _atom(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` as the operand of a unary minus."""
+    value = unparen(value)
+    if isinstance(value, (cst.Name, cst.Subscript, cst.Call, cst.Float, cst.Integer)):
+        return value
+    return cst.parse_expression(f"({code(value)})")
 
 
 def _twice(value: cst.BaseExpression) -> cst.BaseExpression:

@@ -47,8 +47,7 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
         top -= 1
         y[i] = tape[top]  # restore the value y[i] had before
         t0 = y_bar[i]
-        y_bar[i] = 0.0
-        y_bar[i] += p * t0
+        y_bar[i] = p * t0
         p_bar += y[i] * t0
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar

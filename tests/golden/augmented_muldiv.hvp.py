@@ -63,12 +63,10 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     # adjoint of: s_dot = 1.0 / t1 * s_dot
     t9 = 1.0 / t1
     t10 = s_dot_bar
-    s_dot_bar = 0.0
-    s_dot_bar += t9 * t10
+    s_dot_bar = t9 * t10
     # adjoint of: s_dot = 2.0 * s_dot
     t8 = s_dot_bar
-    s_dot_bar = 0.0
-    s_dot_bar += 2.0 * t8
+    s_dot_bar = 2.0 * t8
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
         y_bar[i] += 0.25 * x_dot[i] * -s_dot_bar
@@ -86,9 +84,8 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         t5 = 1.0 / y[i]
         t6 = -t0 / y[i]
         t7 = p_dot_bar
-        p_dot_bar = 0.0
         y_bar[i] += -t5 / y[i] * (p_dot * t7)
-        p_dot_bar += t5 * t7
+        p_dot_bar = t5 * t7
         t0_bar -= 1.0 / y[i] * (y_dot[i] * t7)
         y_bar[i] += -t6 / y[i] * (y_dot[i] * t7)
         # adjoint of: t0 = p / y[i]
@@ -102,15 +99,13 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         p = tape[top]  # restore the value p had before
         t3 = p_bar
-        p_bar = 0.0
-        p_bar += x[i] * t3
+        p_bar = x[i] * t3
         x_bar[i] += p * t3
         # adjoint of: p_dot = x[i] * p_dot + p * x_dot[i]
         top -= 1
         p_dot = tape[top]  # restore the value p_dot had before
         t2 = p_dot_bar
-        p_dot_bar = 0.0
         x_bar[i] += p_dot * t2
-        p_dot_bar += x[i] * t2
+        p_dot_bar = x[i] * t2
         p_bar += x_dot[i] * t2
     return value, x_bar, y_bar

@@ -42,12 +42,10 @@ def augmented_muldiv_vjp(x, y, out_bar):
     # adjoint of: s = s / float(x.shape[0])
     t4 = float(x.shape[0])
     t5 = s_bar
-    s_bar = 0.0
-    s_bar += 1.0 / t4 * t5
+    s_bar = 1.0 / t4 * t5
     # adjoint of: s = s * 2.0
     t3 = s_bar
-    s_bar = 0.0
-    s_bar += 2.0 * t3
+    s_bar = 2.0 * t3
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s -= 0.25 * x[i] * y[i]
         x_bar[i] += 0.25 * (y[i] * -s_bar)
@@ -59,14 +57,12 @@ def augmented_muldiv_vjp(x, y, out_bar):
         p = tape[top]  # restore the value p had before
         t1 = p / y[i]
         t2 = p_bar
-        p_bar = 0.0
-        p_bar += 1.0 / y[i] * t2
+        p_bar = 1.0 / y[i] * t2
         y_bar[i] += -t1 / y[i] * t2
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[top]  # restore the value p had before
         t0 = p_bar
-        p_bar = 0.0
-        p_bar += x[i] * t0
+        p_bar = x[i] * t0
         x_bar[i] += p * t0
     return value, x_bar, y_bar

@@ -41,7 +41,6 @@ def backwards_strides_vjp(x, out_bar):
     for i in range(-1 + 1, (n - 1) + 1):
         # adjoint of: s = 0.5 * s + x[i] * x[i]
         t0 = s_bar
-        s_bar = 0.0
-        s_bar += 0.5 * t0
+        s_bar = 0.5 * t0
         x_bar[i] += 2.0 * (x[i] * t0)
     return value, x_bar

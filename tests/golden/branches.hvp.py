@@ -75,9 +75,8 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before
         t6 = s_dot_bar
-        s_dot_bar = 0.0
         s_bar += s_dot * t6
-        s_dot_bar += s * t6
+        s_dot_bar = s * t6
         s_bar += s_dot * t6
         s_dot_bar += s * t6
     for i in range(x.shape[0] - 1, -1, -1):

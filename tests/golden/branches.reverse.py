@@ -58,8 +58,7 @@ def branches_vjp(x, y, out_bar):
         top -= 1
         s = tape[top]  # restore the value s had before
         t2 = s_bar
-        s_bar = 0.0
-        s_bar += 2.0 * (s * t2)
+        s_bar = 2.0 * (s * t2)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
         taken_1 = itape[itop]

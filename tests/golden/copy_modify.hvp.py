@@ -55,16 +55,14 @@ def copy_modify_hvp(x, x_dot, out_bar):
         top -= 1
         y[i] = tape[top]  # restore the value y[i] had before
         t3 = y_bar[i]
-        y_bar[i] = 0.0
-        y_bar[i] += y[i - 1] * t3
+        y_bar[i] = y[i - 1] * t3
         y_bar[i - 1] += y[i] * t3
         # adjoint of: y_dot[i] = y[i - 1] * y_dot[i] + y[i] * y_dot[i - 1]
         top -= 1
         y_dot[i] = tape[top]  # restore the value y_dot[i] had before
         t2 = y_dot_bar[i]
-        y_dot_bar[i] = 0.0
         y_bar[i - 1] += y_dot[i] * t2
-        y_dot_bar[i] += y[i - 1] * t2
+        y_dot_bar[i] = y[i - 1] * t2
         y_bar[i] += y_dot[i - 1] * t2
         y_dot_bar[i - 1] += y[i] * t2
     for i in range(stop - 1, -1, -1):
@@ -72,15 +70,13 @@ def copy_modify_hvp(x, x_dot, out_bar):
         top -= 1
         y[i] = tape[top]  # restore the value y[i] had before
         t1 = y_bar[i]
-        y_bar[i] = 0.0
-        y_bar[i] += 2.0 * (y[i] * t1)
+        y_bar[i] = 2.0 * (y[i] * t1)
         # adjoint of: y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]
         top -= 1
         y_dot[i] = tape[top]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[i]
-        y_dot_bar[i] = 0.0
         y_bar[i] += y_dot[i] * t0
-        y_dot_bar[i] += y[i] * t0
+        y_dot_bar[i] = y[i] * t0
         y_bar[i] += y_dot[i] * t0
         y_dot_bar[i] += y[i] * t0
     # adjoint of: y = np.copy(x)

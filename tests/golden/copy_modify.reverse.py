@@ -42,16 +42,14 @@ def copy_modify_vjp(x, out_bar):
         top -= 1
         y[i] = tape[top]  # restore the value y[i] had before
         t1 = y_bar[i]
-        y_bar[i] = 0.0
-        y_bar[i] += y[i - 1] * t1
+        y_bar[i] = y[i - 1] * t1
         y_bar[i - 1] += y[i] * t1
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
         y[i] = tape[top]  # restore the value y[i] had before
         t0 = y_bar[i]
-        y_bar[i] = 0.0
-        y_bar[i] += 2.0 * (y[i] * t0)
+        y_bar[i] = 2.0 * (y[i] * t0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -83,11 +83,10 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 ltop -= 1
                 z = ltape[ltop]  # restore the value z had before
                 t6 = z_bar
-                z_bar = 0.0
                 t0_bar += w * t6
                 w_bar_i += t0 * t6
                 t7 = -math.sin(z * w) * t6
-                z_bar += w * t7
+                z_bar = w * t7
                 w_bar_i += z * t7
                 # adjoint of: z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
                 ltop -= 1
@@ -96,10 +95,9 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 t2 = -math.sin(z * w)
                 t3 = w * z_dot + z * w_dot
                 t4 = z_dot_bar
-                z_dot_bar = 0.0
                 w_bar_i += t1 * z_dot * t4
                 z_bar += -math.sin(z) * (z_dot * (w * t4))
-                z_dot_bar += t1 * (w * t4)
+                z_dot_bar = t1 * (w * t4)
                 t0_bar += w_dot * t4
                 t5 = math.cos(z * w) * -(t3 * t4)
                 z_bar += w * t5

@@ -59,8 +59,7 @@ def inner_recurrence_vjp(x, w, out_bar_1):
                 z = ltape[ltop]  # restore the value z had before
                 t0 = math.sin(z)
                 t1 = z_bar
-                z_bar = 0.0
-                z_bar += math.cos(z) * (w * t1)
+                z_bar = math.cos(z) * (w * t1)
                 w_bar_i += t0 * t1
                 t2 = -math.sin(z * w) * t1
                 z_bar += w * t2

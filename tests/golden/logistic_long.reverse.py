@@ -30,10 +30,9 @@ def logistic_long_vjp(r, x0, out_bar):
         top -= 1
         x = tape[top]  # restore the value x had before
         t0 = x_bar
-        x_bar = 0.0
         t1 = (1.0 - x) * t0
         r_bar += x * t1
-        x_bar += r * t1
+        x_bar = r * t1
         x_bar -= r * x * t0
     # adjoint of: x = x0
     x0_bar += x_bar

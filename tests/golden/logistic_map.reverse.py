@@ -30,10 +30,9 @@ def logistic_map_vjp(r, y0, out_bar):
         top -= 1
         y = tape[top]  # restore the value y had before
         t0 = y_bar
-        y_bar = 0.0
         t1 = (1.0 - y) * t0
         r_bar += y * t1
-        y_bar += r * t1
+        y_bar = r * t1
         y_bar -= r * y * t0
     # adjoint of: y = y0
     y0_bar += y_bar

@@ -38,8 +38,7 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     # adjoint of: m = m / float(n)
     t0 = float(n)
     t1 = m_bar
-    m_bar = 0.0
-    m_bar += 1.0 / t0 * t1
+    m_bar = 1.0 / t0 * t1
     for i in range(n - 1, -1, -1):
         # adjoint of: m += x[i]
         x_bar[i] += m_bar

@@ -53,8 +53,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         top -= 1
         x = tape[top]  # restore the value x had before
         t6 = x_bar
-        x_bar = 0.0
-        x_bar += 0.5 * t6
+        x_bar = 0.5 * t6
         t0_bar += 0.5 * t6
         # adjoint of: x_dot = 0.5 * (x_dot + (1.0 / x * a_dot + -t0 / x * x_dot))
         top -= 1
@@ -62,8 +61,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         t2 = 1.0 / x
         t3 = -t0 / x
         t4 = x_dot_bar
-        x_dot_bar = 0.0
-        x_dot_bar += 0.5 * t4
+        x_dot_bar = 0.5 * t4
         x_bar += -t2 / x * (a_dot * (0.5 * t4))
         t5 = x_dot * (0.5 * t4)
         t0_bar -= 1.0 / x * t5

@@ -43,8 +43,7 @@ def newton_sqrt_vjp(a, out_bar):
         x = tape[top]  # restore the value x had before
         t0 = a / x
         t1 = x_bar
-        x_bar = 0.0
-        x_bar += 0.5 * t1
+        x_bar = 0.5 * t1
         a_bar += 1.0 / x * (0.5 * t1)
         x_bar += -t0 / x * (0.5 * t1)
     # adjoint of: x = a

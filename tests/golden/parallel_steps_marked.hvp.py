@@ -139,8 +139,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             # adjoint of: energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
             t4 = 1.0 / t
             t5 = energy_dot_bar
-            energy_dot_bar = 0.0
-            energy_dot_bar += 0.5 * t5
+            energy_dot_bar = 0.5 * t5
             u_bar[1] += u_dot[1] * (t4 * t5)
             u_dot_bar[1] += u[1] * (t4 * t5)
             u_bar[1] += u_dot[1] * (t4 * t5)

@@ -94,8 +94,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             energy = energy * 0.5 + u[1] * u[1] / t
             # adjoint of: energy = energy * 0.5 + u[1] * u[1] / t
             t1 = energy_bar
-            energy_bar = 0.0
-            energy_bar += 0.5 * t1
+            energy_bar = 0.5 * t1
             t2 = 1.0 / t * t1
             u_bar[1] += 2.0 * (u[1] * t2)
             for i in range((n - 1) - 1, 0, -1):

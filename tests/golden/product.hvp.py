@@ -33,15 +33,13 @@ def product_hvp(x, x_dot, out_bar):
         top -= 1
         p = tape[top]  # restore the value p had before
         t1 = p_bar
-        p_bar = 0.0
-        p_bar += x[i] * t1
+        p_bar = x[i] * t1
         x_bar[i] += p * t1
         # adjoint of: p_dot = x[i] * p_dot + p * x_dot[i]
         top -= 1
         p_dot = tape[top]  # restore the value p_dot had before
         t0 = p_dot_bar
-        p_dot_bar = 0.0
         x_bar[i] += p_dot * t0
-        p_dot_bar += x[i] * t0
+        p_dot_bar = x[i] * t0
         p_bar += x_dot[i] * t0
     return value, x_bar

@@ -27,7 +27,6 @@ def product_vjp(x, out_bar):
         top -= 1
         p = tape[top]  # restore the value p had before
         t0 = p_bar
-        p_bar = 0.0
-        p_bar += x[i] * t0
+        p_bar = x[i] * t0
         x_bar[i] += p * t0
     return value, x_bar

@@ -40,8 +40,7 @@ def repeated_updates_vjp(x, a, out_bar):
             top -= 1
             y[j] = tape[top]  # restore the value y[j] had before
             t0 = y_bar[j]
-            y_bar[j] = 0.0
-            y_bar[j] += a * t0
+            y_bar[j] = a * t0
             a_bar += y[j] * t0
             y_bar[j] += math.cos(y[j]) * t0
         itop -= 1

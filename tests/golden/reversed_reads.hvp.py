@@ -29,8 +29,7 @@ def reversed_reads_hvp(x, x_dot, out_bar):
         # adjoint of: s_dot = 0.9 * s_dot + (x[i] * (t * t_dot + t * t_dot) + t * t * x_dot[i])
         t0 = t * t_dot + t * t_dot
         t1 = s_dot_bar
-        s_dot_bar = 0.0
-        s_dot_bar += 0.9 * t1
+        s_dot_bar = 0.9 * t1
         x_bar[i] += t0 * t1
         t_bar += 2.0 * (t_dot * (x[i] * t1))
         t_bar += 2.0 * (t * (x_dot[i] * t1))

@@ -23,8 +23,7 @@ def reversed_reads_vjp(x, out_bar):
         t = x[n - 1 - i]
         # adjoint of: s = 0.9 * s + t * t * x[i]
         t0 = s_bar
-        s_bar = 0.0
-        s_bar += 0.9 * t0
+        s_bar = 0.9 * t0
         t_bar += 2.0 * (t * (x[i] * t0))
         x_bar[i] += t * t * t0
         # adjoint of: t = x[n - 1 - i]

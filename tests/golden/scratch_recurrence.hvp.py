@@ -85,8 +85,7 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 ltop -= 1
                 acc[j] = ltape[ltop]  # restore the value acc[j] had before
                 t2 = acc_bar[j]
-                acc_bar[j] = 0.0
-                acc_bar[j] += acc[j - 1] * t2
+                acc_bar[j] = acc[j - 1] * t2
                 acc_bar[j - 1] += acc[j] * t2
                 acc_bar[j] += math.cos(acc[j]) * t2
                 # adjoint of: acc_dot[j] = acc[j - 1] * acc_dot[j] + acc[j] * acc_dot[j - 1] + math.cos(acc[j]) * acc_dot[j]
@@ -94,9 +93,8 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 acc_dot[j] = ltape[ltop]  # restore the value acc_dot[j] had before
                 t0 = math.cos(acc[j])
                 t1 = acc_dot_bar[j]
-                acc_dot_bar[j] = 0.0
                 acc_bar[j - 1] += acc_dot[j] * t1
-                acc_dot_bar[j] += acc[j - 1] * t1
+                acc_dot_bar[j] = acc[j - 1] * t1
                 acc_bar[j] += acc_dot[j - 1] * t1
                 acc_dot_bar[j - 1] += acc[j] * t1
                 acc_bar[j] += -math.sin(acc[j]) * (acc_dot[j] * t1)

@@ -62,8 +62,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 ltop -= 1
                 acc[j] = ltape[ltop]  # restore the value acc[j] had before
                 t0 = acc_bar[j]
-                acc_bar[j] = 0.0
-                acc_bar[j] += acc[j - 1] * t0
+                acc_bar[j] = acc[j - 1] * t0
                 acc_bar[j - 1] += acc[j] * t0
                 acc_bar[j] += math.cos(acc[j]) * t0
             for j in range(d - 1, -1, -1):

@@ -76,8 +76,7 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
                 top -= 1
                 c = tape[top]  # restore the value c had before
                 t2 = c_bar
-                c_bar = 0.0
-                c_bar += 0.9 * t2
+                c_bar = 0.9 * t2
                 top -= 1
                 c_dot = tape[top]  # restore the value c_dot had before
                 itop -= 1
@@ -87,16 +86,14 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
                     top -= 1
                     lo = tape[top]  # restore the value lo had before
                     t1 = lo_bar
-                    lo_bar = 0.0
-                    lo_bar += c * t1
+                    lo_bar = c * t1
                     c_bar += lo * t1
                     h_bar += t1
                     # adjoint of: lo_dot = c * lo_dot + lo * c_dot + h_dot
                     top -= 1
                     lo_dot = tape[top]  # restore the value lo_dot had before
                     t0 = lo_dot_bar
-                    lo_dot_bar = 0.0
                     c_bar += lo_dot * t0
-                    lo_dot_bar += c * t0
+                    lo_dot_bar = c * t0
                     lo_bar += c_dot * t0
     return value, c_bar, h_bar

@@ -65,8 +65,7 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
                 top -= 1
                 c = tape[top]  # restore the value c had before
                 t1 = c_bar
-                c_bar = 0.0
-                c_bar += 0.9 * t1
+                c_bar = 0.9 * t1
                 itop -= 1
                 taken_1 = itape[itop]
                 if taken_1 == 1:
@@ -74,8 +73,7 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
                     top -= 1
                     lo = tape[top]  # restore the value lo had before
                     t0 = lo_bar
-                    lo_bar = 0.0
-                    lo_bar += c * t0
+                    lo_bar = c * t0
                     c_bar += lo * t0
                     h_bar += t0
     return value, c_bar, h_bar

@@ -42,8 +42,7 @@ def while_in_for_vjp(x, out_bar):
         for _ in range(trips):
             # adjoint of: y = 0.5 * y + 0.05 * x[i]
             t0 = y_bar
-            y_bar = 0.0
-            y_bar += 0.5 * t0
+            y_bar = 0.5 * t0
             x_bar[i] += 0.05 * t0
         # adjoint of: y = x[i]
         top -= 1

@@ -44,39 +44,34 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot = 0.5 * s_dot + x_dot[i]
         t4 = s_dot_bar
-        s_dot_bar = 0.0
-        s_dot_bar += 0.5 * t4
+        s_dot_bar = 0.5 * t4
     for i in range(0, 0, -1):
         # adjoint of: s = s * x[i]
         top -= 1
         s = tape[top]  # restore the value s had before
         t3 = s_bar
-        s_bar = 0.0
-        s_bar += x[i] * t3
+        s_bar = x[i] * t3
         x_bar[i] += s * t3
         # adjoint of: s_dot = x[i] * s_dot + s * x_dot[i]
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before
         t2 = s_dot_bar
-        s_dot_bar = 0.0
         x_bar[i] += s_dot * t2
-        s_dot_bar += x[i] * t2
+        s_dot_bar = x[i] * t2
         s_bar += x_dot[i] * t2
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
         s = tape[top]  # restore the value s had before
         t1 = s_bar
-        s_bar = 0.0
-        s_bar += x[0] * t1
+        s_bar = x[0] * t1
         x_bar[0] += s * t1
         # adjoint of: s_dot = x[0] * s_dot + s * x_dot[0]
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before
         t0 = s_dot_bar
-        s_dot_bar = 0.0
         x_bar[0] += s_dot * t0
-        s_dot_bar += x[0] * t0
+        s_dot_bar = x[0] * t0
         s_bar += x_dot[0] * t0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]

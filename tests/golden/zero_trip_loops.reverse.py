@@ -33,24 +33,21 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s = s * 0.5 + x[i]
         t2 = s_bar
-        s_bar = 0.0
-        s_bar += 0.5 * t2
+        s_bar = 0.5 * t2
         x_bar[i] += t2
     for i in range(0, 0, -1):
         # adjoint of: s = s * x[i]
         top -= 1
         s = tape[top]  # restore the value s had before
         t1 = s_bar
-        s_bar = 0.0
-        s_bar += x[i] * t1
+        s_bar = x[i] * t1
         x_bar[i] += s * t1
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
         s = tape[top]  # restore the value s had before
         t0 = s_bar
-        s_bar = 0.0
-        s_bar += x[0] * t0
+        s_bar = x[0] * t0
         x_bar[0] += s * t0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
