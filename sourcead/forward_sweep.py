@@ -3,8 +3,8 @@
 Before each top-level statement whose records can be bounded at its entry, the tape is reserved
 once and records are plain stores; inside one that cannot, each loop is reserved before it or at
 the start of each iteration where its records can be counted there; a `while` loop whose records
-per iteration are bounded reserves once per chunk of iterations; elsewhere a record checks
-capacity and the tape grows by doubling.
+per iteration are bounded reserves once per chunk of iterations (its `break` then also ends the
+loop over chunks); elsewhere a record checks capacity and the tape grows by doubling.
 
 Modes: "normal", the primal with its records; "primal", no records (a parallel loop, whose
 iterations record on their own tapes later; a checkpointed loop's steps; a recomputed prefix);
@@ -16,11 +16,11 @@ own body with records, without the writes other iterations or later statements s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .activity import value_sources
 from .checkpoint_emit import forward_checkpointed
-from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements
+from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from .counts import Count
 from .emit import Writer
 from .exprs import code
@@ -44,11 +44,13 @@ class Emission:
 @dataclass(frozen=True)
 class Scope:
     """Where the sweeps write: the tapes in use; in a parallel adjoint's iteration, the loop it
-    replays and the partial sums of the shared scalar adjoints it accumulates."""
+    replays and the partial sums of the shared scalar adjoints it accumulates; in the body of a
+    `while` loop recorded in chunks of iterations, the flag its `break` sets to end the loop."""
 
     tapes: Tapes
     replaying: ParallelLoop | None = None
     partial_sums: Mapping[str, str] = field(default_factory=dict)
+    done: str | None = None
 
 
 class ForwardSweep:
@@ -78,6 +80,8 @@ class ForwardSweep:
         elif isinstance(s, If):
             self.branch(s, out, here, "if", mode)
         elif isinstance(s, Break):
+            if self.scope.done is not None:  # it leaves the chunk's loop: the `while` loop ends too
+                out.line(f"{self.scope.done} = True")
             out.line("break")
         elif isinstance(s, Permute):
             out.line(s.text())
@@ -165,7 +169,7 @@ class ForwardSweep:
                     out.line(f"{tape} = reserve({tape}, {top} + {size.render()})  # room for this iteration's records")
                 if counter:
                     out.line(f"{counter} += 1")
-                self.sweep(loop.body, out, inner, mode)
+                self.ending(None).sweep(loop.body, out, inner, mode)  # its `break` is a plain one
         if counter:
             self.record(loop, counter, "record the trip count", out, exact)
 
@@ -194,7 +198,7 @@ class ForwardSweep:
         """For a `while` loop whose records per iteration have a bound but whose trip count is unknown:
         the (tape, top, bound) to reserve once per chunk of iterations, so that the records inside
         need no capacity check (a check that may grow the tape costs several times the primal)."""
-        if not isinstance(loop, While) or mode not in _RECORDING or has_break(loop):
+        if not isinstance(loop, While) or mode not in _RECORDING:
             return []
         inside = assigned_names(loop.body)
         chunks = []
@@ -217,12 +221,19 @@ class ForwardSweep:
             for tape, top, size in chunk:
                 out.line(f"{tape} = reserve({tape}, {top} + {(Count.of(_CHUNK) * size).render()})")
             with out.block(f"for {fresh('_')} in range({_CHUNK})"):
-                with out.block(f"if not ({code(loop.test)})"):
-                    out.line(f"{done} = True")
-                    out.line("break")
+                if code(loop.test) != "True":  # `while True:` ends only at its `break`
+                    with out.block(f"if not ({code(loop.test)})"):
+                        out.line(f"{done} = True")
+                        out.line("break")
                 if counter:
                     out.line(f"{counter} += 1")
-                self.sweep(loop.body, out, exact | {tape for tape, _, _ in chunk}, mode)
+                self.ending(done).sweep(loop.body, out, exact | {tape for tape, _, _ in chunk}, mode)
+
+    def ending(self, done: str | None) -> ForwardSweep:
+        """This sweep for a loop's body, whose `break` sets `done` (a chunked `while` loop) or not."""
+        if done == self.scope.done:
+            return self
+        return ForwardSweep(self.plan, self.emission, replace(self.scope, done=done))
 
     def branch(self, s: If, out: Writer, exact: set[str], keyword: str, mode: str) -> None:
         decided = s in self.plan.decisions and mode in _RECORDING

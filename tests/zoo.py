@@ -713,6 +713,14 @@ ZOO: list[Case] = [
     # LU with partial pivoting (the benchmark's own function): row swaps and triangular nests, whose
     # records the tape reserves per step of k (the nest's trip counts are known there)
     Case("lu_logdet_pivoting", gradbench_workloads.lu_logdet, lambda rng: (rng.standard_normal((6, 6)),), ("A",), True),
+    # a `while True:` ended by its `break`: records reserved once per 64 iterations, the break ending both loops
+    Case(
+        "particle_while_break",
+        gradbench_workloads.particle_loss,
+        lambda rng: (rng.uniform(0.0, 0.5, 3), 0.05),
+        ("w",),
+        True,
+    ),
     Case(
         "nearest_centroid",
         nearest_centroid,
