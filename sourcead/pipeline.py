@@ -6,7 +6,7 @@
     kinds      float / int / array of every variable                          (kinds.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
     forward    tangent code (forward mode)                                    (forward.py)
-    reverse    TBR-taped forward sweep + adjoint sweep (reverse mode)         (reverse.py, tbr.py)
+    reverse    a frozen plan of records, then both sweeps (reverse mode)      (reverse_plan.py, reverse.py)
     emit       the module text, deterministic                                 (emit.py)
     compile    content-addressed file, import, numba.njit(cache=True)         (compile.py)
 
