@@ -72,11 +72,13 @@ class Count:
         """The names the count reads (a count of a region depends on them being known at its entry)."""
         return {name for _, factors in self.terms for f in factors for name in re.findall(r"[A-Za-z_]\w*", f.text)}
 
-    def render(self, atom: bool = False) -> str:
-        """The count as code; `atom`: parenthesized unless it is a single name or number."""
+    def render(self, atom: bool = False, exact: bool = False) -> str:
+        """The count as code; `atom`: parenthesized unless it is a single name or number. A trip
+        count alone may stand negative where it only reserves room; `exact`: it never does (the
+        count is subtracted from a tape's top)."""
         if not self.terms:
             return "0"
-        alone = len(self.terms) == 1 and len(self.terms[0][1]) <= 1
+        alone = len(self.terms) == 1 and len(self.terms[0][1]) <= 1 and not exact
         common = self.common_factor()
         if common is not None and len(self.terms) > 1:  # n * (2 + m) rather than 2 * n + n * m
             rest = Count(tuple((c, _without(f, common)) for c, f in self.terms))

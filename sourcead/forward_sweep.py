@@ -137,7 +137,7 @@ class ForwardSweep:
             out.comment("parallel loop: its iterations record on their own tapes in the reverse sweep")
             self.loop(loop, header, out, exact, "primal")
             return
-        records = plan.slot_records(loop).render()
+        records = plan.slot_records(loop).render(exact=True)
         (tape, top), _ = plan.main_tapes
         out.comment(f"parallel loop: each iteration records the old {', '.join(sorted(slots))} it overwrites")
         out.comment("in its own slot of the tape, at an offset computed from the loop index")

@@ -90,6 +90,9 @@ class ReversePlan:
     rows: Mapping[str, str]  # scattered array -> its per-chunk rows of adjoints
     views: Mapping[str, str]  # scattered array -> this chunk's row
     inner_loops: frozenset[Stmt]  # the loops inside another loop
+    forward_reversals: Mapping[
+        For, tuple[int, int]
+    ]  # loops reversed in their own order: records per iteration per tape
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
     first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
 
@@ -310,6 +313,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         inner_loops=frozenset(
             t for s in statements if isinstance(s, (For, While)) for t in walk_statements(s.body) if isinstance(t, For)
         ),
+        forward_reversals=_forward_reversals(statements, reads, parallel, recordings, prefixes),
         reservations={},
         first_allocation=(Count(), Count()),
     )
@@ -376,6 +380,37 @@ def slot_count(prog: Program, loop: For, names: set[str] | frozenset[str]) -> Co
         return total
 
     return count(loop.body)
+
+
+def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dict[For, tuple[int, int]]:
+    """The serial `for` loops whose reversed iterations may run in the loop's own order (ascending
+    loops vectorise better than descending ones, and numba keeps their bounds): after a prefix
+    the loop recomputes, the body is element writes at the loop index and accumulations into
+    scalars, race-free as a parallel adjoint would be (`plan_parallel`: no array both written and
+    read, no scalar accumulated and read) with no other scalar of its own; so no iteration's
+    adjoint reads what another's writes or restores, and each iteration's records (plain tape
+    records only, one per recorded statement) lie at an offset computed from the loop index.
+    The value: (records per iteration on the float tape, on the int tape)."""
+    nested = {t for s in statements if isinstance(s, For) and s in parallel for t in walk_statements(s.body)}
+    found = {}
+    for loop in statements:
+        if not isinstance(loop, For) or loop in parallel or loop in nested or not is_number(loop.step):
+            continue
+        if number_value(loop.step) == 0:
+            continue
+        prefix = prefixes.get(loop, ())
+        rest = loop.body[len(prefix) :]
+        if not rest or not all(isinstance(t, Assign) for t in rest):
+            continue
+        plan, _ = plan_parallel(loop, lambda a: reads.get(a, set()))
+        if plan is None or plan.private - {loop.var} - assigned_names(prefix):
+            continue
+        records = [recordings.get(t) for t in rest]
+        if any(r is not None and not isinstance(r, OnTape) for r in records):
+            continue
+        counts = tuple(sum(1 for r in records if isinstance(r, OnTape) and r.index == k) for k in (0, 1))
+        found[loop] = counts
+    return found
 
 
 def _recordings(prog, parallel, sites, slots, decisions, counters, tape: str, slot: str) -> dict[Stmt, Recording]:

@@ -17,6 +17,7 @@ import libcst as cst
 
 from .checkpoint_emit import reverse_checkpointed
 from .core import Assign, For, If, Permute, Stmt, While, walk_statements
+from .counts import Count
 from .definite import placeholder, possibly_undefined
 from .emit import Line, Writer
 from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
@@ -101,6 +102,9 @@ class ReverseSweep:
             self.reversed_for(loop, counter, out)
 
     def reversed_for(self, loop: For, counter: str | None, out: Writer) -> None:
+        if loop in self.plan.forward_reversals:
+            self.forward_reversal(loop, out)
+            return
         header, index = self.reversed_range(loop, counter)
         with out.block(header):
             if index:
@@ -110,6 +114,40 @@ class ReverseSweep:
                 out.comment("the values this iteration computes first, again (cheaper than records)")
                 self.forward.sweep(prefix, out, set(), "primal")
             self.sweep(loop.body, out)
+
+    def forward_reversal(self, loop: For, out: Writer) -> None:
+        """The reversal of a loop whose iterations' adjoints are independent
+        (`ReversePlan.forward_reversals`), in the loop's own order: the tapes drop the loop's
+        records first, and each iteration restores its own from its offset, last first."""
+        plan, fresh = self.plan, self.prog.namer.fresh
+        counts = plan.forward_reversals[loop]
+        k = int(number_value(loop.step))
+        position = loop.var if code(loop.start) == "0" else f"{loop.var} - {code(paren(loop.start))}"
+        if k != 1:
+            position = f"({position}) // {k}"
+        tapes, marks = list(self.scope.tapes), []
+        for index, count in enumerate(counts):
+            if count:
+                tape, top = tapes[index]
+                out.line(f"{top} -= {(Count.trips(loop) * Count.of(count)).render(exact=True)}  # this loop's records")
+                mark = fresh(f"{top}_at")
+                marks.append(f"{mark} = {top} + ({position} + 1) * {count}" if count != 1 else
+                             f"{mark} = {top} + {position} + 1")  # fmt: skip
+                tapes[index] = (tape, mark)
+        if marks:
+            out.comment("its iterations' adjoints are independent: run in the loop's order, each restoring")
+            out.comment("its own records from the end of its part of the tape")
+        else:
+            out.comment("its iterations' adjoints are independent: run in the loop's order")
+        inner = ReverseSweep(plan, self.emission, replace(self.scope, tapes=tuple(tapes)))  # type: ignore[arg-type]
+        with out.block(f"for {loop.var} in {loop.range_text(serial=True)}"):
+            for line in marks:
+                out.line(line)
+            prefix = plan.prefixes.get(loop)
+            if prefix:
+                out.comment("the values this iteration computes first, again (cheaper than records)")
+                self.forward.sweep(prefix, out, set(), "primal")
+            inner.sweep(loop.body, out)
 
     def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
         """The header of the reversed loop, and a line that sets the loop variable if it cannot."""
@@ -147,7 +185,9 @@ class ReverseSweep:
         out.comment("chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count")
         if plan.slot_arrays.get(loop):
             top = plan.main_tapes[0][1]
-            out.line(f"{top} -= {plan.slot_records(loop).render()}  # this loop's records: one slot per iteration")
+            out.line(
+                f"{top} -= {plan.slot_records(loop).render(exact=True)}  # this loop's records: one slot per iteration"
+            )
         partial_sums = {v: fresh(f"{bar(v)}_i") for v in self.shared_scalar_adjoints(loop_plan)}
         chunk_sums = {v: fresh(f"{bar(v)}_chunks") for v in partial_sums}
         for sums in chunk_sums.values():

@@ -127,3 +127,19 @@ def rows_in_prange(cams, X, obs):
         r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
         total += r * r
     return total
+
+
+def empty_loop_between_records(x, m):
+    # a loop of m - 2 iterations (none for m = 1) whose reversal runs in the loop's order, between
+    # loops that record: its records are counted max(m - 2, 0), never a negative number of them
+    y = x.copy()
+    t = 1.0
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += y[i] * y[i]
+        t = t * math.sin(x[i] + 1.0)
+    for i in range(1, m - 1):
+        y[i] = math.sin(x[i]) * 0.5 + x[0]
+    for i in range(x.shape[0]):
+        t = t * math.cos(y[i])
+    return s + t + np.sum(y * y)

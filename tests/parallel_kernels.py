@@ -176,3 +176,19 @@ def index_slots(x, idx, k):
     for i in range(J.shape[0]):
         s += x[J[i]] * np.sin(x[J[i]])
     return s
+
+
+def empty_prange_between_records(x, m):
+    # the prange loop runs m - 2 iterations (none for m = 1), each recording in its own slot of the
+    # tape, between loops that record: its slots are counted max(m - 2, 0)
+    y = x.copy()
+    t = 1.0
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += y[i] * y[i]
+        t = t * math.sin(x[i] + 1.0)
+    for i in numba.prange(1, m - 1):
+        y[i] = math.sin(x[i]) * 0.5 + x[0]
+    for i in range(x.shape[0]):
+        t = t * math.cos(y[i])
+    return s + t + np.sum(y * y)

@@ -736,6 +736,21 @@ ZOO: list[Case] = [
         True,
     ),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
+    # a loop that runs no iteration between loops that record (its records count as 0, not -1)
+    Case(
+        "empty_loop_between_records",
+        idioms.empty_loop_between_records,
+        lambda rng: (rng.standard_normal(6), 1),
+        ("x",),
+        True,
+    ),
+    Case(
+        "full_loop_between_records",
+        idioms.empty_loop_between_records,
+        lambda rng: (rng.standard_normal(6), 5),
+        ("x",),
+        True,
+    ),
     # a `# sourcead: checkpoint` loop: snapshots and replays instead of records (checkpoint.py)
     Case("heat_marked", checkpointing.heat_marked, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "k"), True),
     Case(

@@ -28,13 +28,15 @@ def calls_a_procedure_hvp(x, c, x_dot, c_dot, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
     y_dot_bar = np.zeros_like(y_dot)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
         y_bar[i] += y_dot[i] * s_dot_bar
         y_dot_bar[i] += y[i] * s_dot_bar
         y_bar[i] += y_dot[i] * s_dot_bar
         y_dot_bar[i] += y[i] * s_dot_bar
-    for fill_scaled_i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for fill_scaled_i in range(x.shape[0]):
         # adjoint of: y[fill_scaled_i] = c * x[fill_scaled_i]
         c_bar += x[fill_scaled_i] * y_bar[fill_scaled_i]
         x_bar[fill_scaled_i] += c * y_bar[fill_scaled_i]

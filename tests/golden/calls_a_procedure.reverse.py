@@ -22,10 +22,12 @@ def calls_a_procedure_vjp(x, c, out_bar):
     s_bar = out_bar
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += y[i] * y[i]
         y_bar[i] += 2.0 * (y[i] * s_bar)
-    for fill_scaled_i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for fill_scaled_i in range(x.shape[0]):
         # adjoint of: y[fill_scaled_i] = c * x[fill_scaled_i]
         c_bar += x[fill_scaled_i] * y_bar[fill_scaled_i]
         x_bar[fill_scaled_i] += c * y_bar[fill_scaled_i]

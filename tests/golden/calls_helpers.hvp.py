@@ -120,7 +120,8 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     _sq_norm_s_bar += s_bar
     # adjoint of: s_dot = _sq_norm_s_dot
     _sq_norm_s_dot_bar += s_dot_bar
-    for _sq_norm_i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for _sq_norm_i in range(x.shape[0]):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
         x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar)
         # adjoint of: _sq_norm_s_dot += x[_sq_norm_i] * x_dot[_sq_norm_i] + x[_sq_norm_i] * x_dot[_sq_norm_i]

@@ -88,7 +88,8 @@ def calls_helpers_vjp(x, y, out_bar):
     y_bar += b_bar
     # adjoint of: s = _sq_norm_s
     _sq_norm_s_bar += s_bar
-    for _sq_norm_i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for _sq_norm_i in range(x.shape[0]):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
         x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar)
     return value, x_bar, y_bar

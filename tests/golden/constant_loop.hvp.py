@@ -22,7 +22,8 @@ def constant_loop_hvp(x, w, x_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s_dot += 1.0 / norm * (math.cos(x[i]) * x_dot[i])
         t0 = 1.0 / norm
         x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (t0 * s_dot_bar))

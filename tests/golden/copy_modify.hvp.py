@@ -45,7 +45,8 @@ def copy_modify_hvp(x, x_dot, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
     y_dot_bar = np.zeros_like(y_dot)
-    for i in range(y.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(y.shape[0]):
         # adjoint of: s_dot += math.cos(y[i]) * y_dot[i]
         t4 = math.cos(y[i])
         y_bar[i] += -math.sin(y[i]) * (y_dot[i] * s_dot_bar)

@@ -34,7 +34,8 @@ def copy_modify_vjp(x, out_bar):
     s_bar = out_bar
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
-    for i in range(y.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(y.shape[0]):
         # adjoint of: s += math.sin(y[i])
         y_bar[i] += math.cos(y[i]) * s_bar
     for i in range(stop_1 - 1, 0, -1):

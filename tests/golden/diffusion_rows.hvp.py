@@ -66,7 +66,8 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     for i in range(n - 1, -1, -1):
         if s_dot_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for j in range(m - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(m):
                 # adjoint of: s_dot += u[i, j] * u_dot[i, j] + u[i, j] * u_dot[i, j]
                 u_bar[i, j] += u_dot[i, j] * s_dot_bar
                 u_dot_bar[i, j] += u[i, j] * s_dot_bar

@@ -52,7 +52,8 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
     for i in range(n - 1, -1, -1):
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for j in range(m - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(m):
                 # adjoint of: s += u[i, j] * u[i, j]
                 u_bar[i, j] += 2.0 * (u[i, j] * s_bar)
     for _step in range(n_steps - 1, -1, -1):

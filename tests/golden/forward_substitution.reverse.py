@@ -39,7 +39,8 @@ def forward_substitution_vjp(L, b, out_bar):
         x_bar[i] = 0.0
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for j in range(i - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(i):
                 # adjoint of: r -= L[i, j] * x[j]
                 L_bar[i, j] += x[j] * -r_bar
                 x_bar[j] += L[i, j] * -r_bar

@@ -38,7 +38,8 @@ def gram_vjp(X, out_bar):
             G_bar[i, j] = 0.0
             if s_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for k in range(X.shape[1] - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for k in range(X.shape[1]):
                     # adjoint of: s += X[i, k] * X[j, k]
                     X_bar[i, k] += X[j, k] * s_bar
                     X_bar[j, k] += X[i, k] * s_bar

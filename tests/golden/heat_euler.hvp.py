@@ -49,20 +49,25 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     u_dot_bar = np.zeros_like(u_dot)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: e_dot += u[i] * u_dot[i] + u[i] * u_dot[i]
         u_bar[i] += u_dot[i] * e_dot_bar
         u_dot_bar[i] += u[i] * e_dot_bar
         u_bar[i] += u_dot[i] * e_dot_bar
         u_dot_bar[i] += u[i] * e_dot_bar
     for _step in range(19, -1, -1):
-        for i in range((n - 1) - 1, 0, -1):
+        top -= max(n - 2, 0)  # this loop's records
+        # its iterations' adjoints are independent: run in the loop's order, each restoring
+        # its own records from the end of its part of the tape
+        for i in range(1, n - 1):
+            top_at = top + i - 1 + 1
             # adjoint of: u[i] = v[i]
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0
             # adjoint of: u_dot[i] = v_dot[i]
-            top -= 1
-            u_dot[i] = tape[top]  # restore the value u_dot[i] had before
+            top_at -= 1
+            u_dot[i] = tape[top_at]  # restore the value u_dot[i] had before
             v_dot_bar[i] += u_dot_bar[i]
             u_dot_bar[i] = 0.0
         for i in range((n - 1) - 1, 0, -1):

@@ -35,17 +35,23 @@ def heat_euler_vjp(u0, kappa, out_bar):
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     v_bar = np.zeros_like(v)
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: e += u[i] * u[i]
         u_bar[i] += 2.0 * (u[i] * e_bar)
     for _step in range(19, -1, -1):
-        for i in range((n - 1) - 1, 0, -1):
+        top -= max(n - 2, 0)  # this loop's records
+        # its iterations' adjoints are independent: run in the loop's order, each restoring
+        # its own records from the end of its part of the tape
+        for i in range(1, n - 1):
+            top_at = top + i - 1 + 1
             # adjoint of: u[i] = v[i]
-            top -= 1
-            u[i] = tape[top]  # restore the value u[i] had before
+            top_at -= 1
+            u[i] = tape[top_at]  # restore the value u[i] had before
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0
-        for i in range((n - 1) - 1, 0, -1):
+        # its iterations' adjoints are independent: run in the loop's order
+        for i in range(1, n - 1):
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             u_bar[i] += v_bar[i]

@@ -27,7 +27,7 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     for _step in range(n_steps):
         # parallel loop: each iteration records the old v, v_dot it overwrites
         # in its own slot of the tape, at an offset computed from the loop index
-        tape = reserve(tape, top + 2 * (n - 2))
+        tape = reserve(tape, top + 2 * max(n - 2, 0))
         for i in prange(1, n - 1):
             slot = top + (i - 1) * 2
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
@@ -37,7 +37,7 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
             tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
             slot += 1
             v[i] = u[i] + kappa * t0
-        top += 2 * (n - 2)
+        top += 2 * max(n - 2, 0)
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0
@@ -76,7 +76,7 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
         # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-        top -= 2 * (n - 2)  # this loop's records: one slot per iteration
+        top -= 2 * max(n - 2, 0)  # this loop's records: one slot per iteration
         kappa_bar_chunks = chunk_zeros(())
         trips = len(range(1, n - 1))
         for chunk in prange(16):

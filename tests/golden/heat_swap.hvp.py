@@ -61,7 +61,8 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     v_dot_bar = np.zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * s_dot
     s_dot_bar += 0.5 * result_dot_bar
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: s_dot += u[i] * u_dot[i] + u[i] * u_dot[i]
         u_bar[i] += u_dot[i] * s_dot_bar
         u_dot_bar[i] += u[i] * s_dot_bar

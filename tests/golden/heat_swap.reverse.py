@@ -44,16 +44,21 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     v_bar = np.zeros_like(v)
     # adjoint of: result = 0.5 * s
     s_bar += 0.5 * result_bar
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: s += u[i] * u[i]
         u_bar[i] += 2.0 * (u[i] * s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
-        for i in range((n - 1) - 1, 0, -1):
+        top -= max(n - 2, 0)  # this loop's records
+        # its iterations' adjoints are independent: run in the loop's order, each restoring
+        # its own records from the end of its part of the tape
+        for i in range(1, n - 1):
+            top_at = top + i - 1 + 1
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-            top -= 1
-            v[i] = tape[top]  # restore the value v[i] had before
+            top_at -= 1
+            v[i] = tape[top_at]  # restore the value v[i] had before
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             u_bar[i] += v_bar[i]
             kappa_bar += t0 * v_bar[i]

@@ -40,7 +40,8 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     s_dot_bar = out_bar_1
     w_bar = 0.0
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
         out_bar[i] += out_dot[i] * s_dot_bar
         out_dot_bar[i] += out[i] * s_dot_bar

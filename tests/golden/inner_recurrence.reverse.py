@@ -31,7 +31,8 @@ def inner_recurrence_vjp(x, w, out_bar_1):
     s_bar = out_bar_1
     w_bar = 0.0
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += out[i] * out[i]
         out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,

@@ -38,7 +38,8 @@ def least_squares_vjp(A, x, b, out_bar):
         r_bar += 0.5 * r * s_bar
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for j in range(A.shape[1] - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(A.shape[1]):
                 # adjoint of: r += A[i, j] * x[j]
                 A_bar[i, j] += x[j] * r_bar
                 x_bar[j] += A[i, j] * r_bar

@@ -28,7 +28,8 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     y_bar = out1_bar.copy()
     # adjoint of: result0 = m * m
     m_bar += 2.0 * (m * result0_bar)
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])
         t2 = math.exp(x[i])
         x_bar[i] += t2 * y_bar[i]
@@ -39,7 +40,8 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     t0 = float(n)
     t1 = m_bar
     m_bar = 1.0 / t0 * t1
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: m += x[i]
         x_bar[i] += m_bar
     return value, x_bar

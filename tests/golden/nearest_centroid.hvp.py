@@ -60,7 +60,8 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                 best_dot_bar = 0.0
             if d2_dot_bar != 0.0 or t_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(points.shape[1] - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(points.shape[1]):
                     # the values this iteration computes first, again (cheaper than records)
                     t_dot = points_dot[i, j] - centroids_dot[c, j]
                     t = points[i, j] - centroids[c, j]

@@ -52,7 +52,8 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                 best_bar = 0.0
             if d2_bar != 0.0 or t_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(points.shape[1] - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(points.shape[1]):
                     # the values this iteration computes first, again (cheaper than records)
                     t = points[i, j] - centroids[c, j]
                     # adjoint of: d2 += t * t

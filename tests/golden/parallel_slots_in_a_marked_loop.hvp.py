@@ -113,7 +113,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             _step = ck_a
             # parallel loop: each iteration records the old v, v_dot it overwrites
             # in its own slot of the tape, at an offset computed from the loop index
-            tape = reserve(tape, top + 2 * (n - 2))
+            tape = reserve(tape, top + 2 * max(n - 2, 0))
             for i in prange(1, n - 1):
                 slot = top + (i - 1) * 2
                 t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
@@ -123,7 +123,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
                 tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i] = u[i] + kappa * t0
-            top += 2 * (n - 2)
+            top += 2 * max(n - 2, 0)
             u, v = v, u
             u_dot, v_dot = v_dot, u_dot
             v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
@@ -133,7 +133,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-            top -= 2 * (n - 2)  # this loop's records: one slot per iteration
+            top -= 2 * max(n - 2, 0)  # this loop's records: one slot per iteration
             kappa_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):

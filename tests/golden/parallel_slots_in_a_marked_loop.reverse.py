@@ -48,7 +48,8 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
     u0_bar = np.zeros_like(u0)
     v_bar = np.zeros_like(v)
     u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: s += u[i] * u[i] * float(i)
         t1 = float(i)
         u_bar[i] += 2.0 * (u[i] * (t1 * s_bar))
@@ -77,20 +78,20 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
             _step = ck_a
             # parallel loop: each iteration records the old v it overwrites
             # in its own slot of the tape, at an offset computed from the loop index
-            tape = reserve(tape, top + (n - 2))
+            tape = reserve(tape, top + max(n - 2, 0))
             for i in prange(1, n - 1):
                 slot = top + i - 1
                 tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-            top += (n - 2)
+            top += max(n - 2, 0)
             u, v = v, u
             v, u = u, v  # undo: u, v = v, u
             v_bar, u_bar = u_bar, v_bar
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
-            top -= (n - 2)  # this loop's records: one slot per iteration
+            top -= max(n - 2, 0)  # this loop's records: one slot per iteration
             kappa_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):

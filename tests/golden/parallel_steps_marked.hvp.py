@@ -144,15 +144,19 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             u_dot_bar[1] += u[1] * (t4 * t5)
             u_bar[1] += u_dot[1] * (t4 * t5)
             u_dot_bar[1] += u[1] * (t4 * t5)
-            for i in range((n - 1) - 1, 0, -1):
+            top -= 2 * max(n - 2, 0)  # this loop's records
+            # its iterations' adjoints are independent: run in the loop's order, each restoring
+            # its own records from the end of its part of the tape
+            for i in range(1, n - 1):
+                top_at = top + (i - 1 + 1) * 2
                 # adjoint of: u[i] = un[i]
-                top -= 1
-                u[i] = tape[top]  # restore the value u[i] had before
+                top_at -= 1
+                u[i] = tape[top_at]  # restore the value u[i] had before
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0
                 # adjoint of: u_dot[i] = un_dot[i]
-                top -= 1
-                u_dot[i] = tape[top]  # restore the value u_dot[i] had before
+                top_at -= 1
+                u_dot[i] = tape[top_at]  # restore the value u_dot[i] had before
                 un_dot_bar[i] += u_dot_bar[i]
                 u_dot_bar[i] = 0.0
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,

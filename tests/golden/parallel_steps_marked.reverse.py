@@ -97,10 +97,14 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             energy_bar = 0.5 * t1
             t2 = 1.0 / t * t1
             u_bar[1] += 2.0 * (u[1] * t2)
-            for i in range((n - 1) - 1, 0, -1):
+            top -= max(n - 2, 0)  # this loop's records
+            # its iterations' adjoints are independent: run in the loop's order, each restoring
+            # its own records from the end of its part of the tape
+            for i in range(1, n - 1):
+                top_at = top + i - 1 + 1
                 # adjoint of: u[i] = un[i]
-                top -= 1
-                u[i] = tape[top]  # restore the value u[i] had before
+                top_at -= 1
+                u[i] = tape[top_at]  # restore the value u[i] had before
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,

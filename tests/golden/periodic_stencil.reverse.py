@@ -43,7 +43,11 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
     for t in range(steps - 1, -1, -1):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
-        for i in range(n - 1, -1, -1):
+        top -= max(n, 0)  # this loop's records
+        # its iterations' adjoints are independent: run in the loop's order, each restoring
+        # its own records from the end of its part of the tape
+        for i in range(n):
+            top_at = top + i + 1
             # the values this iteration computes first, again (cheaper than records)
             ip = i + 1
             if ip == n:
@@ -52,8 +56,8 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
             if im < 0:
                 im = n - 1
             # adjoint of: un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
-            top -= 1
-            un[i] = tape[top]  # restore the value un[i] had before
+            top_at -= 1
+            un[i] = tape[top_at]  # restore the value un[i] had before
             t0 = u[ip] - 2.0 * u[i] + u[im]
             t1 = 0.02 * u[i] * u[i]
             u_bar[i] += un_bar[i]

@@ -30,7 +30,8 @@ def pick_vjp(x, c, t, out_bar):
     s_bar = out_bar
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
-    for i in range(y.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(y.shape[0]):
         # adjoint of: s += y[i] * y[i] * x[i]
         y_bar[i] += 2.0 * (y[i] * (x[i] * s_bar))
         x_bar[i] += y[i] * y[i] * s_bar

@@ -26,7 +26,8 @@ def prefix_sums_hvp(x, x_dot, out_bar):
     c_bar = np.zeros_like(c)
     s_dot_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s_dot += c[i] * c_dot[i] + c[i] * c_dot[i]
         c_bar[i] += 2.0 * (c_dot[i] * s_dot_bar)
     for i in range(x.shape[0] - 1, 0, -1):

@@ -20,7 +20,8 @@ def prefix_sums_vjp(x, out_bar):
     c_bar = np.zeros_like(c)
     s_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += c[i] * c[i]
         c_bar[i] += 2.0 * (c[i] * s_bar)
     for i in range(x.shape[0] - 1, 0, -1):

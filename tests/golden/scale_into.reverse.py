@@ -19,11 +19,13 @@ def scale_into_vjp(x, buf, out_bar, buf_out_bar):
     buf_bar = buf_out_bar.copy()
     s_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += buf[i] * x[i]
         buf_bar[i] += x[i] * s_bar
         x_bar[i] += buf[i] * s_bar
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: buf[i] = 2.0 * x[i]
         x_bar[i] += 2.0 * buf_bar[i]
         buf_bar[i] = 0.0

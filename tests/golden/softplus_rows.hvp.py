@@ -47,7 +47,8 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     out_dot_bar = np.zeros_like(out_dot)
     s_dot_bar = out_bar_1
     W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
         out_bar[i] += out_dot[i] * s_dot_bar
         out_dot_bar[i] += out[i] * s_dot_bar

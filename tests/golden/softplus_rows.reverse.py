@@ -37,7 +37,8 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
     out_bar = np.zeros_like(out)
     s_bar = out_bar_1
     W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
         # adjoint of: s += out[i] * out[i]
         out_bar[i] += 2.0 * (out[i] * s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,

@@ -4,8 +4,6 @@
 import math
 import numpy as np
 
-from sourcead.runtime import last_index
-
 
 def strided_pairs_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of strided_pairs with respect to x
@@ -33,13 +31,15 @@ def strided_pairs_hvp(x, x_dot, out_bar):
     t0_bar = 0.0
     t_dot_bar = np.zeros_like(t_dot)
     x_bar = np.zeros_like(x)
-    for i in range(last_index(1, len(x), 3), 0, -3):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(1, len(x), 3):
         # adjoint of: s_dot -= t[i] * t_dot[i] + t[i] * t_dot[i]
         t_bar[i] += t_dot[i] * -s_dot_bar
         t_dot_bar[i] += t[i] * -s_dot_bar
         t_bar[i] += t_dot[i] * -s_dot_bar
         t_dot_bar[i] += t[i] * -s_dot_bar
-    for i in range(last_index(0, len(x) - 1, 2), -1, -2):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(0, len(x) - 1, 2):
         # adjoint of: s_dot += x[i + 1] * t_dot[i] + t[i] * x_dot[i + 1]
         x_bar[i + 1] += t_dot[i] * s_dot_bar
         t_dot_bar[i] += x[i + 1] * s_dot_bar

@@ -4,8 +4,6 @@
 import math
 import numpy as np
 
-from sourcead.runtime import last_index
-
 
 def strided_pairs_vjp(x, out_bar):
     # reverse mode (adjoints) of strided_pairs with respect to x
@@ -24,14 +22,17 @@ def strided_pairs_vjp(x, out_bar):
     s_bar = out_bar
     t_bar = np.zeros_like(t)
     x_bar = np.zeros_like(x)
-    for i in range(last_index(1, len(x), 3), 0, -3):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(1, len(x), 3):
         # adjoint of: s -= t[i] * t[i]
         t_bar[i] += 2.0 * (t[i] * -s_bar)
-    for i in range(last_index(0, len(x) - 1, 2), -1, -2):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(0, len(x) - 1, 2):
         # adjoint of: s += t[i] * x[i + 1]
         t_bar[i] += x[i + 1] * s_bar
         x_bar[i + 1] += t[i] * s_bar
-    for i in range(len(x) - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(len(x)):
         # adjoint of: t[i] = math.exp(-x[i])
         t0 = math.exp(-x[i])
         x_bar[i] -= t0 * t_bar[i]

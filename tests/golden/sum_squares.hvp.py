@@ -18,7 +18,8 @@ def sum_squares_hvp(x, x_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
         x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)
     return value, x_bar

@@ -15,7 +15,8 @@ def sum_squares_vjp(x, out_bar):
     # reverse sweep
     s_bar = out_bar
     x_bar = np.zeros_like(x)
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)
     return value, x_bar

@@ -27,7 +27,8 @@ def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
     # adjoint of: result_dot = data[0] * r_dot[1] + r[1] * data_dot[0] + r_dot[2]
     data_bar[0] += r_dot[1] * result_dot_bar
     r_bar[1] += data_dot[0] * result_dot_bar
-    for i in range(1, 2):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(1, 0, -1):
         # adjoint of: data[i] = 1.0
         data_bar[i] = 0.0
     # adjoint of: r = data * 1.0

@@ -23,7 +23,8 @@ def tangent_of_a_new_array_vjp(data0, out_bar):
     r_bar[1] += data[0] * result_bar
     data_bar[0] += r[1] * result_bar
     r_bar[2] += result_bar
-    for i in range(1, 2):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(1, 0, -1):
         # adjoint of: data[i] = 1.0
         data_bar[i] = 0.0
     # adjoint of: r = data * 1.0

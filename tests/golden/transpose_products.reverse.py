@@ -26,7 +26,8 @@ def transpose_products_vjp(A, out_bar):
     for i in range(n - 1, -1, -1):
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for j in range(m - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(m):
                 # adjoint of: s += B[i, j] * B[j, i] * float(i + j + 1)
                 t0 = float(i + j + 1)
                 B_bar[i, j] += B[j, i] * (t0 * s_bar)

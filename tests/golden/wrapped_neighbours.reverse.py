@@ -26,7 +26,8 @@ def wrapped_neighbours_vjp(x, w, out_bar):
         j = (i + 1) % x.shape[0]
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for k in range(len(x) - 1, i - 1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for k in range(i, len(x)):
                 # the values this iteration computes first, again (cheaper than records)
                 m = (k * k) % len(x)
                 # adjoint of: s += w * x[i] * x[j] * x[m]

@@ -73,7 +73,8 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         x_bar[0] += s_dot * t0
         s_dot_bar = x[0] * t0
         s_bar += x_dot[0] * t0
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]

@@ -49,7 +49,8 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         t0 = s_bar
         s_bar = x[0] * t0
         x_bar[0] += s * t0
-    for i in range(x.shape[0] - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)
     return value, x_bar
