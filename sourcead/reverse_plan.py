@@ -389,7 +389,8 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
     scalars, race-free as a parallel adjoint would be (`plan_parallel`: no array both written and
     read, no scalar accumulated and read) with no other scalar of its own; so no iteration's
     adjoint reads what another's writes or restores, and each iteration's records (plain tape
-    records only, one per recorded statement) lie at an offset computed from the loop index.
+    records of element writes only, one per recorded statement) lie at an offset computed from
+    the loop index.
     The value: (records per iteration on the float tape, on the int tape)."""
     nested = {t for s in statements if isinstance(s, For) and s in parallel for t in walk_statements(s.body)}
     found = {}
@@ -406,7 +407,12 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
         if plan is None or plan.private - {loop.var} - assigned_names(prefix):
             continue
         records = [recordings.get(t) for t in rest]
-        if any(r is not None and not isinstance(r, OnTape) for r in records):
+        # each record restores an element of its own iteration; a recorded scalar (an accumulation
+        # into a name something later reads) must end at its value before the first iteration
+        if any(
+            r is not None and not (isinstance(r, OnTape) and t.writes_element)
+            for t, r in zip(rest, records, strict=True)
+        ):
             continue
         counts = tuple(sum(1 for r in records if isinstance(r, OnTape) and r.index == k) for k in (0, 1))
         found[loop] = counts

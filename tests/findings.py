@@ -357,3 +357,14 @@ def selected_times_array(r, B):
     # went inside y_dot's conditional the same way
     y = math.hypot(r, 2.0 * r)
     return math.hypot(r, np.sum(np.cos(B[1, :]))) + np.sum(y * B[0])
+
+
+def accumulated_then_restored(x, w):
+    # fuzz seed 26: the loop accumulating into s records s's old value at every iteration (t's
+    # adjoint reads s as it was before the loop); reversed in the loop's own order, the restores
+    # left s at its value before the last iteration, not the first
+    s = w
+    t = s * s
+    for i in range(x.shape[0]):
+        s += x[i]
+    return t + s * 2.0

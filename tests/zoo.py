@@ -928,6 +928,13 @@ ZOO += [
         True,
     ),
     Case(
+        "accumulated_then_restored",
+        findings.accumulated_then_restored,
+        lambda rng: (rng.standard_normal(5), 0.7),
+        ("x", "w"),
+        True,
+    ),
+    Case(
         "selected_times_array",
         findings.selected_times_array,
         lambda rng: (0.7, rng.standard_normal((3, 4))),
