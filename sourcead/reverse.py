@@ -68,6 +68,7 @@ def _placeholders(plan: ReversePlan) -> list[str]:
     prog, fn = plan.prog, plan.prog.fn
     arrays = tuple(v for v in sorted(prog.activity.active) if prog.kinds.is_array(v))
     reads = {n for lines in plan.adjoints.lines.values() for line in lines for n in names_in(line.value)}
+    reads |= {n for p in plan.permutes() for n in p.targets + p.sources}  # read by their undo
     reads -= {s.var for s in walk_statements(fn.body) if isinstance(s, For)}  # the reversed loops set them
     # a parallel adjoint's iteration replays its own variables before its adjoint reads them, and
     # gives them placeholders of its own (`ReverseSweep.iteration`): at the top, they would be

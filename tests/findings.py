@@ -368,3 +368,58 @@ def accumulated_then_restored(x, w):
     for i in range(x.shape[0]):
         s += x[i]
     return t + s * 2.0
+
+
+# --- 24: fuzz seed 26 ------------------------------------------------------------------------------
+# swap_undo_in_pruned_branch: the reverse sweep undoes the swap `acc, tmp = tmp, acc` of the inlined
+# helper (constants both), but only adjoint reads got typed placeholders: numba, pruning the branch
+# that assigns them, could not type the undo ("Type of variable 'mix1_acc_1' cannot be determined")
+
+
+def _swap_mix(arr):
+    tmp = 0.0
+    for k in range(arr.shape[0]):
+        tmp += math.sqrt(1.0 + tmp * tmp)
+    i = 0
+    for i in range(arr.shape[0]):
+        idx0 = (i + 2) % arr.shape[0]  # noqa: F841 (as the fuzzer wrote it)
+        acc = 0.5 * arr[0] + arr[i]
+        tmp += acc * arr[i]
+        it = 0
+        while it < 2:
+            it += 1
+            acc, tmp = tmp, acc
+    return ((tmp - tmp) - (2.0 ** math.sin(arr[arr.shape[0] - 1 - i]))) + ((1.0 * tmp) * arr[arr.shape[0] - 1 - i])
+
+
+def swap_undo_in_pruned_branch(xs, u):
+    n = len(xs)
+    lo = 0.5
+    s = 0.0
+    out = np.zeros(n)
+    z = np.zeros(n)
+    xs[n // 2] -= math.exp(math.sin(z[0] + 0.1))
+    k = xs.shape[0] // 2
+    if k % 2 == 0:
+        prod = xs[0] * min(((k * 1.0) / (1.0 + u * u)), _swap_mix(z))  # noqa: F841 (as the fuzzer wrote it)
+    elif ((u - s) > -0.5) or ((xs[k - 1] / (1.0 + out[k] * out[k])) >= u):
+        i = 0
+        for i in range(k, len(out)):
+            for j in range(i):
+                pos = (j + 2) % out.shape[0]  # noqa: F841 (as the fuzzer wrote it)
+                q = xs[k - 1] - z[k + 1]
+                u += q * q
+                break
+                acc = u * 1.0 + _swap_mix(z)  # noqa: F841 (as the fuzzer wrote it)
+    elif (s + s) > 0.5:
+        if math.tanh(u) > 1.0:
+            return out
+    elif (np.sum(np.arctan(out)) >= out.sum()) and ((0.75 - xs[k]) >= -0.5):
+        for i in range(n):
+            for j in range(xs.shape[0]):
+                s += np.expm1(np.cos(lo / 3.0))
+    else:
+        lo += np.sum(np.clip(out, -1.0, 1.0))
+    for i in range(n):
+        lo += z[i]
+    return np.exp(-xs * xs)

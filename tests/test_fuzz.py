@@ -134,3 +134,18 @@ def test_a_dead_value_that_overflows_leaves_the_gradient_finite(jit):
         _, (ga,) = sourcead.vjp(findings.dead_overflow, wrt=("a1",), jit=jit)(a1, y, cotangent=(1.0, np.ones(3)))
     np.testing.assert_array_equal(g, y[:3])
     np.testing.assert_array_equal(ga, y[:3] + np.array([1.0, 1.0, 1.0]))
+
+
+def test_the_undo_of_a_swap_in_a_branch_numba_prunes_compiles():
+    """findings.swap_undo_in_pruned_branch (fuzz seed 26): the names a swap's undo reads get typed
+    placeholders like the names adjoints read; compiled, the vjp equals the plain-Python one."""
+    import findings
+
+    import sourcead
+
+    xs, u = np.array([0.3, -0.2, 0.5, 0.1, 0.7]), 0.4
+    seeds = (np.ones(5), np.linspace(0.5, 1.5, 5))
+    got = sourcead.vjp(findings.swap_undo_in_pruned_branch, wrt=("xs", "u"))(xs.copy(), u, cotangent=seeds)
+    plain = sourcead.vjp(findings.swap_undo_in_pruned_branch, wrt=("xs", "u"), jit=False)(xs.copy(), u, cotangent=seeds)
+    np.testing.assert_allclose(got[1][0], plain[1][0], rtol=1e-14, atol=0)
+    assert got[1][1] == plain[1][1]
