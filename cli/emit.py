@@ -1,4 +1,4 @@
-"""`sourcead emit PATH:FUNC --mode reverse|forward|hvp --wrt NAMES [--array NAME:NDIM[:DTYPE]] [--memory SIZE]
+"""`sourcead emit PATH:FUNC --mode reverse|gradient|forward|hvp --wrt NAMES [--array NAME:NDIM[:DTYPE]] [--memory SIZE]
 [--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from .common import fail, load_function, parse_wrt
 @click.argument("target", metavar="PATH:FUNC")
 @click.option(
     "--mode",
-    type=click.Choice(["reverse", "forward", "hvp"]),
+    type=click.Choice(["reverse", "gradient", "forward", "hvp"]),
     default="reverse",
     show_default=True,
-    help="reverse: adjoint code (gradients, vjp); forward: tangent code (jvp); "
+    help="reverse: adjoint code returning the value too (vjp, value_and_grad); gradient: the adjoint code "
+    "grad runs, without what only the value needs; forward: tangent code (jvp); "
     "hvp: Hessian-vector products (reverse mode over the forward mode).",
 )
 @click.option(

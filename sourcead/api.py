@@ -298,8 +298,8 @@ class Gradient(_Prepared):
     __slots__ = ("_with_value",)
 
     def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, with_value: bool = False, memory: Memory = None):
-        super().__init__(func, wrt, "reverse", jit, memory)
-        self._with_value = with_value
+        self._with_value = with_value  # without it, the generated code leaves out what only the value needs
+        super().__init__(func, wrt, "reverse" if with_value else "gradient", jit, memory)
 
     def _check(self, spec: Spec) -> None:
         if spec.output_is_tuple or spec.n_outputs != 1 or spec.returns_array:
@@ -314,14 +314,14 @@ class Gradient(_Prepared):
         variant, converted = self._args(args)
         if out is not None:
             out = self._check_out(variant, out, args)
-        if variant.written:  # arguments the function writes are extra outputs, with a zero cotangent
-            zeros = [np.zeros_like(converted[k]) for k in variant.written]
-            value, *flat = self._run(variant, [*converted, 1.0, *zeros], args)
-            value = value[0]
-        else:
-            value, *flat = self._run(variant, [*converted, 1.0], args)
+        # arguments the function writes are extra outputs, with a zero cotangent
+        zeros = [np.zeros_like(converted[k]) for k in variant.written]
+        results = self._run(variant, [*converted, 1.0, *zeros], args)
+        if not self._with_value:
+            return self._grads(variant, list(results), out)
+        value, *flat = results
         grads = self._grads(variant, flat, out)
-        return (float(value), grads) if self._with_value else grads
+        return float(value[0] if variant.written else value), grads
 
 
 class VJP(_Prepared):
@@ -477,7 +477,8 @@ class Differentiable:
         arrays: dict[str, int | tuple[int, str]] | None = None,
         memory: Memory = None,
     ) -> str:
-        """The generated derivative module, as text (mode "reverse", "forward" or "hvp"); `arrays`
+        """The generated derivative module, as text (mode "reverse", "gradient" (what `grad` runs),
+        "forward" or "hvp"); `arrays`
         gives parameters the code does not say are arrays their number of dimensions, or
         (ndim, dtype) with dtype "float", "int" or "bool" (`sourcead emit --array NAME:NDIM:DTYPE`)."""
         from .pipeline import generate

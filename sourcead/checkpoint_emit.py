@@ -130,19 +130,15 @@ def reverse_checkpointed(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -
         out.line(f"{schedule}, {what}, {a}, {b}, {slot} = checkpoint_next({schedule}, {names['slots']})")
         with out.block(f"if {what} < 0"):
             out.line("break  # every step reversed")
-        with out.block(f"if {what} == 0"):
-            out.comment(f"restore the state before step {a}")
+        with out.block(f"if {what} == 0", f"restore the state before step {a}"):
             _restore_state(plan, snaps, slot, out)
-        with out.block(f"elif {what} == 1"):
-            out.comment(f"snapshot the state before step {a}")
+        with out.block(f"elif {what} == 1", f"snapshot the state before step {a}"):
             _store_state(plan, snaps, slot, out)
-        with out.block(f"elif {what} == 2"):
-            out.comment(f"steps {a} .. {b} - 1 again, without records")
+        with out.block(f"elif {what} == 2", f"steps {a} .. {b} - 1 again, without records"):
             with out.block(f"for {names['j']} in range({a}, {b})"):
                 _set_step(loop, names["j"], out)
                 sweep.forward.sweep(loop.body, out, set(), "primal")
-        with out.block("else"):
-            out.comment(f"step {a} with its records, then its adjoint")
+        with out.block("else", f"step {a} with its records, then its adjoint"):
             _set_step(loop, a, out)
             exact = _reserve_step(plan, sweep, out)
             if has_break(loop):  # the last step ends in the loop's `break`: it ends this block only

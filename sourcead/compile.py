@@ -82,7 +82,7 @@ if not any(isinstance(f, _UnbuiltModuleFinder) for f in sys.meta_path):
 _PACKAGE = Path(__file__).resolve().parent
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
 _SPEC_FORMAT = 4  # 2: the key file records its own key; 3: parameter types with dtypes; 4: a shape contract
-_ENTRY_SUFFIXES = ("_jvp", "_vjp", "_primal", "_hvp")
+_ENTRY_SUFFIXES = ("_jvp", "_vjp", "_grad", "_primal", "_hvp")
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Spec:
     """What calling a generated module needs to know; the pipeline's `Generated` minus the tree."""
 
     name: str  # the user function's name
-    entry: str  # the generated function: f_jvp or f_vjp
+    entry: str  # the generated function: f_jvp, f_vjp, f_grad, f_primal or f_hvp
     mode: str
     params: tuple[str, ...]
     wrt: tuple[str, ...]

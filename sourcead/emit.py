@@ -67,8 +67,10 @@ class Writer:
             self.line(item.text())
 
     @contextmanager
-    def block(self, header: str) -> Iterator[None]:
-        self.line(header + ":")
+    def block(self, header: str, comment: str = "") -> Iterator[None]:
+        """`header:` and the lines written inside, indented; `comment` says what the block does
+        (on the header's line, so that it stays whatever becomes of the block's statements)."""
+        self.line(f"{header}:  # {comment}" if comment else header + ":")
         start = len(self.lines)
         self.depth += 1
         yield

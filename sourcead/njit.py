@@ -153,11 +153,14 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
     grads = [f"_grad{k}" for k in range(len(spec.wrt))]
     grads_text = grads[0] if single else f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
     call_args = list(params)
-    if transform in ("grad", "value_and_grad"):
+    if transform == "grad":  # the core is the gradient-only f_grad
+        call_args += ["1.0", *(f"np.zeros_like({m})" for m in spec.mutated)]
+        emit(f"{', '.join(grads)}, = {core}({', '.join(call_args)})")
+        emit(f"return {grads_text}")
+    elif transform == "value_and_grad":
         call_args += ["1.0", *(f"np.zeros_like({m})" for m in spec.mutated)]
         emit(f"_value, {', '.join(grads)} = {core}({', '.join(call_args)})")
-        value = "_value[0]" if spec.mutated else "_value"
-        emit(f"return {grads_text}" if transform == "grad" else f"return {value}, {grads_text}")
+        emit(f"return {'_value[0]' if spec.mutated else '_value'}, {grads_text}")
     elif transform == "vjp":
         _seeds(spec, seed_name, body, contract.get("outputs", ()))
         seeds = [f"_seed{k}" for k in range(spec.n_outputs + len(spec.mutated))]

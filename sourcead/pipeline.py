@@ -38,7 +38,7 @@ from .parse import ParsedFunction, parse_function
 from .program import Program
 from .reverse import reverse_function
 
-MODES = ("forward", "reverse", "primal", "hvp", "vector")
+MODES = ("forward", "reverse", "gradient", "primal", "hvp", "vector")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Generated:
     """A generated derivative module and what the caller needs to know to call it."""
 
     source: str
-    entry: str  # the function's name in the module: f_jvp or f_vjp
+    entry: str  # the function's name in the module: f_jvp, f_vjp or f_grad
     mode: str
     params: tuple[str, ...]  # as the user named them
     wrt: tuple[str, ...]
@@ -111,7 +111,7 @@ def generate(
     that the code leaves open (see `Kinds.free`); by default they are floats. `memory`: a budget
     in bytes for reverse mode's snapshots, which checkpoints its time loops (`checkpoint.py`)."""
     if mode not in MODES:
-        raise SourceADError(f"unknown mode {mode!r}", hint="Use mode='forward', 'reverse' or 'hvp'.")
+        raise SourceADError(f"unknown mode {mode!r}", hint="Use mode='forward', 'reverse', 'gradient' or 'hvp'.")
     if mode == "hvp":  # second order: reverse mode over the generated forward mode (second.py)
         from .second import hvp_generated
 
@@ -126,6 +126,8 @@ def generate(
             body, helpers, entry = forward_function(prog), [], f"{prog.fn.name}_jvp"
         elif mode == "primal":
             body, helpers, entry = primal_function(prog), [], f"{prog.fn.name}_primal"
+        elif mode == "gradient":  # reverse mode without the value: what `grad` runs
+            (body, helpers), entry = reverse_function(prog, memory, with_value=False), f"{prog.fn.name}_grad"
         else:
             (body, helpers), entry = reverse_function(prog, memory), f"{prog.fn.name}_vjp"
     where = os.path.basename(prog.parsed.filename)

@@ -1,6 +1,8 @@
 """Pass 5b, reverse mode: a forward sweep that records what is overwritten, then the adjoints.
 
-`f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`. The reverse plan
+`f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`, or for `grad`,
+`f_grad(x, ..., out_bar)` returning `(x_bar, ...)` without the statements that only the value
+needs (`deadcode.py`). The reverse plan
 (`reverse_plan.py`) decides everything first, by pure analyses: each assignment's adjoint, the
 records (which overwritten values, branches and trip counts the reversal needs, and how each is
 kept: `recording.py`), the parallel adjoints of prange loops, the checkpointed loops and where
@@ -16,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .core import Assign, For, walk_statements
+from .deadcode import eliminate_dead_code
 from .definite import placeholder
 from .emit import Writer, tuple_text
 from .exprs import code, names_in
@@ -25,31 +28,41 @@ from .recording import InSlot
 from .reverse_plan import ReversePlan, plan_reverse
 from .reverse_sweep import ReverseSweep
 
+FORWARD_SWEEP = "# forward sweep"
+GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does not return the value)"
+REVERSE_SWEEP = "# reverse sweep"  # these comments, and the function's header, stay where dead code goes
 
-def reverse_function(prog: Program, memory: int | None = None) -> tuple[str, list[str]]:
-    """The text of `f_vjp` and the runtime helpers it calls. `memory`: the budget in bytes for the
-    snapshots of checkpointed loops (None: only marked loops)."""
+
+def reverse_function(prog: Program, memory: int | None = None, with_value: bool = True) -> tuple[str, list[str]]:
+    """The text of `f_vjp` (or, without the value, `f_grad`) and the runtime helpers it calls.
+    `memory`: the budget in bytes for the snapshots of checkpointed loops (None: only marked loops)."""
     plan = plan_reverse(prog, memory)
     fn, namer = prog.fn, prog.namer
     seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(fn.ret.values))]
     written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
-    value = namer.fresh("value")
     emission = Emission()
     main = Scope(plan.main_tapes)
     out = Writer()
-    with out.block(f"def {fn.name}_vjp({', '.join(list(fn.params) + seeds + written_seeds)})"):
-        out.comment(f"reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}")
-        for line in prog.activity_comments():
-            out.comment(line)
+    entry = f"{fn.name}_vjp" if with_value else f"{fn.name}_grad"
+    with out.block(f"def {entry}({', '.join(list(fn.params) + seeds + written_seeds)})"):
+        header = [f"# reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}"]
+        header += [f"# {line}" for line in prog.activity_comments()]
+        for line in header:
+            out.line(line)
         for line in _placeholders(plan):
             out.line(line)
             emission.placed.add(line.split(" = ", 1)[0].strip())
         _allocate_tapes(plan, emission, out)
-        recorded = bool(plan.recordings)
-        out.comment("forward sweep" + ("" if recorded else ": nothing the reverse sweep reads is overwritten"))
+        if not with_value:
+            sweep = GRADIENT_SWEEP
+        else:
+            sweep = FORWARD_SWEEP + ("" if plan.recordings else ": nothing the reverse sweep reads is overwritten")
+        out.line(sweep)
         ForwardSweep(plan, emission, main).sweep(fn.body, out, None)
-        out.line(f"{value} = {_captured_value(plan)}")
-        out.comment("reverse sweep")
+        if with_value:
+            value = namer.fresh("value")
+            out.line(f"{value} = {_captured_value(plan)}")
+        out.line(REVERSE_SWEEP)
         _initialize_adjoints(plan, seeds, written_seeds, out)
         for array, rows in plan.rows.items():
             emission.helpers.add("chunk_zeros")  # zeros of shape (chunks, *shape): a contiguous slab per chunk
@@ -57,8 +70,10 @@ def reverse_function(prog: Program, memory: int | None = None) -> tuple[str, lis
                 f"{rows} = chunk_zeros({array}.shape)  # a row per chunk for scattered adjoints, kept zero between uses"
             )
         ReverseSweep(plan, emission, main).sweep(fn.body, out)
-        out.line(f"return {', '.join([value] + [prog.bar(w) for w in prog.wrt])}")
-    return out.text(), sorted(emission.helpers)
+        grads = [prog.bar(w) for w in prog.wrt]
+        out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
+    sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
+    return eliminate_dead_code(out.text(), sections), sorted(emission.helpers)
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:

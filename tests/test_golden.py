@@ -1,4 +1,5 @@
-"""Golden files pin the generated code of every zoo function, in both modes (and hvp).
+"""Golden files pin the generated code of every zoo function, in both modes (and hvp, and for
+some, the vector forward mode and the gradient-only reverse mode).
 
 `pytest --update-golden` rewrites them; any other change fails with a readable diff.
 Their meaning is pinned by the numeric tests (test_zoo_numeric.py).
@@ -92,6 +93,20 @@ VECTOR_GOLDEN = [c for c in ZOO if c.name in ("heat_euler", "logistic_map", "sof
 @pytest.mark.parametrize("case", VECTOR_GOLDEN, ids=lambda c: c.name)
 def test_vector_code_matches_golden_file(case, update_golden):
     test_generated_code_matches_golden_file(case, "vector", update_golden)
+
+
+# what grad runs: reverse mode without the statements only the value needs (deadcode.py), on the
+# parallel kernels and on cases whose forward sweep keeps part of the primal (records, branches,
+# early exits, checkpointed loops, placeholders); test_zoo_numeric checks grad on every case
+GRADIENT_GOLDEN = [c for c in PARALLEL if c.scalar_output] + [
+    c for c in ZOO if c.name in ("first_passage", "untyped_branch", "wrapped_neighbours", "math_mix", "dot",
+                                 "parallel_slots_in_a_marked_loop", "loop_variable_after_loop", "heat_swap")
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", GRADIENT_GOLDEN, ids=lambda c: c.name)
+def test_gradient_code_matches_golden_file(case, update_golden):
+    test_generated_code_matches_golden_file(case, "gradient", update_golden)
 
 
 @pytest.mark.parametrize("case", ZOO[:4], ids=lambda c: c.name)

@@ -35,7 +35,6 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
         top += 1
         y[i] += 1.0
     result_dot = y[0] * s_dot + s * y_dot[0] + y_dot[1]
-    result = s * y[0] + y[1]
     value = result_dot
     # reverse sweep
     p_bar = 0.0

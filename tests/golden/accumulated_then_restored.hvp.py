@@ -18,15 +18,12 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
     s_dot = w_dot
     s = w
     t_dot = s * s_dot + s * s_dot
-    t = s * s
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = s_dot  # record s_dot: overwritten next, and an adjoint reads it
         top += 1
         s_dot += x_dot[i]
-        s += x[i]
     result_dot = t_dot + 2.0 * s_dot
-    result = t + s * 2.0
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

@@ -24,7 +24,6 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     M_dot[0, 1] = result_1_dot
     M[0, 1] = result_1
     result_2_dot = M[0, 1] * M_dot[0, 0] + M[0, 0] * M_dot[0, 1]
-    result_2 = M[0, 0] * M[0, 1]
     value = result_2_dot
     # reverse sweep
     K_bar = np.zeros_like(K)

@@ -19,7 +19,6 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     p_dot = 0.0
     p = 1.0
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + 5 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = p_dot  # record p_dot: overwritten next, and its own adjoint reads it
@@ -38,16 +37,11 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         top += 1
         p = t0
         s_dot += p_dot
-        s += p
         s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
-        s -= 0.25 * x[i] * y[i]
     s_dot = 2.0 * s_dot
-    s = s * 2.0
     t1 = float(x.shape[0])
     s_dot = 1.0 / t1 * s_dot
-    s = s / t1
     result_dot = s_dot + p_dot
-    result = s + p
     value = result_dot
     # reverse sweep
     p_bar = 0.0

@@ -17,12 +17,9 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     col_dot = w * (1.0 / X.shape[0] * np.sum(X_dot, axis=0)) + t0 * w_dot
     col = t0 * w
     row_dot = np.sum(X_dot, axis=1)
-    row = np.sum(X, axis=1)
     ramp = np.linspace(0.0, 1.0, num=X.shape[0])
     t1 = np.ones(X.shape[0])
-    t2 = np.sum(X * X, axis=1)
     result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    result = np.sum(col * col) + np.sum(row * ramp * t1) + np.sum(t2)
     value = result_dot
     # reverse sweep
     X_bar = np.zeros_like(X)

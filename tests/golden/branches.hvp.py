@@ -53,7 +53,6 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         s_dot = s * s_dot + s * s_dot
         tape[top] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
-        s = s * s
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:

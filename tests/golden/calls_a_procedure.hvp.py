@@ -17,10 +17,8 @@ def calls_a_procedure_hvp(x, c, x_dot, c_dot, out_bar):
         y_dot[fill_scaled_i] = x[fill_scaled_i] * c_dot + c * x_dot[fill_scaled_i]
         y[fill_scaled_i] = c * x[fill_scaled_i]
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
-        s += y[i] * y[i]
     value = s_dot
     # reverse sweep
     c_bar = 0.0

@@ -24,7 +24,6 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     result = 0.0
     result_dot = 0.0
     weighted_s_dot = 0.0
-    weighted_s = 0.0
     tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for weighted_i in range(x.shape[0]):
@@ -45,16 +44,13 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
             top += 1
             result_dot = x_dot[weighted_i]
             result = x[weighted_i]
-            returned = True
             itape[itop] = 1  # record the branch taken
             itop += 1
         else:
             itape[itop] = 0  # record the branch taken
             itop += 1
         weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
-        weighted_s += w * SCALE * result
     result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
-    result_1 = weighted_s + w * w
     value = result_1_dot
     # reverse sweep
     result_bar = 0.0

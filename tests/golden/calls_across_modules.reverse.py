@@ -41,7 +41,6 @@ def calls_across_modules_vjp(x, w, out_bar):
             tape[top] = result  # record result: overwritten next, and an adjoint reads it
             top += 1
             result = x[weighted_i]
-            returned = True
             itape[itop] = 1  # record the branch taken
             itop += 1
         else:

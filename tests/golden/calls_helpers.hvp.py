@@ -53,7 +53,6 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     result_dot = -t1 / (1.0 + t0) * (t0 * -a_dot)
     result = t1
     result_1_dot = result * s_dot + s * result_dot + b_dot
-    result_1 = s * result + b
     value = result_1_dot
     # reverse sweep
     _rotate_a_bar = 0.0

@@ -15,7 +15,6 @@ def centered_squares_hvp(x, x_dot, out_bar):
     d = x - np.mean(x)
     flat0 = np.ravel(x_dot)
     result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
-    result = np.sum(d * d) + np.min(x) * 0.5
     value = result_dot
     # reverse sweep
     d_bar = np.zeros_like(d)

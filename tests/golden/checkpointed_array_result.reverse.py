@@ -43,22 +43,18 @@ def checkpointed_array_result_vjp(data, c, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             acc[:] = acc_snaps[ck_slot]
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             acc_snaps[ck_slot] = acc
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 i = ck_j
                 if data[i] > 0.0:
                     acc[i] = c * data[i]
                 else:
                     acc[i] = math.sin(data[i])
-        else:
-            # step ck_a with its records, then its adjoint
+        else:  # step ck_a with its records, then its adjoint
             i = ck_a
             itape = reserve(itape, itop + 1)  # room for this step's records
             if data[i] > 0.0:

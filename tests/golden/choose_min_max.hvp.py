@@ -21,7 +21,6 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
     itop = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + 3 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
@@ -68,7 +67,6 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
         else:
             choice_3 = 0.0
         s_dot += choice + choice_1 + (choice_2 + choice_3) + math.copysign(1.0, a - 0.3) * a_dot
-        s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
     value = s_dot
     # reverse sweep
     a_bar = 0.0

@@ -17,14 +17,12 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     top = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + A.shape[1])  # room for all its records: trip counts are known here
     for j in range(A.shape[1]):
         tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = np.dot(A[:, j], v)
         s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
-        s += t0 ** 2
     value = s_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

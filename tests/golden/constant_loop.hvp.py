@@ -14,10 +14,8 @@ def constant_loop_hvp(x, w, x_dot, out_bar):
     for i in range(w.shape[0]):
         norm += w[i] * w[i]
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         s_dot += 1.0 / norm * (math.cos(x[i]) * x_dot[i])
-        s += math.sin(x[i]) / norm
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -35,10 +35,8 @@ def copy_modify_hvp(x, x_dot, out_bar):
         top += 1
         y[i] = y[i] * y[i - 1]
     s_dot = 0.0
-    s = 0.0
     for i in range(y.shape[0]):
         s_dot += math.cos(y[i]) * y_dot[i]
-        s += math.sin(y[i])
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

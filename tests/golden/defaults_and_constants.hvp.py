@@ -16,18 +16,14 @@ def defaults_and_constants_hvp(x, alpha, n, x_dot, out_bar):
     # constant (no derivative code): STENCIL, WEIGHTS, _scaled_scale, _scaled_scale_1, _scaled_shift, _scaled_shift_1, alpha, result, result_1_dot, result_dot, s, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     _scaled_scale = 2.0
-    _scaled_shift = -0.5
     result_dot = _scaled_scale * x_dot
-    result = x * _scaled_scale + _scaled_shift
     _scaled_scale_1 = 3.0
     _scaled_shift_1 = 1.0
     result_1_dot = _scaled_scale_1 * x_dot
     result_1 = x * _scaled_scale_1 + _scaled_shift_1
     s_dot = np.sum(WEIGHTS * result_dot) + alpha * np.sum(2.0 * result_1 * result_1_dot)
-    s = np.sum(result * WEIGHTS) + np.sum(result_1 ** 2) * alpha
     for i in range(n):
         s_dot += STENCIL[i, 0] * x_dot[i] + STENCIL[i, 1] * (2.0 * x[i + 1] * x_dot[i + 1])
-        s += STENCIL[i, 0] * x[i] + STENCIL[i, 1] * x[i + 1] ** 2
     value = s_dot
     # reverse sweep
     result_1_bar = np.zeros_like(result_1)

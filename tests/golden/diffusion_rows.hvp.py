@@ -42,13 +42,10 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0
-    s = 0.0
     for i in range(n):
         for j in range(m):
             s_dot += u[i, j] * u_dot[i, j] + u[i, j] * u_dot[i, j]
-            s += u[i, j] * u[i, j]
     result_dot = 0.5 * s_dot
-    result = 0.5 * s
     value = result_dot
     # reverse sweep
     kappa_bar = 0.0

@@ -56,7 +56,6 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         s += q + t2 ** 0.5 - t3
     t4 = s / a
     result_dot = 1.0 / a * s_dot + -t4 / a * a_dot
-    result = t4
     value = result_dot
     # reverse sweep
     a_bar = 0.0

@@ -12,10 +12,8 @@ def dot_hvp(x, y, x_dot, y_dot, out_bar):
     # constant (no derivative code): s, x_dot, y_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
-    s = 0.0
     for i in range(len(x)):
         s_dot = s_dot + (y[i] * x_dot[i] + x[i] * y_dot[i])
-        s = s + x[i] * y[i]
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -35,7 +35,6 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
         y_dot[a] += x_dot[a]
         y[a] += x[a]
     result_dot = np.sum(y * y_dot + y * y_dot)
-    result = np.sum(y * y)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

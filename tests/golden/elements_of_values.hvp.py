@@ -14,13 +14,9 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     # constant (no derivative code): A_dot, part, part_1, part_2, result, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     part_dot = np.dot(A_dot, x) + np.dot(A, x_dot)
-    part = A @ x
     part_1_dot = np.cos(x * 2.0) * (2.0 * x_dot)
-    part_1 = np.sin(x * 2.0)
     part_2_dot = x * x_dot + x * x_dot
-    part_2 = x * x
     result_dot = part_dot[0] + (np.dot(A_dot[1], x) + np.dot(A[1], x_dot)) + (np.dot(A_dot[2, :], x) + np.dot(A[2, :], x_dot)) + part_1_dot[1] + part_2_dot[-1]
-    result = part[0] + np.dot(A[1], x) + A[2, :] @ x + part_1[1] + part_2[-1]
     value = result_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

@@ -21,11 +21,9 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     t_dot = 0.0
     t = 1.0
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + 3 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
-        s += y[i] * y[i]
         tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = math.sin(x[i] + 1.0)
@@ -55,7 +53,6 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top += 1
         t = t * t1
     result_dot = s_dot + t_dot + np.sum(y * y_dot + y * y_dot)
-    result = s + t + np.sum(y * y)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

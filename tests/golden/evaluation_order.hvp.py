@@ -22,7 +22,6 @@ def evaluation_order_hvp(x0, x0_dot, out_bar):
     y_dot = before_dot + result_dot
     y = before + result
     result_1_dot = x[2] * y_dot + y * x_dot[2] + x_dot[0]
-    result_1 = y * x[2] + x[0]
     value = result_1_dot
     # reverse sweep
     before_bar = 0.0

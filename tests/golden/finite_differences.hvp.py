@@ -18,7 +18,6 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     d_dot = 1.0 / h * (x_dot[1:] - x_dot[:-1]) + -t1 / h * h_dot
     d = t1
     result_dot = np.sum(d * d_dot + d * d_dot)
-    result = np.sum(d * d)
     value = result_dot
     # reverse sweep
     d_bar = np.zeros_like(d)

@@ -16,7 +16,6 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
-    result = 0.0
     result_dot = 0.0
     returned = False
     s_dot = 0.0
@@ -54,7 +53,6 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
         t += t0
         if t > 2.0 * limit:
             result_dot = t * s_dot + s * t_dot
-            result = s * t
             returned = True
             itape[itop] = 1  # record the branch taken
             itop += 1
@@ -70,8 +68,6 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result_dot = s_dot + t_dot
-        result = s + t
-        returned = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:

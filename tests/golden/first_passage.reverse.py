@@ -55,7 +55,6 @@ def first_passage_vjp(x, limit, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result = s + t
-        returned = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:

@@ -37,7 +37,6 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
         itape[itop] = 0  # record the branch taken
         itop += 1
     result_dot = choice + (t1 * w_dot + choice_1)
-    result = t0 + w * t1
     value = result_dot
     # reverse sweep
     choice_bar = 0.0
@@ -59,18 +58,12 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
         t6 = t5 * -v_dot
         w_bar += t6 * choice_1_bar
         t1_bar += -t5 / t1 * (-v_dot * (w * choice_1_bar))
-    else:
-        # adjoint of: choice_1 = 0.0
-        choice_1_bar = 0.0
     itop -= 1
     taken_1 = itape[itop]
     if taken_1 == 1:
         # adjoint of: choice = 0.5 / t0 * v_dot
         t4 = 0.5 / t0
         t0_bar += -t4 / t0 * (v_dot * choice_bar)
-    else:
-        # adjoint of: choice = 0.0
-        choice_bar = 0.0
     # adjoint of: t1 = math.sqrt(max(-v, 0.0))
     t3 = math.sqrt(max(-v, 0.0))
     v_bar += (-(0.5 / t3 * t1_bar) if -v >= 0.0 else 0.0)

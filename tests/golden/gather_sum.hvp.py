@@ -15,14 +15,12 @@ def gather_sum_hvp(x, idx, x_dot, out_bar):
     # constant (no derivative code): s, v_dot, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
-    s = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
     for i in prange(idx.shape[0]):
         v_dot = x_dot[idx[i]]
         v = x[idx[i]]
         t0 = math.sin(v)
         s_dot += v * (math.cos(v) * v_dot) + t0 * v_dot
-        s += t0 * v
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
@@ -37,7 +35,6 @@ def gather_sum_hvp(x, idx, x_dot, out_bar):
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             v_dot = x_dot[idx[i]]
             v = x[idx[i]]
-            t0 = math.sin(v)
             t0_bar = 0.0
             v_bar = 0.0
             # adjoint of: s_dot += v * (math.cos(v) * v_dot) + t0 * v_dot
@@ -47,10 +44,8 @@ def gather_sum_hvp(x, idx, x_dot, out_bar):
             t0_bar += v_dot * s_dot_bar
             # adjoint of: t0 = math.sin(v)
             v_bar += math.cos(v) * t0_bar
-            t0_bar = 0.0
             # adjoint of: v = x[idx[i]]
             x_bar_mine[idx[i]] += v_bar
-            v_bar = 0.0
     # x_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(x_bar, x_bar_rows, part)

@@ -38,7 +38,6 @@ def gather_sum_vjp(x, idx, out_bar):
             v_bar += t0 * s_bar
             # adjoint of: v = x[idx[i]]
             x_bar_mine[idx[i]] += v_bar
-            v_bar = 0.0
     # x_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(x_bar, x_bar_rows, part)

@@ -22,9 +22,7 @@ def generated_looking_names_hvp(x, x_bar, x_dot, tape, x_dot_1, x_bar_dot, x_dot
         top_dot = top_dot + 0.5 * value_dot
         top = top + value * 0.5
     reserve_1_dot = x * top_dot + top * x_dot_1
-    reserve_1 = top * x
     result_dot = reserve_1_dot + t0_dot
-    result = reserve_1 + t0
     value_1 = result_dot
     # reverse sweep
     reserve_1_dot_bar = 0.0

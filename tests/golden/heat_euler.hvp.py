@@ -35,10 +35,8 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
             u_dot[i] = v_dot[i]
             u[i] = v[i]
     e_dot = 0.0
-    e = 0.0
     for i in range(n):
         e_dot += u[i] * u_dot[i] + u[i] * u_dot[i]
-        e += u[i] * u[i]
     value = e_dot
     # reverse sweep
     e_dot_bar = out_bar

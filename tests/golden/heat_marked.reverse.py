@@ -68,22 +68,18 @@ def heat_marked_vjp(u0, k, steps, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             left = left_snaps[ck_slot]
             right = right_snaps[ck_slot]
             u = u_snaps[ck_slot].copy()
             un = un_snaps[ck_slot].copy()
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
             u_snaps[ck_slot] = u
             un_snaps[ck_slot] = un
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
-                t = ck_j
                 for i in range(n):
                     if i > 0:
                         left = u[i - 1]
@@ -95,9 +91,7 @@ def heat_marked_vjp(u0, k, steps, out_bar):
                         right = u[0]
                     un[i] = u[i] + k * (left - 2.0 * u[i] + right) - 0.01 * u[i] ** 3
                 u, un = un, u
-        else:
-            # step ck_a with its records, then its adjoint
-            t = ck_a
+        else:  # step ck_a with its records, then its adjoint
             tape = reserve(tape, top + 3 * n)  # room for this step's records
             itape = reserve(itape, itop + 2 * n)  # room for this step's records
             for i in range(n):
@@ -171,12 +165,6 @@ def heat_marked_vjp(u0, k, steps, out_bar):
                     left = tape[top]  # restore the value left had before
                     u_bar[n - 1] += left_bar
                     left_bar = 0.0
-    if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        left = left_snaps[0]
-        right = right_snaps[0]
-        u = u_snaps[0].copy()
-        un = un_snaps[0].copy()
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

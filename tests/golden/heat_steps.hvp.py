@@ -35,20 +35,17 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
             slot += 1
             v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
-            slot += 1
             v[i] = u[i] + kappa * t0
         top += 2 * max(n - 2, 0)
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = float(i)
         s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
-        s += u[i] * u[i] * t1
     value = s_dot
     # reverse sweep
     kappa_bar = 0.0
@@ -110,7 +107,6 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
                 u_bar_mine[i - 1] += t0_bar
                 u_bar[i] += 2.0 * -t0_bar
                 u_bar_mine[i + 1] += t0_bar
-                t0_bar = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order

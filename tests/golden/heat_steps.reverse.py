@@ -27,7 +27,6 @@ def heat_steps_vjp(u0, kappa, n_steps, out_bar):
         for i in prange(1, n - 1):
             slot = top + i - 1
             tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
-            slot += 1
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         top += max(n - 2, 0)
         u, v = v, u

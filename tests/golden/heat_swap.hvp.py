@@ -42,12 +42,9 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0
-    s = 0.0
     for i in range(n):
         s_dot += u[i] * u_dot[i] + u[i] * u_dot[i]
-        s += u[i] * u[i]
     result_dot = 0.5 * s_dot
-    result = 0.5 * s
     value = result_dot
     # reverse sweep
     kappa_bar = 0.0
@@ -71,7 +68,6 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     for _step in range(n_steps - 1, -1, -1):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
-        v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0

@@ -99,7 +99,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     un_snaps = checkpoint_grow(un_snaps, ck_slots)
     un_dot_snaps = checkpoint_grow(un_dot_snaps, ck_slots)
     result_dot = np.sum(u * u_dot + u * u_dot)
-    result = np.sum(u * u) + steps
     value = result_dot
     # reverse sweep
     k_bar = 0.0
@@ -126,8 +125,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             left = left_snaps[ck_slot]
             left_dot = left_dot_snaps[ck_slot]
             right = right_snaps[ck_slot]
@@ -138,8 +136,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             u_dot = u_dot_snaps[ck_slot].copy()
             un = un_snaps[ck_slot].copy()
             un_dot = un_dot_snaps[ck_slot].copy()
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
             left_dot_snaps[ck_slot] = left_dot
             right_snaps[ck_slot] = right
@@ -150,8 +147,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             u_dot_snaps[ck_slot] = u_dot
             un_snaps[ck_slot] = un
             un_dot_snaps[ck_slot] = un_dot
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):
                     if i > 0:
@@ -172,8 +168,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 u, un = un, u
                 u_dot, un_dot = un_dot, u_dot
                 steps += 1
-        else:
-            # step ck_a with its records, then its adjoint
+        else:  # step ck_a with its records, then its adjoint
             tape = reserve(tape, top + 5 * n)  # room for this step's records
             itape = reserve(itape, itop + 2 * n)  # room for this step's records
             for i in range(n):
@@ -292,18 +287,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                     left_dot = tape[top]  # restore the value left_dot had before
                     u_dot_bar[n - 1] += left_dot_bar
                     left_dot_bar = 0.0
-    if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        left = left_snaps[0]
-        left_dot = left_dot_snaps[0]
-        right = right_snaps[0]
-        right_dot = right_dot_snaps[0]
-        steps = steps_snaps[0]
-        t0 = t0_snaps[0]
-        u = u_snaps[0].copy()
-        u_dot = u_dot_snaps[0].copy()
-        un = un_snaps[0].copy()
-        un_dot = un_dot_snaps[0].copy()
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -15,7 +15,6 @@ def index_after_loop_hvp(x, x_dot, out_bar):
     # forward sweep
     n = x.shape[0]
     s_dot = 0.0
-    s = 0.0
     j = 0
     itape = reserve(itape, itop + n)  # room for all its records: trip counts are known here
     for i in range(n):
@@ -23,9 +22,7 @@ def index_after_loop_hvp(x, x_dot, out_bar):
         itop += 1
         j = (i * 3) % n
         s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-        s += x[j] * x[i]
     result_dot = s_dot + (x[j] * x_dot[j] + x[j] * x_dot[j])
-    result = s + x[j] * x[j]
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

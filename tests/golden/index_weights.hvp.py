@@ -15,7 +15,6 @@ def index_weights_hvp(x, x_dot, out_bar):
     top = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = w  # record w: overwritten next, and an adjoint reads it
@@ -23,7 +22,6 @@ def index_weights_hvp(x, x_dot, out_bar):
         w = float(i)
         t0 = (w + 1.0) * x[i]
         s_dot += x[i] * ((w + 1.0) * x_dot[i]) + t0 * x_dot[i] - (0.5 * w * x_dot[i])
-        s += t0 * x[i] - 0.5 * w * x[i]
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

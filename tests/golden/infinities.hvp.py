@@ -14,7 +14,6 @@ def infinities_hvp(x, x_dot, out_bar):
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
-    result = 0.0
     result_dot = 0.0
     returned = False
     best_dot = 0.0
@@ -54,7 +53,6 @@ def infinities_hvp(x, x_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if best == math.inf or np.isnan(worst):
         result_dot = 0.0
-        result = math.nan
         returned = True
         itape[itop] = 1  # record the branch taken
         itop += 1
@@ -64,8 +62,6 @@ def infinities_hvp(x, x_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result_dot = 3.141592653589793 * best_dot + worst_dot
-        result = best * 3.141592653589793 + worst
-        returned = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:
@@ -83,12 +79,7 @@ def infinities_hvp(x, x_dot, out_bar):
     if taken == 1:
         # adjoint of: result_dot = 3.141592653589793 * best_dot + worst_dot
         best_dot_bar += 3.141592653589793 * result_dot_bar
-        result_dot_bar = 0.0
     itop -= 1
-    taken_1 = itape[itop]
-    if taken_1 == 1:
-        # adjoint of: result_dot = 0.0
-        result_dot_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: best_dot = choice + choice_1
         choice_bar += best_dot_bar

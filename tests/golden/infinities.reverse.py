@@ -33,7 +33,6 @@ def infinities_vjp(x, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result = best * 3.141592653589793 + worst
-        returned = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:
@@ -51,7 +50,6 @@ def infinities_vjp(x, out_bar):
         # adjoint of: result = best * 3.141592653589793 + worst
         best_bar += 3.141592653589793 * result_bar
         worst_bar += result_bar
-        result_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: worst = max(worst, x[i])
         top -= 1

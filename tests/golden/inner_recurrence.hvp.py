@@ -29,10 +29,8 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
         out_dot[i] = z_dot
         out[i] = z
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
-        s += out[i] * out[i]
     value = s_dot
     # reverse sweep
     out_bar = np.zeros_like(out)
@@ -113,9 +111,6 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 t0_bar = 0.0
             # adjoint of: z = x[i]
             x_bar[i] += z_bar
-            z_bar = 0.0
-            # adjoint of: z_dot = x_dot[i]
-            z_dot_bar = 0.0
             w_bar_chunks[chunk] += w_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order

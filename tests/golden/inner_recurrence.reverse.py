@@ -67,7 +67,6 @@ def inner_recurrence_vjp(x, w, out_bar_1):
                 w_bar_i += z * t2
             # adjoint of: z = x[i]
             x_bar[i] += z_bar
-            z_bar = 0.0
             w_bar_chunks[chunk] += w_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order

@@ -20,7 +20,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     top = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + 2 * A.shape[0])  # room for all its records: trip counts are known here
     for i in range(A.shape[0]):
         tape[top] = r_dot  # record r_dot: overwritten next, and an adjoint reads it
@@ -33,7 +32,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
             r_dot += x[j] * A_dot[i, j] + A[i, j] * x_dot[j]
             r += A[i, j] * x[j]
         s_dot += r * (0.5 * r_dot) + 0.5 * r * r_dot
-        s += 0.5 * r * r
     value = s_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

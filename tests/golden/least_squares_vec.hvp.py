@@ -19,7 +19,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     r = t0 - b
     result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
-    result = 0.5 * np.sum(r * r)
     value = result_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

@@ -16,7 +16,6 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total_dot = 0.0
-    total = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
     for i in prange(n):
         z_dot = 0.0
@@ -29,9 +28,7 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
         p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
         p = t1
         total_dot += -(y[i] * (1.0 / p * p_dot) + (1.0 - y[i]) * (1.0 / (1.0 - p) * -p_dot))
-        total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
     result_dot = 1.0 / n * total_dot
-    result = total / n
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
@@ -73,29 +70,23 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
             p_dot_bar -= t7 * t9
             # adjoint of: p = t1
             t1_bar += p_bar
-            p_bar = 0.0
             # adjoint of: p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
             t4 = -t1 / (1.0 + t0)
             t5 = t0 * -z_dot
             t1_bar -= 1.0 / (1.0 + t0) * (t5 * p_dot_bar)
             t0_bar += -t4 / (1.0 + t0) * (t5 * p_dot_bar)
             t0_bar += -z_dot * (t4 * p_dot_bar)
-            p_dot_bar = 0.0
             # adjoint of: t1 = 1.0 / (1.0 + t0)
             t3 = 1.0 / (1.0 + t0)
             t0_bar += -t3 / (1.0 + t0) * t1_bar
-            t1_bar = 0.0
             # adjoint of: t0 = math.exp(-z)
             t2 = math.exp(-z)
             z_bar -= t2 * t0_bar
-            t0_bar = 0.0
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 for j in range(X.shape[1] - 1, -1, -1):
                     # adjoint of: z += X[i, j] * w[j]
                     w_bar_mine[j] += X[i, j] * z_bar
-            # adjoint of: z = 0.0
-            z_bar = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

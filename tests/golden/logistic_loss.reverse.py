@@ -52,14 +52,11 @@ def logistic_loss_vjp(w, X, y, out_bar):
             t0 = math.exp(-z)
             t1 = 1.0 / (1.0 + t0)
             z_bar -= t0 * (-t1 / (1.0 + t0) * p_bar)
-            p_bar = 0.0
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 for j in range(X.shape[1] - 1, -1, -1):
                     # adjoint of: z += X[i, j] * w[j]
                     w_bar_mine[j] += X[i, j] * z_bar
-            # adjoint of: z = 0.0
-            z_bar = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

@@ -14,9 +14,7 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     z_dot = np.dot(X, w_dot)
     z = X @ w
     t0 = np.exp(-y * z)
-    t1 = np.log1p(t0)
     result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * (-y * z_dot)))
-    result = np.mean(t1)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

@@ -19,7 +19,6 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     top = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + len(x))  # room for all its records: trip counts are known here
     for k in range(len(x)):
         tape[top] = v_dot  # record v_dot: overwritten next, and an adjoint reads it
@@ -27,7 +26,6 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v_dot = x_dot[k]
         v = x[k]
         s_dot += v * v_dot + v * v_dot
-        s += v * v
     tape = reserve(tape, top + 2 * len(x))  # room for all its records: trip counts are known here
     for i in range(len(x)):
         tape[top] = v_dot  # record v_dot: overwritten next, and an adjoint reads it
@@ -38,7 +36,6 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v = x[i]
         t0 = math.sin(v)
         s_dot += t0 * w_dot[i] + w[i] * (math.cos(v) * v_dot)
-        s += w[i] * t0
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -18,7 +18,6 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     top = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + 2 * min(len(x), len(y)))  # room for all its records: trip counts are known here
     for k in range(min(len(x), len(y))):
         tape[top] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
@@ -30,7 +29,6 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         b_dot = y_dot[k]
         b = y[k]
         s_dot += b * a_dot + a * b_dot
-        s += a * b
     seq_dot = y_dot[1:]
     seq = y[1:]
     tape = reserve(tape, top + 2 * min(len(x), len(seq)))  # room for all its records: trip counts are known here
@@ -44,7 +42,6 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         b_dot = seq_dot[i]
         b = seq[i]
         s_dot += b * (i * a_dot) + i * a * b_dot
-        s += i * a * b
     value = s_dot
     # reverse sweep
     a_bar = 0.0

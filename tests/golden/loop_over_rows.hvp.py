@@ -20,7 +20,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     itop = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     for k in range(len(A)):
         itape = reserve(itape, itop + 1)
         itape[itop] = row_dot.shape[0]
@@ -36,9 +35,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         tape[top : top + row.size] = row.ravel()
         top += row.size
         row = A[k]
-        t0 = row * row * w
         s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
-        s += np.sum(t0)
     for i in range(len(A)):
         itape = reserve(itape, itop + 1)
         itape[itop] = row_dot.shape[0]
@@ -55,7 +52,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         top += row.size
         row = A[i]
         s_dot += (i + 1.0) * row_dot[0]
-        s += row[0] * (i + 1.0)
     value = s_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

@@ -18,27 +18,22 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
     # forward sweep
     k = 0
     s_dot = 0.0
-    s = 0.0
     j = 0
     for i in range(x.shape[0] - 2):
         itape = reserve(itape, itop + ((i + 3) - i))  # room for this iteration's records
         s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot
-        s += x[j] * x[j] * w
         for j_loop in range(i, i + 3):
             itape[itop] = j  # record j: overwritten next, and an adjoint reads it
             itop += 1
             j = j_loop
             s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-            s += x[j] * x[i]
     itape = reserve(itape, itop + 4)  # room for all its records: trip counts are known here
     for k_loop in range(4):
         itape[itop] = k  # record k: overwritten next, and an adjoint reads it
         itop += 1
         k = k_loop
         s_dot += math.cos(x[k] * w) * (w * x_dot[k] + x[k] * w_dot)
-        s += math.sin(x[k] * w)
     result_dot = s_dot + (x[k] * x_dot[j] + x[j] * x_dot[k])
-    result = s + x[j] * x[k]
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

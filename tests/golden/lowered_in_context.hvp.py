@@ -31,7 +31,6 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         itape[itop] = 0  # record the branch taken
         itop += 1
     result_dot = np.sum(2.0 * t0 * (1.0 / X.shape[0] * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(1.0 / t2 * (x_dot + x_dot) + -t3 / t2 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t4 * (1.0 / (3.0 * t4 * t4) * x_dot[1])
-    result = np.sum(t0 ** 2) + np.sum((x - 1.0) ** 2) + t1 + np.sum(t3) + t4 ** 2
     value = result_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
@@ -75,9 +74,6 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         # adjoint of: choice = math.log(2.0) * t1 * -x_dot[0]
         t9 = math.log(2.0)
         t1_bar += t9 * (-x_dot[0] * choice_bar)
-    else:
-        # adjoint of: choice = 0.0
-        choice_bar = 0.0
     # adjoint of: t4 = np.cbrt(x[1] + 2.0)
     t8 = np.cbrt(x[1] + 2.0)
     x_bar[1] += 1.0 / (3.0 * t8 * t8) * t4_bar

@@ -25,7 +25,6 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     U = np.copy(A)
     U_dot = np.copy(A_dot)
     logdet_dot = 0.0
-    logdet = 0.0
     itape = reserve(itape, itop + 2 * n)  # room for all its records: trip counts are known here
     for k in range(n):
         tape = reserve(tape, top + (4 * max(n, 0) + 1 + 3 * max(n - (k + 1), 0)))  # room for this iteration's records
@@ -62,7 +61,6 @@ def lu_logdet_hvp(A, A_dot, out_bar):
         top += 1
         t0 = abs(U[k, k])
         logdet_dot += 1.0 / t0 * (math.copysign(1.0, U[k, k]) * U_dot[k, k])
-        logdet += math.log(t0)
         for i in range(k + 1, n):
             tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
             top += 1

@@ -28,14 +28,12 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
         v[i] = u[i] + c * t0
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = math.tanh(v[i])
         s_dot += (1.0 - t1 * t1) * v_dot[i]
-        s += t1
     value = s_dot
     # reverse sweep
     c_bar = 0.0
@@ -83,7 +81,6 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
             u_bar_mine[i - 1] += t0_bar
             u_bar[i] += 2.0 * -t0_bar
             u_bar_mine[i + 1] += t0_bar
-            t0_bar = 0.0
             c_bar_chunks[chunk] += c_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order

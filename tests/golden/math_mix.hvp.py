@@ -20,7 +20,6 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t1 = math.cos(y)
     t2 = math.tan(0.5 * x)
     a_dot = t1 * (math.cos(x) * x_dot) + t0 * (-math.sin(y) * y_dot) - ((1.0 + t2 * t2) * (0.5 * x_dot))
-    a = t0 * t1 - t2
     t3 = math.exp(0.3 * x)
     b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
     b = t3 + math.log(y)
@@ -29,7 +28,6 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     c = t4
     t5 = math.tanh(x - y)
     d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
-    d = t5
     t6 = math.pow(y, x)
     t7 = x - 2.0 * y
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
@@ -42,9 +40,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
         itape[itop] = 0  # record the branch taken
         itop += 1
     e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + choice) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
-    e = math.pow(y, 1.7) + t6 + abs(t7)
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
-    result = a + b * c - d + e + -x
     value = result_dot
     # reverse sweep
     a_dot_bar = 0.0
@@ -91,9 +87,6 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
         t22 = math.log(y)
         y_bar += 1.0 / y * (t6 * (x_dot * choice_bar))
         t6_bar += t22 * (x_dot * choice_bar)
-    else:
-        # adjoint of: choice = 0.0
-        choice_bar = 0.0
     # adjoint of: t7 = x - 2.0 * y
     x_bar += t7_bar
     y_bar += 2.0 * -t7_bar

@@ -22,7 +22,6 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     h_dot = (1.0 - t1 * t1) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
     h = t1
     result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
-    result = np.dot(v, h)
     value = result_dot
     # reverse sweep
     W_bar = np.zeros_like(W)

@@ -17,7 +17,6 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
     itop = 0
     # forward sweep
     total_dot = 0.0
-    total = 0.0
     itape = reserve(itape, itop + points.shape[0] * centroids.shape[0])  # room for all its records: trip counts are known here
     for i in range(points.shape[0]):
         best_dot = 0.0
@@ -39,7 +38,6 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                 itape[itop] = 0  # record the branch taken
                 itop += 1
         total_dot += best_dot
-        total += best
     value = total_dot
     # reverse sweep
     best_dot_bar = 0.0
@@ -64,7 +62,6 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                 for j in range(points.shape[1]):
                     # the values this iteration computes first, again (cheaper than records)
                     t_dot = points_dot[i, j] - centroids_dot[c, j]
-                    t = points[i, j] - centroids[c, j]
                     # adjoint of: d2_dot += t * t_dot + t * t_dot
                     t_bar += 2.0 * (t_dot * d2_dot_bar)
                     # adjoint of: t = points[i, j] - centroids[c, j]

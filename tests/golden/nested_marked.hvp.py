@@ -65,7 +65,6 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
         u_dot[0] = math.cos(u[1]) * u_dot[1]
         u[0] = np.sin(u[1])
     result_dot = total_dot + np.sum(u * u_dot + u * u_dot)
-    result = total + np.sum(u * u)
     value = result_dot
     # reverse sweep
     k_bar = 0.0
@@ -90,8 +89,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             t0 = t0_snaps[ck_slot]
             t1 = t1_snaps[ck_slot]
             t2 = t2_snaps[ck_slot]
@@ -100,8 +98,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             total_dot = total_dot_snaps[ck_slot]
             u[:] = u_snaps[ck_slot]
             u_dot[:] = u_dot_snaps[ck_slot]
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             t0_snaps[ck_slot] = t0
             t1_snaps[ck_slot] = t1
             t2_snaps[ck_slot] = t2
@@ -110,8 +107,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             total_dot_snaps[ck_slot] = total_dot
             u_snaps[ck_slot] = u
             u_dot_snaps[ck_slot] = u_dot
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 s = ck_j
                 for t in range(inner):
@@ -126,8 +122,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                 total = total + t2 * t3
                 u_dot[0] = math.cos(u[1]) * u_dot[1]
                 u[0] = np.sin(u[1])
-        else:
-            # step ck_a with its records, then its adjoint
+        else:  # step ck_a with its records, then its adjoint
             s = ck_a
             tape = reserve(tape, top + 3)  # room for this step's records
             # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
@@ -205,34 +200,28 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                 ck_schedule_1, ck_do_1, ck_a_1, ck_b_1, ck_slot_1 = checkpoint_next(ck_schedule_1, ck_slots_1)
                 if ck_do_1 < 0:
                     break  # every step reversed
-                if ck_do_1 == 0:
-                    # restore the state before step ck_a_1
+                if ck_do_1 == 0:  # restore the state before step ck_a_1
                     n = n_snaps[ck_slot_1]
                     s = s_snaps[ck_slot_1]
                     t0 = t0_snaps_1[ck_slot_1]
                     t1 = t1_snaps_1[ck_slot_1]
                     u[:] = u_snaps_1[ck_slot_1]
                     u_dot[:] = u_dot_snaps_1[ck_slot_1]
-                elif ck_do_1 == 1:
-                    # snapshot the state before step ck_a_1
+                elif ck_do_1 == 1:  # snapshot the state before step ck_a_1
                     n_snaps[ck_slot_1] = n
                     s_snaps[ck_slot_1] = s
                     t0_snaps_1[ck_slot_1] = t0
                     t1_snaps_1[ck_slot_1] = t1
                     u_snaps_1[ck_slot_1] = u
                     u_dot_snaps_1[ck_slot_1] = u_dot
-                elif ck_do_1 == 2:
-                    # steps ck_a_1 .. ck_b_1 - 1 again, without records
+                elif ck_do_1 == 2:  # steps ck_a_1 .. ck_b_1 - 1 again, without records
                     for ck_j_1 in range(ck_a_1, ck_b_1):
-                        t = ck_j_1
                         for i in range(1, n - 1):
                             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
                             t1 = 1.0 + 0.1 * s
                             u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                             u[i] = u[i] + k * t0 * t1
-                else:
-                    # step ck_a_1 with its records, then its adjoint
-                    t = ck_a_1
+                else:  # step ck_a_1 with its records, then its adjoint
                     tape = reserve(tape, top + 4 * (n - 2))  # room for this step's records
                     for i in range(1, n - 1):
                         tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
@@ -277,19 +266,11 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read
                 n = n_snaps[0]
-                s = s_snaps[0]
                 t0 = t0_snaps_1[0]
                 t1 = t1_snaps_1[0]
                 u[:] = u_snaps_1[0]
                 u_dot[:] = u_dot_snaps_1[0]
     if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        t0 = t0_snaps[0]
-        t1 = t1_snaps[0]
-        t2 = t2_snaps[0]
-        t3 = t3_snaps[0]
-        total = total_snaps[0]
-        total_dot = total_dot_snaps[0]
         u[:] = u_snaps[0]
         u_dot[:] = u_dot_snaps[0]
     # adjoint of: u = np.copy(u0)

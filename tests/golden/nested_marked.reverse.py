@@ -54,16 +54,13 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             total = total_snaps[ck_slot]
             u[:] = u_snaps[ck_slot]
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             total_snaps[ck_slot] = total
             u_snaps[ck_slot] = u
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 s = ck_j
                 for t in range(inner):
@@ -71,8 +68,7 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                         u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
                 total = total + u[n // 2] * u[n // 2]
                 u[0] = np.sin(u[1])
-        else:
-            # step ck_a with its records, then its adjoint
+        else:  # step ck_a with its records, then its adjoint
             s = ck_a
             tape = reserve(tape, top + 1)  # room for this step's records
             # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
@@ -115,25 +111,19 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                 ck_schedule_1, ck_do_1, ck_a_1, ck_b_1, ck_slot_1 = checkpoint_next(ck_schedule_1, ck_slots_1)
                 if ck_do_1 < 0:
                     break  # every step reversed
-                if ck_do_1 == 0:
-                    # restore the state before step ck_a_1
+                if ck_do_1 == 0:  # restore the state before step ck_a_1
                     n = n_snaps[ck_slot_1]
                     s = s_snaps[ck_slot_1]
                     u[:] = u_snaps_1[ck_slot_1]
-                elif ck_do_1 == 1:
-                    # snapshot the state before step ck_a_1
+                elif ck_do_1 == 1:  # snapshot the state before step ck_a_1
                     n_snaps[ck_slot_1] = n
                     s_snaps[ck_slot_1] = s
                     u_snaps_1[ck_slot_1] = u
-                elif ck_do_1 == 2:
-                    # steps ck_a_1 .. ck_b_1 - 1 again, without records
+                elif ck_do_1 == 2:  # steps ck_a_1 .. ck_b_1 - 1 again, without records
                     for ck_j_1 in range(ck_a_1, ck_b_1):
-                        t = ck_j_1
                         for i in range(1, n - 1):
                             u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
-                else:
-                    # step ck_a_1 with its records, then its adjoint
-                    t = ck_a_1
+                else:  # step ck_a_1 with its records, then its adjoint
                     tape = reserve(tape, top + (n - 2))  # room for this step's records
                     for i in range(1, n - 1):
                         tape[top] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
@@ -154,11 +144,8 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read
                 n = n_snaps[0]
-                s = s_snaps[0]
                 u[:] = u_snaps_1[0]
     if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        total = total_snaps[0]
         u[:] = u_snaps[0]
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar

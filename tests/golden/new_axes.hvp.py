@@ -29,7 +29,6 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     t3 = np.reshape(x, (x.shape[0], 1))
     t4 = np.reshape(part_1, (part_1.shape[0], 1))
     result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t3 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t4 * y_dot)
-    result = np.sum(outer * A) + np.sum(t3 * centred) + np.sum(t4 * y)
     value = result_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

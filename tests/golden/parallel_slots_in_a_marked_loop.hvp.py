@@ -52,14 +52,12 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
         tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = float(i)
         s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
-        s += u[i] * u[i] * t1
     value = s_dot
     # reverse sweep
     kappa_bar = 0.0
@@ -84,33 +82,27 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             t0 = t0_snaps[ck_slot]
             u = u_snaps[ck_slot].copy()
             u_dot = u_dot_snaps[ck_slot].copy()
             v = v_snaps[ck_slot].copy()
             v_dot = v_dot_snaps[ck_slot].copy()
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             t0_snaps[ck_slot] = t0
             u_snaps[ck_slot] = u
             u_dot_snaps[ck_slot] = u_dot
             v_snaps[ck_slot] = v
             v_dot_snaps[ck_slot] = v_dot
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
-                _step = ck_j
                 for i in prange(1, n - 1):
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
                     v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                     v[i] = u[i] + kappa * t0
                 u, v = v, u
                 u_dot, v_dot = v_dot, u_dot
-        else:
-            # step ck_a with its records, then its adjoint
-            _step = ck_a
+        else:  # step ck_a with its records, then its adjoint
             # parallel loop: each iteration records the old v, v_dot it overwrites
             # in its own slot of the tape, at an offset computed from the loop index
             tape = reserve(tape, top + 2 * max(n - 2, 0))
@@ -121,7 +113,6 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
                 slot += 1
                 v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                 tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
-                slot += 1
                 v[i] = u[i] + kappa * t0
             top += 2 * max(n - 2, 0)
             u, v = v, u
@@ -167,7 +158,6 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
                     u_bar_mine[i - 1] += t0_bar
                     u_bar[i] += 2.0 * -t0_bar
                     u_bar_mine[i + 1] += t0_bar
-                    t0_bar = 0.0
                     kappa_bar_chunks[chunk] += kappa_bar_i
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
@@ -176,13 +166,6 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             for part in prange(16):
                 add_chunk_rows(u_bar, u_bar_rows, part)
                 add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
-    if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        t0 = t0_snaps[0]
-        u = u_snaps[0].copy()
-        u_dot = u_dot_snaps[0].copy()
-        v = v_snaps[0].copy()
-        v_dot = v_dot_snaps[0].copy()
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

@@ -58,31 +58,24 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             u = u_snaps[ck_slot].copy()
             v = v_snaps[ck_slot].copy()
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             u_snaps[ck_slot] = u
             v_snaps[ck_slot] = v
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
-                _step = ck_j
                 for i in prange(1, n - 1):
                     v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
                 u, v = v, u
-        else:
-            # step ck_a with its records, then its adjoint
-            _step = ck_a
+        else:  # step ck_a with its records, then its adjoint
             # parallel loop: each iteration records the old v it overwrites
             # in its own slot of the tape, at an offset computed from the loop index
             tape = reserve(tape, top + max(n - 2, 0))
             for i in prange(1, n - 1):
                 slot = top + i - 1
                 tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
-                slot += 1
                 v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             top += max(n - 2, 0)
             u, v = v, u
@@ -117,10 +110,6 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
             # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
             for part in prange(16):
                 add_chunk_rows(u_bar, u_bar_rows, part)
-    if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        u = u_snaps[0].copy()
-        v = v_snaps[0].copy()
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

@@ -61,7 +61,6 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
         energy = energy * 0.5 + u[1] * u[1] / t
     result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
-    result = np.sum(u * u) + energy
     value = result_dot
     # reverse sweep
     energy_dot_bar = 0.0
@@ -87,8 +86,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             energy = energy_snaps[ck_slot]
             energy_dot = energy_dot_snaps[ck_slot]
             t0 = t0_snaps[ck_slot]
@@ -96,8 +94,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             u_dot[:] = u_dot_snaps[ck_slot]
             un[:] = un_snaps[ck_slot]
             un_dot[:] = un_dot_snaps[ck_slot]
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             energy_snaps[ck_slot] = energy
             energy_dot_snaps[ck_slot] = energy_dot
             t0_snaps[ck_slot] = t0
@@ -105,8 +102,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             u_dot_snaps[ck_slot] = u_dot
             un_snaps[ck_slot] = un
             un_dot_snaps[ck_slot] = un_dot
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 t = 1 + ck_j
                 for i in prange(1, n - 1):
@@ -118,8 +114,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                     u[i] = un[i]
                 energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
                 energy = energy * 0.5 + u[1] * u[1] / t
-        else:
-            # step ck_a with its records, then its adjoint
+        else:  # step ck_a with its records, then its adjoint
             t = 1 + ck_a
             tape = reserve(tape, top + 2 * (n - 2))  # room for this step's records
             # parallel loop: its iterations record on their own tapes in the reverse sweep
@@ -195,7 +190,6 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                     u_bar_mine[i - 1] += t0_bar
                     u_bar[i] += 2.0 * -t0_bar
                     u_bar_mine[i + 1] += t0_bar
-                    t0_bar = 0.0
                     k_bar_chunks[chunk] += k_bar_i
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
@@ -205,10 +199,6 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 add_chunk_rows(u_bar, u_bar_rows, part)
                 add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        energy = energy_snaps[0]
-        energy_dot = energy_dot_snaps[0]
-        t0 = t0_snaps[0]
         u[:] = u_snaps[0]
         u_dot[:] = u_dot_snaps[0]
         un[:] = un_snaps[0]

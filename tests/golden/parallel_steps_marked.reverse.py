@@ -61,18 +61,15 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
         if ck_do < 0:
             break  # every step reversed
-        if ck_do == 0:
-            # restore the state before step ck_a
+        if ck_do == 0:  # restore the state before step ck_a
             energy = energy_snaps[ck_slot]
             u[:] = u_snaps[ck_slot]
             un[:] = un_snaps[ck_slot]
-        elif ck_do == 1:
-            # snapshot the state before step ck_a
+        elif ck_do == 1:  # snapshot the state before step ck_a
             energy_snaps[ck_slot] = energy
             u_snaps[ck_slot] = u
             un_snaps[ck_slot] = un
-        elif ck_do == 2:
-            # steps ck_a .. ck_b - 1 again, without records
+        elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 t = 1 + ck_j
                 for i in prange(1, n - 1):
@@ -80,8 +77,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
                 for i in range(1, n - 1):
                     u[i] = un[i]
                 energy = energy * 0.5 + u[1] * u[1] / t
-        else:
-            # step ck_a with its records, then its adjoint
+        else:  # step ck_a with its records, then its adjoint
             t = 1 + ck_a
             tape = reserve(tape, top + (n - 2))  # room for this step's records
             # parallel loop: its iterations record on their own tapes in the reverse sweep
@@ -134,8 +130,6 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             for part in prange(16):
                 add_chunk_rows(u_bar, u_bar_rows, part)
     if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        energy = energy_snaps[0]
         u[:] = u_snaps[0]
         un[:] = un_snaps[0]
     # adjoint of: u = np.copy(u0)

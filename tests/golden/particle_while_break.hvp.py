@@ -44,7 +44,6 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
     itop = 0
     # forward sweep
     total_dot = 0.0
-    total = 0.0
     for j in range(w.shape[0]):
         px_dot = 0.0
         px = 0.0
@@ -219,7 +218,6 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
         top += 1
         xf = px + tf * vx
         total_dot += xf * xf_dot + xf * xf_dot
-        total += xf * xf
     value = total_dot
     # reverse sweep
     ax_bar = 0.0

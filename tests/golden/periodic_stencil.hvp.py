@@ -46,7 +46,6 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         u, un = un, u
         u_dot, un_dot = un_dot, u_dot
     result_dot = np.sum(u * u_dot + u * u_dot)
-    result = np.sum(u * u)
     value = result_dot
     # reverse sweep
     k_bar = 0.0

@@ -12,9 +12,7 @@ def poly2_hvp(x, y, x_dot, y_dot, out_bar):
     t0 = 3.0 * x * x
     t1 = 2.0 * x * y
     t_dot = y * (x * (3.0 * x_dot) + 3.0 * x * x_dot) + t0 * y_dot - (y * (y * (2.0 * x_dot) + 2.0 * x * y_dot) + t1 * y_dot)
-    t = t0 * y - t1 * y
     result_dot = t_dot + x_dot - (4.0 * y_dot)
-    result = t + x - 4.0 * y + 1.5
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

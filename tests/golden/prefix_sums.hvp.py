@@ -17,10 +17,8 @@ def prefix_sums_hvp(x, x_dot, out_bar):
         c_dot[i] = c_dot[i - 1] + x_dot[i]
         c[i] = c[i - 1] + x[i]
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         s_dot += c[i] * c_dot[i] + c[i] * c_dot[i]
-        s += c[i] * c[i]
     value = s_dot
     # reverse sweep
     c_bar = np.zeros_like(c)

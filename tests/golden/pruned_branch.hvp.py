@@ -37,13 +37,11 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
         itape[itop] = 0  # record the branch taken
         itop += 1
     result_dot = xs[1] * b_dot + b * xs_dot[1]
-    result = b * xs[1]
     value = result_dot
     # reverse sweep
     b_bar = 0.0
     b_dot_bar = 0.0
     choice_bar = 0.0
-    choice_dot_bar = 0.0
     result_dot_bar = out_bar
     xs_bar = np.zeros_like(xs)
     # adjoint of: result_dot = xs[1] * b_dot + b * xs_dot[1]
@@ -67,12 +65,8 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
         t2 = b_dot_bar
         b_bar += 0.0 * (t1 * (b_dot * t2))
         choice_bar += 0.0 * (t0 * (b_dot * t2))
-        b_dot_bar += t0 * t1 * t2
-        choice_dot_bar += 0.0 * t2
         # adjoint of: choice = b
         b_bar += choice_bar
-        # adjoint of: choice_dot = b_dot
-        b_dot_bar += choice_dot_bar
     # adjoint of: b = xs[0] * v1[0]
     xs_bar[0] += v1[0] * b_bar
     return value, xs_bar

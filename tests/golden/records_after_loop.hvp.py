@@ -67,15 +67,12 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     t_dot = a * t_dot + t * a_dot
     tape[top] = t  # record t: overwritten next, and its own adjoint reads it
     top += 1
-    t = t * a
     tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
     top += 1
     s_dot = -math.sin(s) * s_dot + t_dot
     tape[top] = s  # record s: overwritten next, and its own adjoint reads it
     top += 1
-    s = math.cos(s) + t
     result_dot = s_dot + t_dot
-    result = s + t
     value = result_dot
     # reverse sweep
     a_bar = 0.0

@@ -44,7 +44,6 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         h_dot[t + 1] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
         h[t + 1] = t1
     result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
-    result = np.sum(h[n] * h[n])
     value = result_dot
     # reverse sweep
     W_bar = np.zeros_like(W)

@@ -15,7 +15,6 @@ def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
     # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = np.maximum(x - t, 0.0)
     result_dot = np.sum(np.where(x - t >= 0.0, 2.0 * t0 * (x_dot - t_dot), 0.0)) + np.sum(np.copysign(1.0, x) * x_dot)
-    result = np.sum(t0 ** 2) + np.sum(np.abs(x))
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

@@ -11,12 +11,10 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = len(x)
     s_dot = 0.0
-    s = 0.0
     for i in range(n):
         t_dot = x_dot[n - 1 - i]
         t = x[n - 1 - i]
         s_dot = 0.9 * s_dot + (x[i] * (t * t_dot + t * t_dot) + t * t * x_dot[i])
-        s = 0.9 * s + t * t * x[i]
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

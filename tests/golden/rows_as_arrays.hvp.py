@@ -23,7 +23,6 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
     itop = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + points.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + points.shape[0] * centroids.shape[0])  # room for all its records: trip counts are known here
     for i in range(points.shape[0]):
@@ -44,7 +43,6 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         top += 1
         t0 = np.dot(points[i], w)
         s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
-        s += best + t0 ** 2
     value = s_dot
     # reverse sweep
     best_dot_bar = 0.0

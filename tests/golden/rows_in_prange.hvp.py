@@ -14,11 +14,8 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
     # active (varied from cams; useful for the result): cam, cams
     # active (varied from X, cams; useful for the result): r, r_dot, total_dot
     # constant (no derivative code): X_dot, cam_dot, cams_dot, p_dot, total
-    cam = np.empty(0)  # not assigned on every path: a typed placeholder
-    p = np.empty(0)  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     total_dot = 0.0
-    total = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
     for i in prange(obs.shape[0]):
         cam_dot = cams_dot[obs[i, 0]]
@@ -29,7 +26,6 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
         r_dot = p[0] * cam_dot[0] + cam[0] * p_dot[0] + (p[1] * cam_dot[1] + cam[1] * p_dot[1]) - (t0 * cam_dot[2] + cam[2] * np.sum(p * p_dot + p * p_dot))
         r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * t0
         total_dot += r * r_dot + r * r_dot
-        total += r * r
     value = total_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
@@ -69,7 +65,6 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
             p_bar[1] += cam[1] * r_bar
             cam_bar[2] += t0 * -r_bar
             t0_bar += cam[2] * -r_bar
-            r_bar = 0.0
             # adjoint of: r_dot = p[0] * cam_dot[0] + cam[0] * p_dot[0] + (p[1] * cam_dot[1] + cam[1] * p_dot[1]) - (t0 * cam_dot[2] + cam[2] * np.sum(p * p_dot + p * p_dot))
             t1 = p * p_dot + p * p_dot
             t2 = np.sum(t1)
@@ -81,16 +76,12 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
             cam_bar[2] += t2 * -r_dot_bar
             t3 = np.full_like(t1, cam[2] * -r_dot_bar)
             p_bar += 2.0 * unbroadcast(p_dot * t3, p)
-            r_dot_bar = 0.0
             # adjoint of: t0 = np.sum(p * p)
             p_bar += 2.0 * (p * t0_bar)
-            t0_bar = 0.0
             # adjoint of: p = X[obs[i, 1]]
             X_bar_mine[obs[i, 1]] += p_bar
-            p_bar = np.zeros_like(p_bar)
             # adjoint of: cam = cams[obs[i, 0]]
             cams_bar_mine[obs[i, 0]] += cam_bar
-            cam_bar = np.zeros_like(cam_bar)
     # X_bar, cams_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(X_bar, X_bar_rows, part)

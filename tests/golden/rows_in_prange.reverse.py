@@ -13,8 +13,6 @@ def rows_in_prange_vjp(cams, X, obs, out_bar):
     # active (varied from X; useful for the result): X, p
     # active (varied from cams; useful for the result): cam, cams
     # active (varied from X, cams; useful for the result): r, total
-    cam = np.empty(0)  # not assigned on every path: a typed placeholder
-    p = np.empty(0)  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     total = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
@@ -55,13 +53,10 @@ def rows_in_prange_vjp(cams, X, obs, out_bar):
             cam_bar[2] += t0 * -r_bar
             t1 = cam[2] * -r_bar
             p_bar += 2.0 * (p * t1)
-            r_bar = 0.0
             # adjoint of: p = X[obs[i, 1]]
             X_bar_mine[obs[i, 1]] += p_bar
-            p_bar = np.zeros_like(p_bar)
             # adjoint of: cam = cams[obs[i, 0]]
             cams_bar_mine[obs[i, 0]] += cam_bar
-            cam_bar = np.zeros_like(cam_bar)
     # X_bar, cams_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(X_bar, X_bar_rows, part)

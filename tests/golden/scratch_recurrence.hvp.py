@@ -15,8 +15,6 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     # active (varied from X, w; useful for the result): acc, acc_dot, out, out_dot, result_dot
     # active (varied from w; useful for the result): w
     # constant (no derivative code): X_dot, result, w_dot
-    acc = np.empty(0)  # not assigned on every path: a typed placeholder
-    acc_dot = np.empty(0)  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     d = X.shape[1]
@@ -35,7 +33,6 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
         out_dot[i] = acc_dot[d - 1]
         out[i] = acc[d - 1]
     result_dot = np.sum(out * out_dot + out * out_dot)
-    result = np.sum(out * out)
     value = result_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
@@ -108,10 +105,6 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 w_bar_mine[j] += X_dot[i, j] * acc_dot_bar[j]
                 X_bar[i, j] += w_dot[j] * acc_dot_bar[j]
                 acc_dot_bar[j] = 0.0
-            # adjoint of: acc_dot = np.zeros_like(acc)
-            acc_dot_bar = np.zeros_like(acc_dot_bar)
-            # adjoint of: acc = np.zeros(d)
-            acc_bar = np.zeros_like(acc_bar)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

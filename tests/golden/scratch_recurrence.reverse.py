@@ -14,7 +14,6 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
     # active (varied from X; useful for the result): X
     # active (varied from X, w; useful for the result): acc, out, result
     # active (varied from w; useful for the result): w
-    acc = np.empty(0)  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     d = X.shape[1]
@@ -70,8 +69,6 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 X_bar[i, j] += w[j] * acc_bar[j]
                 w_bar_mine[j] += X[i, j] * acc_bar[j]
                 acc_bar[j] = 0.0
-            # adjoint of: acc = np.zeros(d)
-            acc_bar = np.zeros_like(acc_bar)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

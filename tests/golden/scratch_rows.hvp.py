@@ -14,13 +14,10 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
     # active (varied from X, w; useful for the result): row, row_dot, s_dot, t0, total_dot
     # active (varied from w; useful for the result): w
     # constant (no derivative code): X_dot, s, total, w_dot
-    row = np.empty(0)  # not assigned on every path: a typed placeholder
-    row_dot = np.empty(0)  # not assigned on every path: a typed placeholder
     # forward sweep
     n = X.shape[0]
     d = X.shape[1]
     total_dot = 0.0
-    total = 0.0
     # parallel loop: its iterations record on their own tapes in the reverse sweep
     for i in prange(n):
         row = np.empty(d)
@@ -30,12 +27,9 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
             row_dot[j] = (1.0 - t0 * t0) * (w[j] * X_dot[i, j] + X[i, j] * w_dot[j])
             row[j] = t0
         s_dot = 0.0
-        s = 0.0
         for j in range(d):
             s_dot += w[j] * (row[j] * row_dot[j] + row[j] * row_dot[j]) + row[j] * row[j] * w_dot[j]
-            s += row[j] * row[j] * w[j]
         total_dot += s_dot
-        total += s
     value = total_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
@@ -60,11 +54,6 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 t0 = np.tanh(X[i, j] * w[j])
                 row_dot[j] = (1.0 - t0 * t0) * (w[j] * X_dot[i, j] + X[i, j] * w_dot[j])
                 row[j] = t0
-            s_dot = 0.0
-            s = 0.0
-            for j in range(d):
-                s_dot += w[j] * (row[j] * row_dot[j] + row[j] * row_dot[j]) + row[j] * row[j] * w_dot[j]
-                s += row[j] * row[j] * w[j]
             row_bar = np.zeros_like(row)
             row_dot_bar = np.zeros_like(row_dot)
             s_dot_bar = 0.0
@@ -82,8 +71,6 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                     row_bar[j] += row_dot[j] * (w[j] * s_dot_bar)
                     row_dot_bar[j] += row[j] * (w[j] * s_dot_bar)
                     row_bar[j] += 2.0 * (row[j] * (w_dot[j] * s_dot_bar))
-            # adjoint of: s_dot = 0.0
-            s_dot_bar = 0.0
             for j in range(d - 1, -1, -1):
                 # adjoint of: row[j] = t0
                 t0_bar += row_bar[j]
@@ -104,10 +91,6 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 X_bar[i, j] += w[j] * t2
                 w_bar_mine[j] += X[i, j] * t2
                 t0_bar = 0.0
-            # adjoint of: row_dot = np.zeros_like(row)
-            row_dot_bar = np.zeros_like(row_dot_bar)
-            # adjoint of: row = np.empty(d)
-            row_bar = np.zeros_like(row_bar)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

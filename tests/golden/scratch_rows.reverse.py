@@ -13,7 +13,6 @@ def scratch_rows_vjp(X, w, out_bar):
     # active (varied from X; useful for the result): X
     # active (varied from X, w; useful for the result): row, s, total
     # active (varied from w; useful for the result): w
-    row = np.empty(0)  # not assigned on every path: a typed placeholder
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     d = X.shape[1]
@@ -43,9 +42,6 @@ def scratch_rows_vjp(X, w, out_bar):
             row = np.empty(d)
             for j in range(d):
                 row[j] = np.tanh(X[i, j] * w[j])
-            s = 0.0
-            for j in range(d):
-                s += row[j] * row[j] * w[j]
             row_bar = np.zeros_like(row)
             s_bar = 0.0
             # adjoint of: total += s
@@ -56,8 +52,6 @@ def scratch_rows_vjp(X, w, out_bar):
                     # adjoint of: s += row[j] * row[j] * w[j]
                     row_bar[j] += 2.0 * (row[j] * (w[j] * s_bar))
                     w_bar_mine[j] += row[j] * row[j] * s_bar
-            # adjoint of: s = 0.0
-            s_bar = 0.0
             for j in range(d - 1, -1, -1):
                 # adjoint of: row[j] = np.tanh(X[i, j] * w[j])
                 t0 = np.tanh(X[i, j] * w[j])
@@ -65,8 +59,6 @@ def scratch_rows_vjp(X, w, out_bar):
                 X_bar[i, j] += w[j] * t1
                 w_bar_mine[j] += X[i, j] * t1
                 row_bar[j] = 0.0
-            # adjoint of: row = np.empty(d)
-            row_bar = np.zeros_like(row_bar)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

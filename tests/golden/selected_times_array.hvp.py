@@ -58,7 +58,6 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         itape[itop] = 0  # record the branch taken
         itop += 1
     result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
-    result = t2 + np.sum(y * B[0])
     value = result_dot
     # reverse sweep
     B_bar = np.zeros_like(B)
@@ -92,9 +91,6 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t1_bar += 1.0 / t2 * (t11 * choice_3_bar)
         t2_bar += -t9 / t2 * (t11 * choice_3_bar)
         B_bar[1, :] += np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t10 * B_dot[1, :], t9 * choice_3_bar), t10)
-    else:
-        # adjoint of: choice_3 = 0.0
-        choice_3_bar = 0.0
     itop -= 1
     taken_1 = itape[itop]
     if taken_1 == 1:
@@ -102,9 +98,6 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t8 = r / t2
         r_bar += 1.0 / t2 * (r_dot * choice_2_bar)
         t2_bar += -t8 / t2 * (r_dot * choice_2_bar)
-    else:
-        # adjoint of: choice_2 = 0.0
-        choice_2_bar = 0.0
     # adjoint of: t2 = math.hypot(r, t1)
     t7 = math.hypot(r, t1)
     r_bar += (r / t7 * t2_bar if t7 != 0.0 else 0.0)
@@ -124,9 +117,6 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t6 = 2.0 * r_dot * choice_1_bar
         r_bar += 2.0 * (1.0 / t0 * t6)
         t0_bar += -t5 / t0 * t6
-    else:
-        # adjoint of: choice_1 = 0.0
-        choice_1_bar = 0.0
     itop -= 1
     taken_3 = itape[itop]
     if taken_3 == 1:
@@ -134,9 +124,6 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t4 = r / t0
         r_bar += 1.0 / t0 * (r_dot * choice_bar)
         t0_bar += -t4 / t0 * (r_dot * choice_bar)
-    else:
-        # adjoint of: choice = 0.0
-        choice_bar = 0.0
     # adjoint of: t0 = math.hypot(r, 2.0 * r)
     t3 = math.hypot(r, 2.0 * r)
     r_bar += (r / t3 * t0_bar if t3 != 0.0 else 0.0)

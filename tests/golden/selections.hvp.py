@@ -22,7 +22,6 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     z = np.where(t0, x * y, t1)
     t2 = np.clip(x, lo, 0.9)
     result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * t2 * (np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))
-    result = np.sum(z * z) + np.sum(t2 ** 2)
     value = result_dot
     # reverse sweep
     lo_bar = 0.0

@@ -29,7 +29,6 @@ def selections_vjp(x, lo, y, out_bar):
     lo_bar += np.sum(np.where(x < lo, t4, 0.0))
     # adjoint of: z = np.where(x > 0.2, x * y, np.sin(x))
     t0 = x > 0.2
-    t1 = np.sin(x)
     t2 = np.where(t0, z_bar, 0.0)
     x_bar += y * t2
     y_bar += np.sum(x * t2)

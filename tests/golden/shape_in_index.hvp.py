@@ -16,7 +16,6 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     t0 = 1.0 + A * A
     t1 = A / t0
     result_dot = x[1] * A_dot[i2, 0] + np.mean(1.0 / t0 * A_dot + -t1 / t0 * (A * A_dot + A * A_dot))
-    result = A[i2, 0] * x[1] + np.mean(t1)
     value = result_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

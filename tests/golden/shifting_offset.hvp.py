@@ -17,7 +17,6 @@ def shifting_offset_hvp(x, x_dot, out_bar):
     n = x.shape[0]
     off = 1
     s_dot = 0.0
-    s = 0.0
     itape = reserve(itape, itop + 3 * max(n, 0))  # room for all its records: trip counts are known here
     for t in range(3):
         for i in range(n):
@@ -25,7 +24,6 @@ def shifting_offset_hvp(x, x_dot, out_bar):
             itop += 1
             j = (i + off) % n
             s_dot += (t + 1) * (x[j] * x_dot[i] + x[i] * x_dot[j])
-            s += x[i] * x[j] * (t + 1)
         off = off + 2
     value = s_dot
     # reverse sweep

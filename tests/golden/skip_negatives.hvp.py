@@ -18,7 +18,6 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     itop = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
@@ -30,7 +29,6 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             top += 1
             t0 = math.sqrt(x[i] + 1.0)
             s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
-            s += t0 * x[i]
             itape[itop] = 1  # record the branch taken
             itop += 1
         else:

@@ -20,7 +20,6 @@ def slice_update_hvp(x, x_dot, out_bar):
     y_dot[::2] += 0.5 * x_dot[::2]
     y[::2] += 0.5 * x[::2]
     result_dot = np.sum(2.0 * y * y_dot)
-    result = np.sum(y**2)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

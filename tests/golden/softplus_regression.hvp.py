@@ -16,11 +16,8 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     z_dot = np.dot(X, w_dot)
     z = X @ w
     t0 = np.exp(z)
-    t1 = np.log1p(t0)
-    t2 = t1 - y * z
     t3 = np.sum(w * w)
     result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * z_dot) - (y * z_dot)) + (t3 * (0.5 * lam_dot) + 0.5 * lam * np.sum(w * w_dot + w * w_dot))
-    result = np.mean(t2) + 0.5 * lam * t3
     value = result_dot
     # reverse sweep
     lam_bar = 0.0

@@ -35,10 +35,8 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
             out_dot[i] = 1.0 / (1.0 + t1) * (t1 * a_dot)
             out[i] = math.log(1.0 + t1)
     s_dot = 0.0
-    s = 0.0
     for i in range(n):
         s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
-        s += out[i] * out[i]
     value = s_dot
     # reverse sweep
     W_bar = np.zeros_like(W)
@@ -93,7 +91,6 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 # adjoint of: t0 = math.exp(-a)
                 t2 = math.exp(-a)
                 a_bar -= t2 * t0_bar
-                t0_bar = 0.0
             else:
                 # adjoint of: out[i] = math.log(1.0 + t1)
                 t1_bar += 1.0 / (1.0 + t1) * out_bar[i]
@@ -106,7 +103,6 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 # adjoint of: t1 = math.exp(a)
                 t5 = math.exp(a)
                 a_bar += t5 * t1_bar
-                t1_bar = 0.0
             if a_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 for j in range(X.shape[1] - 1, -1, -1):
@@ -114,7 +110,6 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                     W_bar_mine[j] += X[i, j] * a_bar
             # adjoint of: a = b
             b_bar_i += a_bar
-            a_bar = 0.0
             b_bar_chunks[chunk] += b_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order

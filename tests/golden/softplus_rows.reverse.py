@@ -76,7 +76,6 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
                     W_bar_mine[j] += X[i, j] * a_bar
             # adjoint of: a = b
             b_bar_i += a_bar
-            a_bar = 0.0
             b_bar_chunks[chunk] += b_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order

@@ -16,7 +16,6 @@ def store_a_float_hvp(y0, p, y0_dot, p_dot, out_bar):
     y_dot[1] += p * p_dot + p * p_dot
     y[1] += p * p
     result_dot = 2.0 * y_dot[0] + y_dot[1]
-    result = y[0] * 2.0 + y[1]
     value = result_dot
     # reverse sweep
     p_bar = 0.0

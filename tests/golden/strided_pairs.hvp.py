@@ -17,13 +17,10 @@ def strided_pairs_hvp(x, x_dot, out_bar):
         t_dot[i] = t0 * -x_dot[i]
         t[i] = t0
     s_dot = 0.0
-    s = 0.0
     for i in range(0, len(x) - 1, 2):
         s_dot += x[i + 1] * t_dot[i] + t[i] * x_dot[i + 1]
-        s += t[i] * x[i + 1]
     for i in range(1, len(x), 3):
         s_dot -= t[i] * t_dot[i] + t[i] * t_dot[i]
-        s -= t[i] * t[i]
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -10,10 +10,8 @@ def sum_squares_hvp(x, x_dot, out_bar):
     # constant (no derivative code): s, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        s += x[i] * x[i]
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

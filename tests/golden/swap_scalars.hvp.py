@@ -32,7 +32,6 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
         a, b = b, a
         a_dot, b_dot = b_dot, a_dot
     result_dot = b * a_dot + a * b_dot + a_dot
-    result = a * b + a
     value = result_dot
     # reverse sweep
     a_bar = 0.0
@@ -49,9 +48,7 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
     b_dot_bar += a * result_dot_bar
     a_dot_bar += result_dot_bar
     for _k in range(4, -1, -1):
-        b_dot, a_dot = a_dot, b_dot  # undo: a_dot, b_dot = b_dot, a_dot
         b_dot_bar, a_dot_bar = a_dot_bar, b_dot_bar
-        b, a = a, b  # undo: a, b = b, a
         b_bar, a_bar = a_bar, b_bar
         # adjoint of: b = new
         top -= 1

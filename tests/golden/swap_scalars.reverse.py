@@ -34,7 +34,6 @@ def swap_scalars_vjp(a, b, out_bar):
     b_bar += a * result_bar
     a_bar += result_bar
     for _k in range(4, -1, -1):
-        b, a = a, b  # undo: a, b = b, a
         b_bar, a_bar = a_bar, b_bar
         # adjoint of: b = new
         top -= 1

@@ -17,7 +17,6 @@ def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
         data_dot[i] = 0.0
         data[i] = 1.0
     result_dot = data[0] * r_dot[1] + r[1] * data_dot[0] + r_dot[2]
-    result = r[1] * data[0] + r[2]
     value = result_dot
     # reverse sweep
     data_bar = np.zeros_like(data)

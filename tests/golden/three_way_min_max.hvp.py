@@ -72,7 +72,6 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
     else:
         choice_10 = 0.0
     result_dot = choice + choice_3 + (choice_4 + choice_7) + (choice_8 + choice_10)
-    result = max(t0, c) + min(t1, c - 1.0) + max(t2, 5.0 * c)
     value = result_dot
     # reverse sweep
     a_bar = 0.0
@@ -94,10 +93,4 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
             # adjoint of: choice_5 = b * a_dot + a * b_dot
             b_bar += a_dot * choice_5_bar
             a_bar += b_dot * choice_5_bar
-        else:
-            # adjoint of: choice_5 = 0.0
-            choice_5_bar = 0.0
-    else:
-        # adjoint of: choice_4 = 0.0
-        choice_4_bar = 0.0
     return value, a_bar, b_bar, c_bar

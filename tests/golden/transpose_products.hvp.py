@@ -23,7 +23,6 @@ def transpose_products_hvp(A, A_dot, out_bar):
             B_dot[i, j] = A[j, i] * A_dot[i, j] + A[i, j] * A_dot[j, i] + A_dot[i, j]
             B[i, j] = A[i, j] * A[j, i] + A[i, j]
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + max(n, 0) * max(m, 0))  # room for all its records: trip counts are known here
     for i in range(n):
         for j in range(m):
@@ -31,7 +30,6 @@ def transpose_products_hvp(A, A_dot, out_bar):
             top += 1
             t0 = float(i + j + 1)
             s_dot += t0 * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
-            s += B[i, j] * B[j, i] * t0
     value = s_dot
     # reverse sweep
     A_bar = np.zeros_like(A)

@@ -52,7 +52,6 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     d_dot = result1_1_dot
     d = result1_1
     result_1_dot = v * u_dot + u * v_dot + u_dot + (b * a_dot + a * b_dot) + (d * c_dot + c * d_dot)
-    result_1 = u * v + u + a * b + c * d
     value = result_1_dot
     # reverse sweep
     a_bar = 0.0
@@ -121,9 +120,6 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     else:
         # adjoint of: choice = q
         q_bar += choice_bar
-        choice_bar = 0.0
-    v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
-    v, u = u, v  # undo: u, v = v, u
     v_bar, u_bar = u_bar, v_bar
     # adjoint of: v = q * 3.0
     q_bar += 3.0 * v_bar

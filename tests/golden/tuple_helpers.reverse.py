@@ -90,8 +90,6 @@ def tuple_helpers_vjp(p, q, out_bar):
     else:
         # adjoint of: choice = q
         q_bar += choice_bar
-        choice_bar = 0.0
-    v, u = u, v  # undo: u, v = v, u
     v_bar, u_bar = u_bar, v_bar
     # adjoint of: v = q * 3.0
     q_bar += 3.0 * v_bar

@@ -21,11 +21,8 @@ def tuple_values_hvp(a, b, a_dot, b_dot, out_bar):
     u = q_0
     v_dot = q_1_dot
     v = q_1
-    r_0 = p_1
     r_1_dot = p_0_dot + (v * u_dot + u * v_dot)
-    r_1 = p_0 + u * v
     result_dot = p_1 * p_0_dot + p_0 * p_1_dot + r_1_dot
-    result = p_0 * p_1 + r_1 - 2
     value = result_dot
     # reverse sweep
     a_bar = 0.0

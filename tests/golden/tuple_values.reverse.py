@@ -15,7 +15,6 @@ def tuple_values_vjp(a, b, out_bar):
     q_1 = p_1
     u = q_0
     v = q_1
-    r_0 = p_1
     r_1 = p_0 + u * v
     result = p_0 * p_1 + r_1 - 2
     value = result

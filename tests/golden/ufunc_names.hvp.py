@@ -20,12 +20,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t0 = x / (y + 3.0)
     t1 = (x - y) / t0
     z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (1.0 / t0 * (x_dot - y_dot) + -t1 / t0 * (1.0 / (y + 3.0) * x_dot + -t0 / (y + 3.0) * y_dot))
-    z = (x + y) * (x * y) + t1
-    t2 = z + (-x)
-    t3 = np.power(x, 2.0)
-    t4 = np.square(y)
     t5 = np.reciprocal(y + 3.0)
-    t6 = t2 + t3 + t4
     itape = reserve(itape, itop + 1)
     itape[itop] = z_dot.shape[0]
     itop += 1
@@ -33,9 +28,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     tape[top : top + z_dot.size] = z_dot.ravel()
     top += z_dot.size
     z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t5 * t5 * y_dot
-    z = t6 + t5
     result_dot = np.sum(z_dot) + 1.0 / 2.0 * x_dot[0]
-    result = np.sum(z) + (x[0] / 2.0)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar

@@ -15,7 +15,6 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
-    result = 0.0
     result_dot = 0.0
     result_1 = 0.0
     result_1_dot = 0.0
@@ -26,12 +25,9 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
         choice = b
     if choice < b:
         result_dot = 2.0 * b_dot
-        result = b * 2.0
         returned = True
     if not returned:
         result_dot = a_dot
-        result = a
-        returned = True
     returned_1 = False
     if a > a:
         choice_1 = 0.3
@@ -51,14 +47,12 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
     if not returned_1:
         result_1_dot = b_dot
         result_1 = b
-        returned_1 = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:
         itape[itop] = 0  # record the branch taken
         itop += 1
     result_2_dot = result_dot + (a * result_1_dot + result_1 * a_dot)
-    result_2 = result + result_1 * a
     value = result_2_dot
     # reverse sweep
     a_bar = 0.0
@@ -79,5 +73,4 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
     if taken_1 == 1:
         # adjoint of: result_1 = a * 2.0
         a_bar += 2.0 * result_1_bar
-        result_1_bar = 0.0
     return value, a_bar, b_bar

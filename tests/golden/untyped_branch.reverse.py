@@ -34,7 +34,6 @@ def untyped_branch_vjp(a, b, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result = a
-        returned = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:
@@ -57,7 +56,6 @@ def untyped_branch_vjp(a, b, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned_1:
         result_1 = b
-        returned_1 = True
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:

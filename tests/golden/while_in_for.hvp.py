@@ -17,7 +17,6 @@ def while_in_for_hvp(x, x_dot, out_bar):
     itop = 0
     # forward sweep
     s_dot = 0.0
-    s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
@@ -33,7 +32,6 @@ def while_in_for_hvp(x, x_dot, out_bar):
         itape[itop] = trips  # record the trip count
         itop += 1
         s_dot += y * y_dot + y * y_dot
-        s += y * y
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -12,10 +12,7 @@ def widened_tangent_hvp(v, base, X, v_dot, out_bar):
     # constant (no derivative code): X, base, result, result_dot, row, row_dot, t0, v, v_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     row_dot = np.sum(X * v_dot, axis=-2)
-    row = np.sum(X * v, axis=-2)
-    t0 = v - base * 2.0
     result_dot = np.sum(broadcast_tangent(v_dot, base)) + np.sum(broadcast_tangent(v_dot, base * 2.0)) + np.sum(row_dot)
-    result = np.sum(base + v) + np.sum(t0) + np.sum(row + base[0])
     value = result_dot
     # reverse sweep
     v_bar = 0.0

@@ -13,11 +13,9 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
     # constant (no derivative code): s, x_dot, y_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         t0 = math.sin(x[i])
         s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot)
-        s += (x[i] * y + t0 * y)
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -12,14 +12,12 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
     # constant (no derivative code): s, w_dot, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
-    s = 0.0
     for i in range(x.shape[0]):
         j = (i + 1) % x.shape[0]
         for k in range(i, len(x)):
             m = (k * k) % len(x)
             t0 = w * x[i] * x[j]
             s_dot += x[m] * (x[j] * (x[i] * w_dot + w * x_dot[i]) + w * x[i] * x_dot[j]) + t0 * x_dot[m]
-            s += t0 * x[m]
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar

@@ -35,7 +35,6 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         s = s * x[i]
     for i in range(x.shape[0]):
         s_dot = 0.5 * s_dot + x_dot[i]
-        s = s * 0.5 + x[i]
     value = s_dot
     # reverse sweep
     s_bar = 0.0
