@@ -7,6 +7,7 @@
     activity   varied and useful variables: which carry derivatives           (activity.py)
     forward    tangent code (forward mode)                                    (forward.py)
     reverse    a frozen plan of records, then both sweeps (reverse mode)      (reverse_plan.py, reverse.py)
+               and without what nothing reads (the value, for grad)           (deadcode.py)
     emit       the module text, deterministic                                 (emit.py)
     compile    content-addressed file, import, numba.njit(cache=True)         (compile.py)
 
