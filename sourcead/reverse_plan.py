@@ -392,10 +392,9 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
     records of element writes only, one per recorded statement) lie at an offset computed from
     the loop index.
     The value: (records per iteration on the float tape, on the int tape)."""
-    nested = {t for s in statements if isinstance(s, For) and s in parallel for t in walk_statements(s.body)}
     found = {}
     for loop in statements:
-        if not isinstance(loop, For) or loop in parallel or loop in nested or not is_number(loop.step):
+        if not isinstance(loop, For) or loop in parallel or not is_number(loop.step):
             continue
         if number_value(loop.step) == 0:
             continue

@@ -150,6 +150,27 @@ def scratch_recurrence(X, w):
     return np.sum(out * out)
 
 
+def scratch_overwritten(X, w):
+    # inner loops of a prange iteration whose adjoints are independent, run in their own order:
+    # the third overwrites scratch elements an earlier adjoint reads, recorded on the iteration's
+    # tape and each restored from its offset
+    n, d = X.shape
+    total = 0.0
+    for i in numba.prange(n):
+        acc = np.empty(d)
+        for j in range(d):
+            acc[j] = X[i, j] * w[j]
+        s = 0.0
+        for j in range(d):
+            s += acc[j] * acc[j]
+        for j in range(d):
+            acc[j] = np.sin(X[i, j]) * w[j]
+        for j in range(d):
+            s += acc[j] * acc[j] * X[i, j]
+        total += s
+    return total
+
+
 def rows_overwritten(x, A, c):
     # a prange loop overwriting whole rows that an earlier adjoint reads: a row's record has the
     # row's size, so the iterations cannot own fixed one-value slots of the tape (serial adjoint)

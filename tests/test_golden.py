@@ -53,6 +53,7 @@ PARALLEL = [
         ("diffusion_rows", ("u0", "kappa")),
         ("scratch_rows", ("X", "w")),
         ("scratch_recurrence", ("X", "w")),
+        ("scratch_overwritten", ("X", "w")),
     ]
 ]
 

@@ -51,6 +51,7 @@ def _cases():
         ("diffusion_rows", (rng.standard_normal((12, 9)), 0.1, 15), ("u0", "kappa")),
         ("scratch_rows", (0.5 * rng.standard_normal((60, 5)), rng.standard_normal(5)), ("X", "w")),
         ("scratch_recurrence", (0.5 * rng.standard_normal((60, 6)), rng.standard_normal(6)), ("X", "w")),
+        ("scratch_overwritten", (0.5 * rng.standard_normal((60, 6)), rng.standard_normal(6)), ("X", "w")),
         ("empty_prange_between_records", (rng.standard_normal(6), 1), ("x",)),
         ("index_slots", (rng.standard_normal(8), rng.integers(0, 8, 40), rng.integers(0, 8, 40)), ("x",)),
     ]

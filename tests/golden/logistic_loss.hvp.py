@@ -84,7 +84,8 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
             z_bar -= t2 * t0_bar
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(X.shape[1] - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(X.shape[1]):
                     # adjoint of: z += X[i, j] * w[j]
                     w_bar_mine[j] += X[i, j] * z_bar
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel

@@ -54,7 +54,8 @@ def logistic_loss_vjp(w, X, y, out_bar):
             z_bar -= t0 * (-t1 / (1.0 + t0) * p_bar)
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(X.shape[1] - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(X.shape[1]):
                     # adjoint of: z += X[i, j] * w[j]
                     w_bar_mine[j] += X[i, j] * z_bar
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel

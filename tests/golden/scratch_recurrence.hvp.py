@@ -96,7 +96,8 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 acc_dot_bar[j - 1] += acc[j] * t1
                 acc_bar[j] += -math.sin(acc[j]) * (acc_dot[j] * t1)
                 acc_dot_bar[j] += t0 * t1
-            for j in range(d - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
                 X_bar[i, j] += w[j] * acc_bar[j]
                 w_bar_mine[j] += X[i, j] * acc_bar[j]

@@ -64,7 +64,8 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 acc_bar[j] = acc[j - 1] * t0
                 acc_bar[j - 1] += acc[j] * t0
                 acc_bar[j] += math.cos(acc[j]) * t0
-            for j in range(d - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
                 X_bar[i, j] += w[j] * acc_bar[j]
                 w_bar_mine[j] += X[i, j] * acc_bar[j]

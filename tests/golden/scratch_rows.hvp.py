@@ -62,7 +62,8 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
             s_dot_bar += total_dot_bar
             if s_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(d - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(d):
                     # adjoint of: s_dot += w[j] * (row[j] * row_dot[j] + row[j] * row_dot[j]) + row[j] * row[j] * w_dot[j]
                     t6 = row[j] * row_dot[j] + row[j] * row_dot[j]
                     w_bar_mine[j] += t6 * s_dot_bar

@@ -48,11 +48,13 @@ def scratch_rows_vjp(X, w, out_bar):
             s_bar += total_bar
             if s_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(d - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(d):
                     # adjoint of: s += row[j] * row[j] * w[j]
                     row_bar[j] += 2.0 * (row[j] * (w[j] * s_bar))
                     w_bar_mine[j] += row[j] * row[j] * s_bar
-            for j in range(d - 1, -1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for j in range(d):
                 # adjoint of: row[j] = np.tanh(X[i, j] * w[j])
                 t0 = np.tanh(X[i, j] * w[j])
                 t1 = (1.0 - t0 * t0) * row_bar[j]

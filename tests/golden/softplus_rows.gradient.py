@@ -67,7 +67,8 @@ def softplus_rows_grad(W, X, b, out_bar_1):
                 out_bar[i] = 0.0
             if a_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
-                for j in range(X.shape[1] - 1, -1, -1):
+                # its iterations' adjoints are independent: run in the loop's order
+                for j in range(X.shape[1]):
                     # adjoint of: a += W[j] * X[i, j]
                     W_bar_mine[j] += X[i, j] * a_bar
             # adjoint of: a = b
