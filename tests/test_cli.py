@@ -26,6 +26,21 @@ def test_emit_prints_the_module_and_is_deterministic():
     assert first.output == second.output
 
 
+def test_emit_gradient_mode_prints_what_grad_runs():
+    result = run("emit", f"{HEAT}:heat_loss", "--mode", "gradient", "--wrt", "u0,kappa")
+    assert result.exit_code == 0, result.output
+    assert "def heat_loss_grad(u0, kappa, n_steps, out_bar):" in result.output
+    assert "value =" not in result.output and "return (u0_bar, kappa_bar)" in result.output
+    import sourcead
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import heat
+    finally:
+        sys.path.pop(0)
+    assert result.output == sourcead.grad(heat.heat_loss, wrt=("u0", "kappa")).source  # what grad compiles
+
+
 def test_emit_with_a_memory_budget_checkpoints_the_time_loop():
     result = run("emit", str(ROOT / "tests" / "checkpointing.py") + ":heat_swap", "--wrt", "u0", "--memory", "64kB")
     assert result.exit_code == 0, result.output
