@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .activity import value_sources
 from .checkpoint_emit import forward_checkpointed
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from .counts import Count
@@ -90,7 +89,7 @@ class ForwardSweep:
         else:
             records = mode in _RECORDING or mode == "slots" and plan.in_slots(s)
             if s in plan.sites and records:
-                reads_itself = s.var in value_sources(s.value)  # type: ignore[union-attr]
+                reads_itself = any(s.var in line.reads() for line in plan.adjoints.lines.get(s, []))  # type: ignore[arg-type, union-attr]
                 why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
                 target = code(s.target)  # type: ignore[union-attr]
                 self.record(s, target, f"record {target}: overwritten next, and {why}", out, here)

@@ -42,10 +42,11 @@ from .core import (
 )
 from .counts import Count, maximum
 from .elements import unneeded_element_records
+from .emit import Line
 from .exprs import code, is_number, names_in, number_value, paren
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
-from .recompute import recomputed_prefixes
+from .recompute import Prefix, recomputed_prefixes
 from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording, Tapes
 from .tbr import record_in_iteration, to_be_recorded
 
@@ -242,22 +243,13 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     fn, fresh = prog.fn, prog.namer.fresh
     adjoints = StatementAdjoints(prog)
     primal = frozenset(set(fn.params) | assigned_names(fn.body))
-    reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in adjoints.lines.items()}
     statements = list(walk_statements(fn.body))
-    parallel, serial_reason, slot_arrays, sites = _parallel_loops(prog, statements, reads, primal)
-    sites -= unneeded_element_records(fn.body, sites, adjoints.lines, fn.params, set())
-    slots = {
-        t: loop
-        for loop, names in slot_arrays.items()
-        for t in walk_statements(loop.body)
-        if isinstance(t, Assign) and t.writes_element and t.var in names
-    }
-    sites |= set(slots)
-    # a prefix is recomputed where it saves a record (and then whole: its statements build on each other)
     returned = {v.value for v in fn.ret.values if isinstance(v, cst.Name)}
-    prefixes = recomputed_prefixes(fn.body, fn.params, returned, lambda v: _scalar_dtype(prog, v))
-    prefixes = {loop: p for loop, p in prefixes.items() if sites & set(walk_statements(p))}
-    sites -= {t for prefix in prefixes.values() for t in walk_statements(prefix)}  # type: ignore[misc]
+    candidates = recomputed_prefixes(fn.body, fn.params, returned, lambda v: _scalar_dtype(prog, v))
+    chosen, records = _choose_prefixes(prog, statements, adjoints, primal, candidates)
+    parallel, slot_arrays = records.parallel, records.slot_arrays
+    prefixes = {loop: p.statements for loop, p in chosen.items()}
+    sites = records.sites - {t for prefix in prefixes.values() for t in walk_statements(prefix)}  # type: ignore[misc]
     main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
     slot, chunk = fresh("slot"), fresh("chunk")
 
@@ -270,7 +262,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         for s in statements
         if isinstance(s, (For, While)) and (isinstance(s, While) or has_break(s)) and work(s.body)
     }
-    recordings = _recordings(prog, parallel, sites, slots, decisions, counters, main_tapes[0][0], slot)
+    recordings = _recordings(prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot)
 
     def worth_it(loop: For | While) -> bool:
         return bool(set(walk_statements(loop.body)) & set(recordings))
@@ -289,7 +281,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         adjoints=adjoints,
         primal=primal,
         parallel=parallel,
-        serial_reason=serial_reason,
+        serial_reason=records.serial_reason,
         slot_arrays={loop: frozenset(names) for loop, names in slot_arrays.items()},
         sites=frozenset(sites),
         in_parallel=in_parallel,
@@ -313,12 +305,105 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         inner_loops=frozenset(
             t for s in statements if isinstance(s, (For, While)) for t in walk_statements(s.body) if isinstance(t, For)
         ),
-        forward_reversals=_forward_reversals(statements, reads, parallel, recordings, prefixes),
+        forward_reversals=_forward_reversals(statements, records.reads, parallel, recordings, prefixes),
         reservations={},
         first_allocation=(Count(), Count()),
     )
     first, reservations = _reservations(plan, fn.body)
     return replace(plan, reservations=reservations, first_allocation=first)  # they count with the plan
+
+
+@dataclass(frozen=True)
+class _Records:
+    """What the reverse sweep reads (per assignment), and what the forward sweep records for it."""
+
+    reads: dict[Assign, set[str]]
+    parallel: dict[For, ParallelLoop]
+    serial_reason: dict[For, str]
+    slot_arrays: dict[For, set[str]]
+    slots: dict[Assign, For]  # the element writes recorded in their iteration's slot
+    sites: set[Assign]  # the assignments TBR chose, slots included
+    at_entry: dict[Stmt, set[str]]  # the variables needed at each loop's entry
+
+
+def _records(
+    prog: Program, statements: list[Stmt], adjoints: StatementAdjoints, primal, prefixes: Mapping[For, Prefix]
+) -> _Records:
+    """The records, where the reverse sweep computes `prefixes` again: it reads what their
+    assignments read, and their variables' values inside their loops are its own."""
+    lines = _with_prefix_reads(adjoints.lines, prefixes.values())
+    reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in lines.items()}
+    for loop, prefix in prefixes.items():
+        own = assigned_names(prefix.statements)
+        for t in walk_statements(loop.body):
+            if t in reads:
+                reads[t] = reads[t] - own  # type: ignore[index]
+    parallel, serial_reason, slot_arrays, sites, at_entry = _parallel_loops(prog, statements, reads, primal)
+    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set())
+    slots = {
+        t: loop
+        for loop, names in slot_arrays.items()
+        for t in walk_statements(loop.body)
+        if isinstance(t, Assign) and t.writes_element and t.var in names
+    }
+    return _Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry)
+
+
+def _choose_prefixes(
+    prog: Program, statements: list[Stmt], adjoints: StatementAdjoints, primal, candidates: Mapping[For, Prefix]
+) -> tuple[dict[For, Prefix], _Records]:
+    """The prefixes recomputed, and the records with them. A prefix is recomputed where it saves a
+    record (and then whole: its statements build on each other). Where it reads names the
+    function changes outside its loop (the reverse sweep reads them again, in the state of the
+    loop: their overwrites after the loop are now recorded), or its variables are mentioned
+    outside the loop (the reversed loop leaves them as its first iteration computed them), the
+    records are analysed again with it: it is taken where none of its variables is needed at
+    the loop's entry, every parallel adjoint stays as it was, and every record it adds sits in
+    fewer loops than each it saves (n-body: three records per body per step, not five per pair)."""
+    records = _records(prog, statements, adjoints, primal, {})
+    depth = _loop_depths(prog.fn.body)
+    chosen: dict[For, Prefix] = {}
+    for loop, prefix in candidates.items():
+        saved = records.sites & set(walk_statements(prefix.statements))
+        if not saved:
+            continue
+        if not (prefix.changed or prefix.outside):
+            chosen[loop] = prefix
+            continue
+        trial_prefixes = {**chosen, loop: prefix}
+        trial = _records(prog, statements, adjoints, primal, trial_prefixes)
+        recomputed = {t for p in trial_prefixes.values() for t in walk_statements(p.statements)}
+        added = trial.sites - records.sites - recomputed
+        if (
+            not any(p.outside & trial.at_entry.get(q, set()) for q, p in trial_prefixes.items())
+            and (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
+            and all(depth[a] < min(depth[t] for t in saved) for a in added)
+        ):
+            chosen[loop], records = prefix, trial
+    return chosen, records  # a prefix taken without a trial only drops its own records
+
+
+def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes) -> dict[Assign, list[Line]]:
+    """The adjoint lines, with each recomputed assignment as a line of its own: the reverse sweep
+    runs it again."""
+    extended = dict(lines)
+    for prefix in prefixes:
+        for a in prefix.assignments():
+            extended[a] = [*lines.get(a, []), Line(a.target, "=", a.value)]
+    return extended
+
+
+def _loop_depths(body: tuple[Stmt, ...], depth: int = 0, out: dict | None = None) -> dict[Stmt, int]:
+    """How many loops hold each statement."""
+    out = {} if out is None else out
+    for s in body:
+        out[s] = depth
+        if isinstance(s, (For, While)):
+            _loop_depths(s.body, depth + 1, out)
+        elif isinstance(s, If):
+            _loop_depths(s.body, depth, out)
+            _loop_depths(s.orelse, depth, out)
+    return out
 
 
 def _parallel_loops(prog: Program, statements: list[Stmt], reads: dict[Assign, set[str]], primal: frozenset[str]):
@@ -340,7 +425,8 @@ def _parallel_loops(prog: Program, statements: list[Stmt], reads: dict[Assign, s
             loop: (loop_plan.reads, loop_plan.writes - slot_arrays.get(loop, set()))
             for loop, loop_plan in parallel.items()
         }
-        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque)
+        at_entry: dict[Stmt, set[str]] = {}
+        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque, at_entry)
         if not conflicts:
             break
         for loop, names in conflicts.items():
@@ -351,8 +437,8 @@ def _parallel_loops(prog: Program, statements: list[Stmt], reads: dict[Assign, s
             slot_arrays.pop(loop, None)
             serial_reason[loop] = "a value it overwrites is still needed by the adjoint of an earlier statement"
     for loop in parallel:
-        sites |= record_in_iteration(loop.body, reads, primal)
-    return parallel, serial_reason, slot_arrays, set(sites)
+        sites |= record_in_iteration(loop.body, reads, primal, at_entry)
+    return parallel, serial_reason, slot_arrays, set(sites), at_entry
 
 
 def slot_count(prog: Program, loop: For, names: set[str] | frozenset[str]) -> Count | None:

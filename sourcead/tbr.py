@@ -24,28 +24,37 @@ def to_be_recorded(
     reads: Mapping[Assign, set[str]],
     primal: set[str],
     opaque: Mapping[For, tuple[frozenset[str], frozenset[str]]] | None = None,
+    at_entry: dict[Stmt, set[str]] | None = None,
 ) -> tuple[set[Assign], dict[For, set[str]]]:
     """The assignments that must record the value they overwrite.
 
     `reads[s]` are the primal variables the adjoint of `s` reads (in the state before `s`).
     `opaque` loops (parallel adjoints, which record on their own tapes) are seen as a whole:
     (what they read, what they write). An opaque loop that writes a needed variable is returned
-    as a conflict, with the needed variables it writes.
+    as a conflict, with the needed variables it writes. `at_entry`, if given, receives the
+    variables needed at the entry of each loop (its own iterations' included).
     """
     sites: set[Assign] = set()
     conflicts: dict[For, set[str]] = {}
-    _block(body, set(), reads, primal, sites, opaque or {}, conflicts)
+    _block(body, set(), reads, primal, sites, opaque or {}, conflicts, {} if at_entry is None else at_entry)
     return sites, conflicts
 
 
-def record_in_iteration(body: tuple[Stmt, ...], reads: Mapping[Assign, set[str]], primal: set[str]) -> set[Assign]:
+def record_in_iteration(
+    body: tuple[Stmt, ...],
+    reads: Mapping[Assign, set[str]],
+    primal: set[str],
+    at_entry: dict[Stmt, set[str]] | None = None,
+) -> set[Assign]:
     """The records one iteration needs when it replays its own body, then reverses it."""
     sites: set[Assign] = set()
-    _block(body, set(), reads, primal, sites, {}, {})
+    _block(body, set(), reads, primal, sites, {}, {}, {} if at_entry is None else at_entry)
     return sites
 
 
-def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign], opaque, conflicts) -> set[str]:
+def _block(
+    body, needed: set[str], reads, primal: set[str], sites: set[Assign], opaque, conflicts, at_entry
+) -> set[str]:
     for stmt in body:
         if stmt in opaque:
             loop_reads, loop_writes = opaque[stmt]
@@ -55,12 +64,12 @@ def _block(body, needed: set[str], reads, primal: set[str], sites: set[Assign], 
         elif isinstance(stmt, For):
             header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal
             entry = (needed | header) - {stmt.var}
-            needed = _loop(stmt.body, entry, {stmt.var}, reads, primal, sites, opaque, conflicts)
+            needed = _loop(stmt, entry, {stmt.var}, reads, primal, sites, opaque, conflicts, at_entry)
         elif isinstance(stmt, While):
-            needed = _loop(stmt.body, needed, set(), reads, primal, sites, opaque, conflicts)
+            needed = _loop(stmt, needed, set(), reads, primal, sites, opaque, conflicts, at_entry)
         elif isinstance(stmt, If):
-            then = _block(stmt.body, needed, reads, primal, sites, opaque, conflicts)
-            needed = then | _block(stmt.orelse, needed, reads, primal, sites, opaque, conflicts)
+            then = _block(stmt.body, needed, reads, primal, sites, opaque, conflicts, at_entry)
+            needed = then | _block(stmt.orelse, needed, reads, primal, sites, opaque, conflicts, at_entry)
         elif isinstance(stmt, Permute):
             moved = dict(zip(stmt.targets, stmt.sources, strict=True))
             needed = {n for n in needed if n not in moved} | {t for t, s in moved.items() if s in needed}
@@ -78,9 +87,10 @@ def _assign(stmt: Assign, needed: set[str], read: set[str], primal: set[str], si
     return needed if stmt.writes_element else needed - {stmt.var}
 
 
-def _loop(body, entry: set[str], recomputed: set[str], reads, primal, sites, opaque, conflicts) -> set[str]:
+def _loop(loop, entry: set[str], recomputed: set[str], reads, primal, sites, opaque, conflicts, at_entry) -> set[str]:
     while True:
-        exit_ = _block(body, entry, reads, primal, sites, opaque, conflicts)
+        at_entry.setdefault(loop, set()).update(entry)
+        exit_ = _block(loop.body, entry, reads, primal, sites, opaque, conflicts, at_entry)
         widened = entry | (exit_ - recomputed)
         if widened == entry:  # a loop variable is never read after its loop (the fence sees to it)
             return (entry | exit_) - recomputed

@@ -485,6 +485,48 @@ def loop_variable_after_loop(x, w):
     return s + x[j] * x[k]
 
 
+def reassigned_in_prefix(a, x):
+    # a value the loop computes first, then overwrites: `t * t` and `a[k]` read the values before
+    # the overwrites, so recomputed the reverse sweep would see the last ones (a wrong gradient,
+    # no error): the prefix ends before an overwrite of a value read since
+    n = a.shape[0]
+    s = 0.0
+    for i in range(n - 1):
+        t = a[i] * 1.5
+        t = t * t
+        k = i
+        u = a[k] * x[k]
+        k = k + 1
+        s += t * x[i] + u * a[k] * a[k]
+    return s
+
+
+def pairwise_steps(p0, v0, dt, n_steps):
+    # pair forces from positions the step then moves: each pair's differences, distance and
+    # weight are computed again from the positions (restored per step: three records per body,
+    # not five per pair), and `d` is reused by the energy loop
+    n = p0.shape[0]
+    p = p0.copy()
+    v = v0.copy()
+    for _step in range(n_steps):
+        for i in range(n):
+            f = 0.0
+            for j in range(n):
+                d = p[j] - p[i]
+                r = math.sqrt(d * d + 0.1)
+                w = d / (r * r * r)
+                f += w
+            v[i] += dt * f
+        for i in range(n):
+            p[i] += dt * v[i]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = p[j] - p[i]
+            e += math.sqrt(d * d + 0.1) + v[i] * v[j]
+    return e
+
+
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step
     n = u0.shape[0]
@@ -736,6 +778,20 @@ ZOO: list[Case] = [
         True,
     ),
     Case("heat_swap", heat_swap, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "kappa"), True),
+    Case(
+        "reassigned_in_prefix",
+        reassigned_in_prefix,
+        lambda rng: (rng.standard_normal(6), rng.standard_normal(6)),
+        ("a", "x"),
+        True,
+    ),
+    Case(
+        "pairwise_steps",
+        pairwise_steps,
+        lambda rng: (rng.standard_normal(5), 0.1 * rng.standard_normal(5), 0.05, 3),
+        ("p0", "v0"),
+        True,
+    ),
     # a loop that runs no iteration between loops that record (its records count as 0, not -1)
     Case(
         "empty_loop_between_records",

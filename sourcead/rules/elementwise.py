@@ -46,6 +46,9 @@ _MATH = (
     ("copysign", "copysign", ("{m}.copysign(1.0, {x}) * {m}.copysign(1.0, {y})", "0.0"), (POSITIVE, NEGATIVE)),
     ("atan2", "arctan2", ("{y} / ({x} * {x} + {y} * {y})", "-{x} / ({x} * {x} + {y} * {y})"), (WHOLE, POSITIVE)),
 )
+# one instruction on a float (a square root, a sign bit): cheaper to compute again than to record
+_CHEAP = ("sqrt", "copysign")
+
 # The partial of x ** y with respect to y is log(x) x ** y: zero where x is 0 (0 ** y is flat for
 # y > 0), never log(0) * 0. On arrays, log(x + (x == 0)) is log(x) where x is not 0, and 0 there.
 _POWER_PARTIALS = Partials(
@@ -67,8 +70,9 @@ def _math_twins() -> list[Primitive]:
     for name, np_name, partials, domain in _MATH:
         sig = ONE if len(partials) == 1 else TWO
         form = _AT_ORIGIN if name == "hypot" else Partials(partials)
-        found.append(Primitive(f"math.{name}", sig, results.math_floats, form, domain=domain))
-        found.append(Primitive(f"np.{np_name}", sig, results.floats(), form, domain=domain))
+        cheap = name in _CHEAP
+        found.append(Primitive(f"math.{name}", sig, results.math_floats, form, domain=domain, recomputed=cheap))
+        found.append(Primitive(f"np.{np_name}", sig, results.floats(), form, domain=domain, recomputed=cheap))
     return found
 
 
@@ -91,11 +95,13 @@ ELEMENTWISE: list[Primitive] = [
     *_math_twins(),
     Primitive("math.pow", TWO, results.math_floats, _POWER_PARTIALS, domain=(POSITIVE, WHOLE)),
     Primitive("np.power", TWO, results.floats(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE)),
-    Primitive("math.fabs", ONE, results.math_floats, Partials(("math.copysign(1.0, {x})",)), domain=(NEGATIVE,)),
+    Primitive("math.fabs", ONE, results.math_floats, Partials(("math.copysign(1.0, {x})",)), domain=(NEGATIVE,),
+              recomputed=True),
     Primitive("np.fabs", ONE, results.floats(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
     Primitive("np.abs", ONE, results.like("x"), Partials(("{m}.copysign(1.0, {x})",)), domain=(NEGATIVE,)),
     # numba has no abs() of arrays: the result rule refuses one and says np.abs
-    Primitive("abs", ONE, results.numbers_only(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
+    Primitive("abs", ONE, results.numbers_only(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,),
+              recomputed=True),
     Primitive("math.erf", ONE, results.math_floats, Partials(("1.1283791670955126 * math.exp(-{x} * {x})",)),
               domain=(WHOLE,)),
     Primitive("math.erfc", ONE, results.math_floats, Partials(("-1.1283791670955126 * math.exp(-{x} * {x})",)),
@@ -113,9 +119,9 @@ ELEMENTWISE: list[Primitive] = [
               domain=(POSITIVE,)),
     # max(a, b, c) is normalized to max(max(a, b), c): Python's first maximal argument
     Primitive("max", Signature.parse("x, y, ..."), results.numbers_only(), Selection(("{a0} >= {a1}", "{a0} < {a1}")),
-              domain=(HIGH, LOW)),
+              domain=(HIGH, LOW), recomputed=True),
     Primitive("min", Signature.parse("x, y, ..."), results.numbers_only(), Selection(("{a0} <= {a1}", "{a0} > {a1}")),
-              domain=(LOW, HIGH)),
+              domain=(LOW, HIGH), recomputed=True),
     Primitive("np.maximum", TWO, results.floats(), Selection(("{a0} >= {a1}", "{a0} < {a1}")), domain=(HIGH, LOW)),
     Primitive("np.minimum", TWO, results.floats(), Selection(("{a0} <= {a1}", "{a0} > {a1}")), domain=(HIGH, LOW)),
     Primitive("float", ONE, results.numbers_only("float"), Partials(("1.0",)), domain=(WHOLE,)),

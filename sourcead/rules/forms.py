@@ -110,6 +110,9 @@ class Primitive:
     lower: Callable[..., Any] | None = None  # normalize rewrites some calls into other primitives (bound -> expr)
     copies: bool = False  # the result is a copy of its operand (np.copy): a new array the code may then write
     view: bool = False  # the result is a view of its first operand (np.transpose): writes show through
+    # on scalars, about as cheap as a record and its restore: a loop body's prefix may compute it
+    # again in the reverse sweep rather than record its result (recompute.py)
+    recomputed: bool = False
 
     @property
     def differentiable(self) -> tuple[str, ...]:

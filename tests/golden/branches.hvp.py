@@ -51,7 +51,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
         top += 1
         s_dot = s * s_dot + s * s_dot
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[top] = s  # record s: overwritten next, and an adjoint reads it
         top += 1
         itape[itop] = 1  # record the branch taken
         itop += 1

@@ -84,19 +84,14 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         for chunk in prange(16):
             u_bar_mine = u_bar_rows[chunk]
             u_dot_bar_mine = u_dot_bar_rows[chunk]
-            ltape = np.empty((m - 2))  # this chunk's tape, for one iteration at a time
             for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                 i = 1 + k
                 slot = top + ((i - 1) + 1) * (2 * (m - 2))  # the end of this iteration's slot
-                ltop = 0
-                t0 = 0.0  # not assigned on every path: a typed placeholder
-                for j in range(1, m - 1):
-                    ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
-                    ltop += 1
-                    t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 t0_bar = 0.0
                 kappa_bar_i = 0.0
                 for j in range((m - 1) - 1, 0, -1):
+                    # the values this iteration computes first, again (cheaper than records)
+                    t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                     # adjoint of: v[i, j] = u[i, j] + kappa * t0
                     slot -= 1
                     v[i, j] = tape[slot]  # restore the value v[i, j] had before
@@ -118,8 +113,6 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
                     u_dot_bar[i, j] += 4.0 * -(kappa * v_dot_bar[i, j])
                     v_dot_bar[i, j] = 0.0
                     # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
-                    ltop -= 1
-                    t0 = ltape[ltop]  # restore the value t0 had before
                     u_bar_mine[i - 1, j] += t0_bar
                     u_bar_mine[i + 1, j] += t0_bar
                     u_bar[i, j - 1] += t0_bar

@@ -3,23 +3,16 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
-
 
 def index_after_loop_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of index_after_loop with respect to x
     # active (varied from x; useful for the result): result_dot, s_dot, x
     # constant (no derivative code): result, s, x_dot
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     n = x.shape[0]
     s_dot = 0.0
     j = 0
-    itape = reserve(itape, itop + n)  # room for all its records: trip counts are known here
     for i in range(n):
-        itape[itop] = j  # record j: overwritten next, and an adjoint reads it
-        itop += 1
         j = (i * 3) % n
         s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
     result_dot = s_dot + (x[j] * x_dot[j] + x[j] * x_dot[j])
@@ -31,10 +24,11 @@ def index_after_loop_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = s_dot + (x[j] * x_dot[j] + x[j] * x_dot[j])
     s_dot_bar += result_dot_bar
     x_bar[j] += 2.0 * (x_dot[j] * result_dot_bar)
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
+        # the values this iteration computes first, again (cheaper than records)
+        j = (i * 3) % n
         # adjoint of: s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
         x_bar[i] += x_dot[j] * s_dot_bar
         x_bar[j] += x_dot[i] * s_dot_bar
-        itop -= 1
-        j = itape[itop]  # restore the value j had before
     return value, x_bar

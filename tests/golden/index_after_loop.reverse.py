@@ -3,22 +3,15 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
-
 
 def index_after_loop_vjp(x, out_bar):
     # reverse mode (adjoints) of index_after_loop with respect to x
     # active (varied from x; useful for the result): result, s, x
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     n = x.shape[0]
     s = 0.0
     j = 0
-    itape = reserve(itape, itop + n)  # room for all its records: trip counts are known here
     for i in range(n):
-        itape[itop] = j  # record j: overwritten next, and an adjoint reads it
-        itop += 1
         j = (i * 3) % n
         s += x[j] * x[i]
     result = s + x[j] * x[j]
@@ -30,10 +23,11 @@ def index_after_loop_vjp(x, out_bar):
     # adjoint of: result = s + x[j] * x[j]
     s_bar += result_bar
     x_bar[j] += 2.0 * (x[j] * result_bar)
-    for i in range(n - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(n):
+        # the values this iteration computes first, again (cheaper than records)
+        j = (i * 3) % n
         # adjoint of: s += x[j] * x[i]
         x_bar[j] += x[i] * s_bar
         x_bar[i] += x[j] * s_bar
-        itop -= 1
-        j = itape[itop]  # restore the value j had before
     return value, x_bar

@@ -4,8 +4,6 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
-
 
 def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     # reverse mode (adjoints) of loop_over_elements with respect to x, w
@@ -13,26 +11,14 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     # active (varied from x; useful for the result): t0, v, x
     # active (varied from w; useful for the result): w
     # constant (no derivative code): s, v_dot, w_dot, x_dot
-    v = 0.0  # not assigned on every path: a typed placeholder
-    v_dot = 0.0  # not assigned on every path: a typed placeholder
-    tape = np.empty(0)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
-    tape = reserve(tape, top + len(x))  # room for all its records: trip counts are known here
     for k in range(len(x)):
-        tape[top] = v_dot  # record v_dot: overwritten next, and an adjoint reads it
-        top += 1
         v_dot = x_dot[k]
         v = x[k]
         s_dot += v * v_dot + v * v_dot
-    tape = reserve(tape, top + 2 * len(x))  # room for all its records: trip counts are known here
     for i in range(len(x)):
-        tape[top] = v_dot  # record v_dot: overwritten next, and an adjoint reads it
-        top += 1
         v_dot = x_dot[i]
-        tape[top] = v  # record v: overwritten next, and an adjoint reads it
-        top += 1
         v = x[i]
         t0 = math.sin(v)
         s_dot += t0 * w_dot[i] + w[i] * (math.cos(v) * v_dot)
@@ -44,6 +30,9 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     w_bar = np.zeros_like(w)
     x_bar = np.zeros_like(x)
     for i in range(len(x) - 1, -1, -1):
+        # the values this iteration computes first, again (cheaper than records)
+        v_dot = x_dot[i]
+        v = x[i]
         # adjoint of: s_dot += t0 * w_dot[i] + w[i] * (math.cos(v) * v_dot)
         t1 = math.cos(v) * v_dot
         t0_bar += w_dot[i] * s_dot_bar
@@ -53,18 +42,15 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v_bar += math.cos(v) * t0_bar
         t0_bar = 0.0
         # adjoint of: v = x[i]
-        top -= 1
-        v = tape[top]  # restore the value v had before
         x_bar[i] += v_bar
         v_bar = 0.0
-        top -= 1
-        v_dot = tape[top]  # restore the value v_dot had before
-    for k in range(len(x) - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for k in range(len(x)):
+        # the values this iteration computes first, again (cheaper than records)
+        v_dot = x_dot[k]
         # adjoint of: s_dot += v * v_dot + v * v_dot
         v_bar += 2.0 * (v_dot * s_dot_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
         v_bar = 0.0
-        top -= 1
-        v_dot = tape[top]  # restore the value v_dot had before
     return value, x_bar, w_bar

@@ -4,29 +4,18 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
-
 
 def loop_over_elements_vjp(x, w, out_bar):
     # reverse mode (adjoints) of loop_over_elements with respect to x, w
     # active (varied from w, x; useful for the result): s
     # active (varied from x; useful for the result): v, x
     # active (varied from w; useful for the result): w
-    v = 0.0  # not assigned on every path: a typed placeholder
-    tape = np.empty(0)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
-    tape = reserve(tape, top + len(x))  # room for all its records: trip counts are known here
     for k in range(len(x)):
-        tape[top] = v  # record v: overwritten next, and an adjoint reads it
-        top += 1
         v = x[k]
         s += v * v
-    tape = reserve(tape, top + len(x))  # room for all its records: trip counts are known here
     for i in range(len(x)):
-        tape[top] = v  # record v: overwritten next, and an adjoint reads it
-        top += 1
         v = x[i]
         s += w[i] * math.sin(v)
     value = s
@@ -35,22 +24,24 @@ def loop_over_elements_vjp(x, w, out_bar):
     v_bar = 0.0
     w_bar = np.zeros_like(w)
     x_bar = np.zeros_like(x)
-    for i in range(len(x) - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(len(x)):
+        # the values this iteration computes first, again (cheaper than records)
+        v = x[i]
         # adjoint of: s += w[i] * math.sin(v)
         t0 = math.sin(v)
         w_bar[i] += t0 * s_bar
         v_bar += math.cos(v) * (w[i] * s_bar)
         # adjoint of: v = x[i]
-        top -= 1
-        v = tape[top]  # restore the value v had before
         x_bar[i] += v_bar
         v_bar = 0.0
-    for k in range(len(x) - 1, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for k in range(len(x)):
+        # the values this iteration computes first, again (cheaper than records)
+        v = x[k]
         # adjoint of: s += v * v
         v_bar += 2.0 * (v * s_bar)
         # adjoint of: v = x[k]
-        top -= 1
-        v = tape[top]  # restore the value v had before
         x_bar[k] += v_bar
         v_bar = 0.0
     return value, x_bar, w_bar

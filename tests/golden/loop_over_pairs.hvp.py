@@ -12,16 +12,14 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from y; useful for the result): b, seq, y
     # active (varied from x, y; useful for the result): s_dot
     # constant (no derivative code): a_dot, b_dot, s, seq_dot, x_dot, y_dot
-    a_dot = 0.0  # not assigned on every path: a typed placeholder
     b_dot = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
+    a_dot = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s_dot = 0.0
-    tape = reserve(tape, top + 2 * min(len(x), len(y)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + min(len(x), len(y)))  # room for all its records: trip counts are known here
     for k in range(min(len(x), len(y))):
-        tape[top] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
-        top += 1
         a_dot = x_dot[k]
         a = x[k]
         tape[top] = b_dot  # record b_dot: overwritten next, and an adjoint reads it
@@ -67,6 +65,8 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     # adjoint of: seq = y[1:]
     y_bar[1:] += seq_bar
     for k in range(min(len(x), len(y)) - 1, -1, -1):
+        # the values this iteration computes first, again (cheaper than records)
+        a_dot = x_dot[k]
         # adjoint of: s_dot += b * a_dot + a * b_dot
         b_bar += a_dot * s_dot_bar
         a_bar += b_dot * s_dot_bar
@@ -78,6 +78,4 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         # adjoint of: a = x[k]
         x_bar[k] += a_bar
         a_bar = 0.0
-        top -= 1
-        a_dot = tape[top]  # restore the value a_dot had before
     return value, x_bar, y_bar

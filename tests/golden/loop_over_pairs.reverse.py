@@ -11,16 +11,14 @@ def loop_over_pairs_vjp(x, y, out_bar):
     # active (varied from x; useful for the result): a, x
     # active (varied from y; useful for the result): b, seq, y
     # active (varied from x, y; useful for the result): s
-    a = 0.0  # not assigned on every path: a typed placeholder
     b = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
+    a = 0.0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     s = 0.0
-    tape = reserve(tape, top + 2 * min(len(x), len(y)))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + min(len(x), len(y)))  # room for all its records: trip counts are known here
     for k in range(min(len(x), len(y))):
-        tape[top] = a  # record a: overwritten next, and an adjoint reads it
-        top += 1
         a = x[k]
         tape[top] = b  # record b: overwritten next, and an adjoint reads it
         top += 1
@@ -61,6 +59,8 @@ def loop_over_pairs_vjp(x, y, out_bar):
     # adjoint of: seq = y[1:]
     y_bar[1:] += seq_bar
     for k in range(min(len(x), len(y)) - 1, -1, -1):
+        # the values this iteration computes first, again (cheaper than records)
+        a = x[k]
         # adjoint of: s += a * b
         a_bar += b * s_bar
         b_bar += a * s_bar
@@ -70,8 +70,6 @@ def loop_over_pairs_vjp(x, y, out_bar):
         y_bar[k] += b_bar
         b_bar = 0.0
         # adjoint of: a = x[k]
-        top -= 1
-        a = tape[top]  # restore the value a had before
         x_bar[k] += a_bar
         a_bar = 0.0
     return value, x_bar, y_bar

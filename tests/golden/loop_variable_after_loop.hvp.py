@@ -27,10 +27,7 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
             itop += 1
             j = j_loop
             s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-    itape = reserve(itape, itop + 4)  # room for all its records: trip counts are known here
     for k_loop in range(4):
-        itape[itop] = k  # record k: overwritten next, and an adjoint reads it
-        itop += 1
         k = k_loop
         s_dot += math.cos(x[k] * w) * (w * x_dot[k] + x[k] * w_dot)
     result_dot = s_dot + (x[k] * x_dot[j] + x[j] * x_dot[k])
@@ -44,7 +41,10 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
     s_dot_bar += result_dot_bar
     x_bar[k] += x_dot[j] * result_dot_bar
     x_bar[j] += x_dot[k] * result_dot_bar
-    for k_loop in range(3, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for k_loop in range(4):
+        # the values this iteration computes first, again (cheaper than records)
+        k = k_loop
         # adjoint of: s_dot += math.cos(x[k] * w) * (w * x_dot[k] + x[k] * w_dot)
         t1 = math.cos(x[k] * w)
         t2 = w * x_dot[k] + x[k] * w_dot
@@ -53,8 +53,6 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
         w_bar += x[k] * t3
         w_bar += x_dot[k] * (t1 * s_dot_bar)
         x_bar[k] += w_dot * (t1 * s_dot_bar)
-        itop -= 1
-        k = itape[itop]  # restore the value k had before
     for i in range((x.shape[0] - 2) - 1, -1, -1):
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]

@@ -26,10 +26,7 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
             itop += 1
             j = j_loop
             s += x[j] * x[i]
-    itape = reserve(itape, itop + 4)  # room for all its records: trip counts are known here
     for k_loop in range(4):
-        itape[itop] = k  # record k: overwritten next, and an adjoint reads it
-        itop += 1
         k = k_loop
         s += math.sin(x[k] * w)
     result = s + x[j] * x[k]
@@ -43,13 +40,14 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
     s_bar += result_bar
     x_bar[j] += x[k] * result_bar
     x_bar[k] += x[j] * result_bar
-    for k_loop in range(3, -1, -1):
+    # its iterations' adjoints are independent: run in the loop's order
+    for k_loop in range(4):
+        # the values this iteration computes first, again (cheaper than records)
+        k = k_loop
         # adjoint of: s += math.sin(x[k] * w)
         t0 = math.cos(x[k] * w) * s_bar
         x_bar[k] += w * t0
         w_bar += x[k] * t0
-        itop -= 1
-        k = itape[itop]  # restore the value k had before
     for i in range((x.shape[0] - 2) - 1, -1, -1):
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s += x[j] * x[i]

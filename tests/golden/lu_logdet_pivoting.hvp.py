@@ -40,10 +40,10 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             for j in range(n):
                 tmp_dot = U_dot[k, j]
                 tmp = U[k, j]
-                tape[top] = U_dot[k, j]  # record U_dot[k, j]: overwritten next, and its own adjoint reads it
+                tape[top] = U_dot[k, j]  # record U_dot[k, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U_dot[k, j] = U_dot[p, j]
-                tape[top] = U[k, j]  # record U[k, j]: overwritten next, and its own adjoint reads it
+                tape[top] = U[k, j]  # record U[k, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U[k, j] = U[p, j]
                 tape[top] = U_dot[p, j]  # record U_dot[p, j]: overwritten next, and an adjoint reads it

@@ -35,7 +35,7 @@ def lu_logdet_vjp(A, out_bar):
         if p != k:
             for j in range(n):
                 tmp = U[k, j]
-                tape[top] = U[k, j]  # record U[k, j]: overwritten next, and its own adjoint reads it
+                tape[top] = U[k, j]  # record U[k, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U[k, j] = U[p, j]
                 tape[top] = U[p, j]  # record U[p, j]: overwritten next, and an adjoint reads it

@@ -233,7 +233,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and its own adjoint reads it
                         top += 1
                         u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-                        tape[top] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
+                        tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
                         top += 1
                         u[i] = u[i] + k * t0 * t1
                     for i in range((n - 1) - 1, 0, -1):

@@ -35,7 +35,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
             tape[top] = x_dot  # record x_dot: overwritten next, and its own adjoint reads it
             top += 1
             x_dot = 0.5 * (x_dot + (1.0 / x * a_dot + -t0 / x * x_dot))
-            tape[top] = x  # record x: overwritten next, and its own adjoint reads it
+            tape[top] = x  # record x: overwritten next, and an adjoint reads it
             top += 1
             x = 0.5 * (x + t0)
     itape[itop] = trips  # record the trip count

@@ -12,8 +12,6 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # active (varied from k, u0; useful for the result): result_dot, t0, t1, u, u_dot, un, un_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): k_dot, result, u0_dot
-    t0 = 0.0  # not assigned on every path: a typed placeholder
-    t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
@@ -22,7 +20,7 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     u_dot = np.copy(u0_dot)
     un = np.empty(n)
     un_dot = np.zeros_like(un)
-    tape = reserve(tape, top + 4 * max(steps, 0) * max(n, 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 2 * max(steps, 0) * max(n, 0))  # room for all its records: trip counts are known here
     for t in range(steps):
         for i in range(n):
             ip = i + 1
@@ -31,11 +29,7 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             im = i - 1
             if im < 0:
                 im = n - 1
-            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
-            top += 1
             t0 = u[ip] - 2.0 * u[i] + u[im]
-            tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
-            top += 1
             t1 = 0.02 * u[i] * u[i]
             tape[top] = un_dot[i]  # record un_dot[i]: overwritten next, and an adjoint reads it
             top += 1
@@ -69,7 +63,11 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
-        for i in range(n - 1, -1, -1):
+        top -= 2 * max(n, 0)  # this loop's records
+        # its iterations' adjoints are independent: run in the loop's order, each restoring
+        # its own records from the end of its part of the tape
+        for i in range(n):
+            top_at = top + (i + 1) * 2
             # the values this iteration computes first, again (cheaper than records)
             ip = i + 1
             if ip == n:
@@ -77,9 +75,11 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             im = i - 1
             if im < 0:
                 im = n - 1
+            t0 = u[ip] - 2.0 * u[i] + u[im]
+            t1 = 0.02 * u[i] * u[i]
             # adjoint of: un[i] = u[i] + k * t0 - t1 * u[i]
-            top -= 1
-            un[i] = tape[top]  # restore the value un[i] had before
+            top_at -= 1
+            un[i] = tape[top_at]  # restore the value un[i] had before
             u_bar[i] += un_bar[i]
             k_bar += t0 * un_bar[i]
             t0_bar += k * un_bar[i]
@@ -87,8 +87,8 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             u_bar[i] += t1 * -un_bar[i]
             un_bar[i] = 0.0
             # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
-            top -= 1
-            un_dot[i] = tape[top]  # restore the value un_dot[i] had before
+            top_at -= 1
+            un_dot[i] = tape[top_at]  # restore the value un_dot[i] had before
             t2 = u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im]
             t3 = u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]
             u_dot_bar[i] += un_dot_bar[i]
@@ -107,14 +107,10 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             u_dot_bar[i] += t1 * -un_dot_bar[i]
             un_dot_bar[i] = 0.0
             # adjoint of: t1 = 0.02 * u[i] * u[i]
-            top -= 1
-            t1 = tape[top]  # restore the value t1 had before
             u_bar[i] += 0.02 * (u[i] * t1_bar)
             u_bar[i] += 0.02 * u[i] * t1_bar
             t1_bar = 0.0
             # adjoint of: t0 = u[ip] - 2.0 * u[i] + u[im]
-            top -= 1
-            t0 = tape[top]  # restore the value t0 had before
             u_bar[ip] += t0_bar
             u_bar[i] += 2.0 * -t0_bar
             u_bar[im] += t0_bar

@@ -65,12 +65,12 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     tape[top] = t_dot  # record t_dot: overwritten next, and its own adjoint reads it
     top += 1
     t_dot = a * t_dot + t * a_dot
-    tape[top] = t  # record t: overwritten next, and its own adjoint reads it
+    tape[top] = t  # record t: overwritten next, and an adjoint reads it
     top += 1
     tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
     top += 1
     s_dot = -math.sin(s) * s_dot + t_dot
-    tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+    tape[top] = s  # record s: overwritten next, and an adjoint reads it
     top += 1
     result_dot = s_dot + t_dot
     value = result_dot

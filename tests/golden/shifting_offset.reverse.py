@@ -9,31 +9,35 @@ from sourcead.runtime import reserve
 def shifting_offset_vjp(x, out_bar):
     # reverse mode (adjoints) of shifting_offset with respect to x
     # active (varied from x; useful for the result): s, x
-    j = 0  # not assigned on every path: a typed placeholder
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
     n = x.shape[0]
     off = 1
     s = 0.0
-    itape = reserve(itape, itop + 3 * max(n, 0))  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + 3)  # room for all its records: trip counts are known here
     for t in range(3):
         for i in range(n):
-            itape[itop] = j  # record j: overwritten next, and an adjoint reads it
-            itop += 1
             j = (i + off) % n
             s += x[i] * x[j] * (t + 1)
+        itape[itop] = off  # record off: overwritten next, and an adjoint reads it
+        itop += 1
         off = off + 2
     value = s
     # reverse sweep
     s_bar = out_bar
     x_bar = np.zeros_like(x)
     for t in range(2, -1, -1):
-        for i in range(n - 1, -1, -1):
-            # adjoint of: s += x[i] * x[j] * (t + 1)
-            t0 = (t + 1) * s_bar
-            x_bar[i] += x[j] * t0
-            x_bar[j] += x[i] * t0
-            itop -= 1
-            j = itape[itop]  # restore the value j had before
+        itop -= 1
+        off = itape[itop]  # restore the value off had before
+        if s_bar != 0.0:
+            # else this loop's adjoints would add only zeros: it is skipped
+            # its iterations' adjoints are independent: run in the loop's order
+            for i in range(n):
+                # the values this iteration computes first, again (cheaper than records)
+                j = (i + off) % n
+                # adjoint of: s += x[i] * x[j] * (t + 1)
+                t0 = (t + 1) * s_bar
+                x_bar[i] += x[j] * t0
+                x_bar[j] += x[i] * t0
     return value, x_bar

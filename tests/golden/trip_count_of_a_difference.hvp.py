@@ -42,10 +42,10 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
                 else:
                     itape[itop] = 0  # record the branch taken
                     itop += 1
-                tape[top] = c_dot  # record c_dot: overwritten next, and its own adjoint reads it
+                tape[top] = c_dot  # record c_dot: overwritten next, and an adjoint reads it
                 top += 1
                 c_dot = 0.9 * c_dot
-                tape[top] = c  # record c: overwritten next, and its own adjoint reads it
+                tape[top] = c  # record c: overwritten next, and an adjoint reads it
                 top += 1
                 c = c * 0.9
                 itape[itop] = 1  # record the branch taken

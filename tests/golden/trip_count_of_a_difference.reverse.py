@@ -37,7 +37,7 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
                 else:
                     itape[itop] = 0  # record the branch taken
                     itop += 1
-                tape[top] = c  # record c: overwritten next, and its own adjoint reads it
+                tape[top] = c  # record c: overwritten next, and an adjoint reads it
                 top += 1
                 c = c * 0.9
                 itape[itop] = 1  # record the branch taken

@@ -29,7 +29,8 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
         j = (i + 1) % x.shape[0]
         if s_dot_bar != 0.0 or t0_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
-            for k in range(len(x) - 1, i - 1, -1):
+            # its iterations' adjoints are independent: run in the loop's order
+            for k in range(i, len(x)):
                 # the values this iteration computes first, again (cheaper than records)
                 m = (k * k) % len(x)
                 # adjoint of: s_dot += x[m] * (x[j] * (x[i] * w_dot + w * x_dot[i]) + w * x[i] * x_dot[j]) + t0 * x_dot[m]
