@@ -891,9 +891,17 @@ class _Generator:
             return f"{name}[{', '.join(self.index(sc, n) for n in arr.shape)}]"
 
         value = rnd.choice([f"{elem()} - {elem()}", f"{self.const()} * {elem()} + {elem()}", f"{elem()} / 2.0"])
-        name = self.fresh("f", _PLAIN_LOCALS)
+        if "math" in self.features and rnd.random() < 0.3:  # a call the primitive table calls cheap
+            value = f"math.sqrt({value} * {value} + 0.5)"
+        # a name the function uses elsewhere too, sometimes: then the reversed loop leaves it as
+        # its first iteration computed it, which is right only where nothing needs it at the loop's entry
+        reused = [f for f in sc.floats if f not in sc.loop_vars]
+        name = rnd.choice(reused) if reused and rnd.random() < 0.3 else self.fresh("f", _PLAIN_LOCALS)
         self.fn.emit(f"{name} = {value}")
-        sc.floats.append(name)
+        if rnd.random() < 0.25:  # overwritten after a read of it: the prefix must end before
+            self.fn.emit(f"{name} = {name} * {rnd.choice([name, elem()])}")
+        if name not in sc.floats:
+            sc.floats.append(name)
         if len(sc.floats) > 1:
             acc = rnd.choice(sc.floats[:-1])
             self.fn.emit(f"{acc} += {name} * {name if rnd.random() < 0.7 else self.fleaf(sc)}")

@@ -50,10 +50,12 @@ class ParallelLoop:
         return isinstance(first, cst.Name) and first.value == self.loop.var
 
 
-def plan_parallel(loop: For, reads_of) -> tuple[ParallelLoop | None, str]:
+def plan_parallel(loop: For, reads_of, index_anywhere: bool = False) -> tuple[ParallelLoop | None, str]:
     """The plan of a parallel adjoint for `loop`, or None and the reason it must be serial.
 
-    `reads_of(stmt)` gives the primal names the adjoint of an assignment reads.
+    `reads_of(stmt)` gives the primal names the adjoint of an assignment reads. Shared arrays are
+    written at the loop variable as their first index (the parallel adjoint's chunks own rows), or
+    with `index_anywhere` (iterations that must only write distinct elements) at any position.
     """
     body = list(walk_statements(loop.body))
     assigns = [s for s in body if isinstance(s, Assign)]
@@ -72,8 +74,8 @@ def plan_parallel(loop: For, reads_of) -> tuple[ParallelLoop | None, str]:
     for s in assigns:
         if not s.writes_element or s.var in scratch:
             continue
-        first = subscript_indices(s.target)[0]  # type: ignore[arg-type]
-        if not (isinstance(first, cst.Name) and first.value == loop.var):
+        indices = subscript_indices(s.target)  # type: ignore[arg-type]
+        if not any(isinstance(e, cst.Name) and e.value == loop.var for e in indices[: None if index_anywhere else 1]):
             return None, f"`{s.var}` is written at an index other than the loop variable `{loop.var}`"
     if written_arrays & read_in_body:
         name = sorted(written_arrays & read_in_body)[0]

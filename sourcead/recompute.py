@@ -32,7 +32,7 @@ is the recorded one exactly. Calls other than the cheap ones (and `**`) are not 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -55,6 +55,8 @@ class Prefix:
     # its variables that statements outside the loop mention too: the reverse sweep leaves them
     # as the loop's first iteration computes them, so none may be needed at the loop's entry
     outside: frozenset[str] = frozenset()
+    # where `changed` or `outside` is not empty: its longest leading part that needs neither
+    fallback: Prefix | None = None
 
     def assignments(self) -> list[Assign]:
         return [s for s in walk_statements(self.statements) if isinstance(s, Assign)]
@@ -99,7 +101,9 @@ class _Context:
 def _visit(s: Stmt, cx: _Context, counters: frozenset[str], stable: set[str], found) -> None:
     if isinstance(s, For):
         inner = counters | ({s.var} if s.var not in assigned_names(s.body) else set())
-        prefix = _prefix(s, cx, inner | stable, stable - cx.aliased)
+        prefix = _prefix(s, cx, inner | stable, stable - cx.aliased, loose=True)
+        if prefix is not None and (prefix.changed or prefix.outside):
+            prefix = replace(prefix, fallback=_prefix(s, cx, inner | stable, stable - cx.aliased, loose=False))
         if prefix is not None:
             found[s] = prefix
         for t in s.body:
@@ -112,12 +116,12 @@ def _visit(s: Stmt, cx: _Context, counters: frozenset[str], stable: set[str], fo
             _visit(t, cx, counters, stable, found)
 
 
-def _prefix(loop: For, cx: _Context, allowed: set[str], arrays: set[str]) -> Prefix | None:
+def _prefix(loop: For, cx: _Context, allowed: set[str], arrays: set[str], loose: bool) -> Prefix | None:
     """`allowed` names and elements of `arrays` have one value wherever they are read; an
     assignment may also read the names the loop leaves alone (`unchanged`), whose reads the
     to-be-recorded analysis then sees."""
     scalar_dtype = cx.scalar_dtype
-    unchanged = cx.names - assigned_names(loop.body) - {loop.var} - allowed
+    unchanged = cx.names - assigned_names(loop.body) - {loop.var} - allowed if loose else set()
     unchanged_scalars = {n for n in unchanged if scalar_dtype(n) is not None}
     unchanged_arrays = {n for n in unchanged if scalar_dtype(n) is None} - cx.aliased
     defined: set[str] = set()
@@ -154,7 +158,10 @@ def _prefix(loop: For, cx: _Context, allowed: set[str], arrays: set[str]) -> Pre
     rest = loop.body[len(taken) :]
     if defined & (assigned_names(rest) | cx.returned):
         return None  # a prefix variable lives beyond the iteration: keep its records
-    return Prefix(tuple(taken), frozenset(changed), frozenset(defined & mentioned_outside(cx.body, loop)))
+    outside = defined & mentioned_outside(cx.body, loop)
+    if outside and not loose:
+        return None
+    return Prefix(tuple(taken), frozenset(changed), frozenset(outside))
 
 
 def _assigned_by(s: Stmt) -> list[str]:

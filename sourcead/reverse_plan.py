@@ -358,29 +358,34 @@ def _choose_prefixes(
     loop: their overwrites after the loop are now recorded), or its variables are mentioned
     outside the loop (the reversed loop leaves them as its first iteration computed them), the
     records are analysed again with it: it is taken where none of its variables is needed at
-    the loop's entry, every parallel adjoint stays as it was, and every record it adds sits in
-    fewer loops than each it saves (n-body: three records per body per step, not five per pair)."""
+    the loop's entry, every parallel adjoint stays as it was, and every record it adds runs no more
+    often than one it saves (`_fewer_records`; n-body: three records per body per step, not five
+    per pair); else its part that reads only names that never change, if any (`Prefix.fallback`)."""
     records = _records(prog, statements, adjoints, primal, {})
-    depth = _loop_depths(prog.fn.body)
+    loops = _enclosing_loops(prog.fn.body)
     chosen: dict[For, Prefix] = {}
-    for loop, prefix in candidates.items():
-        saved = records.sites & set(walk_statements(prefix.statements))
-        if not saved:
-            continue
-        if not (prefix.changed or prefix.outside):
-            chosen[loop] = prefix
-            continue
-        trial_prefixes = {**chosen, loop: prefix}
-        trial = _records(prog, statements, adjoints, primal, trial_prefixes)
-        recomputed = {t for p in trial_prefixes.values() for t in walk_statements(p.statements)}
-        added = trial.sites - records.sites - recomputed
-        if (
-            not any(p.outside & trial.at_entry.get(q, set()) for q, p in trial_prefixes.items())
-            and (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
-            and all(depth[a] < min(depth[t] for t in saved) for a in added)
-        ):
-            chosen[loop], records = prefix, trial
-    return chosen, records  # a prefix taken without a trial only drops its own records
+    for loop, candidate in candidates.items():
+        prefix: Prefix | None = candidate
+        while prefix is not None:
+            saved = records.sites & set(walk_statements(prefix.statements))
+            if not saved:
+                break
+            if not (prefix.changed or prefix.outside):
+                chosen[loop] = prefix  # it drops only its own records
+                break
+            trial_prefixes = {**chosen, loop: prefix}
+            trial = _records(prog, statements, adjoints, primal, trial_prefixes)
+            recomputed = {t for p in trial_prefixes.values() for t in walk_statements(p.statements)}
+            added = trial.sites - records.sites - recomputed
+            if (
+                not any(p.outside & trial.at_entry.get(q, set()) for q, p in trial_prefixes.items())
+                and (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
+                and _fewer_records(added, saved, loops)
+            ):
+                chosen[loop], records = prefix, trial
+                break
+            prefix = prefix.fallback  # its part that reads only names that never change
+    return chosen, records
 
 
 def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes) -> dict[Assign, list[Line]]:
@@ -393,17 +398,29 @@ def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes) -> dict[Ass
     return extended
 
 
-def _loop_depths(body: tuple[Stmt, ...], depth: int = 0, out: dict | None = None) -> dict[Stmt, int]:
-    """How many loops hold each statement."""
+def _enclosing_loops(body: tuple[Stmt, ...], around: tuple = (), out: dict | None = None) -> dict[Stmt, tuple]:
+    """The loops that hold each statement, outermost first."""
     out = {} if out is None else out
     for s in body:
-        out[s] = depth
+        out[s] = around
         if isinstance(s, (For, While)):
-            _loop_depths(s.body, depth + 1, out)
+            _enclosing_loops(s.body, (*around, s), out)
         elif isinstance(s, If):
-            _loop_depths(s.body, depth, out)
-            _loop_depths(s.orelse, depth, out)
+            _enclosing_loops(s.body, around, out)
+            _enclosing_loops(s.orelse, around, out)
     return out
+
+
+def _fewer_records(added: set[Assign], saved: set[Assign], loops: Mapping[Stmt, tuple]) -> bool:
+    """Does each record in `added` run no more often than a record of its own in `saved`: one in the
+    same loops or inside them, or in more loops (trip counts are not known here)?"""
+    free = sorted(saved, key=lambda t: len(loops[t]))
+    for a in sorted(added, key=lambda t: -len(loops[t])):
+        match = next((t for t in free if set(loops[a]) <= set(loops[t]) or len(loops[a]) < len(loops[t])), None)
+        if match is None:
+            return False
+        free.remove(match)
+    return True
 
 
 def _parallel_loops(prog: Program, statements: list[Stmt], reads: dict[Assign, set[str]], primal: frozenset[str]):
@@ -488,7 +505,7 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
         rest = loop.body[len(prefix) :]
         if not rest or not all(isinstance(t, Assign) for t in rest):
             continue
-        plan, _ = plan_parallel(loop, lambda a: reads.get(a, set()))
+        plan, _ = plan_parallel(loop, lambda a: reads.get(a, set()), index_anywhere=True)
         if plan is None or plan.private - {loop.var} - assigned_names(prefix):
             continue
         records = [recordings.get(t) for t in rest]

@@ -423,3 +423,14 @@ def swap_undo_in_pruned_branch(xs, u):
     for i in range(n):
         lo += z[i]
     return np.exp(-xs * xs)
+
+
+def bound_in_pruned_branch(x, c):
+    # fuzz seed 29: `stop = x.shape[0]` (hoisted by normalize) is assigned only in a branch numba
+    # prunes (`3.0 < 0.5`); the reversed loop reads it again, and numba could not type it
+    s = c * x[0]
+    if (x[1] > -10.0) and (3.0 < 0.5):
+        for i in range(x.shape[0]):
+            s += x[i] * x[i]
+            x[i] /= 3.0
+    return s + x[1] * c

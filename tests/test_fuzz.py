@@ -149,3 +149,18 @@ def test_the_undo_of_a_swap_in_a_branch_numba_prunes_compiles():
     plain = sourcead.vjp(findings.swap_undo_in_pruned_branch, wrt=("xs", "u"), jit=False)(xs.copy(), u, cotangent=seeds)
     np.testing.assert_allclose(got[1][0], plain[1][0], rtol=1e-14, atol=0)
     assert got[1][1] == plain[1][1]
+
+
+def test_a_loop_bound_assigned_in_a_branch_numba_prunes_compiles():
+    """findings.bound_in_pruned_branch (fuzz seed 29): the names a reversed loop's bounds read get
+    typed placeholders too; compiled, the vjp equals the plain-Python one."""
+    import findings
+
+    import sourcead
+
+    x, c = np.array([0.3, -0.2, 0.5]), 0.7
+    seeds = (1.0, np.linspace(0.5, 1.5, 3))
+    got = sourcead.vjp(findings.bound_in_pruned_branch, wrt=("x", "c"))(x.copy(), c, cotangent=seeds)
+    plain = sourcead.vjp(findings.bound_in_pruned_branch, wrt=("x", "c"), jit=False)(x.copy(), c, cotangent=seeds)
+    np.testing.assert_array_equal(got[1][0], plain[1][0])
+    assert got[1][1] == plain[1][1]

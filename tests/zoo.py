@@ -527,6 +527,23 @@ def pairwise_steps(p0, v0, dt, n_steps):
     return e
 
 
+def periodic_reread(u0, k, steps):
+    # the periodic index is recomputed, `c = u[i]` stays a record: re-read, it would have the
+    # step's writes into `un` recorded instead, as many and in as many loops
+    n = u0.shape[0]
+    u = u0.copy()
+    un = np.empty(n)
+    for _t in range(steps):
+        for i in range(n):
+            ip = i + 1
+            if ip == n:
+                ip = 0
+            c = u[i]
+            un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
+        u, un = un, u
+    return np.sum(u * u)
+
+
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step
     n = u0.shape[0]
@@ -785,6 +802,7 @@ ZOO: list[Case] = [
         ("a", "x"),
         True,
     ),
+    Case("periodic_reread", periodic_reread, lambda rng: (rng.standard_normal(7), 0.3, 4), ("u0",), True),
     Case(
         "pairwise_steps",
         pairwise_steps,

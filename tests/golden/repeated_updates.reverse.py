@@ -12,11 +12,11 @@ def repeated_updates_vjp(x, a, out_bar):
     # active (varied from a; useful for the result): a
     # active (varied from x; useful for the result): x
     # active (varied from a, x; useful for the result): y
+    stop = 0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
     itop = 0
-    stop = 0  # recorded before it is first assigned: give it a typed value
     # forward sweep
     y = np.copy(x)
     itape = reserve(itape, itop + 5)  # room for all its records: trip counts are known here

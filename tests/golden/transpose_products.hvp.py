@@ -46,7 +46,8 @@ def transpose_products_hvp(A, A_dot, out_bar):
             top -= 1
             t0 = tape[top]  # restore the value t0 had before
     for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
+        # its iterations' adjoints are independent: run in the loop's order
+        for j in range(m):
             # adjoint of: B[i, j] = A[i, j] * A[j, i] + A[i, j]
             A_bar[i, j] += A[j, i] * B_bar[i, j]
             A_bar[j, i] += A[i, j] * B_bar[i, j]

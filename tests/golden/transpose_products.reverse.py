@@ -33,7 +33,8 @@ def transpose_products_vjp(A, out_bar):
                 B_bar[i, j] += B[j, i] * (t0 * s_bar)
                 B_bar[j, i] += B[i, j] * (t0 * s_bar)
     for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
+        # its iterations' adjoints are independent: run in the loop's order
+        for j in range(m):
             # adjoint of: B[i, j] = A[i, j] * A[j, i] + A[i, j]
             A_bar[i, j] += A[j, i] * B_bar[i, j]
             A_bar[j, i] += A[i, j] * B_bar[i, j]
