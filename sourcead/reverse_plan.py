@@ -358,8 +358,8 @@ def _choose_prefixes(
     loop: their overwrites after the loop are now recorded), or its variables are mentioned
     outside the loop (the reversed loop leaves them as its first iteration computed them), the
     records are analysed again with it: it is taken where none of its variables is needed at
-    the loop's entry, every parallel adjoint stays as it was, and every record it adds runs no more
-    often than one it saves (`_fewer_records`; n-body: three records per body per step, not five
+    the loop's entry, every parallel adjoint stays as it was, and every record it adds sits in fewer
+    loops than each it saves (`_fewer_records`; n-body: three records per body per step, not five
     per pair); else its part that reads only names that never change, if any (`Prefix.fallback`)."""
     records = _records(prog, statements, adjoints, primal, {})
     loops = _enclosing_loops(prog.fn.body)
@@ -412,15 +412,11 @@ def _enclosing_loops(body: tuple[Stmt, ...], around: tuple = (), out: dict | Non
 
 
 def _fewer_records(added: set[Assign], saved: set[Assign], loops: Mapping[Stmt, tuple]) -> bool:
-    """Does each record in `added` run no more often than a record of its own in `saved`: one in the
-    same loops or inside them, or in more loops (trip counts are not known here)?"""
-    free = sorted(saved, key=lambda t: len(loops[t]))
-    for a in sorted(added, key=lambda t: -len(loops[t])):
-        match = next((t for t in free if set(loops[a]) <= set(loops[t]) or len(loops[a]) < len(loops[t])), None)
-        if match is None:
-            return False
-        free.remove(match)
-    return True
+    """Does every record in `added` sit in fewer loops than each in `saved` (so runs less often,
+    whatever the trip counts)? As many records in the same loops is no gain: gray_scott's re-read
+    `uc = u[i, j]` would record the step's writes into `un` instead, an element's load and store in
+    each sweep for a scalar's (measured 22% slower)."""
+    return all(len(loops[a]) < min(len(loops[t]) for t in saved) for a in added)
 
 
 def _parallel_loops(prog: Program, statements: list[Stmt], reads: dict[Assign, set[str]], primal: frozenset[str]):

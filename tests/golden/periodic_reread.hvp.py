@@ -10,6 +10,9 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     # reverse mode (adjoints) of periodic_reread with respect to u0
     # active (varied from u0; useful for the result): c, c_dot, result_dot, t0, u, u0, u_dot, un, un_dot
     # constant (no derivative code): k, result, u0_dot
+    c = 0.0  # not assigned on every path: a typed placeholder
+    c_dot = 0.0  # not assigned on every path: a typed placeholder
+    t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
@@ -18,20 +21,22 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     u_dot = np.copy(u0_dot)
     un = np.empty(n)
     un_dot = np.zeros_like(un)
-    tape = reserve(tape, top + 2 * max(steps, 0) * max(n, 0))  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 3 * max(steps, 0) * max(n, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
         for i in range(n):
             ip = i + 1
             if ip == n:
                 ip = 0
+            tape[top] = c_dot  # record c_dot: overwritten next, and an adjoint reads it
+            top += 1
             c_dot = u_dot[i]
+            tape[top] = c  # record c: overwritten next, and an adjoint reads it
+            top += 1
             c = u[i]
+            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+            top += 1
             t0 = 0.1 * c * c
-            tape[top] = un_dot[i]  # record un_dot[i]: overwritten next, and an adjoint reads it
-            top += 1
             un_dot[i] = c_dot + k * (u_dot[ip] - c_dot) - (c * (c * (0.1 * c_dot) + 0.1 * c * c_dot) + t0 * c_dot)
-            tape[top] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
-            top += 1
             un[i] = c + k * (u[ip] - c) - t0 * c
         u, un = un, u
         u_dot, un_dot = un_dot, u_dot
@@ -55,25 +60,14 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     u_bar += unbroadcast(u_dot * t4, u)
     u_dot_bar += unbroadcast(u * t4, u_dot)
     for _t in range(steps - 1, -1, -1):
-        un_dot, u_dot = u_dot, un_dot  # undo: u_dot, un_dot = un_dot, u_dot
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
-        un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
-        top -= 2 * max(n, 0)  # this loop's records
-        # its iterations' adjoints are independent: run in the loop's order, each restoring
-        # its own records from the end of its part of the tape
-        for i in range(n):
-            top_at = top + (i + 1) * 2
+        for i in range(n - 1, -1, -1):
             # the values this iteration computes first, again (cheaper than records)
             ip = i + 1
             if ip == n:
                 ip = 0
-            c_dot = u_dot[i]
-            c = u[i]
-            t0 = 0.1 * c * c
             # adjoint of: un[i] = c + k * (u[ip] - c) - t0 * c
-            top_at -= 1
-            un[i] = tape[top_at]  # restore the value un[i] had before
             c_bar += un_bar[i]
             u_bar[ip] += k * un_bar[i]
             c_bar -= k * un_bar[i]
@@ -81,8 +75,6 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
             c_bar += t0 * -un_bar[i]
             un_bar[i] = 0.0
             # adjoint of: un_dot[i] = c_dot + k * (u_dot[ip] - c_dot) - (c * (c * (0.1 * c_dot) + 0.1 * c * c_dot) + t0 * c_dot)
-            top_at -= 1
-            un_dot[i] = tape[top_at]  # restore the value un_dot[i] had before
             t1 = c * (0.1 * c_dot) + 0.1 * c * c_dot
             c_dot_bar += un_dot_bar[i]
             u_dot_bar[ip] += k * un_dot_bar[i]
@@ -97,13 +89,19 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
             c_dot_bar += t0 * -un_dot_bar[i]
             un_dot_bar[i] = 0.0
             # adjoint of: t0 = 0.1 * c * c
+            top -= 1
+            t0 = tape[top]  # restore the value t0 had before
             c_bar += 0.1 * (c * t0_bar)
             c_bar += 0.1 * c * t0_bar
             t0_bar = 0.0
             # adjoint of: c = u[i]
+            top -= 1
+            c = tape[top]  # restore the value c had before
             u_bar[i] += c_bar
             c_bar = 0.0
             # adjoint of: c_dot = u_dot[i]
+            top -= 1
+            c_dot = tape[top]  # restore the value c_dot had before
             u_dot_bar[i] += c_dot_bar
             c_dot_bar = 0.0
     # adjoint of: u = np.copy(u0)

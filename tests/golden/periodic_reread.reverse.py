@@ -10,6 +10,7 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
     # reverse mode (adjoints) of periodic_reread with respect to u0
     # active (varied from u0; useful for the result): c, result, u, u0, un
     # constant (no derivative code): k
+    c = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
@@ -22,9 +23,9 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             ip = i + 1
             if ip == n:
                 ip = 0
-            c = u[i]
-            tape[top] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
+            tape[top] = c  # record c: overwritten next, and an adjoint reads it
             top += 1
+            c = u[i]
             un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
         u, un = un, u
     result = np.sum(u * u)
@@ -38,21 +39,13 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
     # adjoint of: result = np.sum(u * u)
     u_bar += 2.0 * (u * result_bar)
     for _t in range(steps - 1, -1, -1):
-        un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
-        top -= max(n, 0)  # this loop's records
-        # its iterations' adjoints are independent: run in the loop's order, each restoring
-        # its own records from the end of its part of the tape
-        for i in range(n):
-            top_at = top + i + 1
+        for i in range(n - 1, -1, -1):
             # the values this iteration computes first, again (cheaper than records)
             ip = i + 1
             if ip == n:
                 ip = 0
-            c = u[i]
             # adjoint of: un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
-            top_at -= 1
-            un[i] = tape[top_at]  # restore the value un[i] had before
             t0 = 0.1 * c * c
             c_bar += un_bar[i]
             u_bar[ip] += k * un_bar[i]
@@ -63,6 +56,8 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             c_bar += t0 * -un_bar[i]
             un_bar[i] = 0.0
             # adjoint of: c = u[i]
+            top -= 1
+            c = tape[top]  # restore the value c had before
             u_bar[i] += c_bar
             c_bar = 0.0
     # adjoint of: u = np.copy(u0)
