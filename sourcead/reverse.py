@@ -84,7 +84,7 @@ def _placeholders(plan: ReversePlan) -> list[str]:
     arrays = tuple(v for v in sorted(prog.activity.active) if prog.kinds.is_array(v))
     reads = {n for lines in plan.adjoints.lines.values() for line in lines for n in names_in(line.value)}
     reads |= {n for p in plan.permutes() for n in p.targets + p.sources}  # read by their undo
-    reads |= {n for s in walk_statements(fn.body) if isinstance(s, For) for n in _bound_names(s)}  # reversed loops
+    reads |= plan.read_again(fn.body)
     reads -= {s.var for s in walk_statements(fn.body) if isinstance(s, For)}  # the reversed loops set them
     # a parallel adjoint's iteration replays its own variables before its adjoint reads them, and
     # gives them placeholders of its own (`ReverseSweep.iteration`): at the top, they would be
@@ -92,12 +92,6 @@ def _placeholders(plan: ReversePlan) -> list[str]:
     reads -= set().union(*plan.iteration_locals.values())
     reads -= plan.recomputed_names()  # each reversed iteration computes them first
     return prog.placeholders(arrays + tuple(sorted(reads & set(prog.kinds.of))))
-
-
-def _bound_names(loop: For) -> set[str]:
-    """What a loop's bounds read: its reversal reads them again (`stop` hoisted into a branch
-    numba prunes needs a typed value too)."""
-    return set().union(*(names_in(b) for b in (loop.start, loop.stop, loop.step)))
 
 
 def _allocate_tapes(plan: ReversePlan, emission: Emission, out: Writer) -> None:

@@ -215,6 +215,19 @@ class ReversePlan:
                 found.append((tape, top, dtype, size, not names & inside))
         return found
 
+    def read_again(self, body: tuple[Stmt, ...]) -> set[str]:
+        """Names the reverse sweep reads in `body` beyond the adjoint lines: the bounds of the
+        reversed loops, and what the recomputed prefixes read from outside themselves (a name
+        assigned only in a branch numba prunes needs a typed placeholder for these reads too)."""
+        found: set[str] = set()
+        for loop in walk_statements(body):
+            if isinstance(loop, For):
+                found |= set().union(*(names_in(b) for b in (loop.start, loop.stop, loop.step)))
+                prefix = self.prefixes.get(loop, ())
+                parts = [t.value if isinstance(t, Assign) else t.test for t in walk_statements(prefix)]  # type: ignore[union-attr]
+                found |= set().union(*(names_in(e) for e in parts)) - assigned_names(prefix)
+        return found
+
     def recomputed_names(self) -> set[str]:
         """The variables of recomputed prefixes: each reversed iteration assigns them before its
         adjoints read them (and nothing outside the loop mentions them)."""

@@ -268,6 +268,7 @@ class ReverseSweep:
             for line in (plan.adjoints.lines.get(s, []) if isinstance(s, Assign) else [])
             for n in names_in(line.value)
         }
+        reads |= plan.read_again(loop.body)
         reads -= {s.var for s in walk_statements(loop.body) if isinstance(s, For)}  # the reversed loops set them
         reads -= plan.recomputed_names()
         known = (set(self.prog.kinds.of) | set(self.prog.fn.params) | {loop.var}) - local

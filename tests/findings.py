@@ -434,3 +434,15 @@ def bound_in_pruned_branch(x, c):
             s += x[i] * x[i]
             x[i] /= 3.0
     return s + x[1] * c
+
+
+def offset_in_pruned_branch(x, c):
+    # a recomputed prefix reads `off`, assigned only in a branch numba prunes (`3.0 < 0.5`): the
+    # reversed loop reads it again, and numba could not type it
+    s = c * x[0]
+    if (x[1] > -10.0) and (3.0 < 0.5):
+        off = 1
+        for i in range(3):
+            j = (i + off) % 3
+            s += x[j] * x[i] * c
+    return s + x[1] * c

@@ -151,16 +151,21 @@ def test_the_undo_of_a_swap_in_a_branch_numba_prunes_compiles():
     assert got[1][1] == plain[1][1]
 
 
-def test_a_loop_bound_assigned_in_a_branch_numba_prunes_compiles():
-    """findings.bound_in_pruned_branch (fuzz seed 29): the names a reversed loop's bounds read get
-    typed placeholders too; compiled, the vjp equals the plain-Python one."""
+@pytest.mark.parametrize(
+    "name, seeds",
+    [("bound_in_pruned_branch", (1.0, np.linspace(0.5, 1.5, 3))), ("offset_in_pruned_branch", 1.0)],
+)
+def test_what_a_reversed_loop_reads_from_a_branch_numba_prunes_compiles(name, seeds):
+    """findings.bound_in_pruned_branch (fuzz seed 29) and offset_in_pruned_branch: the names a
+    reversed loop's bounds and its recomputed prefix read get typed placeholders too; compiled,
+    the vjp equals the plain-Python one."""
     import findings
 
     import sourcead
 
+    f = getattr(findings, name)
     x, c = np.array([0.3, -0.2, 0.5]), 0.7
-    seeds = (1.0, np.linspace(0.5, 1.5, 3))
-    got = sourcead.vjp(findings.bound_in_pruned_branch, wrt=("x", "c"))(x.copy(), c, cotangent=seeds)
-    plain = sourcead.vjp(findings.bound_in_pruned_branch, wrt=("x", "c"), jit=False)(x.copy(), c, cotangent=seeds)
+    got = sourcead.vjp(f, wrt=("x", "c"))(x.copy(), c, cotangent=seeds)
+    plain = sourcead.vjp(f, wrt=("x", "c"), jit=False)(x.copy(), c, cotangent=seeds)
     np.testing.assert_array_equal(got[1][0], plain[1][0])
     assert got[1][1] == plain[1][1]
