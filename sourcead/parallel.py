@@ -55,7 +55,8 @@ def plan_parallel(loop: For, reads_of, index_anywhere: bool = False) -> tuple[Pa
 
     `reads_of(stmt)` gives the primal names the adjoint of an assignment reads. Shared arrays are
     written at the loop variable as their first index (the parallel adjoint's chunks own rows), or
-    with `index_anywhere` (iterations that must only write distinct elements) at any position.
+    with `index_anywhere` (iterations that must only write distinct elements) at one position,
+    the same in all writes of an array.
     """
     body = list(walk_statements(loop.body))
     assigns = [s for s in body if isinstance(s, Assign)]
@@ -71,11 +72,18 @@ def plan_parallel(loop: For, reads_of, index_anywhere: bool = False) -> tuple[Pa
         return None, f"`{name}` is accumulated and also read in the loop body"
     scratch = {v for v in private if _made_first(loop.body, v)}
     written_arrays = {s.var for s in assigns if s.writes_element} - scratch
+    # each shared array has an axis the loop variable owns: every write indexes it with exactly
+    # the loop variable (the first axis, or with `index_anywhere` any one axis, the same for all
+    # of the array's writes: `B[j, k]` and `B[k, j]` together would let two iterations write one
+    # element)
+    owned: dict[str, set[int]] = {}
     for s in assigns:
         if not s.writes_element or s.var in scratch:
             continue
         indices = subscript_indices(s.target)  # type: ignore[arg-type]
-        if not any(isinstance(e, cst.Name) and e.value == loop.var for e in indices[: None if index_anywhere else 1]):
+        axes = {k for k, e in enumerate(indices) if isinstance(e, cst.Name) and e.value == loop.var}
+        owned[s.var] = owned.get(s.var, axes) & axes & (set(range(len(indices))) if index_anywhere else {0})
+        if not owned[s.var]:
             return None, f"`{s.var}` is written at an index other than the loop variable `{loop.var}`"
     if written_arrays & read_in_body:
         name = sorted(written_arrays & read_in_body)[0]

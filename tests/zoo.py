@@ -544,6 +544,23 @@ def periodic_reread(u0, k, steps):
     return np.sum(u * u)
 
 
+def crossed_writes(x):
+    # `B[j, k]` and `B[k, j]` with k = 3j mod n: iterations 1 and 3 write the same two elements, so
+    # the loop reverses descending (the loop variable is not at one position in both writes); run
+    # ascending, the gradient was wrong, with no error
+    n = x.shape[0]
+    B = np.zeros((n, n))
+    s = 0.0
+    for j in range(n):
+        k = (3 * j) % n
+        B[j, k] = x[j] * x[k]
+        B[k, j] = x[j] + 2.0 * x[k] * x[j]
+    for a in range(n):
+        for b in range(n):
+            s += B[a, b] * B[a, b] * (a + 1)
+    return s
+
+
 def heat_swap(u0, kappa, n_steps):
     # explicit Euler with two buffers that exchange roles every step
     n = u0.shape[0]
@@ -802,6 +819,7 @@ ZOO: list[Case] = [
         ("a", "x"),
         True,
     ),
+    Case("crossed_writes", crossed_writes, lambda rng: (rng.standard_normal(8),), ("x",), True),
     Case("periodic_reread", periodic_reread, lambda rng: (rng.standard_normal(7), 0.3, 4), ("u0",), True),
     Case(
         "pairwise_steps",
