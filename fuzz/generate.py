@@ -48,7 +48,7 @@ FEATURES: dict[str, tuple[bool, str]] = {
     "swap": (True, "swaps u, v = v, u of floats and local arrays"),
     "tuple_assign": (True, "tuple assignment a, b = b, a * 2.0"),
     "int_params": (True, "int parameters as loop bounds, steps and indices"),
-    "recompute": (True, "loop bodies that start with an index and a re-read of arrays (recompute.py's prefixes)"),
+    "recompute": (True, "loop bodies that start with an index and a re-read of arrays (recompute.py), crossed writes"),
     "after_loop": (True, "a loop variable read after its loop, as an index (loopvars.py)"),
     "int_locals": (True, "int locals: i + 1, n // 2, counters, (i + 1) % n, min(i + 1, n - 1)"),
     "int_from_float": (True, "ints computed from floats: int(...), round(...), math.floor(...)"),
@@ -885,6 +885,18 @@ class _Generator:
             k = self.fresh("i", _PLAIN_INTS)
             self.fn.emit(f"{k} = ({var} + {rnd.randint(1, 2)}) % {self.size_expr(sc, L)}")
             sc.ints[k] = (0, L - 1)
+            # one array written with the loop variable on different axes: two iterations may
+            # write one element, so the reversal must keep the loop's order reversed
+            square = [
+                nm2 for nm2, a2 in sc.arrays.items()
+                if a2.writable and a2.ints is None and len(a2.shape) == 2 and min(a2.shape) >= L
+                and interval[0] >= 0 and interval[1] <= L - 1
+            ]  # fmt: skip
+            if square and rnd.random() < 0.3:
+                target = rnd.choice(square)
+                self.mark_written(sc, target)
+                self.fn.emit(f"{target}[{var}, {k}] = {self.fexpr(sc, 2)}")
+                self.fn.emit(f"{target}[{k}, {var}] = {self.fexpr(sc, 2)}")
 
         def elem() -> str:
             name, arr = rnd.choice(readable)
