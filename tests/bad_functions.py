@@ -116,3 +116,33 @@ def prange_index_after_loop(x):
     for i in prange(x.shape[0]):  # error: after
         s += x[i] * x[i]
     return s * x[i]
+
+
+def _noted(func):
+    return func
+
+
+class Methods:
+    # parsed where they stand: an indented def is read under an `if 1:`, not dedented
+    @staticmethod
+    def indented_try(x):
+        note = """
+a string whose lines start at column 0"""
+        try:  # error: indented try
+            return x * 2.0
+        finally:
+            note = note + ""
+
+
+def make_nested():
+    @_noted
+    def nested_try(x):
+        try:  # error: nested try
+            return x * 2.0
+        finally:
+            pass
+
+    return nested_try
+
+
+nested_try = make_nested()

@@ -37,6 +37,8 @@ def _marked_line(func, marker: str) -> int:
         (bad.norm_with_ord, "ord", "ord=None, 1, 2 and np.inf", "3)"),
         (bad.max_over_axis, "axis", "np.cumsum takes 1 to 2 arguments", "np.float64)"),
         (bad.abs_of_array, "abs of an array", "abs() takes numbers", "x)"),
+        (bad.Methods.indented_try, "indented try", "try", "try"),
+        (bad.nested_try, "nested try", "try", "try"),
     ],
     ids=lambda v: v if isinstance(v, str) else getattr(v, "__name__", ""),
 )
