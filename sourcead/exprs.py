@@ -238,9 +238,9 @@ def names_in(node: cst.CSTNode) -> set[str]:
     if names is None:
         found: set[str] = set()
         _collect_names(node, found)
+        if len(_NAMES) >= _NAMES_KEPT:
+            _NAMES.clear()  # one call, safe while another thread transforms too
         names = _NAMES[node] = frozenset(found)
-        if len(_NAMES) > _NAMES_KEPT:
-            _NAMES.pop(next(iter(_NAMES)))
     return set(names)
 
 
