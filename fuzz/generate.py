@@ -49,6 +49,7 @@ FEATURES: dict[str, tuple[bool, str]] = {
     "tuple_assign": (True, "tuple assignment a, b = b, a * 2.0"),
     "int_params": (True, "int parameters as loop bounds, steps and indices"),
     "recompute": (True, "loop bodies that start with an index and a re-read of arrays (recompute.py), crossed writes"),
+    "stencil": (True, "loops writing y[i] from x[i + c] at constant offsets c, whose adjoints gather.py gathers"),
     "after_loop": (True, "a loop variable read after its loop, as an index (loopvars.py)"),
     "int_locals": (True, "int locals: i + 1, n // 2, counters, (i + 1) % n, min(i + 1, n - 1)"),
     "int_from_float": (True, "ints computed from floats: int(...), round(...), math.floor(...)"),
@@ -770,6 +771,7 @@ class _Generator:
             ("whole", 2 if "whole" in f and (top or "whole_in_loops" in f) and sc.arrays else 0),
             ("slice_write", 0.5 if "slice_write" in f and top and writable else 0),
             ("tuple", 0.6 if "tuples" in f else 0),
+            ("stencil", 0.7 if "stencil" in f and loop_ok and "for" in f else 0),
             ("prange", 0.5 if "prange" in f and not sc.in_prange and sc.arrays and sc.loop_depth < 2 else 0),
             ("alloc", 0.5 if "local_arrays" in f and (top or "alloc_in_loops" in f) and not self.in_helper else 0),
         ]
@@ -1155,6 +1157,66 @@ class _Generator:
         if sc.in_loop:
             self.use("alloc_in_loops")
         self.alloc_array(sc)
+
+    def s_stencil(self, sc: _Scope, depth: int) -> None:
+        """`for i in range(a, L - b): y[..i..] = ...` of elements `x[..i + c..]` at constant offsets c
+        (linear terms, products of two neighbours, loop-invariant floats), sometimes with a scalar
+        sum of its own: the shape whose adjoint gather.py gathers. y is never read in the loop and
+        x never written, so the reversal runs in the loop's order."""
+        rnd = self.rnd
+        sources = [(nm, a) for nm, a in sc.arrays.items() if a.ints is None]
+        pairs = [
+            (x, y, axis)
+            for x, a in sources
+            for y, b in sc.arrays.items()
+            if y != x and b.writable and b.ints is None and len(b.shape) == len(a.shape)
+            for axis in range(len(a.shape))
+            if a.shape[axis] == b.shape[axis] and a.shape[axis] >= 3 and sc.iters * a.shape[axis] <= MAX_ITERS
+        ]
+        if not pairs:
+            self.assign_float(sc)
+            return
+        self.use("stencil")
+        x, y, axis = rnd.choice(pairs)
+        L = sc.arrays[x].shape[axis]
+        lo, hi = -rnd.randint(0, 2), rnd.randint(0, 2)
+        if hi - lo >= L:
+            lo, hi = -1, 1
+        var = self.fresh_loop_var(sc)
+        S = self.size_expr(sc, L)
+        start = -lo + (1 if rnd.random() < 0.2 else 0)
+        stop = f"{S} - {hi}" if hi else S
+        inner = sc.child(loop="for", in_loop=True, iters=sc.iters * L, loop_depth=sc.loop_depth + 1,
+                         loop_vars=sc.loop_vars | {var}, in_prange=sc.in_prange)  # fmt: skip
+        inner.ints[var] = (start, L - 1 - hi)
+        del inner.arrays[y]  # the loop reads what it does not write
+
+        def at(name: str, c: int) -> str:
+            offset = var if c == 0 else f"{var} + {c}" if c > 0 else f"{var} - {-c}"
+            shape = sc.arrays[name].shape
+            others = [self.index(sc, n) for n in shape]  # the other axes: fixed in the loop
+            others[axis] = offset
+            return f"{name}[{', '.join(others)}]"
+
+        offsets = sorted({lo, hi, rnd.randint(lo, hi)})
+        terms = []
+        for c in offsets:
+            r = rnd.random()
+            if r < 0.5:
+                terms.append(f"{self.const()} * {at(x, c)}")
+            elif r < 0.8:
+                terms.append(f"{at(x, c)} * {at(x, rnd.choice(offsets))}")
+            else:
+                terms.append(f"{self.fleaf(inner, arrays=False)} * {at(x, c)}")
+        self.fn.emit(f"for {var} in range({start}, {stop}):")
+        self.fn.indent += 1
+        target = at(y, 0)
+        self.mark_written(sc, y)
+        self.fn.emit(f"{target} = {' + '.join(terms)}")
+        if sc.floats and rnd.random() < 0.3:  # a sum of its own, read nowhere else in the loop
+            acc = rnd.choice(sc.floats)
+            self.fn.emit(f"{acc} += {at(x, rnd.choice(offsets))} * {at(x, 0)}")
+        self.fn.indent -= 1
 
     def s_prange(self, sc: _Scope, depth: int) -> None:
         rnd = self.rnd

@@ -300,3 +300,24 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     for child in node.children:
         yield from walk(child)
+
+
+class Rename(cst.CSTTransformer):
+    """Replace variables by expressions (not attribute names or keywords; parameters only if asked)."""
+
+    def __init__(self, mapping: dict[str, cst.BaseExpression], params: bool = False):
+        self.mapping = mapping
+        self.params = params
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        return self.params
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        new = self.mapping.get(original.value)
+        return new if new is not None else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from .checkpoint_emit import forward_checkpointed
 from .core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from .counts import Count
-from .emit import Writer
+from .emit import Line, Writer
 from .exprs import code
 from .parallel import ParallelLoop
 from .recording import Tapes, Where
@@ -44,12 +44,15 @@ class Emission:
 class Scope:
     """Where the sweeps write: the tapes in use; in a parallel adjoint's iteration, the loop it
     replays and the partial sums of the shared scalar adjoints it accumulates; in the body of a
-    `while` loop recorded in chunks of iterations, the flag its `break` sets to end the loop."""
+    `while` loop recorded in chunks of iterations, the flag its `break` sets to end the loop; in
+    the reversed iterations of a loop whose contributions at constant offsets were gathered before
+    them, the adjoint lines left for each statement (`gather.py`)."""
 
     tapes: Tapes
     replaying: ParallelLoop | None = None
     partial_sums: Mapping[str, str] = field(default_factory=dict)
     done: str | None = None
+    residual: Mapping[Stmt, tuple[Line, ...]] = field(default_factory=dict)
 
 
 class ForwardSweep:

@@ -44,7 +44,7 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
+from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
@@ -68,7 +68,7 @@ def normalize(parsed: ParsedFunction, namer: Namer) -> CoreFunction:
     clashes = sorted(local_names(parsed.node) & reserved_names())
     if clashes:
         mapping = {name: namer.fresh(name) for name in clashes}
-        renamed = parsed.node.visit(_Rename({k: cst.Name(v) for k, v in mapping.items()}, params=True))
+        renamed = parsed.node.visit(Rename({k: cst.Name(v) for k, v in mapping.items()}, params=True))
         core = Normalizer(replace(parsed, node=renamed), namer).function()  # type: ignore[arg-type]
         by_new = {v: k for k, v in mapping.items()}
         return replace(core, arg_names=tuple(by_new.get(p, p) for p in core.params))
@@ -674,7 +674,7 @@ class Normalizer:
                 mapping[name] = self.name(cst.Name(fresh))  # a tuple parameter: the tuple of its elements
         for local in sorted(local_names(callee.node) - set(names)):
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
-        renamed = callee.node.visit(_Rename(mapping))
+        renamed = callee.node.visit(Rename(mapping))
         positions = {**callee.positions, **_carried_positions(callee.node, renamed, callee.positions)}
         inner = Normalizer(
             replace(callee, node=renamed, positions=positions), self.namer, (*self.callers, _function_of(self.parsed))
@@ -701,27 +701,6 @@ def _one_line(node: cst.BaseExpression) -> cst.BaseExpression:
     lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     joined = re.sub(r"([(\[])\s+", r"\1", " ".join(part for part in lines if part))
     return cst.parse_expression(re.sub(r"\s+([)\]])", r"\1", joined).replace(",)", ")"))
-
-
-class _Rename(cst.CSTTransformer):
-    """Replace variables by expressions (not attribute names or keywords; parameters only if asked)."""
-
-    def __init__(self, mapping: dict[str, cst.BaseExpression], params: bool = False):
-        self.mapping = mapping
-        self.params = params
-
-    def visit_Param(self, node: cst.Param) -> bool:
-        return self.params
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        new = self.mapping.get(original.value)
-        return new if new is not None else updated
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)
 
 
 def _signature_of(node: cst.FunctionDef):

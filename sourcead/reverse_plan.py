@@ -12,7 +12,9 @@
    (`recompute.py`); the `if`s whose branch and the loops whose trip count the reversal needs;
 4. how each is recorded: a `Recording` (`recording.py`) per statement;
 5. which time loops are checkpointed instead (`checkpoint.py`), and their snapshot buffers;
-6. the reservations of the main tapes before top-level statements (`counts.py` algebra).
+6. the loops whose reversal runs in the loop's own order, and of those, the ones whose
+   contributions at constant offsets of the loop variable are gathered (`gather.py`);
+7. the reservations of the main tapes before top-level statements (`counts.py` algebra).
 
 The plan also answers the counting questions of the sweeps (`bound`: records a region can make,
 computable at its entry), so that both sweeps reserve the same room the records then fill.
@@ -44,6 +46,7 @@ from .counts import Count, maximum
 from .elements import unneeded_element_records
 from .emit import Line
 from .exprs import code, is_number, names_in, number_value, paren
+from .gather import Gather, plan_gather
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
 from .recompute import Prefix, recomputed_prefixes
@@ -94,6 +97,7 @@ class ReversePlan:
     forward_reversals: Mapping[
         For, tuple[int, int]
     ]  # loops reversed in their own order: records per iteration per tape
+    gathers: Mapping[For, Gather]  # forward reversals whose contributions at constant offsets are gathered
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
     first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
 
@@ -289,6 +293,8 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     checkpoint_names = {loop: {key: fresh(f"ck_{key}") for key in _CHECKPOINT_KEYS} for loop in checkpointed}
     local_tapes = ((fresh("ltape"), fresh("ltop")), (fresh("litape"), fresh("litop")))
     in_parallel = frozenset(s for loop in parallel for s in walk_statements(loop.body))
+    forward_reversals = _forward_reversals(statements, records.reads, parallel, recordings, prefixes)
+    gathers = _gathers(prog, adjoints, forward_reversals, prefixes, sites, checkpointed)
     plan = ReversePlan(
         prog=prog,
         adjoints=adjoints,
@@ -318,7 +324,8 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         inner_loops=frozenset(
             t for s in statements if isinstance(s, (For, While)) for t in walk_statements(s.body) if isinstance(t, For)
         ),
-        forward_reversals=_forward_reversals(statements, records.reads, parallel, recordings, prefixes),
+        forward_reversals=forward_reversals,
+        gathers=gathers,
         reservations={},
         first_allocation=(Count(), Count()),
     )
@@ -527,6 +534,29 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
             continue
         counts = tuple(sum(1 for r in records if isinstance(r, OnTape) and r.index == k) for k in (0, 1))
         found[loop] = counts
+    return found
+
+
+def _gathers(prog: Program, adjoints: StatementAdjoints, forward_reversals, prefixes, sites, checkpointed):
+    """The forward reversals whose contributions at constant offsets of the loop variable are
+    gathered (`gather.py`). Their reversed iterations also restore the elements they recorded and
+    compute their prefix again: the gathered lines, which run before, must read neither. Not a
+    checkpointed loop: its steps are reversed one at a time, each with all its adjoint lines."""
+    shadowed, kinds = prog.namer.shadowed, prog.kinds
+    found: dict[For, Gather] = {}
+    for loop in forward_reversals:
+        if loop in checkpointed:
+            continue
+        changing = assigned_names(prefixes.get(loop, ())) | {s.var for s in walk_statements(loop.body) if s in sites}
+        gather = plan_gather(
+            loop,
+            adjoints.lines,
+            lambda name: shadowed(name) is not None,
+            lambda name: shadowed(name) is not None and kinds.is_array(shadowed(name)),  # type: ignore[arg-type]
+            changing,
+        )
+        if gather is not None:
+            found[loop] = gather
     return found
 
 

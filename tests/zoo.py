@@ -16,6 +16,7 @@ import findings
 import helpers_other
 import idioms
 import numpy as np
+import stencils
 import vectorized
 
 import sourcead
@@ -1247,6 +1248,17 @@ ZOO += [
         ("cams", "X"),
         True,
     ),
+]
+
+# stencils at constant offsets, whose adjoints are gathered (stencils.py, gather.py)
+ZOO += [
+    Case("wide_stencil", stencils.wide_stencil, lambda rng: (rng.standard_normal(11), 0.2, 4), ("u0", "c"), True),
+    Case("five_point", stencils.five_point, lambda rng: (rng.standard_normal((6, 7)), 0.15, 3), ("u0", "kappa"), True),
+    Case("one_sided", stencils.one_sided, lambda rng: (rng.standard_normal(8), 0.7, 1), ("x", "w"), True),
+    Case("short_range", stencils.short_range, lambda rng: (rng.standard_normal(5), 0.6), ("x", "k"), True),
+    Case("rosenbrock_chain", stencils.rosenbrock, lambda rng: (rng.uniform(-1.0, 1.0, 7),), ("x",), True),
+    Case("marked_stencil", stencils.marked_stencil, lambda rng: (rng.standard_normal(7), 0.4), ("x", "c"), True),
+    Case("written_twice", stencils.written_twice, lambda rng: (rng.standard_normal(6), 0.8), ("x", "a"), True),
 ]
 
 # Zoo functions second order refuses, with a positioned error: np.prod, math.lgamma and np.sort of a

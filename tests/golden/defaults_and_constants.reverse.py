@@ -30,11 +30,16 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
     result_1_bar = np.zeros_like(result_1)
     s_bar = out_bar
     x_bar = np.zeros_like(x)
-    # its iterations' adjoints are independent: run in the loop's order
-    for i in range(n):
-        # adjoint of: s += STENCIL[i, 0] * x[i] + STENCIL[i, 1] * x[i + 1] ** 2
-        x_bar[i] += STENCIL[i, 0] * s_bar
-        x_bar[i + 1] += 2.0 * x[i + 1] * (STENCIL[i, 1] * s_bar)
+    # its iterations' contributions at constant offsets from the loop variable, gathered:
+    # each element takes its own in one place (a loop that vectorises)
+    for i_1 in range(1, n):  # every contribution exists here
+        x_bar[i_1] += STENCIL[i_1, 0] * s_bar + 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar)
+    for i_1 in range(0, min(1, n + 1)):  # the first elements: the contributions that exist
+        if 0 <= i_1 < n:
+            x_bar[i_1] += STENCIL[i_1, 0] * s_bar
+    for i_1 in range(max(n, 1), n + 1):  # the last elements: the contributions that exist
+        if 0 <= i_1 - 1 < n:
+            x_bar[i_1] += 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar)
     # adjoint of: s = np.sum(result * WEIGHTS) + np.sum(result_1 ** 2) * alpha
     result_bar += unbroadcast(WEIGHTS * np.full_like(result * WEIGHTS, s_bar), result)
     result_1_bar += 2.0 * result_1 * (alpha * s_bar)

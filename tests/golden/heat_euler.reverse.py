@@ -50,15 +50,30 @@ def heat_euler_vjp(u0, kappa, out_bar):
             u[i] = tape[top_at]  # restore the value u[i] had before
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0
+        # its iterations' contributions at constant offsets from the loop variable, gathered:
+        # each element takes its own in one place (a loop that vectorises)
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            u_bar[i_1] += v_bar[i_1] + kappa * v_bar[i_1 + 1] + 2.0 * -(kappa * v_bar[i_1]) + kappa * v_bar[i_1 - 1]
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += v_bar[i_1]
+            if 1 <= i_1 + 1 < n - 1:
+                u_bar[i_1] += kappa * v_bar[i_1 + 1]
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += v_bar[i_1]
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
+            if 1 <= i_1 - 1 < n - 1:
+                u_bar[i_1] += kappa * v_bar[i_1 - 1]
+        # the rest of its adjoint:
         # its iterations' adjoints are independent: run in the loop's order
         for i in range(1, n - 1):
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            u_bar[i] += v_bar[i]
             kappa_bar += t0 * v_bar[i]
-            u_bar[i - 1] += kappa * v_bar[i]
-            u_bar[i] += 2.0 * -(kappa * v_bar[i])
-            u_bar[i + 1] += kappa * v_bar[i]
             v_bar[i] = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar

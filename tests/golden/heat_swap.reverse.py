@@ -51,6 +51,25 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
+        # its iterations' contributions at constant offsets from the loop variable, gathered:
+        # each element takes its own in one place (a loop that vectorises)
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            u_bar[i_1] += v_bar[i_1] + kappa * v_bar[i_1 + 1] + 2.0 * -(kappa * v_bar[i_1]) + kappa * v_bar[i_1 - 1]
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += v_bar[i_1]
+            if 1 <= i_1 + 1 < n - 1:
+                u_bar[i_1] += kappa * v_bar[i_1 + 1]
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += v_bar[i_1]
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
+            if 1 <= i_1 - 1 < n - 1:
+                u_bar[i_1] += kappa * v_bar[i_1 - 1]
+        # the rest of its adjoint:
         top -= max(n - 2, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
@@ -60,11 +79,7 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
             top_at -= 1
             v[i] = tape[top_at]  # restore the value v[i] had before
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            u_bar[i] += v_bar[i]
             kappa_bar += t0 * v_bar[i]
-            u_bar[i - 1] += kappa * v_bar[i]
-            u_bar[i] += 2.0 * -(kappa * v_bar[i])
-            u_bar[i + 1] += kappa * v_bar[i]
             v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1

@@ -1,0 +1,345 @@
+"""Gather-form adjoints of stencils at constant offsets (`ReversePlan.gathers`).
+
+A loop whose iterations' adjoints are independent is reversed in its own order
+(`ReversePlan.forward_reversals`). Where its body reads neighbours, as in
+`v[i] = u[i - 1] - 2.0 * u[i] + u[i + 1]`, each iteration's adjoint scatters into them:
+
+    u_bar[i - 1] += v_bar[i]
+    u_bar[i] += -2.0 * v_bar[i]
+    u_bar[i + 1] += v_bar[i]
+
+three read-modify-writes of `u_bar` per iteration, each element touched by three iterations: a
+dependence from one iteration to the next that keeps the loop from vectorising. Where each such
+index is the loop variable plus a constant on one axis, the same contributions are gathered
+instead, as Halide's autodiff does: each element of `u_bar` takes its own in one place,
+
+    for i_1 in range(a + 1, b - 1):  # every contribution exists here
+        u_bar[i_1] += v_bar[i_1 + 1] + -2.0 * v_bar[i_1] + v_bar[i_1 - 1]
+
+with the few elements at the ends of the range, where some contributions do not exist, in guarded
+loops of their own. The rest of the iteration's adjoint (scalar sums, resets, contributions at the
+loop index alone or at indices that are not such offsets, the records it restores, a prefix it
+computes again) then runs as the forward reversal ran it, in the loop's order.
+
+Exact where this module says so, else the loop keeps its scatter:
+- the gathered lines are accumulations into adjoint arrays that no line of the loop reads or
+  resets (other lines may only add to them too), so running them before the rest changes
+  nothing another line sees;
+- what they read (their temporaries inlined) neither a line of the loop writes, but for a reset
+  of the very element they read, later in the same iteration, at an index that differs between
+  iterations (`v_bar[i] = 0.0` after its reads), nor the reversed iterations restore or compute
+  again: the gather, running before all of these, reads what the loop read.
+Each contribution is computed once, as in the scatter; only the order of the additions into an
+element changes (the same sum up to rounding, the same on every run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .core import Assign, For
+from .emit import Line
+from .exprs import (
+    Rename,
+    code,
+    is_number,
+    names_in,
+    negate,
+    number_value,
+    operand,
+    paren,
+    subscript,
+    subscript_indices,
+    unparen,
+)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One contribution, `line`, into the loop variable plus `offset` on its group's axis; `value`
+    is its value with the iteration's temporaries inlined."""
+
+    line: Line
+    offset: int
+    value: cst.BaseExpression
+
+    @property
+    def added(self) -> cst.BaseExpression:
+        """What it adds: `value`, negated for a `-=`."""
+        return negate(self.value) if self.line.op == "-=" else unparen(self.value)
+
+
+@dataclass(frozen=True)
+class Group:
+    """The contributions into one adjoint array whose indices differ only by the offset on `axis`."""
+
+    array: str
+    axis: int
+    indices: tuple[cst.BaseExpression, ...]  # the first term's, as written
+    terms: tuple[Term, ...]
+
+    @property
+    def lowest(self) -> int:
+        return min(t.offset for t in self.terms)
+
+    @property
+    def highest(self) -> int:
+        return max(t.offset for t in self.terms)
+
+    def target(self, index: str) -> cst.Subscript:
+        """The element `index` names, on the group's axis."""
+        indices = list(self.indices)
+        indices[self.axis] = cst.Name(index)
+        return subscript(self.array, indices)
+
+
+@dataclass(frozen=True)
+class Gather:
+    groups: tuple[Group, ...]
+    residual: Mapping[Assign, tuple[Line, ...]]  # each statement's lines left to the loop's order
+
+
+def plan_gather(
+    loop: For,
+    lines: Mapping[Assign, list[Line]],
+    is_adjoint: Callable[[str], bool],
+    is_array: Callable[[str], bool],
+    changing: set[str],
+) -> Gather | None:
+    """The gather form of the reversal of `loop` (a forward reversal), or None where no
+    contribution is at a constant nonzero offset or where gathering could change what a line
+    reads. `is_adjoint(name)`: is it a generated adjoint variable; `is_array(name)`: an adjoint
+    array; `changing`: what the reversed iterations assign besides their adjoint lines (restored
+    records, a recomputed prefix), which the gathered lines must not read."""
+    if not is_number(loop.step) or number_value(loop.step) != 1:
+        return None
+    var = loop.var
+    sequence = [(s, line) for s in reversed(loop.body) if isinstance(s, Assign) for line in lines.get(s, [])]
+    temps: dict[str, tuple[int, cst.BaseExpression]] = {}  # temporary -> (its position, its value inlined)
+    assigned = _assigned_temps(sequence, is_adjoint)
+    for position, (_, line) in enumerate(sequence):
+        if any(t not in temps for t in _reads(line) & assigned):
+            return None  # a temporary read before its definition: not this iteration's value
+        if isinstance(line.target, cst.Name) and not is_adjoint(line.target.value):
+            if line.op != "=" or line.target.value in temps or line.target.value == var:
+                return None
+            temps[line.target.value] = (position, _inline(line.value, temps))
+    groups: dict[tuple, list[tuple[int, Term]]] = {}
+    for position, (_, line) in enumerate(sequence):
+        found = _contribution(line, var, set(temps), is_array)
+        if found is not None:
+            axis, offset = found
+            indices = subscript_indices(line.target)  # type: ignore[arg-type]
+            key = (line.target.value.value, axis, tuple(code(ix) for k, ix in enumerate(indices) if k != axis))  # type: ignore[attr-defined]
+            value = _inline(line.value, temps)
+            term = Term(line, offset, value)
+            groups.setdefault(key, []).append((position, term))
+    gathered = {key: terms for key, terms in groups.items() if any(t.offset for _, t in terms)}
+    if not gathered:
+        return None
+    arrays = {key[0] for key in gathered}
+    for _, line in sequence:
+        target = line.target
+        base = target.value.value if isinstance(target, cst.Subscript) else target.value  # type: ignore[attr-defined]
+        if _reads(line) & arrays or (base in arrays and (line.op == "=" or isinstance(target, cst.Name))):
+            return None  # a gathered array read, reset or accumulated whole
+    for terms in gathered.values():
+        for position, term in terms:
+            if not _sees_what_the_loop_saw(term, position, sequence, var, set(temps), changing):
+                return None
+    chosen = {id(t.line) for terms in gathered.values() for _, t in terms}
+    residual = {
+        s: tuple(line for line in lines.get(s, []) if id(line) not in chosen)
+        for s in loop.body
+        if isinstance(s, Assign)
+    }
+    return Gather(
+        groups=tuple(
+            Group(key[0], key[1], tuple(subscript_indices(terms[0][1].line.target)), tuple(t for _, t in terms))  # type: ignore[arg-type]
+            for key, terms in gathered.items()
+        ),
+        residual=residual,
+    )
+
+
+def shifted(node: cst.BaseExpression, var: str, index: str, offset: int) -> cst.BaseExpression:
+    """`node` with `var` replaced by `index - offset` (the iteration whose contribution lands on
+    element `index`), constant offsets folded: `v_bar[i]` at offset -1 is `v_bar[i_1 + 1]`."""
+    return node.visit(_Shift(var, index, -offset))  # type: ignore[return-value]
+
+
+def plus_constant(node: cst.BaseExpression, k: int) -> cst.BaseExpression:
+    """`node + k`, folding integer constants: `n - 1` plus 1 is `n`, `1` plus 1 is `2`."""
+    inner = unparen(node)
+    if k == 0:
+        return node
+    if isinstance(inner, cst.Integer) or _is_negative_integer(inner):
+        return _integer(int(number_value(inner)) + k)
+    if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, (cst.Add, cst.Subtract)):
+        constant = _integer_of(inner.right)
+        if constant is not None:
+            total = (constant if isinstance(inner.operator, cst.Add) else -constant) + k
+            return _add(inner.left, total)
+    return _add(node, k)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _reads(line: Line) -> set[str]:
+    """What `line` reads, its target's indices included (not an accumulated target itself)."""
+    reads = names_in(line.value)
+    if isinstance(line.target, cst.Subscript):
+        reads |= set().union(*(names_in(ix) for ix in subscript_indices(line.target)))
+    return reads
+
+
+def _assigned_temps(sequence, is_adjoint) -> set[str]:
+    targets = (line.target for _, line in sequence)
+    return {t.value for t in targets if isinstance(t, cst.Name) and not is_adjoint(t.value)}
+
+
+def _inline(node: cst.BaseExpression, temps: Mapping[str, tuple[int, cst.BaseExpression]]) -> cst.BaseExpression:
+    """`node` with the temporaries defined so far replaced by their (inlined) values."""
+    used = names_in(node) & set(temps)
+    if not used:
+        return node
+    return node.visit(Rename({t: paren(temps[t][1]) for t in used}))  # type: ignore[return-value]
+
+
+def _contribution(line: Line, var: str, temps: set[str], is_array: Callable[[str], bool]) -> tuple[int, int] | None:
+    """(axis, offset) where `line` accumulates into an adjoint array at `var + offset` on one axis,
+    with the other indices free of `var` and of the iteration's temporaries."""
+    target = line.target
+    if line.op not in ("+=", "-=") or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+        return None
+    if not is_array(target.value.value):
+        return None
+    indices = subscript_indices(target)
+    found = None
+    for axis, ix in enumerate(indices):
+        if isinstance(ix, cst.Slice):
+            return None
+        names = names_in(ix)
+        if var in names:
+            offset = _offset_of(ix, var)
+            if offset is None or found is not None:
+                return None
+            found = (axis, offset)
+        elif names & temps:
+            return None
+    return found
+
+
+def _offset_of(node: cst.BaseExpression, var: str) -> int | None:
+    """c where `node` is `var`, `var + c`, `var - c` or `c + var` for an integer constant c."""
+    inner = unparen(node)
+    if isinstance(inner, cst.Name):
+        return 0 if inner.value == var else None
+    if not isinstance(inner, cst.BinaryOperation) or not isinstance(inner.operator, (cst.Add, cst.Subtract)):
+        return None
+    left, right = unparen(inner.left), unparen(inner.right)
+    if isinstance(left, cst.Name) and left.value == var:
+        constant = _integer_of(right)
+        if constant is not None:
+            return constant if isinstance(inner.operator, cst.Add) else -constant
+    if isinstance(right, cst.Name) and right.value == var and isinstance(inner.operator, cst.Add):
+        return _integer_of(left)
+    return None
+
+
+def _sees_what_the_loop_saw(term: Term, position: int, sequence, var: str, temps: set[str], changing: set[str]) -> bool:
+    """Does `term`, computed before the rest of the loop runs, read what it read in the loop? Every
+    name it reads that a line of the loop writes must be an array reset only later in the same
+    iteration, element by element at an index that differs between iterations, and read by the
+    term only at that element."""
+    target = term.line.target
+    reads = names_in(term.value) | set().union(
+        *(names_in(ix) for k, ix in enumerate(subscript_indices(target)) if not _is_axis(ix, var))  # type: ignore[arg-type]
+    )
+    if reads & changing:
+        return False  # restored or recomputed in each reversed iteration
+    for other, (_, line) in enumerate(sequence):
+        written = line.target.value.value if isinstance(line.target, cst.Subscript) else line.target.value  # type: ignore[attr-defined]
+        if other == position or written not in reads or written in temps:
+            continue
+        if not (isinstance(line.target, cst.Subscript) and line.op == "=" and other > position):
+            return False
+        indices = subscript_indices(line.target)
+        if not any(not isinstance(ix, cst.Slice) and _offset_of(ix, var) is not None for ix in indices):
+            return False  # the same element in every iteration: a later iteration would read the reset
+        element = tuple(code(ix) for ix in indices)
+        if not _reads_only(term.value, written, element):
+            return False
+    return True
+
+
+def _is_axis(node, var: str) -> bool:
+    return not isinstance(node, cst.Slice) and var in names_in(node)
+
+
+def _reads_only(node: cst.CSTNode, array: str, element: tuple[str, ...]) -> bool:
+    """Is every read of `array` in `node` a read of `array[element]`?"""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == array:
+        if tuple(code(ix) for ix in subscript_indices(node)) != element:
+            return False
+        return all(_reads_only(ix, array, element) for ix in subscript_indices(node))
+    if isinstance(node, cst.Name):
+        return node.value != array
+    if isinstance(node, cst.Attribute):
+        return _reads_only(node.value, array, element)
+    if isinstance(node, cst.Arg):
+        return _reads_only(node.value, array, element)
+    return all(_reads_only(child, array, element) for child in node.children)
+
+
+def _integer_of(node: cst.BaseExpression) -> int | None:
+    inner = unparen(node)
+    if isinstance(inner, cst.Integer) or _is_negative_integer(inner):
+        return int(number_value(inner))
+    return None
+
+
+def _is_negative_integer(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(unparen(node.expression), cst.Integer)
+    )
+
+
+def _integer(k: int) -> cst.BaseExpression:
+    return cst.Integer(str(k)) if k >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-k)))
+
+
+def _add(node: cst.BaseExpression, k: int) -> cst.BaseExpression:
+    """`node + k` or `node - |k|` (`node` itself for 0), parenthesized only where it must be."""
+    if k == 0:
+        return node
+    operator = cst.Add() if k > 0 else cst.Subtract()
+    return cst.BinaryOperation(operand(node, 2, False), operator, cst.Integer(str(abs(k))))
+
+
+class _Shift(Rename):
+    """`var` replaced by `index + delta`, folding `var + c` into `index + (c + delta)`."""
+
+    def __init__(self, var: str, index: str, delta: int):
+        super().__init__({var: paren(_add(cst.Name(index), delta))})
+        self.var, self.index, self.delta = var, index, delta
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BaseExpression) -> cst.BaseExpression:
+        offset = _offset_of(original.with_changes(lpar=[], rpar=[]), self.var)
+        if offset is None or not isinstance(unparen(original.left), cst.Name):
+            return updated
+        folded = _add(cst.Name(self.index), offset + self.delta)
+        if original.lpar and isinstance(folded, cst.BinaryOperation):
+            return folded.with_changes(lpar=original.lpar, rpar=original.rpar)
+        return folded
+
+    def leave_Index(self, original: cst.Index, updated: cst.Index) -> cst.Index:
+        if isinstance(updated.value, cst.BinaryOperation):
+            return updated.with_changes(value=unparen(updated.value))  # an index needs no parentheses
+        return updated

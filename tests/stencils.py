@@ -1,0 +1,88 @@
+"""Stencils at constant offsets of the loop variable, whose adjoints are gathered (`gather.py`),
+and neighbours of them that must keep their scatter. In the zoo (numeric checks, golden files)
+and in test_gather.py (short ranges, where only some contributions exist)."""
+
+import numpy as np
+
+
+def wide_stencil(u0, c, steps):
+    # offsets -2 .. 3, linear and not (a product of two neighbours), buffers swapped every step
+    n = u0.shape[0]
+    u = u0.copy()
+    v = u0.copy()
+    for _t in range(steps):
+        for i in range(2, n - 3):
+            v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
+        u, v = v, u
+    return np.sum(u * u)
+
+
+def five_point(u0, kappa, steps):
+    # a 2-D Laplacian: u_bar[i, j - 1] and u_bar[i, j + 1] are gathered along j, the rows i - 1
+    # and i + 1 stay scattered (the loop variable is not on that axis). Written inline: a scalar
+    # of the iteration's own (`lap = ...`) would be recorded, and the loop reversed descending
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = u0.copy()
+    for _t in range(steps):
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
+        u, v = v, u
+    return 0.5 * np.sum(u * u)
+
+
+def one_sided(x, w, lo):
+    # one offset only (no ends to guard), a bound that is an argument, and a subtraction
+    n = x.shape[0]
+    y = np.zeros(n)
+    for i in range(lo, n - 2):
+        y[i] = w * x[i + 2] - x[i + 1] * x[i + 1]
+    s = 0.0
+    for i in range(n):
+        s += y[i] * y[i]
+    return s
+
+
+def short_range(x, k):
+    # offsets -2 and +1 over range(2, n - 1): with n < 6 the middle is empty and the ends overlap
+    n = x.shape[0]
+    y = np.zeros(n)
+    for i in range(2, n - 1):
+        y[i] = k * x[i - 2] + x[i + 1] * x[i + 1]
+    s = 0.0
+    for i in range(n):
+        s += (i + 1.0) * y[i]
+    return s
+
+
+def rosenbrock(x):
+    # a temporary shared by the contributions at offsets 0 and 1, inlined into each, at the ends too
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s += 100.0 * (x[i + 1] - x[i] * x[i]) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+
+def marked_stencil(x, c):
+    # a checkpointed loop reverses one step at a time, each with all its adjoint lines: its
+    # neighbours' contributions must not be left to a gather it never runs (fuzz seed 61)
+    n = x.shape[0]
+    y = x * x
+    t = y[1] * y[2]  # its adjoint reads the old y: the loop's writes are recorded
+    # sourcead: checkpoint
+    for i in range(1, n - 1):
+        y[i] = c * x[i - 1] + x[i + 1] * x[i]
+    return t + np.sum(y * y)
+
+
+def written_twice(x, a):
+    # v[i] written twice in one iteration: the first write's adjoint reads v_bar[i] after the
+    # second's reset; the loop reads v, so its reversal stays descending, with its scatter
+    n = x.shape[0]
+    v = np.zeros(n)
+    for i in range(1, n - 1):
+        v[i] = a * x[i - 1]
+        v[i] = v[i] * x[i + 1]
+    return np.sum(v * v)

@@ -1,0 +1,175 @@
+"""Gather-form adjoints of stencils at constant offsets (`sourcead/gather.py`).
+
+The zoo runs the stencils of stencils.py through every numeric check and pins their code; here:
+ranges too short for every contribution to exist (the guarded ends, an empty middle, an empty
+loop), checked against finite differences and forward mode, compiled and not; and the analysis
+itself, on adjoint lines written by hand, where gathering would change what a line reads.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import libcst as cst
+import numpy as np
+import pytest
+import stencils
+from numeric import assert_close, finite_difference_gradient
+
+import sourcead
+from sourcead.core import Assign, For
+from sourcead.emit import Line
+from sourcead.exprs import code
+from sourcead.gather import plan_gather, plus_constant, shifted
+
+
+@functools.cache
+def _grad(name: str, jit: bool):
+    return sourcead.grad(getattr(stencils, name), wrt=_WRT[name], jit=jit)
+
+
+@functools.cache
+def _jvp(name: str):
+    return sourcead.jvp(getattr(stencils, name), wrt=_WRT[name])
+
+
+_WRT = {"short_range": ("x", "k"), "wide_stencil": ("u0", "c"), "one_sided": ("x", "w"), "rosenbrock": ("x",)}
+_ARGS = {
+    "short_range": lambda rng, n: (rng.standard_normal(n), 0.6),
+    "wide_stencil": lambda rng, n: (rng.standard_normal(n), 0.2, 3),
+    "one_sided": lambda rng, n: (rng.standard_normal(n), 0.7, min(1, n)),
+    "rosenbrock": lambda rng, n: (rng.uniform(-1.0, 1.0, n),),
+}
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
+@pytest.mark.parametrize("name", sorted(_WRT))
+def test_short_ranges_match_finite_differences(name, jit):
+    """Every length from an empty loop to one whose middle holds every contribution."""
+    f = getattr(stencils, name)
+    assert "gathered" in _grad(name, jit).source
+    for n in range(0, 12):
+        args = _ARGS[name](np.random.default_rng(n), n)
+        got = _grad(name, jit)(*args)
+        expected = finite_difference_gradient(f, args, _WRT[name])
+        for g, e in zip(got, expected, strict=True):
+            assert_close(g, e, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", sorted(_WRT))
+def test_short_ranges_forward_against_reverse(name):
+    """<J v, 1> from forward mode equals <v, J^T 1> from the gathered reverse mode."""
+    for n in range(0, 12):
+        rng = np.random.default_rng(100 + n)
+        args = _ARGS[name](rng, n)
+        tangents = tuple(rng.standard_normal(np.shape(args[_index(name, w)])) for w in _WRT[name])
+        tangents = tuple(t if np.ndim(t) else float(t) for t in tangents)
+        _, forward = _jvp(name)(*args, tangents=tangents)
+        reverse = _grad(name, True)(*args)
+        dot = sum(float(np.vdot(t, g)) for t, g in zip(tangents, reverse, strict=True))
+        assert abs(forward - dot) <= 1e-10 * max(1.0, abs(dot))
+
+
+def _index(name: str, wrt: str) -> int:
+    code_ = getattr(stencils, name).__code__
+    return code_.co_varnames[: code_.co_argcount].index(wrt)
+
+
+# --- the analysis, on lines written by hand ---------------------------------------------------
+
+
+def _lines(*texts: str) -> list[Line]:
+    found = []
+    for text in texts:
+        node = cst.parse_statement(text).body[0]
+        if isinstance(node, cst.AugAssign):
+            op = "+=" if isinstance(node.operator, cst.AddAssign) else "-="
+            found.append(Line(node.target, op, node.value))
+        else:
+            found.append(Line(node.targets[0].target, "=", node.value))
+    return found
+
+
+def _plan(*texts: str, changing: frozenset[str] = frozenset()):
+    statement = Assign(cst.Name("v"), cst.Integer("0"), None, cst.Name("v"))
+    loop = For("i", cst.Integer("1"), cst.parse_expression("n - 1"), cst.Integer("1"), (statement,), False, None)
+    return plan_gather(
+        loop,  # type: ignore[arg-type]
+        {statement: _lines(*texts)},
+        lambda name: name.endswith("_bar"),
+        lambda name: name in ("u_bar", "v_bar", "w_bar"),
+        set(changing),
+    )
+
+
+def test_a_stencil_is_gathered_and_the_rest_keeps_its_order():
+    gather = _plan(
+        "t0 = k * v_bar[i]",
+        "u_bar[i - 1] += t0",
+        "k_bar += u[i] * v_bar[i]",
+        "u_bar[i + 1] -= t0",
+        "v_bar[i] = 0.0",
+    )
+    assert gather is not None
+    (group,) = gather.groups
+    assert (group.array, group.axis, group.lowest, group.highest) == ("u_bar", 0, -1, 1)
+    assert [code(t.added) for t in group.terms] == ["k * v_bar[i]", "-(k * v_bar[i])"]
+    (residual,) = gather.residual.values()
+    assert [line.text() for line in residual] == ["t0 = k * v_bar[i]", "k_bar += u[i] * v_bar[i]", "v_bar[i] = 0.0"]
+
+
+@pytest.mark.parametrize(
+    "lines, why",
+    [
+        (("u_bar[i] += v_bar[i]", "u_bar[i + 1] += v_bar[i]"), None),
+        (("u_bar[i] += v_bar[i]",), "no contribution at a nonzero offset"),
+        (("v_bar[i] = 0.0", "u_bar[i - 1] += v_bar[i]"), "reads v_bar[i] after its reset"),
+        (("u_bar[i - 1] += v_bar[i]", "v_bar[0] = 0.0"), "v_bar[0] reset in every iteration"),
+        (("u_bar[i - 1] += v_bar[i]", "v_bar[i] = 0.0", "u_bar[i + 1] += v_bar[i]"), "a read after the reset"),
+        (("u_bar[i - 1] += v_bar[i + 1]", "v_bar[i] = 0.0"), "reads another element than the one reset"),
+        (("u_bar[i - 1] += v_bar[i]", "w_bar[i] += u_bar[i]"), "a gathered array read"),
+        (("u_bar[i - 1] += v_bar[i]", "u_bar[i] = 0.0"), "a gathered array reset"),
+        (("u_bar[i - 1] += s_bar * v_bar[i]", "s_bar += v_bar[i]"), "a scalar the loop accumulates"),
+        (("u_bar[i - 1] += p * v_bar[i]",), "p is restored in each iteration (changing)"),
+        (("t0 = v_bar[i]", "t0 = 2.0 * v_bar[i]", "u_bar[i - 1] += t0"), "a temporary assigned twice"),
+        (("u_bar[i - 1] += t0", "t0 = v_bar[i]"), "a temporary read before its definition"),
+    ],
+)
+def test_gathering_is_refused_where_a_read_would_change(lines, why):
+    gather = _plan(*lines, changing=frozenset({"p"}))
+    assert (gather is None) == (why is not None), why
+
+
+def test_indices_that_are_not_the_loop_variable_plus_a_constant_stay_scattered():
+    gather = _plan("u_bar[2 * i] += v_bar[i]", "u_bar[i, i + 1] += v_bar[i]", "w_bar[i - 1] += v_bar[i]")
+    assert gather is not None
+    assert [g.array for g in gather.groups] == ["w_bar"]
+    (residual,) = gather.residual.values()
+    assert [line.text() for line in residual] == ["u_bar[2 * i] += v_bar[i]", "u_bar[i, i + 1] += v_bar[i]"]
+
+
+@pytest.mark.parametrize(
+    "text, offset, expected",
+    [
+        ("v_bar[i] * u[i - 1] + i", -1, "v_bar[j + 1] * u[j] + (j + 1)"),
+        ("u[i + 2, i] * 2 * i", 2, "u[j, j - 2] * 2 * (j - 2)"),
+        ("np.sum(a.i) + f(i=i)", 0, "np.sum(a.i) + f(i=j)"),
+        ("u[1 + i] + u[(i - 3)]", 3, "u[1 + (j - 3)] + u[j - 6]"),
+    ],
+)
+def test_shifted_contributions(text, offset, expected):
+    assert code(shifted(cst.parse_expression(text), "i", "j", offset)) == expected
+
+
+@pytest.mark.parametrize(
+    "text, k, expected",
+    [
+        ("n - 1", 1, "n"),
+        ("n - 1", 2, "n + 1"),
+        ("3", -4, "-1"),
+        ("n * 2", -1, "n * 2 - 1"),
+        ("a if b else c", 1, "(a if b else c) + 1"),
+    ],
+)
+def test_bounds_fold_their_constants(text, k, expected):
+    assert code(plus_constant(cst.parse_expression(text), k)) == expected
