@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .core import Assign, For
+from .core import Assign, For, walk_statements
 from .emit import Line
 from .exprs import (
     Rename,
@@ -74,12 +74,14 @@ class Term:
 
 @dataclass(frozen=True)
 class Group:
-    """The contributions into one adjoint array whose indices differ only by the offset on `axis`."""
+    """The contributions into one adjoint array whose indices differ only by the offset on `axis`,
+    made in the same loops inside the gathered one (`context`, outermost first)."""
 
     array: str
     axis: int
     indices: tuple[cst.BaseExpression, ...]  # the first term's, as written
     terms: tuple[Term, ...]
+    context: tuple[For, ...] = ()
 
     @property
     def lowest(self) -> int:
@@ -99,52 +101,68 @@ class Group:
 @dataclass(frozen=True)
 class Gather:
     groups: tuple[Group, ...]
-    residual: Mapping[Assign, tuple[Line, ...]]  # each statement's lines left to the loop's order
+    residual: Mapping[Assign, tuple[Line, ...]]  # each statement's lines left to the loop's reversal
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One adjoint line of the reversed loop body, in the order the reversal runs them, with the
+    loops inside the gathered one that hold it."""
+
+    context: tuple[For, ...]
+    line: Line
 
 
 def plan_gather(
     loop: For,
-    lines: Mapping[Assign, list[Line]],
+    lines: Mapping[Assign, list[Line]] | Mapping[Assign, tuple[Line, ...]],
     is_adjoint: Callable[[str], bool],
     is_array: Callable[[str], bool],
     changing: set[str],
+    assigned: set[str],
 ) -> Gather | None:
-    """The gather form of the reversal of `loop` (a forward reversal), or None where no
-    contribution is at a constant nonzero offset or where gathering could change what a line
-    reads. `is_adjoint(name)`: is it a generated adjoint variable; `is_array(name)`: an adjoint
-    array; `changing`: what the reversed iterations assign besides their adjoint lines (restored
-    records, a recomputed prefix), which the gathered lines must not read."""
+    """The gather form of the contributions of the reversal of `loop`, or None where none is at
+    a constant nonzero offset of its variable or where gathering could change what a line reads.
+    The body may hold loops whose bounds do not change with the iteration (their contributions
+    are gathered inside the same loops); any other compound statement keeps the scatter.
+    `is_adjoint(name)`: a generated adjoint variable; `is_array(name)`: an adjoint array;
+    `changing`: what the reversed iterations assign besides their adjoint lines (restored
+    records, recomputed prefixes, a replayed parallel body), which gathered lines must not read;
+    `assigned`: the names the loop body assigns."""
     if not is_number(loop.step) or number_value(loop.step) != 1:
         return None
     var = loop.var
-    sequence = [(s, line) for s in reversed(loop.body) if isinstance(s, Assign) for line in lines.get(s, [])]
+    sequence: list[_Entry] = []
+    if not _flatten(loop.body, (), lines, assigned | {var}, sequence):
+        return None
     temps: dict[str, tuple[int, cst.BaseExpression]] = {}  # temporary -> (its position, its value inlined)
-    assigned = _assigned_temps(sequence, is_adjoint)
-    for position, (_, line) in enumerate(sequence):
-        if any(t not in temps for t in _reads(line) & assigned):
+    temp_names = _assigned_temps(sequence, is_adjoint)
+    for position, entry in enumerate(sequence):
+        line = entry.line
+        if any(t not in temps for t in _reads(line) & temp_names):
             return None  # a temporary read before its definition: not this iteration's value
         if isinstance(line.target, cst.Name) and not is_adjoint(line.target.value):
             if line.op != "=" or line.target.value in temps or line.target.value == var:
                 return None
             temps[line.target.value] = (position, _inline(line.value, temps))
     groups: dict[tuple, list[tuple[int, Term]]] = {}
-    for position, (_, line) in enumerate(sequence):
+    for position, entry in enumerate(sequence):
+        line = entry.line
         found = _contribution(line, var, set(temps), is_array)
         if found is not None:
             axis, offset = found
             indices = subscript_indices(line.target)  # type: ignore[arg-type]
-            key = (line.target.value.value, axis, tuple(code(ix) for k, ix in enumerate(indices) if k != axis))  # type: ignore[attr-defined]
-            value = _inline(line.value, temps)
-            term = Term(line, offset, value)
-            groups.setdefault(key, []).append((position, term))
+            others = tuple(code(ix) for k, ix in enumerate(indices) if k != axis)
+            key = (entry.context, line.target.value.value, axis, others)  # type: ignore[attr-defined]
+            groups.setdefault(key, []).append((position, Term(line, offset, _inline(line.value, temps))))
     gathered = {key: terms for key, terms in groups.items() if any(t.offset for _, t in terms)}
     if not gathered:
         return None
-    arrays = {key[0] for key in gathered}
-    for _, line in sequence:
-        target = line.target
+    arrays = {key[1] for key in gathered}
+    for entry in sequence:
+        target = entry.line.target
         base = target.value.value if isinstance(target, cst.Subscript) else target.value  # type: ignore[attr-defined]
-        if _reads(line) & arrays or (base in arrays and (line.op == "=" or isinstance(target, cst.Name))):
+        if _reads(entry.line) & arrays or (base in arrays and (entry.line.op == "=" or isinstance(target, cst.Name))):
             return None  # a gathered array read, reset or accumulated whole
     for terms in gathered.values():
         for position, term in terms:
@@ -153,16 +171,34 @@ def plan_gather(
     chosen = {id(t.line) for terms in gathered.values() for _, t in terms}
     residual = {
         s: tuple(line for line in lines.get(s, []) if id(line) not in chosen)
-        for s in loop.body
+        for s in walk_statements(loop.body)
         if isinstance(s, Assign)
     }
     return Gather(
         groups=tuple(
-            Group(key[0], key[1], tuple(subscript_indices(terms[0][1].line.target)), tuple(t for _, t in terms))  # type: ignore[arg-type]
+            Group(key[1], key[2], tuple(subscript_indices(terms[0][1].line.target)), tuple(t for _, t in terms), key[0])  # type: ignore[arg-type]
             for key, terms in gathered.items()
         ),
         residual=residual,
     )
+
+
+def _flatten(body, context: tuple[For, ...], lines, varying: set[str], out: list[_Entry]) -> bool:
+    """The adjoint lines of `body` in the order its reversal runs one iteration's, into `out`;
+    False where it holds a statement other than assignments and loops whose bounds read nothing
+    the iteration changes (`varying`) but the variables of the loops around them."""
+    for s in reversed(body):
+        if isinstance(s, Assign):
+            out.extend(_Entry(context, line) for line in lines.get(s, []))
+        elif isinstance(s, For) and not s.parallel:
+            bounds = set().union(*(names_in(b) for b in (s.start, s.stop, s.step)))
+            if bounds & (varying - {c.var for c in context}):
+                return False
+            if not _flatten(s.body, (*context, s), lines, varying, out):
+                return False
+        else:
+            return False
+    return True
 
 
 def shifted(node: cst.BaseExpression, var: str, index: str, offset: int) -> cst.BaseExpression:
@@ -197,8 +233,8 @@ def _reads(line: Line) -> set[str]:
     return reads
 
 
-def _assigned_temps(sequence, is_adjoint) -> set[str]:
-    targets = (line.target for _, line in sequence)
+def _assigned_temps(sequence: list[_Entry], is_adjoint) -> set[str]:
+    targets = (entry.line.target for entry in sequence)
     return {t.value for t in targets if isinstance(t, cst.Name) and not is_adjoint(t.value)}
 
 
@@ -251,26 +287,34 @@ def _offset_of(node: cst.BaseExpression, var: str) -> int | None:
     return None
 
 
-def _sees_what_the_loop_saw(term: Term, position: int, sequence, var: str, temps: set[str], changing: set[str]) -> bool:
-    """Does `term`, computed before the rest of the loop runs, read what it read in the loop? Every
-    name it reads that a line of the loop writes must be an array reset only later in the same
-    iteration, element by element at an index that differs between iterations, and read by the
-    term only at that element."""
+def _sees_what_the_loop_saw(
+    term: Term, position: int, sequence: list[_Entry], var: str, temps: set[str], changing: set[str]
+) -> bool:
+    """Does `term`, computed before the rest of the reversal runs, read what it read there? No
+    name it reads may be restored or computed again in the reversed iterations (`changing`), and
+    every name it reads that a line writes must be an array reset only later in the same
+    iteration of the same loops, element by element at an index that differs between all their
+    iterations, and read by the term only at that element."""
     target = term.line.target
     reads = names_in(term.value) | set().union(
         *(names_in(ix) for k, ix in enumerate(subscript_indices(target)) if not _is_axis(ix, var))  # type: ignore[arg-type]
     )
     if reads & changing:
         return False  # restored or recomputed in each reversed iteration
-    for other, (_, line) in enumerate(sequence):
+    context = sequence[position].context
+    for other, entry in enumerate(sequence):
+        line = entry.line
         written = line.target.value.value if isinstance(line.target, cst.Subscript) else line.target.value  # type: ignore[attr-defined]
         if other == position or written not in reads or written in temps:
             continue
         if not (isinstance(line.target, cst.Subscript) and line.op == "=" and other > position):
             return False
+        if entry.context != context:
+            return False  # reset in another loop: not the same iteration's element
         indices = subscript_indices(line.target)
-        if not any(not isinstance(ix, cst.Slice) and _offset_of(ix, var) is not None for ix in indices):
-            return False  # the same element in every iteration: a later iteration would read the reset
+        for loop_var in (var, *(c.var for c in context)):
+            if not any(not isinstance(ix, cst.Slice) and _offset_of(ix, loop_var) is not None for ix in indices):
+                return False  # the same element in several iterations: a later one would read the reset
         element = tuple(code(ix) for ix in indices)
         if not _reads_only(term.value, written, element):
             return False

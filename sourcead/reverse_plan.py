@@ -12,8 +12,9 @@
    (`recompute.py`); the `if`s whose branch and the loops whose trip count the reversal needs;
 4. how each is recorded: a `Recording` (`recording.py`) per statement;
 5. which time loops are checkpointed instead (`checkpoint.py`), and their snapshot buffers;
-6. the loops whose reversal runs in the loop's own order, and of those, the ones whose
-   contributions at constant offsets of the loop variable are gathered (`gather.py`);
+6. the loops whose reversal runs in the loop's own order, and the loops whose contributions at
+   constant offsets of the loop variable are gathered (`gather.py`), the rows a parallel
+   adjoint's chunks scatter into (where a gather leaves some);
 7. the reservations of the main tapes before top-level statements (`counts.py` algebra).
 
 The plan also answers the counting questions of the sweeps (`bound`: records a region can make,
@@ -97,7 +98,7 @@ class ReversePlan:
     forward_reversals: Mapping[
         For, tuple[int, int]
     ]  # loops reversed in their own order: records per iteration per tape
-    gathers: Mapping[For, Gather]  # forward reversals whose contributions at constant offsets are gathered
+    gathers: Mapping[For, Gather]  # loops whose contributions at constant offsets are gathered
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
     first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
 
@@ -286,15 +287,16 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
 
     checkpointed, not_checkpointed = plan_checkpoints(fn.body, fn.params, lambda v: prog.kinds[v], memory, worth_it)
     snapshots = {loop: {st.var: fresh(f"{st.var}_snaps") for st in ck.state} for loop, ck in checkpointed.items()}
-    chunk_rows = {loop: _scattered_arrays(prog, adjoints, loop_plan) for loop, loop_plan in parallel.items()}
+    forward_reversals = _forward_reversals(statements, records.reads, parallel, recordings, prefixes)
+    gathers = _gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel)
+    left = {loop: {**adjoints.lines, **(gathers[loop].residual if loop in gathers else {})} for loop in parallel}
+    chunk_rows = {loop: _scattered_arrays(prog, left[loop], p) for loop, p in parallel.items()}
     scattered = sorted({a for arrays in chunk_rows.values() for a in arrays})
     rows = {a: fresh(f"{prog.bar(a)}_rows") for a in scattered}
     views = {a: fresh(f"{prog.bar(a)}_mine") for a in scattered}  # this chunk's row
     checkpoint_names = {loop: {key: fresh(f"ck_{key}") for key in _CHECKPOINT_KEYS} for loop in checkpointed}
     local_tapes = ((fresh("ltape"), fresh("ltop")), (fresh("litape"), fresh("litop")))
     in_parallel = frozenset(s for loop in parallel for s in walk_statements(loop.body))
-    forward_reversals = _forward_reversals(statements, records.reads, parallel, recordings, prefixes)
-    gathers = _gathers(prog, adjoints, forward_reversals, prefixes, sites, checkpointed)
     plan = ReversePlan(
         prog=prog,
         adjoints=adjoints,
@@ -537,26 +539,35 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
     return found
 
 
-def _gathers(prog: Program, adjoints: StatementAdjoints, forward_reversals, prefixes, sites, checkpointed):
-    """The forward reversals whose contributions at constant offsets of the loop variable are
-    gathered (`gather.py`). Their reversed iterations also restore the elements they recorded and
-    compute their prefix again: the gathered lines, which run before, must read neither. Not a
-    checkpointed loop: its steps are reversed one at a time, each with all its adjoint lines."""
+def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, sites, checkpointed, parallel):
+    """The loops whose contributions at constant offsets of the loop variable are gathered
+    (`gather.py`), outer loops first: a loop inside a gathered one is planned on the lines the
+    outer gather leaves. The reversed iterations restore what they recorded and compute their
+    prefixes again (a parallel adjoint's iterations replay their whole body): the gathered
+    lines, which run before, must read none of these. Not a checkpointed loop: its steps are
+    reversed one at a time, each with all its lines."""
     shadowed, kinds = prog.namer.shadowed, prog.kinds
+    lines = dict(adjoints.lines)
     found: dict[For, Gather] = {}
-    for loop in forward_reversals:
-        if loop in checkpointed:
+    for loop in statements:
+        if not isinstance(loop, For) or loop in checkpointed or (loop.parallel and loop not in parallel):
             continue
-        changing = assigned_names(prefixes.get(loop, ())) | {s.var for s in walk_statements(loop.body) if s in sites}
+        inside = list(walk_statements(loop.body))
+        changing = {s.var for s in inside if s in sites}
+        changing |= set().union(*(assigned_names(prefixes.get(t, ())) for t in (loop, *inside)))
+        if loop in parallel:
+            changing |= {s.var for s in inside if isinstance(s, Assign)}
         gather = plan_gather(
             loop,
-            adjoints.lines,
+            lines,
             lambda name: shadowed(name) is not None,
             lambda name: shadowed(name) is not None and kinds.is_array(shadowed(name)),  # type: ignore[arg-type]
             changing,
+            assigned_names(loop.body),
         )
         if gather is not None:
             found[loop] = gather
+            lines.update(gather.residual)  # type: ignore[arg-type]
     return found
 
 
@@ -628,11 +639,12 @@ def _iteration_locals(prog: Program, parallel: Mapping[For, ParallelLoop], retur
     }
 
 
-def _scattered_arrays(prog: Program, adjoints: StatementAdjoints, plan: ParallelLoop) -> tuple[str, ...]:
-    """Shared arrays whose adjoint the loop accumulates at indices other than the loop index."""
+def _scattered_arrays(prog: Program, lines: Mapping, plan: ParallelLoop) -> tuple[str, ...]:
+    """Shared arrays whose adjoint the loop accumulates at indices other than the loop index (in
+    `lines`: those a gather leaves to the loop's iterations)."""
     found = set()
     for s in walk_statements(plan.loop.body):
-        for line in adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
+        for line in lines.get(s, []) if isinstance(s, Assign) else []:
             target = line.target
             if isinstance(target, cst.Subscript) and line.op != "=" and not plan.at_loop_index(target):
                 array = prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]

@@ -20,9 +20,9 @@ from .core import Assign, For, If, Permute, Stmt, While, walk_statements
 from .counts import Count
 from .definite import placeholder, possibly_undefined
 from .emit import Line, Writer
-from .exprs import code, is_number, names_in, number_value, paren, plus, subscript, subscript_indices, unparen
+from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .forward_sweep import Emission, ForwardSweep, Scope
-from .gather import Gather, Group, plus_constant, shifted
+from .gather_emit import write_gathered
 from .parallel import ADJOINT_CHUNKS, ParallelLoop
 from .recording import InRegister, Where
 from .reverse_plan import ReversePlan
@@ -103,6 +103,16 @@ class ReverseSweep:
             self.reversed_for(loop, counter, out)
 
     def reversed_for(self, loop: For, counter: str | None, out: Writer) -> None:
+        gather = self.plan.gathers.get(loop)
+        if gather is not None:  # its contributions at constant offsets first, then the rest
+            write_gathered(self, loop, gather, out, parallel=False)
+            scope = replace(self.scope, residual={**self.scope.residual, **gather.residual})
+            ReverseSweep(self.plan, self.emission, scope).reversed_rest(loop, counter, out)
+            return
+        self.reversed_rest(loop, counter, out)
+
+    def reversed_rest(self, loop: For, counter: str | None, out: Writer) -> None:
+        """The reversed loop, in its own order or backwards (what a gather left, in this scope)."""
         if loop in self.plan.forward_reversals:
             self.forward_reversal(loop, out)
             return
@@ -121,9 +131,6 @@ class ReverseSweep:
         (`ReversePlan.forward_reversals`), in the loop's own order: the tapes drop the loop's
         records first, and each iteration restores its own from its offset, last first."""
         plan, fresh = self.plan, self.prog.namer.fresh
-        gather = plan.gathers.get(loop)
-        if gather is not None:
-            self.gathered_contributions(loop, gather, out)
         counts = plan.forward_reversals[loop]
         k = int(number_value(loop.step))
         position = loop.var if code(loop.start) == "0" else f"{loop.var} - {code(paren(loop.start))}"
@@ -143,8 +150,7 @@ class ReverseSweep:
             out.comment("its own records from the end of its part of the tape")
         else:
             out.comment("its iterations' adjoints are independent: run in the loop's order")
-        residual = gather.residual if gather is not None else {}  # what the gather did not write
-        inner = ReverseSweep(plan, self.emission, replace(self.scope, tapes=tuple(tapes), residual=residual))  # type: ignore[arg-type]
+        inner = ReverseSweep(plan, self.emission, replace(self.scope, tapes=tuple(tapes)))  # type: ignore[arg-type]
         with out.block(f"for {loop.var} in {loop.range_text(serial=True)}"):
             for line in marks:
                 out.line(line)
@@ -153,45 +159,6 @@ class ReverseSweep:
                 out.comment("the values this iteration computes first, again (cheaper than records)")
                 self.forward.sweep(prefix, out, set(), "primal")
             inner.sweep(loop.body, out)
-
-    def gathered_contributions(self, loop: For, gather: Gather, out: Writer) -> None:
-        """The contributions of a forward reversal at constant offsets of the loop variable,
-        gathered (`gather.py`): each element takes its own in one place, before the rest of the
-        iteration's adjoint runs in the loop's order."""
-        index = self.prog.namer.fresh(loop.var)
-        out.comment("its iterations' contributions at constant offsets from the loop variable, gathered:")
-        out.comment("each element takes its own in one place (a loop that vectorises)")
-        for group in gather.groups:
-            self.gathered(loop, group, index, out)
-        out.comment("the rest of its adjoint:")
-
-    def gathered(self, loop: For, group: Group, index: str, out: Writer) -> None:
-        """`group`'s contributions, gathered: element `index` takes that of iteration `index -
-        offset` for each offset; all exist in the middle of the range, only some at its ends."""
-        start, stop, var = loop.start, loop.stop, loop.var
-        lowest, highest = group.lowest, group.highest
-        target = group.target(index)
-        middle = f"range({code(plus_constant(start, highest))}, {code(plus_constant(stop, lowest))})"
-        with out.block(f"for {index} in {middle}", "every contribution exists here"):
-            total = plus([shifted(t.added, var, index, t.offset) for t in group.terms])
-            out.emit([self.scattered(Line(target, "+=", total))])
-        if lowest == highest:
-            return  # one offset: the middle is the whole range
-        ends = (
-            (f"{code(plus_constant(start, lowest))}, min({code(plus_constant(start, highest))}, "
-             f"{code(plus_constant(stop, highest))})", highest, "the first elements: the contributions that exist"),
-            (f"max({code(plus_constant(stop, lowest))}, {code(plus_constant(start, highest))}), "
-             f"{code(plus_constant(stop, highest))}", lowest, "the last elements: the contributions that exist"),
-        )  # fmt: skip
-        for bounds, missing, comment in ends:
-            with out.block(f"for {index} in range({bounds})", comment):
-                for term in group.terms:
-                    if term.offset == missing:
-                        continue  # from an iteration before the range (after it): none
-                    iteration = code(plus_constant(cst.Name(index), -term.offset))
-                    with out.block(f"if {_bound(start)} <= {iteration} < {_bound(stop)}"):
-                        value = shifted(unparen(term.value), var, index, term.offset)
-                        out.emit([self.scattered(Line(target, term.line.op, value))])
 
     def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
         """The header of the reversed loop, and a line that sets the loop variable if it cannot."""
@@ -224,6 +191,11 @@ class ReverseSweep:
         then added in chunk order."""
         plan, loop, fresh, bar = self.plan, loop_plan.loop, self.prog.namer.fresh, self.prog.bar
         rows = plan.chunk_rows[loop]
+        gather = plan.gathers.get(loop)
+        residual = dict(self.scope.residual)
+        if gather is not None:  # its contributions at constant offsets first, each row in parallel
+            write_gathered(self, loop, gather, out, parallel=True)
+            residual.update(gather.residual)
         out.comment("adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,")
         out.comment(f"adjoints at the loop index are plain stores; the iterations run in {ADJOINT_CHUNKS} fixed")
         out.comment("chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count")
@@ -240,7 +212,8 @@ class ReverseSweep:
         trips, k = fresh("trips"), fresh("k")
         counted = code(loop.start) == "0" and code(loop.step) == "1"  # the loop variable counts the trips
         out.line(f"{trips} = {code(loop.stop) if counted else f'len({loop.range_text(serial=True)})'}")
-        iteration = ReverseSweep(plan, self.emission, Scope(plan.local_tapes, loop_plan, partial_sums))
+        scope = Scope(plan.local_tapes, loop_plan, partial_sums, residual=residual)
+        iteration = ReverseSweep(plan, self.emission, scope)
         chunk = plan.chunk
         with out.block(f"for {chunk} in prange({ADJOINT_CHUNKS})"):
             for array in rows:  # this chunk's row: a whole slab of its own, no false sharing inside
@@ -350,12 +323,6 @@ class ReverseSweep:
             return line
         row = subscript(self.plan.views[array], subscript_indices(target))  # type: ignore[arg-type]
         return replace(line, target=row)
-
-
-def _bound(node: cst.BaseExpression) -> str:
-    """A loop bound as an operand of a comparison."""
-    inner = unparen(node)
-    return code(paren(node)) if isinstance(inner, (cst.IfExp, cst.BooleanOperation, cst.Comparison)) else code(node)
 
 
 def _offset(node: cst.BaseExpression, delta: int) -> str:

@@ -2,6 +2,7 @@
 and neighbours of them that must keep their scatter. In the zoo (numeric checks, golden files)
 and in test_gather.py (short ranges, where only some contributions exist)."""
 
+import numba
 import numpy as np
 
 
@@ -18,9 +19,9 @@ def wide_stencil(u0, c, steps):
 
 
 def five_point(u0, kappa, steps):
-    # a 2-D Laplacian: u_bar[i, j - 1] and u_bar[i, j + 1] are gathered along j, the rows i - 1
-    # and i + 1 stay scattered (the loop variable is not on that axis). Written inline: a scalar
-    # of the iteration's own (`lap = ...`) would be recorded, and the loop reversed descending
+    # a 2-D Laplacian: the rows u_bar[i +- 1, j] are gathered along i (inside the loop over j, as
+    # written), the columns u_bar[i, j +- 1] along j on the lines the first gather leaves. Written
+    # inline: with `lap = ...` the contributions read lap_bar, which the iteration computes
     n = u0.shape[0]
     m = u0.shape[1]
     u = u0.copy()
@@ -75,6 +76,37 @@ def marked_stencil(x, c):
     for i in range(1, n - 1):
         y[i] = c * x[i - 1] + x[i + 1] * x[i]
     return t + np.sum(y * y)
+
+
+def laplacian_scalar(u0, kappa, steps):
+    # five_point with the Laplacian in a scalar of its own: its contributions read lap_bar, which
+    # each iteration computes and resets, so they stay scattered
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = u0.copy()
+    for _t in range(steps):
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+                v[i, j] = u[i, j] + kappa * lap
+        u, v = v, u
+    return 0.5 * np.sum(u * u)
+
+
+def rows_in_prange(u0, kappa, steps):
+    # the 2-D diffusion as numba users parallelise it: a prange over rows, whose adjoint gathers
+    # the rows u_bar[i +- 1, j] in a prange of its own instead of 16 chunk rows of u_bar
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = u0.copy()
+    for _t in range(steps):
+        for i in numba.prange(1, n - 1):
+            for j in range(1, m - 1):
+                v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
+        u, v = v, u
+    return 0.5 * np.sum(u * u)
 
 
 def written_twice(x, a):

@@ -90,15 +90,27 @@ def _lines(*texts: str) -> list[Line]:
     return found
 
 
-def _plan(*texts: str, changing: frozenset[str] = frozenset()):
+def _plan(*texts: str, changing: frozenset[str] = frozenset(), inner: tuple[str, ...] = (), bound: str = "m"):
+    """The gather of `for i in range(1, n - 1)` whose body's one statement has the adjoint lines
+    `texts`, and, if given, a `for j in range(bound)` after it whose statement has `inner`."""
     statement = Assign(cst.Name("v"), cst.Integer("0"), None, cst.Name("v"))
-    loop = For("i", cst.Integer("1"), cst.parse_expression("n - 1"), cst.Integer("1"), (statement,), False, None)
+    lines = {statement: _lines(*texts)}
+    body: tuple = (statement,)
+    if inner:
+        nested = Assign(cst.Name("w"), cst.Integer("0"), None, cst.Name("w"))
+        lines[nested] = _lines(*inner)
+        body = (
+            statement,
+            For("j", cst.Integer("0"), cst.parse_expression(bound), cst.Integer("1"), (nested,), False, None),
+        )
+    loop = For("i", cst.Integer("1"), cst.parse_expression("n - 1"), cst.Integer("1"), body, False, None)
     return plan_gather(
         loop,  # type: ignore[arg-type]
-        {statement: _lines(*texts)},
+        lines,
         lambda name: name.endswith("_bar"),
         lambda name: name in ("u_bar", "v_bar", "w_bar"),
         set(changing),
+        {"v", "w", "j", "q"},
     )
 
 
@@ -140,6 +152,34 @@ def test_gathering_is_refused_where_a_read_would_change(lines, why):
     assert (gather is None) == (why is not None), why
 
 
+def test_inner_loops_gather_inside_the_same_loops():
+    gather = _plan("k_bar += v_bar[i, 0]", inner=("u_bar[i - 1, j] += v_bar[i, j]", "u_bar[i + 1, j] += v_bar[i, j]"))
+    assert gather is not None
+    (group,) = gather.groups
+    assert [c.var for c in group.context] == ["j"] and (group.lowest, group.highest) == (-1, 1)
+
+
+@pytest.mark.parametrize(
+    "inner, bound, why",
+    [
+        (("u_bar[i - 1, j] += v_bar[i, j]", "v_bar[i, j] = 0.0"), "m", None),
+        (("u_bar[i - 1, j] += v_bar[i, j]",), "i", "the inner bounds change with i"),
+        (("u_bar[i - 1, j] += v_bar[i, j]",), "q", "the inner bounds read what the body assigns"),
+        (("u_bar[i - 1, j] += v_bar[i, 0]", "v_bar[i, 0] = 0.0"), "m", "v_bar[i, 0] reset in every j"),
+    ],
+)
+def test_inner_loops_are_refused_where_a_read_would_change(inner, bound, why):
+    gather = _plan("k_bar += 1.0", inner=inner, bound=bound)
+    assert (gather is None) == (why is not None), why
+
+
+def test_a_reset_in_another_loop_is_not_the_same_iteration():
+    # the term reads v_bar[i] inside the loop over j; the reset is outside it, after: the term's
+    # later j-iterations would have read the same element before the reset too, but the gather
+    # keeps to resets in the same loops
+    assert _plan("v_bar[i] = 0.0", inner=("u_bar[i - 1, j] += v_bar[i]",)) is None
+
+
 def test_indices_that_are_not_the_loop_variable_plus_a_constant_stay_scattered():
     gather = _plan("u_bar[2 * i] += v_bar[i]", "u_bar[i, i + 1] += v_bar[i]", "w_bar[i - 1] += v_bar[i]")
     assert gather is not None
@@ -173,3 +213,24 @@ def test_shifted_contributions(text, offset, expected):
 )
 def test_bounds_fold_their_constants(text, k, expected):
     assert code(plus_constant(cst.parse_expression(text), k)) == expected
+
+
+def test_gathered_rows_of_a_parallel_adjoint_are_the_same_on_any_thread_count():
+    """The rows u_bar[i +- 1, j] gathered in a prange of their own (no chunk rows): each element
+    is one iteration's sum, so 1 and 2 threads give the same bits."""
+    import numba
+
+    g = sourcead.grad(stencils.rows_in_prange, wrt=("u0", "kappa"))
+    assert "_rows = chunk_zeros" not in g.source and "in prange(" in g.source.split("gathered")[1]
+    u0 = np.random.default_rng(5).standard_normal((40, 33))
+    results = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        try:
+            results.append(g(u0, 0.15, 7))
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
+    expected = finite_difference_gradient(stencils.rows_in_prange, (u0[:6, :5].copy(), 0.15, 3), ("u0", "kappa"))
+    for got, e in zip(g(u0[:6, :5].copy(), 0.15, 3), expected, strict=True):
+        assert_close(got, e, rtol=1e-6, atol=1e-8)

@@ -1258,6 +1258,20 @@ ZOO += [
     Case("short_range", stencils.short_range, lambda rng: (rng.standard_normal(5), 0.6), ("x", "k"), True),
     Case("rosenbrock_chain", stencils.rosenbrock, lambda rng: (rng.uniform(-1.0, 1.0, 7),), ("x",), True),
     Case("marked_stencil", stencils.marked_stencil, lambda rng: (rng.standard_normal(7), 0.4), ("x", "c"), True),
+    Case(
+        "laplacian_scalar",
+        stencils.laplacian_scalar,
+        lambda rng: (rng.standard_normal((5, 6)), 0.15, 2),
+        ("u0", "kappa"),
+        True,
+    ),
+    Case(
+        "rows_in_prange_stencil",
+        stencils.rows_in_prange,
+        lambda rng: (rng.standard_normal((6, 5)), 0.15, 3),
+        ("u0", "kappa"),
+        True,
+    ),
     Case("written_twice", stencils.written_twice, lambda rng: (rng.standard_normal(6), 0.8), ("x", "a"), True),
 ]
 

@@ -30,8 +30,8 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
     result_1_bar = np.zeros_like(result_1)
     s_bar = out_bar
     x_bar = np.zeros_like(x)
-    # its iterations' contributions at constant offsets from the loop variable, gathered:
-    # each element takes its own in one place (a loop that vectorises)
+    # the contributions at constant offsets from i, gathered: each element takes its own
+    # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(1, n):  # every contribution exists here
         x_bar[i_1] += STENCIL[i_1, 0] * s_bar + 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar)
     for i_1 in range(0, min(1, n + 1)):  # the first elements: the contributions that exist

@@ -39,25 +39,43 @@ def five_point_vjp(u0, kappa, steps, out_bar):
     for _t in range(steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            for j in range(1, m - 1):
+                u_bar[i_1, j] += v_bar[i_1, j] + kappa * v_bar[i_1 + 1, j] + kappa * v_bar[i_1 - 1, j] + 4.0 * -(kappa * v_bar[i_1, j])
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += v_bar[i_1, j]
+            if 1 <= i_1 + 1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += kappa * v_bar[i_1 + 1, j]
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += v_bar[i_1, j]
+            if 1 <= i_1 - 1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += kappa * v_bar[i_1 - 1, j]
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j])
+        # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
-            # its iterations' contributions at constant offsets from the loop variable, gathered:
-            # each element takes its own in one place (a loop that vectorises)
+            # the contributions at constant offsets from j, gathered: each element takes its own
+            # in one place (no iteration adds into another's element: a loop that vectorises)
             for j_1 in range(2, m - 2):  # every contribution exists here
-                u_bar[i, j_1] += v_bar[i, j_1] + kappa * v_bar[i, j_1 + 1] + kappa * v_bar[i, j_1 - 1] + 4.0 * -(kappa * v_bar[i, j_1])
+                u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] + kappa * v_bar[i, j_1 - 1]
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
-                if 1 <= j_1 < m - 1:
-                    u_bar[i, j_1] += v_bar[i, j_1]
                 if 1 <= j_1 + 1 < m - 1:
                     u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1]
-                if 1 <= j_1 < m - 1:
-                    u_bar[i, j_1] += 4.0 * -(kappa * v_bar[i, j_1])
             for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
-                if 1 <= j_1 < m - 1:
-                    u_bar[i, j_1] += v_bar[i, j_1]
                 if 1 <= j_1 - 1 < m - 1:
                     u_bar[i, j_1] += kappa * v_bar[i, j_1 - 1]
-                if 1 <= j_1 < m - 1:
-                    u_bar[i, j_1] += 4.0 * -(kappa * v_bar[i, j_1])
             # the rest of its adjoint:
             top -= max(m - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -69,8 +87,6 @@ def five_point_vjp(u0, kappa, steps, out_bar):
                 v[i, j] = tape[top_at]  # restore the value v[i, j] had before
                 t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 kappa_bar += t0 * v_bar[i, j]
-                u_bar[i - 1, j] += kappa * v_bar[i, j]
-                u_bar[i + 1, j] += kappa * v_bar[i, j]
                 v_bar[i, j] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar

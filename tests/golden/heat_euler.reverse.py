@@ -50,8 +50,8 @@ def heat_euler_vjp(u0, kappa, out_bar):
             u[i] = tape[top_at]  # restore the value u[i] had before
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0
-        # its iterations' contributions at constant offsets from the loop variable, gathered:
-        # each element takes its own in one place (a loop that vectorises)
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(2, n - 2):  # every contribution exists here
             u_bar[i_1] += v_bar[i_1] + kappa * v_bar[i_1 + 1] + 2.0 * -(kappa * v_bar[i_1]) + kappa * v_bar[i_1 - 1]
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist

@@ -51,8 +51,8 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
-        # its iterations' contributions at constant offsets from the loop variable, gathered:
-        # each element takes its own in one place (a loop that vectorises)
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(2, n - 2):  # every contribution exists here
             u_bar[i_1] += v_bar[i_1] + kappa * v_bar[i_1 + 1] + 2.0 * -(kappa * v_bar[i_1]) + kappa * v_bar[i_1 - 1]
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import chunk_zeros
 
 
 def mapped_stencil_grad(u, c, out_bar):
@@ -25,35 +25,45 @@ def mapped_stencil_grad(u, c, out_bar):
     s_bar = out_bar
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
-    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += math.tanh(v[i])
         t1 = math.tanh(v[i])
         v_bar[i] += (1.0 - t1 * t1) * s_bar
+    # the contributions at constant offsets from i, gathered: each element takes its own
+    # in one place (no iteration adds into another's element: a loop that vectorises)
+    for i_1 in prange(2, n - 2):  # every contribution exists here
+        u_bar[i_1] += v_bar[i_1] + c * v_bar[i_1 + 1] + 2.0 * -(c * v_bar[i_1]) + c * v_bar[i_1 - 1]
+    for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += v_bar[i_1]
+        if 1 <= i_1 + 1 < n - 1:
+            u_bar[i_1] += c * v_bar[i_1 + 1]
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += 2.0 * -(c * v_bar[i_1])
+    for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += v_bar[i_1]
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += 2.0 * -(c * v_bar[i_1])
+        if 1 <= i_1 - 1 < n - 1:
+            u_bar[i_1] += c * v_bar[i_1 - 1]
+    # the rest of its adjoint:
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
     c_bar_chunks = chunk_zeros(())
     trips = len(range(1, n - 1))
     for chunk in prange(16):
-        u_bar_mine = u_bar_rows[chunk]
         for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             i = 1 + k
             c_bar_i = 0.0
             # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            u_bar[i] += v_bar[i]
             c_bar_i += t0 * v_bar[i]
-            u_bar_mine[i - 1] += c * v_bar[i]
-            u_bar[i] += 2.0 * -(c * v_bar[i])
-            u_bar_mine[i + 1] += c * v_bar[i]
             v_bar[i] = 0.0
             c_bar_chunks[chunk] += c_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order
         c_bar += c_bar_chunks[chunk]
-    # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
-    for part in prange(16):
-        add_chunk_rows(u_bar, u_bar_rows, part)
     return (u_bar, c_bar)

@@ -34,8 +34,8 @@ def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
         y_dot_bar[i] += y[i] * s_dot_bar
         y_bar[i] += y_dot[i] * s_dot_bar
         y_dot_bar[i] += y[i] * s_dot_bar
-    # its iterations' contributions at constant offsets from the loop variable, gathered:
-    # each element takes its own in one place (a loop that vectorises)
+    # the contributions at constant offsets from i, gathered: each element takes its own
+    # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(lo + 2, n - 1):  # every contribution exists here
         x_bar[i_1] += w * y_bar[i_1 - 2] + 2.0 * (x[i_1] * -y_bar[i_1 - 1]) + w_dot * y_dot_bar[i_1 - 2] + 2.0 * (x_dot[i_1] * -y_dot_bar[i_1 - 1])
     for i_1 in range(lo + 1, min(lo + 2, n)):  # the first elements: the contributions that exist

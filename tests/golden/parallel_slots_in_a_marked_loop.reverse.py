@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
@@ -47,7 +47,6 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     v_bar = np.zeros_like(v)
-    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += u[i] * u[i] * float(i)
@@ -81,6 +80,25 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
             u, v = v, u
             v, u = u, v  # undo: u, v = v, u
             v_bar, u_bar = u_bar, v_bar
+            # the contributions at constant offsets from i, gathered: each element takes its own
+            # in one place (no iteration adds into another's element: a loop that vectorises)
+            for i_1 in prange(2, n - 2):  # every contribution exists here
+                u_bar[i_1] += v_bar[i_1] + kappa * v_bar[i_1 + 1] + 2.0 * -(kappa * v_bar[i_1]) + kappa * v_bar[i_1 - 1]
+            for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += v_bar[i_1]
+                if 1 <= i_1 + 1 < n - 1:
+                    u_bar[i_1] += kappa * v_bar[i_1 + 1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
+            for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += v_bar[i_1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
+                if 1 <= i_1 - 1 < n - 1:
+                    u_bar[i_1] += kappa * v_bar[i_1 - 1]
+            # the rest of its adjoint:
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -88,7 +106,6 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
             kappa_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
-                u_bar_mine = u_bar_rows[chunk]
                 for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                     i = 1 + k
                     slot = top + (i - 1) + 1  # the end of this iteration's slot
@@ -97,19 +114,12 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
                     slot -= 1
                     v[i] = tape[slot]  # restore the value v[i] had before
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    u_bar[i] += v_bar[i]
                     kappa_bar_i += t0 * v_bar[i]
-                    u_bar_mine[i - 1] += kappa * v_bar[i]
-                    u_bar[i] += 2.0 * -(kappa * v_bar[i])
-                    u_bar_mine[i + 1] += kappa * v_bar[i]
                     v_bar[i] = 0.0
                     kappa_bar_chunks[chunk] += kappa_bar_i
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 kappa_bar += kappa_bar_chunks[chunk]
-            # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
-            for part in prange(16):
-                add_chunk_rows(u_bar, u_bar_rows, part)
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

@@ -15,8 +15,8 @@ def rosenbrock_vjp(x, out_bar):
     # reverse sweep
     s_bar = out_bar
     x_bar = np.zeros_like(x)
-    # its iterations' contributions at constant offsets from the loop variable, gathered:
-    # each element takes its own in one place (a loop that vectorises)
+    # the contributions at constant offsets from i, gathered: each element takes its own
+    # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(1, x.shape[0] - 1):  # every contribution exists here
         x_bar[i_1] += 2.0 * (x[i_1] - x[i_1 - 1] * x[i_1 - 1]) * (100.0 * s_bar) + 2.0 * (x[i_1] * -(2.0 * (x[i_1 + 1] - x[i_1] * x[i_1]) * (100.0 * s_bar))) - (2.0 * (1.0 - x[i_1]) * s_bar)
     for i_1 in range(0, min(1, x.shape[0])):  # the first elements: the contributions that exist

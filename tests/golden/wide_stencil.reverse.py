@@ -37,8 +37,8 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     for _t in range(steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
-        # its iterations' contributions at constant offsets from the loop variable, gathered:
-        # each element takes its own in one place (a loop that vectorises)
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(5, n - 5):  # every contribution exists here
             u_bar[i_1] += v_bar[i_1] + c * v_bar[i_1 - 3] + 2.0 * -(c * v_bar[i_1 + 2]) + 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]) + 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1]
         for i_1 in range(0, min(5, n)):  # the first elements: the contributions that exist

@@ -1,0 +1,73 @@
+"""The gathered contributions of a reversed loop (`gather.py`), written before the rest of its
+reversal: each group's middle range, where every contribution exists, as one `+=` of their sum
+(a `prange` for a parallel loop's adjoint: each element is one iteration's, so the rows are
+written race-free, in a fixed order), and the two ends, where each contribution is guarded by
+whether its iteration ran."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .core import For
+from .emit import Line, Writer
+from .exprs import code, paren, plus, unparen
+from .gather import Gather, Group, plus_constant, shifted
+
+if TYPE_CHECKING:
+    from .reverse_sweep import ReverseSweep
+
+
+def write_gathered(sweep: ReverseSweep, loop: For, gather: Gather, out: Writer, parallel: bool) -> None:
+    index = sweep.prog.namer.fresh(loop.var)
+    out.comment(f"the contributions at constant offsets from {loop.var}, gathered: each element takes its own")
+    out.comment("in one place (no iteration adds into another's element: a loop that vectorises)")
+    for group in gather.groups:
+        _group(sweep, loop, group, index, out, parallel and sweep.scope.replaying is None)
+    out.comment("the rest of its adjoint:")
+
+
+def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer, parallel: bool) -> None:
+    """`group`'s contributions: element `index` takes that of iteration `index - offset` for each
+    offset; all exist in the middle of the range, only some at its ends."""
+    start, stop, var = loop.start, loop.stop, loop.var
+    lowest, highest = group.lowest, group.highest
+    target = group.target(index)
+    middle = f"{code(plus_constant(start, highest))}, {code(plus_constant(stop, lowest))}"
+    with out.block(f"for {index} in {'prange' if parallel else 'range'}({middle})", "every contribution exists here"):
+        with _inside(group.context, out):
+            total = plus([shifted(t.added, var, index, t.offset) for t in group.terms])
+            out.emit([sweep.scattered(Line(target, "+=", total))])
+    if lowest == highest:
+        return  # one offset: the middle is the whole range
+    ends = (
+        (f"{code(plus_constant(start, lowest))}, min({code(plus_constant(start, highest))}, "
+         f"{code(plus_constant(stop, highest))})", highest, "the first elements: the contributions that exist"),
+        (f"max({code(plus_constant(stop, lowest))}, {code(plus_constant(start, highest))}), "
+         f"{code(plus_constant(stop, highest))}", lowest, "the last elements: the contributions that exist"),
+    )  # fmt: skip
+    for bounds, missing, comment in ends:
+        with out.block(f"for {index} in range({bounds})", comment):
+            for term in group.terms:
+                if term.offset == missing:
+                    continue  # from an iteration before the range (after it): none
+                iteration = code(plus_constant(cst.Name(index), -term.offset))
+                with out.block(f"if {_bound(start)} <= {iteration} < {_bound(stop)}"), _inside(group.context, out):
+                    value = shifted(unparen(term.value), var, index, term.offset)
+                    out.emit([sweep.scattered(Line(target, term.line.op, value))])
+
+
+def _inside(context: tuple[For, ...], out: Writer) -> ExitStack:
+    """The loops inside the gathered one that hold a group's contributions, as they were written."""
+    stack = ExitStack()
+    for inner in context:
+        stack.enter_context(out.block(f"for {inner.var} in {inner.range_text(serial=True)}"))
+    return stack
+
+
+def _bound(node: cst.BaseExpression) -> str:
+    """A loop bound as an operand of a comparison."""
+    inner = unparen(node)
+    return code(paren(node)) if isinstance(inner, (cst.IfExp, cst.BooleanOperation, cst.Comparison)) else code(node)
