@@ -335,6 +335,22 @@ def test_a_marked_loop_inside_an_unmarked_one_keeps_its_records_and_says_why():
     assert g(u0, 0.2, 3, 4)[1] == pytest.approx(fd, rel=1e-6)
 
 
+def _call_peak(g, *args) -> int:
+    """The peak of the memory a call of `g` allocates, the least of three calls: tracemalloc counts
+    every allocation of the process, a pytest-xdist worker's I/O thread's too (a full run under
+    load once measured 119 kB for a call whose own peak is under 40 kB)."""
+    peaks = []
+    for _ in range(3):
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            g(*args)
+            peaks.append(tracemalloc.get_traced_memory()[1] - start)
+        finally:
+            tracemalloc.stop()
+    return min(peaks)
+
+
 def test_peak_memory_of_a_while_loop_stays_within_the_budget():
     x0, v0, drag, _, _ = _particle_args(60)
     dt, t_end, budget = 0.01, 2.0, 8_000  # 200 steps
@@ -342,13 +358,7 @@ def test_peak_memory_of_a_while_loop_stays_within_the_budget():
     for memory in (None, budget):
         g = sourcead.grad(ck.particle_while, wrt=(0, 1), jit=False, memory=memory)
         g(x0, v0, drag, dt, 0.02)
-        tracemalloc.start()
-        try:
-            start = tracemalloc.get_traced_memory()[0]
-            g(x0, v0, drag, dt, t_end)
-            peaks[memory] = tracemalloc.get_traced_memory()[1] - start
-        finally:
-            tracemalloc.stop()
+        peaks[memory] = _call_peak(g, x0, v0, drag, dt, t_end)
     constant = 32_000  # one step's records and the call's own arrays, as for `for` loops
     assert peaks[budget] <= budget + constant
     assert peaks[None] > 4 * (budget + constant)
@@ -361,13 +371,7 @@ def test_peak_memory_stays_within_the_budget():
     for memory in (None, budget):
         g = sourcead.grad(ck.heat_swap, wrt=(0, 1), jit=False, memory=memory)
         g(u0, k, 2)  # the module is loaded; what follows is the call alone
-        tracemalloc.start()
-        try:
-            start = tracemalloc.get_traced_memory()[0]
-            g(u0, k, steps)
-            peaks[memory] = tracemalloc.get_traced_memory()[1] - start
-        finally:
-            tracemalloc.stop()
+        peaks[memory] = _call_peak(g, u0, k, steps)
     # stated constant: one step's records (3 floats and 2 ints per point) and the call's own arrays
     constant = 32_000
     assert peaks[budget] <= budget + constant
