@@ -51,6 +51,7 @@ from .exprs import (
     number_value,
     operand,
     paren,
+    plus,
     subscript,
     subscript_indices,
     unparen,
@@ -120,6 +121,7 @@ def plan_gather(
     is_array: Callable[[str], bool],
     changing: set[str],
     assigned: set[str],
+    private: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> Gather | None:
     """The gather form of the contributions of the reversal of `loop`, or None where none is at
     a constant nonzero offset of its variable or where gathering could change what a line reads.
@@ -128,33 +130,30 @@ def plan_gather(
     `is_adjoint(name)`: a generated adjoint variable; `is_array(name)`: an adjoint array;
     `changing`: what the reversed iterations assign besides their adjoint lines (restored
     records, recomputed prefixes, a replayed parallel body), which gathered lines must not read;
-    `assigned`: the names the loop body assigns."""
+    `assigned`: the names the loop body assigns; `private`: the adjoints of scalars that only the
+    loop body mentions (`lap_bar` of `lap = ...; v[i, j] = ... * lap`), which a contribution may
+    read as the sum of what the iteration added to them before (`_Values`)."""
     if not is_number(loop.step) or number_value(loop.step) != 1:
         return None
     var = loop.var
     sequence: list[_Entry] = []
     if not _flatten(loop.body, (), lines, assigned | {var}, sequence):
         return None
-    temps: dict[str, tuple[int, cst.BaseExpression]] = {}  # temporary -> (its position, its value inlined)
-    temp_names = _assigned_temps(sequence, is_adjoint)
-    for position, entry in enumerate(sequence):
-        line = entry.line
-        if any(t not in temps for t in _reads(line) & temp_names):
-            return None  # a temporary read before its definition: not this iteration's value
-        if isinstance(line.target, cst.Name) and not is_adjoint(line.target.value):
-            if line.op != "=" or line.target.value in temps or line.target.value == var:
-                return None
-            temps[line.target.value] = (position, _inline(line.value, temps))
+    values = _Values.of(sequence, is_adjoint, var, _sums(sequence, private))
+    if values is None:
+        return None
     groups: dict[tuple, list[tuple[int, Term]]] = {}
     for position, entry in enumerate(sequence):
         line = entry.line
-        found = _contribution(line, var, set(temps), is_array)
+        found = _contribution(line, var, set(values.temps), is_array)
         if found is not None:
             axis, offset = found
             indices = subscript_indices(line.target)  # type: ignore[arg-type]
             others = tuple(code(ix) for k, ix in enumerate(indices) if k != axis)
             key = (entry.context, line.target.value.value, axis, others)  # type: ignore[attr-defined]
-            groups.setdefault(key, []).append((position, Term(line, offset, _inline(line.value, temps))))
+            if values.at[position].broken:
+                return None
+            groups.setdefault(key, []).append((position, Term(line, offset, values.at[position].expr)))
     gathered = {key: terms for key, terms in groups.items() if any(t.offset for _, t in terms)}
     if not gathered:
         return None
@@ -164,9 +163,11 @@ def plan_gather(
         base = target.value.value if isinstance(target, cst.Subscript) else target.value  # type: ignore[attr-defined]
         if _reads(entry.line) & arrays or (base in arrays and (entry.line.op == "=" or isinstance(target, cst.Name))):
             return None  # a gathered array read, reset or accumulated whole
+    inlined = set(values.temps) | set(values.sums)
     for terms in gathered.values():
         for position, term in terms:
-            if not _sees_what_the_loop_saw(term, position, sequence, var, set(temps), changing):
+            sources = values.at[position].sources
+            if not all(_sees_what_the_loop_saw(source, sequence, var, inlined, changing) for source in sources):
                 return None
     chosen = {id(t.line) for terms in gathered.values() for _, t in terms}
     residual = {
@@ -181,6 +182,113 @@ def plan_gather(
         ),
         residual=residual,
     )
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A line's expression that a gathered value reads, where the reversal evaluates it."""
+
+    position: int
+    context: tuple[For, ...]
+    node: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class _Value:
+    """An expression of the iteration, its temporaries and private sums inlined, and the lines'
+    expressions it reads, each at its own place."""
+
+    expr: cst.BaseExpression
+    sources: tuple[_Source, ...]
+    broken: bool = False  # reads a private sum of other loops: not inlined, so not gathered
+
+
+@dataclass(frozen=True)
+class _Values:
+    """What each line's value is at its place in one reversed iteration: temporaries (assigned
+    once, before their reads) and private sums (`_sums`) inlined."""
+
+    temps: Mapping[str, _Value]
+    sums: frozenset[str]
+    at: Mapping[int, _Value]  # position -> the value of the line there
+
+    @staticmethod
+    def of(sequence: list[_Entry], is_adjoint, var: str, sums: Mapping[str, tuple[For, ...]]) -> _Values | None:
+        temp_names = _assigned_temps(sequence, is_adjoint)
+        temps: dict[str, _Value] = {}
+        running: dict[str, _Value] = {}  # a private sum's value so far in the iteration
+        at: dict[int, _Value] = {}
+        for position, entry in enumerate(sequence):
+            line = entry.line
+            if any(t not in temps for t in _reads(line) & temp_names):
+                return None  # a temporary read before its definition: not this iteration's value
+            read: cst.BaseExpression = line.value
+            if isinstance(line.target, cst.Subscript):  # its indices are read there too
+                read = cst.Tuple([cst.Element(e) for e in (line.value, *subscript_indices(line.target))])  # type: ignore[arg-type]
+            value = _inlined(line.value, _Source(position, entry.context, read), temps, running, sums)
+            at[position] = value
+            target = line.target
+            if isinstance(target, cst.Name) and not is_adjoint(target.value):
+                if line.op != "=" or target.value in temps or target.value == var:
+                    return None
+                temps[target.value] = value
+            elif isinstance(target, cst.Name) and target.value in sums and line.op != "=":
+                added = value.expr if line.op == "+=" else negate(value.expr)
+                before = running.get(target.value)
+                total = added if before is None else plus([unparen(before.expr), added])
+                sources = (before.sources if before else ()) + value.sources
+                running[target.value] = _Value(total, sources, value.broken or bool(before and before.broken))
+        return _Values(temps, frozenset(sums), at)
+
+
+def _inlined(
+    node: cst.BaseExpression,
+    own: _Source,
+    temps: Mapping[str, _Value],
+    running: Mapping[str, _Value],
+    sums: Mapping[str, tuple[For, ...]],
+) -> _Value:
+    """`node` with the temporaries and the private sums it reads replaced by their values so far
+    (a sum nothing has added to yet in this iteration is 0.0); its sources: `own` and theirs. A
+    sum of other loops than `node`'s is not replaced: the value is broken."""
+    mapping: dict[str, cst.BaseExpression] = {}
+    sources, broken = [own], False
+    for name in sorted(names_in(node)):
+        if name in sums and sums[name] != own.context:
+            broken = True
+            continue
+        found = temps.get(name) or running.get(name)
+        if found is not None:
+            mapping[name] = paren(found.expr)
+            sources += found.sources
+            broken = broken or found.broken
+        elif name in sums:
+            mapping[name] = cst.Float("0.0")
+    expr = node.visit(Rename(mapping)) if mapping else node
+    return _Value(expr, tuple(sources), broken)  # type: ignore[arg-type]
+
+
+def _sums(sequence: list[_Entry], private: set[str]) -> dict[str, tuple[For, ...]]:
+    """The private scalar adjoints (zero when the loop's reversal starts: nothing outside the loop
+    adds to them) that each iteration adds to, in one loop, then resets last (`lap_bar = 0.0`)
+    and never reads after the reset: each iteration starts with them at zero, so their value at
+    a line is the sum of what the iteration added before it."""
+    found: dict[str, tuple[For, ...]] = {}
+    for name in sorted(private):
+        writes = [(k, e) for k, e in enumerate(sequence) if _writes_name(e.line, name)]
+        if not writes or len({e.context for _, e in writes}) != 1:
+            continue
+        *adds, (last, reset) = writes
+        if not (reset.line.op == "=" and is_number(reset.line.value, 0.0)) or any(e.line.op == "=" for _, e in adds):
+            continue
+        if any(name in _reads(e.line) for e in sequence[last + 1 :]):
+            continue
+        found[name] = reset.context
+    return found
+
+
+def _writes_name(line: Line, name: str) -> bool:
+    return isinstance(line.target, cst.Name) and line.target.value == name
 
 
 def _flatten(body, context: tuple[For, ...], lines, varying: set[str], out: list[_Entry]) -> bool:
@@ -238,14 +346,6 @@ def _assigned_temps(sequence: list[_Entry], is_adjoint) -> set[str]:
     return {t.value for t in targets if isinstance(t, cst.Name) and not is_adjoint(t.value)}
 
 
-def _inline(node: cst.BaseExpression, temps: Mapping[str, tuple[int, cst.BaseExpression]]) -> cst.BaseExpression:
-    """`node` with the temporaries defined so far replaced by their (inlined) values."""
-    used = names_in(node) & set(temps)
-    if not used:
-        return node
-    return node.visit(Rename({t: paren(temps[t][1]) for t in used}))  # type: ignore[return-value]
-
-
 def _contribution(line: Line, var: str, temps: set[str], is_array: Callable[[str], bool]) -> tuple[int, int] | None:
     """(axis, offset) where `line` accumulates into an adjoint array at `var + offset` on one axis,
     with the other indices free of `var` and of the iteration's temporaries."""
@@ -288,35 +388,31 @@ def _offset_of(node: cst.BaseExpression, var: str) -> int | None:
 
 
 def _sees_what_the_loop_saw(
-    term: Term, position: int, sequence: list[_Entry], var: str, temps: set[str], changing: set[str]
+    source: _Source, sequence: list[_Entry], var: str, inlined: set[str], changing: set[str]
 ) -> bool:
-    """Does `term`, computed before the rest of the reversal runs, read what it read there? No
+    """Does `source`, computed before the rest of the reversal runs, read what it read there? No
     name it reads may be restored or computed again in the reversed iterations (`changing`), and
-    every name it reads that a line writes must be an array reset only later in the same
-    iteration of the same loops, element by element at an index that differs between all their
-    iterations, and read by the term only at that element."""
-    target = term.line.target
-    reads = names_in(term.value) | set().union(
-        *(names_in(ix) for k, ix in enumerate(subscript_indices(target)) if not _is_axis(ix, var))  # type: ignore[arg-type]
-    )
+    every name it reads (but the temporaries and sums inlined) that a line writes must be an array
+    reset only after it in the same iteration of the same loops, element by element at an index
+    that differs between all their iterations, and read by it only at that element."""
+    reads = names_in(source.node) - inlined
     if reads & changing:
         return False  # restored or recomputed in each reversed iteration
-    context = sequence[position].context
     for other, entry in enumerate(sequence):
         line = entry.line
         written = line.target.value.value if isinstance(line.target, cst.Subscript) else line.target.value  # type: ignore[attr-defined]
-        if other == position or written not in reads or written in temps:
+        if written not in reads or (other == source.position and line.op != "="):
             continue
-        if not (isinstance(line.target, cst.Subscript) and line.op == "=" and other > position):
+        if not (isinstance(line.target, cst.Subscript) and line.op == "=" and other > source.position):
             return False
-        if entry.context != context:
+        if entry.context != source.context:
             return False  # reset in another loop: not the same iteration's element
         indices = subscript_indices(line.target)
-        for loop_var in (var, *(c.var for c in context)):
+        for loop_var in (var, *(c.var for c in source.context)):
             if not any(not isinstance(ix, cst.Slice) and _offset_of(ix, loop_var) is not None for ix in indices):
                 return False  # the same element in several iterations: a later one would read the reset
         element = tuple(code(ix) for ix in indices)
-        if not _reads_only(term.value, written, element):
+        if not _reads_only(source.node, written, element):
             return False
     return True
 

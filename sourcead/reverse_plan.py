@@ -288,7 +288,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     checkpointed, not_checkpointed = plan_checkpoints(fn.body, fn.params, lambda v: prog.kinds[v], memory, worth_it)
     snapshots = {loop: {st.var: fresh(f"{st.var}_snaps") for st in ck.state} for loop, ck in checkpointed.items()}
     forward_reversals = _forward_reversals(statements, records.reads, parallel, recordings, prefixes)
-    gathers = _gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel)
+    gathers = _gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel, returned)
     left = {loop: {**adjoints.lines, **(gathers[loop].residual if loop in gathers else {})} for loop in parallel}
     chunk_rows = {loop: _scattered_arrays(prog, left[loop], p) for loop, p in parallel.items()}
     scattered = sorted({a for arrays in chunk_rows.values() for a in arrays})
@@ -539,7 +539,20 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
     return found
 
 
-def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, sites, checkpointed, parallel):
+def _private_adjoints(prog: Program, loop: For, returned: set[str]) -> set[str]:
+    """The adjoints of the scalars only `loop`'s body mentions (not parameters, not returned):
+    nothing outside the loop adds to them, so they are zero when its reversal starts."""
+    outside = mentioned_outside(prog.fn.body, loop) | set(prog.fn.params) | returned
+    found = set()
+    for var in assigned_names(loop.body) - outside:
+        kind = prog.kinds.of.get(var)
+        bar = prog.namer.shadows.get((var, "_bar"))
+        if bar is not None and kind is not None and not kind.is_array and not getattr(kind, "is_tuple", False):
+            found.add(bar)
+    return found
+
+
+def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, sites, checkpointed, parallel, returned):
     """The loops whose contributions at constant offsets of the loop variable are gathered
     (`gather.py`), outer loops first: a loop inside a gathered one is planned on the lines the
     outer gather leaves. The reversed iterations restore what they recorded and compute their
@@ -564,6 +577,7 @@ def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, s
             lambda name: shadowed(name) is not None and kinds.is_array(shadowed(name)),  # type: ignore[arg-type]
             changing,
             assigned_names(loop.body),
+            _private_adjoints(prog, loop, returned),
         )
         if gather is not None:
             found[loop] = gather

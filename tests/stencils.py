@@ -20,8 +20,7 @@ def wide_stencil(u0, c, steps):
 
 def five_point(u0, kappa, steps):
     # a 2-D Laplacian: the rows u_bar[i +- 1, j] are gathered along i (inside the loop over j, as
-    # written), the columns u_bar[i, j +- 1] along j on the lines the first gather leaves. Written
-    # inline: with `lap = ...` the contributions read lap_bar, which the iteration computes
+    # written), the columns u_bar[i, j +- 1] along j on the lines the first gather leaves
     n = u0.shape[0]
     m = u0.shape[1]
     u = u0.copy()
@@ -80,7 +79,8 @@ def marked_stencil(x, c):
 
 def laplacian_scalar(u0, kappa, steps):
     # five_point with the Laplacian in a scalar of its own: its contributions read lap_bar, which
-    # each iteration computes and resets, so they stay scattered
+    # each iteration adds to and resets, and only the loop mentions: gathered with lap_bar
+    # inlined as what the iteration added to it before (kappa * v_bar[i, j])
     n = u0.shape[0]
     m = u0.shape[1]
     u = u0.copy()

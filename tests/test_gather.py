@@ -90,7 +90,13 @@ def _lines(*texts: str) -> list[Line]:
     return found
 
 
-def _plan(*texts: str, changing: frozenset[str] = frozenset(), inner: tuple[str, ...] = (), bound: str = "m"):
+def _plan(
+    *texts: str,
+    changing: frozenset[str] = frozenset(),
+    inner: tuple[str, ...] = (),
+    bound: str = "m",
+    private: frozenset[str] = frozenset(),
+):
     """The gather of `for i in range(1, n - 1)` whose body's one statement has the adjoint lines
     `texts`, and, if given, a `for j in range(bound)` after it whose statement has `inner`."""
     statement = Assign(cst.Name("v"), cst.Integer("0"), None, cst.Name("v"))
@@ -111,6 +117,7 @@ def _plan(*texts: str, changing: frozenset[str] = frozenset(), inner: tuple[str,
         lambda name: name in ("u_bar", "v_bar", "w_bar"),
         set(changing),
         {"v", "w", "j", "q"},
+        set(private),
     )
 
 
@@ -171,6 +178,36 @@ def test_inner_loops_gather_inside_the_same_loops():
 def test_inner_loops_are_refused_where_a_read_would_change(inner, bound, why):
     gather = _plan("k_bar += 1.0", inner=inner, bound=bound)
     assert (gather is None) == (why is not None), why
+
+
+@pytest.mark.parametrize(
+    "lines, private, expected",
+    [
+        (("s_bar += k * v_bar[i]", "u_bar[i - 1] += s_bar", "v_bar[i] = 0.0", "s_bar = 0.0"), {"s_bar"},
+         "k * v_bar[i]"),
+        (("s_bar += k * v_bar[i]", "v_bar[i] = 0.0", "u_bar[i - 1] += s_bar", "s_bar = 0.0"), {"s_bar"},
+         "k * v_bar[i]"),
+        (("u_bar[i - 1] += s_bar", "s_bar += v_bar[i]", "s_bar = 0.0"), {"s_bar"}, "0.0"),
+        (("s_bar += a", "s_bar -= b", "u_bar[i + 1] += 2.0 * s_bar", "s_bar = 0.0"), {"s_bar"}, "2.0 * (a - b)"),
+        (("s_bar += k * v_bar[i]", "u_bar[i - 1] += s_bar", "s_bar = 0.0"), set(), None),  # not private
+        (("s_bar += k * v_bar[i]", "u_bar[i - 1] += s_bar"), {"s_bar"}, None),  # never reset: carried
+        (("s_bar += v_bar[i]", "u_bar[i - 1] += s_bar", "s_bar = 0.0", "w_bar[i] += s_bar"), {"s_bar"}, None),
+        (("s_bar += v_bar[i]", "s_bar = 0.0", "s_bar += a", "u_bar[i - 1] += s_bar"), {"s_bar"}, None),
+        (("s_bar += v_bar[i]", "v_bar[i] = 0.0", "s_bar += v_bar[i]", "u_bar[i - 1] += s_bar", "s_bar = 0.0"),
+         {"s_bar"}, None),  # the second addition reads the reset element
+    ],
+)  # fmt: skip
+def test_private_sums_are_inlined_as_what_the_iteration_added(lines, private, expected):
+    gather = _plan(*lines, private=frozenset(private))
+    assert (gather is None) == (expected is None)
+    if gather is not None:
+        (group,) = gather.groups
+        assert code(group.terms[0].added) == expected
+
+
+def test_a_private_sum_of_an_inner_loop_is_not_inlined_outside_it():
+    gather = _plan("u_bar[i - 1] += s_bar", inner=("s_bar += v_bar[i, j]", "s_bar = 0.0"), private=frozenset({"s_bar"}))
+    assert gather is None
 
 
 def test_a_reset_in_another_loop_is_not_the_same_iteration():

@@ -40,7 +40,6 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
@@ -57,35 +56,88 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
         v_bar, u_bar = u_bar, v_bar
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            for j in range(1, m - 1):
+                u_bar[i_1, j] += v_bar[i_1, j] + (kappa * v_bar[i_1 + 1, j] + kappa_dot * v_dot_bar[i_1 + 1, j]) + (kappa * v_bar[i_1 - 1, j] + kappa_dot * v_dot_bar[i_1 - 1, j]) + 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += v_bar[i_1, j]
+            if 1 <= i_1 + 1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += kappa * v_bar[i_1 + 1, j] + kappa_dot * v_dot_bar[i_1 + 1, j]
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += v_bar[i_1, j]
+            if 1 <= i_1 - 1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += kappa * v_bar[i_1 - 1, j] + kappa_dot * v_dot_bar[i_1 - 1, j]
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            for j in range(1, m - 1):
+                u_dot_bar[i_1, j] += v_dot_bar[i_1, j] + kappa * v_dot_bar[i_1 + 1, j] + kappa * v_dot_bar[i_1 - 1, j] + 4.0 * -(kappa * v_dot_bar[i_1, j])
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
+            if 1 <= i_1 + 1 < n - 1:
+                for j in range(1, m - 1):
+                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 + 1, j]
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
+            if 1 <= i_1 - 1 < n - 1:
+                for j in range(1, m - 1):
+                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 - 1, j]
+            if 1 <= i_1 < n - 1:
+                for j in range(1, m - 1):
+                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j])
+        # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
+            # the contributions at constant offsets from j, gathered: each element takes its own
+            # in one place (no iteration adds into another's element: a loop that vectorises)
+            for j_1 in range(2, m - 2):  # every contribution exists here
+                u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1] + kappa * v_dot_bar[i, j_1 - 1]
+            for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
+                if 1 <= j_1 + 1 < m - 1:
+                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1]
+            for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
+                if 1 <= j_1 - 1 < m - 1:
+                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 - 1]
+            for j_1 in range(2, m - 2):  # every contribution exists here
+                u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1] + (kappa * v_bar[i, j_1 - 1] + kappa_dot * v_dot_bar[i, j_1 - 1])
+            for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
+                if 1 <= j_1 + 1 < m - 1:
+                    u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1]
+            for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
+                if 1 <= j_1 - 1 < m - 1:
+                    u_bar[i, j_1] += kappa * v_bar[i, j_1 - 1] + kappa_dot * v_dot_bar[i, j_1 - 1]
+            # the rest of its adjoint:
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * t0
-                u_bar[i, j] += v_bar[i, j]
                 kappa_bar += t0 * v_bar[i, j]
-                t0_bar += kappa * v_bar[i, j]
                 v_bar[i, j] = 0.0
                 # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                 top -= 1
                 v_dot[i, j] = tape[top]  # restore the value v_dot[i, j] had before
                 t1 = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
-                u_dot_bar[i, j] += v_dot_bar[i, j]
-                t0_bar += kappa_dot * v_dot_bar[i, j]
                 kappa_bar += t1 * v_dot_bar[i, j]
-                u_dot_bar[i - 1, j] += kappa * v_dot_bar[i, j]
-                u_dot_bar[i + 1, j] += kappa * v_dot_bar[i, j]
-                u_dot_bar[i, j - 1] += kappa * v_dot_bar[i, j]
-                u_dot_bar[i, j + 1] += kappa * v_dot_bar[i, j]
-                u_dot_bar[i, j] += 4.0 * -(kappa * v_dot_bar[i, j])
                 v_dot_bar[i, j] = 0.0
                 # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1
                 t0 = tape[top]  # restore the value t0 had before
-                u_bar[i - 1, j] += t0_bar
-                u_bar[i + 1, j] += t0_bar
-                u_bar[i, j - 1] += t0_bar
-                u_bar[i, j + 1] += t0_bar
-                u_bar[i, j] += 4.0 * -t0_bar
-                t0_bar = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

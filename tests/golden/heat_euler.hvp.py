@@ -41,7 +41,6 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     e_dot_bar = out_bar
     kappa_bar = 0.0
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
@@ -68,28 +67,52 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
             u_dot[i] = tape[top_at]  # restore the value u_dot[i] had before
             v_dot_bar[i] += u_dot_bar[i]
             u_dot_bar[i] = 0.0
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            u_bar[i_1] += v_bar[i_1] + (kappa * v_bar[i_1 + 1] + kappa_dot * v_dot_bar[i_1 + 1]) + 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1]) + (kappa * v_bar[i_1 - 1] + kappa_dot * v_dot_bar[i_1 - 1])
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += v_bar[i_1]
+            if 1 <= i_1 + 1 < n - 1:
+                u_bar[i_1] += kappa * v_bar[i_1 + 1] + kappa_dot * v_dot_bar[i_1 + 1]
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += v_bar[i_1]
+            if 1 <= i_1 < n - 1:
+                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1])
+            if 1 <= i_1 - 1 < n - 1:
+                u_bar[i_1] += kappa * v_bar[i_1 - 1] + kappa_dot * v_dot_bar[i_1 - 1]
+        for i_1 in range(2, n - 2):  # every contribution exists here
+            u_dot_bar[i_1] += v_dot_bar[i_1] + kappa * v_dot_bar[i_1 + 1] + 2.0 * -(kappa * v_dot_bar[i_1]) + kappa * v_dot_bar[i_1 - 1]
+        for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_dot_bar[i_1] += v_dot_bar[i_1]
+            if 1 <= i_1 + 1 < n - 1:
+                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 + 1]
+            if 1 <= i_1 < n - 1:
+                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
+        for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+            if 1 <= i_1 < n - 1:
+                u_dot_bar[i_1] += v_dot_bar[i_1]
+            if 1 <= i_1 < n - 1:
+                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
+            if 1 <= i_1 - 1 < n - 1:
+                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1]
+        # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
-            u_bar[i] += v_bar[i]
             kappa_bar += t0 * v_bar[i]
-            t0_bar += kappa * v_bar[i]
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-            u_dot_bar[i] += v_dot_bar[i]
-            t0_bar += kappa_dot * v_dot_bar[i]
             kappa_bar += t1 * v_dot_bar[i]
-            u_dot_bar[i - 1] += kappa * v_dot_bar[i]
-            u_dot_bar[i] += 2.0 * -(kappa * v_dot_bar[i])
-            u_dot_bar[i + 1] += kappa * v_dot_bar[i]
             v_dot_bar[i] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1
             t0 = tape[top]  # restore the value t0 had before
-            u_bar[i - 1] += t0_bar
-            u_bar[i] += 2.0 * -t0_bar
-            u_bar[i + 1] += t0_bar
-            t0_bar = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, reserve
+from sourcead.runtime import chunk_zeros, reserve
 
 
 def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
@@ -42,7 +42,6 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     u_bar = np.zeros_like(u)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
@@ -55,37 +54,44 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         t3 = math.tanh(v[i])
         v_bar[i] += (1.0 - t3 * t3) * t1_bar
         t1_bar = 0.0
+    # the contributions at constant offsets from i, gathered: each element takes its own
+    # in one place (no iteration adds into another's element: a loop that vectorises)
+    for i_1 in prange(2, n - 2):  # every contribution exists here
+        u_bar[i_1] += v_bar[i_1] + (c * v_bar[i_1 + 1] + c_dot * v_dot_bar[i_1 + 1]) + 2.0 * -(c * v_bar[i_1] + c_dot * v_dot_bar[i_1]) + (c * v_bar[i_1 - 1] + c_dot * v_dot_bar[i_1 - 1])
+    for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += v_bar[i_1]
+        if 1 <= i_1 + 1 < n - 1:
+            u_bar[i_1] += c * v_bar[i_1 + 1] + c_dot * v_dot_bar[i_1 + 1]
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += 2.0 * -(c * v_bar[i_1] + c_dot * v_dot_bar[i_1])
+    for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += v_bar[i_1]
+        if 1 <= i_1 < n - 1:
+            u_bar[i_1] += 2.0 * -(c * v_bar[i_1] + c_dot * v_dot_bar[i_1])
+        if 1 <= i_1 - 1 < n - 1:
+            u_bar[i_1] += c * v_bar[i_1 - 1] + c_dot * v_dot_bar[i_1 - 1]
+    # the rest of its adjoint:
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
     c_bar_chunks = chunk_zeros(())
     trips = len(range(1, n - 1))
     for chunk in prange(16):
-        u_bar_mine = u_bar_rows[chunk]
         for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             i = 1 + k
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            t0_bar = 0.0
             c_bar_i = 0.0
             # adjoint of: v[i] = u[i] + c * t0
-            u_bar[i] += v_bar[i]
             c_bar_i += t0 * v_bar[i]
-            t0_bar += c * v_bar[i]
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-            t0_bar += c_dot * v_dot_bar[i]
             c_bar_i += t2 * v_dot_bar[i]
             v_dot_bar[i] = 0.0
-            # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            u_bar_mine[i - 1] += t0_bar
-            u_bar[i] += 2.0 * -t0_bar
-            u_bar_mine[i + 1] += t0_bar
             c_bar_chunks[chunk] += c_bar_i
     for chunk in range(16):
         # the chunks' sums of shared scalar adjoints, in order
         c_bar += c_bar_chunks[chunk]
-    # u_bar += the chunks' rows in chunk order, parts of the first axis in parallel
-    for part in prange(16):
-        add_chunk_rows(u_bar, u_bar_rows, part)
     return value, u_bar, c_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -67,8 +67,6 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     u_dot_bar = np.zeros_like(u_dot)
     v_bar = np.zeros_like(v)
     v_dot_bar = np.zeros_like(v_dot)
-    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = chunk_zeros(u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
         u_bar[i] += u_dot[i] * (t1 * s_dot_bar)
@@ -121,6 +119,41 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
             v, u = u, v  # undo: u, v = v, u
             v_bar, u_bar = u_bar, v_bar
+            # the contributions at constant offsets from i, gathered: each element takes its own
+            # in one place (no iteration adds into another's element: a loop that vectorises)
+            for i_1 in prange(2, n - 2):  # every contribution exists here
+                u_bar[i_1] += v_bar[i_1] + (kappa * v_bar[i_1 + 1] + kappa_dot * v_dot_bar[i_1 + 1]) + 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1]) + (kappa * v_bar[i_1 - 1] + kappa_dot * v_dot_bar[i_1 - 1])
+            for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += v_bar[i_1]
+                if 1 <= i_1 + 1 < n - 1:
+                    u_bar[i_1] += kappa * v_bar[i_1 + 1] + kappa_dot * v_dot_bar[i_1 + 1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1])
+            for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += v_bar[i_1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1])
+                if 1 <= i_1 - 1 < n - 1:
+                    u_bar[i_1] += kappa * v_bar[i_1 - 1] + kappa_dot * v_dot_bar[i_1 - 1]
+            for i_1 in prange(2, n - 2):  # every contribution exists here
+                u_dot_bar[i_1] += v_dot_bar[i_1] + kappa * v_dot_bar[i_1 + 1] + 2.0 * -(kappa * v_dot_bar[i_1]) + kappa * v_dot_bar[i_1 - 1]
+            for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += v_dot_bar[i_1]
+                if 1 <= i_1 + 1 < n - 1:
+                    u_dot_bar[i_1] += kappa * v_dot_bar[i_1 + 1]
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
+            for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += v_dot_bar[i_1]
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
+                if 1 <= i_1 - 1 < n - 1:
+                    u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1]
+            # the rest of its adjoint:
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -128,44 +161,26 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             kappa_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
-                u_bar_mine = u_bar_rows[chunk]
-                u_dot_bar_mine = u_dot_bar_rows[chunk]
                 for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                     i = 1 + k
                     slot = top + ((i - 1) + 1) * 2  # the end of this iteration's slot
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    t0_bar = 0.0
                     kappa_bar_i = 0.0
                     # adjoint of: v[i] = u[i] + kappa * t0
                     slot -= 1
                     v[i] = tape[slot]  # restore the value v[i] had before
-                    u_bar[i] += v_bar[i]
                     kappa_bar_i += t0 * v_bar[i]
-                    t0_bar += kappa * v_bar[i]
                     v_bar[i] = 0.0
                     # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                     slot -= 1
                     v_dot[i] = tape[slot]  # restore the value v_dot[i] had before
                     t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                    u_dot_bar[i] += v_dot_bar[i]
-                    t0_bar += kappa_dot * v_dot_bar[i]
                     kappa_bar_i += t2 * v_dot_bar[i]
-                    u_dot_bar_mine[i - 1] += kappa * v_dot_bar[i]
-                    u_dot_bar[i] += 2.0 * -(kappa * v_dot_bar[i])
-                    u_dot_bar_mine[i + 1] += kappa * v_dot_bar[i]
                     v_dot_bar[i] = 0.0
-                    # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    u_bar_mine[i - 1] += t0_bar
-                    u_bar[i] += 2.0 * -t0_bar
-                    u_bar_mine[i + 1] += t0_bar
                     kappa_bar_chunks[chunk] += kappa_bar_i
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 kappa_bar += kappa_bar_chunks[chunk]
-            # u_bar, u_dot_bar += the chunks' rows in chunk order, parts of the first axis in parallel
-            for part in prange(16):
-                add_chunk_rows(u_bar, u_bar_rows, part)
-                add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve, unbroadcast
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -71,8 +71,6 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     u_dot_bar = np.zeros_like(u_dot)
     un_bar = np.zeros_like(un)
     un_dot_bar = np.zeros_like(un_dot)
-    u_bar_rows = chunk_zeros(u.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    u_dot_bar_rows = chunk_zeros(u_dot.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     t6 = u * u_dot + u * u_dot
     t7 = np.full_like(t6, result_dot_bar)
@@ -154,50 +152,74 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 u_dot[i] = tape[top_at]  # restore the value u_dot[i] had before
                 un_dot_bar[i] += u_dot_bar[i]
                 u_dot_bar[i] = 0.0
+            # the contributions at constant offsets from i, gathered: each element takes its own
+            # in one place (no iteration adds into another's element: a loop that vectorises)
+            for i_1 in prange(2, n - 2):  # every contribution exists here
+                u_bar[i_1] += un_bar[i_1] + math.cos(u[i_1]) * (0.05 * -un_bar[i_1]) + -math.sin(u[i_1]) * (u_dot[i_1] * (0.05 * -un_dot_bar[i_1])) + (k * un_bar[i_1 + 1] + k_dot * un_dot_bar[i_1 + 1]) + 2.0 * -(k * un_bar[i_1] + k_dot * un_dot_bar[i_1]) + (k * un_bar[i_1 - 1] + k_dot * un_dot_bar[i_1 - 1])
+            for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += un_bar[i_1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_bar[i_1])
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += -math.sin(u[i_1]) * (u_dot[i_1] * (0.05 * -un_dot_bar[i_1]))
+                if 1 <= i_1 + 1 < n - 1:
+                    u_bar[i_1] += k * un_bar[i_1 + 1] + k_dot * un_dot_bar[i_1 + 1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += 2.0 * -(k * un_bar[i_1] + k_dot * un_dot_bar[i_1])
+            for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += un_bar[i_1]
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_bar[i_1])
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += -math.sin(u[i_1]) * (u_dot[i_1] * (0.05 * -un_dot_bar[i_1]))
+                if 1 <= i_1 < n - 1:
+                    u_bar[i_1] += 2.0 * -(k * un_bar[i_1] + k_dot * un_dot_bar[i_1])
+                if 1 <= i_1 - 1 < n - 1:
+                    u_bar[i_1] += k * un_bar[i_1 - 1] + k_dot * un_dot_bar[i_1 - 1]
+            for i_1 in prange(2, n - 2):  # every contribution exists here
+                u_dot_bar[i_1] += un_dot_bar[i_1] + k * un_dot_bar[i_1 + 1] + 2.0 * -(k * un_dot_bar[i_1]) + k * un_dot_bar[i_1 - 1] + math.cos(u[i_1]) * (0.05 * -un_dot_bar[i_1])
+            for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += un_dot_bar[i_1]
+                if 1 <= i_1 + 1 < n - 1:
+                    u_dot_bar[i_1] += k * un_dot_bar[i_1 + 1]
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += 2.0 * -(k * un_dot_bar[i_1])
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_dot_bar[i_1])
+            for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += un_dot_bar[i_1]
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += 2.0 * -(k * un_dot_bar[i_1])
+                if 1 <= i_1 - 1 < n - 1:
+                    u_dot_bar[i_1] += k * un_dot_bar[i_1 - 1]
+                if 1 <= i_1 < n - 1:
+                    u_dot_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_dot_bar[i_1])
+            # the rest of its adjoint:
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
             # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
             k_bar_chunks = chunk_zeros(())
             trips = len(range(1, n - 1))
             for chunk in prange(16):
-                u_bar_mine = u_bar_rows[chunk]
-                u_dot_bar_mine = u_dot_bar_rows[chunk]
                 for k_1 in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                     i = 1 + k_1
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    t0_bar = 0.0
                     k_bar_i = 0.0
                     # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
-                    u_bar[i] += un_bar[i]
                     k_bar_i += t0 * un_bar[i]
-                    t0_bar += k * un_bar[i]
-                    u_bar[i] += math.cos(u[i]) * (0.05 * -un_bar[i])
                     un_bar[i] = 0.0
                     # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
                     t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                    t2 = math.cos(u[i])
-                    u_dot_bar[i] += un_dot_bar[i]
-                    t0_bar += k_dot * un_dot_bar[i]
                     k_bar_i += t1 * un_dot_bar[i]
-                    u_dot_bar_mine[i - 1] += k * un_dot_bar[i]
-                    u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
-                    u_dot_bar_mine[i + 1] += k * un_dot_bar[i]
-                    t3 = 0.05 * -un_dot_bar[i]
-                    u_bar[i] += -math.sin(u[i]) * (u_dot[i] * t3)
-                    u_dot_bar[i] += t2 * t3
                     un_dot_bar[i] = 0.0
-                    # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    u_bar_mine[i - 1] += t0_bar
-                    u_bar[i] += 2.0 * -t0_bar
-                    u_bar_mine[i + 1] += t0_bar
                     k_bar_chunks[chunk] += k_bar_i
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 k_bar += k_bar_chunks[chunk]
-            # u_bar, u_dot_bar += the chunks' rows in chunk order, parts of the first axis in parallel
-            for part in prange(16):
-                add_chunk_rows(u_bar, u_bar_rows, part)
-                add_chunk_rows(u_dot_bar, u_dot_bar_rows, part)
     if ck_steps > 0:
         u[:] = u_snaps[0]
         u_dot[:] = u_dot_snaps[0]

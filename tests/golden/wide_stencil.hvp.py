@@ -37,7 +37,6 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
     u_bar = np.zeros_like(u)
     u0_bar = np.zeros_like(u0)
     u_dot_bar = np.zeros_like(u_dot)
@@ -55,6 +54,57 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
+        # the contributions at constant offsets from i, gathered: each element takes its own
+        # in one place (no iteration adds into another's element: a loop that vectorises)
+        for i_1 in range(5, n - 5):  # every contribution exists here
+            u_bar[i_1] += v_bar[i_1] + 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]) + 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1] + 0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1] + 0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1]) + (c * v_bar[i_1 - 3] + c_dot * v_dot_bar[i_1 - 3]) + 2.0 * -(c * v_bar[i_1 + 2] + c_dot * v_dot_bar[i_1 + 2])
+        for i_1 in range(0, min(5, n)):  # the first elements: the contributions that exist
+            if 2 <= i_1 < n - 3:
+                u_bar[i_1] += v_bar[i_1]
+            if 2 <= i_1 + 1 < n - 3:
+                u_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1])
+            if 2 <= i_1 - 1 < n - 3:
+                u_bar[i_1] += 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1]
+            if 2 <= i_1 - 1 < n - 3:
+                u_bar[i_1] += 0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1]
+            if 2 <= i_1 + 1 < n - 3:
+                u_bar[i_1] += 0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1])
+            if 2 <= i_1 + 2 < n - 3:
+                u_bar[i_1] += 2.0 * -(c * v_bar[i_1 + 2] + c_dot * v_dot_bar[i_1 + 2])
+        for i_1 in range(max(n - 5, 5), n):  # the last elements: the contributions that exist
+            if 2 <= i_1 < n - 3:
+                u_bar[i_1] += v_bar[i_1]
+            if 2 <= i_1 + 1 < n - 3:
+                u_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1])
+            if 2 <= i_1 - 1 < n - 3:
+                u_bar[i_1] += 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1]
+            if 2 <= i_1 - 1 < n - 3:
+                u_bar[i_1] += 0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1]
+            if 2 <= i_1 + 1 < n - 3:
+                u_bar[i_1] += 0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1])
+            if 2 <= i_1 - 3 < n - 3:
+                u_bar[i_1] += c * v_bar[i_1 - 3] + c_dot * v_dot_bar[i_1 - 3]
+        for i_1 in range(5, n - 5):  # every contribution exists here
+            u_dot_bar[i_1] += v_dot_bar[i_1] + c * v_dot_bar[i_1 - 3] + 2.0 * -(c * v_dot_bar[i_1 + 2]) + 0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1]) + 0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1]
+        for i_1 in range(0, min(5, n)):  # the first elements: the contributions that exist
+            if 2 <= i_1 < n - 3:
+                u_dot_bar[i_1] += v_dot_bar[i_1]
+            if 2 <= i_1 + 2 < n - 3:
+                u_dot_bar[i_1] += 2.0 * -(c * v_dot_bar[i_1 + 2])
+            if 2 <= i_1 + 1 < n - 3:
+                u_dot_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1])
+            if 2 <= i_1 - 1 < n - 3:
+                u_dot_bar[i_1] += 0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1]
+        for i_1 in range(max(n - 5, 5), n):  # the last elements: the contributions that exist
+            if 2 <= i_1 < n - 3:
+                u_dot_bar[i_1] += v_dot_bar[i_1]
+            if 2 <= i_1 - 3 < n - 3:
+                u_dot_bar[i_1] += c * v_dot_bar[i_1 - 3]
+            if 2 <= i_1 + 1 < n - 3:
+                u_dot_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1])
+            if 2 <= i_1 - 1 < n - 3:
+                u_dot_bar[i_1] += 0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1]
+        # the rest of its adjoint:
         top -= 2 * max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
@@ -65,30 +115,14 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
             # adjoint of: v[i] = u[i] + c * t0 - 0.1 * u[i - 1] * u[i + 1]
             top_at -= 1
             v[i] = tape[top_at]  # restore the value v[i] had before
-            u_bar[i] += v_bar[i]
             c_bar += t0 * v_bar[i]
-            t0_bar += c * v_bar[i]
-            u_bar[i - 1] += 0.1 * (u[i + 1] * -v_bar[i])
-            u_bar[i + 1] += 0.1 * u[i - 1] * -v_bar[i]
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i + 3] - (2.0 * u_dot[i - 2]))) - (u[i + 1] * (0.1 * u_dot[i - 1]) + 0.1 * u[i - 1] * u_dot[i + 1])
             top_at -= 1
             v_dot[i] = tape[top_at]  # restore the value v_dot[i] had before
             t1 = u_dot[i + 3] - (2.0 * u_dot[i - 2])
-            u_dot_bar[i] += v_dot_bar[i]
-            t0_bar += c_dot * v_dot_bar[i]
             c_bar += t1 * v_dot_bar[i]
-            u_dot_bar[i + 3] += c * v_dot_bar[i]
-            u_dot_bar[i - 2] += 2.0 * -(c * v_dot_bar[i])
-            u_bar[i + 1] += 0.1 * u_dot[i - 1] * -v_dot_bar[i]
-            u_dot_bar[i - 1] += 0.1 * (u[i + 1] * -v_dot_bar[i])
-            u_bar[i - 1] += 0.1 * (u_dot[i + 1] * -v_dot_bar[i])
-            u_dot_bar[i + 1] += 0.1 * u[i - 1] * -v_dot_bar[i]
             v_dot_bar[i] = 0.0
-            # adjoint of: t0 = u[i + 3] - 2.0 * u[i - 2]
-            u_bar[i + 3] += t0_bar
-            u_bar[i - 2] += 2.0 * -t0_bar
-            t0_bar = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)
