@@ -92,10 +92,10 @@ class Group:
     def highest(self) -> int:
         return max(t.offset for t in self.terms)
 
-    def target(self, index: str) -> cst.Subscript:
+    def target(self, index: cst.BaseExpression) -> cst.Subscript:
         """The element `index` names, on the group's axis."""
         indices = list(self.indices)
-        indices[self.axis] = cst.Name(index)
+        indices[self.axis] = index
         return subscript(self.array, indices)
 
 
@@ -309,10 +309,11 @@ def _flatten(body, context: tuple[For, ...], lines, varying: set[str], out: list
     return True
 
 
-def shifted(node: cst.BaseExpression, var: str, index: str, offset: int) -> cst.BaseExpression:
-    """`node` with `var` replaced by `index - offset` (the iteration whose contribution lands on
-    element `index`), constant offsets folded: `v_bar[i]` at offset -1 is `v_bar[i_1 + 1]`."""
-    return node.visit(_Shift(var, index, -offset))  # type: ignore[return-value]
+def shifted(node: cst.BaseExpression, var: str, index: str, offset: int, base: int = 0) -> cst.BaseExpression:
+    """`node` with `var` replaced by `index + base - offset` (the iteration whose contribution
+    lands on element `index + base`), constant offsets folded: `v_bar[i]` at offset -1 is
+    `v_bar[i_1 + 1]`."""
+    return node.visit(_Shift(var, index, base - offset))  # type: ignore[return-value]
 
 
 def plus_constant(node: cst.BaseExpression, k: int) -> cst.BaseExpression:
@@ -323,7 +324,7 @@ def plus_constant(node: cst.BaseExpression, k: int) -> cst.BaseExpression:
     if isinstance(inner, cst.Integer) or _is_negative_integer(inner):
         return _integer(int(number_value(inner)) + k)
     if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, (cst.Add, cst.Subtract)):
-        constant = _integer_of(inner.right)
+        constant = integer_value(inner.right)
         if constant is not None:
             total = (constant if isinstance(inner.operator, cst.Add) else -constant) + k
             return _add(inner.left, total)
@@ -379,11 +380,11 @@ def _offset_of(node: cst.BaseExpression, var: str) -> int | None:
         return None
     left, right = unparen(inner.left), unparen(inner.right)
     if isinstance(left, cst.Name) and left.value == var:
-        constant = _integer_of(right)
+        constant = integer_value(right)
         if constant is not None:
             return constant if isinstance(inner.operator, cst.Add) else -constant
     if isinstance(right, cst.Name) and right.value == var and isinstance(inner.operator, cst.Add):
-        return _integer_of(left)
+        return integer_value(left)
     return None
 
 
@@ -436,7 +437,8 @@ def _reads_only(node: cst.CSTNode, array: str, element: tuple[str, ...]) -> bool
     return all(_reads_only(child, array, element) for child in node.children)
 
 
-def _integer_of(node: cst.BaseExpression) -> int | None:
+def integer_value(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal (`3`, `-2`, parenthesized or not), else None."""
     inner = unparen(node)
     if isinstance(inner, cst.Integer) or _is_negative_integer(inner):
         return int(number_value(inner))

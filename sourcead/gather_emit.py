@@ -6,7 +6,7 @@ whether its iteration ran."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -14,7 +14,7 @@ import libcst as cst
 from .core import For
 from .emit import Line, Writer
 from .exprs import code, paren, plus, unparen
-from .gather import Gather, Group, plus_constant, shifted
+from .gather import Gather, Group, integer_value, plus_constant, shifted
 
 if TYPE_CHECKING:
     from .reverse_sweep import ReverseSweep
@@ -34,12 +34,13 @@ def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer
     offset; all exist in the middle of the range, only some at its ends."""
     start, stop, var = loop.start, loop.stop, loop.var
     lowest, highest = group.lowest, group.highest
-    target = group.target(index)
-    middle = f"{code(plus_constant(start, highest))}, {code(plus_constant(stop, lowest))}"
-    with out.block(f"for {index} in {'prange' if parallel else 'range'}({middle})", "every contribution exists here"):
+    target = group.target(cst.Name(index))
+    first = integer_value(plus_constant(start, highest))
+    with _middle(index, plus_constant(start, highest), plus_constant(stop, lowest), first, parallel, out):
         with _inside(group.context, out):
-            total = plus([shifted(t.added, var, index, t.offset) for t in group.terms])
-            out.emit([sweep.scattered(Line(target, "+=", total))])
+            base = first or 0
+            total = plus([shifted(t.added, var, index, t.offset, base) for t in group.terms])
+            out.emit([sweep.scattered(Line(group.target(plus_constant(cst.Name(index), base)), "+=", total))])
     if lowest == highest:
         return  # one offset: the middle is the whole range
     ends = (
@@ -57,6 +58,20 @@ def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer
                 with out.block(f"if {_bound(start)} <= {iteration} < {_bound(stop)}"), _inside(group.context, out):
                     value = shifted(unparen(term.value), var, index, term.offset)
                     out.emit([sweep.scattered(Line(target, term.line.op, value))])
+
+
+def _middle(
+    index: str, start: cst.BaseExpression, stop: cst.BaseExpression, first: int | None, parallel: bool, out: Writer
+) -> AbstractContextManager[None]:
+    """The loop over the middle elements. From a constant first element it counts from 0, its
+    indices `index + first`: LLVM vectorises numba's loop from 0 where one from 2 stays scalar
+    (the gathered target may alias the adjoint it reads, and the run-time alias check it needs is
+    formed only so; heat_swap's gather measured 6x faster)."""
+    loop = "prange" if parallel else "range"
+    if not first:
+        return out.block(f"for {index} in {loop}({code(start)}, {code(stop)})", "every contribution exists here")
+    count = code(plus_constant(stop, -first))
+    return out.block(f"for {index} in {loop}(0, {count})", f"every contribution exists here: element {index} + {first}")
 
 
 def _inside(context: tuple[For, ...], out: Writer) -> ExitStack:

@@ -31,8 +31,8 @@ def defaults_and_constants_hvp(x, alpha, n, x_dot, out_bar):
     x_bar = np.zeros_like(x)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
-    for i_1 in range(1, n + 1):  # every contribution exists here
-        x_bar[i_1] += 2.0 * (x_dot[i_1] * (STENCIL[i_1 - 1, 1] * s_dot_bar))
+    for i_1 in range(0, n):  # every contribution exists here: element i_1 + 1
+        x_bar[i_1 + 1] += 2.0 * (x_dot[i_1 + 1] * (STENCIL[i_1, 1] * s_dot_bar))
     # adjoint of: s_dot = np.sum(WEIGHTS * result_dot) + alpha * np.sum(2.0 * result_1 * result_1_dot)
     t0 = 2.0 * result_1 * result_1_dot
     result_1_bar += 2.0 * unbroadcast(result_1_dot * np.full_like(t0, alpha * s_dot_bar), 2.0 * result_1)

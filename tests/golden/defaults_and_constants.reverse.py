@@ -32,8 +32,8 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
     x_bar = np.zeros_like(x)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
-    for i_1 in range(1, n):  # every contribution exists here
-        x_bar[i_1] += STENCIL[i_1, 0] * s_bar + 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar)
+    for i_1 in range(0, n - 1):  # every contribution exists here: element i_1 + 1
+        x_bar[i_1 + 1] += STENCIL[i_1 + 1, 0] * s_bar + 2.0 * x[i_1 + 1] * (STENCIL[i_1, 1] * s_bar)
     for i_1 in range(0, min(1, n + 1)):  # the first elements: the contributions that exist
         if 0 <= i_1 < n:
             x_bar[i_1] += STENCIL[i_1, 0] * s_bar

@@ -58,9 +58,9 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
         v_bar, u_bar = u_bar, v_bar
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(2, n - 2):  # every contribution exists here
+        for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_bar[i_1, j] += v_bar[i_1, j] + (kappa * v_bar[i_1 + 1, j] + kappa_dot * v_dot_bar[i_1 + 1, j]) + (kappa * v_bar[i_1 - 1, j] + kappa_dot * v_dot_bar[i_1 - 1, j]) + 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
+                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + (kappa * v_bar[i_1 + 3, j] + kappa_dot * v_dot_bar[i_1 + 3, j]) + (kappa * v_bar[i_1 + 1, j] + kappa_dot * v_dot_bar[i_1 + 1, j]) + 4.0 * -(kappa * v_bar[i_1 + 2, j] + kappa_dot * v_dot_bar[i_1 + 2, j])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
@@ -81,9 +81,9 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
-        for i_1 in range(2, n - 2):  # every contribution exists here
+        for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_dot_bar[i_1, j] += v_dot_bar[i_1, j] + kappa * v_dot_bar[i_1 + 1, j] + kappa * v_dot_bar[i_1 - 1, j] + 4.0 * -(kappa * v_dot_bar[i_1, j])
+                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + kappa * v_dot_bar[i_1 + 3, j] + kappa * v_dot_bar[i_1 + 1, j] + 4.0 * -(kappa * v_dot_bar[i_1 + 2, j])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
@@ -108,16 +108,16 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
         for i in range((n - 1) - 1, 0, -1):
             # the contributions at constant offsets from j, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
-            for j_1 in range(2, m - 2):  # every contribution exists here
-                u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1] + kappa * v_dot_bar[i, j_1 - 1]
+            for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
+                u_dot_bar[i, j_1 + 2] += kappa * v_dot_bar[i, j_1 + 3] + kappa * v_dot_bar[i, j_1 + 1]
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                 if 1 <= j_1 + 1 < m - 1:
                     u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1]
             for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                 if 1 <= j_1 - 1 < m - 1:
                     u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 - 1]
-            for j_1 in range(2, m - 2):  # every contribution exists here
-                u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1] + (kappa * v_bar[i, j_1 - 1] + kappa_dot * v_dot_bar[i, j_1 - 1])
+            for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
+                u_bar[i, j_1 + 2] += kappa * v_bar[i, j_1 + 3] + kappa_dot * v_dot_bar[i, j_1 + 3] + (kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1])
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                 if 1 <= j_1 + 1 < m - 1:
                     u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1]

@@ -52,8 +52,8 @@ def heat_euler_vjp(u0, kappa, out_bar):
             u_bar[i] = 0.0
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(2, n - 2):  # every contribution exists here
-            u_bar[i_1] += v_bar[i_1] + kappa * v_bar[i_1 + 1] + 2.0 * -(kappa * v_bar[i_1]) + kappa * v_bar[i_1 - 1]
+        for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
+            u_bar[i_1 + 2] += v_bar[i_1 + 2] + kappa * v_bar[i_1 + 3] + 2.0 * -(kappa * v_bar[i_1 + 2]) + kappa * v_bar[i_1 + 1]
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]

@@ -154,8 +154,8 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 u_dot_bar[i] = 0.0
             # the contributions at constant offsets from i, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
-            for i_1 in prange(2, n - 2):  # every contribution exists here
-                u_bar[i_1] += un_bar[i_1] + math.cos(u[i_1]) * (0.05 * -un_bar[i_1]) + -math.sin(u[i_1]) * (u_dot[i_1] * (0.05 * -un_dot_bar[i_1])) + (k * un_bar[i_1 + 1] + k_dot * un_dot_bar[i_1 + 1]) + 2.0 * -(k * un_bar[i_1] + k_dot * un_dot_bar[i_1]) + (k * un_bar[i_1 - 1] + k_dot * un_dot_bar[i_1 - 1])
+            for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
+                u_bar[i_1 + 2] += un_bar[i_1 + 2] + math.cos(u[i_1 + 2]) * (0.05 * -un_bar[i_1 + 2]) + -math.sin(u[i_1 + 2]) * (u_dot[i_1 + 2] * (0.05 * -un_dot_bar[i_1 + 2])) + (k * un_bar[i_1 + 3] + k_dot * un_dot_bar[i_1 + 3]) + 2.0 * -(k * un_bar[i_1 + 2] + k_dot * un_dot_bar[i_1 + 2]) + (k * un_bar[i_1 + 1] + k_dot * un_dot_bar[i_1 + 1])
             for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += un_bar[i_1]
@@ -178,8 +178,8 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                     u_bar[i_1] += 2.0 * -(k * un_bar[i_1] + k_dot * un_dot_bar[i_1])
                 if 1 <= i_1 - 1 < n - 1:
                     u_bar[i_1] += k * un_bar[i_1 - 1] + k_dot * un_dot_bar[i_1 - 1]
-            for i_1 in prange(2, n - 2):  # every contribution exists here
-                u_dot_bar[i_1] += un_dot_bar[i_1] + k * un_dot_bar[i_1 + 1] + 2.0 * -(k * un_dot_bar[i_1]) + k * un_dot_bar[i_1 - 1] + math.cos(u[i_1]) * (0.05 * -un_dot_bar[i_1])
+            for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
+                u_dot_bar[i_1 + 2] += un_dot_bar[i_1 + 2] + k * un_dot_bar[i_1 + 3] + 2.0 * -(k * un_dot_bar[i_1 + 2]) + k * un_dot_bar[i_1 + 1] + math.cos(u[i_1 + 2]) * (0.05 * -un_dot_bar[i_1 + 2])
             for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_dot_bar[i_1] += un_dot_bar[i_1]

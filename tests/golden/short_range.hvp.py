@@ -32,8 +32,8 @@ def short_range_hvp(x, k, x_dot, k_dot, out_bar):
         y_dot_bar[i] += (i + 1.0) * s_dot_bar
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
-    for i_1 in range(3, n - 3):  # every contribution exists here
-        x_bar[i_1] += k_dot * y_dot_bar[i_1 + 2] + 2.0 * (x_dot[i_1] * y_dot_bar[i_1 - 1])
+    for i_1 in range(0, n - 6):  # every contribution exists here: element i_1 + 3
+        x_bar[i_1 + 3] += k_dot * y_dot_bar[i_1 + 5] + 2.0 * (x_dot[i_1 + 3] * y_dot_bar[i_1 + 2])
     for i_1 in range(0, min(3, n)):  # the first elements: the contributions that exist
         if 2 <= i_1 + 2 < n - 1:
             x_bar[i_1] += k_dot * y_dot_bar[i_1 + 2]

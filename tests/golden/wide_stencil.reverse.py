@@ -39,8 +39,8 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         v_bar, u_bar = u_bar, v_bar
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(5, n - 5):  # every contribution exists here
-            u_bar[i_1] += v_bar[i_1] + c * v_bar[i_1 - 3] + 2.0 * -(c * v_bar[i_1 + 2]) + 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]) + 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1]
+        for i_1 in range(0, n - 10):  # every contribution exists here: element i_1 + 5
+            u_bar[i_1 + 5] += v_bar[i_1 + 5] + c * v_bar[i_1 + 2] + 2.0 * -(c * v_bar[i_1 + 7]) + 0.1 * (u[i_1 + 7] * -v_bar[i_1 + 6]) + 0.1 * u[i_1 + 3] * -v_bar[i_1 + 4]
         for i_1 in range(0, min(5, n)):  # the first elements: the contributions that exist
             if 2 <= i_1 < n - 3:
                 u_bar[i_1] += v_bar[i_1]
