@@ -12,7 +12,7 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import code, negate, number, unparen
+from .exprs import code, names_in, negate, number, unparen
 from .linearize import Node, adjoint
 from .liveness import needed_assignments
 from .peephole import simplify
@@ -28,6 +28,9 @@ class StatementAdjoints:
             s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
         }
         self.needed = needed_assignments(prog)
+        # the temporary that holds the whole value of `x = e` in its adjoint, where one does
+        # (`t1 = m[j] / (r2 * t0)` for a quotient's partial): the value `x` holds after it
+        self.root_value: dict[Assign, str] = {}
         self.lines = {s: simplify(self.of(s)) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
@@ -47,6 +50,8 @@ class StatementAdjoints:
                 return []
             return [Line(target_bar, "=", zero)] if self.needs_reset(s) else []
         lines = [Line(cst.Name(t), "=", value) for t, value in lin.bindings]
+        if self.holds_its_value(s) and isinstance(lin.value, cst.Name) and lin.value.value in dict(lin.bindings):
+            self.root_value[s] = lin.value.value
         if s.accumulate is not None:
             seed = target_bar if s.accumulate == "+" else negate(target_bar)
             self.propagate(lin.root, seed, lines)
@@ -62,6 +67,16 @@ class StatementAdjoints:
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def holds_its_value(self, s: Assign) -> bool:
+        """Does the target of `s` hold the value of its right-hand side once `s` has run? A float
+        scalar assigned with `=`, from an expression that does not read it."""
+        return (
+            isinstance(s.target, cst.Name)
+            and s.accumulate is None
+            and not self.prog.kinds.is_array(s.var)
+            and s.var not in names_in(s.value)
+        )
 
     def check_view(self, s: Assign) -> None:
         """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other

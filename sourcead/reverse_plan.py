@@ -23,7 +23,7 @@ computable at its entry), so that both sweeps reserve the same room the records 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -38,6 +38,7 @@ from .core import (
     Stmt,
     While,
     assigned_names,
+    blocks,
     has_break,
     mentioned_outside,
     walk_statements,
@@ -99,6 +100,7 @@ class ReversePlan:
         For, tuple[int, int]
     ]  # loops reversed in their own order: records per iteration per tape
     gathers: Mapping[For, Gather]  # loops whose contributions at constant offsets are gathered
+    held: Mapping[Assign, str]  # `x = e` whose adjoint reads e's value from x: the temporary it sets
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
     first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
 
@@ -328,6 +330,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         ),
         forward_reversals=forward_reversals,
         gathers=gathers,
+        held=_held_values(fn.body, adjoints, set(recordings)),
         reservations={},
         first_allocation=(Count(), Count()),
     )
@@ -537,6 +540,42 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
         counts = tuple(sum(1 for r in records if isinstance(r, OnTape) and r.index == k) for k in (0, 1))
         found[loop] = counts
     return found
+
+
+def _held_values(body: tuple[Stmt, ...], adjoints: StatementAdjoints, recorded: set[Stmt]) -> dict[Assign, str]:
+    """The assignments `x = e` whose adjoint may take e's value (a quotient's, an exp's: what its
+    partials read) from `x` rather than compute it again, and the temporary that gets it.
+
+    At the adjoint of `x = e`, `x` holds e's value where a later statement R of the same block
+    reads `x` in its adjoint, and nothing between them assigns `x`: for R's adjoint the
+    to-be-recorded analysis keeps `x` as `x = e` left it (every later overwrite is recorded and
+    undone first, or recomputed as a prefix, which assigns `x` only there), and between R's
+    adjoint and this one the reverse sweep restores only the targets of the assignments between.
+    The reading adds no record (the value is kept for R already) and `x = e` itself must record
+    nothing, or its restore, which comes first, would put the old `x` back."""
+    held: dict[Assign, str] = {}
+    for block in _blocks_within(body):
+        for k, s in enumerate(block):
+            if s in adjoints.root_value and s not in recorded and _read_later(s, block[k + 1 :], adjoints):
+                held[s] = adjoints.root_value[s]  # type: ignore[index]
+    return held
+
+
+def _read_later(s: Assign, after: tuple[Stmt, ...], adjoints: StatementAdjoints) -> bool:
+    """Does an assignment of `after` read `s.var` in its adjoint, with only assignments of other
+    variables before it (no loop, branch, swap or break, which could skip it or move the value)?"""
+    for r in after:
+        if not isinstance(r, Assign) or r.var == s.var:
+            return False
+        if any(s.var in line.reads() for line in adjoints.lines.get(r, [])):
+            return True
+    return False
+
+
+def _blocks_within(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
+    yield body
+    for s in walk_statements(body):
+        yield from blocks(s)
 
 
 def _private_adjoints(prog: Program, loop: For, returned: set[str]) -> set[str]:

@@ -20,7 +20,7 @@ from .core import Assign, For, If, Permute, Stmt, While, walk_statements
 from .counts import Count
 from .definite import placeholder, possibly_undefined
 from .emit import Line, Writer
-from .exprs import code, is_number, names_in, number_value, paren, subscript, subscript_indices
+from .exprs import Rename, code, is_number, names_in, number_value, paren, subscript, subscript_indices
 from .forward_sweep import Emission, ForwardSweep, Scope
 from .gather_emit import write_gathered
 from .parallel import ADJOINT_CHUNKS, ParallelLoop
@@ -65,6 +65,14 @@ class ReverseSweep:
 
     def assign(self, s: Assign, out: Writer) -> None:
         lines = [self.scattered(line) for line in self.scope.residual.get(s, self.plan.adjoints.lines[s])]
+        held = self.plan.held.get(s)
+        if held is not None:  # e's value is x's here (ReversePlan.held): read, not computed again
+            rename = Rename({held: s.target})
+            lines = [
+                replace(line, value=line.value.visit(rename))  # type: ignore[arg-type]
+                for line in lines
+                if code(line.target) != held
+            ]
         if lines:
             out.comment(f"adjoint of: {s.text()}")
         if s in self.plan.sites:

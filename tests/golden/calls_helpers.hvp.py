@@ -85,11 +85,9 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     t0_bar += -t4 / (1.0 + t0) * (t5 * result_dot_bar)
     t0_bar += -a_dot * (t4 * result_dot_bar)
     # adjoint of: t1 = 1.0 / (1.0 + t0)
-    t3 = 1.0 / (1.0 + t0)
-    t0_bar += -t3 / (1.0 + t0) * t1_bar
+    t0_bar += -t1 / (1.0 + t0) * t1_bar
     # adjoint of: t0 = math.exp(-a)
-    t2 = math.exp(-a)
-    a_bar -= t2 * t0_bar
+    a_bar -= t0 * t0_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: b = result1
         result1_bar += b_bar

@@ -80,9 +80,8 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     t4_bar -= 1.0 / a * (a_dot * result_dot_bar)
     a_bar += -t22 / a * (a_dot * result_dot_bar)
     # adjoint of: t4 = s / a
-    t20 = s / a
     s_bar += 1.0 / a * t4_bar
-    a_bar += -t20 / a * t4_bar
+    a_bar += -t4 / a * t4_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + t2 ** 0.5 - t3
         q_bar += s_bar

@@ -77,11 +77,9 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
             t0_bar += -t4 / (1.0 + t0) * (t5 * p_dot_bar)
             t0_bar += -z_dot * (t4 * p_dot_bar)
             # adjoint of: t1 = 1.0 / (1.0 + t0)
-            t3 = 1.0 / (1.0 + t0)
-            t0_bar += -t3 / (1.0 + t0) * t1_bar
+            t0_bar += -t1 / (1.0 + t0) * t1_bar
             # adjoint of: t0 = math.exp(-z)
-            t2 = math.exp(-z)
-            z_bar -= t2 * t0_bar
+            z_bar -= t0 * t0_bar
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order

@@ -50,8 +50,7 @@ def logistic_loss_vjp(w, X, y, out_bar):
             p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
             # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
             t0 = math.exp(-z)
-            t1 = 1.0 / (1.0 + t0)
-            z_bar -= t0 * (-t1 / (1.0 + t0) * p_bar)
+            z_bar -= t0 * (-p / (1.0 + t0) * p_bar)
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order

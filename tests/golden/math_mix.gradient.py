@@ -43,8 +43,7 @@ def math_mix_grad(x, y, out_bar):
     x_bar += t7
     y_bar -= t7
     # adjoint of: c = math.sqrt(x * x + y * y)
-    t4 = math.sqrt(x * x + y * y)
-    t5 = 0.5 / t4 * c_bar
+    t5 = 0.5 / c * c_bar
     x_bar += 2.0 * (x * t5)
     y_bar += 2.0 * (y * t5)
     # adjoint of: b = math.exp(0.3 * x) + math.log(y)

@@ -98,8 +98,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t20 = -((x_dot - y_dot) * d_dot_bar)
     t5_bar += 2.0 * (t5 * t20)
     # adjoint of: t5 = math.tanh(x - y)
-    t18 = math.tanh(x - y)
-    t19 = (1.0 - t18 * t18) * t5_bar
+    t19 = (1.0 - t5 * t5) * t5_bar
     x_bar += t19
     y_bar -= t19
     # adjoint of: c = t4
@@ -111,8 +110,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     x_bar += 2.0 * (x_dot * (t16 * c_dot_bar))
     y_bar += 2.0 * (y_dot * (t16 * c_dot_bar))
     # adjoint of: t4 = math.sqrt(x * x + y * y)
-    t14 = math.sqrt(x * x + y * y)
-    t15 = 0.5 / t14 * t4_bar
+    t15 = 0.5 / t4 * t4_bar
     x_bar += 2.0 * (x * t15)
     y_bar += 2.0 * (y * t15)
     # adjoint of: b = t3 + math.log(y)
@@ -135,8 +133,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t11 = 0.5 * x_dot * -a_dot_bar
     t2_bar += 2.0 * (t2 * t11)
     # adjoint of: t2 = math.tan(0.5 * x)
-    t8 = math.tan(0.5 * x)
-    x_bar += 0.5 * ((1.0 + t8 * t8) * t2_bar)
+    x_bar += 0.5 * ((1.0 + t2 * t2) * t2_bar)
     # adjoint of: t1 = math.cos(y)
     y_bar += -math.sin(y) * t1_bar
     # adjoint of: t0 = math.sin(x)

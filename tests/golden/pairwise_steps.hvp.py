@@ -97,8 +97,7 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 v_bar[i] += v_dot[j] * e_dot_bar
                 v_dot_bar[j] += v[i] * e_dot_bar
                 # adjoint of: t3 = math.sqrt(d * d + 0.1)
-                t15 = math.sqrt(d * d + 0.1)
-                t16 = 0.5 / t15 * t3_bar
+                t16 = 0.5 / t3 * t3_bar
                 d_bar += 2.0 * (d * t16)
                 t3_bar = 0.0
                 # adjoint of: d = p[j] - p[i]
@@ -167,9 +166,8 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     r_dot_bar += r * r * (t10 * w_dot_bar)
                     w_dot_bar = 0.0
                     # adjoint of: t2 = d / t1
-                    t8 = d / t1
                     d_bar += 1.0 / t1 * t2_bar
-                    t1_bar += -t8 / t1 * t2_bar
+                    t1_bar += -t2 / t1 * t2_bar
                     t2_bar = 0.0
                     # adjoint of: t1 = r * r * r
                     r_bar += 2.0 * (r * (r * t1_bar))
@@ -188,8 +186,7 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     d_dot_bar += d * (t6 * r_dot_bar)
                     r_dot_bar = 0.0
                     # adjoint of: t0 = math.sqrt(d * d + 0.1)
-                    t4 = math.sqrt(d * d + 0.1)
-                    t5 = 0.5 / t4 * t0_bar
+                    t5 = 0.5 / t0 * t0_bar
                     d_bar += 2.0 * (d * t5)
                     t0_bar = 0.0
                     # adjoint of: d = p[j] - p[i]

@@ -97,8 +97,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     r_bar += r * r * t4
                     w_bar = 0.0
                     # adjoint of: r = math.sqrt(d * d + 0.1)
-                    t0 = math.sqrt(d * d + 0.1)
-                    t1 = 0.5 / t0 * r_bar
+                    t1 = 0.5 / r * r_bar
                     d_bar += 2.0 * (d * t1)
                     r_bar = 0.0
                     # adjoint of: d = p[j] - p[i]

@@ -27,7 +27,6 @@ def selected_times_array_vjp(r, B, out_bar):
     y_bar += np.sum(B[0] * result_bar)
     B_bar[0] += y * result_bar
     # adjoint of: y = math.hypot(r, 2.0 * r)
-    t0 = math.hypot(r, 2.0 * r)
-    r_bar += (r / t0 * y_bar if t0 != 0.0 else 0.0)
-    r_bar += (2.0 * ((2.0 * r) / t0 * y_bar) if t0 != 0.0 else 0.0)
+    r_bar += (r / y * y_bar if y != 0.0 else 0.0)
+    r_bar += (2.0 * ((2.0 * r) / y * y_bar) if y != 0.0 else 0.0)
     return value, r_bar, B_bar

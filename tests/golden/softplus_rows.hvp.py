@@ -89,8 +89,7 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 t0_bar += -a_dot * (t3 * out_dot_bar[i])
                 out_dot_bar[i] = 0.0
                 # adjoint of: t0 = math.exp(-a)
-                t2 = math.exp(-a)
-                a_bar -= t2 * t0_bar
+                a_bar -= t0 * t0_bar
             else:
                 # adjoint of: out[i] = math.log(1.0 + t1)
                 t1_bar += 1.0 / (1.0 + t1) * out_bar[i]
@@ -101,8 +100,7 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 t1_bar += a_dot * (t6 * out_dot_bar[i])
                 out_dot_bar[i] = 0.0
                 # adjoint of: t1 = math.exp(a)
-                t5 = math.exp(a)
-                a_bar += t5 * t1_bar
+                a_bar += t1 * t1_bar
             if a_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
