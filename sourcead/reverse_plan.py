@@ -330,7 +330,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         ),
         forward_reversals=forward_reversals,
         gathers=gathers,
-        held=_held_values(fn.body, adjoints, set(recordings)),
+        held=_held_values(fn.body, adjoints),
         reservations={},
         first_allocation=(Count(), Count()),
     )
@@ -542,7 +542,7 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
     return found
 
 
-def _held_values(body: tuple[Stmt, ...], adjoints: StatementAdjoints, recorded: set[Stmt]) -> dict[Assign, str]:
+def _held_values(body: tuple[Stmt, ...], adjoints: StatementAdjoints) -> dict[Assign, str]:
     """The assignments `x = e` whose adjoint may take e's value (a quotient's, an exp's: what its
     partials read) from `x` rather than compute it again, and the temporary that gets it.
 
@@ -551,12 +551,12 @@ def _held_values(body: tuple[Stmt, ...], adjoints: StatementAdjoints, recorded: 
     to-be-recorded analysis keeps `x` as `x = e` left it (every later overwrite is recorded and
     undone first, or recomputed as a prefix, which assigns `x` only there), and between R's
     adjoint and this one the reverse sweep restores only the targets of the assignments between.
-    The reading adds no record (the value is kept for R already) and `x = e` itself must record
-    nothing, or its restore, which comes first, would put the old `x` back."""
+    The reading adds no record (the value is kept for R already); where `x = e` records the old
+    `x`, the temporary takes the value before the restore puts the old one back."""
     held: dict[Assign, str] = {}
     for block in _blocks_within(body):
         for k, s in enumerate(block):
-            if s in adjoints.root_value and s not in recorded and _read_later(s, block[k + 1 :], adjoints):
+            if s in adjoints.root_value and _read_later(s, block[k + 1 :], adjoints):
                 held[s] = adjoints.root_value[s]  # type: ignore[index]
     return held
 

@@ -66,16 +66,19 @@ class ReverseSweep:
     def assign(self, s: Assign, out: Writer) -> None:
         lines = [self.scattered(line) for line in self.scope.residual.get(s, self.plan.adjoints.lines[s])]
         held = self.plan.held.get(s)
+        if not any(code(line.target) == held for line in lines):
+            held = None  # not computed in what is left of its adjoint (a gather took its use)
+        restored = s in self.plan.sites
         if held is not None:  # e's value is x's here (ReversePlan.held): read, not computed again
-            rename = Rename({held: s.target})
-            lines = [
-                replace(line, value=line.value.visit(rename))  # type: ignore[arg-type]
-                for line in lines
-                if code(line.target) != held
-            ]
+            lines = [line for line in lines if code(line.target) != held]
+            if not restored:
+                rename = Rename({held: s.target})
+                lines = [replace(line, value=line.value.visit(rename)) for line in lines]  # type: ignore[arg-type]
         if lines:
             out.comment(f"adjoint of: {s.text()}")
-        if s in self.plan.sites:
+        if held is not None and restored:
+            out.line(f"{held} = {code(s.target)}  # its value, before the old one is restored")
+        if restored:
             target = code(s.target)
             self.restore(s, target, out, f"restore the value {target} had before")
         out.emit(lines)

@@ -69,7 +69,6 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         p_dot_bar += s_dot_bar
         # adjoint of: p = t0
         top -= 1
-        p = tape[top]  # restore the value p had before
         t0_bar += p_bar
         p_bar = 0.0
         # adjoint of: p_dot = 1.0 / y[i] * p_dot + -t0 / y[i] * y_dot[i]
@@ -83,9 +82,9 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         t0_bar -= 1.0 / y[i] * (y_dot[i] * t7)
         y_bar[i] += -t6 / y[i] * (y_dot[i] * t7)
         # adjoint of: t0 = p / y[i]
+        t4 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[top]  # restore the value t0 had before
-        t4 = p / y[i]
         p_bar += 1.0 / y[i] * t0_bar
         y_bar[i] += -t4 / y[i] * t0_bar
         t0_bar = 0.0

@@ -144,9 +144,9 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         y_bar[i] += 2.0 * (y_dot[i] * (t8 * q_dot_bar))
         q_dot_bar = 0.0
         # adjoint of: t1 = x[i] ** 1.5 / t0
+        t5 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[top]  # restore the value t1 had before
-        t5 = x[i] ** 1.5 / t0
         x_bar[i] += 1.5 * x[i] ** 0.5 * (1.0 / t0 * t1_bar)
         t0_bar += -t5 / t0 * t1_bar
         t1_bar = 0.0

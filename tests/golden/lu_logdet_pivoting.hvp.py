@@ -116,9 +116,9 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             U_dot_bar[k, k] += t8 * f_dot_bar
             f_dot_bar = 0.0
             # adjoint of: t1 = U[i, k] / U[k, k]
+            t6 = t1  # its value, before the old one is restored
             top -= 1
             t1 = tape[top]  # restore the value t1 had before
-            t6 = U[i, k] / U[k, k]
             U_bar[i, k] += 1.0 / U[k, k] * t1_bar
             U_bar[k, k] += -t6 / U[k, k] * t1_bar
             t1_bar = 0.0

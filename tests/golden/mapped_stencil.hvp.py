@@ -49,9 +49,9 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         t1_bar += 2.0 * (t1 * t5)
         v_dot_bar[i] += t4 * s_dot_bar
         # adjoint of: t1 = math.tanh(v[i])
+        t3 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[top]  # restore the value t1 had before
-        t3 = math.tanh(v[i])
         v_bar[i] += (1.0 - t3 * t3) * t1_bar
         t1_bar = 0.0
     # the contributions at constant offsets from i, gathered: each element takes its own

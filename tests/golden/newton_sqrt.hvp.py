@@ -68,9 +68,9 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         x_bar += -t3 / x * t5
         x_dot_bar += t3 * (0.5 * t4)
         # adjoint of: t0 = a / x
+        t1 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[top]  # restore the value t0 had before
-        t1 = a / x
         a_bar += 1.0 / x * t0_bar
         x_bar += -t1 / x * t0_bar
         t0_bar = 0.0

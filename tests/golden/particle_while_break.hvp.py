@@ -302,9 +302,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
         vy_dot_bar += t53 * tf_dot_bar
         tf_dot_bar = 0.0
         # adjoint of: t10 = -py / vy
+        t51 = t10  # its value, before the old one is restored
         top -= 1
         t10 = tape[top]  # restore the value t10 had before
-        t51 = -py / vy
         py_bar -= 1.0 / vy * t10_bar
         vy_bar += -t51 / vy * t10_bar
         t10_bar = 0.0
@@ -371,9 +371,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 particle_accel_r_bar += 2.0 * (particle_accel_r * t46)
                 particle_accel_r_dot_bar += particle_accel_r * particle_accel_r * (t42 * particle_accel_ay_dot_bar)
                 # adjoint of: t9 = particle_accel_dy / t8
+                t40 = t9  # its value, before the old one is restored
                 top -= 1
                 t9 = tape[top]  # restore the value t9 had before
-                t40 = particle_accel_dy / t8
                 particle_accel_dy_bar += 1.0 / t8 * t9_bar
                 t8_bar += -t40 / t8 * t9_bar
                 t9_bar = 0.0
@@ -404,9 +404,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 particle_accel_r_bar += 2.0 * (particle_accel_r * t39)
                 particle_accel_r_dot_bar += particle_accel_r * particle_accel_r * (t35 * particle_accel_ax_dot_bar)
                 # adjoint of: t7 = particle_accel_dx / t6
+                t33 = t7  # its value, before the old one is restored
                 top -= 1
                 t7 = tape[top]  # restore the value t7 had before
-                t33 = particle_accel_dx / t6
                 particle_accel_dx_bar += 1.0 / t6 * t7_bar
                 t6_bar += -t33 / t6 * t7_bar
                 t7_bar = 0.0
@@ -437,9 +437,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 particle_accel_dy_dot_bar += particle_accel_dy * (t31 * particle_accel_r_dot_bar)
                 particle_accel_r_dot_bar = 0.0
                 # adjoint of: t5 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
+                t29 = t5  # its value, before the old one is restored
                 top -= 1
                 t5 = tape[top]  # restore the value t5 had before
-                t29 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t30 = 0.5 / t29 * t5_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t30)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t30)
@@ -475,9 +475,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 particle_accel_r_bar += 2.0 * (particle_accel_r * t28)
                 particle_accel_r_dot_bar += particle_accel_r * particle_accel_r * (t24 * particle_accel_ay_dot_bar)
                 # adjoint of: t4 = particle_accel_dy / t3
+                t22 = t4  # its value, before the old one is restored
                 top -= 1
                 t4 = tape[top]  # restore the value t4 had before
-                t22 = particle_accel_dy / t3
                 particle_accel_dy_bar += 1.0 / t3 * t4_bar
                 t3_bar += -t22 / t3 * t4_bar
                 t4_bar = 0.0
@@ -508,9 +508,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 particle_accel_r_bar += 2.0 * (particle_accel_r * t21)
                 particle_accel_r_dot_bar += particle_accel_r * particle_accel_r * (t17 * particle_accel_ax_dot_bar)
                 # adjoint of: t2 = particle_accel_dx / t1
+                t15 = t2  # its value, before the old one is restored
                 top -= 1
                 t2 = tape[top]  # restore the value t2 had before
-                t15 = particle_accel_dx / t1
                 particle_accel_dx_bar += 1.0 / t1 * t2_bar
                 t1_bar += -t15 / t1 * t2_bar
                 t2_bar = 0.0
@@ -541,9 +541,9 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 particle_accel_dy_dot_bar += particle_accel_dy * (t13 * particle_accel_r_dot_bar)
                 particle_accel_r_dot_bar = 0.0
                 # adjoint of: t0 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
+                t11 = t0  # its value, before the old one is restored
                 top -= 1
                 t0 = tape[top]  # restore the value t0 had before
-                t11 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t12 = 0.5 / t11 * t0_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t12)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t12)
@@ -611,7 +611,6 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
         vx_dot_bar = 0.0
         # adjoint of: py = 8.0
         top -= 1
-        py = tape[top]  # restore the value py had before
         py_bar = 0.0
         # adjoint of: py_dot = 0.0
         top -= 1

@@ -136,9 +136,9 @@ def particle_loss_vjp(w, dt, out_bar):
         vx_bar += tf * xf_bar
         xf_bar = 0.0
         # adjoint of: tf = -py / vy
+        t18 = tf  # its value, before the old one is restored
         top -= 1
         tf = tape[top]  # restore the value tf had before
-        t18 = -py / vy
         py_bar -= 1.0 / vy * tf_bar
         vy_bar += -t18 / vy * tf_bar
         tf_bar = 0.0
@@ -181,9 +181,9 @@ def particle_loss_vjp(w, dt, out_bar):
                 particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t12))
                 particle_accel_r_bar += particle_accel_r * particle_accel_r * t12
                 # adjoint of: particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
+                t8 = particle_accel_r  # its value, before the old one is restored
                 top -= 1
                 particle_accel_r = tape[top]  # restore the value particle_accel_r had before
-                t8 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t9 = 0.5 / t8 * particle_accel_r_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t9)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t9)
@@ -208,9 +208,9 @@ def particle_loss_vjp(w, dt, out_bar):
                 particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t4))
                 particle_accel_r_bar += particle_accel_r * particle_accel_r * t4
                 # adjoint of: particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
+                t0 = particle_accel_r  # its value, before the old one is restored
                 top -= 1
                 particle_accel_r = tape[top]  # restore the value particle_accel_r had before
-                t0 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t1 = 0.5 / t0 * particle_accel_r_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t1)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t1)
@@ -248,7 +248,6 @@ def particle_loss_vjp(w, dt, out_bar):
         vx_bar = 0.0
         # adjoint of: py = 8.0
         top -= 1
-        py = tape[top]  # restore the value py had before
         py_bar = 0.0
         # adjoint of: px = 0.0
         px_bar = 0.0

@@ -85,9 +85,9 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 X_bar[i, j] += w_dot[j] * (t3 * row_dot_bar[j])
                 row_dot_bar[j] = 0.0
                 # adjoint of: t0 = np.tanh(X[i, j] * w[j])
+                t1 = t0  # its value, before the old one is restored
                 ltop -= 1
                 t0 = ltape[ltop]  # restore the value t0 had before
-                t1 = np.tanh(X[i, j] * w[j])
                 t2 = (1.0 - t1 * t1) * t0_bar
                 X_bar[i, j] += w[j] * t2
                 w_bar_mine[j] += X[i, j] * t2

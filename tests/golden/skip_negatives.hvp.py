@@ -49,9 +49,9 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             t0_bar += -t2 / t0 * (x_dot[i] * (x[i] * s_dot_bar))
             t0_bar += x_dot[i] * s_dot_bar
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
+            t1 = t0  # its value, before the old one is restored
             top -= 1
             t0 = tape[top]  # restore the value t0 had before
-            t1 = math.sqrt(x[i] + 1.0)
             x_bar[i] += 0.5 / t1 * t0_bar
             t0_bar = 0.0
     return value, x_bar

@@ -56,9 +56,9 @@ def special_functions_vjp(x, counts, out_bar):
         x_bar[i] += counts[i] * s_bar
         rate_bar -= s_bar
         # adjoint of: rate = math.exp(x[i])
+        t0 = rate  # its value, before the old one is restored
         top -= 1
         rate = tape[top]  # restore the value rate had before
-        t0 = math.exp(x[i])
         x_bar[i] += t0 * rate_bar
         rate_bar = 0.0
     return value, x_bar
