@@ -166,11 +166,14 @@ class _Builder:
         names = dict(zip("xy", (values[p] for p in operands), strict=False))
         shaped = {k for k in active if self.sums_to_shape(types, k, originals)}
         widening = [k for k in range(len(operands)) if self.widens(types, k, active, used, originals)]
+        reads = used.replace("{r}", "{y}")  # the reciprocal reads y
         for k, key in enumerate("xy"[: len(operands)]):
-            if ("{" + key + "}" in used or k in shaped or k in widening) and not is_cheap(names[key]):
+            if ("{" + key + "}" in reads or k in shaped or k in widening) and not is_cheap(names[key]):
                 names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
                 values = {**values, operands[k]: names[key]}
         rebuilt = _with_args(original, prim, bound, values)
+        if "{r}" in used:  # 1 / y, divided once for every partial that reads it
+            names["r"] = self.bind(template("1.0 / {y}", y=names["y"]))
         if "{z}" in used:
             rebuilt = self.bind(rebuilt)
             names["z"] = rebuilt

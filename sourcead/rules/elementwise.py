@@ -1,7 +1,8 @@
 """Elementwise primitives: arithmetic operators, the math functions and their NumPy twins.
 
-Partials are templates over the operands `{x}`, `{y}` and the result `{z}`; `{m}` is `math` on
-floats and `np` on arrays. A partial is instantiated only for an operand that carries a derivative,
+Partials are templates over the operands `{x}`, `{y}` and the result `{z}`; `{r}` is `1.0 / {y}`,
+bound once (a quotient's two partials share one division); `{m}` is `math` on floats and `np` on
+arrays. A partial is instantiated only for an operand that carries a derivative,
 so `{m}.log({x})` in the partial of `x ** y` with respect to `y` never runs when `y` is a constant.
 `domain` is where the tests draw each operand from: away from singularities, kinks and jumps.
 """
@@ -148,7 +149,7 @@ OPERATORS: list[Primitive] = [
     Primitive("Add", TWO, results.arithmetic(), Partials(("1.0", "1.0")), domain=(WHOLE, WHOLE)),
     Primitive("Subtract", TWO, results.arithmetic(), Partials(("1.0", "-1.0")), domain=(WHOLE, WHOLE)),
     Primitive("Multiply", TWO, results.arithmetic(), Partials(("{y}", "{x}")), domain=(WHOLE, WHOLE)),
-    Primitive("Divide", TWO, results.arithmetic(divides=True), Partials(("1.0 / {y}", "-{z} / {y}")),
+    Primitive("Divide", TWO, results.arithmetic(divides=True), Partials(("{r}", "-{z} * {r}")),
               domain=(WHOLE, POSITIVE)),
     Primitive("Power", TWO, results.arithmetic(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE),
               special=_literal_exponent),

@@ -5,7 +5,8 @@ the fence binds a call to the signature, normalize writes the canonical call, ki
 activity asks which arguments are differentiable, linearize instantiates the derivative, emit
 imports the runtime helpers. The derivative forms:
 
-    Partials    elementwise: one partial derivative per operand, over {x}, {y} and the result {z};
+    Partials    elementwise: one partial derivative per operand, over {x}, {y}, the result {z}
+                and the reciprocal {r} of y;
                 `{m}` is `math` on floats and `np` on arrays. Both modes come from these.
     Selection   piecewise: each operand's derivative passes where it is the one selected (a mask
                 per operand), so an unselected operand contributes exactly zero, never 0 * inf.

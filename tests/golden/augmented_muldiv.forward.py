@@ -14,18 +14,20 @@ def augmented_muldiv_jvp(x, y, x_dot, y_dot):
     for i in range(x.shape[0]):
         p_dot = x[i] * p_dot + p * x_dot[i]
         p = p * x[i]
-        t0 = p / y[i]
-        p_dot = 1.0 / y[i] * p_dot + -t0 / y[i] * y_dot[i]
-        p = t0
+        t0 = 1.0 / y[i]
+        t1 = p / y[i]
+        p_dot = t0 * p_dot + -t1 * t0 * y_dot[i]
+        p = t1
         s_dot += p_dot
         s += p
         s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
         s -= 0.25 * x[i] * y[i]
     s_dot = 2.0 * s_dot
     s = s * 2.0
-    t1 = float(x.shape[0])
-    s_dot = 1.0 / t1 * s_dot
-    s = s / t1
+    t2 = float(x.shape[0])
+    t3 = 1.0 / t2
+    s_dot = t3 * s_dot
+    s = s / t2
     result_dot = s_dot + p_dot
     result = s + p
     return result, result_dot

@@ -8,18 +8,19 @@ from sourcead.runtime import reserve
 
 def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse mode (adjoints) of augmented_muldiv with respect to x, y
-    # active (varied from x, y; useful for the result): p, p_dot, result_dot, s_dot, t0
+    # active (varied from x, y; useful for the result): p, p_dot, result_dot, s_dot, t1
+    # active (varied from y; useful for the result): t0, y
     # active (varied from x; useful for the result): x
-    # active (varied from y; useful for the result): y
-    # constant (no derivative code): result, s, t1, x_dot, y_dot
+    # constant (no derivative code): result, s, t2, t3, x_dot, y_dot
     t0 = 0.0  # not assigned on every path: a typed placeholder
+    t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
     p_dot = 0.0
     p = 1.0
     s_dot = 0.0
-    tape = reserve(tape, top + 5 * x.shape[0])  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 6 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = p_dot  # record p_dot: overwritten next, and its own adjoint reads it
         top += 1
@@ -29,18 +30,22 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         p = p * x[i]
         tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
-        t0 = p / y[i]
+        t0 = 1.0 / y[i]
+        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+        top += 1
+        t1 = p / y[i]
         tape[top] = p_dot  # record p_dot: overwritten next, and its own adjoint reads it
         top += 1
-        p_dot = 1.0 / y[i] * p_dot + -t0 / y[i] * y_dot[i]
+        p_dot = t0 * p_dot + -t1 * t0 * y_dot[i]
         tape[top] = p  # record p: overwritten next, and an adjoint reads it
         top += 1
-        p = t0
+        p = t1
         s_dot += p_dot
         s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
     s_dot = 2.0 * s_dot
-    t1 = float(x.shape[0])
-    s_dot = 1.0 / t1 * s_dot
+    t2 = float(x.shape[0])
+    t3 = 1.0 / t2
+    s_dot = t3 * s_dot
     result_dot = s_dot + p_dot
     value = result_dot
     # reverse sweep
@@ -49,56 +54,62 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     result_dot_bar = out_bar
     s_dot_bar = 0.0
     t0_bar = 0.0
+    t1_bar = 0.0
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
     # adjoint of: result_dot = s_dot + p_dot
     s_dot_bar += result_dot_bar
     p_dot_bar += result_dot_bar
-    # adjoint of: s_dot = 1.0 / t1 * s_dot
-    t9 = 1.0 / t1
-    t10 = s_dot_bar
-    s_dot_bar = t9 * t10
+    # adjoint of: s_dot = t3 * s_dot
+    t12 = s_dot_bar
+    s_dot_bar = t3 * t12
     # adjoint of: s_dot = 2.0 * s_dot
-    t8 = s_dot_bar
-    s_dot_bar = 2.0 * t8
+    t11 = s_dot_bar
+    s_dot_bar = 2.0 * t11
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
         y_bar[i] += 0.25 * x_dot[i] * -s_dot_bar
         x_bar[i] += 0.25 * (y_dot[i] * -s_dot_bar)
         # adjoint of: s_dot += p_dot
         p_dot_bar += s_dot_bar
-        # adjoint of: p = t0
+        # adjoint of: p = t1
         top -= 1
-        t0_bar += p_bar
+        t1_bar += p_bar
         p_bar = 0.0
-        # adjoint of: p_dot = 1.0 / y[i] * p_dot + -t0 / y[i] * y_dot[i]
+        # adjoint of: p_dot = t0 * p_dot + -t1 * t0 * y_dot[i]
         top -= 1
         p_dot = tape[top]  # restore the value p_dot had before
-        t5 = 1.0 / y[i]
-        t6 = -t0 / y[i]
-        t7 = p_dot_bar
-        y_bar[i] += -t5 / y[i] * (p_dot * t7)
-        p_dot_bar = t5 * t7
-        t0_bar -= 1.0 / y[i] * (y_dot[i] * t7)
-        y_bar[i] += -t6 / y[i] * (y_dot[i] * t7)
-        # adjoint of: t0 = p / y[i]
-        t4 = t0  # its value, before the old one is restored
+        t10 = p_dot_bar
+        t0_bar += p_dot * t10
+        p_dot_bar = t0 * t10
+        t1_bar -= t0 * (y_dot[i] * t10)
+        t0_bar += -t1 * (y_dot[i] * t10)
+        # adjoint of: t1 = p / y[i]
+        t9 = t1  # its value, before the old one is restored
+        top -= 1
+        t1 = tape[top]  # restore the value t1 had before
+        t8 = 1.0 / y[i]
+        p_bar += t8 * t1_bar
+        y_bar[i] += -t9 * t8 * t1_bar
+        t1_bar = 0.0
+        # adjoint of: t0 = 1.0 / y[i]
+        t7 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[top]  # restore the value t0 had before
-        p_bar += 1.0 / y[i] * t0_bar
-        y_bar[i] += -t4 / y[i] * t0_bar
+        t6 = 1.0 / y[i]
+        y_bar[i] += -t7 * t6 * t0_bar
         t0_bar = 0.0
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[top]  # restore the value p had before
-        t3 = p_bar
-        p_bar = x[i] * t3
-        x_bar[i] += p * t3
+        t5 = p_bar
+        p_bar = x[i] * t5
+        x_bar[i] += p * t5
         # adjoint of: p_dot = x[i] * p_dot + p * x_dot[i]
         top -= 1
         p_dot = tape[top]  # restore the value p_dot had before
-        t2 = p_dot_bar
-        x_bar[i] += p_dot * t2
-        p_dot_bar = x[i] * t2
-        p_bar += x_dot[i] * t2
+        t4 = p_dot_bar
+        x_bar[i] += p_dot * t4
+        p_dot_bar = x[i] * t4
+        p_bar += x_dot[i] * t4
     return value, x_bar, y_bar

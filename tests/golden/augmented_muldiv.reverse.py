@@ -40,12 +40,13 @@ def augmented_muldiv_vjp(x, y, out_bar):
     s_bar += result_bar
     p_bar += result_bar
     # adjoint of: s = s / float(x.shape[0])
-    t4 = float(x.shape[0])
-    t5 = s_bar
-    s_bar = 1.0 / t4 * t5
+    t5 = float(x.shape[0])
+    t6 = 1.0 / t5
+    t7 = s_bar
+    s_bar = t6 * t7
     # adjoint of: s = s * 2.0
-    t3 = s_bar
-    s_bar = 2.0 * t3
+    t4 = s_bar
+    s_bar = 2.0 * t4
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s -= 0.25 * x[i] * y[i]
         x_bar[i] += 0.25 * (y[i] * -s_bar)
@@ -55,10 +56,11 @@ def augmented_muldiv_vjp(x, y, out_bar):
         # adjoint of: p = p / y[i]
         top -= 1
         p = tape[top]  # restore the value p had before
-        t1 = p / y[i]
-        t2 = p_bar
-        p_bar = 1.0 / y[i] * t2
-        y_bar[i] += -t1 / y[i] * t2
+        t1 = 1.0 / y[i]
+        t2 = p / y[i]
+        t3 = p_bar
+        p_bar = t1 * t3
+        y_bar[i] += -t2 * t1 * t3
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[top]  # restore the value p had before

@@ -10,14 +10,15 @@ def axis_reductions_jvp(X, w, X_dot, w_dot):
     # active (varied from X, w; useful for the result): col, result
     # active (varied from w; useful for the result): w
     # constant (no derivative code): ramp
-    t0 = np.sum(X, axis=0) / X.shape[0]
-    col_dot = w * (1.0 / X.shape[0] * np.sum(X_dot, axis=0)) + t0 * w_dot
-    col = t0 * w
+    t0 = 1.0 / X.shape[0]
+    t1 = np.sum(X, axis=0) / X.shape[0]
+    col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
+    col = t1 * w
     row_dot = np.sum(X_dot, axis=1)
     row = np.sum(X, axis=1)
     ramp = np.linspace(0.0, 1.0, num=X.shape[0])
-    t1 = np.ones(X.shape[0])
-    t2 = np.sum(X * X, axis=1)
-    result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    result = np.sum(col * col) + np.sum(row * ramp * t1) + np.sum(t2)
+    t2 = np.ones(X.shape[0])
+    t3 = np.sum(X * X, axis=1)
+    result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
+    result = np.sum(col * col) + np.sum(row * ramp * t2) + np.sum(t3)
     return result, result_dot

@@ -8,44 +8,46 @@ from sourcead.runtime import expand_axis, unbroadcast
 
 def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     # reverse mode (adjoints) of axis_reductions with respect to X, w
-    # active (varied from X; useful for the result): X, t0
+    # active (varied from X; useful for the result): X, t1
     # active (varied from X, w; useful for the result): col, col_dot, result_dot
     # active (varied from w; useful for the result): w
-    # constant (no derivative code): X_dot, ramp, result, row, row_dot, t1, t2, w_dot
+    # constant (no derivative code): X_dot, ramp, result, row, row_dot, t0, t2, t3, w_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
-    t0 = np.sum(X, axis=0) / X.shape[0]
-    col_dot = w * (1.0 / X.shape[0] * np.sum(X_dot, axis=0)) + t0 * w_dot
-    col = t0 * w
+    t0 = 1.0 / X.shape[0]
+    t1 = np.sum(X, axis=0) / X.shape[0]
+    col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
+    col = t1 * w
     row_dot = np.sum(X_dot, axis=1)
     ramp = np.linspace(0.0, 1.0, num=X.shape[0])
-    t1 = np.ones(X.shape[0])
-    result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
+    t2 = np.ones(X.shape[0])
+    result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
     value = result_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
     col_bar = np.zeros_like(col)
     col_dot_bar = np.zeros_like(col_dot)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
+    t1_bar = np.zeros_like(t1)
     w_bar = np.zeros_like(w)
-    # adjoint of: result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t1 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    t4 = col * col_dot + col * col_dot
-    t5 = X * X_dot + X * X_dot
-    t6 = np.sum(t5, axis=1)
-    t7 = np.full_like(t4, result_dot_bar)
-    col_bar += unbroadcast(col_dot * t7, col)
-    col_dot_bar += unbroadcast(col * t7, col_dot)
-    col_bar += unbroadcast(col_dot * t7, col)
-    col_dot_bar += unbroadcast(col * t7, col_dot)
-    t8 = expand_axis(np.full_like(t6, result_dot_bar), t5, 1)
-    X_bar += 2.0 * unbroadcast(X_dot * t8, X)
-    # adjoint of: col = t0 * w
-    t0_bar += unbroadcast(w * col_bar, t0)
-    w_bar += unbroadcast(t0 * col_bar, w)
-    # adjoint of: col_dot = w * (1.0 / X.shape[0] * np.sum(X_dot, axis=0)) + t0 * w_dot
-    t3 = 1.0 / X.shape[0] * np.sum(X_dot, axis=0)
-    w_bar += unbroadcast(t3 * unbroadcast(col_dot_bar, w * t3), w)
-    t0_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t0 * w_dot), t0)
-    # adjoint of: t0 = np.sum(X, axis=0) / X.shape[0]
-    X_bar += expand_axis(1.0 / X.shape[0] * t0_bar, X, 0)
+    # adjoint of: result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
+    t6 = col * col_dot + col * col_dot
+    t7 = X * X_dot + X * X_dot
+    t8 = np.sum(t7, axis=1)
+    t9 = np.full_like(t6, result_dot_bar)
+    col_bar += unbroadcast(col_dot * t9, col)
+    col_dot_bar += unbroadcast(col * t9, col_dot)
+    col_bar += unbroadcast(col_dot * t9, col)
+    col_dot_bar += unbroadcast(col * t9, col_dot)
+    t10 = expand_axis(np.full_like(t8, result_dot_bar), t7, 1)
+    X_bar += 2.0 * unbroadcast(X_dot * t10, X)
+    # adjoint of: col = t1 * w
+    t1_bar += unbroadcast(w * col_bar, t1)
+    w_bar += unbroadcast(t1 * col_bar, w)
+    # adjoint of: col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
+    t5 = t0 * np.sum(X_dot, axis=0)
+    w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, w * t5), w)
+    t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t1 * w_dot), t1)
+    # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
+    t4 = 1.0 / X.shape[0]
+    X_bar += expand_axis(t4 * t1_bar, X, 0)
     return value, X_bar, w_bar

@@ -25,16 +25,17 @@ def axis_reductions_vjp(X, w, out_bar):
     row_bar = np.zeros_like(row)
     w_bar = np.zeros_like(w)
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
-    t1 = np.ones(X.shape[0])
-    t2 = np.sum(X * X, axis=1)
+    t2 = np.ones(X.shape[0])
+    t3 = np.sum(X * X, axis=1)
     col_bar += 2.0 * (col * result_bar)
-    row_bar += unbroadcast(ramp * (t1 * result_bar), row)
-    t3 = expand_axis(np.full_like(t2, result_bar), X * X, 1)
-    X_bar += 2.0 * (X * t3)
+    row_bar += unbroadcast(ramp * (t2 * result_bar), row)
+    t4 = expand_axis(np.full_like(t3, result_bar), X * X, 1)
+    X_bar += 2.0 * (X * t4)
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
     # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w
-    t0 = np.sum(X, axis=0) / X.shape[0]
-    X_bar += expand_axis(1.0 / X.shape[0] * unbroadcast(w * col_bar, t0), X, 0)
-    w_bar += unbroadcast(t0 * col_bar, w)
+    t0 = 1.0 / X.shape[0]
+    t1 = np.sum(X, axis=0) / X.shape[0]
+    X_bar += expand_axis(t0 * unbroadcast(w * col_bar, t1), X, 0)
+    w_bar += unbroadcast(t1 * col_bar, w)
     return value, X_bar, w_bar

@@ -87,6 +87,7 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
             top -= 1
             result_dot = tape[top]  # restore the value result_dot had before
             t0 = 1.0 / x[weighted_i]
-            x_bar[weighted_i] += -t0 / x[weighted_i] * (x_dot[weighted_i] * result_dot_bar)
+            t1 = 1.0 / x[weighted_i]
+            x_bar[weighted_i] += -t1 * t0 * (x_dot[weighted_i] * result_dot_bar)
             result_dot_bar = 0.0
     return value, x_bar, w_bar

@@ -37,8 +37,9 @@ def calls_helpers_jvp(x, y, x_dot, y_dot):
         b = result1
     t0 = math.exp(-a)
     t1 = 1.0 / (1.0 + t0)
-    result_dot = -t1 / (1.0 + t0) * (t0 * -a_dot)
-    result = t1
+    t2 = 1.0 / (1.0 + t0)
+    result_dot = -t2 * t1 * (t0 * -a_dot)
+    result = t2
     result_1_dot = result * s_dot + s * result_dot + b_dot
     result_1 = s * result + b
     return result_1, result_1_dot

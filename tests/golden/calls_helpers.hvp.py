@@ -9,7 +9,7 @@ from sourcead.runtime import reserve
 
 def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse mode (adjoints) of calls_helpers with respect to x, y
-    # active (varied from x, y; useful for the result): _rotate_a, a, b, result, result0, result1, result_1_dot, result_dot, t0, t1
+    # active (varied from x, y; useful for the result): _rotate_a, a, b, result, result0, result1, result_1_dot, result_dot, t0, t1, t2
     # active (varied from x; useful for the result): _sq_norm_s, _sq_norm_s_dot, s, s_dot, x
     # active (varied from y; useful for the result): y
     # constant (no derivative code): _rotate_a_dot, _rotate_angle, _rotate_c, _rotate_d, a_dot, b_dot, result0_dot, result1_dot, result_1, x_dot, y_dot
@@ -50,8 +50,9 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
         b = result1
     t0 = math.exp(-a)
     t1 = 1.0 / (1.0 + t0)
-    result_dot = -t1 / (1.0 + t0) * (t0 * -a_dot)
-    result = t1
+    t2 = 1.0 / (1.0 + t0)
+    result_dot = -t2 * t1 * (t0 * -a_dot)
+    result = t2
     result_1_dot = result * s_dot + s * result_dot + b_dot
     value = result_1_dot
     # reverse sweep
@@ -69,6 +70,7 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     s_dot_bar = 0.0
     t0_bar = 0.0
     t1_bar = 0.0
+    t2_bar = 0.0
     x_bar = np.zeros_like(x)
     y_bar = 0.0
     # adjoint of: result_1_dot = result * s_dot + s * result_dot + b_dot
@@ -76,16 +78,20 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     s_dot_bar += result * result_1_dot_bar
     s_bar += result_dot * result_1_dot_bar
     result_dot_bar += s * result_1_dot_bar
-    # adjoint of: result = t1
-    t1_bar += result_bar
-    # adjoint of: result_dot = -t1 / (1.0 + t0) * (t0 * -a_dot)
-    t4 = -t1 / (1.0 + t0)
-    t5 = t0 * -a_dot
-    t1_bar -= 1.0 / (1.0 + t0) * (t5 * result_dot_bar)
-    t0_bar += -t4 / (1.0 + t0) * (t5 * result_dot_bar)
-    t0_bar += -a_dot * (t4 * result_dot_bar)
+    # adjoint of: result = t2
+    t2_bar += result_bar
+    # adjoint of: result_dot = -t2 * t1 * (t0 * -a_dot)
+    t8 = -t2 * t1
+    t9 = t0 * -a_dot
+    t2_bar -= t1 * (t9 * result_dot_bar)
+    t1_bar += -t2 * (t9 * result_dot_bar)
+    t0_bar += -a_dot * (t8 * result_dot_bar)
+    # adjoint of: t2 = 1.0 / (1.0 + t0)
+    t6 = 1.0 / (1.0 + t0)
+    t0_bar += -t2 * t6 * t2_bar
     # adjoint of: t1 = 1.0 / (1.0 + t0)
-    t0_bar += -t1 / (1.0 + t0) * t1_bar
+    t4 = 1.0 / (1.0 + t0)
+    t0_bar += -t1 * t4 * t1_bar
     # adjoint of: t0 = math.exp(-a)
     a_bar -= t0 * t0_bar
     for i in range(x.shape[0] - 1, -1, -1):

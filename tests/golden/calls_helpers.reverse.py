@@ -59,7 +59,8 @@ def calls_helpers_vjp(x, y, out_bar):
     b_bar += result_1_bar
     # adjoint of: result = 1.0 / (1.0 + math.exp(-a))
     t0 = math.exp(-a)
-    a_bar -= t0 * (-result / (1.0 + t0) * result_bar)
+    t1 = 1.0 / (1.0 + t0)
+    a_bar -= t0 * (-result * t1 * result_bar)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: b = result1
         result1_bar += b_bar

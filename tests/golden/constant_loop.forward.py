@@ -14,6 +14,7 @@ def constant_loop_jvp(x, w, x_dot):
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):
-        s_dot += 1.0 / norm * (math.cos(x[i]) * x_dot[i])
+        t0 = 1.0 / norm
+        s_dot += t0 * (math.cos(x[i]) * x_dot[i])
         s += math.sin(x[i]) / norm
     return s, s_dot

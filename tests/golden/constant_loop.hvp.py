@@ -8,21 +8,23 @@ import numpy as np
 def constant_loop_hvp(x, w, x_dot, out_bar):
     # reverse mode (adjoints) of constant_loop with respect to x
     # active (varied from x; useful for the result): s_dot, x
-    # constant (no derivative code): norm, s, w, x_dot
+    # constant (no derivative code): norm, s, t0, w, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     norm = 0.0
     for i in range(w.shape[0]):
         norm += w[i] * w[i]
     s_dot = 0.0
     for i in range(x.shape[0]):
-        s_dot += 1.0 / norm * (math.cos(x[i]) * x_dot[i])
+        t0 = 1.0 / norm
+        s_dot += t0 * (math.cos(x[i]) * x_dot[i])
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
     x_bar = np.zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
-        # adjoint of: s_dot += 1.0 / norm * (math.cos(x[i]) * x_dot[i])
+        # the values this iteration computes first, again (cheaper than records)
         t0 = 1.0 / norm
+        # adjoint of: s_dot += t0 * (math.cos(x[i]) * x_dot[i])
         x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (t0 * s_dot_bar))
     return value, x_bar

@@ -23,5 +23,6 @@ def constant_loop_vjp(x, w, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += math.sin(x[i]) / norm
-        x_bar[i] += math.cos(x[i]) * (1.0 / norm * s_bar)
+        t0 = 1.0 / norm
+        x_bar[i] += math.cos(x[i]) * (t0 * s_bar)
     return value, x_bar

@@ -15,14 +15,17 @@ def div_pow_jvp(x, y, a, x_dot, y_dot, a_dot):
     s = 0.0
     for i in range(x.shape[0]):
         t0 = 1.0 + y[i] ** 2.0
-        t1 = x[i] ** 1.5 / t0
-        q_dot = 1.0 / t0 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t1 / t0 * (2.0 * y[i] * y_dot[i])
-        q = t1
-        t2 = x[i] / y[i]
-        t3 = x[i] ** a
-        s_dot += q_dot + 0.5 * t2 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t2 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + (math.log(x[i]) * t3 * a_dot if x[i] != 0.0 else 0.0))
-        s += q + t2 ** 0.5 - t3
-    t4 = s / a
-    result_dot = 1.0 / a * s_dot + -t4 / a * a_dot
-    result = t4
+        t1 = 1.0 / t0
+        t2 = x[i] ** 1.5 / t0
+        q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
+        q = t2
+        t3 = 1.0 / y[i]
+        t4 = x[i] / y[i]
+        t5 = x[i] ** a
+        s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + (math.log(x[i]) * t5 * a_dot if x[i] != 0.0 else 0.0))
+        s += q + t4 ** 0.5 - t5
+    t6 = 1.0 / a
+    t7 = s / a
+    result_dot = t6 * s_dot + -t7 * t6 * a_dot
+    result = t7
     return result, result_dot

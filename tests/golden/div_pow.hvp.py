@@ -9,17 +9,19 @@ from sourcead.runtime import reserve
 
 def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     # reverse mode (adjoints) of div_pow with respect to x, y, a
-    # active (varied from a; useful for the result): a
-    # active (varied from a, x; useful for the result): choice, t3
-    # active (varied from x, y; useful for the result): q, q_dot, t1, t2
-    # active (varied from a, x, y; useful for the result): result_dot, s, s_dot, t4
-    # active (varied from y; useful for the result): t0, y
+    # active (varied from a; useful for the result): a, t6
+    # active (varied from a, x; useful for the result): choice, t5
+    # active (varied from x, y; useful for the result): q, q_dot, t2, t4
+    # active (varied from a, x, y; useful for the result): result_dot, s, s_dot, t7
+    # active (varied from y; useful for the result): t0, t1, t3, y
     # active (varied from x; useful for the result): x
     # constant (no derivative code): a_dot, result, x_dot, y_dot
     t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     t2 = 0.0  # not assigned on every path: a typed placeholder
     t3 = 0.0  # not assigned on every path: a typed placeholder
+    t4 = 0.0  # not assigned on every path: a typed placeholder
+    t5 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -27,7 +29,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     # forward sweep
     s_dot = 0.0
     s = 0.0
-    tape = reserve(tape, top + 4 * x.shape[0])  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 6 * x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
@@ -35,27 +37,34 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t0 = 1.0 + y[i] ** 2.0
         tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
-        t1 = x[i] ** 1.5 / t0
-        q_dot = 1.0 / t0 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t1 / t0 * (2.0 * y[i] * y_dot[i])
-        q = t1
+        t1 = 1.0 / t0
         tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
         top += 1
-        t2 = x[i] / y[i]
+        t2 = x[i] ** 1.5 / t0
+        q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
+        q = t2
         tape[top] = t3  # record t3: overwritten next, and an adjoint reads it
         top += 1
-        t3 = x[i] ** a
+        t3 = 1.0 / y[i]
+        tape[top] = t4  # record t4: overwritten next, and an adjoint reads it
+        top += 1
+        t4 = x[i] / y[i]
+        tape[top] = t5  # record t5: overwritten next, and an adjoint reads it
+        top += 1
+        t5 = x[i] ** a
         if x[i] != 0.0:
-            choice = math.log(x[i]) * t3 * a_dot
+            choice = math.log(x[i]) * t5 * a_dot
             itape[itop] = 1  # record the branch taken
             itop += 1
         else:
             choice = 0.0
             itape[itop] = 0  # record the branch taken
             itop += 1
-        s_dot += q_dot + 0.5 * t2 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t2 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
-        s += q + t2 ** 0.5 - t3
-    t4 = s / a
-    result_dot = 1.0 / a * s_dot + -t4 / a * a_dot
+        s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
+        s += q + t4 ** 0.5 - t5
+    t6 = 1.0 / a
+    t7 = s / a
+    result_dot = t6 * s_dot + -t7 * t6 * a_dot
     value = result_dot
     # reverse sweep
     a_bar = 0.0
@@ -70,85 +79,103 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     t2_bar = 0.0
     t3_bar = 0.0
     t4_bar = 0.0
+    t5_bar = 0.0
+    t6_bar = 0.0
+    t7_bar = 0.0
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
-    # adjoint of: result_dot = 1.0 / a * s_dot + -t4 / a * a_dot
-    t21 = 1.0 / a
-    t22 = -t4 / a
-    a_bar += -t21 / a * (s_dot * result_dot_bar)
-    s_dot_bar += t21 * result_dot_bar
-    t4_bar -= 1.0 / a * (a_dot * result_dot_bar)
-    a_bar += -t22 / a * (a_dot * result_dot_bar)
-    # adjoint of: t4 = s / a
-    s_bar += 1.0 / a * t4_bar
-    a_bar += -t4 / a * t4_bar
+    # adjoint of: result_dot = t6 * s_dot + -t7 * t6 * a_dot
+    t6_bar += s_dot * result_dot_bar
+    s_dot_bar += t6 * result_dot_bar
+    t7_bar -= t6 * (a_dot * result_dot_bar)
+    t6_bar += -t7 * (a_dot * result_dot_bar)
+    # adjoint of: t7 = s / a
+    t28 = 1.0 / a
+    s_bar += t28 * t7_bar
+    a_bar += -t7 * t28 * t7_bar
+    # adjoint of: t6 = 1.0 / a
+    t26 = 1.0 / a
+    a_bar += -t6 * t26 * t6_bar
     for i in range(x.shape[0] - 1, -1, -1):
-        # adjoint of: s += q + t2 ** 0.5 - t3
+        # adjoint of: s += q + t4 ** 0.5 - t5
         q_bar += s_bar
-        t2_bar += 0.5 * t2 ** -0.5 * s_bar
-        t3_bar -= s_bar
-        # adjoint of: s_dot += q_dot + 0.5 * t2 ** -0.5 * (1.0 / y[i] * x_dot[i] + -t2 / y[i] * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
-        t13 = 1.0 / y[i]
-        t14 = -t2 / y[i]
-        t15 = 0.5 * t2 ** -0.5
-        t16 = t13 * x_dot[i] + t14 * y_dot[i]
-        t17 = x[i] ** (a - 1.0)
+        t4_bar += 0.5 * t4 ** -0.5 * s_bar
+        t5_bar -= s_bar
+        # adjoint of: s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
+        t21 = 0.5 * t4 ** -0.5
+        t22 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]
+        t23 = x[i] ** (a - 1.0)
         q_dot_bar += s_dot_bar
-        t2_bar += -0.5 * t2 ** -1.5 * (0.5 * (t16 * s_dot_bar))
-        y_bar[i] += -t13 / y[i] * (x_dot[i] * (t15 * s_dot_bar))
-        t18 = y_dot[i] * (t15 * s_dot_bar)
-        t2_bar -= 1.0 / y[i] * t18
-        y_bar[i] += -t14 / y[i] * t18
-        t19 = x_dot[i] * -s_dot_bar
-        a_bar += t17 * t19
-        x_bar[i] += (a - 1.0) * x[i] ** ((a - 1.0) - 1.0) * (a * t19)
-        a_bar += (math.log(x[i]) * t17 * (a * t19) if x[i] != 0.0 else 0.0)
+        t4_bar += -0.5 * t4 ** -1.5 * (0.5 * (t22 * s_dot_bar))
+        t3_bar += x_dot[i] * (t21 * s_dot_bar)
+        t24 = y_dot[i] * (t21 * s_dot_bar)
+        t4_bar -= t3 * t24
+        t3_bar += -t4 * t24
+        t25 = x_dot[i] * -s_dot_bar
+        a_bar += t23 * t25
+        x_bar[i] += (a - 1.0) * x[i] ** ((a - 1.0) - 1.0) * (a * t25)
+        a_bar += (math.log(x[i]) * t23 * (a * t25) if x[i] != 0.0 else 0.0)
         choice_bar -= s_dot_bar
         itop -= 1
         taken = itape[itop]
         if taken == 1:
-            # adjoint of: choice = math.log(x[i]) * t3 * a_dot
-            t12 = math.log(x[i])
-            x_bar[i] += 1.0 / x[i] * (t3 * (a_dot * choice_bar))
-            t3_bar += t12 * (a_dot * choice_bar)
+            # adjoint of: choice = math.log(x[i]) * t5 * a_dot
+            t20 = math.log(x[i])
+            x_bar[i] += 1.0 / x[i] * (t5 * (a_dot * choice_bar))
+            t5_bar += t20 * (a_dot * choice_bar)
             choice_bar = 0.0
         else:
             # adjoint of: choice = 0.0
             choice_bar = 0.0
-        # adjoint of: t3 = x[i] ** a
+        # adjoint of: t5 = x[i] ** a
+        top -= 1
+        t5 = tape[top]  # restore the value t5 had before
+        t19 = x[i] ** a
+        x_bar[i] += a * x[i] ** (a - 1.0) * t5_bar
+        a_bar += (math.log(x[i]) * t19 * t5_bar if x[i] != 0.0 else 0.0)
+        t5_bar = 0.0
+        # adjoint of: t4 = x[i] / y[i]
+        top -= 1
+        t4 = tape[top]  # restore the value t4 had before
+        t17 = 1.0 / y[i]
+        t18 = x[i] / y[i]
+        x_bar[i] += t17 * t4_bar
+        y_bar[i] += -t18 * t17 * t4_bar
+        t4_bar = 0.0
+        # adjoint of: t3 = 1.0 / y[i]
         top -= 1
         t3 = tape[top]  # restore the value t3 had before
-        t11 = x[i] ** a
-        x_bar[i] += a * x[i] ** (a - 1.0) * t3_bar
-        a_bar += (math.log(x[i]) * t11 * t3_bar if x[i] != 0.0 else 0.0)
+        t15 = 1.0 / y[i]
+        t16 = 1.0 / y[i]
+        y_bar[i] += -t16 * t15 * t3_bar
         t3_bar = 0.0
-        # adjoint of: t2 = x[i] / y[i]
+        # adjoint of: q = t2
+        t2_bar += q_bar
+        q_bar = 0.0
+        # adjoint of: q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
+        t12 = 1.5 * x[i] ** 0.5 * x_dot[i]
+        t13 = -t2 * t1
+        t14 = 2.0 * y[i] * y_dot[i]
+        t1_bar += t12 * q_dot_bar
+        x_bar[i] += 0.5 * x[i] ** -0.5 * (1.5 * (x_dot[i] * (t1 * q_dot_bar)))
+        t2_bar -= t1 * (t14 * q_dot_bar)
+        t1_bar += -t2 * (t14 * q_dot_bar)
+        y_bar[i] += 2.0 * (y_dot[i] * (t13 * q_dot_bar))
+        q_dot_bar = 0.0
+        # adjoint of: t2 = x[i] ** 1.5 / t0
+        t11 = t2  # its value, before the old one is restored
         top -= 1
         t2 = tape[top]  # restore the value t2 had before
-        t10 = x[i] / y[i]
-        x_bar[i] += 1.0 / y[i] * t2_bar
-        y_bar[i] += -t10 / y[i] * t2_bar
+        t10 = 1.0 / t0
+        x_bar[i] += 1.5 * x[i] ** 0.5 * (t10 * t2_bar)
+        t0_bar += -t11 * t10 * t2_bar
         t2_bar = 0.0
-        # adjoint of: q = t1
-        t1_bar += q_bar
-        q_bar = 0.0
-        # adjoint of: q_dot = 1.0 / t0 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t1 / t0 * (2.0 * y[i] * y_dot[i])
-        t6 = 1.0 / t0
-        t7 = 1.5 * x[i] ** 0.5 * x_dot[i]
-        t8 = -t1 / t0
-        t9 = 2.0 * y[i] * y_dot[i]
-        t0_bar += -t6 / t0 * (t7 * q_dot_bar)
-        x_bar[i] += 0.5 * x[i] ** -0.5 * (1.5 * (x_dot[i] * (t6 * q_dot_bar)))
-        t1_bar -= 1.0 / t0 * (t9 * q_dot_bar)
-        t0_bar += -t8 / t0 * (t9 * q_dot_bar)
-        y_bar[i] += 2.0 * (y_dot[i] * (t8 * q_dot_bar))
-        q_dot_bar = 0.0
-        # adjoint of: t1 = x[i] ** 1.5 / t0
-        t5 = t1  # its value, before the old one is restored
+        # adjoint of: t1 = 1.0 / t0
+        t9 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[top]  # restore the value t1 had before
-        x_bar[i] += 1.5 * x[i] ** 0.5 * (1.0 / t0 * t1_bar)
-        t0_bar += -t5 / t0 * t1_bar
+        t8 = 1.0 / t0
+        t0_bar += -t9 * t8 * t1_bar
         t1_bar = 0.0
         # adjoint of: t0 = 1.0 + y[i] ** 2.0
         top -= 1

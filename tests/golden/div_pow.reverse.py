@@ -27,23 +27,26 @@ def div_pow_vjp(x, y, a, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
     # adjoint of: result = s / a
-    t5 = s / a
-    s_bar += 1.0 / a * result_bar
-    a_bar += -t5 / a * result_bar
+    t7 = 1.0 / a
+    t8 = s / a
+    s_bar += t7 * result_bar
+    a_bar += -t8 * t7 * result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
-        t2 = x[i] / y[i]
-        t3 = x[i] ** a
+        t3 = 1.0 / y[i]
+        t4 = x[i] / y[i]
+        t5 = x[i] ** a
         q_bar += s_bar
-        t4 = 0.5 * t2 ** -0.5 * s_bar
-        x_bar[i] += 1.0 / y[i] * t4
-        y_bar[i] += -t2 / y[i] * t4
+        t6 = 0.5 * t4 ** -0.5 * s_bar
+        x_bar[i] += t3 * t6
+        y_bar[i] += -t4 * t3 * t6
         x_bar[i] += a * x[i] ** (a - 1.0) * -s_bar
-        a_bar += (math.log(x[i]) * t3 * -s_bar if x[i] != 0.0 else 0.0)
+        a_bar += (math.log(x[i]) * t5 * -s_bar if x[i] != 0.0 else 0.0)
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
         t0 = 1.0 + y[i] ** 2.0
-        t1 = x[i] ** 1.5 / t0
-        x_bar[i] += 1.5 * x[i] ** 0.5 * (1.0 / t0 * q_bar)
-        y_bar[i] += 2.0 * y[i] * (-t1 / t0 * q_bar)
+        t1 = 1.0 / t0
+        t2 = x[i] ** 1.5 / t0
+        x_bar[i] += 1.5 * x[i] ** 0.5 * (t1 * q_bar)
+        y_bar[i] += 2.0 * y[i] * (-t2 * t1 * q_bar)
         q_bar = 0.0
     return value, x_bar, y_bar, a_bar

@@ -17,9 +17,10 @@ def elementwise_inplace_jvp(x, y, x_dot, y_dot):
         z_dot[i] = y[i] * z_dot[i] + z[i] * y_dot[i]
         z[i] = z[i] * y[i]
         t0 = 1.0 + y[i] * y[i]
-        t1 = z[i] / t0
-        z_dot[i] = 1.0 / t0 * z_dot[i] + -t1 / t0 * (y[i] * y_dot[i] + y[i] * y_dot[i])
-        z[i] = t1
+        t1 = 1.0 / t0
+        t2 = z[i] / t0
+        z_dot[i] = t1 * z_dot[i] + -t2 * t1 * (y[i] * y_dot[i] + y[i] * y_dot[i])
+        z[i] = t2
         z_dot[i] = z_dot[i] - (z[i] * (0.5 * z_dot[i]) + 0.5 * z[i] * z_dot[i])
         z[i] = z[i] - (0.5 * z[i] * z[i])
         z_dot[i] = z_dot[i] + -math.sin(z[i]) * z_dot[i]

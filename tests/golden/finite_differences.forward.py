@@ -10,9 +10,10 @@ def finite_differences_jvp(x, h, x_dot, h_dot):
     # active (varied from h; useful for the result): h
     # active (varied from x; useful for the result): x
     t0 = x[:-1]
-    t1 = (x[1:] - t0) / h
-    d_dot = 1.0 / h * (x_dot[1:] - x_dot[:-1]) + -t1 / h * h_dot
-    d = t1
+    t1 = 1.0 / h
+    t2 = (x[1:] - t0) / h
+    d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
+    d = t2
     result_dot = np.sum(d * d_dot + d * d_dot)
     result = np.sum(d * d)
     return result, result_dot

@@ -8,15 +8,16 @@ from sourcead.runtime import unbroadcast
 
 def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     # reverse mode (adjoints) of finite_differences with respect to x, h
-    # active (varied from h, x; useful for the result): d, d_dot, result_dot, t1
-    # active (varied from h; useful for the result): h
+    # active (varied from h, x; useful for the result): d, d_dot, result_dot, t2
+    # active (varied from h; useful for the result): h, t1
     # active (varied from x; useful for the result): t0, x
     # constant (no derivative code): h_dot, result, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = x[:-1]
-    t1 = (x[1:] - t0) / h
-    d_dot = 1.0 / h * (x_dot[1:] - x_dot[:-1]) + -t1 / h * h_dot
-    d = t1
+    t1 = 1.0 / h
+    t2 = (x[1:] - t0) / h
+    d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
+    d = t2
     result_dot = np.sum(d * d_dot + d * d_dot)
     value = result_dot
     # reverse sweep
@@ -25,31 +26,34 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     h_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
+    t1_bar = 0.0
+    t2_bar = np.zeros_like(t2)
     x_bar = np.zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)
-    t8 = d * d_dot + d * d_dot
-    t9 = np.full_like(t8, result_dot_bar)
-    d_bar += unbroadcast(d_dot * t9, d)
-    d_dot_bar += unbroadcast(d * t9, d_dot)
-    d_bar += unbroadcast(d_dot * t9, d)
-    d_dot_bar += unbroadcast(d * t9, d_dot)
-    # adjoint of: d = t1
-    t1_bar += d_bar
-    # adjoint of: d_dot = 1.0 / h * (x_dot[1:] - x_dot[:-1]) + -t1 / h * h_dot
-    t4 = 1.0 / h
-    t5 = x_dot[1:] - x_dot[:-1]
-    t6 = -t1 / h
-    h_bar += -t4 / h * np.sum(t5 * unbroadcast(d_dot_bar, t4 * t5))
-    t7 = h_dot * unbroadcast(d_dot_bar, t6 * h_dot)
-    t1_bar -= 1.0 / h * t7
-    h_bar += np.sum(-t6 / h * t7)
-    # adjoint of: t1 = (x[1:] - t0) / h
-    t2 = (x[1:] - t0) / h
-    t3 = 1.0 / h * t1_bar
-    x_bar[1:] += unbroadcast(t3, x[1:])
-    t0_bar += unbroadcast(-t3, t0)
-    h_bar += np.sum(-t2 / h * t1_bar)
+    t10 = d * d_dot + d * d_dot
+    t11 = np.full_like(t10, result_dot_bar)
+    d_bar += unbroadcast(d_dot * t11, d)
+    d_dot_bar += unbroadcast(d * t11, d_dot)
+    d_bar += unbroadcast(d_dot * t11, d)
+    d_dot_bar += unbroadcast(d * t11, d_dot)
+    # adjoint of: d = t2
+    t2_bar += d_bar
+    # adjoint of: d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
+    t7 = x_dot[1:] - x_dot[:-1]
+    t8 = -t2 * t1 * h_dot
+    t1_bar += np.sum(t7 * unbroadcast(d_dot_bar, t1 * t7))
+    t9 = h_dot * unbroadcast(d_dot_bar, t8)
+    t2_bar -= t1 * t9
+    t1_bar += np.sum(-t2 * t9)
+    # adjoint of: t2 = (x[1:] - t0) / h
+    t5 = 1.0 / h
+    t6 = (x[1:] - t0) / h
+    x_bar[1:] += unbroadcast(t5 * t2_bar, x[1:])
+    t0_bar += unbroadcast(-(t5 * t2_bar), t0)
+    h_bar += np.sum(-t6 * t5 * t2_bar)
+    # adjoint of: t1 = 1.0 / h
+    t3 = 1.0 / h
+    h_bar += -t1 * t3 * t1_bar
     # adjoint of: t0 = x[:-1]
     x_bar[:-1] += t0_bar
     return value, x_bar, h_bar

@@ -24,9 +24,9 @@ def finite_differences_vjp(x, h, out_bar):
     d_bar += 2.0 * (d * result_bar)
     # adjoint of: d = (x[1:] - x[:-1]) / h
     t0 = x[:-1]
-    t1 = (x[1:] - t0) / h
-    t2 = 1.0 / h * d_bar
-    x_bar[1:] += unbroadcast(t2, x[1:])
-    x_bar[:-1] += unbroadcast(-t2, t0)
-    h_bar += np.sum(-t1 / h * d_bar)
+    t1 = 1.0 / h
+    t2 = (x[1:] - t0) / h
+    x_bar[1:] += unbroadcast(t1 * d_bar, x[1:])
+    x_bar[:-1] += unbroadcast(-(t1 * d_bar), t0)
+    h_bar += np.sum(-t2 * t1 * d_bar)
     return value, x_bar, h_bar

@@ -54,16 +54,18 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     taken = itape[itop]
     if taken == 1:
         # adjoint of: choice_1 = w * (0.5 / t1 * -v_dot)
-        t5 = 0.5 / t1
-        t6 = t5 * -v_dot
-        w_bar += t6 * choice_1_bar
-        t1_bar += -t5 / t1 * (-v_dot * (w * choice_1_bar))
+        t6 = 1.0 / t1
+        t7 = 0.5 / t1
+        t8 = t7 * -v_dot
+        w_bar += t8 * choice_1_bar
+        t1_bar += -t7 * t6 * (-v_dot * (w * choice_1_bar))
     itop -= 1
     taken_1 = itape[itop]
     if taken_1 == 1:
         # adjoint of: choice = 0.5 / t0 * v_dot
-        t4 = 0.5 / t0
-        t0_bar += -t4 / t0 * (v_dot * choice_bar)
+        t4 = 1.0 / t0
+        t5 = 0.5 / t0
+        t0_bar += -t5 * t4 * (v_dot * choice_bar)
     # adjoint of: t1 = math.sqrt(max(-v, 0.0))
     t3 = math.sqrt(max(-v, 0.0))
     v_bar += (-(0.5 / t3 * t1_bar) if -v >= 0.0 else 0.0)

@@ -18,7 +18,8 @@ def forward_substitution_jvp(L, b, L_dot, b_dot):
         for j in range(i):
             r_dot -= x[j] * L_dot[i, j] + L[i, j] * x_dot[j]
             r -= L[i, j] * x[j]
-        t0 = r / L[i, i]
-        x_dot[i] = 1.0 / L[i, i] * r_dot + -t0 / L[i, i] * L_dot[i, i]
-        x[i] = t0
+        t0 = 1.0 / L[i, i]
+        t1 = r / L[i, i]
+        x_dot[i] = t0 * r_dot + -t1 * t0 * L_dot[i, i]
+        x[i] = t1
     return x, x_dot

@@ -33,9 +33,10 @@ def forward_substitution_vjp(L, b, out_bar):
     x_bar = out_bar.copy()
     for i in range(n - 1, -1, -1):
         # adjoint of: x[i] = r / L[i, i]
-        t0 = r / L[i, i]
-        r_bar += 1.0 / L[i, i] * x_bar[i]
-        L_bar[i, i] += -t0 / L[i, i] * x_bar[i]
+        t0 = 1.0 / L[i, i]
+        t1 = r / L[i, i]
+        r_bar += t0 * x_bar[i]
+        L_bar[i, i] += -t1 * t0 * x_bar[i]
         x_bar[i] = 0.0
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped

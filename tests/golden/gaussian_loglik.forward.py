@@ -11,9 +11,10 @@ def gaussian_loglik_jvp(x, mu, sigma, x_dot, mu_dot, sigma_dot):
     # active (varied from mu, sigma, x; useful for the result): result, z
     # active (varied from sigma; useful for the result): sigma
     # active (varied from x; useful for the result): x
-    t0 = (x - mu) / sigma
-    z_dot = 1.0 / sigma * (x_dot - mu_dot) + -t0 / sigma * sigma_dot
-    z = t0
+    t0 = 1.0 / sigma
+    t1 = (x - mu) / sigma
+    z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
+    z = t1
     result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
     result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
     return result, result_dot

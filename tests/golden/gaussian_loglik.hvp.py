@@ -9,47 +9,52 @@ from sourcead.runtime import unbroadcast
 def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     # reverse mode (adjoints) of gaussian_loglik with respect to x, mu, sigma
     # active (varied from mu; useful for the result): mu
-    # active (varied from mu, sigma, x; useful for the result): result_dot, t0, z, z_dot
-    # active (varied from sigma; useful for the result): sigma
+    # active (varied from mu, sigma, x; useful for the result): result_dot, t1, z, z_dot
+    # active (varied from sigma; useful for the result): sigma, t0
     # active (varied from x; useful for the result): x
     # constant (no derivative code): mu_dot, result, sigma_dot, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
-    t0 = (x - mu) / sigma
-    z_dot = 1.0 / sigma * (x_dot - mu_dot) + -t0 / sigma * sigma_dot
-    z = t0
+    t0 = 1.0 / sigma
+    t1 = (x - mu) / sigma
+    z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
+    z = t1
     result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
     value = result_dot
     # reverse sweep
     mu_bar = 0.0
     result_dot_bar = out_bar
     sigma_bar = 0.0
-    t0_bar = np.zeros_like(t0)
+    t0_bar = 0.0
+    t1_bar = np.zeros_like(t1)
     x_bar = np.zeros_like(x)
     z_bar = np.zeros_like(z)
     z_dot_bar = np.zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
-    t7 = z * (-0.5 * z_dot) + -0.5 * z * z_dot
-    t8 = 1.0 / sigma
-    t9 = np.full_like(t7, result_dot_bar)
-    z_bar += unbroadcast(-0.5 * z_dot * t9, z)
-    z_dot_bar += -0.5 * unbroadcast(z * t9, -0.5 * z_dot)
-    z_bar += -0.5 * unbroadcast(z_dot * t9, -0.5 * z)
-    z_dot_bar += unbroadcast(-0.5 * z * t9, z_dot)
-    sigma_bar += -t8 / sigma * (sigma_dot * (x.size * -result_dot_bar))
-    # adjoint of: z = t0
-    t0_bar += z_bar
-    # adjoint of: z_dot = 1.0 / sigma * (x_dot - mu_dot) + -t0 / sigma * sigma_dot
-    t3 = 1.0 / sigma
-    t4 = -t0 / sigma
-    t5 = t3 * (x_dot - mu_dot)
-    sigma_bar += -t3 / sigma * np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, t5))
-    t6 = sigma_dot * unbroadcast(z_dot_bar, t4 * sigma_dot)
-    t0_bar -= 1.0 / sigma * t6
-    sigma_bar += np.sum(-t4 / sigma * t6)
-    # adjoint of: t0 = (x - mu) / sigma
-    t1 = (x - mu) / sigma
-    t2 = 1.0 / sigma * t0_bar
-    x_bar += t2
-    mu_bar += np.sum(-t2)
-    sigma_bar += np.sum(-t1 / sigma * t0_bar)
+    t9 = z * (-0.5 * z_dot) + -0.5 * z * z_dot
+    t10 = 1.0 / sigma
+    t11 = 1.0 / sigma
+    t12 = np.full_like(t9, result_dot_bar)
+    z_bar += unbroadcast(-0.5 * z_dot * t12, z)
+    z_dot_bar += -0.5 * unbroadcast(z * t12, -0.5 * z_dot)
+    z_bar += -0.5 * unbroadcast(z_dot * t12, -0.5 * z)
+    z_dot_bar += unbroadcast(-0.5 * z * t12, z_dot)
+    sigma_bar += -t11 * t10 * (sigma_dot * (x.size * -result_dot_bar))
+    # adjoint of: z = t1
+    t1_bar += z_bar
+    # adjoint of: z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
+    t6 = t0 * (x_dot - mu_dot)
+    t7 = -t1 * t0 * sigma_dot
+    t0_bar += np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, t6))
+    t8 = sigma_dot * unbroadcast(z_dot_bar, t7)
+    t1_bar -= t0 * t8
+    t0_bar += np.sum(-t1 * t8)
+    # adjoint of: t1 = (x - mu) / sigma
+    t4 = 1.0 / sigma
+    t5 = (x - mu) / sigma
+    x_bar += t4 * t1_bar
+    mu_bar += np.sum(-(t4 * t1_bar))
+    sigma_bar += np.sum(-t5 * t4 * t1_bar)
+    # adjoint of: t0 = 1.0 / sigma
+    t2 = 1.0 / sigma
+    sigma_bar += -t0 * t2 * t0_bar
     return value, x_bar, mu_bar, sigma_bar

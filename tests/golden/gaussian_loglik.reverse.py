@@ -26,9 +26,9 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     z_bar += -0.5 * z * result_bar
     sigma_bar += 1.0 / sigma * (x.size * -result_bar)
     # adjoint of: z = (x - mu) / sigma
-    t0 = (x - mu) / sigma
-    t1 = 1.0 / sigma * z_bar
-    x_bar += t1
-    mu_bar += np.sum(-t1)
-    sigma_bar += np.sum(-t0 / sigma * z_bar)
+    t0 = 1.0 / sigma
+    t1 = (x - mu) / sigma
+    x_bar += t0 * z_bar
+    mu_bar += np.sum(-(t0 * z_bar))
+    sigma_bar += np.sum(-t1 * t0 * z_bar)
     return value, x_bar, mu_bar, sigma_bar

@@ -21,10 +21,12 @@ def logistic_loss_jvp(w, X, y, w_dot):
             z += X[i, j] * w[j]
         t0 = math.exp(-z)
         t1 = 1.0 / (1.0 + t0)
-        p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
-        p = t1
+        t2 = 1.0 / (1.0 + t0)
+        p_dot = -t2 * t1 * (t0 * -z_dot)
+        p = t2
         total_dot += -(y[i] * (1.0 / p * p_dot) + (1.0 - y[i]) * (1.0 / (1.0 - p) * -p_dot))
         total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
-    result_dot = 1.0 / n * total_dot
+    t3 = 1.0 / n
+    result_dot = t3 * total_dot
     result = total / n
     return result, result_dot

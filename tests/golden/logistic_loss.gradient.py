@@ -21,7 +21,8 @@ def logistic_loss_grad(w, X, y, out_bar):
     w_bar = np.zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
-    total_bar += 1.0 / n * result_bar
+    t3 = 1.0 / n
+    total_bar += t3 * result_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -40,7 +41,8 @@ def logistic_loss_grad(w, X, y, out_bar):
             p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
             # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
             t0 = math.exp(-z)
-            z_bar -= t0 * (-p / (1.0 + t0) * p_bar)
+            t1 = 1.0 / (1.0 + t0)
+            z_bar -= t0 * (-p * t1 * p_bar)
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order

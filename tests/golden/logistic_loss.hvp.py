@@ -11,8 +11,8 @@ from sourcead.runtime import add_chunk_rows, chunk_zeros
 
 def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     # reverse mode (adjoints) of logistic_loss with respect to w
-    # active (varied from w; useful for the result): p, p_dot, result_dot, t0, t1, total_dot, w, z
-    # constant (no derivative code): X, result, total, w_dot, y, z_dot
+    # active (varied from w; useful for the result): p, p_dot, result_dot, t0, t1, t2, total_dot, w, z
+    # constant (no derivative code): X, result, t3, total, w_dot, y, z_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     n = X.shape[0]
     total_dot = 0.0
@@ -25,19 +25,20 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
             z += X[i, j] * w[j]
         t0 = math.exp(-z)
         t1 = 1.0 / (1.0 + t0)
-        p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
-        p = t1
+        t2 = 1.0 / (1.0 + t0)
+        p_dot = -t2 * t1 * (t0 * -z_dot)
+        p = t2
         total_dot += -(y[i] * (1.0 / p * p_dot) + (1.0 - y[i]) * (1.0 / (1.0 - p) * -p_dot))
-    result_dot = 1.0 / n * total_dot
+    t3 = 1.0 / n
+    result_dot = t3 * total_dot
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
     total_dot_bar = 0.0
     w_bar = np.zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
-    # adjoint of: result_dot = 1.0 / n * total_dot
-    t10 = 1.0 / n
-    total_dot_bar += t10 * result_dot_bar
+    # adjoint of: result_dot = t3 * total_dot
+    total_dot_bar += t3 * result_dot_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -52,32 +53,40 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
                 z += X[i, j] * w[j]
             t0 = math.exp(-z)
             t1 = 1.0 / (1.0 + t0)
-            p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
-            p = t1
+            t2 = 1.0 / (1.0 + t0)
+            p_dot = -t2 * t1 * (t0 * -z_dot)
+            p = t2
             p_bar = 0.0
             p_dot_bar = 0.0
             t0_bar = 0.0
             t1_bar = 0.0
+            t2_bar = 0.0
             z_bar = 0.0
             # adjoint of: total_dot += -(y[i] * (1.0 / p * p_dot) + (1.0 - y[i]) * (1.0 / (1.0 - p) * -p_dot))
-            t6 = 1.0 / p
-            t7 = 1.0 / (1.0 - p)
-            t8 = y[i] * -total_dot_bar
-            p_bar += -t6 / p * (p_dot * t8)
-            p_dot_bar += t6 * t8
-            t9 = (1.0 - y[i]) * -total_dot_bar
-            p_bar -= -t7 / (1.0 - p) * (-p_dot * t9)
-            p_dot_bar -= t7 * t9
-            # adjoint of: p = t1
-            t1_bar += p_bar
-            # adjoint of: p_dot = -t1 / (1.0 + t0) * (t0 * -z_dot)
-            t4 = -t1 / (1.0 + t0)
-            t5 = t0 * -z_dot
-            t1_bar -= 1.0 / (1.0 + t0) * (t5 * p_dot_bar)
-            t0_bar += -t4 / (1.0 + t0) * (t5 * p_dot_bar)
-            t0_bar += -z_dot * (t4 * p_dot_bar)
+            t11 = 1.0 / p
+            t12 = 1.0 / p
+            t13 = 1.0 / (1.0 - p)
+            t14 = 1.0 / (1.0 - p)
+            t15 = y[i] * -total_dot_bar
+            p_bar += -t12 * t11 * (p_dot * t15)
+            p_dot_bar += t12 * t15
+            t16 = (1.0 - y[i]) * -total_dot_bar
+            p_bar -= -t14 * t13 * (-p_dot * t16)
+            p_dot_bar -= t14 * t16
+            # adjoint of: p = t2
+            t2_bar += p_bar
+            # adjoint of: p_dot = -t2 * t1 * (t0 * -z_dot)
+            t9 = -t2 * t1
+            t10 = t0 * -z_dot
+            t2_bar -= t1 * (t10 * p_dot_bar)
+            t1_bar += -t2 * (t10 * p_dot_bar)
+            t0_bar += -z_dot * (t9 * p_dot_bar)
+            # adjoint of: t2 = 1.0 / (1.0 + t0)
+            t7 = 1.0 / (1.0 + t0)
+            t0_bar += -t2 * t7 * t2_bar
             # adjoint of: t1 = 1.0 / (1.0 + t0)
-            t0_bar += -t1 / (1.0 + t0) * t1_bar
+            t5 = 1.0 / (1.0 + t0)
+            t0_bar += -t1 * t5 * t1_bar
             # adjoint of: t0 = math.exp(-z)
             z_bar -= t0 * t0_bar
             if z_bar != 0.0:

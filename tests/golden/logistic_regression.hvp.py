@@ -23,11 +23,12 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     z_bar = np.zeros_like(z)
     # adjoint of: result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * (-y * z_dot)))
     t3 = 1.0 / (1.0 + t0)
-    t4 = -y * z_dot
-    t5 = t3 * (t0 * t4)
-    t6 = np.full_like(t5, result_dot_bar / t5.size)
-    t0_bar += -t3 / (1.0 + t0) * unbroadcast(t0 * t4 * t6, t3)
-    t0_bar += unbroadcast(t4 * unbroadcast(t3 * t6, t0 * t4), t0)
+    t4 = 1.0 / (1.0 + t0)
+    t5 = -y * z_dot
+    t6 = t4 * (t0 * t5)
+    t7 = np.full_like(t6, result_dot_bar / t6.size)
+    t0_bar += -t4 * t3 * unbroadcast(t0 * t5 * t7, t4)
+    t0_bar += unbroadcast(t5 * unbroadcast(t4 * t7, t0 * t5), t0)
     # adjoint of: t0 = np.exp(-y * z)
     t2 = np.exp(-y * z)
     z_bar += unbroadcast(-y * (t2 * t0_bar), z)

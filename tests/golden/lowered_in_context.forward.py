@@ -10,11 +10,13 @@ def lowered_in_context_jvp(X, x, X_dot, x_dot):
     # active (varied from X; useful for the result): X
     # active (varied from X, x; useful for the result): result
     # active (varied from x; useful for the result): x
-    t0 = np.sum(X, axis=0) / X.shape[0]
-    t1 = 2.0 ** (-x[0])
-    t2 = (x * 2.0) ** 2
-    t3 = (x + x) / t2
-    t4 = np.cbrt(x[1] + 2.0)
-    result_dot = np.sum(2.0 * t0 * (1.0 / X.shape[0] * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + (math.log(2.0) * t1 * -x_dot[0] if 2.0 != 0.0 else 0.0) + np.sum(1.0 / t2 * (x_dot + x_dot) + -t3 / t2 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t4 * (1.0 / (3.0 * t4 * t4) * x_dot[1])
-    result = (np.sum(t0 ** 2) + np.sum((x - 1.0) ** 2) + t1 + np.sum(t3) + t4 ** 2)
+    t0 = 1.0 / X.shape[0]
+    t1 = np.sum(X, axis=0) / X.shape[0]
+    t2 = 2.0 ** (-x[0])
+    t3 = (x * 2.0) ** 2
+    t4 = 1.0 / t3
+    t5 = (x + x) / t3
+    t6 = np.cbrt(x[1] + 2.0)
+    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + (math.log(2.0) * t2 * -x_dot[0] if 2.0 != 0.0 else 0.0) + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
+    result = (np.sum(t1 ** 2) + np.sum((x - 1.0) ** 2) + t2 + np.sum(t5) + t6 ** 2)
     return result, result_dot

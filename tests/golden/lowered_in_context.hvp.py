@@ -9,84 +9,93 @@ from sourcead.runtime import expand_axis, reserve, unbroadcast
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     # reverse mode (adjoints) of lowered_in_context with respect to X, x
-    # active (varied from X; useful for the result): X, t0
-    # active (varied from x; useful for the result): choice, t1, t2, t3, t4, x
+    # active (varied from X; useful for the result): X, t1
+    # active (varied from x; useful for the result): choice, t2, t3, t4, t5, t6, x
     # active (varied from X, x; useful for the result): result_dot
-    # constant (no derivative code): X_dot, result, x_dot
+    # constant (no derivative code): X_dot, result, t0, x_dot
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
-    t0 = np.sum(X, axis=0) / X.shape[0]
-    t1 = 2.0 ** (-x[0])
-    t2 = (x * 2.0) ** 2
-    t3 = (x + x) / t2
-    t4 = np.cbrt(x[1] + 2.0)
+    t0 = 1.0 / X.shape[0]
+    t1 = np.sum(X, axis=0) / X.shape[0]
+    t2 = 2.0 ** (-x[0])
+    t3 = (x * 2.0) ** 2
+    t4 = 1.0 / t3
+    t5 = (x + x) / t3
+    t6 = np.cbrt(x[1] + 2.0)
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if 2.0 != 0.0:
-        choice = math.log(2.0) * t1 * -x_dot[0]
+        choice = math.log(2.0) * t2 * -x_dot[0]
         itape[itop] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
         itape[itop] = 0  # record the branch taken
         itop += 1
-    result_dot = np.sum(2.0 * t0 * (1.0 / X.shape[0] * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(1.0 / t2 * (x_dot + x_dot) + -t3 / t2 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t4 * (1.0 / (3.0 * t4 * t4) * x_dot[1])
+    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
     value = result_dot
     # reverse sweep
     X_bar = np.zeros_like(X)
     choice_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = 0.0
-    t2_bar = np.zeros_like(t2)
+    t1_bar = np.zeros_like(t1)
+    t2_bar = 0.0
     t3_bar = np.zeros_like(t3)
-    t4_bar = 0.0
+    t4_bar = np.zeros_like(t4)
+    t5_bar = np.zeros_like(t5)
+    t6_bar = 0.0
     x_bar = np.zeros_like(x)
-    # adjoint of: result_dot = np.sum(2.0 * t0 * (1.0 / X.shape[0] * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(1.0 / t2 * (x_dot + x_dot) + -t3 / t2 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t4 * (1.0 / (3.0 * t4 * t4) * x_dot[1])
-    t10 = 1.0 / X.shape[0] * np.sum(X_dot, axis=0)
-    t11 = 2.0 * t0 * t10
-    t12 = 2.0 * (x - 1.0)
-    t13 = 1.0 / t2
-    t14 = -t3 / t2
-    t15 = 2.0 * (x * 2.0)
-    t16 = t15 * (2.0 * x_dot)
-    t17 = t13 * (x_dot + x_dot)
-    t18 = t17 + t14 * t16
-    t19 = 3.0 * t4 * t4
-    t20 = 1.0 / t19
-    t0_bar += 2.0 * unbroadcast(t10 * np.full_like(t11, result_dot_bar), 2.0 * t0)
-    x_bar += 2.0 * unbroadcast(x_dot * np.full_like(t12 * x_dot, result_dot_bar), t12)
+    # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
+    t16 = t0 * np.sum(X_dot, axis=0)
+    t17 = 2.0 * t1 * t16
+    t18 = 2.0 * (x - 1.0)
+    t19 = 2.0 * (x * 2.0)
+    t20 = -t5 * t4
+    t21 = t19 * (2.0 * x_dot)
+    t22 = t4 * (x_dot + x_dot)
+    t23 = t22 + t20 * t21
+    t24 = 3.0 * t6 * t6
+    t25 = 1.0 / t24
+    t26 = 1.0 / t24
+    t1_bar += 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), 2.0 * t1)
+    x_bar += 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), t18)
     choice_bar += result_dot_bar
-    t21 = np.full_like(t18, result_dot_bar)
-    t2_bar += -t13 / t2 * unbroadcast((x_dot + x_dot) * unbroadcast(t21, t17), t13)
-    t22 = unbroadcast(t21, t14 * t16)
-    t23 = unbroadcast(t16 * t22, t14)
-    t3_bar -= unbroadcast(1.0 / t2 * t23, -t3)
-    t2_bar += unbroadcast(-t14 / t2 * t23, t2)
-    x_bar += 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t14 * t22, t16), t15))
-    t4_bar += 2.0 * (t20 * x_dot[1] * result_dot_bar)
-    t24 = -t20 / t19 * (x_dot[1] * (2.0 * t4 * result_dot_bar))
-    t4_bar += 3.0 * (t4 * t24)
-    t4_bar += 3.0 * t4 * t24
+    t27 = np.full_like(t23, result_dot_bar)
+    t4_bar += unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4)
+    t28 = unbroadcast(t27, t20 * t21)
+    t29 = unbroadcast(t21 * t28, t20)
+    t5_bar -= unbroadcast(t4 * t29, -t5)
+    t4_bar += unbroadcast(-t5 * t29, t4)
+    x_bar += 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), t19))
+    t6_bar += 2.0 * (t26 * x_dot[1] * result_dot_bar)
+    t30 = -t26 * t25 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
+    t6_bar += 3.0 * (t6 * t30)
+    t6_bar += 3.0 * t6 * t30
     itop -= 1
     taken = itape[itop]
     if taken == 1:
-        # adjoint of: choice = math.log(2.0) * t1 * -x_dot[0]
-        t9 = math.log(2.0)
-        t1_bar += t9 * (-x_dot[0] * choice_bar)
-    # adjoint of: t4 = np.cbrt(x[1] + 2.0)
-    t8 = np.cbrt(x[1] + 2.0)
-    x_bar[1] += 1.0 / (3.0 * t8 * t8) * t4_bar
-    # adjoint of: t3 = (x + x) / t2
-    t6 = (x + x) / t2
-    t7 = unbroadcast(1.0 / t2 * t3_bar, x + x)
-    x_bar += 2.0 * t7
-    t2_bar += unbroadcast(-t6 / t2 * t3_bar, t2)
-    # adjoint of: t2 = (x * 2.0) ** 2
-    x_bar += 2.0 * (2.0 * (x * 2.0) * t2_bar)
-    # adjoint of: t1 = 2.0 ** (-x[0])
-    t5 = 2.0 ** (-x[0])
-    x_bar[0] += (-(math.log(2.0) * t5 * t1_bar) if 2.0 != 0.0 else 0.0)
-    # adjoint of: t0 = np.sum(X, axis=0) / X.shape[0]
-    X_bar += expand_axis(1.0 / X.shape[0] * t0_bar, X, 0)
+        # adjoint of: choice = math.log(2.0) * t2 * -x_dot[0]
+        t15 = math.log(2.0)
+        t2_bar += t15 * (-x_dot[0] * choice_bar)
+    # adjoint of: t6 = np.cbrt(x[1] + 2.0)
+    t14 = np.cbrt(x[1] + 2.0)
+    x_bar[1] += 1.0 / (3.0 * t14 * t14) * t6_bar
+    # adjoint of: t5 = (x + x) / t3
+    t11 = 1.0 / t3
+    t12 = (x + x) / t3
+    t13 = unbroadcast(t11 * t5_bar, x + x)
+    x_bar += 2.0 * t13
+    t3_bar += unbroadcast(-t12 * t11 * t5_bar, t3)
+    # adjoint of: t4 = 1.0 / t3
+    t9 = 1.0 / t3
+    t10 = 1.0 / t3
+    t3_bar += -t10 * t9 * t4_bar
+    # adjoint of: t3 = (x * 2.0) ** 2
+    x_bar += 2.0 * (2.0 * (x * 2.0) * t3_bar)
+    # adjoint of: t2 = 2.0 ** (-x[0])
+    t8 = 2.0 ** (-x[0])
+    x_bar[0] += (-(math.log(2.0) * t8 * t2_bar) if 2.0 != 0.0 else 0.0)
+    # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
+    t7 = 1.0 / X.shape[0]
+    X_bar += expand_axis(t7 * t1_bar, X, 0)
     return value, X_bar, x_bar

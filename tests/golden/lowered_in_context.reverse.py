@@ -20,16 +20,17 @@ def lowered_in_context_vjp(X, x, out_bar):
     result_bar = out_bar
     x_bar = np.zeros_like(x)
     # adjoint of: result = (np.sum((np.sum(X, axis=0) / X.shape[0]) ** 2) + np.sum((x - 1.0) ** 2) + 2.0 ** (-x[0]) + np.sum((x + x) / (x * 2.0) ** 2) + np.cbrt((x[1] + 2.0)) ** 2)
-    t0 = np.sum(X, axis=0) / X.shape[0]
-    t1 = 2.0 ** (-x[0])
-    t2 = (x * 2.0) ** 2
-    t3 = (x + x) / t2
-    t4 = np.cbrt(x[1] + 2.0)
-    X_bar += expand_axis(1.0 / X.shape[0] * (2.0 * t0 * result_bar), X, 0)
+    t0 = 1.0 / X.shape[0]
+    t1 = np.sum(X, axis=0) / X.shape[0]
+    t2 = 2.0 ** (-x[0])
+    t3 = (x * 2.0) ** 2
+    t4 = 1.0 / t3
+    t5 = (x + x) / t3
+    t6 = np.cbrt(x[1] + 2.0)
+    X_bar += expand_axis(t0 * (2.0 * t1 * result_bar), X, 0)
     x_bar += 2.0 * (x - 1.0) * result_bar
-    x_bar[0] += (-(math.log(2.0) * t1 * result_bar) if 2.0 != 0.0 else 0.0)
-    t5 = 1.0 / t2 * result_bar
-    x_bar += 2.0 * t5
-    x_bar += 2.0 * (2.0 * (x * 2.0) * (-t3 / t2 * result_bar))
-    x_bar[1] += 1.0 / (3.0 * t4 * t4) * (2.0 * t4 * result_bar)
+    x_bar[0] += (-(math.log(2.0) * t2 * result_bar) if 2.0 != 0.0 else 0.0)
+    x_bar += 2.0 * (t4 * result_bar)
+    x_bar += 2.0 * (2.0 * (x * 2.0) * (-t5 * t4 * result_bar))
+    x_bar[1] += 1.0 / (3.0 * t6 * t6) * (2.0 * t6 * result_bar)
     return value, X_bar, x_bar

@@ -33,9 +33,10 @@ def lu_logdet_jvp(A, A_dot):
         logdet_dot += 1.0 / t0 * (math.copysign(1.0, U[k, k]) * U_dot[k, k])
         logdet += math.log(t0)
         for i in range(k + 1, n):
-            t1 = U[i, k] / U[k, k]
-            f_dot = 1.0 / U[k, k] * U_dot[i, k] + -t1 / U[k, k] * U_dot[k, k]
-            f = t1
+            t1 = 1.0 / U[k, k]
+            t2 = U[i, k] / U[k, k]
+            f_dot = t1 * U_dot[i, k] + -t2 * t1 * U_dot[k, k]
+            f = t2
             for j in range(k + 1, n):
                 U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
                 U[i, j] = U[i, j] - f * U[k, j]

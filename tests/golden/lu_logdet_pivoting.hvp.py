@@ -9,13 +9,14 @@ from sourcead.runtime import reserve
 
 def lu_logdet_hvp(A, A_dot, out_bar):
     # reverse mode (adjoints) of lu_logdet with respect to A
-    # active (varied from A; useful for the result): A, U, U_dot, f, f_dot, logdet_dot, t0, t1, tmp, tmp_dot
+    # active (varied from A; useful for the result): A, U, U_dot, f, f_dot, logdet_dot, t0, t1, t2, tmp, tmp_dot
     # constant (no derivative code): A_dot, best, logdet
     f = 0.0  # not assigned on every path: a typed placeholder
     f_dot = 0.0  # not assigned on every path: a typed placeholder
     p = 0  # not assigned on every path: a typed placeholder
     t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
+    t2 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -27,7 +28,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     logdet_dot = 0.0
     itape = reserve(itape, itop + 2 * n)  # room for all its records: trip counts are known here
     for k in range(n):
-        tape = reserve(tape, top + (4 * max(n, 0) + 1 + 3 * max(n - (k + 1), 0)))  # room for this iteration's records
+        tape = reserve(tape, top + (4 * max(n, 0) + 1 + 4 * max(n - (k + 1), 0)))  # room for this iteration's records
         itape[itop] = p  # record p: overwritten next, and an adjoint reads it
         itop += 1
         p = k
@@ -64,13 +65,16 @@ def lu_logdet_hvp(A, A_dot, out_bar):
         for i in range(k + 1, n):
             tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
             top += 1
-            t1 = U[i, k] / U[k, k]
+            t1 = 1.0 / U[k, k]
+            tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
+            top += 1
+            t2 = U[i, k] / U[k, k]
             tape[top] = f_dot  # record f_dot: overwritten next, and an adjoint reads it
             top += 1
-            f_dot = 1.0 / U[k, k] * U_dot[i, k] + -t1 / U[k, k] * U_dot[k, k]
+            f_dot = t1 * U_dot[i, k] + -t2 * t1 * U_dot[k, k]
             tape[top] = f  # record f: overwritten next, and an adjoint reads it
             top += 1
-            f = t1
+            f = t2
             for j in range(k + 1, n):
                 U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
                 U[i, j] = U[i, j] - f * U[k, j]
@@ -84,50 +88,59 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     logdet_dot_bar = out_bar
     t0_bar = 0.0
     t1_bar = 0.0
+    t2_bar = 0.0
     tmp_bar = 0.0
     tmp_dot_bar = 0.0
     for k in range(n - 1, -1, -1):
         for i in range(n - 1, (k + 1) - 1, -1):
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
-                t10 = U_bar[i, j]
-                f_bar += U[k, j] * -t10
-                U_bar[k, j] += f * -t10
+                t14 = U_bar[i, j]
+                f_bar += U[k, j] * -t14
+                U_bar[k, j] += f * -t14
                 # adjoint of: U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
-                t9 = U_dot_bar[i, j]
-                U_bar[k, j] += f_dot * -t9
-                f_dot_bar += U[k, j] * -t9
-                f_bar += U_dot[k, j] * -t9
-                U_dot_bar[k, j] += f * -t9
-            # adjoint of: f = t1
+                t13 = U_dot_bar[i, j]
+                U_bar[k, j] += f_dot * -t13
+                f_dot_bar += U[k, j] * -t13
+                f_bar += U_dot[k, j] * -t13
+                U_dot_bar[k, j] += f * -t13
+            # adjoint of: f = t2
             top -= 1
             f = tape[top]  # restore the value f had before
-            t1_bar += f_bar
+            t2_bar += f_bar
             f_bar = 0.0
-            # adjoint of: f_dot = 1.0 / U[k, k] * U_dot[i, k] + -t1 / U[k, k] * U_dot[k, k]
+            # adjoint of: f_dot = t1 * U_dot[i, k] + -t2 * t1 * U_dot[k, k]
             top -= 1
             f_dot = tape[top]  # restore the value f_dot had before
-            t7 = 1.0 / U[k, k]
-            t8 = -t1 / U[k, k]
-            U_bar[k, k] += -t7 / U[k, k] * (U_dot[i, k] * f_dot_bar)
-            U_dot_bar[i, k] += t7 * f_dot_bar
-            t1_bar -= 1.0 / U[k, k] * (U_dot[k, k] * f_dot_bar)
-            U_bar[k, k] += -t8 / U[k, k] * (U_dot[k, k] * f_dot_bar)
-            U_dot_bar[k, k] += t8 * f_dot_bar
+            t12 = -t2 * t1
+            t1_bar += U_dot[i, k] * f_dot_bar
+            U_dot_bar[i, k] += t1 * f_dot_bar
+            t2_bar -= t1 * (U_dot[k, k] * f_dot_bar)
+            t1_bar += -t2 * (U_dot[k, k] * f_dot_bar)
+            U_dot_bar[k, k] += t12 * f_dot_bar
             f_dot_bar = 0.0
-            # adjoint of: t1 = U[i, k] / U[k, k]
-            t6 = t1  # its value, before the old one is restored
+            # adjoint of: t2 = U[i, k] / U[k, k]
+            t11 = t2  # its value, before the old one is restored
+            top -= 1
+            t2 = tape[top]  # restore the value t2 had before
+            t10 = 1.0 / U[k, k]
+            U_bar[i, k] += t10 * t2_bar
+            U_bar[k, k] += -t11 * t10 * t2_bar
+            t2_bar = 0.0
+            # adjoint of: t1 = 1.0 / U[k, k]
+            t9 = t1  # its value, before the old one is restored
             top -= 1
             t1 = tape[top]  # restore the value t1 had before
-            U_bar[i, k] += 1.0 / U[k, k] * t1_bar
-            U_bar[k, k] += -t6 / U[k, k] * t1_bar
+            t8 = 1.0 / U[k, k]
+            U_bar[k, k] += -t9 * t8 * t1_bar
             t1_bar = 0.0
         # adjoint of: logdet_dot += 1.0 / t0 * (math.copysign(1.0, U[k, k]) * U_dot[k, k])
-        t4 = 1.0 / t0
-        t5 = math.copysign(1.0, U[k, k])
-        t0_bar += -t4 / t0 * (t5 * U_dot[k, k] * logdet_dot_bar)
-        U_bar[k, k] += 0.0 * (U_dot[k, k] * (t4 * logdet_dot_bar))
-        U_dot_bar[k, k] += t5 * (t4 * logdet_dot_bar)
+        t5 = 1.0 / t0
+        t6 = 1.0 / t0
+        t7 = math.copysign(1.0, U[k, k])
+        t0_bar += -t6 * t5 * (t7 * U_dot[k, k] * logdet_dot_bar)
+        U_bar[k, k] += 0.0 * (U_dot[k, k] * (t6 * logdet_dot_bar))
+        U_dot_bar[k, k] += t7 * (t6 * logdet_dot_bar)
         # adjoint of: t0 = abs(U[k, k])
         top -= 1
         t0 = tape[top]  # restore the value t0 had before
@@ -150,15 +163,15 @@ def lu_logdet_hvp(A, A_dot, out_bar):
                 # adjoint of: U[k, j] = U[p, j]
                 top -= 1
                 U[k, j] = tape[top]  # restore the value U[k, j] had before
-                t3 = U_bar[k, j]
+                t4 = U_bar[k, j]
                 U_bar[k, j] = 0.0
-                U_bar[p, j] += t3
+                U_bar[p, j] += t4
                 # adjoint of: U_dot[k, j] = U_dot[p, j]
                 top -= 1
                 U_dot[k, j] = tape[top]  # restore the value U_dot[k, j] had before
-                t2 = U_dot_bar[k, j]
+                t3 = U_dot_bar[k, j]
                 U_dot_bar[k, j] = 0.0
-                U_dot_bar[p, j] += t2
+                U_dot_bar[p, j] += t3
                 # adjoint of: tmp = U[k, j]
                 U_bar[k, j] += tmp_bar
                 tmp_bar = 0.0

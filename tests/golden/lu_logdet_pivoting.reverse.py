@@ -64,15 +64,16 @@ def lu_logdet_vjp(A, out_bar):
         for i in range(n - 1, (k + 1) - 1, -1):
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
-                t3 = U_bar[i, j]
-                f_bar += U[k, j] * -t3
-                U_bar[k, j] += f * -t3
+                t4 = U_bar[i, j]
+                f_bar += U[k, j] * -t4
+                U_bar[k, j] += f * -t4
             # adjoint of: f = U[i, k] / U[k, k]
             top -= 1
             f = tape[top]  # restore the value f had before
-            t2 = U[i, k] / U[k, k]
-            U_bar[i, k] += 1.0 / U[k, k] * f_bar
-            U_bar[k, k] += -t2 / U[k, k] * f_bar
+            t2 = 1.0 / U[k, k]
+            t3 = U[i, k] / U[k, k]
+            U_bar[i, k] += t2 * f_bar
+            U_bar[k, k] += -t3 * t2 * f_bar
             f_bar = 0.0
         # adjoint of: logdet += math.log(abs(U[k, k]))
         t1 = abs(U[k, k])

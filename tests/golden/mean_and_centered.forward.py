@@ -17,14 +17,15 @@ def mean_and_centered_jvp(x, x_dot):
         m_dot += x_dot[i]
         m += x[i]
     t0 = float(n)
-    m_dot = 1.0 / t0 * m_dot
+    t1 = 1.0 / t0
+    m_dot = t1 * m_dot
     m = m / t0
     y = np.empty(n)
     y_dot = np.zeros_like(y)
     for i in range(n):
-        t1 = math.exp(x[i])
-        y_dot[i] = t1 * (x_dot[i] - m_dot) + (x[i] - m) * (t1 * x_dot[i])
-        y[i] = (x[i] - m) * t1
+        t2 = math.exp(x[i])
+        y_dot[i] = t2 * (x_dot[i] - m_dot) + (x[i] - m) * (t2 * x_dot[i])
+        y[i] = (x[i] - m) * t2
     result0_dot = m * m_dot + m * m_dot
     result0 = m * m
     return (result0, y), (result0_dot, y_dot)

@@ -31,15 +31,16 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])
-        t2 = math.exp(x[i])
-        x_bar[i] += t2 * y_bar[i]
-        m_bar -= t2 * y_bar[i]
-        x_bar[i] += t2 * ((x[i] - m) * y_bar[i])
+        t3 = math.exp(x[i])
+        x_bar[i] += t3 * y_bar[i]
+        m_bar -= t3 * y_bar[i]
+        x_bar[i] += t3 * ((x[i] - m) * y_bar[i])
         y_bar[i] = 0.0
     # adjoint of: m = m / float(n)
     t0 = float(n)
-    t1 = m_bar
-    m_bar = 1.0 / t0 * t1
+    t1 = 1.0 / t0
+    t2 = m_bar
+    m_bar = t1 * t2
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: m += x[i]

@@ -15,15 +15,16 @@ def new_axes_jvp(x, y, A, x_dot, y_dot, A_dot):
     t1 = np.reshape(y, (1, y.shape[0]))
     outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
     outer = t0 * t1
-    part_dot = 1.0 / A.shape[0] * np.sum(A_dot, axis=0)
+    t2 = 1.0 / A.shape[0]
+    part_dot = t2 * np.sum(A_dot, axis=0)
     part = np.sum(A, axis=0) / A.shape[0]
-    t2 = np.reshape(part, (1, part.shape[0]))
+    t3 = np.reshape(part, (1, part.shape[0]))
     centred_dot = A_dot - np.reshape(np.ascontiguousarray(part_dot), (1, part.shape[0]))
-    centred = A - t2
+    centred = A - t3
     part_1_dot = A_dot[0]
     part_1 = A[0]
-    t3 = np.reshape(x, (x.shape[0], 1))
-    t4 = np.reshape(part_1, (part_1.shape[0], 1))
-    result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t3 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t4 * y_dot)
-    result = np.sum(outer * A) + np.sum(t3 * centred) + np.sum(t4 * y)
+    t4 = np.reshape(x, (x.shape[0], 1))
+    t5 = np.reshape(part_1, (part_1.shape[0], 1))
+    result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t4 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t5 * y_dot)
+    result = np.sum(outer * A) + np.sum(t4 * centred) + np.sum(t5 * y)
     return result, result_dot

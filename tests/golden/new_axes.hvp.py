@@ -8,27 +8,28 @@ from sourcead.runtime import expand_axis, unbroadcast
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     # reverse mode (adjoints) of new_axes with respect to x, y, A
-    # active (varied from A; useful for the result): A, centred, part, part_1, t2, t4
+    # active (varied from A; useful for the result): A, centred, part, part_1, t3, t5
     # active (varied from x, y; useful for the result): outer, outer_dot
     # active (varied from A, x, y; useful for the result): result_dot
-    # active (varied from x; useful for the result): t0, t3, x
+    # active (varied from x; useful for the result): t0, t4, x
     # active (varied from y; useful for the result): t1, y
-    # constant (no derivative code): A_dot, centred_dot, part_1_dot, part_dot, result, x_dot, y_dot
+    # constant (no derivative code): A_dot, centred_dot, part_1_dot, part_dot, result, t2, x_dot, y_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = np.reshape(x, (x.shape[0], 1))
     t1 = np.reshape(y, (1, y.shape[0]))
     outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
     outer = t0 * t1
-    part_dot = 1.0 / A.shape[0] * np.sum(A_dot, axis=0)
+    t2 = 1.0 / A.shape[0]
+    part_dot = t2 * np.sum(A_dot, axis=0)
     part = np.sum(A, axis=0) / A.shape[0]
-    t2 = np.reshape(part, (1, part.shape[0]))
+    t3 = np.reshape(part, (1, part.shape[0]))
     centred_dot = A_dot - np.reshape(np.ascontiguousarray(part_dot), (1, part.shape[0]))
-    centred = A - t2
+    centred = A - t3
     part_1_dot = A_dot[0]
     part_1 = A[0]
-    t3 = np.reshape(x, (x.shape[0], 1))
-    t4 = np.reshape(part_1, (part_1.shape[0], 1))
-    result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t3 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t4 * y_dot)
+    t4 = np.reshape(x, (x.shape[0], 1))
+    t5 = np.reshape(part_1, (part_1.shape[0], 1))
+    result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t4 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t5 * y_dot)
     value = result_dot
     # reverse sweep
     A_bar = np.zeros_like(A)
@@ -40,49 +41,50 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = np.zeros_like(t0)
     t1_bar = np.zeros_like(t1)
-    t2_bar = np.zeros_like(t2)
     t3_bar = np.zeros_like(t3)
     t4_bar = np.zeros_like(t4)
+    t5_bar = np.zeros_like(t5)
     x_bar = np.zeros_like(x)
     y_bar = np.zeros_like(y)
-    # adjoint of: result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t3 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t4 * y_dot)
-    t7 = A * outer_dot + outer * A_dot
-    t8 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
-    t9 = centred * t8 + t3 * centred_dot
-    t10 = np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1))
-    t11 = y * t10 + t4 * y_dot
-    t12 = np.full_like(t7, result_dot_bar)
-    t13 = unbroadcast(t12, A * outer_dot)
-    A_bar += unbroadcast(outer_dot * t13, A)
-    outer_dot_bar += unbroadcast(A * t13, outer_dot)
-    outer_bar += unbroadcast(A_dot * unbroadcast(t12, outer * A_dot), outer)
+    # adjoint of: result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t4 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t5 * y_dot)
+    t9 = A * outer_dot + outer * A_dot
+    t10 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
+    t11 = centred * t10 + t4 * centred_dot
+    t12 = np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1))
+    t13 = y * t12 + t5 * y_dot
     t14 = np.full_like(t9, result_dot_bar)
-    centred_bar += unbroadcast(t8 * unbroadcast(t14, centred * t8), centred)
-    t3_bar += unbroadcast(centred_dot * unbroadcast(t14, t3 * centred_dot), t3)
-    t15 = np.full_like(t11, result_dot_bar)
-    y_bar += unbroadcast(t10 * unbroadcast(t15, y * t10), y)
-    t4_bar += unbroadcast(y_dot * unbroadcast(t15, t4 * y_dot), t4)
-    # adjoint of: t4 = np.reshape(part_1, (part_1.shape[0], 1))
-    part_1_bar += np.reshape(np.ascontiguousarray(t4_bar), part_1.shape)
-    # adjoint of: t3 = np.reshape(x, (x.shape[0], 1))
-    x_bar += np.reshape(np.ascontiguousarray(t3_bar), x.shape)
+    t15 = unbroadcast(t14, A * outer_dot)
+    A_bar += unbroadcast(outer_dot * t15, A)
+    outer_dot_bar += unbroadcast(A * t15, outer_dot)
+    outer_bar += unbroadcast(A_dot * unbroadcast(t14, outer * A_dot), outer)
+    t16 = np.full_like(t11, result_dot_bar)
+    centred_bar += unbroadcast(t10 * unbroadcast(t16, centred * t10), centred)
+    t4_bar += unbroadcast(centred_dot * unbroadcast(t16, t4 * centred_dot), t4)
+    t17 = np.full_like(t13, result_dot_bar)
+    y_bar += unbroadcast(t12 * unbroadcast(t17, y * t12), y)
+    t5_bar += unbroadcast(y_dot * unbroadcast(t17, t5 * y_dot), t5)
+    # adjoint of: t5 = np.reshape(part_1, (part_1.shape[0], 1))
+    part_1_bar += np.reshape(np.ascontiguousarray(t5_bar), part_1.shape)
+    # adjoint of: t4 = np.reshape(x, (x.shape[0], 1))
+    x_bar += np.reshape(np.ascontiguousarray(t4_bar), x.shape)
     # adjoint of: part_1 = A[0]
     A_bar[0] += part_1_bar
-    # adjoint of: centred = A - t2
+    # adjoint of: centred = A - t3
     A_bar += unbroadcast(centred_bar, A)
-    t2_bar += unbroadcast(-centred_bar, t2)
-    # adjoint of: t2 = np.reshape(part, (1, part.shape[0]))
-    part_bar += np.reshape(np.ascontiguousarray(t2_bar), part.shape)
+    t3_bar += unbroadcast(-centred_bar, t3)
+    # adjoint of: t3 = np.reshape(part, (1, part.shape[0]))
+    part_bar += np.reshape(np.ascontiguousarray(t3_bar), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
-    A_bar += expand_axis(1.0 / A.shape[0] * part_bar, A, 0)
+    t8 = 1.0 / A.shape[0]
+    A_bar += expand_axis(t8 * part_bar, A, 0)
     # adjoint of: outer = t0 * t1
     t0_bar += unbroadcast(t1 * outer_bar, t0)
     t1_bar += unbroadcast(t0 * outer_bar, t1)
     # adjoint of: outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
-    t5 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
-    t6 = np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
-    t1_bar += unbroadcast(t5 * unbroadcast(outer_dot_bar, t1 * t5), t1)
-    t0_bar += unbroadcast(t6 * unbroadcast(outer_dot_bar, t0 * t6), t0)
+    t6 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
+    t7 = np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
+    t1_bar += unbroadcast(t6 * unbroadcast(outer_dot_bar, t1 * t6), t1)
+    t0_bar += unbroadcast(t7 * unbroadcast(outer_dot_bar, t0 * t7), t0)
     # adjoint of: t1 = np.reshape(y, (1, y.shape[0]))
     y_bar += np.reshape(np.ascontiguousarray(t1_bar), y.shape)
     # adjoint of: t0 = np.reshape(x, (x.shape[0], 1))

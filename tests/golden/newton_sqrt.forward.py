@@ -8,7 +8,8 @@ def newton_sqrt_jvp(a, a_dot):
     x_dot = a_dot
     x = a
     while abs(x * x - a) > 1e-13 * a:
-        t0 = a / x
-        x_dot = 0.5 * (x_dot + (1.0 / x * a_dot + -t0 / x * x_dot))
-        x = 0.5 * (x + t0)
+        t0 = 1.0 / x
+        t1 = a / x
+        x_dot = 0.5 * (x_dot + (t0 * a_dot + -t1 * t0 * x_dot))
+        x = 0.5 * (x + t1)
     return x, x_dot

@@ -8,9 +8,10 @@ from sourcead.runtime import reserve
 
 def newton_sqrt_hvp(a, a_dot, out_bar):
     # reverse mode (adjoints) of newton_sqrt with respect to a
-    # active (varied from a; useful for the result): a, t0, x, x_dot
+    # active (varied from a; useful for the result): a, t0, t1, x, x_dot
     # constant (no derivative code): a_dot
     t0 = 0.0  # not assigned on every path: a typed placeholder
+    t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -23,7 +24,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
     done = False
     while not done:
         # room for 64 iterations' records, then records need no capacity check
-        tape = reserve(tape, top + 192)
+        tape = reserve(tape, top + 256)
         for _ in range(64):
             if not (abs(x * x - a) > 1e-13 * a):
                 done = True
@@ -31,48 +32,59 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
             trips += 1
             tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
-            t0 = a / x
+            t0 = 1.0 / x
+            tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+            top += 1
+            t1 = a / x
             tape[top] = x_dot  # record x_dot: overwritten next, and its own adjoint reads it
             top += 1
-            x_dot = 0.5 * (x_dot + (1.0 / x * a_dot + -t0 / x * x_dot))
+            x_dot = 0.5 * (x_dot + (t0 * a_dot + -t1 * t0 * x_dot))
             tape[top] = x  # record x: overwritten next, and an adjoint reads it
             top += 1
-            x = 0.5 * (x + t0)
+            x = 0.5 * (x + t1)
     itape[itop] = trips  # record the trip count
     itop += 1
     value = x_dot
     # reverse sweep
     a_bar = 0.0
     t0_bar = 0.0
+    t1_bar = 0.0
     x_bar = 0.0
     x_dot_bar = out_bar
     itop -= 1
     trips = itape[itop]
     for __1 in range(trips):
-        # adjoint of: x = 0.5 * (x + t0)
+        # adjoint of: x = 0.5 * (x + t1)
         top -= 1
         x = tape[top]  # restore the value x had before
-        t6 = x_bar
-        x_bar = 0.5 * t6
-        t0_bar += 0.5 * t6
-        # adjoint of: x_dot = 0.5 * (x_dot + (1.0 / x * a_dot + -t0 / x * x_dot))
+        t9 = x_bar
+        x_bar = 0.5 * t9
+        t1_bar += 0.5 * t9
+        # adjoint of: x_dot = 0.5 * (x_dot + (t0 * a_dot + -t1 * t0 * x_dot))
         top -= 1
         x_dot = tape[top]  # restore the value x_dot had before
-        t2 = 1.0 / x
-        t3 = -t0 / x
-        t4 = x_dot_bar
-        x_dot_bar = 0.5 * t4
-        x_bar += -t2 / x * (a_dot * (0.5 * t4))
-        t5 = x_dot * (0.5 * t4)
-        t0_bar -= 1.0 / x * t5
-        x_bar += -t3 / x * t5
-        x_dot_bar += t3 * (0.5 * t4)
-        # adjoint of: t0 = a / x
-        t1 = t0  # its value, before the old one is restored
+        t6 = -t1 * t0
+        t7 = x_dot_bar
+        x_dot_bar = 0.5 * t7
+        t0_bar += a_dot * (0.5 * t7)
+        t8 = x_dot * (0.5 * t7)
+        t1_bar -= t0 * t8
+        t0_bar += -t1 * t8
+        x_dot_bar += t6 * (0.5 * t7)
+        # adjoint of: t1 = a / x
+        t5 = t1  # its value, before the old one is restored
+        top -= 1
+        t1 = tape[top]  # restore the value t1 had before
+        t4 = 1.0 / x
+        a_bar += t4 * t1_bar
+        x_bar += -t5 * t4 * t1_bar
+        t1_bar = 0.0
+        # adjoint of: t0 = 1.0 / x
+        t3 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[top]  # restore the value t0 had before
-        a_bar += 1.0 / x * t0_bar
-        x_bar += -t1 / x * t0_bar
+        t2 = 1.0 / x
+        x_bar += -t3 * t2 * t0_bar
         t0_bar = 0.0
     # adjoint of: x = a
     a_bar += x_bar

@@ -41,11 +41,12 @@ def newton_sqrt_vjp(a, out_bar):
         # adjoint of: x = 0.5 * (x + a / x)
         top -= 1
         x = tape[top]  # restore the value x had before
-        t0 = a / x
-        t1 = x_bar
-        x_bar = 0.5 * t1
-        a_bar += 1.0 / x * (0.5 * t1)
-        x_bar += -t0 / x * (0.5 * t1)
+        t0 = 1.0 / x
+        t1 = a / x
+        t2 = x_bar
+        x_bar = 0.5 * t2
+        a_bar += t0 * (0.5 * t2)
+        x_bar += -t1 * t0 * (0.5 * t2)
     # adjoint of: x = a
     a_bar += x_bar
     return value, a_bar

@@ -27,9 +27,10 @@ def pairwise_steps_jvp(p0, v0, dt, n_steps, p0_dot, v0_dot):
                 r_dot = 0.5 / t0 * (d * d_dot + d * d_dot)
                 r = t0
                 t1 = r * r * r
-                t2 = d / t1
-                w_dot = 1.0 / t1 * d_dot + -t2 / t1 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
-                w = t2
+                t2 = 1.0 / t1
+                t3 = d / t1
+                w_dot = t2 * d_dot + -t3 * t2 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
+                w = t3
                 f_dot += w_dot
                 f += w
             v_dot[i] += dt * f_dot
@@ -43,7 +44,7 @@ def pairwise_steps_jvp(p0, v0, dt, n_steps, p0_dot, v0_dot):
         for j in range(i + 1, n):
             d_dot = p_dot[j] - p_dot[i]
             d = p[j] - p[i]
-            t3 = math.sqrt(d * d + 0.1)
-            e_dot += 0.5 / t3 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
-            e += t3 + v[i] * v[j]
+            t4 = math.sqrt(d * d + 0.1)
+            e_dot += 0.5 / t4 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
+            e += t4 + v[i] * v[j]
     return e, e_dot

@@ -9,7 +9,7 @@ from sourcead.runtime import reserve
 
 def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     # reverse mode (adjoints) of pairwise_steps with respect to p0, v0
-    # active (varied from p0, v0; useful for the result): d, d_dot, e_dot, f, f_dot, p, p_dot, r, r_dot, t0, t1, t2, t3, v, v_dot, w, w_dot
+    # active (varied from p0, v0; useful for the result): d, d_dot, e_dot, f, f_dot, p, p_dot, r, r_dot, t0, t1, t2, t3, t4, v, v_dot, w, w_dot
     # active (varied from p0; useful for the result): p0
     # active (varied from v0; useful for the result): v0
     # constant (no derivative code): dt, e, p0_dot, v0_dot
@@ -33,9 +33,10 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 r_dot = 0.5 / t0 * (d * d_dot + d * d_dot)
                 r = t0
                 t1 = r * r * r
-                t2 = d / t1
-                w_dot = 1.0 / t1 * d_dot + -t2 / t1 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
-                w = t2
+                t2 = 1.0 / t1
+                t3 = d / t1
+                w_dot = t2 * d_dot + -t3 * t2 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
+                w = t3
                 f_dot += w_dot
                 f += w
             v_dot[i] += dt * f_dot
@@ -52,8 +53,8 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
         for j in range(i + 1, n):
             d_dot = p_dot[j] - p_dot[i]
             d = p[j] - p[i]
-            t3 = math.sqrt(d * d + 0.1)
-            e_dot += 0.5 / t3 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
+            t4 = math.sqrt(d * d + 0.1)
+            e_dot += 0.5 / t4 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
     value = e_dot
     # reverse sweep
     d_bar = 0.0
@@ -70,36 +71,38 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     t1_bar = 0.0
     t2_bar = 0.0
     t3_bar = 0.0
+    t4_bar = 0.0
     v_bar = np.zeros_like(v)
     v0_bar = np.zeros_like(v0)
     v_dot_bar = np.zeros_like(v_dot)
     w_bar = 0.0
     w_dot_bar = 0.0
     for i in range(n - 1, -1, -1):
-        if d_bar != 0.0 or d_dot_bar != 0.0 or e_dot_bar != 0.0 or t3_bar != 0.0:
+        if d_bar != 0.0 or d_dot_bar != 0.0 or e_dot_bar != 0.0 or t4_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(i + 1, n):
                 # the values this iteration computes first, again (cheaper than records)
                 d_dot = p_dot[j] - p_dot[i]
                 d = p[j] - p[i]
-                t3 = math.sqrt(d * d + 0.1)
-                # adjoint of: e_dot += 0.5 / t3 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
-                t17 = 0.5 / t3
-                t18 = d * d_dot + d * d_dot
-                t3_bar += -t17 / t3 * (t18 * e_dot_bar)
-                d_bar += d_dot * (t17 * e_dot_bar)
-                d_dot_bar += d * (t17 * e_dot_bar)
-                d_bar += d_dot * (t17 * e_dot_bar)
-                d_dot_bar += d * (t17 * e_dot_bar)
+                t4 = math.sqrt(d * d + 0.1)
+                # adjoint of: e_dot += 0.5 / t4 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
+                t21 = 1.0 / t4
+                t22 = 0.5 / t4
+                t23 = d * d_dot + d * d_dot
+                t4_bar += -t22 * t21 * (t23 * e_dot_bar)
+                d_bar += d_dot * (t22 * e_dot_bar)
+                d_dot_bar += d * (t22 * e_dot_bar)
+                d_bar += d_dot * (t22 * e_dot_bar)
+                d_dot_bar += d * (t22 * e_dot_bar)
                 v_bar[j] += v_dot[i] * e_dot_bar
                 v_dot_bar[i] += v[j] * e_dot_bar
                 v_bar[i] += v_dot[j] * e_dot_bar
                 v_dot_bar[j] += v[i] * e_dot_bar
-                # adjoint of: t3 = math.sqrt(d * d + 0.1)
-                t16 = 0.5 / t3 * t3_bar
-                d_bar += 2.0 * (d * t16)
-                t3_bar = 0.0
+                # adjoint of: t4 = math.sqrt(d * d + 0.1)
+                t20 = 0.5 / t4 * t4_bar
+                d_bar += 2.0 * (d * t20)
+                t4_bar = 0.0
                 # adjoint of: d = p[j] - p[i]
                 p_bar[j] += d_bar
                 p_bar[i] -= d_bar
@@ -127,7 +130,7 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             f_bar += dt * v_bar[i]
             # adjoint of: v_dot[i] += dt * f_dot
             f_dot_bar += dt * v_dot_bar[i]
-            if d_bar != 0.0 or d_dot_bar != 0.0 or f_bar != 0.0 or f_dot_bar != 0.0 or r_bar != 0.0 or r_dot_bar != 0.0 or t0_bar != 0.0 or t1_bar != 0.0 or t2_bar != 0.0 or w_bar != 0.0 or w_dot_bar != 0.0:
+            if d_bar != 0.0 or d_dot_bar != 0.0 or f_bar != 0.0 or f_dot_bar != 0.0 or r_bar != 0.0 or r_dot_bar != 0.0 or t0_bar != 0.0 or t1_bar != 0.0 or t2_bar != 0.0 or t3_bar != 0.0 or w_bar != 0.0 or w_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(n):
@@ -138,36 +141,41 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     r_dot = 0.5 / t0 * (d * d_dot + d * d_dot)
                     r = t0
                     t1 = r * r * r
-                    t2 = d / t1
+                    t2 = 1.0 / t1
+                    t3 = d / t1
                     # adjoint of: f += w
                     w_bar += f_bar
                     # adjoint of: f_dot += w_dot
                     w_dot_bar += f_dot_bar
-                    # adjoint of: w = t2
-                    t2_bar += w_bar
+                    # adjoint of: w = t3
+                    t3_bar += w_bar
                     w_bar = 0.0
-                    # adjoint of: w_dot = 1.0 / t1 * d_dot + -t2 / t1 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
-                    t9 = 1.0 / t1
-                    t10 = -t2 / t1
-                    t11 = r * r_dot + r * r_dot
-                    t12 = r * t11 + r * r * r_dot
-                    t1_bar += -t9 / t1 * (d_dot * w_dot_bar)
-                    d_dot_bar += t9 * w_dot_bar
-                    t2_bar -= 1.0 / t1 * (t12 * w_dot_bar)
-                    t1_bar += -t10 / t1 * (t12 * w_dot_bar)
-                    r_bar += t11 * (t10 * w_dot_bar)
-                    t13 = r * (t10 * w_dot_bar)
-                    r_bar += r_dot * t13
-                    r_dot_bar += r * t13
-                    r_bar += r_dot * t13
-                    r_dot_bar += r * t13
-                    t14 = r_dot * (t10 * w_dot_bar)
-                    r_bar += 2.0 * (r * t14)
-                    r_dot_bar += r * r * (t10 * w_dot_bar)
+                    # adjoint of: w_dot = t2 * d_dot + -t3 * t2 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
+                    t14 = r * r_dot + r * r_dot
+                    t15 = -t3 * t2
+                    t16 = r * t14 + r * r * r_dot
+                    t2_bar += d_dot * w_dot_bar
+                    d_dot_bar += t2 * w_dot_bar
+                    t3_bar -= t2 * (t16 * w_dot_bar)
+                    t2_bar += -t3 * (t16 * w_dot_bar)
+                    r_bar += t14 * (t15 * w_dot_bar)
+                    t17 = r * (t15 * w_dot_bar)
+                    r_bar += r_dot * t17
+                    r_dot_bar += r * t17
+                    r_bar += r_dot * t17
+                    r_dot_bar += r * t17
+                    t18 = r_dot * (t15 * w_dot_bar)
+                    r_bar += 2.0 * (r * t18)
+                    r_dot_bar += r * r * (t15 * w_dot_bar)
                     w_dot_bar = 0.0
-                    # adjoint of: t2 = d / t1
-                    d_bar += 1.0 / t1 * t2_bar
-                    t1_bar += -t2 / t1 * t2_bar
+                    # adjoint of: t3 = d / t1
+                    t12 = 1.0 / t1
+                    d_bar += t12 * t3_bar
+                    t1_bar += -t3 * t12 * t3_bar
+                    t3_bar = 0.0
+                    # adjoint of: t2 = 1.0 / t1
+                    t10 = 1.0 / t1
+                    t1_bar += -t2 * t10 * t2_bar
                     t2_bar = 0.0
                     # adjoint of: t1 = r * r * r
                     r_bar += 2.0 * (r * (r * t1_bar))
@@ -177,17 +185,18 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     t0_bar += r_bar
                     r_bar = 0.0
                     # adjoint of: r_dot = 0.5 / t0 * (d * d_dot + d * d_dot)
-                    t6 = 0.5 / t0
-                    t7 = d * d_dot + d * d_dot
-                    t0_bar += -t6 / t0 * (t7 * r_dot_bar)
-                    d_bar += d_dot * (t6 * r_dot_bar)
-                    d_dot_bar += d * (t6 * r_dot_bar)
-                    d_bar += d_dot * (t6 * r_dot_bar)
-                    d_dot_bar += d * (t6 * r_dot_bar)
+                    t7 = 1.0 / t0
+                    t8 = 0.5 / t0
+                    t9 = d * d_dot + d * d_dot
+                    t0_bar += -t8 * t7 * (t9 * r_dot_bar)
+                    d_bar += d_dot * (t8 * r_dot_bar)
+                    d_dot_bar += d * (t8 * r_dot_bar)
+                    d_bar += d_dot * (t8 * r_dot_bar)
+                    d_dot_bar += d * (t8 * r_dot_bar)
                     r_dot_bar = 0.0
                     # adjoint of: t0 = math.sqrt(d * d + 0.1)
-                    t5 = 0.5 / t0 * t0_bar
-                    d_bar += 2.0 * (d * t5)
+                    t6 = 0.5 / t0 * t0_bar
+                    d_bar += 2.0 * (d * t6)
                     t0_bar = 0.0
                     # adjoint of: d = p[j] - p[i]
                     p_bar[j] += d_bar

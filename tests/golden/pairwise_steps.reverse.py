@@ -57,9 +57,9 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 # the values this iteration computes first, again (cheaper than records)
                 d = p[j] - p[i]
                 # adjoint of: e += math.sqrt(d * d + 0.1) + v[i] * v[j]
-                t5 = math.sqrt(d * d + 0.1)
-                t6 = 0.5 / t5 * e_bar
-                d_bar += 2.0 * (d * t6)
+                t6 = math.sqrt(d * d + 0.1)
+                t7 = 0.5 / t6 * e_bar
+                d_bar += 2.0 * (d * t7)
                 v_bar[i] += v[j] * e_bar
                 v_bar[j] += v[i] * e_bar
                 # adjoint of: d = p[j] - p[i]
@@ -90,11 +90,12 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     w_bar += f_bar
                     # adjoint of: w = d / (r * r * r)
                     t2 = r * r * r
-                    t3 = d / t2
-                    d_bar += 1.0 / t2 * w_bar
-                    t4 = -t3 / t2 * w_bar
-                    r_bar += 2.0 * (r * (r * t4))
-                    r_bar += r * r * t4
+                    t3 = 1.0 / t2
+                    t4 = d / t2
+                    d_bar += t3 * w_bar
+                    t5 = -t4 * t3 * w_bar
+                    r_bar += 2.0 * (r * (r * t5))
+                    r_bar += r * r * t5
                     w_bar = 0.0
                     # adjoint of: r = math.sqrt(d * d + 0.1)
                     t1 = 0.5 / r * r_bar

@@ -28,7 +28,8 @@ def parallel_steps_jvp(u0, k, steps, u0_dot, k_dot):
         for i in range(1, n - 1):
             u_dot[i] = un_dot[i]
             u[i] = un[i]
-        energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+        t1 = 1.0 / t
+        energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
         energy = energy * 0.5 + u[1] * u[1] / t
     result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     result = np.sum(u * u) + energy

@@ -14,7 +14,8 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # active (varied from k, u0; useful for the result): energy_dot, result_dot, t0, u, u_dot, un, un_dot
     # active (varied from k; useful for the result): k
     # active (varied from u0; useful for the result): u0
-    # constant (no derivative code): energy, k_dot, result, u0_dot
+    # constant (no derivative code): energy, k_dot, result, t1, u0_dot
+    t1 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     # forward sweep
@@ -26,14 +27,15 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     energy_dot = 0.0
     energy = 0.0
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
-    # of energy, energy_dot, t0, u, u_dot, un, un_dot; its reverse sweep runs each step again from the nearest one, with its records
+    # of energy, energy_dot, t0, t1, u, u_dot, un, un_dot; its reverse sweep runs each step again from the nearest one, with its records
     t0 = 0.0  # part of the state before its first step
     ck_steps = len(range(1, steps + 1))
-    ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 24, -1)  # about sqrt(steps) snapshots
+    ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 32, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
     energy_snaps = np.empty(ck_slots)
     energy_dot_snaps = np.empty(ck_slots)
     t0_snaps = np.empty(ck_slots)
+    t1_snaps = np.empty(ck_slots)
     u_snaps = np.empty((ck_slots,) + u.shape)
     u_dot_snaps = np.empty((ck_slots,) + u_dot.shape)
     un_snaps = np.empty((ck_slots,) + un.shape)
@@ -45,6 +47,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             energy_snaps[ck_stores[ck_next, 1]] = energy
             energy_dot_snaps[ck_stores[ck_next, 1]] = energy_dot
             t0_snaps[ck_stores[ck_next, 1]] = t0
+            t1_snaps[ck_stores[ck_next, 1]] = t1
             u_snaps[ck_stores[ck_next, 1]] = u
             u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
             un_snaps[ck_stores[ck_next, 1]] = un
@@ -58,7 +61,8 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         for i in range(1, n - 1):
             u_dot[i] = un_dot[i]
             u[i] = un[i]
-        energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+        t1 = 1.0 / t
+        energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
         energy = energy * 0.5 + u[1] * u[1] / t
     result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     value = result_dot
@@ -88,6 +92,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             energy = energy_snaps[ck_slot]
             energy_dot = energy_dot_snaps[ck_slot]
             t0 = t0_snaps[ck_slot]
+            t1 = t1_snaps[ck_slot]
             u[:] = u_snaps[ck_slot]
             u_dot[:] = u_dot_snaps[ck_slot]
             un[:] = un_snaps[ck_slot]
@@ -96,6 +101,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             energy_snaps[ck_slot] = energy
             energy_dot_snaps[ck_slot] = energy_dot
             t0_snaps[ck_slot] = t0
+            t1_snaps[ck_slot] = t1
             u_snaps[ck_slot] = u
             u_dot_snaps[ck_slot] = u_dot
             un_snaps[ck_slot] = un
@@ -110,11 +116,12 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 for i in range(1, n - 1):
                     u_dot[i] = un_dot[i]
                     u[i] = un[i]
-                energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+                t1 = 1.0 / t
+                energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
                 energy = energy * 0.5 + u[1] * u[1] / t
         else:  # step ck_a with its records, then its adjoint
             t = 1 + ck_a
-            tape = reserve(tape, top + 2 * (n - 2))  # room for this step's records
+            tape = reserve(tape, top + (2 * max(n - 2, 0) + 1))  # room for this step's records
             # parallel loop: its iterations record on their own tapes in the reverse sweep
             for i in prange(1, n - 1):
                 t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
@@ -127,16 +134,20 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
                 top += 1
                 u[i] = un[i]
-            energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
+            tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+            top += 1
+            t1 = 1.0 / t
+            energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
             energy = energy * 0.5 + u[1] * u[1] / t
-            # adjoint of: energy_dot = 0.5 * energy_dot + 1.0 / t * (u[1] * u_dot[1] + u[1] * u_dot[1])
-            t4 = 1.0 / t
+            # adjoint of: energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
             t5 = energy_dot_bar
             energy_dot_bar = 0.5 * t5
-            u_bar[1] += u_dot[1] * (t4 * t5)
-            u_dot_bar[1] += u[1] * (t4 * t5)
-            u_bar[1] += u_dot[1] * (t4 * t5)
-            u_dot_bar[1] += u[1] * (t4 * t5)
+            u_bar[1] += u_dot[1] * (t1 * t5)
+            u_dot_bar[1] += u[1] * (t1 * t5)
+            u_bar[1] += u_dot[1] * (t1 * t5)
+            u_dot_bar[1] += u[1] * (t1 * t5)
+            top -= 1
+            t1 = tape[top]  # restore the value t1 had before
             top -= 2 * max(n - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
@@ -213,8 +224,8 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                     k_bar_i += t0 * un_bar[i]
                     un_bar[i] = 0.0
                     # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
-                    t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                    k_bar_i += t1 * un_dot_bar[i]
+                    t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
+                    k_bar_i += t2 * un_dot_bar[i]
                     un_dot_bar[i] = 0.0
                     k_bar_chunks[chunk] += k_bar_i
             for chunk in range(16):

@@ -88,10 +88,10 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
                 u[i] = un[i]
             energy = energy * 0.5 + u[1] * u[1] / t
             # adjoint of: energy = energy * 0.5 + u[1] * u[1] / t
-            t1 = energy_bar
-            energy_bar = 0.5 * t1
-            t2 = 1.0 / t * t1
-            u_bar[1] += 2.0 * (u[1] * t2)
+            t1 = 1.0 / t
+            t2 = energy_bar
+            energy_bar = 0.5 * t2
+            u_bar[1] += 2.0 * (u[1] * (t1 * t2))
             top -= max(n - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape

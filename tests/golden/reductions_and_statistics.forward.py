@@ -16,30 +16,39 @@ def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
     t2 = np.expand_dims(max_along(X, 1), 1)
     s_dot = np.sum(select_along(X_dot, X, 0, True)) + np.sum(x[:3] * select_along(X_dot, X, -1, False) + t1 * x_dot[:3]) + np.sum(X * np.expand_dims(select_along(X_dot, X, 1, True), 1) + t2 * X_dot)
     s = np.sum(t0) + np.sum(t1 * x[:3]) + np.sum(t2 * X)
-    t3 = np.expand_dims(np.sum(X, axis=0) / X.shape[0], 0)
-    t4 = np.sum(X, axis=-2)
-    s_dot += np.sum(X * np.expand_dims(1.0 / X.shape[0] * np.sum(X_dot, axis=0), 0) + t3 * X_dot) + np.sum(2.0 * t4 * np.sum(X_dot, axis=-2))
-    s += np.sum(t3 * X) + np.sum(t4 ** 2)
-    t5 = x - np.sum(x) / x.size
-    t6 = np.sqrt(np.sum(t5 ** 2) / (x.size - 0))
-    t7 = (x * 2.0).size
-    t8 = (x * 2.0) - np.sum(x * 2.0) / t7
-    t9 = (x * 2.0).size - 1
-    t10 = np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)
-    t11 = (X - t10) ** 2
-    t12 = np.sqrt(np.sum(t11, axis=1) / (X.shape[1] - 0))
-    t13 = X - np.sum(X) / X.size
-    s_dot += 0.5 / t6 * (1.0 / (x.size - 0) * np.sum(2.0 * t5 * (x_dot - (1.0 / x.size * np.sum(x_dot))))) + 1.0 / t9 * np.sum(2.0 * t8 * (2.0 * x_dot - (1.0 / t7 * np.sum(2.0 * x_dot)))) + np.sum(0.5 / t12 * (1.0 / (X.shape[1] - 0) * np.sum(2.0 * (X - t10) * (X_dot - np.expand_dims(1.0 / X.shape[1] * np.sum(X_dot, axis=1), 1)), axis=1))) + 1.0 / (X.size - 0) * np.sum(2.0 * t13 * (X_dot - (1.0 / X.size * np.sum(X_dot))))
-    s += t6 + (np.sum(t8 ** 2) / t9) + np.sum(t12) + (np.sum(t13 ** 2) / (X.size - 0))
-    t14 = as_vector(x)
-    t15 = as_vector(x)
-    t16 = np.abs(t15)
-    t17 = np.sqrt(np.sum(X * X, axis=0))
-    t18 = np.linalg.norm(X)
-    s_dot += np.sum(np.copysign(1.0, t14) * x_dot) + np.ravel(np.copysign(1.0, t15) * x_dot)[np.argmax(t16)] + np.sum(0.5 / t17 * np.sum(X * X_dot + X * X_dot, axis=0)) + (np.dot(np.ravel(X), np.ravel(X_dot)) / t18 if t18 != 0.0 else 0.0)
-    s += np.sum(np.abs(t14)) + np.max(t16) + np.sum(t17) + t18
-    t19 = np.sort(x)
-    t20 = np.arange(x.shape[0])
-    result_dot = s_dot + np.sum(t20 * x_dot[np.argsort(x)])
-    result = s + np.sum(t19 * t20)
+    t3 = 1.0 / X.shape[0]
+    t4 = np.expand_dims(np.sum(X, axis=0) / X.shape[0], 0)
+    t5 = np.sum(X, axis=-2)
+    s_dot += np.sum(X * np.expand_dims(t3 * np.sum(X_dot, axis=0), 0) + t4 * X_dot) + np.sum(2.0 * t5 * np.sum(X_dot, axis=-2))
+    s += np.sum(t4 * X) + np.sum(t5 ** 2)
+    t6 = 1.0 / x.size
+    t7 = x - np.sum(x) / x.size
+    t8 = 1.0 / (x.size - 0)
+    t9 = np.sqrt(np.sum(t7 ** 2) / (x.size - 0))
+    t10 = (x * 2.0).size
+    t11 = 1.0 / t10
+    t12 = (x * 2.0) - np.sum(x * 2.0) / t10
+    t13 = (x * 2.0).size - 1
+    t14 = 1.0 / t13
+    t15 = 1.0 / X.shape[1]
+    t16 = np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)
+    t17 = (X - t16) ** 2
+    t18 = 1.0 / (X.shape[1] - 0)
+    t19 = np.sqrt(np.sum(t17, axis=1) / (X.shape[1] - 0))
+    t20 = 1.0 / X.size
+    t21 = X - np.sum(X) / X.size
+    t22 = 1.0 / (X.size - 0)
+    s_dot += 0.5 / t9 * (t8 * np.sum(2.0 * t7 * (x_dot - (t6 * np.sum(x_dot))))) + t14 * np.sum(2.0 * t12 * (2.0 * x_dot - (t11 * np.sum(2.0 * x_dot)))) + np.sum(0.5 / t19 * (t18 * np.sum(2.0 * (X - t16) * (X_dot - np.expand_dims(t15 * np.sum(X_dot, axis=1), 1)), axis=1))) + t22 * np.sum(2.0 * t21 * (X_dot - (t20 * np.sum(X_dot))))
+    s += t9 + (np.sum(t12 ** 2) / t13) + np.sum(t19) + (np.sum(t21 ** 2) / (X.size - 0))
+    t23 = as_vector(x)
+    t24 = as_vector(x)
+    t25 = np.abs(t24)
+    t26 = np.sqrt(np.sum(X * X, axis=0))
+    t27 = np.linalg.norm(X)
+    s_dot += np.sum(np.copysign(1.0, t23) * x_dot) + np.ravel(np.copysign(1.0, t24) * x_dot)[np.argmax(t25)] + np.sum(0.5 / t26 * np.sum(X * X_dot + X * X_dot, axis=0)) + (np.dot(np.ravel(X), np.ravel(X_dot)) / t27 if t27 != 0.0 else 0.0)
+    s += np.sum(np.abs(t23)) + np.max(t25) + np.sum(t26) + t27
+    t28 = np.sort(x)
+    t29 = np.arange(x.shape[0])
+    result_dot = s_dot + np.sum(t29 * x_dot[np.argsort(x)])
+    result = s + np.sum(t28 * t29)
     return result, result_dot

@@ -24,50 +24,59 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     s_bar = 0.0
     x_bar = np.zeros_like(x)
     # adjoint of: result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
-    t27 = np.sort(x)
-    t28 = np.arange(x.shape[0])
+    t36 = np.sort(x)
+    t37 = np.arange(x.shape[0])
     s_bar += result_bar
-    x_bar += unsort(unbroadcast(t28 * np.full_like(t27 * t28, result_bar), t27), x)
+    x_bar += unsort(unbroadcast(t37 * np.full_like(t36 * t37, result_bar), t36), x)
     # adjoint of: s += np.sum(np.abs(as_vector(x))) + np.max(np.abs(as_vector(x))) + np.sum(np.sqrt(np.sum(X * X, axis=0))) + np.linalg.norm(X)
-    t21 = as_vector(x)
-    t22 = as_vector(x)
-    t23 = np.abs(t22)
-    t24 = np.sqrt(np.sum(X * X, axis=0))
-    t25 = np.linalg.norm(X)
-    x_bar += np.copysign(1.0, t21) * s_bar
-    x_bar += np.copysign(1.0, t22) * at_argmax(s_bar, t23)
-    t26 = expand_axis(0.5 / t24 * s_bar, X * X, 0)
-    X_bar += 2.0 * (X * t26)
-    X_bar += X * (s_bar / t25 if t25 != 0.0 else 0.0)
+    t30 = as_vector(x)
+    t31 = as_vector(x)
+    t32 = np.abs(t31)
+    t33 = np.sqrt(np.sum(X * X, axis=0))
+    t34 = np.linalg.norm(X)
+    x_bar += np.copysign(1.0, t30) * s_bar
+    x_bar += np.copysign(1.0, t31) * at_argmax(s_bar, t32)
+    t35 = expand_axis(0.5 / t33 * s_bar, X * X, 0)
+    X_bar += 2.0 * (X * t35)
+    X_bar += X * (s_bar / t34 if t34 != 0.0 else 0.0)
     # adjoint of: s += np.sqrt((np.sum((x - np.sum(x) / x.size) ** 2) / (x.size - 0))) + (np.sum(((x * 2.0) - np.sum((x * 2.0)) / (x * 2.0).size) ** 2) / ((x * 2.0).size - 1)) + np.sum(np.sqrt((np.sum((X - np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)) ** 2, axis=1) / (X.shape[1] - 0)))) + (np.sum((X - np.sum(X) / X.size) ** 2) / (X.size - 0))
-    t8 = x - np.sum(x) / x.size
-    t9 = np.sqrt(np.sum(t8 ** 2) / (x.size - 0))
-    t10 = (x * 2.0).size
-    t11 = (x * 2.0) - np.sum(x * 2.0) / t10
-    t12 = (x * 2.0).size - 1
-    t13 = np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)
-    t14 = (X - t13) ** 2
-    t15 = np.sqrt(np.sum(t14, axis=1) / (X.shape[1] - 0))
-    t16 = X - np.sum(X) / X.size
-    t17 = 2.0 * t8 * (1.0 / (x.size - 0) * (0.5 / t9 * s_bar))
-    x_bar += t17
-    x_bar += 1.0 / x.size * np.sum(-t17)
-    t18 = 2.0 * t11 * (1.0 / t12 * s_bar)
-    x_bar += 2.0 * t18
-    x_bar += 2.0 * (1.0 / t10 * np.sum(-t18))
-    t19 = 2.0 * (X - t13) * expand_axis(1.0 / (X.shape[1] - 0) * (0.5 / t15 * s_bar), t14, 1)
-    X_bar += unbroadcast(t19, X)
-    X_bar += expand_axis(1.0 / X.shape[1] * np.sum(unbroadcast(-t19, t13), axis=1), X, 1)
-    t20 = 2.0 * t16 * (1.0 / (X.size - 0) * s_bar)
-    X_bar += t20
-    X_bar += 1.0 / X.size * np.sum(-t20)
+    t9 = 1.0 / x.size
+    t10 = x - np.sum(x) / x.size
+    t11 = 1.0 / (x.size - 0)
+    t12 = np.sqrt(np.sum(t10 ** 2) / (x.size - 0))
+    t13 = (x * 2.0).size
+    t14 = 1.0 / t13
+    t15 = (x * 2.0) - np.sum(x * 2.0) / t13
+    t16 = (x * 2.0).size - 1
+    t17 = 1.0 / t16
+    t18 = 1.0 / X.shape[1]
+    t19 = np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)
+    t20 = (X - t19) ** 2
+    t21 = 1.0 / (X.shape[1] - 0)
+    t22 = np.sqrt(np.sum(t20, axis=1) / (X.shape[1] - 0))
+    t23 = 1.0 / X.size
+    t24 = X - np.sum(X) / X.size
+    t25 = 1.0 / (X.size - 0)
+    t26 = 2.0 * t10 * (t11 * (0.5 / t12 * s_bar))
+    x_bar += t26
+    x_bar += t9 * np.sum(-t26)
+    t27 = 2.0 * t15 * (t17 * s_bar)
+    x_bar += 2.0 * t27
+    x_bar += 2.0 * (t14 * np.sum(-t27))
+    t28 = 2.0 * (X - t19) * expand_axis(t21 * (0.5 / t22 * s_bar), t20, 1)
+    X_bar += unbroadcast(t28, X)
+    X_bar += expand_axis(t18 * np.sum(unbroadcast(-t28, t19), axis=1), X, 1)
+    t29 = 2.0 * t24 * (t25 * s_bar)
+    X_bar += t29
+    X_bar += t23 * np.sum(-t29)
     # adjoint of: s += np.sum(np.expand_dims((np.sum(X, axis=0) / X.shape[0]), 0) * X) + np.sum(np.sum(X, axis=-2) ** 2)
-    t5 = np.expand_dims(np.sum(X, axis=0) / X.shape[0], 0)
-    t6 = np.sum(X, axis=-2)
-    t7 = np.full_like(t5 * X, s_bar)
-    X_bar += expand_axis(1.0 / X.shape[0] * np.sum(unbroadcast(X * t7, t5), axis=0), X, 0)
-    X_bar += unbroadcast(t5 * t7, X)
-    X_bar += expand_axis(2.0 * t6 * s_bar, X, -2)
+    t5 = 1.0 / X.shape[0]
+    t6 = np.expand_dims(np.sum(X, axis=0) / X.shape[0], 0)
+    t7 = np.sum(X, axis=-2)
+    t8 = np.full_like(t6 * X, s_bar)
+    X_bar += expand_axis(t5 * np.sum(unbroadcast(X * t8, t6), axis=0), X, 0)
+    X_bar += unbroadcast(t6 * t8, X)
+    X_bar += expand_axis(2.0 * t7 * s_bar, X, -2)
     # adjoint of: s = np.sum(max_along(X, 0)) + np.sum(min_along(X, -1) * x[:3]) + np.sum(np.expand_dims(max_along(X, 1), 1) * X)
     t0 = max_along(X, 0)
     t1 = min_along(X, -1)

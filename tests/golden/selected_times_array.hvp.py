@@ -73,35 +73,37 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     y_bar = 0.0
     y_dot_bar = 0.0
     # adjoint of: result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
-    t12 = B[0] * y_dot + y * B_dot[0]
+    t16 = B[0] * y_dot + y * B_dot[0]
     choice_2_bar += result_dot_bar
     choice_3_bar += result_dot_bar
-    t13 = np.full_like(t12, result_dot_bar)
-    t14 = unbroadcast(t13, B[0] * y_dot)
-    B_bar[0] += y_dot * t14
-    y_dot_bar += np.sum(B[0] * t14)
-    y_bar += np.sum(B_dot[0] * unbroadcast(t13, y * B_dot[0]))
+    t17 = np.full_like(t16, result_dot_bar)
+    t18 = unbroadcast(t17, B[0] * y_dot)
+    B_bar[0] += y_dot * t18
+    y_dot_bar += np.sum(B[0] * t18)
+    y_bar += np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0]))
     itop -= 1
     taken = itape[itop]
     if taken == 1:
         # adjoint of: choice_3 = t1 / t2 * np.sum(-np.sin(B[1, :]) * B_dot[1, :])
-        t9 = t1 / t2
-        t10 = -np.sin(B[1, :])
-        t11 = np.sum(t10 * B_dot[1, :])
-        t1_bar += 1.0 / t2 * (t11 * choice_3_bar)
-        t2_bar += -t9 / t2 * (t11 * choice_3_bar)
-        B_bar[1, :] += np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t10 * B_dot[1, :], t9 * choice_3_bar), t10)
+        t12 = 1.0 / t2
+        t13 = t1 / t2
+        t14 = -np.sin(B[1, :])
+        t15 = np.sum(t14 * B_dot[1, :])
+        t1_bar += t12 * (t15 * choice_3_bar)
+        t2_bar += -t13 * t12 * (t15 * choice_3_bar)
+        B_bar[1, :] += np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t14 * B_dot[1, :], t13 * choice_3_bar), t14)
     itop -= 1
     taken_1 = itape[itop]
     if taken_1 == 1:
         # adjoint of: choice_2 = r / t2 * r_dot
-        t8 = r / t2
-        r_bar += 1.0 / t2 * (r_dot * choice_2_bar)
-        t2_bar += -t8 / t2 * (r_dot * choice_2_bar)
+        t10 = 1.0 / t2
+        t11 = r / t2
+        r_bar += t10 * (r_dot * choice_2_bar)
+        t2_bar += -t11 * t10 * (r_dot * choice_2_bar)
     # adjoint of: t2 = math.hypot(r, t1)
-    t7 = math.hypot(r, t1)
-    r_bar += (r / t7 * t2_bar if t7 != 0.0 else 0.0)
-    t1_bar += (t1 / t7 * t2_bar if t7 != 0.0 else 0.0)
+    t9 = math.hypot(r, t1)
+    r_bar += (r / t9 * t2_bar if t9 != 0.0 else 0.0)
+    t1_bar += (t1 / t9 * t2_bar if t9 != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(np.cos(B[1, :]))
     B_bar[1, :] += -np.sin(B[1, :]) * t1_bar
     # adjoint of: y = t0
@@ -113,17 +115,19 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     taken_2 = itape[itop]
     if taken_2 == 1:
         # adjoint of: choice_1 = (2.0 * r) / t0 * (2.0 * r_dot)
-        t5 = (2.0 * r) / t0
-        t6 = 2.0 * r_dot * choice_1_bar
-        r_bar += 2.0 * (1.0 / t0 * t6)
-        t0_bar += -t5 / t0 * t6
+        t6 = 1.0 / t0
+        t7 = (2.0 * r) / t0
+        t8 = 2.0 * r_dot * choice_1_bar
+        r_bar += 2.0 * (t6 * t8)
+        t0_bar += -t7 * t6 * t8
     itop -= 1
     taken_3 = itape[itop]
     if taken_3 == 1:
         # adjoint of: choice = r / t0 * r_dot
-        t4 = r / t0
-        r_bar += 1.0 / t0 * (r_dot * choice_bar)
-        t0_bar += -t4 / t0 * (r_dot * choice_bar)
+        t4 = 1.0 / t0
+        t5 = r / t0
+        r_bar += t4 * (r_dot * choice_bar)
+        t0_bar += -t5 * t4 * (r_dot * choice_bar)
     # adjoint of: t0 = math.hypot(r, 2.0 * r)
     t3 = math.hypot(r, 2.0 * r)
     r_bar += (r / t3 * t0_bar if t3 != 0.0 else 0.0)

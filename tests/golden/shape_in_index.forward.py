@@ -11,7 +11,8 @@ def shape_in_index_jvp(x, A, A_dot):
     # constant (no derivative code): x
     i2 = math.floor(x[0]) % A.shape[0]
     t0 = 1.0 + A * A
-    t1 = A / t0
-    result_dot = x[1] * A_dot[i2, 0] + np.mean(1.0 / t0 * A_dot + -t1 / t0 * (A * A_dot + A * A_dot))
-    result = A[i2, 0] * x[1] + np.mean(t1)
+    t1 = 1.0 / t0
+    t2 = A / t0
+    result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
+    result = A[i2, 0] * x[1] + np.mean(t2)
     return result, result_dot

@@ -9,36 +9,42 @@ from sourcead.runtime import unbroadcast
 
 def shape_in_index_hvp(x, A, A_dot, out_bar):
     # reverse mode (adjoints) of shape_in_index with respect to A
-    # active (varied from A; useful for the result): A, result_dot, t0, t1
+    # active (varied from A; useful for the result): A, result_dot, t0, t1, t2
     # constant (no derivative code): A_dot, result, x
     # forward sweep: nothing the reverse sweep reads is overwritten
     i2 = math.floor(x[0]) % A.shape[0]
     t0 = 1.0 + A * A
-    t1 = A / t0
-    result_dot = x[1] * A_dot[i2, 0] + np.mean(1.0 / t0 * A_dot + -t1 / t0 * (A * A_dot + A * A_dot))
+    t1 = 1.0 / t0
+    t2 = A / t0
+    result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
     value = result_dot
     # reverse sweep
     A_bar = np.zeros_like(A)
     result_dot_bar = out_bar
     t0_bar = np.zeros_like(t0)
     t1_bar = np.zeros_like(t1)
-    # adjoint of: result_dot = x[1] * A_dot[i2, 0] + np.mean(1.0 / t0 * A_dot + -t1 / t0 * (A * A_dot + A * A_dot))
+    t2_bar = np.zeros_like(t2)
+    # adjoint of: result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
+    t7 = -t2 * t1
+    t8 = A * A_dot + A * A_dot
+    t9 = t1 * A_dot + t7 * t8
+    t10 = np.full_like(t9, result_dot_bar / t9.size)
+    t1_bar += unbroadcast(A_dot * unbroadcast(t10, t1 * A_dot), t1)
+    t11 = unbroadcast(t10, t7 * t8)
+    t12 = unbroadcast(t8 * t11, t7)
+    t2_bar -= unbroadcast(t1 * t12, -t2)
+    t1_bar += unbroadcast(-t2 * t12, t1)
+    t13 = unbroadcast(t7 * t11, t8)
+    A_bar += 2.0 * unbroadcast(A_dot * t13, A)
+    # adjoint of: t2 = A / t0
+    t5 = 1.0 / t0
+    t6 = A / t0
+    A_bar += unbroadcast(t5 * t2_bar, A)
+    t0_bar += unbroadcast(-t6 * t5 * t2_bar, t0)
+    # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
-    t4 = -t1 / t0
-    t5 = A * A_dot + A * A_dot
-    t6 = t3 * A_dot + t4 * t5
-    t7 = np.full_like(t6, result_dot_bar / t6.size)
-    t0_bar += -t3 / t0 * unbroadcast(A_dot * unbroadcast(t7, t3 * A_dot), t3)
-    t8 = unbroadcast(t7, t4 * t5)
-    t9 = unbroadcast(t5 * t8, t4)
-    t1_bar -= unbroadcast(1.0 / t0 * t9, -t1)
-    t0_bar += unbroadcast(-t4 / t0 * t9, t0)
-    t10 = unbroadcast(t4 * t8, t5)
-    A_bar += 2.0 * unbroadcast(A_dot * t10, A)
-    # adjoint of: t1 = A / t0
-    t2 = A / t0
-    A_bar += unbroadcast(1.0 / t0 * t1_bar, A)
-    t0_bar += unbroadcast(-t2 / t0 * t1_bar, t0)
+    t4 = 1.0 / t0
+    t0_bar += -t4 * t3 * t1_bar
     # adjoint of: t0 = 1.0 + A * A
     A_bar += 2.0 * (A * t0_bar)
     return value, A_bar

@@ -18,10 +18,11 @@ def shape_in_index_vjp(x, A, out_bar):
     result_bar = out_bar
     # adjoint of: result = A[i2, 0] * x[1] + np.mean(A / (1.0 + A * A))
     t0 = 1.0 + A * A
-    t1 = A / t0
+    t1 = 1.0 / t0
+    t2 = A / t0
     A_bar[i2, 0] += x[1] * result_bar
-    t2 = result_bar / t1.size
-    A_bar += 1.0 / t0 * t2
-    t3 = -t1 / t0 * t2
-    A_bar += 2.0 * (A * t3)
+    t3 = result_bar / t2.size
+    A_bar += t1 * t3
+    t4 = -t2 * t1 * t3
+    A_bar += 2.0 * (A * t4)
     return value, A_bar

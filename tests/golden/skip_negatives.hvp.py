@@ -44,9 +44,10 @@ def skip_negatives_hvp(x, x_dot, out_bar):
         taken = itape[itop]
         if taken == 1:
             # adjoint of: s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
-            t2 = 0.5 / t0
-            x_bar[i] += t2 * x_dot[i] * s_dot_bar
-            t0_bar += -t2 / t0 * (x_dot[i] * (x[i] * s_dot_bar))
+            t2 = 1.0 / t0
+            t3 = 0.5 / t0
+            x_bar[i] += t3 * x_dot[i] * s_dot_bar
+            t0_bar += -t3 * t2 * (x_dot[i] * (x[i] * s_dot_bar))
             t0_bar += x_dot[i] * s_dot_bar
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
             t1 = t0  # its value, before the old one is restored

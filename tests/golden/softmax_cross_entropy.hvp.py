@@ -26,10 +26,11 @@ def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
     t1_bar = 0.0
     # adjoint of: result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (logits_dot - m_dot)) - logits_dot[label]
     t3 = 1.0 / t1
-    t4 = t0 * (logits_dot - m_dot)
-    t5 = np.sum(t4)
-    t1_bar += -t3 / t1 * (t5 * result_dot_bar)
-    t0_bar += unbroadcast((logits_dot - m_dot) * np.full_like(t4, t3 * result_dot_bar), t0)
+    t4 = 1.0 / t1
+    t5 = t0 * (logits_dot - m_dot)
+    t6 = np.sum(t5)
+    t1_bar += -t4 * t3 * (t6 * result_dot_bar)
+    t0_bar += unbroadcast((logits_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0)
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(logits - m)

@@ -84,9 +84,10 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 out_bar[i] = 0.0
                 # adjoint of: out_dot[i] = a_dot + 1.0 / (1.0 + t0) * (t0 * -a_dot)
                 t3 = 1.0 / (1.0 + t0)
-                t4 = t0 * -a_dot
-                t0_bar += -t3 / (1.0 + t0) * (t4 * out_dot_bar[i])
-                t0_bar += -a_dot * (t3 * out_dot_bar[i])
+                t4 = 1.0 / (1.0 + t0)
+                t5 = t0 * -a_dot
+                t0_bar += -t4 * t3 * (t5 * out_dot_bar[i])
+                t0_bar += -a_dot * (t4 * out_dot_bar[i])
                 out_dot_bar[i] = 0.0
                 # adjoint of: t0 = math.exp(-a)
                 a_bar -= t0 * t0_bar
@@ -95,9 +96,10 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 t1_bar += 1.0 / (1.0 + t1) * out_bar[i]
                 out_bar[i] = 0.0
                 # adjoint of: out_dot[i] = 1.0 / (1.0 + t1) * (t1 * a_dot)
-                t6 = 1.0 / (1.0 + t1)
-                t1_bar += -t6 / (1.0 + t1) * (t1 * a_dot * out_dot_bar[i])
-                t1_bar += a_dot * (t6 * out_dot_bar[i])
+                t7 = 1.0 / (1.0 + t1)
+                t8 = 1.0 / (1.0 + t1)
+                t1_bar += -t8 * t7 * (t1 * a_dot * out_dot_bar[i])
+                t1_bar += a_dot * (t8 * out_dot_bar[i])
                 out_dot_bar[i] = 0.0
                 # adjoint of: t1 = math.exp(a)
                 a_bar += t1 * t1_bar

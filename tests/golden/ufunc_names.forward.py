@@ -9,17 +9,20 @@ def ufunc_names_jvp(x, y, x_dot, y_dot):
     # active (varied from x, y; useful for the result): result, z
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
-    t0 = x / (y + 3.0)
-    t1 = (x - y) / t0
-    z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (1.0 / t0 * (x_dot - y_dot) + -t1 / t0 * (1.0 / (y + 3.0) * x_dot + -t0 / (y + 3.0) * y_dot))
-    z = (x + y) * (x * y) + t1
-    t2 = z + (-x)
-    t3 = np.power(x, 2.0)
-    t4 = np.square(y)
-    t5 = np.reciprocal(y + 3.0)
-    t6 = t2 + t3 + t4
-    z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t5 * t5 * y_dot
-    z = t6 + t5
-    result_dot = np.sum(z_dot) + 1.0 / 2.0 * x_dot[0]
+    t0 = 1.0 / (y + 3.0)
+    t1 = x / (y + 3.0)
+    t2 = 1.0 / t1
+    t3 = (x - y) / t1
+    z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
+    z = (x + y) * (x * y) + t3
+    t4 = z + (-x)
+    t5 = np.power(x, 2.0)
+    t6 = np.square(y)
+    t7 = np.reciprocal(y + 3.0)
+    t8 = t4 + t5 + t6
+    z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
+    z = t8 + t7
+    t9 = 1.0 / 2.0
+    result_dot = np.sum(z_dot) + t9 * x_dot[0]
     result = np.sum(z) + (x[0] / 2.0)
     return result, result_dot
