@@ -82,6 +82,16 @@ class Program:
             return node.with_changes(value=cst.Name(self.namer.shadow(node.value.value, suffix)))  # type: ignore[union-attr]
         return cst.Name(self.namer.shadow(node.value, suffix))  # type: ignore[union-attr]
 
+    def element_is_float(self, node: cst.BaseExpression) -> bool:
+        """Is `a_bar[i, j]` (an adjoint's element) one float, not a row or a slice of its array?"""
+        if not isinstance(node, cst.Subscript) or not isinstance(node.value, cst.Name):
+            return False
+        var = self.namer.shadowed(node.value.value)
+        if var is None or not self.kinds.is_array(var):
+            return False
+        of = self.kinds.type_of(node.with_changes(value=cst.Name(var)))
+        return of.dtype == "float" and of.ndim == 0
+
     def activity_comments(self) -> list[str]:
         """The activity facts, for the generated code: what carries derivatives and why, and which
         float values get no derivative code at all."""

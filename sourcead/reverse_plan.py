@@ -51,6 +51,7 @@ from .exprs import code, is_number, names_in, number_value, paren
 from .gather import Gather, plan_gather
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
+from .promote import Promoted, plan_promotions
 from .recompute import Prefix, recomputed_prefixes
 from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording, Tapes
 from .tbr import record_in_iteration, to_be_recorded
@@ -101,6 +102,8 @@ class ReversePlan:
     ]  # loops reversed in their own order: records per iteration per tape
     gathers: Mapping[For, Gather]  # loops whose contributions at constant offsets are gathered
     held: Mapping[Assign, str]  # `x = e` whose adjoint reads e's value from x: the temporary it sets
+    promoted: Mapping[For, tuple[Promoted, ...]]  # elements a reversed loop sums into a local first
+    accumulators: Mapping[Assign, Mapping[str, str]]  # its lines' targets (as code) -> that local
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
     first_allocation: tuple[Count, Count]  # the straight-line records before any reservation
 
@@ -299,6 +302,14 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     checkpoint_names = {loop: {key: fresh(f"ck_{key}") for key in _CHECKPOINT_KEYS} for loop in checkpointed}
     local_tapes = ((fresh("ltape"), fresh("ltop")), (fresh("litape"), fresh("litop")))
     in_parallel = frozenset(s for loop in parallel for s in walk_statements(loop.body))
+
+    def not_promoted(loop: For) -> bool:  # its lines go where another strategy sends them
+        inside = [loop, *walk_statements(loop.body)]
+        return loop in in_parallel or any(t in parallel or t in checkpointed or t in gathers for t in inside)
+
+    promoted, accumulators = plan_promotions(
+        (s for s in statements if isinstance(s, For)), adjoints.lines, not_promoted, prog.element_is_float, fresh
+    )
     plan = ReversePlan(
         prog=prog,
         adjoints=adjoints,
@@ -331,6 +342,8 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         forward_reversals=forward_reversals,
         gathers=gathers,
         held=_held_values(fn.body, adjoints),
+        promoted=promoted,
+        accumulators=accumulators,
         reservations={},
         first_allocation=(Count(), Count()),
     )

@@ -74,6 +74,14 @@ class ReverseSweep:
             if not restored:
                 rename = Rename({held: s.target})
                 lines = [replace(line, value=line.value.visit(rename)) for line in lines]  # type: ignore[arg-type]
+        accumulators = self.plan.accumulators.get(s)
+        if accumulators:  # into an element its loop sums locally (ReversePlan.promoted)
+            lines = [
+                replace(line, target=cst.Name(accumulators[code(line.target)]))
+                if code(line.target) in accumulators and line.op != "="
+                else line
+                for line in lines
+            ]
         if lines:
             out.comment(f"adjoint of: {s.text()}")
         if held is not None and restored:
@@ -123,10 +131,20 @@ class ReverseSweep:
         self.reversed_rest(loop, counter, out)
 
     def reversed_rest(self, loop: For, counter: str | None, out: Writer) -> None:
-        """The reversed loop, in its own order or backwards (what a gather left, in this scope)."""
+        """The reversed loop, in its own order or backwards (what a gather left, in this scope),
+        with the elements it adds into in every iteration summed locally first."""
+        promoted = self.plan.promoted.get(loop, ())
+        for p in promoted:
+            out.line(f"{p.local} = 0.0  # what every iteration adds into {code(p.target)}")
         if loop in self.plan.forward_reversals:
             self.forward_reversal(loop, out)
-            return
+        else:
+            self.backward(loop, counter, out)
+        for p in promoted:
+            with out.block(f"if {p.local} != 0.0"):  # an empty loop indexes nothing
+                out.line(f"{code(p.target)} += {p.local}")
+
+    def backward(self, loop: For, counter: str | None, out: Writer) -> None:
         header, index = self.reversed_range(loop, counter)
         with out.block(header):
             if index:

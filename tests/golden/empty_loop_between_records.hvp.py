@@ -95,6 +95,7 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         t1 = tape[top]  # restore the value t1 had before
         y_bar[i] += -math.sin(y[i]) * t1_bar
         t1_bar = 0.0
+    x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= 2 * max(m - 2, 0)  # this loop's records
     # its iterations' adjoints are independent: run in the loop's order, each restoring
     # its own records from the end of its part of the tape
@@ -104,13 +105,15 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top_at -= 1
         y[i] = tape[top_at]  # restore the value y[i] had before
         x_bar[i] += math.cos(x[i]) * (0.5 * y_bar[i])
-        x_bar[0] += y_bar[i]
+        x_bar_0 += y_bar[i]
         y_bar[i] = 0.0
         # adjoint of: y_dot[i] = 0.5 * (math.cos(x[i]) * x_dot[i]) + x_dot[0]
         top_at -= 1
         y_dot[i] = tape[top_at]  # restore the value y_dot[i] had before
         x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (0.5 * y_dot_bar[i]))
         y_dot_bar[i] = 0.0
+    if x_bar_0 != 0.0:
+        x_bar[0] += x_bar_0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * t0
         top -= 1

@@ -52,6 +52,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         t3 = t_bar
         t_bar = t2 * t3
         y_bar[i] += -math.sin(y[i]) * (t * t3)
+    x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= max(m - 2, 0)  # this loop's records
     # its iterations' adjoints are independent: run in the loop's order, each restoring
     # its own records from the end of its part of the tape
@@ -61,8 +62,10 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         top_at -= 1
         y[i] = tape[top_at]  # restore the value y[i] had before
         x_bar[i] += math.cos(x[i]) * (0.5 * y_bar[i])
-        x_bar[0] += y_bar[i]
+        x_bar_0 += y_bar[i]
         y_bar[i] = 0.0
+    if x_bar_0 != 0.0:
+        x_bar[0] += x_bar_0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * math.sin(x[i] + 1.0)
         top -= 1

@@ -216,6 +216,10 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
             un, u = u, un  # undo: u, un = un, u
             un_bar, u_bar = u_bar, un_bar
+            u_dot_bar_nm1 = 0.0  # what every iteration adds into u_dot_bar[n - 1]
+            u_bar_nm1 = 0.0  # what every iteration adds into u_bar[n - 1]
+            u_dot_bar_0 = 0.0  # what every iteration adds into u_dot_bar[0]
+            u_bar_0 = 0.0  # what every iteration adds into u_bar[0]
             for i in range(n - 1, -1, -1):
                 # adjoint of: un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
                 top -= 1
@@ -260,12 +264,12 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                     right_dot_bar = 0.0
                 else:
                     # adjoint of: right = u[0]
-                    u_bar[0] += right_bar
+                    u_bar_0 += right_bar
                     right_bar = 0.0
                     # adjoint of: right_dot = u_dot[0]
                     top -= 1
                     right_dot = tape[top]  # restore the value right_dot had before
-                    u_dot_bar[0] += right_dot_bar
+                    u_dot_bar_0 += right_dot_bar
                     right_dot_bar = 0.0
                 itop -= 1
                 taken_1 = itape[itop]
@@ -280,13 +284,21 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                     left_dot_bar = 0.0
                 else:
                     # adjoint of: left = u[n - 1]
-                    u_bar[n - 1] += left_bar
+                    u_bar_nm1 += left_bar
                     left_bar = 0.0
                     # adjoint of: left_dot = u_dot[n - 1]
                     top -= 1
                     left_dot = tape[top]  # restore the value left_dot had before
-                    u_dot_bar[n - 1] += left_dot_bar
+                    u_dot_bar_nm1 += left_dot_bar
                     left_dot_bar = 0.0
+            if u_dot_bar_nm1 != 0.0:
+                u_dot_bar[n - 1] += u_dot_bar_nm1
+            if u_bar_nm1 != 0.0:
+                u_bar[n - 1] += u_bar_nm1
+            if u_dot_bar_0 != 0.0:
+                u_dot_bar[0] += u_dot_bar_0
+            if u_bar_0 != 0.0:
+                u_bar[0] += u_bar_0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

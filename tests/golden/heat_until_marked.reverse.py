@@ -144,6 +144,8 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             steps += 1
             un, u = u, un  # undo: u, un = un, u
             un_bar, u_bar = u_bar, un_bar
+            u_bar_nm1 = 0.0  # what every iteration adds into u_bar[n - 1]
+            u_bar_0 = 0.0  # what every iteration adds into u_bar[0]
             for i in range(n - 1, -1, -1):
                 # adjoint of: un[i] = u[i] + k * (left - 2.0 * u[i] + right) - 0.01 * u[i] ** 3
                 top -= 1
@@ -168,7 +170,7 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
                     # adjoint of: right = u[0]
                     top -= 1
                     right = tape[top]  # restore the value right had before
-                    u_bar[0] += right_bar
+                    u_bar_0 += right_bar
                     right_bar = 0.0
                 itop -= 1
                 taken_1 = itape[itop]
@@ -182,8 +184,12 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
                     # adjoint of: left = u[n - 1]
                     top -= 1
                     left = tape[top]  # restore the value left had before
-                    u_bar[n - 1] += left_bar
+                    u_bar_nm1 += left_bar
                     left_bar = 0.0
+            if u_bar_nm1 != 0.0:
+                u_bar[n - 1] += u_bar_nm1
+            if u_bar_0 != 0.0:
+                u_bar[0] += u_bar_0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

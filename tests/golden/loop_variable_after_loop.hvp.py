@@ -54,12 +54,15 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
         w_bar += x_dot[k] * (t1 * s_dot_bar)
         x_bar[k] += w_dot * (t1 * s_dot_bar)
     for i in range((x.shape[0] - 2) - 1, -1, -1):
+        x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-            x_bar[i] += x_dot[j] * s_dot_bar
+            x_bar_i += x_dot[j] * s_dot_bar
             x_bar[j] += x_dot[i] * s_dot_bar
             itop -= 1
             j = itape[itop]  # restore the value j had before
+        if x_bar_i != 0.0:
+            x_bar[i] += x_bar_i
         # adjoint of: s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot
         t0 = x[j] * x_dot[j] + x[j] * x_dot[j]
         w_bar += t0 * s_dot_bar

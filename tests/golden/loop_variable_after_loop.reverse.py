@@ -49,12 +49,15 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
         x_bar[k] += w * t0
         w_bar += x[k] * t0
     for i in range((x.shape[0] - 2) - 1, -1, -1):
+        x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s += x[j] * x[i]
             x_bar[j] += x[i] * s_bar
-            x_bar[i] += x[j] * s_bar
+            x_bar_i += x[j] * s_bar
             itop -= 1
             j = itape[itop]  # restore the value j had before
+        if x_bar_i != 0.0:
+            x_bar[i] += x_bar_i
         # adjoint of: s += x[j] * x[j] * w
         x_bar[j] += 2.0 * (x[j] * (w * s_bar))
         w_bar += x[j] * x[j] * s_bar

@@ -80,6 +80,10 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     for i in range(n - 1, -1, -1):
         if d_bar != 0.0 or d_dot_bar != 0.0 or e_dot_bar != 0.0 or t4_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
+            p_dot_bar_i_1 = 0.0  # what every iteration adds into p_dot_bar[i]
+            p_bar_i_1 = 0.0  # what every iteration adds into p_bar[i]
+            v_dot_bar_i = 0.0  # what every iteration adds into v_dot_bar[i]
+            v_bar_i = 0.0  # what every iteration adds into v_bar[i]
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(i + 1, n):
                 # the values this iteration computes first, again (cheaper than records)
@@ -96,8 +100,8 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 d_bar += d_dot * (t22 * e_dot_bar)
                 d_dot_bar += d * (t22 * e_dot_bar)
                 v_bar[j] += v_dot[i] * e_dot_bar
-                v_dot_bar[i] += v[j] * e_dot_bar
-                v_bar[i] += v_dot[j] * e_dot_bar
+                v_dot_bar_i += v[j] * e_dot_bar
+                v_bar_i += v_dot[j] * e_dot_bar
                 v_dot_bar[j] += v[i] * e_dot_bar
                 # adjoint of: t4 = math.sqrt(d * d + 0.1)
                 t20 = 0.5 / t4 * t4_bar
@@ -105,12 +109,20 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 t4_bar = 0.0
                 # adjoint of: d = p[j] - p[i]
                 p_bar[j] += d_bar
-                p_bar[i] -= d_bar
+                p_bar_i_1 -= d_bar
                 d_bar = 0.0
                 # adjoint of: d_dot = p_dot[j] - p_dot[i]
                 p_dot_bar[j] += d_dot_bar
-                p_dot_bar[i] -= d_dot_bar
+                p_dot_bar_i_1 -= d_dot_bar
                 d_dot_bar = 0.0
+            if p_dot_bar_i_1 != 0.0:
+                p_dot_bar[i] += p_dot_bar_i_1
+            if p_bar_i_1 != 0.0:
+                p_bar[i] += p_bar_i_1
+            if v_dot_bar_i != 0.0:
+                v_dot_bar[i] += v_dot_bar_i
+            if v_bar_i != 0.0:
+                v_bar[i] += v_bar_i
     for _step in range(n_steps - 1, -1, -1):
         top -= 2 * max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -132,6 +144,8 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             f_dot_bar += dt * v_dot_bar[i]
             if d_bar != 0.0 or d_dot_bar != 0.0 or f_bar != 0.0 or f_dot_bar != 0.0 or r_bar != 0.0 or r_dot_bar != 0.0 or t0_bar != 0.0 or t1_bar != 0.0 or t2_bar != 0.0 or t3_bar != 0.0 or w_bar != 0.0 or w_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
+                p_dot_bar_i = 0.0  # what every iteration adds into p_dot_bar[i]
+                p_bar_i = 0.0  # what every iteration adds into p_bar[i]
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(n):
                     # the values this iteration computes first, again (cheaper than records)
@@ -200,12 +214,16 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     t0_bar = 0.0
                     # adjoint of: d = p[j] - p[i]
                     p_bar[j] += d_bar
-                    p_bar[i] -= d_bar
+                    p_bar_i -= d_bar
                     d_bar = 0.0
                     # adjoint of: d_dot = p_dot[j] - p_dot[i]
                     p_dot_bar[j] += d_dot_bar
-                    p_dot_bar[i] -= d_dot_bar
+                    p_dot_bar_i -= d_dot_bar
                     d_dot_bar = 0.0
+                if p_dot_bar_i != 0.0:
+                    p_dot_bar[i] += p_dot_bar_i
+                if p_bar_i != 0.0:
+                    p_bar[i] += p_bar_i
             # adjoint of: f = 0.0
             f_bar = 0.0
             # adjoint of: f_dot = 0.0

@@ -52,6 +52,8 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
     for i in range(n - 1, -1, -1):
         if d_bar != 0.0 or e_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
+            p_bar_i_1 = 0.0  # what every iteration adds into p_bar[i]
+            v_bar_i = 0.0  # what every iteration adds into v_bar[i]
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(i + 1, n):
                 # the values this iteration computes first, again (cheaper than records)
@@ -60,12 +62,16 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 t6 = math.sqrt(d * d + 0.1)
                 t7 = 0.5 / t6 * e_bar
                 d_bar += 2.0 * (d * t7)
-                v_bar[i] += v[j] * e_bar
+                v_bar_i += v[j] * e_bar
                 v_bar[j] += v[i] * e_bar
                 # adjoint of: d = p[j] - p[i]
                 p_bar[j] += d_bar
-                p_bar[i] -= d_bar
+                p_bar_i_1 -= d_bar
                 d_bar = 0.0
+            if p_bar_i_1 != 0.0:
+                p_bar[i] += p_bar_i_1
+            if v_bar_i != 0.0:
+                v_bar[i] += v_bar_i
     for _step in range(n_steps - 1, -1, -1):
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -81,6 +87,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
             f_bar += dt * v_bar[i]
             if d_bar != 0.0 or f_bar != 0.0 or r_bar != 0.0 or w_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
+                p_bar_i = 0.0  # what every iteration adds into p_bar[i]
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(n):
                     # the values this iteration computes first, again (cheaper than records)
@@ -103,8 +110,10 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     r_bar = 0.0
                     # adjoint of: d = p[j] - p[i]
                     p_bar[j] += d_bar
-                    p_bar[i] -= d_bar
+                    p_bar_i -= d_bar
                     d_bar = 0.0
+                if p_bar_i != 0.0:
+                    p_bar[i] += p_bar_i
             # adjoint of: f = 0.0
             f_bar = 0.0
     # adjoint of: v = np.copy(v0)

@@ -19,6 +19,8 @@ def wrapped_neighbours_grad(x, w, out_bar):
         j = (i + 1) % x.shape[0]
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
+            x_bar_i = 0.0  # what every iteration adds into x_bar[i]
+            x_bar_j = 0.0  # what every iteration adds into x_bar[j]
             # its iterations' adjoints are independent: run in the loop's order
             for k in range(i, len(x)):
                 # the values this iteration computes first, again (cheaper than records)
@@ -27,7 +29,11 @@ def wrapped_neighbours_grad(x, w, out_bar):
                 t0 = w * x[i] * x[j]
                 t1 = x[j] * (x[m] * s_bar)
                 w_bar += x[i] * t1
-                x_bar[i] += w * t1
-                x_bar[j] += w * x[i] * (x[m] * s_bar)
+                x_bar_i += w * t1
+                x_bar_j += w * x[i] * (x[m] * s_bar)
                 x_bar[m] += t0 * s_bar
+            if x_bar_i != 0.0:
+                x_bar[i] += x_bar_i
+            if x_bar_j != 0.0:
+                x_bar[j] += x_bar_j
     return (x_bar, w_bar)

@@ -29,6 +29,8 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
         j = (i + 1) % x.shape[0]
         if s_dot_bar != 0.0 or t0_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
+            x_bar_i = 0.0  # what every iteration adds into x_bar[i]
+            x_bar_j = 0.0  # what every iteration adds into x_bar[j]
             # its iterations' adjoints are independent: run in the loop's order
             for k in range(i, len(x)):
                 # the values this iteration computes first, again (cheaper than records)
@@ -37,17 +39,21 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
                 t1 = x[i] * w_dot + w * x_dot[i]
                 t2 = x[j] * t1 + w * x[i] * x_dot[j]
                 x_bar[m] += t2 * s_dot_bar
-                x_bar[j] += t1 * (x[m] * s_dot_bar)
+                x_bar_j += t1 * (x[m] * s_dot_bar)
                 t3 = x[j] * (x[m] * s_dot_bar)
-                x_bar[i] += w_dot * t3
+                x_bar_i += w_dot * t3
                 w_bar += x_dot[i] * t3
                 t4 = x_dot[j] * (x[m] * s_dot_bar)
                 w_bar += x[i] * t4
-                x_bar[i] += w * t4
+                x_bar_i += w * t4
                 t0_bar += x_dot[m] * s_dot_bar
                 # adjoint of: t0 = w * x[i] * x[j]
                 w_bar += x[i] * (x[j] * t0_bar)
-                x_bar[i] += w * (x[j] * t0_bar)
-                x_bar[j] += w * x[i] * t0_bar
+                x_bar_i += w * (x[j] * t0_bar)
+                x_bar_j += w * x[i] * t0_bar
                 t0_bar = 0.0
+            if x_bar_i != 0.0:
+                x_bar[i] += x_bar_i
+            if x_bar_j != 0.0:
+                x_bar[j] += x_bar_j
     return value, x_bar, w_bar

@@ -58,20 +58,23 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         x_bar[i] += s_dot * t2
         s_dot_bar = x[i] * t2
         s_bar += x_dot[i] * t2
+    x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
         s = tape[top]  # restore the value s had before
         t1 = s_bar
         s_bar = x[0] * t1
-        x_bar[0] += s * t1
+        x_bar_0 += s * t1
         # adjoint of: s_dot = x[0] * s_dot + s * x_dot[0]
         top -= 1
         s_dot = tape[top]  # restore the value s_dot had before
         t0 = s_dot_bar
-        x_bar[0] += s_dot * t0
+        x_bar_0 += s_dot * t0
         s_dot_bar = x[0] * t0
         s_bar += x_dot[0] * t0
+    if x_bar_0 != 0.0:
+        x_bar[0] += x_bar_0
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]

@@ -42,13 +42,16 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         t1 = s_bar
         s_bar = x[i] * t1
         x_bar[i] += s * t1
+    x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
         s = tape[top]  # restore the value s had before
         t0 = s_bar
         s_bar = x[0] * t0
-        x_bar[0] += s * t0
+        x_bar_0 += s * t0
+    if x_bar_0 != 0.0:
+        x_bar[0] += x_bar_0
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
