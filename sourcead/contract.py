@@ -69,7 +69,7 @@ class _Contract:
 def derive(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, mode: str) -> str:
     """The contract of one generated variant, as JSON text (see the module docstring). In reverse
     mode an array result's cotangent is indexed like the result, so its shape belongs to it."""
-    assigned = _assignment_counts(fn)
+    assigned = _assignment_counts(fn, kinds)
     params = {p: k for k, p in enumerate(fn.params)}
     ints = {p: {f"n:{k}": 1} for p, k in params.items() if kinds[p].is_scalar and kinds[p].dtype == "int"}
     shapes = {p: tuple({f"s:{k}:{a}": 1} for a in range(kinds[p].ndim)) for p, k in params.items() if kinds[p].is_array}
@@ -106,8 +106,9 @@ def derive(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, mode: str) ->
     )
 
 
-def _assignment_counts(fn: CoreFunction) -> Counter:
-    """How many statements bind each name as a whole (element writes keep an array's shape)."""
+def _assignment_counts(fn: CoreFunction, kinds: Kinds) -> Counter:
+    """How many statements bind each name as a whole (element writes keep an array's shape; a swap
+    of arrays is not counted: `_swapped` groups its names, whose shapes hold only where equal)."""
     counts: Counter = Counter()
     for stmt in walk_statements(fn.body):
         if isinstance(stmt, Assign) and not stmt.writes_element:
@@ -115,14 +116,43 @@ def _assignment_counts(fn: CoreFunction) -> Counter:
         elif isinstance(stmt, For):
             counts[stmt.var] += 1
         elif isinstance(stmt, Permute):
-            counts.update(stmt.targets)
+            counts.update(t for t in stmt.targets if not kinds.is_array(t))
     return counts
+
+
+def _swapped(fn: CoreFunction, kinds: Kinds) -> dict[str, frozenset[str]]:
+    """Each array name that swaps (`u, v = v, u`) -> every name it may exchange its array with,
+    itself included (the names of one swap, joined through any other swap they are in)."""
+    groups: dict[str, frozenset[str]] = {}
+    for stmt in walk_statements(fn.body):
+        if isinstance(stmt, Permute):
+            names = frozenset(t for t in (*stmt.targets, *stmt.sources) if kinds.is_array(t))
+            joined = names.union(*(groups.get(n, frozenset()) for n in names))
+            for n in joined:
+                groups[n] = joined
+    return groups
 
 
 class _Walker:
     def __init__(self, fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, assigned: Counter, out: _Contract):
         self.fn, self.kinds, self.parsed, self.assigned, self.out = fn, kinds, parsed, assigned, out
         self.final_shapes: dict[str, tuple[Affine, ...]] = {}
+        self.swapped = _swapped(fn, kinds)
+
+    def view(self, scope: _Scope) -> _Scope:
+        """`scope` as its readers see it: an array that swaps has its static shape only where every
+        name it may have exchanged with has one too, the same (they are bound once, each to an
+        array of that shape, so whichever array a name holds after any swaps has it); where one is
+        not bound yet here, a swap in an earlier iteration may have handed it another shape."""
+        if not self.swapped:
+            return scope
+        shapes = scope.shapes
+        kept = {
+            n: shape
+            for n, shape in shapes.items()
+            if all(shapes.get(m) == shape for m in self.swapped.get(n, frozenset()))
+        }
+        return _Scope(scope.ints, kept, scope.loops, scope.conditional)
 
     def block(self, body: tuple[Stmt, ...], scope: _Scope, top: bool = False) -> None:
         for stmt in body:
@@ -130,7 +160,7 @@ class _Walker:
             if isinstance(stmt, Assign) and not stmt.writes_element and self.assigned[stmt.var] == 1:
                 self.bind(stmt, scope)  # for the rest of this block (a nested block has copies)
         if top:
-            self.final_shapes = dict(scope.shapes)
+            self.final_shapes = dict(self.view(scope).shapes)
 
     def bind(self, stmt: Assign, scope: _Scope) -> None:
         """A name assigned once in the function: a static int, or an array of static shape, from
@@ -140,11 +170,11 @@ class _Walker:
         if stmt.accumulate is not None:
             return
         if t.is_scalar and t.dtype == "int":
-            value = _affine(stmt.value, scope)
+            value = _affine(stmt.value, self.view(scope))
             if value is not None:
                 scope.ints[var] = value
         elif t.is_array:
-            shape = _made_shape(stmt.value, scope, t.ndim)
+            shape = _made_shape(stmt.value, self.view(scope), t.ndim)
             if shape is not None:
                 scope.shapes[var] = shape
 
@@ -166,7 +196,7 @@ class _Walker:
             self.block(stmt.body, inner)
 
     def inner(self, loop: For, scope: _Scope) -> _Scope:
-        start, stop, step = (_affine(e, scope) for e in (loop.start, loop.stop, loop.step))
+        start, stop, step = (_affine(e, self.view(scope)) for e in (loop.start, loop.stop, loop.step))
         conditional = scope.conditional or has_break(loop)
         if loop.var in assigned_names(loop.body) or start is None or stop is None:
             return _Scope(dict(scope.ints), dict(scope.shapes), scope.loops, True)  # its index range is not static
@@ -180,6 +210,7 @@ class _Walker:
             self.access(sub, stmt, scope)
 
     def access(self, sub: cst.Subscript, stmt: Stmt, scope: _Scope) -> None:
+        scope = self.view(scope)
         array = unparen(sub.value)
         if isinstance(array, cst.Attribute) and array.attr.value == "shape":
             return  # a size: its index is a literal numba checks when it compiles

@@ -129,3 +129,10 @@ def assert_close(actual, expected, rtol: float, atol: float = 0.0) -> None:
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)
 
     _map(check, actual, expected)
+
+
+def assert_gradient_matches(f: Callable, args: tuple, wrt_names: Sequence[str], got, rtol=1e-6, atol=1e-8) -> None:
+    """`got` (a gradient, or a tuple of one per wrt name) against central differences of f."""
+    got = got if isinstance(got, tuple) else (got,)
+    for g, e in zip(got, finite_difference_gradient(f, args, wrt_names), strict=True):
+        assert_close(g, e, rtol=rtol, atol=atol)

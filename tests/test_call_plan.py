@@ -396,3 +396,70 @@ def test_njit_entries_check_the_shape_contract():
 def test_raw_errors_never_escape_the_plain_python_code():
     with pytest.raises(SourceADError):
         sourcead.grad(gather, jit=False)(RNG.standard_normal(3), np.array([5]))
+
+
+# --- arrays that swap: static shapes where every name of the swap has the same one -----------------
+
+
+def swap_buffers(x, k, steps):
+    n = x.shape[0]
+    u = x.copy()
+    v = np.zeros(n)
+    for _ in range(steps):
+        v[0] = u[0]
+        for i in range(1, n):
+            v[i] = u[i] + k * (u[i - 1] - u[i])
+        u, v = v, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def swap_arguments(a, b):
+    p = a.copy()
+    q = b.copy()
+    p, q = q, p  # p now has b's shape
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += p[i] * p[i]
+    return s + q[0]
+
+
+def swap_bound_late(x, steps):
+    u = x.copy()
+    s = 0.0
+    for _ in range(steps):
+        s += u[x.shape[0] - 1] * u[0]  # from the second step on, u is the v below
+        v = np.zeros(2)
+        v[0] = u[0]
+        v[1] = u[0]
+        u, v = v, u
+    return s
+
+
+@JIT
+def test_buffers_of_one_shape_that_swap_need_no_bounds_checks(jit):
+    g = sourcead.grad(swap_buffers, wrt=(0, 1), jit=jit)
+    assert g._default.plan.complete
+    x = RNG.standard_normal(7)
+    report = sourcead.check_derivative(swap_buffers, x, 0.3, 4, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_arrays_of_different_shapes_that_swap_are_bounds_checked(jit):
+    g = sourcead.grad(swap_arguments, wrt=(0, 1), jit=jit)
+    assert not g._default.plan.complete  # p may hold b's array: p[i] over a's range is not covered
+    a, b = RNG.standard_normal(5), RNG.standard_normal(3)
+    with pytest.raises(ShapeError, match="out of range"):
+        g(a, b)
+    report = sourcead.check_derivative(swap_arguments, a, RNG.standard_normal(6), wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+def test_a_swapped_name_bound_after_its_read_is_bounds_checked():
+    g = sourcead.grad(swap_bound_late, wrt=0)
+    assert not g._default.plan.complete
+    with pytest.raises(ShapeError, match="out of range"):
+        g(RNG.standard_normal(5), 3)  # u[4] of the 2-element v, in the second step

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 from numba import prange
-from numeric import assert_close, finite_difference_gradient
+from numeric import assert_gradient_matches
 
 import sourcead
 
@@ -101,10 +101,7 @@ def _grad(name: str, jit: bool):
 def test_matches_finite_differences(name, jit):
     f, wrt, make, _, _ = _CASES[name]
     args = make(np.random.default_rng(3))
-    got = _grad(name, jit)(*args)
-    got = got if isinstance(got, tuple) else (got,)
-    for g, e in zip(got, finite_difference_gradient(f, args, wrt), strict=True):
-        assert_close(g, e, rtol=1e-6, atol=1e-8)
+    assert_gradient_matches(f, args, wrt, _grad(name, jit)(*args))
 
 
 @pytest.mark.parametrize("name", sorted(_CASES))
