@@ -3,9 +3,10 @@
 numba compiles generated code with `error_model="numpy"`: 1.0 / 0.0 is inf and math.sqrt(-1.0)
 is nan. Plain Python raises instead (ZeroDivisionError, ValueError). So that `jit=False` runs the
 very same code with the same numbers, floats are NumPy floats there (division by zero gives inf),
-and the generated module's `import math` gets this module: each function computes what NumPy's
-twin computes, returning a NumPy float; integer functions (floor, ceil, trunc) and the tests
-(isnan, ...) are math's own.
+and the generated module's `import math` gets this module: each function computes what math
+computes (the C library numba calls too), and where math raises, what NumPy's twin computes (inf
+or nan), returning a NumPy float; integer functions (floor, ceil, trunc) and the tests (isnan,
+...) are math's own.
 """
 
 from __future__ import annotations
@@ -28,10 +29,16 @@ _MATH_OWN = {"floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "isclose", 
 
 
 def _numpy_twin(name: str):
-    twin = getattr(np, _TWINS.get(name, name))
+    """math's own function (the C library's, as numba calls it: NumPy's own `power`, `sin`, ...
+    may differ from it in the last bit), and where math raises, NumPy's twin: inf or nan."""
+    own, twin = getattr(_math, name), getattr(np, _TWINS.get(name, name))
 
     def function(*args):
-        return twin(*(np.float64(a) for a in args))
+        try:
+            result = own(*args)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return twin(*(np.float64(a) for a in args))
+        return np.float64(result) if isinstance(result, float) else result
 
     function.__name__ = name
     return function

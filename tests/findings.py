@@ -446,3 +446,9 @@ def offset_in_pruned_branch(x, c):
             j = (i + off) % 3
             s += x[j] * x[i] * c
     return s + x[1] * c
+
+
+def sine_of_a_power(x, r):
+    # fuzz seed 75: jit=False ran math.pow as NumPy's power, one ulp from the C library's at
+    # pow(11.4752..., 13.5788...) ~ 2.5e14, and the sine of that moves by 0.03 per ulp
+    return math.sin(math.pow(1.0 + x * x, r))

@@ -169,3 +169,16 @@ def test_what_a_reversed_loop_reads_from_a_branch_numba_prunes_compiles(name, se
     plain = sourcead.vjp(f, wrt=("x", "c"), jit=False)(x.copy(), c, cotangent=seeds)
     np.testing.assert_array_equal(got[1][0], plain[1][0])
     assert got[1][1] == plain[1][1]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+def test_plain_python_runs_math_as_the_compiled_code_does(jit):
+    """findings.sine_of_a_power (fuzz seed 75): the value of a jvp is the function's own, bit for
+    bit, where NumPy's `power` and the C library's `pow` differ in the last bit."""
+    import findings
+
+    import sourcead
+
+    x, r = 3.2365515053943206, 13.578857749785254
+    value, _ = sourcead.jvp(findings.sine_of_a_power, wrt="x", jit=jit)(x, r, tangents=1.0)
+    assert value == findings.sine_of_a_power(x, r)
