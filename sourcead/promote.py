@@ -15,8 +15,8 @@ j == i, so the compiler cannot keep it in a register). Summed in a register inst
 
 That sums the same contributions in another order: equal up to rounding, and the same bits
 whatever the thread count. It is exact in what it leaves everywhere else only if nothing in the
-loop reads the array's adjoint or resets an element of it (an element the loop resets could be
-the promoted one, and would lose what the local variable has not added yet): every line of the
+loop reads the array's adjoint (it would miss what the local holds) or resets an element of it
+(the promoted one, maybe: the add after the loop would bring back what it cleared): every line of the
 loop's reversal that mentions the array must be an accumulation (`+=`, `-=`) into it. The
 element's indices must not change during the loop (no name of them is assigned in the loop,
 its inner loops' counters included), and the line must sit in the loop itself (inside an `if`
