@@ -186,8 +186,12 @@ def _text(affine: list, names: list[str]) -> str:
     constant = merged.pop("1", 0)
     terms = []
     for atom, coef in merged.items():
-        kind, *rest = atom.split(":")
-        value = f"{names[int(rest[0])]}.shape[{rest[1]}]" if kind == "s" else names[int(rest[0])]
+        kind, *rest = atom.split(":", 2)
+        if kind == "q":  # a floor quotient: "q:D:E", E an affine expression as JSON
+            inner = _text(json.loads(rest[1]), names)
+            value = f"({inner if ' ' not in inner else f'({inner})'} // {rest[0]})"
+        else:
+            value = f"{names[int(rest[0])]}.shape[{rest[1]}]" if kind == "s" else names[int(rest[0])]
         if coef:
             terms.append((coef, value))
     parts = []

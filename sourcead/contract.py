@@ -8,17 +8,25 @@ core form covers both. A fact is derived where the access is reached whenever it
         s += x[i] * y[i + 1]           y.shape[0] >= x.shape[0] + 1 whenever x.shape[0] > 0
 
 Index expressions are affine in loop variables, int arguments and argument sizes (`x.shape[k]`,
-`len(x)`, and locals assigned once from them at the top level); the indexed array is an argument
-or a local made once with such a shape (`np.zeros(n)`, `np.zeros_like(x)`). A fact that holds for
-every call (`x[i]` for i in range(x.shape[0])) is dropped; the others are checked before each call
-(`callplan.py`). An access under an `if` or a `while`, or in a loop with a `break`, may never run,
-so a fact about it is only kept where it always holds; an access no fact covers (`x[idx[k]]`, an
-index computed in the loop) makes the contract *incomplete*, and that variant is compiled with
-numba's bounds checks (`compile.jit_module`), so no input reads or writes out of range.
+`len(x)`, their floor quotients by a constant, and locals assigned once from them, at the top level
+or in a loop from its variables); the indexed array is an argument or a local made once with such a
+shape (`np.zeros(n)`, `np.zeros_like(x)`). A fact that holds for every call (`x[i]` for i in
+range(x.shape[0])) is dropped; the others are checked before each call (`callplan.py`).
+
+A fact checked at the call must be exact: the call fails only where the user's code would index out
+of range. Some accesses cannot give one: one under an `if` or a `while`, or in a loop with a
+`break`, may never run; one in a triangular loop (`range(k + 1, n)`) or at an int local assigned
+several values (`p = k`, later `p = i`: its *range*, the hull of every value assigned, 0 included
+for a read before any) reaches only some of its bound's values. Such an access is covered where
+its fact always holds, or where a checked fact implies it (the same size, a bound at least as
+large, guards among its own: whenever it runs, that fact was checked). An access nothing covers
+(`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
+compiled with numba's bounds checks (`compile.jit_module`), so no input reads or writes out of range.
 
 The contract is JSON (stored in the key file with the module's spec) so a warm process has it
 without running the pipeline. Affine expressions are lists of `[atom, coefficient]`, an atom being
-"1", "n:K" (the int argument at position K) or "s:K:A" (axis A of the argument at position K).
+"1", "n:K" (the int argument at position K), "s:K:A" (axis A of the argument at position K) or
+"q:D:E" (the floor quotient of E, an affine expression as JSON, by the constant D > 0).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any
 import libcst as cst
 
 from .core import Assign, CoreFunction, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements
+from .definite import possibly_undefined
 from .exprs import code, dotted, unparen
 from .kinds import Kinds
 from .parse import ParsedFunction
@@ -42,11 +51,29 @@ _MADE_LIKE = ("np.zeros_like", "np.ones_like", "np.empty_like", "np.full_like", 
 
 @dataclass
 class _Loop:
+    """A `for` loop whose variable the body never assigns. Its bounds are affine in static atoms,
+    and may be in the variables of enclosing loops and ranged ints too (a triangular loop)."""
+
     var: str
     start: Affine
     stop: Affine
     step: int
     text: str
+
+    @property
+    def static(self) -> bool:
+        return _static(self.start) and _static(self.stop)
+
+    def lowest(self) -> Affine:
+        """No value of the variable is below this (the smallest where the step is 1 or -1)."""
+        return self.start if self.step > 0 else _add(self.stop, {"1": 1})
+
+    def highest(self) -> Affine:
+        return _add(self.stop, {"1": -1}) if self.step > 0 else self.start
+
+    def span(self) -> Affine:
+        """Positive exactly when the loop runs."""
+        return _add(self.stop, _scale(self.start, -1)) if self.step > 0 else _add(self.start, _scale(self.stop, -1))
 
 
 @dataclass
@@ -77,9 +104,12 @@ def derive(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, mode: str) ->
         if assigned[p]:  # rebound in the body: its value (or shape) is not the argument's
             ints.pop(p, None)
             shapes.pop(p, None)
+    first = _Walker(fn, kinds, parsed, assigned, _Contract(), {})
+    first.block(fn.body, _Scope(dict(ints), dict(shapes)), top=True)
     out = _Contract()
-    walker = _Walker(fn, kinds, parsed, assigned, out)
+    walker = _Walker(fn, kinds, parsed, assigned, out, first.ranges())
     walker.block(fn.body, _Scope(ints, shapes), top=True)
+    walker.settle()
     outputs = []
     for value in fn.ret.values:
         node = unparen(value)
@@ -134,10 +164,83 @@ def _swapped(fn: CoreFunction, kinds: Kinds) -> dict[str, frozenset[str]]:
 
 
 class _Walker:
-    def __init__(self, fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, assigned: Counter, out: _Contract):
+    """Walks the core form once with each int local's range (`ranged`, from a first walk that
+    records every value assigned to one: `values`), adding a fact per element access to `out`;
+    accesses whose facts cannot be checked at the call wait in `pending` for `settle`."""
+
+    def __init__(
+        self,
+        fn: CoreFunction,
+        kinds: Kinds,
+        parsed: ParsedFunction,
+        assigned: Counter,
+        out: _Contract,
+        ranged: dict[str, tuple[Affine, Affine]],
+    ):
         self.fn, self.kinds, self.parsed, self.assigned, self.out = fn, kinds, parsed, assigned, out
         self.final_shapes: dict[str, tuple[Affine, ...]] = {}
         self.swapped = _swapped(fn, kinds)
+        self.ranged = ranged
+        self.values: dict[str, list[tuple[Affine, Affine] | None]] = {}
+        self.pending: list[tuple[dict, cst.Subscript, Stmt]] = []
+
+    def ranges(self) -> dict[str, tuple[Affine, Affine]]:
+        """Each int local's lowest and highest value as static bounds: the hull of every value a
+        statement assigns it (a loop's range for its variable), and of 0, the placeholder, where a
+        path may read it before any (`definite.py`); none where one value is not affine (`+=`, a
+        swap, data)."""
+        found = {}
+        unassigned = possibly_undefined(self.fn.body, self.fn.params)
+        for name, values in self.values.items():
+            low, high = ({"1": 0}, {"1": 0}) if name in unassigned else (values[0] or (None, None))
+            for value in values:
+                if value is None or low is None or high is None:
+                    low = None
+                    break
+                low, high = _lesser(low, value[0]), _lesser(high, value[1], larger=True)
+            if low is not None and high is not None:
+                found[name] = (low, high)
+        return found
+
+    def variables(self, scope: _Scope) -> dict[str, _Loop | tuple[Affine, Affine]]:
+        """What an index may be affine in besides static atoms: the enclosing loops' variables,
+        and int locals with a range (where no binding of the block gives their value)."""
+        found: dict[str, _Loop | tuple[Affine, Affine]] = {n: r for n, r in self.ranged.items() if n not in scope.ints}
+        found.update((loop.var, loop) for loop in scope.loops)
+        return found
+
+    def extreme(self, value: Affine, loops: tuple[_Loop, ...], upward: bool) -> Affine | None:
+        """The largest (`upward`) or smallest value of `value` over `loops` and the ranged ints, as
+        static atoms: each variable replaced by its bound, innermost loop first (a loop's bounds
+        are in outer ones' variables), ranged ints last. None where something is left over."""
+        out = dict(value)
+        for loop in reversed(loops):
+            coef = out.pop(loop.var, 0)
+            if coef:
+                out = _add(out, _scale(loop.highest() if (coef > 0) == upward else loop.lowest(), coef))
+        for name, (low, high) in self.ranged.items():
+            coef = out.pop(name, 0)
+            if coef:
+                out = _add(out, _scale(high if (coef > 0) == upward else low, coef))
+        return out if _static(out) else None
+
+    def record(self, name: str, value: Affine | None, scope: _Scope, loops: tuple[_Loop, ...] | None = None) -> None:
+        """Note a value assigned to the int local `name` (for `ranges`), as bounds over `loops`."""
+        if name in self.fn.params or not (self.kinds[name].is_scalar and self.kinds[name].dtype == "int"):
+            return
+        loops = scope.loops if loops is None else loops
+        bounds = None
+        if value is not None:
+            low, high = self.extreme(value, loops, False), self.extreme(value, loops, True)
+            bounds = None if low is None or high is None else (low, high)
+        self.values.setdefault(name, []).append(bounds)
+
+    def settle(self) -> None:
+        """Each access whose fact cannot be checked at the call is covered where a checked fact
+        implies it, and left uncovered (bounds-checked) where none does."""
+        for fact, sub, stmt in self.pending:
+            if not any(_implies(checked, fact) for checked in self.out.facts):
+                self.uncover(sub, stmt)
 
     def view(self, scope: _Scope) -> _Scope:
         """`scope` as its readers see it: an array that swaps has its static shape only where every
@@ -169,8 +272,8 @@ class _Walker:
         var, t = stmt.var, self.kinds[stmt.var]
         if stmt.accumulate is not None:
             return
-        if t.is_scalar and t.dtype == "int":
-            value = _affine(stmt.value, self.view(scope))
+        if t.is_scalar and t.dtype == "int":  # in the enclosing loops' variables (`wr = 2 * layer`)
+            value = _affine(stmt.value, self.view(scope), {loop.var: loop for loop in scope.loops})
             if value is not None:
                 scope.ints[var] = value
         elif t.is_array:
@@ -182,10 +285,19 @@ class _Walker:
         if isinstance(stmt, Assign):
             for node in (stmt.target, stmt.value):
                 self.accesses(node, stmt, scope)
+            if not stmt.writes_element:
+                value = None if stmt.accumulate else _affine(stmt.value, self.view(scope), self.variables(scope))
+                self.record(stmt.var, value, scope)
         elif isinstance(stmt, For):
             for node in (stmt.start, stmt.stop, stmt.step):
                 self.accesses(node, stmt, scope)
-            self.block(stmt.body, self.inner(stmt, scope))
+            inner = self.inner(stmt, scope)
+            loop = inner.loops[-1] if inner.loops and inner.loops[-1].var == stmt.var else None
+            self.record(stmt.var, None if loop is None else {loop.var: 1}, inner)
+            self.block(stmt.body, inner)
+        elif isinstance(stmt, Permute):
+            for name in stmt.targets:
+                self.record(name, None, scope)
         elif isinstance(stmt, If):
             self.accesses(stmt.test, stmt, scope)
             for branch in (stmt.body, stmt.orelse):
@@ -196,7 +308,9 @@ class _Walker:
             self.block(stmt.body, inner)
 
     def inner(self, loop: For, scope: _Scope) -> _Scope:
-        start, stop, step = (_affine(e, self.view(scope)) for e in (loop.start, loop.stop, loop.step))
+        variables = self.variables(scope)
+        start, stop = (_affine(e, self.view(scope), variables) for e in (loop.start, loop.stop))
+        step = _affine(loop.step, self.view(scope))
         conditional = scope.conditional or has_break(loop)
         if loop.var in assigned_names(loop.body) or start is None or stop is None:
             return _Scope(dict(scope.ints), dict(scope.shapes), scope.loops, True)  # its index range is not static
@@ -221,27 +335,32 @@ class _Walker:
         shape = scope.shapes.get(name) if name is not None else None
         for axis, index in indexed:
             fact = None if shape is None or axis >= len(shape) else self.fact(name, axis, shape[axis], index, scope)
-            if fact is None or (scope.conditional and not fact.get("always")):
+            if fact is None:
                 self.uncover(sub, stmt)
-            elif not fact.get("always"):
+            elif fact.get("always"):
+                continue
+            elif scope.conditional or fact.pop("relaxed", False):
+                self.pending.append((fact, sub, stmt))  # not checkable at the call: `settle`
+            else:
                 fact["where"] = self.where(sub, stmt)
                 fact["access"] = code(sub)
                 self.out.facts.append(fact)
 
     def fact(self, name: str, axis: int, dim: Affine, index: cst.BaseExpression, scope: _Scope) -> dict | None:
-        loop_vars = {loop.var: loop for loop in scope.loops}
-        value = _affine(index, scope, loop_vars)
+        variables = self.variables(scope)
+        value = _affine(index, scope, variables)
         if value is None:
             return None
+        loop_vars = {loop.var: loop for loop in scope.loops}
+        if any(not loop.static for loop in scope.loops) or any(v in variables and v not in loop_vars for v in value):
+            return self.relaxed(value, dim, scope)
         loops = [loop_vars[v] for v in value if v in loop_vars]
         fixed = {a: c for a, c in value.items() if a not in loop_vars}
         high, low = dict(fixed), dict(fixed)  # the index at its largest and smallest, as a bound
         for loop in loops:
             coef = value[loop.var]
-            last = _add(loop.stop, {"1": -1}) if loop.step > 0 else loop.start
-            first = loop.start if loop.step > 0 else _add(loop.stop, {"1": 1})
-            high = _add(high, _scale(last if coef > 0 else first, coef))
-            low = _add(low, _scale(first if coef > 0 else last, coef))
+            high = _add(high, _scale(loop.highest() if coef > 0 else loop.lowest(), coef))
+            low = _add(low, _scale(loop.lowest() if coef > 0 else loop.highest(), coef))
         upper = _add(dim, _scale(high, -1))  # dim - high >= 1: in range above
         lower = _add(dim, low)  # dim + low >= 0: in range below (negative indices count from the end)
         upper_holds = _constant(upper) is not None and _constant(upper) >= 1  # type: ignore[operator]
@@ -249,10 +368,7 @@ class _Walker:
         array_param = self.fn.params.index(name) if name in self.fn.params else None
         exact = all(abs(loop.step) == 1 for loop in loops)  # then the bounds above are the index's extremes
         return {
-            "guards": [  # the access runs when every enclosing loop does, not only those of its index
-                _dump(_add(lp.stop, _scale(lp.start, -1)) if lp.step > 0 else _add(lp.start, _scale(lp.stop, -1)))
-                for lp in scope.loops
-            ],
+            "guards": [_dump(lp.span()) for lp in scope.loops],  # every enclosing loop runs, not only the index's
             "need": _dump(_add(high, {"1": 1})) if exact else None,  # dim >= need: in range above
             "floor": _dump(_scale(low, -1)) if exact else None,  # dim >= floor: in range below
             "array": self.fn.user_params[array_param] if array_param is not None else name,
@@ -262,6 +378,28 @@ class _Walker:
             "index": _dump(value),
             "loops": [[lp.var, _dump(lp.start), _dump(lp.stop), lp.step, lp.text] for lp in loops],
             "upper": not upper_holds,  # which side needs a check at the call
+            "lower": not lower_holds,
+            "always": upper_holds and lower_holds,
+        }
+
+    def relaxed(self, value: Affine, dim: Affine, scope: _Scope) -> dict | None:
+        """The fact of an index in a triangular loop or at a ranged int: its bounds over the hull
+        of the values reached, so it may ask more than the code indexes: never checked at the call
+        (`relaxed`), kept where it always holds or a checked fact implies it (`settle`)."""
+        high, low = self.extreme(value, scope.loops, True), self.extreme(value, scope.loops, False)
+        if high is None or low is None:
+            return None
+        guards = [self.extreme(loop.span(), scope.loops[:k], True) for k, loop in enumerate(scope.loops)]
+        upper, lower = _add(dim, _scale(high, -1)), _add(dim, low)
+        upper_holds = _constant(upper) is not None and _constant(upper) >= 1  # type: ignore[operator]
+        lower_holds = _constant(lower) is not None and _constant(lower) >= 0 or _nonnegative(low)  # type: ignore[operator]
+        return {
+            "relaxed": True,
+            "guards": [_dump(g) for g in guards if g is not None],  # each at least the loop's trip count
+            "need": _dump(_add(high, {"1": 1})),
+            "floor": _dump(_scale(low, -1)),
+            "dim": _dump(dim),
+            "upper": not upper_holds,
             "lower": not lower_holds,
             "always": upper_holds and lower_holds,
         }
@@ -305,7 +443,8 @@ def _affine(node: cst.BaseExpression, scope: _Scope, loop_vars: dict | None = No
     if isinstance(node, cst.Name):
         if loop_vars is not None and node.value in loop_vars:
             return {node.value: 1}
-        return scope.ints.get(node.value)
+        value = scope.ints.get(node.value)  # a local bound in a loop may be in its variable
+        return value if value is None or loop_vars is not None or _static(value) else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = _affine(node.expression, scope, loop_vars)
         return None if inner is None else _scale(inner, -1)
@@ -321,6 +460,13 @@ def _affine(node: cst.BaseExpression, scope: _Scope, loop_vars: dict | None = No
             for a, b in ((left, right), (right, left)):
                 if _constant(a) is not None:
                     return _scale(b, _constant(a))  # type: ignore[arg-type]
+        if isinstance(node.operator, cst.FloorDivide):
+            divisor, dividend = _constant(right), _constant(left)
+            if divisor is None or divisor <= 0 or not _static(left):
+                return None
+            if dividend is not None:
+                return {"1": dividend // divisor}
+            return {f"q:{divisor}:{json.dumps(_dump(left))}": 1}  # an atom, computed at the call
         return None
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         holder = unparen(node.value)
@@ -380,8 +526,51 @@ def _constant(a: Affine) -> int | None:
 
 
 def _nonnegative(a: Affine) -> bool:
-    """Sizes and a nonnegative constant, with nonnegative coefficients: never below zero."""
-    return a.get("1", 0) >= 0 and all(c >= 0 and atom.startswith("s:") for atom, c in a.items() if atom != "1")
+    """Sizes (and their quotients) and a nonnegative constant, with nonnegative coefficients: never
+    below zero."""
+    return a.get("1", 0) >= 0 and all(c >= 0 and _sized(atom) for atom, c in a.items() if atom != "1")
+
+
+def _sized(atom: str) -> bool:
+    """An atom never below zero: a size, or a floor quotient of one never below zero."""
+    if atom.startswith("q:"):
+        return _nonnegative(dict(json.loads(atom.split(":", 2)[2])))
+    return atom.startswith("s:")
+
+
+def _static(a: Affine) -> bool:
+    """In static atoms only (no loop variable, no ranged int): known at the call."""
+    return all(atom == "1" or ":" in atom for atom in a)
+
+
+def _lesser(a: Affine, b: Affine, larger: bool = False) -> Affine | None:
+    """The smaller (or `larger`) of two static bounds for every call, or None where that depends
+    on the arguments."""
+    gap = _add(a, _scale(b, -1))  # a - b
+    if _constant(gap) is not None:
+        below = _constant(gap) <= 0  # type: ignore[operator]
+    elif _nonnegative(gap):
+        below = False
+    elif _nonnegative(_scale(gap, -1)):
+        below = True
+    else:
+        return None
+    return a if below != larger else b
+
+
+def _implies(checked: dict, fact: dict) -> bool:
+    """Does the checked fact `checked` cover `fact`'s access? The same size, bounds at least as
+    far on each side `fact` needs, and guards among `fact`'s (so whenever the access runs, every
+    guard of `checked` is positive: the call checked it and it held)."""
+    if checked.get("need") is None or fact.get("need") is None or checked["dim"] != fact["dim"]:
+        return False
+    if any(guard not in fact["guards"] for guard in checked["guards"]):
+        return False
+    for side, used in (("need", "upper"), ("floor", "lower")):
+        gap = _constant(_add(dict(checked[side]), _scale(dict(fact[side]), -1)))
+        if fact[used] and (gap is None or gap < 0):
+            return False
+    return True
 
 
 def _dump(a: Affine) -> list[list]:

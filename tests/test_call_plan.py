@@ -463,3 +463,145 @@ def test_a_swapped_name_bound_after_its_read_is_bounds_checked():
     assert not g._default.plan.complete
     with pytest.raises(ShapeError, match="out of range"):
         g(RNG.standard_normal(5), 3)  # u[4] of the 2-element v, in the second step
+
+
+# --- triangular loops, ranged ints, locals bound in a loop, floor quotients of sizes --------------
+
+
+def pairs(x):
+    n = x.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += x[i] * x[j]
+    return s
+
+
+def eliminate(A):
+    # LU-like: A[k, j] for j in range(k + 1, n) asks what A[k, k] asks (A.shape[1] >= n)
+    n = A.shape[0]
+    U = A.copy()
+    s = 0.0
+    for k in range(n):
+        p = k
+        for i in range(k + 1, n):
+            if abs(U[i, k]) > abs(U[p, k]):
+                p = i
+        s += U[p, k] * U[k, k]
+        for j in range(k + 1, n):
+            U[k, j] = U[k, j] * U[p, j]
+            s += U[k, j]
+    return s
+
+
+def lower_reads(x, y):
+    # y[j] for j < i < n: reaches y[n - 2], where the hull of the triangle says n - 1
+    n = x.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(i):
+            s += x[i] * y[j]
+    return s
+
+
+def checked_elsewhere(x, y, m):
+    n = x.shape[0]
+    s = 0.0
+    for _ in range(m):
+        for i in range(n):
+            s += y[i]  # checked at the call only where m > 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += x[i] * y[j]
+    return s
+
+
+def counted(x):
+    p = 0
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            p += 1  # not a value the contract can bound
+        s += x[i] * x[p]
+    return s
+
+
+def layers(x, y):
+    # a local bound in the loop from its variable, a floor quotient of a size
+    n = x.shape[0] // 2
+    s = 0.0
+    for layer in range(n):
+        r = 2 * layer
+        s += x[r] * x[r + 1] * y[r]
+    return s
+
+
+@JIT
+def test_a_triangular_loop_over_its_own_array_needs_no_bounds_checks(jit):
+    g = sourcead.grad(pairs, jit=jit)
+    assert g._default.plan.complete and g._default.plan.source == ""  # holds for every call
+    report = sourcead.check_derivative(pairs, RNG.standard_normal(6), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_a_pivot_and_triangular_rows_are_covered_by_the_diagonals_fact(jit):
+    g = sourcead.grad(eliminate, jit=jit)
+    assert g._default.plan.complete
+    assert g._default.plan.source.count("if ") == 1  # A[k, k]: A.shape[1] >= A.shape[0], exactly
+    with pytest.raises(ShapeError, match=r"A.shape\[1\] >= A.shape\[0\]"):
+        g(RNG.standard_normal((4, 3)))
+    report = sourcead.check_derivative(eliminate, RNG.standard_normal((5, 7)), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_a_triangular_bound_that_asks_more_than_the_code_reads_is_bounds_checked(jit):
+    g = sourcead.grad(lower_reads, wrt=(0, 1), jit=jit)
+    assert not g._default.plan.complete  # the hull asks len(y) >= n: not exact, so not checked
+    x = RNG.standard_normal(5)
+    report = sourcead.check_derivative(lower_reads, x, RNG.standard_normal(4), wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)  # n - 1 elements are what the code reads: not refused
+    with pytest.raises(ShapeError, match="out of range"):
+        g(x, RNG.standard_normal(3))
+
+
+@JIT
+def test_a_fact_checked_under_other_guards_does_not_cover_a_triangular_read(jit):
+    g = sourcead.grad(checked_elsewhere, wrt=(0, 1), jit=jit)
+    assert not g._default.plan.complete  # y[i]'s fact is not checked where m == 0
+    with pytest.raises(ShapeError, match="out of range"):
+        g(RNG.standard_normal(5), RNG.standard_normal(2), 0)
+    x, y = RNG.standard_normal(5), RNG.standard_normal(5)
+    report = sourcead.check_derivative(checked_elsewhere, x, y, 2, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_an_int_counted_by_data_stays_bounds_checked(jit):
+    g = sourcead.grad(counted, jit=jit)
+    assert not g._default.plan.complete
+    with pytest.raises(ShapeError, match="out of range"):
+        g(np.ones(4))  # p reaches 4
+    report = sourcead.check_derivative(counted, np.array([1.0, -1.0, 2.0, -3.0]), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_locals_bound_in_a_loop_and_floor_quotients_are_contract_terms(jit):
+    g = sourcead.grad(layers, wrt=(0, 1), jit=jit)
+    assert g._default.plan.complete
+    assert "x.shape[0] // 2" in g._default.plan.source
+    with pytest.raises(ShapeError, match=r"y.shape\[0\] >= 2 \* \(x.shape\[0\] // 2\) - 1"):
+        g(RNG.standard_normal(7), RNG.standard_normal(4))  # y[4] is read: 5 elements needed
+    for n in (6, 7):
+        report = sourcead.check_derivative(layers, RNG.standard_normal(n), RNG.standard_normal(5), wrt=(0, 1), jit=jit)
+        assert report.ok, str(report)
+
+
+def test_floor_quotients_reach_the_compiled_entry_checks():
+    entry = sourcead.grad(layers, wrt=(0, 1)).njit
+    with pytest.raises(ShapeError, match=r"y.shape\[0\] >= 2 \* \(x.shape\[0\] // 2\) - 1"):
+        entry(RNG.standard_normal(7), RNG.standard_normal(4))
+    x, y = RNG.standard_normal(7), RNG.standard_normal(5)
+    assert np.allclose(entry(x, y)[1], sourcead.grad(layers, wrt=(0, 1), jit=False)(x, y)[1])
