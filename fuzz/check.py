@@ -11,7 +11,14 @@ The checks, in order (the first that fails decides the outcome):
 4. `J v` from jvp, `<J^T w, v>` from vjp (seeded random cotangent `w`) and `<grad, v>` against the
    finite differences; the dot-product test `<w, J v> == <J^T w, v>`, rtol 1e-9;
 5. no derivative call modified its arguments;
-6. for a jit program, the same calls with jit=True give the same results (rtol 1e-10).
+6. for a jit program, the same calls with jit=True give the same results (rtol 1e-10);
+7. for a jit program with a float result: each array argument one element shorter, then longer,
+   along a seeded axis. Where the generated code, run as Python (jit=False), indexes out of range,
+   the compiled gradient must raise too (never return: the shape contract or numba's bounds checks
+   must catch it); where the plain function runs, neither may refuse the shapes (the contract's
+   facts are exact). The generated code may run where the function fails: it leaves out what the
+   derivative does not need, as numba drops a dead read. Values are not compared: a shorter
+   argument can leave an `np.empty` element unwritten that the function then reads.
 
 Outcomes: `ok`, `wrong`, `crash` (an exception that is not a SourceADError, or sourcead's
 "numba could not compile"), `unpositioned` (a SourceADError without a position that is not about
@@ -409,7 +416,7 @@ class Runner:
 
     def _run(self) -> None:
         p = self.program
-        prepared = self.prepare(jit=False)
+        prepared = self.unjitted = self.prepare(jit=False)
         args, v, w_leaves, f0, fd = self.find_point()
         w = self.cotangent(w_leaves)
         got = self.derivatives(prepared, args, v, w, "no-jit")
@@ -469,6 +476,56 @@ class Runner:
         for name, ref in reference.items():
             scale = max(_norm(ref), _norm(jitted[name]))
             self.add(_compare(f"jit vs no-jit: {name}", jitted[name], ref, scale, RTOL_JIT, 1e-300), "jit-mismatch")
+        if prepared[2] is not None and not p.written:
+            self.check_shapes(self.unjitted[2], prepared[2], args)
+
+    def check_shapes(self, python, compiled, args: tuple) -> None:
+        """Each array argument one element shorter and one longer along a seeded axis (step 7)."""
+        p = self.program
+        rng = np.random.default_rng([p.seed, p.index, p.attempt, 7])
+        for k, arg in enumerate(args):
+            if not isinstance(arg, np.ndarray) or arg.ndim == 0:
+                continue
+            axis = int(rng.integers(arg.ndim))
+            for change in (-1, 1):
+                if arg.shape[axis] + change < 1:
+                    continue
+                shape = list(arg.shape)
+                shape[axis] += change
+                other = np.resize(arg, shape) if change > 0 else np.take(arg, range(shape[axis]), axis=axis).copy()
+                trial = (*args[:k], other, *args[k + 1 :])
+                self.compare_shapes(python, compiled, trial, f"argument {p.params[k]} with shape {tuple(shape)}")
+
+    def compare_shapes(self, python, compiled, trial: tuple, what: str) -> None:
+        from sourcead import SourceADError
+        from sourcead.errors import ShapeError
+
+        try:
+            outputs(self.func, self.program, trial)
+            plain_runs = True
+        except IndexError:
+            plain_runs = False
+        except Exception:
+            return  # the function fails otherwise: nothing to compare
+        got = {}
+        for tag, grad in (("no-jit", python), ("jit", compiled)):
+            stage = f"grad call ({tag}, shapes)"
+            try:
+                got[tag] = grad(*tuple(_copy(a) for a in trial))
+            except ShapeError as exc:
+                if plain_runs:
+                    self.fail("wrong", f"{tag}: shapes refused where the function runs, {what}: {exc.message}", stage)
+                got[tag] = exc
+            except SourceADError:
+                return  # another refusal (a positioned error of the function's own): not about shapes
+            except Exception as exc:
+                self.fail("crash", f"{tag}, {what}: {type(exc).__name__}: {exc}", stage)
+        if isinstance(got["no-jit"], ShapeError) and not isinstance(got["jit"], ShapeError):
+            self.fail("wrong", f"the compiled gradient ran where the generated code indexes out of range, {what}: "
+                      f"{got['no-jit'].message}", "grad call (jit, shapes)")  # fmt: skip
+        if isinstance(got["jit"], ShapeError) != isinstance(got["no-jit"], ShapeError):
+            self.fail("jit-mismatch", f"the compiled gradient refused shapes the generated code runs, {what}: "
+                      f"{got['jit']}", "grad call (jit, shapes)")  # fmt: skip
 
     def check_checkpointed(self, args: tuple, w: Any, f0: Any, value: np.ndarray, grads: np.ndarray) -> None:
         """Every loop marked `# sourcead: checkpoint` (nested ones too): where any is checkpointed,

@@ -418,7 +418,7 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     if not jit:
         plain = _plain_python(module, spec.entry)
         return Compiled(spec, source, plain, plain, path)
-    jitted = jit_module(module, spec.entry, spec.parallel, bounds_checked(spec))
+    jitted = jit_module(module, spec.entry, compiled_parallel(spec), bounds_checked(spec))
     return Compiled(spec, source, python, jitted, path)
 
 
@@ -446,6 +446,15 @@ warnings.filterwarnings(
     "ignore",
     message=r"(?s).*no transformation for parallel execution was possible.*sourcead_\w+\.py",
     category=numba.NumbaPerformanceWarning,
+)
+# A serial compile of a parallel module (bounds-checked: `compiled_parallel`) warns that np.dot is
+# faster on contiguous arrays where the generated code takes a row or a tangent lane: nothing the
+# user can change, so silenced for generated modules too (the warning names the module's file).
+warnings.filterwarnings(
+    "ignore",
+    message=r"(?s).*np\.dot\(\) is faster on contiguous arrays",
+    category=numba.NumbaPerformanceWarning,
+    module=r".*[\\/]sourcead_\w+$",
 )
 
 
@@ -476,6 +485,16 @@ def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, bou
 def jitted_name(boundscheck: bool) -> str:
     """The module attribute holding the dispatcher (with or without bounds checks)."""
     return "_sourcead_jitted_boundscheck" if boundscheck else "_sourcead_jitted"
+
+
+def compiled_parallel(spec: Spec) -> bool:
+    """Compile the module's prange loops as parallel loops? Not where it is bounds-checked: numba
+    0.68 does not bounds-check an index that is a parallel loop's own variable (`y[i]` for `i in
+    prange(n)` wrote past `y`'s end silently: fuzz seed 80, program 246), and an IndexError raised
+    in another thread's share of a parallel loop may be lost (the call returned the sums of the
+    other chunks). A serial compile checks every index and raises. The price: a variant whose
+    contract is incomplete (an index read from data, as bundle adjustment's) runs on one thread."""
+    return spec.parallel and not bounds_checked(spec)
 
 
 def bounds_checked(spec: Spec) -> bool:

@@ -98,7 +98,9 @@ def _core_dispatcher(variant: _Variant) -> str:
     module = _compile._LOADED.get(compiled.path.stem)
     if module is None:  # not possible after `load`; say so rather than guess
         raise SourceADError(f"the generated module {compiled.path} is not loaded in this process")
-    _compile.jit_module(module, compiled.spec.entry, compiled.spec.parallel, _compile.bounds_checked(compiled.spec))
+    _compile.jit_module(
+        module, compiled.spec.entry, _compile.compiled_parallel(compiled.spec), _compile.bounds_checked(compiled.spec)
+    )
     return module.__name__
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import as_strided
@@ -551,7 +552,8 @@ def test_a_pivot_and_triangular_rows_are_covered_by_the_diagonals_fact(jit):
     assert g._default.plan.source.count("if ") == 1  # A[k, k]: A.shape[1] >= A.shape[0], exactly
     with pytest.raises(ShapeError, match=r"A.shape\[1\] >= A.shape\[0\]"):
         g(RNG.standard_normal((4, 3)))
-    report = sourcead.check_derivative(eliminate, RNG.standard_normal((5, 7)), jit=jit)
+    A = np.random.default_rng(7).standard_normal((5, 7))  # pivots: 4 of 5 rows swap their pivot
+    report = sourcead.check_derivative(eliminate, A, jit=jit)  # a fixed matrix: away from a tie
     assert report.ok, str(report)
 
 
@@ -605,3 +607,50 @@ def test_floor_quotients_reach_the_compiled_entry_checks():
         entry(RNG.standard_normal(7), RNG.standard_normal(4))
     x, y = RNG.standard_normal(7), RNG.standard_normal(5)
     assert np.allclose(entry(x, y)[1], sourcead.grad(layers, wrt=(0, 1), jit=False)(x, y)[1])
+
+
+# --- prange loops: numba does not bounds-check an index that is the loop's own variable -----------
+
+
+def mapped_unknown_length(x, y):
+    r = x * 2.0  # a whole-array result: the contract does not know its length
+    s = 0.0
+    for i in numba.prange(r.shape[0]):
+        s += r[i] * y[i]
+    return s
+
+
+def mapped_gather(x, idx):
+    s = 0.0
+    for i in numba.prange(idx.shape[0]):
+        s += x[idx[i]] * x[idx[i]]
+    return s
+
+
+@JIT
+def test_an_uncovered_index_at_the_prange_variable_is_checked_serially(jit):
+    # fuzz seed 80, program 246: y[i] past y's end ran silently in the parallel, bounds-checked build
+    from sourcead.compile import compiled_parallel
+
+    g = sourcead.grad(mapped_unknown_length, wrt=(0, 1), jit=jit)
+    x, y = RNG.standard_normal(5), RNG.standard_normal(3)
+    variant = g._variant((x, y))
+    assert not variant.plan.complete and not compiled_parallel(variant.compiled.spec)
+    with pytest.raises(ShapeError, match="out of range"):
+        g(x, y)
+    report = sourcead.check_derivative(mapped_unknown_length, x, RNG.standard_normal(5), wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+@pytest.mark.parametrize("bad", [1, 2, 3])
+def test_a_data_index_out_of_range_in_any_chunk_of_a_prange_raises(jit, bad):
+    # an IndexError in another thread's chunks of a parallel loop was lost: the gradient came back
+    # as the other chunks' sums (zeros here); bounds-checked variants now compile serially
+    g = sourcead.grad(mapped_gather, wrt=0, jit=jit)
+    x = RNG.standard_normal(4)
+    idx = np.array([0, 1, 2])
+    idx[bad - 1] = 4
+    with pytest.raises(ShapeError, match="out of range"):
+        g(x, idx)
+    assert np.allclose(g(x, np.array([0, 3, 3])), [2 * x[0], 0.0, 0.0, 4 * x[3]])
