@@ -320,8 +320,11 @@ class _Walker:
         return _Scope(dict(scope.ints), dict(scope.shapes), (*scope.loops, found), conditional)
 
     def accesses(self, node: cst.CSTNode, stmt: Stmt, scope: _Scope) -> None:
-        for sub in _subscripts(node):
-            self.access(sub, stmt, scope)
+        for sub, maybe in _subscripts(node):
+            if maybe and not scope.conditional:  # `a and x[i]`, `x[i] if c else 0.0`: may not run
+                self.access(sub, stmt, _Scope(scope.ints, scope.shapes, scope.loops, True))
+            else:
+                self.access(sub, stmt, scope)
 
     def access(self, sub: cst.Subscript, stmt: Stmt, scope: _Scope) -> None:
         scope = self.view(scope)
@@ -414,19 +417,30 @@ class _Walker:
         return [found.line, found.column] if found is not None else None
 
 
-def _subscripts(node: cst.CSTNode) -> list[cst.Subscript]:
-    """Every subscript in `node`, outer before inner. A walk over the dataclass fields: libcst's
-    visitors rebuild each node they pass, which made this the pass's whole cost."""
-    found: list[cst.Subscript] = []
-    stack: list[Any] = [node]
+def _subscripts(node: cst.CSTNode) -> list[tuple[cst.Subscript, bool]]:
+    """Every subscript in `node`, outer before inner, each with whether it may not be evaluated: the
+    right operand of `and`/`or`, the branches of `a if c else b` and the comparators after the first
+    of a chained comparison run only on some values. A walk
+    over the dataclass fields: libcst's visitors rebuild each node they pass, which made this the
+    pass's whole cost."""
+    found: list[tuple[cst.Subscript, bool]] = []
+    stack: list[tuple[Any, bool]] = [(node, False)]
     while stack:
-        item = stack.pop()
+        item, maybe = stack.pop()
         if isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
+            stack.extend((x, maybe) for x in reversed(item))
         elif isinstance(item, cst.CSTNode):
             if isinstance(item, cst.Subscript):
-                found.append(item)
-            stack.extend(getattr(item, f.name) for f in reversed(fields(item)) if f.name not in _LAYOUT)
+                found.append((item, maybe))
+            if isinstance(item, cst.BooleanOperation):
+                stack.extend([(item.right, True), (item.left, maybe)])
+            elif isinstance(item, cst.IfExp):
+                stack.extend([(item.orelse, True), (item.body, True), (item.test, maybe)])
+            elif isinstance(item, cst.Comparison) and len(item.comparisons) > 1:  # `a < x[i] < b`
+                later = [(c.comparator, True) for c in item.comparisons[1:]]
+                stack.extend([*reversed(later), (item.comparisons[0].comparator, maybe), (item.left, maybe)])
+            else:
+                stack.extend((getattr(item, f.name), maybe) for f in reversed(fields(item)) if f.name not in _LAYOUT)
     return found
 
 

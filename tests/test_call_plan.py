@@ -654,3 +654,32 @@ def test_a_data_index_out_of_range_in_any_chunk_of_a_prange_raises(jit, bad):
     with pytest.raises(ShapeError, match="out of range"):
         g(x, idx)
     assert np.allclose(g(x, np.array([0, 3, 3])), [2 * x[0], 0.0, 0.0, 4 * x[3]])
+
+
+# --- operands Python may not evaluate ----------------------------------------------------------
+
+
+def short_circuit(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0 and y[i] > 0.0:  # y[i] is read only where x[i] > 0
+            s += x[i] * y[i]
+        s += y[i] if x[i] < -1.0 else x[i]
+        if 0.0 < x[i] < y[i]:
+            s += x[i]
+    return s
+
+
+@JIT
+def test_operands_python_may_skip_ask_nothing_of_the_shapes(jit):
+    # fuzz seed 81: `A[...] >= 1.0 and data[pos] ...` was refused for a data that only the skipped
+    # operand indexes out of range
+    x = np.array([-0.5, -0.25, -0.75])  # never > 0, never < -1: y is never read
+    g = sourcead.grad(short_circuit, wrt=(0, 1), jit=jit)
+    gx, gy = g(x, np.ones(1))
+    assert np.array_equal(gx, np.ones(3)) and np.array_equal(gy, np.zeros(1))
+    with pytest.raises(ShapeError, match="out of range"):
+        g(np.array([-0.5, 2.0, 1.0]), np.ones(1))  # y[1]: now read, and past y's end
+    report = sourcead.check_derivative(short_circuit, np.array([0.5, -2.0, 0.3]), np.array([1.5, 0.5, 0.1]),
+                                       wrt=(0, 1), jit=jit)  # fmt: skip
+    assert report.ok, str(report)
