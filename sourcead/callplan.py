@@ -128,6 +128,12 @@ def _fact_test(fact: dict, names: list[str]) -> tuple[str, str, str, str]:
     array's size along the axis (as code, for the message)."""
     dim = _text(fact["dim"], names)
     guard = " and ".join(f"{_text(g, names)} > 0" for g in fact["guards"])  # every enclosing loop runs
+    if fact.get("data") is not None:  # every value of a slice of an int argument indexes the axis
+        read = data_slice(fact, names)
+        low, high = f"{read}.min()", f"{read}.max()"
+        condition = f"{read}.size == 0 or ({low} >= -({dim}) and {high} < {dim})"
+        test = f"{guard} and not ({condition})" if guard else f"not ({condition})"
+        return test, low, high, dim
     if fact.get("need") is not None:  # unit steps: the extremes are affine
         tests = []
         if fact.get("upper", True):
@@ -218,9 +224,25 @@ def _static_message(fact: dict, names: list[str]) -> str:
     )
 
 
+def data_slice(fact: dict, names: list[str]) -> str:
+    """The slice of the int argument whose values a `data` fact indexes with: `obs[0:obs.shape[0], 0]`."""
+    loops = {var: (start, stop) for var, start, stop, _step, _text_range in fact["loops"]}
+    parts = []
+    for at in fact["at"]:
+        moving = [atom for atom, coef in at if atom in loops and coef]
+        if moving:
+            start, stop = loops[moving[0]]
+            parts.append(f"{_text(start, names)}:{_text(stop, names)}")
+        else:
+            parts.append(_text(at, names))
+    return f"{names[fact['data']]}[{', '.join(parts)}]"
+
+
 def relation(fact: dict, names: list[str]) -> str:
     """What a fact asks of the shapes, for people: `y.shape[0] >= x.shape[0] + 1`."""
     dim = _text(fact["dim"], names)
+    if fact.get("data") is not None:
+        return f"every value of {data_slice(fact, names)} in range(-{dim}, {dim})"
     if fact.get("need") is None:
         return f"{dim} to cover every index"
     needs = [

@@ -84,6 +84,17 @@ class _Scope:
     shapes: dict[str, tuple[Affine, ...]]
     loops: tuple[_Loop, ...] = ()
     conditional: bool = False  # some enclosing statement may not run it (an if, a while, a break)
+    data: dict[str, tuple[int, tuple[Affine, ...]]] = field(default_factory=dict)  # `c = obs[i, 0]`
+
+    def nested(self, loops: tuple[_Loop, ...] | None = None, conditional: bool | None = None) -> _Scope:
+        """A copy for a nested block (its bindings stay in it)."""
+        return _Scope(
+            dict(self.ints),
+            dict(self.shapes),
+            self.loops if loops is None else loops,
+            self.conditional if conditional is None else conditional,
+            dict(self.data),
+        )
 
 
 @dataclass
@@ -181,6 +192,7 @@ class _Walker:
         self.final_shapes: dict[str, tuple[Affine, ...]] = {}
         self.swapped = _swapped(fn, kinds)
         self.ranged = ranged
+        self.written = {st.var for st in walk_statements(fn.body) if isinstance(st, Assign) and st.writes_element}
         self.values: dict[str, list[tuple[Affine, Affine] | None]] = {}
         self.pending: list[tuple[dict, cst.Subscript, Stmt]] = []
 
@@ -255,7 +267,7 @@ class _Walker:
             for n, shape in shapes.items()
             if all(shapes.get(m) == shape for m in self.swapped.get(n, frozenset()))
         }
-        return _Scope(scope.ints, kept, scope.loops, scope.conditional)
+        return _Scope(scope.ints, kept, scope.loops, scope.conditional, scope.data)
 
     def block(self, body: tuple[Stmt, ...], scope: _Scope, top: bool = False) -> None:
         for stmt in body:
@@ -276,10 +288,45 @@ class _Walker:
             value = _affine(stmt.value, self.view(scope), {loop.var: loop for loop in scope.loops})
             if value is not None:
                 scope.ints[var] = value
+            else:
+                read = self.data_read(stmt.value, scope)
+                if read is not None:
+                    scope.data[var] = read
         elif t.is_array:
             shape = _made_shape(stmt.value, self.view(scope), t.ndim)
             if shape is not None:
                 scope.shapes[var] = shape
+
+    def data_read(self, value: cst.BaseExpression, scope: _Scope) -> tuple[int, tuple[Affine, ...]] | None:
+        """`obs[i, 0]`: an element of an int array argument the function never writes or rebinds,
+        at indices that are static or the variable of an enclosing loop (each at most once), all of
+        whose loops are static with step 1: the values such a local takes are exactly those of a
+        slice of the argument, which the call can check (`data` facts)."""
+        node = unparen(value)
+        if not isinstance(node, cst.Subscript) or not isinstance(node.value, cst.Name):
+            return None
+        name = node.value.value
+        if name not in self.fn.params or self.assigned[name] or name in self.written:
+            return None
+        t = self.kinds[name]
+        if not t.is_array or t.dtype != "int" or len(node.slice) != t.ndim:
+            return None
+        if any(not loop.static or loop.step != 1 for loop in scope.loops):
+            return None
+        loop_vars = {loop.var: loop for loop in scope.loops}
+        at, seen = [], set()
+        for element in node.slice:
+            if not isinstance(element.slice, cst.Index):
+                return None
+            index = _affine(element.slice.value, scope, loop_vars)
+            if index is None:
+                return None
+            moving = [v for v in index if v in loop_vars]
+            if moving and (index != {moving[0]: 1} or moving[0] in seen):
+                return None
+            seen.update(moving)
+            at.append(index)
+        return self.fn.params.index(name), tuple(at)
 
     def statement(self, stmt: Stmt, scope: _Scope) -> None:
         if isinstance(stmt, Assign):
@@ -301,9 +348,9 @@ class _Walker:
         elif isinstance(stmt, If):
             self.accesses(stmt.test, stmt, scope)
             for branch in (stmt.body, stmt.orelse):
-                self.block(branch, _Scope(dict(scope.ints), dict(scope.shapes), scope.loops, True))
+                self.block(branch, scope.nested(conditional=True))
         elif isinstance(stmt, While):
-            inner = _Scope(dict(scope.ints), dict(scope.shapes), scope.loops, True)
+            inner = scope.nested(conditional=True)
             self.accesses(stmt.test, stmt, inner)
             self.block(stmt.body, inner)
 
@@ -313,16 +360,16 @@ class _Walker:
         step = _affine(loop.step, self.view(scope))
         conditional = scope.conditional or has_break(loop)
         if loop.var in assigned_names(loop.body) or start is None or stop is None:
-            return _Scope(dict(scope.ints), dict(scope.shapes), scope.loops, True)  # its index range is not static
+            return scope.nested(conditional=True)  # its index range is not static
         if step is None or set(step) != {"1"} or step["1"] == 0:
-            return _Scope(dict(scope.ints), dict(scope.shapes), scope.loops, True)
+            return scope.nested(conditional=True)
         found = _Loop(loop.var, start, stop, step["1"], loop.range_text())
-        return _Scope(dict(scope.ints), dict(scope.shapes), (*scope.loops, found), conditional)
+        return scope.nested((*scope.loops, found), conditional)
 
     def accesses(self, node: cst.CSTNode, stmt: Stmt, scope: _Scope) -> None:
         for sub, maybe in _subscripts(node):
             if maybe and not scope.conditional:  # `a and x[i]`, `x[i] if c else 0.0`: may not run
-                self.access(sub, stmt, _Scope(scope.ints, scope.shapes, scope.loops, True))
+                self.access(sub, stmt, _Scope(scope.ints, scope.shapes, scope.loops, True, scope.data))
             else:
                 self.access(sub, stmt, scope)
 
@@ -350,6 +397,12 @@ class _Walker:
                 self.out.facts.append(fact)
 
     def fact(self, name: str, axis: int, dim: Affine, index: cst.BaseExpression, scope: _Scope) -> dict | None:
+        bare = unparen(index)
+        if isinstance(bare, cst.Name) and bare.value in scope.data and bare.value not in scope.ints:
+            return self.data_fact(name, axis, dim, scope.data[bare.value], scope)
+        read = self.data_read(bare, scope) if isinstance(bare, cst.Subscript) else None
+        if read is not None:  # `x[idx[k]]`
+            return self.data_fact(name, axis, dim, read, scope)
         variables = self.variables(scope)
         value = _affine(index, scope, variables)
         if value is None:
@@ -383,6 +436,30 @@ class _Walker:
             "upper": not upper_holds,  # which side needs a check at the call
             "lower": not lower_holds,
             "always": upper_holds and lower_holds,
+        }
+
+    def data_fact(self, name: str, axis: int, dim: Affine, read: tuple[int, tuple[Affine, ...]], scope: _Scope) -> dict:
+        """An index read from an int argument (`cams[c, 0]` after `c = obs[i, 0]`): every value of
+        the slice the loops read (`obs[0:obs.shape[0], 0]`) must index the axis; exact, since each
+        iteration of those loops reads its element and then indexes (checked at the call)."""
+        param, at = read
+        loops = [loop for loop in scope.loops if any(loop.var in a for a in at)]
+        array_param = self.fn.params.index(name) if name in self.fn.params else None
+        return {
+            "guards": [_dump(lp.span()) for lp in scope.loops],
+            "need": None,
+            "floor": None,
+            "data": param,
+            "at": [_dump(a) for a in at],
+            "array": self.fn.user_params[array_param] if array_param is not None else name,
+            "param": array_param,
+            "axis": axis,
+            "dim": _dump(dim),
+            "index": [],
+            "loops": [[lp.var, _dump(lp.start), _dump(lp.stop), lp.step, lp.text] for lp in loops],
+            "upper": True,
+            "lower": True,
+            "always": False,
         }
 
     def relaxed(self, value: Affine, dim: Affine, scope: _Scope) -> dict | None:
@@ -576,9 +653,12 @@ def _implies(checked: dict, fact: dict) -> bool:
     """Does the checked fact `checked` cover `fact`'s access? The same size, bounds at least as
     far on each side `fact` needs, and guards among `fact`'s (so whenever the access runs, every
     guard of `checked` is positive: the call checked it and it held)."""
-    if checked.get("need") is None or fact.get("need") is None or checked["dim"] != fact["dim"]:
+    if checked["dim"] != fact["dim"] or any(guard not in fact["guards"] for guard in checked["guards"]):
         return False
-    if any(guard not in fact["guards"] for guard in checked["guards"]):
+    if "data" in fact or "data" in checked:  # the same slice of the same argument
+        same = ("data", "at", "loops")
+        return all(checked.get(key) == fact.get(key) for key in same)
+    if checked.get("need") is None or fact.get("need") is None:
         return False
     for side, used in (("need", "upper"), ("floor", "lower")):
         gap = _constant(_add(dict(checked[side]), _scale(dict(fact[side]), -1)))

@@ -71,6 +71,13 @@ def gather(x, idx):
     return s
 
 
+def gather_next(x, idx):
+    s = 0.0
+    for k in range(idx.shape[0]):
+        s += x[idx[k] + 1] * x[idx[k] + 1]  # computed from data: no fact covers it
+    return s
+
+
 def matrix_rows(A, w):
     n, m = A.shape
     s = 0.0
@@ -221,14 +228,27 @@ def test_the_shape_checks_are_code_a_reader_can_follow():
 
 @JIT
 def test_an_index_out_of_range_in_the_users_code_names_the_line(jit):
-    x, idx = RNG.standard_normal(5), np.array([0, 3, 7])
-    g = sourcead.grad(gather, jit=jit)
-    assert not g._default.plan.complete  # x[idx[k]]: data decides, so numba checks the bounds
-    with pytest.raises(ShapeError, match="gather indexes an array out of range") as info:
+    x, idx = RNG.standard_normal(5), np.array([0, 3, 6])
+    g = sourcead.grad(gather_next, jit=jit)
+    assert not g._default.plan.complete  # x[idx[k] + 1]: data decides, so numba checks the bounds
+    with pytest.raises(ShapeError, match="gather_next indexes an array out of range") as info:
         g(x, idx)
-    assert info.value.where.line == gather.__code__.co_firstlineno + 3
-    good = np.array([0, 3, 4, 3])
-    report = sourcead.check_derivative(gather, x, good, wrt=0, jit=jit)
+    assert info.value.where.line == gather_next.__code__.co_firstlineno + 3
+    good = np.array([0, 3, 2, 3])
+    report = sourcead.check_derivative(gather_next, x, good, wrt=0, jit=jit)
+    assert report.ok, str(report)
+
+
+@JIT
+def test_an_index_read_from_an_int_argument_is_checked_at_the_call(jit):
+    x = RNG.standard_normal(5)
+    g = sourcead.grad(gather, jit=jit)
+    assert g._default.plan.complete  # every value of idx must index x: one check of idx, at the call
+    for bad in ([0, 3, 7], [0, -6]):
+        with pytest.raises(ShapeError, match=r"every value of idx\[0:idx.shape\[0\]\] in range\(-x.shape\[0\]"):
+            g(x, np.array(bad))
+    assert np.array_equal(g(x, np.array([], dtype=np.int64)), np.zeros(5))
+    report = sourcead.check_derivative(gather, x, np.array([0, 3, -5, 4, 3]), wrt=0, jit=jit)
     assert report.ok, str(report)
 
 
@@ -623,7 +643,16 @@ def mapped_unknown_length(x, y):
 def mapped_gather(x, idx):
     s = 0.0
     for i in numba.prange(idx.shape[0]):
-        s += x[idx[i]] * x[idx[i]]
+        s += x[idx[i] - 1] * x[idx[i] - 1]  # computed from data: no fact covers it
+    return s
+
+
+def mapped_rows(X, obs):
+    # bundle adjustment's pattern: rows picked by an int argument, in a parallel loop
+    s = 0.0
+    for i in numba.prange(obs.shape[0]):
+        p = obs[i, 1]
+        s += X[p, 0] * X[p, 1]
     return s
 
 
@@ -649,11 +678,25 @@ def test_a_data_index_out_of_range_in_any_chunk_of_a_prange_raises(jit, bad):
     # as the other chunks' sums (zeros here); bounds-checked variants now compile serially
     g = sourcead.grad(mapped_gather, wrt=0, jit=jit)
     x = RNG.standard_normal(4)
-    idx = np.array([0, 1, 2])
-    idx[bad - 1] = 4
+    idx = np.array([1, 2, 3])
+    idx[bad - 1] = 5
     with pytest.raises(ShapeError, match="out of range"):
         g(x, idx)
-    assert np.allclose(g(x, np.array([0, 3, 3])), [2 * x[0], 0.0, 0.0, 4 * x[3]])
+    assert np.allclose(g(x, np.array([1, 4, 4])), [2 * x[0], 0.0, 0.0, 4 * x[3]])
+
+
+@JIT
+def test_rows_picked_by_an_int_argument_stay_parallel_and_unchecked(jit):
+    from sourcead.compile import compiled_parallel
+
+    g = sourcead.grad(mapped_rows, wrt=0, jit=jit)
+    X, obs = RNG.standard_normal((6, 2)), np.array([[0, 5], [1, 2], [2, 5]])
+    variant = g._variant((X, obs))
+    assert variant.plan.complete and compiled_parallel(variant.compiled.spec)
+    with pytest.raises(ShapeError, match=r"every value of obs\[0:obs.shape\[0\], 1\] in range\(-X.shape\[0\]"):
+        g(X[:5], obs)
+    report = sourcead.check_derivative(mapped_rows, X, obs, wrt=0, jit=jit)
+    assert report.ok, str(report)
 
 
 # --- operands Python may not evaluate ----------------------------------------------------------
