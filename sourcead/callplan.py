@@ -132,7 +132,13 @@ def _fact_test(fact: dict, names: list[str]) -> tuple[str, str, str, str]:
         read = data_slice(fact, names)
         low, high = f"{read}.min()", f"{read}.max()"
         condition = f"{read}.size == 0 or ({low} >= -({dim}) and {high} < {dim})"
-        test = f"{guard} and not ({condition})" if guard else f"not ({condition})"
+        # its fixed positions in range first (`obs[:, 1]` of a one-column obs is the read's own error)
+        fixed = [
+            f"-{names[fact['data']]}.shape[{axis}] <= {_text(at, names)} < {names[fact['data']]}.shape[{axis}]"
+            for axis, at in enumerate(fact["at"])
+            if not any(atom == loop[0] for atom, _coef in at for loop in fact["loops"])
+        ]
+        test = " and ".join([*([guard] if guard else []), *fixed, f"not ({condition})"])
         return test, low, high, dim
     if fact.get("need") is not None:  # unit steps: the extremes are affine
         tests = []

@@ -322,8 +322,10 @@ class _Walker:
             if index is None:
                 return None
             moving = [v for v in index if v in loop_vars]
-            if moving and (index != {moving[0]: 1} or moving[0] in seen):
-                return None
+            if moving and (
+                index != {moving[0]: 1} or moving[0] in seen or not _nonnegative(loop_vars[moving[0]].start)
+            ):
+                return None  # `start:stop` is the slice read where start is not negative
             seen.update(moving)
             at.append(index)
         return self.fn.params.index(name), tuple(at)

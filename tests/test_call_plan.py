@@ -726,3 +726,17 @@ def test_operands_python_may_skip_ask_nothing_of_the_shapes(jit):
     report = sourcead.check_derivative(short_circuit, np.array([0.5, -2.0, 0.3]), np.array([1.5, 0.5, 0.1]),
                                        wrt=(0, 1), jit=jit)  # fmt: skip
     assert report.ok, str(report)
+
+
+def picked_corner(M, perm):
+    # fuzz seed 83: the check of M[perm[1], ...] read perm[1] itself, past a one-element perm
+    return M[perm[1], perm[0]] * 2.0
+
+
+@JIT
+def test_the_check_of_a_data_index_does_not_index_out_of_range_itself(jit):
+    g = sourcead.grad(picked_corner, wrt=0, jit=jit)
+    M = RNG.standard_normal((3, 3))
+    with pytest.raises(ShapeError, match="perm"):
+        g(M, np.array([1]))
+    assert g(M, np.array([2, 1]))[1, 2] == 2.0
