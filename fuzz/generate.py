@@ -1221,6 +1221,9 @@ class _Generator:
     def s_prange(self, sc: _Scope, depth: int) -> None:
         rnd = self.rnd
         arrays = [(nm, a) for nm, a in sc.arrays.items() if a.ints is None]
+        if not arrays:  # only index arrays in scope (+index_arrays)
+            self.assign_float(sc)
+            return
         nm, a = rnd.choice(arrays)
         L = a.shape[0]
         if L * sc.iters > MAX_ITERS:
