@@ -14,7 +14,9 @@ loop with a `break`, online (its step count is known only when it ends). A marke
 another loop is checkpointed when every loop around it is (each replay of the outer step then
 runs the inner loop with its own snapshots). Its state: every variable the body assigns that
 exists before the loop, every array it writes, and what it reads that later statements
-overwrite. A loop that cannot be checkpointed keeps its records, and the generated code says why.
+overwrite; not, in a top-level loop, a scratch array that each step writes before reading it
+(`coverage.py`: RK4's stages). A loop that cannot be checkpointed keeps its records, and the
+generated code says why.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from .core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names, walk_statements
+from .coverage import Sizes, written_before_read
 from .exprs import names_in
 
 MARKER = "sourcead: checkpoint"
@@ -47,6 +50,7 @@ class Checkpointed:
     state: tuple[State, ...]
     defined: frozenset[str]  # the names that exist at the loop's entry
     online: bool  # its step count is known only when it ends (a `while` loop, a `for` with `break`)
+    scratch: tuple[str, ...] = ()  # arrays each step writes before it reads them: not in the state
 
 
 def marked(loop: For | While) -> bool:
@@ -74,6 +78,7 @@ def plan_checkpoints(
     chosen: dict[For | While, Checkpointed] = {}
     refused: dict[For | While, str] = {}
     everything = assigned_names(body)
+    sizes = Sizes(body, params)
 
     def visit(block: tuple[Stmt, ...], defined: set[str], top: bool, around_ok: bool) -> None:
         for k, s in enumerate(block):
@@ -96,7 +101,9 @@ def plan_checkpoints(
                             refused[s] = why
                         else:
                             online = isinstance(s, While) or any(isinstance(t, Break) for t in _same_loop(s.body))
-                            chosen[s] = Checkpointed(s, state, frozenset(defined), online)
+                            scratch = tuple(st.var for st in state if top and _scratch(sizes, s, st))
+                            state = tuple(st for st in state if st.var not in scratch)
+                            chosen[s] = Checkpointed(s, state, frozenset(defined), online, scratch)
                 visit(s.body, inner, False, s in chosen)
             defined |= assigned_names((s,))
 
@@ -152,6 +159,12 @@ def _state(
             return None, f"the array `{var}` is read in a step before that step makes it"
         state.append(State(var, True, var in rebound, t.dtype, t.ndim))  # type: ignore[attr-defined]
     return tuple(state), ""
+
+
+def _scratch(sizes: Sizes, loop: For | While, st: State) -> bool:
+    """Is the array `st` written by each step before it is read (`coverage.py`), so that no snapshot
+    needs it? Arrays the step rebinds or swaps keep their place in the state."""
+    return st.array and st.ndim == 1 and not st.rebound and written_before_read(sizes, loop, st.var)
 
 
 def _reads(statements: list[Stmt]) -> set[str]:

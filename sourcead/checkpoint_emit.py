@@ -34,7 +34,7 @@ def forward_checkpointed(plan: Checkpointed, sweep: ForwardSweep, out: Writer) -
     """The loop as the user wrote it, without records, taking the schedule's snapshots."""
     reverse = sweep.plan
     names = reverse.checkpoint_names[plan.loop]
-    state = ", ".join(st.var for st in plan.state)
+    state = ", ".join(st.var for st in plan.state) or "nothing"
     if plan.online:
         out.comment("checkpointed loop (online: its step count is known only when it ends): no records here,")
         out.comment(f"only snapshots of {state}, placed as it runs (Wang, Moin and Iaccarino's levels);")
@@ -42,13 +42,16 @@ def forward_checkpointed(plan: Checkpointed, sweep: ForwardSweep, out: Writer) -
     else:
         out.comment("checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots")
         out.comment(f"of {state}; its reverse sweep runs each step again from the nearest one, with its records")
+    if plan.scratch:
+        scratch = ", ".join(plan.scratch)
+        out.comment(f"(not of {scratch}: each step writes {'them' if len(plan.scratch) > 1 else 'it'} before reading)")
     for st in plan.state:
         if not st.array and st.var not in plan.defined | sweep.emission.placed:
             zero = placeholder(reverse.prog.kinds[st.var])
             out.line(f"{st.var} = {zero}  # part of the state before its first step")
     sizes = [f"{st.var}.nbytes" for st in plan.state if st.array]
     scalars = sum(1 for st in plan.state if not st.array)
-    sizes += [str(8 * scalars)] if scalars else []
+    sizes += [str(8 * scalars)] if scalars or not sizes else []
     budget = -1 if reverse.memory is None else reverse.memory
     if plan.online:
         _forward_online(plan, sweep, names, " + ".join(sizes), budget, out)

@@ -43,10 +43,9 @@ from .definite import possibly_undefined
 from .exprs import code, dotted, unparen
 from .kinds import Kinds
 from .parse import ParsedFunction
+from .rules import new_array_shape
 
 Affine = dict[str, int]  # atom -> coefficient; the atom "1" is the constant term
-_MADE = ("np.zeros", "np.ones", "np.empty", "np.full")
-_MADE_LIKE = ("np.zeros_like", "np.ones_like", "np.empty_like", "np.full_like", "np.copy")
 
 
 @dataclass
@@ -585,13 +584,12 @@ def _made_shape(value: cst.BaseExpression, scope: _Scope, ndim: int) -> tuple[Af
     value = unparen(value)
     if isinstance(value, cst.Name):
         return None  # another name for a buffer: its own shape facts apply
-    if not isinstance(value, cst.Call) or not value.args:
+    made = new_array_shape(value)
+    if made is None:
         return None
-    func, first = dotted(value.func), value.args[0].value
-    if func in _MADE_LIKE:
+    source, first = made
+    if source == "a":
         return _shape_of(first, scope)
-    if func not in _MADE:
-        return None
     first = unparen(first)
     if isinstance(first, cst.Attribute) and first.attr.value == "shape":
         return _shape_of(first.value, scope)

@@ -54,7 +54,7 @@ def unneeded_element_records(
     """The element writes among `sites` that need no record. `excluded`: arrays not analysed."""
     context: dict[Stmt, tuple[tuple, int]] = {}
     _contexts(body, (), context)
-    fixed = _fixed_names(body, params)
+    fixed = fixed_names(body, params)
     reads = _accesses(body, lines, context, excluded)
     found = set()
     for s in sites:
@@ -84,7 +84,7 @@ def _contexts(body: tuple[Stmt, ...], loops: tuple, out: dict) -> None:
             _contexts(s.orelse, loops, out)
 
 
-def _fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
+def fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
     """Names with one value wherever they are read: parameters never assigned, names assigned once
     at the top level (that assignment runs once), and names assigned once anywhere to an integer
     expression of fixed names and sizes (normalize hoists `stop = U.shape[0]` into loops)."""
@@ -128,7 +128,7 @@ def _fixed_value(node: cst.BaseExpression, fixed: set[str]) -> bool:
         return True
     if isinstance(node, cst.Name):
         return node.value in fixed
-    size = _size_of(node)
+    size = size_of(node)
     if size is not None:
         return size[0] in fixed
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
@@ -223,7 +223,7 @@ def _disjoint(write: _Access, read: _Access, fixed: set[str]) -> bool:
         lows = [space.minimum(x) for x in w + r]  # type: ignore[arg-type]
         if any(low is None or low < 0 for low in lows):
             return False  # an index that may be negative wraps around
-        if not any(space.apart(_minus(a, b)) for a, b in zip(w, r, strict=True)):  # type: ignore[arg-type]
+        if not any(space.apart(affine_minus(a, b)) for a, b in zip(w, r, strict=True)):  # type: ignore[arg-type]
             return False
     return True
 
@@ -272,7 +272,13 @@ class _Space:
             self.bounds[w_var] = w_range
             # the read's iteration is in range too: r = w - sign * delta stays within the loop's start
             start = self.affine(pivot.start, "w")
-            upper = None if start is None else _minus({w_var: 1}, start) if sign > 0 else _minus(start, {w_var: 1})
+            upper = (
+                None
+                if start is None
+                else affine_minus({w_var: 1}, start)
+                if sign > 0
+                else affine_minus(start, {w_var: 1})
+            )
             self.bounds[_DELTA] = ({1: abs(step)}, upper)  # type: ignore[arg-type]
             self.order += [_DELTA, w_var]
         self.order += [("c", id(loop)) for loop in reversed(shared)]
@@ -283,8 +289,8 @@ class _Space:
         if step is None or start is None or stop is None:
             return None
         if step > 0:
-            return start, _plus(stop, {1: -1})
-        return _plus(stop, {1: 1}), start
+            return start, affine_plus(stop, {1: -1})
+        return affine_plus(stop, {1: 1}), start
 
     def affine(self, node: cst.BaseExpression, side: str) -> Affine | None:
         """`node` as an affine form in this space's variables and fixed names, or None."""
@@ -295,23 +301,23 @@ class _Space:
             if var is not None:
                 return dict(var) if isinstance(var, dict) else {var: 1}
             return {("sym", node.value): 1} if node.value in self.fixed else None
-        size = _size_of(node)
+        size = size_of(node)
         if size is not None:  # the size of an array that is never rebound: fixed
             return {("size", *size): 1} if size[0] in self.fixed else None
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             inner = self.affine(node.expression, side)
-            return _scale(inner, -1) if inner is not None else None
+            return affine_scale(inner, -1) if inner is not None else None
         if isinstance(node, cst.BinaryOperation):
             left, right = self.affine(node.left, side), self.affine(node.right, side)
             if left is None or right is None:
                 return None
             if isinstance(node.operator, cst.Add):
-                return _plus(left, right)
+                return affine_plus(left, right)
             if isinstance(node.operator, cst.Subtract):
-                return _minus(left, right)
+                return affine_minus(left, right)
             if isinstance(node.operator, cst.Multiply) and (set(left) <= {1} or set(right) <= {1}):
                 constant, other = (left, right) if set(left) <= {1} else (right, left)
-                return _scale(other, constant.get(1, 0))
+                return affine_scale(other, constant.get(1, 0))
         return None
 
     def minimum(self, expr: Affine) -> int | None:
@@ -327,7 +333,7 @@ class _Space:
             if bound is None:
                 return None
             del expr[var]
-            expr = _plus(expr, _scale(bound, c))
+            expr = affine_plus(expr, affine_scale(bound, c))
         if any(k != 1 for k in expr):
             return None  # depends on a size or another fixed name
         return expr.get(1, 0)
@@ -337,11 +343,11 @@ class _Space:
         low = self.minimum(difference)
         if low is not None and low > 0:
             return True
-        high = self.minimum(_scale(difference, -1))
+        high = self.minimum(affine_scale(difference, -1))
         return high is not None and high > 0
 
 
-def _size_of(node: cst.BaseExpression) -> tuple[str, int] | None:
+def size_of(node: cst.BaseExpression) -> tuple[str, int] | None:
     """(array, axis) for `a.shape[k]` (k a literal) and `len(a)`, else None."""
     if (
         isinstance(node, cst.Subscript)
@@ -367,16 +373,16 @@ def _step(loop: For) -> int | None:
     return int(number_value(loop.step)) if is_number(loop.step) and number_value(loop.step) != 0 else None
 
 
-def _plus(a: Affine, b: Affine) -> Affine:
+def affine_plus(a: Affine, b: Affine) -> Affine:
     out = dict(a)
     for k, v in b.items():
         out[k] = out.get(k, 0) + v
     return {k: v for k, v in out.items() if v}
 
 
-def _scale(a: Affine, c: int) -> Affine:
+def affine_scale(a: Affine, c: int) -> Affine:
     return {k: v * c for k, v in a.items() if v * c}
 
 
-def _minus(a: Affine, b: Affine) -> Affine:
-    return _plus(a, _scale(b, -1))
+def affine_minus(a: Affine, b: Affine) -> Affine:
+    return affine_plus(a, affine_scale(b, -1))

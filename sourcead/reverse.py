@@ -114,8 +114,10 @@ def _captured_value(plan: ReversePlan) -> str:
     fn = plan.prog.fn
     permutes = plan.permutes()
     restored = {s.var for s in plan.sites if s.writes_element} | {n for p in permutes for n in p.targets}
-    # a checkpointed loop's reverse sweep restores its state arrays into their buffers
+    # a checkpointed loop's reverse sweep restores its state arrays into their buffers, and its
+    # replays write its scratch arrays with the values of earlier steps
     restored |= {st.var for ck in plan.checkpointed.values() for st in ck.state if st.array and not st.rebound}
+    restored |= {var for ck in plan.checkpointed.values() for var in ck.scratch}
     links = [(s.var, s.value.value) for s in walk_statements(fn.body)
              if isinstance(s, Assign) and not s.writes_element and isinstance(s.value, cst.Name)]  # fmt: skip
     links += [pair for p in permutes for pair in zip(p.targets, p.sources, strict=True)]

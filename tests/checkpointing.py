@@ -139,3 +139,94 @@ def inner_only(u0, k, outer, inner):
             for i in range(1, n - 1):
                 u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1])
     return np.sum(u * u)
+
+
+@numba.njit
+def _rk4_rhs(x, y, z):
+    z[0] = x[0]
+    for i in range(1, x.shape[0]):
+        z[i] = x[i] * y[i - 1] - 0.1 * np.sin(y[i])
+
+
+def rk4_stages(x, s):
+    # RK4 with scratch arrays: each step fills k1 .. k4 and yt before reading them, so a snapshot
+    # holds y alone (coverage.py)
+    n = x.shape[0]
+    h = 1.0 / s
+    y = np.zeros(n)
+    yt = np.empty(n)
+    k1 = np.empty(n)
+    k2 = np.empty(n)
+    k3 = np.empty(n)
+    k4 = np.empty(n)
+    for _step in range(s):  # sourcead: checkpoint
+        _rk4_rhs(x, y, k1)
+        for i in range(n):
+            yt[i] = y[i] + 0.5 * h * k1[i]
+        _rk4_rhs(x, yt, k2)
+        for i in range(n):
+            yt[i] = y[i] + 0.5 * h * k2[i]
+        _rk4_rhs(x, yt, k3)
+        for i in range(n):
+            yt[i] = y[i] + h * k3[i]
+        _rk4_rhs(x, yt, k4)
+        for i in range(n):
+            y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+    return np.sum(y * y)
+
+
+def carried_corner(x, s):
+    # each step writes a[1:] first, then reads a[0], which only the end of the step before wrote:
+    # a is part of the state
+    n = x.shape[0]
+    y = x.copy()
+    a = np.zeros(n)
+    for _step in range(s):  # sourcead: checkpoint
+        for i in range(1, n):
+            a[i] = np.sin(y[i])
+        for i in range(n):
+            y[i] = y[i] + 0.1 * a[i] * a[0]
+        a[0] = y[0] * y[n - 1]
+    return np.sum(y * y) + a[0]
+
+
+def read_before_the_loop(x, s):
+    # a scratch array each step fills before reading it, whose values before the loop an adjoint
+    # outside the loop reads (c): a is part of the state
+    n = x.shape[0]
+    a = x * 2.0
+    c = np.sum(a * a)
+    y = x.copy()
+    for _step in range(s):  # sourcead: checkpoint
+        for i in range(n):
+            a[i] = np.cos(y[i])
+        for i in range(n):
+            y[i] = y[i] * a[i]
+    return np.sum(y) + c
+
+
+def read_in_place(x, s):
+    # a[i] += ... reads a[i]: the step does not fill a before it reads it; a is part of the state
+    n = x.shape[0]
+    y = x.copy()
+    a = np.zeros(n)
+    for _step in range(s):  # sourcead: checkpoint
+        for i in range(n):
+            a[i] += 0.5 * y[i]
+        for i in range(n):
+            y[i] = np.sin(y[i]) + 0.1 * a[i]
+    return np.sum(y * y)
+
+
+def scratch_returned(x, s):
+    # the scratch array is the result: the reverse sweep's replays write it with earlier steps'
+    # values, so the value returned must be a copy taken before
+    n = x.shape[0]
+    y = x.copy()
+    a = np.empty(n)
+    for _step in range(s):  # sourcead: checkpoint
+        for i in range(n):
+            a[i] = 2.0 * y[i]  # linear: no adjoint reads a, so nothing records it
+        for i in range(n):
+            y[i] = np.sin(y[i]) + 0.3 * a[i]
+    return a

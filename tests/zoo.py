@@ -846,6 +846,8 @@ ZOO: list[Case] = [
     ),
     # a `# sourcead: checkpoint` loop: snapshots and replays instead of records (checkpoint.py)
     Case("heat_marked", checkpointing.heat_marked, lambda rng: (rng.standard_normal(12), 0.2, 15), ("u0", "k"), True),
+    # RK4's stages, filled by each step before it reads them: snapshots of y alone (coverage.py)
+    Case("rk4_marked", checkpointing.rk4_stages, lambda rng: (0.5 + 0.2 * rng.random(7), 11), ("x",), True),
     Case(
         "parallel_steps_marked",
         checkpointing.parallel_steps,

@@ -99,6 +99,22 @@ def classify(node: cst.CSTNode) -> tuple[Primitive, Bound] | None:
     return None
 
 
+def new_array_shape(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """For a call that makes a new array, the parameter its shape comes from (`Primitive.shaped_as`:
+    "shape" for np.zeros(shape), "a" for np.zeros_like(a) and np.copy(a)) and that argument."""
+    if not isinstance(node, cst.Call):
+        return None
+    try:
+        found = classify(node)
+    except BindError:
+        return None
+    if found is None or found[0].shaped_as is None:
+        return None
+    prim, bound = found
+    argument = bound.get(prim.shaped_as)
+    return None if argument is None else (prim.shaped_as, argument)
+
+
 def runtime_helpers() -> frozenset[str]:
     """Every runtime helper that a primitive's derivative may call."""
     return frozenset(h for p in PRIMITIVES.values() for h in p.helpers)

@@ -114,6 +114,10 @@ class Primitive:
     # on scalars, about as cheap as a record and its restore: a loop body's prefix may compute it
     # again in the reverse sweep rather than record its result (recompute.py)
     recomputed: bool = False
+    # a new array whose shape is that of this parameter: `shape` (a size or a tuple of sizes, as
+    # np.zeros takes it) or `a` (an array: np.zeros_like, np.copy); the shape contract and the
+    # checkpoint state read sizes through it (contract.py, coverage.py)
+    shaped_as: str | None = None
 
     @property
     def differentiable(self) -> tuple[str, ...]:

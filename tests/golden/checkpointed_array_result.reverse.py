@@ -17,18 +17,12 @@ def checkpointed_array_result_vjp(data, c, out_bar):
     # forward sweep
     acc = np.empty(data.shape[0])
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
-    # of acc; its reverse sweep runs each step again from the nearest one, with its records
+    # of nothing; its reverse sweep runs each step again from the nearest one, with its records
+    # (not of acc: each step writes it before reading)
     ck_steps = len(range(data.shape[0]))
-    ck_slots = checkpoint_slots(ck_steps, acc.nbytes, -1)  # about sqrt(steps) snapshots
+    ck_slots = checkpoint_slots(ck_steps, 0, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
-    acc_snaps = np.empty((ck_slots,) + acc.shape)
-    ck_next = 0
-    ck_j = 0
     for i in range(data.shape[0]):
-        if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            acc_snaps[ck_stores[ck_next, 1]] = acc
-            ck_next += 1
-        ck_j += 1
         if data[i] > 0.0:
             acc[i] = c * data[i]
         else:
@@ -44,9 +38,9 @@ def checkpointed_array_result_vjp(data, c, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            acc[:] = acc_snaps[ck_slot]
+            pass
         elif ck_do == 1:  # snapshot the state before step ck_a
-            acc_snaps[ck_slot] = acc
+            pass
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 i = ck_j
@@ -76,7 +70,4 @@ def checkpointed_array_result_vjp(data, c, out_bar):
                 # adjoint of: acc[i] = math.sin(data[i])
                 data_bar[i] += math.cos(data[i]) * acc_bar[i]
                 acc_bar[i] = 0.0
-    if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        acc[:] = acc_snaps[0]
     return value, data_bar, c_bar
