@@ -50,6 +50,11 @@ FEATURES: dict[str, tuple[bool, str]] = {
     "int_params": (True, "int parameters as loop bounds, steps and indices"),
     "recompute": (True, "loop bodies that start with an index and a re-read of arrays (recompute.py), crossed writes"),
     "stencil": (True, "loops writing y[i] from x[i + c] at constant offsets c, whose adjoints gather.py gathers"),
+    "scratch": (
+        True,
+        "a local 1-D array filled whole inside a loop (w[0] = ..., then a loop over the rest):"
+        " a checkpoint's scratch (coverage.py)",
+    ),
     "after_loop": (True, "a loop variable read after its loop, as an index (loopvars.py)"),
     "int_locals": (True, "int locals: i + 1, n // 2, counters, (i + 1) % n, min(i + 1, n - 1)"),
     "int_from_float": (True, "ints computed from floats: int(...), round(...), math.floor(...)"),
@@ -275,6 +280,7 @@ _STRUCTURAL = frozenset(
         "gen_names",
         "recompute",
         "after_loop",
+        "scratch",
     }
 )
 _FEATURE_PATTERNS = {
@@ -772,6 +778,7 @@ class _Generator:
             ("slice_write", 0.5 if "slice_write" in f and top and writable else 0),
             ("tuple", 0.6 if "tuples" in f else 0),
             ("stencil", 0.7 if "stencil" in f and loop_ok and "for" in f else 0),
+            ("scratch", 0.7 if "scratch" in f and sc.in_loop and not sc.in_prange and "for" in f else 0),
             ("prange", 0.5 if "prange" in f and not sc.in_prange and sc.arrays and sc.loop_depth < 2 else 0),
             ("alloc", 0.5 if "local_arrays" in f and (top or "alloc_in_loops" in f) and not self.in_helper else 0),
         ]
@@ -865,6 +872,8 @@ class _Generator:
         self.fn.indent += 1
         if self.on("recompute", 0.4):
             self.prefix(inner, var, interval)
+        elif self.on("scratch", 0.3) and not sc.in_prange:  # a step that fills its scratch first
+            self.s_scratch(inner, depth)
         self.block(inner, depth - 1, self.rnd.randint(1, 3))
         self.fn.indent -= 1
         if carried:
@@ -1217,6 +1226,33 @@ class _Generator:
             acc = rnd.choice(sc.floats)
             self.fn.emit(f"{acc} += {at(x, rnd.choice(offsets))} * {at(x, 0)}")
         self.fn.indent -= 1
+
+    def s_scratch(self, sc: _Scope, depth: int) -> None:
+        """A local 1-D array filled over its whole range inside a loop, as RK4 fills its stages
+        each step: by one loop, or by a write of one end and a loop over the rest. Whether a step
+        reads it before filling it depends on what else the loop does (coverage.py)."""
+        rnd = self.rnd
+        local = [nm for nm, a in sc.arrays.items() if a.local and a.writable and a.ints is None and len(a.shape) == 1]
+        if not local:
+            return self.assign_float(sc)
+        self.use("scratch")
+        name = rnd.choice(local)
+        self.mark_written(sc, name)
+        L = sc.arrays[name].shape[0]
+        S = self.size_expr(sc, L)
+        var = self.fresh_loop_var(sc)
+        inner = sc.child(loop="for", in_loop=True, iters=sc.iters * L, loop_depth=sc.loop_depth + 1,
+                         loop_vars=sc.loop_vars | {var})  # fmt: skip
+        how = rnd.choice(["whole", "first", "last"])
+        lo, hi, header = {"whole": (0, L - 1, f"range({S})"), "first": (1, L - 1, f"range(1, {S})"),
+                          "last": (0, L - 2, f"range({S} - 1)")}[how]  # fmt: skip
+        inner.ints[var] = (lo, hi)
+        if how == "first":
+            self.fn.emit(f"{name}[0] = {self.fexpr(sc, 2)}")
+        self.fn.emit(f"for {var} in {header}:")
+        self.fn.emit(f"    {name}[{var}] = {self.fexpr(inner, 2)}")
+        if how == "last":
+            self.fn.emit(f"{name}[{S} - 1] = {self.fexpr(sc, 2)}")
 
     def s_prange(self, sc: _Scope, depth: int) -> None:
         rnd = self.rnd
