@@ -75,7 +75,7 @@ def _forward_offline(
         stores = names["stores"]
         test = f"{names['next']} < {stores}.shape[0] and {stores}[{names['next']}, 0] == {names['j']}"
         with out.block(f"if {test}"):
-            _store_state(plan, snaps, f"{stores}[{names['next']}, 1]", out)
+            _store_state(plan, snaps, f"{stores}[{names['next']}, 1]", sweep.emission.helpers, out)
             out.line(f"{names['next']} += 1")
         out.line(f"{names['j']} += 1")
         sweep.sweep(loop.body, out, set(), "primal")
@@ -98,7 +98,7 @@ def _forward_online(
         with out.block(f"if {slot} >= 0"):
             if growing:
                 _grow_snapshots(plan, snaps, f"{slot} + 1", helpers, out)
-            _store_state(plan, snaps, slot, out)
+            _store_state(plan, snaps, slot, helpers, out)
         out.line(f"{names['j']} += 1")
         sweep.sweep(loop.body, out, set(), "primal")
     out.line(f"{names['steps']} = {names['j']}")
@@ -133,10 +133,11 @@ def reverse_checkpointed(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -
         out.line(f"{schedule}, {what}, {a}, {b}, {slot} = checkpoint_next({schedule}, {names['slots']})")
         with out.block(f"if {what} < 0"):
             out.line("break  # every step reversed")
+        helpers = sweep.emission.helpers
         with out.block(f"if {what} == 0", f"restore the state before step {a}"):
-            _restore_state(plan, snaps, slot, out)
+            _restore_state(plan, snaps, slot, helpers, out)
         with out.block(f"elif {what} == 1", f"snapshot the state before step {a}"):
-            _store_state(plan, snaps, slot, out)
+            _store_state(plan, snaps, slot, helpers, out)
         with out.block(f"elif {what} == 2", f"steps {a} .. {b} - 1 again, without records"):
             with out.block(f"for {names['j']} in range({a}, {b})"):
                 _set_step(loop, names["j"], out)
@@ -152,7 +153,7 @@ def reverse_checkpointed(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -
             sweep.sweep(loop.body, out)
     with out.block(f"if {names['steps']} > 0"):
         out.comment("the state at the loop's entry, which the adjoints before it read")
-        _restore_state(plan, snaps, "0", out)
+        _restore_state(plan, snaps, "0", sweep.emission.helpers, out)
 
 
 def _reserve_step(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -> set[str]:
@@ -169,19 +170,26 @@ def _reserve_step(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -> set[s
     return exact
 
 
-def _store_state(plan: Checkpointed, snaps: Mapping[str, str], slot: str, out: Writer) -> None:
+def _store_state(plan: Checkpointed, snaps: Mapping[str, str], slot: str, helpers: set[str], out: Writer) -> None:
+    """The state into row `slot` of the snapshots; arrays by `checkpoint_store`, element by element
+    (numba's row assignment `snaps[k] = u` took 2.3 us for 400 floats on 3,000 rows, 0.16 us so)."""
     for st in plan.state:
-        out.line(f"{snaps[st.var]}[{slot}] = {st.var}")
+        if st.array:
+            helpers.add("checkpoint_store")
+            out.line(f"checkpoint_store({snaps[st.var]}, {slot}, {st.var})")
+        else:
+            out.line(f"{snaps[st.var]}[{slot}] = {st.var}")
 
 
-def _restore_state(plan: Checkpointed, snaps: Mapping[str, str], slot: str, out: Writer) -> None:
+def _restore_state(plan: Checkpointed, snaps: Mapping[str, str], slot: str, helpers: set[str], out: Writer) -> None:
     for st in plan.state:
         if not st.array:
             out.line(f"{st.var} = {snaps[st.var]}[{slot}]")
         elif st.rebound:
             out.line(f"{st.var} = {snaps[st.var]}[{slot}].copy()")
         else:
-            out.line(f"{st.var}[{', '.join([':'] * st.ndim)}] = {snaps[st.var]}[{slot}]")
+            helpers.add("checkpoint_restore")
+            out.line(f"checkpoint_restore({st.var}, {snaps[st.var]}, {slot})")
 
 
 def _set_step(loop: For | While, j: str, out: Writer) -> None:

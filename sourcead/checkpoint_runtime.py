@@ -26,7 +26,7 @@ snapshots in step order; online placement keeps them in any rows).
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 CHECKPOINT_RESTORE = 0  # restore the state held in snapshot `slot` (the state before step a)
 CHECKPOINT_STORE = 1  # store the current state (before step a) in snapshot `slot`
@@ -201,6 +201,38 @@ def checkpoint_grow(snaps, rows):
     bigger = np.empty((max(rows, 2 * snaps.shape[0]),) + snaps.shape[1:], snaps.dtype)
     bigger[: snaps.shape[0]] = snaps
     return bigger
+
+
+def checkpoint_store(snaps, slot, a):
+    """`snaps[slot] = a`: a snapshot of the state array `a` in row `slot`."""
+    snaps[slot] = a
+
+
+@overload(checkpoint_store)
+def _checkpoint_store(snaps, slot, a):
+    def store(snaps, slot, a):  # element by element: numba's row assignment is far slower
+        row = snaps[slot].reshape(a.size)
+        k = 0
+        for value in a.flat:
+            row[k] = value
+            k += 1
+
+    return store
+
+
+def checkpoint_restore(a, snaps, slot):
+    """`a[...] = snaps[slot]`: the state array `a` as snapshot `slot` holds it, in its own buffer."""
+    a[...] = snaps[slot]
+
+
+@overload(checkpoint_restore)
+def _checkpoint_restore(a, snaps, slot):
+    def restore(a, snaps, slot):
+        row = snaps[slot].reshape(a.size)
+        for k in range(a.size):
+            a.flat[k] = row[k]
+
+    return restore
 
 
 @register_jitable

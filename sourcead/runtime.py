@@ -20,8 +20,10 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_online,
     checkpoint_online_plan,
     checkpoint_place,
+    checkpoint_restore,
     checkpoint_schedule,
     checkpoint_slots,
+    checkpoint_store,
 )
 
 
@@ -644,4 +646,6 @@ HELPERS = (
     "checkpoint_grow",
     "checkpoint_place",
     "checkpoint_online_plan",
+    "checkpoint_store",
+    "checkpoint_restore",
 )

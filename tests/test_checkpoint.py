@@ -461,3 +461,30 @@ def test_a_scratch_array_returned_is_the_last_steps(jit):
     np.testing.assert_array_equal(value, ck.scratch_returned(x, 7))
     np.testing.assert_allclose(value, exact[0], rtol=1e-14)
     np.testing.assert_allclose(grad, exact[1], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed"])
+def test_snapshot_helpers_copy_every_layout(layout):
+    # numba compiles checkpoint_store / checkpoint_restore element by element (its own row
+    # assignment is far slower); a state array may be any view the user passes
+    import numba
+
+    from sourcead.checkpoint_runtime import checkpoint_restore, checkpoint_store
+
+    @numba.njit
+    def round_trip(snaps, a, b):
+        checkpoint_store(snaps, 1, a)
+        checkpoint_restore(b, snaps, 1)
+
+    rng = np.random.default_rng(9)
+    base = rng.standard_normal((6, 8))
+    a = {"contiguous": base[:4, :5].copy(), "strided": base[::2, 1::2][:, :3], "transposed": base[:5, :4].T}[layout]
+    snaps = np.zeros((3,) + a.shape)
+    target = np.zeros((a.shape[1], a.shape[0])).T if layout == "transposed" else np.zeros(a.shape)
+    round_trip(snaps, a, target)
+    np.testing.assert_array_equal(snaps[1], a)
+    np.testing.assert_array_equal(target, a)
+    assert not snaps[0].any() and not snaps[2].any()
+    flat = a[0].copy(), np.zeros(a.shape[1])
+    round_trip(np.zeros((2, a.shape[1])), *flat)  # 1-D as well
+    np.testing.assert_array_equal(flat[1], flat[0])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
 
 
 def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -50,10 +50,10 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             right_snaps[ck_stores[ck_next, 1]] = right
             right_dot_snaps[ck_stores[ck_next, 1]] = right_dot
             t0_snaps[ck_stores[ck_next, 1]] = t0
-            u_snaps[ck_stores[ck_next, 1]] = u
-            u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
-            un_snaps[ck_stores[ck_next, 1]] = un
-            un_dot_snaps[ck_stores[ck_next, 1]] = un_dot
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(u_dot_snaps, ck_stores[ck_next, 1], u_dot)
+            checkpoint_store(un_snaps, ck_stores[ck_next, 1], un)
+            checkpoint_store(un_dot_snaps, ck_stores[ck_next, 1], un_dot)
             ck_next += 1
         ck_j += 1
         for i in range(n):
@@ -117,10 +117,10 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             right_snaps[ck_slot] = right
             right_dot_snaps[ck_slot] = right_dot
             t0_snaps[ck_slot] = t0
-            u_snaps[ck_slot] = u
-            u_dot_snaps[ck_slot] = u_dot
-            un_snaps[ck_slot] = un
-            un_dot_snaps[ck_slot] = un_dot
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(u_dot_snaps, ck_slot, u_dot)
+            checkpoint_store(un_snaps, ck_slot, un)
+            checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):

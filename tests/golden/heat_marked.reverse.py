@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
 
 
 def heat_marked_vjp(u0, k, steps, out_bar):
@@ -36,8 +36,8 @@ def heat_marked_vjp(u0, k, steps, out_bar):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
             left_snaps[ck_stores[ck_next, 1]] = left
             right_snaps[ck_stores[ck_next, 1]] = right
-            u_snaps[ck_stores[ck_next, 1]] = u
-            un_snaps[ck_stores[ck_next, 1]] = un
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(un_snaps, ck_stores[ck_next, 1], un)
             ck_next += 1
         ck_j += 1
         for i in range(n):
@@ -76,8 +76,8 @@ def heat_marked_vjp(u0, k, steps, out_bar):
         elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
-            u_snaps[ck_slot] = u
-            un_snaps[ck_slot] = un
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(un_snaps, ck_slot, un)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, reserve, unbroadcast
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_store, reserve, unbroadcast
 
 
 def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
@@ -62,10 +62,10 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             right_dot_snaps[ck_slot] = right_dot
             steps_snaps[ck_slot] = steps
             t0_snaps[ck_slot] = t0
-            u_snaps[ck_slot] = u
-            u_dot_snaps[ck_slot] = u_dot
-            un_snaps[ck_slot] = un
-            un_dot_snaps[ck_slot] = un_dot
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(u_dot_snaps, ck_slot, u_dot)
+            checkpoint_store(un_snaps, ck_slot, un)
+            checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         ck_j += 1
         for i in range(n):
             if i > 0:
@@ -143,10 +143,10 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             right_dot_snaps[ck_slot] = right_dot
             steps_snaps[ck_slot] = steps
             t0_snaps[ck_slot] = t0
-            u_snaps[ck_slot] = u
-            u_dot_snaps[ck_slot] = u_dot
-            un_snaps[ck_slot] = un
-            un_dot_snaps[ck_slot] = un_dot
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(u_dot_snaps, ck_slot, u_dot)
+            checkpoint_store(un_snaps, ck_slot, un)
+            checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):

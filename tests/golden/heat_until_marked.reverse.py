@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, reserve
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_store, reserve
 
 
 def heat_until_vjp(u0, k, floor, most, out_bar):
@@ -44,8 +44,8 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
             steps_snaps[ck_slot] = steps
-            u_snaps[ck_slot] = u
-            un_snaps[ck_slot] = un
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(un_snaps, ck_slot, un)
         ck_j += 1
         for i in range(n):
             if i > 0:
@@ -93,8 +93,8 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
             steps_snaps[ck_slot] = steps
-            u_snaps[ck_slot] = u
-            un_snaps[ck_slot] = un
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(un_snaps, ck_slot, un)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -30,8 +30,8 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     ck_j = 0
     for i in range(1, n - 1):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            y_snaps[ck_stores[ck_next, 1]] = y
-            y_dot_snaps[ck_stores[ck_next, 1]] = y_dot
+            checkpoint_store(y_snaps, ck_stores[ck_next, 1], y)
+            checkpoint_store(y_dot_snaps, ck_stores[ck_next, 1], y_dot)
             ck_next += 1
         ck_j += 1
         y_dot[i] = x[i - 1] * c_dot + c * x_dot[i - 1] + (x[i] * x_dot[i + 1] + x[i + 1] * x_dot[i])
@@ -59,11 +59,11 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            y[:] = y_snaps[ck_slot]
-            y_dot[:] = y_dot_snaps[ck_slot]
+            checkpoint_restore(y, y_snaps, ck_slot)
+            checkpoint_restore(y_dot, y_dot_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
-            y_snaps[ck_slot] = y
-            y_dot_snaps[ck_slot] = y_dot
+            checkpoint_store(y_snaps, ck_slot, y)
+            checkpoint_store(y_dot_snaps, ck_slot, y_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 i = 1 + ck_j
@@ -96,8 +96,8 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
             y_dot_bar[i] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
-        y[:] = y_snaps[0]
-        y_dot[:] = y_dot_snaps[0]
+        checkpoint_restore(y, y_snaps, 0)
+        checkpoint_restore(y_dot, y_dot_snaps, 0)
     # adjoint of: t_dot = y[2] * y_dot[1] + y[1] * y_dot[2]
     y_bar[2] += y_dot[1] * t_dot_bar
     y_dot_bar[1] += y[2] * t_dot_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
 
 
 def marked_stencil_vjp(x, c, out_bar):
@@ -27,7 +27,7 @@ def marked_stencil_vjp(x, c, out_bar):
     ck_j = 0
     for i in range(1, n - 1):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            y_snaps[ck_stores[ck_next, 1]] = y
+            checkpoint_store(y_snaps, ck_stores[ck_next, 1], y)
             ck_next += 1
         ck_j += 1
         y[i] = c * x[i - 1] + x[i + 1] * x[i]
@@ -48,9 +48,9 @@ def marked_stencil_vjp(x, c, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            y[:] = y_snaps[ck_slot]
+            checkpoint_restore(y, y_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
-            y_snaps[ck_slot] = y
+            checkpoint_store(y_snaps, ck_slot, y)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 i = 1 + ck_j
@@ -71,7 +71,7 @@ def marked_stencil_vjp(x, c, out_bar):
             y_bar[i] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
-        y[:] = y_snaps[0]
+        checkpoint_restore(y, y_snaps, 0)
     # adjoint of: t = y[1] * y[2]
     y_bar[1] += y[2] * t_bar
     y_bar[2] += y[1] * t_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
 
 
 def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
@@ -48,8 +48,8 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             t3_snaps[ck_stores[ck_next, 1]] = t3
             total_snaps[ck_stores[ck_next, 1]] = total
             total_dot_snaps[ck_stores[ck_next, 1]] = total_dot
-            u_snaps[ck_stores[ck_next, 1]] = u
-            u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(u_dot_snaps, ck_stores[ck_next, 1], u_dot)
             ck_next += 1
         ck_j += 1
         for t in range(inner):
@@ -96,8 +96,8 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             t3 = t3_snaps[ck_slot]
             total = total_snaps[ck_slot]
             total_dot = total_dot_snaps[ck_slot]
-            u[:] = u_snaps[ck_slot]
-            u_dot[:] = u_dot_snaps[ck_slot]
+            checkpoint_restore(u, u_snaps, ck_slot)
+            checkpoint_restore(u_dot, u_dot_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
             t0_snaps[ck_slot] = t0
             t1_snaps[ck_slot] = t1
@@ -105,8 +105,8 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             t3_snaps[ck_slot] = t3
             total_snaps[ck_slot] = total
             total_dot_snaps[ck_slot] = total_dot
-            u_snaps[ck_slot] = u
-            u_dot_snaps[ck_slot] = u_dot
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(u_dot_snaps, ck_slot, u_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 s = ck_j
@@ -144,8 +144,8 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                     s_snaps[ck_stores_1[ck_next_1, 1]] = s
                     t0_snaps_1[ck_stores_1[ck_next_1, 1]] = t0
                     t1_snaps_1[ck_stores_1[ck_next_1, 1]] = t1
-                    u_snaps_1[ck_stores_1[ck_next_1, 1]] = u
-                    u_dot_snaps_1[ck_stores_1[ck_next_1, 1]] = u_dot
+                    checkpoint_store(u_snaps_1, ck_stores_1[ck_next_1, 1], u)
+                    checkpoint_store(u_dot_snaps_1, ck_stores_1[ck_next_1, 1], u_dot)
                     ck_next_1 += 1
                 ck_j_1 += 1
                 for i in range(1, n - 1):
@@ -205,15 +205,15 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                     s = s_snaps[ck_slot_1]
                     t0 = t0_snaps_1[ck_slot_1]
                     t1 = t1_snaps_1[ck_slot_1]
-                    u[:] = u_snaps_1[ck_slot_1]
-                    u_dot[:] = u_dot_snaps_1[ck_slot_1]
+                    checkpoint_restore(u, u_snaps_1, ck_slot_1)
+                    checkpoint_restore(u_dot, u_dot_snaps_1, ck_slot_1)
                 elif ck_do_1 == 1:  # snapshot the state before step ck_a_1
                     n_snaps[ck_slot_1] = n
                     s_snaps[ck_slot_1] = s
                     t0_snaps_1[ck_slot_1] = t0
                     t1_snaps_1[ck_slot_1] = t1
-                    u_snaps_1[ck_slot_1] = u
-                    u_dot_snaps_1[ck_slot_1] = u_dot
+                    checkpoint_store(u_snaps_1, ck_slot_1, u)
+                    checkpoint_store(u_dot_snaps_1, ck_slot_1, u_dot)
                 elif ck_do_1 == 2:  # steps ck_a_1 .. ck_b_1 - 1 again, without records
                     for ck_j_1 in range(ck_a_1, ck_b_1):
                         for i in range(1, n - 1):
@@ -268,11 +268,11 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                 n = n_snaps[0]
                 t0 = t0_snaps_1[0]
                 t1 = t1_snaps_1[0]
-                u[:] = u_snaps_1[0]
-                u_dot[:] = u_dot_snaps_1[0]
+                checkpoint_restore(u, u_snaps_1, 0)
+                checkpoint_restore(u_dot, u_dot_snaps_1, 0)
     if ck_steps > 0:
-        u[:] = u_snaps[0]
-        u_dot[:] = u_dot_snaps[0]
+        checkpoint_restore(u, u_snaps, 0)
+        checkpoint_restore(u_dot, u_dot_snaps, 0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
 
 
 def nested_steps_vjp(u0, k, outer, inner, out_bar):
@@ -30,7 +30,7 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     for s in range(outer):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
             total_snaps[ck_stores[ck_next, 1]] = total
-            u_snaps[ck_stores[ck_next, 1]] = u
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
             ck_next += 1
         ck_j += 1
         for t in range(inner):
@@ -56,10 +56,10 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
             total = total_snaps[ck_slot]
-            u[:] = u_snaps[ck_slot]
+            checkpoint_restore(u, u_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
             total_snaps[ck_slot] = total
-            u_snaps[ck_slot] = u
+            checkpoint_store(u_snaps, ck_slot, u)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 s = ck_j
@@ -85,7 +85,7 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                 if ck_next_1 < ck_stores_1.shape[0] and ck_stores_1[ck_next_1, 0] == ck_j_1:
                     n_snaps[ck_stores_1[ck_next_1, 1]] = n
                     s_snaps[ck_stores_1[ck_next_1, 1]] = s
-                    u_snaps_1[ck_stores_1[ck_next_1, 1]] = u
+                    checkpoint_store(u_snaps_1, ck_stores_1[ck_next_1, 1], u)
                     ck_next_1 += 1
                 ck_j_1 += 1
                 for i in range(1, n - 1):
@@ -114,11 +114,11 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                 if ck_do_1 == 0:  # restore the state before step ck_a_1
                     n = n_snaps[ck_slot_1]
                     s = s_snaps[ck_slot_1]
-                    u[:] = u_snaps_1[ck_slot_1]
+                    checkpoint_restore(u, u_snaps_1, ck_slot_1)
                 elif ck_do_1 == 1:  # snapshot the state before step ck_a_1
                     n_snaps[ck_slot_1] = n
                     s_snaps[ck_slot_1] = s
-                    u_snaps_1[ck_slot_1] = u
+                    checkpoint_store(u_snaps_1, ck_slot_1, u)
                 elif ck_do_1 == 2:  # steps ck_a_1 .. ck_b_1 - 1 again, without records
                     for ck_j_1 in range(ck_a_1, ck_b_1):
                         for i in range(1, n - 1):
@@ -144,9 +144,9 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read
                 n = n_snaps[0]
-                u[:] = u_snaps_1[0]
+                checkpoint_restore(u, u_snaps_1, 0)
     if ck_steps > 0:
-        u[:] = u_snaps[0]
+        checkpoint_restore(u, u_snaps, 0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
@@ -30,8 +30,8 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
     ck_j = 0
     for _step in range(n_steps):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            u_snaps[ck_stores[ck_next, 1]] = u
-            v_snaps[ck_stores[ck_next, 1]] = v
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(v_snaps, ck_stores[ck_next, 1], v)
             ck_next += 1
         ck_j += 1
         for i in prange(1, n - 1):
@@ -57,8 +57,8 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
             u = u_snaps[ck_slot].copy()
             v = v_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
-            u_snaps[ck_slot] = u
-            v_snaps[ck_slot] = v
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(v_snaps, ck_slot, v)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in prange(1, n - 1):

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -39,10 +39,10 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     for _step in range(n_steps):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
             t0_snaps[ck_stores[ck_next, 1]] = t0
-            u_snaps[ck_stores[ck_next, 1]] = u
-            u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
-            v_snaps[ck_stores[ck_next, 1]] = v
-            v_dot_snaps[ck_stores[ck_next, 1]] = v_dot
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(u_dot_snaps, ck_stores[ck_next, 1], u_dot)
+            checkpoint_store(v_snaps, ck_stores[ck_next, 1], v)
+            checkpoint_store(v_dot_snaps, ck_stores[ck_next, 1], v_dot)
             ck_next += 1
         ck_j += 1
         for i in prange(1, n - 1):
@@ -88,10 +88,10 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             v_dot = v_dot_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
             t0_snaps[ck_slot] = t0
-            u_snaps[ck_slot] = u
-            u_dot_snaps[ck_slot] = u_dot
-            v_snaps[ck_slot] = v
-            v_dot_snaps[ck_slot] = v_dot
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(u_dot_snaps, ck_slot, u_dot)
+            checkpoint_store(v_snaps, ck_slot, v)
+            checkpoint_store(v_dot_snaps, ck_slot, v_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in prange(1, n - 1):

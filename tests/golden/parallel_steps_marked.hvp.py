@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, unbroadcast
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -48,10 +48,10 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             energy_dot_snaps[ck_stores[ck_next, 1]] = energy_dot
             t0_snaps[ck_stores[ck_next, 1]] = t0
             t1_snaps[ck_stores[ck_next, 1]] = t1
-            u_snaps[ck_stores[ck_next, 1]] = u
-            u_dot_snaps[ck_stores[ck_next, 1]] = u_dot
-            un_snaps[ck_stores[ck_next, 1]] = un
-            un_dot_snaps[ck_stores[ck_next, 1]] = un_dot
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(u_dot_snaps, ck_stores[ck_next, 1], u_dot)
+            checkpoint_store(un_snaps, ck_stores[ck_next, 1], un)
+            checkpoint_store(un_dot_snaps, ck_stores[ck_next, 1], un_dot)
             ck_next += 1
         ck_j += 1
         for i in prange(1, n - 1):
@@ -93,19 +93,19 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             energy_dot = energy_dot_snaps[ck_slot]
             t0 = t0_snaps[ck_slot]
             t1 = t1_snaps[ck_slot]
-            u[:] = u_snaps[ck_slot]
-            u_dot[:] = u_dot_snaps[ck_slot]
-            un[:] = un_snaps[ck_slot]
-            un_dot[:] = un_dot_snaps[ck_slot]
+            checkpoint_restore(u, u_snaps, ck_slot)
+            checkpoint_restore(u_dot, u_dot_snaps, ck_slot)
+            checkpoint_restore(un, un_snaps, ck_slot)
+            checkpoint_restore(un_dot, un_dot_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
             energy_snaps[ck_slot] = energy
             energy_dot_snaps[ck_slot] = energy_dot
             t0_snaps[ck_slot] = t0
             t1_snaps[ck_slot] = t1
-            u_snaps[ck_slot] = u
-            u_dot_snaps[ck_slot] = u_dot
-            un_snaps[ck_slot] = un
-            un_dot_snaps[ck_slot] = un_dot
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(u_dot_snaps, ck_slot, u_dot)
+            checkpoint_store(un_snaps, ck_slot, un)
+            checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 t = 1 + ck_j
@@ -232,10 +232,10 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 # the chunks' sums of shared scalar adjoints, in order
                 k_bar += k_bar_chunks[chunk]
     if ck_steps > 0:
-        u[:] = u_snaps[0]
-        u_dot[:] = u_dot_snaps[0]
-        un[:] = un_snaps[0]
-        un_dot[:] = un_dot_snaps[0]
+        checkpoint_restore(u, u_snaps, 0)
+        checkpoint_restore(u_dot, u_dot_snaps, 0)
+        checkpoint_restore(un, un_snaps, 0)
+        checkpoint_restore(un_dot, un_dot_snaps, 0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
 
 
 def parallel_steps_vjp(u0, k, steps, out_bar):
@@ -34,8 +34,8 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
     for t in range(1, steps + 1):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
             energy_snaps[ck_stores[ck_next, 1]] = energy
-            u_snaps[ck_stores[ck_next, 1]] = u
-            un_snaps[ck_stores[ck_next, 1]] = un
+            checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
+            checkpoint_store(un_snaps, ck_stores[ck_next, 1], un)
             ck_next += 1
         ck_j += 1
         for i in prange(1, n - 1):
@@ -62,12 +62,12 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
             energy = energy_snaps[ck_slot]
-            u[:] = u_snaps[ck_slot]
-            un[:] = un_snaps[ck_slot]
+            checkpoint_restore(u, u_snaps, ck_slot)
+            checkpoint_restore(un, un_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
             energy_snaps[ck_slot] = energy
-            u_snaps[ck_slot] = u
-            un_snaps[ck_slot] = un
+            checkpoint_store(u_snaps, ck_slot, u)
+            checkpoint_store(un_snaps, ck_slot, un)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 t = 1 + ck_j
@@ -143,8 +143,8 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
                 # the chunks' sums of shared scalar adjoints, in order
                 k_bar += k_bar_chunks[chunk]
     if ck_steps > 0:
-        u[:] = u_snaps[0]
-        un[:] = un_snaps[0]
+        checkpoint_restore(u, u_snaps, 0)
+        checkpoint_restore(un, un_snaps, 0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
 
 
 def rk4_stages_hvp(x, s, x_dot, out_bar):
@@ -47,14 +47,14 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
     ck_j = 0
     for _step in range(s):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            k1_snaps[ck_stores[ck_next, 1]] = k1
-            k2_snaps[ck_stores[ck_next, 1]] = k2
-            k3_snaps[ck_stores[ck_next, 1]] = k3
-            k4_snaps[ck_stores[ck_next, 1]] = k4
+            checkpoint_store(k1_snaps, ck_stores[ck_next, 1], k1)
+            checkpoint_store(k2_snaps, ck_stores[ck_next, 1], k2)
+            checkpoint_store(k3_snaps, ck_stores[ck_next, 1], k3)
+            checkpoint_store(k4_snaps, ck_stores[ck_next, 1], k4)
             t0_snaps[ck_stores[ck_next, 1]] = t0
-            y_snaps[ck_stores[ck_next, 1]] = y
-            y_dot_snaps[ck_stores[ck_next, 1]] = y_dot
-            yt_snaps[ck_stores[ck_next, 1]] = yt
+            checkpoint_store(y_snaps, ck_stores[ck_next, 1], y)
+            checkpoint_store(y_dot_snaps, ck_stores[ck_next, 1], y_dot)
+            checkpoint_store(yt_snaps, ck_stores[ck_next, 1], yt)
             ck_next += 1
         ck_j += 1
         k1_dot[0] = x_dot[0]
@@ -120,23 +120,23 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            k1[:] = k1_snaps[ck_slot]
-            k2[:] = k2_snaps[ck_slot]
-            k3[:] = k3_snaps[ck_slot]
-            k4[:] = k4_snaps[ck_slot]
+            checkpoint_restore(k1, k1_snaps, ck_slot)
+            checkpoint_restore(k2, k2_snaps, ck_slot)
+            checkpoint_restore(k3, k3_snaps, ck_slot)
+            checkpoint_restore(k4, k4_snaps, ck_slot)
             t0 = t0_snaps[ck_slot]
-            y[:] = y_snaps[ck_slot]
-            y_dot[:] = y_dot_snaps[ck_slot]
-            yt[:] = yt_snaps[ck_slot]
+            checkpoint_restore(y, y_snaps, ck_slot)
+            checkpoint_restore(y_dot, y_dot_snaps, ck_slot)
+            checkpoint_restore(yt, yt_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
-            k1_snaps[ck_slot] = k1
-            k2_snaps[ck_slot] = k2
-            k3_snaps[ck_slot] = k3
-            k4_snaps[ck_slot] = k4
+            checkpoint_store(k1_snaps, ck_slot, k1)
+            checkpoint_store(k2_snaps, ck_slot, k2)
+            checkpoint_store(k3_snaps, ck_slot, k3)
+            checkpoint_store(k4_snaps, ck_slot, k4)
             t0_snaps[ck_slot] = t0
-            y_snaps[ck_slot] = y
-            y_dot_snaps[ck_slot] = y_dot
-            yt_snaps[ck_slot] = yt
+            checkpoint_store(y_snaps, ck_slot, y)
+            checkpoint_store(y_dot_snaps, ck_slot, y_dot)
+            checkpoint_store(yt_snaps, ck_slot, yt)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 k1_dot[0] = x_dot[0]
@@ -437,11 +437,11 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
             k1_dot_bar[0] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
-        k1[:] = k1_snaps[0]
-        k2[:] = k2_snaps[0]
-        k3[:] = k3_snaps[0]
-        k4[:] = k4_snaps[0]
-        y[:] = y_snaps[0]
-        y_dot[:] = y_dot_snaps[0]
-        yt[:] = yt_snaps[0]
+        checkpoint_restore(k1, k1_snaps, 0)
+        checkpoint_restore(k2, k2_snaps, 0)
+        checkpoint_restore(k3, k3_snaps, 0)
+        checkpoint_restore(k4, k4_snaps, 0)
+        checkpoint_restore(y, y_snaps, 0)
+        checkpoint_restore(y_dot, y_dot_snaps, 0)
+        checkpoint_restore(yt, yt_snaps, 0)
     return value, x_bar

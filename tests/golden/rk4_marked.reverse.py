@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
 
 
 def rk4_stages_vjp(x, s, out_bar):
@@ -33,7 +33,7 @@ def rk4_stages_vjp(x, s, out_bar):
     ck_j = 0
     for _step in range(s):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            y_snaps[ck_stores[ck_next, 1]] = y
+            checkpoint_store(y_snaps, ck_stores[ck_next, 1], y)
             ck_next += 1
         ck_j += 1
         k1[0] = x[0]
@@ -75,9 +75,9 @@ def rk4_stages_vjp(x, s, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            y[:] = y_snaps[ck_slot]
+            checkpoint_restore(y, y_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
-            y_snaps[ck_slot] = y
+            checkpoint_store(y_snaps, ck_slot, y)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 k1[0] = x[0]
@@ -254,5 +254,5 @@ def rk4_stages_vjp(x, s, out_bar):
             k1_bar[0] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
-        y[:] = y_snaps[0]
+        checkpoint_restore(y, y_snaps, 0)
     return value, x_bar
