@@ -2,7 +2,10 @@
 
 For each workload and memory budget, in a fresh process per row (so peak memory is that call's):
   * peak memory: growth of the process's peak resident set during the gradient call (the call
-    alone: compiled and warmed up before on a short run), against the budget;
+    alone: compiled and warmed up before on a short run), against the budget. Linux: the peak
+    (VmHWM) is reset just before the call by writing 5 to /proc/self/clear_refs, and read after;
+    without that, the peak compiling left behind hid the call's (every row read 0 MB); elsewhere
+    the growth of ru_maxrss, a lower bound;
   * gradient / primal: medians of repeated gradient and primal (numba.njit) calls;
   * replays: the steps the reverse sweep runs again (schedule advances), against revolve's
     optimum for the same number of snapshots (the forward sweep's first pass counted, as
@@ -96,6 +99,32 @@ def online_advances(steps: int, state_bytes: int, budget: int) -> tuple[int, int
             advances += b - a
 
 
+def _reset_peak() -> int:
+    """The resident set now, in bytes, after resetting the peak where Linux allows it (else the
+    peak so far: the growth measured from it is then a lower bound)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status_bytes("VmRSS")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _peak() -> int:
+    try:
+        return _status_bytes("VmHWM")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"no {field} in /proc/self/status")
+
+
 def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
     """One row, in this process: run by `main` in a subprocess per row."""
     import numba
@@ -108,11 +137,11 @@ def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
     grad(*short)  # compiled and warmed up
     primal = numba.njit(func)
     primal(*short)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    before = _reset_peak()
     start = time.perf_counter()
     g = grad(*args)
     first = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    peak = _peak() - before
     grads = [first]
     for _ in range(repeats - 1):
         start = time.perf_counter()
