@@ -15,8 +15,8 @@ another loop is checkpointed when every loop around it is (each replay of the ou
 runs the inner loop with its own snapshots). Its state: every variable the body assigns that
 exists before the loop, every array it writes, and what it reads that later statements
 overwrite; not, in a top-level loop, a scratch array that each step writes before reading it
-(`coverage.py`: RK4's stages). A loop that cannot be checkpointed keeps its records, and the
-generated code says why.
+(`coverage.py`: RK4's stages, the buffer a stencil step fills before a swap). A loop that cannot
+be checkpointed keeps its records, and the generated code says why.
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ def _state(
 
 def _scratch(sizes: Sizes, loop: For | While, st: State) -> bool:
     """Is the array `st` written by each step before it is read (`coverage.py`), so that no snapshot
-    needs it? Arrays the step rebinds or swaps keep their place in the state."""
-    return st.array and st.ndim == 1 and not st.rebound and written_before_read(sizes, loop, st.var)
+    needs it? An array the step assigns whole keeps its place; one it swaps may be scratch."""
+    return st.array and written_before_read(sizes, loop, st.var, st.ndim)
 
 
 def _reads(statements: list[Stmt]) -> set[str]:

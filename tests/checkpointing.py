@@ -230,3 +230,60 @@ def scratch_returned(x, s):
         for i in range(n):
             y[i] = np.sin(y[i]) + 0.3 * a[i]
     return a
+
+
+def swap_stencil(u0, k, steps):
+    # heat_swap's shape: the step writes v whole (both ends, then the interior) before the swap, so
+    # a snapshot holds u alone; v names either buffer, both made with u0's length
+    n = u0.shape[0]
+    u = u0.copy()
+    v = np.zeros(n)
+    for _step in range(steps):  # sourcead: checkpoint
+        v[0] = u[0]
+        v[n - 1] = u[n - 1]
+        for i in range(1, n - 1):
+            v[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.02 * u[i] ** 3
+        u, v = v, u
+    return np.sum(u * u)
+
+
+def swap_grid(u0, v0, f, steps):
+    # 2-D periodic reaction-diffusion with two swapped pairs, as gray_scott: each step writes un
+    # and vn whole (a nest over the shape each was made with, one transposed) before the swaps
+    n = u0.shape[0]
+    m = u0.shape[1]
+    nv = v0.shape[0]
+    mv = v0.shape[1]
+    u = u0.copy()
+    v = v0.copy()
+    un = np.empty((n, m))
+    vn = np.empty_like(v0)
+    for _step in range(steps):  # sourcead: checkpoint
+        for i in range(n):
+            ip = i + 1
+            if ip == n:
+                ip = 0
+            for j in range(m):
+                lap = u[ip, j] + u[i - 1, j] + u[i, (j + 1) % m] + u[i, j - 1] - 4.0 * u[i, j]
+                un[i, j] = u[i, j] + 0.1 * lap - u[i, j] * v[i, j] * v[i, j] + f * (1.0 - u[i, j])
+        for j in range(mv):
+            for i in range(nv):
+                vn[i, j] = v[i, j] + u[i, j] * v[i, j] * v[i, j] - (f + 0.05) * v[i, j]
+        u, un = un, u
+        v, vn = vn, v
+    return 0.5 * np.sum(u * u + v * v)
+
+
+def fixed_rim(u0, k, steps):
+    # the step writes the interior of un only: the rims of the two buffers (u0's, zeros) stay as
+    # they were made and reach u in turn; un is part of the state
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    un = np.zeros((n, m))
+    for _step in range(steps):  # sourcead: checkpoint
+        for i in range(1, n - 1):
+            for j in range(m):
+                un[i, j] = u[i, j] + k * (u[i - 1, j] + u[i + 1, j] - 2.0 * u[i, j]) * u[i, j]
+        u, un = un, u
+    return np.sum(u * u)

@@ -411,7 +411,8 @@ def test_hvp_checkpoints_the_marked_loops_too():
 
 
 def _snapshotted(source: str) -> set[str]:
-    return {line.split("_snaps = ")[0].strip() for line in source.splitlines() if "_snaps = np.empty(" in line}
+    """The arrays the snapshots hold (not the scalars)."""
+    return {line.split("_snaps = ")[0].strip() for line in source.splitlines() if "_snaps = np.empty((" in line}
 
 
 def _bounded_equals_unbounded(func, args, wrt, budgets, jit=False):
@@ -488,3 +489,47 @@ def test_snapshot_helpers_copy_every_layout(layout):
     flat = a[0].copy(), np.zeros(a.shape[1])
     round_trip(np.zeros((2, a.shape[1])), *flat)  # 1-D as well
     np.testing.assert_array_equal(flat[1], flat[0])
+
+
+def _fd_gradient(func, args, position, h=1e-6):
+    x = args[position]
+    grad = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[k] = h
+        up = list(args)
+        down = list(args)
+        up[position], down[position] = x + e, x - e
+        grad[k] = (func(*up) - func(*down)) / (2 * h)
+    return grad
+
+
+def test_a_swapped_buffer_written_whole_is_not_state():
+    u0 = np.random.default_rng(12).standard_normal(9) * 0.5
+    source = sourcead.grad(ck.swap_stencil, wrt=0, jit=False).source
+    assert _snapshotted(source) == {"u"}
+    assert "(not of v: each step writes it before reading)" in source
+    exact = _bounded_equals_unbounded(ck.swap_stencil, (u0, 0.2, 17), 0, [8 * 9 + 8, 2 * 8 * 9, 5 * 8 * 9])
+    np.testing.assert_allclose(exact, _fd_gradient(ck.swap_stencil, (u0, 0.2, 17), 0), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_two_swapped_grids_snapshot_half_their_buffers(jit):
+    rng = np.random.default_rng(13)
+    u0, v0 = 1.0 + 0.1 * rng.standard_normal((4, 5)), 0.3 + 0.1 * rng.standard_normal((4, 5))
+    source = sourcead.grad(ck.swap_grid, wrt=(0, 1, 2), jit=False).source
+    assert _snapshotted(source) == {"u", "v"}
+    budget = 2 * (2 * 8 * 20) + 64  # two snapshots of u and v (and the step's scalars)
+    exact = sourcead.grad(ck.swap_grid, wrt=(0, 1, 2), jit=jit)(u0, v0, 0.04, 9)
+    got = sourcead.grad(ck.swap_grid, wrt=(0, 1, 2), jit=jit, memory=budget)(u0, v0, 0.04, 9)
+    for a, b in zip(got, exact, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    if not jit:
+        fd = _fd_gradient(ck.swap_grid, (u0, v0, 0.04, 9), 1)
+        np.testing.assert_allclose(exact[1], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_a_swapped_buffer_with_an_unwritten_rim_stays_in_the_state():
+    u0 = np.random.default_rng(14).standard_normal((5, 4)) * 0.5
+    assert _snapshotted(sourcead.grad(ck.fixed_rim, wrt=0, jit=False).source) == {"u", "un"}
+    _bounded_equals_unbounded(ck.fixed_rim, (u0, 0.1, 11), 0, [2 * 8 * 20 + 16, 4 * 8 * 20 + 16])

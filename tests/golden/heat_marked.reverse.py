@@ -22,14 +22,14 @@ def heat_marked_vjp(u0, k, steps, out_bar):
     un = np.empty_like(u)
     n = u.shape[0]
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
-    # of left, right, u, un; its reverse sweep runs each step again from the nearest one, with its records
+    # of left, right, u; its reverse sweep runs each step again from the nearest one, with its records
+    # (not of un: each step writes it before reading)
     ck_steps = len(range(steps))
-    ck_slots = checkpoint_slots(ck_steps, u.nbytes + un.nbytes + 16, -1)  # about sqrt(steps) snapshots
+    ck_slots = checkpoint_slots(ck_steps, u.nbytes + 16, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
     left_snaps = np.empty(ck_slots)
     right_snaps = np.empty(ck_slots)
     u_snaps = np.empty((ck_slots,) + u.shape)
-    un_snaps = np.empty((ck_slots,) + un.shape)
     ck_next = 0
     ck_j = 0
     for t in range(steps):
@@ -37,7 +37,6 @@ def heat_marked_vjp(u0, k, steps, out_bar):
             left_snaps[ck_stores[ck_next, 1]] = left
             right_snaps[ck_stores[ck_next, 1]] = right
             checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
-            checkpoint_store(un_snaps, ck_stores[ck_next, 1], un)
             ck_next += 1
         ck_j += 1
         for i in range(n):
@@ -72,12 +71,10 @@ def heat_marked_vjp(u0, k, steps, out_bar):
             left = left_snaps[ck_slot]
             right = right_snaps[ck_slot]
             u = u_snaps[ck_slot].copy()
-            un = un_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
             checkpoint_store(u_snaps, ck_slot, u)
-            checkpoint_store(un_snaps, ck_slot, un)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):

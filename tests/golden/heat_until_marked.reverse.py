@@ -24,14 +24,14 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
     n = u.shape[0]
     steps = 0
     # checkpointed loop (online: its step count is known only when it ends): no records here,
-    # only snapshots of left, right, steps, u, un, placed as it runs (Wang, Moin and Iaccarino's levels);
+    # only snapshots of left, right, steps, u, placed as it runs (Wang, Moin and Iaccarino's levels);
     # its reverse sweep runs each step again from the nearest one, with its records
-    ck_table = checkpoint_online(u.nbytes + un.nbytes + 24, -1)  # about sqrt(steps so far) snapshots
+    # (not of un: each step writes it before reading)
+    ck_table = checkpoint_online(u.nbytes + 24, -1)  # about sqrt(steps so far) snapshots
     left_snaps = np.empty(checkpoint_capacity(ck_table))
     right_snaps = np.empty(checkpoint_capacity(ck_table))
     steps_snaps = np.empty(checkpoint_capacity(ck_table), np.int64)
     u_snaps = np.empty((checkpoint_capacity(ck_table),) + u.shape)
-    un_snaps = np.empty((checkpoint_capacity(ck_table),) + un.shape)
     ck_j = 0
     while np.max(np.abs(u)) > floor and steps < most:
         ck_table, ck_slot = checkpoint_place(ck_table, ck_j)
@@ -40,12 +40,10 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             right_snaps = checkpoint_grow(right_snaps, ck_slot + 1)
             steps_snaps = checkpoint_grow(steps_snaps, ck_slot + 1)
             u_snaps = checkpoint_grow(u_snaps, ck_slot + 1)
-            un_snaps = checkpoint_grow(un_snaps, ck_slot + 1)
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
             steps_snaps[ck_slot] = steps
             checkpoint_store(u_snaps, ck_slot, u)
-            checkpoint_store(un_snaps, ck_slot, un)
         ck_j += 1
         for i in range(n):
             if i > 0:
@@ -65,7 +63,6 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
     right_snaps = checkpoint_grow(right_snaps, ck_slots)
     steps_snaps = checkpoint_grow(steps_snaps, ck_slots)
     u_snaps = checkpoint_grow(u_snaps, ck_slots)
-    un_snaps = checkpoint_grow(un_snaps, ck_slots)
     result = np.sum(u * u) + steps
     value = result
     # reverse sweep
@@ -88,13 +85,11 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             right = right_snaps[ck_slot]
             steps = steps_snaps[ck_slot]
             u = u_snaps[ck_slot].copy()
-            un = un_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
             steps_snaps[ck_slot] = steps
             checkpoint_store(u_snaps, ck_slot, u)
-            checkpoint_store(un_snaps, ck_slot, un)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 for i in range(n):
