@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import resource
 import statistics
 import subprocess
@@ -125,6 +126,13 @@ def _status_bytes(field: str) -> int:
     raise OSError(f"no {field} in /proc/self/status")
 
 
+def _snapshot_parts(source: str) -> tuple[int, int]:
+    """(arrays, scalars) a snapshot of the generated module's checkpointed loop holds."""
+    arrays = len(re.findall(r"_snaps = np\.empty\(\(", source))
+    scalars = len(re.findall(r"_snaps = np\.empty\((?!\()", source))
+    return arrays, scalars
+
+
 def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
     """One row, in this process: run by `main` in a subprocess per row."""
     import numba
@@ -155,12 +163,15 @@ def measure(name: str, budget: int | None, steps: int, repeats: int) -> dict:
     row = {"name": name, "budget": budget, "steps": steps, "peak": peak,
            "grad": statistics.median(grads), "primal": statistics.median(primals),
            "g": [np.asarray(x).ravel()[:64].tolist() for x in g]}  # fmt: skip
+    if budget is not None:
+        arrays, scalars = _snapshot_parts(grad.source)  # the state arrays have the first argument's size
+        state = arrays * args[0].nbytes + 8 * scalars
+        row.update(state=state)
     if budget is not None and name == "heat_while":
-        slots, advances = online_advances(steps, 2 * args[0].nbytes + 8, budget)  # u, v and step
+        slots, advances = online_advances(steps, state, budget)
         revolve, forward = schedule_advances(steps, slots)
         row.update(slots=slots, replays=advances, optimum=int(revolve))  # revolve knowing the count
     elif budget is not None:
-        state = 2 * args[0].nbytes if name == "heat_swap" else 4 * args[0].nbytes
         slots = min(steps, budget // state)
         advances, forward = schedule_advances(steps, slots)
         row.update(slots=int(slots), replays=int(advances), optimum=int(revolve_optimum(steps, slots) - forward))
