@@ -32,8 +32,8 @@ import libcst as cst
 
 from .core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, has_break, walk_statements
 from .elements import Affine, affine_minus, affine_plus, affine_scale, fixed_names, size_of
-from .exprs import names_in, subscript_indices, unparen
-from .rules import new_array_shape
+from .exprs import dotted, names_in, subscript_indices, unparen
+from .rules import new_array_shape, primitive
 
 Shape = tuple[Affine, ...]
 Box = tuple[tuple[Affine, Affine], ...]  # an interval [lo, hi) per axis
@@ -155,7 +155,10 @@ class Sizes:
         return None if len(dims) != ndim or any(d is None for d in dims) else dims  # type: ignore[return-value]
 
     def _shape_of(self, node: cst.BaseExpression, ndim: int, depth: int) -> Shape | None:
-        """The shape of a fixed array: the one it is made with here, else its sizes."""
+        """The shape of a fixed array: the one it is made with here, else its sizes; of a swapped
+        name, the one its group's buffers share."""
+        if isinstance(node, cst.Name) and node.value in self.swapped and depth < 8:
+            return self.shape(node.value, ndim, depth + 1)
         if not isinstance(node, cst.Name) or node.value not in self.fixed:
             return None
         made = self._made(node.value, ndim, depth + 1) if depth < 8 else None
@@ -190,10 +193,33 @@ def _made_before(body: tuple[Stmt, ...], loop: For | While, array: str) -> bool:
         if s is loop:
             return bound
         for inner in walk_statements((s,)):
+            if _shaped_like(inner, array):
+                continue  # `a_dot = np.zeros_like(a)` reads its shape, not its values
             if _reads(inner, array) or (isinstance(inner, Assign) and inner.var == array and inner.writes_element):
                 return False
             bound = bound or (isinstance(inner, Assign) and inner.var == array)
     return False
+
+
+def _shaped_like(s: Stmt, array: str) -> bool:
+    """Is `s` the binding of another array made with `array`'s shape and none of its values
+    (`np.zeros_like(a)`, `np.full_like(a, v)`: `Primitive.shaped_as`, not `copies`)?"""
+    if not isinstance(s, Assign) or s.writes_element or s.var == array:
+        return False
+    value = unparen(s.value)
+    shaped = new_array_shape(value)
+    if shaped is None or shaped[0] != "a" or not isinstance(value, cst.Call):
+        return False
+    prim = primitive(dotted(value.func))
+    argument = unparen(shaped[1])
+    others = [a.value for a in value.args if unparen(a.value) is not argument]
+    return (
+        prim is not None
+        and not prim.copies
+        and isinstance(argument, cst.Name)
+        and argument.value == array
+        and not any(array in names_in(o) for o in others)
+    )
 
 
 def _reads(s: Stmt, array: str) -> bool:

@@ -533,3 +533,19 @@ def test_a_swapped_buffer_with_an_unwritten_rim_stays_in_the_state():
     u0 = np.random.default_rng(14).standard_normal((5, 4)) * 0.5
     assert _snapshotted(sourcead.grad(ck.fixed_rim, wrt=0, jit=False).source) == {"u", "un"}
     _bounded_equals_unbounded(ck.fixed_rim, (u0, 0.1, 11), 0, [2 * 8 * 20 + 16, 4 * 8 * 20 + 16])
+
+
+def test_hvp_of_rk4_snapshots_y_and_its_tangent_alone():
+    # the tangent program allocates k1_dot = np.zeros_like(k1) before the loop: that reads k1's
+    # shape, not its values, so k1 stays scratch
+    x = 0.5 + 0.1 * np.arange(6.0)
+    bounded = sourcead.hvp(ck.rk4_stages, wrt=0, jit=False, memory=3 * 2 * 8 * 6 + 64)
+    assert _snapshotted(bounded.source) == {"y", "y_dot"}
+    v = np.random.default_rng(15).standard_normal(6)
+    got = bounded(x, 9, tangents=v)
+    exact = sourcead.hvp(ck.rk4_stages, wrt=0, jit=False)(x, 9, tangents=v)
+    np.testing.assert_allclose(got, exact, rtol=1e-12, atol=1e-14)
+    h = 1e-5
+    grad = sourcead.grad(ck.rk4_stages, wrt=0, jit=False)
+    fd = (grad(x + h * v, 9) - grad(x - h * v, 9)) / (2 * h)
+    np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-8)

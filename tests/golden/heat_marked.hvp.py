@@ -26,11 +26,12 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     un_dot = np.zeros_like(un)
     n = u.shape[0]
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
-    # of left, left_dot, right, right_dot, t0, u, u_dot, un, un_dot; its reverse sweep runs each step again from the nearest one, with its records
+    # of left, left_dot, right, right_dot, t0, u, u_dot, un_dot; its reverse sweep runs each step again from the nearest one, with its records
+    # (not of un: each step writes it before reading)
     left = 0.0  # part of the state before its first step
     right = 0.0  # part of the state before its first step
     ck_steps = len(range(steps))
-    ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 40, -1)  # about sqrt(steps) snapshots
+    ck_slots = checkpoint_slots(ck_steps, u.nbytes + u_dot.nbytes + un_dot.nbytes + 40, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
     left_snaps = np.empty(ck_slots)
     left_dot_snaps = np.empty(ck_slots)
@@ -39,7 +40,6 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     t0_snaps = np.empty(ck_slots)
     u_snaps = np.empty((ck_slots,) + u.shape)
     u_dot_snaps = np.empty((ck_slots,) + u_dot.shape)
-    un_snaps = np.empty((ck_slots,) + un.shape)
     un_dot_snaps = np.empty((ck_slots,) + un_dot.shape)
     ck_next = 0
     ck_j = 0
@@ -52,7 +52,6 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             t0_snaps[ck_stores[ck_next, 1]] = t0
             checkpoint_store(u_snaps, ck_stores[ck_next, 1], u)
             checkpoint_store(u_dot_snaps, ck_stores[ck_next, 1], u_dot)
-            checkpoint_store(un_snaps, ck_stores[ck_next, 1], un)
             checkpoint_store(un_dot_snaps, ck_stores[ck_next, 1], un_dot)
             ck_next += 1
         ck_j += 1
@@ -109,7 +108,6 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             t0 = t0_snaps[ck_slot]
             u = u_snaps[ck_slot].copy()
             u_dot = u_dot_snaps[ck_slot].copy()
-            un = un_snaps[ck_slot].copy()
             un_dot = un_dot_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
@@ -119,7 +117,6 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             t0_snaps[ck_slot] = t0
             checkpoint_store(u_snaps, ck_slot, u)
             checkpoint_store(u_dot_snaps, ck_slot, u_dot)
-            checkpoint_store(un_snaps, ck_slot, un)
             checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):

@@ -27,11 +27,12 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     n = u.shape[0]
     steps = 0
     # checkpointed loop (online: its step count is known only when it ends): no records here,
-    # only snapshots of left, left_dot, right, right_dot, steps, t0, u, u_dot, un, un_dot, placed as it runs (Wang, Moin and Iaccarino's levels);
+    # only snapshots of left, left_dot, right, right_dot, steps, t0, u, u_dot, un_dot, placed as it runs (Wang, Moin and Iaccarino's levels);
     # its reverse sweep runs each step again from the nearest one, with its records
+    # (not of un: each step writes it before reading)
     left = 0.0  # part of the state before its first step
     right = 0.0  # part of the state before its first step
-    ck_table = checkpoint_online(u.nbytes + u_dot.nbytes + un.nbytes + un_dot.nbytes + 48, -1)  # about sqrt(steps so far) snapshots
+    ck_table = checkpoint_online(u.nbytes + u_dot.nbytes + un_dot.nbytes + 48, -1)  # about sqrt(steps so far) snapshots
     left_snaps = np.empty(checkpoint_capacity(ck_table))
     left_dot_snaps = np.empty(checkpoint_capacity(ck_table))
     right_snaps = np.empty(checkpoint_capacity(ck_table))
@@ -40,7 +41,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     t0_snaps = np.empty(checkpoint_capacity(ck_table))
     u_snaps = np.empty((checkpoint_capacity(ck_table),) + u.shape)
     u_dot_snaps = np.empty((checkpoint_capacity(ck_table),) + u_dot.shape)
-    un_snaps = np.empty((checkpoint_capacity(ck_table),) + un.shape)
     un_dot_snaps = np.empty((checkpoint_capacity(ck_table),) + un_dot.shape)
     ck_j = 0
     while np.max(np.abs(u)) > floor and steps < most:
@@ -54,7 +54,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             t0_snaps = checkpoint_grow(t0_snaps, ck_slot + 1)
             u_snaps = checkpoint_grow(u_snaps, ck_slot + 1)
             u_dot_snaps = checkpoint_grow(u_dot_snaps, ck_slot + 1)
-            un_snaps = checkpoint_grow(un_snaps, ck_slot + 1)
             un_dot_snaps = checkpoint_grow(un_dot_snaps, ck_slot + 1)
             left_snaps[ck_slot] = left
             left_dot_snaps[ck_slot] = left_dot
@@ -64,7 +63,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             t0_snaps[ck_slot] = t0
             checkpoint_store(u_snaps, ck_slot, u)
             checkpoint_store(u_dot_snaps, ck_slot, u_dot)
-            checkpoint_store(un_snaps, ck_slot, un)
             checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         ck_j += 1
         for i in range(n):
@@ -96,7 +94,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     t0_snaps = checkpoint_grow(t0_snaps, ck_slots)
     u_snaps = checkpoint_grow(u_snaps, ck_slots)
     u_dot_snaps = checkpoint_grow(u_dot_snaps, ck_slots)
-    un_snaps = checkpoint_grow(un_snaps, ck_slots)
     un_dot_snaps = checkpoint_grow(un_dot_snaps, ck_slots)
     result_dot = np.sum(u * u_dot + u * u_dot)
     value = result_dot
@@ -134,7 +131,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             t0 = t0_snaps[ck_slot]
             u = u_snaps[ck_slot].copy()
             u_dot = u_dot_snaps[ck_slot].copy()
-            un = un_snaps[ck_slot].copy()
             un_dot = un_dot_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
@@ -145,7 +141,6 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             t0_snaps[ck_slot] = t0
             checkpoint_store(u_snaps, ck_slot, u)
             checkpoint_store(u_dot_snaps, ck_slot, u_dot)
-            checkpoint_store(un_snaps, ck_slot, un)
             checkpoint_store(un_dot_snaps, ck_slot, un_dot)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):

@@ -29,32 +29,22 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
     k4 = np.empty(n)
     k4_dot = np.zeros_like(k4)
     # checkpointed loop (binomial checkpointing, as revolve): no records here, only snapshots
-    # of k1, k2, k3, k4, t0, y, y_dot, yt; its reverse sweep runs each step again from the nearest one, with its records
-    # (not of k1_dot, k2_dot, k3_dot, k4_dot, yt_dot: each step writes them before reading)
+    # of t0, y, y_dot; its reverse sweep runs each step again from the nearest one, with its records
+    # (not of k1, k1_dot, k2, k2_dot, k3, k3_dot, k4, k4_dot, yt, yt_dot: each step writes them before reading)
     t0 = 0.0  # part of the state before its first step
     ck_steps = len(range(s))
-    ck_slots = checkpoint_slots(ck_steps, k1.nbytes + k2.nbytes + k3.nbytes + k4.nbytes + y.nbytes + y_dot.nbytes + yt.nbytes + 8, -1)  # about sqrt(steps) snapshots
+    ck_slots = checkpoint_slots(ck_steps, y.nbytes + y_dot.nbytes + 8, -1)  # about sqrt(steps) snapshots
     ck_stores, ck_schedule = checkpoint_schedule(ck_steps, ck_slots)
-    k1_snaps = np.empty((ck_slots,) + k1.shape)
-    k2_snaps = np.empty((ck_slots,) + k2.shape)
-    k3_snaps = np.empty((ck_slots,) + k3.shape)
-    k4_snaps = np.empty((ck_slots,) + k4.shape)
     t0_snaps = np.empty(ck_slots)
     y_snaps = np.empty((ck_slots,) + y.shape)
     y_dot_snaps = np.empty((ck_slots,) + y_dot.shape)
-    yt_snaps = np.empty((ck_slots,) + yt.shape)
     ck_next = 0
     ck_j = 0
     for _step in range(s):
         if ck_next < ck_stores.shape[0] and ck_stores[ck_next, 0] == ck_j:
-            checkpoint_store(k1_snaps, ck_stores[ck_next, 1], k1)
-            checkpoint_store(k2_snaps, ck_stores[ck_next, 1], k2)
-            checkpoint_store(k3_snaps, ck_stores[ck_next, 1], k3)
-            checkpoint_store(k4_snaps, ck_stores[ck_next, 1], k4)
             t0_snaps[ck_stores[ck_next, 1]] = t0
             checkpoint_store(y_snaps, ck_stores[ck_next, 1], y)
             checkpoint_store(y_dot_snaps, ck_stores[ck_next, 1], y_dot)
-            checkpoint_store(yt_snaps, ck_stores[ck_next, 1], yt)
             ck_next += 1
         ck_j += 1
         k1_dot[0] = x_dot[0]
@@ -120,23 +110,13 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            checkpoint_restore(k1, k1_snaps, ck_slot)
-            checkpoint_restore(k2, k2_snaps, ck_slot)
-            checkpoint_restore(k3, k3_snaps, ck_slot)
-            checkpoint_restore(k4, k4_snaps, ck_slot)
             t0 = t0_snaps[ck_slot]
             checkpoint_restore(y, y_snaps, ck_slot)
             checkpoint_restore(y_dot, y_dot_snaps, ck_slot)
-            checkpoint_restore(yt, yt_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
-            checkpoint_store(k1_snaps, ck_slot, k1)
-            checkpoint_store(k2_snaps, ck_slot, k2)
-            checkpoint_store(k3_snaps, ck_slot, k3)
-            checkpoint_store(k4_snaps, ck_slot, k4)
             t0_snaps[ck_slot] = t0
             checkpoint_store(y_snaps, ck_slot, y)
             checkpoint_store(y_dot_snaps, ck_slot, y_dot)
-            checkpoint_store(yt_snaps, ck_slot, yt)
         elif ck_do == 2:  # steps ck_a .. ck_b - 1 again, without records
             for ck_j in range(ck_a, ck_b):
                 k1_dot[0] = x_dot[0]
@@ -436,12 +416,6 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
             # adjoint of: k1_dot[0] = x_dot[0]
             k1_dot_bar[0] = 0.0
     if ck_steps > 0:
-        # the state at the loop's entry, which the adjoints before it read
-        checkpoint_restore(k1, k1_snaps, 0)
-        checkpoint_restore(k2, k2_snaps, 0)
-        checkpoint_restore(k3, k3_snaps, 0)
-        checkpoint_restore(k4, k4_snaps, 0)
         checkpoint_restore(y, y_snaps, 0)
         checkpoint_restore(y_dot, y_dot_snaps, 0)
-        checkpoint_restore(yt, yt_snaps, 0)
     return value, x_bar
