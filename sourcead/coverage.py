@@ -31,7 +31,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, has_break, walk_statements
-from .elements import Affine, affine_minus, affine_plus, affine_scale, fixed_names, size_of
+from .elements import Affine, affine_form, affine_plus, fixed_names, size_of
 from .exprs import dotted, names_in, subscript_indices, unparen
 from .rules import new_array_shape, primitive
 
@@ -62,42 +62,29 @@ class Sizes:
 
     def affine(
         self, node: cst.BaseExpression, loop_vars: frozenset[str] = frozenset(), depth: int = 0
-    ) -> Affine | None:  # noqa: E501
+    ) -> Affine | None:
         """`node` as an affine form of fixed names, sizes and `loop_vars`, or None."""
-        node = unparen(node)
-        if isinstance(node, cst.Integer):
-            return {1: int(node.evaluated_value)} if int(node.evaluated_value) else {}
-        if isinstance(node, cst.Name):
-            if node.value in loop_vars:
-                return {("var", node.value): 1}
-            if node.value not in self.fixed:
+
+        def leaf(node: cst.BaseExpression) -> Affine | None:
+            if isinstance(node, cst.Name):
+                if node.value in loop_vars:
+                    return {("var", node.value): 1}
+                if node.value not in self.fixed:
+                    return None
+                value = self.values.get(node.value)
+                if value is not None and depth < 8:
+                    known = self.affine(value, frozenset(), depth + 1)
+                    if known is not None:
+                        return known
+                return {("sym", node.value): 1}
+            size = size_of(node)
+            if size is None:
                 return None
-            value = self.values.get(node.value)
-            if value is not None and depth < 8:
-                known = self.affine(value, frozenset(), depth + 1)
-                if known is not None:
-                    return known
-            return {("sym", node.value): 1}
-        size = size_of(node)
-        if size is not None:
             if size[0] in self.fixed:
                 return {("size", *size): 1}
             return self._swapped_size(*size, depth) if size[0] in self.swapped else None
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            inner = self.affine(node.expression, loop_vars, depth)
-            return None if inner is None else affine_scale(inner, -1)
-        if isinstance(node, cst.BinaryOperation):
-            left, right = self.affine(node.left, loop_vars, depth), self.affine(node.right, loop_vars, depth)
-            if left is None or right is None:
-                return None
-            if isinstance(node.operator, cst.Add):
-                return affine_plus(left, right)
-            if isinstance(node.operator, cst.Subtract):
-                return affine_minus(left, right)
-            if isinstance(node.operator, cst.Multiply) and (set(left) <= {1} or set(right) <= {1}):
-                constant, other = (left, right) if set(left) <= {1} else (right, left)
-                return affine_scale(other, constant.get(1, 0))
-        return None
+
+        return affine_form(node, leaf)
 
     def _swapped_size(self, array: str, axis: int, depth: int) -> Affine | None:
         """`array.shape[axis]` for a name the function swaps: the size its group's buffers share."""

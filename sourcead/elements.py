@@ -24,14 +24,14 @@ elements a loop's bounds read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
 
 from .core import Assign, For, If, Permute, Stmt, While
 from .emit import Line
-from .exprs import is_number, names_in, number_value, subscript_indices
+from .exprs import is_number, names_in, number_value, subscript_indices, unparen
 
 Affine = dict  # variable -> int coefficient; the key 1 holds the constant
 
@@ -294,31 +294,19 @@ class _Space:
 
     def affine(self, node: cst.BaseExpression, side: str) -> Affine | None:
         """`node` as an affine form in this space's variables and fixed names, or None."""
-        if isinstance(node, cst.Integer):
-            return {1: int(node.value)} if int(node.value) else {}
-        if isinstance(node, cst.Name):
-            var = self.names[side].get(node.value)
-            if var is not None:
-                return dict(var) if isinstance(var, dict) else {var: 1}
-            return {("sym", node.value): 1} if node.value in self.fixed else None
-        size = size_of(node)
-        if size is not None:  # the size of an array that is never rebound: fixed
-            return {("size", *size): 1} if size[0] in self.fixed else None
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            inner = self.affine(node.expression, side)
-            return affine_scale(inner, -1) if inner is not None else None
-        if isinstance(node, cst.BinaryOperation):
-            left, right = self.affine(node.left, side), self.affine(node.right, side)
-            if left is None or right is None:
-                return None
-            if isinstance(node.operator, cst.Add):
-                return affine_plus(left, right)
-            if isinstance(node.operator, cst.Subtract):
-                return affine_minus(left, right)
-            if isinstance(node.operator, cst.Multiply) and (set(left) <= {1} or set(right) <= {1}):
-                constant, other = (left, right) if set(left) <= {1} else (right, left)
-                return affine_scale(other, constant.get(1, 0))
-        return None
+
+        def leaf(node: cst.BaseExpression) -> Affine | None:
+            if isinstance(node, cst.Name):
+                var = self.names[side].get(node.value)
+                if var is not None:
+                    return dict(var) if isinstance(var, dict) else {var: 1}
+                return {("sym", node.value): 1} if node.value in self.fixed else None
+            size = size_of(node)
+            if size is not None:  # the size of an array that is never rebound: fixed
+                return {("size", *size): 1} if size[0] in self.fixed else None
+            return None
+
+        return affine_form(node, leaf)
 
     def minimum(self, expr: Affine) -> int | None:
         """A lower bound over the instances, where it is a constant: each variable, innermost
@@ -371,6 +359,31 @@ def size_of(node: cst.BaseExpression) -> tuple[str, int] | None:
 
 def _step(loop: For) -> int | None:
     return int(number_value(loop.step)) if is_number(loop.step) and number_value(loop.step) != 0 else None
+
+
+def affine_form(node: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], Affine | None]) -> Affine | None:
+    """`node` as an affine form: integers, sums, differences, negations and products by a constant
+    of what `leaf` makes of the other nodes (names, sizes; None where it makes nothing)."""
+    node = unparen(node)
+    if isinstance(node, cst.Integer):
+        value = int(node.evaluated_value)  # `0x10` and `1_000` too
+        return {1: value} if value else {}
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = affine_form(node.expression, leaf)
+        return affine_scale(inner, -1) if inner is not None else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        left, right = affine_form(node.left, leaf), affine_form(node.right, leaf)
+        if left is None or right is None:
+            return None
+        if isinstance(node.operator, cst.Add):
+            return affine_plus(left, right)
+        if isinstance(node.operator, cst.Subtract):
+            return affine_minus(left, right)
+        if set(left) <= {1} or set(right) <= {1}:
+            constant, other = (left, right) if set(left) <= {1} else (right, left)
+            return affine_scale(other, constant.get(1, 0))
+        return None
+    return leaf(node)
 
 
 def affine_plus(a: Affine, b: Affine) -> Affine:
