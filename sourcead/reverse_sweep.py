@@ -356,6 +356,6 @@ class ReverseSweep:
 
 def _offset(node: cst.BaseExpression, delta: int) -> str:
     if isinstance(node, cst.Integer):
-        return str(int(node.value) + delta)
+        return str(int(node.evaluated_value) + delta)
     sign = "+" if delta > 0 else "-"
     return f"{code(paren(node))} {sign} {abs(delta)}"
