@@ -81,10 +81,21 @@ class Sizes:
             if size is None:
                 return None
             if size[0] in self.fixed:
-                return {("size", *size): 1}
+                return self._made_size(*size, depth) or {("size", *size): 1}
             return self._swapped_size(*size, depth) if size[0] in self.swapped else None
 
         return affine_form(node, leaf)
+
+    def _made_size(self, array: str, axis: int, depth: int) -> Affine | None:
+        """`array.shape[axis]` for an array made here: the size it is made with (`k1.shape[0]` is
+        `n` for `k1 = np.empty(n)`), so that both spellings compare equal."""
+        if depth >= 8:
+            return None
+        for ndim in range(axis + 1, 4):
+            shape = self._made(array, ndim, depth + 1)
+            if shape is not None:
+                return shape[axis]
+        return None
 
     def _swapped_size(self, array: str, axis: int, depth: int) -> Affine | None:
         """`array.shape[axis]` for a name the function swaps: the size its group's buffers share."""
@@ -210,21 +221,22 @@ def _shaped_like(s: Stmt, array: str) -> bool:
 
 
 def _reads(s: Stmt, array: str) -> bool:
-    """Does `s` (or a statement inside it) read `array`, or anything but write its elements?"""
+    """Does `s` (or a statement inside it) read `array`'s values, or do anything with it but write
+    its elements and read its size?"""
     for inner in walk_statements((s,)):
         if isinstance(inner, Assign):
-            found = names_in(inner.value)
+            parts = [inner.value]
             if inner.writes_element:
-                found |= {n for e in subscript_indices(inner.target) for n in names_in(e)}  # type: ignore[arg-type]
+                parts += subscript_indices(inner.target)  # type: ignore[arg-type]
                 if inner.var == array and inner.accumulate is not None:
                     return True  # a[i] += v reads a[i]
-            if array in found:
+            if any(_reads_values(p, array) for p in parts):
                 return True
         elif isinstance(inner, For):
-            if array in names_in(inner.start) | names_in(inner.stop) | names_in(inner.step):
+            if any(_reads_values(b, array) for b in (inner.start, inner.stop, inner.step)):
                 return True
         elif isinstance(inner, (If, While)):
-            if array in names_in(inner.test):
+            if _reads_values(inner.test, array):
                 return True
         elif isinstance(inner, Permute):
             if array in (*inner.targets, *inner.sources):
@@ -233,6 +245,18 @@ def _reads(s: Stmt, array: str) -> bool:
             if any(array in names_in(v) for v in inner.values):
                 return True
     return False
+
+
+def _reads_values(node: cst.CSTNode, array: str) -> bool:
+    """Does `node` read `array` other than for its size (`array.shape[k]`, `len(array)`)?"""
+    if array not in names_in(node):
+        return False
+    size = size_of(node) if isinstance(node, cst.BaseExpression) else None
+    if size is not None:
+        return False
+    if isinstance(node, cst.Name):
+        return node.value == array
+    return any(_reads_values(child, array) for child in node.children)
 
 
 def _written(sizes: Sizes, s: Stmt, array: str, ndim: int, loops: tuple[tuple[str, Affine, Affine], ...]) -> Box | None:

@@ -287,3 +287,26 @@ def fixed_rim(u0, k, steps):
                 un[i, j] = u[i, j] + k * (u[i - 1, j] + u[i + 1, j] - 2.0 * u[i, j]) * u[i, j]
         u, un = un, u
     return np.sum(u * u)
+
+
+def rk4_sizes_spelled(x, s):
+    # rk4_stages with each fill spelled by the filled array's own size: `range(len(yt))`,
+    # `range(k1.shape[0])` (a size read is not a read of the values)
+    n = x.shape[0]
+    h = 1.0 / s
+    y = np.zeros(n)
+    yt = np.empty(n)
+    k1 = np.empty_like(y)
+    k2 = np.empty(n)
+    for _step in range(s):  # sourcead: checkpoint
+        k1[0] = x[0]
+        for i in range(1, k1.shape[0]):
+            k1[i] = x[i] * y[i - 1] - 0.1 * np.sin(y[i])
+        for i in range(len(yt)):
+            yt[i] = y[i] + 0.5 * h * k1[i]
+        k2[0] = x[0]
+        for i in range(1, k2.shape[0]):
+            k2[i] = x[i] * yt[i - 1] - 0.1 * np.sin(yt[i])
+        for i in range(n):
+            y[i] += 0.5 * h * (k1[i] + k2[i])
+    return np.sum(y * y)

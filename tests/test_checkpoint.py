@@ -549,3 +549,10 @@ def test_hvp_of_rk4_snapshots_y_and_its_tangent_alone():
     grad = sourcead.grad(ck.rk4_stages, wrt=0, jit=False)
     fd = (grad(x + h * v, 9) - grad(x - h * v, 9)) / (2 * h)
     np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_fills_spelled_with_the_arrays_own_sizes():
+    x = 0.5 + 0.1 * np.arange(7.0)
+    source = sourcead.grad(ck.rk4_sizes_spelled, wrt=0, jit=False).source
+    assert _snapshotted(source) == {"y"}
+    _bounded_equals_unbounded(ck.rk4_sizes_spelled, (x, 11), 0, [8 * 7 + 24, 3 * 8 * 7 + 24])  # y and 3 ints
