@@ -166,7 +166,7 @@ class Sizes:
 def written_before_read(sizes: Sizes, loop: For | While, array: str, ndim: int) -> bool:
     """Does each step of `loop` (a top-level loop of the function) write every element of `array`
     (of `ndim` dimensions) it reads before reading it, with nothing before the loop reading it?"""
-    shape = sizes.shape(array, ndim)
+    shape = sizes.shape(array, ndim) if ndim >= 1 else None
     if shape is None or not _made_before(sizes.body, loop, array):
         return False
     heads = [loop.test] if isinstance(loop, While) else [loop.start, loop.stop, loop.step]
