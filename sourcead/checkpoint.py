@@ -22,7 +22,7 @@ be checkpointed keeps its records, and the generated code says why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -102,7 +102,7 @@ def plan_checkpoints(
                         else:
                             online = isinstance(s, While) or any(isinstance(t, Break) for t in _same_loop(s.body))
                             scratch = tuple(st.var for st in state if top and _scratch(sizes, s, st))
-                            state = tuple(st for st in state if st.var not in scratch)
+                            state = tuple(_in_place(sizes, st) if top else st for st in state if st.var not in scratch)
                             chosen[s] = Checkpointed(s, state, frozenset(defined), online, scratch)
                 visit(s.body, inner, False, s in chosen)
             defined |= assigned_names((s,))
@@ -165,6 +165,15 @@ def _scratch(sizes: Sizes, loop: For | While, st: State) -> bool:
     """Is the array `st` written by each step before it is read (`coverage.py`), so that no snapshot
     needs it? An array the step assigns whole keeps its place; one it swaps may be scratch."""
     return st.array and written_before_read(sizes, loop, st.var, st.ndim)
+
+
+def _in_place(sizes: Sizes, st: State) -> State:
+    """A swapped array whose swap group's buffers are all made with one shape (`coverage.Sizes`)
+    is restored into the buffer it names, not as a new copy: whichever buffer that is, it has the
+    snapshot's shape, and no other name holds it."""
+    if st.array and st.rebound and sizes.shape(st.var, st.ndim) is not None:
+        return replace(st, rebound=False)
+    return st
 
 
 def _reads(statements: list[Stmt]) -> set[str]:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_store, reserve, unbroadcast
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, reserve, unbroadcast
 
 
 def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
@@ -129,7 +129,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             right_dot = right_dot_snaps[ck_slot]
             steps = steps_snaps[ck_slot]
             t0 = t0_snaps[ck_slot]
-            u = u_snaps[ck_slot].copy()
+            checkpoint_restore(u, u_snaps, ck_slot)
             u_dot = u_dot_snaps[ck_slot].copy()
             un_dot = un_dot_snaps[ck_slot].copy()
         elif ck_do == 1:  # snapshot the state before step ck_a
@@ -294,6 +294,8 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 u_dot_bar[0] += u_dot_bar_0
             if u_bar_0 != 0.0:
                 u_bar[0] += u_bar_0
+    if ck_steps > 0:
+        checkpoint_restore(u, u_snaps, 0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_store, reserve
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, reserve
 
 
 def heat_until_vjp(u0, k, floor, most, out_bar):
@@ -84,7 +84,7 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             left = left_snaps[ck_slot]
             right = right_snaps[ck_slot]
             steps = steps_snaps[ck_slot]
-            u = u_snaps[ck_slot].copy()
+            checkpoint_restore(u, u_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
             left_snaps[ck_slot] = left
             right_snaps[ck_slot] = right
@@ -185,6 +185,8 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
                 u_bar[n - 1] += u_bar_nm1
             if u_bar_0 != 0.0:
                 u_bar[0] += u_bar_0
+    if ck_steps > 0:
+        checkpoint_restore(u, u_snaps, 0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, k_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
 
 
 def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
@@ -54,8 +54,8 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
         if ck_do < 0:
             break  # every step reversed
         if ck_do == 0:  # restore the state before step ck_a
-            u = u_snaps[ck_slot].copy()
-            v = v_snaps[ck_slot].copy()
+            checkpoint_restore(u, u_snaps, ck_slot)
+            checkpoint_restore(v, v_snaps, ck_slot)
         elif ck_do == 1:  # snapshot the state before step ck_a
             checkpoint_store(u_snaps, ck_slot, u)
             checkpoint_store(v_snaps, ck_slot, v)
@@ -116,6 +116,10 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
             for chunk in range(16):
                 # the chunks' sums of shared scalar adjoints, in order
                 kappa_bar += kappa_bar_chunks[chunk]
+    if ck_steps > 0:
+        # the state at the loop's entry, which the adjoints before it read
+        checkpoint_restore(u, u_snaps, 0)
+        checkpoint_restore(v, v_snaps, 0)
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)
