@@ -21,12 +21,21 @@ def needed_assignments(prog: Program) -> set[Assign]:
     return _Liveness(prog).run()
 
 
+def live_after_loops(prog: Program) -> dict[For | While, set[str]]:
+    """For each loop, the active variables whose adjoint may be nonzero right after it: values
+    something after the loop reads on the way to a result before assigning them again."""
+    liveness = _Liveness(prog)
+    liveness.run()
+    return liveness.after
+
+
 class _Liveness:
     def __init__(self, prog: Program):
         self.prog = prog
         self.active = set(prog.activity.active)
         self.arrays = {v for v in self.active if prog.kinds.is_array(v)}
         self.needed: set[Assign] = set()
+        self.after: dict[For | While, set[str]] = {}  # live after each loop (over every visit)
 
     def run(self) -> set[Assign]:
         fn = self.prog.fn
@@ -56,6 +65,7 @@ class _Liveness:
         if isinstance(s, If):
             return self.block(s.body, live, loop) | self.block(s.orelse, live, loop)
         if isinstance(s, (For, While)):
+            self.after[s] = self.after.get(s, set()) | live
             around = set(live)  # live at the loop's start: after it (no more trips) or a next trip
             while True:
                 start = self.block(s.body, around, around)

@@ -49,6 +49,7 @@ from .elements import unneeded_element_records
 from .emit import Line
 from .exprs import code, is_number, names_in, number_value, paren
 from .gather import Gather, plan_gather
+from .liveness import live_after_loops
 from .parallel import ParallelLoop, plan_parallel
 from .program import Program
 from .promote import Promoted, plan_promotions
@@ -292,7 +293,14 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
 
     checkpointed, not_checkpointed = plan_checkpoints(fn.body, fn.params, lambda v: prog.kinds[v], memory, worth_it)
     snapshots = {loop: {st.var: fresh(f"{st.var}_snaps") for st in ck.state} for loop, ck in checkpointed.items()}
-    forward_reversals = _forward_reversals(statements, records.reads, parallel, recordings, prefixes)
+
+    live_after = live_after_loops(prog)
+
+    def carried_out(loop: For) -> set[str]:
+        """Names the loop's prefix assigns whose adjoint enters the loop from after it."""
+        return (assigned_names(prefixes.get(loop, ())) - {loop.var}) & live_after.get(loop, set())
+
+    forward_reversals = _forward_reversals(statements, records.reads, parallel, recordings, prefixes, carried_out)
     gathers = _gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel, returned)
     left = {loop: {**adjoints.lines, **(gathers[loop].residual if loop in gathers else {})} for loop in parallel}
     chunk_rows = {loop: _scattered_arrays(prog, left[loop], p) for loop, p in parallel.items()}
@@ -519,7 +527,7 @@ def slot_count(prog: Program, loop: For, names: set[str] | frozenset[str]) -> Co
     return count(loop.body)
 
 
-def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dict[For, tuple[int, int]]:
+def _forward_reversals(statements, reads, parallel, recordings, prefixes, carried_out) -> dict[For, tuple[int, int]]:
     """The serial `for` loops whose reversed iterations may run in the loop's own order (ascending
     loops vectorise better than descending ones, and numba keeps their bounds): after a prefix
     the loop recomputes, the body is element writes at the loop index and accumulations into
@@ -527,13 +535,15 @@ def _forward_reversals(statements, reads, parallel, recordings, prefixes) -> dic
     read, no scalar accumulated and read) with no other scalar of its own; so no iteration's
     adjoint reads what another's writes or restores, and each iteration's records (plain tape
     records of element writes only, one per recorded statement) lie at an offset computed from
-    the loop index.
+    the loop index. A prefix name something after the loop reads (`carried_out`: `best = a[i // 2]`
+    then `return best`) takes its adjoint from after the loop, which belongs to the last iteration
+    alone: such a loop runs backwards (fuzz 92:100).
     The value: (records per iteration on the float tape, on the int tape)."""
     found = {}
     for loop in statements:
         if not isinstance(loop, For) or loop in parallel or not is_number(loop.step):
             continue
-        if number_value(loop.step) == 0:
+        if number_value(loop.step) == 0 or carried_out(loop):
             continue
         prefix = prefixes.get(loop, ())
         rest = loop.body[len(prefix) :]

@@ -452,3 +452,16 @@ def sine_of_a_power(x, r):
     # fuzz seed 75: jit=False ran math.pow as NumPy's power, one ulp from the C library's at
     # pow(11.4752..., 13.5788...) ~ 2.5e14, and the sine of that moves by 0.03 per ulp
     return math.sin(math.pow(1.0 + x * x, r))
+
+
+def last_prefix_value(a, w):
+    # fuzz 92:100: the loop's body is a prefix its reversal computes again (`i = i_loop`, for the
+    # read of `i` after the loop, then `best = a[i // 2]`), and its iterations ran in the loop's own
+    # order; but `best` is read after the loop, so the adjoint that enters from there belongs to the
+    # last iteration alone (the first one took it: a_bar[0] instead of a_bar[2])
+    best = 0.5
+    i = 0
+    for i in range(a.shape[0]):
+        best = a[i // 2]
+        w -= 3.0
+    return best * best + w + a[i]

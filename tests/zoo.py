@@ -1138,6 +1138,13 @@ ZOO += [
         True,
     ),
     Case(
+        "last_prefix_value",
+        findings.last_prefix_value,
+        lambda rng: (rng.standard_normal(6), _uniform(rng, 0.5, 1.5)),
+        ("a", "w"),
+        True,
+    ),
+    Case(
         "checkpointed_array_result",
         findings.checkpointed_array_result,
         lambda rng: (rng.standard_normal(7), _uniform(rng, 0.5, 1.5)),
