@@ -182,36 +182,82 @@ class ReversePlan:
         return Count()
 
     def zero_guard(self, loop: For) -> tuple[str, ...]:
-        """The scalar adjoints the reversal of `loop` reads or resets, where they are all it reads:
-        no records to restore, no un-permuting, no array adjoint read or reset, no parallel or
-        checkpointed loop inside. Adjoint lines are linear in the adjoints they read, so where all
-        of these are zero the reversed loop would only add zeros (and no 0 * inf of a dead value)
-        and leave them zero: the sweep skips it then (k-means: only the nearest centroid's distance
-        has a nonzero adjoint). Only for a loop inside another, where a skip can repeat; empty where
-        there is no such guard."""
-        if loop not in self.inner_loops:
+        """The scalar adjoints the reversal of `loop` reads or resets, where they are all it reads
+        (`_adjoint_scalars`) and it restores nothing. Adjoint lines are linear in the adjoints they
+        read, so where all of these are zero the reversed loop would only add zeros (and no 0 * inf
+        of a dead value) and leave them zero: the sweep skips it then (k-means: only the nearest
+        centroid's distance has a nonzero adjoint). Only for a loop inside another, where a skip can
+        repeat; empty where there is no such guard."""
+        if loop not in self.inner_loops or self.has_records(loop.body):
             return ()
+        return tuple(sorted(self._adjoint_scalars(loop.body) or ()))
+
+    def early_exit(self, loop: For) -> tuple[tuple[str, ...], tuple[Count, Count]] | None:
+        """Where a backward reversal of `loop` may stop once the scalar adjoints its body reads or
+        resets are all zero (`_adjoint_scalars`): the iterations still to reverse would only add
+        zeros and leave them zero (the argmin of k-means, the running maximum of gmm: once the
+        adjoint has reached the iteration that took the branch last, the earlier ones have
+        nothing to do). Only where a recorded branch of its own (not of a loop inside) overwrites
+        a scalar (its adjoint reset):
+        elsewhere nothing makes the adjoints zero midway, and a loop that may exit does not
+        vectorise. Their only other effect is popping their records, so these must be
+        records of control alone (branches taken, trip counts: nothing restores a value), and as
+        many in every iteration, computable at the exit (no branch holds a record, no loop that
+        may break records in its body, no inner bound changes in the loop): the guard, and the
+        records of one iteration per tape, to pop for each iteration skipped. None elsewhere."""
+        if loop in self.forward_reversals or loop in self.gathers or loop in self.promoted:
+            return None
+        inside = assigned_names(loop.body) | {loop.var}
+        if names_in(loop.start) & inside or names_in(loop.step) & inside:
+            return None
         body = list(walk_statements(loop.body))
-        others = (self.recordings, self.parallel, self.checkpointed)
-        if any(isinstance(s, Permute) or any(s in table for table in others) for s in body):
-            return ()
+        for s in body:
+            if s in self.recordings and not (isinstance(s, If) or s in self.counters):
+                return None  # it restores a value
+            held = s.body + s.orelse if isinstance(s, If) else s.body if s in self.counters else ()  # type: ignore[union-attr]
+            if held and self.has_records(held):
+                return None  # records as many as its branch or its trip count says
+        if not any(self._resets(s.body + s.orelse) for s in _outside_loops(loop.body) if s in self.decisions):  # type: ignore[union-attr]
+            return None  # no branch of its own resets an adjoint midway: it stays nonzero (and the check costs)
+        guard = self._adjoint_scalars(loop.body)
+        counts = tuple(self.bound(loop.body, tape, inside) for tape in (0, 1))
+        if not guard or counts[0] is None or counts[1] is None:
+            return None
+        return tuple(sorted(guard)), counts  # type: ignore[return-value]
+
+    def _resets(self, body: tuple[Stmt, ...]) -> bool:
+        """Does the reversal of `body` reset a scalar adjoint (the adjoint of an overwrite)?"""
+        return any(
+            line.op == "=" and isinstance(line.target, cst.Name) and self.prog.namer.shadowed(line.target.value)
+            for s in walk_statements(body)
+            if isinstance(s, Assign)
+            for line in self.adjoints.lines.get(s, [])
+        )
+
+    def _adjoint_scalars(self, body: tuple[Stmt, ...]) -> set[str] | None:
+        """The scalar adjoints the reversal of `body` reads or resets, where those are all the
+        adjoints it reads: no array adjoint read or element reset, no un-permuting, no parallel or
+        checkpointed loop inside. None elsewhere."""
+        statements = list(walk_statements(body))
+        if any(isinstance(s, Permute) or s in self.parallel or s in self.checkpointed for s in statements):
+            return None
         shadowed, kinds = self.prog.namer.shadowed, self.prog.kinds
         guard: set[str] = set()
-        for s in body:
+        for s in statements:
             for line in self.adjoints.lines.get(s, []) if isinstance(s, Assign) else []:
                 for name in names_in(line.value):
                     var = shadowed(name)
                     if var is not None and kinds.is_array(var):
-                        return ()  # an array adjoint's values: not known to be zero
+                        return None  # an array adjoint's values: not known to be zero
                     if var is not None:
                         guard.add(name)
                 if line.op == "=" and isinstance(line.target, cst.Subscript):
-                    return ()  # an element of an adjoint reset: skipping would keep its value
+                    return None  # an element of an adjoint reset: skipping would keep its value
                 if line.op == "=" and shadowed(line.target.value) is not None:  # type: ignore[union-attr]
                     if kinds.is_array(shadowed(line.target.value)):  # type: ignore[arg-type, union-attr]
-                        return ()
+                        return None
                     guard.add(line.target.value)  # type: ignore[union-attr]
-        return tuple(sorted(guard))
+        return guard
 
     def iteration_tapes(self, loop: For) -> list[tuple[str, str, str, Count | None, bool]]:
         """The local tapes of a parallel adjoint's iterations: (tape, top, dtype, size or None if
@@ -442,6 +488,14 @@ def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes) -> dict[Ass
         for a in prefix.assignments():
             extended[a] = [*lines.get(a, []), Line(a.target, "=", a.value)]
     return extended
+
+
+def _outside_loops(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """The statements of `body` and of its branches, not those of the loops inside it."""
+    for s in body:
+        yield s
+        if isinstance(s, If):
+            yield from _outside_loops(s.body + s.orelse)
 
 
 def _enclosing_loops(body: tuple[Stmt, ...], around: tuple = (), out: dict | None = None) -> dict[Stmt, tuple]:

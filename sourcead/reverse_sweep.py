@@ -145,7 +145,7 @@ class ReverseSweep:
                 out.line(f"{code(p.target)} += {p.local}")
 
     def backward(self, loop: For, counter: str | None, out: Writer) -> None:
-        header, index = self.reversed_range(loop, counter)
+        header, index, left = self.reversed_range(loop, counter)
         with out.block(header):
             if index:
                 out.line(index)
@@ -154,6 +154,21 @@ class ReverseSweep:
                 out.comment("the values this iteration computes first, again (cheaper than records)")
                 self.forward.sweep(prefix, out, set(), "primal")
             self.sweep(loop.body, out)
+            exit_ = self.plan.early_exit(loop)
+            if exit_ is not None:
+                self.early_exit(left, *exit_, out)
+
+    def early_exit(self, left: str, guard: tuple[str, ...], counts: tuple[Count, Count], out: Writer) -> None:
+        """Stop reversing a loop once its body's adjoints are all zero (`ReversePlan.early_exit`),
+        popping the records of the `left` iterations skipped."""
+        out.comment("once these adjoints are zero, the earlier iterations would add only zeros: skipped")
+        with out.block(f"if {' and '.join(f'{g} == 0.0' for g in guard)}"):
+            for (_, top), count in zip(self.scope.tapes, counts, strict=True):
+                if not count.is_zero:
+                    per = count.render(atom=True, exact=True)
+                    skipped = left if per == "1" else f"{per} * {left if left.isidentifier() else f'({left})'}"
+                    out.line(f"{top} -= {skipped}  # their records")
+            out.line("break")
 
     def forward_reversal(self, loop: For, out: Writer) -> None:
         """The reversal of a loop whose iterations' adjoints are independent
@@ -189,14 +204,19 @@ class ReverseSweep:
                 self.forward.sweep(prefix, out, set(), "primal")
             inner.sweep(loop.body, out)
 
-    def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None]:
-        """The header of the reversed loop, and a line that sets the loop variable if it cannot."""
+    def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None, str]:
+        """The header of the reversed loop, a line that sets the loop variable if it cannot, and
+        the number of iterations left to reverse after the current one."""
         start, stop, step = loop.start, loop.stop, loop.step
         if not is_number(step):
             k = self.prog.namer.fresh("k")
             trips = counter or f"len(range({code(start)}, {code(stop)}, {code(step)}))"
-            return f"for {k} in range({trips} - 1, -1, -1)", f"{loop.var} = {code(start)} + {k} * {code(paren(step))}"
+            index = f"{loop.var} = {code(start)} + {k} * {code(paren(step))}"
+            return f"for {k} in range({trips} - 1, -1, -1)", index, k
         k = int(number_value(step))
+        left = loop.var if code(start) == "0" else f"{loop.var} - {code(paren(start))}"
+        if k != 1:
+            left = f"({left}) // {k}"
         toward = -1 if k > 0 else 1  # one step before start, in the direction the loop went
         first = _offset(start, toward)
         if counter:
@@ -209,7 +229,7 @@ class ReverseSweep:
             self.emission.helpers.add("last_index")
             last = f"last_index({code(start)}, {code(stop)}, {k})"
         tail = "" if -k == 1 else f", {-k}"
-        return f"for {loop.var} in range({last}, {first}{tail})", None
+        return f"for {loop.var} in range({last}, {first}{tail})", None, left
 
     # --- the adjoint of a prange loop, in parallel ---------------------------------------------
 

@@ -4,13 +4,21 @@ Adjoint lines are linear in the adjoints they read: with all of them zero, the l
 add zeros, or nan where a primal value it multiplies is infinite (0 * inf). Skipping it gives the
 same gradient where everything is finite, and the right one where a value that reaches no result
 is not: k-means with a centroid at infinity, which is never the nearest.
+
+A reversed loop that selects one iteration's value (a running minimum) stops once the adjoints its
+body reads are zero (`ReversePlan.early_exit`): tests/selections.py, against finite differences
+and forward mode, each with records reversed after the exit that a wrong pop would misread.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
+import selections
 import zoo
+from numeric import argument_index, assert_gradient_matches, copy_tree, random_like, vdot
 
 import sourcead
 from benchmarks import gradbench_workloads as workloads
@@ -50,3 +58,49 @@ def test_a_centroid_at_infinity_leaves_the_parallel_gradient_finite(data):
         gc = gradient(points, centroids)
     np.testing.assert_allclose(gc, _nearest_gradients(points, centroids)[1], rtol=1e-13, atol=0)
     assert "if d2_bar != 0.0 or t_bar != 0.0:" in gradient.source  # the inner loop's guard
+
+
+# --- a selecting loop's reversal stops once its adjoints are zero (ReversePlan.early_exit) ------
+
+_SELECTIONS = {
+    "min_after_branches": (("x", "y"), lambda rng: (rng.standard_normal(11), rng.standard_normal(9))),
+    "strided_extremes": (("a", "w"), lambda rng: (rng.standard_normal((4, 10)), 0.7)),
+    "stepped_maximum": (("x",), lambda rng: (rng.standard_normal(13), 3)),
+    "maximum_until": (("x",), lambda rng: (rng.uniform(0.0, 1.0, 12), 0.9)),
+}
+
+
+@functools.cache
+def _selection(name: str, mode: str, jit: bool):
+    f = getattr(selections, name)
+    wrt = _SELECTIONS[name][0]
+    return sourcead.grad(f, wrt=wrt, jit=jit) if mode == "grad" else sourcead.jvp(f, wrt=wrt)
+
+
+@pytest.mark.parametrize("jit", [True, False], ids=["jit", "nojit"])
+@pytest.mark.parametrize("name", sorted(_SELECTIONS))
+def test_selecting_loops_stop_early_and_match_finite_differences(name, jit):
+    f = getattr(selections, name)
+    wrt, make = _SELECTIONS[name]
+    gradient = _selection(name, "grad", jit)
+    assert "once these adjoints are zero" in gradient.source  # the exit this checks is there
+    for seed in range(6):
+        args = make(np.random.default_rng(seed))
+        got = gradient(*copy_tree(args))
+        assert_gradient_matches(f, copy_tree(args), wrt, got, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", sorted(_SELECTIONS))
+def test_selecting_loops_forward_against_reverse(name):
+    """<J v, w> from forward mode against <v, J^T w> from the reverse mode that stops early."""
+    f = getattr(selections, name)
+    wrt, make = _SELECTIONS[name]
+    for seed in range(6):
+        rng = np.random.default_rng(50 + seed)
+        args = make(rng)
+        tangents = tuple(random_like(rng, args[argument_index(f, w)]) for w in wrt)
+        _, forward = _selection(name, "jvp", True)(*copy_tree(args), tangents=tangents)
+        reverse = _selection(name, "grad", True)(*copy_tree(args))
+        reverse = reverse if isinstance(reverse, tuple) else (reverse,)
+        dot = sum(vdot(t, g) for t, g in zip(tangents, reverse, strict=True))
+        assert abs(forward - dot) <= 1e-10 * max(1.0, abs(dot))

@@ -103,4 +103,7 @@ def infinities_hvp(x, x_dot, out_bar):
         else:
             # adjoint of: choice = 0.0
             choice_bar = 0.0
+        # once these adjoints are zero, the earlier iterations would add only zeros: skipped
+        if best_dot_bar == 0.0 and choice_1_bar == 0.0 and choice_bar == 0.0:
+            break
     return value, x_bar

@@ -70,6 +70,10 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                     t_bar = 0.0
             # adjoint of: d2_dot = 0.0
             d2_dot_bar = 0.0
+            # once these adjoints are zero, the earlier iterations would add only zeros: skipped
+            if best_dot_bar == 0.0 and d2_dot_bar == 0.0 and t_bar == 0.0:
+                itop -= c  # their records
+                break
         # adjoint of: best_dot = 0.0
         best_dot_bar = 0.0
     return value, points_bar, centroids_bar

@@ -64,6 +64,10 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                     t_bar = 0.0
             # adjoint of: d2 = 0.0
             d2_bar = 0.0
+            # once these adjoints are zero, the earlier iterations would add only zeros: skipped
+            if best_bar == 0.0 and d2_bar == 0.0 and t_bar == 0.0:
+                itop -= c  # their records
+                break
         # adjoint of: best = math.inf
         best_bar = 0.0
     return value, points_bar, centroids_bar

@@ -80,6 +80,10 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
             points_bar[i] += unbroadcast(t3, points[i])
             centroids_bar[c] += unbroadcast(-t3, centroids[c])
             d2_dot_bar = 0.0
+            # once these adjoints are zero, the earlier iterations would add only zeros: skipped
+            if best_dot_bar == 0.0 and d2_dot_bar == 0.0:
+                itop -= c  # their records
+                break
         # adjoint of: best_dot = 0.0
         best_dot_bar = 0.0
     return value, points_bar, centroids_bar, w_bar

@@ -58,6 +58,10 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
             points_bar[i] += unbroadcast(t0, points[i])
             centroids_bar[c] += unbroadcast(-t0, centroids[c])
             d2_bar = 0.0
+            # once these adjoints are zero, the earlier iterations would add only zeros: skipped
+            if best_bar == 0.0 and d2_bar == 0.0:
+                itop -= c  # their records
+                break
         # adjoint of: best = math.inf
         best_bar = 0.0
     return value, points_bar, centroids_bar, w_bar
