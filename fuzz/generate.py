@@ -55,6 +55,11 @@ FEATURES: dict[str, tuple[bool, str]] = {
         "a local 1-D array filled whole inside a loop (w[0] = ..., then a loop over the rest):"
         " a checkpoint's scratch (coverage.py)",
     ),
+    "select": (
+        True,
+        "a running minimum or maximum, if c < best: best = c, sometimes with a second value:"
+        " a reversal that stops early (ReversePlan.early_exit)",
+    ),
     "after_loop": (True, "a loop variable read after its loop, as an index (loopvars.py)"),
     "int_locals": (True, "int locals: i + 1, n // 2, counters, (i + 1) % n, min(i + 1, n - 1)"),
     "int_from_float": (True, "ints computed from floats: int(...), round(...), math.floor(...)"),
@@ -281,6 +286,7 @@ _STRUCTURAL = frozenset(
         "recompute",
         "after_loop",
         "scratch",
+        "select",
     }
 )
 _FEATURE_PATTERNS = {
@@ -779,6 +785,7 @@ class _Generator:
             ("tuple", 0.6 if "tuples" in f else 0),
             ("stencil", 0.7 if "stencil" in f and loop_ok and "for" in f else 0),
             ("scratch", 0.7 if "scratch" in f and sc.in_loop and not sc.in_prange and "for" in f else 0),
+            ("select", 0.7 if "select" in f and loop_ok and "for" in f and "if" in f else 0),
             ("prange", 0.5 if "prange" in f and not sc.in_prange and sc.arrays and sc.loop_depth < 2 else 0),
             ("alloc", 0.5 if "local_arrays" in f and (top or "alloc_in_loops" in f) and not self.in_helper else 0),
         ]
@@ -1253,6 +1260,42 @@ class _Generator:
         self.fn.emit(f"    {name}[{var}] = {self.fexpr(inner, 2)}")
         if how == "last":
             self.fn.emit(f"{name}[{S} - 1] = {self.fexpr(sc, 2)}")
+
+    def s_select(self, sc: _Scope, depth: int) -> None:
+        """A running minimum or maximum: a loop whose branch overwrites a float the loop carries
+        (`if c < best: best = c`), sometimes a second one with it, whose reversal stops after the
+        iteration that took the branch last (ReversePlan.early_exit) and must pop exactly the
+        records of the iterations it skips."""
+        rnd = self.rnd
+        self.use("select")
+        best = self.fresh("f", _PLAIN_LOCALS)
+        op = rnd.choice(["<", ">", "<=", ">="])
+        if "inf" in self.features and rnd.random() < 0.4:
+            self.use("inf")
+            self.fn.emit(f"{best} = {'' if op[0] == '<' else '-'}{rnd.choice(['math.inf', 'np.inf'])}")
+        else:
+            self.fn.emit(f"{best} = {self.fexpr(sc, 2)}")
+        header, var, interval, trips = self.range_header(sc)
+        inner = sc.child(loop="for", in_loop=True, iters=sc.iters * max(trips, 1), loop_depth=sc.loop_depth + 1,
+                         loop_vars=sc.loop_vars | {var}, in_prange=sc.in_prange)  # fmt: skip
+        inner.ints[var] = interval
+        if sc.loop_depth > 0:
+            self.use("nested")
+        candidate = self.fresh("f", _PLAIN_LOCALS)
+        second = [v for v in sc.floats if v != best] if rnd.random() < 0.4 else []
+        self.fn.emit(f"for {var} in {header}:")
+        self.fn.indent += 1
+        self.fn.emit(f"{candidate} = {self.fexpr(inner, 2)}")
+        inner.floats.append(candidate)
+        if rnd.random() < 0.3:  # other work in the iteration: records the pop must skip too
+            self.block(inner, depth - 1, 1)
+        self.fn.emit(f"if {candidate} {op} {best}:")
+        self.fn.emit(f"    {best} = {candidate}")
+        if second:
+            self.fn.emit(f"    {rnd.choice(second)} = {self.fexpr(inner, 1)}")
+        self.fn.indent -= 1
+        if best not in sc.floats:
+            sc.floats.append(best)
 
     def s_prange(self, sc: _Scope, depth: int) -> None:
         rnd = self.rnd

@@ -37,6 +37,9 @@ class Edge:
     # element); not `x + A` towards a float x, where the float would count once, not once per element
     full_partial: bool = False  # the partial is an array of the result's shape
     float_crosses_here: bool = True  # else: the operand is smaller than the result, or broadcast
+    # a float selection's condition (`a0 <= a1` for min): the reverse sweep puts it around each
+    # contribution that reaches a leaf through this edge, not around the adjoint that crosses it
+    mask: str | None = None
 
     @property
     def float_crosses(self) -> bool:
@@ -97,14 +100,30 @@ def adjoint(
     accumulate: Callable[[cst.BaseExpression, cst.BaseExpression], None],
     bind: Callable[[cst.BaseExpression], cst.BaseExpression],
 ) -> None:
-    """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`)."""
+    """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`). A
+    selection's condition wraps each contribution below it whole, as forward mode wraps the
+    selected tangent: `(t9 * t14 if t12 <= sm else 0.0)`, never `t9 * (-t12 * t11 * (g if t12 <=
+    sm else 0.0))`, which is nan where a partial below the operand not chosen is infinite."""
+    _adjoint(root, seed, accumulate, bind, ())
+
+
+def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...]) -> None:
     if root.leaf is not None:
-        accumulate(root.leaf, seed)
+        accumulate(root.leaf, _selected(seed, masks))
         return
     if len(root.edges) > 1 and not is_cheap(seed):
         seed = bind(seed)
     for edge in root.edges:
-        adjoint(edge.child, edge.reverse(seed), accumulate, bind)
+        inner = (*masks, edge.mask) if edge.mask is not None else masks
+        _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner)
+
+
+def _selected(g: cst.BaseExpression, masks: tuple[str, ...]) -> cst.BaseExpression:
+    """`g` where every condition in `masks` holds, else 0.0."""
+    if not masks:
+        return g
+    test = masks[0] if len(masks) == 1 else " and ".join(f"({m})" for m in masks)
+    return cst.parse_expression(f"({code(g)} if {test} else 0.0)")
 
 
 class _Builder:
@@ -240,7 +259,7 @@ class _Builder:
             mask = mask_template.format(**operands)
             if not result_is_array:  # floats: a conditional expression passes the derivative or 0.0
                 keep = lambda d, m=mask: cst.parse_expression(f"({code(d)} if {m} else 0.0)")  # noqa: E731
-                edges.append(Edge(children[p], keep, keep))
+                edges.append(Edge(children[p], keep, lambda g: g, mask=mask))
                 continue
             keep = lambda d, m=mask: cst.parse_expression(f"np.where({m}, {code(d)}, 0.0)")  # noqa: E731
             k = params.index(p)

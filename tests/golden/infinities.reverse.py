@@ -54,14 +54,13 @@ def infinities_vjp(x, out_bar):
         # adjoint of: worst = max(worst, x[i])
         top -= 1
         worst = tape[top]  # restore the value worst had before
-        t2 = worst_bar
-        worst_bar = (t2 if worst >= x[i] else 0.0)
-        x_bar[i] += (t2 if worst < x[i] else 0.0)
+        t1 = worst_bar
+        worst_bar = (t1 if worst >= x[i] else 0.0)
+        x_bar[i] += (t1 if worst < x[i] else 0.0)
         # adjoint of: best = min(best, x[i] * x[i])
         top -= 1
         best = tape[top]  # restore the value best had before
         t0 = best_bar
         best_bar = (t0 if best <= x[i] * x[i] else 0.0)
-        t1 = (t0 if best > x[i] * x[i] else 0.0)
-        x_bar[i] += 2.0 * (x[i] * t1)
+        x_bar[i] += 2.0 * (x[i] * t0 if best > x[i] * x[i] else 0.0)
     return value, x_bar

@@ -20,16 +20,13 @@ def three_way_min_max_vjp(a, b, c, out_bar):
     t0 = max(a, b)
     t1 = min(a * b, b)
     t2 = max(a, 0.1)
-    t3 = (result_bar if t0 >= c else 0.0)
-    a_bar += (t3 if a >= b else 0.0)
-    b_bar += (t3 if a < b else 0.0)
+    a_bar += (result_bar if (t0 >= c) and (a >= b) else 0.0)
+    b_bar += (result_bar if (t0 >= c) and (a < b) else 0.0)
     c_bar += (result_bar if t0 < c else 0.0)
-    t4 = (result_bar if t1 <= c - 1.0 else 0.0)
-    t5 = (t4 if a * b <= b else 0.0)
-    a_bar += b * t5
-    b_bar += a * t5
-    b_bar += (t4 if a * b > b else 0.0)
+    a_bar += (b * result_bar if (t1 <= c - 1.0) and (a * b <= b) else 0.0)
+    b_bar += (a * result_bar if (t1 <= c - 1.0) and (a * b <= b) else 0.0)
+    b_bar += (result_bar if (t1 <= c - 1.0) and (a * b > b) else 0.0)
     c_bar += (result_bar if t1 > c - 1.0 else 0.0)
-    a_bar += ((result_bar if t2 >= 5.0 * c else 0.0) if a >= 0.1 else 0.0)
+    a_bar += (result_bar if (t2 >= 5.0 * c) and (a >= 0.1) else 0.0)
     c_bar += (5.0 * result_bar if t2 < 5.0 * c else 0.0)
     return value, a_bar, b_bar, c_bar
