@@ -25,7 +25,7 @@ after the loop is refused: each iteration has its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -49,7 +49,53 @@ def carry_loop_variables(
                 "Each iteration of a prange loop has its own; after the loop, compute the value you need"
                 " (for example the last index, `n - 1`) in a variable of your own.",
             )
+    elsewhere = _read_unbound(body, frozenset())
+    for loop in _loops(body):
+        if loop.var in elsewhere and loop not in carried:
+            if loop.parallel:
+                raise fail(
+                    f"the variable `{loop.var}` of a prange loop is also a variable read outside the loop",
+                    loop.origin,
+                    "Give the prange loop a variable of its own (`for k in prange(...)`).",
+                )
+            carried.add(loop)
     return _rewrite(body, carried, namer) if carried else body
+
+
+def _read_unbound(body: tuple[Stmt, ...], bound: frozenset[str]) -> set[str]:
+    """The names read where no enclosing loop binds them as its variable. A statement before a
+    loop that reads the loop's variable (`s = x[i + 1] * w`, then `for i in range(n)`) has an
+    adjoint that reads it again after the loop is reversed, which leaves it at the loop's first or
+    last value: such a loop counts with a fresh variable too, and TBR records what the loop's
+    assignments overwrite."""
+    found: set[str] = set()
+    for s in body:
+        if isinstance(s, Assign):
+            found |= names_in(s.value) | (names_in(s.target) if s.writes_element else set())
+            if s.accumulate is not None:
+                found.add(s.var)
+        elif isinstance(s, Permute):
+            found |= set(s.sources)
+        elif isinstance(s, If):
+            found |= names_in(s.test) | _read_unbound(s.body, bound) | _read_unbound(s.orelse, bound)
+        elif isinstance(s, While):
+            found |= names_in(s.test) | _read_unbound(s.body, bound)
+        elif isinstance(s, For):
+            found |= names_in(s.start) | names_in(s.stop) | names_in(s.step)
+            found |= _read_unbound(s.body, bound | {s.var})
+        elif isinstance(s, Return):
+            found |= set().union(*(names_in(v) for v in s.values))
+    return found - bound
+
+
+def _loops(body: tuple[Stmt, ...]) -> Iterator[For]:
+    for s in body:
+        if isinstance(s, For):
+            yield s
+        if isinstance(s, (For, While)):
+            yield from _loops(s.body)
+        elif isinstance(s, If):
+            yield from _loops(s.body + s.orelse)
 
 
 def _live_in(body: tuple[Stmt, ...], live: set[str], exit_live: set[str] | None, carried: set[For]) -> set[str]:

@@ -475,3 +475,14 @@ def unchosen_infinite_partial(y, x):
     for i in range(y.shape[0], y.shape[0]):
         acc = y[i]
     return min(acc / (1.0 + y[0] * y[0]), x) + x
+
+
+def index_before_its_loop(x, w):
+    # fuzz 97:295: `x[i + 1]` is read before a loop that counts with `i`; the reverse sweep read `i`
+    # again after reversing that loop, which left it at the loop's last value (an index out of
+    # range there; here, where the loop is shorter, a silently wrong element)
+    i = 1
+    s = x[i + 1] * w
+    for i in range(x.shape[0] - 3):
+        s += x[i] * x[i]
+    return s

@@ -1152,6 +1152,13 @@ ZOO += [
         True,
     ),
     Case(
+        "index_before_its_loop",
+        findings.index_before_its_loop,
+        lambda rng: (rng.standard_normal(7), _uniform(rng, 0.5, 1.5)),
+        ("x", "w"),
+        True,
+    ),
+    Case(
         "checkpointed_array_result",
         findings.checkpointed_array_result,
         lambda rng: (rng.standard_normal(7), _uniform(rng, 0.5, 1.5)),
