@@ -80,11 +80,13 @@ def plan_checkpoints(
     everything = assigned_names(body)
     sizes = Sizes(body, params)
 
-    def visit(block: tuple[Stmt, ...], defined: set[str], top: bool, around_ok: bool) -> None:
+    def visit(block: tuple[Stmt, ...], defined: set[str], top: bool, around_ok: bool, after: set[str]) -> None:
+        """`after`: the names assigned after `block` ends (after the branches around it)."""
         for k, s in enumerate(block):
             if isinstance(s, If):
-                visit(s.body, set(defined), top, around_ok)
-                visit(s.orelse, set(defined), top, around_ok)
+                rest = assigned_names(block[k + 1 :]) | after
+                visit(s.body, set(defined), top, around_ok, rest)
+                visit(s.orelse, set(defined), top, around_ok, rest)
             elif isinstance(s, (For, While)):
                 inner = defined | ({s.var} if isinstance(s, For) else set())
                 parallel = isinstance(s, For) and s.parallel
@@ -95,7 +97,7 @@ def plan_checkpoints(
                     elif not around_ok:
                         refused[s] = "it is inside a loop that is not checkpointed (mark that loop too)"
                     else:
-                        later = assigned_names(block[k + 1 :]) if top else everything
+                        later = assigned_names(block[k + 1 :]) | after if top else everything
                         state, why = _state(s, defined, later, kind_of, body)
                         if state is None:
                             refused[s] = why
@@ -104,10 +106,10 @@ def plan_checkpoints(
                             scratch = tuple(st.var for st in state if top and _scratch(sizes, s, st))
                             state = tuple(_in_place(sizes, st) if top else st for st in state if st.var not in scratch)
                             chosen[s] = Checkpointed(s, state, frozenset(defined), online, scratch)
-                visit(s.body, inner, False, s in chosen)
+                visit(s.body, inner, False, s in chosen, everything)
             defined |= assigned_names((s,))
 
-    visit(body, set(params), True, True)
+    visit(body, set(params), True, True, set())
     return chosen, refused
 
 

@@ -310,3 +310,20 @@ def rk4_sizes_spelled(x, s):
         for i in range(n):
             y[i] += 0.5 * h * (k1[i] + k2[i])
     return np.sum(y * y)
+
+
+def weights_changed_after_the_branch(x, w, s, smooth):
+    # fuzz 98:381: a checkpointed loop inside a branch reads `w`, which a statement after the
+    # branch overwrites; `w` was left out of the snapshots (only the statements after the loop in
+    # its own branch counted), so the replays read the new weights (no adjoint reads `w`: nothing
+    # else restores it)
+    y = x.copy()
+    if smooth:
+        for _step in range(s):
+            for i in range(y.shape[0]):
+                y[i] = np.sin(y[i]) + w[i]
+    else:
+        y[0] = 2.0 * y[0]
+    for i in range(w.shape[0]):
+        w[i] = 0.5
+    return np.sum(y * y)

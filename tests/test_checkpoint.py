@@ -556,3 +556,20 @@ def test_fills_spelled_with_the_arrays_own_sizes():
     source = sourcead.grad(ck.rk4_sizes_spelled, wrt=0, jit=False).source
     assert _snapshotted(source) == {"y"}
     _bounded_equals_unbounded(ck.rk4_sizes_spelled, (x, 11), 0, [8 * 7 + 24, 3 * 8 * 7 + 24])  # y and 3 ints
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_what_a_loop_in_a_branch_reads_and_later_statements_overwrite_is_state(jit):
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal(5) * 0.5, 1.0 + 0.2 * rng.standard_normal(5)
+    bounded = sourcead.grad(ck.weights_changed_after_the_branch, wrt=0, jit=jit, memory=2 * 8 * 5 + 64)
+    assert "w" in _snapshotted(bounded.source)
+    exact = sourcead.grad(ck.weights_changed_after_the_branch, wrt=0, jit=jit)(x, w.copy(), 9, True)
+    np.testing.assert_allclose(bounded(x, w.copy(), 9, True), exact, rtol=1e-12, atol=1e-14)
+    h = 1e-6
+    fd = [
+        (ck.weights_changed_after_the_branch(x + h * e, w.copy(), 9, True)
+         - ck.weights_changed_after_the_branch(x - h * e, w.copy(), 9, True)) / (2 * h)
+        for e in np.eye(x.size)
+    ]  # fmt: skip
+    np.testing.assert_allclose(exact, fd, rtol=1e-6, atol=1e-9)
