@@ -864,13 +864,18 @@ class _Generator:
     def s_write(self, sc: _Scope, depth: int) -> None:
         self.write_elem(sc)
 
-    def s_for(self, sc: _Scope, depth: int) -> None:
+    def for_scope(self, sc: _Scope) -> tuple[str, str, tuple[int, int], _Scope]:
+        """A new `for` loop's range, variable and its values, and the scope of its body."""
         header, var, interval, trips = self.range_header(sc)
         inner = sc.child(loop="for", in_loop=True, iters=sc.iters * max(trips, 1), loop_depth=sc.loop_depth + 1,
                          loop_vars=sc.loop_vars | {var}, in_prange=sc.in_prange)  # fmt: skip
         inner.ints[var] = interval
         if sc.loop_depth > 0:
             self.use("nested")
+        return header, var, interval, inner
+
+    def s_for(self, sc: _Scope, depth: int) -> None:
+        header, var, interval, inner = self.for_scope(sc)
         # read after the loop: its last value, or 0 where it ran no iteration
         carried = interval[0] is not None and interval[0] >= 0 and not sc.in_prange and self.on("after_loop", 0.2)
         if carried:
@@ -1275,12 +1280,7 @@ class _Generator:
             self.fn.emit(f"{best} = {'' if op[0] == '<' else '-'}{rnd.choice(['math.inf', 'np.inf'])}")
         else:
             self.fn.emit(f"{best} = {self.fexpr(sc, 2)}")
-        header, var, interval, trips = self.range_header(sc)
-        inner = sc.child(loop="for", in_loop=True, iters=sc.iters * max(trips, 1), loop_depth=sc.loop_depth + 1,
-                         loop_vars=sc.loop_vars | {var}, in_prange=sc.in_prange)  # fmt: skip
-        inner.ints[var] = interval
-        if sc.loop_depth > 0:
-            self.use("nested")
+        header, var, _, inner = self.for_scope(sc)
         candidate = self.fresh("f", _PLAIN_LOCALS)
         second = [v for v in sc.floats if v != best] if rnd.random() < 0.4 else []
         self.fn.emit(f"for {var} in {header}:")
