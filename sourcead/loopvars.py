@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from .core import Assign, Break, For, If, Permute, Return, Stmt, While
-from .exprs import names_in
+from .core import Assign, Break, Exit, For, If, Permute, Return, Stmt, While
+from .exprs import Rename, names_in
 from .naming import Namer
 
 
@@ -50,16 +50,11 @@ def carry_loop_variables(
                 " (for example the last index, `n - 1`) in a variable of your own.",
             )
     elsewhere = _read_unbound(body, frozenset())
+    private: set[For] = set()
     for loop in _loops(body):
         if loop.var in elsewhere and loop not in carried:
-            if loop.parallel:
-                raise fail(
-                    f"the variable `{loop.var}` of a prange loop is also a variable read outside the loop",
-                    loop.origin,
-                    "Give the prange loop a variable of its own (`for k in prange(...)`).",
-                )
-            carried.add(loop)
-    return _rewrite(body, carried, namer) if carried else body
+            (private if loop.parallel else carried).add(loop)
+    return _rewrite(body, carried, private, namer) if carried or private else body
 
 
 def _read_unbound(body: tuple[Stmt, ...], bound: frozenset[str]) -> set[str]:
@@ -144,23 +139,54 @@ def _live_before(s: Stmt, live: set[str], exit_live: set[str] | None, carried: s
     return set(live)
 
 
-def _rewrite(body: tuple[Stmt, ...], carried: set[For], namer: Namer) -> tuple[Stmt, ...]:
-    """`body` with the carried loops rewritten (statements without one inside stay the same objects)."""
+def _rewrite(body: tuple[Stmt, ...], carried: set[For], private: set[For], namer: Namer) -> tuple[Stmt, ...]:
+    """`body` with the carried loops rewritten, and the private ones' variable renamed inside them
+    (statements without one inside stay the same objects)."""
     out: list[Stmt] = []
     for s in body:
         if isinstance(s, For):
-            inner = _rewrite(s.body, carried, namer)
+            inner = _rewrite(s.body, carried, private, namer)
             if s in carried:
                 counter = namer.fresh(f"{s.var}_loop")
                 first = Assign(cst.Name(s.var), cst.Name(counter), None, s.origin)
                 s = For(counter, s.start, s.stop, s.step, (first, *inner), s.parallel, s.origin)
+            elif s in private:  # each iteration has its own: a name of its own changes nothing outside
+                own = namer.fresh(f"{s.var}_loop")
+                s = For(own, s.start, s.stop, s.step, _renamed(inner, s.var, own), s.parallel, s.origin)
             elif inner != s.body:
                 s = For(s.var, s.start, s.stop, s.step, inner, s.parallel, s.origin)
         elif isinstance(s, While):
-            inner = _rewrite(s.body, carried, namer)
+            inner = _rewrite(s.body, carried, private, namer)
             s = While(s.test, inner, s.origin) if inner != s.body else s
         elif isinstance(s, If):
-            then, orelse = _rewrite(s.body, carried, namer), _rewrite(s.orelse, carried, namer)
+            then, orelse = _rewrite(s.body, carried, private, namer), _rewrite(s.orelse, carried, private, namer)
             s = If(s.test, then, orelse, s.origin) if (then, orelse) != (s.body, s.orelse) else s
+        out.append(s)
+    return tuple(out)
+
+
+def _renamed(body: tuple[Stmt, ...], old: str, new: str) -> tuple[Stmt, ...]:
+    """`body` with the variable `old` called `new` everywhere."""
+    rename = Rename({old: cst.Name(new)})
+
+    def expr(e):
+        return e.visit(rename)
+
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Assign):
+            s = Assign(expr(s.target), expr(s.value), s.accumulate, s.origin)
+        elif isinstance(s, For):
+            var = new if s.var == old else s.var
+            s = For(var, expr(s.start), expr(s.stop), expr(s.step), _renamed(s.body, old, new), s.parallel, s.origin)
+        elif isinstance(s, While):
+            s = While(expr(s.test), _renamed(s.body, old, new), s.origin)
+        elif isinstance(s, If):
+            s = If(expr(s.test), _renamed(s.body, old, new), _renamed(s.orelse, old, new), s.origin)
+        elif isinstance(s, Permute):
+            targets, sources = (tuple(new if n == old else n for n in ns) for ns in (s.targets, s.sources))
+            s = Permute(targets, sources, s.origin)
+        elif isinstance(s, Exit):
+            s = Exit(tuple(expr(v) for v in s.values), s.is_tuple, s.origin)
         out.append(s)
     return tuple(out)

@@ -118,14 +118,6 @@ def prange_index_after_loop(x):
     return s * x[i]
 
 
-def prange_index_before_loop(x):
-    i = 1
-    s = x[i] * x[i]
-    for i in prange(x.shape[0]):  # error: before
-        s += x[i] * x[i]
-    return s
-
-
 def _noted(func):
     return func
 

@@ -213,3 +213,14 @@ def empty_prange_between_records(x, m):
     for i in range(x.shape[0]):
         t = t * math.cos(y[i])
     return s + t + np.sum(y * y)
+
+
+def index_before_a_prange(x, w):
+    # `i` is read before a prange loop that counts with `i` (fuzz 98, 101): the statement's adjoint
+    # reads it after the loop's parallel adjoint, which would leave it at an iteration's value; the
+    # loop's variable is renamed inside it instead (each iteration has its own)
+    i = 1
+    s = x[i + 1] * w
+    for i in prange(x.shape[0] - 3):
+        s += x[i] * x[i] * w
+    return s

@@ -32,7 +32,6 @@ def _marked_line(func, marker: str) -> int:
         (bad.uses_keepdims, "keepdims", "keepdims=True is supported with an integer axis", "np.sum"),
         (bad.uses_lambda, "lambda", "lambda", "lambda"),
         (bad.prange_index_after_loop, "after", "the variable `i` of a prange loop is read after the loop", "for"),
-        (bad.prange_index_before_loop, "before", "the variable `i` of a prange loop is also a variable read", "for"),
         (bad.float_index, "float index", "an index must be an integer", "t]"),
         (bad.recursive, "recursion", "recursive call to recursive", "recursive("),
         (bad.norm_with_ord, "ord", "ord=None, 1, 2 and np.inf", "3)"),

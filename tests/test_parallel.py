@@ -15,7 +15,7 @@ import numba
 import numpy as np
 import parallel_kernels as par
 import pytest
-from numeric import assert_close
+from numeric import assert_close, assert_gradient_matches
 
 import sourcead
 from sourcead import runtime
@@ -192,3 +192,11 @@ def test_chunk_rows_are_added_in_chunk_order_and_zeroed(shape):
             for part in range(runtime.ADJOINT_CHUNKS):
                 runtime.add_chunk_rows(total, mine, part)
         assert np.array_equal(total, expected) and not mine.any()
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_variable_read_before_a_prange_loop_that_counts_with_it(jit):
+    x, w = np.random.default_rng(12).standard_normal(7), 0.8
+    gradient = sourcead.grad(par.index_before_a_prange, wrt=("x", "w"), jit=jit)
+    assert "prange(" in gradient.source.split("# reverse sweep")[1]  # still a parallel adjoint
+    assert_gradient_matches(par.index_before_a_prange, (x, w), ("x", "w"), gradient(x, w))
