@@ -51,6 +51,7 @@ class Node:
     """An active subexpression: a leaf, or edges towards its active children."""
 
     leaf: cst.BaseExpression | None = None
+    array_leaf: bool = False  # the leaf is an array: its adjoint contributions may be arrays
     edges: list[Edge] = field(default_factory=list)
     elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
     shape_of: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None  # the tangent in the result's shape
@@ -109,7 +110,7 @@ def adjoint(
 
 def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...]) -> None:
     if root.leaf is not None:
-        accumulate(root.leaf, _selected(seed, masks))
+        accumulate(root.leaf, _selected(seed, masks, root.array_leaf))
         return
     if len(root.edges) > 1 and not is_cheap(seed):
         seed = bind(seed)
@@ -118,11 +119,14 @@ def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...]) -> None
         _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner)
 
 
-def _selected(g: cst.BaseExpression, masks: tuple[str, ...]) -> cst.BaseExpression:
-    """`g` where every condition in `masks` holds, else 0.0."""
+def _selected(g: cst.BaseExpression, masks: tuple[str, ...], array_leaf: bool) -> cst.BaseExpression:
+    """`g` where every condition in `masks` holds, else zero: 0.0 towards a float leaf; towards an
+    array leaf `g` may be an array or a float, and the runtime's `chosen` gives zeros of its type."""
     if not masks:
         return g
     test = masks[0] if len(masks) == 1 else " and ".join(f"({m})" for m in masks)
+    if array_leaf:
+        return cst.parse_expression(f"chosen({test}, {code(g)})")
     return cst.parse_expression(f"({code(g)} if {test} else 0.0)")
 
 
@@ -147,7 +151,7 @@ class _Builder:
 
     def visit(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
         if isinstance(node, (cst.Name, cst.Subscript)):
-            return node, (Node(leaf=node) if self.is_active_leaf(node) else None)
+            return node, (Node(leaf=node, array_leaf=self.is_array(node)) if self.is_active_leaf(node) else None)
         found = classify(node)
         if found is None:
             return node, None  # numbers, constants such as math.inf

@@ -166,6 +166,22 @@ def _unbroadcast(g, like):
     return spread
 
 
+def chosen(m, g):
+    """`g` where the selection condition `m` holds, else zeros: an array leaf's contribution below a
+    float `max`/`min` (a float `g` is wrapped in place, `(g if m else 0.0)`; numba cannot join an
+    array and a float in one conditional expression)."""
+    return g if m else np.zeros_like(g)
+
+
+@overload(chosen)
+def _chosen(m, g):
+    if isinstance(g, types.Array):
+        return lambda m, g: g if m else np.zeros_like(g)
+    if isinstance(g, (types.Float, types.Integer)):
+        return lambda m, g: g if m else 0.0
+    return None
+
+
 @register_jitable
 def _pad_1_2(a):
     return a.reshape((1, a.shape[0]))
@@ -619,6 +635,7 @@ HELPERS = (
     "reserve",
     "last_index",
     "unbroadcast",
+    "chosen",
     "broadcast_tangent",
     "digamma",
     "at_argmax",

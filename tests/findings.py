@@ -477,6 +477,13 @@ def unchosen_infinite_partial(y, x):
     return min(acc / (1.0 + y[0] * y[0]), x) + x
 
 
+def whole_arrays_under_max(a, v, d):
+    # fuzz 102:63: an array leaf below a float `max`; its contribution is an array, and the
+    # selection's condition wrapped it as `(g if m else 0.0)`, which numba cannot type (an array
+    # and a float joined): the reverse sweep did not compile
+    return max(a[0] * a[0], np.linalg.norm(np.outer(v, d)) + np.sum(a * d)) + v[1]
+
+
 def index_before_its_loop(x, w):
     # fuzz 97:295: `x[i + 1]` is read before a loop that counts with `i`; the reverse sweep read `i`
     # again after reversing that loop, which left it at the loop's last value (an index out of

@@ -1152,6 +1152,13 @@ ZOO += [
         True,
     ),
     Case(
+        "whole_arrays_under_max",
+        findings.whole_arrays_under_max,
+        lambda rng: (rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3)),
+        ("a", "v"),
+        True,
+    ),
+    Case(
         "index_before_its_loop",
         findings.index_before_its_loop,
         lambda rng: (rng.standard_normal(7), _uniform(rng, 0.5, 1.5)),
