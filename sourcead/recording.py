@@ -58,6 +58,14 @@ class Recording:
         raise NotImplementedError
 
 
+def position(index: str) -> str:
+    """A tape position as an index: unsigned, so numba leaves out its negative-index wraparound
+    (a signed `tape[top]` compiles to a select on `top < 0` that keeps LLVM from vectorising the
+    loop around it: a loop recording `yt[i]` ran 2.8x slower, one restoring it 1.4x). A position
+    is never negative: `top` starts at 0 and each pop undoes a push."""
+    return f"np.uint64({index})"
+
+
 def _suffix(comment: str) -> str:
     return f"  # {comment}" if comment else ""
 
@@ -78,13 +86,13 @@ class OnTape(Recording):
             at.helpers.add("reserve")
             with out.block(f"if {top} == {tape}.shape[0]"):
                 out.line(f"{tape} = reserve({tape}, 2 * {top} + 16)")
-        out.line(f"{tape}[{top}] = {value}  # {comment}")
+        out.line(f"{tape}[{position(top)}] = {value}  # {comment}")
         out.line(f"{top} += 1")
 
     def load(self, target: str, comment: str, out: Writer, at: Where) -> None:
         tape, top = at.tapes[self.index]
         out.line(f"{top} -= 1")
-        out.line(f"{target} = {tape}[{top}]{_suffix(comment)}")
+        out.line(f"{target} = {tape}[{position(top)}]{_suffix(comment)}")
 
 
 @dataclass(frozen=True)
@@ -108,12 +116,12 @@ class InSlot(Recording):
     slot: str  # the next position in this iteration's slot
 
     def save(self, value: str, comment: str, out: Writer, at: Where) -> None:
-        out.line(f"{self.tape}[{self.slot}] = {value}  # {comment}")
+        out.line(f"{self.tape}[{position(self.slot)}] = {value}  # {comment}")
         out.line(f"{self.slot} += 1")
 
     def load(self, target: str, comment: str, out: Writer, at: Where) -> None:
         out.line(f"{self.slot} -= 1")
-        out.line(f"{target} = {self.tape}[{self.slot}]{_suffix(comment)}")
+        out.line(f"{target} = {self.tape}[{position(self.slot)}]{_suffix(comment)}")
 
 
 @dataclass(frozen=True)
@@ -138,7 +146,7 @@ class ArrayOnTape(Recording):
         if self.whole:
             out.line(f"{itape} = reserve({itape}, {itop} + {self.ndim})")
             for k in range(self.ndim):
-                out.line(f"{itape}[{itop}] = {value}.shape[{k}]")
+                out.line(f"{itape}[{position(itop)}] = {value}.shape[{k}]")
                 out.line(f"{itop} += 1")
         out.line(f"{tape} = reserve({tape}, {top} + {value}.size)  # {comment}")
         out.line(f"{tape}[{top} : {top} + {value}.size] = {value}.ravel()")

@@ -50,7 +50,7 @@ def wavy_grad():
 @pytest.fixture(scope="module")
 def taped_grad():
     g = sourcead.grad(taped)
-    assert "tape[top] = t" in g.source  # the scenario needs a reverse sweep that reads a tape
+    assert "tape[np.uint64(top)] = t" in g.source  # the scenario needs a reverse sweep that reads a tape
     return g
 
 

@@ -25,13 +25,13 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     stop = y.shape[0]
     tape = reserve(tape, top + 3 * stop)  # room for all its records: trip counts are known here
     for i in range(stop):
-        tape[top] = y_dot[i]  # record y_dot[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y_dot[i]  # record y_dot[i]: overwritten next, and its own adjoint reads it
         top += 1
         y_dot[i] = p * y_dot[i] + y[i] * p_dot
-        tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * p
-        tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
         top += 1
         y[i] += 1.0
     result_dot = y[0] * s_dot + s * y_dot[0] + y_dot[1]
@@ -50,16 +50,16 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     y_dot_bar[1] += result_dot_bar
     for i in range(stop - 1, -1, -1):
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         # adjoint of: y[i] = y[i] * p
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[i]
         y_bar[i] = p * t1
         p_bar += y[i] * t1
         # adjoint of: y_dot[i] = p * y_dot[i] + y[i] * p_dot
         top -= 1
-        y_dot[i] = tape[top]  # restore the value y_dot[i] had before
+        y_dot[i] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[i]
         p_bar += y_dot[i] * t0
         y_dot_bar[i] = p * t0

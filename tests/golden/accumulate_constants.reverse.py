@@ -22,10 +22,10 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     stop = y.shape[0]
     tape = reserve(tape, top + 2 * stop)  # room for all its records: trip counts are known here
     for i in range(stop):
-        tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * p
-        tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
         top += 1
         y[i] += 1.0
     result = s * y[0] + y[1]
@@ -42,10 +42,10 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     y_bar[1] += result_bar
     for i in range(stop - 1, -1, -1):
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         # adjoint of: y[i] = y[i] * p
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         t0 = y_bar[i]
         y_bar[i] = p * t0
         p_bar += y[i] * t0

@@ -20,7 +20,7 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
     t_dot = s * s_dot + s * s_dot
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = s_dot  # record s_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = s_dot  # record s_dot: overwritten next, and an adjoint reads it
         top += 1
         s_dot += x_dot[i]
     result_dot = t_dot + 2.0 * s_dot
@@ -35,7 +35,7 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
     t_dot_bar += result_dot_bar
     for i in range(x.shape[0] - 1, -1, -1):
         top -= 1
-        s_dot = tape[top]  # restore the value s_dot had before
+        s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     # adjoint of: t_dot = s * s_dot + s * s_dot
     s_bar += 2.0 * (s_dot * t_dot_bar)
     # adjoint of: s = w

@@ -18,7 +18,7 @@ def accumulated_then_restored_vjp(x, w, out_bar):
     t = s * s
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = s  # record s: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and an adjoint reads it
         top += 1
         s += x[i]
     result = t + s * 2.0
@@ -35,7 +35,7 @@ def accumulated_then_restored_vjp(x, w, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i]
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         x_bar[i] += s_bar
     # adjoint of: t = s * s
     s_bar += 2.0 * (s * t_bar)

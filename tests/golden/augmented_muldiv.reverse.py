@@ -18,10 +18,10 @@ def augmented_muldiv_vjp(x, y, out_bar):
     s = 0.0
     tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = p  # record p: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1
         p = p * x[i]
-        tape[top] = p  # record p: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1
         p = p / y[i]
         s += p
@@ -55,7 +55,7 @@ def augmented_muldiv_vjp(x, y, out_bar):
         p_bar += s_bar
         # adjoint of: p = p / y[i]
         top -= 1
-        p = tape[top]  # restore the value p had before
+        p = tape[np.uint64(top)]  # restore the value p had before
         t1 = 1.0 / y[i]
         t2 = p / y[i]
         t3 = p_bar
@@ -63,7 +63,7 @@ def augmented_muldiv_vjp(x, y, out_bar):
         y_bar[i] += -t2 * t1 * t3
         # adjoint of: p = p * x[i]
         top -= 1
-        p = tape[top]  # restore the value p had before
+        p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
         p_bar = x[i] * t0
         x_bar[i] += p * t0

@@ -22,10 +22,10 @@ def backwards_strides_hvp(x, x_dot, out_bar):
     last = n - 2
     tape = reserve(tape, top + 2 * len(range(last, 0, -2)))  # room for all its records: trip counts are known here
     for i in range(last, 0, -2):
-        tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
         top += 1
         s_dot = s_dot + (s * x_dot[i] + x[i] * s_dot)
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s + (x[i] * s)
     for i in range(1, n, 3):
@@ -38,13 +38,13 @@ def backwards_strides_hvp(x, x_dot, out_bar):
     for i in range(last_index(last, 0, -2), last + 1, 2):
         # adjoint of: s = s + (x[i] * s)
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t3 = s_bar
         x_bar[i] += s * t3
         s_bar += x[i] * t3
         # adjoint of: s_dot = s_dot + (s * x_dot[i] + x[i] * s_dot)
         top -= 1
-        s_dot = tape[top]  # restore the value s_dot had before
+        s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t2 = s_dot_bar
         s_bar += x_dot[i] * t2
         x_bar[i] += s_dot * t2

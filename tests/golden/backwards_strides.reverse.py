@@ -19,7 +19,7 @@ def backwards_strides_vjp(x, out_bar):
     last = n - 2
     tape = reserve(tape, top + len(range(last, 0, -2)))  # room for all its records: trip counts are known here
     for i in range(last, 0, -2):
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s + (x[i] * s)
     for i in range(1, n, 3):
@@ -35,7 +35,7 @@ def backwards_strides_vjp(x, out_bar):
     for i in range(last_index(last, 0, -2), last + 1, 2):
         # adjoint of: s = s + (x[i] * s)
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
         x_bar[i] += s * t1
         s_bar += x[i] * t1

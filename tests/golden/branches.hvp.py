@@ -27,36 +27,36 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         if x[i] > 0.5:
             s_dot += y * x_dot[i] + x[i] * y_dot
             s += x[i] * y
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             if x[i] > -0.5:
-                tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
                 top += 1
                 t0 = math.sin(x[i])
                 s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot) + t0 * y * y_dot
                 s -= t0 * y * y
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
                 s_dot += 2.0 * x_dot[i]
                 s += 2.0 * x[i]
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
     tape = reserve(tape, top + 2)  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if s > 0.0:
-        tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
         top += 1
         s_dot = s * s_dot + s * s_dot
-        tape[top] = s  # record s: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and an adjoint reads it
         top += 1
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     value = s_dot
     # reverse sweep
@@ -66,13 +66,13 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = 0.0
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         # adjoint of: s_dot = s * s_dot + s * s_dot
         top -= 1
-        s_dot = tape[top]  # restore the value s_dot had before
+        s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t6 = s_dot_bar
         s_bar += s_dot * t6
         s_dot_bar = s * t6
@@ -80,7 +80,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         s_dot_bar += s * t6
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
             x_bar[i] += y * s_bar
@@ -90,7 +90,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
             x_bar[i] += y_dot * s_dot_bar
         else:
             itop -= 1
-            taken_2 = itape[itop]
+            taken_2 = itape[np.uint64(itop)]
             if taken_2 == 1:
                 # adjoint of: s -= t0 * y * y
                 t5 = y * -s_bar
@@ -110,7 +110,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
                 y_bar += t0 * t4
                 # adjoint of: t0 = math.sin(x[i])
                 top -= 1
-                t0 = tape[top]  # restore the value t0 had before
+                t0 = tape[np.uint64(top)]  # restore the value t0 had before
                 x_bar[i] += math.cos(x[i]) * t0_bar
                 t0_bar = 0.0
             else:

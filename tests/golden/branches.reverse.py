@@ -22,29 +22,29 @@ def branches_vjp(x, y, out_bar):
     for i in range(x.shape[0]):
         if x[i] > 0.5:
             s += x[i] * y
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             if x[i] > -0.5:
                 s -= math.sin(x[i]) * y * y
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
                 s += 2.0 * x[i]
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
     tape = reserve(tape, top + 1)  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if s > 0.0:
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * s
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     value = s
     # reverse sweep
@@ -52,23 +52,23 @@ def branches_vjp(x, y, out_bar):
     x_bar = np.zeros_like(x)
     y_bar = 0.0
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: s = s * s
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t2 = s_bar
         s_bar = 2.0 * (s * t2)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
             x_bar[i] += y * s_bar
             y_bar += x[i] * s_bar
         else:
             itop -= 1
-            taken_2 = itape[itop]
+            taken_2 = itape[np.uint64(itop)]
             if taken_2 == 1:
                 # adjoint of: s -= math.sin(x[i]) * y * y
                 t0 = math.sin(x[i])

@@ -29,25 +29,25 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     for weighted_i in range(x.shape[0]):
         returned = False
         if x[weighted_i] > 1.0:
-            tape[top] = result_dot  # record result_dot: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = result_dot  # record result_dot: overwritten next, and an adjoint reads it
             top += 1
             result_dot = 1.0 / x[weighted_i] * x_dot[weighted_i]
             result = 1.0 + math.log(x[weighted_i])
             returned = True
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if not returned:
-            tape[top] = result_dot  # record result_dot: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = result_dot  # record result_dot: overwritten next, and an adjoint reads it
             top += 1
             result_dot = x_dot[weighted_i]
             result = x[weighted_i]
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
     result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
@@ -68,24 +68,24 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
         w_bar += SCALE * (result_dot * weighted_s_dot_bar)
         result_dot_bar += w * SCALE * weighted_s_dot_bar
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: result = x[weighted_i]
             x_bar[weighted_i] += result_bar
             result_bar = 0.0
             # adjoint of: result_dot = x_dot[weighted_i]
             top -= 1
-            result_dot = tape[top]  # restore the value result_dot had before
+            result_dot = tape[np.uint64(top)]  # restore the value result_dot had before
             result_dot_bar = 0.0
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = 1.0 + math.log(x[weighted_i])
             x_bar[weighted_i] += 1.0 / x[weighted_i] * result_bar
             result_bar = 0.0
             # adjoint of: result_dot = 1.0 / x[weighted_i] * x_dot[weighted_i]
             top -= 1
-            result_dot = tape[top]  # restore the value result_dot had before
+            result_dot = tape[np.uint64(top)]  # restore the value result_dot had before
             t0 = 1.0 / x[weighted_i]
             t1 = 1.0 / x[weighted_i]
             x_bar[weighted_i] += -t1 * t0 * (x_dot[weighted_i] * result_dot_bar)

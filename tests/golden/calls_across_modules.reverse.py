@@ -28,23 +28,23 @@ def calls_across_modules_vjp(x, w, out_bar):
     for weighted_i in range(x.shape[0]):
         returned = False
         if x[weighted_i] > 1.0:
-            tape[top] = result  # record result: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = result  # record result: overwritten next, and an adjoint reads it
             top += 1
             result = 1.0 + math.log(x[weighted_i])
             returned = True
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if not returned:
-            tape[top] = result  # record result: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = result  # record result: overwritten next, and an adjoint reads it
             top += 1
             result = x[weighted_i]
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         weighted_s += w * SCALE * result
     result_1 = weighted_s + w * w
@@ -63,19 +63,19 @@ def calls_across_modules_vjp(x, w, out_bar):
         w_bar += SCALE * (result * weighted_s_bar)
         result_bar += w * SCALE * weighted_s_bar
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: result = x[weighted_i]
             top -= 1
-            result = tape[top]  # restore the value result had before
+            result = tape[np.uint64(top)]  # restore the value result had before
             x_bar[weighted_i] += result_bar
             result_bar = 0.0
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = 1.0 + math.log(x[weighted_i])
             top -= 1
-            result = tape[top]  # restore the value result had before
+            result = tape[np.uint64(top)]  # restore the value result had before
             x_bar[weighted_i] += 1.0 / x[weighted_i] * result_bar
             result_bar = 0.0
     return value, x_bar, w_bar

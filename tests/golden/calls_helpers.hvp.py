@@ -34,10 +34,10 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
         _rotate_a_dot = a_dot + x_dot[i]
         _rotate_a = a + x[i]
         _rotate_angle = 0.3
-        tape[top] = _rotate_c  # record _rotate_c: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = _rotate_c  # record _rotate_c: overwritten next, and an adjoint reads it
         top += 1
         _rotate_c = math.cos(_rotate_angle)
-        tape[top] = _rotate_d  # record _rotate_d: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = _rotate_d  # record _rotate_d: overwritten next, and an adjoint reads it
         top += 1
         _rotate_d = math.sin(_rotate_angle)
         result0_dot = _rotate_c * _rotate_a_dot - (_rotate_d * b_dot)
@@ -110,9 +110,9 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
         b_bar += _rotate_d * -result0_bar
         result0_bar = 0.0
         top -= 1
-        _rotate_d = tape[top]  # restore the value _rotate_d had before
+        _rotate_d = tape[np.uint64(top)]  # restore the value _rotate_d had before
         top -= 1
-        _rotate_c = tape[top]  # restore the value _rotate_c had before
+        _rotate_c = tape[np.uint64(top)]  # restore the value _rotate_c had before
         # adjoint of: _rotate_a = a + x[i]
         a_bar += _rotate_a_bar
         x_bar[i] += _rotate_a_bar

@@ -53,14 +53,14 @@ def checkpointed_array_result_vjp(data, c, out_bar):
             itape = reserve(itape, itop + 1)  # room for this step's records
             if data[i] > 0.0:
                 acc[i] = c * data[i]
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
                 acc[i] = math.sin(data[i])
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: acc[i] = c * data[i]
                 c_bar += data[i] * acc_bar[i]

@@ -25,38 +25,38 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
     itape = reserve(itape, itop + 3 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         if x[i] > 0.0:
-            tape[top] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
             top += 1
             a_dot = y * x_dot[i] + x[i] * y_dot
-            tape[top] = a  # record a: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = a  # record a: overwritten next, and an adjoint reads it
             top += 1
             a = x[i] * y
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            tape[top] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
             top += 1
             a_dot = x_dot[i] - y_dot
-            tape[top] = a  # record a: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = a  # record a: overwritten next, and an adjoint reads it
             top += 1
             a = x[i] - y
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if a >= 0.1 * a:
             choice = a_dot
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if a < 0.1 * a:
             choice_1 = 0.1 * a_dot
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice_1 = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if x[i] <= y:
             choice_2 = x_dot[i]
@@ -84,7 +84,7 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
         a_bar += 0.0 * (a_dot * s_dot_bar)
         a_dot_bar += t0 * s_dot_bar
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: choice_1 = 0.1 * a_dot
             a_dot_bar += 0.1 * choice_1_bar
@@ -93,7 +93,7 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
             # adjoint of: choice_1 = 0.0
             choice_1_bar = 0.0
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: choice = a_dot
             a_dot_bar += choice_bar
@@ -102,29 +102,29 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
             # adjoint of: choice = 0.0
             choice_bar = 0.0
         itop -= 1
-        taken_2 = itape[itop]
+        taken_2 = itape[np.uint64(itop)]
         if taken_2 == 1:
             # adjoint of: a = x[i] * y
             top -= 1
-            a = tape[top]  # restore the value a had before
+            a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[i] += y * a_bar
             y_bar += x[i] * a_bar
             a_bar = 0.0
             # adjoint of: a_dot = y * x_dot[i] + x[i] * y_dot
             top -= 1
-            a_dot = tape[top]  # restore the value a_dot had before
+            a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
             y_bar += x_dot[i] * a_dot_bar
             x_bar[i] += y_dot * a_dot_bar
             a_dot_bar = 0.0
         else:
             # adjoint of: a = x[i] - y
             top -= 1
-            a = tape[top]  # restore the value a had before
+            a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[i] += a_bar
             y_bar -= a_bar
             a_bar = 0.0
             # adjoint of: a_dot = x_dot[i] - y_dot
             top -= 1
-            a_dot = tape[top]  # restore the value a_dot had before
+            a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
             a_dot_bar = 0.0
     return value, x_bar, y_bar

@@ -23,16 +23,16 @@ def choose_min_max_vjp(x, y, out_bar):
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         if x[i] > 0.0:
-            tape[top] = a  # record a: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = a  # record a: overwritten next, and an adjoint reads it
             top += 1
             a = x[i] * y
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            tape[top] = a  # record a: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = a  # record a: overwritten next, and an adjoint reads it
             top += 1
             a = x[i] - y
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
     value = s
@@ -49,18 +49,18 @@ def choose_min_max_vjp(x, y, out_bar):
         y_bar += (s_bar if x[i] > y else 0.0)
         a_bar += math.copysign(1.0, a - 0.3) * s_bar
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: a = x[i] * y
             top -= 1
-            a = tape[top]  # restore the value a had before
+            a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[i] += y * a_bar
             y_bar += x[i] * a_bar
             a_bar = 0.0
         else:
             # adjoint of: a = x[i] - y
             top -= 1
-            a = tape[top]  # restore the value a had before
+            a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[i] += a_bar
             y_bar -= a_bar
             a_bar = 0.0

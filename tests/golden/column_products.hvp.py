@@ -19,7 +19,7 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     s_dot = 0.0
     tape = reserve(tape, top + A.shape[1])  # room for all its records: trip counts are known here
     for j in range(A.shape[1]):
-        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = np.dot(A[:, j], v)
         s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
@@ -38,7 +38,7 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
         A_bar[:, j] += matmul_bar_left(t2, A[:, j], v_dot)
         # adjoint of: t0 = np.dot(A[:, j], v)
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         A_bar[:, j] += matmul_bar_left(t0_bar, A[:, j], v)
         v_bar += matmul_bar_right(t0_bar, A[:, j], v)
         t0_bar = 0.0

@@ -19,19 +19,19 @@ def copy_modify_hvp(x, x_dot, out_bar):
     stop = y.shape[0]
     tape = reserve(tape, top + 2 * stop)  # room for all its records: trip counts are known here
     for i in range(stop):
-        tape[top] = y_dot[i]  # record y_dot[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y_dot[i]  # record y_dot[i]: overwritten next, and its own adjoint reads it
         top += 1
         y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]
-        tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * y[i] + 1.0
     stop_1 = y.shape[0]
     tape = reserve(tape, top + 2 * (stop_1 - 1))  # room for all its records: trip counts are known here
     for i in range(1, stop_1):
-        tape[top] = y_dot[i]  # record y_dot[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y_dot[i]  # record y_dot[i]: overwritten next, and its own adjoint reads it
         top += 1
         y_dot[i] = y[i - 1] * y_dot[i] + y[i] * y_dot[i - 1]
-        tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * y[i - 1]
     s_dot = 0.0
@@ -52,13 +52,13 @@ def copy_modify_hvp(x, x_dot, out_bar):
     for i in range(stop_1 - 1, 0, -1):
         # adjoint of: y[i] = y[i] * y[i - 1]
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         t3 = y_bar[i]
         y_bar[i] = y[i - 1] * t3
         y_bar[i - 1] += y[i] * t3
         # adjoint of: y_dot[i] = y[i - 1] * y_dot[i] + y[i] * y_dot[i - 1]
         top -= 1
-        y_dot[i] = tape[top]  # restore the value y_dot[i] had before
+        y_dot[i] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t2 = y_dot_bar[i]
         y_bar[i - 1] += y_dot[i] * t2
         y_dot_bar[i] = y[i - 1] * t2
@@ -67,12 +67,12 @@ def copy_modify_hvp(x, x_dot, out_bar):
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[i]
         y_bar[i] = 2.0 * (y[i] * t1)
         # adjoint of: y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]
         top -= 1
-        y_dot[i] = tape[top]  # restore the value y_dot[i] had before
+        y_dot[i] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[i]
         y_bar[i] += y_dot[i] * t0
         y_dot_bar[i] = y[i] * t0

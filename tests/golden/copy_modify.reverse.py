@@ -17,13 +17,13 @@ def copy_modify_vjp(x, out_bar):
     stop = y.shape[0]
     tape = reserve(tape, top + stop)  # room for all its records: trip counts are known here
     for i in range(stop):
-        tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * y[i] + 1.0
     stop_1 = y.shape[0]
     tape = reserve(tape, top + (stop_1 - 1))  # room for all its records: trip counts are known here
     for i in range(1, stop_1):
-        tape[top] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
         top += 1
         y[i] = y[i] * y[i - 1]
     s = 0.0
@@ -41,14 +41,14 @@ def copy_modify_vjp(x, out_bar):
     for i in range(stop_1 - 1, 0, -1):
         # adjoint of: y[i] = y[i] * y[i - 1]
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[i]
         y_bar[i] = y[i - 1] * t1
         y_bar[i - 1] += y[i] * t1
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
-        y[i] = tape[top]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
         t0 = y_bar[i]
         y_bar[i] = 2.0 * (y[i] * t0)
     # adjoint of: y = np.copy(x)

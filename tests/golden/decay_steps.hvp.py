@@ -21,13 +21,13 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
     dt = 0.05
     tape = reserve(tape, top + 3 * n_steps)  # room for all its records: trip counts are known here
     for _k in range(n_steps):
-        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = dt * rate * y
-        tape[top] = y_dot  # record y_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y_dot  # record y_dot: overwritten next, and its own adjoint reads it
         top += 1
         y_dot = y_dot - (y * (y * (dt * rate_dot) + dt * rate * y_dot) + t0 * y_dot)
-        tape[top] = y  # record y: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y  # record y: overwritten next, and its own adjoint reads it
         top += 1
         y = y - t0 * y
     value = y_dot
@@ -40,13 +40,13 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
     for _k in range(n_steps - 1, -1, -1):
         # adjoint of: y = y - t0 * y
         top -= 1
-        y = tape[top]  # restore the value y had before
+        y = tape[np.uint64(top)]  # restore the value y had before
         t4 = y_bar
         t0_bar += y * -t4
         y_bar += t0 * -t4
         # adjoint of: y_dot = y_dot - (y * (y * (dt * rate_dot) + dt * rate * y_dot) + t0 * y_dot)
         top -= 1
-        y_dot = tape[top]  # restore the value y_dot had before
+        y_dot = tape[np.uint64(top)]  # restore the value y_dot had before
         t1 = y * (dt * rate_dot) + dt * rate * y_dot
         t2 = y_dot_bar
         y_bar += t1 * -t2
@@ -58,7 +58,7 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         y_dot_bar += t0 * -t2
         # adjoint of: t0 = dt * rate * y
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         rate_bar += dt * (y * t0_bar)
         y_bar += dt * rate * t0_bar
         t0_bar = 0.0

@@ -19,7 +19,7 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
     dt = 0.05
     tape = reserve(tape, top + n_steps)  # room for all its records: trip counts are known here
     for _k in range(n_steps):
-        tape[top] = y  # record y: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y  # record y: overwritten next, and its own adjoint reads it
         top += 1
         y = y - dt * rate * y * y
     value = y
@@ -30,7 +30,7 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
     for _k in range(n_steps - 1, -1, -1):
         # adjoint of: y = y - dt * rate * y * y
         top -= 1
-        y = tape[top]  # restore the value y had before
+        y = tape[np.uint64(top)]  # restore the value y had before
         t0 = dt * rate * y
         t1 = y_bar
         t2 = y * -t1

@@ -32,33 +32,33 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     tape = reserve(tape, top + 6 * x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = 1.0 + y[i] ** 2.0
-        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = 1.0 / t0
-        tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t2  # record t2: overwritten next, and an adjoint reads it
         top += 1
         t2 = x[i] ** 1.5 / t0
         q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
         q = t2
-        tape[top] = t3  # record t3: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t3  # record t3: overwritten next, and an adjoint reads it
         top += 1
         t3 = 1.0 / y[i]
-        tape[top] = t4  # record t4: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t4  # record t4: overwritten next, and an adjoint reads it
         top += 1
         t4 = x[i] / y[i]
-        tape[top] = t5  # record t5: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t5  # record t5: overwritten next, and an adjoint reads it
         top += 1
         t5 = x[i] ** a
         if x[i] != 0.0:
             choice = math.log(x[i]) * t5 * a_dot
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
         s += q + t4 ** 0.5 - t5
@@ -117,7 +117,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         a_bar += (math.log(x[i]) * t23 * (a * t25) if x[i] != 0.0 else 0.0)
         choice_bar -= s_dot_bar
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: choice = math.log(x[i]) * t5 * a_dot
             t20 = math.log(x[i])
@@ -129,14 +129,14 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
             choice_bar = 0.0
         # adjoint of: t5 = x[i] ** a
         top -= 1
-        t5 = tape[top]  # restore the value t5 had before
+        t5 = tape[np.uint64(top)]  # restore the value t5 had before
         t19 = x[i] ** a
         x_bar[i] += a * x[i] ** (a - 1.0) * t5_bar
         a_bar += (math.log(x[i]) * t19 * t5_bar if x[i] != 0.0 else 0.0)
         t5_bar = 0.0
         # adjoint of: t4 = x[i] / y[i]
         top -= 1
-        t4 = tape[top]  # restore the value t4 had before
+        t4 = tape[np.uint64(top)]  # restore the value t4 had before
         t17 = 1.0 / y[i]
         t18 = x[i] / y[i]
         x_bar[i] += t17 * t4_bar
@@ -144,7 +144,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t4_bar = 0.0
         # adjoint of: t3 = 1.0 / y[i]
         top -= 1
-        t3 = tape[top]  # restore the value t3 had before
+        t3 = tape[np.uint64(top)]  # restore the value t3 had before
         t15 = 1.0 / y[i]
         t16 = 1.0 / y[i]
         y_bar[i] += -t16 * t15 * t3_bar
@@ -165,7 +165,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         # adjoint of: t2 = x[i] ** 1.5 / t0
         t11 = t2  # its value, before the old one is restored
         top -= 1
-        t2 = tape[top]  # restore the value t2 had before
+        t2 = tape[np.uint64(top)]  # restore the value t2 had before
         t10 = 1.0 / t0
         x_bar[i] += 1.5 * x[i] ** 0.5 * (t10 * t2_bar)
         t0_bar += -t11 * t10 * t2_bar
@@ -173,13 +173,13 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         # adjoint of: t1 = 1.0 / t0
         t9 = t1  # its value, before the old one is restored
         top -= 1
-        t1 = tape[top]  # restore the value t1 had before
+        t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t8 = 1.0 / t0
         t0_bar += -t9 * t8 * t1_bar
         t1_bar = 0.0
         # adjoint of: t0 = 1.0 + y[i] ** 2.0
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         y_bar[i] += 2.0 * y[i] * t0_bar
         t0_bar = 0.0
     return value, x_bar, y_bar, a_bar

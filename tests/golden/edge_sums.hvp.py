@@ -21,15 +21,15 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     y_dot = np.zeros_like(y)
     itape = reserve(itape, itop + 3 * edges.shape[0])  # room for all its records: trip counts are known here
     for e in range(edges.shape[0]):
-        itape[itop] = a  # record a: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = a  # record a: overwritten next, and an adjoint reads it
         itop += 1
         a = edges[e, 0]
-        itape[itop] = b  # record b: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = b  # record b: overwritten next, and an adjoint reads it
         itop += 1
         b = edges[e, 1]
         y_dot[a] += x[b] * (x[b] * weights_dot[e] + weights[e] * x_dot[b]) + weights[e] * x[b] * x_dot[b]
         y[a] += weights[e] * x[b] * x[b]
-        itape[itop] = a  # record a: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = a  # record a: overwritten next, and an adjoint reads it
         itop += 1
         a = b
         y_dot[a] += x_dot[a]
@@ -53,7 +53,7 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]
         itop -= 1
-        a = itape[itop]  # restore the value a had before
+        a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
         weights_bar[e] += x[b] * (x[b] * y_bar[a])
         x_bar[b] += weights[e] * (x[b] * y_bar[a])
@@ -66,7 +66,7 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
         weights_bar[e] += x[b] * (x_dot[b] * y_dot_bar[a])
         x_bar[b] += weights[e] * (x_dot[b] * y_dot_bar[a])
         itop -= 1
-        b = itape[itop]  # restore the value b had before
+        b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1
-        a = itape[itop]  # restore the value a had before
+        a = itape[np.uint64(itop)]  # restore the value a had before
     return value, x_bar, weights_bar

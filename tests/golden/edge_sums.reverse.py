@@ -19,14 +19,14 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     y = np.zeros(x.shape[0])
     itape = reserve(itape, itop + 3 * edges.shape[0])  # room for all its records: trip counts are known here
     for e in range(edges.shape[0]):
-        itape[itop] = a  # record a: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = a  # record a: overwritten next, and an adjoint reads it
         itop += 1
         a = edges[e, 0]
-        itape[itop] = b  # record b: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = b  # record b: overwritten next, and an adjoint reads it
         itop += 1
         b = edges[e, 1]
         y[a] += weights[e] * x[b] * x[b]
-        itape[itop] = a  # record a: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = a  # record a: overwritten next, and an adjoint reads it
         itop += 1
         a = b
         y[a] += x[a]
@@ -43,13 +43,13 @@ def edge_sums_vjp(x, edges, weights, out_bar):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]
         itop -= 1
-        a = itape[itop]  # restore the value a had before
+        a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
         weights_bar[e] += x[b] * (x[b] * y_bar[a])
         x_bar[b] += weights[e] * (x[b] * y_bar[a])
         x_bar[b] += weights[e] * x[b] * y_bar[a]
         itop -= 1
-        b = itape[itop]  # restore the value b had before
+        b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1
-        a = itape[itop]  # restore the value a had before
+        a = itape[np.uint64(itop)]  # restore the value a had before
     return value, x_bar, weights_bar

@@ -19,16 +19,16 @@ def elementwise_inplace_vjp(x, y, out_bar):
     stop = z.shape[0]
     tape = reserve(tape, top + 4 * stop)  # room for all its records: trip counts are known here
     for i in range(stop):
-        tape[top] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
         top += 1
         z[i] = z[i] * y[i]
-        tape[top] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
         top += 1
         z[i] = z[i] / (1.0 + y[i] * y[i])
-        tape[top] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
         top += 1
         z[i] = z[i] - (0.5 * z[i] * z[i])
-        tape[top] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = z[i]  # record z[i]: overwritten next, and its own adjoint reads it
         top += 1
         z[i] = z[i] + math.cos(z[i])
     value = z.copy()
@@ -39,18 +39,18 @@ def elementwise_inplace_vjp(x, y, out_bar):
     for i in range(stop - 1, -1, -1):
         # adjoint of: z[i] = z[i] + math.cos(z[i])
         top -= 1
-        z[i] = tape[top]  # restore the value z[i] had before
+        z[i] = tape[np.uint64(top)]  # restore the value z[i] had before
         t7 = z_bar[i]
         z_bar[i] += -math.sin(z[i]) * t7
         # adjoint of: z[i] = z[i] - (0.5 * z[i] * z[i])
         top -= 1
-        z[i] = tape[top]  # restore the value z[i] had before
+        z[i] = tape[np.uint64(top)]  # restore the value z[i] had before
         t6 = z_bar[i]
         z_bar[i] += 0.5 * (z[i] * -t6)
         z_bar[i] += 0.5 * z[i] * -t6
         # adjoint of: z[i] = z[i] / (1.0 + y[i] * y[i])
         top -= 1
-        z[i] = tape[top]  # restore the value z[i] had before
+        z[i] = tape[np.uint64(top)]  # restore the value z[i] had before
         t1 = 1.0 + y[i] * y[i]
         t2 = 1.0 / t1
         t3 = z[i] / t1
@@ -60,7 +60,7 @@ def elementwise_inplace_vjp(x, y, out_bar):
         y_bar[i] += 2.0 * (y[i] * t5)
         # adjoint of: z[i] = z[i] * y[i]
         top -= 1
-        z[i] = tape[top]  # restore the value z[i] had before
+        z[i] = tape[np.uint64(top)]  # restore the value z[i] had before
         t0 = z_bar[i]
         z_bar[i] = y[i] * t0
         y_bar[i] += z[i] * t0

@@ -34,7 +34,7 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
             broke_1 = True
         if broke_1:
             break
-    itape[itop] = trips  # record the trip count
+    itape[np.uint64(itop)] = trips  # record the trip count
     itop += 1
     t_dot = 0.0
     t = 0.0
@@ -45,33 +45,33 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     for i in range(x.shape[0]):
         trips_1 += 1
         t0 = math.exp(0.1 * x[i])
-        tape[top] = t_dot  # record t_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t_dot  # record t_dot: overwritten next, and an adjoint reads it
         top += 1
         t_dot += t0 * (0.1 * x_dot[i])
-        tape[top] = t  # record t: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t  # record t: overwritten next, and an adjoint reads it
         top += 1
         t += t0
         if t > 2.0 * limit:
             result_dot = t * s_dot + s * t_dot
             returned = True
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if returned:
             broke_2 = True
         if broke_2:
             break
-    itape[itop] = trips_1  # record the trip count
+    itape[np.uint64(itop)] = trips_1  # record the trip count
     itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result_dot = s_dot + t_dot
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     value = result_dot
     # reverse sweep
@@ -83,17 +83,17 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     t_dot_bar = 0.0
     x_bar = np.zeros_like(x)
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_dot = s_dot + t_dot
         s_dot_bar += result_dot_bar
         t_dot_bar += result_dot_bar
         result_dot_bar = 0.0
     itop -= 1
-    trips_1 = itape[itop]
+    trips_1 = itape[np.uint64(itop)]
     for i in range(trips_1 - 1, -1, -1):
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result_dot = t * s_dot + s * t_dot
             t_bar += s_dot * result_dot_bar
@@ -103,18 +103,18 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
             result_dot_bar = 0.0
         # adjoint of: t += t0
         top -= 1
-        t = tape[top]  # restore the value t had before
+        t = tape[np.uint64(top)]  # restore the value t had before
         t0_bar += t_bar
         # adjoint of: t_dot += t0 * (0.1 * x_dot[i])
         top -= 1
-        t_dot = tape[top]  # restore the value t_dot had before
+        t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t0_bar += 0.1 * x_dot[i] * t_dot_bar
         # adjoint of: t0 = math.exp(0.1 * x[i])
         t1 = math.exp(0.1 * x[i])
         x_bar[i] += 0.1 * (t1 * t0_bar)
         t0_bar = 0.0
     itop -= 1
-    trips = itape[itop]
+    trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)

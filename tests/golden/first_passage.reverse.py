@@ -29,7 +29,7 @@ def first_passage_vjp(x, limit, out_bar):
             broke = True
         if broke:
             break
-    itape[itop] = trips  # record the trip count
+    itape[np.uint64(itop)] = trips  # record the trip count
     itop += 1
     t = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
@@ -37,28 +37,28 @@ def first_passage_vjp(x, limit, out_bar):
     trips_1 = 0
     for i in range(x.shape[0]):
         trips_1 += 1
-        tape[top] = t  # record t: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t  # record t: overwritten next, and an adjoint reads it
         top += 1
         t += math.exp(0.1 * x[i])
         if t > 2.0 * limit:
             result = s * t
             returned = True
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if returned:
             break
-    itape[itop] = trips_1  # record the trip count
+    itape[np.uint64(itop)] = trips_1  # record the trip count
     itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result = s + t
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     value = result
     # reverse sweep
@@ -67,17 +67,17 @@ def first_passage_vjp(x, limit, out_bar):
     t_bar = 0.0
     x_bar = np.zeros_like(x)
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result = s + t
         s_bar += result_bar
         t_bar += result_bar
         result_bar = 0.0
     itop -= 1
-    trips_1 = itape[itop]
+    trips_1 = itape[np.uint64(itop)]
     for i in range(trips_1 - 1, -1, -1):
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = s * t
             s_bar += t * result_bar
@@ -85,11 +85,11 @@ def first_passage_vjp(x, limit, out_bar):
             result_bar = 0.0
         # adjoint of: t += math.exp(0.1 * x[i])
         top -= 1
-        t = tape[top]  # restore the value t had before
+        t = tape[np.uint64(top)]  # restore the value t had before
         t0 = math.exp(0.1 * x[i])
         x_bar[i] += 0.1 * (t0 * t_bar)
     itop -= 1
-    trips = itape[itop]
+    trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)

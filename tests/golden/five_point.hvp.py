@@ -26,10 +26,10 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     for _t in range(steps):
         for i in range(1, n - 1):
             for j in range(1, m - 1):
-                tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
                 top += 1
                 t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
-                tape[top] = v_dot[i, j]  # record v_dot[i, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = v_dot[i, j]  # record v_dot[i, j]: overwritten next, and an adjoint reads it
                 top += 1
                 v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                 v[i, j] = u[i, j] + kappa * t0
@@ -131,13 +131,13 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                 v_bar[i, j] = 0.0
                 # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                 top -= 1
-                v_dot[i, j] = tape[top]  # restore the value v_dot[i, j] had before
+                v_dot[i, j] = tape[np.uint64(top)]  # restore the value v_dot[i, j] had before
                 t1 = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
                 kappa_bar += t1 * v_dot_bar[i, j]
                 v_dot_bar[i, j] = 0.0
                 # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1
-                t0 = tape[top]  # restore the value t0 had before
+                t0 = tape[np.uint64(top)]  # restore the value t0 had before
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

@@ -22,7 +22,7 @@ def five_point_vjp(u0, kappa, steps, out_bar):
     for _t in range(steps):
         for i in range(1, n - 1):
             for j in range(1, m - 1):
-                tape[top] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
                 top += 1
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
         u, v = v, u
@@ -84,7 +84,7 @@ def five_point_vjp(u0, kappa, steps, out_bar):
                 top_at = top + j - 1 + 1
                 # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                 top_at -= 1
-                v[i, j] = tape[top_at]  # restore the value v[i, j] had before
+                v[i, j] = tape[np.uint64(top_at)]  # restore the value v[i, j] had before
                 t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 kappa_bar += t0 * v_bar[i, j]
                 v_bar[i, j] = 0.0

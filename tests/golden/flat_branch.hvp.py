@@ -21,20 +21,20 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if v >= 0.0:
         choice = 0.5 / t0 * v_dot
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if -v >= 0.0:
         choice_1 = w * (0.5 / t1 * -v_dot)
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_1 = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result_dot = choice + (t1 * w_dot + choice_1)
     value = result_dot
@@ -51,7 +51,7 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     t1_bar += w_dot * result_dot_bar
     choice_1_bar += result_dot_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice_1 = w * (0.5 / t1 * -v_dot)
         t6 = 1.0 / t1
@@ -60,7 +60,7 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
         w_bar += t8 * choice_1_bar
         t1_bar += -t7 * t6 * (-v_dot * (w * choice_1_bar))
     itop -= 1
-    taken_1 = itape[itop]
+    taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
         # adjoint of: choice = 0.5 / t0 * v_dot
         t4 = 1.0 / t0

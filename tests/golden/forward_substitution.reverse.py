@@ -19,7 +19,7 @@ def forward_substitution_vjp(L, b, out_bar):
     x = np.zeros_like(b)
     tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
-        tape[top] = r  # record r: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = r  # record r: overwritten next, and an adjoint reads it
         top += 1
         r = b[i]
         for j in range(i):
@@ -47,7 +47,7 @@ def forward_substitution_vjp(L, b, out_bar):
                 x_bar[j] += L[i, j] * -r_bar
         # adjoint of: r = b[i]
         top -= 1
-        r = tape[top]  # restore the value r had before
+        r = tape[np.uint64(top)]  # restore the value r had before
         b_bar[i] += r_bar
         r_bar = 0.0
     return value, L_bar, b_bar

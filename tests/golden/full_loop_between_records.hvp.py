@@ -24,32 +24,32 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     tape = reserve(tape, top + 3 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
-        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = math.sin(x[i] + 1.0)
-        tape[top] = t_dot  # record t_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = t_dot  # record t_dot: overwritten next, and its own adjoint reads it
         top += 1
         t_dot = t0 * t_dot + t * (math.cos(x[i] + 1.0) * x_dot[i])
-        tape[top] = t  # record t: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = t  # record t: overwritten next, and its own adjoint reads it
         top += 1
         t = t * t0
     tape = reserve(tape, top + 2 * (m - 2))  # room for all its records: trip counts are known here
     for i in range(1, m - 1):
-        tape[top] = y_dot[i]  # record y_dot[i]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y_dot[i]  # record y_dot[i]: overwritten next, and an adjoint reads it
         top += 1
         y_dot[i] = 0.5 * (math.cos(x[i]) * x_dot[i]) + x_dot[0]
-        tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
         top += 1
         y[i] = math.sin(x[i]) * 0.5 + x[0]
     tape = reserve(tape, top + 3 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = math.cos(y[i])
-        tape[top] = t_dot  # record t_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = t_dot  # record t_dot: overwritten next, and its own adjoint reads it
         top += 1
         t_dot = t1 * t_dot + t * (-math.sin(y[i]) * y_dot[i])
-        tape[top] = t  # record t: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = t  # record t: overwritten next, and its own adjoint reads it
         top += 1
         t = t * t1
     result_dot = s_dot + t_dot + np.sum(y * y_dot + y * y_dot)
@@ -76,13 +76,13 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * t1
         top -= 1
-        t = tape[top]  # restore the value t had before
+        t = tape[np.uint64(top)]  # restore the value t had before
         t7 = t_bar
         t_bar = t1 * t7
         t1_bar += t * t7
         # adjoint of: t_dot = t1 * t_dot + t * (-math.sin(y[i]) * y_dot[i])
         top -= 1
-        t_dot = tape[top]  # restore the value t_dot had before
+        t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t5 = -math.sin(y[i])
         t6 = t_dot_bar
         t1_bar += t_dot * t6
@@ -92,7 +92,7 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         y_dot_bar[i] += t5 * (t * t6)
         # adjoint of: t1 = math.cos(y[i])
         top -= 1
-        t1 = tape[top]  # restore the value t1 had before
+        t1 = tape[np.uint64(top)]  # restore the value t1 had before
         y_bar[i] += -math.sin(y[i]) * t1_bar
         t1_bar = 0.0
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
@@ -103,13 +103,13 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top_at = top + (i - 1 + 1) * 2
         # adjoint of: y[i] = math.sin(x[i]) * 0.5 + x[0]
         top_at -= 1
-        y[i] = tape[top_at]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
         x_bar[i] += math.cos(x[i]) * (0.5 * y_bar[i])
         x_bar_0 += y_bar[i]
         y_bar[i] = 0.0
         # adjoint of: y_dot[i] = 0.5 * (math.cos(x[i]) * x_dot[i]) + x_dot[0]
         top_at -= 1
-        y_dot[i] = tape[top_at]  # restore the value y_dot[i] had before
+        y_dot[i] = tape[np.uint64(top_at)]  # restore the value y_dot[i] had before
         x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (0.5 * y_dot_bar[i]))
         y_dot_bar[i] = 0.0
     if x_bar_0 != 0.0:
@@ -117,13 +117,13 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * t0
         top -= 1
-        t = tape[top]  # restore the value t had before
+        t = tape[np.uint64(top)]  # restore the value t had before
         t4 = t_bar
         t_bar = t0 * t4
         t0_bar += t * t4
         # adjoint of: t_dot = t0 * t_dot + t * (math.cos(x[i] + 1.0) * x_dot[i])
         top -= 1
-        t_dot = tape[top]  # restore the value t_dot had before
+        t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t2 = math.cos(x[i] + 1.0) * x_dot[i]
         t3 = t_dot_bar
         t0_bar += t_dot * t3
@@ -132,7 +132,7 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         x_bar[i] += -math.sin(x[i] + 1.0) * (x_dot[i] * (t * t3))
         # adjoint of: t0 = math.sin(x[i] + 1.0)
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         x_bar[i] += math.cos(x[i] + 1.0) * t0_bar
         t0_bar = 0.0
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]

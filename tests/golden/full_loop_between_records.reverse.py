@@ -19,17 +19,17 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         s += y[i] * y[i]
-        tape[top] = t  # record t: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = t  # record t: overwritten next, and its own adjoint reads it
         top += 1
         t = t * math.sin(x[i] + 1.0)
     tape = reserve(tape, top + (m - 2))  # room for all its records: trip counts are known here
     for i in range(1, m - 1):
-        tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
         top += 1
         y[i] = math.sin(x[i]) * 0.5 + x[0]
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = t  # record t: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = t  # record t: overwritten next, and its own adjoint reads it
         top += 1
         t = t * math.cos(y[i])
     result = s + t + np.sum(y * y)
@@ -47,7 +47,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * math.cos(y[i])
         top -= 1
-        t = tape[top]  # restore the value t had before
+        t = tape[np.uint64(top)]  # restore the value t had before
         t2 = math.cos(y[i])
         t3 = t_bar
         t_bar = t2 * t3
@@ -60,7 +60,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         top_at = top + i - 1 + 1
         # adjoint of: y[i] = math.sin(x[i]) * 0.5 + x[0]
         top_at -= 1
-        y[i] = tape[top_at]  # restore the value y[i] had before
+        y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
         x_bar[i] += math.cos(x[i]) * (0.5 * y_bar[i])
         x_bar_0 += y_bar[i]
         y_bar[i] = 0.0
@@ -69,7 +69,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * math.sin(x[i] + 1.0)
         top -= 1
-        t = tape[top]  # restore the value t had before
+        t = tape[np.uint64(top)]  # restore the value t had before
         t0 = math.sin(x[i] + 1.0)
         t1 = t_bar
         t_bar = t0 * t1

@@ -19,7 +19,7 @@ def gram_vjp(X, out_bar):
     tape = reserve(tape, top + max(n, 0) * max(n, 0))  # room for all its records: trip counts are known here
     for i in range(n):
         for j in range(n):
-            tape[top] = s  # record s: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = s  # record s: overwritten next, and an adjoint reads it
             top += 1
             s = 0.0
             for k in range(X.shape[1]):
@@ -45,6 +45,6 @@ def gram_vjp(X, out_bar):
                     X_bar[j, k] += X[i, k] * s_bar
             # adjoint of: s = 0.0
             top -= 1
-            s = tape[top]  # restore the value s had before
+            s = tape[np.uint64(top)]  # restore the value s had before
             s_bar = 0.0
     return value, X_bar

@@ -24,13 +24,13 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     tape = reserve(tape, top + 2 * 20 * max(n - 2, 0))  # room for all its records: trip counts are known here
     for _step in range(20):
         for i in range(1, n - 1):
-            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             v[i] = u[i] + kappa * t0
         for i in range(1, n - 1):
-            tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = u_dot[i]  # record u_dot[i]: overwritten next, and an adjoint reads it
             top += 1
             u_dot[i] = v_dot[i]
             u[i] = v[i]
@@ -64,7 +64,7 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
             u_bar[i] = 0.0
             # adjoint of: u_dot[i] = v_dot[i]
             top_at -= 1
-            u_dot[i] = tape[top_at]  # restore the value u_dot[i] had before
+            u_dot[i] = tape[np.uint64(top_at)]  # restore the value u_dot[i] had before
             v_dot_bar[i] += u_dot_bar[i]
             u_dot_bar[i] = 0.0
         # the contributions at constant offsets from i, gathered: each element takes its own
@@ -112,7 +112,7 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
             v_dot_bar[i] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1
-            t0 = tape[top]  # restore the value t0 had before
+            t0 = tape[np.uint64(top)]  # restore the value t0 had before
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

@@ -22,7 +22,7 @@ def heat_euler_vjp(u0, kappa, out_bar):
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         for i in range(1, n - 1):
-            tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
             top += 1
             u[i] = v[i]
     e = 0.0
@@ -47,7 +47,7 @@ def heat_euler_vjp(u0, kappa, out_bar):
             top_at = top + i - 1 + 1
             # adjoint of: u[i] = v[i]
             top_at -= 1
-            u[i] = tape[top_at]  # restore the value u[i] had before
+            u[i] = tape[np.uint64(top_at)]  # restore the value u[i] had before
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0
         # the contributions at constant offsets from i, gathered: each element takes its own

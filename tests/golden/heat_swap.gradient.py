@@ -19,14 +19,14 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
     v = np.zeros(n)
     tape = reserve(tape, top + max(n_steps, 0) * (2 + max(n - 2, 0)))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
-        tape[top] = v[0]  # record v[0]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = v[0]  # record v[0]: overwritten next, and an adjoint reads it
         top += 1
         v[0] = u[0]
-        tape[top] = v[n - 1]  # record v[n - 1]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = v[n - 1]  # record v[n - 1]: overwritten next, and an adjoint reads it
         top += 1
         v[n - 1] = u[n - 1]
         for i in range(1, n - 1):
-            tape[top] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
             top += 1
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         u, v = v, u
@@ -72,18 +72,18 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
             top_at = top + i - 1 + 1
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             top_at -= 1
-            v[i] = tape[top_at]  # restore the value v[i] had before
+            v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             kappa_bar += t0 * v_bar[i]
             v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1
-        v[n - 1] = tape[top]  # restore the value v[n - 1] had before
+        v[n - 1] = tape[np.uint64(top)]  # restore the value v[n - 1] had before
         u_bar[n - 1] += v_bar[n - 1]
         v_bar[n - 1] = 0.0
         # adjoint of: v[0] = u[0]
         top -= 1
-        v[0] = tape[top]  # restore the value v[0] had before
+        v[0] = tape[np.uint64(top)]  # restore the value v[0] had before
         u_bar[0] += v_bar[0]
         v_bar[0] = 0.0
     # adjoint of: u = np.copy(u0)

@@ -23,19 +23,19 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     v_dot = np.zeros_like(v)
     tape = reserve(tape, top + max(n_steps, 0) * (2 + 2 * max(n - 2, 0)))  # room for all its records: trip counts are known here
     for _step in range(n_steps):
-        tape[top] = v_dot[0]  # record v_dot[0]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = v_dot[0]  # record v_dot[0]: overwritten next, and an adjoint reads it
         top += 1
         v_dot[0] = u_dot[0]
         v[0] = u[0]
-        tape[top] = v_dot[n - 1]  # record v_dot[n - 1]: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = v_dot[n - 1]  # record v_dot[n - 1]: overwritten next, and an adjoint reads it
         top += 1
         v_dot[n - 1] = u_dot[n - 1]
         v[n - 1] = u[n - 1]
         for i in range(1, n - 1):
-            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            tape[top] = v_dot[i]  # record v_dot[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = v_dot[i]  # record v_dot[i]: overwritten next, and an adjoint reads it
             top += 1
             v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             v[i] = u[i] + kappa * t0
@@ -109,19 +109,19 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             top -= 1
-            v_dot[i] = tape[top]  # restore the value v_dot[i] had before
+            v_dot[i] = tape[np.uint64(top)]  # restore the value v_dot[i] had before
             t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
             kappa_bar += t1 * v_dot_bar[i]
             v_dot_bar[i] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1
-            t0 = tape[top]  # restore the value t0 had before
+            t0 = tape[np.uint64(top)]  # restore the value t0 had before
         # adjoint of: v[n - 1] = u[n - 1]
         u_bar[n - 1] += v_bar[n - 1]
         v_bar[n - 1] = 0.0
         # adjoint of: v_dot[n - 1] = u_dot[n - 1]
         top -= 1
-        v_dot[n - 1] = tape[top]  # restore the value v_dot[n - 1] had before
+        v_dot[n - 1] = tape[np.uint64(top)]  # restore the value v_dot[n - 1] had before
         u_dot_bar[n - 1] += v_dot_bar[n - 1]
         v_dot_bar[n - 1] = 0.0
         # adjoint of: v[0] = u[0]
@@ -129,7 +129,7 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         v_bar[0] = 0.0
         # adjoint of: v_dot[0] = u_dot[0]
         top -= 1
-        v_dot[0] = tape[top]  # restore the value v_dot[0] had before
+        v_dot[0] = tape[np.uint64(top)]  # restore the value v_dot[0] had before
         u_dot_bar[0] += v_dot_bar[0]
         v_dot_bar[0] = 0.0
     # adjoint of: u = np.copy(u0)

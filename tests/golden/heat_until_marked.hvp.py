@@ -168,40 +168,40 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             itape = reserve(itape, itop + 2 * n)  # room for this step's records
             for i in range(n):
                 if i > 0:
-                    tape[top] = left_dot  # record left_dot: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = left_dot  # record left_dot: overwritten next, and an adjoint reads it
                     top += 1
                     left_dot = u_dot[i - 1]
                     left = u[i - 1]
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    tape[top] = left_dot  # record left_dot: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = left_dot  # record left_dot: overwritten next, and an adjoint reads it
                     top += 1
                     left_dot = u_dot[n - 1]
                     left = u[n - 1]
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
                 if i < n - 1:
-                    tape[top] = right_dot  # record right_dot: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = right_dot  # record right_dot: overwritten next, and an adjoint reads it
                     top += 1
                     right_dot = u_dot[i + 1]
                     right = u[i + 1]
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    tape[top] = right_dot  # record right_dot: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = right_dot  # record right_dot: overwritten next, and an adjoint reads it
                     top += 1
                     right_dot = u_dot[0]
                     right = u[0]
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
-                tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
                 top += 1
                 t0 = left - 2.0 * u[i] + right
-                tape[top] = un_dot[i]  # record un_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = un_dot[i]  # record un_dot[i]: overwritten next, and an adjoint reads it
                 top += 1
                 un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
-                tape[top] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
                 top += 1
                 un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
             u, un = un, u
@@ -218,7 +218,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
             for i in range(n - 1, -1, -1):
                 # adjoint of: un[i] = u[i] + k * t0 - 0.01 * u[i] ** 3
                 top -= 1
-                un[i] = tape[top]  # restore the value un[i] had before
+                un[i] = tape[np.uint64(top)]  # restore the value un[i] had before
                 u_bar[i] += un_bar[i]
                 k_bar += t0 * un_bar[i]
                 t0_bar += k * un_bar[i]
@@ -226,7 +226,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 un_bar[i] = 0.0
                 # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
                 top -= 1
-                un_dot[i] = tape[top]  # restore the value un_dot[i] had before
+                un_dot[i] = tape[np.uint64(top)]  # restore the value un_dot[i] had before
                 t1 = left_dot - (2.0 * u_dot[i]) + right_dot
                 t2 = 3.0 * u[i] ** 2.0
                 u_dot_bar[i] += un_dot_bar[i]
@@ -241,20 +241,20 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 un_dot_bar[i] = 0.0
                 # adjoint of: t0 = left - 2.0 * u[i] + right
                 top -= 1
-                t0 = tape[top]  # restore the value t0 had before
+                t0 = tape[np.uint64(top)]  # restore the value t0 had before
                 left_bar += t0_bar
                 u_bar[i] += 2.0 * -t0_bar
                 right_bar += t0_bar
                 t0_bar = 0.0
                 itop -= 1
-                taken = itape[itop]
+                taken = itape[np.uint64(itop)]
                 if taken == 1:
                     # adjoint of: right = u[i + 1]
                     u_bar[i + 1] += right_bar
                     right_bar = 0.0
                     # adjoint of: right_dot = u_dot[i + 1]
                     top -= 1
-                    right_dot = tape[top]  # restore the value right_dot had before
+                    right_dot = tape[np.uint64(top)]  # restore the value right_dot had before
                     u_dot_bar[i + 1] += right_dot_bar
                     right_dot_bar = 0.0
                 else:
@@ -263,18 +263,18 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                     right_bar = 0.0
                     # adjoint of: right_dot = u_dot[0]
                     top -= 1
-                    right_dot = tape[top]  # restore the value right_dot had before
+                    right_dot = tape[np.uint64(top)]  # restore the value right_dot had before
                     u_dot_bar_0 += right_dot_bar
                     right_dot_bar = 0.0
                 itop -= 1
-                taken_1 = itape[itop]
+                taken_1 = itape[np.uint64(itop)]
                 if taken_1 == 1:
                     # adjoint of: left = u[i - 1]
                     u_bar[i - 1] += left_bar
                     left_bar = 0.0
                     # adjoint of: left_dot = u_dot[i - 1]
                     top -= 1
-                    left_dot = tape[top]  # restore the value left_dot had before
+                    left_dot = tape[np.uint64(top)]  # restore the value left_dot had before
                     u_dot_bar[i - 1] += left_dot_bar
                     left_dot_bar = 0.0
                 else:
@@ -283,7 +283,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                     left_bar = 0.0
                     # adjoint of: left_dot = u_dot[n - 1]
                     top -= 1
-                    left_dot = tape[top]  # restore the value left_dot had before
+                    left_dot = tape[np.uint64(top)]  # restore the value left_dot had before
                     u_dot_bar_nm1 += left_dot_bar
                     left_dot_bar = 0.0
             if u_dot_bar_nm1 != 0.0:

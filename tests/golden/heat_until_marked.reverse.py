@@ -109,30 +109,30 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             itape = reserve(itape, itop + 2 * n)  # room for this step's records
             for i in range(n):
                 if i > 0:
-                    tape[top] = left  # record left: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = left  # record left: overwritten next, and an adjoint reads it
                     top += 1
                     left = u[i - 1]
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    tape[top] = left  # record left: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = left  # record left: overwritten next, and an adjoint reads it
                     top += 1
                     left = u[n - 1]
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
                 if i < n - 1:
-                    tape[top] = right  # record right: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = right  # record right: overwritten next, and an adjoint reads it
                     top += 1
                     right = u[i + 1]
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    tape[top] = right  # record right: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = right  # record right: overwritten next, and an adjoint reads it
                     top += 1
                     right = u[0]
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
-                tape[top] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
                 top += 1
                 un[i] = u[i] + k * (left - 2.0 * u[i] + right) - 0.01 * u[i] ** 3
             u, un = un, u
@@ -144,7 +144,7 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             for i in range(n - 1, -1, -1):
                 # adjoint of: un[i] = u[i] + k * (left - 2.0 * u[i] + right) - 0.01 * u[i] ** 3
                 top -= 1
-                un[i] = tape[top]  # restore the value un[i] had before
+                un[i] = tape[np.uint64(top)]  # restore the value un[i] had before
                 t0 = left - 2.0 * u[i] + right
                 u_bar[i] += un_bar[i]
                 k_bar += t0 * un_bar[i]
@@ -154,31 +154,31 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
                 u_bar[i] += 3.0 * u[i] ** 2.0 * (0.01 * -un_bar[i])
                 un_bar[i] = 0.0
                 itop -= 1
-                taken = itape[itop]
+                taken = itape[np.uint64(itop)]
                 if taken == 1:
                     # adjoint of: right = u[i + 1]
                     top -= 1
-                    right = tape[top]  # restore the value right had before
+                    right = tape[np.uint64(top)]  # restore the value right had before
                     u_bar[i + 1] += right_bar
                     right_bar = 0.0
                 else:
                     # adjoint of: right = u[0]
                     top -= 1
-                    right = tape[top]  # restore the value right had before
+                    right = tape[np.uint64(top)]  # restore the value right had before
                     u_bar_0 += right_bar
                     right_bar = 0.0
                 itop -= 1
-                taken_1 = itape[itop]
+                taken_1 = itape[np.uint64(itop)]
                 if taken_1 == 1:
                     # adjoint of: left = u[i - 1]
                     top -= 1
-                    left = tape[top]  # restore the value left had before
+                    left = tape[np.uint64(top)]  # restore the value left had before
                     u_bar[i - 1] += left_bar
                     left_bar = 0.0
                 else:
                     # adjoint of: left = u[n - 1]
                     top -= 1
-                    left = tape[top]  # restore the value left had before
+                    left = tape[np.uint64(top)]  # restore the value left had before
                     u_bar_nm1 += left_bar
                     left_bar = 0.0
             if u_bar_nm1 != 0.0:

@@ -19,7 +19,7 @@ def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
     s_dot = w * x_dot[i + 1] + x[i + 1] * w_dot
     itape = reserve(itape, itop + (x.shape[0] - 3))  # room for all its records: trip counts are known here
     for i_loop in range(x.shape[0] - 3):
-        itape[itop] = i  # record i: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = i  # record i: overwritten next, and an adjoint reads it
         itop += 1
         i = i_loop
         s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
@@ -32,7 +32,7 @@ def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
         x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)
         itop -= 1
-        i = itape[itop]  # restore the value i had before
+        i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s_dot = w * x_dot[i + 1] + x[i + 1] * w_dot
     w_bar += x_dot[i + 1] * s_dot_bar
     x_bar[i + 1] += w_dot * s_dot_bar

@@ -18,7 +18,7 @@ def index_before_its_loop_vjp(x, w, out_bar):
     s = x[i + 1] * w
     itape = reserve(itape, itop + (x.shape[0] - 3))  # room for all its records: trip counts are known here
     for i_loop in range(x.shape[0] - 3):
-        itape[itop] = i  # record i: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = i  # record i: overwritten next, and an adjoint reads it
         itop += 1
         i = i_loop
         s += x[i] * x[i]
@@ -31,7 +31,7 @@ def index_before_its_loop_vjp(x, w, out_bar):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)
         itop -= 1
-        i = itape[itop]  # restore the value i had before
+        i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s = x[i + 1] * w
     x_bar[i + 1] += w * s_bar
     w_bar += x[i + 1] * s_bar

@@ -17,7 +17,7 @@ def index_weights_hvp(x, x_dot, out_bar):
     s_dot = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = w  # record w: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = w  # record w: overwritten next, and an adjoint reads it
         top += 1
         w = float(i)
         t0 = (w + 1.0) * x[i]
@@ -36,5 +36,5 @@ def index_weights_hvp(x, x_dot, out_bar):
         x_bar[i] += (w + 1.0) * t0_bar
         t0_bar = 0.0
         top -= 1
-        w = tape[top]  # restore the value w had before
+        w = tape[np.uint64(top)]  # restore the value w had before
     return value, x_bar

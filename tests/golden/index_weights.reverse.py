@@ -17,7 +17,7 @@ def index_weights_vjp(x, out_bar):
     s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = w  # record w: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = w  # record w: overwritten next, and an adjoint reads it
         top += 1
         w = float(i)
         s += (w + 1.0) * x[i] * x[i] - 0.5 * w * x[i]
@@ -32,5 +32,5 @@ def index_weights_vjp(x, out_bar):
         x_bar[i] += t0 * s_bar
         x_bar[i] += 0.5 * w * -s_bar
         top -= 1
-        w = tape[top]  # restore the value w had before
+        w = tape[np.uint64(top)]  # restore the value w had before
     return value, x_bar

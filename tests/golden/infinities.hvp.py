@@ -24,19 +24,19 @@ def infinities_hvp(x, x_dot, out_bar):
     for i in range(x.shape[0]):
         if best <= x[i] * x[i]:
             choice = best_dot
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if best > x[i] * x[i]:
             choice_1 = x[i] * x_dot[i] + x[i] * x_dot[i]
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice_1 = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         best_dot = choice + choice_1
         best = min(best, x[i] * x[i])
@@ -54,18 +54,18 @@ def infinities_hvp(x, x_dot, out_bar):
     if best == math.inf or np.isnan(worst):
         result_dot = 0.0
         returned = True
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result_dot = 3.141592653589793 * best_dot + worst_dot
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     value = result_dot
     # reverse sweep
@@ -75,18 +75,19 @@ def infinities_hvp(x, x_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = np.zeros_like(x)
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_dot = 3.141592653589793 * best_dot + worst_dot
         best_dot_bar += 3.141592653589793 * result_dot_bar
     itop -= 1
+    taken_1 = itape[np.uint64(itop)]
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: best_dot = choice + choice_1
         choice_bar += best_dot_bar
         choice_1_bar += best_dot_bar
         best_dot_bar = 0.0
         itop -= 1
-        taken_2 = itape[itop]
+        taken_2 = itape[np.uint64(itop)]
         if taken_2 == 1:
             # adjoint of: choice_1 = x[i] * x_dot[i] + x[i] * x_dot[i]
             x_bar[i] += 2.0 * (x_dot[i] * choice_1_bar)
@@ -95,7 +96,7 @@ def infinities_hvp(x, x_dot, out_bar):
             # adjoint of: choice_1 = 0.0
             choice_1_bar = 0.0
         itop -= 1
-        taken_3 = itape[itop]
+        taken_3 = itape[np.uint64(itop)]
         if taken_3 == 1:
             # adjoint of: choice = best_dot
             best_dot_bar += choice_bar

@@ -21,10 +21,10 @@ def infinities_vjp(x, out_bar):
     worst = -math.inf
     tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = best  # record best: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = best  # record best: overwritten next, and its own adjoint reads it
         top += 1
         best = min(best, x[i] * x[i])
-        tape[top] = worst  # record worst: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = worst  # record worst: overwritten next, and its own adjoint reads it
         top += 1
         worst = max(worst, x[i])
     if best == math.inf or np.isnan(worst):
@@ -33,10 +33,10 @@ def infinities_vjp(x, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
         result = best * 3.141592653589793 + worst
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     value = result
     # reverse sweep
@@ -45,7 +45,7 @@ def infinities_vjp(x, out_bar):
     worst_bar = 0.0
     x_bar = np.zeros_like(x)
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result = best * 3.141592653589793 + worst
         best_bar += 3.141592653589793 * result_bar
@@ -53,13 +53,13 @@ def infinities_vjp(x, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: worst = max(worst, x[i])
         top -= 1
-        worst = tape[top]  # restore the value worst had before
+        worst = tape[np.uint64(top)]  # restore the value worst had before
         t1 = worst_bar
         worst_bar = (t1 if worst >= x[i] else 0.0)
         x_bar[i] += (t1 if worst < x[i] else 0.0)
         # adjoint of: best = min(best, x[i] * x[i])
         top -= 1
-        best = tape[top]  # restore the value best had before
+        best = tape[np.uint64(top)]  # restore the value best had before
         t0 = best_bar
         best_bar = (t0 if best <= x[i] * x[i] else 0.0)
         x_bar[i] += 2.0 * (x[i] * t0 if best > x[i] * x[i] else 0.0)

@@ -58,13 +58,13 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
             z_dot = x_dot[i]
             z = x[i]
             for _k in range(6):
-                ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
+                ltape[np.uint64(ltop)] = t0  # record t0: overwritten next, and an adjoint reads it
                 ltop += 1
                 t0 = math.sin(z)
-                ltape[ltop] = z_dot  # record z_dot: overwritten next, and its own adjoint reads it
+                ltape[np.uint64(ltop)] = z_dot  # record z_dot: overwritten next, and its own adjoint reads it
                 ltop += 1
                 z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
-                ltape[ltop] = z  # record z: overwritten next, and its own adjoint reads it
+                ltape[np.uint64(ltop)] = z  # record z: overwritten next, and its own adjoint reads it
                 ltop += 1
                 z = t0 * w + math.cos(z * w)
             t0_bar = 0.0
@@ -80,7 +80,7 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
             for _k in range(5, -1, -1):
                 # adjoint of: z = t0 * w + math.cos(z * w)
                 ltop -= 1
-                z = ltape[ltop]  # restore the value z had before
+                z = ltape[np.uint64(ltop)]  # restore the value z had before
                 t6 = z_bar
                 t0_bar += w * t6
                 w_bar_i += t0 * t6
@@ -89,7 +89,7 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 w_bar_i += z * t7
                 # adjoint of: z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
                 ltop -= 1
-                z_dot = ltape[ltop]  # restore the value z_dot had before
+                z_dot = ltape[np.uint64(ltop)]  # restore the value z_dot had before
                 t1 = math.cos(z)
                 t2 = -math.sin(z * w)
                 t3 = w * z_dot + z * w_dot
@@ -106,7 +106,7 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 z_bar += w_dot * (t2 * t4)
                 # adjoint of: t0 = math.sin(z)
                 ltop -= 1
-                t0 = ltape[ltop]  # restore the value t0 had before
+                t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before
                 z_bar += math.cos(z) * t0_bar
                 t0_bar = 0.0
             # adjoint of: z = x[i]

@@ -46,7 +46,7 @@ def inner_recurrence_vjp(x, w, out_bar_1):
             ltop = 0
             z = x[i]
             for _k in range(6):
-                ltape[ltop] = z  # record z: overwritten next, and its own adjoint reads it
+                ltape[np.uint64(ltop)] = z  # record z: overwritten next, and its own adjoint reads it
                 ltop += 1
                 z = math.sin(z) * w + math.cos(z * w)
             z_bar = 0.0
@@ -57,7 +57,7 @@ def inner_recurrence_vjp(x, w, out_bar_1):
             for _k in range(5, -1, -1):
                 # adjoint of: z = math.sin(z) * w + math.cos(z * w)
                 ltop -= 1
-                z = ltape[ltop]  # restore the value z had before
+                z = ltape[np.uint64(ltop)]  # restore the value z had before
                 t0 = math.sin(z)
                 t1 = z_bar
                 z_bar = math.cos(z) * (w * t1)

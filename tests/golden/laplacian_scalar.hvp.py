@@ -27,10 +27,10 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     for _t in range(steps):
         for i in range(1, n - 1):
             for j in range(1, m - 1):
-                tape[top] = lap_dot  # record lap_dot: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = lap_dot  # record lap_dot: overwritten next, and an adjoint reads it
                 top += 1
                 lap_dot = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
-                tape[top] = lap  # record lap: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = lap  # record lap: overwritten next, and an adjoint reads it
                 top += 1
                 lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 v_dot[i, j] = u_dot[i, j] + (lap * kappa_dot + kappa * lap_dot)
@@ -134,10 +134,10 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                 v_dot_bar[i, j] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1
-                lap = tape[top]  # restore the value lap had before
+                lap = tape[np.uint64(top)]  # restore the value lap had before
                 # adjoint of: lap_dot = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
                 top -= 1
-                lap_dot = tape[top]  # restore the value lap_dot had before
+                lap_dot = tape[np.uint64(top)]  # restore the value lap_dot had before
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

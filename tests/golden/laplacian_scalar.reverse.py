@@ -23,7 +23,7 @@ def laplacian_scalar_vjp(u0, kappa, steps, out_bar):
     for _t in range(steps):
         for i in range(1, n - 1):
             for j in range(1, m - 1):
-                tape[top] = lap  # record lap: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = lap  # record lap: overwritten next, and an adjoint reads it
                 top += 1
                 lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 v[i, j] = u[i, j] + kappa * lap
@@ -84,7 +84,7 @@ def laplacian_scalar_vjp(u0, kappa, steps, out_bar):
                 v_bar[i, j] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1
-                lap = tape[top]  # restore the value lap had before
+                lap = tape[np.uint64(top)]  # restore the value lap had before
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)

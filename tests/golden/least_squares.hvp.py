@@ -22,10 +22,10 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     s_dot = 0.0
     tape = reserve(tape, top + 2 * A.shape[0])  # room for all its records: trip counts are known here
     for i in range(A.shape[0]):
-        tape[top] = r_dot  # record r_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = r_dot  # record r_dot: overwritten next, and an adjoint reads it
         top += 1
         r_dot = -b_dot[i]
-        tape[top] = r  # record r: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = r  # record r: overwritten next, and an adjoint reads it
         top += 1
         r = -b[i]
         for j in range(A.shape[1]):
@@ -58,11 +58,11 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
                 A_bar[i, j] += x_dot[j] * r_dot_bar
         # adjoint of: r = -b[i]
         top -= 1
-        r = tape[top]  # restore the value r had before
+        r = tape[np.uint64(top)]  # restore the value r had before
         b_bar[i] -= r_bar
         r_bar = 0.0
         # adjoint of: r_dot = -b_dot[i]
         top -= 1
-        r_dot = tape[top]  # restore the value r_dot had before
+        r_dot = tape[np.uint64(top)]  # restore the value r_dot had before
         r_dot_bar = 0.0
     return value, A_bar, x_bar, b_bar

@@ -19,7 +19,7 @@ def least_squares_vjp(A, x, b, out_bar):
     s = 0.0
     tape = reserve(tape, top + A.shape[0])  # room for all its records: trip counts are known here
     for i in range(A.shape[0]):
-        tape[top] = r  # record r: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = r  # record r: overwritten next, and an adjoint reads it
         top += 1
         r = -b[i]
         for j in range(A.shape[1]):
@@ -45,7 +45,7 @@ def least_squares_vjp(A, x, b, out_bar):
                 x_bar[j] += A[i, j] * r_bar
         # adjoint of: r = -b[i]
         top -= 1
-        r = tape[top]  # restore the value r had before
+        r = tape[np.uint64(top)]  # restore the value r had before
         b_bar[i] -= r_bar
         r_bar = 0.0
     return value, A_bar, x_bar, b_bar

@@ -19,10 +19,10 @@ def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
     x = x0
     tape = reserve(tape, top + 2 * 1000)  # room for all its records: trip counts are known here
     for _k in range(1000):
-        tape[top] = x_dot  # record x_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = x_dot  # record x_dot: overwritten next, and its own adjoint reads it
         top += 1
         x_dot = (1.0 - x) * (x * r_dot + r * x_dot) + r * x * -x_dot
-        tape[top] = x  # record x: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = x  # record x: overwritten next, and its own adjoint reads it
         top += 1
         x = r * x * (1.0 - x)
     value = x_dot
@@ -34,7 +34,7 @@ def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
     for _k in range(999, -1, -1):
         # adjoint of: x = r * x * (1.0 - x)
         top -= 1
-        x = tape[top]  # restore the value x had before
+        x = tape[np.uint64(top)]  # restore the value x had before
         t4 = x_bar
         t5 = (1.0 - x) * t4
         r_bar += x * t5
@@ -42,7 +42,7 @@ def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
         x_bar -= r * x * t4
         # adjoint of: x_dot = (1.0 - x) * (x * r_dot + r * x_dot) + r * x * -x_dot
         top -= 1
-        x_dot = tape[top]  # restore the value x_dot had before
+        x_dot = tape[np.uint64(top)]  # restore the value x_dot had before
         t0 = x * r_dot + r * x_dot
         t1 = x_dot_bar
         x_bar -= t0 * t1

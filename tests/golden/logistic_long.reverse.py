@@ -17,7 +17,7 @@ def logistic_long_vjp(r, x0, out_bar):
     x = x0
     tape = reserve(tape, top + 1000)  # room for all its records: trip counts are known here
     for _k in range(1000):
-        tape[top] = x  # record x: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = x  # record x: overwritten next, and its own adjoint reads it
         top += 1
         x = r * x * (1.0 - x)
     value = x
@@ -28,7 +28,7 @@ def logistic_long_vjp(r, x0, out_bar):
     for _k in range(999, -1, -1):
         # adjoint of: x = r * x * (1.0 - x)
         top -= 1
-        x = tape[top]  # restore the value x had before
+        x = tape[np.uint64(top)]  # restore the value x had before
         t0 = x_bar
         t1 = (1.0 - x) * t0
         r_bar += x * t1

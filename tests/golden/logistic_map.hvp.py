@@ -19,10 +19,10 @@ def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
     y = y0
     tape = reserve(tape, top + 2 * 50)  # room for all its records: trip counts are known here
     for _k in range(50):
-        tape[top] = y_dot  # record y_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y_dot  # record y_dot: overwritten next, and its own adjoint reads it
         top += 1
         y_dot = (1.0 - y) * (y * r_dot + r * y_dot) + r * y * -y_dot
-        tape[top] = y  # record y: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y  # record y: overwritten next, and its own adjoint reads it
         top += 1
         y = r * y * (1.0 - y)
     value = y_dot
@@ -34,7 +34,7 @@ def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
     for _k in range(49, -1, -1):
         # adjoint of: y = r * y * (1.0 - y)
         top -= 1
-        y = tape[top]  # restore the value y had before
+        y = tape[np.uint64(top)]  # restore the value y had before
         t4 = y_bar
         t5 = (1.0 - y) * t4
         r_bar += y * t5
@@ -42,7 +42,7 @@ def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
         y_bar -= r * y * t4
         # adjoint of: y_dot = (1.0 - y) * (y * r_dot + r * y_dot) + r * y * -y_dot
         top -= 1
-        y_dot = tape[top]  # restore the value y_dot had before
+        y_dot = tape[np.uint64(top)]  # restore the value y_dot had before
         t0 = y * r_dot + r * y_dot
         t1 = y_dot_bar
         y_bar -= t0 * t1

@@ -17,7 +17,7 @@ def logistic_map_vjp(r, y0, out_bar):
     y = y0
     tape = reserve(tape, top + 50)  # room for all its records: trip counts are known here
     for _k in range(50):
-        tape[top] = y  # record y: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = y  # record y: overwritten next, and its own adjoint reads it
         top += 1
         y = r * y * (1.0 - y)
     value = y
@@ -28,7 +28,7 @@ def logistic_map_vjp(r, y0, out_bar):
     for _k in range(49, -1, -1):
         # adjoint of: y = r * y * (1.0 - y)
         top -= 1
-        y = tape[top]  # restore the value y had before
+        y = tape[np.uint64(top)]  # restore the value y had before
         t0 = y_bar
         t1 = (1.0 - y) * t0
         r_bar += y * t1

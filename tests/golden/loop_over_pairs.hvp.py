@@ -22,7 +22,7 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     for k in range(min(len(x), len(y))):
         a_dot = x_dot[k]
         a = x[k]
-        tape[top] = b_dot  # record b_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = b_dot  # record b_dot: overwritten next, and an adjoint reads it
         top += 1
         b_dot = y_dot[k]
         b = y[k]
@@ -31,11 +31,11 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     seq = y[1:]
     tape = reserve(tape, top + 2 * min(len(x), len(seq)))  # room for all its records: trip counts are known here
     for i in range(min(len(x), len(seq))):
-        tape[top] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = a_dot  # record a_dot: overwritten next, and an adjoint reads it
         top += 1
         a_dot = x_dot[i]
         a = x[i]
-        tape[top] = b_dot  # record b_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = b_dot  # record b_dot: overwritten next, and an adjoint reads it
         top += 1
         b_dot = seq_dot[i]
         b = seq[i]
@@ -56,12 +56,12 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         seq_bar[i] += b_bar
         b_bar = 0.0
         top -= 1
-        b_dot = tape[top]  # restore the value b_dot had before
+        b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         # adjoint of: a = x[i]
         x_bar[i] += a_bar
         a_bar = 0.0
         top -= 1
-        a_dot = tape[top]  # restore the value a_dot had before
+        a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
     # adjoint of: seq = y[1:]
     y_bar[1:] += seq_bar
     for k in range(min(len(x), len(y)) - 1, -1, -1):
@@ -74,7 +74,7 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         y_bar[k] += b_bar
         b_bar = 0.0
         top -= 1
-        b_dot = tape[top]  # restore the value b_dot had before
+        b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         # adjoint of: a = x[k]
         x_bar[k] += a_bar
         a_bar = 0.0

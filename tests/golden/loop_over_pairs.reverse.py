@@ -20,17 +20,17 @@ def loop_over_pairs_vjp(x, y, out_bar):
     tape = reserve(tape, top + min(len(x), len(y)))  # room for all its records: trip counts are known here
     for k in range(min(len(x), len(y))):
         a = x[k]
-        tape[top] = b  # record b: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = b  # record b: overwritten next, and an adjoint reads it
         top += 1
         b = y[k]
         s += a * b
     seq = y[1:]
     tape = reserve(tape, top + 2 * min(len(x), len(seq)))  # room for all its records: trip counts are known here
     for i in range(min(len(x), len(seq))):
-        tape[top] = a  # record a: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = a  # record a: overwritten next, and an adjoint reads it
         top += 1
         a = x[i]
-        tape[top] = b  # record b: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = b  # record b: overwritten next, and an adjoint reads it
         top += 1
         b = seq[i]
         s += i * a * b
@@ -48,12 +48,12 @@ def loop_over_pairs_vjp(x, y, out_bar):
         b_bar += i * a * s_bar
         # adjoint of: b = seq[i]
         top -= 1
-        b = tape[top]  # restore the value b had before
+        b = tape[np.uint64(top)]  # restore the value b had before
         seq_bar[i] += b_bar
         b_bar = 0.0
         # adjoint of: a = x[i]
         top -= 1
-        a = tape[top]  # restore the value a had before
+        a = tape[np.uint64(top)]  # restore the value a had before
         x_bar[i] += a_bar
         a_bar = 0.0
     # adjoint of: seq = y[1:]
@@ -66,7 +66,7 @@ def loop_over_pairs_vjp(x, y, out_bar):
         b_bar += a * s_bar
         # adjoint of: b = y[k]
         top -= 1
-        b = tape[top]  # restore the value b had before
+        b = tape[np.uint64(top)]  # restore the value b had before
         y_bar[k] += b_bar
         b_bar = 0.0
         # adjoint of: a = x[k]

@@ -20,7 +20,7 @@ def loop_over_rows_vjp(A, w, out_bar):
     s = 0.0
     for k in range(len(A)):
         itape = reserve(itape, itop + 1)
-        itape[itop] = row.shape[0]
+        itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         tape[top : top + row.size] = row.ravel()
@@ -29,7 +29,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         s += np.sum(row * row * w)
     for i in range(len(A)):
         itape = reserve(itape, itop + 1)
-        itape[itop] = row.shape[0]
+        itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         tape[top : top + row.size] = row.ravel()

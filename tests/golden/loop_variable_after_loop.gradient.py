@@ -20,7 +20,7 @@ def loop_variable_after_loop_grad(x, w, out_bar):
     for i in range(x.shape[0] - 2):
         itape = reserve(itape, itop + ((i + 3) - i))  # room for this iteration's records
         for j_loop in range(i, i + 3):
-            itape[itop] = j  # record j: overwritten next, and an adjoint reads it
+            itape[np.uint64(itop)] = j  # record j: overwritten next, and an adjoint reads it
             itop += 1
             j = j_loop
     for k_loop in range(4):
@@ -49,7 +49,7 @@ def loop_variable_after_loop_grad(x, w, out_bar):
             x_bar[j] += x[i] * s_bar
             x_bar_i += x[j] * s_bar
             itop -= 1
-            j = itape[itop]  # restore the value j had before
+            j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
             x_bar[i] += x_bar_i
         # adjoint of: s += x[j] * x[j] * w

@@ -23,7 +23,7 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
         itape = reserve(itape, itop + ((i + 3) - i))  # room for this iteration's records
         s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot
         for j_loop in range(i, i + 3):
-            itape[itop] = j  # record j: overwritten next, and an adjoint reads it
+            itape[np.uint64(itop)] = j  # record j: overwritten next, and an adjoint reads it
             itop += 1
             j = j_loop
             s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
@@ -60,7 +60,7 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
             x_bar_i += x_dot[j] * s_dot_bar
             x_bar[j] += x_dot[i] * s_dot_bar
             itop -= 1
-            j = itape[itop]  # restore the value j had before
+            j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
             x_bar[i] += x_bar_i
         # adjoint of: s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot

@@ -26,11 +26,11 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if 2.0 != 0.0:
         choice = math.log(2.0) * t2 * -x_dot[0]
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
     value = result_dot
@@ -72,7 +72,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t6_bar += 3.0 * (t6 * t30)
     t6_bar += 3.0 * t6 * t30
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = math.log(2.0) * t2 * -x_dot[0]
         t15 = math.log(2.0)

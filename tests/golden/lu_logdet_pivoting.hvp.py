@@ -29,7 +29,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     itape = reserve(itape, itop + 2 * n)  # room for all its records: trip counts are known here
     for k in range(n):
         tape = reserve(tape, top + (4 * max(n, 0) + 1 + 4 * max(n - (k + 1), 0)))  # room for this iteration's records
-        itape[itop] = p  # record p: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = p  # record p: overwritten next, and an adjoint reads it
         itop += 1
         p = k
         best = abs(U[k, k])
@@ -41,38 +41,38 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             for j in range(n):
                 tmp_dot = U_dot[k, j]
                 tmp = U[k, j]
-                tape[top] = U_dot[k, j]  # record U_dot[k, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = U_dot[k, j]  # record U_dot[k, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U_dot[k, j] = U_dot[p, j]
-                tape[top] = U[k, j]  # record U[k, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = U[k, j]  # record U[k, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U[k, j] = U[p, j]
-                tape[top] = U_dot[p, j]  # record U_dot[p, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = U_dot[p, j]  # record U_dot[p, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U_dot[p, j] = tmp_dot
-                tape[top] = U[p, j]  # record U[p, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = U[p, j]  # record U[p, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U[p, j] = tmp
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
-        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = abs(U[k, k])
         logdet_dot += 1.0 / t0 * (math.copysign(1.0, U[k, k]) * U_dot[k, k])
         for i in range(k + 1, n):
-            tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
             top += 1
             t1 = 1.0 / U[k, k]
-            tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t2  # record t2: overwritten next, and an adjoint reads it
             top += 1
             t2 = U[i, k] / U[k, k]
-            tape[top] = f_dot  # record f_dot: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = f_dot  # record f_dot: overwritten next, and an adjoint reads it
             top += 1
             f_dot = t1 * U_dot[i, k] + -t2 * t1 * U_dot[k, k]
-            tape[top] = f  # record f: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = f  # record f: overwritten next, and an adjoint reads it
             top += 1
             f = t2
             for j in range(k + 1, n):
@@ -106,12 +106,12 @@ def lu_logdet_hvp(A, A_dot, out_bar):
                 U_dot_bar[k, j] += f * -t13
             # adjoint of: f = t2
             top -= 1
-            f = tape[top]  # restore the value f had before
+            f = tape[np.uint64(top)]  # restore the value f had before
             t2_bar += f_bar
             f_bar = 0.0
             # adjoint of: f_dot = t1 * U_dot[i, k] + -t2 * t1 * U_dot[k, k]
             top -= 1
-            f_dot = tape[top]  # restore the value f_dot had before
+            f_dot = tape[np.uint64(top)]  # restore the value f_dot had before
             t12 = -t2 * t1
             t1_bar += U_dot[i, k] * f_dot_bar
             U_dot_bar[i, k] += t1 * f_dot_bar
@@ -122,7 +122,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             # adjoint of: t2 = U[i, k] / U[k, k]
             t11 = t2  # its value, before the old one is restored
             top -= 1
-            t2 = tape[top]  # restore the value t2 had before
+            t2 = tape[np.uint64(top)]  # restore the value t2 had before
             t10 = 1.0 / U[k, k]
             U_bar[i, k] += t10 * t2_bar
             U_bar[k, k] += -t11 * t10 * t2_bar
@@ -130,7 +130,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             # adjoint of: t1 = 1.0 / U[k, k]
             t9 = t1  # its value, before the old one is restored
             top -= 1
-            t1 = tape[top]  # restore the value t1 had before
+            t1 = tape[np.uint64(top)]  # restore the value t1 had before
             t8 = 1.0 / U[k, k]
             U_bar[k, k] += -t9 * t8 * t1_bar
             t1_bar = 0.0
@@ -143,32 +143,32 @@ def lu_logdet_hvp(A, A_dot, out_bar):
         U_dot_bar[k, k] += t7 * (t6 * logdet_dot_bar)
         # adjoint of: t0 = abs(U[k, k])
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         U_bar[k, k] += math.copysign(1.0, U[k, k]) * t0_bar
         t0_bar = 0.0
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             for j in range(n - 1, -1, -1):
                 # adjoint of: U[p, j] = tmp
                 top -= 1
-                U[p, j] = tape[top]  # restore the value U[p, j] had before
+                U[p, j] = tape[np.uint64(top)]  # restore the value U[p, j] had before
                 tmp_bar += U_bar[p, j]
                 U_bar[p, j] = 0.0
                 # adjoint of: U_dot[p, j] = tmp_dot
                 top -= 1
-                U_dot[p, j] = tape[top]  # restore the value U_dot[p, j] had before
+                U_dot[p, j] = tape[np.uint64(top)]  # restore the value U_dot[p, j] had before
                 tmp_dot_bar += U_dot_bar[p, j]
                 U_dot_bar[p, j] = 0.0
                 # adjoint of: U[k, j] = U[p, j]
                 top -= 1
-                U[k, j] = tape[top]  # restore the value U[k, j] had before
+                U[k, j] = tape[np.uint64(top)]  # restore the value U[k, j] had before
                 t4 = U_bar[k, j]
                 U_bar[k, j] = 0.0
                 U_bar[p, j] += t4
                 # adjoint of: U_dot[k, j] = U_dot[p, j]
                 top -= 1
-                U_dot[k, j] = tape[top]  # restore the value U_dot[k, j] had before
+                U_dot[k, j] = tape[np.uint64(top)]  # restore the value U_dot[k, j] had before
                 t3 = U_dot_bar[k, j]
                 U_dot_bar[k, j] = 0.0
                 U_dot_bar[p, j] += t3
@@ -179,7 +179,7 @@ def lu_logdet_hvp(A, A_dot, out_bar):
                 U_dot_bar[k, j] += tmp_dot_bar
                 tmp_dot_bar = 0.0
         itop -= 1
-        p = itape[itop]  # restore the value p had before
+        p = itape[np.uint64(itop)]  # restore the value p had before
     # adjoint of: U = np.copy(A)
     A_bar += U_bar
     return value, A_bar

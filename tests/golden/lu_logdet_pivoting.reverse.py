@@ -24,7 +24,7 @@ def lu_logdet_vjp(A, out_bar):
     itape = reserve(itape, itop + 2 * n)  # room for all its records: trip counts are known here
     for k in range(n):
         tape = reserve(tape, top + (2 * max(n, 0) + max(n - (k + 1), 0)))  # room for this iteration's records
-        itape[itop] = p  # record p: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = p  # record p: overwritten next, and an adjoint reads it
         itop += 1
         p = k
         best = abs(U[k, k])
@@ -35,20 +35,20 @@ def lu_logdet_vjp(A, out_bar):
         if p != k:
             for j in range(n):
                 tmp = U[k, j]
-                tape[top] = U[k, j]  # record U[k, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = U[k, j]  # record U[k, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U[k, j] = U[p, j]
-                tape[top] = U[p, j]  # record U[p, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = U[p, j]  # record U[p, j]: overwritten next, and an adjoint reads it
                 top += 1
                 U[p, j] = tmp
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         logdet += math.log(abs(U[k, k]))
         for i in range(k + 1, n):
-            tape[top] = f  # record f: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = f  # record f: overwritten next, and an adjoint reads it
             top += 1
             f = U[i, k] / U[k, k]
             for j in range(k + 1, n):
@@ -69,7 +69,7 @@ def lu_logdet_vjp(A, out_bar):
                 U_bar[k, j] += f * -t4
             # adjoint of: f = U[i, k] / U[k, k]
             top -= 1
-            f = tape[top]  # restore the value f had before
+            f = tape[np.uint64(top)]  # restore the value f had before
             t2 = 1.0 / U[k, k]
             t3 = U[i, k] / U[k, k]
             U_bar[i, k] += t2 * f_bar
@@ -79,17 +79,17 @@ def lu_logdet_vjp(A, out_bar):
         t1 = abs(U[k, k])
         U_bar[k, k] += math.copysign(1.0, U[k, k]) * (1.0 / t1 * logdet_bar)
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             for j in range(n - 1, -1, -1):
                 # adjoint of: U[p, j] = tmp
                 top -= 1
-                U[p, j] = tape[top]  # restore the value U[p, j] had before
+                U[p, j] = tape[np.uint64(top)]  # restore the value U[p, j] had before
                 tmp_bar += U_bar[p, j]
                 U_bar[p, j] = 0.0
                 # adjoint of: U[k, j] = U[p, j]
                 top -= 1
-                U[k, j] = tape[top]  # restore the value U[k, j] had before
+                U[k, j] = tape[np.uint64(top)]  # restore the value U[k, j] had before
                 t0 = U_bar[k, j]
                 U_bar[k, j] = 0.0
                 U_bar[p, j] += t0
@@ -97,7 +97,7 @@ def lu_logdet_vjp(A, out_bar):
                 U_bar[k, j] += tmp_bar
                 tmp_bar = 0.0
         itop -= 1
-        p = itape[itop]  # restore the value p had before
+        p = itape[np.uint64(itop)]  # restore the value p had before
     # adjoint of: U = np.copy(A)
     A_bar += U_bar
     return value, A_bar

@@ -30,7 +30,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     s_dot = 0.0
     tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
-        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = math.tanh(v[i])
         s_dot += (1.0 - t1 * t1) * v_dot[i]
@@ -51,7 +51,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         # adjoint of: t1 = math.tanh(v[i])
         t3 = t1  # its value, before the old one is restored
         top -= 1
-        t1 = tape[top]  # restore the value t1 had before
+        t1 = tape[np.uint64(top)]  # restore the value t1 had before
         v_bar[i] += (1.0 - t3 * t3) * t1_bar
         t1_bar = 0.0
     # the contributions at constant offsets from i, gathered: each element takes its own

@@ -72,15 +72,15 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
         else:  # step ck_a with its records, then its adjoint
             i = 1 + ck_a
             tape = reserve(tape, top + 2)  # room for this step's records
-            tape[top] = y_dot[i]  # record y_dot[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = y_dot[i]  # record y_dot[i]: overwritten next, and an adjoint reads it
             top += 1
             y_dot[i] = x[i - 1] * c_dot + c * x_dot[i - 1] + (x[i] * x_dot[i + 1] + x[i + 1] * x_dot[i])
-            tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
             top += 1
             y[i] = c * x[i - 1] + x[i + 1] * x[i]
             # adjoint of: y[i] = c * x[i - 1] + x[i + 1] * x[i]
             top -= 1
-            y[i] = tape[top]  # restore the value y[i] had before
+            y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
             c_bar += x[i - 1] * y_bar[i]
             x_bar[i - 1] += c * y_bar[i]
             x_bar[i + 1] += x[i] * y_bar[i]
@@ -88,7 +88,7 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
             y_bar[i] = 0.0
             # adjoint of: y_dot[i] = x[i - 1] * c_dot + c * x_dot[i - 1] + (x[i] * x_dot[i + 1] + x[i + 1] * x_dot[i])
             top -= 1
-            y_dot[i] = tape[top]  # restore the value y_dot[i] had before
+            y_dot[i] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
             x_bar[i - 1] += c_dot * y_dot_bar[i]
             c_bar += x_dot[i - 1] * y_dot_bar[i]
             x_bar[i] += x_dot[i + 1] * y_dot_bar[i]

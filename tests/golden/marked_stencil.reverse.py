@@ -58,12 +58,12 @@ def marked_stencil_vjp(x, c, out_bar):
         else:  # step ck_a with its records, then its adjoint
             i = 1 + ck_a
             tape = reserve(tape, top + 1)  # room for this step's records
-            tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
             top += 1
             y[i] = c * x[i - 1] + x[i + 1] * x[i]
             # adjoint of: y[i] = c * x[i - 1] + x[i + 1] * x[i]
             top -= 1
-            y[i] = tape[top]  # restore the value y[i] had before
+            y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
             c_bar += x[i - 1] * y_bar[i]
             x_bar[i - 1] += c * y_bar[i]
             x_bar[i + 1] += x[i] * y_bar[i]

@@ -33,11 +33,11 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if y != 0.0:
         choice = math.log(y) * t6 * x_dot
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + choice) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
@@ -81,7 +81,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     choice_bar += e_dot_bar
     t7_bar += 0.0 * (t26 * e_dot_bar)
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = math.log(y) * t6 * x_dot
         t24 = math.log(y)

@@ -32,10 +32,10 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
             if d2 < best:
                 best_dot = d2_dot
                 best = d2
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
         total_dot += best_dot
     value = total_dot
@@ -51,7 +51,7 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
         best_dot_bar += total_dot_bar
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best_dot = d2_dot
                 d2_dot_bar += best_dot_bar

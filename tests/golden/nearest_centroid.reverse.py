@@ -26,10 +26,10 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                 d2 += t * t
             if d2 < best:
                 best = d2
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
         total += best
     value = total
@@ -45,7 +45,7 @@ def nearest_centroid_vjp(points, centroids, out_bar):
         best_bar += total_bar
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best = d2
                 d2_bar += best_bar

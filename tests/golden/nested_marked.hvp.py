@@ -153,15 +153,15 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                     t1 = 1.0 + 0.1 * s
                     u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                     u[i] = u[i] + k * t0 * t1
-            tape[top] = t2  # record t2: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t2  # record t2: overwritten next, and an adjoint reads it
             top += 1
             t2 = u[n // 2]
-            tape[top] = t3  # record t3: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t3  # record t3: overwritten next, and an adjoint reads it
             top += 1
             t3 = u[n // 2]
             total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
             total = total + t2 * t3
-            tape[top] = u_dot[0]  # record u_dot[0]: overwritten next, and its own adjoint reads it
+            tape[np.uint64(top)] = u_dot[0]  # record u_dot[0]: overwritten next, and its own adjoint reads it
             top += 1
             u_dot[0] = math.cos(u[1]) * u_dot[1]
             u[0] = np.sin(u[1])
@@ -171,7 +171,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             u_bar[1] += math.cos(u[1]) * t13
             # adjoint of: u_dot[0] = math.cos(u[1]) * u_dot[1]
             top -= 1
-            u_dot[0] = tape[top]  # restore the value u_dot[0] had before
+            u_dot[0] = tape[np.uint64(top)]  # restore the value u_dot[0] had before
             t11 = math.cos(u[1])
             t12 = u_dot_bar[0]
             u_dot_bar[0] = 0.0
@@ -187,12 +187,12 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             u_dot_bar[n // 2] += t2 * t10
             # adjoint of: t3 = u[n // 2]
             top -= 1
-            t3 = tape[top]  # restore the value t3 had before
+            t3 = tape[np.uint64(top)]  # restore the value t3 had before
             u_bar[n // 2] += t3_bar
             t3_bar = 0.0
             # adjoint of: t2 = u[n // 2]
             top -= 1
-            t2 = tape[top]  # restore the value t2 had before
+            t2 = tape[np.uint64(top)]  # restore the value t2 had before
             u_bar[n // 2] += t2_bar
             t2_bar = 0.0
             # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
@@ -224,28 +224,28 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                 else:  # step ck_a_1 with its records, then its adjoint
                     tape = reserve(tape, top + 4 * (n - 2))  # room for this step's records
                     for i in range(1, n - 1):
-                        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+                        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
                         top += 1
                         t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+                        tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
                         top += 1
                         t1 = 1.0 + 0.1 * s
-                        tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and its own adjoint reads it
+                        tape[np.uint64(top)] = u_dot[i]  # record u_dot[i]: overwritten next, and its own adjoint reads it
                         top += 1
                         u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-                        tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
+                        tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
                         top += 1
                         u[i] = u[i] + k * t0 * t1
                     for i in range((n - 1) - 1, 0, -1):
                         # adjoint of: u[i] = u[i] + k * t0 * t1
                         top -= 1
-                        u[i] = tape[top]  # restore the value u[i] had before
+                        u[i] = tape[np.uint64(top)]  # restore the value u[i] had before
                         t7 = u_bar[i]
                         k_bar += t0 * (t1 * t7)
                         t0_bar += k * (t1 * t7)
                         # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                         top -= 1
-                        u_dot[i] = tape[top]  # restore the value u_dot[i] had before
+                        u_dot[i] = tape[np.uint64(top)]  # restore the value u_dot[i] had before
                         t4 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
                         t5 = u_dot_bar[i]
                         t0_bar += k_dot * (t1 * t5)
@@ -255,10 +255,10 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         u_dot_bar[i] += 2.0 * -t6
                         u_dot_bar[i + 1] += t6
                         top -= 1
-                        t1 = tape[top]  # restore the value t1 had before
+                        t1 = tape[np.uint64(top)]  # restore the value t1 had before
                         # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
                         top -= 1
-                        t0 = tape[top]  # restore the value t0 had before
+                        t0 = tape[np.uint64(top)]  # restore the value t0 had before
                         u_bar[i - 1] += t0_bar
                         u_bar[i] += 2.0 * -t0_bar
                         u_bar[i + 1] += t0_bar

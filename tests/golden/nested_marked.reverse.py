@@ -91,12 +91,12 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                 for i in range(1, n - 1):
                     u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
             total = total + u[n // 2] * u[n // 2]
-            tape[top] = u[0]  # record u[0]: overwritten next, and its own adjoint reads it
+            tape[np.uint64(top)] = u[0]  # record u[0]: overwritten next, and its own adjoint reads it
             top += 1
             u[0] = np.sin(u[1])
             # adjoint of: u[0] = np.sin(u[1])
             top -= 1
-            u[0] = tape[top]  # restore the value u[0] had before
+            u[0] = tape[np.uint64(top)]  # restore the value u[0] had before
             t7 = u_bar[0]
             u_bar[0] = 0.0
             u_bar[1] += math.cos(u[1]) * t7
@@ -126,13 +126,13 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                 else:  # step ck_a_1 with its records, then its adjoint
                     tape = reserve(tape, top + (n - 2))  # room for this step's records
                     for i in range(1, n - 1):
-                        tape[top] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
+                        tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
                         top += 1
                         u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
                     for i in range((n - 1) - 1, 0, -1):
                         # adjoint of: u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
                         top -= 1
-                        u[i] = tape[top]  # restore the value u[i] had before
+                        u[i] = tape[np.uint64(top)]  # restore the value u[i] had before
                         t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
                         t1 = 1.0 + 0.1 * s
                         t2 = u_bar[i]

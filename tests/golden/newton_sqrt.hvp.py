@@ -30,19 +30,19 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
                 done = True
                 break
             trips += 1
-            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = 1.0 / x
-            tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
             top += 1
             t1 = a / x
-            tape[top] = x_dot  # record x_dot: overwritten next, and its own adjoint reads it
+            tape[np.uint64(top)] = x_dot  # record x_dot: overwritten next, and its own adjoint reads it
             top += 1
             x_dot = 0.5 * (x_dot + (t0 * a_dot + -t1 * t0 * x_dot))
-            tape[top] = x  # record x: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = x  # record x: overwritten next, and an adjoint reads it
             top += 1
             x = 0.5 * (x + t1)
-    itape[itop] = trips  # record the trip count
+    itape[np.uint64(itop)] = trips  # record the trip count
     itop += 1
     value = x_dot
     # reverse sweep
@@ -52,17 +52,17 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
     x_bar = 0.0
     x_dot_bar = out_bar
     itop -= 1
-    trips = itape[itop]
+    trips = itape[np.uint64(itop)]
     for __1 in range(trips):
         # adjoint of: x = 0.5 * (x + t1)
         top -= 1
-        x = tape[top]  # restore the value x had before
+        x = tape[np.uint64(top)]  # restore the value x had before
         t9 = x_bar
         x_bar = 0.5 * t9
         t1_bar += 0.5 * t9
         # adjoint of: x_dot = 0.5 * (x_dot + (t0 * a_dot + -t1 * t0 * x_dot))
         top -= 1
-        x_dot = tape[top]  # restore the value x_dot had before
+        x_dot = tape[np.uint64(top)]  # restore the value x_dot had before
         t6 = -t1 * t0
         t7 = x_dot_bar
         x_dot_bar = 0.5 * t7
@@ -74,7 +74,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         # adjoint of: t1 = a / x
         t5 = t1  # its value, before the old one is restored
         top -= 1
-        t1 = tape[top]  # restore the value t1 had before
+        t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t4 = 1.0 / x
         a_bar += t4 * t1_bar
         x_bar += -t5 * t4 * t1_bar
@@ -82,7 +82,7 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         # adjoint of: t0 = 1.0 / x
         t3 = t0  # its value, before the old one is restored
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         t2 = 1.0 / x
         x_bar += -t3 * t2 * t0_bar
         t0_bar = 0.0

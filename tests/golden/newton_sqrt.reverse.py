@@ -26,21 +26,21 @@ def newton_sqrt_vjp(a, out_bar):
                 done = True
                 break
             trips += 1
-            tape[top] = x  # record x: overwritten next, and its own adjoint reads it
+            tape[np.uint64(top)] = x  # record x: overwritten next, and its own adjoint reads it
             top += 1
             x = 0.5 * (x + a / x)
-    itape[itop] = trips  # record the trip count
+    itape[np.uint64(itop)] = trips  # record the trip count
     itop += 1
     value = x
     # reverse sweep
     a_bar = 0.0
     x_bar = out_bar
     itop -= 1
-    trips = itape[itop]
+    trips = itape[np.uint64(itop)]
     for __1 in range(trips):
         # adjoint of: x = 0.5 * (x + a / x)
         top -= 1
-        x = tape[top]  # restore the value x had before
+        x = tape[np.uint64(top)]  # restore the value x had before
         t0 = 1.0 / x
         t1 = a / x
         t2 = x_bar

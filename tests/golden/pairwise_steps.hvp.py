@@ -42,10 +42,10 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             v_dot[i] += dt * f_dot
             v[i] += dt * f
         for i in range(n):
-            tape[top] = p_dot[i]  # record p_dot[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = p_dot[i]  # record p_dot[i]: overwritten next, and an adjoint reads it
             top += 1
             p_dot[i] += dt * v_dot[i]
-            tape[top] = p[i]  # record p[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = p[i]  # record p[i]: overwritten next, and an adjoint reads it
             top += 1
             p[i] += dt * v[i]
     e_dot = 0.0
@@ -131,11 +131,11 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             top_at = top + (i + 1) * 2
             # adjoint of: p[i] += dt * v[i]
             top_at -= 1
-            p[i] = tape[top_at]  # restore the value p[i] had before
+            p[i] = tape[np.uint64(top_at)]  # restore the value p[i] had before
             v_bar[i] += dt * p_bar[i]
             # adjoint of: p_dot[i] += dt * v_dot[i]
             top_at -= 1
-            p_dot[i] = tape[top_at]  # restore the value p_dot[i] had before
+            p_dot[i] = tape[np.uint64(top_at)]  # restore the value p_dot[i] had before
             v_dot_bar[i] += dt * p_dot_bar[i]
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f

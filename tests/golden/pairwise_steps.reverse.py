@@ -30,7 +30,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 f += w
             v[i] += dt * f
         for i in range(n):
-            tape[top] = p[i]  # record p[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = p[i]  # record p[i]: overwritten next, and an adjoint reads it
             top += 1
             p[i] += dt * v[i]
     e = 0.0
@@ -80,7 +80,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
             top_at = top + i + 1
             # adjoint of: p[i] += dt * v[i]
             top_at -= 1
-            p[i] = tape[top_at]  # restore the value p[i] had before
+            p[i] = tape[np.uint64(top_at)]  # restore the value p[i] had before
             v_bar[i] += dt * p_bar[i]
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f

@@ -70,7 +70,7 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
             tape = reserve(tape, top + max(n - 2, 0))
             for i in prange(1, n - 1):
                 slot = top + i - 1
-                tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(slot)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
                 v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             top += max(n - 2, 0)
             u, v = v, u
@@ -108,7 +108,7 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
                     kappa_bar_i = 0.0
                     # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
                     slot -= 1
-                    v[i] = tape[slot]  # restore the value v[i] had before
+                    v[i] = tape[np.uint64(slot)]  # restore the value v[i] had before
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
                     kappa_bar_i += t0 * v_bar[i]
                     v_bar[i] = 0.0

@@ -54,7 +54,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     s_dot = 0.0
     tape = reserve(tape, top + n)  # room for all its records: trip counts are known here
     for i in range(n):
-        tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
         top += 1
         t1 = float(i)
         s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
@@ -74,7 +74,7 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
         u_bar[i] += u_dot[i] * (t1 * s_dot_bar)
         u_dot_bar[i] += u[i] * (t1 * s_dot_bar)
         top -= 1
-        t1 = tape[top]  # restore the value t1 had before
+        t1 = tape[np.uint64(top)]  # restore the value t1 had before
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -107,10 +107,10 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
             for i in prange(1, n - 1):
                 slot = top + (i - 1) * 2
                 t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                tape[slot] = v_dot[i]  # record v_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(slot)] = v_dot[i]  # record v_dot[i]: overwritten next, and an adjoint reads it
                 slot += 1
                 v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-                tape[slot] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(slot)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
                 v[i] = u[i] + kappa * t0
             top += 2 * max(n - 2, 0)
             u, v = v, u
@@ -168,12 +168,12 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
                     kappa_bar_i = 0.0
                     # adjoint of: v[i] = u[i] + kappa * t0
                     slot -= 1
-                    v[i] = tape[slot]  # restore the value v[i] had before
+                    v[i] = tape[np.uint64(slot)]  # restore the value v[i] had before
                     kappa_bar_i += t0 * v_bar[i]
                     v_bar[i] = 0.0
                     # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                     slot -= 1
-                    v_dot[i] = tape[slot]  # restore the value v_dot[i] had before
+                    v_dot[i] = tape[np.uint64(slot)]  # restore the value v_dot[i] had before
                     t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
                     kappa_bar_i += t2 * v_dot_bar[i]
                     v_dot_bar[i] = 0.0

@@ -128,13 +128,13 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
                 un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
             for i in range(1, n - 1):
-                tape[top] = u_dot[i]  # record u_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = u_dot[i]  # record u_dot[i]: overwritten next, and an adjoint reads it
                 top += 1
                 u_dot[i] = un_dot[i]
-                tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
                 top += 1
                 u[i] = un[i]
-            tape[top] = t1  # record t1: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t1  # record t1: overwritten next, and an adjoint reads it
             top += 1
             t1 = 1.0 / t
             energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
@@ -147,7 +147,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             u_bar[1] += u_dot[1] * (t1 * t5)
             u_dot_bar[1] += u[1] * (t1 * t5)
             top -= 1
-            t1 = tape[top]  # restore the value t1 had before
+            t1 = tape[np.uint64(top)]  # restore the value t1 had before
             top -= 2 * max(n - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
@@ -155,12 +155,12 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 top_at = top + (i - 1 + 1) * 2
                 # adjoint of: u[i] = un[i]
                 top_at -= 1
-                u[i] = tape[top_at]  # restore the value u[i] had before
+                u[i] = tape[np.uint64(top_at)]  # restore the value u[i] had before
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0
                 # adjoint of: u_dot[i] = un_dot[i]
                 top_at -= 1
-                u_dot[i] = tape[top_at]  # restore the value u_dot[i] had before
+                u_dot[i] = tape[np.uint64(top_at)]  # restore the value u_dot[i] had before
                 un_dot_bar[i] += u_dot_bar[i]
                 u_dot_bar[i] = 0.0
             # the contributions at constant offsets from i, gathered: each element takes its own

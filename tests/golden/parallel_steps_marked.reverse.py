@@ -83,7 +83,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             for i in prange(1, n - 1):
                 un[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.05 * np.sin(u[i])
             for i in range(1, n - 1):
-                tape[top] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
                 top += 1
                 u[i] = un[i]
             energy = energy * 0.5 + u[1] * u[1] / t
@@ -99,7 +99,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
                 top_at = top + i - 1 + 1
                 # adjoint of: u[i] = un[i]
                 top_at -= 1
-                u[i] = tape[top_at]  # restore the value u[i] had before
+                u[i] = tape[np.uint64(top_at)]  # restore the value u[i] had before
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0
             # the contributions at constant offsets from i, gathered: each element takes its own

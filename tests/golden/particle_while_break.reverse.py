@@ -29,17 +29,17 @@ def particle_loss_vjp(w, dt, out_bar):
         px = 0.0
         if top == tape.shape[0]:
             tape = reserve(tape, 2 * top + 16)
-        tape[top] = py  # record py: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = py  # record py: overwritten next, and an adjoint reads it
         top += 1
         py = 8.0
         if top == tape.shape[0]:
             tape = reserve(tape, 2 * top + 16)
-        tape[top] = vx  # record vx: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = vx  # record vx: overwritten next, and an adjoint reads it
         top += 1
         vx = 0.75
         if top == tape.shape[0]:
             tape = reserve(tape, 2 * top + 16)
-        tape[top] = vy  # record vy: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = vy  # record vy: overwritten next, and an adjoint reads it
         top += 1
         vy = 0.0
         broke = False
@@ -58,21 +58,21 @@ def particle_loss_vjp(w, dt, out_bar):
                 if not broke:
                     particle_accel_ax = 0.0
                     particle_accel_ay = 0.0
-                    tape[top] = particle_accel_dx  # record particle_accel_dx: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = particle_accel_dx  # record particle_accel_dx: overwritten next, and an adjoint reads it
                     top += 1
                     particle_accel_dx = px - 10.0
-                    tape[top] = particle_accel_dy  # record particle_accel_dy: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = particle_accel_dy  # record particle_accel_dy: overwritten next, and an adjoint reads it
                     top += 1
                     particle_accel_dy = py - (10.0 - w[j])
-                    tape[top] = particle_accel_r  # record particle_accel_r: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = particle_accel_r  # record particle_accel_r: overwritten next, and an adjoint reads it
                     top += 1
                     particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                     particle_accel_ax += particle_accel_dx / (particle_accel_r * particle_accel_r * particle_accel_r)
                     particle_accel_ay += particle_accel_dy / (particle_accel_r * particle_accel_r * particle_accel_r)
-                    tape[top] = particle_accel_dy  # record particle_accel_dy: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = particle_accel_dy  # record particle_accel_dy: overwritten next, and an adjoint reads it
                     top += 1
                     particle_accel_dy = py
-                    tape[top] = particle_accel_r  # record particle_accel_r: overwritten next, and an adjoint reads it
+                    tape[np.uint64(top)] = particle_accel_r  # record particle_accel_r: overwritten next, and an adjoint reads it
                     top += 1
                     particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                     particle_accel_ax += particle_accel_dx / (particle_accel_r * particle_accel_r * particle_accel_r)
@@ -83,26 +83,26 @@ def particle_loss_vjp(w, dt, out_bar):
                     vy = vy + dt * ay
                     px = nx
                     py = ny
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
                 if broke:
                     done = True
                     break
         if itop == itape.shape[0]:
             itape = reserve(itape, 2 * itop + 16)
-        itape[itop] = trips  # record the trip count
+        itape[np.uint64(itop)] = trips  # record the trip count
         itop += 1
         if top == tape.shape[0]:
             tape = reserve(tape, 2 * top + 16)
-        tape[top] = tf  # record tf: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = tf  # record tf: overwritten next, and an adjoint reads it
         top += 1
         tf = -py / vy
         if top == tape.shape[0]:
             tape = reserve(tape, 2 * top + 16)
-        tape[top] = xf  # record xf: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = xf  # record xf: overwritten next, and an adjoint reads it
         top += 1
         xf = px + tf * vx
         total += xf * xf
@@ -130,7 +130,7 @@ def particle_loss_vjp(w, dt, out_bar):
         xf_bar += 2.0 * (xf * total_bar)
         # adjoint of: xf = px + tf * vx
         top -= 1
-        xf = tape[top]  # restore the value xf had before
+        xf = tape[np.uint64(top)]  # restore the value xf had before
         px_bar += xf_bar
         tf_bar += vx * xf_bar
         vx_bar += tf * xf_bar
@@ -138,16 +138,16 @@ def particle_loss_vjp(w, dt, out_bar):
         # adjoint of: tf = -py / vy
         t23 = tf  # its value, before the old one is restored
         top -= 1
-        tf = tape[top]  # restore the value tf had before
+        tf = tape[np.uint64(top)]  # restore the value tf had before
         t22 = 1.0 / vy
         py_bar -= t22 * tf_bar
         vy_bar += -t23 * t22 * tf_bar
         tf_bar = 0.0
         itop -= 1
-        trips = itape[itop]
+        trips = itape[np.uint64(itop)]
         for __1 in range(trips):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: py = ny
                 ny_bar += py_bar
@@ -186,14 +186,14 @@ def particle_loss_vjp(w, dt, out_bar):
                 # adjoint of: particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t10 = particle_accel_r  # its value, before the old one is restored
                 top -= 1
-                particle_accel_r = tape[top]  # restore the value particle_accel_r had before
+                particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
                 t11 = 0.5 / t10 * particle_accel_r_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t11)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t11)
                 particle_accel_r_bar = 0.0
                 # adjoint of: particle_accel_dy = py
                 top -= 1
-                particle_accel_dy = tape[top]  # restore the value particle_accel_dy had before
+                particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
                 py_bar += particle_accel_dy_bar
                 particle_accel_dy_bar = 0.0
                 # adjoint of: particle_accel_ay += particle_accel_dy / (particle_accel_r * particle_accel_r * particle_accel_r)
@@ -215,20 +215,20 @@ def particle_loss_vjp(w, dt, out_bar):
                 # adjoint of: particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t0 = particle_accel_r  # its value, before the old one is restored
                 top -= 1
-                particle_accel_r = tape[top]  # restore the value particle_accel_r had before
+                particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
                 t1 = 0.5 / t0 * particle_accel_r_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t1)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t1)
                 particle_accel_r_bar = 0.0
                 # adjoint of: particle_accel_dy = py - (10.0 - w[j])
                 top -= 1
-                particle_accel_dy = tape[top]  # restore the value particle_accel_dy had before
+                particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
                 py_bar += particle_accel_dy_bar
                 w_bar[j] += particle_accel_dy_bar
                 particle_accel_dy_bar = 0.0
                 # adjoint of: particle_accel_dx = px - 10.0
                 top -= 1
-                particle_accel_dx = tape[top]  # restore the value particle_accel_dx had before
+                particle_accel_dx = tape[np.uint64(top)]  # restore the value particle_accel_dx had before
                 px_bar += particle_accel_dx_bar
                 particle_accel_dx_bar = 0.0
                 # adjoint of: particle_accel_ay = 0.0
@@ -245,14 +245,15 @@ def particle_loss_vjp(w, dt, out_bar):
             nx_bar = 0.0
         # adjoint of: vy = 0.0
         top -= 1
-        vy = tape[top]  # restore the value vy had before
+        vy = tape[np.uint64(top)]  # restore the value vy had before
         vy_bar = 0.0
         # adjoint of: vx = 0.75
         top -= 1
-        vx = tape[top]  # restore the value vx had before
+        vx = tape[np.uint64(top)]  # restore the value vx had before
         vx_bar = 0.0
         # adjoint of: py = 8.0
         top -= 1
+        py = tape[np.uint64(top)]  # restore the value py had before
         py_bar = 0.0
         # adjoint of: px = 0.0
         px_bar = 0.0

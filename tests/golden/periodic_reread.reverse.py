@@ -23,7 +23,7 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             ip = i + 1
             if ip == n:
                 ip = 0
-            tape[top] = c  # record c: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = c  # record c: overwritten next, and an adjoint reads it
             top += 1
             c = u[i]
             un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
@@ -57,7 +57,7 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             un_bar[i] = 0.0
             # adjoint of: c = u[i]
             top -= 1
-            c = tape[top]  # restore the value c had before
+            c = tape[np.uint64(top)]  # restore the value c had before
             u_bar[i] += c_bar
             c_bar = 0.0
     # adjoint of: u = np.copy(u0)

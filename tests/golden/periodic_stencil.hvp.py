@@ -31,10 +31,10 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 im = n - 1
             t0 = u[ip] - 2.0 * u[i] + u[im]
             t1 = 0.02 * u[i] * u[i]
-            tape[top] = un_dot[i]  # record un_dot[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = un_dot[i]  # record un_dot[i]: overwritten next, and an adjoint reads it
             top += 1
             un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
-            tape[top] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
             top += 1
             un[i] = u[i] + k * t0 - t1 * u[i]
         u, un = un, u
@@ -79,7 +79,7 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             t1 = 0.02 * u[i] * u[i]
             # adjoint of: un[i] = u[i] + k * t0 - t1 * u[i]
             top_at -= 1
-            un[i] = tape[top_at]  # restore the value un[i] had before
+            un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
             u_bar[i] += un_bar[i]
             k_bar += t0 * un_bar[i]
             t0_bar += k * un_bar[i]
@@ -88,7 +88,7 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             un_bar[i] = 0.0
             # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
             top_at -= 1
-            un_dot[i] = tape[top_at]  # restore the value un_dot[i] had before
+            un_dot[i] = tape[np.uint64(top_at)]  # restore the value un_dot[i] had before
             t2 = u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im]
             t3 = u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]
             u_dot_bar[i] += un_dot_bar[i]

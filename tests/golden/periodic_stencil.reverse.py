@@ -26,7 +26,7 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
             im = i - 1
             if im < 0:
                 im = n - 1
-            tape[top] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = un[i]  # record un[i]: overwritten next, and an adjoint reads it
             top += 1
             un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
         u, un = un, u
@@ -57,7 +57,7 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
                 im = n - 1
             # adjoint of: un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
             top_at -= 1
-            un[i] = tape[top_at]  # restore the value un[i] had before
+            un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
             t0 = u[ip] - 2.0 * u[i] + u[im]
             t1 = 0.02 * u[i] * u[i]
             u_bar[i] += un_bar[i]

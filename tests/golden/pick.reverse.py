@@ -16,11 +16,11 @@ def pick_vjp(x, c, t, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t > 0.0:
         y = x
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         y = c
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     s = 0.0
     for i in range(y.shape[0]):
@@ -36,7 +36,7 @@ def pick_vjp(x, c, t, out_bar):
         y_bar[i] += 2.0 * (y[i] * (x[i] * s_bar))
         x_bar[i] += y[i] * y[i] * s_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: y = x
         x_bar += y_bar

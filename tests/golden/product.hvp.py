@@ -17,10 +17,10 @@ def product_hvp(x, x_dot, out_bar):
     p = 1.0
     tape = reserve(tape, top + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = p_dot  # record p_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = p_dot  # record p_dot: overwritten next, and its own adjoint reads it
         top += 1
         p_dot = x[i] * p_dot + p * x_dot[i]
-        tape[top] = p  # record p: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1
         p = p * x[i]
     value = p_dot
@@ -31,13 +31,13 @@ def product_hvp(x, x_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: p = p * x[i]
         top -= 1
-        p = tape[top]  # restore the value p had before
+        p = tape[np.uint64(top)]  # restore the value p had before
         t1 = p_bar
         p_bar = x[i] * t1
         x_bar[i] += p * t1
         # adjoint of: p_dot = x[i] * p_dot + p * x_dot[i]
         top -= 1
-        p_dot = tape[top]  # restore the value p_dot had before
+        p_dot = tape[np.uint64(top)]  # restore the value p_dot had before
         t0 = p_dot_bar
         x_bar[i] += p_dot * t0
         p_dot_bar = x[i] * t0

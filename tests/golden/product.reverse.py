@@ -15,7 +15,7 @@ def product_vjp(x, out_bar):
     p = 1.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = p  # record p: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = p  # record p: overwritten next, and its own adjoint reads it
         top += 1
         p = p * x[i]
     value = p
@@ -25,7 +25,7 @@ def product_vjp(x, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: p = p * x[i]
         top -= 1
-        p = tape[top]  # restore the value p had before
+        p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
         p_bar = x[i] * t0
         x_bar[i] += p * t0

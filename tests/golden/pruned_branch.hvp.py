@@ -25,16 +25,16 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
     if t > 0.25:
         choice_dot = b_dot
         choice = b
-        tape[top] = b_dot  # record b_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = b_dot  # record b_dot: overwritten next, and its own adjoint reads it
         top += 1
         b_dot = b_dot + (math.copysign(1.0, b) * math.copysign(1.0, choice) * b_dot + 0.0 * choice_dot)
-        tape[top] = b  # record b: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = b  # record b: overwritten next, and its own adjoint reads it
         top += 1
         b = b + math.copysign(b, choice)
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result_dot = xs[1] * b_dot + b * xs_dot[1]
     value = result_dot
@@ -49,17 +49,17 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
     b_dot_bar += xs[1] * result_dot_bar
     b_bar += xs_dot[1] * result_dot_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: b = b + math.copysign(b, choice)
         top -= 1
-        b = tape[top]  # restore the value b had before
+        b = tape[np.uint64(top)]  # restore the value b had before
         t3 = b_bar
         b_bar += math.copysign(1.0, b) * math.copysign(1.0, choice) * t3
         choice_bar += 0.0 * t3
         # adjoint of: b_dot = b_dot + (math.copysign(1.0, b) * math.copysign(1.0, choice) * b_dot + 0.0 * choice_dot)
         top -= 1
-        b_dot = tape[top]  # restore the value b_dot had before
+        b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         t0 = math.copysign(1.0, b)
         t1 = math.copysign(1.0, choice)
         t2 = b_dot_bar

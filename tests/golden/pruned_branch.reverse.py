@@ -23,13 +23,13 @@ def pruned_branch_vjp(xs, v1, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t > 0.25:
         choice = b
-        tape[top] = b  # record b: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = b  # record b: overwritten next, and its own adjoint reads it
         top += 1
         b = b + math.copysign(b, choice)
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result = b * xs[1]
     value = result
@@ -42,11 +42,11 @@ def pruned_branch_vjp(xs, v1, out_bar):
     b_bar += xs[1] * result_bar
     xs_bar[1] += b * result_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: b = b + math.copysign(b, choice)
         top -= 1
-        b = tape[top]  # restore the value b had before
+        b = tape[np.uint64(top)]  # restore the value b had before
         t0 = b_bar
         b_bar += math.copysign(1.0, b) * math.copysign(1.0, choice) * t0
         choice_bar += 0.0 * t0

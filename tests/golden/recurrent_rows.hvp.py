@@ -28,14 +28,14 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     h[0] = h0
     for t in range(n):
         itape = reserve(itape, itop + 1)
-        itape[itop] = t0.shape[0]
+        itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         tape[top : top + t0.size] = t0.ravel()
         top += t0.size
         t0 = np.dot(inputs[t], W)
         itape = reserve(itape, itop + 1)
-        itape[itop] = t1.shape[0]
+        itape[np.uint64(itop)] = t1.shape[0]
         itop += 1
         tape = reserve(tape, top + t1.size)  # record t1: overwritten next, and an adjoint reads it
         tape[top : top + t1.size] = t1.ravel()

@@ -21,12 +21,12 @@ def repeated_updates_vjp(x, a, out_bar):
     y = np.copy(x)
     itape = reserve(itape, itop + 5)  # room for all its records: trip counts are known here
     for _k in range(5):
-        itape[itop] = stop  # record stop: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
         itop += 1
         stop = y.shape[0]
         tape = reserve(tape, top + stop)  # room for this loop's records
         for j in range(stop):
-            tape[top] = y[j]  # record y[j]: overwritten next, and its own adjoint reads it
+            tape[np.uint64(top)] = y[j]  # record y[j]: overwritten next, and its own adjoint reads it
             top += 1
             y[j] = y[j] * a + math.sin(y[j])
     value = y.copy()
@@ -38,13 +38,13 @@ def repeated_updates_vjp(x, a, out_bar):
         for j in range(stop - 1, -1, -1):
             # adjoint of: y[j] = y[j] * a + math.sin(y[j])
             top -= 1
-            y[j] = tape[top]  # restore the value y[j] had before
+            y[j] = tape[np.uint64(top)]  # restore the value y[j] had before
             t0 = y_bar[j]
             y_bar[j] = a * t0
             a_bar += y[j] * t0
             y_bar[j] += math.cos(y[j]) * t0
         itop -= 1
-        stop = itape[itop]  # restore the value stop had before
+        stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar, a_bar

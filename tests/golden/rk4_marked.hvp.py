@@ -160,10 +160,10 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 k1_dot[_rk4_rhs_i] = y[_rk4_rhs_i - 1] * x_dot[_rk4_rhs_i] + x[_rk4_rhs_i] * y_dot[_rk4_rhs_i - 1] - (0.1 * (math.cos(y[_rk4_rhs_i]) * y_dot[_rk4_rhs_i]))
                 k1[_rk4_rhs_i] = x[_rk4_rhs_i] * y[_rk4_rhs_i - 1] - 0.1 * np.sin(y[_rk4_rhs_i])
             for i in range(n):
-                tape[top] = yt_dot[i]  # record yt_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = yt_dot[i]  # record yt_dot[i]: overwritten next, and an adjoint reads it
                 top += 1
                 yt_dot[i] = y_dot[i] + 0.5 * h * k1_dot[i]
-                tape[top] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
                 top += 1
                 yt[i] = y[i] + 0.5 * h * k1[i]
             k2_dot[0] = x_dot[0]
@@ -172,10 +172,10 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 k2_dot[_rk4_rhs_i_1] = yt[_rk4_rhs_i_1 - 1] * x_dot[_rk4_rhs_i_1] + x[_rk4_rhs_i_1] * yt_dot[_rk4_rhs_i_1 - 1] - (0.1 * (math.cos(yt[_rk4_rhs_i_1]) * yt_dot[_rk4_rhs_i_1]))
                 k2[_rk4_rhs_i_1] = x[_rk4_rhs_i_1] * yt[_rk4_rhs_i_1 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_1])
             for i in range(n):
-                tape[top] = yt_dot[i]  # record yt_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = yt_dot[i]  # record yt_dot[i]: overwritten next, and an adjoint reads it
                 top += 1
                 yt_dot[i] = y_dot[i] + 0.5 * h * k2_dot[i]
-                tape[top] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
                 top += 1
                 yt[i] = y[i] + 0.5 * h * k2[i]
             k3_dot[0] = x_dot[0]
@@ -184,10 +184,10 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 k3_dot[_rk4_rhs_i_2] = yt[_rk4_rhs_i_2 - 1] * x_dot[_rk4_rhs_i_2] + x[_rk4_rhs_i_2] * yt_dot[_rk4_rhs_i_2 - 1] - (0.1 * (math.cos(yt[_rk4_rhs_i_2]) * yt_dot[_rk4_rhs_i_2]))
                 k3[_rk4_rhs_i_2] = x[_rk4_rhs_i_2] * yt[_rk4_rhs_i_2 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_2])
             for i in range(n):
-                tape[top] = yt_dot[i]  # record yt_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = yt_dot[i]  # record yt_dot[i]: overwritten next, and an adjoint reads it
                 top += 1
                 yt_dot[i] = y_dot[i] + h * k3_dot[i]
-                tape[top] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
                 top += 1
                 yt[i] = y[i] + h * k3[i]
             k4_dot[0] = x_dot[0]
@@ -197,10 +197,10 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 k4[_rk4_rhs_i_3] = x[_rk4_rhs_i_3] * yt[_rk4_rhs_i_3 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_3])
             for i in range(n):
                 t0 = h / 6.0
-                tape[top] = y_dot[i]  # record y_dot[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = y_dot[i]  # record y_dot[i]: overwritten next, and an adjoint reads it
                 top += 1
                 y_dot[i] += t0 * (k1_dot[i] + 2.0 * k2_dot[i] + 2.0 * k3_dot[i] + k4_dot[i])
-                tape[top] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
                 top += 1
                 y[i] += t0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
             top -= 2 * max(n, 0)  # this loop's records
@@ -212,14 +212,14 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 t0 = h / 6.0
                 # adjoint of: y[i] += t0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
                 top_at -= 1
-                y[i] = tape[top_at]  # restore the value y[i] had before
+                y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
                 k1_bar[i] += t0 * y_bar[i]
                 k2_bar[i] += 2.0 * (t0 * y_bar[i])
                 k3_bar[i] += 2.0 * (t0 * y_bar[i])
                 k4_bar[i] += t0 * y_bar[i]
                 # adjoint of: y_dot[i] += t0 * (k1_dot[i] + 2.0 * k2_dot[i] + 2.0 * k3_dot[i] + k4_dot[i])
                 top_at -= 1
-                y_dot[i] = tape[top_at]  # restore the value y_dot[i] had before
+                y_dot[i] = tape[np.uint64(top_at)]  # restore the value y_dot[i] had before
                 k1_dot_bar[i] += t0 * y_dot_bar[i]
                 k2_dot_bar[i] += 2.0 * (t0 * y_dot_bar[i])
                 k3_dot_bar[i] += 2.0 * (t0 * y_dot_bar[i])
@@ -266,13 +266,13 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 top_at_1 = top + (i + 1) * 2
                 # adjoint of: yt[i] = y[i] + h * k3[i]
                 top_at_1 -= 1
-                yt[i] = tape[top_at_1]  # restore the value yt[i] had before
+                yt[i] = tape[np.uint64(top_at_1)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
                 k3_bar[i] += h * yt_bar[i]
                 yt_bar[i] = 0.0
                 # adjoint of: yt_dot[i] = y_dot[i] + h * k3_dot[i]
                 top_at_1 -= 1
-                yt_dot[i] = tape[top_at_1]  # restore the value yt_dot[i] had before
+                yt_dot[i] = tape[np.uint64(top_at_1)]  # restore the value yt_dot[i] had before
                 y_dot_bar[i] += yt_dot_bar[i]
                 k3_dot_bar[i] += h * yt_dot_bar[i]
                 yt_dot_bar[i] = 0.0
@@ -318,13 +318,13 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 top_at_2 = top + (i + 1) * 2
                 # adjoint of: yt[i] = y[i] + 0.5 * h * k2[i]
                 top_at_2 -= 1
-                yt[i] = tape[top_at_2]  # restore the value yt[i] had before
+                yt[i] = tape[np.uint64(top_at_2)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
                 k2_bar[i] += 0.5 * h * yt_bar[i]
                 yt_bar[i] = 0.0
                 # adjoint of: yt_dot[i] = y_dot[i] + 0.5 * h * k2_dot[i]
                 top_at_2 -= 1
-                yt_dot[i] = tape[top_at_2]  # restore the value yt_dot[i] had before
+                yt_dot[i] = tape[np.uint64(top_at_2)]  # restore the value yt_dot[i] had before
                 y_dot_bar[i] += yt_dot_bar[i]
                 k2_dot_bar[i] += 0.5 * h * yt_dot_bar[i]
                 yt_dot_bar[i] = 0.0
@@ -370,13 +370,13 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
                 top_at_3 = top + (i + 1) * 2
                 # adjoint of: yt[i] = y[i] + 0.5 * h * k1[i]
                 top_at_3 -= 1
-                yt[i] = tape[top_at_3]  # restore the value yt[i] had before
+                yt[i] = tape[np.uint64(top_at_3)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
                 k1_bar[i] += 0.5 * h * yt_bar[i]
                 yt_bar[i] = 0.0
                 # adjoint of: yt_dot[i] = y_dot[i] + 0.5 * h * k1_dot[i]
                 top_at_3 -= 1
-                yt_dot[i] = tape[top_at_3]  # restore the value yt_dot[i] had before
+                yt_dot[i] = tape[np.uint64(top_at_3)]  # restore the value yt_dot[i] had before
                 y_dot_bar[i] += yt_dot_bar[i]
                 k1_dot_bar[i] += 0.5 * h * yt_dot_bar[i]
                 yt_dot_bar[i] = 0.0

@@ -34,12 +34,12 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
             if d2 < best:
                 best_dot = d2_dot
                 best = d2
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
-        tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
         t0 = np.dot(points[i], w)
         s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
@@ -62,13 +62,13 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         points_bar[i] += matmul_bar_left(t5, points[i], w_dot)
         # adjoint of: t0 = np.dot(points[i], w)
         top -= 1
-        t0 = tape[top]  # restore the value t0 had before
+        t0 = tape[np.uint64(top)]  # restore the value t0 had before
         points_bar[i] += matmul_bar_left(t0_bar, points[i], w)
         w_bar += matmul_bar_right(t0_bar, points[i], w)
         t0_bar = 0.0
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best_dot = d2_dot
                 d2_dot_bar += best_dot_bar

@@ -25,10 +25,10 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
             d2 = np.sum((points[i] - centroids[c]) ** 2)
             if d2 < best:
                 best = d2
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
         s += best + np.dot(points[i], w) ** 2
     value = s
@@ -48,7 +48,7 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
         w_bar += matmul_bar_right(t2, points[i], w)
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best = d2
                 d2_bar += best_bar

@@ -32,10 +32,10 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             slot = top + (i - 1) * (2 * (m - 2))
             for j in range(1, m - 1):
                 t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
-                tape[slot] = v_dot[i, j]  # record v_dot[i, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(slot)] = v_dot[i, j]  # record v_dot[i, j]: overwritten next, and an adjoint reads it
                 slot += 1
                 v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
-                tape[slot] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(slot)] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i, j] = u[i, j] + kappa * t0
         top += 2 * max(n - 2, 0) * max(m - 2, 0)
@@ -147,12 +147,12 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                     # adjoint of: v[i, j] = u[i, j] + kappa * t0
                     slot -= 1
-                    v[i, j] = tape[slot]  # restore the value v[i, j] had before
+                    v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
                     kappa_bar_i += t0 * v_bar[i, j]
                     v_bar[i, j] = 0.0
                     # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                     slot -= 1
-                    v_dot[i, j] = tape[slot]  # restore the value v_dot[i, j] had before
+                    v_dot[i, j] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
                     t1 = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
                     kappa_bar_i += t1 * v_dot_bar[i, j]
                     v_dot_bar[i, j] = 0.0

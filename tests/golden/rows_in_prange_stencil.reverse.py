@@ -28,7 +28,7 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
         for i in prange(1, n - 1):
             slot = top + (i - 1) * (m - 2)
             for j in range(1, m - 1):
-                tape[slot] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
+                tape[np.uint64(slot)] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
                 slot += 1
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
         top += max(n - 2, 0) * max(m - 2, 0)
@@ -97,7 +97,7 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 for j in range((m - 1) - 1, 0, -1):
                     # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                     slot -= 1
-                    v[i, j] = tape[slot]  # restore the value v[i, j] had before
+                    v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
                     t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                     kappa_bar_i += t0 * v_bar[i, j]
                     v_bar[i, j] = 0.0

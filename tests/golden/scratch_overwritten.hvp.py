@@ -58,13 +58,13 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
                 acc_dot[j] = w[j] * X_dot[i, j] + X[i, j] * w_dot[j]
                 acc[j] = X[i, j] * w[j]
             for j in range(d):
-                ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
+                ltape[np.uint64(ltop)] = t0  # record t0: overwritten next, and an adjoint reads it
                 ltop += 1
                 t0 = np.sin(X[i, j])
-                ltape[ltop] = acc_dot[j]  # record acc_dot[j]: overwritten next, and an adjoint reads it
+                ltape[np.uint64(ltop)] = acc_dot[j]  # record acc_dot[j]: overwritten next, and an adjoint reads it
                 ltop += 1
                 acc_dot[j] = w[j] * (math.cos(X[i, j]) * X_dot[i, j]) + t0 * w_dot[j]
-                ltape[ltop] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
+                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
                 ltop += 1
                 acc[j] = t0 * w[j]
             acc_bar = np.zeros_like(acc)
@@ -88,13 +88,13 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
             for j in range(d - 1, -1, -1):
                 # adjoint of: acc[j] = t0 * w[j]
                 ltop -= 1
-                acc[j] = ltape[ltop]  # restore the value acc[j] had before
+                acc[j] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t0_bar += w[j] * acc_bar[j]
                 w_bar_mine[j] += t0 * acc_bar[j]
                 acc_bar[j] = 0.0
                 # adjoint of: acc_dot[j] = w[j] * (math.cos(X[i, j]) * X_dot[i, j]) + t0 * w_dot[j]
                 ltop -= 1
-                acc_dot[j] = ltape[ltop]  # restore the value acc_dot[j] had before
+                acc_dot[j] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
                 t1 = math.cos(X[i, j]) * X_dot[i, j]
                 w_bar_mine[j] += t1 * acc_dot_bar[j]
                 X_bar[i, j] += -math.sin(X[i, j]) * (X_dot[i, j] * (w[j] * acc_dot_bar[j]))
@@ -102,7 +102,7 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
                 acc_dot_bar[j] = 0.0
                 # adjoint of: t0 = np.sin(X[i, j])
                 ltop -= 1
-                t0 = ltape[ltop]  # restore the value t0 had before
+                t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before
                 X_bar[i, j] += math.cos(X[i, j]) * t0_bar
                 t0_bar = 0.0
             if s_dot_bar != 0.0:

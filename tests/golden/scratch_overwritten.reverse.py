@@ -50,7 +50,7 @@ def scratch_overwritten_vjp(X, w, out_bar):
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
             for j in range(d):
-                ltape[ltop] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
+                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
                 ltop += 1
                 acc[j] = np.sin(X[i, j]) * w[j]
             acc_bar = np.zeros_like(acc)
@@ -71,7 +71,7 @@ def scratch_overwritten_vjp(X, w, out_bar):
                 ltop_at = ltop + j + 1
                 # adjoint of: acc[j] = np.sin(X[i, j]) * w[j]
                 ltop_at -= 1
-                acc[j] = ltape[ltop_at]  # restore the value acc[j] had before
+                acc[j] = ltape[np.uint64(ltop_at)]  # restore the value acc[j] had before
                 t0 = np.sin(X[i, j])
                 X_bar[i, j] += math.cos(X[i, j]) * (w[j] * acc_bar[j])
                 w_bar_mine[j] += t0 * acc_bar[j]

@@ -63,10 +63,10 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 acc_dot[j] = w[j] * X_dot[i, j] + X[i, j] * w_dot[j]
                 acc[j] = X[i, j] * w[j]
             for j in range(1, d):
-                ltape[ltop] = acc_dot[j]  # record acc_dot[j]: overwritten next, and its own adjoint reads it
+                ltape[np.uint64(ltop)] = acc_dot[j]  # record acc_dot[j]: overwritten next, and its own adjoint reads it
                 ltop += 1
                 acc_dot[j] = acc[j - 1] * acc_dot[j] + acc[j] * acc_dot[j - 1] + math.cos(acc[j]) * acc_dot[j]
-                ltape[ltop] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
+                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
                 ltop += 1
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
             acc_bar = np.zeros_like(acc)
@@ -80,14 +80,14 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
             for j in range(d - 1, 0, -1):
                 # adjoint of: acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
                 ltop -= 1
-                acc[j] = ltape[ltop]  # restore the value acc[j] had before
+                acc[j] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t2 = acc_bar[j]
                 acc_bar[j] = acc[j - 1] * t2
                 acc_bar[j - 1] += acc[j] * t2
                 acc_bar[j] += math.cos(acc[j]) * t2
                 # adjoint of: acc_dot[j] = acc[j - 1] * acc_dot[j] + acc[j] * acc_dot[j - 1] + math.cos(acc[j]) * acc_dot[j]
                 ltop -= 1
-                acc_dot[j] = ltape[ltop]  # restore the value acc_dot[j] had before
+                acc_dot[j] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
                 t0 = math.cos(acc[j])
                 t1 = acc_dot_bar[j]
                 acc_bar[j - 1] += acc_dot[j] * t1

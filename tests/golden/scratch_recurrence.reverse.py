@@ -49,7 +49,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
             for j in range(1, d):
-                ltape[ltop] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
+                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
                 ltop += 1
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
             acc_bar = np.zeros_like(acc)
@@ -59,7 +59,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
             for j in range(d - 1, 0, -1):
                 # adjoint of: acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
                 ltop -= 1
-                acc[j] = ltape[ltop]  # restore the value acc[j] had before
+                acc[j] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t0 = acc_bar[j]
                 acc_bar[j] = acc[j - 1] * t0
                 acc_bar[j - 1] += acc[j] * t0

@@ -49,7 +49,7 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
             row = np.empty(d)
             row_dot = np.zeros_like(row)
             for j in range(d):
-                ltape[ltop] = t0  # record t0: overwritten next, and an adjoint reads it
+                ltape[np.uint64(ltop)] = t0  # record t0: overwritten next, and an adjoint reads it
                 ltop += 1
                 t0 = np.tanh(X[i, j] * w[j])
                 row_dot[j] = (1.0 - t0 * t0) * (w[j] * X_dot[i, j] + X[i, j] * w_dot[j])
@@ -87,7 +87,7 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 # adjoint of: t0 = np.tanh(X[i, j] * w[j])
                 t1 = t0  # its value, before the old one is restored
                 ltop -= 1
-                t0 = ltape[ltop]  # restore the value t0 had before
+                t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before
                 t2 = (1.0 - t1 * t1) * t0_bar
                 X_bar[i, j] += w[j] * t2
                 w_bar_mine[j] += X[i, j] * t2

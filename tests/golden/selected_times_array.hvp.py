@@ -20,20 +20,20 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t0 != 0.0:
         choice = r / t0 * r_dot
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t0 != 0.0:
         choice_1 = (2.0 * r) / t0 * (2.0 * r_dot)
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_1 = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     y_dot = choice + choice_1
     y = t0
@@ -42,20 +42,20 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t2 != 0.0:
         choice_2 = r / t2 * r_dot
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_2 = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t2 != 0.0:
         choice_3 = t1 / t2 * np.sum(-np.sin(B[1, :]) * B_dot[1, :])
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_3 = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
     value = result_dot
@@ -82,7 +82,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     y_dot_bar += np.sum(B[0] * t18)
     y_bar += np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0]))
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice_3 = t1 / t2 * np.sum(-np.sin(B[1, :]) * B_dot[1, :])
         t12 = 1.0 / t2
@@ -93,7 +93,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t2_bar += -t13 * t12 * (t15 * choice_3_bar)
         B_bar[1, :] += np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t14 * B_dot[1, :], t13 * choice_3_bar), t14)
     itop -= 1
-    taken_1 = itape[itop]
+    taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
         # adjoint of: choice_2 = r / t2 * r_dot
         t10 = 1.0 / t2
@@ -112,7 +112,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     choice_bar += y_dot_bar
     choice_1_bar += y_dot_bar
     itop -= 1
-    taken_2 = itape[itop]
+    taken_2 = itape[np.uint64(itop)]
     if taken_2 == 1:
         # adjoint of: choice_1 = (2.0 * r) / t0 * (2.0 * r_dot)
         t6 = 1.0 / t0
@@ -121,7 +121,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         r_bar += 2.0 * (t6 * t8)
         t0_bar += -t7 * t6 * t8
     itop -= 1
-    taken_3 = itape[itop]
+    taken_3 = itape[np.uint64(itop)]
     if taken_3 == 1:
         # adjoint of: choice = r / t0 * r_dot
         t4 = 1.0 / t0

@@ -21,7 +21,7 @@ def shifting_offset_hvp(x, x_dot, out_bar):
         for i in range(n):
             j = (i + off) % n
             s_dot += (t + 1) * (x[j] * x_dot[i] + x[i] * x_dot[j])
-        itape[itop] = off  # record off: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = off  # record off: overwritten next, and an adjoint reads it
         itop += 1
         off = off + 2
     value = s_dot
@@ -30,7 +30,7 @@ def shifting_offset_hvp(x, x_dot, out_bar):
     x_bar = np.zeros_like(x)
     for t in range(2, -1, -1):
         itop -= 1
-        off = itape[itop]  # restore the value off had before
+        off = itape[np.uint64(itop)]  # restore the value off had before
         if s_dot_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             # its iterations' adjoints are independent: run in the loop's order

@@ -20,7 +20,7 @@ def shifting_offset_vjp(x, out_bar):
         for i in range(n):
             j = (i + off) % n
             s += x[i] * x[j] * (t + 1)
-        itape[itop] = off  # record off: overwritten next, and an adjoint reads it
+        itape[np.uint64(itop)] = off  # record off: overwritten next, and an adjoint reads it
         itop += 1
         off = off + 2
     value = s
@@ -29,7 +29,7 @@ def shifting_offset_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for t in range(2, -1, -1):
         itop -= 1
-        off = itape[itop]  # restore the value off had before
+        off = itape[np.uint64(itop)]  # restore the value off had before
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             # its iterations' adjoints are independent: run in the loop's order

@@ -25,14 +25,14 @@ def skip_negatives_hvp(x, x_dot, out_bar):
         if x[i] < 0.0:
             skip = True
         if not skip:
-            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = math.sqrt(x[i] + 1.0)
             s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
     value = s_dot
     # reverse sweep
@@ -41,7 +41,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
             t2 = 1.0 / t0
@@ -52,7 +52,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
             t1 = t0  # its value, before the old one is restored
             top -= 1
-            t0 = tape[top]  # restore the value t0 had before
+            t0 = tape[np.uint64(top)]  # restore the value t0 had before
             x_bar[i] += 0.5 / t1 * t0_bar
             t0_bar = 0.0
     return value, x_bar

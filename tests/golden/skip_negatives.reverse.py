@@ -21,10 +21,10 @@ def skip_negatives_vjp(x, out_bar):
             skip = True
         if not skip:
             s += math.sqrt(x[i] + 1.0) * x[i]
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
     value = s
     # reverse sweep
@@ -32,7 +32,7 @@ def skip_negatives_vjp(x, out_bar):
     x_bar = np.zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
-        taken = itape[itop]
+        taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: s += math.sqrt(x[i] + 1.0) * x[i]
             t0 = math.sqrt(x[i] + 1.0)

@@ -18,7 +18,7 @@ def special_functions_vjp(x, counts, out_bar):
     s = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = rate  # record rate: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = rate  # record rate: overwritten next, and an adjoint reads it
         top += 1
         rate = math.exp(x[i])
         s += counts[i] * x[i] - rate - math.lgamma(counts[i] + 1.0)
@@ -58,7 +58,7 @@ def special_functions_vjp(x, counts, out_bar):
         # adjoint of: rate = math.exp(x[i])
         t0 = rate  # its value, before the old one is restored
         top -= 1
-        rate = tape[top]  # restore the value rate had before
+        rate = tape[np.uint64(top)]  # restore the value rate had before
         x_bar[i] += t0 * rate_bar
         rate_bar = 0.0
     return value, x_bar

@@ -15,10 +15,10 @@ def swap_scalars_vjp(a, b, out_bar):
     tape = reserve(tape, top + 2 * 5)  # room for all its records: trip counts are known here
     for _k in range(5):
         new = a * b + 0.5
-        tape[top] = a  # record a: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = a  # record a: overwritten next, and an adjoint reads it
         top += 1
         a = b
-        tape[top] = b  # record b: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = b  # record b: overwritten next, and an adjoint reads it
         top += 1
         b = new
         a, b = b, a
@@ -37,12 +37,12 @@ def swap_scalars_vjp(a, b, out_bar):
         b_bar, a_bar = a_bar, b_bar
         # adjoint of: b = new
         top -= 1
-        b = tape[top]  # restore the value b had before
+        b = tape[np.uint64(top)]  # restore the value b had before
         new_bar += b_bar
         b_bar = 0.0
         # adjoint of: a = b
         top -= 1
-        a = tape[top]  # restore the value a had before
+        a = tape[np.uint64(top)]  # restore the value a had before
         b_bar += a_bar
         a_bar = 0.0
         # adjoint of: new = a * b + 0.5

@@ -38,22 +38,22 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
     if t1 <= c - 1.0:
         if a * b <= b:
             choice_5 = b * a_dot + a * b_dot
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice_5 = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         if a * b > b:
             choice_6 = b_dot
         else:
             choice_6 = 0.0
         choice_4 = choice_5 + choice_6
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_4 = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     if t1 > c - 1.0:
         choice_7 = c_dot
@@ -83,12 +83,12 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
     # adjoint of: result_dot = choice + choice_3 + (choice_4 + choice_7) + (choice_8 + choice_10)
     choice_4_bar += result_dot_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice_4 = choice_5 + choice_6
         choice_5_bar += choice_4_bar
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: choice_5 = b * a_dot + a * b_dot
             b_bar += a_dot * choice_5_bar

@@ -26,7 +26,7 @@ def transpose_products_hvp(A, A_dot, out_bar):
     tape = reserve(tape, top + max(n, 0) * max(m, 0))  # room for all its records: trip counts are known here
     for i in range(n):
         for j in range(m):
-            tape[top] = t0  # record t0: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = float(i + j + 1)
             s_dot += t0 * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
@@ -44,7 +44,7 @@ def transpose_products_hvp(A, A_dot, out_bar):
             B_bar[i, j] += B_dot[j, i] * (t0 * s_dot_bar)
             B_dot_bar[j, i] += B[i, j] * (t0 * s_dot_bar)
             top -= 1
-            t0 = tape[top]  # restore the value t0 had before
+            t0 = tape[np.uint64(top)]  # restore the value t0 had before
     for i in range(n - 1, -1, -1):
         # its iterations' adjoints are independent: run in the loop's order
         for j in range(m):

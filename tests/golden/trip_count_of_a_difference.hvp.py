@@ -31,33 +31,33 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
                 broke = True
             if not broke:
                 if coef[k] > 0.5:
-                    tape[top] = lo_dot  # record lo_dot: overwritten next, and its own adjoint reads it
+                    tape[np.uint64(top)] = lo_dot  # record lo_dot: overwritten next, and its own adjoint reads it
                     top += 1
                     lo_dot = c * lo_dot + lo * c_dot + h_dot
-                    tape[top] = lo  # record lo: overwritten next, and its own adjoint reads it
+                    tape[np.uint64(top)] = lo  # record lo: overwritten next, and its own adjoint reads it
                     top += 1
                     lo = lo * c + h
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
-                tape[top] = c_dot  # record c_dot: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = c_dot  # record c_dot: overwritten next, and an adjoint reads it
                 top += 1
                 c_dot = 0.9 * c_dot
-                tape[top] = c  # record c: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = c  # record c: overwritten next, and an adjoint reads it
                 top += 1
                 c = c * 0.9
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
             if broke:
                 broke_1 = True
             if broke_1:
                 break
-        itape[itop] = trips  # record the trip count
+        itape[np.uint64(itop)] = trips  # record the trip count
         itop += 1
     value = lo_dot
     # reverse sweep
@@ -67,31 +67,31 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
     lo_dot_bar = out_bar
     for j in range((len(coef) - 1) - 1, -1, -1):
         itop -= 1
-        trips = itape[itop]
+        trips = itape[np.uint64(itop)]
         for k in range(trips - 1, -1, -1):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: c = c * 0.9
                 top -= 1
-                c = tape[top]  # restore the value c had before
+                c = tape[np.uint64(top)]  # restore the value c had before
                 t2 = c_bar
                 c_bar = 0.9 * t2
                 top -= 1
-                c_dot = tape[top]  # restore the value c_dot had before
+                c_dot = tape[np.uint64(top)]  # restore the value c_dot had before
                 itop -= 1
-                taken_1 = itape[itop]
+                taken_1 = itape[np.uint64(itop)]
                 if taken_1 == 1:
                     # adjoint of: lo = lo * c + h
                     top -= 1
-                    lo = tape[top]  # restore the value lo had before
+                    lo = tape[np.uint64(top)]  # restore the value lo had before
                     t1 = lo_bar
                     lo_bar = c * t1
                     c_bar += lo * t1
                     h_bar += t1
                     # adjoint of: lo_dot = c * lo_dot + lo * c_dot + h_dot
                     top -= 1
-                    lo_dot = tape[top]  # restore the value lo_dot had before
+                    lo_dot = tape[np.uint64(top)]  # restore the value lo_dot had before
                     t0 = lo_dot_bar
                     c_bar += lo_dot * t0
                     lo_dot_bar = c * t0

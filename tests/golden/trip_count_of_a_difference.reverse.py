@@ -29,25 +29,25 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
                 broke = True
             if not broke:
                 if coef[k] > 0.5:
-                    tape[top] = lo  # record lo: overwritten next, and its own adjoint reads it
+                    tape[np.uint64(top)] = lo  # record lo: overwritten next, and its own adjoint reads it
                     top += 1
                     lo = lo * c + h
-                    itape[itop] = 1  # record the branch taken
+                    itape[np.uint64(itop)] = 1  # record the branch taken
                     itop += 1
                 else:
-                    itape[itop] = 0  # record the branch taken
+                    itape[np.uint64(itop)] = 0  # record the branch taken
                     itop += 1
-                tape[top] = c  # record c: overwritten next, and an adjoint reads it
+                tape[np.uint64(top)] = c  # record c: overwritten next, and an adjoint reads it
                 top += 1
                 c = c * 0.9
-                itape[itop] = 1  # record the branch taken
+                itape[np.uint64(itop)] = 1  # record the branch taken
                 itop += 1
             else:
-                itape[itop] = 0  # record the branch taken
+                itape[np.uint64(itop)] = 0  # record the branch taken
                 itop += 1
             if broke:
                 break
-        itape[itop] = trips  # record the trip count
+        itape[np.uint64(itop)] = trips  # record the trip count
         itop += 1
     value = lo
     # reverse sweep
@@ -56,22 +56,22 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
     lo_bar = out_bar
     for j in range((len(coef) - 1) - 1, -1, -1):
         itop -= 1
-        trips = itape[itop]
+        trips = itape[np.uint64(itop)]
         for k in range(trips - 1, -1, -1):
             itop -= 1
-            taken = itape[itop]
+            taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: c = c * 0.9
                 top -= 1
-                c = tape[top]  # restore the value c had before
+                c = tape[np.uint64(top)]  # restore the value c had before
                 t1 = c_bar
                 c_bar = 0.9 * t1
                 itop -= 1
-                taken_1 = itape[itop]
+                taken_1 = itape[np.uint64(itop)]
                 if taken_1 == 1:
                     # adjoint of: lo = lo * c + h
                     top -= 1
-                    lo = tape[top]  # restore the value lo had before
+                    lo = tape[np.uint64(top)]  # restore the value lo had before
                     t0 = lo_bar
                     lo_bar = c * t0
                     c_bar += lo * t0

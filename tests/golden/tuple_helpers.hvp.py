@@ -25,12 +25,12 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     if p > 0.0:
         choice_dot = p_dot
         choice = p
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_dot = q_dot
         choice = q
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     _pair_b = 2.0
     result0_dot = 2.0 * choice_dot
@@ -113,7 +113,7 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     # adjoint of: result0 = choice * 2.0
     choice_bar += 2.0 * result0_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = p
         p_bar += choice_bar

@@ -21,11 +21,11 @@ def tuple_helpers_vjp(p, q, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if p > 0.0:
         choice = p
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = q
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     _pair_b = 2.0
     result0 = choice * 2.0
@@ -83,7 +83,7 @@ def tuple_helpers_vjp(p, q, out_bar):
     # adjoint of: result0 = choice * 2.0
     choice_bar += 2.0 * result0_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = p
         p_bar += choice_bar

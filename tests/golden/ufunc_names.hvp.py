@@ -24,7 +24,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
     t7 = np.reciprocal(y + 3.0)
     itape = reserve(itape, itop + 1)
-    itape[itop] = z_dot.shape[0]
+    itape[np.uint64(itop)] = z_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + z_dot.size)  # record z_dot: overwritten next, and its own adjoint reads it
     tape[top : top + z_dot.size] = z_dot.ravel()

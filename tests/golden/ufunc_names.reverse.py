@@ -18,7 +18,7 @@ def ufunc_names_vjp(x, y, out_bar):
     # forward sweep
     z = (x + y) * (x * y) + (x - y) / (x / (y + 3.0))
     itape = reserve(itape, itop + 1)
-    itape[itop] = z.shape[0]
+    itape[np.uint64(itop)] = z.shape[0]
     itop += 1
     tape = reserve(tape, top + z.size)  # record z: overwritten next, and its own adjoint reads it
     tape[top : top + z.size] = z.ravel()

@@ -25,11 +25,11 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if t2 <= x:
         choice = t1 * acc_dot + -t2 * t1 * (y[0] * y_dot[0] + y[0] * y_dot[0])
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     if t2 > x:
         choice_1 = x_dot
@@ -49,7 +49,7 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
     # adjoint of: result_dot = choice + choice_1 + x_dot
     choice_bar += result_dot_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = t1 * acc_dot + -t2 * t1 * (y[0] * y_dot[0] + y[0] * y_dot[0])
         t7 = -t2 * t1

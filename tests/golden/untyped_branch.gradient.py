@@ -24,17 +24,17 @@ def untyped_branch_grad(a, b, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if choice < b:
         returned = True
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned:
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     returned_1 = False
     if a > a:
@@ -45,18 +45,18 @@ def untyped_branch_grad(a, b, out_bar):
     if choice_1 < a:
         result_1 = a * 2.0
         returned_1 = True
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned_1:
         result_1 = b
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     # reverse sweep
     a_bar = 0.0
@@ -69,24 +69,24 @@ def untyped_branch_grad(a, b, out_bar):
     result_1_bar += a * result_2_bar
     a_bar += result_1 * result_2_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_1 = b
         b_bar += result_1_bar
         result_1_bar = 0.0
     itop -= 1
-    taken_1 = itape[itop]
+    taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
         # adjoint of: result_1 = a * 2.0
         a_bar += 2.0 * result_1_bar
     itop -= 1
-    taken_2 = itape[itop]
+    taken_2 = itape[np.uint64(itop)]
     if taken_2 == 1:
         # adjoint of: result = a
         a_bar += result_bar
         result_bar = 0.0
     itop -= 1
-    taken_3 = itape[itop]
+    taken_3 = itape[np.uint64(itop)]
     if taken_3 == 1:
         # adjoint of: result = b * 2.0
         b_bar += 2.0 * result_bar

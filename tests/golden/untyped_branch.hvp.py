@@ -38,19 +38,19 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
         result_1_dot = 2.0 * a_dot
         result_1 = a * 2.0
         returned_1 = True
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if not returned_1:
         result_1_dot = b_dot
         result_1 = b
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result_2_dot = result_dot + (a * result_1_dot + result_1 * a_dot)
     value = result_2_dot
@@ -63,13 +63,13 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
     a_bar += result_1_dot * result_2_dot_bar
     result_1_bar += a_dot * result_2_dot_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_1 = b
         b_bar += result_1_bar
         result_1_bar = 0.0
     itop -= 1
-    taken_1 = itape[itop]
+    taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
         # adjoint of: result_1 = a * 2.0
         a_bar += 2.0 * result_1_bar

@@ -20,7 +20,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = y_dot  # record y_dot: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y_dot  # record y_dot: overwritten next, and an adjoint reads it
         top += 1
         y_dot = x_dot[i]
         y = x[i]
@@ -29,7 +29,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
             trips += 1
             y_dot = 0.5 * y_dot + 0.05 * x_dot[i]
             y = 0.5 * y + 0.05 * x[i]
-        itape[itop] = trips  # record the trip count
+        itape[np.uint64(itop)] = trips  # record the trip count
         itop += 1
         s_dot += y * y_dot + y * y_dot
     value = s_dot
@@ -41,7 +41,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
         # adjoint of: s_dot += y * y_dot + y * y_dot
         y_bar += 2.0 * (y_dot * s_dot_bar)
         itop -= 1
-        trips = itape[itop]
+        trips = itape[np.uint64(itop)]
         for _ in range(trips):
             # adjoint of: y = 0.5 * y + 0.05 * x[i]
             t0 = y_bar
@@ -51,5 +51,5 @@ def while_in_for_hvp(x, x_dot, out_bar):
         x_bar[i] += y_bar
         y_bar = 0.0
         top -= 1
-        y_dot = tape[top]  # restore the value y_dot had before
+        y_dot = tape[np.uint64(top)]  # restore the value y_dot had before
     return value, x_bar

@@ -19,14 +19,14 @@ def while_in_for_vjp(x, out_bar):
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
-        tape[top] = y  # record y: overwritten next, and an adjoint reads it
+        tape[np.uint64(top)] = y  # record y: overwritten next, and an adjoint reads it
         top += 1
         y = x[i]
         trips = 0
         while y > 1.0:
             trips += 1
             y = 0.5 * y + 0.05 * x[i]
-        itape[itop] = trips  # record the trip count
+        itape[np.uint64(itop)] = trips  # record the trip count
         itop += 1
         s += y * y
     value = s
@@ -38,7 +38,7 @@ def while_in_for_vjp(x, out_bar):
         # adjoint of: s += y * y
         y_bar += 2.0 * (y * s_bar)
         itop -= 1
-        trips = itape[itop]
+        trips = itape[np.uint64(itop)]
         for _ in range(trips):
             # adjoint of: y = 0.5 * y + 0.05 * x[i]
             t0 = y_bar
@@ -46,7 +46,7 @@ def while_in_for_vjp(x, out_bar):
             x_bar[i] += 0.05 * t0
         # adjoint of: y = x[i]
         top -= 1
-        y = tape[top]  # restore the value y had before
+        y = tape[np.uint64(top)]  # restore the value y had before
         x_bar[i] += y_bar
         y_bar = 0.0
     return value, x_bar

@@ -21,28 +21,28 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if a[0] * a[0] >= t2:
         choice = a[0] * a_dot[0] + a[0] * a_dot[0]
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 2)  # room for all its records: trip counts are known here
     if a[0] * a[0] < t2:
         if t1 != 0.0:
             choice_2 = np.dot(np.ravel(t0), np.ravel(np.outer(v_dot, d))) / t1
-            itape[itop] = 1  # record the branch taken
+            itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice_2 = 0.0
-            itape[itop] = 0  # record the branch taken
+            itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
         choice_1 = choice_2 + np.sum(d * a_dot)
-        itape[itop] = 1  # record the branch taken
+        itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
         choice_1 = 0.0
-        itape[itop] = 0  # record the branch taken
+        itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     result_dot = choice + choice_1 + v_dot[1]
     value = result_dot
@@ -59,12 +59,12 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     choice_bar += result_dot_bar
     choice_1_bar += result_dot_bar
     itop -= 1
-    taken = itape[itop]
+    taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice_1 = choice_2 + np.sum(d * a_dot)
         choice_2_bar += choice_1_bar
         itop -= 1
-        taken_1 = itape[itop]
+        taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: choice_2 = np.dot(np.ravel(t0), np.ravel(np.outer(v_dot, d))) / t1
             t4 = np.ravel(t0)
@@ -74,7 +74,7 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
             t0_bar += np.reshape(np.ascontiguousarray(matmul_bar_left(t6 * choice_2_bar, t4, t5)), t0.shape)
             t1_bar += -t7 * t6 * choice_2_bar
     itop -= 1
-    taken_2 = itape[itop]
+    taken_2 = itape[np.uint64(itop)]
     if taken_2 == 1:
         # adjoint of: choice = a[0] * a_dot[0] + a[0] * a_dot[0]
         a_bar[0] += 2.0 * (a_dot[0] * choice_bar)

@@ -24,10 +24,10 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
     for _t in range(steps):
         for i in range(2, n - 3):
             t0 = u[i + 3] - 2.0 * u[i - 2]
-            tape[top] = v_dot[i]  # record v_dot[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = v_dot[i]  # record v_dot[i]: overwritten next, and an adjoint reads it
             top += 1
             v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i + 3] - (2.0 * u_dot[i - 2]))) - (u[i + 1] * (0.1 * u_dot[i - 1]) + 0.1 * u[i - 1] * u_dot[i + 1])
-            tape[top] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
             top += 1
             v[i] = u[i] + c * t0 - 0.1 * u[i - 1] * u[i + 1]
         u, v = v, u
@@ -114,12 +114,12 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
             t0 = u[i + 3] - 2.0 * u[i - 2]
             # adjoint of: v[i] = u[i] + c * t0 - 0.1 * u[i - 1] * u[i + 1]
             top_at -= 1
-            v[i] = tape[top_at]  # restore the value v[i] had before
+            v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
             c_bar += t0 * v_bar[i]
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i + 3] - (2.0 * u_dot[i - 2]))) - (u[i + 1] * (0.1 * u_dot[i - 1]) + 0.1 * u[i - 1] * u_dot[i + 1])
             top_at -= 1
-            v_dot[i] = tape[top_at]  # restore the value v_dot[i] had before
+            v_dot[i] = tape[np.uint64(top_at)]  # restore the value v_dot[i] had before
             t1 = u_dot[i + 3] - (2.0 * u_dot[i - 2])
             c_bar += t1 * v_dot_bar[i]
             v_dot_bar[i] = 0.0

@@ -20,7 +20,7 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     tape = reserve(tape, top + max(steps, 0) * max(n - 5, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
         for i in range(2, n - 3):
-            tape[top] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
+            tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
             top += 1
             v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
         u, v = v, u
@@ -67,7 +67,7 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
             top_at = top + i - 2 + 1
             # adjoint of: v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
             top_at -= 1
-            v[i] = tape[top_at]  # restore the value v[i] had before
+            v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
             t0 = u[i + 3] - 2.0 * u[i - 2]
             c_bar += t0 * v_bar[i]
             v_bar[i] = 0.0

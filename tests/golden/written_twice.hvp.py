@@ -22,10 +22,10 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
     for i in range(1, n - 1):
         v_dot[i] = x[i - 1] * a_dot + a * x_dot[i - 1]
         v[i] = a * x[i - 1]
-        tape[top] = v_dot[i]  # record v_dot[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = v_dot[i]  # record v_dot[i]: overwritten next, and its own adjoint reads it
         top += 1
         v_dot[i] = x[i + 1] * v_dot[i] + v[i] * x_dot[i + 1]
-        tape[top] = v[i]  # record v[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and its own adjoint reads it
         top += 1
         v[i] = v[i] * x[i + 1]
     result_dot = np.sum(v * v_dot + v * v_dot)
@@ -46,13 +46,13 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1
-        v[i] = tape[top]  # restore the value v[i] had before
+        v[i] = tape[np.uint64(top)]  # restore the value v[i] had before
         t1 = v_bar[i]
         v_bar[i] = x[i + 1] * t1
         x_bar[i + 1] += v[i] * t1
         # adjoint of: v_dot[i] = x[i + 1] * v_dot[i] + v[i] * x_dot[i + 1]
         top -= 1
-        v_dot[i] = tape[top]  # restore the value v_dot[i] had before
+        v_dot[i] = tape[np.uint64(top)]  # restore the value v_dot[i] had before
         t0 = v_dot_bar[i]
         x_bar[i + 1] += v_dot[i] * t0
         v_dot_bar[i] = x[i + 1] * t0

@@ -19,7 +19,7 @@ def written_twice_vjp(x, a, out_bar):
     tape = reserve(tape, top + (n - 2))  # room for all its records: trip counts are known here
     for i in range(1, n - 1):
         v[i] = a * x[i - 1]
-        tape[top] = v[i]  # record v[i]: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and its own adjoint reads it
         top += 1
         v[i] = v[i] * x[i + 1]
     result = np.sum(v * v)
@@ -34,7 +34,7 @@ def written_twice_vjp(x, a, out_bar):
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1
-        v[i] = tape[top]  # restore the value v[i] had before
+        v[i] = tape[np.uint64(top)]  # restore the value v[i] had before
         t0 = v_bar[i]
         v_bar[i] = x[i + 1] * t0
         x_bar[i + 1] += v[i] * t0

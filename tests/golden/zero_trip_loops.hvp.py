@@ -20,17 +20,17 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         s += x[i] * x[i]
     tape = reserve(tape, top + 2 * n_extra)  # room for all its records: trip counts are known here
     for _k in range(n_extra):
-        tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
         top += 1
         s_dot = x[0] * s_dot + s * x_dot[0]
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * x[0]
     for i in range(1, 1):
-        tape[top] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s_dot  # record s_dot: overwritten next, and its own adjoint reads it
         top += 1
         s_dot = x[i] * s_dot + s * x_dot[i]
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * x[i]
     for i in range(x.shape[0]):
@@ -47,13 +47,13 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
     for i in range(0, 0, -1):
         # adjoint of: s = s * x[i]
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t3 = s_bar
         s_bar = x[i] * t3
         x_bar[i] += s * t3
         # adjoint of: s_dot = x[i] * s_dot + s * x_dot[i]
         top -= 1
-        s_dot = tape[top]  # restore the value s_dot had before
+        s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t2 = s_dot_bar
         x_bar[i] += s_dot * t2
         s_dot_bar = x[i] * t2
@@ -62,13 +62,13 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
         s_bar = x[0] * t1
         x_bar_0 += s * t1
         # adjoint of: s_dot = x[0] * s_dot + s * x_dot[0]
         top -= 1
-        s_dot = tape[top]  # restore the value s_dot had before
+        s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t0 = s_dot_bar
         x_bar_0 += s_dot * t0
         s_dot_bar = x[0] * t0

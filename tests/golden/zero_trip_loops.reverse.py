@@ -17,11 +17,11 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         s += x[i] * x[i]
     tape = reserve(tape, top + n_extra)  # room for all its records: trip counts are known here
     for _k in range(n_extra):
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * x[0]
     for i in range(1, 1):
-        tape[top] = s  # record s: overwritten next, and its own adjoint reads it
+        tape[np.uint64(top)] = s  # record s: overwritten next, and its own adjoint reads it
         top += 1
         s = s * x[i]
     for i in range(x.shape[0]):
@@ -38,7 +38,7 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
     for i in range(0, 0, -1):
         # adjoint of: s = s * x[i]
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
         s_bar = x[i] * t1
         x_bar[i] += s * t1
@@ -46,7 +46,7 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
-        s = tape[top]  # restore the value s had before
+        s = tape[np.uint64(top)]  # restore the value s had before
         t0 = s_bar
         s_bar = x[0] * t0
         x_bar_0 += s * t0
