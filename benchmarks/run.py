@@ -369,18 +369,20 @@ def main(argv=None):
         return 0
     chosen = [w for w in WORKLOADS if not opts.names or w.name in opts.names]
     rows = [(w, measure(w, opts.repeats)) for w in chosen]
-    gradbench, gradbench_wrong = gradbench_section() if not opts.names else ([], False)
-    extra = [
-        startup_section(),
-        module_section("parallel_adjoint", "parallel_report", "prange adjoint report"),
-        module_section("alias_checks", "alias_report", "Overlap-check report"),
-        module_section("vectorized", "vectorized_report", "Vectorized report"),
-        module_section("second_order", "second_order_report", "Second-order report"),
-        module_section("checkpointing", "checkpointing_report", "Checkpointing report"),
-        peer_section(),
-        gradbench,
-    ]
-    text = report(rows, opts.repeats, extra if not opts.names else [])
+    gradbench_wrong, extra = False, []
+    if not opts.names:  # a subset prints its own rows only (the peers' section writes results/ too)
+        gradbench, gradbench_wrong = gradbench_section()
+        extra = [
+            startup_section(),
+            module_section("parallel_adjoint", "parallel_report", "prange adjoint report"),
+            module_section("alias_checks", "alias_report", "Overlap-check report"),
+            module_section("vectorized", "vectorized_report", "Vectorized report"),
+            module_section("second_order", "second_order_report", "Second-order report"),
+            module_section("checkpointing", "checkpointing_report", "Checkpointing report"),
+            peer_section(),
+            gradbench,
+        ]
+    text = report(rows, opts.repeats, extra)
     print(text)
     if not opts.names:  # only a full run replaces the recorded results
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
