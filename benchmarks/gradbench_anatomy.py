@@ -25,6 +25,7 @@ from benchmarks.gradbench_workloads import GB_WORKLOADS
 from benchmarks.tape import REVERSE_MARK
 from sourcead.pipeline import generate
 
+POSITION = r"np\.uint64\(\w+\)"  # a record's tape position (sourcead.recording.position)
 REPEATED = re.compile(r"^(\s*\w+(?:\[[^\]]*\])? [+-]= .*)\n\1$", re.M)
 SELF_UPDATE = re.compile(r"^\s*(t\d+) = (\w+_bar\[[^\]]*\])\n\s*\2 = 0\.0\n\s*\2 \+= \1$", re.M)
 
@@ -34,8 +35,8 @@ def patterns(source: str) -> dict:
     return {
         "lines": source.count("\n"),
         "checks": source.count("== tape.shape[0]") + source.count("== itape.shape[0]"),
-        "records": len(re.findall(r"^\s*l?tape\[\w+\] = ", source, re.M)),
-        "irecords": len(re.findall(r"^\s*l?itape\[\w+\] = ", source, re.M)),
+        "records": len(re.findall(rf"^\s*l?tape\[{POSITION}\] = ", source, re.M)),
+        "irecords": len(re.findall(rf"^\s*l?itape\[{POSITION}\] = ", source, re.M)),
         "self_updates": len(SELF_UPDATE.findall(source)),
         "repeated": len(REPEATED.findall(source)),
     }
@@ -46,7 +47,7 @@ def forward_sweep(func, wrt):
     gen = generate(func, "reverse", wrt)
     lines = gen.source.splitlines()
     # the counters are `top` and `itop`, or fresh names when the user's code has those names
-    top, itop = (re.search(rf"^\s*{tape}\[(\w+)\] = ", gen.source, re.M) for tape in ("tape", "itape"))
+    top, itop = (re.search(rf"^\s*{tape}\[np\.uint64\((\w+)\)\] = ", gen.source, re.M) for tape in ("tape", "itape"))
     top, itop = (found.group(1) if found else "0" for found in (top, itop))
     lines[lines.index(REVERSE_MARK)] = f"    return {top}, {itop}, value"
     namespace: dict = {}
