@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import overload, register_jitable
 
+from .pages import advise_huge_pages
+
 CHECKPOINT_RESTORE = 0  # restore the state held in snapshot `slot` (the state before step a)
 CHECKPOINT_STORE = 1  # store the current state (before step a) in snapshot `slot`
 CHECKPOINT_ADVANCE = 2  # run steps a .. b - 1 without records
@@ -199,6 +201,7 @@ def checkpoint_grow(snaps, rows):
     if snaps.shape[0] >= rows:
         return snaps
     bigger = np.empty((max(rows, 2 * snaps.shape[0]),) + snaps.shape[1:], snaps.dtype)
+    advise_huge_pages(bigger)
     bigger[: snaps.shape[0]] = snaps
     return bigger
 

@@ -25,6 +25,7 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_slots,
     checkpoint_store,
 )
+from .pages import advise_huge_pages
 
 
 @register_jitable
@@ -33,6 +34,7 @@ def reserve(tape, capacity):
     if capacity <= tape.shape[0]:
         return tape
     bigger = np.empty(max(capacity, 2 * tape.shape[0]), tape.dtype)
+    advise_huge_pages(bigger)
     for k in range(tape.shape[0]):  # a loop: numba compiles a slice copy here 20x slower (2 s)
         bigger[k] = tape[k]
     return bigger
