@@ -1,4 +1,4 @@
-"""Large tapes are backed by huge pages on Linux (`sourcead/pages.py`): the advice is given, and
+"""Large tapes are backed by huge pages on Linux (`sourcead/memory.py`): the advice is given, and
 growing a tape keeps its contents."""
 
 from pathlib import Path
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from sourcead.pages import HUGE_PAGE_BYTES
+from sourcead.memory import HUGE_PAGE_BYTES
 from sourcead.runtime import reserve
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
