@@ -44,7 +44,7 @@ class StatementAdjoints:
             return self.array_assignment(s)
         lin = prog.linearize(s.value, s.origin)
         target_bar = prog.shadow(s.target, "_bar")
-        zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)
+        zero = cst.parse_expression(f"zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)
         if lin.root is None:
             if s.accumulate is not None:  # `s += 1.0`: the derivative of s passes through unchanged
                 return []
@@ -137,7 +137,7 @@ class StatementAdjoints:
         if isinstance(source, cst.Name) and prog.is_active(source.value):
             lines.append(Line(cst.Name(prog.bar(source.value)), "+=", cst.Name(prog.bar(s.var))))
         if (len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params) and self.needs_reset(s):
-            zero = cst.parse_expression(f"np.zeros_like({prog.bar(s.var)})")
+            zero = cst.parse_expression(f"zeros_like({prog.bar(s.var)})")
             lines.append(Line(cst.Name(prog.bar(s.var)), "=", zero))
         return lines
 

@@ -105,7 +105,8 @@ def module_text(
         parts.append("from numba import prange\n")
     from .runtime import HELPERS
 
-    used = set(helpers) | {name for name in HELPERS if re.search(rf"\b{name}\(", function)}
+    # a call of the helper itself, not of a method or module attribute of that name (np.zeros_like)
+    used = set(helpers) | {name for name in HELPERS if re.search(rf"(?<![\w.]){name}\(", function)}
     if used:
         parts.append(f"from sourcead.runtime import {', '.join(sorted(used))}\n")
     if bindings:

@@ -1,10 +1,13 @@
-"""The memory of tapes: `empty_tape(like, size)` allocates a tape, `advise_huge_pages(array)` asks
-Linux to back a large array with 2 MiB pages (`madvise(MADV_HUGEPAGE)`).
+"""The memory generated code allocates: `empty_tape(like, size)` for a tape, `zeros_like(a)` for
+the adjoint of a whole array, `chunk_zeros(shape)` for the per-chunk rows of a parallel adjoint;
+`advise_huge_pages(array)` asks Linux to back a large array with 2 MiB pages
+(`madvise(MADV_HUGEPAGE)`).
 
-Both are lowered straight to LLVM IR under numba rather than written as jitted helpers, so they
-add nothing to a cold first call: numba compiles every overload a helper calls as a function of
-its own, and `reserve`'s `np.empty(size, tape.dtype)` alone cost 0.2 s per tape dtype (a reverse
-sweep has two: floats and ints). In plain Python (`jit=False`) they are NumPy's.
+All are lowered straight to LLVM IR under numba rather than written as jitted helpers or NumPy
+calls, so they add nothing to a cold first call: numba compiles each overload it meets as a
+function of its own, per argument types. `np.zeros_like` cost 0.2-0.6 s per array type, the
+`np.zeros` of the chunk rows 0.3-0.4 s, `reserve`'s `np.empty(size, tape.dtype)` 0.2 s per tape
+dtype. In plain Python (`jit=False`) they are NumPy's.
 
 Huge pages, because a tape that grows to tens of megabytes is a fresh allocation on every call
 (glibc hands blocks that large back to the kernel when they are freed), and the kernel faults it
@@ -25,6 +28,10 @@ from numba.core import cgutils, types
 from numba.core.imputils import impl_ret_new_ref
 from numba.extending import lower_builtin, type_callable
 from numba.np.arrayobj import _empty_nd_impl, make_array
+
+# the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
+# that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
+ADJOINT_CHUNKS = 16
 
 # NumPy's threshold for the same advice (numpy/_core/src/multiarray/alloc.c)
 HUGE_PAGE_BYTES = 1 << 22
@@ -93,3 +100,55 @@ def _advise(context, builder, array) -> None:
         madvise = cgutils.get_or_insert_function(builder.module, madvise_type, "madvise")
         advice = ir.Constant(ir.IntType(32), _MADV_HUGEPAGE)
         builder.call(madvise, [builder.inttoptr(first, bytes_ptr), builder.sub(end, first), advice])
+
+
+def zeros_like(array):
+    """A new array of zeros with `array`'s shape and dtype: `np.zeros_like(array)` (the adjoint of
+    a whole array starts so), without the compile of numba's overload, 0.2-0.6 s per array type."""
+    return np.zeros_like(array)
+
+
+def chunk_zeros(shape):
+    """Float zeros of shape (ADJOINT_CHUNKS, *shape): a contiguous slab per chunk. Opaque to
+    numba's parallel pass, which would make an inline `np.zeros` a parallel loop of its own (a
+    function compiled on its own: about a second per allocation)."""
+    return np.zeros((ADJOINT_CHUNKS, *shape))
+
+
+@type_callable(zeros_like)
+def _zeros_like_type(context):
+    def typer(array):
+        if isinstance(array, types.Array):  # numba's np.zeros_like type: 'A' becomes 'C'
+            return array.copy(layout="C" if array.layout == "A" else array.layout, readonly=False)
+
+    return typer
+
+
+@lower_builtin(zeros_like, types.Array)
+def _zeros_like_lower(context, builder, signature, args):
+    source = make_array(signature.args[0])(context, builder, value=args[0])
+    return _zeros(context, builder, signature.return_type, cgutils.unpack_tuple(builder, source.shape))
+
+
+@type_callable(chunk_zeros)
+def _chunk_zeros_type(context):
+    def typer(shape):
+        if isinstance(shape, types.BaseTuple) and all(isinstance(n, types.Integer) for n in shape):
+            return types.Array(types.float64, len(shape) + 1, "C")
+
+    return typer
+
+
+@lower_builtin(chunk_zeros, types.BaseTuple)
+def _chunk_zeros_lower(context, builder, signature, args):
+    sizes = cgutils.unpack_tuple(builder, args[0])
+    sizes = [context.cast(builder, n, t, types.intp) for n, t in zip(sizes, signature.args[0], strict=True)]
+    chunks = context.get_constant(types.intp, ADJOINT_CHUNKS)
+    return _zeros(context, builder, signature.return_type, [chunks, *sizes])
+
+
+def _zeros(context, builder, array_type, shape):
+    """A new array of `array_type` and `shape` (lowered sizes), its bytes set to zero."""
+    zeros = _empty_nd_impl(context, builder, array_type, shape)
+    cgutils.memset(builder, zeros.data, builder.mul(zeros.nitems, zeros.itemsize), 0)
+    return impl_ret_new_ref(context, builder, array_type, zeros._getvalue())

@@ -160,4 +160,4 @@ def _initialize_adjoints(plan: ReversePlan, seeds: list[str], written_seeds: lis
             for seed in rest:
                 out.line(f"{bar(var)} += {seed}")
         else:
-            out.line(f"{bar(var)} = {code(prog.zero(var))}")
+            out.line(f"{bar(var)} = {code(prog.adjoint_zero(var))}")

@@ -318,7 +318,7 @@ class ReverseSweep:
             if not self.prog.kinds.is_array(var):
                 out.line(f"{bar(var)} = 0.0")
             else:  # a row or scratch array of this iteration (replayed just above)
-                out.line(f"{bar(var)} = np.zeros_like({var})")
+                out.line(f"{bar(var)} = zeros_like({var})")
         for partial in self.scope.partial_sums.values():
             out.line(f"{partial} = 0.0")
         self.sweep(loop.body, out)

@@ -25,7 +25,7 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_slots,
     checkpoint_store,
 )
-from .memory import empty_tape
+from .memory import ADJOINT_CHUNKS, chunk_zeros, empty_tape, zeros_like  # noqa: F401  (generated code imports them)
 
 
 @register_jitable
@@ -49,18 +49,6 @@ def last_index(start, stop, step):
 
 
 # --- parallel adjoints: per-chunk sums, added in chunk order ---------------------------------
-
-# the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
-# that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
-ADJOINT_CHUNKS = 16
-
-
-@register_jitable
-def chunk_zeros(shape):
-    """Float zeros of shape (ADJOINT_CHUNKS, *shape): a contiguous slab per chunk. A call, not an
-    inline `np.zeros`, which numba's parallel pass would make a parallel loop of its own (a
-    function compiled on its own: about a second per allocation)."""
-    return np.zeros((ADJOINT_CHUNKS,) + shape)
 
 
 def add_chunk_rows(total, rows, part):
@@ -636,6 +624,7 @@ def _expand_axis(g, x, axis):
 # every helper generated code may import (the namer keeps user variables off these names)
 HELPERS = (
     "reserve",
+    "zeros_like",
     "last_index",
     "unbroadcast",
     "chosen",

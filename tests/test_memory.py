@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from sourcead.memory import HUGE_PAGE_BYTES
+from sourcead.memory import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, chunk_zeros, zeros_like
 from sourcead.runtime import reserve
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
@@ -44,3 +44,44 @@ def test_a_large_tape_is_advised_huge_pages():
     grown = _grow(np.zeros(3), 2 * HUGE_PAGE_BYTES // 8)
     middle = grown.ctypes.data + HUGE_PAGE_BYTES
     assert "hg" in _vm_flags(middle)  # MADV_HUGEPAGE given to the mapping
+
+
+@njit
+def _zeros_like_three(a, b, c):
+    return zeros_like(a), zeros_like(b), zeros_like(c)
+
+
+@njit
+def _numba_zeros_like_three(a, b, c):
+    return np.zeros_like(a), np.zeros_like(b), np.zeros_like(c)
+
+
+def test_zeros_like_is_numpys():
+    """The runtime's zeros_like gives what numba's np.zeros_like gives: shape, dtype, layout (a
+    non-contiguous view becomes C, Fortran order stays) and zeros, also over memory that held
+    other values."""
+    a = np.arange(12.0).reshape(4, 3)
+    b, c = np.asfortranarray(a), a[:, ::2]
+    ours, numbas = _zeros_like_three(a, b, c), _numba_zeros_like_three(a, b, c)
+    assert (
+        _zeros_like_three.nopython_signatures[0].return_type
+        == _numba_zeros_like_three.nopython_signatures[0].return_type
+    )
+    for got, expected in zip(ours, numbas, strict=True):
+        assert got.shape == expected.shape and got.dtype == expected.dtype and got.strides == expected.strides
+        assert not got.any()
+    ints = np.arange(5)
+    assert _zeros_like_three(ints, np.float64(2.0) * np.ones((2, 2, 2)), np.zeros(0))[0].dtype == np.int64
+    np.testing.assert_array_equal(zeros_like(a), np.zeros_like(a))  # plain Python: NumPy's
+
+
+@njit
+def _chunk_rows(scalar, array):
+    return chunk_zeros(()), chunk_zeros(array.shape)
+
+
+def test_chunk_zeros_has_a_zero_row_per_chunk():
+    for jitted in (True, False):
+        rows, rows_2d = (_chunk_rows if jitted else _chunk_rows.py_func)(1.0, np.ones((3, 2)))
+        assert rows.shape == (ADJOINT_CHUNKS,) and rows_2d.shape == (ADJOINT_CHUNKS, 3, 2)
+        assert rows.dtype == rows_2d.dtype == np.float64 and not rows.any() and not rows_2d.any()

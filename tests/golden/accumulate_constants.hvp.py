@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
@@ -40,9 +40,9 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     p_bar = 0.0
     result_dot_bar = out_bar
     s_bar = 0.0
-    y_bar = np.zeros_like(y)
-    y0_bar = np.zeros_like(y0)
-    y_dot_bar = np.zeros_like(y_dot)
+    y_bar = zeros_like(y)
+    y0_bar = zeros_like(y0)
+    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = y[0] * s_dot + s * y_dot[0] + y_dot[1]
     y_bar[0] += s_dot * result_dot_bar
     s_bar += y_dot[0] * result_dot_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def accumulate_constants_vjp(p, y0, n, out_bar):
@@ -34,8 +34,8 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     p_bar = 0.0
     result_bar = out_bar
     s_bar = 0.0
-    y_bar = np.zeros_like(y)
-    y0_bar = np.zeros_like(y0)
+    y_bar = zeros_like(y)
+    y0_bar = zeros_like(y0)
     # adjoint of: result = s * y[0] + y[1]
     s_bar += y[0] * result_bar
     y_bar[0] += s * result_bar

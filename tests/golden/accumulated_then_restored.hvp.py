@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
@@ -30,7 +30,7 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
     s_bar = 0.0
     t_dot_bar = 0.0
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = t_dot + 2.0 * s_dot
     t_dot_bar += result_dot_bar
     for i in range(x.shape[0] - 1, -1, -1):

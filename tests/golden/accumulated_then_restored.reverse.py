@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def accumulated_then_restored_vjp(x, w, out_bar):
@@ -28,7 +28,7 @@ def accumulated_then_restored_vjp(x, w, out_bar):
     s_bar = 0.0
     t_bar = 0.0
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = t + s * 2.0
     t_bar += result_bar
     s_bar += 2.0 * result_bar

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     # reverse mode (adjoints) of argument_by_reference with respect to K, a
@@ -26,9 +28,9 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     result_2_dot = M[0, 1] * M_dot[0, 0] + M[0, 0] * M_dot[0, 1]
     value = result_2_dot
     # reverse sweep
-    K_bar = np.zeros_like(K)
-    M_bar = np.zeros_like(M)
-    M_dot_bar = np.zeros_like(M_dot)
+    K_bar = zeros_like(K)
+    M_bar = zeros_like(M)
+    M_dot_bar = zeros_like(M_dot)
     a_bar = 0.0
     result_bar = 0.0
     result_1_bar = 0.0

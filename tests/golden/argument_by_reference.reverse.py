@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def argument_by_reference_vjp(K, a, out_bar):
     # reverse mode (adjoints) of argument_by_reference with respect to K, a
@@ -19,8 +21,8 @@ def argument_by_reference_vjp(K, a, out_bar):
     result_2 = M[0, 0] * M[0, 1]
     value = result_2
     # reverse sweep
-    K_bar = np.zeros_like(K)
-    M_bar = np.zeros_like(M)
+    K_bar = zeros_like(K)
+    M_bar = zeros_like(M)
     a_bar = 0.0
     result_bar = 0.0
     result_1_bar = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
@@ -55,8 +55,8 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     s_dot_bar = 0.0
     t0_bar = 0.0
     t1_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result_dot = s_dot + p_dot
     s_dot_bar += result_dot_bar
     p_dot_bar += result_dot_bar

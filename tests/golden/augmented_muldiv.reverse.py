@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def augmented_muldiv_vjp(x, y, out_bar):
@@ -34,8 +34,8 @@ def augmented_muldiv_vjp(x, y, out_bar):
     p_bar = 0.0
     result_bar = out_bar
     s_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = s + p
     s_bar += result_bar
     p_bar += result_bar

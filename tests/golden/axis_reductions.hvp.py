@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast
+from sourcead.runtime import expand_axis, unbroadcast, zeros_like
 
 
 def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
@@ -23,12 +23,12 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
     value = result_dot
     # reverse sweep
-    X_bar = np.zeros_like(X)
-    col_bar = np.zeros_like(col)
-    col_dot_bar = np.zeros_like(col_dot)
+    X_bar = zeros_like(X)
+    col_bar = zeros_like(col)
+    col_dot_bar = zeros_like(col_dot)
     result_dot_bar = out_bar
-    t1_bar = np.zeros_like(t1)
-    w_bar = np.zeros_like(w)
+    t1_bar = zeros_like(t1)
+    w_bar = zeros_like(w)
     # adjoint of: result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
     t6 = col * col_dot + col * col_dot
     t7 = X * X_dot + X * X_dot

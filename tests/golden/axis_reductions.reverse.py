@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast
+from sourcead.runtime import expand_axis, unbroadcast, zeros_like
 
 
 def axis_reductions_vjp(X, w, out_bar):
@@ -19,11 +19,11 @@ def axis_reductions_vjp(X, w, out_bar):
     result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     value = result
     # reverse sweep
-    X_bar = np.zeros_like(X)
-    col_bar = np.zeros_like(col)
+    X_bar = zeros_like(X)
+    col_bar = zeros_like(col)
     result_bar = out_bar
-    row_bar = np.zeros_like(row)
-    w_bar = np.zeros_like(w)
+    row_bar = zeros_like(row)
+    w_bar = zeros_like(w)
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     t2 = np.ones(X.shape[0])
     t3 = np.sum(X * X, axis=1)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import last_index, reserve
+from sourcead.runtime import last_index, reserve, zeros_like
 
 
 def backwards_strides_hvp(x, x_dot, out_bar):
@@ -34,7 +34,7 @@ def backwards_strides_hvp(x, x_dot, out_bar):
     # reverse sweep
     s_bar = 0.0
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(last_index(last, 0, -2), last + 1, 2):
         # adjoint of: s = s + (x[i] * s)
         top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import last_index, reserve
+from sourcead.runtime import last_index, reserve, zeros_like
 
 
 def backwards_strides_vjp(x, out_bar):
@@ -27,7 +27,7 @@ def backwards_strides_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, n, 3):
         # adjoint of: s -= x[i]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def branches_hvp(x, y, x_dot, y_dot, out_bar):
@@ -63,7 +63,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
     s_bar = 0.0
     s_dot_bar = out_bar
     t0_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     itop -= 1
     taken = itape[np.uint64(itop)]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def branches_vjp(x, y, out_bar):
@@ -49,7 +49,7 @@ def branches_vjp(x, y, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     itop -= 1
     taken = itape[np.uint64(itop)]

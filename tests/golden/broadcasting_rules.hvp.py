@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
@@ -20,12 +20,12 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(p * t0 ** (p - 1.0) * (x * x_dot + x * x_dot) + np.log(t0 + (t0 == 0.0)) * t1 * p_dot) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
     value = result_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
+    A_bar = zeros_like(A)
     p_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
-    x_bar = np.zeros_like(x)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(p * t0 ** (p - 1.0) * (x * x_dot + x * x_dot) + np.log(t0 + (t0 == 0.0)) * t1 * p_dot) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
     t3 = x * A_dot + A * x_dot
     t4 = np.copysign(1.0, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def broadcasting_rules_vjp(A, x, p, out_bar):
@@ -16,10 +16,10 @@ def broadcasting_rules_vjp(A, x, p, out_bar):
     result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
     value = result
     # reverse sweep
-    A_bar = np.zeros_like(A)
+    A_bar = zeros_like(A)
     p_bar = 0.0
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
     t0 = 1.0 + x * x
     t1 = t0 ** p

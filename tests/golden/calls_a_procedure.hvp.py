@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def calls_a_procedure_hvp(x, c, x_dot, c_dot, out_bar):
     # reverse mode (adjoints) of calls_a_procedure with respect to x, c
@@ -23,9 +25,9 @@ def calls_a_procedure_hvp(x, c, x_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]

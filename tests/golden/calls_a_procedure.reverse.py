@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def calls_a_procedure_vjp(x, c, out_bar):
     # reverse mode (adjoints) of calls_a_procedure with respect to x, c
@@ -20,8 +22,8 @@ def calls_a_procedure_vjp(x, c, out_bar):
     # reverse sweep
     c_bar = 0.0
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += y[i] * y[i]

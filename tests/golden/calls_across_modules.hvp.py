@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 SCALE = 0.5
@@ -58,7 +58,7 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     result_dot_bar = 0.0
     w_bar = 0.0
     weighted_s_dot_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
     weighted_s_dot_bar += result_1_dot_bar
     w_bar += 2.0 * (w_dot * result_1_dot_bar)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 SCALE = 0.5
@@ -54,7 +54,7 @@ def calls_across_modules_vjp(x, w, out_bar):
     result_1_bar = out_bar
     w_bar = 0.0
     weighted_s_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_1 = weighted_s + w * w
     weighted_s_bar += result_1_bar
     w_bar += 2.0 * (w * result_1_bar)

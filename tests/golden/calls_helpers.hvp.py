@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
@@ -71,7 +71,7 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     t0_bar = 0.0
     t1_bar = 0.0
     t2_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     # adjoint of: result_1_dot = result * s_dot + s * result_dot + b_dot
     result_bar += s_dot * result_1_dot_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def calls_helpers_vjp(x, y, out_bar):
@@ -51,7 +51,7 @@ def calls_helpers_vjp(x, y, out_bar):
     result1_bar = 0.0
     result_1_bar = out_bar
     s_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     # adjoint of: result_1 = s * result + b
     s_bar += result * result_1_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def centered_squares_hvp(x, x_dot, out_bar):
@@ -17,9 +17,9 @@ def centered_squares_hvp(x, x_dot, out_bar):
     result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
     value = result_dot
     # reverse sweep
-    d_bar = np.zeros_like(d)
+    d_bar = zeros_like(d)
     result_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
     t0 = d * d_dot + d * d_dot
     t1 = np.full_like(t0, result_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmin
+from sourcead.runtime import at_argmin, zeros_like
 
 
 def centered_squares_vjp(x, out_bar):
@@ -14,9 +14,9 @@ def centered_squares_vjp(x, out_bar):
     result = np.sum((d * d)) + np.min(x) * 0.5
     value = result
     # reverse sweep
-    d_bar = np.zeros_like(d)
+    d_bar = zeros_like(d)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.sum((d * d)) + np.min(x) * 0.5
     d_bar += 2.0 * (d * result_bar)
     x_bar += at_argmin(0.5 * result_bar, x)

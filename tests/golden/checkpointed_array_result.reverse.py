@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, zeros_like
 
 
 def checkpointed_array_result_vjp(data, c, out_bar):
@@ -31,7 +31,7 @@ def checkpointed_array_result_vjp(data, c, out_bar):
     # reverse sweep
     acc_bar = out_bar.copy()
     c_bar = 0.0
-    data_bar = np.zeros_like(data)
+    data_bar = zeros_like(data)
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
@@ -74,7 +74,7 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
     choice_bar = 0.0
     choice_1_bar = 0.0
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += choice + choice_1 + (choice_2 + choice_3) + math.copysign(1.0, a - 0.3) * a_dot

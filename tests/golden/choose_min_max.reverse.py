@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def choose_min_max_vjp(x, y, out_bar):
@@ -39,7 +39,7 @@ def choose_min_max_vjp(x, y, out_bar):
     # reverse sweep
     a_bar = 0.0
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)

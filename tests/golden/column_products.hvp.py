@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, zeros_like
 
 
 def column_products_hvp(A, v, A_dot, v_dot, out_bar):
@@ -25,10 +25,10 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
         s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
     value = s_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
+    A_bar = zeros_like(A)
     s_dot_bar = out_bar
     t0_bar = 0.0
-    v_bar = np.zeros_like(v)
+    v_bar = zeros_like(v)
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
         t1 = np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot)

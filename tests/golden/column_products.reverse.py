@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, zeros_like
 
 
 def column_products_vjp(A, v, out_bar):
@@ -17,9 +17,9 @@ def column_products_vjp(A, v, out_bar):
         s += np.dot(A[:, j], v) ** 2
     value = s
     # reverse sweep
-    A_bar = np.zeros_like(A)
+    A_bar = zeros_like(A)
     s_bar = out_bar
-    v_bar = np.zeros_like(v)
+    v_bar = zeros_like(v)
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s += np.dot(A[:, j], v) ** 2
         t0 = np.dot(A[:, j], v)

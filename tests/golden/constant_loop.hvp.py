@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def constant_loop_hvp(x, w, x_dot, out_bar):
@@ -20,7 +21,7 @@ def constant_loop_hvp(x, w, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # the values this iteration computes first, again (cheaper than records)

@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def constant_loop_vjp(x, w, out_bar):
@@ -19,7 +20,7 @@ def constant_loop_vjp(x, w, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += math.sin(x[i]) / norm

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def copy_modify_hvp(x, x_dot, out_bar):
@@ -40,9 +40,9 @@ def copy_modify_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
         # adjoint of: s_dot += math.cos(y[i]) * y_dot[i]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def copy_modify_vjp(x, out_bar):
@@ -32,8 +32,8 @@ def copy_modify_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
         # adjoint of: s += math.sin(y[i])

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def crossed_writes_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of crossed_writes with respect to x
@@ -24,10 +26,10 @@ def crossed_writes_hvp(x, x_dot, out_bar):
             s_dot += (a + 1) * (B[a, b] * B_dot[a, b] + B[a, b] * B_dot[a, b])
     value = s_dot
     # reverse sweep
-    B_bar = np.zeros_like(B)
-    B_dot_bar = np.zeros_like(B_dot)
+    B_bar = zeros_like(B)
+    B_dot_bar = zeros_like(B_dot)
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for a in range(n - 1, -1, -1):
         if s_dot_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped

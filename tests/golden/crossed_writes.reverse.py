@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def crossed_writes_vjp(x, out_bar):
     # reverse mode (adjoints) of crossed_writes with respect to x
@@ -20,9 +22,9 @@ def crossed_writes_vjp(x, out_bar):
             s += B[a, b] * B[a, b] * (a + 1)
     value = s
     # reverse sweep
-    B_bar = np.zeros_like(B)
+    B_bar = zeros_like(B)
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for a in range(n - 1, -1, -1):
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped

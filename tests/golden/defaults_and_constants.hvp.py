@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -26,9 +26,9 @@ def defaults_and_constants_hvp(x, alpha, n, x_dot, out_bar):
         s_dot += STENCIL[i, 0] * x_dot[i] + STENCIL[i, 1] * (2.0 * x[i + 1] * x_dot[i + 1])
     value = s_dot
     # reverse sweep
-    result_1_bar = np.zeros_like(result_1)
+    result_1_bar = zeros_like(result_1)
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(0, n):  # every contribution exists here: element i_1 + 1

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve
+from sourcead.runtime import chunk_zeros, reserve, zeros_like
 
 
 def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -51,11 +51,11 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     kappa_bar = 0.0
     result_dot_bar = out_bar
     s_dot_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * s_dot
     s_dot_bar += 0.5 * result_dot_bar
     for i in range(n - 1, -1, -1):

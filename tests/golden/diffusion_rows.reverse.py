@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve
+from sourcead.runtime import chunk_zeros, reserve, zeros_like
 
 
 def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
@@ -43,9 +43,9 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
     kappa_bar = 0.0
     result_bar = out_bar
     s_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * s
     s_bar += 0.5 * result_bar
     for i in range(n - 1, -1, -1):

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
@@ -82,8 +82,8 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     t5_bar = 0.0
     t6_bar = 0.0
     t7_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result_dot = t6 * s_dot + -t7 * t6 * a_dot
     t6_bar += s_dot * result_dot_bar
     s_dot_bar += t6 * result_dot_bar

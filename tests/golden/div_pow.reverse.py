@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def div_pow_vjp(x, y, a, out_bar):
@@ -24,8 +25,8 @@ def div_pow_vjp(x, y, a, out_bar):
     q_bar = 0.0
     result_bar = out_bar
     s_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = s / a
     t7 = 1.0 / a
     t8 = s / a

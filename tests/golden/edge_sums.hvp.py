@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
@@ -38,10 +38,10 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    weights_bar = np.zeros_like(weights)
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
+    weights_bar = zeros_like(weights)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = y * y_dot + y * y_dot
     t2 = np.full_like(t1, result_dot_bar)

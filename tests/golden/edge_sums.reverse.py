@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def edge_sums_vjp(x, edges, weights, out_bar):
@@ -34,9 +34,9 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    weights_bar = np.zeros_like(weights)
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    weights_bar = zeros_like(weights)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
     y_bar += 2.0 * (y * result_bar)
     for e in range(edges.shape[0] - 1, -1, -1):

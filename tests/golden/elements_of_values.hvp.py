@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
 
 
 def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
@@ -19,12 +19,12 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     result_dot = part_dot[0] + (np.dot(A_dot[1], x) + np.dot(A[1], x_dot)) + (np.dot(A_dot[2, :], x) + np.dot(A[2, :], x_dot)) + part_1_dot[1] + part_2_dot[-1]
     value = result_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    part_1_dot_bar = np.zeros_like(part_1_dot)
-    part_2_dot_bar = np.zeros_like(part_2_dot)
-    part_dot_bar = np.zeros_like(part_dot)
+    A_bar = zeros_like(A)
+    part_1_dot_bar = zeros_like(part_1_dot)
+    part_2_dot_bar = zeros_like(part_2_dot)
+    part_dot_bar = zeros_like(part_dot)
     result_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = part_dot[0] + (np.dot(A_dot[1], x) + np.dot(A[1], x_dot)) + (np.dot(A_dot[2, :], x) + np.dot(A[2, :], x_dot)) + part_1_dot[1] + part_2_dot[-1]
     part_dot_bar[0] += result_dot_bar
     x_bar += matmul_bar_right(result_dot_bar, A_dot[1], x)

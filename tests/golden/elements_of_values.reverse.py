@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, zeros_like
 
 
 def elements_of_values_vjp(A, x, out_bar):
@@ -18,12 +18,12 @@ def elements_of_values_vjp(A, x, out_bar):
     result = part[0] + np.dot(A[1], x) + A[2, :] @ x + part_1[1] + part_2[-1]
     value = result
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    part_bar = np.zeros_like(part)
-    part_1_bar = np.zeros_like(part_1)
-    part_2_bar = np.zeros_like(part_2)
+    A_bar = zeros_like(A)
+    part_bar = zeros_like(part)
+    part_1_bar = zeros_like(part_1)
+    part_2_bar = zeros_like(part_2)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = part[0] + np.dot(A[1], x) + A[2, :] @ x + part_1[1] + part_2[-1]
     part_bar[0] += result_bar
     A_bar[1] += matmul_bar_left(result_bar, A[1], x)

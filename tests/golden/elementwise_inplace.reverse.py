@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def elementwise_inplace_vjp(x, y, out_bar):
@@ -33,8 +33,8 @@ def elementwise_inplace_vjp(x, y, out_bar):
         z[i] = z[i] + math.cos(z[i])
     value = z.copy()
     # reverse sweep
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     z_bar = out_bar.copy()
     for i in range(stop - 1, -1, -1):
         # adjoint of: z[i] = z[i] + math.cos(z[i])

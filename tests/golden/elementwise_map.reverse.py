@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def elementwise_map_vjp(x, y, out_bar):
@@ -16,8 +16,8 @@ def elementwise_map_vjp(x, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar.copy()
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = np.tanh(x) * y + np.sqrt(y * y + 1.0)
     t0 = np.tanh(x)
     t1 = np.sqrt(y * y + 1.0)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def empty_loop_between_records_vjp(x, m, out_bar):
@@ -38,8 +38,8 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     result_bar = out_bar
     s_bar = 0.0
     t_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = s + t + np.sum(y * y)
     s_bar += result_bar
     t_bar += result_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import snapshot
+from sourcead.runtime import snapshot, zeros_like
 
 
 def evaluation_order_vjp(x0, out_bar):
@@ -21,8 +21,8 @@ def evaluation_order_vjp(x0, out_bar):
     before_bar = 0.0
     result_bar = 0.0
     result_1_bar = out_bar
-    x_bar = np.zeros_like(x)
-    x0_bar = np.zeros_like(x0)
+    x_bar = zeros_like(x)
+    x0_bar = zeros_like(x0)
     y_bar = 0.0
     # adjoint of: result_1 = y * x[2] + x[0]
     y_bar += x[2] * result_1_bar

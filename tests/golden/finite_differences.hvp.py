@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
@@ -21,14 +21,14 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     result_dot = np.sum(d * d_dot + d * d_dot)
     value = result_dot
     # reverse sweep
-    d_bar = np.zeros_like(d)
-    d_dot_bar = np.zeros_like(d_dot)
+    d_bar = zeros_like(d)
+    d_dot_bar = zeros_like(d_dot)
     h_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
+    t0_bar = zeros_like(t0)
     t1_bar = 0.0
-    t2_bar = np.zeros_like(t2)
-    x_bar = np.zeros_like(x)
+    t2_bar = zeros_like(t2)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)
     t10 = d * d_dot + d * d_dot
     t11 = np.full_like(t10, result_dot_bar)

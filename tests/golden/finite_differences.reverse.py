@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def finite_differences_vjp(x, h, out_bar):
@@ -16,10 +16,10 @@ def finite_differences_vjp(x, h, out_bar):
     result = np.sum(d * d)
     value = result
     # reverse sweep
-    d_bar = np.zeros_like(d)
+    d_bar = zeros_like(d)
     h_bar = 0.0
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(d * d)
     d_bar += 2.0 * (d * result_bar)
     # adjoint of: d = (x[1:] - x[:-1]) / h

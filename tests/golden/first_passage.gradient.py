@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def first_passage_grad(x, limit, out_bar):
@@ -61,7 +61,7 @@ def first_passage_grad(x, limit, out_bar):
     result_bar = out_bar
     s_bar = 0.0
     t_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def first_passage_hvp(x, limit, x_dot, out_bar):
@@ -81,7 +81,7 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     t_bar = 0.0
     t0_bar = 0.0
     t_dot_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

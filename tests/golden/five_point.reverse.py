@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def five_point_vjp(u0, kappa, steps, out_bar):
@@ -31,9 +31,9 @@ def five_point_vjp(u0, kappa, steps, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * np.sum(u * u)
     u_bar += 2.0 * (u * (0.5 * result_bar))
     for _t in range(steps - 1, -1, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def forward_substitution_vjp(L, b, out_bar):
@@ -27,8 +27,8 @@ def forward_substitution_vjp(L, b, out_bar):
         x[i] = r / L[i, i]
     value = x
     # reverse sweep
-    L_bar = np.zeros_like(L)
-    b_bar = np.zeros_like(b)
+    L_bar = zeros_like(L)
+    b_bar = zeros_like(b)
     r_bar = 0.0
     x_bar = out_bar.copy()
     for i in range(n - 1, -1, -1):

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
@@ -61,9 +61,9 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     t0_bar = 0.0
     t1_bar = 0.0
     t_dot_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = s_dot + t_dot + np.sum(y * y_dot + y * y_dot)
     t8 = y * y_dot + y * y_dot
     s_dot_bar += result_dot_bar

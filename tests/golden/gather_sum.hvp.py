@@ -2,11 +2,10 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def gather_sum_hvp(x, idx, x_dot, out_bar):
@@ -24,7 +23,7 @@ def gather_sum_hvp(x, idx, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     x_bar_rows = chunk_zeros(x.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed

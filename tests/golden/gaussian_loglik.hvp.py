@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
@@ -25,10 +25,10 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     result_dot_bar = out_bar
     sigma_bar = 0.0
     t0_bar = 0.0
-    t1_bar = np.zeros_like(t1)
-    x_bar = np.zeros_like(x)
-    z_bar = np.zeros_like(z)
-    z_dot_bar = np.zeros_like(z_dot)
+    t1_bar = zeros_like(t1)
+    x_bar = zeros_like(x)
+    z_bar = zeros_like(z)
+    z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
     t9 = z * (-0.5 * z_dot) + -0.5 * z * z_dot
     t10 = 1.0 / sigma

@@ -4,6 +4,8 @@
 import math
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     # reverse mode (adjoints) of gaussian_loglik with respect to x, mu, sigma
@@ -19,8 +21,8 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     mu_bar = 0.0
     result_bar = out_bar
     sigma_bar = 0.0
-    x_bar = np.zeros_like(x)
-    z_bar = np.zeros_like(z)
+    x_bar = zeros_like(x)
+    z_bar = zeros_like(z)
     # adjoint of: result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
     z_bar += -0.5 * (z * result_bar)
     z_bar += -0.5 * z * result_bar

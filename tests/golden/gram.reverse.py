@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def gram_vjp(X, out_bar):
@@ -28,7 +28,7 @@ def gram_vjp(X, out_bar):
     value = G
     # reverse sweep
     G_bar = out_bar.copy()
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     s_bar = 0.0
     for i in range(n - 1, -1, -1):
         for j in range(n - 1, -1, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
@@ -41,11 +41,11 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     e_dot_bar = out_bar
     kappa_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: e_dot += u[i] * u_dot[i] + u[i] * u_dot[i]

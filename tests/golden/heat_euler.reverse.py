@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def heat_euler_vjp(u0, kappa, out_bar):
@@ -32,9 +32,9 @@ def heat_euler_vjp(u0, kappa, out_bar):
     # reverse sweep
     e_bar = out_bar
     kappa_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: e += u[i] * u[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
 
 
 def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -83,11 +83,11 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     right_bar = 0.0
     right_dot_bar = 0.0
     t0_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    un_bar = np.zeros_like(un)
-    un_dot_bar = np.zeros_like(un_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    un_bar = zeros_like(un)
+    un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t4 = u * u_dot + u * u_dot
     t5 = np.full_like(t4, result_dot_bar)

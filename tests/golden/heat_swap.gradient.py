@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def heat_swap_grad(u0, kappa, n_steps, out_bar):
@@ -34,9 +34,9 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
     kappa_bar = 0.0
     result_bar = out_bar
     s_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * s
     s_bar += 0.5 * result_bar
     # its iterations' adjoints are independent: run in the loop's order

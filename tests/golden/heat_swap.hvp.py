@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -50,11 +50,11 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     kappa_bar = 0.0
     result_dot_bar = out_bar
     s_dot_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * s_dot
     s_dot_bar += 0.5 * result_dot_bar
     # its iterations' adjoints are independent: run in the loop's order

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, reserve
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, reserve, zeros_like
 
 
 def heat_until_vjp(u0, k, floor, most, out_bar):
@@ -70,9 +70,9 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
     left_bar = 0.0
     result_bar = out_bar
     right_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    un_bar = np.zeros_like(un)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u) + steps
     u_bar += 2.0 * (u * result_bar)
     # adjoint of the checkpointed while loop: its steps again from snapshots, as scheduled

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
@@ -27,7 +27,7 @@ def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
         x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def index_before_its_loop_vjp(x, w, out_bar):
@@ -26,7 +26,7 @@ def index_before_its_loop_vjp(x, w, out_bar):
     # reverse sweep
     s_bar = out_bar
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
         x_bar[i] += 2.0 * (x[i] * s_bar)

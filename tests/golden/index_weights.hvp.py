@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def index_weights_hvp(x, x_dot, out_bar):
@@ -26,7 +26,7 @@ def index_weights_hvp(x, x_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     t0_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += x[i] * ((w + 1.0) * x_dot[i]) + t0 * x_dot[i] - (0.5 * w * x_dot[i])
         t1 = (w + 1.0) * x_dot[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def index_weights_vjp(x, out_bar):
@@ -24,7 +24,7 @@ def index_weights_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += (w + 1.0) * x[i] * x[i] - 0.5 * w * x[i]
         t0 = (w + 1.0) * x[i]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def infinities_hvp(x, x_dot, out_bar):
@@ -73,7 +73,7 @@ def infinities_hvp(x, x_dot, out_bar):
     choice_bar = 0.0
     choice_1_bar = 0.0
     result_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

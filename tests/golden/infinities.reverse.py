@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def infinities_vjp(x, out_bar):
@@ -43,7 +43,7 @@ def infinities_vjp(x, out_bar):
     best_bar = 0.0
     result_bar = out_bar
     worst_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros
+from sourcead.runtime import chunk_zeros, zeros_like
 
 
 def inner_recurrence_grad(x, w, out_bar_1):
@@ -23,10 +23,10 @@ def inner_recurrence_grad(x, w, out_bar_1):
             z = math.sin(z) * w + math.cos(z * w)
         out[i] = z
     # reverse sweep
-    out_bar = np.zeros_like(out)
+    out_bar = zeros_like(out)
     s_bar = out_bar_1
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += out[i] * out[i]

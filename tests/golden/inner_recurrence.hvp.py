@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros
+from sourcead.runtime import chunk_zeros, zeros_like
 
 
 def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
@@ -33,11 +33,11 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
         s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
     value = s_dot
     # reverse sweep
-    out_bar = np.zeros_like(out)
-    out_dot_bar = np.zeros_like(out_dot)
+    out_bar = zeros_like(out)
+    out_dot_bar = zeros_like(out_dot)
     s_dot_bar = out_bar_1
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -42,11 +42,11 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
     t0 = u * u_dot + u * u_dot
     t1 = np.full_like(t0, 0.5 * result_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -34,12 +34,12 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
         s_dot += r * (0.5 * r_dot) + 0.5 * r * r_dot
     value = s_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    b_bar = np.zeros_like(b)
+    A_bar = zeros_like(A)
+    b_bar = zeros_like(b)
     r_bar = 0.0
     r_dot_bar = 0.0
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += r * (0.5 * r_dot) + 0.5 * r * r_dot
         r_bar += 0.5 * r_dot * s_dot_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -27,11 +27,11 @@ def least_squares_vjp(A, x, b, out_bar):
         s += 0.5 * r * r
     value = s
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    b_bar = np.zeros_like(b)
+    A_bar = zeros_like(A)
+    b_bar = zeros_like(b)
     r_bar = 0.0
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
         # adjoint of: s += 0.5 * r * r
         r_bar += 0.5 * (r * s_bar)

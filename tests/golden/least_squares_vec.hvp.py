@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -21,13 +21,13 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     value = result_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    b_bar = np.zeros_like(b)
-    r_bar = np.zeros_like(r)
-    r_dot_bar = np.zeros_like(r_dot)
+    A_bar = zeros_like(A)
+    b_bar = zeros_like(b)
+    r_bar = zeros_like(r)
+    r_dot_bar = zeros_like(r_dot)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    x_bar = np.zeros_like(x)
+    t0_bar = zeros_like(t0)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     t4 = r * r_dot + r * r_dot
     t5 = np.full_like(t4, 0.5 * result_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -17,11 +17,11 @@ def least_squares_vjp(A, x, b, out_bar):
     result = 0.5 * np.sum(r * r)
     value = result
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    b_bar = np.zeros_like(b)
-    r_bar = np.zeros_like(r)
+    A_bar = zeros_like(A)
+    b_bar = zeros_like(b)
+    r_bar = zeros_like(r)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = 0.5 * np.sum(r * r)
     r_bar += 2.0 * (r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b

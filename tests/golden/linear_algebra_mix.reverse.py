@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, prod_others, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, prod_others, unbroadcast, zeros_like
 
 
 def linear_algebra_mix_vjp(A, x, y, out_bar):
@@ -20,12 +20,12 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     result = np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)
     value = result
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    B_bar = np.zeros_like(B)
-    c_bar = np.zeros_like(c)
+    A_bar = zeros_like(A)
+    B_bar = zeros_like(B)
+    c_bar = zeros_like(c)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)
     t6 = B @ y
     t7 = np.linalg.norm(t6)

@@ -2,11 +2,10 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def logistic_loss_grad(w, X, y, out_bar):
@@ -18,7 +17,7 @@ def logistic_loss_grad(w, X, y, out_bar):
     # reverse sweep
     result_bar = out_bar
     total_bar = 0.0
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
     t3 = 1.0 / n

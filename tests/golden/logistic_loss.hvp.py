@@ -2,11 +2,10 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def logistic_loss_hvp(w, X, y, w_dot, out_bar):
@@ -35,7 +34,7 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     total_dot_bar = 0.0
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = t3 * total_dot
     total_dot_bar += t3 * result_dot_bar

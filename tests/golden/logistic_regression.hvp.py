@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_right, unbroadcast, zeros_like
 
 
 def logistic_regression_hvp(w, X, y, w_dot, out_bar):
@@ -18,9 +18,9 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    w_bar = np.zeros_like(w)
-    z_bar = np.zeros_like(z)
+    t0_bar = zeros_like(t0)
+    w_bar = zeros_like(w)
+    z_bar = zeros_like(z)
     # adjoint of: result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * (-y * z_dot)))
     t3 = 1.0 / (1.0 + t0)
     t4 = 1.0 / (1.0 + t0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_right, unbroadcast, zeros_like
 
 
 def logistic_regression_vjp(w, X, y, out_bar):
@@ -16,8 +16,8 @@ def logistic_regression_vjp(w, X, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    w_bar = np.zeros_like(w)
-    z_bar = np.zeros_like(z)
+    w_bar = zeros_like(w)
+    z_bar = zeros_like(z)
     # adjoint of: result = np.mean(np.log1p(np.exp(-y * z)))
     t0 = np.exp(-y * z)
     t1 = np.log1p(t0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmax, unbroadcast
+from sourcead.runtime import at_argmax, unbroadcast, zeros_like
 
 
 def logsumexp_hvp(x, x_dot, out_bar):
@@ -21,9 +21,9 @@ def logsumexp_hvp(x, x_dot, out_bar):
     # reverse sweep
     m_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
+    t0_bar = zeros_like(t0)
     t1_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (x_dot - m_dot))
     t3 = 1.0 / t1
     t4 = 1.0 / t1

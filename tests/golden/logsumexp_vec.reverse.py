@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import at_argmax
+from sourcead.runtime import at_argmax, zeros_like
 
 
 def logsumexp_vjp(x, out_bar):
@@ -17,7 +17,7 @@ def logsumexp_vjp(x, out_bar):
     # reverse sweep
     m_bar = 0.0
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = m + math.log(np.sum(np.exp(x - m)))
     t0 = np.exp(x - m)
     t1 = np.sum(t0)

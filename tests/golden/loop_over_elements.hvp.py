@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
@@ -27,8 +28,8 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     s_dot_bar = out_bar
     t0_bar = 0.0
     v_bar = 0.0
-    w_bar = np.zeros_like(w)
-    x_bar = np.zeros_like(x)
+    w_bar = zeros_like(w)
+    x_bar = zeros_like(x)
     for i in range(len(x) - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         v_dot = x_dot[i]

@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def loop_over_elements_vjp(x, w, out_bar):
@@ -22,8 +23,8 @@ def loop_over_elements_vjp(x, w, out_bar):
     # reverse sweep
     s_bar = out_bar
     v_bar = 0.0
-    w_bar = np.zeros_like(w)
-    x_bar = np.zeros_like(x)
+    w_bar = zeros_like(w)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(len(x)):
         # the values this iteration computes first, again (cheaper than records)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
@@ -45,9 +45,9 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     a_bar = 0.0
     b_bar = 0.0
     s_dot_bar = out_bar
-    seq_bar = np.zeros_like(seq)
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    seq_bar = zeros_like(seq)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     for i in range(min(len(x), len(seq)) - 1, -1, -1):
         # adjoint of: s_dot += b * (i * a_dot) + i * a * b_dot
         b_bar += i * a_dot * s_dot_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
@@ -54,10 +54,10 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         s_dot += (i + 1.0) * row_dot[0]
     value = s_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    row_bar = np.zeros_like(row)
+    A_bar = zeros_like(A)
+    row_bar = zeros_like(row)
     s_dot_bar = out_bar
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     for i in range(len(A) - 1, -1, -1):
         # adjoint of: row = A[i]
         itop -= 1
@@ -65,7 +65,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         A_bar[i] += row_bar
-        row_bar = np.zeros_like(row_bar)
+        row_bar = zeros_like(row_bar)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
@@ -88,7 +88,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         top -= shape_2[0]
         row = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array row was before
         A_bar[k] += row_bar
-        row_bar = np.zeros_like(row_bar)
+        row_bar = zeros_like(row_bar)
         itop -= 1
         shape_3 = (itape[itop + 0],)
         top -= shape_3[0]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -38,10 +38,10 @@ def loop_over_rows_vjp(A, w, out_bar):
         s += row[0] * (i + 1.0)
     value = s
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    row_bar = np.zeros_like(row)
+    A_bar = zeros_like(A)
+    row_bar = zeros_like(row)
     s_bar = out_bar
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     for i in range(len(A) - 1, -1, -1):
         # adjoint of: s += row[0] * (i + 1.0)
         row_bar[0] += (i + 1.0) * s_bar
@@ -51,7 +51,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         A_bar[i] += row_bar
-        row_bar = np.zeros_like(row_bar)
+        row_bar = zeros_like(row_bar)
     for k in range(len(A) - 1, -1, -1):
         # adjoint of: s += np.sum(row * row * w)
         t0 = row * row * w
@@ -65,5 +65,5 @@ def loop_over_rows_vjp(A, w, out_bar):
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         A_bar[k] += row_bar
-        row_bar = np.zeros_like(row_bar)
+        row_bar = zeros_like(row_bar)
     return value, A_bar, w_bar

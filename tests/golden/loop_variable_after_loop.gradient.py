@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def loop_variable_after_loop_grad(x, w, out_bar):
@@ -29,7 +29,7 @@ def loop_variable_after_loop_grad(x, w, out_bar):
     result_bar = out_bar
     s_bar = 0.0
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[k]
     s_bar += result_bar
     x_bar[j] += x[k] * result_bar

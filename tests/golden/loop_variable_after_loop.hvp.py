@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
@@ -36,7 +36,7 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
     result_dot_bar = out_bar
     s_dot_bar = 0.0
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[k] * x_dot[j] + x[j] * x_dot[k])
     s_dot_bar += result_dot_bar
     x_bar[k] += x_dot[j] * result_dot_bar

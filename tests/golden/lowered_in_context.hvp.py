@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import expand_axis, reserve, unbroadcast
+from sourcead.runtime import expand_axis, reserve, unbroadcast, zeros_like
 
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
@@ -35,16 +35,16 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
     value = result_dot
     # reverse sweep
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     choice_bar = 0.0
     result_dot_bar = out_bar
-    t1_bar = np.zeros_like(t1)
+    t1_bar = zeros_like(t1)
     t2_bar = 0.0
-    t3_bar = np.zeros_like(t3)
-    t4_bar = np.zeros_like(t4)
-    t5_bar = np.zeros_like(t5)
+    t3_bar = zeros_like(t3)
+    t4_bar = zeros_like(t4)
+    t5_bar = zeros_like(t5)
     t6_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
     t16 = t0 * np.sum(X_dot, axis=0)
     t17 = 2.0 * t1 * t16

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import expand_axis
+from sourcead.runtime import expand_axis, zeros_like
 
 
 def lowered_in_context_vjp(X, x, out_bar):
@@ -16,9 +16,9 @@ def lowered_in_context_vjp(X, x, out_bar):
     result = (np.sum((np.sum(X, axis=0) / X.shape[0]) ** 2) + np.sum((x - 1.0) ** 2) + 2.0 ** (-x[0]) + np.sum((x + x) / (x * 2.0) ** 2) + np.cbrt((x[1] + 2.0)) ** 2)
     value = result
     # reverse sweep
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = (np.sum((np.sum(X, axis=0) / X.shape[0]) ** 2) + np.sum((x - 1.0) ** 2) + 2.0 ** (-x[0]) + np.sum((x + x) / (x * 2.0) ** 2) + np.cbrt((x[1] + 2.0)) ** 2)
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]

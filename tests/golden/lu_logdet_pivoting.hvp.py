@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def lu_logdet_hvp(A, A_dot, out_bar):
@@ -80,9 +80,9 @@ def lu_logdet_hvp(A, A_dot, out_bar):
                 U[i, j] = U[i, j] - f * U[k, j]
     value = logdet_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    U_bar = np.zeros_like(U)
-    U_dot_bar = np.zeros_like(U_dot)
+    A_bar = zeros_like(A)
+    U_bar = zeros_like(U)
+    U_dot_bar = zeros_like(U_dot)
     f_bar = 0.0
     f_dot_bar = 0.0
     logdet_dot_bar = out_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def lu_logdet_vjp(A, out_bar):
@@ -55,8 +55,8 @@ def lu_logdet_vjp(A, out_bar):
                 U[i, j] = U[i, j] - f * U[k, j]
     value = logdet
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    U_bar = np.zeros_like(U)
+    A_bar = zeros_like(A)
+    U_bar = zeros_like(U)
     f_bar = 0.0
     logdet_bar = out_bar
     tmp_bar = 0.0

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros
+from sourcead.runtime import chunk_zeros, zeros_like
 
 
 def mapped_stencil_grad(u, c, out_bar):
@@ -23,8 +23,8 @@ def mapped_stencil_grad(u, c, out_bar):
     # reverse sweep
     c_bar = 0.0
     s_bar = out_bar
-    u_bar = np.zeros_like(u)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    v_bar = zeros_like(v)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += math.tanh(v[i])

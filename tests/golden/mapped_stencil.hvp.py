@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve
+from sourcead.runtime import chunk_zeros, reserve, zeros_like
 
 
 def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
@@ -39,9 +39,9 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     c_bar = 0.0
     s_dot_bar = out_bar
     t1_bar = 0.0
-    u_bar = np.zeros_like(u)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -42,9 +42,9 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     c_bar = 0.0
     result_dot_bar = out_bar
     t_dot_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = t_dot + np.sum(y * y_dot + y * y_dot)
     t0 = y * y_dot + y * y_dot
     t_dot_bar += result_dot_bar

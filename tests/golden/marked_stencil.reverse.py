@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, zeros_like
 
 
 def marked_stencil_vjp(x, c, out_bar):
@@ -37,8 +37,8 @@ def marked_stencil_vjp(x, c, out_bar):
     c_bar = 0.0
     result_bar = out_bar
     t_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = t + np.sum(y * y)
     t_bar += result_bar
     y_bar += 2.0 * (y * result_bar)

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def matvec_vjp(A, x, out_bar):
     # reverse mode (adjoints) of matvec with respect to A, x
@@ -16,8 +18,8 @@ def matvec_vjp(A, x, out_bar):
             y[i] += A[i, j] * x[j]
     value = y
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    x_bar = np.zeros_like(x)
+    A_bar = zeros_like(A)
+    x_bar = zeros_like(x)
     y_bar = out_bar.copy()
     for i in range(A.shape[0] - 1, -1, -1):
         for j in range(A.shape[1] - 1, -1, -1):

@@ -4,6 +4,8 @@
 import math
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def mean_and_centered_vjp(x, out0_bar, out1_bar):
     # reverse mode (adjoints) of mean_and_centered with respect to x
@@ -24,7 +26,7 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     # reverse sweep
     m_bar = 0.0
     result0_bar = out0_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = out1_bar.copy()
     # adjoint of: result0 = m * m
     m_bar += 2.0 * (m * result0_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -24,15 +24,15 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     value = result_dot
     # reverse sweep
-    W_bar = np.zeros_like(W)
-    b_bar = np.zeros_like(b)
-    h_bar = np.zeros_like(h)
-    h_dot_bar = np.zeros_like(h_dot)
+    W_bar = zeros_like(W)
+    b_bar = zeros_like(b)
+    h_bar = zeros_like(h)
+    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
-    v_bar = np.zeros_like(v)
-    x_bar = np.zeros_like(x)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    v_bar = zeros_like(v)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     h_bar += matmul_bar_right(result_dot_bar, v_dot, h)
     v_bar += matmul_bar_left(result_dot_bar, v, h_dot)

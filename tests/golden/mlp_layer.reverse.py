@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -19,12 +19,12 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     result = np.dot(v, h)
     value = result
     # reverse sweep
-    W_bar = np.zeros_like(W)
-    b_bar = np.zeros_like(b)
-    h_bar = np.zeros_like(h)
+    W_bar = zeros_like(W)
+    b_bar = zeros_like(b)
+    h_bar = zeros_like(h)
     result_bar = out_bar
-    v_bar = np.zeros_like(v)
-    x_bar = np.zeros_like(x)
+    v_bar = zeros_like(v)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.dot(v, h)
     v_bar += matmul_bar_left(result_bar, v, h)
     h_bar += matmul_bar_right(result_bar, v, h)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
@@ -41,9 +41,9 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
     value = total_dot
     # reverse sweep
     best_dot_bar = 0.0
-    centroids_bar = np.zeros_like(centroids)
+    centroids_bar = zeros_like(centroids)
     d2_dot_bar = 0.0
-    points_bar = np.zeros_like(points)
+    points_bar = zeros_like(points)
     t_bar = 0.0
     total_dot_bar = out_bar
     for i in range(points.shape[0] - 1, -1, -1):

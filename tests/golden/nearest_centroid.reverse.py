@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def nearest_centroid_vjp(points, centroids, out_bar):
@@ -35,9 +35,9 @@ def nearest_centroid_vjp(points, centroids, out_bar):
     value = total
     # reverse sweep
     best_bar = 0.0
-    centroids_bar = np.zeros_like(centroids)
+    centroids_bar = zeros_like(centroids)
     d2_bar = 0.0
-    points_bar = np.zeros_like(points)
+    points_bar = zeros_like(points)
     t_bar = 0.0
     total_bar = out_bar
     for i in range(points.shape[0] - 1, -1, -1):

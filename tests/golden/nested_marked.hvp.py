@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
 
 
 def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
@@ -73,9 +73,9 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     t2_bar = 0.0
     t3_bar = 0.0
     total_dot_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
     # adjoint of: result_dot = total_dot + np.sum(u * u_dot + u * u_dot)
     t14 = u * u_dot + u * u_dot
     total_dot_bar += result_dot_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, zeros_like
 
 
 def nested_steps_vjp(u0, k, outer, inner, out_bar):
@@ -44,8 +44,8 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     k_bar = 0.0
     result_bar = out_bar
     total_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
     # adjoint of: result = total + np.sum(u * u)
     total_bar += result_bar
     u_bar += 2.0 * (u * result_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast
+from sourcead.runtime import expand_axis, unbroadcast, zeros_like
 
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
@@ -32,20 +32,20 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t4 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t5 * y_dot)
     value = result_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    centred_bar = np.zeros_like(centred)
-    outer_bar = np.zeros_like(outer)
-    outer_dot_bar = np.zeros_like(outer_dot)
-    part_bar = np.zeros_like(part)
-    part_1_bar = np.zeros_like(part_1)
+    A_bar = zeros_like(A)
+    centred_bar = zeros_like(centred)
+    outer_bar = zeros_like(outer)
+    outer_dot_bar = zeros_like(outer_dot)
+    part_bar = zeros_like(part)
+    part_1_bar = zeros_like(part_1)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
-    t3_bar = np.zeros_like(t3)
-    t4_bar = np.zeros_like(t4)
-    t5_bar = np.zeros_like(t5)
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    t3_bar = zeros_like(t3)
+    t4_bar = zeros_like(t4)
+    t5_bar = zeros_like(t5)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t4 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t5 * y_dot)
     t9 = A * outer_dot + outer * A_dot
     t10 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))

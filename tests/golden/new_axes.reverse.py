@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast
+from sourcead.runtime import expand_axis, unbroadcast, zeros_like
 
 
 def new_axes_vjp(x, y, A, out_bar):
@@ -21,14 +21,14 @@ def new_axes_vjp(x, y, A, out_bar):
     result = np.sum(outer * A) + np.sum(np.reshape(x, (x.shape[0], 1)) * centred) + np.sum(np.reshape(part_1, (part_1.shape[0], 1)) * y)
     value = result
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    centred_bar = np.zeros_like(centred)
-    outer_bar = np.zeros_like(outer)
-    part_bar = np.zeros_like(part)
-    part_1_bar = np.zeros_like(part_1)
+    A_bar = zeros_like(A)
+    centred_bar = zeros_like(centred)
+    outer_bar = zeros_like(outer)
+    part_bar = zeros_like(part)
+    part_1_bar = zeros_like(part_1)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(outer * A) + np.sum(np.reshape(x, (x.shape[0], 1)) * centred) + np.sum(np.reshape(part_1, (part_1.shape[0], 1)) * y)
     t4 = np.reshape(x, (x.shape[0], 1))
     t5 = np.reshape(part_1, (part_1.shape[0], 1))

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
     # reverse mode (adjoints) of one_sided with respect to x, w
@@ -24,9 +26,9 @@ def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]

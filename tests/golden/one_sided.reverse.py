@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def one_sided_vjp(x, w, lo, out_bar):
     # reverse mode (adjoints) of one_sided with respect to x, w
@@ -21,8 +23,8 @@ def one_sided_vjp(x, w, lo, out_bar):
     # reverse sweep
     s_bar = out_bar
     w_bar = 0.0
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += y[i] * y[i]

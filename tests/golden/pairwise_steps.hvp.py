@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
@@ -62,9 +62,9 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     e_dot_bar = out_bar
     f_bar = 0.0
     f_dot_bar = 0.0
-    p_bar = np.zeros_like(p)
-    p0_bar = np.zeros_like(p0)
-    p_dot_bar = np.zeros_like(p_dot)
+    p_bar = zeros_like(p)
+    p0_bar = zeros_like(p0)
+    p_dot_bar = zeros_like(p_dot)
     r_bar = 0.0
     r_dot_bar = 0.0
     t0_bar = 0.0
@@ -72,9 +72,9 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     t2_bar = 0.0
     t3_bar = 0.0
     t4_bar = 0.0
-    v_bar = np.zeros_like(v)
-    v0_bar = np.zeros_like(v0)
-    v_dot_bar = np.zeros_like(v_dot)
+    v_bar = zeros_like(v)
+    v0_bar = zeros_like(v0)
+    v_dot_bar = zeros_like(v_dot)
     w_bar = 0.0
     w_dot_bar = 0.0
     for i in range(n - 1, -1, -1):

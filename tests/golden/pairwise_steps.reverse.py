@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
@@ -43,11 +43,11 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
     d_bar = 0.0
     e_bar = out_bar
     f_bar = 0.0
-    p_bar = np.zeros_like(p)
-    p0_bar = np.zeros_like(p0)
+    p_bar = zeros_like(p)
+    p0_bar = zeros_like(p0)
     r_bar = 0.0
-    v_bar = np.zeros_like(v)
-    v0_bar = np.zeros_like(v0)
+    v_bar = zeros_like(v)
+    v0_bar = zeros_like(v0)
     w_bar = 0.0
     for i in range(n - 1, -1, -1):
         if d_bar != 0.0 or e_bar != 0.0:

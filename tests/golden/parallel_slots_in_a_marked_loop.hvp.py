@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, zeros_like
 
 
 def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -62,11 +62,11 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     # reverse sweep
     kappa_bar = 0.0
     s_dot_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
         u_bar[i] += u_dot[i] * (t1 * s_dot_bar)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, zeros_like
 
 
 def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
@@ -44,9 +44,9 @@ def parallel_slots_in_a_marked_loop_vjp(u0, kappa, n_steps, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     s_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += u[i] * u[i] * float(i)

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, unbroadcast, zeros_like
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -70,11 +70,11 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     energy_dot_bar = 0.0
     k_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    un_bar = np.zeros_like(un)
-    un_dot_bar = np.zeros_like(un_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    un_bar = zeros_like(un)
+    un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     t6 = u * u_dot + u * u_dot
     t7 = np.full_like(t6, result_dot_bar)

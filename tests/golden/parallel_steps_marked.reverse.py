@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, zeros_like
 
 
 def parallel_steps_vjp(u0, k, steps, out_bar):
@@ -49,9 +49,9 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
     energy_bar = 0.0
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    un_bar = np.zeros_like(un)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u) + energy
     u_bar += 2.0 * (u * result_bar)
     energy_bar += result_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def particle_loss_hvp(w, dt, w_dot, out_bar):
@@ -287,7 +287,7 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
     vx_dot_bar = 0.0
     vy_bar = 0.0
     vy_dot_bar = 0.0
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     xf_bar = 0.0
     xf_dot_bar = 0.0
     for j in range(w.shape[0] - 1, -1, -1):

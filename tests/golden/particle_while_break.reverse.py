@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def particle_loss_vjp(w, dt, out_bar):
@@ -123,7 +123,7 @@ def particle_loss_vjp(w, dt, out_bar):
     total_bar = out_bar
     vx_bar = 0.0
     vy_bar = 0.0
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     xf_bar = 0.0
     for j in range(w.shape[0] - 1, -1, -1):
         # adjoint of: total += xf * xf

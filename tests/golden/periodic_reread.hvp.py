@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
@@ -47,11 +47,11 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     c_dot_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = 0.0
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    un_bar = np.zeros_like(un)
-    un_dot_bar = np.zeros_like(un_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    un_bar = zeros_like(un)
+    un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t3 = u * u_dot + u * u_dot
     t4 = np.full_like(t3, result_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def periodic_stencil_vjp(u0, k, steps, out_bar):
@@ -35,9 +35,9 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    un_bar = np.zeros_like(un)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u)
     u_bar += 2.0 * (u * result_bar)
     for t in range(steps - 1, -1, -1):

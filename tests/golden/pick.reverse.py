@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def pick_vjp(x, c, t, out_bar):
@@ -28,8 +28,8 @@ def pick_vjp(x, c, t, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
         # adjoint of: s += y[i] * y[i] * x[i]

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def prefix_sums_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of prefix_sums with respect to x
@@ -21,9 +23,9 @@ def prefix_sums_hvp(x, x_dot, out_bar):
         s_dot += c[i] * c_dot[i] + c[i] * c_dot[i]
     value = s_dot
     # reverse sweep
-    c_bar = np.zeros_like(c)
+    c_bar = zeros_like(c)
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s_dot += c[i] * c_dot[i] + c[i] * c_dot[i]

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def prefix_sums_vjp(x, out_bar):
     # reverse mode (adjoints) of prefix_sums with respect to x
@@ -17,9 +19,9 @@ def prefix_sums_vjp(x, out_bar):
         s += c[i] * c[i]
     value = s
     # reverse sweep
-    c_bar = np.zeros_like(c)
+    c_bar = zeros_like(c)
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += c[i] * c[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def product_hvp(x, x_dot, out_bar):
@@ -27,7 +27,7 @@ def product_hvp(x, x_dot, out_bar):
     # reverse sweep
     p_bar = 0.0
     p_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: p = p * x[i]
         top -= 1

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
@@ -43,7 +43,7 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
     b_dot_bar = 0.0
     choice_bar = 0.0
     result_dot_bar = out_bar
-    xs_bar = np.zeros_like(xs)
+    xs_bar = zeros_like(xs)
     # adjoint of: result_dot = xs[1] * b_dot + b * xs_dot[1]
     xs_bar[1] += b_dot * result_dot_bar
     b_dot_bar += xs[1] * result_dot_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def pruned_branch_vjp(xs, v1, out_bar):
@@ -37,7 +37,7 @@ def pruned_branch_vjp(xs, v1, out_bar):
     b_bar = 0.0
     choice_bar = 0.0
     result_bar = out_bar
-    xs_bar = np.zeros_like(xs)
+    xs_bar = zeros_like(xs)
     # adjoint of: result = b * xs[1]
     b_bar += xs[1] * result_bar
     xs_bar[1] += b * result_bar

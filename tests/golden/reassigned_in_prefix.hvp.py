@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
@@ -51,13 +51,13 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
         s_dot += x[i] * t_dot + t * x_dot[i] + (a[k] * (a[k] * u_dot + u * a_dot[k]) + u * a[k] * a_dot[k])
     value = s_dot
     # reverse sweep
-    a_bar = np.zeros_like(a)
+    a_bar = zeros_like(a)
     s_dot_bar = out_bar
     t_bar = 0.0
     t_dot_bar = 0.0
     u_bar = 0.0
     u_dot_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * t_dot + t * x_dot[i] + (a[k] * (a[k] * u_dot + u * a_dot[k]) + u * a[k] * a_dot[k])
         t2 = a[k] * u_dot + u * a_dot[k]

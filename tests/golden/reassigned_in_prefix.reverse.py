@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def reassigned_in_prefix_vjp(a, x, out_bar):
@@ -42,11 +42,11 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
         s += t * x[i] + u * a[k] * a[k]
     value = s
     # reverse sweep
-    a_bar = np.zeros_like(a)
+    a_bar = zeros_like(a)
     s_bar = out_bar
     t_bar = 0.0
     u_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s += t * x[i] + u * a[k] * a[k]
         t_bar += x[i] * s_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
@@ -81,7 +81,7 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     s_dot_bar = 0.0
     t_bar = 0.0
     t_dot_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + t_dot
     s_dot_bar += result_dot_bar
     t_dot_bar += result_dot_bar

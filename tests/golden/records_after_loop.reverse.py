@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def records_after_loop_vjp(x, a, out_bar):
@@ -52,7 +52,7 @@ def records_after_loop_vjp(x, a, out_bar):
     result_bar = out_bar
     s_bar = 0.0
     t_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = s + t
     s_bar += result_bar
     t_bar += result_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -46,14 +46,14 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     value = result_dot
     # reverse sweep
-    W_bar = np.zeros_like(W)
-    h_bar = np.zeros_like(h)
-    h0_bar = np.zeros_like(h0)
-    h_dot_bar = np.zeros_like(h_dot)
-    inputs_bar = np.zeros_like(inputs)
+    W_bar = zeros_like(W)
+    h_bar = zeros_like(h)
+    h0_bar = zeros_like(h0)
+    h_dot_bar = zeros_like(h_dot)
+    inputs_bar = zeros_like(inputs)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     t12 = h[n] * h_dot[n] + h[n] * h_dot[n]
     t13 = np.full_like(t12, result_dot_bar)
@@ -88,7 +88,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t3 = (1.0 - t2 * t2) * t1_bar
         t0_bar += unbroadcast(t3, t0)
         h_bar[t] += unbroadcast(t3, h[t])
-        t1_bar = np.zeros_like(t1_bar)
+        t1_bar = zeros_like(t1_bar)
         # adjoint of: t0 = np.dot(inputs[t], W)
         itop -= 1
         shape_1 = (itape[itop + 0],)
@@ -96,7 +96,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t0 = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array t0 was before
         inputs_bar[t] += matmul_bar_left(t0_bar, inputs[t], W)
         W_bar += matmul_bar_right(t0_bar, inputs[t], W)
-        t0_bar = np.zeros_like(t0_bar)
+        t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0
     h0_bar += h_bar[0]
     h_bar[0] = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -21,10 +21,10 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     result = np.sum(h[n] * h[n])
     value = result
     # reverse sweep
-    W_bar = np.zeros_like(W)
-    h_bar = np.zeros_like(h)
-    h0_bar = np.zeros_like(h0)
-    inputs_bar = np.zeros_like(inputs)
+    W_bar = zeros_like(W)
+    h_bar = zeros_like(h)
+    h0_bar = zeros_like(h0)
+    inputs_bar = zeros_like(inputs)
     result_bar = out_bar
     # adjoint of: result = np.sum(h[n] * h[n])
     h_bar[n] += 2.0 * (h[n] * result_bar)

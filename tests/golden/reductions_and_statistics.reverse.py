@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, at_argmax, expand_axis, max_along, min_along, select_along_bar, unbroadcast, unsort
+from sourcead.runtime import as_vector, at_argmax, expand_axis, max_along, min_along, select_along_bar, unbroadcast, unsort, zeros_like
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -19,10 +19,10 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     value = result
     # reverse sweep
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     result_bar = out_bar
     s_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     t36 = np.sort(x)
     t37 = np.arange(x.shape[0])

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def relu_norm_vjp(x, t, out_bar):
     # reverse mode (adjoints) of relu_norm with respect to x, t
@@ -15,7 +17,7 @@ def relu_norm_vjp(x, t, out_bar):
     # reverse sweep
     result_bar = out_bar
     t_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(np.maximum(x - t, 0.0) ** 2) + np.sum(np.abs(x))
     t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, 2.0 * t0 * result_bar, 0.0)

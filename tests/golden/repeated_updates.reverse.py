@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def repeated_updates_vjp(x, a, out_bar):
@@ -32,7 +32,7 @@ def repeated_updates_vjp(x, a, out_bar):
     value = y.copy()
     # reverse sweep
     a_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = out_bar.copy()
     for _k in range(4, -1, -1):
         for j in range(stop - 1, -1, -1):

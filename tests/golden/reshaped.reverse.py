@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, prod_others
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, prod_others, zeros_like
 
 
 def reshaped_vjp(x, W, out_bar):
@@ -16,10 +16,10 @@ def reshaped_vjp(x, W, out_bar):
     result = np.sum(W @ M) + np.prod((np.tanh(x) + 2.0))
     value = result
     # reverse sweep
-    M_bar = np.zeros_like(M)
-    W_bar = np.zeros_like(W)
+    M_bar = zeros_like(M)
+    W_bar = zeros_like(W)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(W @ M) + np.prod((np.tanh(x) + 2.0))
     t0 = W @ M
     t1 = np.tanh(x)

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def returned_rename_vjp(x, n, out_bar):
     # reverse mode (adjoints) of returned_rename with respect to x
@@ -15,8 +17,8 @@ def returned_rename_vjp(x, n, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar.copy()
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = y
     y_bar += result_bar
     # its iterations' adjoints are independent: run in the loop's order

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
 
 
 def rk4_stages_hvp(x, s, x_dot, out_bar):
@@ -83,20 +83,20 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
     result_dot = np.sum(y * y_dot + y * y_dot)
     value = result_dot
     # reverse sweep
-    k1_bar = np.zeros_like(k1)
-    k1_dot_bar = np.zeros_like(k1_dot)
-    k2_bar = np.zeros_like(k2)
-    k2_dot_bar = np.zeros_like(k2_dot)
-    k3_bar = np.zeros_like(k3)
-    k3_dot_bar = np.zeros_like(k3_dot)
-    k4_bar = np.zeros_like(k4)
-    k4_dot_bar = np.zeros_like(k4_dot)
+    k1_bar = zeros_like(k1)
+    k1_dot_bar = zeros_like(k1_dot)
+    k2_bar = zeros_like(k2)
+    k2_dot_bar = zeros_like(k2_dot)
+    k3_bar = zeros_like(k3)
+    k3_dot_bar = zeros_like(k3_dot)
+    k4_bar = zeros_like(k4)
+    k4_dot_bar = zeros_like(k4_dot)
     result_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    y_dot_bar = np.zeros_like(y_dot)
-    yt_bar = np.zeros_like(yt)
-    yt_dot_bar = np.zeros_like(yt_dot)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    y_dot_bar = zeros_like(y_dot)
+    yt_bar = zeros_like(yt)
+    yt_dot_bar = zeros_like(yt_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t9 = y * y_dot + y * y_dot
     t10 = np.full_like(t9, result_dot_bar)

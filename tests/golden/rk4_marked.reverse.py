@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, zeros_like
 
 
 def rk4_stages_vjp(x, s, out_bar):
@@ -59,14 +59,14 @@ def rk4_stages_vjp(x, s, out_bar):
     result = np.sum(y * y)
     value = result
     # reverse sweep
-    k1_bar = np.zeros_like(k1)
-    k2_bar = np.zeros_like(k2)
-    k3_bar = np.zeros_like(k3)
-    k4_bar = np.zeros_like(k4)
+    k1_bar = zeros_like(k1)
+    k2_bar = zeros_like(k2)
+    k3_bar = zeros_like(k3)
+    k4_bar = zeros_like(k4)
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    yt_bar = np.zeros_like(yt)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    yt_bar = zeros_like(yt)
     # adjoint of: result = np.sum(y * y)
     y_bar += 2.0 * (y * result_bar)
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -46,12 +46,12 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
     value = s_dot
     # reverse sweep
     best_dot_bar = 0.0
-    centroids_bar = np.zeros_like(centroids)
+    centroids_bar = zeros_like(centroids)
     d2_dot_bar = 0.0
-    points_bar = np.zeros_like(points)
+    points_bar = zeros_like(points)
     s_dot_bar = out_bar
     t0_bar = 0.0
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
         t4 = np.dot(points_dot[i], w) + np.dot(points[i], w_dot)

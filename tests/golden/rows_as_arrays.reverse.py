@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_vjp(points, centroids, w, out_bar):
@@ -34,11 +34,11 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
     value = s
     # reverse sweep
     best_bar = 0.0
-    centroids_bar = np.zeros_like(centroids)
+    centroids_bar = zeros_like(centroids)
     d2_bar = 0.0
-    points_bar = np.zeros_like(points)
+    points_bar = zeros_like(points)
     s_bar = out_bar
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s += best + np.dot(points[i], w) ** 2
         t1 = np.dot(points[i], w)

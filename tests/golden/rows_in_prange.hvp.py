@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast
+from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast, zeros_like
 
 
 def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
@@ -28,8 +28,8 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
         total_dot += r * r_dot + r * r_dot
     value = total_dot
     # reverse sweep
-    X_bar = np.zeros_like(X)
-    cams_bar = np.zeros_like(cams)
+    X_bar = zeros_like(X)
+    cams_bar = zeros_like(cams)
     total_dot_bar = out_bar
     X_bar_rows = chunk_zeros(X.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     cams_bar_rows = chunk_zeros(cams.shape)  # a row per chunk for scattered adjoints, kept zero between uses
@@ -48,8 +48,8 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
             t0 = np.sum(p * p)
             r_dot = p[0] * cam_dot[0] + cam[0] * p_dot[0] + (p[1] * cam_dot[1] + cam[1] * p_dot[1]) - (t0 * cam_dot[2] + cam[2] * np.sum(p * p_dot + p * p_dot))
             r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * t0
-            cam_bar = np.zeros_like(cam)
-            p_bar = np.zeros_like(p)
+            cam_bar = zeros_like(cam)
+            p_bar = zeros_like(p)
             r_bar = 0.0
             r_dot_bar = 0.0
             t0_bar = 0.0

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def rows_in_prange_vjp(cams, X, obs, out_bar):
@@ -23,8 +23,8 @@ def rows_in_prange_vjp(cams, X, obs, out_bar):
         total += r * r
     value = total
     # reverse sweep
-    X_bar = np.zeros_like(X)
-    cams_bar = np.zeros_like(cams)
+    X_bar = zeros_like(X)
+    cams_bar = zeros_like(cams)
     total_bar = out_bar
     X_bar_rows = chunk_zeros(X.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     cams_bar_rows = chunk_zeros(cams.shape)  # a row per chunk for scattered adjoints, kept zero between uses
@@ -39,8 +39,8 @@ def rows_in_prange_vjp(cams, X, obs, out_bar):
             cam = cams[obs[i, 0]]
             p = X[obs[i, 1]]
             r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
-            cam_bar = np.zeros_like(cam)
-            p_bar = np.zeros_like(p)
+            cam_bar = zeros_like(cam)
+            p_bar = zeros_like(p)
             r_bar = 0.0
             # adjoint of: total += r * r
             r_bar += 2.0 * (r * total_bar)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, unbroadcast
+from sourcead.runtime import chunk_zeros, reserve, unbroadcast, zeros_like
 
 
 def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -46,11 +46,11 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
     t2 = u * u_dot + u * u_dot
     t3 = np.full_like(t2, 0.5 * result_dot_bar)

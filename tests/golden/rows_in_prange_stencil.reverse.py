@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve
+from sourcead.runtime import chunk_zeros, reserve, zeros_like
 
 
 def rows_in_prange_vjp(u0, kappa, steps, out_bar):
@@ -38,9 +38,9 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * np.sum(u * u)
     u_bar += 2.0 * (u * (0.5 * result_bar))
     for _t in range(steps - 1, -1, -1):

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
@@ -38,9 +38,9 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
         total_dot += s_dot
     value = total_dot
     # reverse sweep
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     total_dot_bar = out_bar
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -67,8 +67,8 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
                 ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
                 ltop += 1
                 acc[j] = t0 * w[j]
-            acc_bar = np.zeros_like(acc)
-            acc_dot_bar = np.zeros_like(acc_dot)
+            acc_bar = zeros_like(acc)
+            acc_dot_bar = zeros_like(acc_dot)
             s_dot_bar = 0.0
             t0_bar = 0.0
             # adjoint of: total_dot += s_dot

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast
+from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast, zeros_like
 
 
 def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
@@ -35,11 +35,11 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     result_dot = np.sum(out * out_dot + out * out_dot)
     value = result_dot
     # reverse sweep
-    X_bar = np.zeros_like(X)
-    out_bar = np.zeros_like(out)
-    out_dot_bar = np.zeros_like(out_dot)
+    X_bar = zeros_like(X)
+    out_bar = zeros_like(out)
+    out_dot_bar = zeros_like(out_dot)
     result_dot_bar = out_bar_1
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = np.sum(out * out_dot + out * out_dot)
     t3 = out * out_dot + out * out_dot
@@ -69,8 +69,8 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
                 ltop += 1
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
-            acc_bar = np.zeros_like(acc)
-            acc_dot_bar = np.zeros_like(acc_dot)
+            acc_bar = zeros_like(acc)
+            acc_dot_bar = zeros_like(acc_dot)
             # adjoint of: out[i] = acc[d - 1]
             acc_bar[d - 1] += out_bar[i]
             out_bar[i] = 0.0

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def scratch_recurrence_vjp(X, w, out_bar_1):
@@ -29,10 +29,10 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
     result = np.sum(out * out)
     value = result
     # reverse sweep
-    X_bar = np.zeros_like(X)
-    out_bar = np.zeros_like(out)
+    X_bar = zeros_like(X)
+    out_bar = zeros_like(out)
     result_bar = out_bar_1
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = np.sum(out * out)
     out_bar += 2.0 * (out * result_bar)
@@ -52,7 +52,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
                 ltop += 1
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
-            acc_bar = np.zeros_like(acc)
+            acc_bar = zeros_like(acc)
             # adjoint of: out[i] = acc[d - 1]
             acc_bar[d - 1] += out_bar[i]
             out_bar[i] = 0.0

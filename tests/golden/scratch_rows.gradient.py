@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def scratch_rows_grad(X, w, out_bar):
@@ -22,9 +22,9 @@ def scratch_rows_grad(X, w, out_bar):
         for j in range(d):
             row[j] = np.tanh(X[i, j] * w[j])
     # reverse sweep
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     total_bar = out_bar
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -36,7 +36,7 @@ def scratch_rows_grad(X, w, out_bar):
             row = np.empty(d)
             for j in range(d):
                 row[j] = np.tanh(X[i, j] * w[j])
-            row_bar = np.zeros_like(row)
+            row_bar = zeros_like(row)
             s_bar = 0.0
             # adjoint of: total += s
             s_bar += total_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
@@ -32,9 +32,9 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
         total_dot += s_dot
     value = total_dot
     # reverse sweep
-    X_bar = np.zeros_like(X)
+    X_bar = zeros_like(X)
     total_dot_bar = out_bar
-    w_bar = np.zeros_like(w)
+    w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -54,8 +54,8 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 t0 = np.tanh(X[i, j] * w[j])
                 row_dot[j] = (1.0 - t0 * t0) * (w[j] * X_dot[i, j] + X[i, j] * w_dot[j])
                 row[j] = t0
-            row_bar = np.zeros_like(row)
-            row_dot_bar = np.zeros_like(row_dot)
+            row_bar = zeros_like(row)
+            row_dot_bar = zeros_like(row_dot)
             s_dot_bar = 0.0
             t0_bar = 0.0
             # adjoint of: total_dot += s_dot

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
@@ -60,7 +60,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
     value = result_dot
     # reverse sweep
-    B_bar = np.zeros_like(B)
+    B_bar = zeros_like(B)
     choice_bar = 0.0
     choice_1_bar = 0.0
     choice_2_bar = 0.0

@@ -4,6 +4,8 @@
 import math
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def selected_times_array_vjp(r, B, out_bar):
     # reverse mode (adjoints) of selected_times_array with respect to r, B
@@ -15,7 +17,7 @@ def selected_times_array_vjp(r, B, out_bar):
     result = math.hypot(r, np.sum(np.cos(B[1, :]))) + np.sum(y * B[0])
     value = result
     # reverse sweep
-    B_bar = np.zeros_like(B)
+    B_bar = zeros_like(B)
     r_bar = 0.0
     result_bar = out_bar
     y_bar = 0.0

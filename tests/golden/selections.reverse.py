@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def selections_vjp(x, lo, y, out_bar):
     # reverse mode (adjoints) of selections with respect to x, lo, y
@@ -18,9 +20,9 @@ def selections_vjp(x, lo, y, out_bar):
     # reverse sweep
     lo_bar = 0.0
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
-    z_bar = np.zeros_like(z)
+    z_bar = zeros_like(z)
     # adjoint of: result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
     t3 = np.clip(x, lo, 0.9)
     z_bar += 2.0 * (z * result_bar)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def shape_in_index_hvp(x, A, A_dot, out_bar):
@@ -19,11 +19,11 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
     value = result_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
+    A_bar = zeros_like(A)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
-    t2_bar = np.zeros_like(t2)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    t2_bar = zeros_like(t2)
     # adjoint of: result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
     t7 = -t2 * t1
     t8 = A * A_dot + A * A_dot

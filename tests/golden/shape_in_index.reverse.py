@@ -4,6 +4,8 @@
 import math
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def shape_in_index_vjp(x, A, out_bar):
     # reverse mode (adjoints) of shape_in_index with respect to A
@@ -14,7 +16,7 @@ def shape_in_index_vjp(x, A, out_bar):
     result = A[i2, 0] * x[1] + np.mean(A / (1.0 + A * A))
     value = result
     # reverse sweep
-    A_bar = np.zeros_like(A)
+    A_bar = zeros_like(A)
     result_bar = out_bar
     # adjoint of: result = A[i2, 0] * x[1] + np.mean(A / (1.0 + A * A))
     t0 = 1.0 + A * A

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def shifted_slice_in_parallel_vjp(y0, a, out_bar):
@@ -29,8 +29,8 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     # reverse sweep
     a_bar = 0.0
     s_bar = out_bar
-    y_bar = np.zeros_like(y)
-    y0_bar = np.zeros_like(y0)
+    y_bar = zeros_like(y)
+    y0_bar = zeros_like(y0)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def shifting_offset_hvp(x, x_dot, out_bar):
@@ -27,7 +27,7 @@ def shifting_offset_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for t in range(2, -1, -1):
         itop -= 1
         off = itape[np.uint64(itop)]  # restore the value off had before

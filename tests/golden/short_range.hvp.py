@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def short_range_hvp(x, k, x_dot, k_dot, out_bar):
     # reverse mode (adjoints) of short_range with respect to x, k
@@ -24,8 +26,8 @@ def short_range_hvp(x, k, x_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_dot_bar = np.zeros_like(y_dot)
+    x_bar = zeros_like(x)
+    y_dot_bar = zeros_like(y_dot)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += (i + 1.0) * y_dot[i]

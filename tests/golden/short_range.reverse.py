@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def short_range_vjp(x, k, out_bar):
     # reverse mode (adjoints) of short_range with respect to x, k
@@ -21,8 +23,8 @@ def short_range_vjp(x, k, out_bar):
     # reverse sweep
     k_bar = 0.0
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += (i + 1.0) * y[i]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def skip_negatives_hvp(x, x_dot, out_bar):
@@ -38,7 +38,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     t0_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
         taken = itape[np.uint64(itop)]

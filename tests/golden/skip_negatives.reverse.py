@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def skip_negatives_vjp(x, out_bar):
@@ -29,7 +29,7 @@ def skip_negatives_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
         taken = itape[np.uint64(itop)]

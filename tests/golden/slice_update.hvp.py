@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def slice_update_hvp(x, x_dot, out_bar):
@@ -23,10 +23,10 @@ def slice_update_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
     t4 = 2.0 * y * y_dot
     y_bar += 2.0 * unbroadcast(y_dot * np.full_like(t4, result_dot_bar), 2.0 * y)

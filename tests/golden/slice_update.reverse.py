@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def slice_update_vjp(x, out_bar):
@@ -17,8 +17,8 @@ def slice_update_vjp(x, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y**2)
     y_bar += 2.0 * y * result_bar
     # adjoint of: y[::2] += 0.5 * x[::2]

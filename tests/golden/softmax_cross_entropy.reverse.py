@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import at_argmax
+from sourcead.runtime import at_argmax, zeros_like
 
 
 def softmax_cross_entropy_vjp(logits, label, out_bar):
@@ -15,7 +15,7 @@ def softmax_cross_entropy_vjp(logits, label, out_bar):
     result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]
     value = result
     # reverse sweep
-    logits_bar = np.zeros_like(logits)
+    logits_bar = zeros_like(logits)
     m_bar = 0.0
     result_bar = out_bar
     # adjoint of: result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
@@ -20,11 +20,11 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     value = result_dot
     # reverse sweep
     b_bar = 0.0
-    h_dot_bar = np.zeros_like(h_dot)
+    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    w_bar = np.zeros_like(w)
-    x_bar = np.zeros_like(x)
+    t0_bar = zeros_like(t0)
+    w_bar = zeros_like(w)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.mean(h_dot)
     h_dot_bar += result_dot_bar / h_dot.size
     # adjoint of: h_dot = 1.0 / (1.0 + t0) * (t0 * (w * x_dot + x * w_dot + b_dot))

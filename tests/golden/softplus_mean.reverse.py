@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def softplus_mean_vjp(x, w, b, out_bar):
@@ -18,10 +18,10 @@ def softplus_mean_vjp(x, w, b, out_bar):
     value = result
     # reverse sweep
     b_bar = 0.0
-    h_bar = np.zeros_like(h)
+    h_bar = zeros_like(h)
     result_bar = out_bar
-    w_bar = np.zeros_like(w)
-    x_bar = np.zeros_like(x)
+    w_bar = zeros_like(w)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.mean(h)
     h_bar += result_bar / h.size
     # adjoint of: h = np.log1p(np.exp(x * w + b))

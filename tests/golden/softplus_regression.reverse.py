@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_right, unbroadcast
+from sourcead.runtime import matmul_bar_right, unbroadcast, zeros_like
 
 
 def softplus_regression_vjp(w, X, y, lam, out_bar):
@@ -19,8 +19,8 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     # reverse sweep
     lam_bar = 0.0
     result_bar = out_bar
-    w_bar = np.zeros_like(w)
-    z_bar = np.zeros_like(z)
+    w_bar = zeros_like(w)
+    z_bar = zeros_like(z)
     # adjoint of: result = np.mean(np.log1p(np.exp(z)) - y * z) + 0.5 * lam * np.sum(w * w)
     t0 = np.exp(z)
     t1 = np.log1p(t0)

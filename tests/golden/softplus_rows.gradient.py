@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def softplus_rows_grad(W, X, b, out_bar_1):
@@ -28,9 +28,9 @@ def softplus_rows_grad(W, X, b, out_bar_1):
         else:
             out[i] = math.log(1.0 + math.exp(a))
     # reverse sweep
-    W_bar = np.zeros_like(W)
+    W_bar = zeros_like(W)
     b_bar = 0.0
-    out_bar = np.zeros_like(out)
+    out_bar = zeros_like(out)
     s_bar = out_bar_1
     W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # its iterations' adjoints are independent: run in the loop's order

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
@@ -39,10 +39,10 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
         s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
     value = s_dot
     # reverse sweep
-    W_bar = np.zeros_like(W)
+    W_bar = zeros_like(W)
     b_bar = 0.0
-    out_bar = np.zeros_like(out)
-    out_dot_bar = np.zeros_like(out_dot)
+    out_bar = zeros_like(out)
+    out_dot_bar = zeros_like(out_dot)
     s_dot_bar = out_bar_1
     W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # its iterations' adjoints are independent: run in the loop's order

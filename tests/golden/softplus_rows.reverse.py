@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros
+from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
 
 
 def softplus_rows_vjp(W, X, b, out_bar_1):
@@ -32,9 +32,9 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
         s += out[i] * out[i]
     value = s
     # reverse sweep
-    W_bar = np.zeros_like(W)
+    W_bar = zeros_like(W)
     b_bar = 0.0
-    out_bar = np.zeros_like(out)
+    out_bar = zeros_like(out)
     s_bar = out_bar_1
     W_bar_rows = chunk_zeros(W.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # its iterations' adjoints are independent: run in the loop's order

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import digamma, reserve
+from sourcead.runtime import digamma, reserve, zeros_like
 
 
 def special_functions_vjp(x, counts, out_bar):
@@ -30,7 +30,7 @@ def special_functions_vjp(x, counts, out_bar):
     rate_bar = 0.0
     result_bar = out_bar
     s_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.cbrt(x + 2.0) + np.log1p(np.exp(x)) + np.expm1(x))
     t4 = np.cbrt(x + 2.0)
     t5 = np.exp(x)

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def store_a_float_hvp(y0, p, y0_dot, p_dot, out_bar):
     # reverse mode (adjoints) of store_a_float with respect to y0, p
@@ -20,8 +22,8 @@ def store_a_float_hvp(y0, p, y0_dot, p_dot, out_bar):
     # reverse sweep
     p_bar = 0.0
     result_dot_bar = out_bar
-    y0_bar = np.zeros_like(y0)
-    y_dot_bar = np.zeros_like(y_dot)
+    y0_bar = zeros_like(y0)
+    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = 2.0 * y_dot[0] + y_dot[1]
     y_dot_bar[0] += 2.0 * result_dot_bar
     y_dot_bar[1] += result_dot_bar

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def store_a_float_vjp(y0, p, out_bar):
     # reverse mode (adjoints) of store_a_float with respect to y0, p
@@ -18,8 +20,8 @@ def store_a_float_vjp(y0, p, out_bar):
     # reverse sweep
     p_bar = 0.0
     result_bar = out_bar
-    y_bar = np.zeros_like(y)
-    y0_bar = np.zeros_like(y0)
+    y_bar = zeros_like(y)
+    y0_bar = zeros_like(y0)
     # adjoint of: result = y[0] * 2.0 + y[1]
     y_bar[0] += 2.0 * result_bar
     y_bar[1] += result_bar

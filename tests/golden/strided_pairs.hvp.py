@@ -4,6 +4,8 @@
 import math
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def strided_pairs_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of strided_pairs with respect to x
@@ -24,10 +26,10 @@ def strided_pairs_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t_bar = np.zeros_like(t)
+    t_bar = zeros_like(t)
     t0_bar = 0.0
-    t_dot_bar = np.zeros_like(t_dot)
-    x_bar = np.zeros_like(x)
+    t_dot_bar = zeros_like(t_dot)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, len(x), 3):
         # adjoint of: s_dot -= t[i] * t_dot[i] + t[i] * t_dot[i]

@@ -4,6 +4,8 @@
 import math
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def strided_pairs_vjp(x, out_bar):
     # reverse mode (adjoints) of strided_pairs with respect to x
@@ -20,8 +22,8 @@ def strided_pairs_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    t_bar = np.zeros_like(t)
-    x_bar = np.zeros_like(x)
+    t_bar = zeros_like(t)
+    x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, len(x), 3):
         # adjoint of: s -= t[i] * t[i]

@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
     # reverse mode (adjoints) of tangent_of_a_new_array with respect to data0
@@ -19,9 +21,9 @@ def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
     result_dot = data[0] * r_dot[1] + r[1] * data_dot[0] + r_dot[2]
     value = result_dot
     # reverse sweep
-    data_bar = np.zeros_like(data)
-    data0_bar = np.zeros_like(data0)
-    r_bar = np.zeros_like(r)
+    data_bar = zeros_like(data)
+    data0_bar = zeros_like(data0)
+    r_bar = zeros_like(r)
     result_dot_bar = out_bar
     # adjoint of: result_dot = data[0] * r_dot[1] + r[1] * data_dot[0] + r_dot[2]
     data_bar[0] += r_dot[1] * result_dot_bar

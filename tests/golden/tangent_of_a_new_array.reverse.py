@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def tangent_of_a_new_array_vjp(data0, out_bar):
     # reverse mode (adjoints) of tangent_of_a_new_array with respect to data0
@@ -15,9 +17,9 @@ def tangent_of_a_new_array_vjp(data0, out_bar):
     result = r[1] * data[0] + r[2]
     value = result
     # reverse sweep
-    data_bar = np.zeros_like(data)
-    data0_bar = np.zeros_like(data0)
-    r_bar = np.zeros_like(r)
+    data_bar = zeros_like(data)
+    data0_bar = zeros_like(data0)
+    r_bar = zeros_like(r)
     result_bar = out_bar
     # adjoint of: result = r[1] * data[0] + r[2]
     r_bar[1] += data[0] * result_bar

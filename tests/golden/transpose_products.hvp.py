@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def transpose_products_hvp(A, A_dot, out_bar):
@@ -32,9 +32,9 @@ def transpose_products_hvp(A, A_dot, out_bar):
             s_dot += t0 * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
     value = s_dot
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    B_bar = np.zeros_like(B)
-    B_dot_bar = np.zeros_like(B_dot)
+    A_bar = zeros_like(A)
+    B_bar = zeros_like(B)
+    B_dot_bar = zeros_like(B_dot)
     s_dot_bar = out_bar
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):

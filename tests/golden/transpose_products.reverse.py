@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from sourcead.runtime import zeros_like
+
 
 def transpose_products_vjp(A, out_bar):
     # reverse mode (adjoints) of transpose_products with respect to A
@@ -20,8 +22,8 @@ def transpose_products_vjp(A, out_bar):
             s += B[i, j] * B[j, i] * float(i + j + 1)
     value = s
     # reverse sweep
-    A_bar = np.zeros_like(A)
-    B_bar = np.zeros_like(B)
+    A_bar = zeros_like(A)
+    B_bar = zeros_like(B)
     s_bar = out_bar
     for i in range(n - 1, -1, -1):
         if s_bar != 0.0:

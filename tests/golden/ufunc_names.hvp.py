@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
@@ -35,14 +35,14 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
-    t1_bar = np.zeros_like(t1)
-    t2_bar = np.zeros_like(t2)
-    t3_bar = np.zeros_like(t3)
-    t7_bar = np.zeros_like(t7)
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    z_dot_bar = np.zeros_like(z_dot)
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    t2_bar = zeros_like(t2)
+    t3_bar = zeros_like(t3)
+    t7_bar = zeros_like(t7)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z_dot) + t9 * x_dot[0]
     z_dot_bar += result_dot_bar
     # adjoint of: z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
@@ -55,7 +55,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t38 = 2.0 * y * y_dot
     t39 = -t7 * t7
     t40 = z_dot_bar
-    z_dot_bar = np.zeros_like(z_dot_bar)
+    z_dot_bar = zeros_like(z_dot_bar)
     t41 = unbroadcast(t40, t37 + t38)
     t42 = unbroadcast(t41, t37)
     z_dot_bar += unbroadcast(unbroadcast(t42, z_dot - x_dot), z_dot)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def ufunc_names_vjp(x, y, out_bar):
@@ -28,9 +28,9 @@ def ufunc_names_vjp(x, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = np.zeros_like(x)
-    y_bar = np.zeros_like(y)
-    z_bar = np.zeros_like(z)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    z_bar = zeros_like(z)
     # adjoint of: result = np.sum(z) + (x[0] / 2.0)
     t16 = 1.0 / 2.0
     z_bar += result_bar
@@ -46,7 +46,7 @@ def ufunc_names_vjp(x, y, out_bar):
     t10 = np.reciprocal(y + 3.0)
     t11 = t7 + t8 + t9
     t12 = z_bar
-    z_bar = np.zeros_like(z_bar)
+    z_bar = zeros_like(z_bar)
     t13 = unbroadcast(t12, t11)
     t14 = unbroadcast(t13, t7 + t8)
     t15 = unbroadcast(t14, t7)

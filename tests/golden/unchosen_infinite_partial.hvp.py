@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
@@ -45,7 +45,7 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
     t1_bar = 0.0
     t2_bar = 0.0
     x_bar = 0.0
-    y_bar = np.zeros_like(y)
+    y_bar = zeros_like(y)
     # adjoint of: result_dot = choice + choice_1 + x_dot
     choice_bar += result_dot_bar
     itop -= 1

@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def unchosen_infinite_partial_vjp(y, x, out_bar):
@@ -20,7 +21,7 @@ def unchosen_infinite_partial_vjp(y, x, out_bar):
     acc_bar = 0.0
     result_bar = out_bar
     x_bar = 0.0
-    y_bar = np.zeros_like(y)
+    y_bar = zeros_like(y)
     # adjoint of: result = min(acc / (1.0 + y[0] * y[0]), x) + x
     t0 = 1.0 + y[0] * y[0]
     t1 = 1.0 / t0

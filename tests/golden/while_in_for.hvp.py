@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def while_in_for_hvp(x, x_dot, out_bar):
@@ -35,7 +35,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * y_dot + y * y_dot

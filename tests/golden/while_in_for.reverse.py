@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def while_in_for_vjp(x, out_bar):
@@ -32,7 +32,7 @@ def while_in_for_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += y * y

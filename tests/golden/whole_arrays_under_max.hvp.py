@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, reserve
+from sourcead.runtime import matmul_bar_left, reserve, zeros_like
 
 
 def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
@@ -47,14 +47,14 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     result_dot = choice + choice_1 + v_dot[1]
     value = result_dot
     # reverse sweep
-    a_bar = np.zeros_like(a)
+    a_bar = zeros_like(a)
     choice_bar = 0.0
     choice_1_bar = 0.0
     choice_2_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = np.zeros_like(t0)
+    t0_bar = zeros_like(t0)
     t1_bar = 0.0
-    v_bar = np.zeros_like(v)
+    v_bar = zeros_like(v)
     # adjoint of: result_dot = choice + choice_1 + v_dot[1]
     choice_bar += result_dot_bar
     choice_1_bar += result_dot_bar

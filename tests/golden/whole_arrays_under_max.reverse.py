@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def whole_arrays_under_max_vjp(a, v, d, out_bar):
@@ -16,9 +16,9 @@ def whole_arrays_under_max_vjp(a, v, d, out_bar):
     result = max(a[0] * a[0], np.linalg.norm(np.outer(v, d)) + np.sum(a * d)) + v[1]
     value = result
     # reverse sweep
-    a_bar = np.zeros_like(a)
+    a_bar = zeros_like(a)
     result_bar = out_bar
-    v_bar = np.zeros_like(v)
+    v_bar = zeros_like(v)
     # adjoint of: result = max(a[0] * a[0], np.linalg.norm(np.outer(v, d)) + np.sum(a * d)) + v[1]
     t0 = np.outer(v, d)
     t1 = np.linalg.norm(t0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
@@ -37,11 +37,11 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    u_dot_bar = np.zeros_like(u_dot)
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    u_dot_bar = zeros_like(u_dot)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t2 = u * u_dot + u * u_dot
     t3 = np.full_like(t2, result_dot_bar)

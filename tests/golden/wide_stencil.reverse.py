@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def wide_stencil_vjp(u0, c, steps, out_bar):
@@ -29,9 +29,9 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_bar = out_bar
-    u_bar = np.zeros_like(u)
-    u0_bar = np.zeros_like(u0)
-    v_bar = np.zeros_like(v)
+    u_bar = zeros_like(u)
+    u0_bar = zeros_like(u0)
+    v_bar = zeros_like(v)
     # adjoint of: result = np.sum(u * u)
     u_bar += 2.0 * (u * result_bar)
     for _t in range(steps - 1, -1, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis
+from sourcead.runtime import expand_axis, zeros_like
 
 
 def widened_tangent_vjp(v, base, X, out_bar):
@@ -16,7 +16,7 @@ def widened_tangent_vjp(v, base, X, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    row_bar = np.zeros_like(row)
+    row_bar = zeros_like(row)
     v_bar = 0.0
     # adjoint of: result = np.sum(base + v) + np.sum(v - base * 2.0) + np.sum(row + base[0])
     t0 = v - base * 2.0

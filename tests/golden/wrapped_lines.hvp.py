@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
@@ -20,7 +21,7 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     t0_bar = 0.0
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot)

@@ -2,7 +2,8 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
+
+from sourcead.runtime import zeros_like
 
 
 def wrapped_lines_vjp(x, y, out_bar):
@@ -17,7 +18,7 @@ def wrapped_lines_vjp(x, y, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     y_bar = 0.0
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast
+from sourcead.runtime import reserve, unbroadcast, zeros_like
 
 
 def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
@@ -33,9 +33,9 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_dot_bar = out_bar
-    v_bar = np.zeros_like(v)
-    v_dot_bar = np.zeros_like(v_dot)
-    x_bar = np.zeros_like(x)
+    v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
+    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot)
     t2 = v * v_dot + v * v_dot
     t3 = np.full_like(t2, result_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def written_twice_vjp(x, a, out_bar):
@@ -27,8 +27,8 @@ def written_twice_vjp(x, a, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_bar = out_bar
-    v_bar = np.zeros_like(v)
-    x_bar = np.zeros_like(x)
+    v_bar = zeros_like(v)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(v * v)
     v_bar += 2.0 * (v * result_bar)
     for i in range((n - 1) - 1, 0, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
@@ -39,7 +39,7 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
     # reverse sweep
     s_bar = 0.0
     s_dot_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot = 0.5 * s_dot + x_dot[i]
         t4 = s_dot_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, zeros_like
 
 
 def zero_trip_loops_vjp(x, n_extra, out_bar):
@@ -29,7 +29,7 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = np.zeros_like(x)
+    x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s = s * 0.5 + x[i]
         t2 = s_bar
