@@ -32,7 +32,7 @@ import libcst as cst
 
 from .core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, has_break, walk_statements
 from .elements import Affine, affine_form, affine_plus, fixed_names, size_of
-from .exprs import dotted, names_in, subscript_indices, unparen
+from .exprs import children, dotted, names_in, subscript_indices, unparen
 from .rules import new_array_shape, primitive
 
 Shape = tuple[Affine, ...]
@@ -256,7 +256,7 @@ def _reads_values(node: cst.CSTNode, array: str) -> bool:
         return False
     if isinstance(node, cst.Name):
         return node.value == array
-    return any(_reads_values(child, array) for child in node.children)
+    return any(_reads_values(child, array) for child in children(node))
 
 
 def _written(sizes: Sizes, s: Stmt, array: str, ndim: int, loops: tuple[tuple[str, Affine, Affine], ...]) -> Box | None:

@@ -31,7 +31,7 @@ import libcst as cst
 
 from .core import Assign, For, If, Permute, Stmt, While
 from .emit import Line
-from .exprs import is_number, names_in, number_value, subscript_indices, unparen
+from .exprs import children, is_number, names_in, number_value, subscript_indices, unparen
 
 Affine = dict  # variable -> int coefficient; the key 1 holds the constant
 
@@ -196,7 +196,7 @@ def _collect(node: cst.CSTNode, s: Assign, loops, position, reads) -> None:
     if isinstance(node, cst.Name):
         reads.setdefault(node.value, []).append(_Access(s, None, loops, position))
         return
-    for child in node.children:
+    for child in children(node):
         _collect(child, s, loops, position, reads)
 
 

@@ -44,6 +44,7 @@ from .core import Assign, For, walk_statements
 from .emit import Line
 from .exprs import (
     Rename,
+    children,
     code,
     is_number,
     names_in,
@@ -434,7 +435,7 @@ def _reads_only(node: cst.CSTNode, array: str, element: tuple[str, ...]) -> bool
         return _reads_only(node.value, array, element)
     if isinstance(node, cst.Arg):
         return _reads_only(node.value, array, element)
-    return all(_reads_only(child, array, element) for child in node.children)
+    return all(_reads_only(child, array, element) for child in children(node))
 
 
 def integer_value(node: cst.BaseExpression) -> int | None:

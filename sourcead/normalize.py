@@ -44,7 +44,7 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
+from .exprs import Rename, children, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
@@ -831,6 +831,6 @@ def _carried_positions(original: cst.CSTNode, renamed: cst.CSTNode, positions) -
         old, new = stack.pop()
         if old in positions:
             carried[new] = positions[old]
-        if type(old) is type(new) and len(old.children) == len(new.children):
-            stack.extend(zip(old.children, new.children, strict=True))
+        if type(old) is type(new) and len(children(old)) == len(children(new)):
+            stack.extend(zip(children(old), children(new), strict=True))
     return carried
