@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import overload, register_jitable
 
-from .memory import advise_huge_pages
+from .lowered import advise_huge_pages
 
 CHECKPOINT_RESTORE = 0  # restore the state held in snapshot `slot` (the state before step a)
 CHECKPOINT_STORE = 1  # store the current state (before step a) in snapshot `slot`

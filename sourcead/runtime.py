@@ -25,7 +25,7 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_slots,
     checkpoint_store,
 )
-from .memory import ADJOINT_CHUNKS, chunk_zeros, empty_tape, zeros_like  # noqa: F401  (generated code imports them)
+from .lowered import ADJOINT_CHUNKS, add_chunk_rows, chunk_zeros, empty_tape, zeros_like  # noqa: F401  (generated code imports them)
 
 
 @register_jitable
@@ -48,52 +48,7 @@ def last_index(start, stop, step):
     return start + (count - 1) * step
 
 
-# --- parallel adjoints: per-chunk sums, added in chunk order ---------------------------------
-
-
-def add_chunk_rows(total, rows, part):
-    """For the `part`-th of ADJOINT_CHUNKS slices of the first axis of `total`: total += the rows
-    of every chunk, in chunk order (the same sum on any thread count); those rows are zeroed for
-    their next use. The parts touch disjoint elements, so they run in parallel.
-
-    The chunks are counted by `rows.shape[0]` (ADJOINT_CHUNKS), not the constant: LLVM unrolled a
-    loop of 16 known trips around the vectorised rows, and compiling the 2-D form in a prange
-    took 3.3 s against 1.1 s (new process, empty caches), for the same speed."""
-    n = total.shape[0]
-    for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
-        for c in range(rows.shape[0]):
-            total[e] += rows[c, e]
-            rows[c, e] = 0.0
-
-
-@overload(add_chunk_rows)
-def _add_chunk_rows(total, rows, part):
-    if total.ndim == 1:
-        return add_chunk_rows
-    if total.ndim == 2:
-
-        def rows_2d(total, rows, part):  # element by element: no temporary rows
-            n = total.shape[0]
-            for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
-                for c in range(rows.shape[0]):
-                    for f in range(total.shape[1]):
-                        total[e, f] += rows[c, e, f]
-                        rows[c, e, f] = 0.0
-
-        return rows_2d
-    if total.ndim != 3:
-        return None
-
-    def rows_3d(total, rows, part):
-        n = total.shape[0]
-        for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
-            for c in range(rows.shape[0]):
-                for f in range(total.shape[1]):
-                    for g in range(total.shape[2]):
-                        total[e, f, g] += rows[c, e, f, g]
-                        rows[c, e, f, g] = 0.0
-
-    return rows_3d
+# parallel adjoints' per-chunk sums, added in chunk order: `chunk_zeros`, `add_chunk_rows` (lowered.py)
 
 
 # --- whole arrays: the adjoint of broadcasting, and of max/min ------------------------------

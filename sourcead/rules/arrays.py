@@ -203,7 +203,7 @@ ARRAYS: list[Primitive] = [
     Primitive("np.empty", S("shape, dtype=!"), results.created(), constant=True, shaped_as="shape"),
     Primitive("np.zeros_like", S("a, dtype=!"), results.created_like, constant=True, shaped_as="a"),
     # the runtime's np.zeros_like without numba's overload compile, which reverse sweeps start
-    # their whole-array adjoints with (`sourcead.memory`): declared so that passes over generated
+    # their whole-array adjoints with (`sourcead.lowered`): declared so that passes over generated
     # code know it (dead-code elimination drops an unread one)
     Primitive("zeros_like", S("a"), results.created_like, constant=True, shaped_as="a"),
     Primitive("np.ones_like", S("a, dtype=!"), results.created_like, constant=True, shaped_as="a"),

@@ -1,13 +1,15 @@
-"""The memory generated code allocates: `empty_tape(like, size)` for a tape, `zeros_like(a)` for
-the adjoint of a whole array, `chunk_zeros(shape)` for the per-chunk rows of a parallel adjoint;
-`advise_huge_pages(array)` asks Linux to back a large array with 2 MiB pages
-(`madvise(MADV_HUGEPAGE)`).
+"""Runtime helpers written in LLVM IR: `empty_tape(like, size)` allocates a tape, `zeros_like(a)`
+the adjoint of a whole array, `chunk_zeros(shape)` the per-chunk rows of a parallel adjoint, and
+`add_chunk_rows(total, rows, part)` adds those rows up; `advise_huge_pages(array)` asks Linux to
+back a large array with 2 MiB pages (`madvise(MADV_HUGEPAGE)`).
 
-All are lowered straight to LLVM IR under numba rather than written as jitted helpers or NumPy
-calls, so they add nothing to a cold first call: numba compiles each overload it meets as a
-function of its own, per argument types. `np.zeros_like` cost 0.2-0.6 s per array type, the
-`np.zeros` of the chunk rows 0.3-0.4 s, `reserve`'s `np.empty(size, tape.dtype)` 0.2 s per tape
-dtype. In plain Python (`jit=False`) they are NumPy's.
+They are lowered straight to IR under numba (`type_callable` / `lower_builtin`) rather than
+written as jitted helpers or NumPy calls, so they add nothing to a cold first call: numba compiles
+each overload it meets as a function of its own, per argument types, and inside a prange body
+twice (it types the body in two contexts). `np.zeros_like` cost 0.2-0.6 s per array type, the
+`np.zeros` of the chunk rows 0.3-0.4 s, their sum 0.15-0.25 s per rank and context, `reserve`'s
+`np.empty(size, tape.dtype)` 0.2 s per tape dtype. In plain Python (`jit=False`) they are the
+Python functions below.
 
 Huge pages, because a tape that grows to tens of megabytes is a fresh allocation on every call
 (glibc hands blocks that large back to the kernel when they are freed), and the kernel faults it
@@ -44,6 +46,17 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if _ADVISE else 4096
 def empty_tape(like, size):
     """A new, uninitialised 1-D array of `size` elements of `like`'s dtype."""
     return np.empty(size, like.dtype)
+
+
+def add_chunk_rows(total, rows, part):
+    """For the `part`-th of ADJOINT_CHUNKS slices of the first axis of `total`: total += the rows
+    of every chunk, in chunk order (the same sum on any thread count); those rows are zeroed for
+    their next use. The parts touch disjoint elements, so they run in parallel."""
+    n = total.shape[0]
+    for e in range(n * part // ADJOINT_CHUNKS, n * (part + 1) // ADJOINT_CHUNKS):
+        for c in range(rows.shape[0]):
+            total[e] += rows[c, e]
+            rows[c, e] = 0.0
 
 
 def advise_huge_pages(array):
@@ -152,3 +165,42 @@ def _zeros(context, builder, array_type, shape):
     zeros = _empty_nd_impl(context, builder, array_type, shape)
     cgutils.memset(builder, zeros.data, builder.mul(zeros.nitems, zeros.itemsize), 0)
     return impl_ret_new_ref(context, builder, array_type, zeros._getvalue())
+
+
+@type_callable(add_chunk_rows)
+def _add_chunk_rows_type(context):
+    def typer(total, rows, part):
+        if (
+            isinstance(total, types.Array)
+            and isinstance(rows, types.Array)
+            and rows.ndim == total.ndim + 1
+            and total.dtype == rows.dtype == types.float64
+            and isinstance(part, types.Integer)
+        ):
+            return types.none
+
+    return typer
+
+
+@lower_builtin(add_chunk_rows, types.Array, types.Array, types.Integer)
+def _add_chunk_rows_lower(context, builder, signature, args):
+    """The loops of the Python function: element e of the part, then chunk c, then the element's
+    other axes (innermost, so a row vectorises); the chunks are counted by `rows.shape[0]`."""
+    total_type, rows_type, part_type = signature.args
+    total = make_array(total_type)(context, builder, value=args[0])
+    rows = make_array(rows_type)(context, builder, value=args[1])
+    word = context.get_value_type(types.intp)
+    part = context.cast(builder, args[2], part_type, types.intp)
+    shape = cgutils.unpack_tuple(builder, total.shape)
+    chunks = ir.Constant(word, ADJOINT_CHUNKS)
+    first = builder.sdiv(builder.mul(shape[0], part), chunks)  # both >= 0: floor division
+    end = builder.sdiv(builder.mul(shape[0], builder.add(part, ir.Constant(word, 1))), chunks)
+    zero = ir.Constant(context.get_value_type(types.float64), 0.0)
+    with cgutils.for_range(builder, end, start=first, intp=word) as e:
+        with cgutils.for_range(builder, cgutils.unpack_tuple(builder, rows.shape)[0], intp=word) as c:
+            with cgutils.loop_nest(builder, shape[1:], word) as rest:
+                into = cgutils.get_item_pointer(context, builder, total_type, total, [e.index, *rest])
+                row = cgutils.get_item_pointer(context, builder, rows_type, rows, [c.index, e.index, *rest])
+                builder.store(builder.fadd(builder.load(into), builder.load(row)), into)
+                builder.store(zero, row)
+    return context.get_dummy_value()

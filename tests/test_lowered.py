@@ -1,5 +1,6 @@
-"""Large tapes are backed by huge pages on Linux (`sourcead/memory.py`): the advice is given, and
-growing a tape keeps its contents."""
+"""The runtime helpers written in LLVM IR (`sourcead/lowered.py`): large tapes are backed by huge
+pages on Linux (the advice is given) and growing a tape keeps its records; `zeros_like` is numba's
+`np.zeros_like`; chunk rows start at zero (their sum: tests/test_parallel.py)."""
 
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from sourcead.memory import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, chunk_zeros, zeros_like
+from sourcead.lowered import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, chunk_zeros, zeros_like
 from sourcead.runtime import reserve
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
