@@ -56,6 +56,7 @@ from .exprs import (
     subscript,
     subscript_indices,
     unparen,
+    walk,
 )
 
 
@@ -101,9 +102,24 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Sums:
+    """The contributions every iteration adds into scalar adjoints that no line of the loop reads
+    or resets (`kappa_bar += t0 * v_bar[i]`), made in the same loops inside the gathered one
+    (`context`): summed in a loop of their own, their order free (`add_unordered`)."""
+
+    terms: tuple[Term, ...]  # offset 0, each into its line's target
+    context: tuple[For, ...] = ()
+
+    @property
+    def targets(self) -> list[str]:
+        return sorted({t.line.target.value for t in self.terms})  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
 class Gather:
     groups: tuple[Group, ...]
     residual: Mapping[Assign, tuple[Line, ...]]  # each statement's lines left to the loop's reversal
+    sums: tuple[Sums, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +139,7 @@ def plan_gather(
     changing: set[str],
     assigned: set[str],
     private: set[str] = frozenset(),  # type: ignore[assignment]
+    sums: bool = True,
 ) -> Gather | None:
     """The gather form of the contributions of the reversal of `loop`, or None where none is at
     a constant nonzero offset of its variable or where gathering could change what a line reads.
@@ -133,7 +150,9 @@ def plan_gather(
     records, recomputed prefixes, a replayed parallel body), which gathered lines must not read;
     `assigned`: the names the loop body assigns; `private`: the adjoints of scalars that only the
     loop body mentions (`lap_bar` of `lap = ...; v[i, j] = ... * lap`), which a contribution may
-    read as the sum of what the iteration added to them before (`_Values`)."""
+    read as the sum of what the iteration added to them before (`_Values`); `sums`: whether its
+    sums into scalar adjoints may be taken too (not in a parallel loop's iterations, whose shared
+    sums go to per-iteration partial sums)."""
     if not is_number(loop.step) or number_value(loop.step) != 1:
         return None
     var = loop.var
@@ -156,7 +175,8 @@ def plan_gather(
                 return None
             groups.setdefault(key, []).append((position, Term(line, offset, values.at[position].expr)))
     gathered = {key: terms for key, terms in groups.items() if any(t.offset for _, t in terms)}
-    if not gathered:
+    summed = _free_sums(sequence, values, is_adjoint, is_array) if sums else {}
+    if not gathered and not summed:
         return None
     arrays = {key[1] for key in gathered}
     for entry in sequence:
@@ -165,12 +185,17 @@ def plan_gather(
         if _reads(entry.line) & arrays or (base in arrays and (entry.line.op == "=" or isinstance(target, cst.Name))):
             return None  # a gathered array read, reset or accumulated whole
     inlined = set(values.temps) | set(values.sums)
-    for terms in gathered.values():
-        for position, term in terms:
-            sources = values.at[position].sources
-            if not all(_sees_what_the_loop_saw(source, sequence, var, inlined, changing) for source in sources):
-                return None
-    chosen = {id(t.line) for terms in gathered.values() for _, t in terms}
+
+    def sees(position: int) -> bool:
+        sources = values.at[position].sources
+        return all(_sees_what_the_loop_saw(source, sequence, var, inlined, changing) for source in sources)
+
+    if not all(sees(position) for terms in gathered.values() for position, _ in terms):
+        return None
+    summed = {c: kept for c, terms in summed.items() if (kept := [(p, t) for p, t in terms if sees(p)])}
+    if not gathered and not summed:
+        return None
+    chosen = {id(t.line) for terms in (*gathered.values(), *summed.values()) for _, t in terms}
     residual = {
         s: tuple(line for line in lines.get(s, []) if id(line) not in chosen)
         for s in walk_statements(loop.body)
@@ -182,7 +207,37 @@ def plan_gather(
             for key, terms in gathered.items()
         ),
         residual=residual,
+        sums=tuple(Sums(tuple(t for _, t in terms), context) for context, terms in summed.items()),
     )
+
+
+def _free_sums(
+    sequence: list[_Entry], values: _Values, is_adjoint: Callable[[str], bool], is_array: Callable[[str], bool]
+) -> dict[tuple[For, ...], list[tuple[int, Term]]]:
+    """The accumulations into scalar adjoints that no line of the loop reads or resets (the
+    private sums, reset by every iteration, are not), whose values are cheap to compute in a loop
+    of their own: sums, differences and products of reads, no call, no division (what they read
+    is computed again there, and may also be in what is left of the iteration's adjoint)."""
+    touched = set().union(*(_reads(e.line) for e in sequence))
+    touched |= {e.line.target.value for e in sequence if e.line.op == "=" and isinstance(e.line.target, cst.Name)}  # type: ignore[attr-defined]
+    found: dict[tuple[For, ...], list[tuple[int, Term]]] = {}
+    for position, entry in enumerate(sequence):
+        line, value = entry.line, values.at[position]
+        if line.op not in ("+=", "-=") or not isinstance(line.target, cst.Name):
+            continue
+        name = line.target.value
+        if not is_adjoint(name) or is_array(name) or name in values.sums or name in touched:
+            continue
+        if value.broken or not _cheap(value.expr):
+            continue
+        found.setdefault(entry.context, []).append((position, Term(line, 0, value.expr)))
+    return found
+
+
+def _cheap(node: cst.CSTNode) -> bool:
+    """No call, division or power in `node`."""
+    expensive = (cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power, cst.MatrixMultiply)
+    return not any(isinstance(n, (cst.Call, *expensive)) for n in walk(node))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 reversal: each group's middle range, where every contribution exists, as one `+=` of their sum
 (a `prange` for a parallel loop's adjoint: each element is one iteration's, so the rows are
 written race-free, in a fixed order), and the two ends, where each contribution is guarded by
-whether its iteration ran."""
+whether its iteration ran; then the sums into scalar adjoints, each in a loop of its own whose
+additions may be reordered (`add_unordered`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import libcst as cst
 from .core import For
 from .emit import Line, Writer
 from .exprs import code, paren, plus, unparen
-from .gather import Gather, Group, integer_value, plus_constant, shifted
+from .gather import Gather, Group, Sums, integer_value, plus_constant, shifted
 
 if TYPE_CHECKING:
     from .reverse_sweep import ReverseSweep
@@ -22,11 +23,25 @@ if TYPE_CHECKING:
 
 def write_gathered(sweep: ReverseSweep, loop: For, gather: Gather, out: Writer, parallel: bool) -> None:
     index = sweep.prog.namer.fresh(loop.var)
-    out.comment(f"the contributions at constant offsets from {loop.var}, gathered: each element takes its own")
-    out.comment("in one place (no iteration adds into another's element: a loop that vectorises)")
+    if gather.groups:
+        out.comment(f"the contributions at constant offsets from {loop.var}, gathered: each element takes its own")
+        out.comment("in one place (no iteration adds into another's element: a loop that vectorises)")
     for group in gather.groups:
         _group(sweep, loop, group, index, out, parallel and sweep.scope.replaying is None)
+    for sums in gather.sums:
+        _sums(loop, sums, index, out)
     out.comment("the rest of its adjoint:")
+
+
+def _sums(loop: For, sums: Sums, index: str, out: Writer) -> None:
+    """What every iteration adds into scalar adjoints, in a loop of its own over the same range,
+    each addition free to be reordered: LLVM keeps a partial sum per vector lane."""
+    out.comment(f"what every iteration adds into {', '.join(sums.targets)}, summed first in a loop of its own,")
+    out.comment("in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises")
+    with out.block(f"for {index} in range({code(loop.start)}, {code(loop.stop)})"), _inside(sums.context, out):
+        for term in sums.terms:
+            target = code(term.line.target)
+            out.line(f"{target} = add_unordered({target}, {code(shifted(term.added, loop.var, index, 0))})")
 
 
 def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer, parallel: bool) -> None:

@@ -1,7 +1,9 @@
 """Runtime helpers written in LLVM IR: `empty_tape(like, size)` allocates a tape, `zeros_like(a)`
 the adjoint of a whole array, `chunk_zeros(shape)` the per-chunk rows of a parallel adjoint, and
 `add_chunk_rows(total, rows, part)` adds those rows up; `advise_huge_pages(array)` asks Linux to
-back a large array with 2 MiB pages (`madvise(MADV_HUGEPAGE)`).
+back a large array with 2 MiB pages (`madvise(MADV_HUGEPAGE)`); `add_unordered(total, term)` is
+`total + term` as an addition LLVM may reorder among the other such additions of its loop (an
+adjoint's sum: `unordered.py`).
 
 They are lowered straight to IR under numba (`type_callable` / `lower_builtin`) rather than
 written as jitted helpers or NumPy calls, so they add nothing to a cold first call: numba compiles
@@ -21,6 +23,7 @@ so the functions that call it stay in numba's on-disk cache (a ctypes pointer wo
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 
@@ -204,3 +207,30 @@ def _add_chunk_rows_lower(context, builder, signature, args):
                 builder.store(builder.fadd(builder.load(into), builder.load(row)), into)
                 builder.store(zero, row)
     return context.get_dummy_value()
+
+
+def add_unordered(total, term):
+    """`total + term`, an addition whose order among the loop's other additions into `total` is
+    free: lowered with LLVM's `reassoc` flag on this instruction alone, so that LLVM may vectorise
+    the sum (partial sums per lane, added at the end). Any other number: the plain `+`."""
+    return total + term
+
+
+@type_callable(add_unordered)
+def _add_unordered_type(context):
+    def typer(total, term):
+        if all(isinstance(t, (types.Number, types.Boolean)) for t in (total, term)):
+            return context.resolve_function_type(operator.add, (total, term), {}).return_type
+
+    return typer
+
+
+@lower_builtin(add_unordered, types.Any, types.Any)  # numbers and bools: the typer says which
+def _add_unordered_lower(context, builder, signature, args):
+    add = context.typing_context.resolve_function_type(operator.add, signature.args, {})
+    operands = [context.cast(builder, a, t, w) for a, t, w in zip(args, signature.args, add.args, strict=True)]
+    if isinstance(add.return_type, types.Float) and add.args == (add.return_type, add.return_type):
+        total = builder.fadd(*operands, flags=("reassoc",))
+    else:
+        total = context.get_function(operator.add, add)(builder, operands)
+    return context.cast(builder, total, add.return_type, signature.return_type)

@@ -359,7 +359,8 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
 
     def not_promoted(loop: For) -> bool:  # its lines go where another strategy sends them
         inside = [loop, *walk_statements(loop.body)]
-        return loop in in_parallel or any(t in parallel or t in checkpointed or t in gathers for t in inside)
+        gathered = any(t in gathers and gathers[t].groups for t in inside)  # sums alone take no element's lines
+        return loop in in_parallel or gathered or any(t in parallel or t in checkpointed for t in inside)
 
     promoted, accumulators = plan_promotions(
         (s for s in statements if isinstance(s, For)), adjoints.lines, not_promoted, prog.element_is_float, fresh
@@ -678,6 +679,7 @@ def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, s
     shadowed, kinds = prog.namer.shadowed, prog.kinds
     lines = dict(adjoints.lines)
     found: dict[For, Gather] = {}
+    replayed = {s for loop in parallel for s in walk_statements(loop.body)}  # shared sums go to partial sums
     for loop in statements:
         if not isinstance(loop, For) or loop in checkpointed or (loop.parallel and loop not in parallel):
             continue
@@ -694,6 +696,7 @@ def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, s
             changing,
             assigned_names(loop.body),
             _private_adjoints(prog, loop, returned),
+            sums=loop not in parallel and loop not in replayed,
         )
         if gather is not None:
             found[loop] = gather

@@ -25,7 +25,14 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_slots,
     checkpoint_store,
 )
-from .lowered import ADJOINT_CHUNKS, add_chunk_rows, chunk_zeros, empty_tape, zeros_like  # noqa: F401  (generated code imports them)
+from .lowered import (  # noqa: F401  (generated code imports them)
+    ADJOINT_CHUNKS,
+    add_chunk_rows,
+    add_unordered,
+    chunk_zeros,
+    empty_tape,
+    zeros_like,
+)
 
 
 @register_jitable
@@ -580,6 +587,7 @@ def _expand_axis(g, x, axis):
 HELPERS = (
     "reserve",
     "zeros_like",
+    "add_unordered",
     "last_index",
     "unbroadcast",
     "chosen",

@@ -118,3 +118,19 @@ def written_twice(x, a):
         v[i] = a * x[i - 1]
         v[i] = v[i] * x[i + 1]
     return np.sum(v * v)
+
+
+def scalar_sums(x, a, b, m):
+    # sums into scalar adjoints alone, no stencil: a_bar and b_bar (by `-=`, inside the loop over j)
+    # are summed in a loop of their own; x_bar[i], at the index alone, stays with the loop, where the
+    # loop over j sums it locally
+    n = x.shape[0]
+    y = np.zeros((n, m))
+    for i in range(n):
+        for j in range(m):
+            y[i, j] = a * x[i] - b * x[i] * x[i] * (j + 1.0)
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += y[i, j] * y[i, j]
+    return s

@@ -133,8 +133,10 @@ def test_a_stencil_is_gathered_and_the_rest_keeps_its_order():
     (group,) = gather.groups
     assert (group.array, group.axis, group.lowest, group.highest) == ("u_bar", 0, -1, 1)
     assert [code(t.added) for t in group.terms] == ["k * v_bar[i]", "-(k * v_bar[i])"]
+    (sums,) = gather.sums  # k_bar: a scalar adjoint no line reads, summed in a loop of its own
+    assert [code(t.added) for t in sums.terms] == ["u[i] * v_bar[i]"]
     (residual,) = gather.residual.values()
-    assert [line.text() for line in residual] == ["t0 = k * v_bar[i]", "k_bar += u[i] * v_bar[i]", "v_bar[i] = 0.0"]
+    assert [line.text() for line in residual] == ["t0 = k * v_bar[i]", "v_bar[i] = 0.0"]
 
 
 @pytest.mark.parametrize(
@@ -157,6 +159,44 @@ def test_a_stencil_is_gathered_and_the_rest_keeps_its_order():
 def test_gathering_is_refused_where_a_read_would_change(lines, why):
     gather = _plan(*lines, changing=frozenset({"p"}))
     assert (gather is None) == (why is not None), why
+
+
+@pytest.mark.parametrize(
+    "lines, expected",
+    [
+        (("k_bar += u[i] * v_bar[i]", "v_bar[i] = 0.0"), ["u[i] * v_bar[i]"]),
+        (("t0 = u[i] * c", "k_bar -= t0 * v_bar[i]", "c_bar += t0"), ["-((u[i] * c) * v_bar[i])", "u[i] * c"]),
+        (("k_bar += u[i]", "k_bar += 2.0 * u[i + 1]"), ["u[i]", "2.0 * u[i + 1]"]),
+        (("k_bar += u[i]", "w_bar[i] += k_bar"), None),  # read by another line: not only a sum
+        (("k_bar += u[i]", "k_bar = 0.0"), None),  # reset in every iteration
+        (("k_bar += p * v_bar[i]",), None),  # p is restored in each iteration
+        (("k_bar += math.exp(u[i]) * v_bar[i]",), None),  # a call: computed again in its own loop
+        (("t0 = u[i] / c", "k_bar += t0", "w_bar[i] += t0"), None),  # a division, the same
+        (("s_bar += v_bar[i]", "k_bar += s_bar"), None),  # reads a scalar the loop accumulates
+        (("v_bar[i] = 0.0", "k_bar += v_bar[i]"), None),  # reads v_bar[i] after its reset
+        (("k_bar += v_bar[i + 1]", "v_bar[i] = 0.0"), None),  # an element another iteration resets
+    ],
+)
+def test_sums_into_scalar_adjoints_take_a_loop_of_their_own(lines, expected):
+    gather = _plan(*lines, changing=frozenset({"p"}))
+    if expected is None:
+        assert gather is None or not gather.sums
+        return
+    assert gather is not None and not gather.groups
+    (sums,) = gather.sums
+    assert [code(t.added) for t in sums.terms] == expected
+    taken = {id(t.line) for t in sums.terms}
+    assert all(id(line) not in taken for line in next(iter(gather.residual.values())))
+
+
+def test_sums_are_not_taken_where_the_caller_says_no():
+    """In a parallel adjoint's iterations, shared sums go to per-iteration partial sums."""
+    assert _plan("k_bar += u[i] * v_bar[i]") is not None
+    statement = Assign(cst.Name("v"), cst.Integer("0"), None, cst.Name("v"))
+    loop = For("i", cst.Integer("1"), cst.parse_expression("n - 1"), cst.Integer("1"), (statement,), False, None)
+    lines = {statement: _lines("k_bar += u[i] * v_bar[i]")}
+    adjoint = lambda name: name.endswith("_bar")  # noqa: E731
+    assert plan_gather(loop, lines, adjoint, lambda name: False, set(), {"v"}, sums=False) is None
 
 
 def test_inner_loops_gather_inside_the_same_loops():

@@ -1,6 +1,7 @@
 """The runtime helpers written in LLVM IR (`sourcead/lowered.py`): large tapes are backed by huge
 pages on Linux (the advice is given) and growing a tape keeps its records; `zeros_like` is numba's
-`np.zeros_like`; chunk rows start at zero (their sum: tests/test_parallel.py)."""
+`np.zeros_like`; chunk rows start at zero (their sum: tests/test_parallel.py); `add_unordered` is
+`+`, its float additions marked free to reorder (the sums it writes: tests/test_gather.py)."""
 
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from sourcead.lowered import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, chunk_zeros, zeros_like
+from sourcead.lowered import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, add_unordered, chunk_zeros, zeros_like
 from sourcead.runtime import reserve
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
@@ -86,3 +87,33 @@ def test_chunk_zeros_has_a_zero_row_per_chunk():
         rows, rows_2d = (_chunk_rows if jitted else _chunk_rows.py_func)(1.0, np.ones((3, 2)))
         assert rows.shape == (ADJOINT_CHUNKS,) and rows_2d.shape == (ADJOINT_CHUNKS, 3, 2)
         assert rows.dtype == rows_2d.dtype == np.float64 and not rows.any() and not rows_2d.any()
+
+
+@njit
+def _add(a, b):
+    return add_unordered(a, b)
+
+
+@njit
+def _dot(x, y):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = add_unordered(total, x[i] * y[i])
+    return total
+
+
+@pytest.mark.parametrize("a, b", [(1.5, 2.25), (3, 0.5), (0.5, 3), (True, 1.5), (2, 5), (-0.0, -0.0)])
+def test_add_unordered_is_plus(a, b):
+    got, expected = _add(a, b), a + b
+    assert got == expected and type(got) is type(_add.py_func(a, b))
+    assert np.signbit(got) == np.signbit(expected)
+
+
+def test_add_unordered_marks_only_its_float_additions_reassociable():
+    """The flag is on the sum's additions, not on the products: LLVM may vectorise the sum only."""
+    x, y = np.random.default_rng(0).standard_normal((2, 1001))
+    assert abs(_dot(x, y) - float(np.dot(x, y))) <= 1e-12 * float(np.abs(x * y).sum())
+    ir = _dot.inspect_llvm(_dot.signatures[0])
+    assert "fadd reassoc double" in ir and "fmul reassoc" not in ir
+    ints = _add.inspect_llvm(next(s for s in _add.signatures if s[0].name == "int64" and s[1].name == "int64"))
+    assert "reassoc" not in ints

@@ -1303,6 +1303,7 @@ ZOO += [
         True,
     ),
     Case("written_twice", stencils.written_twice, lambda rng: (rng.standard_normal(6), 0.8), ("x", "a"), True),
+    Case("scalar_sums", stencils.scalar_sums, lambda rng: (rng.standard_normal(7), 0.9, 0.3, 4), ("x", "a", "b"), True),
 ]
 
 # Zoo functions second order refuses, with a positioned error: np.prod, math.lgamma and np.sort of a

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import add_unordered, zeros_like
 
 
 def calls_a_procedure_vjp(x, c, out_bar):
@@ -28,10 +28,14 @@ def calls_a_procedure_vjp(x, c, out_bar):
     for i in range(x.shape[0]):
         # adjoint of: s += y[i] * y[i]
         y_bar[i] += 2.0 * (y[i] * s_bar)
+    # what every iteration adds into c_bar, summed first in a loop of its own,
+    # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+    for fill_scaled_i_1 in range(0, x.shape[0]):
+        c_bar = add_unordered(c_bar, x[fill_scaled_i_1] * y_bar[fill_scaled_i_1])
+    # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for fill_scaled_i in range(x.shape[0]):
         # adjoint of: y[fill_scaled_i] = c * x[fill_scaled_i]
-        c_bar += x[fill_scaled_i] * y_bar[fill_scaled_i]
         x_bar[fill_scaled_i] += c * y_bar[fill_scaled_i]
         y_bar[fill_scaled_i] = 0.0
     return value, x_bar, c_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, reserve, unbroadcast, zeros_like
 
 
 def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -104,6 +104,11 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j])
+        # what every iteration adds into kappa_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(1, n - 1):
+            for j in range(1, m - 1):
+                kappa_bar = add_unordered(kappa_bar, (u_dot[i_1 - 1, j] + u_dot[i_1 + 1, j] + u_dot[i_1, j - 1] + u_dot[i_1, j + 1] - (4.0 * u_dot[i_1, j])) * v_dot_bar[i_1, j])
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # the contributions at constant offsets from j, gathered: each element takes its own
@@ -132,8 +137,6 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                 # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                 top -= 1
                 v_dot[i, j] = tape[np.uint64(top)]  # restore the value v_dot[i, j] had before
-                t1 = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
-                kappa_bar += t1 * v_dot_bar[i, j]
                 v_dot_bar[i, j] = 0.0
                 # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def five_point_vjp(u0, kappa, steps, out_bar):
@@ -64,6 +64,11 @@ def five_point_vjp(u0, kappa, steps, out_bar):
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j])
+        # what every iteration adds into kappa_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(1, n - 1):
+            for j in range(1, m - 1):
+                kappa_bar = add_unordered(kappa_bar, (u[i_1 - 1, j] + u[i_1 + 1, j] + u[i_1, j - 1] + u[i_1, j + 1] - 4.0 * u[i_1, j]) * v_bar[i_1, j])
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # the contributions at constant offsets from j, gathered: each element takes its own
@@ -85,8 +90,6 @@ def five_point_vjp(u0, kappa, steps, out_bar):
                 # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                 top_at -= 1
                 v[i, j] = tape[np.uint64(top_at)]  # restore the value v[i, j] had before
-                t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
-                kappa_bar += t0 * v_bar[i, j]
                 v_bar[i, j] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar

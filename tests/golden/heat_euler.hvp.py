@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
@@ -101,14 +101,15 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
                 u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
             if 1 <= i_1 - 1 < n - 1:
                 u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1]
+        # what every iteration adds into kappa_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(1, n - 1):
+            kappa_bar = add_unordered(kappa_bar, (u_dot[i_1 - 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 + 1]) * v_dot_bar[i_1])
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
             kappa_bar += t0 * v_bar[i]
             v_bar[i] = 0.0
-            # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
-            t1 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-            kappa_bar += t1 * v_dot_bar[i]
             v_dot_bar[i] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def heat_euler_vjp(u0, kappa, out_bar):
@@ -68,12 +68,13 @@ def heat_euler_vjp(u0, kappa, out_bar):
                 u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
             if 1 <= i_1 - 1 < n - 1:
                 u_bar[i_1] += kappa * v_bar[i_1 - 1]
+        # what every iteration adds into kappa_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(1, n - 1):
+            kappa_bar = add_unordered(kappa_bar, (u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1])
         # the rest of its adjoint:
         # its iterations' adjoints are independent: run in the loop's order
         for i in range(1, n - 1):
-            # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            kappa_bar += t0 * v_bar[i]
             v_bar[i] = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def heat_swap_grad(u0, kappa, n_steps, out_bar):
@@ -64,6 +64,10 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
                 u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1])
             if 1 <= i_1 - 1 < n - 1:
                 u_bar[i_1] += kappa * v_bar[i_1 - 1]
+        # what every iteration adds into kappa_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(1, n - 1):
+            kappa_bar = add_unordered(kappa_bar, (u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1])
         # the rest of its adjoint:
         top -= max(n - 2, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -73,8 +77,6 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
             # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             top_at -= 1
             v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
-            t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            kappa_bar += t0 * v_bar[i]
             v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1

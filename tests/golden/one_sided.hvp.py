@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import add_unordered, zeros_like
 
 
 def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
@@ -50,13 +50,16 @@ def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
             x_bar[i_1] += w * y_bar[i_1 - 2]
         if lo <= i_1 - 2 < n - 2:
             x_bar[i_1] += w_dot * y_dot_bar[i_1 - 2]
+    # what every iteration adds into w_bar, summed first in a loop of its own,
+    # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+    for i_1 in range(lo, n - 2):
+        w_bar = add_unordered(w_bar, x[i_1 + 2] * y_bar[i_1])
+        w_bar = add_unordered(w_bar, x_dot[i_1 + 2] * y_dot_bar[i_1])
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(lo, n - 2):
         # adjoint of: y[i] = w * x[i + 2] - x[i + 1] * x[i + 1]
-        w_bar += x[i + 2] * y_bar[i]
         y_bar[i] = 0.0
         # adjoint of: y_dot[i] = x[i + 2] * w_dot + w * x_dot[i + 2] - (x[i + 1] * x_dot[i + 1] + x[i + 1] * x_dot[i + 1])
-        w_bar += x_dot[i + 2] * y_dot_bar[i]
         y_dot_bar[i] = 0.0
     return value, x_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import add_unordered, zeros_like
 
 
 def short_range_vjp(x, k, out_bar):
@@ -39,10 +39,13 @@ def short_range_vjp(x, k, out_bar):
     for i_1 in range(max(n - 3, 3), n):  # the last elements: the contributions that exist
         if 2 <= i_1 - 1 < n - 1:
             x_bar[i_1] += 2.0 * (x[i_1] * y_bar[i_1 - 1])
+    # what every iteration adds into k_bar, summed first in a loop of its own,
+    # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+    for i_1 in range(2, n - 1):
+        k_bar = add_unordered(k_bar, x[i_1 - 2] * y_bar[i_1])
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(2, n - 1):
         # adjoint of: y[i] = k * x[i - 2] + x[i + 1] * x[i + 1]
-        k_bar += x[i - 2] * y_bar[i]
         y_bar[i] = 0.0
     return value, x_bar, k_bar

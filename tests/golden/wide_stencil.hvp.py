@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, reserve, unbroadcast, zeros_like
 
 
 def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
@@ -104,6 +104,10 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
                 u_dot_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1])
             if 2 <= i_1 - 1 < n - 3:
                 u_dot_bar[i_1] += 0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1]
+        # what every iteration adds into c_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(2, n - 3):
+            c_bar = add_unordered(c_bar, (u_dot[i_1 + 3] - (2.0 * u_dot[i_1 - 2])) * v_dot_bar[i_1])
         # the rest of its adjoint:
         top -= 2 * max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -120,8 +124,6 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i + 3] - (2.0 * u_dot[i - 2]))) - (u[i + 1] * (0.1 * u_dot[i - 1]) + 0.1 * u[i - 1] * u_dot[i + 1])
             top_at -= 1
             v_dot[i] = tape[np.uint64(top_at)]  # restore the value v_dot[i] had before
-            t1 = u_dot[i + 3] - (2.0 * u_dot[i - 2])
-            c_bar += t1 * v_dot_bar[i]
             v_dot_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar

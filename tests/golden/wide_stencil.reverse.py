@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def wide_stencil_vjp(u0, c, steps, out_bar):
@@ -59,6 +59,10 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
                 u_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1])
             if 2 <= i_1 - 1 < n - 3:
                 u_bar[i_1] += 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1]
+        # what every iteration adds into c_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(2, n - 3):
+            c_bar = add_unordered(c_bar, (u[i_1 + 3] - 2.0 * u[i_1 - 2]) * v_bar[i_1])
         # the rest of its adjoint:
         top -= max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -68,8 +72,6 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
             # adjoint of: v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
             top_at -= 1
             v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
-            t0 = u[i + 3] - 2.0 * u[i - 2]
-            c_bar += t0 * v_bar[i]
             v_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar

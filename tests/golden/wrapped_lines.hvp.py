@@ -3,7 +3,7 @@
 
 import math
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import add_unordered, zeros_like
 
 
 def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
@@ -23,10 +23,14 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
     t0_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = 0.0
+    # what every iteration adds into y_bar, summed first in a loop of its own,
+    # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+    for i_1 in range(0, x.shape[0]):
+        y_bar = add_unordered(y_bar, x_dot[i_1] * s_dot_bar)
+    # the rest of its adjoint:
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot)
         t1 = math.cos(x[i]) * x_dot[i]
-        y_bar += x_dot[i] * s_dot_bar
         x_bar[i] += y_dot * s_dot_bar
         y_bar += t1 * s_dot_bar
         x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (y * s_dot_bar))
