@@ -17,7 +17,9 @@ A fact checked at the call must be exact: the call fails only where the user's c
 of range. Some accesses cannot give one: one under an `if` or a `while`, or in a loop with a
 `break`, may never run; one in a triangular loop (`range(k + 1, n)`) or at an int local assigned
 several values (`p = k`, later `p = i`: its *range*, the hull of every value assigned, 0 included
-for a read before any) reaches only some of its bound's values. Such an access is covered where
+for a read before any; a ring index, `ip = i + 1; if ip == n: ip = 0` (`rings.py`), takes the
+range of its loop's variable, which it stays in wherever it is read) reaches only some of its
+bound's values. Such an access is covered where
 its fact always holds, or where a checked fact implies it (the same size, a bound at least as
 large, guards among its own: whenever it runs, that fact was checked). An access nothing covers
 (`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
@@ -43,6 +45,7 @@ from .definite import possibly_undefined
 from .exprs import code, dotted, unparen
 from .kinds import Kinds
 from .parse import ParsedFunction
+from .rings import ring_indices
 from .rules import new_array_shape
 
 Affine = dict[str, int]  # atom -> coefficient; the atom "1" is the constant term
@@ -194,6 +197,15 @@ class _Walker:
         self.written = {st.var for st in walk_statements(fn.body) if isinstance(st, Assign) and st.writes_element}
         self.values: dict[str, list[tuple[Affine, Affine] | None]] = {}
         self.pending: list[tuple[dict, cst.Subscript, Stmt]] = []
+        # the two assignments of each ring index (`rings.py`), by the variable of its loop: the
+        # index takes that variable's values wherever it is read
+        self.rings = {
+            a: loop.var
+            for loop in walk_statements(fn.body)
+            if isinstance(loop, For)
+            for ring in ring_indices(loop).values()
+            for a in ring.statements
+        }
 
     def ranges(self) -> dict[str, tuple[Affine, Affine]]:
         """Each int local's lowest and highest value as static bounds: the hull of every value a
@@ -333,7 +345,9 @@ class _Walker:
         if isinstance(stmt, Assign):
             for node in (stmt.target, stmt.value):
                 self.accesses(node, stmt, scope)
-            if not stmt.writes_element:
+            if stmt in self.rings:  # ip = i + 1, then 0 where it reaches n: in i's range where read
+                self.record(stmt.var, {self.rings[stmt]: 1}, scope)
+            elif not stmt.writes_element:
                 value = None if stmt.accumulate else _affine(stmt.value, self.view(scope), self.variables(scope))
                 self.record(stmt.var, value, scope)
         elif isinstance(stmt, For):

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .core import Assign, For, walk_statements
+from .core import Assign, For, If, walk_statements
 from .emit import Line
 from .exprs import (
     Rename,
@@ -58,6 +58,7 @@ from .exprs import (
     unparen,
     walk,
 )
+from .rings import ring_indices
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Group:
     indices: tuple[cst.BaseExpression, ...]  # the first term's, as written
     terms: tuple[Term, ...]
     context: tuple[For, ...] = ()
+    period: cst.BaseExpression | None = None  # S for ring indices over range(S) (`rings.py`)
 
     @property
     def lowest(self) -> int:
@@ -156,21 +158,24 @@ def plan_gather(
     if not is_number(loop.step) or number_value(loop.step) != 1:
         return None
     var = loop.var
+    wrapped = {name: w.offset for name, w in ring_indices(loop).items()}
+    loops = [inner for inner in (loop, *walk_statements(loop.body)) if isinstance(inner, For)]
+    wraps = {ring.test for inner in loops for ring in ring_indices(inner).values()}
     sequence: list[_Entry] = []
-    if not _flatten(loop.body, (), lines, assigned | {var}, sequence):
+    if not _flatten(loop.body, (), lines, assigned | {var}, sequence, wraps):
         return None
-    values = _Values.of(sequence, is_adjoint, var, _sums(sequence, private))
+    values = _Values.of(sequence, is_adjoint, var, _sums(sequence, private), set(wrapped))
     if values is None:
         return None
     groups: dict[tuple, list[tuple[int, Term]]] = {}
     for position, entry in enumerate(sequence):
         line = entry.line
-        found = _contribution(line, var, set(values.temps), is_array)
+        found = _contribution(line, var, set(values.temps), is_array, wrapped)
         if found is not None:
-            axis, offset = found
+            axis, offset, periodic = found
             indices = subscript_indices(line.target)  # type: ignore[arg-type]
             others = tuple(code(ix) for k, ix in enumerate(indices) if k != axis)
-            key = (entry.context, line.target.value.value, axis, others)  # type: ignore[attr-defined]
+            key = (entry.context, line.target.value.value, axis, others, periodic)  # type: ignore[attr-defined]
             if values.at[position].broken:
                 return None
             groups.setdefault(key, []).append((position, Term(line, offset, values.at[position].expr)))
@@ -203,7 +208,14 @@ def plan_gather(
     }
     return Gather(
         groups=tuple(
-            Group(key[1], key[2], tuple(subscript_indices(terms[0][1].line.target)), tuple(t for _, t in terms), key[0])  # type: ignore[arg-type]
+            Group(
+                key[1],
+                key[2],
+                tuple(subscript_indices(terms[0][1].line.target)),  # type: ignore[arg-type]
+                tuple(t for _, t in terms),
+                key[0],
+                loop.stop if key[4] else None,
+            )
             for key, terms in gathered.items()
         ),
         residual=residual,
@@ -269,7 +281,9 @@ class _Values:
     at: Mapping[int, _Value]  # position -> the value of the line there
 
     @staticmethod
-    def of(sequence: list[_Entry], is_adjoint, var: str, sums: Mapping[str, tuple[For, ...]]) -> _Values | None:
+    def of(
+        sequence: list[_Entry], is_adjoint, var: str, sums: Mapping[str, tuple[For, ...]], wrapped: set[str]
+    ) -> _Values | None:
         temp_names = _assigned_temps(sequence, is_adjoint)
         temps: dict[str, _Value] = {}
         running: dict[str, _Value] = {}  # a private sum's value so far in the iteration
@@ -279,8 +293,10 @@ class _Values:
             if any(t not in temps for t in _reads(line) & temp_names):
                 return None  # a temporary read before its definition: not this iteration's value
             read: cst.BaseExpression = line.value
-            if isinstance(line.target, cst.Subscript):  # its indices are read there too
-                read = cst.Tuple([cst.Element(e) for e in (line.value, *subscript_indices(line.target))])  # type: ignore[arg-type]
+            if isinstance(line.target, cst.Subscript):  # its indices are read there too (a gather
+                # writes a wrapped index, `ip`, as the element it gathers into: not read)
+                indices = [ix for ix in subscript_indices(line.target) if not _is_name(ix, wrapped)]
+                read = cst.Tuple([cst.Element(e) for e in (line.value, *indices)])  # type: ignore[arg-type]
             value = _inlined(line.value, _Source(position, entry.context, read), temps, running, sums)
             at[position] = value
             target = line.target
@@ -347,18 +363,21 @@ def _writes_name(line: Line, name: str) -> bool:
     return isinstance(line.target, cst.Name) and line.target.value == name
 
 
-def _flatten(body, context: tuple[For, ...], lines, varying: set[str], out: list[_Entry]) -> bool:
+def _flatten(body, context: tuple[For, ...], lines, varying: set[str], out: list[_Entry], wraps: set[If]) -> bool:
     """The adjoint lines of `body` in the order its reversal runs one iteration's, into `out`;
-    False where it holds a statement other than assignments and loops whose bounds read nothing
-    the iteration changes (`varying`) but the variables of the loops around them."""
+    False where it holds a statement other than assignments, the `if`s of ring indices
+    (`wraps`, `rings.py`) and loops whose bounds read nothing the iteration changes (`varying`) but the
+    variables of the loops around them."""
     for s in reversed(body):
         if isinstance(s, Assign):
             out.extend(_Entry(context, line) for line in lines.get(s, []))
+        elif isinstance(s, If) and s in wraps and not any(lines.get(a) for a in s.body):
+            continue
         elif isinstance(s, For) and not s.parallel:
             bounds = set().union(*(names_in(b) for b in (s.start, s.stop, s.step)))
             if bounds & (varying - {c.var for c in context}):
                 return False
-            if not _flatten(s.body, (*context, s), lines, varying, out):
+            if not _flatten(s.body, (*context, s), lines, varying, out, wraps):
                 return False
         else:
             return False
@@ -403,9 +422,12 @@ def _assigned_temps(sequence: list[_Entry], is_adjoint) -> set[str]:
     return {t.value for t in targets if isinstance(t, cst.Name) and not is_adjoint(t.value)}
 
 
-def _contribution(line: Line, var: str, temps: set[str], is_array: Callable[[str], bool]) -> tuple[int, int] | None:
-    """(axis, offset) where `line` accumulates into an adjoint array at `var + offset` on one axis,
-    with the other indices free of `var` and of the iteration's temporaries."""
+def _contribution(
+    line: Line, var: str, temps: set[str], is_array: Callable[[str], bool], wrapped: Mapping[str, int]
+) -> tuple[int, int, bool] | None:
+    """(axis, offset, periodic) where `line` accumulates into an adjoint array at `var + offset`
+    on one axis, or at a ring index (`rings.py`: periodic), with the other indices free of
+    `var`, of the ring indices and of the iteration's temporaries."""
     target = line.target
     if line.op not in ("+=", "-=") or not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
         return None
@@ -417,14 +439,19 @@ def _contribution(line: Line, var: str, temps: set[str], is_array: Callable[[str
         if isinstance(ix, cst.Slice):
             return None
         names = names_in(ix)
-        if var in names:
-            offset = _offset_of(ix, var)
+        if var in names or names & set(wrapped):
+            periodic = _is_name(ix, set(wrapped))
+            offset = wrapped[ix.value] if periodic else _offset_of(ix, var)  # type: ignore[attr-defined]
             if offset is None or found is not None:
                 return None
-            found = (axis, offset)
+            found = (axis, offset, periodic)
         elif names & temps:
             return None
     return found
+
+
+def _is_name(node: cst.BaseExpression | cst.Slice, names: set[str]) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
 
 
 def _offset_of(node: cst.BaseExpression, var: str) -> int | None:

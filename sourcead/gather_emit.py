@@ -14,7 +14,7 @@ import libcst as cst
 
 from .core import For
 from .emit import Line, Writer
-from .exprs import code, paren, plus, unparen
+from .exprs import Rename, code, is_atom, paren, plus, unparen
 from .gather import Gather, Group, Sums, integer_value, plus_constant, shifted
 
 if TYPE_CHECKING:
@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 def write_gathered(sweep: ReverseSweep, loop: For, gather: Gather, out: Writer, parallel: bool) -> None:
     index = sweep.prog.namer.fresh(loop.var)
     if gather.groups:
-        out.comment(f"the contributions at constant offsets from {loop.var}, gathered: each element takes its own")
+        ring = any(g.period is not None for g in gather.groups)
+        around = f" (around the ring of {code(loop.stop)})" if ring else ""
+        offsets = f"the contributions at constant offsets from {loop.var}{around}"
+        out.comment(f"{offsets}, gathered: each element takes its own")
         out.comment("in one place (no iteration adds into another's element: a loop that vectorises)")
     for group in gather.groups:
         _group(sweep, loop, group, index, out, parallel and sweep.scope.replaying is None)
@@ -47,6 +50,9 @@ def _sums(loop: For, sums: Sums, index: str, out: Writer) -> None:
 def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer, parallel: bool) -> None:
     """`group`'s contributions: element `index` takes that of iteration `index - offset` for each
     offset; all exist in the middle of the range, only some at its ends."""
+    if group.period is not None:
+        _ring(sweep, loop, group, index, out, parallel)
+        return
     start, stop, var = loop.start, loop.stop, loop.var
     lowest, highest = group.lowest, group.highest
     target = group.target(cst.Name(index))
@@ -73,6 +79,45 @@ def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer
                 with out.block(f"if {_bound(start)} <= {iteration} < {_bound(stop)}"), _inside(group.context, out):
                     value = shifted(unparen(term.value), var, index, term.offset)
                     out.emit([sweep.scattered(Line(target, term.line.op, value))])
+
+
+def _ring(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer, parallel: bool) -> None:
+    """A group at wrapped offsets (`Group.period` S, the loop `range(S)`): every element takes one
+    contribution of each term, that of iteration `(index - offset) % S`; in the middle, where
+    no index wraps, that of `index - offset`, and at the ends (at most one element each for the
+    offsets +1 and -1) the others, around the ring."""
+    size, var = group.period, loop.var
+    lowest, highest = min(group.lowest, 0), max(group.highest, 0)
+    with _middle(index, cst.Integer(str(highest)), plus_constant(size, lowest), highest, parallel, out):  # type: ignore[arg-type]
+        with _inside(group.context, out):
+            total = plus([shifted(t.added, var, index, t.offset, highest) for t in group.terms])
+            out.emit([sweep.scattered(Line(group.target(plus_constant(cst.Name(index), highest)), "+=", total))])
+    ends = (
+        (highest, f"0, min({highest}, {code(size)})", "the first elements: contributions from around the ring"),  # type: ignore[arg-type]
+        (-lowest, f"max({code(plus_constant(size, lowest))}, {highest}), {code(size)}",  # type: ignore[arg-type]
+         "the last elements: contributions from around the ring"),
+    )  # fmt: skip
+    for width, bounds, comment in ends:
+        if not width:
+            continue
+        with out.block(f"for {index} in range({bounds})", comment), _inside(group.context, out):
+            total = plus([t.added.visit(_Around(var, index, t.offset, size)) for t in group.terms])  # type: ignore[arg-type]
+            out.emit([sweep.scattered(Line(group.target(cst.Name(index)), "+=", total))])
+
+
+class _Around(Rename):
+    """`var` replaced by `(index - offset) % size`, the iteration around the ring whose
+    contribution lands on element `index` (just `index` for offset 0)."""
+
+    def __init__(self, var: str, index: str, offset: int, size: cst.BaseExpression):
+        source: cst.BaseExpression = cst.Name(index)
+        if offset:
+            modulus = size if is_atom(unparen(size)) else paren(size)
+            source = paren(cst.BinaryOperation(paren(plus_constant(source, -offset)), cst.Modulo(), modulus))
+        super().__init__({var: source})
+
+    def leave_Index(self, original: cst.Index, updated: cst.Index) -> cst.Index:
+        return updated.with_changes(value=unparen(updated.value))  # an index needs no parentheses
 
 
 def _middle(

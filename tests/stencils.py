@@ -134,3 +134,66 @@ def scalar_sums(x, a, b, m):
         for j in range(m):
             s += y[i, j] * y[i, j]
     return s
+
+
+def ring(x, k, steps):
+    # 1-D periodic neighbours, each written in another of the idioms rings.py knows: gathered
+    # around the ring, and in range by the shape contract (no bounds checks)
+    n = x.shape[0]
+    u = x.copy()
+    un = np.empty(n)
+    for _t in range(steps):
+        for i in range(n):
+            ip = i + 1
+            if ip >= n:
+                ip -= n
+            im = i - 1
+            if im == -1:
+                im = im + n
+            un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
+        u, un = un, u
+    return np.sum(u * u)
+
+
+def ring_product(x, k):
+    # ring neighbours multiplied: each contribution's value reads the other neighbour, which the
+    # reversed iterations compute again, so they keep their scatter; still in range by the contract
+    n = x.shape[0]
+    y = np.zeros(n)
+    for i in range(n):
+        ip = i + 1
+        if ip == n:
+            ip = 0
+        im = i - 1
+        if im < 0:
+            im += n
+        y[i] = x[i] + k * x[ip] * x[im]
+    return np.sum(y * y)
+
+
+def ring_rows_in_prange(u0, kappa, steps):
+    # a 2-D periodic diffusion, rows in parallel: the rows u_bar[ip, j], u_bar[im, j] gathered in
+    # a prange of their own, the columns inside each iteration; complete contract, so the module
+    # compiles parallel (a bounds-checked one compiles serially)
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = np.empty((n, m))
+    for _t in range(steps):
+        for i in numba.prange(n):
+            ip = i + 1
+            if ip == n:
+                ip = 0
+            im = i - 1
+            if im < 0:
+                im = n - 1
+            for j in range(m):
+                jp = j + 1
+                if jp == m:
+                    jp = 0
+                jm = j - 1
+                if jm < 0:
+                    jm = m - 1
+                v[i, j] = u[i, j] + kappa * (u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j])
+        u, v = v, u
+    return 0.5 * np.sum(u * u)

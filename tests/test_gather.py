@@ -33,12 +33,22 @@ def _jvp(name: str):
     return sourcead.jvp(getattr(stencils, name), wrt=_WRT[name])
 
 
-_WRT = {"short_range": ("x", "k"), "wide_stencil": ("u0", "c"), "one_sided": ("x", "w"), "rosenbrock": ("x",)}
+_WRT = {
+    "short_range": ("x", "k"),
+    "wide_stencil": ("u0", "c"),
+    "one_sided": ("x", "w"),
+    "rosenbrock": ("x",),
+    "ring": ("x", "k"),
+    "ring_rows_in_prange": ("u0", "kappa"),
+}
 _ARGS = {
     "short_range": lambda rng, n: (rng.standard_normal(n), 0.6),
     "wide_stencil": lambda rng, n: (rng.standard_normal(n), 0.2, 3),
     "one_sided": lambda rng, n: (rng.standard_normal(n), 0.7, min(1, n)),
     "rosenbrock": lambda rng, n: (rng.uniform(-1.0, 1.0, n),),
+    # rings of 1 and 2 elements: both neighbours are the element itself, or the same other one
+    "ring": lambda rng, n: (rng.standard_normal(n), 0.3, 2),
+    "ring_rows_in_prange": lambda rng, n: (rng.standard_normal((n, 3)), 0.15, 2),
 }
 
 
@@ -311,3 +321,26 @@ def test_gathered_rows_of_a_parallel_adjoint_are_the_same_on_any_thread_count():
     expected = finite_difference_gradient(stencils.rows_in_prange, (u0[:6, :5].copy(), 0.15, 3), ("u0", "kappa"))
     for got, e in zip(g(u0[:6, :5].copy(), 0.15, 3), expected, strict=True):
         assert_close(got, e, rtol=1e-6, atol=1e-8)
+
+
+def test_a_ring_gathered_in_parallel_is_the_same_on_any_thread_count():
+    """The periodic rows gathered in a prange of their own, the columns inside each iteration;
+    the ring indices complete the shape contract, so the module compiles parallel."""
+    import json
+
+    import numba
+
+    from sourcead.pipeline import generate
+
+    assert json.loads(generate(stencils.ring_rows_in_prange, "reverse", ("u0", "kappa")).contract)["complete"]
+    g = sourcead.grad(stencils.ring_rows_in_prange, wrt=("u0", "kappa"))
+    assert "around the ring of n" in g.source and "around the ring of m" in g.source
+    u0 = np.random.default_rng(6).standard_normal((33, 40))
+    results = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        try:
+            results.append(g(u0, 0.15, 5))
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]

@@ -1303,6 +1303,15 @@ ZOO += [
         True,
     ),
     Case("written_twice", stencils.written_twice, lambda rng: (rng.standard_normal(6), 0.8), ("x", "a"), True),
+    Case("ring", stencils.ring, lambda rng: (rng.standard_normal(6), 0.3, 3), ("x", "k"), True),
+    Case("ring_product", stencils.ring_product, lambda rng: (rng.standard_normal(5), 0.7), ("x", "k"), True),
+    Case(
+        "ring_rows_in_prange",
+        stencils.ring_rows_in_prange,
+        lambda rng: (rng.standard_normal((5, 4)), 0.15, 3),
+        ("u0", "kappa"),
+        True,
+    ),
     Case("scalar_sums", stencils.scalar_sums, lambda rng: (rng.standard_normal(7), 0.9, 0.3, 4), ("x", "a", "b"), True),
 ]
 

@@ -1,0 +1,126 @@
+"""Ring indices (`sourcead/rings.py`): which spellings are recognised, which are not, and what the
+shape contract makes of them (numeric checks: the zoo's ring stencils, tests/test_gather.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import sourcead
+from sourcead.core import For, walk_statements
+from sourcead.pipeline import analyze, generate
+from sourcead.rings import ring_indices
+
+_COUNT = itertools.count()
+
+
+def _function(tmp_path, text: str, name: str):
+    """`name` from `text`, written to a module of its own (sourcead reads the source file)."""
+    path = tmp_path / f"rings_{next(_COUNT)}.py"
+    path.write_text("import numpy as np\n\n" + text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return getattr(module, name)
+
+
+_RING = """
+def f(x, n):
+    s = 0.0
+    for i in range({stop}):
+{before}        {name} = {step}
+        if {test}:
+            {reset}
+        s += x[i] * x[{name}]
+    return s
+"""
+
+
+def _rings(tmp_path, stop="n", before="", name="ip", step="i + 1", test="ip == n", reset="ip = 0", body_extra=""):
+    text = _RING.format(stop=stop, before=before, name=name, step=step, test=test, reset=reset)
+    text = text.replace("        s += x[i]", f"{body_extra}        s += x[i]")
+    prog = analyze(_function(tmp_path, text, "f"), ("x",), {"x": "array:1", "n": "int"})
+    (loop,) = [s for s in walk_statements(prog.fn.body) if isinstance(s, For)]
+    return {name: ring.offset for name, ring in ring_indices(loop).items()}
+
+
+@pytest.mark.parametrize(
+    "step, test, reset, offset",
+    [
+        ("i + 1", "ip == n", "ip = 0", 1),
+        ("1 + i", "ip >= n", "ip -= n", 1),
+        ("i + 1", "ip >= n", "ip = ip - n", 1),
+        ("i - 1", "ip < 0", "ip = n - 1", -1),
+        ("i - 1", "ip == -1", "ip += n", -1),
+        ("i - 1", "ip < 0", "ip = n + ip", -1),
+    ],
+)
+def test_the_idioms_are_recognised(tmp_path, step, test, reset, offset):
+    assert _rings(tmp_path, step=step, test=test, reset=reset) == {"ip": offset}
+
+
+@pytest.mark.parametrize(
+    "changes, why",
+    [
+        ({"stop": "1, n"}, "the loop does not start at 0"),
+        ({"stop": "0, n, 2"}, "the loop steps by 2"),
+        ({"stop": "n - 1"}, "the ring is not the loop's range"),
+        ({"step": "i + 2", "test": "ip >= n", "reset": "ip -= n"}, "two elements on"),
+        ({"test": "ip > n"}, "n itself is not wrapped"),
+        ({"reset": "ip = 1"}, "wrapped to the wrong element"),
+        ({"step": "i - 1", "test": "ip < 0", "reset": "ip = 0"}, "the previous of 0 is n - 1"),
+        ({"step": "i - 1", "test": "ip == n", "reset": "ip = 0"}, "an upward test for a downward step"),
+        ({"before": "        s += x[ip]\n"}, "read before it is set this iteration"),
+        ({"body_extra": "        ip = 2\n"}, "assigned elsewhere in the body"),
+        ({"body_extra": "        n = 3\n"}, "the size changes in the body"),
+        ({"test": "ip == n + 0 * s", "reset": "ip = 0"}, "a test that is not the size"),
+        ({"step": "i + 1\n        s += x[ip - 1]"}, "a statement between the step and the wrap"),
+    ],
+)
+def test_neighbouring_spellings_are_not_rings(tmp_path, changes, why):
+    assert _rings(tmp_path, **changes) == {}, why
+
+
+def _contract(f, wrt: tuple[str, ...]) -> dict:
+    return json.loads(generate(f, "reverse", wrt).contract)
+
+
+_STENCIL = """
+def stencil(u0, k):
+    n = u0.shape[0]
+    un = np.zeros({size})
+    for i in range({size}):
+        ip = i + 1
+        if ip == {size}:
+            ip = 0
+        im = i - 1
+        if im < 0:
+            im = {size} - 1
+        un[i] = u0[ip] - 2.0 * u0[i] + k * u0[im]
+    return np.sum(un * un)
+"""
+
+
+def test_ring_indices_are_in_range_by_the_contract(tmp_path):
+    """u0[ip], u0[im] over range(n) with n = u0.shape[0]: nothing left to bounds checks."""
+    contract = _contract(_function(tmp_path, _STENCIL.format(size="n"), "stencil"), ("u0", "k"))
+    assert contract["complete"] and contract["uncovered"] == []
+
+
+@pytest.mark.parametrize("center, complete", [(" - 2.0 * u0[i]", True), ("", False)])
+def test_a_ring_larger_than_the_array_is_an_error(tmp_path, center, complete):
+    """range(n + 1) over an array of n: ip reaches n, out of range. With `u0[i]` read too, the
+    contract's check at the call says so; without, the ring's accesses are left to numba's bounds
+    checks (the contract is incomplete). Either way a positioned ShapeError, as the primal's
+    IndexError, never a read out of range."""
+    text = _STENCIL.format(size="n + 1").replace(" - 2.0 * u0[i]", center)
+    f = _function(tmp_path, text, "stencil")
+    assert _contract(f, ("u0", "k"))["complete"] == complete
+    with pytest.raises(IndexError):
+        f(np.ones(4), 0.5)
+    with pytest.raises(sourcead.ShapeError):
+        sourcead.grad(f, wrt=("u0", "k"))(np.ones(4), 0.5)
