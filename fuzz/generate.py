@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -883,7 +884,7 @@ class _Generator:
         self.fn.emit(f"for {var} in {header}:")
         self.fn.indent += 1
         if self.on("recompute", 0.4):
-            self.prefix(inner, var, interval)
+            self.prefix(inner, var, interval, header)
         elif self.on("scratch", 0.3) and not sc.in_prange:  # a step that fills its scratch first
             self.s_scratch(inner, depth)
         self.block(inner, depth - 1, self.rnd.randint(1, 3))
@@ -892,9 +893,11 @@ class _Generator:
             self.use("after_loop")
             sc.ints[var] = (0, interval[1])
 
-    def prefix(self, sc: _Scope, var: str, interval: tuple[int, int]) -> None:
+    def prefix(self, sc: _Scope, var: str, interval: tuple[int, int], header: str = "") -> None:
         """What recompute.py may compute again instead of recording: a periodic neighbour of the loop
-        variable, then a float of arithmetic on array elements and constants, used nonlinearly.
+        variable (by `%`, or as numba users write a ring index, `k = i + 1; if k == n: k = 0`, with
+        the loop's own bound where it is `range(n)`: rings.py), then a float of arithmetic on array
+        elements and constants, used nonlinearly.
         (Whether it is recomputed depends on the rest: a later write of those arrays, or of the new
         names, must keep the records.)"""
         rnd = self.rnd
@@ -906,7 +909,19 @@ class _Generator:
         L = a.shape[0]
         if rnd.random() < 0.6 and interval[1] is not None:
             k = self.fresh("i", _PLAIN_INTS)
-            self.fn.emit(f"{k} = ({var} + {rnd.randint(1, 2)}) % {self.size_expr(sc, L)}")
+            own = re.fullmatch(r"range\(([^,]+)\)", header)
+            if interval[1] <= L - 1 and rnd.random() < 0.5:  # a ring index: var in 0 .. L - 1
+                size = own.group(1) if own and interval == (0, L - 1) else self.size_expr(sc, L)
+                if rnd.random() < 0.5:
+                    self.fn.emit(f"{k} = {var} + 1")
+                    self.fn.emit(f"if {k} == {size}:" if rnd.random() < 0.5 else f"if {k} >= {size}:")
+                    self.fn.emit(f"    {k} = 0" if rnd.random() < 0.5 else f"    {k} -= {size}")
+                else:
+                    self.fn.emit(f"{k} = {var} - 1")
+                    self.fn.emit(f"if {k} < 0:")
+                    self.fn.emit(f"    {k} = {size} - 1" if rnd.random() < 0.5 else f"    {k} += {size}")
+            else:
+                self.fn.emit(f"{k} = ({var} + {rnd.randint(1, 2)}) % {self.size_expr(sc, L)}")
             sc.ints[k] = (0, L - 1)
             # one array written with the loop variable on different axes: two iterations may
             # write one element, so the reversal must keep the loop's order reversed
