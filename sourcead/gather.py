@@ -142,6 +142,7 @@ def plan_gather(
     assigned: set[str],
     private: set[str] = frozenset(),  # type: ignore[assignment]
     sums: bool = True,
+    rings: bool = True,
 ) -> Gather | None:
     """The gather form of the contributions of the reversal of `loop`, or None where none is at
     a constant nonzero offset of its variable or where gathering could change what a line reads.
@@ -153,12 +154,14 @@ def plan_gather(
     `assigned`: the names the loop body assigns; `private`: the adjoints of scalars that only the
     loop body mentions (`lap_bar` of `lap = ...; v[i, j] = ... * lap`), which a contribution may
     read as the sum of what the iteration added to them before (`_Values`); `sums`: whether its
-    sums into scalar adjoints may be taken too (not in a parallel loop's iterations, whose shared
-    sums go to per-iteration partial sums)."""
+    sums into scalar adjoints may be taken too (not for a prange loop's own iterations, whose
+    shared sums go to the chunks' sums); `rings`: whether contributions at ring indices
+    (`rings.py`) are gathered (in a parallel adjoint, where the gather replaces the chunks' rows;
+    in a serial loop the gather's passes measured slower than the scatter they replace)."""
     if not is_number(loop.step) or number_value(loop.step) != 1:
         return None
     var = loop.var
-    wrapped = {name: w.offset for name, w in ring_indices(loop).items()}
+    wrapped = {name: w.offset for name, w in ring_indices(loop).items()} if rings else {}
     loops = [inner for inner in (loop, *walk_statements(loop.body)) if isinstance(inner, For)]
     wraps = {ring.test for inner in loops for ring in ring_indices(inner).values()}
     sequence: list[_Entry] = []

@@ -32,19 +32,24 @@ def write_gathered(sweep: ReverseSweep, loop: For, gather: Gather, out: Writer, 
     for group in gather.groups:
         _group(sweep, loop, group, index, out, parallel and sweep.scope.replaying is None)
     for sums in gather.sums:
-        _sums(loop, sums, index, out)
+        _sums(sweep, loop, sums, index, out)
     out.comment("the rest of its adjoint:")
 
 
-def _sums(loop: For, sums: Sums, index: str, out: Writer) -> None:
+def _sums(sweep: ReverseSweep, loop: For, sums: Sums, index: str, out: Writer) -> None:
     """What every iteration adds into scalar adjoints, in a loop of its own over the same range,
-    each addition free to be reordered: LLVM keeps a partial sum per vector lane."""
-    out.comment(f"what every iteration adds into {', '.join(sums.targets)}, summed first in a loop of its own,")
+    each addition free to be reordered: LLVM keeps a partial sum per vector lane. In a parallel
+    adjoint's iteration a shared adjoint's sum goes to the iteration's own partial sum, which it
+    assigns first (`ReverseSweep.scattered`): private to the iteration, as numba's parallel
+    lowering needs (it takes an adjoint that comes into the loop for a reduction of its own)."""
+    targets = sorted({code(sweep.scattered(Line(t.line.target, "+=", t.added)).target) for t in sums.terms})
+    out.comment(f"what every iteration adds into {', '.join(targets)}, summed first in a loop of its own,")
     out.comment("in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises")
     with out.block(f"for {index} in range({code(loop.start)}, {code(loop.stop)})"), _inside(sums.context, out):
         for term in sums.terms:
-            target = code(term.line.target)
-            out.line(f"{target} = add_unordered({target}, {code(shifted(term.added, loop.var, index, 0))})")
+            line = sweep.scattered(Line(term.line.target, "+=", shifted(term.added, loop.var, index, 0)))
+            target = code(line.target)
+            out.line(f"{target} = add_unordered({target}, {code(line.value)})")
 
 
 def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer, parallel: bool) -> None:

@@ -679,7 +679,6 @@ def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, s
     shadowed, kinds = prog.namer.shadowed, prog.kinds
     lines = dict(adjoints.lines)
     found: dict[For, Gather] = {}
-    replayed = {s for loop in parallel for s in walk_statements(loop.body)}  # shared sums go to partial sums
     for loop in statements:
         if not isinstance(loop, For) or loop in checkpointed or (loop.parallel and loop not in parallel):
             continue
@@ -696,7 +695,8 @@ def _gathers(prog: Program, adjoints: StatementAdjoints, statements, prefixes, s
             changing,
             assigned_names(loop.body),
             _private_adjoints(prog, loop, returned),
-            sums=loop not in parallel and loop not in replayed,
+            sums=loop not in parallel,  # its iterations' shared sums go to the chunks' sums
+            rings=loop in parallel,  # where a ring's gather replaces the chunks' rows
         )
         if gather is not None:
             found[loop] = gather

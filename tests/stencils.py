@@ -137,8 +137,8 @@ def scalar_sums(x, a, b, m):
 
 
 def ring(x, k, steps):
-    # 1-D periodic neighbours, each written in another of the idioms rings.py knows: gathered
-    # around the ring, and in range by the shape contract (no bounds checks)
+    # 1-D periodic neighbours, each written in another of the idioms rings.py knows: in range by
+    # the shape contract (no bounds checks); a serial loop keeps its scatter
     n = x.shape[0]
     u = x.copy()
     un = np.empty(n)
@@ -150,6 +150,24 @@ def ring(x, k, steps):
             im = i - 1
             if im == -1:
                 im = im + n
+            un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
+        u, un = un, u
+    return np.sum(u * u)
+
+
+def ring_in_prange(x, k, steps):
+    # the same, mapped in parallel: the adjoint gathers around the ring in a prange of its own
+    n = x.shape[0]
+    u = x.copy()
+    un = np.empty(n)
+    for _t in range(steps):
+        for i in numba.prange(n):
+            ip = i + 1
+            if ip == n:
+                ip = 0
+            im = i - 1
+            if im < 0:
+                im = n - 1
             un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
         u, un = un, u
     return np.sum(u * u)
@@ -173,8 +191,8 @@ def ring_product(x, k):
 
 def ring_rows_in_prange(u0, kappa, steps):
     # a 2-D periodic diffusion, rows in parallel: the rows u_bar[ip, j], u_bar[im, j] gathered in
-    # a prange of their own, the columns inside each iteration; complete contract, so the module
-    # compiles parallel (a bounds-checked one compiles serially)
+    # a prange of their own (the columns, in each iteration's serial loop, keep their scatter);
+    # complete contract, so the module compiles parallel (a bounds-checked one compiles serially)
     n = u0.shape[0]
     m = u0.shape[1]
     u = u0.copy()

@@ -1304,6 +1304,7 @@ ZOO += [
     ),
     Case("written_twice", stencils.written_twice, lambda rng: (rng.standard_normal(6), 0.8), ("x", "a"), True),
     Case("ring", stencils.ring, lambda rng: (rng.standard_normal(6), 0.3, 3), ("x", "k"), True),
+    Case("ring_in_prange", stencils.ring_in_prange, lambda rng: (rng.standard_normal(6), 0.3, 3), ("x", "k"), True),
     Case("ring_product", stencils.ring_product, lambda rng: (rng.standard_normal(5), 0.7), ("x", "k"), True),
     Case(
         "ring_rows_in_prange",

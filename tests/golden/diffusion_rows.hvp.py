@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chunk_zeros, reserve, zeros_like
 
 
 def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -151,6 +151,10 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
                 for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                     if 1 <= j_1 - 1 < m - 1:
                         u_bar[i, j_1] += kappa * v_bar[i, j_1 - 1] + kappa_dot * v_dot_bar[i, j_1 - 1]
+                # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
+                # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+                for j_1 in range(1, m - 1):
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u_dot[i - 1, j_1] + u_dot[i + 1, j_1] + u_dot[i, j_1 - 1] + u_dot[i, j_1 + 1] - (4.0 * u_dot[i, j_1])) * v_dot_bar[i, j_1])
                 # the rest of its adjoint:
                 for j in range((m - 1) - 1, 0, -1):
                     # the values this iteration computes first, again (cheaper than records)
@@ -163,8 +167,6 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
                     # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                     slot -= 1
                     v_dot[i, j] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
-                    t1 = u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])
-                    kappa_bar_i += t1 * v_dot_bar[i, j]
                     v_dot_bar[i, j] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):

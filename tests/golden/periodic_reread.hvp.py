@@ -62,20 +62,14 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     for _t in range(steps - 1, -1, -1):
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
         un_bar, u_bar = u_bar, un_bar
-        # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
-        # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(0, n - 1):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += k * un_bar[i_1]
-        for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n]
-        for i_1 in range(0, n - 1):  # every contribution exists here: element i_1 + 1
-            u_dot_bar[i_1 + 1] += k * un_dot_bar[i_1]
-        for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_dot_bar[i_1] += k * un_dot_bar[(i_1 - 1) % n]
-        # the rest of its adjoint:
         for i in range(n - 1, -1, -1):
+            # the values this iteration computes first, again (cheaper than records)
+            ip = i + 1
+            if ip == n:
+                ip = 0
             # adjoint of: un[i] = c + k * (u[ip] - c) - t0 * c
             c_bar += un_bar[i]
+            u_bar[ip] += k * un_bar[i]
             c_bar -= k * un_bar[i]
             t0_bar += c * -un_bar[i]
             c_bar += t0 * -un_bar[i]
@@ -83,6 +77,7 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
             # adjoint of: un_dot[i] = c_dot + k * (u_dot[ip] - c_dot) - (c * (c * (0.1 * c_dot) + 0.1 * c * c_dot) + t0 * c_dot)
             t1 = c * (0.1 * c_dot) + 0.1 * c * c_dot
             c_dot_bar += un_dot_bar[i]
+            u_dot_bar[ip] += k * un_dot_bar[i]
             c_dot_bar -= k * un_dot_bar[i]
             c_bar += t1 * -un_dot_bar[i]
             t2 = c * -un_dot_bar[i]

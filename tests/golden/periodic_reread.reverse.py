@@ -40,17 +40,15 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
     u_bar += 2.0 * (u * result_bar)
     for _t in range(steps - 1, -1, -1):
         un_bar, u_bar = u_bar, un_bar
-        # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
-        # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(0, n - 1):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += k * un_bar[i_1]
-        for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n]
-        # the rest of its adjoint:
         for i in range(n - 1, -1, -1):
+            # the values this iteration computes first, again (cheaper than records)
+            ip = i + 1
+            if ip == n:
+                ip = 0
             # adjoint of: un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
             t0 = 0.1 * c * c
             c_bar += un_bar[i]
+            u_bar[ip] += k * un_bar[i]
             c_bar -= k * un_bar[i]
             t1 = c * -un_bar[i]
             c_bar += 0.1 * (c * t1)

@@ -43,15 +43,6 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
     for t in range(steps - 1, -1, -1):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
-        # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
-        # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += k * un_bar[i_1] + k * un_bar[i_1 + 2]
-        for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n] + k * un_bar[(i_1 + 1) % n]
-        for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n] + k * un_bar[(i_1 + 1) % n]
-        # the rest of its adjoint:
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
@@ -71,7 +62,9 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
             t1 = 0.02 * u[i] * u[i]
             u_bar[i] += un_bar[i]
             k_bar += t0 * un_bar[i]
+            u_bar[ip] += k * un_bar[i]
             u_bar[i] += 2.0 * -(k * un_bar[i])
+            u_bar[im] += k * un_bar[i]
             t2 = u[i] * -un_bar[i]
             u_bar[i] += 0.02 * (u[i] * t2)
             u_bar[i] += 0.02 * u[i] * t2

@@ -63,21 +63,6 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
-        # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
-        # in one place (no iteration adds into another's element: a loop that vectorises)
-        for i_1 in range(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_dot_bar[i_1 + 1] += k * un_dot_bar[i_1] + k * un_dot_bar[i_1 + 2]
-        for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_dot_bar[i_1] += k * un_dot_bar[(i_1 - 1) % n] + k * un_dot_bar[(i_1 + 1) % n]
-        for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
-            u_dot_bar[i_1] += k * un_dot_bar[(i_1 - 1) % n] + k * un_dot_bar[(i_1 + 1) % n]
-        for i_1 in range(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += k * un_bar[i_1] + k_dot * un_dot_bar[i_1] + (k * un_bar[i_1 + 2] + k_dot * un_dot_bar[i_1 + 2])
-        for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n] + k_dot * un_dot_bar[(i_1 - 1) % n] + (k * un_bar[(i_1 + 1) % n] + k_dot * un_dot_bar[(i_1 + 1) % n])
-        for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n] + k_dot * un_dot_bar[(i_1 - 1) % n] + (k * un_bar[(i_1 + 1) % n] + k_dot * un_dot_bar[(i_1 + 1) % n])
-        # the rest of its adjoint:
         top -= 2 * max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
@@ -109,7 +94,9 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
             u_dot_bar[i] += un_dot_bar[i]
             t0_bar += k_dot * un_dot_bar[i]
             k_bar += t2 * un_dot_bar[i]
+            u_dot_bar[ip] += k * un_dot_bar[i]
             u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
+            u_dot_bar[im] += k * un_dot_bar[i]
             u_bar[i] += t3 * -un_dot_bar[i]
             t4 = u[i] * -un_dot_bar[i]
             u_bar[i] += 0.02 * u_dot[i] * t4
@@ -124,7 +111,9 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
             u_bar[i] += 0.02 * u[i] * t1_bar
             t1_bar = 0.0
             # adjoint of: t0 = u[ip] - 2.0 * u[i] + u[im]
+            u_bar[ip] += t0_bar
             u_bar[i] += 2.0 * -t0_bar
+            u_bar[im] += t0_bar
             t0_bar = 0.0
     # adjoint of: u = np.copy(x)
     x_bar += u_bar

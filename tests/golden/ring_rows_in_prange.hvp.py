@@ -113,21 +113,6 @@ def ring_rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     im = n - 1
                 t0_bar = 0.0
                 kappa_bar_i = 0.0
-                # the contributions at constant offsets from j (around the ring of m), gathered: each element takes its own
-                # in one place (no iteration adds into another's element: a loop that vectorises)
-                for j_1 in range(0, m - 2):  # every contribution exists here: element j_1 + 1
-                    u_dot_bar[i, j_1 + 1] += kappa * v_dot_bar[i, j_1] + kappa * v_dot_bar[i, j_1 + 2]
-                for j_1 in range(0, min(1, m)):  # the first elements: contributions from around the ring
-                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, (j_1 - 1) % m] + kappa * v_dot_bar[i, (j_1 + 1) % m]
-                for j_1 in range(max(m - 1, 1), m):  # the last elements: contributions from around the ring
-                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, (j_1 - 1) % m] + kappa * v_dot_bar[i, (j_1 + 1) % m]
-                for j_1 in range(0, m - 2):  # every contribution exists here: element j_1 + 1
-                    u_bar[i, j_1 + 1] += kappa * v_bar[i, j_1] + kappa_dot * v_dot_bar[i, j_1] + (kappa * v_bar[i, j_1 + 2] + kappa_dot * v_dot_bar[i, j_1 + 2])
-                for j_1 in range(0, min(1, m)):  # the first elements: contributions from around the ring
-                    u_bar[i, j_1] += kappa * v_bar[i, (j_1 - 1) % m] + kappa_dot * v_dot_bar[i, (j_1 - 1) % m] + (kappa * v_bar[i, (j_1 + 1) % m] + kappa_dot * v_dot_bar[i, (j_1 + 1) % m])
-                for j_1 in range(max(m - 1, 1), m):  # the last elements: contributions from around the ring
-                    u_bar[i, j_1] += kappa * v_bar[i, (j_1 - 1) % m] + kappa_dot * v_dot_bar[i, (j_1 - 1) % m] + (kappa * v_bar[i, (j_1 + 1) % m] + kappa_dot * v_dot_bar[i, (j_1 + 1) % m])
-                # the rest of its adjoint:
                 for j in range(m - 1, -1, -1):
                     # the values this iteration computes first, again (cheaper than records)
                     jp = j + 1
@@ -151,9 +136,13 @@ def ring_rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     u_dot_bar[i, j] += v_dot_bar[i, j]
                     t0_bar += kappa_dot * v_dot_bar[i, j]
                     kappa_bar_i += t1 * v_dot_bar[i, j]
+                    u_dot_bar[i, jp] += kappa * v_dot_bar[i, j]
+                    u_dot_bar[i, jm] += kappa * v_dot_bar[i, j]
                     u_dot_bar[i, j] += 4.0 * -(kappa * v_dot_bar[i, j])
                     v_dot_bar[i, j] = 0.0
                     # adjoint of: t0 = u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j]
+                    u_bar[i, jp] += t0_bar
+                    u_bar[i, jm] += t0_bar
                     u_bar[i, j] += 4.0 * -t0_bar
                     t0_bar = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chunk_zeros, reserve, zeros_like
 
 
 def rows_in_prange_vjp(u0, kappa, steps, out_bar):
@@ -93,13 +93,15 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                     if 1 <= j_1 - 1 < m - 1:
                         u_bar[i, j_1] += kappa * v_bar[i, j_1 - 1]
+                # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
+                # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+                for j_1 in range(1, m - 1):
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[i - 1, j_1] + u[i + 1, j_1] + u[i, j_1 - 1] + u[i, j_1 + 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
                 # the rest of its adjoint:
                 for j in range((m - 1) - 1, 0, -1):
                     # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                     slot -= 1
                     v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
-                    t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
-                    kappa_bar_i += t0 * v_bar[i, j]
                     v_bar[i, j] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
