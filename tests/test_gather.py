@@ -305,21 +305,13 @@ def test_bounds_fold_their_constants(text, k, expected):
 def test_gathered_rows_of_a_parallel_adjoint_are_the_same_on_any_thread_count():
     """The rows u_bar[i +- 1, j] gathered in a prange of their own (no chunk rows): each element
     is one iteration's sum, so 1 and 2 threads give the same bits."""
-    import numba
-
     g = sourcead.grad(stencils.rows_in_prange, wrt=("u0", "kappa"))
     assert "_rows = chunk_zeros" not in g.source and "in prange(" in g.source.split("gathered")[1]
-    u0 = np.random.default_rng(5).standard_normal((40, 33))
-    results = []
-    for threads in (1, 2):
-        numba.set_num_threads(threads)
-        try:
-            results.append(g(u0, 0.15, 7))
-        finally:
-            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
-    expected = finite_difference_gradient(stencils.rows_in_prange, (u0[:6, :5].copy(), 0.15, 3), ("u0", "kappa"))
-    for got, e in zip(g(u0[:6, :5].copy(), 0.15, 3), expected, strict=True):
+    one, two = _on_1_and_2_threads(g, np.random.default_rng(5).standard_normal((40, 33)), 0.15, 7)
+    assert np.array_equal(one[0], two[0]) and one[1] == two[1]
+    u0 = np.random.default_rng(5).standard_normal((6, 5))
+    expected = finite_difference_gradient(stencils.rows_in_prange, (u0, 0.15, 3), ("u0", "kappa"))
+    for got, e in zip(g(u0, 0.15, 3), expected, strict=True):
         assert_close(got, e, rtol=1e-6, atol=1e-8)
 
 
@@ -329,19 +321,24 @@ def test_a_ring_gathered_in_parallel_is_the_same_on_any_thread_count():
     compiles parallel."""
     import json
 
-    import numba
-
     from sourcead.pipeline import generate
 
     assert json.loads(generate(stencils.ring_rows_in_prange, "reverse", ("u0", "kappa")).contract)["complete"]
     g = sourcead.grad(stencils.ring_rows_in_prange, wrt=("u0", "kappa"))
     assert "around the ring of n" in g.source and "around the ring of m" not in g.source
-    u0 = np.random.default_rng(6).standard_normal((33, 40))
+    one, two = _on_1_and_2_threads(g, np.random.default_rng(6).standard_normal((33, 40)), 0.15, 5)
+    assert np.array_equal(one[0], two[0]) and one[1] == two[1]
+
+
+def _on_1_and_2_threads(g, *args):
+    """The gradient `g(*args)` computed on 1 numba thread and on 2."""
+    import numba
+
     results = []
     for threads in (1, 2):
         numba.set_num_threads(threads)
         try:
-            results.append(g(u0, 0.15, 5))
+            results.append(g(*args))
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    assert np.array_equal(results[0][0], results[1][0]) and results[0][1] == results[1][1]
+    return results
