@@ -36,7 +36,7 @@ element changes (the same sum up to rounding, the same on every run).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -111,6 +111,10 @@ class Sums:
 
     terms: tuple[Term, ...]  # offset 0, each into its line's target
     context: tuple[For, ...] = ()
+    # the ring indices of the loop (`rings.py`) their values read, by offset, and the ring's size:
+    # the sums' loop computes them from its own index
+    rings: Mapping[str, int] = field(default_factory=dict)
+    size: cst.BaseExpression | None = None
 
     @property
     def targets(self) -> list[str]:
@@ -161,7 +165,8 @@ def plan_gather(
     if not is_number(loop.step) or number_value(loop.step) != 1:
         return None
     var = loop.var
-    wrapped = {name: w.offset for name, w in ring_indices(loop).items()} if rings else {}
+    around = {name: ring.offset for name, ring in ring_indices(loop).items()}
+    wrapped = around if rings else {}
     loops = [inner for inner in (loop, *walk_statements(loop.body)) if isinstance(inner, For)]
     wraps = {ring.test for inner in loops for ring in ring_indices(inner).values()}
     sequence: list[_Entry] = []
@@ -194,13 +199,16 @@ def plan_gather(
             return None  # a gathered array read, reset or accumulated whole
     inlined = set(values.temps) | set(values.sums)
 
-    def sees(position: int) -> bool:
+    def sees(position: int, computed: frozenset[str] = frozenset()) -> bool:
+        """Its value reads what the loop read there (`computed`: names the sum's loop computes)."""
         sources = values.at[position].sources
-        return all(_sees_what_the_loop_saw(source, sequence, var, inlined, changing) for source in sources)
+        return all(_sees_what_the_loop_saw(s, sequence, var, inlined, changing - computed) for s in sources)
 
     if not all(sees(position) for terms in gathered.values() for position, _ in terms):
         return None
-    summed = {c: kept for c, terms in summed.items() if (kept := [(p, t) for p, t in terms if sees(p)])}
+    # a sum's own loop computes the ring indices it reads from its index (`Sums.rings`)
+    rings_read = frozenset(around)
+    summed = {c: kept for c, terms in summed.items() if (kept := [(p, t) for p, t in terms if sees(p, rings_read)])}
     if not gathered and not summed:
         return None
     chosen = {id(t.line) for terms in (*gathered.values(), *summed.values()) for _, t in terms}
@@ -222,8 +230,14 @@ def plan_gather(
             for key, terms in gathered.items()
         ),
         residual=residual,
-        sums=tuple(Sums(tuple(t for _, t in terms), context) for context, terms in summed.items()),
+        sums=tuple(_summed(tuple(t for _, t in terms), c, around, loop.stop) for c, terms in summed.items()),
     )
+
+
+def _summed(terms: tuple[Term, ...], context: tuple[For, ...], around: Mapping[str, int], size) -> Sums:
+    """The sums, with the ring indices of the loop that their values read."""
+    read = set().union(*(names_in(t.value) for t in terms)) & set(around)
+    return Sums(terms, context, {name: around[name] for name in sorted(read)}, size if read else None)
 
 
 def _free_sums(

@@ -45,11 +45,45 @@ def _sums(sweep: ReverseSweep, loop: For, sums: Sums, index: str, out: Writer) -
     targets = sorted({code(sweep.scattered(Line(t.line.target, "+=", t.added)).target) for t in sums.terms})
     out.comment(f"what every iteration adds into {', '.join(targets)}, summed first in a loop of its own,")
     out.comment("in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises")
-    with out.block(f"for {index} in range({code(loop.start)}, {code(loop.stop)})"), _inside(sums.context, out):
-        for term in sums.terms:
-            line = sweep.scattered(Line(term.line.target, "+=", shifted(term.added, loop.var, index, 0)))
-            target = code(line.target)
-            out.line(f"{target} = add_unordered({target}, {code(line.value)})")
+    if sums.size is None:
+        ranges = [(f"{code(loop.start)}, {code(loop.stop)}", False, "")]
+    else:  # ring indices read: index +- 1 where none wraps, around the ring at the ends
+        size = code(sums.size)
+        first, last = -min(0, *sums.rings.values()), max(0, *sums.rings.values())
+        ranges = [
+            (f"0, min({first}, {size})", True, "the first elements: ring indices around the ring"),
+            (f"{first}, {code(plus_constant(sums.size, -last))}", False, "no ring index wraps here"),
+            (f"max({code(plus_constant(sums.size, -last))}, {first}), {size}", True,
+             "the last elements: ring indices around the ring"),
+        ]  # fmt: skip
+        ranges = [r for r, width in zip(ranges, (first, 1, last), strict=True) if width]
+    for bounds, wraps, comment in ranges:
+        with out.block(f"for {index} in range({bounds})", comment), _inside(sums.context, out):
+            for term in sums.terms:
+                value = shifted(term.added, loop.var, index, 0)
+                if sums.rings:
+                    value = value.visit(_RingIndices(sums.rings, index, sums.size, wraps))  # type: ignore[arg-type]
+                line = sweep.scattered(Line(term.line.target, "+=", value))  # type: ignore[arg-type]
+                target = code(line.target)
+                out.line(f"{target} = add_unordered({target}, {code(line.value)})")
+
+
+class _RingIndices(Rename):
+    """Each ring index as its value at iteration `index`: `index + offset`, or around the ring
+    `(index + offset) % size` (`wraps`)."""
+
+    def __init__(self, rings, index: str, size: cst.BaseExpression, wraps: bool):
+        mapping: dict[str, cst.BaseExpression] = {}
+        for name, offset in rings.items():
+            step = plus_constant(cst.Name(index), offset)
+            if wraps:
+                modulus = size if is_atom(unparen(size)) else paren(size)
+                step = cst.BinaryOperation(paren(step), cst.Modulo(), modulus)
+            mapping[name] = paren(step)
+        super().__init__(mapping)
+
+    def leave_Index(self, original: cst.Index, updated: cst.Index) -> cst.Index:
+        return updated.with_changes(value=unparen(updated.value))  # an index needs no parentheses
 
 
 def _group(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer, parallel: bool) -> None:

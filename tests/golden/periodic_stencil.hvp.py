@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, reserve, unbroadcast, zeros_like
 
 
 def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -63,6 +63,15 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
+        # what every iteration adds into k_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
+            k_bar = add_unordered(k_bar, (u_dot[(i_1 + 1) % n] - (2.0 * u_dot[i_1]) + u_dot[(i_1 - 1) % n]) * un_dot_bar[i_1])
+        for i_1 in range(1, n - 1):  # no ring index wraps here
+            k_bar = add_unordered(k_bar, (u_dot[i_1 + 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 - 1]) * un_dot_bar[i_1])
+        for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
+            k_bar = add_unordered(k_bar, (u_dot[(i_1 + 1) % n] - (2.0 * u_dot[i_1]) + u_dot[(i_1 - 1) % n]) * un_dot_bar[i_1])
+        # the rest of its adjoint:
         top -= 2 * max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
@@ -89,11 +98,9 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
             top_at -= 1
             un_dot[i] = tape[np.uint64(top_at)]  # restore the value un_dot[i] had before
-            t2 = u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im]
             t3 = u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]
             u_dot_bar[i] += un_dot_bar[i]
             t0_bar += k_dot * un_dot_bar[i]
-            k_bar += t2 * un_dot_bar[i]
             u_dot_bar[ip] += k * un_dot_bar[i]
             u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
             u_dot_bar[im] += k * un_dot_bar[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def ring_vjp(x, k, steps, out_bar):
@@ -43,6 +43,15 @@ def ring_vjp(x, k, steps, out_bar):
     for _t in range(steps - 1, -1, -1):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
+        # what every iteration adds into k_bar, summed first in a loop of its own,
+        # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+        for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
+            k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1])
+        for i_1 in range(1, n - 1):  # no ring index wraps here
+            k_bar = add_unordered(k_bar, (u[i_1 + 1] - 2.0 * u[i_1] + u[i_1 - 1]) * un_bar[i_1])
+        for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
+            k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1])
+        # the rest of its adjoint:
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
@@ -58,10 +67,8 @@ def ring_vjp(x, k, steps, out_bar):
             # adjoint of: un[i] = u[i] + k * (u[ip] - 2.0 * u[i] + u[im]) - 0.02 * u[i] * u[i] * u[i]
             top_at -= 1
             un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
-            t0 = u[ip] - 2.0 * u[i] + u[im]
             t1 = 0.02 * u[i] * u[i]
             u_bar[i] += un_bar[i]
-            k_bar += t0 * un_bar[i]
             u_bar[ip] += k * un_bar[i]
             u_bar[i] += 2.0 * -(k * un_bar[i])
             u_bar[im] += k * un_bar[i]

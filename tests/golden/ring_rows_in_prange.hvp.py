@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, chunk_zeros, reserve, unbroadcast, zeros_like
 
 
 def ring_rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -113,6 +113,15 @@ def ring_rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     im = n - 1
                 t0_bar = 0.0
                 kappa_bar_i = 0.0
+                # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
+                # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+                for j_1 in range(0, min(1, m)):  # the first elements: ring indices around the ring
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u_dot[ip, j_1] + u_dot[im, j_1] + u_dot[i, (j_1 + 1) % m] + u_dot[i, (j_1 - 1) % m] - (4.0 * u_dot[i, j_1])) * v_dot_bar[i, j_1])
+                for j_1 in range(1, m - 1):  # no ring index wraps here
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u_dot[ip, j_1] + u_dot[im, j_1] + u_dot[i, j_1 + 1] + u_dot[i, j_1 - 1] - (4.0 * u_dot[i, j_1])) * v_dot_bar[i, j_1])
+                for j_1 in range(max(m - 1, 1), m):  # the last elements: ring indices around the ring
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u_dot[ip, j_1] + u_dot[im, j_1] + u_dot[i, (j_1 + 1) % m] + u_dot[i, (j_1 - 1) % m] - (4.0 * u_dot[i, j_1])) * v_dot_bar[i, j_1])
+                # the rest of its adjoint:
                 for j in range(m - 1, -1, -1):
                     # the values this iteration computes first, again (cheaper than records)
                     jp = j + 1
@@ -132,10 +141,8 @@ def ring_rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[ip, j] + u_dot[im, j] + u_dot[i, jp] + u_dot[i, jm] - (4.0 * u_dot[i, j])))
                     slot -= 1
                     v_dot[i, j] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
-                    t1 = u_dot[ip, j] + u_dot[im, j] + u_dot[i, jp] + u_dot[i, jm] - (4.0 * u_dot[i, j])
                     u_dot_bar[i, j] += v_dot_bar[i, j]
                     t0_bar += kappa_dot * v_dot_bar[i, j]
-                    kappa_bar_i += t1 * v_dot_bar[i, j]
                     u_dot_bar[i, jp] += kappa * v_dot_bar[i, j]
                     u_dot_bar[i, jm] += kappa * v_dot_bar[i, j]
                     u_dot_bar[i, j] += 4.0 * -(kappa * v_dot_bar[i, j])

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chunk_zeros, reserve, zeros_like
 
 
 def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
@@ -86,6 +86,15 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 if im < 0:
                     im = n - 1
                 kappa_bar_i = 0.0
+                # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
+                # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+                for j_1 in range(0, min(1, m)):  # the first elements: ring indices around the ring
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
+                for j_1 in range(1, m - 1):  # no ring index wraps here
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, j_1 + 1] + u[i, j_1 - 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
+                for j_1 in range(max(m - 1, 1), m):  # the last elements: ring indices around the ring
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
+                # the rest of its adjoint:
                 for j in range(m - 1, -1, -1):
                     # the values this iteration computes first, again (cheaper than records)
                     jp = j + 1
@@ -97,9 +106,7 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                     # adjoint of: v[i, j] = u[i, j] + kappa * (u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j])
                     slot -= 1
                     v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
-                    t0 = u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j]
                     u_bar[i, j] += v_bar[i, j]
-                    kappa_bar_i += t0 * v_bar[i, j]
                     u_bar[i, jp] += kappa * v_bar[i, j]
                     u_bar[i, jm] += kappa * v_bar[i, j]
                     u_bar[i, j] += 4.0 * -(kappa * v_bar[i, j])
