@@ -9,8 +9,9 @@ Here ip is (i + 1) % n and im is (i - 1) % n: each in range(n) wherever the body
 each iteration's own neighbour on a ring of n elements, which the loop visits once each. Two passes
 read that from the same declaration: the shape contract (`contract.py`: an access `u[ip, j]` is in
 range wherever `u` has n rows, where the hull of the values assigned, 0 .. n, would not show it)
-and the gathered adjoints (`gather.py`: `u_bar[ip, j] += ...` is a contribution at offset +1
-around the ring).
+and the gathered adjoints (`gather.py`: in a parallel adjoint `u_bar[ip, j] += ...` is a
+contribution at offset +1 around the ring; a sum taken into a loop of its own computes the ring
+indices its value reads from that loop's index).
 
 Recognised: `ip = i + 1` (or `1 + i`) followed at once by `if ip == n: ip = 0` (also `ip >= n`,
 and `ip = ip - n`, `ip -= n`), and `im = i - 1` followed at once by `if im < 0: im = n - 1` (also
