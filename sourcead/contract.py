@@ -18,8 +18,8 @@ of range. Some accesses cannot give one: one under an `if` or a `while`, or in a
 `break`, may never run; one in a triangular loop (`range(k + 1, n)`) or at an int local assigned
 several values (`p = k`, later `p = i`: its *range*, the hull of every value assigned, 0 included
 for a read before any; a ring index, `ip = i + 1; if ip == n: ip = 0` (`rings.py`), takes the
-range of its loop's variable, which it stays in wherever it is read) reaches only some of its
-bound's values. Such an access is covered where
+range of its loop's variable, which it stays in wherever it is read, and so does `e % n` in a loop
+over range(n), as an index or a value assigned) reaches only some of its bound's values. Such an access is covered where
 its fact always holds, or where a checked fact implies it (the same size, a bound at least as
 large, guards among its own: whenever it runs, that fact was checked). An access nothing covers
 (`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
@@ -345,8 +345,11 @@ class _Walker:
         if isinstance(stmt, Assign):
             for node in (stmt.target, stmt.value):
                 self.accesses(node, stmt, scope)
+            modulo = None if stmt.writes_element or stmt.accumulate else self.modulo_loop(unparen(stmt.value), scope)
             if stmt in self.rings:  # ip = i + 1, then 0 where it reaches n: in i's range where read
                 self.record(stmt.var, {self.rings[stmt]: 1}, scope)
+            elif modulo is not None:  # j = (i + 1) % n in a loop over range(n): in i's range
+                self.record(stmt.var, {modulo.var: 1}, scope)
             elif not stmt.writes_element:
                 value = None if stmt.accumulate else _affine(stmt.value, self.view(scope), self.variables(scope))
                 self.record(stmt.var, value, scope)
@@ -413,6 +416,9 @@ class _Walker:
 
     def fact(self, name: str, axis: int, dim: Affine, index: cst.BaseExpression, scope: _Scope) -> dict | None:
         bare = unparen(index)
+        ring = self.modulo_loop(bare, scope)
+        if ring is not None:  # `x[(i + 1) % n]` in a loop over range(n): a value in 0 .. n - 1
+            return self.relaxed({ring.var: 1}, dim, scope)
         if isinstance(bare, cst.Name) and bare.value in scope.data and bare.value not in scope.ints:
             return self.data_fact(name, axis, dim, scope.data[bare.value], scope)
         read = self.data_read(bare, scope) if isinstance(bare, cst.Subscript) else None
@@ -452,6 +458,20 @@ class _Walker:
             "lower": not lower_holds,
             "always": upper_holds and lower_holds,
         }
+
+    def modulo_loop(self, index: cst.BaseExpression, scope: _Scope) -> _Loop | None:
+        """For an index `e % n` inside a loop over range(n) (from 0, upwards: it runs only where n
+        > 0, so the index, by Python's rule for a positive divisor, is one of 0 .. n - 1, as the
+        loop's variable), that loop; else None. Its fact is relaxed: `e` may not reach every value."""
+        if not (isinstance(index, cst.BinaryOperation) and isinstance(index.operator, cst.Modulo)):
+            return None
+        size = _affine(index.right, self.view(scope))
+        if size is None or not _static(size):
+            return None
+        for loop in scope.loops:
+            if loop.step > 0 and _constant(loop.start) == 0 and _add(loop.stop, _scale(size, -1)) in ({}, {"1": 0}):
+                return loop
+        return None
 
     def data_fact(self, name: str, axis: int, dim: Affine, read: tuple[int, tuple[Affine, ...]], scope: _Scope) -> dict:
         """An index read from an int argument (`cams[c, 0]` after `c = obs[i, 0]`): every value of

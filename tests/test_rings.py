@@ -1,5 +1,6 @@
 """Ring indices (`sourcead/rings.py`): which spellings are recognised, which are not, and what the
-shape contract makes of them (numeric checks: the zoo's ring stencils, tests/test_gather.py)."""
+shape contract makes of them and of `e % n` in a loop over range(n) (numeric checks: the zoo's
+ring stencils, tests/test_gather.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from numeric import assert_close, finite_difference_gradient
 
 import sourcead
 from sourcead.core import For, walk_statements
@@ -124,3 +126,33 @@ def test_a_ring_larger_than_the_array_is_an_error(tmp_path, center, complete):
         f(np.ones(4), 0.5)
     with pytest.raises(sourcead.ShapeError):
         sourcead.grad(f, wrt=("u0", "k"))(np.ones(4), 0.5)
+
+
+_MODULO = """
+def f(x, y, n, m):
+    s = 0.0
+    for i in range({loop}):
+        j = (i + 1) % {size}
+        s += x[(i + 2) % {size}] * x[j] * y[i]
+    return s
+"""
+
+
+@pytest.mark.parametrize(
+    "loop, size, complete",
+    [
+        ("x.shape[0]", "x.shape[0]", True),  # e % n in a loop over range(n): 0 .. n - 1, and n > 0 there
+        ("n", "n", False),  # in range of x only for n <= its size, a fact not checked at the call
+        ("x.shape[0]", "m", False),  # m is no loop's bound: it may be 0 or negative where this runs
+        ("1, x.shape[0]", "x.shape[0]", False),  # not a loop over range(n) from 0
+    ],
+)
+def test_a_modulo_by_a_loop_bound_is_in_that_loop_variables_range(tmp_path, loop, size, complete):
+    f = _function(tmp_path, _MODULO.format(loop=loop, size=size), "f")
+    contract = json.loads(generate(f, "reverse", ("x", "y")).contract)
+    assert contract["complete"] == complete, contract["uncovered"]
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal(5), rng.standard_normal(5), 5, 5)
+    expected = finite_difference_gradient(f, args, ("x", "y"))
+    for got, e in zip(sourcead.grad(f, wrt=("x", "y"))(*args), expected, strict=True):
+        assert_close(got, e, rtol=1e-6, atol=1e-8)
