@@ -21,7 +21,8 @@ for a read before any; a ring index, `ip = i + 1; if ip == n: ip = 0` (`rings.py
 range of its loop's variable, which it stays in wherever it is read, and so does `e % n` in a loop
 over range(n), as an index or a value assigned) reaches only some of its bound's values. Such an access is covered where
 its fact always holds, or where a checked fact implies it (the same size, a bound at least as
-large, guards among its own: whenever it runs, that fact was checked). An access nothing covers
+large, guards among its own: whenever it runs, that fact was checked). An array that swaps with
+arrays of other shapes may hold any of them: a read needs a fact for each (`swapped_access`). An access nothing covers
 (`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
 compiled with numba's bounds checks (`compile.jit_module`), so no input reads or writes out of range.
 
@@ -40,7 +41,19 @@ from typing import Any
 
 import libcst as cst
 
-from .core import Assign, CoreFunction, For, If, Permute, Stmt, While, assigned_names, has_break, walk_statements
+from .core import (
+    Assign,
+    CoreFunction,
+    For,
+    If,
+    Permute,
+    Stmt,
+    While,
+    assigned_names,
+    blocks,
+    has_break,
+    walk_statements,
+)
 from .definite import possibly_undefined
 from .exprs import code, dotted, unparen
 from .kinds import Kinds
@@ -151,7 +164,7 @@ def derive(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, mode: str) ->
 
 def _assignment_counts(fn: CoreFunction, kinds: Kinds) -> Counter:
     """How many statements bind each name as a whole (element writes keep an array's shape; a swap
-    of arrays is not counted: `_swapped` groups its names, whose shapes hold only where equal)."""
+    of arrays is not counted: `_swapped` groups its names, each read needing a fact per shape the group has)."""
     counts: Counter = Counter()
     for stmt in walk_statements(fn.body):
         if isinstance(stmt, Assign) and not stmt.writes_element:
@@ -196,7 +209,11 @@ class _Walker:
         self.ranged = ranged
         self.written = {st.var for st in walk_statements(fn.body) if isinstance(st, Assign) and st.writes_element}
         self.values: dict[str, list[tuple[Affine, Affine] | None]] = {}
-        self.pending: list[tuple[dict, cst.Subscript, Stmt]] = []
+        self.pending: list[_Pending] = []
+        self.swap_loops = _swap_loops(fn.body, self.swapped)
+        self.swapped_here: set[frozenset[str]] = set()  # groups one of whose swaps the walk passed
+        self.open: list[Stmt] = []  # the loops around the statement walked
+        self.walked: dict[int, _Loop] = {}  # each `for` walked, by id, where its range is static
         # the two assignments of each ring index (`rings.py`), by the variable of its loop: the
         # index takes that variable's values wherever it is read
         self.rings = {
@@ -260,10 +277,22 @@ class _Walker:
 
     def settle(self) -> None:
         """Each access whose fact cannot be checked at the call is covered where a checked fact
-        implies it, and left uncovered (bounds-checked) where none does."""
-        for fact, sub, stmt in self.pending:
-            if not any(_implies(checked, fact) for checked in self.out.facts):
-                self.uncover(sub, stmt)
+        implies it (its guards widened by the loops it may assume ran), and left uncovered
+        (bounds-checked) where none does. A swapped array's first binding read after the loop of
+        its swaps (`_Pending.promote`) is checked at the call where a checked fact implies it once
+        that loop ran."""
+        waiting = []
+        for entry in self.pending:
+            if entry.promote and any(_implies(checked, entry.widened()) for checked in self.out.facts):
+                entry.fact["where"] = self.where(entry.sub, entry.stmt)
+                entry.fact["access"] = code(entry.sub)
+                self.out.facts.append(entry.fact)
+            else:
+                waiting.append(entry)
+        for entry in waiting:
+            facts = (entry.fact,) if entry.promote else (entry.fact, entry.widened())
+            if not any(_implies(checked, fact) for checked in self.out.facts for fact in facts):
+                self.uncover(entry.sub, entry.stmt)
 
     def view(self, scope: _Scope) -> _Scope:
         """`scope` as its readers see it: an array that swaps has its static shape only where every
@@ -359,10 +388,16 @@ class _Walker:
             inner = self.inner(stmt, scope)
             loop = inner.loops[-1] if inner.loops and inner.loops[-1].var == stmt.var else None
             self.record(stmt.var, None if loop is None else {loop.var: 1}, inner)
+            if loop is not None:
+                self.walked[id(stmt)] = loop
+            self.open.append(stmt)
             self.block(stmt.body, inner)
+            self.open.pop()
         elif isinstance(stmt, Permute):
             for name in stmt.targets:
                 self.record(name, None, scope)
+                if name in self.swapped:
+                    self.swapped_here.add(self.swapped[name])
         elif isinstance(stmt, If):
             self.accesses(stmt.test, stmt, scope)
             for branch in (stmt.body, stmt.orelse):
@@ -370,7 +405,9 @@ class _Walker:
         elif isinstance(stmt, While):
             inner = scope.nested(conditional=True)
             self.accesses(stmt.test, stmt, inner)
+            self.open.append(stmt)
             self.block(stmt.body, inner)
+            self.open.pop()
 
     def inner(self, loop: For, scope: _Scope) -> _Scope:
         variables = self.variables(scope)
@@ -392,7 +429,7 @@ class _Walker:
                 self.access(sub, stmt, scope)
 
     def access(self, sub: cst.Subscript, stmt: Stmt, scope: _Scope) -> None:
-        scope = self.view(scope)
+        raw, scope = scope, self.view(scope)
         array = unparen(sub.value)
         if isinstance(array, cst.Attribute) and array.attr.value == "shape":
             return  # a size: its index is a literal numba checks when it compiles
@@ -400,6 +437,9 @@ class _Walker:
         if not indexed:
             return  # slices only: NumPy and numba clip them
         name = array.value if isinstance(array, cst.Name) else None
+        if name in self.swapped and name not in scope.shapes:
+            self.swapped_access(sub, stmt, raw, name, indexed)
+            return
         shape = scope.shapes.get(name) if name is not None else None
         for axis, index in indexed:
             fact = None if shape is None or axis >= len(shape) else self.fact(name, axis, shape[axis], index, scope)
@@ -408,11 +448,58 @@ class _Walker:
             elif fact.get("always"):
                 continue
             elif scope.conditional or fact.pop("relaxed", False):
-                self.pending.append((fact, sub, stmt))  # not checkable at the call: `settle`
+                self.pending.append(_Pending(fact, sub, stmt))  # not checkable at the call: `settle`
             else:
-                fact["where"] = self.where(sub, stmt)
-                fact["access"] = code(sub)
-                self.out.facts.append(fact)
+                self.check(fact, sub, stmt)
+
+    def check(self, fact: dict, sub: cst.Subscript, stmt: Stmt) -> None:
+        """Keep `fact`, an exact one, to be checked before each call."""
+        fact["where"] = self.where(sub, stmt)
+        fact["access"] = code(sub)
+        self.out.facts.append(fact)
+
+    def swapped_access(
+        self, sub: cst.Subscript, stmt: Stmt, scope: _Scope, name: str, indexed: list[tuple[int, cst.BaseExpression]]
+    ) -> None:
+        """An element of `name`, which swaps with arrays of other shapes (`v = v0.copy()`, `vn =
+        np.empty((n, m))`, `v, vn = vn, v` in a time loop): it may hold the array first bound to any
+        name of its swaps, so the index must be in range for each of their shapes (all static here,
+        else it is not covered). The fact for `name`'s own first array is exact, checked at the call,
+        where the walk has passed no swap of the group yet and the index does not move with a loop
+        that also holds a swap: in the first iteration of every enclosing loop the access reads that
+        array, at every value of its index. Past a loop holding every swap (static range), that
+        fact is exact too where a checked fact implies it once that loop ran (`settle`): if the loop
+        did not run, no swap did and the access reads `name`'s own array. Every other fact is
+        relaxed; it may assume those loops ran, since an array reaches another name only by a swap."""
+        group = self.swapped[name]
+        own, view = scope.shapes.get(name), self.view(scope)
+        shapes = [scope.shapes.get(g) for g in sorted(group - {name})]
+        if own is None or any(shape is None for shape in shapes):
+            self.uncover(sub, stmt)
+            return
+        chains = self.swap_loops[group]
+        holding = [loop for loop in chains[0] if all(loop in chain for chain in chains[1:])]
+        ran = [lp for lp in holding if id(lp) in self.walked and _static(self.walked[id(lp)].span())]
+        assumed = [_dump(self.walked[id(lp)].span()) for lp in ran]
+        moving = {lp.var for lp in self.open if isinstance(lp, For) and any(lp in chain for chain in chains)}
+        first = group not in self.swapped_here
+        past = not first and any(lp not in self.open for lp in ran)
+        candidates: list[tuple[tuple[Affine, ...], bool]] = [(own, True)]
+        candidates += [(shape, False) for shape in shapes if shape is not None and shape != own]
+        for axis, index in indexed:
+            for shape, is_own in candidates:
+                fact = self.fact(name, axis, shape[axis], index, view) if axis < len(shape) else None
+                if fact is None:
+                    self.uncover(sub, stmt)
+                    return
+                if fact.get("always"):
+                    continue
+                relaxed = fact.pop("relaxed", False)
+                exact = is_own and not scope.conditional and not relaxed
+                if exact and first and not moving & {lp[0] for lp in fact.get("loops", [])}:
+                    self.check(fact, sub, stmt)
+                else:
+                    self.pending.append(_Pending(fact, sub, stmt, assumed, promote=exact and past))
 
     def fact(self, name: str, axis: int, dim: Affine, index: cst.BaseExpression, scope: _Scope) -> dict | None:
         bare = unparen(index)
@@ -527,6 +614,39 @@ class _Walker:
     def where(self, node: cst.CSTNode, stmt: Stmt) -> list[int] | None:
         found = self.parsed.locate(node) or self.parsed.locate(stmt.origin)
         return [found.line, found.column] if found is not None else None
+
+
+@dataclass
+class _Pending:
+    """An access's fact not checked at the call: covered by a checked one (`_Walker.settle`), with
+    guards it may add (`assumed`: spans of loops that ran whenever the fact matters)."""
+
+    fact: dict
+    sub: cst.Subscript
+    stmt: Stmt
+    assumed: list = field(default_factory=list)
+    promote: bool = False
+
+    def widened(self) -> dict:
+        return {**self.fact, "guards": [*self.fact["guards"], *self.assumed]}
+
+
+def _swap_loops(body: tuple[Stmt, ...], swapped: dict[str, frozenset[str]]) -> dict[frozenset[str], list[tuple]]:
+    """Each group of swapped names -> for each of its swaps, the loops around it, outermost first."""
+    found: dict[frozenset[str], list[tuple]] = {}
+
+    def walk(block: tuple[Stmt, ...], around: tuple) -> None:
+        for stmt in block:
+            if isinstance(stmt, Permute):
+                groups = {swapped[t] for t in stmt.targets if t in swapped}
+                for group in groups:
+                    found.setdefault(group, []).append(around)
+            inner = (*around, stmt) if isinstance(stmt, (For, While)) else around
+            for nested in blocks(stmt):
+                walk(nested, inner)
+
+    walk(body, ())
+    return found
 
 
 def _subscripts(node: cst.CSTNode) -> list[tuple[cst.Subscript, bool]]:

@@ -486,6 +486,90 @@ def test_a_swapped_name_bound_after_its_read_is_bounds_checked():
         g(RNG.standard_normal(5), 3)  # u[4] of the 2-element v, in the second step
 
 
+def swap_made_apart(x, y, steps):
+    n = x.shape[0]
+    u = y.copy()  # y's shape
+    w = np.zeros(n)  # x's shape
+    for _ in range(steps):
+        for i in range(n):
+            w[i] = 0.5 * u[i] * u[i] + x[i]
+        u, w = w, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def swap_moving_read(x, y, steps):
+    n = x.shape[0]
+    u = y.copy()
+    w = np.zeros(n)
+    s = 0.0
+    for t in range(steps):
+        s += u[t] * u[t]  # y[0] in the first step only: odd steps read the other buffer
+        w[0] = u[0] + x[n - 1]
+        u, w = w, u
+    return s
+
+
+def swap_read_first_alone(x, y, steps):
+    n = x.shape[0]
+    u = y.copy()
+    w = np.zeros(n)
+    for _ in range(steps):
+        for i in range(n):
+            w[i] = u[0] * x[i]
+        u, w = w, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]  # y's elements only where steps is 0 (or even): no read in the loop covers it
+    return s
+
+
+@JIT
+def test_buffers_made_apart_that_swap_are_checked_at_the_call(jit):
+    """`u = y.copy()` and `w = np.zeros(n)` exchange in a time loop: the first step reads y's
+    array at every i, and so does the final sum where no step runs, so `y.shape[0] >= x.shape[0]`
+    is exact, checked at the call, and nothing else needs bounds checks."""
+    g = sourcead.grad(swap_made_apart, wrt=(0, 1), jit=jit)
+    assert g._default.plan.complete
+    x = RNG.standard_normal(5)
+    for steps in (0, 1, 2, 3):
+        report = sourcead.check_derivative(swap_made_apart, x, RNG.standard_normal(7), steps, wrt=(0, 1), jit=jit)
+        assert report.ok, str(report)
+        with pytest.raises(IndexError):
+            swap_made_apart(x, RNG.standard_normal(4), steps)
+        with pytest.raises(ShapeError, match=r"y.shape\[0\] >= x.shape\[0\]"):
+            g(x, RNG.standard_normal(4), steps)
+
+
+@JIT
+def test_a_swapped_read_that_moves_with_the_swapping_loop_is_bounds_checked(jit):
+    """`u[t]` reads y at t = 0, 2, ...: `y.shape[0] >= steps` would refuse calls the primal runs."""
+    g = sourcead.grad(swap_moving_read, wrt=(0, 1), jit=jit)
+    assert not g._default.plan.complete
+    x, y = RNG.standard_normal(5), RNG.standard_normal(1)
+    swap_moving_read(x, y, 2)  # runs: u[1] reads the 5-element buffer
+    report = sourcead.check_derivative(swap_moving_read, x, y, 2, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+    with pytest.raises(IndexError):
+        swap_moving_read(x, y, 3)
+    with pytest.raises(ShapeError, match="out of range"):
+        g(x, y, 3)  # u[2] of y's array, as the primal's IndexError
+
+
+@JIT
+def test_a_swapped_read_after_the_loop_that_no_read_in_it_covers_is_bounds_checked(jit):
+    g = sourcead.grad(swap_read_first_alone, wrt=(0, 1), jit=jit)
+    assert not g._default.plan.complete
+    x, y = RNG.standard_normal(5), RNG.standard_normal(1)
+    swap_read_first_alone(x, y, 1)  # runs: the final sum reads the 5-element buffer
+    report = sourcead.check_derivative(swap_read_first_alone, x, y, 1, wrt=(0, 1), jit=jit)
+    assert report.ok, str(report)
+    with pytest.raises(ShapeError, match="out of range"):
+        g(x, y, 2)  # back to y's array: y[1] does not exist
+
+
 # --- triangular loops, ranged ints, locals bound in a loop, floor quotients of sizes --------------
 
 
