@@ -2,13 +2,14 @@
 
     python -m benchmarks.parallel_adjoint
 
-Two workloads. `mapped_recurrence` maps an expensive per-element body (an inner recurrence of 200
+Three workloads. `mapped_recurrence` maps an expensive per-element body (an inner recurrence of 200
 steps, with a shared parameter) over 20,000 elements with `numba.prange`; its adjoint is a prange
 loop in which every iteration replays its own body on its own tape. `periodic_diffusion`, a 2-D
 heat equation on a periodic grid (320 x 320, 100 steps, rows in parallel, neighbours by the
 `ip = i + 1; if ip == n: ip = 0` idiom): its ring indices keep the shape contract complete (no
-bounds checks, so the module compiles parallel) and its adjoint gathers them. Medians of repeated
-runs, after warm-up, in one process.
+bounds checks, so the module compiles parallel) and its adjoint gathers them;
+`periodic_diffusion_modulo` is the same written with `u[(i + 1) % n, j]`, which `rings.py` turns
+into the idiom. Medians of repeated runs, after warm-up, in one process.
 """
 
 from __future__ import annotations
@@ -64,6 +65,21 @@ def periodic_diffusion(u0, kappa, steps):
     return 0.5 * np.sum(u * u)
 
 
+def periodic_diffusion_modulo(u0, kappa, steps):
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = np.empty((n, m))
+    for _t in range(steps):
+        for i in prange(n):
+            for j in range(m):
+                north, south = u[(i - 1) % n, j], u[(i + 1) % n, j]
+                west, east = u[i, (j - 1) % m], u[i, (j + 1) % m]
+                v[i, j] = u[i, j] + kappa * (north + south + west + east - 4.0 * u[i, j])
+        u, v = v, u
+    return 0.5 * np.sum(u * u)
+
+
 def _median_time(func, *args) -> float:
     func(*args)
     times = []
@@ -97,6 +113,8 @@ def parallel_report() -> str:
          mapped_recurrence, ("x", "w"), (np.linspace(-1.0, 1.0, N), 0.8)),
         ("periodic_diffusion", "320 x 320 periodic grid, 100 steps, rows in prange, wrt u0 and kappa",
          periodic_diffusion, ("u0", "kappa"), (np.random.default_rng(1).random((320, 320)), 0.1, 100)),
+        ("periodic_diffusion_modulo", "the same, neighbours written `u[(i + 1) % n, j]`",
+         periodic_diffusion_modulo, ("u0", "kappa"), (np.random.default_rng(1).random((320, 320)), 0.1, 100)),
     ]  # fmt: skip
     lines = ["## prange adjoint: threads", ""]
     for name, what, func, wrt, args in workloads:

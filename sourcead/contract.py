@@ -216,13 +216,9 @@ class _Walker:
         self.walked: dict[int, _Loop] = {}  # each `for` walked, by id, where its range is static
         # the two assignments of each ring index (`rings.py`), by the variable of its loop: the
         # index takes that variable's values wherever it is read
-        self.rings = {
-            a: loop.var
-            for loop in walk_statements(fn.body)
-            if isinstance(loop, For)
-            for ring in ring_indices(loop).values()
-            for a in ring.statements
-        }
+        rings = {loop: ring_indices(loop) for loop in walk_statements(fn.body) if isinstance(loop, For)}
+        self.rings = {a: loop.var for loop, found in rings.items() for ring in found.values() for a in ring.statements}
+        self.ring_names = {id(loop): set(found) for loop, found in rings.items()}
 
     def ranges(self) -> dict[str, tuple[Affine, Affine]]:
         """Each int local's lowest and highest value as static bounds: the hull of every value a
@@ -379,6 +375,8 @@ class _Walker:
                 self.record(stmt.var, {self.rings[stmt]: 1}, scope)
             elif modulo is not None:  # j = (i + 1) % n in a loop over range(n): in i's range
                 self.record(stmt.var, {modulo.var: 1}, scope)
+            elif self.ring_read(stmt.value, scope) is not None:  # j = ip: in i's range too
+                self.record(stmt.var, {self.ring_read(stmt.value, scope): 1}, scope)
             elif not stmt.writes_element:
                 value = None if stmt.accumulate else _affine(stmt.value, self.view(scope), self.variables(scope))
                 self.record(stmt.var, value, scope)
@@ -408,6 +406,14 @@ class _Walker:
             self.open.append(stmt)
             self.block(stmt.body, inner)
             self.open.pop()
+
+    def ring_read(self, value: cst.BaseExpression, scope: _Scope) -> str | None:
+        """The variable of the enclosing loop whose ring index `value` reads, or None."""
+        node = unparen(value)
+        if not isinstance(node, cst.Name):
+            return None
+        around = [loop for loop in self.open if node.value in self.ring_names.get(id(loop), ())]
+        return around[-1].var if around and around[-1].var in {loop.var for loop in scope.loops} else None
 
     def inner(self, loop: For, scope: _Scope) -> _Scope:
         variables = self.variables(scope)

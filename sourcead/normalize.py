@@ -44,12 +44,13 @@ from .core import (
     written,
 )
 from .exits import eliminate_exits
-from .exprs import Rename, children, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
+from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
-from .parse import ParsedFunction, parse_function, unwrap
+from .parse import ParsedFunction, carried_positions, parse_function, unwrap
 from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
+from .rings import modulo_rings
 from .rules import ATTRIBUTES, METHOD_TABLE, Bound, bind, is_literal, primitive
 
 _AUG_TO_BINARY = {
@@ -91,6 +92,7 @@ class Normalizer:
         statements = list(self.parsed.node.body.body)  # type: ignore[union-attr]
         body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed)
         body = carry_loop_variables(body, ret, self.namer, self.fail)
+        body = modulo_rings(body, self.namer, self.parsed)
         self.refuse_global_writes(body)
         mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
         return CoreFunction(
@@ -675,7 +677,7 @@ class Normalizer:
         for local in sorted(local_names(callee.node) - set(names)):
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
         renamed = callee.node.visit(Rename(mapping))
-        positions = {**callee.positions, **_carried_positions(callee.node, renamed, callee.positions)}
+        positions = {**callee.positions, **carried_positions(callee.node, renamed, callee.positions)}
         inner = Normalizer(
             replace(callee, node=renamed, positions=positions), self.namer, (*self.callers, _function_of(self.parsed))
         )
@@ -819,18 +821,3 @@ def _same_constant(a: object, b: object) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
     return a == b
-
-
-def _carried_positions(original: cst.CSTNode, renamed: cst.CSTNode, positions) -> dict:
-    """The file positions of the nodes of a renamed copy of a tree (its errors then point into the
-    callee's file): node for node where the two trees agree; a name replaced by an expression takes
-    the name's position."""
-    carried = {}
-    stack = [(original, renamed)]
-    while stack:
-        old, new = stack.pop()
-        if old in positions:
-            carried[new] = positions[old]
-        if type(old) is type(new) and len(children(old)) == len(children(new)):
-            stack.extend(zip(children(old), children(new), strict=True))
-    return carried

@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .errors import Location, SourceADError
+from .exprs import children
 from .functions import unwrap
 
 _Defs = Mapping[str, list[cst.FunctionDef]]  # a file's functions by name, in file order
@@ -33,10 +34,12 @@ class ParsedFunction:
     lines: tuple[str, ...]
     globals: Mapping[str, Any]
     positions: Mapping[cst.CSTNode, CodeRange] = field(repr=False)
+    # positions of the nodes a pass rebuilt from the user's (`carry`), where the parse's are shared
+    rebuilt: dict[cst.CSTNode, CodeRange] = field(default_factory=dict, repr=False, compare=False)
 
     def locate(self, node: cst.CSTNode | None) -> Location | None:
         """The file position of `node`, or None for nodes made by sourcead itself."""
-        code_range = self.positions.get(node) if node is not None else None
+        code_range = None if node is None else self.positions.get(node) or self.rebuilt.get(node)
         if code_range is None:
             return None
         line = code_range.start.line
@@ -45,6 +48,27 @@ class ParsedFunction:
 
     def error(self, message: str, node: cst.CSTNode | None, hint: str = "") -> SourceADError:
         return SourceADError(message, self.locate(node) or self.locate(self.node), hint)
+
+    def carry(self, original: cst.CSTNode, rebuilt: cst.CSTNode) -> None:
+        """Give the nodes of `rebuilt`, a pass's copy of `original`, the positions of theirs."""
+        self.rebuilt.update(carried_positions(original, rebuilt, {**self.positions, **self.rebuilt}))
+
+
+def carried_positions(
+    original: cst.CSTNode, renamed: cst.CSTNode, positions: Mapping[cst.CSTNode, CodeRange]
+) -> dict[cst.CSTNode, CodeRange]:
+    """The file positions of the nodes of a rebuilt copy of a tree (an inlined callee's renamed
+    body: its errors then point into the callee's file): node for node where the two trees agree;
+    a name replaced by an expression, or an expression by a name, takes the original's position."""
+    carried = {}
+    stack = [(original, renamed)]
+    while stack:
+        old, new = stack.pop()
+        if old in positions:
+            carried[new] = positions[old]
+        if type(old) is type(new) and len(children(old)) == len(children(new)):
+            stack.extend(zip(children(old), children(new), strict=True))
+    return carried
 
 
 def parse_function(func: Callable) -> ParsedFunction:

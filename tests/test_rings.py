@@ -156,3 +156,97 @@ def test_a_modulo_by_a_loop_bound_is_in_that_loop_variables_range(tmp_path, loop
     expected = finite_difference_gradient(f, args, ("x", "y"))
     for got, e in zip(sourcead.grad(f, wrt=("x", "y"))(*args), expected, strict=True):
         assert_close(got, e, rtol=1e-6, atol=1e-8)
+
+
+# --- `(i + 1) % n` in a loop over range(n): the same ring index, set first in the body (normalize) ---
+
+_NEIGHBOURS = """
+def f(x, y, n):
+    s = 0.0
+    for i in range({stop}):
+{extra}        s += x[i] * y[{index}] + x[{index}] * x[{index}]
+    return s
+"""
+
+
+def _normalized(tmp_path, index, stop="n", extra=""):
+    text = _NEIGHBOURS.format(stop=stop, index=index, extra=extra)
+    f = _function(tmp_path, text, "f")
+    prog = analyze(f, ("x", "y"), {"x": "array:1", "y": "array:1", "n": "int"})
+    (loop,) = [s for s in walk_statements(prog.fn.body) if isinstance(s, For) and s.var == "i"]
+    return f, {name: ring.offset for name, ring in ring_indices(loop).items()}
+
+
+@pytest.mark.parametrize(
+    "index, offset",
+    [
+        ("(i + 1) % n", 1),
+        ("(1 + i) % n", 1),
+        ("(i + 1 - n) % n", 1),
+        ("(i - 1) % n", -1),
+        ("(i + n - 1) % n", -1),
+        ("(n + i - 1) % n", -1),
+        ("(i - 1 + 2 * n) % n", -1),
+    ],
+)
+def test_a_neighbour_by_modulo_becomes_a_ring_index(tmp_path, index, offset):
+    """Each spelling is one ring index (one per offset, however often the body reads it), and the
+    gradient is right on rings of 1 to 4 elements (n = 1: the neighbour is the element itself)."""
+    f, rings = _normalized(tmp_path, index)
+    assert rings == {"i_next" if offset == 1 else "i_prev": offset}
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 4):
+        args = (rng.standard_normal(n), rng.standard_normal(n), n)
+        expected = finite_difference_gradient(f, args, ("x", "y"))
+        for jit in (False, True):
+            got = sourcead.grad(f, wrt=("x", "y"), jit=jit)(*args)
+            for g, e in zip(got, expected, strict=True):
+                assert_close(g, e, rtol=1e-6, atol=1e-8)
+
+
+def test_a_local_assigned_a_neighbour_by_modulo_is_the_ring_index_itself(tmp_path):
+    """`j = (i - 1) % n` (j assigned nowhere else) becomes `j = i - 1; if j < 0: j = n - 1` where it
+    stood; a second `j = ...` in the body keeps a ring index of its own."""
+    f, rings = _normalized(tmp_path, "j", extra="        j = (i - 1) % n\n")
+    assert rings == {"j": -1}
+    f, rings = _normalized(tmp_path, "j", extra="        j = (i - 1) % n\n        j = j + 0 * i\n")
+    assert rings == {"i_prev": -1}
+    args = (np.arange(4.0), np.arange(1.0, 5.0), 4)
+    for g, e in zip(
+        sourcead.grad(f, wrt=("x", "y"))(*args), finite_difference_gradient(f, args, ("x", "y")), strict=True
+    ):
+        assert_close(g, e, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "changes, why",
+    [
+        ({"index": "(i + 2) % n"}, "two elements on"),
+        ({"index": "(2 * i + 1) % n"}, "not the loop's variable plus one"),
+        ({"index": "(i + 1) % y.shape[0]"}, "another size than the loop's"),
+        ({"index": "(i + 1) % n", "stop": "1, n"}, "the loop does not start at 0"),
+        ({"index": "(i + 1) % n", "stop": "0, n, 2"}, "the loop steps by 2"),
+        ({"index": "(i + 1) % (n - 1)", "stop": "n - 1"}, "a size that is an expression"),
+        ({"index": "(i + 1) % n", "extra": "        n = 3\n"}, "the size changes in the body"),
+    ],
+)
+def test_other_modulos_stay_as_written(tmp_path, changes, why):
+    f, rings = _normalized(tmp_path, **changes)
+    assert rings == {}, why
+    rng = np.random.default_rng(4)
+    args = (rng.standard_normal(5), rng.standard_normal(5), 4)
+    expected = finite_difference_gradient(f, args, ("x", "y"))
+    for g, e in zip(sourcead.grad(f, wrt=("x", "y"))(*args), expected, strict=True):
+        assert_close(g, e, rtol=1e-6, atol=1e-8)
+
+
+def test_a_neighbour_by_modulo_keeps_its_line_in_errors(tmp_path):
+    """`y[(i + 1) % n]` with n larger than y: the primal's IndexError, here a ShapeError (bounds
+    checks, since n is no size) that names the user's line."""
+    f, _ = _normalized(tmp_path, "(i + 1) % n")
+    args = (np.ones(5), np.ones(3), 5)
+    with pytest.raises(IndexError):
+        f(*args)
+    with pytest.raises(sourcead.ShapeError) as info:
+        sourcead.grad(f, wrt=("x", "y"))(*args)
+    assert "line 7" in str(info.value), str(info.value)

@@ -10,7 +10,9 @@ def wrapped_neighbours_jvp(x, w, x_dot, w_dot):
     s_dot = 0.0
     s = 0.0
     for i in range(x.shape[0]):
-        j = (i + 1) % x.shape[0]
+        j = i + 1
+        if j == x.shape[0]:
+            j = 0
         for k in range(i, len(x)):
             m = (k * k) % len(x)
             t0 = w * x[i] * x[j]

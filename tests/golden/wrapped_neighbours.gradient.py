@@ -16,7 +16,9 @@ def wrapped_neighbours_grad(x, w, out_bar):
     x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
-        j = (i + 1) % x.shape[0]
+        j = i + 1
+        if j == x.shape[0]:
+            j = 0
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             x_bar_i = 0.0  # what every iteration adds into x_bar[i]

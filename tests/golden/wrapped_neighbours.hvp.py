@@ -13,7 +13,9 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
     # forward sweep: nothing the reverse sweep reads is overwritten
     s_dot = 0.0
     for i in range(x.shape[0]):
-        j = (i + 1) % x.shape[0]
+        j = i + 1
+        if j == x.shape[0]:
+            j = 0
         for k in range(i, len(x)):
             m = (k * k) % len(x)
             t0 = w * x[i] * x[j]
@@ -26,7 +28,9 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
-        j = (i + 1) % x.shape[0]
+        j = i + 1
+        if j == x.shape[0]:
+            j = 0
         if s_dot_bar != 0.0 or t0_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             x_bar_i = 0.0  # what every iteration adds into x_bar[i]

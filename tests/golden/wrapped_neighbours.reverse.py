@@ -12,7 +12,9 @@ def wrapped_neighbours_vjp(x, w, out_bar):
     # forward sweep: nothing the reverse sweep reads is overwritten
     s = 0.0
     for i in range(x.shape[0]):
-        j = (i + 1) % x.shape[0]
+        j = i + 1
+        if j == x.shape[0]:
+            j = 0
         for k in range(i, len(x)):
             m = (k * k) % len(x)
             s += w * x[i] * x[j] * x[m]
@@ -23,7 +25,9 @@ def wrapped_neighbours_vjp(x, w, out_bar):
     x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
-        j = (i + 1) % x.shape[0]
+        j = i + 1
+        if j == x.shape[0]:
+            j = 0
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             x_bar_i = 0.0  # what every iteration adds into x_bar[i]
