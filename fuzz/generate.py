@@ -921,7 +921,9 @@ class _Generator:
                     self.fn.emit(f"if {k} < 0:")
                     self.fn.emit(f"    {k} = {size} - 1" if rnd.random() < 0.5 else f"    {k} += {size}")
             else:
-                self.fn.emit(f"{k} = ({var} + {rnd.randint(1, 2)}) % {self.size_expr(sc, L)}")
+                S = self.size_expr(sc, L)
+                step = rnd.choice([" + 1", " + 2", " - 1", f" + {S} - 1"])  # +-1: a ring index (normalize)
+                self.fn.emit(f"{k} = ({var}{step}) % {S}")
             sc.ints[k] = (0, L - 1)
             # one array written with the loop variable on different axes: two iterations may
             # write one element, so the reversal must keep the loop's order reversed

@@ -173,6 +173,28 @@ def ring_in_prange(x, k, steps):
     return np.sum(u * u)
 
 
+def modulo_reaction(u0, v0, feed, steps):
+    # two fields on a periodic grid, neighbours written with %, rows in prange; v swaps with a
+    # buffer made from u0's sizes: normalize writes ring indices, the contract checks v0's shape
+    n = u0.shape[0]
+    m = u0.shape[1]
+    u = u0.copy()
+    v = v0.copy()
+    un = np.empty((n, m))
+    vn = np.empty((n, m))
+    for _t in range(steps):
+        for i in numba.prange(n):
+            for j in range(m):
+                lap_u = u[(i + 1) % n, j] + u[(i - 1) % n, j] + u[i, (j + 1) % m] + u[i, (j - 1) % m] - 4.0 * u[i, j]
+                lap_v = v[(i + 1) % n, j] + v[(i + n - 1) % n, j] + v[i, (1 + j) % m] + v[i, (j - 1) % m]
+                uvv = u[i, j] * v[i, j] * v[i, j]
+                un[i, j] = u[i, j] + 0.2 * lap_u - uvv + feed * (1.0 - u[i, j])
+                vn[i, j] = v[i, j] + 0.1 * (lap_v - 4.0 * v[i, j]) + uvv - feed * v[i, j]
+        u, un = un, u
+        v, vn = vn, v
+    return np.sum(u * u) + np.sum(v * v)
+
+
 def ring_product(x, k):
     # ring neighbours multiplied: each contribution's value reads the other neighbour, which the
     # reversed iterations compute again, so they keep their scatter; still in range by the contract

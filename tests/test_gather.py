@@ -42,6 +42,7 @@ _WRT = {
     "ring_rows_in_prange": ("u0", "kappa"),
     "ring": ("x", "k"),  # serial: its sum into k_bar reads the ring indices
     "ring_product": ("x", "k"),
+    "modulo_reaction": ("u0", "v0", "feed"),
 }
 _ARGS = {
     "short_range": lambda rng, n: (rng.standard_normal(n), 0.6),
@@ -53,6 +54,12 @@ _ARGS = {
     "ring_rows_in_prange": lambda rng, n: (rng.standard_normal((n, 1 + n % 4)), 0.15, 2),
     "ring": lambda rng, n: (rng.standard_normal(n), 0.3, 2),
     "ring_product": lambda rng, n: (rng.standard_normal(n), 0.7),
+    "modulo_reaction": lambda rng, n: (  # small values: u * v * v grows fast
+        0.5 * rng.standard_normal((n, 1 + n % 4)),
+        0.5 * rng.standard_normal((n, 1 + n % 4)),
+        0.04,
+        2,
+    ),
 }
 
 

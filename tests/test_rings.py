@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+import stencils
 from numeric import assert_close, finite_difference_gradient
 
 import sourcead
@@ -250,3 +251,14 @@ def test_a_neighbour_by_modulo_keeps_its_line_in_errors(tmp_path):
     with pytest.raises(sourcead.ShapeError) as info:
         sourcead.grad(f, wrt=("x", "y"))(*args)
     assert "line 7" in str(info.value), str(info.value)
+
+
+def test_a_periodic_reaction_written_with_modulo_needs_no_bounds_checks():
+    """tests/stencils.py's modulo_reaction: `%` neighbours in prange, v swapped with a buffer made
+    from u0's sizes. Complete contract (v0.shape >= u0.shape checked at the call), rows gathered."""
+    g = sourcead.grad(stencils.modulo_reaction, wrt=("u0", "v0", "feed"))
+    assert g._default.plan.complete
+    assert "around the ring" in g.source
+    rng = np.random.default_rng(5)
+    with pytest.raises(sourcead.ShapeError, match=r"v0.shape\[1\] >= u0.shape\[1\]"):
+        g(rng.standard_normal((5, 4)), rng.standard_normal((5, 3)), 0.04, 2)

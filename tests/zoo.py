@@ -1313,6 +1313,13 @@ ZOO += [
         ("u0", "kappa"),
         True,
     ),
+    Case(
+        "modulo_reaction",
+        stencils.modulo_reaction,
+        lambda rng: (rng.standard_normal((5, 4)), rng.standard_normal((5, 4)), 0.04, 3),
+        ("u0", "v0", "feed"),
+        True,
+    ),
     Case("scalar_sums", stencils.scalar_sums, lambda rng: (rng.standard_normal(7), 0.9, 0.3, 4), ("x", "a", "b"), True),
 ]
 
