@@ -27,6 +27,7 @@ from .program import Program
 from .recording import InSlot
 from .reverse_plan import ReversePlan, plan_reverse
 from .reverse_sweep import ReverseSweep
+from .unsigned import unsigned_indices
 
 FORWARD_SWEEP = "# forward sweep"
 GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does not return the value)"
@@ -73,7 +74,7 @@ def reverse_function(prog: Program, memory: int | None = None, with_value: bool 
         grads = [prog.bar(w) for w in prog.wrt]
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
-    return eliminate_dead_code(out.text(), sections), sorted(emission.helpers)
+    return unsigned_indices(eliminate_dead_code(out.text(), sections), REVERSE_SWEEP), sorted(emission.helpers)
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:

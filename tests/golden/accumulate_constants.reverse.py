@@ -42,13 +42,13 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     y_bar[1] += result_bar
     for i in range(stop - 1, -1, -1):
         top -= 1
-        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
+        y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         # adjoint of: y[i] = y[i] * p
         top -= 1
-        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
-        t0 = y_bar[i]
-        y_bar[i] = p * t0
-        p_bar += y[i] * t0
+        y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
+        t0 = y_bar[np.uint64(i)]
+        y_bar[np.uint64(i)] = p * t0
+        p_bar += y[np.uint64(i)] * t0
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar
     # adjoint of: y = np.copy(y0)

@@ -36,7 +36,7 @@ def accumulated_then_restored_vjp(x, w, out_bar):
         # adjoint of: s += x[i]
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
-        x_bar[i] += s_bar
+        x_bar[np.uint64(i)] += s_bar
     # adjoint of: t = s * s
     s_bar += 2.0 * (s * t_bar)
     # adjoint of: s = w

@@ -49,22 +49,22 @@ def augmented_muldiv_vjp(x, y, out_bar):
     s_bar = 2.0 * t4
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s -= 0.25 * x[i] * y[i]
-        x_bar[i] += 0.25 * (y[i] * -s_bar)
-        y_bar[i] += 0.25 * x[i] * -s_bar
+        x_bar[np.uint64(i)] += 0.25 * (y[np.uint64(i)] * -s_bar)
+        y_bar[np.uint64(i)] += 0.25 * x[np.uint64(i)] * -s_bar
         # adjoint of: s += p
         p_bar += s_bar
         # adjoint of: p = p / y[i]
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
-        t1 = 1.0 / y[i]
-        t2 = p / y[i]
+        t1 = 1.0 / y[np.uint64(i)]
+        t2 = p / y[np.uint64(i)]
         t3 = p_bar
         p_bar = t1 * t3
-        y_bar[i] += -t2 * t1 * t3
+        y_bar[np.uint64(i)] += -t2 * t1 * t3
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
-        p_bar = x[i] * t0
-        x_bar[i] += p * t0
+        p_bar = x[np.uint64(i)] * t0
+        x_bar[np.uint64(i)] += p * t0
     return value, x_bar, y_bar

@@ -53,9 +53,9 @@ def backwards_strides_hvp(x, x_dot, out_bar):
         # adjoint of: s = 0.5 * s + x[i] * x[i]
         t1 = s_bar
         s_bar = 0.5 * t1
-        x_bar[i] += 2.0 * (x[i] * t1)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t1)
         # adjoint of: s_dot = 0.5 * s_dot + (x[i] * x_dot[i] + x[i] * x_dot[i])
         t0 = s_dot_bar
         s_dot_bar = 0.5 * t0
-        x_bar[i] += 2.0 * (x_dot[i] * t0)
+        x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * t0)
     return value, x_bar

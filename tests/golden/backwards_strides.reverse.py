@@ -43,5 +43,5 @@ def backwards_strides_vjp(x, out_bar):
         # adjoint of: s = 0.5 * s + x[i] * x[i]
         t0 = s_bar
         s_bar = 0.5 * t0
-        x_bar[i] += 2.0 * (x[i] * t0)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t0)
     return value, x_bar

@@ -83,11 +83,11 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
-            x_bar[i] += y * s_bar
-            y_bar += x[i] * s_bar
+            x_bar[np.uint64(i)] += y * s_bar
+            y_bar += x[np.uint64(i)] * s_bar
             # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot
-            y_bar += x_dot[i] * s_dot_bar
-            x_bar[i] += y_dot * s_dot_bar
+            y_bar += x_dot[np.uint64(i)] * s_dot_bar
+            x_bar[np.uint64(i)] += y_dot * s_dot_bar
         else:
             itop -= 1
             taken_2 = itape[np.uint64(itop)]
@@ -98,12 +98,12 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
                 y_bar += t0 * t5
                 y_bar += t0 * y * -s_bar
                 # adjoint of: s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot) + t0 * y * y_dot
-                t1 = math.cos(x[i]) * x_dot[i]
+                t1 = math.cos(x[np.uint64(i)]) * x_dot[np.uint64(i)]
                 t2 = y * t1 + t0 * y_dot
                 y_bar += t2 * -s_dot_bar
                 t3 = y * -s_dot_bar
                 y_bar += t1 * t3
-                x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (y * t3))
+                x_bar[np.uint64(i)] += -math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * t3))
                 t0_bar += y_dot * t3
                 t4 = y_dot * -s_dot_bar
                 t0_bar += y * t4
@@ -111,9 +111,9 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
                 # adjoint of: t0 = math.sin(x[i])
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
-                x_bar[i] += math.cos(x[i]) * t0_bar
+                x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * t0_bar
                 t0_bar = 0.0
             else:
                 # adjoint of: s += 2.0 * x[i]
-                x_bar[i] += 2.0 * s_bar
+                x_bar[np.uint64(i)] += 2.0 * s_bar
     return value, x_bar, y_bar

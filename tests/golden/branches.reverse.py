@@ -64,19 +64,19 @@ def branches_vjp(x, y, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
-            x_bar[i] += y * s_bar
-            y_bar += x[i] * s_bar
+            x_bar[np.uint64(i)] += y * s_bar
+            y_bar += x[np.uint64(i)] * s_bar
         else:
             itop -= 1
             taken_2 = itape[np.uint64(itop)]
             if taken_2 == 1:
                 # adjoint of: s -= math.sin(x[i]) * y * y
-                t0 = math.sin(x[i])
+                t0 = math.sin(x[np.uint64(i)])
                 t1 = y * -s_bar
-                x_bar[i] += math.cos(x[i]) * (y * t1)
+                x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * (y * t1)
                 y_bar += t0 * t1
                 y_bar += t0 * y * -s_bar
             else:
                 # adjoint of: s += 2.0 * x[i]
-                x_bar[i] += 2.0 * s_bar
+                x_bar[np.uint64(i)] += 2.0 * s_bar
     return value, x_bar, y_bar

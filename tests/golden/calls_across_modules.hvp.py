@@ -71,7 +71,7 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
         taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: result = x[weighted_i]
-            x_bar[weighted_i] += result_bar
+            x_bar[np.uint64(weighted_i)] += result_bar
             result_bar = 0.0
             # adjoint of: result_dot = x_dot[weighted_i]
             top -= 1
@@ -81,13 +81,13 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = 1.0 + math.log(x[weighted_i])
-            x_bar[weighted_i] += 1.0 / x[weighted_i] * result_bar
+            x_bar[np.uint64(weighted_i)] += 1.0 / x[np.uint64(weighted_i)] * result_bar
             result_bar = 0.0
             # adjoint of: result_dot = 1.0 / x[weighted_i] * x_dot[weighted_i]
             top -= 1
             result_dot = tape[np.uint64(top)]  # restore the value result_dot had before
-            t0 = 1.0 / x[weighted_i]
-            t1 = 1.0 / x[weighted_i]
-            x_bar[weighted_i] += -t1 * t0 * (x_dot[weighted_i] * result_dot_bar)
+            t0 = 1.0 / x[np.uint64(weighted_i)]
+            t1 = 1.0 / x[np.uint64(weighted_i)]
+            x_bar[np.uint64(weighted_i)] += -t1 * t0 * (x_dot[np.uint64(weighted_i)] * result_dot_bar)
             result_dot_bar = 0.0
     return value, x_bar, w_bar

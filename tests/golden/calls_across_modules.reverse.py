@@ -68,7 +68,7 @@ def calls_across_modules_vjp(x, w, out_bar):
             # adjoint of: result = x[weighted_i]
             top -= 1
             result = tape[np.uint64(top)]  # restore the value result had before
-            x_bar[weighted_i] += result_bar
+            x_bar[np.uint64(weighted_i)] += result_bar
             result_bar = 0.0
         itop -= 1
         taken_1 = itape[np.uint64(itop)]
@@ -76,6 +76,6 @@ def calls_across_modules_vjp(x, w, out_bar):
             # adjoint of: result = 1.0 + math.log(x[weighted_i])
             top -= 1
             result = tape[np.uint64(top)]  # restore the value result had before
-            x_bar[weighted_i] += 1.0 / x[weighted_i] * result_bar
+            x_bar[np.uint64(weighted_i)] += 1.0 / x[np.uint64(weighted_i)] * result_bar
             result_bar = 0.0
     return value, x_bar, w_bar

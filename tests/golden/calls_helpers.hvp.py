@@ -115,7 +115,7 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
         _rotate_c = tape[np.uint64(top)]  # restore the value _rotate_c had before
         # adjoint of: _rotate_a = a + x[i]
         a_bar += _rotate_a_bar
-        x_bar[i] += _rotate_a_bar
+        x_bar[np.uint64(i)] += _rotate_a_bar
         _rotate_a_bar = 0.0
     # adjoint of: b = y
     y_bar += b_bar

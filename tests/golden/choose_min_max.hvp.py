@@ -107,20 +107,20 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
             # adjoint of: a = x[i] * y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[i] += y * a_bar
-            y_bar += x[i] * a_bar
+            x_bar[np.uint64(i)] += y * a_bar
+            y_bar += x[np.uint64(i)] * a_bar
             a_bar = 0.0
             # adjoint of: a_dot = y * x_dot[i] + x[i] * y_dot
             top -= 1
             a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
-            y_bar += x_dot[i] * a_dot_bar
-            x_bar[i] += y_dot * a_dot_bar
+            y_bar += x_dot[np.uint64(i)] * a_dot_bar
+            x_bar[np.uint64(i)] += y_dot * a_dot_bar
             a_dot_bar = 0.0
         else:
             # adjoint of: a = x[i] - y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[i] += a_bar
+            x_bar[np.uint64(i)] += a_bar
             y_bar -= a_bar
             a_bar = 0.0
             # adjoint of: a_dot = x_dot[i] - y_dot

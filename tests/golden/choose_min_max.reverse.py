@@ -45,8 +45,8 @@ def choose_min_max_vjp(x, y, out_bar):
         # adjoint of: s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
         a_bar += (s_bar if a >= 0.1 * a else 0.0)
         a_bar += (0.1 * s_bar if a < 0.1 * a else 0.0)
-        x_bar[i] += (s_bar if x[i] <= y else 0.0)
-        y_bar += (s_bar if x[i] > y else 0.0)
+        x_bar[np.uint64(i)] += (s_bar if x[np.uint64(i)] <= y else 0.0)
+        y_bar += (s_bar if x[np.uint64(i)] > y else 0.0)
         a_bar += math.copysign(1.0, a - 0.3) * s_bar
         itop -= 1
         taken = itape[np.uint64(itop)]
@@ -54,14 +54,14 @@ def choose_min_max_vjp(x, y, out_bar):
             # adjoint of: a = x[i] * y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[i] += y * a_bar
-            y_bar += x[i] * a_bar
+            x_bar[np.uint64(i)] += y * a_bar
+            y_bar += x[np.uint64(i)] * a_bar
             a_bar = 0.0
         else:
             # adjoint of: a = x[i] - y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[i] += a_bar
+            x_bar[np.uint64(i)] += a_bar
             y_bar -= a_bar
             a_bar = 0.0
     return value, x_bar, y_bar

@@ -22,8 +22,8 @@ def column_products_vjp(A, v, out_bar):
     v_bar = zeros_like(v)
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s += np.dot(A[:, j], v) ** 2
-        t0 = np.dot(A[:, j], v)
+        t0 = np.dot(A[:, np.uint64(j)], v)
         t1 = 2.0 * t0 * s_bar
-        A_bar[:, j] += matmul_bar_left(t1, A[:, j], v)
-        v_bar += matmul_bar_right(t1, A[:, j], v)
+        A_bar[:, np.uint64(j)] += matmul_bar_left(t1, A[:, np.uint64(j)], v)
+        v_bar += matmul_bar_right(t1, A[:, np.uint64(j)], v)
     return value, A_bar, v_bar

@@ -41,16 +41,16 @@ def copy_modify_vjp(x, out_bar):
     for i in range(stop_1 - 1, 0, -1):
         # adjoint of: y[i] = y[i] * y[i - 1]
         top -= 1
-        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
-        t1 = y_bar[i]
-        y_bar[i] = y[i - 1] * t1
-        y_bar[i - 1] += y[i] * t1
+        y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
+        t1 = y_bar[np.uint64(i)]
+        y_bar[np.uint64(i)] = y[i - 1] * t1
+        y_bar[i - 1] += y[np.uint64(i)] * t1
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
-        y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
-        t0 = y_bar[i]
-        y_bar[i] = 2.0 * (y[i] * t0)
+        y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
+        t0 = y_bar[np.uint64(i)]
+        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

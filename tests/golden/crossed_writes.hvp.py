@@ -45,20 +45,20 @@ def crossed_writes_hvp(x, x_dot, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         k = (3 * j) % n
         # adjoint of: B[k, j] = x[j] + 2.0 * x[k] * x[j]
-        x_bar[j] += B_bar[k, j]
-        x_bar[k] += 2.0 * (x[j] * B_bar[k, j])
-        x_bar[j] += 2.0 * x[k] * B_bar[k, j]
-        B_bar[k, j] = 0.0
+        x_bar[np.uint64(j)] += B_bar[k, np.uint64(j)]
+        x_bar[k] += 2.0 * (x[np.uint64(j)] * B_bar[k, np.uint64(j)])
+        x_bar[np.uint64(j)] += 2.0 * x[k] * B_bar[k, np.uint64(j)]
+        B_bar[k, np.uint64(j)] = 0.0
         # adjoint of: B_dot[k, j] = x_dot[j] + (x[j] * (2.0 * x_dot[k]) + 2.0 * x[k] * x_dot[j])
-        x_bar[j] += 2.0 * x_dot[k] * B_dot_bar[k, j]
-        x_bar[k] += 2.0 * (x_dot[j] * B_dot_bar[k, j])
-        B_dot_bar[k, j] = 0.0
+        x_bar[np.uint64(j)] += 2.0 * x_dot[k] * B_dot_bar[k, np.uint64(j)]
+        x_bar[k] += 2.0 * (x_dot[np.uint64(j)] * B_dot_bar[k, np.uint64(j)])
+        B_dot_bar[k, np.uint64(j)] = 0.0
         # adjoint of: B[j, k] = x[j] * x[k]
-        x_bar[j] += x[k] * B_bar[j, k]
-        x_bar[k] += x[j] * B_bar[j, k]
-        B_bar[j, k] = 0.0
+        x_bar[np.uint64(j)] += x[k] * B_bar[np.uint64(j), k]
+        x_bar[k] += x[np.uint64(j)] * B_bar[np.uint64(j), k]
+        B_bar[np.uint64(j), k] = 0.0
         # adjoint of: B_dot[j, k] = x[k] * x_dot[j] + x[j] * x_dot[k]
-        x_bar[k] += x_dot[j] * B_dot_bar[j, k]
-        x_bar[j] += x_dot[k] * B_dot_bar[j, k]
-        B_dot_bar[j, k] = 0.0
+        x_bar[k] += x_dot[np.uint64(j)] * B_dot_bar[np.uint64(j), k]
+        x_bar[np.uint64(j)] += x_dot[k] * B_dot_bar[np.uint64(j), k]
+        B_dot_bar[np.uint64(j), k] = 0.0
     return value, x_bar

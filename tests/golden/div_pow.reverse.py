@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 from sourcead.runtime import zeros_like
 
@@ -34,20 +35,20 @@ def div_pow_vjp(x, y, a, out_bar):
     a_bar += -t8 * t7 * result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
-        t3 = 1.0 / y[i]
-        t4 = x[i] / y[i]
-        t5 = x[i] ** a
+        t3 = 1.0 / y[np.uint64(i)]
+        t4 = x[np.uint64(i)] / y[np.uint64(i)]
+        t5 = x[np.uint64(i)] ** a
         q_bar += s_bar
         t6 = 0.5 * t4 ** -0.5 * s_bar
-        x_bar[i] += t3 * t6
-        y_bar[i] += -t4 * t3 * t6
-        x_bar[i] += a * x[i] ** (a - 1.0) * -s_bar
-        a_bar += (math.log(x[i]) * t5 * -s_bar if x[i] != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += t3 * t6
+        y_bar[np.uint64(i)] += -t4 * t3 * t6
+        x_bar[np.uint64(i)] += a * x[np.uint64(i)] ** (a - 1.0) * -s_bar
+        a_bar += (math.log(x[np.uint64(i)]) * t5 * -s_bar if x[np.uint64(i)] != 0.0 else 0.0)
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
-        t0 = 1.0 + y[i] ** 2.0
+        t0 = 1.0 + y[np.uint64(i)] ** 2.0
         t1 = 1.0 / t0
-        t2 = x[i] ** 1.5 / t0
-        x_bar[i] += 1.5 * x[i] ** 0.5 * (t1 * q_bar)
-        y_bar[i] += 2.0 * y[i] * (-t2 * t1 * q_bar)
+        t2 = x[np.uint64(i)] ** 1.5 / t0
+        x_bar[np.uint64(i)] += 1.5 * x[np.uint64(i)] ** 0.5 * (t1 * q_bar)
+        y_bar[np.uint64(i)] += 2.0 * y[np.uint64(i)] * (-t2 * t1 * q_bar)
         q_bar = 0.0
     return value, x_bar, y_bar, a_bar

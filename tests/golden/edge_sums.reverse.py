@@ -45,9 +45,9 @@ def edge_sums_vjp(x, edges, weights, out_bar):
         itop -= 1
         a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
-        weights_bar[e] += x[b] * (x[b] * y_bar[a])
-        x_bar[b] += weights[e] * (x[b] * y_bar[a])
-        x_bar[b] += weights[e] * x[b] * y_bar[a]
+        weights_bar[np.uint64(e)] += x[b] * (x[b] * y_bar[a])
+        x_bar[b] += weights[np.uint64(e)] * (x[b] * y_bar[a])
+        x_bar[b] += weights[np.uint64(e)] * x[b] * y_bar[a]
         itop -= 1
         b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1

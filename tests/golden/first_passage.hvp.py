@@ -108,16 +108,16 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
         # adjoint of: t_dot += t0 * (0.1 * x_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
-        t0_bar += 0.1 * x_dot[i] * t_dot_bar
+        t0_bar += 0.1 * x_dot[np.uint64(i)] * t_dot_bar
         # adjoint of: t0 = math.exp(0.1 * x[i])
-        t1 = math.exp(0.1 * x[i])
-        x_bar[i] += 0.1 * (t1 * t0_bar)
+        t1 = math.exp(0.1 * x[np.uint64(i)])
+        x_bar[np.uint64(i)] += 0.1 * (t1 * t0_bar)
         t0_bar = 0.0
     itop -= 1
     trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * s_bar)
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)
+        x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * s_dot_bar)
     return value, x_bar

@@ -86,11 +86,11 @@ def first_passage_vjp(x, limit, out_bar):
         # adjoint of: t += math.exp(0.1 * x[i])
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
-        t0 = math.exp(0.1 * x[i])
-        x_bar[i] += 0.1 * (t0 * t_bar)
+        t0 = math.exp(0.1 * x[np.uint64(i)])
+        x_bar[np.uint64(i)] += 0.1 * (t0 * t_bar)
     itop -= 1
     trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * s_bar)
     return value, x_bar

@@ -33,11 +33,11 @@ def forward_substitution_vjp(L, b, out_bar):
     x_bar = out_bar.copy()
     for i in range(n - 1, -1, -1):
         # adjoint of: x[i] = r / L[i, i]
-        t0 = 1.0 / L[i, i]
-        t1 = r / L[i, i]
-        r_bar += t0 * x_bar[i]
-        L_bar[i, i] += -t1 * t0 * x_bar[i]
-        x_bar[i] = 0.0
+        t0 = 1.0 / L[np.uint64(i), np.uint64(i)]
+        t1 = r / L[np.uint64(i), np.uint64(i)]
+        r_bar += t0 * x_bar[np.uint64(i)]
+        L_bar[np.uint64(i), np.uint64(i)] += -t1 * t0 * x_bar[np.uint64(i)]
+        x_bar[np.uint64(i)] = 0.0
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             # its iterations' adjoints are independent: run in the loop's order
@@ -48,6 +48,6 @@ def forward_substitution_vjp(L, b, out_bar):
         # adjoint of: r = b[i]
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before
-        b_bar[i] += r_bar
+        b_bar[np.uint64(i)] += r_bar
         r_bar = 0.0
     return value, L_bar, b_bar

@@ -48,10 +48,10 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         # adjoint of: t = t * math.cos(y[i])
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
-        t2 = math.cos(y[i])
+        t2 = math.cos(y[np.uint64(i)])
         t3 = t_bar
         t_bar = t2 * t3
-        y_bar[i] += -math.sin(y[i]) * (t * t3)
+        y_bar[np.uint64(i)] += -math.sin(y[np.uint64(i)]) * (t * t3)
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= max(m - 2, 0)  # this loop's records
     # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -70,12 +70,12 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         # adjoint of: t = t * math.sin(x[i] + 1.0)
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
-        t0 = math.sin(x[i] + 1.0)
+        t0 = math.sin(x[np.uint64(i)] + 1.0)
         t1 = t_bar
         t_bar = t0 * t1
-        x_bar[i] += math.cos(x[i] + 1.0) * (t * t1)
+        x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)] + 1.0) * (t * t1)
         # adjoint of: s += y[i] * y[i]
-        y_bar[i] += 2.0 * (y[i] * s_bar)
+        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * s_bar)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

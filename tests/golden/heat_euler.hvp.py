@@ -108,9 +108,9 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
-            kappa_bar += t0 * v_bar[i]
-            v_bar[i] = 0.0
-            v_dot_bar[i] = 0.0
+            kappa_bar += t0 * v_bar[np.uint64(i)]
+            v_bar[np.uint64(i)] = 0.0
+            v_dot_bar[np.uint64(i)] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before

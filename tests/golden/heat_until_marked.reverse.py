@@ -144,15 +144,15 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
             for i in range(n - 1, -1, -1):
                 # adjoint of: un[i] = u[i] + k * (left - 2.0 * u[i] + right) - 0.01 * u[i] ** 3
                 top -= 1
-                un[i] = tape[np.uint64(top)]  # restore the value un[i] had before
-                t0 = left - 2.0 * u[i] + right
-                u_bar[i] += un_bar[i]
-                k_bar += t0 * un_bar[i]
-                left_bar += k * un_bar[i]
-                u_bar[i] += 2.0 * -(k * un_bar[i])
-                right_bar += k * un_bar[i]
-                u_bar[i] += 3.0 * u[i] ** 2.0 * (0.01 * -un_bar[i])
-                un_bar[i] = 0.0
+                un[np.uint64(i)] = tape[np.uint64(top)]  # restore the value un[i] had before
+                t0 = left - 2.0 * u[np.uint64(i)] + right
+                u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
+                k_bar += t0 * un_bar[np.uint64(i)]
+                left_bar += k * un_bar[np.uint64(i)]
+                u_bar[np.uint64(i)] += 2.0 * -(k * un_bar[np.uint64(i)])
+                right_bar += k * un_bar[np.uint64(i)]
+                u_bar[np.uint64(i)] += 3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)])
+                un_bar[np.uint64(i)] = 0.0
                 itop -= 1
                 taken = itape[np.uint64(itop)]
                 if taken == 1:

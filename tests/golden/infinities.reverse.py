@@ -55,12 +55,12 @@ def infinities_vjp(x, out_bar):
         top -= 1
         worst = tape[np.uint64(top)]  # restore the value worst had before
         t1 = worst_bar
-        worst_bar = (t1 if worst >= x[i] else 0.0)
-        x_bar[i] += (t1 if worst < x[i] else 0.0)
+        worst_bar = (t1 if worst >= x[np.uint64(i)] else 0.0)
+        x_bar[np.uint64(i)] += (t1 if worst < x[np.uint64(i)] else 0.0)
         # adjoint of: best = min(best, x[i] * x[i])
         top -= 1
         best = tape[np.uint64(top)]  # restore the value best had before
         t0 = best_bar
-        best_bar = (t0 if best <= x[i] * x[i] else 0.0)
-        x_bar[i] += 2.0 * (x[i] * t0 if best > x[i] * x[i] else 0.0)
+        best_bar = (t0 if best <= x[np.uint64(i)] * x[np.uint64(i)] else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t0 if best > x[np.uint64(i)] * x[np.uint64(i)] else 0.0)
     return value, x_bar

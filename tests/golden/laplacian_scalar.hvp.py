@@ -128,10 +128,10 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             # the rest of its adjoint:
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * lap
-                kappa_bar += lap * v_bar[i, j]
-                v_bar[i, j] = 0.0
-                kappa_bar += lap_dot * v_dot_bar[i, j]
-                v_dot_bar[i, j] = 0.0
+                kappa_bar += lap * v_bar[i, np.uint64(j)]
+                v_bar[i, np.uint64(j)] = 0.0
+                kappa_bar += lap_dot * v_dot_bar[i, np.uint64(j)]
+                v_dot_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1
                 lap = tape[np.uint64(top)]  # restore the value lap had before

@@ -59,7 +59,7 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
         # adjoint of: r = -b[i]
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before
-        b_bar[i] -= r_bar
+        b_bar[np.uint64(i)] -= r_bar
         r_bar = 0.0
         # adjoint of: r_dot = -b_dot[i]
         top -= 1

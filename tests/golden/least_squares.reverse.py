@@ -46,6 +46,6 @@ def least_squares_vjp(A, x, b, out_bar):
         # adjoint of: r = -b[i]
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before
-        b_bar[i] -= r_bar
+        b_bar[np.uint64(i)] -= r_bar
         r_bar = 0.0
     return value, A_bar, x_bar, b_bar

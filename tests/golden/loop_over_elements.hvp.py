@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 from sourcead.runtime import zeros_like
 
@@ -32,18 +33,18 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = zeros_like(x)
     for i in range(len(x) - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
-        v_dot = x_dot[i]
-        v = x[i]
+        v_dot = x_dot[np.uint64(i)]
+        v = x[np.uint64(i)]
         # adjoint of: s_dot += t0 * w_dot[i] + w[i] * (math.cos(v) * v_dot)
         t1 = math.cos(v) * v_dot
-        t0_bar += w_dot[i] * s_dot_bar
-        w_bar[i] += t1 * s_dot_bar
-        v_bar += -math.sin(v) * (v_dot * (w[i] * s_dot_bar))
+        t0_bar += w_dot[np.uint64(i)] * s_dot_bar
+        w_bar[np.uint64(i)] += t1 * s_dot_bar
+        v_bar += -math.sin(v) * (v_dot * (w[np.uint64(i)] * s_dot_bar))
         # adjoint of: t0 = math.sin(v)
         v_bar += math.cos(v) * t0_bar
         t0_bar = 0.0
         # adjoint of: v = x[i]
-        x_bar[i] += v_bar
+        x_bar[np.uint64(i)] += v_bar
         v_bar = 0.0
     # its iterations' adjoints are independent: run in the loop's order
     for k in range(len(x)):

@@ -53,12 +53,12 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         b_bar += i * a_dot * s_dot_bar
         a_bar += i * (b_dot * s_dot_bar)
         # adjoint of: b = seq[i]
-        seq_bar[i] += b_bar
+        seq_bar[np.uint64(i)] += b_bar
         b_bar = 0.0
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         # adjoint of: a = x[i]
-        x_bar[i] += a_bar
+        x_bar[np.uint64(i)] += a_bar
         a_bar = 0.0
         top -= 1
         a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
@@ -66,16 +66,16 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     y_bar[1:] += seq_bar
     for k in range(min(len(x), len(y)) - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
-        a_dot = x_dot[k]
+        a_dot = x_dot[np.uint64(k)]
         # adjoint of: s_dot += b * a_dot + a * b_dot
         b_bar += a_dot * s_dot_bar
         a_bar += b_dot * s_dot_bar
         # adjoint of: b = y[k]
-        y_bar[k] += b_bar
+        y_bar[np.uint64(k)] += b_bar
         b_bar = 0.0
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         # adjoint of: a = x[k]
-        x_bar[k] += a_bar
+        x_bar[np.uint64(k)] += a_bar
         a_bar = 0.0
     return value, x_bar, y_bar

@@ -49,27 +49,27 @@ def loop_over_pairs_vjp(x, y, out_bar):
         # adjoint of: b = seq[i]
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
-        seq_bar[i] += b_bar
+        seq_bar[np.uint64(i)] += b_bar
         b_bar = 0.0
         # adjoint of: a = x[i]
         top -= 1
         a = tape[np.uint64(top)]  # restore the value a had before
-        x_bar[i] += a_bar
+        x_bar[np.uint64(i)] += a_bar
         a_bar = 0.0
     # adjoint of: seq = y[1:]
     y_bar[1:] += seq_bar
     for k in range(min(len(x), len(y)) - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
-        a = x[k]
+        a = x[np.uint64(k)]
         # adjoint of: s += a * b
         a_bar += b * s_bar
         b_bar += a * s_bar
         # adjoint of: b = y[k]
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
-        y_bar[k] += b_bar
+        y_bar[np.uint64(k)] += b_bar
         b_bar = 0.0
         # adjoint of: a = x[k]
-        x_bar[k] += a_bar
+        x_bar[np.uint64(k)] += a_bar
         a_bar = 0.0
     return value, x_bar, y_bar

@@ -64,7 +64,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        A_bar[i] += row_bar
+        A_bar[np.uint64(i)] += row_bar
         row_bar = zeros_like(row_bar)
         itop -= 1
         shape_1 = (itape[itop + 0],)
@@ -87,7 +87,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         shape_2 = (itape[itop + 0],)
         top -= shape_2[0]
         row = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array row was before
-        A_bar[k] += row_bar
+        A_bar[np.uint64(k)] += row_bar
         row_bar = zeros_like(row_bar)
         itop -= 1
         shape_3 = (itape[itop + 0],)

@@ -50,7 +50,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        A_bar[i] += row_bar
+        A_bar[np.uint64(i)] += row_bar
         row_bar = zeros_like(row_bar)
     for k in range(len(A) - 1, -1, -1):
         # adjoint of: s += np.sum(row * row * w)
@@ -64,6 +64,6 @@ def loop_over_rows_vjp(A, w, out_bar):
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
-        A_bar[k] += row_bar
+        A_bar[np.uint64(k)] += row_bar
         row_bar = zeros_like(row_bar)
     return value, A_bar, w_bar

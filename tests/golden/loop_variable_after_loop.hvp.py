@@ -62,7 +62,7 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
             itop -= 1
             j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
-            x_bar[i] += x_bar_i
+            x_bar[np.uint64(i)] += x_bar_i
         # adjoint of: s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot
         t0 = x[j] * x_dot[j] + x[j] * x_dot[j]
         w_bar += t0 * s_dot_bar

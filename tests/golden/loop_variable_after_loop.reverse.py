@@ -57,7 +57,7 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
             itop -= 1
             j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
-            x_bar[i] += x_bar_i
+            x_bar[np.uint64(i)] += x_bar_i
         # adjoint of: s += x[j] * x[j] * w
         x_bar[j] += 2.0 * (x[j] * (w * s_bar))
         w_bar += x[j] * x[j] * s_bar

@@ -64,37 +64,37 @@ def lu_logdet_vjp(A, out_bar):
         for i in range(n - 1, (k + 1) - 1, -1):
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
-                t4 = U_bar[i, j]
-                f_bar += U[k, j] * -t4
-                U_bar[k, j] += f * -t4
+                t4 = U_bar[i, np.uint64(j)]
+                f_bar += U[k, np.uint64(j)] * -t4
+                U_bar[k, np.uint64(j)] += f * -t4
             # adjoint of: f = U[i, k] / U[k, k]
             top -= 1
             f = tape[np.uint64(top)]  # restore the value f had before
             t2 = 1.0 / U[k, k]
-            t3 = U[i, k] / U[k, k]
-            U_bar[i, k] += t2 * f_bar
+            t3 = U[np.uint64(i), k] / U[k, k]
+            U_bar[np.uint64(i), k] += t2 * f_bar
             U_bar[k, k] += -t3 * t2 * f_bar
             f_bar = 0.0
         # adjoint of: logdet += math.log(abs(U[k, k]))
-        t1 = abs(U[k, k])
-        U_bar[k, k] += math.copysign(1.0, U[k, k]) * (1.0 / t1 * logdet_bar)
+        t1 = abs(U[np.uint64(k), np.uint64(k)])
+        U_bar[np.uint64(k), np.uint64(k)] += math.copysign(1.0, U[np.uint64(k), np.uint64(k)]) * (1.0 / t1 * logdet_bar)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
             for j in range(n - 1, -1, -1):
                 # adjoint of: U[p, j] = tmp
                 top -= 1
-                U[p, j] = tape[np.uint64(top)]  # restore the value U[p, j] had before
-                tmp_bar += U_bar[p, j]
-                U_bar[p, j] = 0.0
+                U[p, np.uint64(j)] = tape[np.uint64(top)]  # restore the value U[p, j] had before
+                tmp_bar += U_bar[p, np.uint64(j)]
+                U_bar[p, np.uint64(j)] = 0.0
                 # adjoint of: U[k, j] = U[p, j]
                 top -= 1
-                U[k, j] = tape[np.uint64(top)]  # restore the value U[k, j] had before
-                t0 = U_bar[k, j]
-                U_bar[k, j] = 0.0
-                U_bar[p, j] += t0
+                U[k, np.uint64(j)] = tape[np.uint64(top)]  # restore the value U[k, j] had before
+                t0 = U_bar[k, np.uint64(j)]
+                U_bar[k, np.uint64(j)] = 0.0
+                U_bar[p, np.uint64(j)] += t0
                 # adjoint of: tmp = U[k, j]
-                U_bar[k, j] += tmp_bar
+                U_bar[k, np.uint64(j)] += tmp_bar
                 tmp_bar = 0.0
         itop -= 1
         p = itape[np.uint64(itop)]  # restore the value p had before

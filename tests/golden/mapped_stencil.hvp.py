@@ -45,14 +45,14 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
-        t5 = -(v_dot[i] * s_dot_bar)
+        t5 = -(v_dot[np.uint64(i)] * s_dot_bar)
         t1_bar += 2.0 * (t1 * t5)
-        v_dot_bar[i] += t4 * s_dot_bar
+        v_dot_bar[np.uint64(i)] += t4 * s_dot_bar
         # adjoint of: t1 = math.tanh(v[i])
         t3 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
-        v_bar[i] += (1.0 - t3 * t3) * t1_bar
+        v_bar[np.uint64(i)] += (1.0 - t3 * t3) * t1_bar
         t1_bar = 0.0
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)

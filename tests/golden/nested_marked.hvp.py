@@ -239,20 +239,20 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                     for i in range((n - 1) - 1, 0, -1):
                         # adjoint of: u[i] = u[i] + k * t0 * t1
                         top -= 1
-                        u[i] = tape[np.uint64(top)]  # restore the value u[i] had before
-                        t7 = u_bar[i]
+                        u[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u[i] had before
+                        t7 = u_bar[np.uint64(i)]
                         k_bar += t0 * (t1 * t7)
                         t0_bar += k * (t1 * t7)
                         # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                         top -= 1
-                        u_dot[i] = tape[np.uint64(top)]  # restore the value u_dot[i] had before
-                        t4 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                        t5 = u_dot_bar[i]
+                        u_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u_dot[i] had before
+                        t4 = u_dot[i - 1] - (2.0 * u_dot[np.uint64(i)]) + u_dot[i + 1]
+                        t5 = u_dot_bar[np.uint64(i)]
                         t0_bar += k_dot * (t1 * t5)
                         k_bar += t4 * (t1 * t5)
                         t6 = k * (t1 * t5)
                         u_dot_bar[i - 1] += t6
-                        u_dot_bar[i] += 2.0 * -t6
+                        u_dot_bar[np.uint64(i)] += 2.0 * -t6
                         u_dot_bar[i + 1] += t6
                         top -= 1
                         t1 = tape[np.uint64(top)]  # restore the value t1 had before
@@ -260,7 +260,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         top -= 1
                         t0 = tape[np.uint64(top)]  # restore the value t0 had before
                         u_bar[i - 1] += t0_bar
-                        u_bar[i] += 2.0 * -t0_bar
+                        u_bar[np.uint64(i)] += 2.0 * -t0_bar
                         u_bar[i + 1] += t0_bar
                         t0_bar = 0.0
             if ck_steps_1 > 0:

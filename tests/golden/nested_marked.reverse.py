@@ -132,14 +132,14 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                     for i in range((n - 1) - 1, 0, -1):
                         # adjoint of: u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
                         top -= 1
-                        u[i] = tape[np.uint64(top)]  # restore the value u[i] had before
-                        t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                        u[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u[i] had before
+                        t0 = u[i - 1] - 2.0 * u[np.uint64(i)] + u[i + 1]
                         t1 = 1.0 + 0.1 * s
-                        t2 = u_bar[i]
+                        t2 = u_bar[np.uint64(i)]
                         k_bar += t0 * (t1 * t2)
                         t3 = k * (t1 * t2)
                         u_bar[i - 1] += t3
-                        u_bar[i] += 2.0 * -t3
+                        u_bar[np.uint64(i)] += 2.0 * -t3
                         u_bar[i + 1] += t3
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read

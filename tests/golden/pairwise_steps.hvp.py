@@ -87,8 +87,8 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(i + 1, n):
                 # the values this iteration computes first, again (cheaper than records)
-                d_dot = p_dot[j] - p_dot[i]
-                d = p[j] - p[i]
+                d_dot = p_dot[np.uint64(j)] - p_dot[i]
+                d = p[np.uint64(j)] - p[i]
                 t4 = math.sqrt(d * d + 0.1)
                 # adjoint of: e_dot += 0.5 / t4 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
                 t21 = 1.0 / t4
@@ -99,30 +99,30 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 d_dot_bar += d * (t22 * e_dot_bar)
                 d_bar += d_dot * (t22 * e_dot_bar)
                 d_dot_bar += d * (t22 * e_dot_bar)
-                v_bar[j] += v_dot[i] * e_dot_bar
-                v_dot_bar_i += v[j] * e_dot_bar
-                v_bar_i += v_dot[j] * e_dot_bar
-                v_dot_bar[j] += v[i] * e_dot_bar
+                v_bar[np.uint64(j)] += v_dot[i] * e_dot_bar
+                v_dot_bar_i += v[np.uint64(j)] * e_dot_bar
+                v_bar_i += v_dot[np.uint64(j)] * e_dot_bar
+                v_dot_bar[np.uint64(j)] += v[i] * e_dot_bar
                 # adjoint of: t4 = math.sqrt(d * d + 0.1)
                 t20 = 0.5 / t4 * t4_bar
                 d_bar += 2.0 * (d * t20)
                 t4_bar = 0.0
                 # adjoint of: d = p[j] - p[i]
-                p_bar[j] += d_bar
+                p_bar[np.uint64(j)] += d_bar
                 p_bar_i_1 -= d_bar
                 d_bar = 0.0
                 # adjoint of: d_dot = p_dot[j] - p_dot[i]
-                p_dot_bar[j] += d_dot_bar
+                p_dot_bar[np.uint64(j)] += d_dot_bar
                 p_dot_bar_i_1 -= d_dot_bar
                 d_dot_bar = 0.0
             if p_dot_bar_i_1 != 0.0:
-                p_dot_bar[i] += p_dot_bar_i_1
+                p_dot_bar[np.uint64(i)] += p_dot_bar_i_1
             if p_bar_i_1 != 0.0:
-                p_bar[i] += p_bar_i_1
+                p_bar[np.uint64(i)] += p_bar_i_1
             if v_dot_bar_i != 0.0:
-                v_dot_bar[i] += v_dot_bar_i
+                v_dot_bar[np.uint64(i)] += v_dot_bar_i
             if v_bar_i != 0.0:
-                v_bar[i] += v_bar_i
+                v_bar[np.uint64(i)] += v_bar_i
     for _step in range(n_steps - 1, -1, -1):
         top -= 2 * max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -139,9 +139,9 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             v_dot_bar[i] += dt * p_dot_bar[i]
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f
-            f_bar += dt * v_bar[i]
+            f_bar += dt * v_bar[np.uint64(i)]
             # adjoint of: v_dot[i] += dt * f_dot
-            f_dot_bar += dt * v_dot_bar[i]
+            f_dot_bar += dt * v_dot_bar[np.uint64(i)]
             if d_bar != 0.0 or d_dot_bar != 0.0 or f_bar != 0.0 or f_dot_bar != 0.0 or r_bar != 0.0 or r_dot_bar != 0.0 or t0_bar != 0.0 or t1_bar != 0.0 or t2_bar != 0.0 or t3_bar != 0.0 or w_bar != 0.0 or w_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 p_dot_bar_i = 0.0  # what every iteration adds into p_dot_bar[i]
@@ -221,9 +221,9 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     p_dot_bar_i -= d_dot_bar
                     d_dot_bar = 0.0
                 if p_dot_bar_i != 0.0:
-                    p_dot_bar[i] += p_dot_bar_i
+                    p_dot_bar[np.uint64(i)] += p_dot_bar_i
                 if p_bar_i != 0.0:
-                    p_bar[i] += p_bar_i
+                    p_bar[np.uint64(i)] += p_bar_i
             # adjoint of: f = 0.0
             f_bar = 0.0
             # adjoint of: f_dot = 0.0

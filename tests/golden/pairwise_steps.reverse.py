@@ -57,21 +57,21 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(i + 1, n):
                 # the values this iteration computes first, again (cheaper than records)
-                d = p[j] - p[i]
+                d = p[np.uint64(j)] - p[i]
                 # adjoint of: e += math.sqrt(d * d + 0.1) + v[i] * v[j]
                 t6 = math.sqrt(d * d + 0.1)
                 t7 = 0.5 / t6 * e_bar
                 d_bar += 2.0 * (d * t7)
-                v_bar_i += v[j] * e_bar
-                v_bar[j] += v[i] * e_bar
+                v_bar_i += v[np.uint64(j)] * e_bar
+                v_bar[np.uint64(j)] += v[i] * e_bar
                 # adjoint of: d = p[j] - p[i]
-                p_bar[j] += d_bar
+                p_bar[np.uint64(j)] += d_bar
                 p_bar_i_1 -= d_bar
                 d_bar = 0.0
             if p_bar_i_1 != 0.0:
-                p_bar[i] += p_bar_i_1
+                p_bar[np.uint64(i)] += p_bar_i_1
             if v_bar_i != 0.0:
-                v_bar[i] += v_bar_i
+                v_bar[np.uint64(i)] += v_bar_i
     for _step in range(n_steps - 1, -1, -1):
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -84,7 +84,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
             v_bar[i] += dt * p_bar[i]
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f
-            f_bar += dt * v_bar[i]
+            f_bar += dt * v_bar[np.uint64(i)]
             if d_bar != 0.0 or f_bar != 0.0 or r_bar != 0.0 or w_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 p_bar_i = 0.0  # what every iteration adds into p_bar[i]
@@ -113,7 +113,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     p_bar_i -= d_bar
                     d_bar = 0.0
                 if p_bar_i != 0.0:
-                    p_bar[i] += p_bar_i
+                    p_bar[np.uint64(i)] += p_bar_i
             # adjoint of: f = 0.0
             f_bar = 0.0
     # adjoint of: v = np.copy(v0)

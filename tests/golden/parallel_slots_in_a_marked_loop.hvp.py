@@ -69,10 +69,10 @@ def parallel_slots_in_a_marked_loop_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, o
     v_dot_bar = zeros_like(v_dot)
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
-        u_bar[i] += u_dot[i] * (t1 * s_dot_bar)
-        u_dot_bar[i] += u[i] * (t1 * s_dot_bar)
-        u_bar[i] += u_dot[i] * (t1 * s_dot_bar)
-        u_dot_bar[i] += u[i] * (t1 * s_dot_bar)
+        u_bar[np.uint64(i)] += u_dot[np.uint64(i)] * (t1 * s_dot_bar)
+        u_dot_bar[np.uint64(i)] += u[np.uint64(i)] * (t1 * s_dot_bar)
+        u_bar[np.uint64(i)] += u_dot[np.uint64(i)] * (t1 * s_dot_bar)
+        u_dot_bar[np.uint64(i)] += u[np.uint64(i)] * (t1 * s_dot_bar)
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled

@@ -32,10 +32,10 @@ def prefix_sums_hvp(x, x_dot, out_bar):
         c_bar[i] += 2.0 * (c_dot[i] * s_dot_bar)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: c[i] = c[i - 1] + x[i]
-        t0 = c_bar[i]
-        c_bar[i] = 0.0
+        t0 = c_bar[np.uint64(i)]
+        c_bar[np.uint64(i)] = 0.0
         c_bar[i - 1] += t0
-        x_bar[i] += t0
+        x_bar[np.uint64(i)] += t0
     # adjoint of: c[0] = x[0]
     x_bar[0] += c_bar[0]
     c_bar[0] = 0.0

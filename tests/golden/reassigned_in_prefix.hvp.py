@@ -61,9 +61,9 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * t_dot + t * x_dot[i] + (a[k] * (a[k] * u_dot + u * a_dot[k]) + u * a[k] * a_dot[k])
         t2 = a[k] * u_dot + u * a_dot[k]
-        x_bar[i] += t_dot * s_dot_bar
-        t_dot_bar += x[i] * s_dot_bar
-        t_bar += x_dot[i] * s_dot_bar
+        x_bar[np.uint64(i)] += t_dot * s_dot_bar
+        t_dot_bar += x[np.uint64(i)] * s_dot_bar
+        t_bar += x_dot[np.uint64(i)] * s_dot_bar
         a_bar[k] += t2 * s_dot_bar
         a_bar[k] += u_dot * (a[k] * s_dot_bar)
         u_dot_bar += a[k] * (a[k] * s_dot_bar)
@@ -98,7 +98,7 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
         t_bar += t_dot * t0
         t_bar += t_dot * t0
         # adjoint of: t = a[i] * 1.5
-        a_bar[i] += 1.5 * t_bar
+        a_bar[np.uint64(i)] += 1.5 * t_bar
         t_bar = 0.0
         # adjoint of: t_dot = 1.5 * a_dot[i]
         top -= 1

@@ -49,8 +49,8 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
     x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s += t * x[i] + u * a[k] * a[k]
-        t_bar += x[i] * s_bar
-        x_bar[i] += t * s_bar
+        t_bar += x[np.uint64(i)] * s_bar
+        x_bar[np.uint64(i)] += t * s_bar
         u_bar += a[k] * (a[k] * s_bar)
         a_bar[k] += u * (a[k] * s_bar)
         a_bar[k] += u * a[k] * s_bar
@@ -72,6 +72,6 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
         # adjoint of: t = a[i] * 1.5
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
-        a_bar[i] += 1.5 * t_bar
+        a_bar[np.uint64(i)] += 1.5 * t_bar
         t_bar = 0.0
     return value, a_bar, x_bar

@@ -193,7 +193,7 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
         t1 = s_bar
         s_bar = a * t1
         a_bar += s * t1
-        x_bar[i] += t1
+        x_bar[np.uint64(i)] += t1
         # adjoint of: s_dot = a * s_dot + s * a_dot + x_dot[i]
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before

@@ -111,5 +111,5 @@ def records_after_loop_vjp(x, a, out_bar):
         t0 = s_bar
         s_bar = a * t0
         a_bar += s * t0
-        x_bar[i] += t0
+        x_bar[np.uint64(i)] += t0
     return value, x_bar, a_bar

@@ -30,15 +30,15 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     h_bar[n] += 2.0 * (h[n] * result_bar)
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
-        t0 = np.dot(inputs[t], W)
-        t1 = np.tanh(t0 + h[t])
+        t0 = np.dot(inputs[np.uint64(t)], W)
+        t1 = np.tanh(t0 + h[np.uint64(t)])
         t2 = h_bar[t + 1].copy()
         h_bar[t + 1] = 0.0
         t3 = (1.0 - t1 * t1) * t2
         t4 = unbroadcast(t3, t0)
-        inputs_bar[t] += matmul_bar_left(t4, inputs[t], W)
-        W_bar += matmul_bar_right(t4, inputs[t], W)
-        h_bar[t] += unbroadcast(t3, h[t])
+        inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
+        W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
+        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
     # adjoint of: h[0] = h0
     h0_bar += h_bar[0]
     h_bar[0] = 0.0

@@ -38,11 +38,11 @@ def repeated_updates_vjp(x, a, out_bar):
         for j in range(stop - 1, -1, -1):
             # adjoint of: y[j] = y[j] * a + math.sin(y[j])
             top -= 1
-            y[j] = tape[np.uint64(top)]  # restore the value y[j] had before
-            t0 = y_bar[j]
-            y_bar[j] = a * t0
-            a_bar += y[j] * t0
-            y_bar[j] += math.cos(y[j]) * t0
+            y[np.uint64(j)] = tape[np.uint64(top)]  # restore the value y[j] had before
+            t0 = y_bar[np.uint64(j)]
+            y_bar[np.uint64(j)] = a * t0
+            a_bar += y[np.uint64(j)] * t0
+            y_bar[np.uint64(j)] += math.cos(y[np.uint64(j)]) * t0
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: y = np.copy(x)

@@ -105,12 +105,12 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                         jm = m - 1
                     # adjoint of: v[i, j] = u[i, j] + kappa * (u[ip, j] + u[im, j] + u[i, jp] + u[i, jm] - 4.0 * u[i, j])
                     slot -= 1
-                    v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
-                    u_bar[i, j] += v_bar[i, j]
-                    u_bar[i, jp] += kappa * v_bar[i, j]
-                    u_bar[i, jm] += kappa * v_bar[i, j]
-                    u_bar[i, j] += 4.0 * -(kappa * v_bar[i, j])
-                    v_bar[i, j] = 0.0
+                    v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
+                    u_bar[i, np.uint64(j)] += v_bar[i, np.uint64(j)]
+                    u_bar[i, jp] += kappa * v_bar[i, np.uint64(j)]
+                    u_bar[i, jm] += kappa * v_bar[i, np.uint64(j)]
+                    u_bar[i, np.uint64(j)] += 4.0 * -(kappa * v_bar[i, np.uint64(j)])
+                    v_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order

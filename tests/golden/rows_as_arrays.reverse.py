@@ -41,11 +41,11 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
     w_bar = zeros_like(w)
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s += best + np.dot(points[i], w) ** 2
-        t1 = np.dot(points[i], w)
+        t1 = np.dot(points[np.uint64(i)], w)
         best_bar += s_bar
         t2 = 2.0 * t1 * s_bar
-        points_bar[i] += matmul_bar_left(t2, points[i], w)
-        w_bar += matmul_bar_right(t2, points[i], w)
+        points_bar[np.uint64(i)] += matmul_bar_left(t2, points[np.uint64(i)], w)
+        w_bar += matmul_bar_right(t2, points[np.uint64(i)], w)
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]
@@ -54,9 +54,9 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
                 d2_bar += best_bar
                 best_bar = 0.0
             # adjoint of: d2 = np.sum((points[i] - centroids[c]) ** 2)
-            t0 = 2.0 * (points[i] - centroids[c]) * d2_bar
+            t0 = 2.0 * (points[i] - centroids[np.uint64(c)]) * d2_bar
             points_bar[i] += unbroadcast(t0, points[i])
-            centroids_bar[c] += unbroadcast(-t0, centroids[c])
+            centroids_bar[np.uint64(c)] += unbroadcast(-t0, centroids[np.uint64(c)])
             d2_bar = 0.0
             # once these adjoints are zero, the earlier iterations would add only zeros: skipped
             if best_bar == 0.0 and d2_bar == 0.0:

@@ -148,16 +148,16 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                 # the rest of its adjoint:
                 for j in range((m - 1) - 1, 0, -1):
                     # the values this iteration computes first, again (cheaper than records)
-                    t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+                    t0 = u[i - 1, np.uint64(j)] + u[i + 1, np.uint64(j)] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, np.uint64(j)]
                     # adjoint of: v[i, j] = u[i, j] + kappa * t0
                     slot -= 1
-                    v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
-                    kappa_bar_i += t0 * v_bar[i, j]
-                    v_bar[i, j] = 0.0
+                    v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
+                    kappa_bar_i += t0 * v_bar[i, np.uint64(j)]
+                    v_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                     slot -= 1
-                    v_dot[i, j] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
-                    v_dot_bar[i, j] = 0.0
+                    v_dot[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
+                    v_dot_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order

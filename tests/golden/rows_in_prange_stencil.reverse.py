@@ -101,8 +101,8 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 for j in range((m - 1) - 1, 0, -1):
                     # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
                     slot -= 1
-                    v[i, j] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
-                    v_bar[i, j] = 0.0
+                    v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
+                    v_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order

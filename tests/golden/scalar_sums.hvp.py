@@ -72,5 +72,5 @@ def scalar_sums_hvp(x, a, b, m, x_dot, a_dot, b_dot, out_bar):
             x_bar_i += b * (x_dot[i] * t1)
             y_dot_bar[i, j] = 0.0
         if x_bar_i != 0.0:
-            x_bar[i] += x_bar_i
+            x_bar[np.uint64(i)] += x_bar_i
     return value, x_bar, a_bar, b_bar

@@ -54,5 +54,5 @@ def scalar_sums_vjp(x, a, b, m, out_bar):
             x_bar_i += b * x[i] * t0
             y_bar[i, j] = 0.0
         if x_bar_i != 0.0:
-            x_bar[i] += x_bar_i
+            x_bar[np.uint64(i)] += x_bar_i
     return value, x_bar, a_bar, b_bar

@@ -88,22 +88,22 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
             for j in range(d - 1, -1, -1):
                 # adjoint of: acc[j] = t0 * w[j]
                 ltop -= 1
-                acc[j] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
-                t0_bar += w[j] * acc_bar[j]
-                w_bar_mine[j] += t0 * acc_bar[j]
-                acc_bar[j] = 0.0
+                acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
+                t0_bar += w[np.uint64(j)] * acc_bar[np.uint64(j)]
+                w_bar_mine[np.uint64(j)] += t0 * acc_bar[np.uint64(j)]
+                acc_bar[np.uint64(j)] = 0.0
                 # adjoint of: acc_dot[j] = w[j] * (math.cos(X[i, j]) * X_dot[i, j]) + t0 * w_dot[j]
                 ltop -= 1
-                acc_dot[j] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
-                t1 = math.cos(X[i, j]) * X_dot[i, j]
-                w_bar_mine[j] += t1 * acc_dot_bar[j]
-                X_bar[i, j] += -math.sin(X[i, j]) * (X_dot[i, j] * (w[j] * acc_dot_bar[j]))
-                t0_bar += w_dot[j] * acc_dot_bar[j]
-                acc_dot_bar[j] = 0.0
+                acc_dot[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
+                t1 = math.cos(X[i, np.uint64(j)]) * X_dot[i, np.uint64(j)]
+                w_bar_mine[np.uint64(j)] += t1 * acc_dot_bar[np.uint64(j)]
+                X_bar[i, np.uint64(j)] += -math.sin(X[i, np.uint64(j)]) * (X_dot[i, np.uint64(j)] * (w[np.uint64(j)] * acc_dot_bar[np.uint64(j)]))
+                t0_bar += w_dot[np.uint64(j)] * acc_dot_bar[np.uint64(j)]
+                acc_dot_bar[np.uint64(j)] = 0.0
                 # adjoint of: t0 = np.sin(X[i, j])
                 ltop -= 1
                 t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before
-                X_bar[i, j] += math.cos(X[i, j]) * t0_bar
+                X_bar[i, np.uint64(j)] += math.cos(X[i, np.uint64(j)]) * t0_bar
                 t0_bar = 0.0
             if s_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped

@@ -57,11 +57,11 @@ def scratch_recurrence_grad(X, w, out_bar_1):
             for j in range(d - 1, 0, -1):
                 # adjoint of: acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
                 ltop -= 1
-                acc[j] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
-                t0 = acc_bar[j]
-                acc_bar[j] = acc[j - 1] * t0
-                acc_bar[j - 1] += acc[j] * t0
-                acc_bar[j] += math.cos(acc[j]) * t0
+                acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
+                t0 = acc_bar[np.uint64(j)]
+                acc_bar[np.uint64(j)] = acc[j - 1] * t0
+                acc_bar[j - 1] += acc[np.uint64(j)] * t0
+                acc_bar[np.uint64(j)] += math.cos(acc[np.uint64(j)]) * t0
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]

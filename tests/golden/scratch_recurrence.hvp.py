@@ -80,22 +80,22 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
             for j in range(d - 1, 0, -1):
                 # adjoint of: acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
                 ltop -= 1
-                acc[j] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
-                t2 = acc_bar[j]
-                acc_bar[j] = acc[j - 1] * t2
-                acc_bar[j - 1] += acc[j] * t2
-                acc_bar[j] += math.cos(acc[j]) * t2
+                acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
+                t2 = acc_bar[np.uint64(j)]
+                acc_bar[np.uint64(j)] = acc[j - 1] * t2
+                acc_bar[j - 1] += acc[np.uint64(j)] * t2
+                acc_bar[np.uint64(j)] += math.cos(acc[np.uint64(j)]) * t2
                 # adjoint of: acc_dot[j] = acc[j - 1] * acc_dot[j] + acc[j] * acc_dot[j - 1] + math.cos(acc[j]) * acc_dot[j]
                 ltop -= 1
-                acc_dot[j] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
-                t0 = math.cos(acc[j])
-                t1 = acc_dot_bar[j]
-                acc_bar[j - 1] += acc_dot[j] * t1
-                acc_dot_bar[j] = acc[j - 1] * t1
-                acc_bar[j] += acc_dot[j - 1] * t1
-                acc_dot_bar[j - 1] += acc[j] * t1
-                acc_bar[j] += -math.sin(acc[j]) * (acc_dot[j] * t1)
-                acc_dot_bar[j] += t0 * t1
+                acc_dot[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
+                t0 = math.cos(acc[np.uint64(j)])
+                t1 = acc_dot_bar[np.uint64(j)]
+                acc_bar[j - 1] += acc_dot[np.uint64(j)] * t1
+                acc_dot_bar[np.uint64(j)] = acc[j - 1] * t1
+                acc_bar[np.uint64(j)] += acc_dot[j - 1] * t1
+                acc_dot_bar[j - 1] += acc[np.uint64(j)] * t1
+                acc_bar[np.uint64(j)] += -math.sin(acc[np.uint64(j)]) * (acc_dot[np.uint64(j)] * t1)
+                acc_dot_bar[np.uint64(j)] += t0 * t1
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]

@@ -74,23 +74,23 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                     row_bar[j] += 2.0 * (row[j] * (w_dot[j] * s_dot_bar))
             for j in range(d - 1, -1, -1):
                 # adjoint of: row[j] = t0
-                t0_bar += row_bar[j]
-                row_bar[j] = 0.0
+                t0_bar += row_bar[np.uint64(j)]
+                row_bar[np.uint64(j)] = 0.0
                 # adjoint of: row_dot[j] = (1.0 - t0 * t0) * (w[j] * X_dot[i, j] + X[i, j] * w_dot[j])
                 t3 = 1.0 - t0 * t0
-                t4 = w[j] * X_dot[i, j] + X[i, j] * w_dot[j]
-                t5 = -(t4 * row_dot_bar[j])
+                t4 = w[np.uint64(j)] * X_dot[i, np.uint64(j)] + X[i, np.uint64(j)] * w_dot[np.uint64(j)]
+                t5 = -(t4 * row_dot_bar[np.uint64(j)])
                 t0_bar += 2.0 * (t0 * t5)
-                w_bar_mine[j] += X_dot[i, j] * (t3 * row_dot_bar[j])
-                X_bar[i, j] += w_dot[j] * (t3 * row_dot_bar[j])
-                row_dot_bar[j] = 0.0
+                w_bar_mine[np.uint64(j)] += X_dot[i, np.uint64(j)] * (t3 * row_dot_bar[np.uint64(j)])
+                X_bar[i, np.uint64(j)] += w_dot[np.uint64(j)] * (t3 * row_dot_bar[np.uint64(j)])
+                row_dot_bar[np.uint64(j)] = 0.0
                 # adjoint of: t0 = np.tanh(X[i, j] * w[j])
                 t1 = t0  # its value, before the old one is restored
                 ltop -= 1
                 t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before
                 t2 = (1.0 - t1 * t1) * t0_bar
-                X_bar[i, j] += w[j] * t2
-                w_bar_mine[j] += X[i, j] * t2
+                X_bar[i, np.uint64(j)] += w[np.uint64(j)] * t2
+                w_bar_mine[np.uint64(j)] += X[i, np.uint64(j)] * t2
                 t0_bar = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

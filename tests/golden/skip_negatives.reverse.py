@@ -35,7 +35,7 @@ def skip_negatives_vjp(x, out_bar):
         taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: s += math.sqrt(x[i] + 1.0) * x[i]
-            t0 = math.sqrt(x[i] + 1.0)
-            x_bar[i] += 0.5 / t0 * (x[i] * s_bar)
-            x_bar[i] += t0 * s_bar
+            t0 = math.sqrt(x[np.uint64(i)] + 1.0)
+            x_bar[np.uint64(i)] += 0.5 / t0 * (x[np.uint64(i)] * s_bar)
+            x_bar[np.uint64(i)] += t0 * s_bar
     return value, x_bar

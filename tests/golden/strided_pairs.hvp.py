@@ -45,13 +45,13 @@ def strided_pairs_hvp(x, x_dot, out_bar):
         t_bar[i] += x_dot[i + 1] * s_dot_bar
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: t[i] = t0
-        t0_bar += t_bar[i]
-        t_bar[i] = 0.0
+        t0_bar += t_bar[np.uint64(i)]
+        t_bar[np.uint64(i)] = 0.0
         # adjoint of: t_dot[i] = t0 * -x_dot[i]
-        t0_bar += -x_dot[i] * t_dot_bar[i]
-        t_dot_bar[i] = 0.0
+        t0_bar += -x_dot[np.uint64(i)] * t_dot_bar[np.uint64(i)]
+        t_dot_bar[np.uint64(i)] = 0.0
         # adjoint of: t0 = math.exp(-x[i])
-        t1 = math.exp(-x[i])
-        x_bar[i] -= t1 * t0_bar
+        t1 = math.exp(-x[np.uint64(i)])
+        x_bar[np.uint64(i)] -= t1 * t0_bar
         t0_bar = 0.0
     return value, x_bar

@@ -28,7 +28,7 @@ def tangent_of_a_new_array_vjp(data0, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, 0, -1):
         # adjoint of: data[i] = 1.0
-        data_bar[i] = 0.0
+        data_bar[np.uint64(i)] = 0.0
     # adjoint of: r = data * 1.0
     data_bar += r_bar
     # adjoint of: data = np.copy(data0)

@@ -39,10 +39,10 @@ def transpose_products_hvp(A, A_dot, out_bar):
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             # adjoint of: s_dot += t0 * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
-            B_bar[j, i] += B_dot[i, j] * (t0 * s_dot_bar)
-            B_dot_bar[i, j] += B[j, i] * (t0 * s_dot_bar)
-            B_bar[i, j] += B_dot[j, i] * (t0 * s_dot_bar)
-            B_dot_bar[j, i] += B[i, j] * (t0 * s_dot_bar)
+            B_bar[np.uint64(j), i] += B_dot[i, np.uint64(j)] * (t0 * s_dot_bar)
+            B_dot_bar[i, np.uint64(j)] += B[np.uint64(j), i] * (t0 * s_dot_bar)
+            B_bar[i, np.uint64(j)] += B_dot[np.uint64(j), i] * (t0 * s_dot_bar)
+            B_dot_bar[np.uint64(j), i] += B[i, np.uint64(j)] * (t0 * s_dot_bar)
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
     for i in range(n - 1, -1, -1):

@@ -71,6 +71,6 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
     y_bar[0] += 2.0 * (y[0] * t0_bar)
     for i in range(y.shape[0] - 1, y.shape[0] - 1, -1):
         # adjoint of: acc = y[i]
-        y_bar[i] += acc_bar
+        y_bar[np.uint64(i)] += acc_bar
         acc_bar = 0.0
     return value, y_bar, x_bar

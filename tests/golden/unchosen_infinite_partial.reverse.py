@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 from sourcead.runtime import zeros_like
 
@@ -33,6 +34,6 @@ def unchosen_infinite_partial_vjp(y, x, out_bar):
     x_bar += result_bar
     for i in range(y.shape[0] - 1, y.shape[0] - 1, -1):
         # adjoint of: acc = y[i]
-        y_bar[i] += acc_bar
+        y_bar[np.uint64(i)] += acc_bar
         acc_bar = 0.0
     return value, y_bar, x_bar

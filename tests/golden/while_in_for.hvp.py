@@ -48,7 +48,7 @@ def while_in_for_hvp(x, x_dot, out_bar):
             y_bar = 0.5 * t0
             x_bar[i] += 0.05 * t0
         # adjoint of: y = x[i]
-        x_bar[i] += y_bar
+        x_bar[np.uint64(i)] += y_bar
         y_bar = 0.0
         top -= 1
         y_dot = tape[np.uint64(top)]  # restore the value y_dot had before

@@ -47,6 +47,6 @@ def while_in_for_vjp(x, out_bar):
         # adjoint of: y = x[i]
         top -= 1
         y = tape[np.uint64(top)]  # restore the value y had before
-        x_bar[i] += y_bar
+        x_bar[np.uint64(i)] += y_bar
         y_bar = 0.0
     return value, x_bar

@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
+import numpy as np
 
 from sourcead.runtime import add_unordered, zeros_like
 
@@ -30,12 +31,12 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
     # the rest of its adjoint:
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot)
-        t1 = math.cos(x[i]) * x_dot[i]
-        x_bar[i] += y_dot * s_dot_bar
+        t1 = math.cos(x[np.uint64(i)]) * x_dot[np.uint64(i)]
+        x_bar[np.uint64(i)] += y_dot * s_dot_bar
         y_bar += t1 * s_dot_bar
-        x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (y * s_dot_bar))
+        x_bar[np.uint64(i)] += -math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * s_dot_bar))
         t0_bar += y_dot * s_dot_bar
         # adjoint of: t0 = math.sin(x[i])
-        x_bar[i] += math.cos(x[i]) * t0_bar
+        x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * t0_bar
         t0_bar = 0.0
     return value, x_bar, y_bar

@@ -34,12 +34,12 @@ def written_twice_vjp(x, a, out_bar):
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1
-        v[i] = tape[np.uint64(top)]  # restore the value v[i] had before
-        t0 = v_bar[i]
-        v_bar[i] = x[i + 1] * t0
-        x_bar[i + 1] += v[i] * t0
+        v[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v[i] had before
+        t0 = v_bar[np.uint64(i)]
+        v_bar[np.uint64(i)] = x[i + 1] * t0
+        x_bar[i + 1] += v[np.uint64(i)] * t0
         # adjoint of: v[i] = a * x[i - 1]
-        a_bar += x[i - 1] * v_bar[i]
-        x_bar[i - 1] += a * v_bar[i]
-        v_bar[i] = 0.0
+        a_bar += x[i - 1] * v_bar[np.uint64(i)]
+        x_bar[i - 1] += a * v_bar[np.uint64(i)]
+        v_bar[np.uint64(i)] = 0.0
     return value, x_bar, a_bar

@@ -49,15 +49,15 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t3 = s_bar
-        s_bar = x[i] * t3
-        x_bar[i] += s * t3
+        s_bar = x[np.uint64(i)] * t3
+        x_bar[np.uint64(i)] += s * t3
         # adjoint of: s_dot = x[i] * s_dot + s * x_dot[i]
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t2 = s_dot_bar
-        x_bar[i] += s_dot * t2
-        s_dot_bar = x[i] * t2
-        s_bar += x_dot[i] * t2
+        x_bar[np.uint64(i)] += s_dot * t2
+        s_dot_bar = x[np.uint64(i)] * t2
+        s_bar += x_dot[np.uint64(i)] * t2
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]

@@ -34,14 +34,14 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         # adjoint of: s = s * 0.5 + x[i]
         t2 = s_bar
         s_bar = 0.5 * t2
-        x_bar[i] += t2
+        x_bar[np.uint64(i)] += t2
     for i in range(0, 0, -1):
         # adjoint of: s = s * x[i]
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
-        s_bar = x[i] * t1
-        x_bar[i] += s * t1
+        s_bar = x[np.uint64(i)] * t1
+        x_bar[np.uint64(i)] += s * t1
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
