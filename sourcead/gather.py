@@ -504,6 +504,8 @@ def _sees_what_the_loop_saw(
         written = line.target.value.value if isinstance(line.target, cst.Subscript) else line.target.value  # type: ignore[attr-defined]
         if written not in reads or (other == source.position and line.op != "="):
             continue
+        if line.op != "=" and other > source.position and _own_elements(line, entry, source, written, var):
+            continue  # `U_bar[k, j] += ...` after `t = U_bar[i, j]`: no iteration adds into another's
         if not (isinstance(line.target, cst.Subscript) and line.op == "=" and other > source.position):
             return False
         if entry.context != source.context:
@@ -516,6 +518,39 @@ def _sees_what_the_loop_saw(
         if not _reads_only(source.node, written, element):
             return False
     return True
+
+
+def _own_elements(line: Line, entry: _Entry, source: _Source, array: str, var: str) -> bool:
+    """Is `line`, an accumulation into `array` after `source` in the same iteration of the same
+    loops, at an element no other iteration reads? Each loop variable (`var` and the inner loops')
+    sits at one axis with one offset in its target and in every read of `array` in `source`, so
+    the elements it adds into and those another iteration reads differ on that axis, whatever the
+    other indices hold (`U_bar[k, j]` and `U_bar[i, j]`: another j, another element). The
+    element the same iteration reads may be the one it adds into (k == i): it reads it first."""
+    if entry.context != source.context or not isinstance(line.target, cst.Subscript):
+        return False
+    target = subscript_indices(line.target)
+    reads = [n for n in walk(source.node) if isinstance(n, cst.Subscript) and _is_named(n.value, array)]
+    mentions = sum(1 for n in walk(source.node) if isinstance(n, cst.Name) and n.value == array)
+    if mentions != len(reads):
+        return False  # the array read whole, or inside an index
+    for loop_var in (var, *(c.var for c in source.context)):
+        placed = [(axis, _offset_of(ix, loop_var)) for axis, ix in enumerate(target) if not isinstance(ix, cst.Slice)]
+        placed = [(axis, c) for axis, c in placed if c is not None]
+        if len(placed) != 1:
+            return False
+        axis, offset = placed[0]
+        for read in reads:
+            indices = subscript_indices(read)
+            if len(indices) != len(target) or isinstance(indices[axis], cst.Slice):
+                return False
+            if _offset_of(indices[axis], loop_var) != offset:
+                return False
+    return True
+
+
+def _is_named(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _is_axis(node, var: str) -> bool:

@@ -197,6 +197,15 @@ def test_gathering_is_refused_where_a_read_would_change(lines, why):
         (("s_bar += v_bar[i]", "k_bar += s_bar"), None),  # reads a scalar the loop accumulates
         (("v_bar[i] = 0.0", "k_bar += v_bar[i]"), None),  # reads v_bar[i] after its reset
         (("k_bar += v_bar[i + 1]", "v_bar[i] = 0.0"), None),  # an element another iteration resets
+        # LU's `f_bar += U[k, j] * -U_bar[i, j]` then `U_bar[k, j] += ...`: each iteration adds
+        # into its own column, after its read; no other iteration's read sees it
+        (("t0 = w_bar[q, i]", "k_bar += u[i] * -t0", "w_bar[p, i] += c * -t0"), ["u[i] * -w_bar[q, i]"]),
+        (("k_bar += w_bar[q, i]", "w_bar[p, i + 1] += c"), None),  # the next iteration's column
+        (("w_bar[p, i] += c", "k_bar += w_bar[q, i]"), None),  # added before the read: p may be q
+        (("k_bar += w_bar[q, i] * w_bar[q, i + 1]", "w_bar[p, i] += c"), None),  # two columns read
+        (("k_bar += w_bar[q, 0]", "w_bar[p, i] += c"), None),  # a column every iteration reads
+        (("k_bar += w_bar[i, q]", "w_bar[p, i] += c"), None),  # i on another axis
+        (("k_bar += w_bar[q, i] * w_bar[i, q]", "w_bar[p, i] += c"), None),  # the same, with its own column
     ],
 )
 def test_sums_into_scalar_adjoints_take_a_loop_of_their_own(lines, expected):

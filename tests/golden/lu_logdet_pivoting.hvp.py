@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def lu_logdet_hvp(A, A_dot, out_bar):
@@ -93,16 +93,20 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     tmp_dot_bar = 0.0
     for k in range(n - 1, -1, -1):
         for i in range(n - 1, (k + 1) - 1, -1):
+            # what every iteration adds into f_bar, f_dot_bar, summed first in a loop of its own,
+            # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+            for j_1 in range(k + 1, n):
+                f_bar = add_unordered(f_bar, U[k, np.uint64(j_1)] * -U_bar[i, np.uint64(j_1)])
+                f_dot_bar = add_unordered(f_dot_bar, U[k, np.uint64(j_1)] * -U_dot_bar[i, np.uint64(j_1)])
+                f_bar = add_unordered(f_bar, U_dot[k, np.uint64(j_1)] * -U_dot_bar[i, np.uint64(j_1)])
+            # the rest of its adjoint:
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
                 t14 = U_bar[i, np.uint64(j)]
-                f_bar += U[k, np.uint64(j)] * -t14
                 U_bar[k, np.uint64(j)] += f * -t14
                 # adjoint of: U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
                 t13 = U_dot_bar[i, np.uint64(j)]
                 U_bar[k, np.uint64(j)] += f_dot * -t13
-                f_dot_bar += U[k, np.uint64(j)] * -t13
-                f_bar += U_dot[k, np.uint64(j)] * -t13
                 U_dot_bar[k, np.uint64(j)] += f * -t13
             # adjoint of: f = t2
             top -= 1

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, zeros_like
 
 
 def lu_logdet_vjp(A, out_bar):
@@ -62,10 +62,14 @@ def lu_logdet_vjp(A, out_bar):
     tmp_bar = 0.0
     for k in range(n - 1, -1, -1):
         for i in range(n - 1, (k + 1) - 1, -1):
+            # what every iteration adds into f_bar, summed first in a loop of its own,
+            # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
+            for j_1 in range(k + 1, n):
+                f_bar = add_unordered(f_bar, U[k, np.uint64(j_1)] * -U_bar[i, np.uint64(j_1)])
+            # the rest of its adjoint:
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
                 t4 = U_bar[i, np.uint64(j)]
-                f_bar += U[k, np.uint64(j)] * -t4
                 U_bar[k, np.uint64(j)] += f * -t4
             # adjoint of: f = U[i, k] / U[k, k]
             top -= 1
