@@ -26,6 +26,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .exprs import dotted, unparen
+from .fence import assigned_in
 
 _RANGE = ("range",)
 
@@ -63,7 +64,7 @@ def _statement(statement: cst.CSTNode, known: frozenset[str], innermost: frozens
         inner_known, inner = known, frozenset()
         if var is not None:
             inner_known = known - {var}
-            if _never_negative(statement.iter, known) and var not in _assigned(statement.body):
+            if _never_negative(statement.iter, known) and var not in assigned_in(statement.body):
                 inner_known = known | {var}
                 # counting up from a literal, LLVM sees the variable is never negative itself
                 inner = frozenset() if _from_literal(statement.iter) else frozenset({var})
@@ -146,38 +147,6 @@ def _lowest(node: cst.BaseExpression, nonnegative: frozenset[str]) -> int | None
         divisor = _literal(node.right)
         return 0 if left is not None and left >= 0 and divisor is not None and divisor > 0 else None
     return None
-
-
-def _assigned(body: cst.CSTNode) -> set[str]:
-    """Every name a statement in `body` binds (assignments, augmented ones, loop targets)."""
-    found: set[str] = set()
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            found.update(_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.update(_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            found.update(_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            found.update(_names(node.target))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            found.update(_names(node.target))
-
-    body.visit(_Targets())
-    return found
-
-
-def _names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_names(e.value) for e in target.elements))
-    return set()
 
 
 class _Indices(cst.CSTTransformer):
