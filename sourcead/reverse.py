@@ -22,12 +22,14 @@ from .deadcode import eliminate_dead_code
 from .definite import placeholder
 from .emit import Writer, tuple_text
 from .exprs import code, names_in
+from .first_contributions import assign_first_contributions
 from .forward_sweep import Emission, ForwardSweep, Scope
+from .postpass import rewrite_after
 from .program import Program
 from .recording import InSlot
 from .reverse_plan import ReversePlan, plan_reverse
 from .reverse_sweep import ReverseSweep
-from .unsigned import unsigned_indices
+from .unsigned import unsigned_statements
 
 FORWARD_SWEEP = "# forward sweep"
 GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does not return the value)"
@@ -74,7 +76,13 @@ def reverse_function(prog: Program, memory: int | None = None, with_value: bool 
         grads = [prog.bar(w) for w in prog.wrt]
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
-    return unsigned_indices(eliminate_dead_code(out.text(), sections), REVERSE_SWEEP), sorted(emission.helpers)
+    adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
+
+    def first_contributions(statements: list) -> list:
+        return assign_first_contributions(statements, adjoints)
+
+    text = eliminate_dead_code(out.text(), sections)
+    return rewrite_after(text, REVERSE_SWEEP, first_contributions, unsigned_statements), sorted(emission.helpers)
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:

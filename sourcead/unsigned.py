@@ -27,6 +27,7 @@ import libcst as cst
 
 from .exprs import dotted, unparen
 from .fence import assigned_in
+from .postpass import rewrite_after
 
 _RANGE = ("range",)
 
@@ -34,21 +35,13 @@ _RANGE = ("range",)
 def unsigned_indices(function: str, marker: str) -> str:
     """`function` (the text of one generated function) with the indices of its statements from the
     one after the comment `marker` on made unsigned where they are loop variables never below 0."""
-    module = cst.parse_module(function)
-    (definition,) = module.body
-    assert isinstance(definition, cst.FunctionDef)
-    statements = list(definition.body.body)
-    start = next((k for k, s in enumerate(statements) if _marked(s, marker)), None)
-    if start is None:
-        return function
-    statements[start:] = _block(statements[start:], frozenset(), frozenset())
-    definition = definition.with_changes(body=definition.body.with_changes(body=statements))
-    return module.with_changes(body=[definition]).code
+    return rewrite_after(function, marker, unsigned_statements)
 
 
-def _marked(statement: cst.CSTNode, marker: str) -> bool:
-    lines = getattr(statement, "leading_lines", ())
-    return any(line.comment is not None and line.comment.value == marker for line in lines)
+def unsigned_statements(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
+    """`statements` (a reverse sweep) with their indices unsigned where they are loop variables
+    never below 0."""
+    return _block(statements, frozenset(), frozenset())
 
 
 def _block(statements, known: frozenset[str], innermost: frozenset[str]) -> list:

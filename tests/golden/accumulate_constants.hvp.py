@@ -45,7 +45,7 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = y[0] * s_dot + s * y_dot[0] + y_dot[1]
     y_bar[0] += s_dot * result_dot_bar
-    s_bar += y_dot[0] * result_dot_bar
+    s_bar = y_dot[0] * result_dot_bar
     y_dot_bar[0] += s * result_dot_bar
     y_dot_bar[1] += result_dot_bar
     for i in range(stop - 1, -1, -1):

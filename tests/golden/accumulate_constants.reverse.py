@@ -37,7 +37,7 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     y_bar = zeros_like(y)
     y0_bar = zeros_like(y0)
     # adjoint of: result = s * y[0] + y[1]
-    s_bar += y[0] * result_bar
+    s_bar = y[0] * result_bar
     y_bar[0] += s * result_bar
     y_bar[1] += result_bar
     for i in range(stop - 1, -1, -1):

@@ -32,12 +32,12 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = t_dot + 2.0 * s_dot
-    t_dot_bar += result_dot_bar
+    t_dot_bar = result_dot_bar
     for i in range(x.shape[0] - 1, -1, -1):
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     # adjoint of: t_dot = s * s_dot + s * s_dot
-    s_bar += 2.0 * (s_dot * t_dot_bar)
+    s_bar = 2.0 * (s_dot * t_dot_bar)
     # adjoint of: s = w
-    w_bar += s_bar
+    w_bar = s_bar
     return value, x_bar, w_bar

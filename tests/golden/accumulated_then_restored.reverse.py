@@ -30,8 +30,8 @@ def accumulated_then_restored_vjp(x, w, out_bar):
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = t + s * 2.0
-    t_bar += result_bar
-    s_bar += 2.0 * result_bar
+    t_bar = result_bar
+    s_bar = 2.0 * result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += x[i]
         top -= 1
@@ -40,5 +40,5 @@ def accumulated_then_restored_vjp(x, w, out_bar):
     # adjoint of: t = s * s
     s_bar += 2.0 * (s * t_bar)
     # adjoint of: s = w
-    w_bar += s_bar
+    w_bar = s_bar
     return value, x_bar, w_bar

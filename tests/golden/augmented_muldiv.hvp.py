@@ -58,8 +58,8 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = s_dot + p_dot
-    s_dot_bar += result_dot_bar
-    p_dot_bar += result_dot_bar
+    s_dot_bar = result_dot_bar
+    p_dot_bar = result_dot_bar
     # adjoint of: s_dot = t3 * s_dot
     t12 = s_dot_bar
     s_dot_bar = t3 * t12
@@ -75,13 +75,13 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         # adjoint of: p = t1
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
-        t1_bar += p_bar
+        t1_bar = p_bar
         p_bar = 0.0
         # adjoint of: p_dot = t0 * p_dot + -t1 * t0 * y_dot[i]
         top -= 1
         p_dot = tape[np.uint64(top)]  # restore the value p_dot had before
         t10 = p_dot_bar
-        t0_bar += p_dot * t10
+        t0_bar = p_dot * t10
         p_dot_bar = t0 * t10
         t1_bar -= t0 * (y_dot[np.uint64(i)] * t10)
         t0_bar += -t1 * (y_dot[np.uint64(i)] * t10)
@@ -90,7 +90,7 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t8 = 1.0 / y[np.uint64(i)]
-        p_bar += t8 * t1_bar
+        p_bar = t8 * t1_bar
         y_bar[np.uint64(i)] += -t9 * t8 * t1_bar
         t1_bar = 0.0
         # adjoint of: t0 = 1.0 / y[i]

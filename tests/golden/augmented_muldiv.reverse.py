@@ -37,8 +37,8 @@ def augmented_muldiv_vjp(x, y, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = s + p
-    s_bar += result_bar
-    p_bar += result_bar
+    s_bar = result_bar
+    p_bar = result_bar
     # adjoint of: s = s / float(x.shape[0])
     t5 = float(x.shape[0])
     t6 = 1.0 / t5

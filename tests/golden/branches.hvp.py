@@ -74,7 +74,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t6 = s_dot_bar
-        s_bar += s_dot * t6
+        s_bar = s_dot * t6
         s_dot_bar = s * t6
         s_bar += s_dot * t6
         s_dot_bar += s * t6
@@ -94,7 +94,7 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
             if taken_2 == 1:
                 # adjoint of: s -= t0 * y * y
                 t5 = y * -s_bar
-                t0_bar += y * t5
+                t0_bar = y * t5
                 y_bar += t0 * t5
                 y_bar += t0 * y * -s_bar
                 # adjoint of: s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot) + t0 * y * y_dot

@@ -42,7 +42,7 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t12 = np.full_like(t9 + t10, result_dot_bar)
     t13 = unbroadcast(t12, t9)
     t14 = unbroadcast(t6 * t13, p * t5)
-    p_bar += np.sum(t5 * t14)
+    p_bar = np.sum(t5 * t14)
     t0_bar += (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t14)
     p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t5 * (p * t14))
     t15 = unbroadcast(p * t5 * t13, t6)

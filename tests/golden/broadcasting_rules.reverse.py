@@ -29,7 +29,7 @@ def broadcasting_rules_vjp(A, x, p, out_bar):
     x_bar += np.copysign(1.0, x) * result_bar
     t3 = p * t0 ** (p - 1.0) * result_bar
     x_bar += 2.0 * (x * t3)
-    p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t1 * result_bar)
+    p_bar = np.sum(np.log(t0 + (t0 == 0.0)) * t1 * result_bar)
     x_bar += -np.floor(3.0 / (x + 2.0)) * result_bar
     t4 = np.full_like(A + x, result_bar)
     A_bar += unbroadcast(t4, A)

@@ -60,8 +60,8 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     weighted_s_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
-    weighted_s_dot_bar += result_1_dot_bar
-    w_bar += 2.0 * (w_dot * result_1_dot_bar)
+    weighted_s_dot_bar = result_1_dot_bar
+    w_bar = 2.0 * (w_dot * result_1_dot_bar)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
         result_bar += SCALE * w_dot * weighted_s_dot_bar

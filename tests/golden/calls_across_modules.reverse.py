@@ -56,8 +56,8 @@ def calls_across_modules_vjp(x, w, out_bar):
     weighted_s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_1 = weighted_s + w * w
-    weighted_s_bar += result_1_bar
-    w_bar += 2.0 * (w * result_1_bar)
+    weighted_s_bar = result_1_bar
+    w_bar = 2.0 * (w * result_1_bar)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s += w * SCALE * result
         w_bar += SCALE * (result * weighted_s_bar)

@@ -54,23 +54,23 @@ def calls_helpers_vjp(x, y, out_bar):
     x_bar = zeros_like(x)
     y_bar = 0.0
     # adjoint of: result_1 = s * result + b
-    s_bar += result * result_1_bar
-    result_bar += s * result_1_bar
-    b_bar += result_1_bar
+    s_bar = result * result_1_bar
+    result_bar = s * result_1_bar
+    b_bar = result_1_bar
     # adjoint of: result = 1.0 / (1.0 + math.exp(-a))
     t0 = math.exp(-a)
     t1 = 1.0 / (1.0 + t0)
-    a_bar -= t0 * (-result * t1 * result_bar)
+    a_bar = -(t0 * (-result * t1 * result_bar))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: b = result1
-        result1_bar += b_bar
+        result1_bar = b_bar
         b_bar = 0.0
         # adjoint of: a = result0
-        result0_bar += a_bar
+        result0_bar = a_bar
         a_bar = 0.0
         # adjoint of: result1 = _rotate_d * _rotate_a + _rotate_c * b
-        _rotate_a_bar += _rotate_d * result1_bar
-        b_bar += _rotate_c * result1_bar
+        _rotate_a_bar = _rotate_d * result1_bar
+        b_bar = _rotate_c * result1_bar
         result1_bar = 0.0
         # adjoint of: result0 = _rotate_c * _rotate_a - _rotate_d * b
         _rotate_a_bar += _rotate_c * result0_bar
@@ -81,13 +81,13 @@ def calls_helpers_vjp(x, y, out_bar):
         top -= 1
         _rotate_c = tape[np.uint64(top)]  # restore the value _rotate_c had before
         # adjoint of: _rotate_a = a + x[i]
-        a_bar += _rotate_a_bar
+        a_bar = _rotate_a_bar
         x_bar[np.uint64(i)] += _rotate_a_bar
         _rotate_a_bar = 0.0
     # adjoint of: b = y
-    y_bar += b_bar
+    y_bar = b_bar
     # adjoint of: s = _sq_norm_s
-    _sq_norm_s_bar += s_bar
+    _sq_norm_s_bar = s_bar
     # its iterations' adjoints are independent: run in the loop's order
     for _sq_norm_i in range(x.shape[0]):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]

@@ -79,10 +79,10 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += choice + choice_1 + (choice_2 + choice_3) + math.copysign(1.0, a - 0.3) * a_dot
         t0 = math.copysign(1.0, a - 0.3)
-        choice_bar += s_dot_bar
-        choice_1_bar += s_dot_bar
-        a_bar += 0.0 * (a_dot * s_dot_bar)
-        a_dot_bar += t0 * s_dot_bar
+        choice_bar = s_dot_bar
+        choice_1_bar = s_dot_bar
+        a_bar = 0.0 * (a_dot * s_dot_bar)
+        a_dot_bar = t0 * s_dot_bar
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:

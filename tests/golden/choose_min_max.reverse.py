@@ -43,7 +43,7 @@ def choose_min_max_vjp(x, y, out_bar):
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
-        a_bar += (s_bar if a >= 0.1 * a else 0.0)
+        a_bar = (s_bar if a >= 0.1 * a else 0.0)
         a_bar += (0.1 * s_bar if a < 0.1 * a else 0.0)
         x_bar[np.uint64(i)] += (s_bar if x[np.uint64(i)] <= y else 0.0)
         y_bar += (s_bar if x[np.uint64(i)] > y else 0.0)

@@ -32,7 +32,7 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
         t1 = np.dot(A_dot[:, np.uint64(j)], v) + np.dot(A[:, np.uint64(j)], v_dot)
-        t0_bar += 2.0 * (t1 * s_dot_bar)
+        t0_bar = 2.0 * (t1 * s_dot_bar)
         t2 = 2.0 * t0 * s_dot_bar
         v_bar += matmul_bar_right(t2, A_dot[:, np.uint64(j)], v)
         A_bar[:, np.uint64(j)] += matmul_bar_left(t2, A[:, np.uint64(j)], v_dot)

@@ -42,7 +42,7 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         top -= 1
         y = tape[np.uint64(top)]  # restore the value y had before
         t4 = y_bar
-        t0_bar += y * -t4
+        t0_bar = y * -t4
         y_bar += t0 * -t4
         # adjoint of: y_dot = y_dot - (y * (y * (dt * rate_dot) + dt * rate * y_dot) + t0 * y_dot)
         top -= 1
@@ -63,5 +63,5 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         y_bar += dt * rate * t0_bar
         t0_bar = 0.0
     # adjoint of: y = y0
-    y0_bar += y_bar
+    y0_bar = y_bar
     return value, y0_bar, rate_bar

@@ -38,5 +38,5 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
         y_bar += dt * rate * t2
         y_bar += t0 * -t1
     # adjoint of: y = y0
-    y0_bar += y_bar
+    y0_bar = y_bar
     return value, y0_bar, rate_bar

@@ -57,7 +57,7 @@ def diffusion_rows_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * s_dot
-    s_dot_bar += 0.5 * result_dot_bar
+    s_dot_bar = 0.5 * result_dot_bar
     for i in range(n - 1, -1, -1):
         if s_dot_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped

@@ -47,7 +47,7 @@ def diffusion_rows_vjp(u0, kappa, n_steps, out_bar):
     u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * s
-    s_bar += 0.5 * result_bar
+    s_bar = 0.5 * result_bar
     for i in range(n - 1, -1, -1):
         if s_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped

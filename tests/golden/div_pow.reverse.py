@@ -31,14 +31,14 @@ def div_pow_vjp(x, y, a, out_bar):
     # adjoint of: result = s / a
     t7 = 1.0 / a
     t8 = s / a
-    s_bar += t7 * result_bar
-    a_bar += -t8 * t7 * result_bar
+    s_bar = t7 * result_bar
+    a_bar = -t8 * t7 * result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
         t3 = 1.0 / y[np.uint64(i)]
         t4 = x[np.uint64(i)] / y[np.uint64(i)]
         t5 = x[np.uint64(i)] ** a
-        q_bar += s_bar
+        q_bar = s_bar
         t6 = 0.5 * t4 ** -0.5 * s_bar
         x_bar[np.uint64(i)] += t3 * t6
         y_bar[np.uint64(i)] += -t4 * t3 * t6

@@ -66,8 +66,8 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = s_dot + t_dot + np.sum(y * y_dot + y * y_dot)
     t8 = y * y_dot + y * y_dot
-    s_dot_bar += result_dot_bar
-    t_dot_bar += result_dot_bar
+    s_dot_bar = result_dot_bar
+    t_dot_bar = result_dot_bar
     t9 = np.full_like(t8, result_dot_bar)
     y_bar += unbroadcast(y_dot * t9, y)
     y_dot_bar += unbroadcast(y * t9, y_dot)
@@ -79,7 +79,7 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         t = tape[np.uint64(top)]  # restore the value t had before
         t7 = t_bar
         t_bar = t1 * t7
-        t1_bar += t * t7
+        t1_bar = t * t7
         # adjoint of: t_dot = t1 * t_dot + t * (-math.sin(y[i]) * y_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
@@ -120,7 +120,7 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         t = tape[np.uint64(top)]  # restore the value t had before
         t4 = t_bar
         t_bar = t0 * t4
-        t0_bar += t * t4
+        t0_bar = t * t4
         # adjoint of: t_dot = t0 * t_dot + t * (math.cos(x[i] + 1.0) * x_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before

@@ -32,10 +32,10 @@ def evaluation_order_hvp(x0, x0_dot, out_bar):
     y_bar = 0.0
     # adjoint of: result_1_dot = x[2] * y_dot + y * x_dot[2] + x_dot[0]
     x_bar[2] += y_dot * result_1_dot_bar
-    y_bar += x_dot[2] * result_1_dot_bar
+    y_bar = x_dot[2] * result_1_dot_bar
     # adjoint of: y = before + result
-    before_bar += y_bar
-    result_bar += y_bar
+    before_bar = y_bar
+    result_bar = y_bar
     # adjoint of: result = x[1]
     x_bar[1] += result_bar
     # adjoint of: x[0] = 5.0

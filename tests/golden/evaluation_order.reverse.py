@@ -25,12 +25,12 @@ def evaluation_order_vjp(x0, out_bar):
     x0_bar = zeros_like(x0)
     y_bar = 0.0
     # adjoint of: result_1 = y * x[2] + x[0]
-    y_bar += x[2] * result_1_bar
+    y_bar = x[2] * result_1_bar
     x_bar[2] += y * result_1_bar
     x_bar[0] += result_1_bar
     # adjoint of: y = before + result
-    before_bar += y_bar
-    result_bar += y_bar
+    before_bar = y_bar
+    result_bar = y_bar
     # adjoint of: result = x[1]
     x_bar[1] += result_bar
     # adjoint of: x[0] = 5.0

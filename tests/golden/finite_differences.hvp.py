@@ -41,7 +41,7 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     # adjoint of: d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
     t7 = x_dot[1:] - x_dot[:-1]
     t8 = -t2 * t1 * h_dot
-    t1_bar += np.sum(t7 * unbroadcast(d_dot_bar, t1 * t7))
+    t1_bar = np.sum(t7 * unbroadcast(d_dot_bar, t1 * t7))
     t9 = h_dot * unbroadcast(d_dot_bar, t8)
     t2_bar -= t1 * t9
     t1_bar += np.sum(-t2 * t9)
@@ -50,7 +50,7 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     t6 = (x[1:] - t0) / h
     x_bar[1:] += unbroadcast(t5 * t2_bar, x[1:])
     t0_bar += unbroadcast(-(t5 * t2_bar), t0)
-    h_bar += np.sum(-t6 * t5 * t2_bar)
+    h_bar = np.sum(-t6 * t5 * t2_bar)
     # adjoint of: t1 = 1.0 / h
     t3 = 1.0 / h
     h_bar += -t1 * t3 * t1_bar

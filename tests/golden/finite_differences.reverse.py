@@ -28,5 +28,5 @@ def finite_differences_vjp(x, h, out_bar):
     t2 = (x[1:] - t0) / h
     x_bar[1:] += unbroadcast(t1 * d_bar, x[1:])
     x_bar[:-1] += unbroadcast(-(t1 * d_bar), t0)
-    h_bar += np.sum(-t2 * t1 * d_bar)
+    h_bar = np.sum(-t2 * t1 * d_bar)
     return value, x_bar, h_bar

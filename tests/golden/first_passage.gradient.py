@@ -66,8 +66,8 @@ def first_passage_grad(x, limit, out_bar):
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result = s + t
-        s_bar += result_bar
-        t_bar += result_bar
+        s_bar = result_bar
+        t_bar = result_bar
         result_bar = 0.0
     itop -= 1
     trips_1 = itape[np.uint64(itop)]

@@ -86,8 +86,8 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_dot = s_dot + t_dot
-        s_dot_bar += result_dot_bar
-        t_dot_bar += result_dot_bar
+        s_dot_bar = result_dot_bar
+        t_dot_bar = result_dot_bar
         result_dot_bar = 0.0
     itop -= 1
     trips_1 = itape[np.uint64(itop)]
@@ -104,7 +104,7 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
         # adjoint of: t += t0
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
-        t0_bar += t_bar
+        t0_bar = t_bar
         # adjoint of: t_dot += t0 * (0.1 * x_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before

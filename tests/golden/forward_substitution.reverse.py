@@ -35,7 +35,7 @@ def forward_substitution_vjp(L, b, out_bar):
         # adjoint of: x[i] = r / L[i, i]
         t0 = 1.0 / L[np.uint64(i), np.uint64(i)]
         t1 = r / L[np.uint64(i), np.uint64(i)]
-        r_bar += t0 * x_bar[np.uint64(i)]
+        r_bar = t0 * x_bar[np.uint64(i)]
         L_bar[np.uint64(i), np.uint64(i)] += -t1 * t0 * x_bar[np.uint64(i)]
         x_bar[np.uint64(i)] = 0.0
         if r_bar != 0.0:

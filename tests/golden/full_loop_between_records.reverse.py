@@ -41,8 +41,8 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = s + t + np.sum(y * y)
-    s_bar += result_bar
-    t_bar += result_bar
+    s_bar = result_bar
+    t_bar = result_bar
     y_bar += 2.0 * (y * result_bar)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * math.cos(y[i])

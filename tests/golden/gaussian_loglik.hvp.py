@@ -38,13 +38,13 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     z_dot_bar += -0.5 * unbroadcast(z * t12, -0.5 * z_dot)
     z_bar += -0.5 * unbroadcast(z_dot * t12, -0.5 * z)
     z_dot_bar += unbroadcast(-0.5 * z * t12, z_dot)
-    sigma_bar += -t11 * t10 * (sigma_dot * (x.size * -result_dot_bar))
+    sigma_bar = -t11 * t10 * (sigma_dot * (x.size * -result_dot_bar))
     # adjoint of: z = t1
     t1_bar += z_bar
     # adjoint of: z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
     t6 = t0 * (x_dot - mu_dot)
     t7 = -t1 * t0 * sigma_dot
-    t0_bar += np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, t6))
+    t0_bar = np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, t6))
     t8 = sigma_dot * unbroadcast(z_dot_bar, t7)
     t1_bar -= t0 * t8
     t0_bar += np.sum(-t1 * t8)
@@ -52,7 +52,7 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t4 = 1.0 / sigma
     t5 = (x - mu) / sigma
     x_bar += t4 * t1_bar
-    mu_bar += np.sum(-(t4 * t1_bar))
+    mu_bar = np.sum(-(t4 * t1_bar))
     sigma_bar += np.sum(-t5 * t4 * t1_bar)
     # adjoint of: t0 = 1.0 / sigma
     t2 = 1.0 / sigma

@@ -26,11 +26,11 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     # adjoint of: result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
     z_bar += -0.5 * (z * result_bar)
     z_bar += -0.5 * z * result_bar
-    sigma_bar += 1.0 / sigma * (x.size * -result_bar)
+    sigma_bar = 1.0 / sigma * (x.size * -result_bar)
     # adjoint of: z = (x - mu) / sigma
     t0 = 1.0 / sigma
     t1 = (x - mu) / sigma
     x_bar += t0 * z_bar
-    mu_bar += np.sum(-(t0 * z_bar))
+    mu_bar = np.sum(-(t0 * z_bar))
     sigma_bar += np.sum(-t1 * t0 * z_bar)
     return value, x_bar, mu_bar, sigma_bar

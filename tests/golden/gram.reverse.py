@@ -34,7 +34,7 @@ def gram_vjp(X, out_bar):
         for j in range(n - 1, -1, -1):
             # adjoint of: G[i, j] = math.tanh(s)
             t0 = math.tanh(s)
-            s_bar += (1.0 - t0 * t0) * G_bar[i, np.uint64(j)]
+            s_bar = (1.0 - t0 * t0) * G_bar[i, np.uint64(j)]
             G_bar[i, np.uint64(j)] = 0.0
             if s_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped

@@ -195,7 +195,7 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 un[np.uint64(i)] = tape[np.uint64(top)]  # restore the value un[i] had before
                 u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
                 k_bar += t0 * un_bar[np.uint64(i)]
-                t0_bar += k * un_bar[np.uint64(i)]
+                t0_bar = k * un_bar[np.uint64(i)]
                 u_bar[np.uint64(i)] += 3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)])
                 un_bar[np.uint64(i)] = 0.0
                 # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
@@ -206,9 +206,9 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 u_dot_bar[np.uint64(i)] += un_dot_bar[np.uint64(i)]
                 t0_bar += k_dot * un_dot_bar[np.uint64(i)]
                 k_bar += t1 * un_dot_bar[np.uint64(i)]
-                left_dot_bar += k * un_dot_bar[np.uint64(i)]
+                left_dot_bar = k * un_dot_bar[np.uint64(i)]
                 u_dot_bar[np.uint64(i)] += 2.0 * -(k * un_dot_bar[np.uint64(i)])
-                right_dot_bar += k * un_dot_bar[np.uint64(i)]
+                right_dot_bar = k * un_dot_bar[np.uint64(i)]
                 t3 = 0.01 * -un_dot_bar[np.uint64(i)]
                 u_bar[np.uint64(i)] += 2.0 * u[np.uint64(i)] * (3.0 * (u_dot[np.uint64(i)] * t3))
                 u_dot_bar[np.uint64(i)] += t2 * t3
@@ -216,9 +216,9 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 # adjoint of: t0 = left - 2.0 * u[i] + right
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
-                left_bar += t0_bar
+                left_bar = t0_bar
                 u_bar[np.uint64(i)] += 2.0 * -t0_bar
-                right_bar += t0_bar
+                right_bar = t0_bar
                 t0_bar = 0.0
                 itop -= 1
                 taken = itape[np.uint64(itop)]

@@ -131,9 +131,9 @@ def heat_marked_vjp(u0, k, steps, out_bar):
                 t0 = left - 2.0 * u[np.uint64(i)] + right
                 u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
                 k_bar += t0 * un_bar[np.uint64(i)]
-                left_bar += k * un_bar[np.uint64(i)]
+                left_bar = k * un_bar[np.uint64(i)]
                 u_bar[np.uint64(i)] += 2.0 * -(k * un_bar[np.uint64(i)])
-                right_bar += k * un_bar[np.uint64(i)]
+                right_bar = k * un_bar[np.uint64(i)]
                 u_bar[np.uint64(i)] += 3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)])
                 un_bar[np.uint64(i)] = 0.0
                 itop -= 1

@@ -56,7 +56,7 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * s_dot
-    s_dot_bar += 0.5 * result_dot_bar
+    s_dot_bar = 0.5 * result_dot_bar
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += u[i] * u_dot[i] + u[i] * u_dot[i]

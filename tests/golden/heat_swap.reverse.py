@@ -43,7 +43,7 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * s
-    s_bar += 0.5 * result_bar
+    s_bar = 0.5 * result_bar
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += u[i] * u[i]

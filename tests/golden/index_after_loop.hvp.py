@@ -22,7 +22,7 @@ def index_after_loop_hvp(x, x_dot, out_bar):
     s_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[j] * x_dot[j] + x[j] * x_dot[j])
-    s_dot_bar += result_dot_bar
+    s_dot_bar = result_dot_bar
     x_bar[j] += 2.0 * (x_dot[j] * result_dot_bar)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):

@@ -21,7 +21,7 @@ def index_after_loop_vjp(x, out_bar):
     s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[j]
-    s_bar += result_bar
+    s_bar = result_bar
     x_bar[j] += 2.0 * (x[j] * result_bar)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):

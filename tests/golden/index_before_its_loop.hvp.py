@@ -34,6 +34,6 @@ def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
         itop -= 1
         i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s_dot = w * x_dot[i + 1] + x[i + 1] * w_dot
-    w_bar += x_dot[i + 1] * s_dot_bar
+    w_bar = x_dot[i + 1] * s_dot_bar
     x_bar[i + 1] += w_dot * s_dot_bar
     return value, x_bar, w_bar

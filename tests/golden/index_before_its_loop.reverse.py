@@ -34,5 +34,5 @@ def index_before_its_loop_vjp(x, w, out_bar):
         i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s = x[i + 1] * w
     x_bar[i + 1] += w * s_bar
-    w_bar += x[i + 1] * s_bar
+    w_bar = x[i + 1] * s_bar
     return value, x_bar, w_bar

@@ -78,13 +78,13 @@ def infinities_hvp(x, x_dot, out_bar):
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_dot = 3.141592653589793 * best_dot + worst_dot
-        best_dot_bar += 3.141592653589793 * result_dot_bar
+        best_dot_bar = 3.141592653589793 * result_dot_bar
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: best_dot = choice + choice_1
-        choice_bar += best_dot_bar
-        choice_1_bar += best_dot_bar
+        choice_bar = best_dot_bar
+        choice_1_bar = best_dot_bar
         best_dot_bar = 0.0
         itop -= 1
         taken_2 = itape[np.uint64(itop)]
@@ -99,7 +99,7 @@ def infinities_hvp(x, x_dot, out_bar):
         taken_3 = itape[np.uint64(itop)]
         if taken_3 == 1:
             # adjoint of: choice = best_dot
-            best_dot_bar += choice_bar
+            best_dot_bar = choice_bar
             choice_bar = 0.0
         else:
             # adjoint of: choice = 0.0

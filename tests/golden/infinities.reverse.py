@@ -48,8 +48,8 @@ def infinities_vjp(x, out_bar):
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result = best * 3.141592653589793 + worst
-        best_bar += 3.141592653589793 * result_bar
-        worst_bar += result_bar
+        best_bar = 3.141592653589793 * result_bar
+        worst_bar = result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: worst = max(worst, x[i])
         top -= 1

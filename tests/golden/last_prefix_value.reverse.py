@@ -24,8 +24,8 @@ def last_prefix_value_vjp(a, w, out_bar):
     result_bar = out_bar
     w_bar = 0.0
     # adjoint of: result = best * best + w + a[i]
-    best_bar += 2.0 * (best * result_bar)
-    w_bar += result_bar
+    best_bar = 2.0 * (best * result_bar)
+    w_bar = result_bar
     a_bar[i] += result_bar
     for i_loop in range(a.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)

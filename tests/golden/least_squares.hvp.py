@@ -42,8 +42,8 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += r * (0.5 * r_dot) + 0.5 * r * r_dot
-        r_bar += 0.5 * r_dot * s_dot_bar
-        r_dot_bar += 0.5 * (r * s_dot_bar)
+        r_bar = 0.5 * r_dot * s_dot_bar
+        r_dot_bar = 0.5 * (r * s_dot_bar)
         r_bar += 0.5 * (r_dot * s_dot_bar)
         r_dot_bar += 0.5 * r * s_dot_bar
         if r_bar != 0.0 or r_dot_bar != 0.0:

@@ -34,7 +34,7 @@ def least_squares_vjp(A, x, b, out_bar):
     x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
         # adjoint of: s += 0.5 * r * r
-        r_bar += 0.5 * (r * s_bar)
+        r_bar = 0.5 * (r * s_bar)
         r_bar += 0.5 * r * s_bar
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped

@@ -55,5 +55,5 @@ def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
         x_bar += r * t3
         x_dot_bar -= r * x * t1
     # adjoint of: x = x0
-    x0_bar += x_bar
+    x0_bar = x_bar
     return value, r_bar, x0_bar

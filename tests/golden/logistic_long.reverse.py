@@ -35,5 +35,5 @@ def logistic_long_vjp(r, x0, out_bar):
         x_bar = r * t1
         x_bar -= r * x * t0
     # adjoint of: x = x0
-    x0_bar += x_bar
+    x0_bar = x_bar
     return value, r_bar, x0_bar

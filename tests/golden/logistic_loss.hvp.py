@@ -37,7 +37,7 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = t3 * total_dot
-    total_dot_bar += t3 * result_dot_bar
+    total_dot_bar = t3 * result_dot_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count

@@ -31,7 +31,7 @@ def logistic_loss_vjp(w, X, y, out_bar):
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
     t3 = 1.0 / n
-    total_bar += t3 * result_bar
+    total_bar = t3 * result_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count

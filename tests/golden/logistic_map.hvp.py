@@ -55,5 +55,5 @@ def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
         y_bar += r * t3
         y_dot_bar -= r * y * t1
     # adjoint of: y = y0
-    y0_bar += y_bar
+    y0_bar = y_bar
     return value, r_bar, y0_bar

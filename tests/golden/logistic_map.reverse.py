@@ -35,5 +35,5 @@ def logistic_map_vjp(r, y0, out_bar):
         y_bar = r * t1
         y_bar -= r * y * t0
     # adjoint of: y = y0
-    y0_bar += y_bar
+    y0_bar = y_bar
     return value, r_bar, y0_bar

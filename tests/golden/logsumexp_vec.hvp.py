@@ -29,14 +29,14 @@ def logsumexp_hvp(x, x_dot, out_bar):
     t4 = 1.0 / t1
     t5 = t0 * (x_dot - m_dot)
     t6 = np.sum(t5)
-    t1_bar += -t4 * t3 * (t6 * result_dot_bar)
+    t1_bar = -t4 * t3 * (t6 * result_dot_bar)
     t0_bar += unbroadcast((x_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0)
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(x - m)
     t2 = np.exp(x - m)
     x_bar += t2 * t0_bar
-    m_bar += np.sum(-(t2 * t0_bar))
+    m_bar = np.sum(-(t2 * t0_bar))
     # adjoint of: m = np.max(x)
     x_bar += at_argmax(m_bar, x)
     return value, x_bar

@@ -21,7 +21,7 @@ def logsumexp_vjp(x, out_bar):
     # adjoint of: result = m + math.log(np.sum(np.exp(x - m)))
     t0 = np.exp(x - m)
     t1 = np.sum(t0)
-    m_bar += result_bar
+    m_bar = result_bar
     t2 = t0 * (1.0 / t1 * result_bar)
     x_bar += t2
     m_bar += np.sum(-t2)

@@ -32,7 +32,7 @@ def loop_over_elements_vjp(x, w, out_bar):
         # adjoint of: s += w[i] * math.sin(v)
         t0 = math.sin(v)
         w_bar[i] += t0 * s_bar
-        v_bar += math.cos(v) * (w[i] * s_bar)
+        v_bar = math.cos(v) * (w[i] * s_bar)
         # adjoint of: v = x[i]
         x_bar[i] += v_bar
         v_bar = 0.0
@@ -41,7 +41,7 @@ def loop_over_elements_vjp(x, w, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         v = x[k]
         # adjoint of: s += v * v
-        v_bar += 2.0 * (v * s_bar)
+        v_bar = 2.0 * (v * s_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
         v_bar = 0.0

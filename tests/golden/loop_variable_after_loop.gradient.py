@@ -31,7 +31,7 @@ def loop_variable_after_loop_grad(x, w, out_bar):
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[k]
-    s_bar += result_bar
+    s_bar = result_bar
     x_bar[j] += x[k] * result_bar
     x_bar[k] += x[j] * result_bar
     # its iterations' adjoints are independent: run in the loop's order

@@ -38,7 +38,7 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[k] * x_dot[j] + x[j] * x_dot[k])
-    s_dot_bar += result_dot_bar
+    s_dot_bar = result_dot_bar
     x_bar[k] += x_dot[j] * result_dot_bar
     x_bar[j] += x_dot[k] * result_dot_bar
     # its iterations' adjoints are independent: run in the loop's order

@@ -59,7 +59,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t26 = 1.0 / t24
     t1_bar += 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), 2.0 * t1)
     x_bar += 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), t18)
-    choice_bar += result_dot_bar
+    choice_bar = result_dot_bar
     t27 = np.full_like(t23, result_dot_bar)
     t4_bar += unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4)
     t28 = unbroadcast(t27, t20 * t21)
@@ -67,7 +67,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t5_bar -= unbroadcast(t4 * t29, -t5)
     t4_bar += unbroadcast(-t5 * t29, t4)
     x_bar += 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), t19))
-    t6_bar += 2.0 * (t26 * x_dot[1] * result_dot_bar)
+    t6_bar = 2.0 * (t26 * x_dot[1] * result_dot_bar)
     t30 = -t26 * t25 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
     t6_bar += 3.0 * (t6 * t30)
     t6_bar += 3.0 * t6 * t30
@@ -76,7 +76,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     if taken == 1:
         # adjoint of: choice = math.log(2.0) * t2 * -x_dot[0]
         t15 = math.log(2.0)
-        t2_bar += t15 * (-x_dot[0] * choice_bar)
+        t2_bar = t15 * (-x_dot[0] * choice_bar)
     # adjoint of: t6 = np.cbrt(x[1] + 2.0)
     t14 = np.cbrt(x[1] + 2.0)
     x_bar[1] += 1.0 / (3.0 * t14 * t14) * t6_bar

@@ -89,7 +89,7 @@ def lu_logdet_vjp(A, out_bar):
                 # adjoint of: U[p, j] = tmp
                 top -= 1
                 U[p, np.uint64(j)] = tape[np.uint64(top)]  # restore the value U[p, j] had before
-                tmp_bar += U_bar[p, np.uint64(j)]
+                tmp_bar = U_bar[p, np.uint64(j)]
                 U_bar[p, np.uint64(j)] = 0.0
                 # adjoint of: U[k, j] = U[p, j]
                 top -= 1

@@ -46,7 +46,7 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
         t5 = -(v_dot[np.uint64(i)] * s_dot_bar)
-        t1_bar += 2.0 * (t1 * t5)
+        t1_bar = 2.0 * (t1 * t5)
         v_dot_bar[np.uint64(i)] += t4 * s_dot_bar
         # adjoint of: t1 = math.tanh(v[i])
         t3 = t1  # its value, before the old one is restored

@@ -47,7 +47,7 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = t_dot + np.sum(y * y_dot + y * y_dot)
     t0 = y * y_dot + y * y_dot
-    t_dot_bar += result_dot_bar
+    t_dot_bar = result_dot_bar
     t1 = np.full_like(t0, result_dot_bar)
     y_bar += unbroadcast(y_dot * t1, y)
     y_dot_bar += unbroadcast(y * t1, y_dot)

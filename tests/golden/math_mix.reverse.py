@@ -27,16 +27,16 @@ def math_mix_vjp(x, y, out_bar):
     x_bar = 0.0
     y_bar = 0.0
     # adjoint of: result = a + b * c - d + e + -x
-    a_bar += result_bar
-    b_bar += c * result_bar
-    c_bar += b * result_bar
-    d_bar -= result_bar
-    e_bar += result_bar
-    x_bar -= result_bar
+    a_bar = result_bar
+    b_bar = c * result_bar
+    c_bar = b * result_bar
+    d_bar = -result_bar
+    e_bar = result_bar
+    x_bar = -result_bar
     # adjoint of: e = math.pow(y, 1.7) + math.pow(y, x) + abs(x - 2.0 * y)
     t8 = math.pow(y, x)
     t9 = x - 2.0 * y
-    y_bar += 1.7 * y ** (1.7 - 1.0) * e_bar
+    y_bar = 1.7 * y ** (1.7 - 1.0) * e_bar
     y_bar += x * y ** (x - 1.0) * e_bar
     x_bar += (math.log(y) * t8 * e_bar if y != 0.0 else 0.0)
     t10 = math.copysign(1.0, t9) * e_bar

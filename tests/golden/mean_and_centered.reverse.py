@@ -29,7 +29,7 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     x_bar = zeros_like(x)
     y_bar = out1_bar.copy()
     # adjoint of: result0 = m * m
-    m_bar += 2.0 * (m * result0_bar)
+    m_bar = 2.0 * (m * result0_bar)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])

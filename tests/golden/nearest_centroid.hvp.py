@@ -48,13 +48,13 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
     total_dot_bar = out_bar
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: total_dot += best_dot
-        best_dot_bar += total_dot_bar
+        best_dot_bar = total_dot_bar
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best_dot = d2_dot
-                d2_dot_bar += best_dot_bar
+                d2_dot_bar = best_dot_bar
                 best_dot_bar = 0.0
             if d2_dot_bar != 0.0 or t_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
@@ -63,7 +63,7 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                     # the values this iteration computes first, again (cheaper than records)
                     t_dot = points_dot[i, j] - centroids_dot[c, j]
                     # adjoint of: d2_dot += t * t_dot + t * t_dot
-                    t_bar += 2.0 * (t_dot * d2_dot_bar)
+                    t_bar = 2.0 * (t_dot * d2_dot_bar)
                     # adjoint of: t = points[i, j] - centroids[c, j]
                     points_bar[i, j] += t_bar
                     centroids_bar[c, j] -= t_bar

@@ -42,13 +42,13 @@ def nearest_centroid_vjp(points, centroids, out_bar):
     total_bar = out_bar
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: total += best
-        best_bar += total_bar
+        best_bar = total_bar
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best = d2
-                d2_bar += best_bar
+                d2_bar = best_bar
                 best_bar = 0.0
             if d2_bar != 0.0 or t_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
@@ -57,7 +57,7 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                     # the values this iteration computes first, again (cheaper than records)
                     t = points[i, j] - centroids[c, j]
                     # adjoint of: d2 += t * t
-                    t_bar += 2.0 * (t * d2_bar)
+                    t_bar = 2.0 * (t * d2_bar)
                     # adjoint of: t = points[i, j] - centroids[c, j]
                     points_bar[i, j] += t_bar
                     centroids_bar[c, j] -= t_bar

@@ -78,7 +78,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     u_dot_bar = zeros_like(u_dot)
     # adjoint of: result_dot = total_dot + np.sum(u * u_dot + u * u_dot)
     t14 = u * u_dot + u * u_dot
-    total_dot_bar += result_dot_bar
+    total_dot_bar = result_dot_bar
     t15 = np.full_like(t14, result_dot_bar)
     u_bar += unbroadcast(u_dot * t15, u)
     u_dot_bar += unbroadcast(u * t15, u_dot)
@@ -181,9 +181,9 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             t8 = u_dot[n // 2]
             t9 = u_dot[n // 2]
             t10 = total_dot_bar
-            t3_bar += t8 * t10
+            t3_bar = t8 * t10
             u_dot_bar[n // 2] += t3 * t10
-            t2_bar += t9 * t10
+            t2_bar = t9 * t10
             u_dot_bar[n // 2] += t2 * t10
             # adjoint of: t3 = u[n // 2]
             top -= 1
@@ -242,7 +242,7 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         u[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u[i] had before
                         t7 = u_bar[np.uint64(i)]
                         k_bar += t0 * (t1 * t7)
-                        t0_bar += k * (t1 * t7)
+                        t0_bar = k * (t1 * t7)
                         # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                         top -= 1
                         u_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u_dot[i] had before

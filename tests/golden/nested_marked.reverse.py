@@ -47,7 +47,7 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     # adjoint of: result = total + np.sum(u * u)
-    total_bar += result_bar
+    total_bar = result_bar
     u_bar += 2.0 * (u * result_bar)
     # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
     while True:

@@ -59,14 +59,14 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         x = tape[np.uint64(top)]  # restore the value x had before
         t9 = x_bar
         x_bar = 0.5 * t9
-        t1_bar += 0.5 * t9
+        t1_bar = 0.5 * t9
         # adjoint of: x_dot = 0.5 * (x_dot + (t0 * a_dot + -t1 * t0 * x_dot))
         top -= 1
         x_dot = tape[np.uint64(top)]  # restore the value x_dot had before
         t6 = -t1 * t0
         t7 = x_dot_bar
         x_dot_bar = 0.5 * t7
-        t0_bar += a_dot * (0.5 * t7)
+        t0_bar = a_dot * (0.5 * t7)
         t8 = x_dot * (0.5 * t7)
         t1_bar -= t0 * t8
         t0_bar += -t1 * t8

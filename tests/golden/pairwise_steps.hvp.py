@@ -94,9 +94,9 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 t21 = 1.0 / t4
                 t22 = 0.5 / t4
                 t23 = d * d_dot + d * d_dot
-                t4_bar += -t22 * t21 * (t23 * e_dot_bar)
-                d_bar += d_dot * (t22 * e_dot_bar)
-                d_dot_bar += d * (t22 * e_dot_bar)
+                t4_bar = -t22 * t21 * (t23 * e_dot_bar)
+                d_bar = d_dot * (t22 * e_dot_bar)
+                d_dot_bar = d * (t22 * e_dot_bar)
                 d_bar += d_dot * (t22 * e_dot_bar)
                 d_dot_bar += d * (t22 * e_dot_bar)
                 v_bar[np.uint64(j)] += v_dot[i] * e_dot_bar
@@ -139,9 +139,9 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             v_dot_bar[i] += dt * p_dot_bar[i]
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f
-            f_bar += dt * v_bar[np.uint64(i)]
+            f_bar = dt * v_bar[np.uint64(i)]
             # adjoint of: v_dot[i] += dt * f_dot
-            f_dot_bar += dt * v_dot_bar[np.uint64(i)]
+            f_dot_bar = dt * v_dot_bar[np.uint64(i)]
             if d_bar != 0.0 or d_dot_bar != 0.0 or f_bar != 0.0 or f_dot_bar != 0.0 or r_bar != 0.0 or r_dot_bar != 0.0 or t0_bar != 0.0 or t1_bar != 0.0 or t2_bar != 0.0 or t3_bar != 0.0 or w_bar != 0.0 or w_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 p_dot_bar_i = 0.0  # what every iteration adds into p_dot_bar[i]
@@ -158,24 +158,24 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     t2 = 1.0 / t1
                     t3 = d / t1
                     # adjoint of: f += w
-                    w_bar += f_bar
+                    w_bar = f_bar
                     # adjoint of: f_dot += w_dot
-                    w_dot_bar += f_dot_bar
+                    w_dot_bar = f_dot_bar
                     # adjoint of: w = t3
-                    t3_bar += w_bar
+                    t3_bar = w_bar
                     w_bar = 0.0
                     # adjoint of: w_dot = t2 * d_dot + -t3 * t2 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
                     t14 = r * r_dot + r * r_dot
                     t15 = -t3 * t2
                     t16 = r * t14 + r * r * r_dot
-                    t2_bar += d_dot * w_dot_bar
-                    d_dot_bar += t2 * w_dot_bar
+                    t2_bar = d_dot * w_dot_bar
+                    d_dot_bar = t2 * w_dot_bar
                     t3_bar -= t2 * (t16 * w_dot_bar)
                     t2_bar += -t3 * (t16 * w_dot_bar)
-                    r_bar += t14 * (t15 * w_dot_bar)
+                    r_bar = t14 * (t15 * w_dot_bar)
                     t17 = r * (t15 * w_dot_bar)
                     r_bar += r_dot * t17
-                    r_dot_bar += r * t17
+                    r_dot_bar = r * t17
                     r_bar += r_dot * t17
                     r_dot_bar += r * t17
                     t18 = r_dot * (t15 * w_dot_bar)
@@ -184,8 +184,8 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     w_dot_bar = 0.0
                     # adjoint of: t3 = d / t1
                     t12 = 1.0 / t1
-                    d_bar += t12 * t3_bar
-                    t1_bar += -t3 * t12 * t3_bar
+                    d_bar = t12 * t3_bar
+                    t1_bar = -t3 * t12 * t3_bar
                     t3_bar = 0.0
                     # adjoint of: t2 = 1.0 / t1
                     t10 = 1.0 / t1
@@ -196,7 +196,7 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     r_bar += r * r * t1_bar
                     t1_bar = 0.0
                     # adjoint of: r = t0
-                    t0_bar += r_bar
+                    t0_bar = r_bar
                     r_bar = 0.0
                     # adjoint of: r_dot = 0.5 / t0 * (d * d_dot + d * d_dot)
                     t7 = 1.0 / t0

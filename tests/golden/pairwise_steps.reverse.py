@@ -61,7 +61,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 # adjoint of: e += math.sqrt(d * d + 0.1) + v[i] * v[j]
                 t6 = math.sqrt(d * d + 0.1)
                 t7 = 0.5 / t6 * e_bar
-                d_bar += 2.0 * (d * t7)
+                d_bar = 2.0 * (d * t7)
                 v_bar_i += v[np.uint64(j)] * e_bar
                 v_bar[np.uint64(j)] += v[i] * e_bar
                 # adjoint of: d = p[j] - p[i]
@@ -84,7 +84,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
             v_bar[i] += dt * p_bar[i]
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f
-            f_bar += dt * v_bar[np.uint64(i)]
+            f_bar = dt * v_bar[np.uint64(i)]
             if d_bar != 0.0 or f_bar != 0.0 or r_bar != 0.0 or w_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 p_bar_i = 0.0  # what every iteration adds into p_bar[i]
@@ -94,14 +94,14 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     d = p[j] - p[i]
                     r = math.sqrt(d * d + 0.1)
                     # adjoint of: f += w
-                    w_bar += f_bar
+                    w_bar = f_bar
                     # adjoint of: w = d / (r * r * r)
                     t2 = r * r * r
                     t3 = 1.0 / t2
                     t4 = d / t2
-                    d_bar += t3 * w_bar
+                    d_bar = t3 * w_bar
                     t5 = -t4 * t3 * w_bar
-                    r_bar += 2.0 * (r * (r * t5))
+                    r_bar = 2.0 * (r * (r * t5))
                     r_bar += r * r * t5
                     w_bar = 0.0
                     # adjoint of: r = math.sqrt(d * d + 0.1)

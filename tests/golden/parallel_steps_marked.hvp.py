@@ -82,7 +82,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     u_dot_bar += unbroadcast(u * t7, u_dot)
     u_bar += unbroadcast(u_dot * t7, u)
     u_dot_bar += unbroadcast(u * t7, u_dot)
-    energy_dot_bar += result_dot_bar
+    energy_dot_bar = result_dot_bar
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

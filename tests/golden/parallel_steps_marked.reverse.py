@@ -54,7 +54,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u) + energy
     u_bar += 2.0 * (u * result_bar)
-    energy_bar += result_bar
+    energy_bar = result_bar
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

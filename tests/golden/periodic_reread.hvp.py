@@ -68,15 +68,15 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
             if ip == n:
                 ip = 0
             # adjoint of: un[i] = c + k * (u[ip] - c) - t0 * c
-            c_bar += un_bar[np.uint64(i)]
+            c_bar = un_bar[np.uint64(i)]
             u_bar[ip] += k * un_bar[np.uint64(i)]
             c_bar -= k * un_bar[np.uint64(i)]
-            t0_bar += c * -un_bar[np.uint64(i)]
+            t0_bar = c * -un_bar[np.uint64(i)]
             c_bar += t0 * -un_bar[np.uint64(i)]
             un_bar[np.uint64(i)] = 0.0
             # adjoint of: un_dot[i] = c_dot + k * (u_dot[ip] - c_dot) - (c * (c * (0.1 * c_dot) + 0.1 * c * c_dot) + t0 * c_dot)
             t1 = c * (0.1 * c_dot) + 0.1 * c * c_dot
-            c_dot_bar += un_dot_bar[np.uint64(i)]
+            c_dot_bar = un_dot_bar[np.uint64(i)]
             u_dot_bar[ip] += k * un_dot_bar[np.uint64(i)]
             c_dot_bar -= k * un_dot_bar[np.uint64(i)]
             c_bar += t1 * -un_dot_bar[np.uint64(i)]

@@ -47,7 +47,7 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
                 ip = 0
             # adjoint of: un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
             t0 = 0.1 * c * c
-            c_bar += un_bar[np.uint64(i)]
+            c_bar = un_bar[np.uint64(i)]
             u_bar[ip] += k * un_bar[np.uint64(i)]
             c_bar -= k * un_bar[np.uint64(i)]
             t1 = c * -un_bar[np.uint64(i)]

@@ -91,8 +91,8 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
             u_bar[i] += un_bar[i]
             k_bar += t0 * un_bar[i]
-            t0_bar += k * un_bar[i]
-            t1_bar += u[i] * -un_bar[i]
+            t0_bar = k * un_bar[i]
+            t1_bar = u[i] * -un_bar[i]
             u_bar[i] += t1 * -un_bar[i]
             un_bar[i] = 0.0
             # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])

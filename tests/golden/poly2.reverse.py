@@ -17,9 +17,9 @@ def poly2_vjp(x, y, out_bar):
     x_bar = 0.0
     y_bar = 0.0
     # adjoint of: result = t + x - 4.0 * y + 1.5
-    t_bar += result_bar
-    x_bar += result_bar
-    y_bar += 4.0 * -result_bar
+    t_bar = result_bar
+    x_bar = result_bar
+    y_bar = 4.0 * -result_bar
     # adjoint of: t = 3.0 * x * x * y - 2.0 * x * y * y
     t0 = 3.0 * x * x
     t1 = 2.0 * x * y

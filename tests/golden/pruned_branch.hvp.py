@@ -46,8 +46,8 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
     xs_bar = zeros_like(xs)
     # adjoint of: result_dot = xs[1] * b_dot + b * xs_dot[1]
     xs_bar[1] += b_dot * result_dot_bar
-    b_dot_bar += xs[1] * result_dot_bar
-    b_bar += xs_dot[1] * result_dot_bar
+    b_dot_bar = xs[1] * result_dot_bar
+    b_bar = xs_dot[1] * result_dot_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
@@ -56,7 +56,7 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
         b = tape[np.uint64(top)]  # restore the value b had before
         t3 = b_bar
         b_bar += math.copysign(1.0, b) * math.copysign(1.0, choice) * t3
-        choice_bar += 0.0 * t3
+        choice_bar = 0.0 * t3
         # adjoint of: b_dot = b_dot + (math.copysign(1.0, b) * math.copysign(1.0, choice) * b_dot + 0.0 * choice_dot)
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before

@@ -39,7 +39,7 @@ def pruned_branch_vjp(xs, v1, out_bar):
     result_bar = out_bar
     xs_bar = zeros_like(xs)
     # adjoint of: result = b * xs[1]
-    b_bar += xs[1] * result_bar
+    b_bar = xs[1] * result_bar
     xs_bar[1] += b * result_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
@@ -49,7 +49,7 @@ def pruned_branch_vjp(xs, v1, out_bar):
         b = tape[np.uint64(top)]  # restore the value b had before
         t0 = b_bar
         b_bar += math.copysign(1.0, b) * math.copysign(1.0, choice) * t0
-        choice_bar += 0.0 * t0
+        choice_bar = 0.0 * t0
         # adjoint of: choice = b
         b_bar += choice_bar
     # adjoint of: b = xs[0] * v1[0]

@@ -62,12 +62,12 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
         # adjoint of: s_dot += x[i] * t_dot + t * x_dot[i] + (a[k] * (a[k] * u_dot + u * a_dot[k]) + u * a[k] * a_dot[k])
         t2 = a[k] * u_dot + u * a_dot[k]
         x_bar[np.uint64(i)] += t_dot * s_dot_bar
-        t_dot_bar += x[np.uint64(i)] * s_dot_bar
-        t_bar += x_dot[np.uint64(i)] * s_dot_bar
+        t_dot_bar = x[np.uint64(i)] * s_dot_bar
+        t_bar = x_dot[np.uint64(i)] * s_dot_bar
         a_bar[k] += t2 * s_dot_bar
         a_bar[k] += u_dot * (a[k] * s_dot_bar)
-        u_dot_bar += a[k] * (a[k] * s_dot_bar)
-        u_bar += a_dot[k] * (a[k] * s_dot_bar)
+        u_dot_bar = a[k] * (a[k] * s_dot_bar)
+        u_bar = a_dot[k] * (a[k] * s_dot_bar)
         u_bar += a[k] * (a_dot[k] * s_dot_bar)
         a_bar[k] += u * (a_dot[k] * s_dot_bar)
         itop -= 1

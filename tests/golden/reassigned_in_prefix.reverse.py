@@ -49,9 +49,9 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
     x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s += t * x[i] + u * a[k] * a[k]
-        t_bar += x[np.uint64(i)] * s_bar
+        t_bar = x[np.uint64(i)] * s_bar
         x_bar[np.uint64(i)] += t * s_bar
-        u_bar += a[k] * (a[k] * s_bar)
+        u_bar = a[k] * (a[k] * s_bar)
         a_bar[k] += u * (a[k] * s_bar)
         a_bar[k] += u * a[k] * s_bar
         itop -= 1

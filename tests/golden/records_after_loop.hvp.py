@@ -83,8 +83,8 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     t_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + t_dot
-    s_dot_bar += result_dot_bar
-    t_dot_bar += result_dot_bar
+    s_dot_bar = result_dot_bar
+    t_dot_bar = result_dot_bar
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     # adjoint of: s_dot = -math.sin(s) * s_dot + t_dot
@@ -92,7 +92,7 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     t18 = -math.sin(s)
     t19 = s_dot_bar
-    s_bar += math.cos(s) * -(s_dot * t19)
+    s_bar = math.cos(s) * -(s_dot * t19)
     s_dot_bar = t18 * t19
     t_dot_bar += t19
     top -= 1
@@ -101,9 +101,9 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     top -= 1
     t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
     t17 = t_dot_bar
-    a_bar += t_dot * t17
+    a_bar = t_dot * t17
     t_dot_bar = a * t17
-    t_bar += a_dot * t17
+    t_bar = a_dot * t17
     # adjoint of: s = s * t
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before

@@ -54,8 +54,8 @@ def records_after_loop_vjp(x, a, out_bar):
     t_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + t
-    s_bar += result_bar
-    t_bar += result_bar
+    s_bar = result_bar
+    t_bar = result_bar
     # adjoint of: s = math.cos(s) + t
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
@@ -67,7 +67,7 @@ def records_after_loop_vjp(x, a, out_bar):
     t = tape[np.uint64(top)]  # restore the value t had before
     t8 = t_bar
     t_bar = a * t8
-    a_bar += t * t8
+    a_bar = t * t8
     # adjoint of: s = s * t
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before

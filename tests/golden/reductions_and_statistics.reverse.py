@@ -26,7 +26,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     # adjoint of: result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     t36 = np.sort(x)
     t37 = np.arange(x.shape[0])
-    s_bar += result_bar
+    s_bar = result_bar
     x_bar += unsort(unbroadcast(t37 * np.full_like(t36 * t37, result_bar), t36), x)
     # adjoint of: s += np.sum(np.abs(as_vector(x))) + np.max(np.abs(as_vector(x))) + np.sum(np.sqrt(np.sum(X * X, axis=0))) + np.linalg.norm(X)
     t30 = as_vector(x)

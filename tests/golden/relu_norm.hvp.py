@@ -31,5 +31,5 @@ def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
     # adjoint of: t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, t0_bar, 0.0)
     x_bar += t1
-    t_bar += np.sum(-t1)
+    t_bar = np.sum(-t1)
     return value, x_bar, t_bar

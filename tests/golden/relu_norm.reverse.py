@@ -22,6 +22,6 @@ def relu_norm_vjp(x, t, out_bar):
     t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, 2.0 * t0 * result_bar, 0.0)
     x_bar += t1
-    t_bar += np.sum(-t1)
+    t_bar = np.sum(-t1)
     x_bar += np.copysign(1.0, x) * result_bar
     return value, x_bar, t_bar

@@ -24,7 +24,7 @@ def rosenbrock_hvp(x, x_dot, out_bar):
         t0 = x[i + 1] - x[i] * x[i]
         # adjoint of: s_dot += 100.0 * (2.0 * t0 * (x_dot[i + 1] - (x[i] * x_dot[i] + x[i] * x_dot[i]))) + 2.0 * (1.0 - x[i]) * -x_dot[i]
         t1 = x_dot[i + 1] - (x[i] * x_dot[i] + x[i] * x_dot[i])
-        t0_bar += 2.0 * (t1 * (100.0 * s_dot_bar))
+        t0_bar = 2.0 * (t1 * (100.0 * s_dot_bar))
         t2 = -(2.0 * t0 * (100.0 * s_dot_bar))
         x_bar[i] += 2.0 * (x_dot[i] * t2)
         x_bar[i] -= 2.0 * (-x_dot[i] * s_dot_bar)

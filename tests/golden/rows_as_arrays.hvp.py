@@ -55,8 +55,8 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
         t4 = np.dot(points_dot[np.uint64(i)], w) + np.dot(points[np.uint64(i)], w_dot)
-        best_dot_bar += s_dot_bar
-        t0_bar += 2.0 * (t4 * s_dot_bar)
+        best_dot_bar = s_dot_bar
+        t0_bar = 2.0 * (t4 * s_dot_bar)
         t5 = 2.0 * t0 * s_dot_bar
         w_bar += matmul_bar_right(t5, points_dot[np.uint64(i)], w)
         points_bar[np.uint64(i)] += matmul_bar_left(t5, points[np.uint64(i)], w_dot)
@@ -71,7 +71,7 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
             taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best_dot = d2_dot
-                d2_dot_bar += best_dot_bar
+                d2_dot_bar = best_dot_bar
                 best_dot_bar = 0.0
             # adjoint of: d2_dot = np.sum(2.0 * (points[i] - centroids[c]) * (points_dot[i] - centroids_dot[c]))
             t1 = 2.0 * (points[i] - centroids[np.uint64(c)])

@@ -42,7 +42,7 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s += best + np.dot(points[i], w) ** 2
         t1 = np.dot(points[np.uint64(i)], w)
-        best_bar += s_bar
+        best_bar = s_bar
         t2 = 2.0 * t1 * s_bar
         points_bar[np.uint64(i)] += matmul_bar_left(t2, points[np.uint64(i)], w)
         w_bar += matmul_bar_right(t2, points[np.uint64(i)], w)
@@ -51,7 +51,7 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
             taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: best = d2
-                d2_bar += best_bar
+                d2_bar = best_bar
                 best_bar = 0.0
             # adjoint of: d2 = np.sum((points[i] - centroids[c]) ** 2)
             t0 = 2.0 * (points[i] - centroids[np.uint64(c)]) * d2_bar

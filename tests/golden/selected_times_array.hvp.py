@@ -74,13 +74,13 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     y_dot_bar = 0.0
     # adjoint of: result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
     t16 = B[0] * y_dot + y * B_dot[0]
-    choice_2_bar += result_dot_bar
-    choice_3_bar += result_dot_bar
+    choice_2_bar = result_dot_bar
+    choice_3_bar = result_dot_bar
     t17 = np.full_like(t16, result_dot_bar)
     t18 = unbroadcast(t17, B[0] * y_dot)
     B_bar[0] += y_dot * t18
-    y_dot_bar += np.sum(B[0] * t18)
-    y_bar += np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0]))
+    y_dot_bar = np.sum(B[0] * t18)
+    y_bar = np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0]))
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
@@ -89,8 +89,8 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t13 = t1 / t2
         t14 = -np.sin(B[1, :])
         t15 = np.sum(t14 * B_dot[1, :])
-        t1_bar += t12 * (t15 * choice_3_bar)
-        t2_bar += -t13 * t12 * (t15 * choice_3_bar)
+        t1_bar = t12 * (t15 * choice_3_bar)
+        t2_bar = -t13 * t12 * (t15 * choice_3_bar)
         B_bar[1, :] += np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t14 * B_dot[1, :], t13 * choice_3_bar), t14)
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
@@ -98,7 +98,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         # adjoint of: choice_2 = r / t2 * r_dot
         t10 = 1.0 / t2
         t11 = r / t2
-        r_bar += t10 * (r_dot * choice_2_bar)
+        r_bar = t10 * (r_dot * choice_2_bar)
         t2_bar += -t11 * t10 * (r_dot * choice_2_bar)
     # adjoint of: t2 = math.hypot(r, t1)
     t9 = math.hypot(r, t1)
@@ -107,10 +107,10 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     # adjoint of: t1 = np.sum(np.cos(B[1, :]))
     B_bar[1, :] += -np.sin(B[1, :]) * t1_bar
     # adjoint of: y = t0
-    t0_bar += y_bar
+    t0_bar = y_bar
     # adjoint of: y_dot = choice + choice_1
-    choice_bar += y_dot_bar
-    choice_1_bar += y_dot_bar
+    choice_bar = y_dot_bar
+    choice_1_bar = y_dot_bar
     itop -= 1
     taken_2 = itape[np.uint64(itop)]
     if taken_2 == 1:

@@ -24,9 +24,9 @@ def selected_times_array_vjp(r, B, out_bar):
     # adjoint of: result = math.hypot(r, np.sum(np.cos(B[1, :]))) + np.sum(y * B[0])
     t1 = np.sum(np.cos(B[1, :]))
     t2 = math.hypot(r, t1)
-    r_bar += (r / t2 * result_bar if t2 != 0.0 else 0.0)
+    r_bar = (r / t2 * result_bar if t2 != 0.0 else 0.0)
     B_bar[1, :] += -np.sin(B[1, :]) * (t1 / t2 * result_bar if t2 != 0.0 else 0.0)
-    y_bar += np.sum(B[0] * result_bar)
+    y_bar = np.sum(B[0] * result_bar)
     B_bar[0] += y * result_bar
     # adjoint of: y = math.hypot(r, 2.0 * r)
     r_bar += (r / y * y_bar if y != 0.0 else 0.0)

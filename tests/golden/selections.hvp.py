@@ -44,11 +44,11 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     t2_bar += 2.0 * unbroadcast(t9 * np.full_like(t10, result_dot_bar), 2.0 * t2)
     # adjoint of: t2 = np.clip(x, lo, 0.9)
     x_bar += np.where((x >= lo) & (x <= 0.9), t2_bar, 0.0)
-    lo_bar += np.sum(np.where(x < lo, t2_bar, 0.0))
+    lo_bar = np.sum(np.where(x < lo, t2_bar, 0.0))
     # adjoint of: z = np.where(t0, x * y, t1)
     t7 = unbroadcast(np.where(t0, z_bar, 0.0), x * y)
     x_bar += y * t7
-    y_bar += np.sum(x * t7)
+    y_bar = np.sum(x * t7)
     t1_bar += unbroadcast(np.where(np.logical_not(t0), z_bar, 0.0), t1)
     # adjoint of: z_dot = np.where(t0, y * x_dot + x * y_dot, 0.0) + np.where(np.logical_not(t0), np.cos(x) * x_dot, 0.0)
     t3 = y * x_dot + x * y_dot

@@ -47,7 +47,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             t2 = 1.0 / t0
             t3 = 0.5 / t0
             x_bar[np.uint64(i)] += t3 * x_dot[np.uint64(i)] * s_dot_bar
-            t0_bar += -t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar))
+            t0_bar = -t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar))
             t0_bar += x_dot[np.uint64(i)] * s_dot_bar
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
             t1 = t0  # its value, before the old one is restored

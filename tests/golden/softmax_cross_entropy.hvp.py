@@ -29,14 +29,14 @@ def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
     t4 = 1.0 / t1
     t5 = t0 * (logits_dot - m_dot)
     t6 = np.sum(t5)
-    t1_bar += -t4 * t3 * (t6 * result_dot_bar)
+    t1_bar = -t4 * t3 * (t6 * result_dot_bar)
     t0_bar += unbroadcast((logits_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0)
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(logits - m)
     t2 = np.exp(logits - m)
     logits_bar += t2 * t0_bar
-    m_bar += np.sum(-(t2 * t0_bar))
+    m_bar = np.sum(-(t2 * t0_bar))
     # adjoint of: m = np.max(logits)
     logits_bar += at_argmax(m_bar, logits)
     return value, logits_bar

@@ -21,7 +21,7 @@ def softmax_cross_entropy_vjp(logits, label, out_bar):
     # adjoint of: result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]
     t0 = np.exp(logits - m)
     t1 = np.sum(t0)
-    m_bar += result_bar
+    m_bar = result_bar
     t2 = t0 * (1.0 / t1 * result_bar)
     logits_bar += t2
     m_bar += np.sum(-t2)

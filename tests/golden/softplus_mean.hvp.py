@@ -41,5 +41,5 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     t1 = np.exp(x * w + b)
     x_bar += unbroadcast(w * (t1 * t0_bar), x)
     w_bar += unbroadcast(x * (t1 * t0_bar), w)
-    b_bar += np.sum(t1 * t0_bar)
+    b_bar = np.sum(t1 * t0_bar)
     return value, x_bar, w_bar, b_bar

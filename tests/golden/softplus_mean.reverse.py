@@ -29,5 +29,5 @@ def softplus_mean_vjp(x, w, b, out_bar):
     t1 = t0 * (1.0 / (1.0 + t0) * h_bar)
     x_bar += unbroadcast(w * t1, x)
     w_bar += unbroadcast(x * t1, w)
-    b_bar += np.sum(t1)
+    b_bar = np.sum(t1)
     return value, x_bar, w_bar, b_bar

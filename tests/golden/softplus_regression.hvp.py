@@ -36,8 +36,8 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     t11 = unbroadcast(np.full_like(t8, result_dot_bar / t8.size), t7)
     t0_bar += -t6 * t5 * unbroadcast(t0 * z_dot * t11, t6)
     t0_bar += unbroadcast(z_dot * unbroadcast(t6 * t11, t0 * z_dot), t0)
-    t3_bar += 0.5 * lam_dot * result_dot_bar
-    lam_bar += 0.5 * (t10 * result_dot_bar)
+    t3_bar = 0.5 * lam_dot * result_dot_bar
+    lam_bar = 0.5 * (t10 * result_dot_bar)
     t12 = np.full_like(t9, 0.5 * lam * result_dot_bar)
     w_bar += 2.0 * unbroadcast(w_dot * t12, w)
     # adjoint of: t3 = np.sum(w * w)

@@ -29,7 +29,7 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     t4 = np.full_like(t2, result_bar / t2.size)
     z_bar += t0 * (1.0 / (1.0 + t0) * unbroadcast(t4, t1))
     z_bar += unbroadcast(y * unbroadcast(-t4, y * z), z)
-    lam_bar += 0.5 * (t3 * result_bar)
+    lam_bar = 0.5 * (t3 * result_bar)
     t5 = 0.5 * lam * result_bar
     w_bar += 2.0 * (w * t5)
     # adjoint of: z = X @ w

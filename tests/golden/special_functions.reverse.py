@@ -35,7 +35,7 @@ def special_functions_vjp(x, counts, out_bar):
     t4 = np.cbrt(x + 2.0)
     t5 = np.exp(x)
     t6 = np.expm1(x)
-    s_bar += result_bar
+    s_bar = result_bar
     x_bar += 1.0 / (3.0 * t4 * t4) * result_bar
     x_bar += t5 * (1.0 / (1.0 + t5) * result_bar)
     x_bar += (t6 + 1.0) * result_bar
@@ -44,7 +44,7 @@ def special_functions_vjp(x, counts, out_bar):
         t2 = np.cbrt(x[np.uint64(i)] + 2.0)
         t3 = math.expm1(x[np.uint64(i)])
         x_bar[np.uint64(i)] += 1.0 / (3.0 * t2 * t2) * s_bar
-        rate_bar += 1.0 / (1.0 + rate) * s_bar
+        rate_bar = 1.0 / (1.0 + rate) * s_bar
         x_bar[np.uint64(i)] += (t3 + 1.0) * s_bar
         # adjoint of: s += math.lgamma(rate + 1.0) + math.gamma(x[i] + 2.0) + math.erf(x[i]) + math.erfc(x[i])
         t1 = math.gamma(x[np.uint64(i)] + 2.0)

@@ -45,7 +45,7 @@ def strided_pairs_hvp(x, x_dot, out_bar):
         t_bar[i] += x_dot[i + 1] * s_dot_bar
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: t[i] = t0
-        t0_bar += t_bar[np.uint64(i)]
+        t0_bar = t_bar[np.uint64(i)]
         t_bar[np.uint64(i)] = 0.0
         # adjoint of: t_dot[i] = t0 * -x_dot[i]
         t0_bar += -x_dot[np.uint64(i)] * t_dot_bar[np.uint64(i)]

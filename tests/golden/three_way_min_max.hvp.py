@@ -81,16 +81,16 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
     choice_5_bar = 0.0
     result_dot_bar = out_bar
     # adjoint of: result_dot = choice + choice_3 + (choice_4 + choice_7) + (choice_8 + choice_10)
-    choice_4_bar += result_dot_bar
+    choice_4_bar = result_dot_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice_4 = choice_5 + choice_6
-        choice_5_bar += choice_4_bar
+        choice_5_bar = choice_4_bar
         itop -= 1
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: choice_5 = b * a_dot + a * b_dot
-            b_bar += a_dot * choice_5_bar
-            a_bar += b_dot * choice_5_bar
+            b_bar = a_dot * choice_5_bar
+            a_bar = b_dot * choice_5_bar
     return value, a_bar, b_bar, c_bar

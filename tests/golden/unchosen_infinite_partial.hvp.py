@@ -47,22 +47,22 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
     x_bar = 0.0
     y_bar = zeros_like(y)
     # adjoint of: result_dot = choice + choice_1 + x_dot
-    choice_bar += result_dot_bar
+    choice_bar = result_dot_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = t1 * acc_dot + -t2 * t1 * (y[0] * y_dot[0] + y[0] * y_dot[0])
         t7 = -t2 * t1
         t8 = y[0] * y_dot[0] + y[0] * y_dot[0]
-        t1_bar += acc_dot * choice_bar
-        t2_bar -= t1 * (t8 * choice_bar)
+        t1_bar = acc_dot * choice_bar
+        t2_bar = -(t1 * (t8 * choice_bar))
         t1_bar += -t2 * (t8 * choice_bar)
         y_bar[0] += 2.0 * (y_dot[0] * (t7 * choice_bar))
     # adjoint of: t2 = acc / t0
     t5 = 1.0 / t0
     t6 = acc / t0
-    acc_bar += t5 * t2_bar
-    t0_bar += -t6 * t5 * t2_bar
+    acc_bar = t5 * t2_bar
+    t0_bar = -t6 * t5 * t2_bar
     # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
     t4 = 1.0 / t0

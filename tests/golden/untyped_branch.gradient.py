@@ -65,14 +65,14 @@ def untyped_branch_grad(a, b, out_bar):
     result_1_bar = 0.0
     result_2_bar = out_bar
     # adjoint of: result_2 = result + result_1 * a
-    result_bar += result_2_bar
-    result_1_bar += a * result_2_bar
-    a_bar += result_1 * result_2_bar
+    result_bar = result_2_bar
+    result_1_bar = a * result_2_bar
+    a_bar = result_1 * result_2_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: result_1 = b
-        b_bar += result_1_bar
+        b_bar = result_1_bar
         result_1_bar = 0.0
     itop -= 1
     taken_1 = itape[np.uint64(itop)]

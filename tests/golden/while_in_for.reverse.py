@@ -36,7 +36,7 @@ def while_in_for_vjp(x, out_bar):
     y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += y * y
-        y_bar += 2.0 * (y * s_bar)
+        y_bar = 2.0 * (y * s_bar)
         itop -= 1
         trips = itape[np.uint64(itop)]
         for _ in range(trips):

@@ -56,13 +56,13 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     t1_bar = 0.0
     v_bar = zeros_like(v)
     # adjoint of: result_dot = choice + choice_1 + v_dot[1]
-    choice_bar += result_dot_bar
-    choice_1_bar += result_dot_bar
+    choice_bar = result_dot_bar
+    choice_1_bar = result_dot_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice_1 = choice_2 + np.sum(d * a_dot)
-        choice_2_bar += choice_1_bar
+        choice_2_bar = choice_1_bar
         itop -= 1
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
@@ -72,7 +72,7 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
             t6 = 1.0 / t1
             t7 = np.dot(t4, t5) / t1
             t0_bar += np.reshape(np.ascontiguousarray(matmul_bar_left(t6 * choice_2_bar, t4, t5)), t0.shape)
-            t1_bar += -t7 * t6 * choice_2_bar
+            t1_bar = -t7 * t6 * choice_2_bar
     itop -= 1
     taken_2 = itape[np.uint64(itop)]
     if taken_2 == 1:

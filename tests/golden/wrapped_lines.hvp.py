@@ -35,7 +35,7 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
         x_bar[np.uint64(i)] += y_dot * s_dot_bar
         y_bar += t1 * s_dot_bar
         x_bar[np.uint64(i)] += -math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * s_dot_bar))
-        t0_bar += y_dot * s_dot_bar
+        t0_bar = y_dot * s_dot_bar
         # adjoint of: t0 = math.sin(x[i])
         x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * t0_bar
         t0_bar = 0.0

@@ -52,7 +52,7 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
                 t4 = x_dot[j] * (x[m] * s_dot_bar)
                 w_bar += x[i] * t4
                 x_bar_i += w * t4
-                t0_bar += x_dot[m] * s_dot_bar
+                t0_bar = x_dot[m] * s_dot_bar
                 # adjoint of: t0 = w * x[i] * x[j]
                 w_bar += x[i] * (x[j] * t0_bar)
                 x_bar_i += w * (x[j] * t0_bar)
