@@ -9,7 +9,7 @@ import inspect
 
 import libcst as cst
 
-from .exprs import code, dotted, walk
+from .exprs import children, code, dotted, walk
 from .parse import ParsedFunction
 from .resolve import (
     FROZEN_ARRAY_LIMIT,
@@ -551,23 +551,39 @@ def local_names(node: cst.FunctionDef) -> set[str]:
 
 
 def assigned_in(body: cst.CSTNode) -> set[str]:
-    """Names bound anywhere in `body`: assignment targets (also inside tuples), loop variables."""
-    names: set[str] = set()
+    """Names bound anywhere in `body`: assignment targets (also inside tuples), loop variables.
 
-    class Collector(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
-            names.update(t.value for t in targets if isinstance(t, cst.Name))
+    A walk over statements alone (an expression binds no name the fence lets through), kept per
+    node as `exprs.names_in` keeps names: libcst's visitors rebuild every node they pass, and the
+    last passes ask this of each loop of the generated function, nested ones again."""
+    names = _ASSIGNED.get(body)
+    if names is None:
+        found: set[str] = set()
+        _collect_assigned(body, found)
+        if len(_ASSIGNED) >= _ASSIGNED_KEPT:
+            _ASSIGNED.clear()
+        names = _ASSIGNED[body] = frozenset(found)
+    return set(names)
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                names.add(node.target.value)
 
-        def visit_For(self, node: cst.For) -> None:
-            names.update(_target_names(node.target))
+_ASSIGNED: dict[cst.CSTNode, frozenset[str]] = {}  # by node; holding it keeps its id from reuse
+_ASSIGNED_KEPT = 100_000
 
-    body.visit(Collector())
-    return names
+
+def _collect_assigned(node: cst.CSTNode, found: set[str]) -> None:
+    if isinstance(node, cst.BaseExpression):
+        return
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            found.update(_target_names(target.target))
+        return
+    if isinstance(node, cst.AugAssign):
+        found.update(_target_names(node.target))
+        return
+    if isinstance(node, cst.For):
+        found.update(_target_names(node.target))
+    for child in children(node):
+        _collect_assigned(child, found)
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:

@@ -15,7 +15,8 @@ loop's header holds what its entry and the end of every iteration (and each `con
 found by iterating from the entry to a fixed point; after a loop, what the header and each
 `break` hold. A `return` ends a path. A `prange` loop's body is left as written (an accumulation
 there is numba's reduction across threads) and everything it assigns is unknown after it; so is
-everything after a compound statement the flow does not model.
+everything after a compound statement the flow does not model. Names are bound by assignments and
+loops alone (the fence admits no `:=`, and no emitter writes one).
 
 Only the function's adjoints are rewritten (the names `Namer.bar` gave): their values flow
 linearly, so the sign of a zero never changes a number of the result. A primal value (a replayed
@@ -87,7 +88,6 @@ class _Flow:
         if isinstance(small, cst.Continue):
             self.continues.append(zero)
             return small, None
-        zero = zero - _walrus_names(small)
         if isinstance(small, cst.AugAssign):
             if not isinstance(small.target, cst.Name):
                 return small, zero  # into an element: no name is bound
@@ -110,31 +110,28 @@ class _Flow:
         return small, frozenset()  # `del`, `global`, an annotated assignment: not modelled
 
     def branch(self, statement: cst.If, zero: Zero) -> tuple[cst.If, Zero]:
-        entry = None if zero is None else zero - _walrus_names(statement.test)
-        body, after_body = self.block(statement.body.body, entry)
+        body, after_body = self.block(statement.body.body, zero)
         changes = {"body": statement.body.with_changes(body=body)}
-        after_else = entry
+        after_else = zero
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
-            orelse, after_else = self.branch(orelse, entry)
+            orelse, after_else = self.branch(orelse, zero)
             changes["orelse"] = orelse
         elif isinstance(orelse, cst.Else):
-            rest, after_else = self.block(orelse.body.body, entry)
+            rest, after_else = self.block(orelse.body.body, zero)
             changes["orelse"] = orelse.with_changes(body=orelse.body.with_changes(body=rest))
         return statement.with_changes(**changes), _join((after_body, after_else))
 
     def loop(self, statement: cst.For | cst.While, zero: Zero) -> tuple[cst.CSTNode, Zero]:
         if zero is None:
             return statement, None
-        test = statement.iter if isinstance(statement, cst.For) else statement.test
-        entry = zero - _walrus_names(test)
         bound = _target_names(statement.target) if isinstance(statement, cst.For) else set()
         outer = self.breaks, self.continues
-        header: Zero = entry
+        header: Zero = zero
         while True:
             self.breaks, self.continues = [], []
             body, end = self.block(statement.body.body, header - bound)
-            new = _join((entry, end, *self.continues))
+            new = _join((zero, end, *self.continues))
             if new == header:
                 break
             header = new
@@ -169,14 +166,3 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
         return _target_names(target.value)
     return set()  # an element or an attribute: no name is bound
 
-
-def _walrus_names(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Collector(cst.CSTVisitor):
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            if isinstance(node.target, cst.Name):
-                names.add(node.target.value)
-
-    node.visit(Collector())
-    return names

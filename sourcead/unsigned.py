@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .exprs import dotted, unparen
+from .exprs import dotted, names_in, unparen
 from .fence import assigned_in
 from .postpass import rewrite_after
 
@@ -62,18 +62,24 @@ def _statement(statement: cst.CSTNode, known: frozenset[str], innermost: frozens
                 # counting up from a literal, LLVM sees the variable is never negative itself
                 inner = frozenset() if _from_literal(statement.iter) else frozenset({var})
         body = statement.body.with_changes(body=_block(statement.body.body, inner_known, inner))
-        return statement.with_changes(iter=statement.iter.visit(rewrite), body=body)
+        return statement.with_changes(iter=_rewritten(statement.iter, rewrite), body=body)
     if isinstance(statement, (cst.If, cst.Else, cst.While)):
         body = statement.body.with_changes(body=_block(statement.body.body, known, innermost))
         if isinstance(statement, cst.Else):
             return statement.with_changes(body=body)
-        changes = {"test": statement.test.visit(rewrite), "body": body}
+        changes = {"test": _rewritten(statement.test, rewrite), "body": body}
         if isinstance(statement, cst.If) and statement.orelse is not None:
             changes["orelse"] = _statement(statement.orelse, known, innermost)
         return statement.with_changes(**changes)
-    if isinstance(statement, cst.SimpleStatementLine) and innermost:
-        return statement.visit(rewrite)
+    if isinstance(statement, cst.SimpleStatementLine):
+        return _rewritten(statement, rewrite)
     return statement
+
+
+def _rewritten(node, rewrite: _Indices):
+    """`node` with its indices rewritten; visited only where it reads one of the names (a libcst
+    visit rebuilds every node it passes)."""
+    return node.visit(rewrite) if rewrite.nonnegative & names_in(node) else node
 
 
 def _never_negative(iterator: cst.BaseExpression, nonnegative: frozenset[str]) -> bool:
