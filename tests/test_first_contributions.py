@@ -4,19 +4,17 @@ go through it match finite differences."""
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import textwrap
 
 import numpy as np
 import pytest
 from numeric import assert_close, finite_difference_gradient
+from sources import function_from_source
 
 import sourcead
 from sourcead.first_contributions import assign_first_contributions
 from sourcead.postpass import rewrite_after
 
-_COUNT = itertools.count()
 _ADJOINTS = frozenset({"a_bar", "b_bar"})
 
 
@@ -112,15 +110,6 @@ def test_a_statement_it_does_not_model_forgets_what_is_zero():
     assert "a_bar += out_bar" in out
 
 
-def _function(tmp_path, text: str, name: str):
-    path = tmp_path / f"first_{next(_COUNT)}.py"
-    path.write_text("import math\nimport numpy as np\n\n" + text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return getattr(module, name)
-
-
 _PAIRS = """
 def f(p, w, cut):
     s = 0.0
@@ -138,7 +127,7 @@ def f(p, w, cut):
 def test_a_loop_carried_adjoint_assigned_matches_finite_differences(tmp_path):
     """`d_bar` and `e_bar`, reset at each pair's end, start each iteration assigned; a break
     leaves the inner loop early on some rows."""
-    f = _function(tmp_path, _PAIRS, "f")
+    f = function_from_source(tmp_path, _PAIRS, "f")
     for jit in (True, False):
         g = sourcead.grad(f, wrt=("p", "w"), jit=jit)
         assert "    e_bar = " in g.source and "e_bar += " not in g.source, g.source

@@ -4,32 +4,18 @@ ring stencils, tests/test_gather.py)."""
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import json
 
 import numpy as np
 import pytest
 import stencils
 from numeric import assert_close, finite_difference_gradient
+from sources import function_from_source
 
 import sourcead
 from sourcead.core import For, walk_statements
 from sourcead.pipeline import analyze, generate
 from sourcead.rings import ring_indices
-
-_COUNT = itertools.count()
-
-
-def _function(tmp_path, text: str, name: str):
-    """`name` from `text`, written to a module of its own (sourcead reads the source file)."""
-    path = tmp_path / f"rings_{next(_COUNT)}.py"
-    path.write_text("import numpy as np\n\n" + text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return getattr(module, name)
-
 
 _RING = """
 def f(x, n):
@@ -46,7 +32,7 @@ def f(x, n):
 def _rings(tmp_path, stop="n", before="", name="ip", step="i + 1", test="ip == n", reset="ip = 0", body_extra=""):
     text = _RING.format(stop=stop, before=before, name=name, step=step, test=test, reset=reset)
     text = text.replace("        s += x[i]", f"{body_extra}        s += x[i]")
-    prog = analyze(_function(tmp_path, text, "f"), ("x",), {"x": "array:1", "n": "int"})
+    prog = analyze(function_from_source(tmp_path, text, "f"), ("x",), {"x": "array:1", "n": "int"})
     (loop,) = [s for s in walk_statements(prog.fn.body) if isinstance(s, For)]
     return {name: ring.offset for name, ring in ring_indices(loop).items()}
 
@@ -110,7 +96,7 @@ def stencil(u0, k):
 
 def test_ring_indices_are_in_range_by_the_contract(tmp_path):
     """u0[ip], u0[im] over range(n) with n = u0.shape[0]: nothing left to bounds checks."""
-    contract = _contract(_function(tmp_path, _STENCIL.format(size="n"), "stencil"), ("u0", "k"))
+    contract = _contract(function_from_source(tmp_path, _STENCIL.format(size="n"), "stencil"), ("u0", "k"))
     assert contract["complete"] and contract["uncovered"] == []
 
 
@@ -121,7 +107,7 @@ def test_a_ring_larger_than_the_array_is_an_error(tmp_path, center, complete):
     checks (the contract is incomplete). Either way a positioned ShapeError, as the primal's
     IndexError, never a read out of range."""
     text = _STENCIL.format(size="n + 1").replace(" - 2.0 * u0[i]", center)
-    f = _function(tmp_path, text, "stencil")
+    f = function_from_source(tmp_path, text, "stencil")
     assert _contract(f, ("u0", "k"))["complete"] == complete
     with pytest.raises(IndexError):
         f(np.ones(4), 0.5)
@@ -149,7 +135,7 @@ def f(x, y, n, m):
     ],
 )
 def test_a_modulo_by_a_loop_bound_is_in_that_loop_variables_range(tmp_path, loop, size, complete):
-    f = _function(tmp_path, _MODULO.format(loop=loop, size=size), "f")
+    f = function_from_source(tmp_path, _MODULO.format(loop=loop, size=size), "f")
     contract = json.loads(generate(f, "reverse", ("x", "y")).contract)
     assert contract["complete"] == complete, contract["uncovered"]
     rng = np.random.default_rng(0)
@@ -172,7 +158,7 @@ def f(x, y, n):
 
 def _normalized(tmp_path, index, stop="n", extra=""):
     text = _NEIGHBOURS.format(stop=stop, index=index, extra=extra)
-    f = _function(tmp_path, text, "f")
+    f = function_from_source(tmp_path, text, "f")
     prog = analyze(f, ("x", "y"), {"x": "array:1", "y": "array:1", "n": "int"})
     (loop,) = [s for s in walk_statements(prog.fn.body) if isinstance(s, For) and s.var == "i"]
     return f, {name: ring.offset for name, ring in ring_indices(loop).items()}
@@ -250,7 +236,7 @@ def test_a_neighbour_by_modulo_keeps_its_line_in_errors(tmp_path):
         f(*args)
     with pytest.raises(sourcead.ShapeError) as info:
         sourcead.grad(f, wrt=("x", "y"))(*args)
-    assert "line 7" in str(info.value), str(info.value)
+    assert "line 8" in str(info.value), str(info.value)
 
 
 def test_a_periodic_reaction_written_with_modulo_needs_no_bounds_checks():

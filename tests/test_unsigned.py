@@ -4,17 +4,13 @@ negative (an index counting from the end) keeps its meaning (finite differences)
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-
 import numpy as np
 import pytest
 from numeric import assert_close, finite_difference_gradient
+from sources import function_from_source
 
 import sourcead
 from sourcead.unsigned import unsigned_indices
-
-_COUNT = itertools.count()
 
 _FUNCTION = """
 def f_vjp(x, n, k):
@@ -65,15 +61,6 @@ def f_vjp(U, U_bar, n, f):
     assert "U_bar[k, np.uint64(j)] += f * U_bar[np.uint64(j), k]" in out  # up from k + 1, k >= 0
 
 
-def _function(tmp_path, text: str, name: str):
-    path = tmp_path / f"unsigned_{next(_COUNT)}.py"
-    path.write_text("import numpy as np\n\n" + text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return getattr(module, name)
-
-
 _FROM_THE_END = """
 def f(x, w, m):
     s = 0.0
@@ -86,7 +73,7 @@ def f(x, w, m):
 
 def test_indices_that_count_from_the_end_keep_their_meaning(tmp_path):
     """`x[i]` for i from -m: the reversed loops count down to -m - 1 and keep their sign."""
-    f = _function(tmp_path, _FROM_THE_END, "f")
+    f = function_from_source(tmp_path, _FROM_THE_END, "f")
     g = sourcead.grad(f, wrt=("x", "w"))
     assert "np.uint64(i)" not in g.source and "np.uint64(j)" not in g.source
     args = (np.random.default_rng(2).standard_normal(6), 0.7, 2)
@@ -105,7 +92,7 @@ def f(x, w):
 
 
 def test_a_triangular_adjoint_indexes_unsigned_and_matches_finite_differences(tmp_path):
-    f = _function(tmp_path, _TRIANGLE, "f")
+    f = function_from_source(tmp_path, _TRIANGLE, "f")
     for jit in (True, False):
         g = sourcead.grad(f, wrt=("x", "w"), jit=jit)
         assert "np.uint64(j" in g.source
