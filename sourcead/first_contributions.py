@@ -165,4 +165,3 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, cst.StarredElement):
         return _target_names(target.value)
     return set()  # an element or an attribute: no name is bound
-

@@ -191,7 +191,14 @@ class _Builder:
         widening = [k for k in range(len(operands)) if self.widens(types, k, active, used, originals)]
         reads = used.replace("{r}", "{y}")  # the reciprocal reads y
         for k, key in enumerate("xy"[: len(operands)]):
-            if ("{" + key + "}" in reads or k in shaped or k in widening) and not is_cheap(names[key]):
+            if is_cheap(names[key]):
+                continue
+            if "{" + key + "}" not in reads and k not in widening and k in shaped:
+                like = _shape_like(names[key])
+                if like is not None:  # only its shape is read: not the value computed again
+                    names[key] = like
+                    continue
+            if "{" + key + "}" in reads or k in shaped or k in widening:
                 names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
                 values = {**values, operands[k]: names[key]}
         rebuilt = _with_args(original, prim, bound, values)
@@ -336,6 +343,19 @@ def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: 
             )
         return node.with_changes(args=args)
     return node
+
+
+def _shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """A cheap expression with the shape of `value`, an operation whose primitive declares one
+    (`Primitive.shape_like`) on cheap arguments; None for any other value."""
+    found = classify(unparen(value))
+    if found is None or found[0].shape_like is None:
+        return None
+    prim, bound = found
+    arguments = {p.name: bound.args[p.name] for p in prim.signature.params if p.name in bound.args}
+    if not all(is_cheap(a) for a in arguments.values()):
+        return None
+    return template(prim.shape_like, **arguments)
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:

@@ -545,6 +545,56 @@ def _matmul_bar_right(g, a, b):
     return lambda g, a, b: np.dot(a.T, g)
 
 
+def matmul_like(a, b):
+    """An array of the shape `a @ b` has (1-D and 2-D operands), its contents undefined: what
+    `unbroadcast` reads of a matrix product it sums an adjoint back to, without computing the
+    product. Sizes that do not meet raise as `a @ b` does."""
+    if a.shape[-1] != b.shape[0]:
+        raise ValueError("matmul: the operands' inner sizes differ")
+    if a.ndim == 1 and b.ndim == 1:
+        return 0.0
+    return np.empty(a.shape[:-1] + b.shape[1:])
+
+
+@overload(matmul_like)
+def _matmul_like(a, b):
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+        return None
+    if (a.ndim, b.ndim) == (1, 1):
+
+        def scalar(a, b):
+            if a.shape[0] != b.shape[0]:
+                raise ValueError("matmul: the operands' inner sizes differ")
+            return 0.0
+
+        return scalar
+    if (a.ndim, b.ndim) == (2, 1):
+
+        def column(a, b):
+            if a.shape[1] != b.shape[0]:
+                raise ValueError("matmul: the operands' inner sizes differ")
+            return np.empty(a.shape[0])
+
+        return column
+    if (a.ndim, b.ndim) == (1, 2):
+
+        def row(a, b):
+            if a.shape[0] != b.shape[0]:
+                raise ValueError("matmul: the operands' inner sizes differ")
+            return np.empty(b.shape[1])
+
+        return row
+    if (a.ndim, b.ndim) == (2, 2):
+
+        def matrix(a, b):
+            if a.shape[1] != b.shape[0]:
+                raise ValueError("matmul: the operands' inner sizes differ")
+            return np.empty((a.shape[0], b.shape[1]))
+
+        return matrix
+    return None
+
+
 @register_jitable
 def prod_others(x):
     """For each element, the product of all the others (no division: exact when some are zero)."""
@@ -603,6 +653,7 @@ HELPERS = (
     "select_along_bar",
     "matmul_bar_left",
     "matmul_bar_right",
+    "matmul_like",
     "prod_others",
     "cumsum_along",
     "cumsum_along_bar",

@@ -108,6 +108,8 @@ def _norm(bound) -> cst.BaseExpression | None:
     return template(text, x=x)
 
 
+_MATMUL_HELPERS = ("matmul_bar_left", "matmul_bar_right", "matmul_like")
+_MATMUL_LIKE = "matmul_like({a}, {b})"  # the product's shape, not its values: what unbroadcast reads
 _DOT = Bilinear(
     ("np.dot({t}, {b})", "np.dot({a}, {t})"),
     ("matmul_bar_left({g}, {a}, {b})", "matmul_bar_right({g}, {a}, {b})"),
@@ -183,10 +185,10 @@ ARRAYS: list[Primitive] = [
     # a value saved before a call that may change it (normalize: evaluation order): a copy of an array
     Primitive("snapshot", S("x"), results.like("x"), Pullback("snapshot({t})", "{g}"), helpers=("snapshot",)),
     # products
-    Primitive("np.dot", S("a, b"), results.matmul, _DOT, helpers=("matmul_bar_left", "matmul_bar_right"),
-              example="np.dot(c, a @ b) + np.sum(np.dot(a, b) ** 2)"),
-    Primitive("MatrixMultiply", S("a, b"), results.matmul, _DOT, helpers=("matmul_bar_left", "matmul_bar_right"),
-              example="np.sum((a @ b) * c) + b @ b"),
+    Primitive("np.dot", S("a, b"), results.matmul, _DOT, helpers=_MATMUL_HELPERS, shape_like=_MATMUL_LIKE,
+              example="np.dot(c, a @ b) + np.sum(np.dot(a, b) ** 2) + np.sum(np.dot(a, b) + c)"),
+    Primitive("MatrixMultiply", S("a, b"), results.matmul, _DOT, helpers=_MATMUL_HELPERS, shape_like=_MATMUL_LIKE,
+              example="np.sum((a @ b) * c) + b @ b + np.sum(np.tanh(a @ b + c)) + np.sum(c @ a + b)"),
     Primitive("np.outer", S("a, b"), results.outer,
               Bilinear(("np.outer({t}, {b})", "np.outer({a}, {t})"), ("np.dot({g}, {b})", "np.dot({a}, {g})")),
               example="np.sum(np.outer(c, b) * a)"),

@@ -118,6 +118,10 @@ class Primitive:
     # np.zeros takes it) or `a` (an array: np.zeros_like, np.copy); the shape contract and the
     # checkpoint state read sizes through it (contract.py, coverage.py)
     shaped_as: str | None = None
+    # an expression of its parameters (`matmul_like({a}, {b})`) with the shape of its result but
+    # cheaper to compute: what `unbroadcast` reads to sum an adjoint back to this operation's
+    # result, instead of computing the result again (linearize.py)
+    shape_like: str | None = None
 
     @property
     def differentiable(self) -> tuple[str, ...]:

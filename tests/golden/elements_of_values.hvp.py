@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
@@ -36,11 +36,9 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     # adjoint of: part_2_dot = x * x_dot + x * x_dot
     x_bar += 2.0 * unbroadcast(x_dot * part_2_dot_bar, x)
     # adjoint of: part_1_dot = np.cos(x * 2.0) * (2.0 * x_dot)
-    t2 = np.cos(x * 2.0)
-    x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(2.0 * x_dot * part_1_dot_bar, t2))
+    t0 = np.cos(x * 2.0)
+    x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(2.0 * x_dot * part_1_dot_bar, t0))
     # adjoint of: part_dot = np.dot(A_dot, x) + np.dot(A, x_dot)
-    t0 = np.dot(A_dot, x)
-    t1 = np.dot(A, x_dot)
-    x_bar += matmul_bar_right(unbroadcast(part_dot_bar, t0), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(part_dot_bar, t1), A, x_dot)
+    x_bar += matmul_bar_right(unbroadcast(part_dot_bar, matmul_like(A_dot, x)), A_dot, x)
+    A_bar += matmul_bar_left(unbroadcast(part_dot_bar, matmul_like(A, x_dot)), A, x_dot)
     return value, A_bar, x_bar

@@ -10,9 +10,8 @@ def least_squares_jvp(A, x, b, A_dot, x_dot, b_dot):
     # active (varied from b; useful for the result): b
     # active (varied from A, b, x; useful for the result): r, result
     # active (varied from x; useful for the result): x
-    t0 = A @ x
     r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
-    r = t0 - b
+    r = A @ x - b
     result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     result = 0.5 * np.sum(r * r)
     return result, result_dot

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -11,13 +11,12 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # active (varied from A; useful for the result): A
     # active (varied from b; useful for the result): b
     # active (varied from A, b, x; useful for the result): r, result_dot
-    # active (varied from A, x; useful for the result): r_dot, t0
+    # active (varied from A, x; useful for the result): r_dot
     # active (varied from x; useful for the result): x
     # constant (no derivative code): A_dot, b_dot, result, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
-    t0 = A @ x
     r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
-    r = t0 - b
+    r = A @ x - b
     result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     value = result_dot
     # reverse sweep
@@ -26,25 +25,22 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     r_bar = zeros_like(r)
     r_dot_bar = zeros_like(r_dot)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
-    t4 = r * r_dot + r * r_dot
-    t5 = np.full_like(t4, 0.5 * result_dot_bar)
-    r_bar += unbroadcast(r_dot * t5, r)
-    r_dot_bar += unbroadcast(r * t5, r_dot)
-    r_bar += unbroadcast(r_dot * t5, r)
-    r_dot_bar += unbroadcast(r * t5, r_dot)
-    # adjoint of: r = t0 - b
-    t0_bar += unbroadcast(r_bar, t0)
+    t3 = r * r_dot + r * r_dot
+    t4 = np.full_like(t3, 0.5 * result_dot_bar)
+    r_bar += unbroadcast(r_dot * t4, r)
+    r_dot_bar += unbroadcast(r * t4, r_dot)
+    r_bar += unbroadcast(r_dot * t4, r)
+    r_dot_bar += unbroadcast(r * t4, r_dot)
+    # adjoint of: r = A @ x - b
+    t2 = unbroadcast(r_bar, matmul_like(A, x))
+    A_bar += matmul_bar_left(t2, A, x)
+    x_bar += matmul_bar_right(t2, A, x)
     b_bar += unbroadcast(-r_bar, b)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
-    t1 = np.dot(A_dot, x)
-    t2 = np.dot(A, x_dot)
-    t3 = unbroadcast(r_dot_bar, t1 + t2)
-    x_bar += matmul_bar_right(unbroadcast(t3, t1), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(t3, t2), A, x_dot)
-    # adjoint of: t0 = A @ x
-    A_bar += matmul_bar_left(t0_bar, A, x)
-    x_bar += matmul_bar_right(t0_bar, A, x)
+    t0 = np.dot(A_dot, x) + np.dot(A, x_dot)
+    t1 = unbroadcast(r_dot_bar, t0)
+    x_bar += matmul_bar_right(unbroadcast(t1, matmul_like(A_dot, x)), A_dot, x)
+    A_bar += matmul_bar_left(unbroadcast(t1, matmul_like(A, x_dot)), A, x_dot)
     return value, A_bar, x_bar, b_bar

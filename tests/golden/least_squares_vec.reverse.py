@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -25,9 +25,8 @@ def least_squares_vjp(A, x, b, out_bar):
     # adjoint of: result = 0.5 * np.sum(r * r)
     r_bar += 2.0 * (r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b
-    t0 = A @ x
-    t1 = unbroadcast(r_bar, t0)
-    A_bar += matmul_bar_left(t1, A, x)
-    x_bar += matmul_bar_right(t1, A, x)
+    t0 = unbroadcast(r_bar, matmul_like(A, x))
+    A_bar += matmul_bar_left(t0, A, x)
+    x_bar += matmul_bar_right(t0, A, x)
     b_bar += unbroadcast(-r_bar, b)
     return value, A_bar, x_bar, b_bar

@@ -15,15 +15,14 @@ def linear_algebra_mix_jvp(A, x, y, A_dot, x_dot, y_dot):
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
     t0 = np.transpose(A)
-    t1 = t0 @ A
-    t2 = np.outer(x, x)
+    t1 = np.outer(x, x)
     B_dot = np.dot(np.transpose(A_dot), A) + np.dot(t0, A_dot) + (np.outer(x_dot, x) + np.outer(x, x_dot))
-    B = t1 + t2
+    B = t0 @ A + t1
     c_dot = np.cumsum(y * x_dot + x * y_dot)
     c = np.cumsum(x * y)
-    t3 = B @ y
-    t4 = np.linalg.norm(t3)
-    t5 = np.tanh(y)
-    result_dot = (np.dot(np.ravel(t3), np.ravel(np.dot(B_dot, y) + np.dot(B, y_dot))) / t4 if t4 != 0.0 else 0.0) + np.sum(c * c_dot + c * c_dot) + np.sum(((1.0 - t5 * t5) * y_dot) * prod_others(t5 + 2.0))
-    result = t4 + np.sum(c * c) + np.prod(t5 + 2.0)
+    t2 = B @ y
+    t3 = np.linalg.norm(t2)
+    t4 = np.tanh(y)
+    result_dot = (np.dot(np.ravel(t2), np.ravel(np.dot(B_dot, y) + np.dot(B, y_dot))) / t3 if t3 != 0.0 else 0.0) + np.sum(c * c_dot + c * c_dot) + np.sum(((1.0 - t4 * t4) * y_dot) * prod_others(t4 + 2.0))
+    result = t3 + np.sum(c * c) + np.prod(t4 + 2.0)
     return result, result_dot

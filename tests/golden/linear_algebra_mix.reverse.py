@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, prod_others, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, prod_others, unbroadcast, zeros_like
 
 
 def linear_algebra_mix_vjp(A, x, y, out_bar):
@@ -27,26 +27,25 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)
-    t6 = B @ y
-    t7 = np.linalg.norm(t6)
-    t8 = np.tanh(y)
-    t9 = t6 * (result_bar / t7 if t7 != 0.0 else 0.0)
-    B_bar += matmul_bar_left(t9, B, y)
-    y_bar += matmul_bar_right(t9, B, y)
+    t5 = B @ y
+    t6 = np.linalg.norm(t5)
+    t7 = np.tanh(y)
+    t8 = t5 * (result_bar / t6 if t6 != 0.0 else 0.0)
+    B_bar += matmul_bar_left(t8, B, y)
+    y_bar += matmul_bar_right(t8, B, y)
     c_bar += 2.0 * (c * result_bar)
-    y_bar += (1.0 - t8 * t8) * (prod_others(t8 + 2.0) * result_bar)
+    y_bar += (1.0 - t7 * t7) * (prod_others(t7 + 2.0) * result_bar)
     # adjoint of: c = np.cumsum(x * y)
-    t5 = np.cumsum(c_bar[::-1])[::-1]
-    x_bar += unbroadcast(y * t5, x)
-    y_bar += unbroadcast(x * t5, y)
+    t4 = np.cumsum(c_bar[::-1])[::-1]
+    x_bar += unbroadcast(y * t4, x)
+    y_bar += unbroadcast(x * t4, y)
     # adjoint of: B = np.transpose(A) @ A + np.outer(x, x)
     t0 = np.transpose(A)
-    t1 = t0 @ A
-    t2 = np.outer(x, x)
+    t1 = np.outer(x, x)
+    t2 = unbroadcast(B_bar, matmul_like(t0, A))
+    A_bar += np.transpose(matmul_bar_left(t2, t0, A))
+    A_bar += matmul_bar_right(t2, t0, A)
     t3 = unbroadcast(B_bar, t1)
-    A_bar += np.transpose(matmul_bar_left(t3, t0, A))
-    A_bar += matmul_bar_right(t3, t0, A)
-    t4 = unbroadcast(B_bar, t2)
-    x_bar += np.dot(t4, x)
-    x_bar += np.dot(x, t4)
+    x_bar += np.dot(t3, x)
+    x_bar += np.dot(x, t3)
     return value, A_bar, x_bar, y_bar

@@ -12,10 +12,9 @@ def mlp_layer_jvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot):
     # active (varied from W, b, v, x; useful for the result): result
     # active (varied from v; useful for the result): v
     # active (varied from x; useful for the result): x
-    t0 = W @ x
-    t1 = np.tanh(t0 + b)
-    h_dot = (1.0 - t1 * t1) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
-    h = t1
+    t0 = np.tanh(W @ x + b)
+    h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
+    h = t0
     result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     result = np.dot(v, h)
     return result, result_dot

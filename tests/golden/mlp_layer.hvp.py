@@ -3,24 +3,22 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     # reverse mode (adjoints) of mlp_layer with respect to W, x, b, v
     # active (varied from W; useful for the result): W
     # active (varied from b; useful for the result): b
-    # active (varied from W, b, x; useful for the result): h, h_dot, t1
+    # active (varied from W, b, x; useful for the result): h, h_dot, t0
     # active (varied from W, b, v, x; useful for the result): result_dot
-    # active (varied from W, x; useful for the result): t0
     # active (varied from v; useful for the result): v
     # active (varied from x; useful for the result): x
     # constant (no derivative code): W_dot, b_dot, result, v_dot, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
-    t0 = W @ x
-    t1 = np.tanh(t0 + b)
-    h_dot = (1.0 - t1 * t1) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
-    h = t1
+    t0 = np.tanh(W @ x + b)
+    h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
+    h = t0
     result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     value = result_dot
     # reverse sweep
@@ -30,31 +28,27 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = zeros_like(t1)
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     h_bar += matmul_bar_right(result_dot_bar, v_dot, h)
     v_bar += matmul_bar_left(result_dot_bar, v, h_dot)
     h_dot_bar += matmul_bar_right(result_dot_bar, v, h_dot)
-    # adjoint of: h = t1
-    t1_bar += h_bar
-    # adjoint of: h_dot = (1.0 - t1 * t1) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
-    t4 = np.dot(W_dot, x)
-    t5 = np.dot(W, x_dot)
-    t6 = 1.0 - t1 * t1
-    t7 = t4 + t5 + b_dot
-    t8 = -unbroadcast(t7 * h_dot_bar, t6)
-    t1_bar += 2.0 * (t1 * t8)
-    t9 = unbroadcast(unbroadcast(t6 * h_dot_bar, t7), t4 + t5)
-    x_bar += matmul_bar_right(unbroadcast(t9, t4), W_dot, x)
-    W_bar += matmul_bar_left(unbroadcast(t9, t5), W, x_dot)
-    # adjoint of: t1 = np.tanh(t0 + b)
-    t2 = np.tanh(t0 + b)
-    t3 = (1.0 - t2 * t2) * t1_bar
-    t0_bar += unbroadcast(t3, t0)
-    b_bar += unbroadcast(t3, b)
-    # adjoint of: t0 = W @ x
-    W_bar += matmul_bar_left(t0_bar, W, x)
-    x_bar += matmul_bar_right(t0_bar, W, x)
+    # adjoint of: h = t0
+    t0_bar += h_bar
+    # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
+    t4 = np.dot(W_dot, x) + np.dot(W, x_dot)
+    t5 = 1.0 - t0 * t0
+    t6 = -unbroadcast((t4 + b_dot) * h_dot_bar, t5)
+    t0_bar += 2.0 * (t0 * t6)
+    t7 = unbroadcast(unbroadcast(t5 * h_dot_bar, t4 + b_dot), t4)
+    x_bar += matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
+    W_bar += matmul_bar_left(unbroadcast(t7, matmul_like(W, x_dot)), W, x_dot)
+    # adjoint of: t0 = np.tanh(W @ x + b)
+    t1 = np.tanh(W @ x + b)
+    t2 = (1.0 - t1 * t1) * t0_bar
+    t3 = unbroadcast(t2, matmul_like(W, x))
+    W_bar += matmul_bar_left(t3, W, x)
+    x_bar += matmul_bar_right(t3, W, x)
+    b_bar += unbroadcast(t2, b)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -29,11 +29,10 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     v_bar += matmul_bar_left(result_bar, v, h)
     h_bar += matmul_bar_right(result_bar, v, h)
     # adjoint of: h = np.tanh(W @ x + b)
-    t0 = W @ x
-    t1 = np.tanh(t0 + b)
-    t2 = (1.0 - t1 * t1) * h_bar
-    t3 = unbroadcast(t2, t0)
-    W_bar += matmul_bar_left(t3, W, x)
-    x_bar += matmul_bar_right(t3, W, x)
-    b_bar += unbroadcast(t2, b)
+    t0 = np.tanh(W @ x + b)
+    t1 = (1.0 - t0 * t0) * h_bar
+    t2 = unbroadcast(t1, matmul_like(W, x))
+    W_bar += matmul_bar_left(t2, W, x)
+    x_bar += matmul_bar_right(t2, W, x)
+    b_bar += unbroadcast(t1, b)
     return value, W_bar, x_bar, b_bar, v_bar

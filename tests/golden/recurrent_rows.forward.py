@@ -16,10 +16,9 @@ def recurrent_rows_jvp(inputs, W, h0, inputs_dot, W_dot, h0_dot):
     h_dot[0] = h0_dot
     h[0] = h0
     for t in range(n):
-        t0 = np.dot(inputs[t], W)
-        t1 = np.tanh(t0 + h[t])
-        h_dot[t + 1] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        h[t + 1] = t1
+        t0 = np.tanh(np.dot(inputs[t], W) + h[t])
+        h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
+        h[t + 1] = t0
     result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     result = np.sum(h[n] * h[n])
     return result, result_dot

@@ -3,19 +3,17 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     # reverse mode (adjoints) of recurrent_rows with respect to inputs, W, h0
     # active (varied from W; useful for the result): W
-    # active (varied from W, h0, inputs; useful for the result): h, h_dot, result_dot, t1
+    # active (varied from W, h0, inputs; useful for the result): h, h_dot, result_dot, t0
     # active (varied from h0; useful for the result): h0
     # active (varied from inputs; useful for the result): inputs
-    # active (varied from W, inputs; useful for the result): t0
     # constant (no derivative code): W_dot, h0_dot, inputs_dot, result
     t0 = np.empty(0)  # not assigned on every path: a typed placeholder
-    t1 = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -33,16 +31,9 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         tape[top : top + t0.size] = t0.ravel()
         top += t0.size
-        t0 = np.dot(inputs[t], W)
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t1.shape[0]
-        itop += 1
-        tape = reserve(tape, top + t1.size)  # record t1: overwritten next, and an adjoint reads it
-        tape[top : top + t1.size] = t1.ravel()
-        top += t1.size
-        t1 = np.tanh(t0 + h[t])
-        h_dot[t + 1] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        h[t + 1] = t1
+        t0 = np.tanh(np.dot(inputs[t], W) + h[t])
+        h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
+        h[t + 1] = t0
     result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     value = result_dot
     # reverse sweep
@@ -53,49 +44,40 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     inputs_bar = zeros_like(inputs)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = zeros_like(t1)
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
-    t12 = h[n] * h_dot[n] + h[n] * h_dot[n]
-    t13 = np.full_like(t12, result_dot_bar)
-    h_bar[n] += unbroadcast(h_dot[n] * t13, h[n])
-    h_dot_bar[n] += unbroadcast(h[n] * t13, h_dot[n])
-    h_bar[n] += unbroadcast(h_dot[n] * t13, h[n])
-    h_dot_bar[n] += unbroadcast(h[n] * t13, h_dot[n])
+    t10 = h[n] * h_dot[n] + h[n] * h_dot[n]
+    t11 = np.full_like(t10, result_dot_bar)
+    h_bar[n] += unbroadcast(h_dot[n] * t11, h[n])
+    h_dot_bar[n] += unbroadcast(h[n] * t11, h_dot[n])
+    h_bar[n] += unbroadcast(h_dot[n] * t11, h[n])
+    h_dot_bar[n] += unbroadcast(h[n] * t11, h_dot[n])
     for t in range(n - 1, -1, -1):
-        # adjoint of: h[t + 1] = t1
-        t1_bar += h_bar[t + 1]
+        # adjoint of: h[t + 1] = t0
+        t0_bar += h_bar[t + 1]
         h_bar[t + 1] = 0.0
-        # adjoint of: h_dot[t + 1] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        t4 = np.dot(inputs_dot[np.uint64(t)], W)
-        t5 = np.dot(inputs[np.uint64(t)], W_dot)
-        t6 = 1.0 - t1 * t1
-        t7 = t4 + t5 + h_dot[np.uint64(t)]
-        t8 = h_dot_bar[t + 1].copy()
+        # adjoint of: h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
+        t4 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot)
+        t5 = 1.0 - t0 * t0
+        t6 = h_dot_bar[t + 1].copy()
         h_dot_bar[t + 1] = 0.0
-        t9 = -unbroadcast(t7 * t8, t6)
-        t1_bar += 2.0 * (t1 * t9)
-        t10 = unbroadcast(t6 * t8, t7)
-        t11 = unbroadcast(t10, t4 + t5)
-        W_bar += matmul_bar_right(unbroadcast(t11, t4), inputs_dot[np.uint64(t)], W)
-        inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t11, t5), inputs[np.uint64(t)], W_dot)
-        h_dot_bar[np.uint64(t)] += unbroadcast(t10, h_dot[np.uint64(t)])
-        # adjoint of: t1 = np.tanh(t0 + h[t])
+        t7 = -unbroadcast((t4 + h_dot[np.uint64(t)]) * t6, t5)
+        t0_bar += 2.0 * (t0 * t7)
+        t8 = unbroadcast(t5 * t6, t4 + h_dot[np.uint64(t)])
+        t9 = unbroadcast(t8, t4)
+        W_bar += matmul_bar_right(unbroadcast(t9, matmul_like(inputs_dot[np.uint64(t)], W)), inputs_dot[np.uint64(t)], W)
+        inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t9, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
+        h_dot_bar[np.uint64(t)] += unbroadcast(t8, h_dot[np.uint64(t)])
+        # adjoint of: t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
-        t1 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t1 was before
-        t2 = np.tanh(t0 + h[np.uint64(t)])
-        t3 = (1.0 - t2 * t2) * t1_bar
-        t0_bar += unbroadcast(t3, t0)
-        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
-        t1_bar = zeros_like(t1_bar)
-        # adjoint of: t0 = np.dot(inputs[t], W)
-        itop -= 1
-        shape_1 = (itape[itop + 0],)
-        top -= shape_1[0]
-        t0 = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array t0 was before
-        inputs_bar[np.uint64(t)] += matmul_bar_left(t0_bar, inputs[np.uint64(t)], W)
-        W_bar += matmul_bar_right(t0_bar, inputs[np.uint64(t)], W)
+        t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
+        t1 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
+        t2 = (1.0 - t1 * t1) * t0_bar
+        t3 = unbroadcast(t2, matmul_like(inputs[np.uint64(t)], W))
+        inputs_bar[np.uint64(t)] += matmul_bar_left(t3, inputs[np.uint64(t)], W)
+        W_bar += matmul_bar_right(t3, inputs[np.uint64(t)], W)
+        h_bar[np.uint64(t)] += unbroadcast(t2, h[np.uint64(t)])
         t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0
     h0_bar += h_bar[0]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -30,15 +30,14 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     h_bar[n] += 2.0 * (h[n] * result_bar)
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
-        t0 = np.dot(inputs[np.uint64(t)], W)
-        t1 = np.tanh(t0 + h[np.uint64(t)])
-        t2 = h_bar[t + 1].copy()
+        t0 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
+        t1 = h_bar[t + 1].copy()
         h_bar[t + 1] = 0.0
-        t3 = (1.0 - t1 * t1) * t2
-        t4 = unbroadcast(t3, t0)
-        inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
-        W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
-        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
+        t2 = (1.0 - t0 * t0) * t1
+        t3 = unbroadcast(t2, matmul_like(inputs[np.uint64(t)], W))
+        inputs_bar[np.uint64(t)] += matmul_bar_left(t3, inputs[np.uint64(t)], W)
+        W_bar += matmul_bar_right(t3, inputs[np.uint64(t)], W)
+        h_bar[np.uint64(t)] += unbroadcast(t2, h[np.uint64(t)])
     # adjoint of: h[0] = h0
     h0_bar += h_bar[0]
     h_bar[0] = 0.0

@@ -19,11 +19,10 @@ def recurrent_rows_jvp(inputs, W, h0, inputs_dot, W_dot, h0_dot):
         h_dot[0, :, lane] = h0_dot[:, lane]
     h[0] = h0
     for t in range(n):
-        t0 = np.dot(inputs[t], W)
-        t1 = np.tanh(t0 + h[t])
+        t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         for lane in range(lanes):
-            h_dot[t + 1, :, lane] = (1.0 - t1 * t1) * (np.dot(inputs_dot[t, :, lane], W) + np.dot(inputs[t], W_dot[:, :, lane]) + h_dot[t, :, lane])
-        h[t + 1] = t1
+            h_dot[t + 1, :, lane] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t, :, lane], W) + np.dot(inputs[t], W_dot[:, :, lane]) + h_dot[t, :, lane])
+        h[t + 1] = t0
     for lane in range(lanes):
         result_dot[lane] = np.sum(h[n] * h_dot[n, :, lane] + h[n] * h_dot[n, :, lane])
     result = np.sum(h[n] * h[n])
