@@ -69,14 +69,11 @@ class StatementAdjoints:
         return lines
 
     def holds_its_value(self, s: Assign) -> bool:
-        """Does the target of `s` hold the value of its right-hand side once `s` has run? A float
-        scalar assigned with `=`, from an expression that does not read it."""
-        return (
-            isinstance(s.target, cst.Name)
-            and s.accumulate is None
-            and not self.prog.kinds.is_array(s.var)
-            and s.var not in names_in(s.value)
-        )
+        """Does the target of `s` hold the value of its right-hand side once `s` has run? A name
+        (a float, or a whole array: `h = np.tanh(W @ x + b)`) assigned with `=`, from an expression
+        that does not read it. (An array's other names are refused where either is written:
+        `check_view`, `array_assignment`.)"""
+        return isinstance(s.target, cst.Name) and s.accumulate is None and s.var not in names_in(s.value)
 
     def check_view(self, s: Assign) -> None:
         """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other

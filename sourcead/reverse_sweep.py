@@ -69,6 +69,8 @@ class ReverseSweep:
         if not any(code(line.target) == held for line in lines):
             held = None  # not computed in what is left of its adjoint (a gather took its use)
         restored = s in self.plan.sites
+        if held is not None and restored and self.prog.kinds.is_array(s.var):
+            held = None  # an array's restore may write the elements a name for it would read
         if held is not None:  # e's value is x's here (ReversePlan.held): read, not computed again
             lines = [line for line in lines if code(line.target) != held]
             if not restored:

@@ -78,6 +78,26 @@ def branch_between(x):
     return r
 
 
+def layer(W, x, b, v):
+    h = np.tanh(W @ x + b)  # a whole array, held: the adjoint of `r = np.dot(v, h)` keeps h
+    r = np.dot(v, h)
+    return r
+
+
+def layers(W, x, v):
+    h = x
+    for _k in range(3):
+        h = np.tanh(W @ h)  # recorded every step and restored at its adjoint: computed again
+    return np.dot(v, h)
+
+
+def array_written_between(x, v):
+    e = np.exp(x)
+    e[0] = 1.0  # written between: not held (the adjoint of e = np.exp(x) needs the exp)
+    r = np.dot(v, e)
+    return r
+
+
 _CASES = {
     "plain": (plain, ("x",), lambda rng: (0.7,), "math.exp(", 1),
     "recorded": (recorded, ("a",), lambda rng: (rng.standard_normal(7),), "math.exp(", 1),
@@ -87,7 +107,22 @@ _CASES = {
     "reassigned": (reassigned, ("x",), lambda rng: (1.3,), "math.sqrt(", 2),
     "overwritten": (overwritten, ("x",), lambda rng: (0.9,), "math.exp(", 1),
     "branch_between": (branch_between, ("x",), lambda rng: (0.4,), "math.tanh(", 2),
+    "layer": (layer, ("W", "x", "b"), lambda rng: _layer_args(rng, 3), "np.tanh(", 1),
+    "layers": (layers, ("W", "x"), lambda rng: _layer_args(rng, 4)[:2] + (rng.standard_normal(4),), "np.tanh(", 2),
+    "array_written_between": (
+        array_written_between,
+        ("x",),
+        lambda rng: (rng.standard_normal(5), rng.standard_normal(5)),
+        "np.exp(",
+        2,
+    ),
 }
+
+
+def _layer_args(rng, rows):
+    """W (rows x 4), x (4,), b, v (rows,)."""
+    return (0.5 * rng.standard_normal((rows, 4)), rng.standard_normal(4), rng.standard_normal(rows),
+            rng.standard_normal(rows))  # fmt: skip
 
 
 @functools.cache
@@ -108,8 +143,10 @@ def test_matches_finite_differences(name, jit):
 def test_the_value_is_computed_again_only_where_not_held(name):
     """The gradient code computes e once (in the forward sweep) where it is held, twice where not
     (or once, in the reverse sweep, where the forward sweep need not)."""
-    _, _, _, call, count = _CASES[name]
-    source = _grad(name, False).source
+    _, _, make, call, count = _CASES[name]
+    g = _grad(name, False)
+    g(*make(np.random.default_rng(3)))  # whole-array code: generated for the arguments' kinds
+    source = g.source
     code = "\n".join(line.split("#")[0] for line in source.splitlines())  # comments quote the primal
     if count is not None:
         assert code.count(call) == count, source

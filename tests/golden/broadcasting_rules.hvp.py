@@ -51,9 +51,8 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t0_bar += 1.0 / t7 * unbroadcast(t1 * t16, t8)
     t1_bar += unbroadcast(t8 * t16, t1)
     # adjoint of: t1 = t0 ** p
-    t2 = t0 ** p
     t0_bar += p * t0 ** (p - 1.0) * t1_bar
-    p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t2 * t1_bar)
+    p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t1 * t1_bar)
     # adjoint of: t0 = 1.0 + x * x
     x_bar += 2.0 * (x * t0_bar)
     return value, A_bar, x_bar, p_bar

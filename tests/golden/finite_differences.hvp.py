@@ -47,10 +47,9 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     t1_bar += np.sum(-t2 * t9)
     # adjoint of: t2 = (x[1:] - t0) / h
     t5 = 1.0 / h
-    t6 = (x[1:] - t0) / h
     x_bar[1:] += unbroadcast(t5 * t2_bar, x[1:])
     t0_bar += unbroadcast(-(t5 * t2_bar), t0)
-    h_bar = np.sum(-t6 * t5 * t2_bar)
+    h_bar = np.sum(-t2 * t5 * t2_bar)
     # adjoint of: t1 = 1.0 / h
     t3 = 1.0 / h
     h_bar += -t1 * t3 * t1_bar

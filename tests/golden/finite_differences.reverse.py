@@ -25,8 +25,7 @@ def finite_differences_vjp(x, h, out_bar):
     # adjoint of: d = (x[1:] - x[:-1]) / h
     t0 = x[:-1]
     t1 = 1.0 / h
-    t2 = (x[1:] - t0) / h
     x_bar[1:] += unbroadcast(t1 * d_bar, x[1:])
     x_bar[:-1] += unbroadcast(-(t1 * d_bar), t0)
-    h_bar = np.sum(-t2 * t1 * d_bar)
+    h_bar = np.sum(-d * t1 * d_bar)
     return value, x_bar, h_bar

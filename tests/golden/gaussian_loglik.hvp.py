@@ -50,10 +50,9 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t0_bar += np.sum(-t1 * t8)
     # adjoint of: t1 = (x - mu) / sigma
     t4 = 1.0 / sigma
-    t5 = (x - mu) / sigma
     x_bar += t4 * t1_bar
     mu_bar = np.sum(-(t4 * t1_bar))
-    sigma_bar += np.sum(-t5 * t4 * t1_bar)
+    sigma_bar += np.sum(-t1 * t4 * t1_bar)
     # adjoint of: t0 = 1.0 / sigma
     t2 = 1.0 / sigma
     sigma_bar += -t0 * t2 * t0_bar

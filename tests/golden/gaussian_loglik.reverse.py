@@ -29,8 +29,7 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     sigma_bar = 1.0 / sigma * (x.size * -result_bar)
     # adjoint of: z = (x - mu) / sigma
     t0 = 1.0 / sigma
-    t1 = (x - mu) / sigma
     x_bar += t0 * z_bar
     mu_bar = np.sum(-(t0 * z_bar))
-    sigma_bar += np.sum(-t1 * t0 * z_bar)
+    sigma_bar += np.sum(-z * t0 * z_bar)
     return value, x_bar, mu_bar, sigma_bar

@@ -30,8 +30,7 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     t0_bar += -t4 * t3 * unbroadcast(t0 * t5 * t7, t4)
     t0_bar += unbroadcast(t5 * unbroadcast(t4 * t7, t0 * t5), t0)
     # adjoint of: t0 = np.exp(-y * z)
-    t2 = np.exp(-y * z)
-    z_bar += unbroadcast(-y * (t2 * t0_bar), z)
+    z_bar += unbroadcast(-y * (t0 * t0_bar), z)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar

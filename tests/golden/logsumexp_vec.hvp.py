@@ -34,9 +34,8 @@ def logsumexp_hvp(x, x_dot, out_bar):
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(x - m)
-    t2 = np.exp(x - m)
-    x_bar += t2 * t0_bar
-    m_bar = np.sum(-(t2 * t0_bar))
+    x_bar += t0 * t0_bar
+    m_bar = np.sum(-(t0 * t0_bar))
     # adjoint of: m = np.max(x)
     x_bar += at_argmax(m_bar, x)
     return value, x_bar

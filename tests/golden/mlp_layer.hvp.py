@@ -45,8 +45,7 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     x_bar += matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
     W_bar += matmul_bar_left(unbroadcast(t7, matmul_like(W, x_dot)), W, x_dot)
     # adjoint of: t0 = np.tanh(W @ x + b)
-    t1 = np.tanh(W @ x + b)
-    t2 = (1.0 - t1 * t1) * t0_bar
+    t2 = (1.0 - t0 * t0) * t0_bar
     t3 = unbroadcast(t2, matmul_like(W, x))
     W_bar += matmul_bar_left(t3, W, x)
     x_bar += matmul_bar_right(t3, W, x)

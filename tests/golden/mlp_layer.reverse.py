@@ -29,8 +29,7 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     v_bar += matmul_bar_left(result_bar, v, h)
     h_bar += matmul_bar_right(result_bar, v, h)
     # adjoint of: h = np.tanh(W @ x + b)
-    t0 = np.tanh(W @ x + b)
-    t1 = (1.0 - t0 * t0) * h_bar
+    t1 = (1.0 - h * h) * h_bar
     t2 = unbroadcast(t1, matmul_like(W, x))
     W_bar += matmul_bar_left(t2, W, x)
     x_bar += matmul_bar_right(t2, W, x)

@@ -38,13 +38,11 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     A_bar += 2.0 * unbroadcast(A_dot * t13, A)
     # adjoint of: t2 = A / t0
     t5 = 1.0 / t0
-    t6 = A / t0
     A_bar += unbroadcast(t5 * t2_bar, A)
-    t0_bar += unbroadcast(-t6 * t5 * t2_bar, t0)
+    t0_bar += unbroadcast(-t2 * t5 * t2_bar, t0)
     # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
-    t4 = 1.0 / t0
-    t0_bar += -t4 * t3 * t1_bar
+    t0_bar += -t1 * t3 * t1_bar
     # adjoint of: t0 = 1.0 + A * A
     A_bar += 2.0 * (A * t0_bar)
     return value, A_bar

@@ -34,9 +34,8 @@ def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(logits - m)
-    t2 = np.exp(logits - m)
-    logits_bar += t2 * t0_bar
-    m_bar = np.sum(-(t2 * t0_bar))
+    logits_bar += t0 * t0_bar
+    m_bar = np.sum(-(t0 * t0_bar))
     # adjoint of: m = np.max(logits)
     logits_bar += at_argmax(m_bar, logits)
     return value, logits_bar

@@ -38,8 +38,7 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     w_bar += unbroadcast(x_dot * unbroadcast(t6, w * x_dot), w)
     x_bar += unbroadcast(w_dot * unbroadcast(t6, x * w_dot), x)
     # adjoint of: t0 = np.exp(x * w + b)
-    t1 = np.exp(x * w + b)
-    x_bar += unbroadcast(w * (t1 * t0_bar), x)
-    w_bar += unbroadcast(x * (t1 * t0_bar), w)
-    b_bar = np.sum(t1 * t0_bar)
+    x_bar += unbroadcast(w * (t0 * t0_bar), x)
+    w_bar += unbroadcast(x * (t0 * t0_bar), w)
+    b_bar = np.sum(t0 * t0_bar)
     return value, x_bar, w_bar, b_bar

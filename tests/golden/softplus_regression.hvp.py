@@ -43,8 +43,7 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     # adjoint of: t3 = np.sum(w * w)
     w_bar += 2.0 * (w * t3_bar)
     # adjoint of: t0 = np.exp(z)
-    t4 = np.exp(z)
-    z_bar += t4 * t0_bar
+    z_bar += t0 * t0_bar
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar
