@@ -558,41 +558,23 @@ def matmul_like(a, b):
 
 @overload(matmul_like)
 def _matmul_like(a, b):
-    if not (isinstance(a, types.Array) and isinstance(b, types.Array)):
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array) and a.ndim <= 2 and b.ndim <= 2):
         return None
     if (a.ndim, b.ndim) == (1, 1):
 
         def scalar(a, b):
-            if a.shape[0] != b.shape[0]:
+            if a.shape[-1] != b.shape[0]:
                 raise ValueError("matmul: the operands' inner sizes differ")
             return 0.0
 
         return scalar
-    if (a.ndim, b.ndim) == (2, 1):
 
-        def column(a, b):
-            if a.shape[1] != b.shape[0]:
-                raise ValueError("matmul: the operands' inner sizes differ")
-            return np.empty(a.shape[0])
+    def like(a, b):
+        if a.shape[-1] != b.shape[0]:
+            raise ValueError("matmul: the operands' inner sizes differ")
+        return np.empty(a.shape[:-1] + b.shape[1:])
 
-        return column
-    if (a.ndim, b.ndim) == (1, 2):
-
-        def row(a, b):
-            if a.shape[0] != b.shape[0]:
-                raise ValueError("matmul: the operands' inner sizes differ")
-            return np.empty(b.shape[1])
-
-        return row
-    if (a.ndim, b.ndim) == (2, 2):
-
-        def matrix(a, b):
-            if a.shape[1] != b.shape[0]:
-                raise ValueError("matmul: the operands' inner sizes differ")
-            return np.empty((a.shape[0], b.shape[1]))
-
-        return matrix
-    return None
+    return like
 
 
 @register_jitable
