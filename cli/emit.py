@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import click
@@ -14,6 +15,16 @@ from sourcead.pipeline import analyze, generate
 from sourcead.types import ARRAY_DTYPES, array_kind
 
 from .common import fail, load_function, parse_wrt
+
+_ARRAY_HINT = (
+    "emit has no example arguments, so it takes each argument's kind from how the code uses it, and took "
+    "an array for a float here. Say which arguments are arrays with --array NAME[:NDIM] (of {names})."
+)
+
+
+def _float_for_array(message: str) -> bool:
+    """Is this an error of an argument taken for a float that the code uses as an array?"""
+    return "got a float" in message or "a float in another" in message
 
 
 @click.command()
@@ -67,14 +78,23 @@ def emit(
         if not name.isidentifier() or (ndim and ndim not in ("1", "2", "3")) or dtype not in ("", *ARRAY_DTYPES):
             fail(f"--array takes NAME, NAME:NDIM (1, 2 or 3) or NAME:NDIM:DTYPE (float, int or bool), got {item!r}")
         kinds[name] = array_kind(int(ndim or 1), dtype or "float")
-    if after is not None:
-        source = core_listing(analyze(func, parse_wrt(wrt), kinds or None), after)
-    else:
+    budget = None
+    if after is None:
         try:
             budget = memory_bytes(int(memory) if memory is not None and memory.isdigit() else memory)
         except SourceADError as exc:
             fail(f"--memory: {exc.message}")
-        source = generate(func, mode, parse_wrt(wrt), kinds or None, budget).source
+    try:
+        if after is not None:
+            source = core_listing(analyze(func, parse_wrt(wrt), kinds or None), after)
+        else:
+            source = generate(func, mode, parse_wrt(wrt), kinds or None, budget).source
+    except SourceADError as exc:
+        guessed = [p for p in inspect.signature(func).parameters if p not in kinds]
+        if guessed and _float_for_array(exc.message):
+            exc.hint = (exc.hint + "\n" if exc.hint else "") + _ARRAY_HINT.format(names=", ".join(guessed))
+            exc.args = (exc._render(),)
+        raise
     if output:
         Path(output).write_text(source, encoding="utf-8")
     else:

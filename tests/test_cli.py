@@ -112,6 +112,10 @@ def test_emit_for_whole_array_arguments_of_a_given_ndim():
     assert "matmul_bar_left(" in result.output and "A_bar = zeros_like(A)" in result.output
     bad = run("emit", f"{vec}:least_squares", "--wrt", "A", "--array", "A:7")
     assert bad.exit_code == 2 and "--array takes NAME" in bad.output
+    # without --array the code's use of A says too little: the error says how to tell it
+    untold = run("emit", f"{vec}:least_squares", "--wrt", "A,x")
+    assert untold.exit_code == 2, untold.output
+    assert "--array NAME[:NDIM]" in untold.output and "line " in untold.output, untold.output
 
 
 def test_emit_for_an_integer_array_the_code_copies_first(tmp_path):
