@@ -16,6 +16,12 @@ import findings
 import helpers_other
 import idioms
 import numpy as np
+import outsiders_calls  # noqa: F401 (filled by issue 38)
+import outsiders_inplace  # noqa: F401 (filled by issue 38)
+import outsiders_outputs  # noqa: F401 (filled by issue 38)
+import outsiders_prange  # noqa: F401 (filled by issue 38)
+import outsiders_rules  # noqa: F401 (filled by issue 38)
+import outsiders_views  # noqa: F401 (filled by issue 38)
 import stencils
 import vectorized
 
@@ -1322,6 +1328,36 @@ ZOO += [
     ),
     Case("scalar_sums", stencils.scalar_sums, lambda rng: (rng.standard_normal(7), 0.9, 0.3, 4), ("x", "a", "b"), True),
 ]
+
+# issue 38, in-place updates of whole arrays and slices (outsiders_inplace.py)
+ZOO += [
+]
+
+
+# issue 38, written arguments rebound or swapped: outputs follow the caller's memory (outsiders_outputs.py)
+ZOO += [
+]
+
+
+# issue 38, helpers' fresh arrays and loop rows, then written (outsiders_views.py)
+ZOO += [
+]
+
+
+# issue 38, odd calls (outsiders_calls.py)
+ZOO += [
+]
+
+
+# issue 38, prange loops that race, and prange beside whole-array records (outsiders_prange.py)
+ZOO += [
+]
+
+
+# issue 38, norms at zero along axes, scalars into rows (outsiders_rules.py)
+ZOO += [
+]
+
 
 # Zoo functions second order refuses, with a positioned error: np.prod, math.lgamma and np.sort of a
 # value carrying a derivative (NO_SECOND_ORDER), and a slice read as a view of an array the same
