@@ -54,19 +54,32 @@ class StatementAdjoints:
             self.root_value[s] = lin.value.value
         if s.accumulate is not None:
             seed = target_bar if s.accumulate == "+" else negate(target_bar)
-            self.propagate(lin.root, seed, lines)
+            self.propagate(lin.root, self.summed(s, seed), lines)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
             taken = target_bar  # a slice or row of the adjoint is a view: copy it before zeroing
             if isinstance(target_bar, cst.Subscript) and prog.kinds.type_of(s.target).is_array:
                 taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
             lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
-            self.propagate(lin.root, seed, lines)
+            self.propagate(lin.root, self.summed(s, seed), lines)
         else:
-            self.propagate(lin.root, target_bar, lines)
+            self.propagate(lin.root, self.summed(s, target_bar), lines)
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def summed(self, s: Assign, g: cst.BaseExpression) -> cst.BaseExpression:
+        """The adjoint of a store's value from its target's: summed over what the store spread the
+        value across (`x[1:] += a` for a float a, a row stored into every row of `A[:, :]`)."""
+        target = self.prog.kinds.type_of(s.target)
+        value = self.prog.kinds.type_of(s.value)
+        if not s.writes_element or not target.is_array or value.ndim >= target.ndim:
+            return g
+        if not value.is_array:
+            return cst.parse_expression(f"np.sum({code(g)})")
+        for _ in range(target.ndim - value.ndim):
+            g = cst.parse_expression(f"np.sum({code(g)}, axis=0)")
+        return g
 
     def holds_its_value(self, s: Assign) -> bool:
         """Does the target of `s` hold the value of its right-hand side once `s` has run? A name

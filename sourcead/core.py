@@ -21,12 +21,17 @@ class Assign:
 
     `target` is a `cst.Name` (a variable) or a `cst.Subscript` of a named array at integer indices.
     An accumulation's value never reads its target (normalize rewrites those as assignments).
+    Two marks that only `inplace.py` reads (and clears, once kinds say which names hold arrays):
+    `inplace`, an augmented assignment to a name (`C += B`: in place if C holds an array), and
+    `shares`, a helper's parameter bound to the caller's variable (`h_C = C`: the same array).
     """
 
     target: cst.Name | cst.Subscript
     value: cst.BaseExpression
     accumulate: str | None  # None, "+" or "-"
     origin: cst.CSTNode
+    inplace: bool = False
+    shares: bool = False
 
     @property
     def var(self) -> str:
@@ -168,6 +173,23 @@ def written(stmt: Stmt) -> set[str]:
     if isinstance(stmt, Permute):
         return set(stmt.targets)
     return set()
+
+
+def written_parameters(params: tuple[str, ...], body: tuple[Stmt, ...]) -> tuple[str, ...]:
+    """Array parameters whose elements the function writes and never rebinds: extra outputs."""
+    elements = {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
+    return tuple(p for p in params if p in elements and p not in assigned_whole(body))
+
+
+def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
+    """Names rebound anywhere (not element writes)."""
+    names: set[str] = set()
+    for s in walk_statements(body):
+        if isinstance(s, Assign) and not s.writes_element:
+            names.add(s.var)
+        elif isinstance(s, (For, Permute)):
+            names |= written(s)
+    return names
 
 
 def assigned_names(body: tuple[Stmt, ...]) -> set[str]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from .errors import SourceADError
-from .exprs import names_in, subscript_indices, walk
+from .exprs import names_in, paren, subscript_indices, walk
 from .parse import ParsedFunction
 from .rules import NOT_LITERAL, Args, BindError, ResultError, classify, literal
 from .types import BOOL, FLOAT, INT, Type, array, join, parse_spec, tuple_of
@@ -113,9 +113,12 @@ def _assigned_types(stmt, env: dict[str, Type], fail: Fail) -> list[tuple[str, T
     if isinstance(stmt, Permute):
         return [(t, env[s]) for t, s in zip(stmt.targets, stmt.sources, strict=True) if s in env]
     if isinstance(stmt, Assign) and not stmt.writes_element:
-        if names_in(stmt.value) - set(env) - {"True", "False", "None", "math", "np"}:
+        value = stmt.value
+        if stmt.accumulate is not None:  # `A += 1.0` holds what `A + 1.0` is: an array still
+            value = cst.BinaryOperation(stmt.target, cst.Add(), paren(value))
+        if names_in(value) - set(env) - {"True", "False", "None", "math", "np"}:
             return []  # reads a variable not typed yet: a later round
-        t = expression_type(stmt.value, env.get, fail)
+        t = expression_type(value, env.get, fail)
         if t.is_tuple:
             fail(stmt.value, "a tuple cannot be stored in a variable here", "Unpack it: `a, b = ...`.")
         return [(stmt.var, t)]
@@ -280,7 +283,7 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
     params = set(fn.params)
     statements = list(walk_statements(fn.body))
     copies = [(s.var, source.value) for s in statements if isinstance(s, Assign) and not s.writes_element
-              and isinstance(source := _copied(s.value), cst.Name)]  # fmt: skip
+              and s.accumulate is None and isinstance(source := _copied(s.value), cst.Name)]  # fmt: skip
     copies += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
     # `row = A[k]` (or A[k, :]) and row used as an array: A has that many more dimensions
     parts = [(s.var, s.value.value.value, sum(not isinstance(i, cst.Slice) for i in subscript_indices(s.value)))

@@ -26,6 +26,7 @@ after the loop is refused: each iteration has its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import libcst as cst
 
@@ -152,7 +153,7 @@ def _rewrite(body: tuple[Stmt, ...], carried: set[For], private: set[For], namer
                 s = For(counter, s.start, s.stop, s.step, (first, *inner), s.parallel, s.origin)
             elif s in private:  # each iteration has its own: a name of its own changes nothing outside
                 own = namer.fresh(f"{s.var}_loop")
-                s = For(own, s.start, s.stop, s.step, _renamed(inner, s.var, own), s.parallel, s.origin)
+                s = For(own, s.start, s.stop, s.step, renamed(inner, s.var, own), s.parallel, s.origin)
             elif inner != s.body:
                 s = For(s.var, s.start, s.stop, s.step, inner, s.parallel, s.origin)
         elif isinstance(s, While):
@@ -165,7 +166,7 @@ def _rewrite(body: tuple[Stmt, ...], carried: set[For], private: set[For], namer
     return tuple(out)
 
 
-def _renamed(body: tuple[Stmt, ...], old: str, new: str) -> tuple[Stmt, ...]:
+def renamed(body: tuple[Stmt, ...], old: str, new: str) -> tuple[Stmt, ...]:
     """`body` with the variable `old` called `new` everywhere."""
     rename = Rename({old: cst.Name(new)})
 
@@ -175,14 +176,14 @@ def _renamed(body: tuple[Stmt, ...], old: str, new: str) -> tuple[Stmt, ...]:
     out: list[Stmt] = []
     for s in body:
         if isinstance(s, Assign):
-            s = Assign(expr(s.target), expr(s.value), s.accumulate, s.origin)
+            s = replace(s, target=expr(s.target), value=expr(s.value))
         elif isinstance(s, For):
             var = new if s.var == old else s.var
-            s = For(var, expr(s.start), expr(s.stop), expr(s.step), _renamed(s.body, old, new), s.parallel, s.origin)
+            s = For(var, expr(s.start), expr(s.stop), expr(s.step), renamed(s.body, old, new), s.parallel, s.origin)
         elif isinstance(s, While):
-            s = While(expr(s.test), _renamed(s.body, old, new), s.origin)
+            s = While(expr(s.test), renamed(s.body, old, new), s.origin)
         elif isinstance(s, If):
-            s = If(expr(s.test), _renamed(s.body, old, new), _renamed(s.orelse, old, new), s.origin)
+            s = If(expr(s.test), renamed(s.body, old, new), renamed(s.orelse, old, new), s.origin)
         elif isinstance(s, Permute):
             targets, sources = (tuple(new if n == old else n for n in ns) for ns in (s.targets, s.sources))
             s = Permute(targets, sources, s.origin)

@@ -41,7 +41,7 @@ from .core import (
     While,
     assigned_names,
     walk_statements,
-    written,
+    written_parameters,
 )
 from .exits import eliminate_exits
 from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
@@ -94,14 +94,13 @@ class Normalizer:
         body = carry_loop_variables(body, ret, self.namer, self.fail)
         body = modulo_rings(body, self.namer, self.parsed)
         self.refuse_global_writes(body)
-        mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
         return CoreFunction(
             name=self.parsed.name,
             params=self.params,
             body=body,
             ret=ret,
             constants=tuple(sorted(self.constants.items())),
-            mutated=tuple(mutated),
+            mutated=written_parameters(self.params, body),
             custom=tuple(sorted(self.custom)),
         )
 
@@ -284,9 +283,12 @@ class Normalizer:
         return out
 
     def augmented(self, small: cst.AugAssign) -> list[Stmt]:
+        """`a += e` as an accumulation or an assignment; on a whole name it is marked `inplace`
+        (an array is updated in its memory: `inplace.py`, once kinds say which names hold arrays)."""
         pre_target, target = self.target(small.target)
         pre, value = self.value(small.value)
         var = _var(target)
+        inplace = isinstance(target, cst.Name)
         if var in self.tuples:
             raise self.fail(f"`{var}` holds a tuple; augmented assignment needs a number or an array", small)
         if assigned_names(tuple(pre)) & names_in(target):
@@ -299,13 +301,14 @@ class Normalizer:
                 pre_target
                 + [saved]
                 + pre
-                + [Assign(target, cst.BinaryOperation(old, operator, paren(value)), None, small)]
+                + [Assign(target, cst.BinaryOperation(old, operator, paren(value)), None, small, inplace)]
             )
         if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and var not in names_in(value):
             sign = "+" if isinstance(small.operator, cst.AddAssign) else "-"
-            return pre_target + pre + [Assign(target, value, sign, small)]
+            return pre_target + pre + [Assign(target, value, sign, small, inplace)]
         operator = _AUG_TO_BINARY[type(small.operator)]()
-        return pre_target + pre + [Assign(target, cst.BinaryOperation(target, operator, paren(value)), None, small)]
+        updated = cst.BinaryOperation(target, operator, paren(value))
+        return pre_target + pre + [Assign(target, updated, None, small, inplace)]
 
     def loop(self, stmt: cst.For) -> list[Stmt]:
         call = stmt.iter
@@ -661,7 +664,7 @@ class Normalizer:
         supplied = dict(zip((p.name.value for p in given), values, strict=True))
         reassigned = assigned_in(callee.node.body)
         written_inside = _names_written_in(callee.node.body)
-        writes_arrays = _writes_elements(callee.node.body)
+        writes_arrays = _writes_elements(callee.node.body, set(names))
         mapping: dict[str, cst.BaseExpression] = {}
         for param in params:
             name = param.name.value
@@ -670,6 +673,10 @@ class Normalizer:
                 raise self.fail(f"{func.__name__} needs its argument `{name}`", call)
             if name not in reassigned and _is_place(arg, written_inside, writes_arrays):
                 mapping[name] = arg  # the caller's variable, element or tuple itself (arrays by reference)
+            elif isinstance(arg, cst.Name) and arg.value not in ("True", "False"):  # the caller's value or array
+                fresh = self.namer.fresh(f"{func.__name__}_{name}")
+                pre.append(Assign(cst.Name(fresh), arg, None, call, shares=True))
+                mapping[name] = cst.Name(fresh)
             else:
                 fresh = self.namer.fresh(f"{func.__name__}_{name}")
                 pre += self.assign(cst.Name(fresh), arg, call)
@@ -726,14 +733,17 @@ def _is_place(arg: cst.BaseExpression, written_inside: set[str], writes_arrays: 
     return False
 
 
-def _writes_elements(body: cst.CSTNode) -> bool:
-    """Does a function body store into an element or slice of any array?"""
+def _writes_elements(body: cst.CSTNode, params: set[str]) -> bool:
+    """Does a function body store into an element or slice of any array (or may it: `p += e` on
+    a parameter `p` updates the caller's array in place, if it is one)?"""
     for node in walk(body):
         targets = []
         if isinstance(node, cst.AssignTarget):
             targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
         elif isinstance(node, cst.AugAssign):
             targets = [node.target]
+            if isinstance(node.target, cst.Name) and node.target.value in params:
+                return True
         if any(isinstance(t, cst.Subscript) for t in targets):
             return True
     return False
@@ -747,21 +757,6 @@ def _function_of(parsed: ParsedFunction):
     """The function object of a parsed function, found by name in its globals (for recursion checks)."""
     obj = parsed.globals.get(parsed.name)
     return unwrap(obj) if obj is not None else None
-
-
-def _element_writes(body: tuple[Stmt, ...]) -> set[str]:
-    return {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
-
-
-def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
-    """Names rebound anywhere (not element writes)."""
-    names: set[str] = set()
-    for s in walk_statements(body):
-        if isinstance(s, Assign) and not s.writes_element:
-            names.add(s.var)
-        elif isinstance(s, (For, Permute)):
-            names |= written(s)
-    return names
 
 
 def _var(target: cst.BaseExpression) -> str:

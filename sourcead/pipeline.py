@@ -4,6 +4,7 @@
     fence      reject anything outside the supported subset, with positions  (fence.py)
     normalize  core form: canonical calls, explicit accumulations, one exit   (normalize.py)
     kinds      float / int / array of every variable                          (kinds.py)
+    inplace    `C += B` on an array: its elements written in place             (inplace.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
     forward    tangent code (forward mode)                                    (forward.py)
     reverse    a frozen plan of records, then both sweeps (reverse mode)      (reverse_plan.py, reverse.py)
@@ -32,6 +33,7 @@ from .emit import module_text
 from .errors import SourceADError
 from .fence import fence, local_names
 from .forward import forward_function, primal_function
+from .inplace import lower_inplace
 from .kinds import Kinds, fixed_ints, infer_kinds, other_guess
 from .naming import Namer
 from .normalize import normalize
@@ -85,6 +87,7 @@ def analyze_parsed(
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
+        core = lower_inplace(core, kinds, parsed)  # `C += B` on an array writes C's elements
         names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # the dtypes may be a guess
         return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 

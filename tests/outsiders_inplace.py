@@ -2,3 +2,162 @@
 silently wrong, crashing or wrongly refused before. The comment above each says what went wrong."""
 
 from __future__ import annotations
+
+import numba
+import numpy as np
+
+# --- an augmented assignment to a whole array updated it by rebinding the name -----------------
+# `C += B` became an accumulation into a new C: the caller's C kept its old value (a wrong
+# derivative of C's final state, dC = 0 below) and a helper's `C *= 1.2` never reached the caller
+# (a wrong value). NPBench's gemver, mvt, trmm and symm are written this way.
+
+
+def add_inplace(C, B):
+    # grad wrt C was 0 (expected 1)
+    C += B
+    return np.sum(C * C)
+
+
+def _scale_then_add(C, B):
+    C *= 1.2
+    C += B
+
+
+def through_helper(C, B):
+    # the value was sum(C) of the caller's unchanged C; dC = 1 (expected 1.2), dB = 0 (expected 1)
+    _scale_then_add(C, B)
+    return np.sum(C * B)
+
+
+def _twice(C, B):
+    _scale_then_add(C, B)
+    C -= 0.5 * B
+    _scale_then_add(C, C)  # the same array for both parameters: `C += C` doubles it
+
+
+def two_helper_levels(C, B):
+    _twice(C, B)
+    return np.sum(np.sin(C))
+
+
+def every_operator(x, y, a):
+    # scalar and array right-hand sides, each operator on the whole argument
+    x += y
+    x -= 0.5 * a
+    x *= y
+    x /= 1.0 + y * y
+    x **= 2.0
+    x += a
+    x *= a
+    x /= 1.5
+    x **= 1.5
+    return np.sum(x)
+
+
+def reads_its_target(C, B):
+    C += C * B
+    C -= 0.1 * C**2
+    C *= C
+    return np.sum(C)
+
+
+def local_arrays(x, y):
+    # a local's own array: updating it in place or rebinding it is the same, and x is untouched
+    u = x * 2.0
+    u += y
+    u *= u
+    v = np.zeros_like(x)
+    v -= u
+    v /= 1.0 + x * x
+    return np.sum(v) + np.sum(x)
+
+
+def _returns_updated(u, w):
+    u += w
+    return u
+
+
+def helper_returns_it(x, y):
+    # the helper returns the caller's array it updated: one array under both names
+    z = _returns_updated(x, y)
+    return np.sum(z * x)
+
+
+def _bump(s, x):
+    s += np.sum(x)
+    s *= 2.0
+    return s
+
+
+def float_parameters(x):
+    # a float parameter updated in a helper is the helper's own: the caller's s keeps its value
+    s = 1.5
+    t = _bump(s, x)
+    return s * t + _bump(t, x * x)
+
+
+def _fresh_then_update(C):
+    C = C * 2.0
+    C += 1.0
+    return C
+
+
+def rebound_in_helper(C):
+    # the helper makes a new array first: its update leaves the caller's C alone
+    D = _fresh_then_update(C)
+    return np.sum(D * C)
+
+
+# --- slices, rows and columns (these were right: each the same as the whole-array spelling) -------
+
+
+def slices_inplace(x, y):
+    # x[1:] += x[:-1] reads what it writes, overlapping: NumPy reads the right side first
+    x[:] += y
+    x[1:] += x[:-1]
+    x[1:] *= 0.5
+    x[:-1] -= y[1:] * x[1:]
+    x[::2] /= 2.0
+    x[2:] **= 2.0
+    return np.sum(np.sin(x))
+
+
+def rows_and_columns(A, b):
+    for i in range(A.shape[0]):
+        A[i] += b
+        A[i] *= A[i]
+    for j in range(A.shape[1]):
+        A[:, j] -= b[j] * A[:, 0]
+        A[:, j] /= 2.0
+    A[1] **= 2.0
+    return np.sum(A)
+
+
+def _scale_rows(A, s):
+    for i in range(A.shape[0]):
+        A[i] *= s[i]
+
+
+def rows_in_helpers(A, s):
+    _scale_rows(A, s)
+    A += 1.0
+    _scale_rows(A, s * s)
+    return np.sum(A * A)
+
+
+# --- loops and prange ----------------------------------------------------------------------
+
+
+def in_time_loop(u, a):
+    for _t in range(4):
+        u += 0.1 * (a - u * u)
+        u *= 0.95
+    return np.sum(u)
+
+
+def prange_rows(A, x):
+    for i in numba.prange(A.shape[0]):
+        A[i] += x * A[i]
+        A[i] *= 0.5
+    A += 1.0
+    return np.sum(A * A)
