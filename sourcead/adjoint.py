@@ -16,8 +16,7 @@ from .exprs import code, names_in, negate, number, unparen
 from .linearize import Node, adjoint
 from .liveness import needed_assignments
 from .peephole import simplify
-from .program import Program, builds_array, copied_array
-from .rules import primitive
+from .program import Program, builds_array, copied_array, view_of
 
 
 class StatementAdjoints:
@@ -93,13 +92,7 @@ class StatementAdjoints:
         primitives declared `view`): writes through either name change both, which reverse mode
         does not follow; refused where one of them is written element by element."""
         value = s.value
-        base = None
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-            base, what = value.value.value, "a row or slice"
-        elif isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
-            declared = primitive(code(value.func))
-            if declared is not None and declared.view:
-                base, what = value.args[0].value.value, f"`{declared.name}` returns a view"
+        base, what = view_of(value) or (None, "")
         if base is not None and not _returns(s) and {s.var, base} & self.written_after(s):
             written = s.origin.value if isinstance(s.origin, cst.Assign) else value  # as the user wrote it
             text = code(written)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .errors import Location
 from .exprs import code, names_in
 
 
@@ -21,9 +22,10 @@ class Assign:
 
     `target` is a `cst.Name` (a variable) or a `cst.Subscript` of a named array at integer indices.
     An accumulation's value never reads its target (normalize rewrites those as assignments).
-    Two marks that only `inplace.py` reads (and clears, once kinds say which names hold arrays):
-    `inplace`, an augmented assignment to a name (`C += B`: in place if C holds an array), and
-    `shares`, a helper's parameter bound to the caller's variable (`h_C = C`: the same array).
+    Marks that only `inplace.py` reads (and clears, once kinds say which names hold arrays):
+    `inplace`, an augmented assignment to a name (`C += B`: in place if C holds an array);
+    `shares`, a helper's parameter (as the user named it) bound to the caller's variable or row
+    (`h_C = C`: the same array); `where`, the user's line of either, in a helper's file too.
     """
 
     target: cst.Name | cst.Subscript
@@ -31,7 +33,8 @@ class Assign:
     accumulate: str | None  # None, "+" or "-"
     origin: cst.CSTNode
     inplace: bool = False
-    shares: bool = False
+    shares: str | None = None
+    where: Location | None = None
 
     @property
     def var(self) -> str:

@@ -24,10 +24,12 @@ from dataclasses import replace
 import libcst as cst
 
 from .core import Assign, CoreFunction, For, If, Stmt, While, blocks, walk_statements, written, written_parameters
+from .errors import SourceADError
 from .exprs import code, names_in, paren
 from .kinds import Kinds
 from .loopvars import renamed
 from .parse import ParsedFunction
+from .program import view_of
 
 _SIGN = {"+": cst.Add, "-": cst.Subtract}
 
@@ -59,16 +61,26 @@ def _shared_parameter(
         updates = [s for s in statements if isinstance(s, Assign) and s.inplace and s.var == binding.var]
         if not updates:
             continue
-        others = [s for s in statements if s is not binding and binding.var in _defines(s)]
-        rebinds = [s for s in others if not (isinstance(s, Assign) and s.inplace)]
+        function, param = code(binding.origin.func), binding.shares  # type: ignore[attr-defined]
+        if not isinstance(binding.value, cst.Name):
+            raise _error(
+                f"`{function}` updates its argument `{param}` in place (`{_shown(updates[0])}`), and this call "
+                f"passes it a row of `{code(binding.value.value)}`, which sourcead does not follow yet",  # type: ignore[attr-defined]
+                binding,
+                parsed,
+                f"Pass `{code(binding.value.value)}` and the index, and update the row there: "  # type: ignore[attr-defined]
+                f"`{code(binding.value)} += ...`.",
+            )
+        rebinds = [s for s in statements if s is not binding and binding.var in _defines(s) and not _is_update(s)]
         if not rebinds:
             return binding, []
         if not _rebound_first(binding, rebinds[0], updates, body):
-            raise parsed.error(
-                f"`{_shown(updates[0])}` updates an argument of a function in place, and the function also "
-                "assigns that name a new value, which sourcead does not follow yet",
-                updates[0].origin,
-                "Give the new value another name in that function (`C2 = C * 2.0`).",
+            raise _error(
+                f"`{function}` updates its argument `{param}` in place (`{_shown(updates[0])}`) and also assigns "
+                f"`{param}` a new value, which sourcead does not follow yet",
+                binding,
+                parsed,
+                f"Give the new value another name in `{function}` (`{param}2 = {param} * 2.0`).",
             )
         return binding, updates
     return None
@@ -106,21 +118,48 @@ def _block_of(stmt: Stmt, body: tuple[Stmt, ...]) -> tuple[Stmt, ...] | None:
 
 def _check(s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction) -> None:
     """Refuse an in-place update that NumPy refuses, or that another name of the array would see."""
-    if kinds[s.var].dtype != "float" and kinds.type_of(s.value).dtype == "float":
-        raise parsed.error(
+    defs = [t for t in walk_statements(body) if isinstance(t, Assign) and s.var in _defines(t) and not _is_update(t)]
+    types = [kinds[s.var], *(kinds.type_of(t.value) for t in defs)]
+    if any(t.dtype != "float" for t in types) and kinds.type_of(s.value).dtype == "float":
+        raise _error(
             f"`{_shown(s)}` stores floats into an integer array in place, which NumPy refuses",
-            s.origin,
-            "Make a new float array: `a = a * 1.5`, or use a float array.",
+            s,
+            parsed,
+            "Make a new float array (`a = a * 1.5`), or start from a float array.",
         )
-    for t in walk_statements(body):
-        if isinstance(t, Assign) and t.var == s.var and not t.writes_element and not t.inplace and not t.shares:
-            if isinstance(t.value, cst.Name) and kinds.is_array(t.value.value):
-                raise parsed.error(
-                    f"`{_shown(s)}` updates an array in place that another name holds too "
-                    f"(`{code(t.target)} = {code(t.value)}`), which sourcead does not follow yet",
-                    s.origin,
-                    "Make a separate array with `.copy()`, or update the array under its first name.",
-                )
+    for t in defs:
+        if t.shares:
+            continue  # a helper's parameter, rebound to a new array before its updates
+        written = parsed.locate(t.origin)
+        if isinstance(t.value, cst.Name) and kinds.is_array(t.value.value):
+            shown = written.source_line.strip() if written else f"{code(t.target)} = {code(t.value)}"
+            raise _error(
+                f"`{_shown(s)}` updates an array in place that another name holds too (`{shown}`), "
+                "which sourcead does not follow yet",
+                s,
+                parsed,
+                f"Make a separate array with `.copy()`, or update `{code(t.value)}`.",
+            )
+        viewed = view_of(t.value)
+        if viewed is not None:
+            base, what = viewed
+            how = f"`{code(t.value)} += ...`" if written else f"`for i in range(len({base})): {base}[i] += ...`"
+            raise _error(
+                f"`{_shown(s)}` updates `{s.var}` in place, a view of `{base}` ({what}), which sourcead "
+                "does not follow yet",
+                s,
+                parsed,
+                f"Update `{base}` itself ({how}), or make a separate array with `.copy()`.",
+            )
+
+
+def _error(message: str, s: Assign, parsed: ParsedFunction, hint: str) -> SourceADError:
+    """At the user's line of `s` (a helper's own file and line where `s` came from a helper)."""
+    return SourceADError(message, s.where or parsed.locate(s.origin) or parsed.locate(parsed.node), hint)
+
+
+def _is_update(s: Stmt) -> bool:
+    return isinstance(s, Assign) and s.inplace
 
 
 def _lowered(s: Assign, kinds: Kinds) -> Assign:
@@ -138,8 +177,8 @@ def _lowered(s: Assign, kinds: Kinds) -> Assign:
 
 
 def _shown(s: Assign) -> str:
-    """The update as the user wrote it (`C *= 1.2`)."""
-    return code(s.origin).strip() if isinstance(s.origin, cst.AugAssign) else s.text()
+    """The update as the user wrote it (`C *= 1.2`), in a helper too (where its names are renamed)."""
+    return s.where.source_line.strip() if s.where is not None else code(s.origin).strip()
 
 
 def _defines(s: Stmt) -> set[str]:

@@ -289,6 +289,7 @@ class Normalizer:
         pre, value = self.value(small.value)
         var = _var(target)
         inplace = isinstance(target, cst.Name)
+        where = self.parsed.locate(small) if inplace else None
         if var in self.tuples:
             raise self.fail(f"`{var}` holds a tuple; augmented assignment needs a number or an array", small)
         if assigned_names(tuple(pre)) & names_in(target):
@@ -301,14 +302,14 @@ class Normalizer:
                 pre_target
                 + [saved]
                 + pre
-                + [Assign(target, cst.BinaryOperation(old, operator, paren(value)), None, small, inplace)]
+                + [Assign(target, cst.BinaryOperation(old, operator, paren(value)), None, small, inplace, where=where)]
             )
         if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and var not in names_in(value):
             sign = "+" if isinstance(small.operator, cst.AddAssign) else "-"
-            return pre_target + pre + [Assign(target, value, sign, small, inplace)]
+            return pre_target + pre + [Assign(target, value, sign, small, inplace, where=where)]
         operator = _AUG_TO_BINARY[type(small.operator)]()
         updated = cst.BinaryOperation(target, operator, paren(value))
-        return pre_target + pre + [Assign(target, updated, None, small, inplace)]
+        return pre_target + pre + [Assign(target, updated, None, small, inplace, where=where)]
 
     def loop(self, stmt: cst.For) -> list[Stmt]:
         call = stmt.iter
@@ -673,9 +674,9 @@ class Normalizer:
                 raise self.fail(f"{func.__name__} needs its argument `{name}`", call)
             if name not in reassigned and _is_place(arg, written_inside, writes_arrays):
                 mapping[name] = arg  # the caller's variable, element or tuple itself (arrays by reference)
-            elif isinstance(arg, cst.Name) and arg.value not in ("True", "False"):  # the caller's value or array
+            elif _is_shared(arg):  # the caller's value, array or row: `inplace.py` decides which
                 fresh = self.namer.fresh(f"{func.__name__}_{name}")
-                pre.append(Assign(cst.Name(fresh), arg, None, call, shares=True))
+                pre.append(Assign(cst.Name(fresh), arg, None, call, shares=name, where=self.parsed.locate(call)))
                 mapping[name] = cst.Name(fresh)
             else:
                 fresh = self.namer.fresh(f"{func.__name__}_{name}")
@@ -731,6 +732,14 @@ def _is_place(arg: cst.BaseExpression, written_inside: set[str], writes_arrays: 
         indices = set().union(*(names_in(i) for i in subscript_indices(arg)))
         return not writes_arrays and not indices & written_inside
     return False
+
+
+def _is_shared(arg: cst.BaseExpression) -> bool:
+    """Is this argument a variable, or an element or row of a named array (where an array, the
+    parameter is a second name for the caller's memory)?"""
+    if isinstance(arg, cst.Name):
+        return arg.value not in ("True", "False")
+    return isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and not _has_slices(arg)
 
 
 def _writes_elements(body: cst.CSTNode, params: set[str]) -> bool:
