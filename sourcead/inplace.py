@@ -1,19 +1,24 @@
-"""Pass 4b, in place: an augmented assignment to a name that holds an array writes the array.
+"""Pass 4b, in place: an augmented assignment to a name that holds an array updates its memory.
 
-In Python `C += B` on an array updates C's memory: the caller's array when C is an argument (its
-final state is then an output), the caller's when a helper updates its parameter. On a float it
-binds a new value. Only kinds tell the two apart, so normalize marks `C += B` as `inplace` and a
-helper's parameter bound to the caller's variable as `shares`; once kinds are known, this pass
-writes every in-place update of an array into all its elements, the spelling
-(`C[:, :] += B`) that every later pass already handles:
+In Python `C += B` on an array writes C's elements: the caller's array when C is an argument (its
+final state is then an output), the caller's when a helper updates its parameter, and what every
+other name of the array sees. On a float it binds a new value. Only kinds tell the two apart, so
+normalize marks `C += B` as `inplace` and a helper's parameter bound to the caller's variable as
+`shares`; once kinds are known, this pass
 
-    C += B              ->  C[:, :] += B
-    C *= 1.2            ->  C[:, :] = C * (1.2)
-    h_C = C             ->  (dropped: the helper's parameter is the caller's array)
-    h_C *= 1.2          ->  C[:, :] = C * (1.2)
+- makes a helper's array parameter that the helper updates in place the caller's variable itself
+  (`h_C = C` dropped, `h_C` renamed `C`), so the update reaches the caller;
+- writes an update of an array that other code sees (an argument, or an array another name holds
+  too) into all its elements, the spelling every later pass already handles:
 
-An in-place update of an array that another name holds too (`D = C; D += B`), or of a helper's
-parameter that the helper also rebinds before the update, is refused at the update.
+      C += B      ->  C[:, :] += B
+      C *= 1.2    ->  C[:, :] = C * (1.2)
+
+- leaves an update of an array only this name holds as it was (`u = u * (1.2)`, `acc += B`: the
+  same values, and a prange loop's reduction into a local array stays one), and floats too;
+- refuses what it cannot follow, at the user's line: an update through a second name or a view
+  (`D = C; D += B`, `r = A[0]; r += b`), a helper that updates a row it was passed or rebinds its
+  updated parameter, floats into an integer array, an argument updated whole in a prange loop.
 """
 
 from __future__ import annotations
@@ -23,7 +28,19 @@ from dataclasses import replace
 
 import libcst as cst
 
-from .core import Assign, CoreFunction, For, If, Stmt, While, blocks, walk_statements, written, written_parameters
+from .core import (
+    Assign,
+    CoreFunction,
+    For,
+    If,
+    Permute,
+    Stmt,
+    While,
+    blocks,
+    walk_statements,
+    written,
+    written_parameters,
+)
 from .errors import SourceADError
 from .exprs import code, names_in, paren
 from .kinds import Kinds
@@ -34,47 +51,100 @@ from .program import view_of
 _SIGN = {"+": cst.Add, "-": cst.Subtract}
 
 
-def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction) -> CoreFunction:
-    """`fn` with every in-place update of an array written element by element (see above)."""
+def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction) -> tuple[CoreFunction, Kinds]:
+    """`fn` with every in-place update of an array that other code sees written element by element,
+    and the kinds without the helpers' parameters it renamed."""
     if not any(isinstance(s, Assign) and s.inplace and kinds.is_array(s.var) for s in walk_statements(fn.body)):
-        return fn
+        return fn, kinds
     body = fn.body
-    while (found := _shared_parameter(body, kinds, parsed)) is not None:
-        body = _resolved(body, *found)
+    gone: set[str] = set()
+    while (binding := _shared_parameter(body, kinds, parsed)) is not None:
+        source = binding.value.value  # type: ignore[attr-defined]
+        body = renamed(_mapped(body, lambda s, b=binding: [] if s is b else [s]), binding.var, source)
+        gone.add(binding.var)
+    updates = [s for s in walk_statements(body) if _is_update(s) and kinds.is_array(s.var)]  # type: ignore[attr-defined]
+    before = _may_run_before(body)
+    for s in updates:
+        _check(s, body, kinds, parsed, before)  # type: ignore[arg-type]
+    seen = _seen_elsewhere(fn.params, body, kinds, before)
+    writes = {s for s in updates if seen(s)}
+    for loop in walk_statements(body):
+        if isinstance(loop, For) and loop.parallel:
+            _check_parallel(loop, writes, parsed)
+    body = _mapped(body, lambda s: [_lowered(s, kinds) if s in writes else _unmarked(s)])
+    kept = replace(kinds, of={name: t for name, t in kinds.of.items() if name not in gone})
+    return replace(fn, body=body, mutated=written_parameters(fn.params, body)), kept
+
+
+def _seen_elsewhere(
+    params: tuple[str, ...], body: tuple[Stmt, ...], kinds: Kinds, before: Callable[[Stmt, Stmt], bool]
+) -> Callable[[Stmt], bool]:
+    """Does other code see the array an update writes? An argument's (the caller's memory), and
+    one that another name is bound to where the update may run after it (`D = C`, a row
+    `r = A[i]`, `A.T`, a swap)."""
+    shared: list[tuple[Stmt, str]] = []
     for s in walk_statements(body):
-        if isinstance(s, Assign) and s.inplace and kinds.is_array(s.var):
-            _check(s, body, kinds, parsed)
-    body = _mapped(body, lambda s: [_lowered(s, kinds) if isinstance(s, Assign) and s.inplace else s])
-    return replace(fn, body=body, mutated=written_parameters(fn.params, body))
+        if isinstance(s, Permute):
+            shared += [(s, name) for name in (*s.targets, *s.sources)]
+        elif isinstance(s, Assign) and not s.writes_element and kinds.is_array(s.var):
+            if isinstance(s.value, cst.Name) and s.value.value != s.var:
+                shared.append((s, s.value.value))
+            elif (viewed := view_of(s.value)) is not None:
+                shared.append((s, viewed[0]))
+
+    def seen(update: Stmt) -> bool:
+        var = update.var  # type: ignore[attr-defined]
+        return var in params or any(name == var and before(t, update) for t, name in shared)
+
+    return seen
 
 
-def _shared_parameter(
-    body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction
-) -> tuple[Assign, list[Assign]] | None:
-    """A helper's array parameter `h_C = C` that the helper updates in place: `(binding, [])` if
-    the helper never rebinds it (the caller's array under a second name, which renaming it to `C`
-    removes), `(binding, updates)` if the helper rebinds it to a new array before any update."""
+def _may_run_before(body: tuple[Stmt, ...]) -> Callable[[Stmt, Stmt], bool]:
+    """May statement `t` run before statement `s` (earlier in the function, or in a loop around both)?"""
+    order = {s: k for k, s in enumerate(walk_statements(body))}
+    loops = _loops_around(body)
+    return lambda t, s: order[t] < order[s] or bool(loops[t] & loops[s])
+
+
+def _loops_around(body: tuple[Stmt, ...], around: frozenset[Stmt] = frozenset()) -> dict[Stmt, frozenset[Stmt]]:
+    """The loops around each statement."""
+    found: dict[Stmt, frozenset[Stmt]] = {}
+    for s in body:
+        found[s] = around
+        inner = around | {s} if isinstance(s, (For, While)) else around
+        for block in blocks(s):
+            found.update(_loops_around(block, inner))
+    return found
+
+
+def _unmarked(s: Stmt) -> Stmt:
+    return replace(s, inplace=False) if isinstance(s, Assign) and s.inplace else s
+
+
+def _shared_parameter(body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction) -> Assign | None:
+    """A helper's array parameter `h_C = C` that the helper updates in place and never rebinds:
+    the caller's array under a second name, which renaming it to `C` removes. (One the helper
+    rebinds to a new array before any update stays: its updates change that new array only.)"""
     statements = list(walk_statements(body))
     for binding in statements:
         if not (isinstance(binding, Assign) and binding.shares and kinds.is_array(binding.var)):
             continue
-        updates = [s for s in statements if isinstance(s, Assign) and s.inplace and s.var == binding.var]
+        updates = [s for s in statements if _is_update(s) and s.var == binding.var]  # type: ignore[attr-defined]
         if not updates:
             continue
         function, param = code(binding.origin.func), binding.shares  # type: ignore[attr-defined]
         if not isinstance(binding.value, cst.Name):
+            row = binding.value
             raise _error(
                 f"`{function}` updates its argument `{param}` in place (`{_shown(updates[0])}`), and this call "
-                f"passes it a row of `{code(binding.value.value)}`, which sourcead does not follow yet",  # type: ignore[attr-defined]
+                f"passes it a row of `{code(row.value)}`, which sourcead does not follow yet",  # type: ignore[attr-defined]
                 binding,
                 parsed,
-                f"Pass `{code(binding.value.value)}` and the index, and update the row there: "  # type: ignore[attr-defined]
-                f"`{code(binding.value)} += ...`.",
+                f"Pass `{code(row.value)}` and the index, and update the row there: `{code(row)} += ...`.",  # type: ignore[attr-defined]
             )
-        rebinds = [s for s in statements if s is not binding and binding.var in _defines(s) and not _is_update(s)]
-        if not rebinds:
-            return binding, []
-        if not _rebound_first(binding, rebinds[0], updates, body):
+        if not any(binding.var in _defines(s) and not _is_update(s) for s in statements if s is not binding):
+            return binding
+        if not all(_overwritten(binding, u, body) for u in updates):
             raise _error(
                 f"`{function}` updates its argument `{param}` in place (`{_shown(updates[0])}`) and also assigns "
                 f"`{param}` a new value, which sourcead does not follow yet",
@@ -82,27 +152,19 @@ def _shared_parameter(
                 parsed,
                 f"Give the new value another name in `{function}` (`{param}2 = {param} * 2.0`).",
             )
-        return binding, updates
     return None
 
 
-def _resolved(body: tuple[Stmt, ...], binding: Assign, updates: list[Assign]) -> tuple[Stmt, ...]:
-    """`body` with a helper's parameter named as the caller's array, or with its updates as
-    rebindings where it holds a new array already (updating that one in place is rebinding it)."""
-    if updates:
-        return _mapped(body, lambda s: [replace(s, inplace=False) if s in updates else s])
-    source = binding.value.value  # type: ignore[attr-defined]
-    return renamed(_mapped(body, lambda s: [] if s is binding else [s]), binding.var, source)
-
-
-def _rebound_first(binding: Assign, rebind: Stmt, updates: list[Assign], body: tuple[Stmt, ...]) -> bool:
-    """Is the parameter rebound to a new array before any in-place update can run (a statement of
-    the block that binds it, ahead of every update)? Then the updates change that new array only."""
-    block = _block_of(binding, body)
-    if block is None or rebind not in block or not isinstance(rebind, Assign) or isinstance(rebind.value, cst.Name):
-        return False
+def _overwritten(binding: Assign, update: Assign, body: tuple[Stmt, ...]) -> bool:
+    """Is the array `binding` gives its name replaced by a new one before `update` can run (a
+    statement of the same block, after it, that makes a new array, and `update` after that)?"""
+    block = _block_of(binding, body) or ()
     order = list(walk_statements(body))
-    return all(order.index(rebind) < order.index(u) for u in updates)
+    for s in block[block.index(binding) + 1 :] if binding in block else ():
+        if isinstance(s, Assign) and s.var == binding.var and not s.writes_element and not s.inplace:
+            fresh = not isinstance(s.value, cst.Name) and view_of(s.value) is None
+            return fresh and order.index(s) < order.index(update)
+    return False
 
 
 def _block_of(stmt: Stmt, body: tuple[Stmt, ...]) -> tuple[Stmt, ...] | None:
@@ -116,8 +178,11 @@ def _block_of(stmt: Stmt, body: tuple[Stmt, ...]) -> tuple[Stmt, ...] | None:
     return None
 
 
-def _check(s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction) -> None:
-    """Refuse an in-place update that NumPy refuses, or that another name of the array would see."""
+def _check(
+    s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction, before: Callable[[Stmt, Stmt], bool]
+) -> None:
+    """Refuse an in-place update that NumPy refuses, or that another name of the array would see
+    (it holds an array bound to another name before, and not replaced by a new one since)."""
     defs = [t for t in walk_statements(body) if isinstance(t, Assign) and s.var in _defines(t) and not _is_update(t)]
     types = [kinds[s.var], *(kinds.type_of(t.value) for t in defs)]
     if any(t.dtype != "float" for t in types) and kinds.type_of(s.value).dtype == "float":
@@ -128,8 +193,8 @@ def _check(s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFuncti
             "Make a new float array (`a = a * 1.5`), or start from a float array.",
         )
     for t in defs:
-        if t.shares:
-            continue  # a helper's parameter, rebound to a new array before its updates
+        if not before(t, s) or _overwritten(t, s, body):
+            continue  # `s` updates a new array, made after `t`
         written = parsed.locate(t.origin)
         if isinstance(t.value, cst.Name) and kinds.is_array(t.value.value):
             shown = written.source_line.strip() if written else f"{code(t.target)} = {code(t.value)}"
@@ -153,19 +218,36 @@ def _check(s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFuncti
             )
 
 
+def _check_parallel(loop: For, writes: set[Stmt], parsed: ParsedFunction) -> None:
+    """Refuse an update of all of an array that other code sees, in every iteration of a prange
+    loop: the iterations would race (numba makes `acc += B` into a local array a reduction, which
+    stays one: `lower_inplace`)."""
+    inside = list(walk_statements(loop.body))
+    own = {t.var for t in inside if isinstance(t, Assign) and not t.writes_element and not t.inplace}
+    for s in inside:
+        if s in writes and s.var not in own:  # type: ignore[attr-defined]
+            raise _error(
+                f"`{_shown(s)}` updates all of `{s.var}` in every iteration of a prange loop, which "  # type: ignore[attr-defined]
+                "sourcead does not support (the iterations would race)",
+                s,  # type: ignore[arg-type]
+                parsed,
+                "Accumulate into a local array (`acc = np.zeros_like(...)`, `acc += ...`) and add it after "
+                "the loop, or use range.",
+            )
+
+
 def _error(message: str, s: Assign, parsed: ParsedFunction, hint: str) -> SourceADError:
     """At the user's line of `s` (a helper's own file and line where `s` came from a helper)."""
     return SourceADError(message, s.where or parsed.locate(s.origin) or parsed.locate(parsed.node), hint)
 
 
 def _is_update(s: Stmt) -> bool:
+    """An in-place update (`C += B`), not yet lowered."""
     return isinstance(s, Assign) and s.inplace
 
 
 def _lowered(s: Assign, kinds: Kinds) -> Assign:
-    """`C op= e` on an array C: all of C's elements written; on a float: `C = C op e` as it was."""
-    if not kinds.is_array(s.var):
-        return replace(s, inplace=False)
+    """`C op= e` on an array C that other code sees: all of C's elements written."""
     everything = cst.parse_expression(f"{s.var}[{', '.join([':'] * kinds.ndim(s.var))}]")
     if s.accumulate is not None and s.var not in names_in(s.value):
         return replace(s, target=everything, inplace=False)

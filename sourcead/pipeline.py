@@ -87,7 +87,7 @@ def analyze_parsed(
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
-        core = lower_inplace(core, kinds, parsed)  # `C += B` on an array writes C's elements
+        core, kinds = lower_inplace(core, kinds, parsed)  # `C += B` on an array writes C's elements
         names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # the dtypes may be a guess
         return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 

@@ -18,7 +18,10 @@ from .rules import classify, primitive
 
 
 def builds_array(stmt: Assign) -> bool:
-    """`np.zeros(n)`, `x.copy()` or `y = x`: an array made, copied or renamed, not computed elementwise."""
+    """`np.zeros(n)`, `x.copy()` or `y = x`: an array made, copied or renamed, not computed elementwise
+    (`u += y` and `u -= np.ones(n)` add to u: not made)."""
+    if stmt.accumulate is not None:
+        return False
     value = stmt.value
     if isinstance(value, cst.Name):
         return True

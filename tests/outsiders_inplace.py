@@ -54,8 +54,13 @@ def every_operator(x, y, a):
     return np.sum(x)
 
 
-def reads_its_target(C, B):
+def _grow(C, B):
     C += C * B
+
+
+def reads_its_target(C, B):
+    # the right-hand side reads the array it updates, in a helper and in the function
+    _grow(C, B)
     C -= 0.1 * C**2
     C *= C
     return np.sum(C)
@@ -111,10 +116,12 @@ def rebound_in_helper(C):
 # --- slices, rows and columns (these were right: each the same as the whole-array spelling) -------
 
 
-def slices_inplace(x, y):
-    # x[1:] += x[:-1] reads what it writes, overlapping: NumPy reads the right side first
+def slices_inplace(x, y, a):
+    # x[1:] += x[:-1] reads what it writes, overlapping: NumPy reads the right side first;
+    # a float added to a slice had an array for its adjoint (grad failed converting it to a float)
     x[:] += y
     x[1:] += x[:-1]
+    x[1:] -= 0.5 * a
     x[1:] *= 0.5
     x[:-1] -= y[1:] * x[1:]
     x[::2] /= 2.0
@@ -122,10 +129,11 @@ def slices_inplace(x, y):
     return np.sum(np.sin(x))
 
 
-def rows_and_columns(A, b):
+def rows_and_columns(A, b, a):
     for i in range(A.shape[0]):
         A[i] += b
         A[i] *= A[i]
+        A[i] += a
     for j in range(A.shape[1]):
         A[:, j] -= b[j] * A[:, 0]
         A[:, j] /= 2.0
@@ -148,11 +156,22 @@ def rows_in_helpers(A, s):
 # --- loops and prange ----------------------------------------------------------------------
 
 
-def in_time_loop(u, a):
+def in_time_loop(u, a, c):
+    # u's final state is an output too (the caller's array)
     for _t in range(4):
         u += 0.1 * (a - u * u)
         u *= 0.95
+        u -= c
     return np.sum(u)
+
+
+def broadcast_updates(A, b, a):
+    # a row and a float broadcast over the whole 2-D array
+    A += b
+    A *= b
+    A -= a
+    A /= 1.0 + b * b
+    return np.sum(A * A)
 
 
 def prange_rows(A, x):
