@@ -18,7 +18,8 @@ normalize marks `C += B` as `inplace` and a helper's parameter bound to the call
   same values, and a prange loop's reduction into a local array stays one), and floats too;
 - refuses what it cannot follow, at the user's line: an update through a second name or a view
   (`D = C; D += B`, `r = A[0]; r += b`), a helper that updates a row it was passed or rebinds its
-  updated parameter, floats into an integer array, an argument updated whole in a prange loop.
+  updated parameter, an argument updated whole in a prange loop. (Floats into an integer array,
+  which NumPy refuses, kinds refuses: the two types of one name.)
 """
 
 from __future__ import annotations
@@ -181,23 +182,15 @@ def _block_of(stmt: Stmt, body: tuple[Stmt, ...]) -> tuple[Stmt, ...] | None:
 def _check(
     s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction, before: Callable[[Stmt, Stmt], bool]
 ) -> None:
-    """Refuse an in-place update that NumPy refuses, or that another name of the array would see
-    (it holds an array bound to another name before, and not replaced by a new one since)."""
+    """Refuse an in-place update that another name of the array would see (the name holds an array
+    bound to another name before, and not replaced by a new one since)."""
     defs = [t for t in walk_statements(body) if isinstance(t, Assign) and s.var in _defines(t) and not _is_update(t)]
-    types = [kinds[s.var], *(kinds.type_of(t.value) for t in defs)]
-    if any(t.dtype != "float" for t in types) and kinds.type_of(s.value).dtype == "float":
-        raise _error(
-            f"`{_shown(s)}` stores floats into an integer array in place, which NumPy refuses",
-            s,
-            parsed,
-            "Make a new float array (`a = a * 1.5`), or start from a float array.",
-        )
     for t in defs:
         if not before(t, s) or _overwritten(t, s, body):
             continue  # `s` updates a new array, made after `t`
         written = parsed.locate(t.origin)
         if isinstance(t.value, cst.Name) and kinds.is_array(t.value.value):
-            shown = written.source_line.strip() if written else f"{code(t.target)} = {code(t.value)}"
+            shown = written.source_line.split("#")[0].strip() if written else f"{code(t.target)} = {code(t.value)}"
             raise _error(
                 f"`{_shown(s)}` updates an array in place that another name holds too (`{shown}`), "
                 "which sourcead does not follow yet",
@@ -260,7 +253,7 @@ def _lowered(s: Assign, kinds: Kinds) -> Assign:
 
 def _shown(s: Assign) -> str:
     """The update as the user wrote it (`C *= 1.2`), in a helper too (where its names are renamed)."""
-    return s.where.source_line.strip() if s.where is not None else code(s.origin).strip()
+    return s.where.source_line.split("#")[0].strip() if s.where is not None else code(s.origin).strip()
 
 
 def _defines(s: Stmt) -> set[str]:

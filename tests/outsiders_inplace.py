@@ -180,3 +180,58 @@ def prange_rows(A, x):
         A[i] *= 0.5
     A += 1.0
     return np.sum(A * A)
+
+
+# --- refused at the user's line (test_outsiders_inplace.py), not zoo entries --------------------
+# each was a silently wrong value or derivative before: the update never reached the other name
+
+
+def update_through_second_name(C, B):
+    D = C
+    D += B  # refused: second name
+    return np.sum(C * C)
+
+
+def update_through_row(A, b):
+    r = A[0]
+    r += b  # refused: row
+    return np.sum(A * A)
+
+
+def update_loop_rows(A, b):
+    for row in A:
+        row += b  # refused: loop row
+    return np.sum(A * A)
+
+
+def _add_to(r, b):
+    r += b
+
+
+def update_row_in_helper(A, b):
+    for i in range(A.shape[0]):
+        _add_to(A[i], b)  # refused: row in helper
+    return np.sum(A * A)
+
+
+def _update_then_rebind(C):
+    C += 1.0
+    C = C * 2.0
+    return C
+
+
+def helper_rebinds_after_update(C):
+    D = _update_then_rebind(C)  # refused: rebinds
+    return np.sum(D * C)
+
+
+def floats_into_ints(x):
+    k = np.arange(x.shape[0])
+    k *= 2.5  # refused: ints
+    return np.sum(x * k)
+
+
+def argument_in_prange(C, B):
+    for _i in numba.prange(3):
+        C += B  # refused: prange
+    return np.sum(C)
