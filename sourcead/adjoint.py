@@ -69,10 +69,10 @@ class StatementAdjoints:
 
     def summed(self, s: Assign, g: cst.BaseExpression) -> cst.BaseExpression:
         """The adjoint of a store's value from its target's: summed over what the store spread the
-        value across (`x[1:] += a` for a float a, a row stored into every row of `A[:, :]`)."""
+        value across (`x[1:] += a` and `u += a` for a float a, a row added to every row of A)."""
         target = self.prog.kinds.type_of(s.target)
         value = self.prog.kinds.type_of(s.value)
-        if not s.writes_element or not target.is_array or value.ndim >= target.ndim:
+        if not target.is_array or value.ndim >= target.ndim:
             return g
         if not value.is_array:
             return cst.parse_expression(f"np.sum({code(g)})")

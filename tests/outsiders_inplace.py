@@ -182,6 +182,84 @@ def prange_rows(A, x):
     return np.sum(A * A)
 
 
+# --- zoo entries: each program above that writes its arguments, run on copies of them --------------
+# (the zoo's functions leave their arguments alone); the caller then reads what the program wrote,
+# as a helper's caller does. test_outsiders_inplace.py checks the programs themselves, whose written
+# arguments are outputs.
+
+
+def add_inplace_copied(C0, B):
+    C = C0.copy()
+    return add_inplace(C, B) + np.sum(np.sin(C))
+
+
+def through_helper_copied(C0, B):
+    C = C0.copy()
+    return through_helper(C, B) + np.sum(np.sin(C))
+
+
+def two_helper_levels_copied(C0, B):
+    C = C0.copy()
+    return two_helper_levels(C, B) + np.sum(np.sin(C))
+
+
+def every_operator_copied(x0, y, a):
+    x = x0.copy()
+    return every_operator(x, y, a) + np.sum(np.sin(x))
+
+
+def reads_its_target_copied(C0, B):
+    C = C0.copy()
+    return reads_its_target(C, B) + np.sum(np.sin(C))
+
+
+def helper_returns_it_copied(x0, y):
+    x = x0.copy()
+    return helper_returns_it(x, y) + np.sum(np.sin(x))
+
+
+def slices_inplace_copied(x0, y, a):
+    x = x0.copy()
+    return slices_inplace(x, y, a) + np.sum(np.sin(x))
+
+
+def rows_and_columns_copied(A0, b, a):
+    A = A0.copy()
+    return rows_and_columns(A, b, a) + np.sum(np.sin(A))
+
+
+def broadcast_updates_copied(A0, b, a):
+    A = A0.copy()
+    return broadcast_updates(A, b, a) + np.sum(np.sin(A))
+
+
+def rows_in_helpers_copied(A0, s):
+    A = A0.copy()
+    return rows_in_helpers(A, s) + np.sum(np.sin(A))
+
+
+def in_time_loop_copied(u0, a, c):
+    u = u0.copy()
+    return in_time_loop(u, a, c) + np.sum(np.sin(u))
+
+
+def prange_rows_copied(A0, x):
+    A = A0.copy()
+    return prange_rows(A, x) + np.sum(np.sin(A))
+
+
+def swapped_buffers(x0, a):
+    # after a swap `u` names the other buffer: its update is one of that array's elements
+    u = x0.copy()
+    v = np.zeros_like(x0)
+    for _t in range(3):
+        v[:] = a * u
+        u, v = v, u
+        u += 0.1 * x0
+        v *= 0.5
+    return np.sum(u * u) + np.sum(v)
+
+
 # --- refused at the user's line (test_outsiders_inplace.py), not zoo entries --------------------
 # each was a silently wrong value or derivative before: the update never reached the other name
 

@@ -97,3 +97,37 @@ def test_a_float_updated_in_a_helper_is_the_helpers_own():
     value, _ = sourcead.jvp(m.float_parameters, wrt="x", jit=False)(x, tangents=np.ones(4))
     assert isinstance(value, float)  # no written argument: no extra outputs
     assert value == pytest.approx(m.float_parameters(x))
+
+
+def _uniform(rng, *shape):
+    return rng.uniform(0.5, 1.5, shape) if shape else float(rng.uniform(0.2, 0.6))
+
+
+# the programs that write their arguments (the zoo runs them on copies: `*_copied`), with the
+# arguments to differentiate; check_derivative checks their written arguments' final states too
+WRITERS = [
+    (m.add_inplace, ((3, 4), (3, 4)), ("C", "B")),
+    (m.through_helper, ((3, 4), (3, 4)), ("C", "B")),
+    (m.two_helper_levels, ((3, 4), (3, 4)), ("C", "B")),
+    (m.every_operator, ((5,), (5,), ()), ("x", "y", "a")),
+    (m.reads_its_target, ((3, 2), (3, 2)), ("C", "B")),
+    (m.helper_returns_it, ((4,), (4,)), ("x", "y")),
+    (m.slices_inplace, ((6,), (6,), ()), ("x", "y", "a")),
+    (m.rows_and_columns, ((3, 4), (4,), ()), ("A", "b", "a")),
+    (m.broadcast_updates, ((3, 4), (4,), ()), ("A", "b", "a")),
+    (m.rows_in_helpers, ((3, 4), (3,)), ("A", "s")),
+    (m.in_time_loop, ((5,), (5,), ()), ("u", "a", "c")),
+    (m.prange_rows, ((4, 3), (3,)), ("A", "x")),
+]
+COMPILED = ("add_inplace", "through_helper", "prange_rows")  # numba compiles are slow: a few of them
+RUNS = [(*w, False) for w in WRITERS] + [(*w, True) for w in WRITERS if w[0].__name__ in COMPILED]
+
+
+@pytest.mark.parametrize(
+    "func, shapes, wrt, jit", RUNS, ids=[f"{r[0].__name__}-{'jit' if r[3] else 'nojit'}" for r in RUNS]
+)
+def test_written_arguments_are_right_in_value_and_derivatives(func, shapes, wrt, jit):
+    rng = np.random.default_rng(7)
+    args = tuple(_uniform(rng, *shape) for shape in shapes)
+    report = sourcead.check_derivative(func, *args, wrt=wrt, jit=jit)
+    assert report.ok, str(report)
