@@ -182,6 +182,42 @@ def prange_rows(A, x):
     return np.sum(A * A)
 
 
+# --- NPBench's kernels as written (github spcl/npbench), each with a float objective ------------
+
+
+def gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
+    A += np.outer(u1, v1) + np.outer(u2, v2)
+    x += beta * y @ A + z
+    w += alpha * A @ x
+    return np.sum(w * w)
+
+
+def mvt(x1, x2, y_1, y_2, A):
+    x1 += A @ y_1
+    x2 += y_2 @ A
+    return np.sum(x1 * x2)
+
+
+def trmm(alpha, A, B):
+    # B's final state was B before `B *= alpha`
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            B[i, j] += np.dot(A[i + 1 :, i], B[i + 1 :, j])
+    B *= alpha
+    return np.sum(B * B)
+
+
+def symm(alpha, beta, C, A, B):
+    temp2 = np.empty(C.shape[1])
+    C *= beta
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            C[:i, j] += alpha * B[i, j] * A[i, :i]
+            temp2[j] = B[:i, j] @ A[i, :i]
+        C[i, :] += alpha * B[i, :] * A[i, i] + alpha * temp2
+    return np.sum(C * C)
+
+
 # --- zoo entries: each program above that writes its arguments, run on copies of them --------------
 # (the zoo's functions leave their arguments alone); the caller then reads what the program wrote,
 # as a helper's caller does. test_outsiders_inplace.py checks the programs themselves, whose written
@@ -246,6 +282,16 @@ def in_time_loop_copied(u0, a, c):
 def prange_rows_copied(A0, x):
     A = A0.copy()
     return prange_rows(A, x) + np.sum(np.sin(A))
+
+
+def trmm_copied(alpha, A, B0):
+    B = B0.copy()
+    return trmm(alpha, A, B) + np.sum(np.sin(B))
+
+
+def symm_copied(alpha, beta, C0, A, B):
+    C = C0.copy()
+    return symm(alpha, beta, C, A, B) + np.sum(np.sin(C))
 
 
 def swapped_buffers(x0, a):

@@ -118,6 +118,10 @@ WRITERS = [
     (m.rows_in_helpers, ((3, 4), (3,)), ("A", "s")),
     (m.in_time_loop, ((5,), (5,), ()), ("u", "a", "c")),
     (m.prange_rows, ((4, 3), (3,)), ("A", "x")),
+    (m.gemver, ((), (), (4, 4), *[(4,)] * 8), tuple(range(11))),
+    (m.mvt, ((4,), (4,), (4,), (4,), (4, 4)), tuple(range(5))),
+    (m.trmm, ((), (3, 3), (3, 4)), (0, 1, 2)),
+    (m.symm, ((), (), (3, 4), (3, 3), (3, 4)), tuple(range(5))),
 ]
 COMPILED = ("add_inplace", "through_helper", "prange_rows")  # numba compiles are slow: a few of them
 RUNS = [(*w, False) for w in WRITERS] + [(*w, True) for w in WRITERS if w[0].__name__ in COMPILED]

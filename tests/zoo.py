@@ -1437,6 +1437,26 @@ ZOO += [
         True,
     ),
     Case(
+        "trmm_copied",
+        outsiders_inplace.trmm_copied,
+        lambda rng: (_uniform(rng, 0.5, 1.0), _uniform(rng, 0.5, 1.5, (3, 3)), _uniform(rng, 0.5, 1.5, (3, 4))),
+        ("alpha", "A", "B0"),
+        True,
+    ),
+    Case(
+        "symm_copied",
+        outsiders_inplace.symm_copied,
+        lambda rng: (
+            _uniform(rng, 0.5, 1.0),
+            _uniform(rng, 0.5, 1.0),
+            _uniform(rng, 0.5, 1.5, (3, 4)),
+            _uniform(rng, 0.5, 1.5, (3, 3)),
+            _uniform(rng, 0.5, 1.5, (3, 4)),
+        ),
+        ("alpha", "beta", "C0", "A", "B"),
+        True,
+    ),
+    Case(
         "swapped_buffers",
         outsiders_inplace.swapped_buffers,
         lambda rng: (_uniform(rng, 0.5, 1.5, 5), _uniform(rng, 0.5, 0.9)),
