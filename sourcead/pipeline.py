@@ -4,7 +4,7 @@
     fence      reject anything outside the supported subset, with positions  (fence.py)
     normalize  core form: canonical calls, explicit accumulations, one exit   (normalize.py)
     kinds      float / int / array of every variable                          (kinds.py)
-    inplace    `C += B` on an array: its elements written in place             (inplace.py)
+    inplace    `C += B` on an array updates it in place, as NumPy does        (inplace.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
     forward    tangent code (forward mode)                                    (forward.py)
     reverse    a frozen plan of records, then both sweeps (reverse mode)      (reverse_plan.py, reverse.py)
