@@ -27,6 +27,7 @@ from dataclasses import replace
 import libcst as cst
 import numpy as np
 
+from .arguments import base_name, is_shared, updated_in_place
 from .core import (
     Assign,
     Break,
@@ -665,16 +666,18 @@ class Normalizer:
         supplied = dict(zip((p.name.value for p in given), values, strict=True))
         reassigned = assigned_in(callee.node.body)
         written_inside = _names_written_in(callee.node.body)
-        writes_arrays = _writes_elements(callee.node.body, set(names))
+        writes_arrays = _writes_elements(callee.node.body)
+        updated = updated_in_place(callee.node.body, names, supplied)
         mapping: dict[str, cst.BaseExpression] = {}
         for param in params:
             name = param.name.value
             arg = supplied.get(name, param.default)
             if arg is None:  # fenced: a parameter without default that the call did not pass
                 raise self.fail(f"{func.__name__} needs its argument `{name}`", call)
-            if name not in reassigned and _is_place(arg, written_inside, writes_arrays):
+            writes = writes_arrays or isinstance(arg, cst.Subscript) and base_name(arg) in updated  # `h(A[0], A)`
+            if name not in reassigned and _is_place(arg, written_inside, writes):
                 mapping[name] = arg  # the caller's variable, element or tuple itself (arrays by reference)
-            elif _is_shared(arg):  # the caller's value, array or row: `inplace.py` decides which
+            elif is_shared(arg):  # the caller's value, array or row: `inplace.py` decides which
                 fresh = self.namer.fresh(f"{func.__name__}_{name}")
                 pre.append(Assign(cst.Name(fresh), arg, None, call, shares=name, where=self.parsed.locate(call)))
                 mapping[name] = cst.Name(fresh)
@@ -734,25 +737,14 @@ def _is_place(arg: cst.BaseExpression, written_inside: set[str], writes_arrays: 
     return False
 
 
-def _is_shared(arg: cst.BaseExpression) -> bool:
-    """Is this argument a variable, or an element or row of a named array (where an array, the
-    parameter is a second name for the caller's memory)?"""
-    if isinstance(arg, cst.Name):
-        return arg.value not in ("True", "False")
-    return isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and not _has_slices(arg)
-
-
-def _writes_elements(body: cst.CSTNode, params: set[str]) -> bool:
-    """Does a function body store into an element or slice of any array (or may it: `p += e` on
-    a parameter `p` updates the caller's array in place, if it is one)?"""
+def _writes_elements(body: cst.CSTNode) -> bool:
+    """Does a function body store into an element or slice of any array?"""
     for node in walk(body):
         targets = []
         if isinstance(node, cst.AssignTarget):
             targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
         elif isinstance(node, cst.AugAssign):
             targets = [node.target]
-            if isinstance(node.target, cst.Name) and node.target.value in params:
-                return True
         if any(isinstance(t, cst.Subscript) for t in targets):
             return True
     return False

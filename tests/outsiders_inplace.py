@@ -113,6 +113,17 @@ def rebound_in_helper(C):
     return np.sum(D * C)
 
 
+def _bump_all(v, C):
+    C += 1.0
+    return v * 2.0
+
+
+def element_before_update(A):
+    # the element passed to the helper is the value it had at the call, before the helper updates A
+    r = _bump_all(A[0, 0], A)
+    return r + np.sum(A * A)
+
+
 # --- slices, rows and columns (these were right: each the same as the whole-array spelling) -------
 
 

@@ -118,6 +118,7 @@ WRITERS = [
     (m.rows_in_helpers, ((3, 4), (3,)), ("A", "s")),
     (m.in_time_loop, ((5,), (5,), ()), ("u", "a", "c")),
     (m.prange_rows, ((4, 3), (3,)), ("A", "x")),
+    (m.element_before_update, ((2, 3),), ("A",)),
     (m.gemver, ((), (), (4, 4), *[(4,)] * 8), tuple(range(11))),
     (m.mvt, ((4,), (4,), (4,), (4,), (4, 4)), tuple(range(5))),
     (m.trmm, ((), (3, 3), (3, 4)), (0, 1, 2)),
