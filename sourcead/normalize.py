@@ -27,7 +27,6 @@ from dataclasses import replace
 import libcst as cst
 import numpy as np
 
-from .arguments import base_name, is_shared, updated_in_place
 from .core import (
     Assign,
     Break,
@@ -49,6 +48,7 @@ from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subsc
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
+from .parameters import base_name, is_shared, updated_in_place
 from .parse import ParsedFunction, carried_positions, parse_function, unwrap
 from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
 from .rings import modulo_rings
