@@ -286,6 +286,18 @@ def normed(args: Args) -> Type:
     return Type("float")
 
 
+def normed_along(args: Args) -> Type:
+    """norm2_along(a, axis) (norm1_along, norm_inf_along): np.linalg.norm over one axis (or of a
+    1-D array with ord), a float or one dimension fewer; its messages name np.linalg.norm."""
+    if not isinstance(args.literal("axis"), int):
+        raise ResultError(
+            "np.linalg.norm takes one integer axis here (the vector norms of rows or columns)",
+            "For a matrix norm, write it out, e.g. np.sqrt(np.sum(A * A)) for the Frobenius norm.",
+            "axis",
+        )
+    return reduced(float_result=True)(Args("np.linalg.norm", args.types, args.operands, args.literals))
+
+
 def vector(args: Args) -> Type:
     """as_vector(a): a 1-D array, as the vector norms need (np.linalg.norm(a, 1) of a matrix is
     another function)."""
