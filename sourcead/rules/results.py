@@ -266,7 +266,11 @@ def expanded(args: Args) -> Type:
     """np.expand_dims(a, axis): one more dimension (numba takes the axis as a literal)."""
     t, axis = args["a"], args.literal("axis")
     if not t.is_array or t.ndim > 2:
-        raise ResultError(f"np.expand_dims takes a 1-D or 2-D array here, got {t.describe()}", param="a")
+        raise ResultError(
+            f"np.expand_dims (and keepdims=True) takes a 1-D or 2-D array here, got {t.describe()}",
+            "A reduction of a 1-D array is a float: use it without keepdims=True." if not t.is_array else "",
+            "a",
+        )
     if not isinstance(axis, int) or not -t.ndim - 1 <= axis <= t.ndim:
         raise ResultError("np.expand_dims needs an axis (an int in range) here", param="axis")
     return array(t.dtype, t.ndim + 1)
