@@ -90,8 +90,9 @@ class StatementAdjoints:
             if not prog.is_active_leaf(leaf):
                 return g  # no array adjoint reaches it (a float operand's adjoint is a sum)
             like = prog.shadow(leaf, "_bar")
-        else:  # one operation that is not elementwise (`A @ x`): its shape, or its value
-            like = shape_like(value) or value
+        else:  # one operation that is not elementwise (`2.0 * (A @ x)`): its shape, or its value
+            operation = cst.parse_expression(root[1:-1])
+            like = shape_like(operation) or (value if is_cheap(value) else operation)
             if not is_cheap(like):
                 temp = cst.Name(prog.namer.temp())
                 lines.append(Line(temp, "=", unparen(like)))
