@@ -12,8 +12,8 @@ import libcst as cst
 from .activity import value_sources
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import code, names_in, negate, number, unparen
-from .linearize import Node, adjoint
+from .exprs import code, is_cheap, names_in, negate, number, unparen
+from .linearize import Node, adjoint, array_roots, shape_like
 from .liveness import needed_assignments
 from .peephole import simplify
 from .program import Program, builds_array, copied_array
@@ -53,20 +53,51 @@ class StatementAdjoints:
         if self.holds_its_value(s) and isinstance(lin.value, cst.Name) and lin.value.value in dict(lin.bindings):
             self.root_value[s] = lin.value.value
         if s.accumulate is not None:
-            seed = target_bar if s.accumulate == "+" else negate(target_bar)
-            self.propagate(lin.root, seed, lines)
+            seed = self.into_value(s, lin.value, target_bar, lines)
+            self.propagate(lin.root, seed if s.accumulate == "+" else negate(seed), lines)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
             taken = target_bar  # a slice or row of the adjoint is a view: copy it before zeroing
             if isinstance(target_bar, cst.Subscript) and prog.kinds.type_of(s.target).is_array:
                 taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
             lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
-            self.propagate(lin.root, seed, lines)
+            self.propagate(lin.root, self.into_value(s, lin.value, seed, lines), lines)
         else:
-            self.propagate(lin.root, target_bar, lines)
+            self.propagate(lin.root, self.into_value(s, lin.value, target_bar, lines), lines)
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def into_value(self, s: Assign, value: cst.BaseExpression, g: cst.BaseExpression, lines: list[Line]):
+        """The adjoint `g` of a written row or slice, `dst[sl] = v` (or `+=`), made into v's shape:
+        NumPy broadcast v into the slice (a float into a row, a row into rows, a (1, n) slice into
+        (2, n)), so v's adjoint is the slice's summed back over the axes v was broadcast along,
+        `unbroadcast(dst_bar[sl], v)`; for a float v, the slice's sum. Where several arrays meet in
+        v, each operand's adjoint is already summed back to its own shape (linearize.sums_to_shape);
+        v's shape is that of its one array (its adjoint's, so no primal value is read for it)."""
+        prog = self.prog
+        target, v = prog.kinds.type_of(s.target), prog.kinds.type_of(s.value)
+        if not s.writes_element or not target.is_array:
+            return g
+        if not v.is_array:
+            return cst.parse_expression(f"np.sum({code(g)})")
+        roots = array_roots(s.value, prog.kinds.type_of)
+        if len(roots) != 1 or roots == {code(s.target)}:
+            return g  # several arrays meet, or the slice is computed from itself (its own shape)
+        (root,) = roots
+        if not root.startswith("<"):  # an array or a slice of one: its adjoint has its shape
+            leaf = cst.parse_expression(root)
+            if not prog.is_active_leaf(leaf):
+                return g  # no array adjoint reaches it (a float operand's adjoint is a sum)
+            like = prog.shadow(leaf, "_bar")
+        else:  # one operation that is not elementwise (`2.0 * (A @ x)`): its shape, or its value
+            operation = cst.parse_expression(root[1:-1])
+            like = shape_like(operation) or (value if is_cheap(value) else operation)
+            if not is_cheap(like):
+                temp = cst.Name(prog.namer.temp())
+                lines.append(Line(temp, "=", unparen(like)))
+                like = temp
+        return cst.parse_expression(f"unbroadcast({code(g)}, {code(like)})")
 
     def holds_its_value(self, s: Assign) -> bool:
         """Does the target of `s` hold the value of its right-hand side once `s` has run? A name

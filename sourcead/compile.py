@@ -291,7 +291,7 @@ def _package_fingerprint() -> str:
 _FINGERPRINT = _package_fingerprint()
 # what compiled code depends on beyond its own text: the helpers it calls (numba does not notice
 # when a callee in another module changes) and the versions that compile it
-_RUNTIME_MODULES = ("runtime.py", "checkpoint_runtime.py", "lowered.py")
+_RUNTIME_MODULES = ("runtime.py", "checkpoint_runtime.py", "lowered.py", "norms.py")
 _RUNTIME = hashlib.sha256(
     _VERSIONS.encode() + b"".join((_PACKAGE / name).read_bytes() for name in _RUNTIME_MODULES)
 ).hexdigest()

@@ -33,6 +33,7 @@ from .lowered import (  # noqa: F401  (generated code imports them)
     empty_tape,
     zeros_like,
 )
+from .norms import NORM_HELPERS, norm1_along, norm2_along, norm_inf_along  # noqa: F401
 
 
 @register_jitable
@@ -653,4 +654,5 @@ HELPERS = (
     "checkpoint_online_plan",
     "checkpoint_store",
     "checkpoint_restore",
+    *NORM_HELPERS,
 )

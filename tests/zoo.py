@@ -1356,7 +1356,26 @@ ZOO += [
 
 # issue 38, norms at zero along axes, scalars into rows (outsiders_rules.py)
 ZOO += [
-]
+    Case("norms_of_rows_at_zero", outsiders_rules.norms_of_rows_at_zero,
+         lambda rng: (outsiders_rules.zero_row_and_column(rng),), ("B",), False),
+    Case("norms_of_columns_at_zero", outsiders_rules.norms_of_columns_at_zero,
+         lambda rng: (outsiders_rules.zero_row_and_column(rng),), ("B",), False),
+    Case("norms_of_a_zero_vector", outsiders_rules.norms_of_a_zero_vector,
+         lambda rng: (np.zeros(4), _uniform(rng, 0.5, 1.0)), ("x", "y"), False),
+    Case("scalars_into_rows", outsiders_rules.scalars_into_rows,
+         lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.0)), ("x", "s"), True),
+    Case("scalars_into_rows_prange", outsiders_rules.scalars_into_rows_prange,
+         lambda rng: (rng.standard_normal(6), _uniform(rng, 0.5, 1.0)), ("x", "w"), True),
+    Case("scalars_into_3d", outsiders_rules.scalars_into_3d, lambda rng: (rng.standard_normal(4),), ("x",), True),
+    Case("rows_into_rows", outsiders_rules.rows_into_rows,
+         lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(3)), ("A", "v"), True),
+    Case("products_into_rows", outsiders_rules.products_into_rows,
+         lambda rng: (rng.standard_normal((3, 2)), rng.standard_normal(2), rng.standard_normal((3, 1))),
+         ("A", "x", "v"), True),
+    Case("fdtd_rows", outsiders_rules.fdtd_rows,
+         lambda rng: (rng.standard_normal(3), *(rng.standard_normal((4, 5)) for _ in range(3))),
+         ("fict", "ex0", "ey0", "hz0"), False),
+]  # fmt: skip
 
 
 # Zoo functions second order refuses, with a positioned error: np.prod, math.lgamma and np.sort of a
