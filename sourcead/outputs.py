@@ -5,7 +5,8 @@ A parameter names the caller's array (its memory) at entry. The name may then be
 `y = x[1:]`). The caller's array is written when an element write reaches it under any name; its
 final state is then an extra output, held by a name that holds it at the end or, where every name
 holding it is rebound, by a copy taken just before that rebinding (the array keeps that state: no
-name reaches it any more). Which arrays are outputs follows memory, never names:
+name reaches it any more; where one branch of an `if` rebinds it, the other branch ends with the
+same copy). Which arrays are outputs follows memory, never names:
 
     def f(x):                     def f(x):
         x[0] = 1.0                    x[0] = 1.0
@@ -14,8 +15,8 @@ name reaches it any more). Which arrays are outputs follows memory, never names:
                                       result = np.sum(x)      outputs: (result, x_final)
 
 A name rebound before any write (`x = x * 2.0; x[0] = 1.0`) leaves the caller's array unwritten:
-no extra output. Where which name holds the caller's array depends on the run (a swap inside a
-loop, a rebinding in one branch of an `if`) and the array is written, the function is refused.
+no extra output. Where which name holds the caller's array depends on the run (a swap in a loop or
+in one branch, a rebinding in a loop) and the array is written, the function is refused.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ State = dict[str, Holder]
 class _Follow:
     written: set[str] = field(default_factory=set)  # parameters whose caller's array is written
     drops: dict[Stmt, list[tuple[str, str]]] = field(default_factory=dict)  # stmt -> (param, name) copied before it
+    tails: dict[tuple[If, str], list[tuple[str, str]]] = field(default_factory=dict)  # (if, block) -> copied after it
     unsure: dict[str, cst.CSTNode | None] = field(default_factory=dict)  # param -> where its holder depends on the run
 
 
@@ -49,14 +51,14 @@ def written_outputs(
     follow = _Follow()
     end = _block(body, {p: (p, "full") for p in params}, follow)
     mutated = tuple(p for p in params if p in follow.written)
-    dropped = {p for d in follow.drops.values() for p, _ in d}
+    dropped = {p for d in [*follow.drops.values(), *follow.tails.values()] for p, _ in d}
     for p in mutated:
         if p not in dropped and not _full_holders(end, p):
             follow.unsure.setdefault(p, None)
         if p in follow.unsure:
             raise fail(
-                f"which name holds the array passed as `{p}` depends on the run here (a swap or a rebinding "
-                f"in a loop or in one branch), and that array is written: its final state, an extra output, "
+                f"which name holds the array passed as `{p}` depends on the run here (a swap, or a "
+                "rebinding in a loop), and that array is written: its final state, an extra output, "
                 "cannot be followed",
                 follow.unsure[p],
                 f"Copy back instead of swapping (`{p}[:] = ...`), or write into a copy: `{p} = {p}.copy()` first.",
@@ -66,7 +68,7 @@ def written_outputs(
     for p in mutated:
         full = _full_holders(end, p)
         holders[p] = finals.get(p) or (p if p in full else full[0])
-    body = _with_copies(body, follow.drops, finals)
+    body = _with_copies(body, follow, finals)
     return body, mutated, tuple(holders[p] for p in mutated)
 
 
@@ -98,7 +100,8 @@ def _statement(s: Stmt, state: State, follow: _Follow) -> State:
         after.update({t: state[src] for t, src in zip(s.targets, s.sources, strict=True) if src in state})
         return _moved(s, state, after, follow)
     if isinstance(s, If):
-        return _merge(_block(s.body, dict(state), follow), _block(s.orelse, dict(state), follow), s, follow)
+        body, orelse = _block(s.body, dict(state), follow), _block(s.orelse, dict(state), follow)
+        return _merge(_kept(s, "body", body, orelse, follow), _kept(s, "orelse", orelse, body, follow), s, follow)
     if isinstance(s, (For, While)):
         if isinstance(s, For) and s.var in state:
             state = _moved(s, state, {k: v for k, v in state.items() if k != s.var}, follow)
@@ -108,6 +111,21 @@ def _statement(s: Stmt, state: State, follow: _Follow) -> State:
                 return state
             state = again
     return state
+
+
+def _kept(s: If, block: str, kept: State, other: State, follow: _Follow) -> State:
+    """A caller's array that the other branch leaves without a name (taking a copy of its state)
+    keeps its state in a copy at the end of this one too; after the `if` no name surely holds it."""
+    for p in {q for q, kind in kept.values() if kind == "full"}:
+        if not _full_holders(other, p):
+            _note(follow.tails.setdefault((s, block), []), (p, _full_holders(kept, p)[0]))
+            kept = {name: (q, "maybe" if q == p else kind) for name, (q, kind) in kept.items()}
+    return kept
+
+
+def _note(found: list[tuple[str, str]], item: tuple[str, str]) -> None:
+    if item not in found:  # a loop's body is followed more than once
+        found.append(item)
 
 
 def _reached(value: cst.BaseExpression, state: State) -> Holder | None:
@@ -131,9 +149,7 @@ def _moved(s: Stmt, before: State, after: State, follow: _Follow) -> State:
     """Where `s` leaves a caller's array without a name holding all of it, keep its state first."""
     for p in {q for q, kind in before.values() if kind == "full"}:
         if not _full_holders(after, p):
-            drop = (p, _full_holders(before, p)[0])
-            if drop not in follow.drops.setdefault(s, []):  # a loop's body is followed more than once
-                follow.drops[s].append(drop)
+            _note(follow.drops.setdefault(s, []), (p, _full_holders(before, p)[0]))
             if any(q == p for q, _ in after.values()):
                 follow.unsure.setdefault(p, s.origin)  # still reached by a view, or maybe by a name
     return after
@@ -145,10 +161,11 @@ def _full_holders(state: State, p: str) -> list[str]:
 
 def _merge(a: State, b: State, where: Stmt, follow: _Follow) -> State:
     """Two paths meet (the branches of an `if`, a loop's entry and its next iteration). A name that
-    reaches an array on one path only maybe reaches it after; where the names holding all of a
-    caller's array differ between the paths, which one holds it depends on the run."""
+    reaches an array on one path only maybe reaches it after; where no name holds all of a caller's
+    array on both paths, which one holds it (if any does) depends on the run."""
     for p in {q for q, _ in [*a.values(), *b.values()]}:
-        if _full_holders(a, p) != _full_holders(b, p):
+        both = set(_full_holders(a, p)) & set(_full_holders(b, p))
+        if not both and (_full_holders(a, p) or _full_holders(b, p)):
             follow.unsure.setdefault(p, where.origin)
     merged: State = {}
     for name in a.keys() | b.keys():
@@ -160,16 +177,25 @@ def _merge(a: State, b: State, where: Stmt, follow: _Follow) -> State:
     return merged
 
 
-def _with_copies(body: tuple[Stmt, ...], drops: dict[Stmt, list[tuple[str, str]]], finals: dict[str, str]):
+def _with_copies(body: tuple[Stmt, ...], follow: _Follow, finals: dict[str, str]) -> tuple[Stmt, ...]:
     out: list[Stmt] = []
     for s in body:
-        for p, name in drops.get(s, []):
-            if p in finals:
-                copy = cst.Call(cst.Attribute(cst.Name("np"), cst.Name("copy")), [cst.Arg(cst.Name(name))])
-                out.append(Assign(cst.Name(finals[p]), copy, None, s.origin))
+        out += _copies(follow.drops.get(s, []), finals, s.origin)
         if isinstance(s, (For, While)):
-            s = replace(s, body=_with_copies(s.body, drops, finals))
+            s = replace(s, body=_with_copies(s.body, follow, finals))
         elif isinstance(s, If):
-            s = replace(s, body=_with_copies(s.body, drops, finals), orelse=_with_copies(s.orelse, drops, finals))
+            tails = [_copies(follow.tails.get((s, block), []), finals, s.origin) for block in ("body", "orelse")]
+            body_, orelse = _with_copies(s.body, follow, finals), _with_copies(s.orelse, follow, finals)
+            s = replace(s, body=body_ + tuple(tails[0]), orelse=orelse + tuple(tails[1]))
         out.append(s)
     return tuple(out)
+
+
+def _copies(found: list[tuple[str, str]], finals: dict[str, str], origin: cst.CSTNode) -> list[Stmt]:
+    """`x_final = np.copy(x)`: the state of the caller's array `x` reaches, kept."""
+    copy = cst.Attribute(cst.Name("np"), cst.Name("copy"))
+    return [
+        Assign(cst.Name(finals[p]), cst.Call(copy, [cst.Arg(cst.Name(name))]), None, origin)
+        for p, name in found
+        if p in finals
+    ]

@@ -81,6 +81,24 @@ def rebind_in_both_branches(x, a):
     return np.sum(x)
 
 
+def rebound_in_one_branch(x, a):
+    # rebound on one path only: the caller's array keeps its state from before the rebinding, or
+    # from the end of the other branch
+    x[0] = a * x[2]
+    if a > 0.0:
+        x = x * a
+    return np.sum(x * x)
+
+
+def returned_on_one_path(x, a):
+    # an early return keeps the written array under its name; the other path rebinds it
+    x[0] = a * x[1]
+    if a > 0.0:
+        return np.sum(x)
+    x = x * 2.0
+    return np.sum(x * x)
+
+
 # --- not outputs: no write reaches the caller's array --------------------------------------------
 
 
@@ -112,8 +130,9 @@ def swapped_in_a_loop(u, k):
     return np.sum(u * u)
 
 
-def rebound_in_one_branch(x, a):
-    x[0] = a
+def swapped_in_one_branch(x, a):
+    v = np.zeros_like(x)
     if a > 0.0:
-        x = x * a
-    return np.sum(x)
+        x, v = v, x
+    x[0] = a
+    return np.sum(x) + np.sum(v * v)

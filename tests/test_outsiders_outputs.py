@@ -36,6 +36,10 @@ WRITTEN = [
     (oo.prange_write_then_rebind, lambda rng: (_x(rng),), ("x",), (0,)),
     (oo.rebind_in_both_branches, lambda rng: (_x(rng), 0.6), ("x", "a"), (0,)),
     (oo.rebind_in_both_branches, lambda rng: (_x(rng), -0.6), ("x", "a"), (0,)),
+    (oo.rebound_in_one_branch, lambda rng: (_x(rng), 0.6), ("x", "a"), (0,)),
+    (oo.rebound_in_one_branch, lambda rng: (_x(rng), -0.6), ("x", "a"), (0,)),
+    (oo.returned_on_one_path, lambda rng: (_x(rng), 0.6), ("x", "a"), (0,)),
+    (oo.returned_on_one_path, lambda rng: (_x(rng), -0.6), ("x", "a"), (0,)),
     (oo.rebind_then_write, lambda rng: (_x(rng),), ("x",), ()),
     (oo.swap_then_write_other, lambda rng: (_x(rng),), ("x",), ()),
 ]
@@ -114,7 +118,7 @@ def _line_of(func, text: str) -> int:
 
 @pytest.mark.parametrize(
     "func, at",
-    [(oo.swapped_in_a_loop, "for _t in range(3):"), (oo.rebound_in_one_branch, "if a > 0.0:")],
+    [(oo.swapped_in_a_loop, "for _t in range(3):"), (oo.swapped_in_one_branch, "if a > 0.0:")],
 )
 @pytest.mark.parametrize("kind", ["jvp", "vjp", "grad"])
 def test_a_caller_array_whose_name_depends_on_the_run_is_refused_at_its_line(func, at, kind):
