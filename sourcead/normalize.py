@@ -17,6 +17,7 @@
 - `a, b = b, a` on names is a `Permute`; other tuple assignments go through fresh variables
   where a target is read by a later value.
 - `break`, `continue` and `return` anywhere become flags (`exits.py`), leaving one exit.
+- The caller's arrays the function writes are followed through rebindings and swaps (`outputs.py`).
 """
 
 from __future__ import annotations
