@@ -134,9 +134,15 @@ class CoreFunction:
     body: tuple[Stmt, ...]
     ret: Return
     constants: tuple[tuple[str, object], ...]  # frozen globals, (name, value)
-    mutated: tuple[str, ...] = ()  # array parameters whose elements the function writes
+    mutated: tuple[str, ...] = ()  # array parameters whose caller's array the function writes (`outputs.py`)
+    finals: tuple[str, ...] = ()  # the variable holding each one's final state, where not the parameter
     custom: tuple[str, ...] = ()  # custom rules it calls (keys), bound in the module header
     arg_names: tuple[str, ...] | None = None  # the parameters as the user named them, where normalize renamed
+
+    @property
+    def final_states(self) -> tuple[str, ...]:
+        """The variables whose values at the end are the written arguments' final states."""
+        return self.finals or self.mutated
 
     @property
     def user_params(self) -> tuple[str, ...]:

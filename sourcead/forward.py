@@ -48,8 +48,8 @@ def forward_function(prog: Program) -> str:
         tangents = _returned_tangents(prog, fn.ret.values)
         value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])
         if fn.mutated:  # written arguments are outputs too
-            value = tuple_text([value, *fn.mutated])
-            tangent = tuple_text([tangent, *_returned_tangents(prog, tuple(cst.Name(m) for m in fn.mutated))])
+            value = tuple_text([value, *fn.final_states])
+            tangent = tuple_text([tangent, *_returned_tangents(prog, tuple(cst.Name(m) for m in fn.final_states))])
         out.line(f"return {value}, {tangent}")
     return out.text()
 

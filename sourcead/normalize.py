@@ -17,6 +17,7 @@
 - `a, b = b, a` on names is a `Permute`; other tuple assignments go through fresh variables
   where a target is read by a later value.
 - `break`, `continue` and `return` anywhere become flags (`exits.py`), leaving one exit.
+- The caller's arrays the function writes are followed through rebindings and swaps (`outputs.py`).
 """
 
 from __future__ import annotations
@@ -41,13 +42,13 @@ from .core import (
     While,
     assigned_names,
     walk_statements,
-    written,
 )
 from .exits import eliminate_exits
 from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
+from .outputs import written_outputs
 from .parse import ParsedFunction, carried_positions, parse_function, unwrap
 from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
 from .rings import modulo_rings
@@ -94,14 +95,15 @@ class Normalizer:
         body = carry_loop_variables(body, ret, self.namer, self.fail)
         body = modulo_rings(body, self.namer, self.parsed)
         self.refuse_global_writes(body)
-        mutated = [p for p in self.params if p in _element_writes(body) and p not in assigned_whole(body)]
+        body, mutated, finals = written_outputs(body, self.params, self.namer, self.fail)
         return CoreFunction(
             name=self.parsed.name,
             params=self.params,
             body=body,
             ret=ret,
             constants=tuple(sorted(self.constants.items())),
-            mutated=tuple(mutated),
+            mutated=mutated,
+            finals=finals if finals != mutated else (),
             custom=tuple(sorted(self.custom)),
         )
 
@@ -747,21 +749,6 @@ def _function_of(parsed: ParsedFunction):
     """The function object of a parsed function, found by name in its globals (for recursion checks)."""
     obj = parsed.globals.get(parsed.name)
     return unwrap(obj) if obj is not None else None
-
-
-def _element_writes(body: tuple[Stmt, ...]) -> set[str]:
-    return {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
-
-
-def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
-    """Names rebound anywhere (not element writes)."""
-    names: set[str] = set()
-    for s in walk_statements(body):
-        if isinstance(s, Assign) and not s.writes_element:
-            names.add(s.var)
-        elif isinstance(s, (For, Permute)):
-            names |= written(s)
-    return names
 
 
 def _var(target: cst.BaseExpression) -> str:

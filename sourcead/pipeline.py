@@ -158,9 +158,10 @@ def generate(
 
 
 def written_arguments(fn: CoreFunction) -> tuple[str, ...]:
-    """Parameters whose buffer is written under some name (element writes, through swaps and renames)."""
+    """Parameters whose buffer the generated code may write under some name (element writes, through
+    swaps and renames, and the caller's arrays the function writes: `CoreFunction.mutated`)."""
     statements = list(walk_statements(fn.body))
-    written = {s.var for s in statements if isinstance(s, Assign) and s.writes_element}
+    written = {s.var for s in statements if isinstance(s, Assign) and s.writes_element} | set(fn.mutated)
     links = [(s.var, s.value.value) for s in statements if isinstance(s, Assign) and isinstance(s.value, cst.Name)]
     links += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
     changed = True

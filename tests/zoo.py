@@ -18,7 +18,7 @@ import idioms
 import numpy as np
 import outsiders_calls  # noqa: F401 (filled by issue 38)
 import outsiders_inplace  # noqa: F401 (filled by issue 38)
-import outsiders_outputs  # noqa: F401 (filled by issue 38)
+import outsiders_outputs
 import outsiders_prange  # noqa: F401 (filled by issue 38)
 import outsiders_rules  # noqa: F401 (filled by issue 38)
 import outsiders_views  # noqa: F401 (filled by issue 38)
@@ -1334,8 +1334,17 @@ ZOO += [
 ]
 
 
-# issue 38, written arguments rebound or swapped: outputs follow the caller's memory (outsiders_outputs.py)
+# issue 38, written arguments rebound or swapped: outputs follow the caller's memory (outsiders_outputs.py);
+# the programs whose caller's arrays are written (extra outputs) are checked by test_outsiders_outputs.py
 ZOO += [
+    Case("rebind_then_write", outsiders_outputs.rebind_then_write, lambda rng: (0.5 + rng.random(5),), ("x",), True),
+    Case(
+        "swap_then_write_other",
+        outsiders_outputs.swap_then_write_other,
+        lambda rng: (0.5 + rng.random(5),),
+        ("x",),
+        True,
+    ),
 ]
 
 
