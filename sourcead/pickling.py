@@ -81,7 +81,7 @@ def check_recipe(ref: Any, wrt: Any = (), jit: Any = True, memory: Any = None, t
     if transform is not None and transform not in _TRANSFORMS:
         raise _refused(f"unknown transform {transform!r} (one of {', '.join(_TRANSFORMS)})")
     _check_ref(ref)
-    items = wrt if isinstance(wrt, tuple) else (wrt,)
+    items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)  # jacobian keeps the list it was given
     if not all(isinstance(w, str) or (isinstance(w, int) and not isinstance(w, bool)) for w in items):
         raise _refused(f"wrt={wrt!r} is not a position, a name or a tuple of them")
     if not isinstance(jit, bool):
@@ -150,6 +150,7 @@ def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool, memory: int | None 
     from . import api
 
     check_recipe(ref, wrt, jit, memory, transform)
+    wrt = tuple(wrt) if isinstance(wrt, list) else wrt  # a key of the memo below
     func = resolve(ref)
     key = (transform, func, wrt, jit, memory)
     found = _REBUILT.get(key)

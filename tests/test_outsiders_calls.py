@@ -269,7 +269,7 @@ class Crafted:
         (rebuild, ("grad", ("object", 3), 0, True, None), "3 is not a function"),
         (_rebuild_second_order, ("no_such", REF, (0, True, None)), "unknown transform 'no_such'"),
         (_rebuild_second_order, ("hvp", REF, {"wrt": 0}), "the options of hvp"),
-        (_rebuild_second_order, ("hessian", REF, ([0], True, None)), r"wrt=\[0\]"),
+        (_rebuild_second_order, ("hessian", REF, ({0}, True, None)), r"wrt=\{0\}"),
         (rebuild_differentiable, (("main", 1, 2),), r"the function reference \(.main., 1, 2\) names no module"),
         (rebuild_bridge, ("os", REF, 0, {}), "unknown bridge 'os'"),
     ],
@@ -283,6 +283,8 @@ def test_a_crafted_pickle_is_a_clear_error(loader, args, message):
 def test_a_sound_pickle_still_loads():
     g = pickle.loads(pickle.dumps(sourcead.grad(oc.weighted_squares, jit=False)))
     np.testing.assert_array_equal(g(X, W), sourcead.grad(oc.weighted_squares, jit=False)(X, W))
+    jac = pickle.loads(pickle.dumps(sourcead.jacobian(oc.running_product, wrt=[0], jit=False, memory="1MB")))
+    np.testing.assert_array_equal(jac(X)[0], sourcead.grad(oc.running_product, jit=False)(X))
 
 
 @pytest.mark.parametrize(
