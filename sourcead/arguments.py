@@ -183,7 +183,7 @@ def _to_array(spec: Any, k: int, t: Type) -> Callable[[Any], Any]:
         given = value
         if not value.dtype.isnative:  # the other byte order: NumPy swaps it in one pass
             value = value.astype(value.dtype.newbyteorder("="))
-        if widen and value.dtype in _WIDENED:  # exact: every float32 is a float64
+        if widen and value.dtype.char in "ef":  # float16, float32: exact, every one is a float64
             value = value.astype(np.float64)
         if is_wrt and value.dtype != np.float64:
             raise ArgumentTypeError(
