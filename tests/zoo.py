@@ -1355,6 +1355,20 @@ ZOO += [
 
 # issue 38, odd calls (outsiders_calls.py)
 ZOO += [
+    Case(
+        "big_endian_gather",
+        outsiders_calls.gather_squares,
+        lambda rng: (rng.standard_normal(6), np.array([0, 2, 2, 5, 1], dtype=">i8")),
+        ("x",),
+        True,
+    ),
+    Case(
+        "float32_weights",
+        outsiders_calls.weighted_squares,
+        lambda rng: (rng.standard_normal(5), rng.uniform(0.5, 2.0, 5).astype(np.float32)),
+        ("x",),
+        True,
+    ),
 ]
 
 
