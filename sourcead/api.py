@@ -26,7 +26,7 @@ from numba.core.errors import NumbaError
 from . import callplan
 from .budget import memory_bytes
 from .compile import Compiled, Spec, load, source_key
-from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError
+from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError, numba_failure
 from .functions import unwrap
 from .types import Type, parse_spec
 
@@ -236,11 +236,8 @@ class _Prepared:
             if original is None:
                 raise
             raise callplan.explain(exc, self._func, original, str(variant.compiled.path), variant.plan, seeds) from None
-        except NumbaError as exc:
-            raise SourceADError(
-                f"numba could not compile the generated code {variant.compiled.path}: {str(exc).splitlines()[0]}",
-                hint="This is a sourcead limitation or bug; please report it with the function's source.",
-            ) from None
+        except (NumbaError, AssertionError) as exc:  # AssertionError: a run-time check numba inserted
+            raise numba_failure(exc, f"the generated code {variant.compiled.path}") from None
 
     def _grads(self, variant: _Variant, flat: list, out: Any) -> Any:
         if out is not None:
@@ -989,11 +986,8 @@ def _run_batch(prepared: _Prepared, variant: _Variant, kind: str, args: list, di
             return python_loop(variant, kind, plain, dirs, extra)
     try:
         return compiled_loop(variant, kind)(*args, *dirs, *extra)
-    except NumbaError as exc:
-        raise SourceADError(
-            f"numba could not compile the batch loop over {variant.compiled.path}: {str(exc).splitlines()[0]}",
-            hint="This is a sourcead limitation or bug; please report it with the function's source.",
-        ) from None
+    except (NumbaError, AssertionError) as exc:
+        raise numba_failure(exc, f"the batch loop over {variant.compiled.path}") from None
 
 
 def _tangent_batch(tangents: Any, converted: list, variant: _Variant, single: bool) -> bool:

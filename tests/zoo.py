@@ -1351,6 +1351,13 @@ ZOO += [
 
 # issue 38, prange loops that race, and prange beside whole-array records (outsiders_prange.py)
 ZOO += [
+    Case(
+        "prange_beside_whole_record",
+        outsiders_prange.prange_beside_whole_record,
+        lambda rng: (rng.standard_normal(5), 0.7, 4),
+        ("x", "b"),
+        True,
+    ),
 ]
 
 
