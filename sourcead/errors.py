@@ -61,6 +61,11 @@ class ArgumentTypeError(SourceADError, TypeError):
     an array, an array of the wrong number of dimensions). Also a `TypeError`."""
 
 
+class RaceWarning(UserWarning):
+    """A `prange` loop whose iterations may write what another writes or reads: sourcead runs it
+    serially (`races.py`)."""
+
+
 def numba_failure(exc: BaseException, what: str) -> SourceADError:
     """The error for an exception out of numba running `what` (the generated code, a batch loop):
     it could not compile it, or the compiled code failed a check numba inserted (a bare

@@ -37,6 +37,7 @@ from .naming import Namer
 from .normalize import normalize
 from .parse import ParsedFunction, parse_function
 from .program import Program
+from .races import serialize_races
 from .reverse import reverse_function
 
 MODES = ("forward", "reverse", "gradient", "primal", "hvp", "vector")
@@ -80,7 +81,7 @@ def analyze_parsed(
     the generated tangent function back in here: `second.py`)."""
     fence(parsed)
     namer = Namer(local_names(parsed.node) | set(parsed.globals))
-    core = normalize(parsed, namer)
+    core = serialize_races(normalize(parsed, namer), parsed.locate)
     if wrt or not allow_empty_wrt:
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):

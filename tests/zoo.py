@@ -1358,6 +1358,17 @@ ZOO += [
         ("x", "b"),
         True,
     ),
+    Case(
+        "prange_histogram",
+        outsiders_prange.prange_histogram,
+        lambda rng: (rng.standard_normal(40), rng.integers(0, 3, size=40), 3),
+        ("x",),
+        True,
+    ),
+    Case("prange_product", outsiders_prange.prange_product, lambda rng: (rng.uniform(0.5, 1.5, 30),), ("x",), True),
+    Case("prange_running_sum", outsiders_prange.prange_running_sum, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case("prange_recurrence", outsiders_prange.prange_recurrence, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case("prange_last_value", outsiders_prange.prange_last_value, lambda rng: (rng.standard_normal(30),), ("x",), True),
 ]
 
 
