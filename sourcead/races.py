@@ -29,7 +29,18 @@ from dataclasses import replace
 
 import libcst as cst
 
-from .core import Assign, CoreFunction, For, If, Permute, Stmt, While, assigned_names, walk_statements
+from .core import (
+    Assign,
+    CoreFunction,
+    For,
+    If,
+    Permute,
+    Stmt,
+    While,
+    assigned_names,
+    mentioned_outside,
+    walk_statements,
+)
 from .definite import possibly_undefined
 from .errors import Location, RaceWarning
 from .exprs import code, is_number, names_in, number_value, subscript_indices, walk
@@ -42,38 +53,45 @@ def serialize_races(fn: CoreFunction, locate) -> CoreFunction:
     """`fn` with every racing `prange` loop made a `range` loop (`For.serial` says why), warning
     once for each; `locate(node)` gives the user's position of a statement's origin, or None."""
     returned = set().union(*(names_in(v) for v in fn.ret.values)) | set(fn.mutated)
-    body = _block(fn.body, (), returned, locate)
+    body = _block(fn.body, (), returned, lambda loop: mentioned_outside(fn.body, loop), locate)
     return fn if body == fn.body else replace(fn, body=body)
 
 
-def _block(body: tuple[Stmt, ...], after: tuple[Stmt, ...], returned: set[str], locate) -> tuple[Stmt, ...]:
+def _block(body: tuple[Stmt, ...], after: tuple[Stmt, ...], returned: set[str], outside, locate) -> tuple[Stmt, ...]:
     """`body` with its racing prange loops serial; `after` runs after it (the rest of the
-    enclosing blocks, and an enclosing loop's body again)."""
+    enclosing blocks, and an enclosing loop's body again); `outside(loop)`: the names the
+    function mentions outside the loop's body."""
     out = []
     for k, s in enumerate(body):
         rest = (*body[k + 1 :], *after)
         if isinstance(s, For) and s.parallel:
-            race = loop_race(s, rest, returned)
+            race = loop_race(s, rest, returned, outside(s))
             if race is not None:
                 stmt, why = race
                 _warn(why, locate(stmt.origin) or locate(s.origin))
-                s = replace(s, parallel=False, serial=why, body=_block(s.body, (*s.body, *rest), returned, locate))
+                inner = _block(s.body, (*s.body, *rest), returned, outside, locate)
+                s = replace(s, parallel=False, serial=why, body=inner)
         elif isinstance(s, (For, While)):
-            s = replace(s, body=_block(s.body, (*s.body, *rest), returned, locate))
+            s = replace(s, body=_block(s.body, (*s.body, *rest), returned, outside, locate))
         elif isinstance(s, If):
-            s = replace(s, body=_block(s.body, rest, returned, locate), orelse=_block(s.orelse, rest, returned, locate))
+            then = _block(s.body, rest, returned, outside, locate)
+            s = replace(s, body=then, orelse=_block(s.orelse, rest, returned, outside, locate))
         out.append(s)
     return body if all(a is b for a, b in zip(out, body, strict=True)) else tuple(out)
 
 
-def loop_race(loop: For, after: tuple[Stmt, ...], returned: set[str]) -> tuple[Stmt, str] | None:
-    """The statement of `loop` that may race and why, or None when its iterations are independent."""
+def loop_race(loop: For, after: tuple[Stmt, ...], returned: set[str], outside: set[str]) -> tuple[Stmt, str] | None:
+    """The statement of `loop` that may race and why, or None when its iterations are independent.
+    `after` runs after the loop, `returned` is read at the end, `outside` is what the function
+    mentions outside the loop's body."""
     statements = list(walk_statements(loop.body))
     assigns = [s for s in statements if isinstance(s, Assign)]
     own = {s.var for s in assigns if not s.writes_element and s.accumulate is None}
     own |= {s.var for s in statements if isinstance(s, For)}
     own |= {t for s in statements if isinstance(s, Permute) for t in s.targets}
-    carried = possibly_undefined(loop.body, {loop.var}) & own
+    # a name the body may read before it assigns it, and that lives on outside the loop (the body's
+    # own names an inlined helper's early return leaves "possibly unassigned" behind a flag are not)
+    carried = possibly_undefined(loop.body, {loop.var}) & own & outside
     for s in assigns:
         if s.var in carried and not s.writes_element:
             return s, f"`{s.var}` is read before it is assigned in an iteration, so one iteration reads another's"
