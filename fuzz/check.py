@@ -138,7 +138,7 @@ def classify(exc: BaseException, stage: str, program_file: str | None = None) ->
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     if isinstance(exc, SourceADError):
         message = exc.message.splitlines()[0] if exc.message else first
-        if message.startswith("numba could not compile"):
+        if message.startswith(("numba could not compile", "numba's run-time check failed")):
             return Outcome("crash", message, stage=stage, trace=trace)
         if exc.where is None:
             if isinstance(exc, AliasingError) or _BAD_CALL.search(message):

@@ -26,7 +26,7 @@ from numba.core.errors import NumbaError
 from . import arguments, callplan, rerun
 from .budget import memory_bytes
 from .compile import Compiled, Spec, load, source_key
-from .errors import ArgumentTypeError, ShapeError, SourceADError
+from .errors import ArgumentTypeError, ShapeError, SourceADError, numba_failure
 from .functions import unwrap
 from .types import Type, parse_spec
 
@@ -237,11 +237,8 @@ class _Prepared:
             if original is None:
                 raise
             raise callplan.explain(exc, self._func, original, str(variant.compiled.path), variant.plan, seeds) from None
-        except NumbaError as exc:
-            raise SourceADError(
-                f"numba could not compile the generated code {variant.compiled.path}: {str(exc).splitlines()[0]}",
-                hint="This is a sourcead limitation or bug; please report it with the function's source.",
-            ) from None
+        except (NumbaError, AssertionError) as exc:  # AssertionError: a run-time check numba inserted
+            raise numba_failure(exc, f"the generated code {variant.compiled.path}") from None
 
     def _grads(self, variant: _Variant, flat: list, out: Any) -> Any:
         if out is not None:
@@ -826,11 +823,8 @@ def _run_batch(prepared: _Prepared, variant: _Variant, kind: str, args: list, di
     except SystemError as exc:
         rerun.reraise_interrupt(exc)
         raise
-    except NumbaError as exc:
-        raise SourceADError(
-            f"numba could not compile the batch loop over {variant.compiled.path}: {str(exc).splitlines()[0]}",
-            hint="This is a sourcead limitation or bug; please report it with the function's source.",
-        ) from None
+    except (NumbaError, AssertionError) as exc:
+        raise numba_failure(exc, f"the batch loop over {variant.compiled.path}") from None
 
 
 def _tangent_batch(tangents: Any, converted: list, variant: _Variant, single: bool) -> bool:

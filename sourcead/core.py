@@ -54,6 +54,7 @@ class For:
     body: tuple[Stmt, ...]
     parallel: bool
     origin: cst.CSTNode
+    serial: str = ""  # why a `prange` loop runs as a `range` loop: its iterations may race (races.py)
 
     def range_text(self, serial: bool = False) -> str:
         """`range(...)` as written (`prange` for a parallel loop, unless `serial`)."""

@@ -68,6 +68,8 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     if isinstance(stmt, (For, While)) and marked(stmt):
         out.comment(f"{MARKER} (marked in the source: the reverse sweep of hvp checkpoints it too)")
     if isinstance(stmt, For):
+        if stmt.serial:
+            out.comment(f"a prange loop run serially: {stmt.serial}")
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
             _block(prog, stmt.body, out)
         return

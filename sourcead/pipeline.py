@@ -3,6 +3,7 @@
     parse      find the function in its file, libcst tree with positions      (parse.py)
     fence      reject anything outside the supported subset, with positions  (fence.py)
     normalize  core form: canonical calls, explicit accumulations, one exit   (normalize.py)
+    races      prange loops that may race become range loops, with a warning (races.py)
     kinds      float / int / array of every variable                          (kinds.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
     forward    tangent code (forward mode)                                    (forward.py)
@@ -37,6 +38,7 @@ from .naming import Namer
 from .normalize import normalize
 from .parse import ParsedFunction, parse_function
 from .program import Program
+from .races import serialize_races
 from .reverse import reverse_function
 
 MODES = ("forward", "reverse", "gradient", "primal", "hvp", "vector")
@@ -66,7 +68,7 @@ class Generated:
 def analyze(
     func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, allow_empty_wrt: bool = False
 ) -> Program:
-    """parse -> fence -> normalize -> kinds -> activity."""
+    """parse -> fence -> normalize -> races -> kinds -> activity."""
     return analyze_parsed(parse_function(func), wrt, arg_kinds, allow_empty_wrt)
 
 
@@ -76,11 +78,11 @@ def analyze_parsed(
     arg_kinds: dict[str, str] | None = None,
     allow_empty_wrt: bool = False,
 ) -> Program:
-    """fence -> normalize -> kinds -> activity, on a function already parsed (second order feeds
+    """fence -> normalize -> races -> kinds -> activity, on a function already parsed (second order feeds
     the generated tangent function back in here: `second.py`)."""
     fence(parsed)
     namer = Namer(local_names(parsed.node) | set(parsed.globals))
-    core = normalize(parsed, namer)
+    core = serialize_races(normalize(parsed, namer), parsed.locate)
     if wrt or not allow_empty_wrt:
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):

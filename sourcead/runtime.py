@@ -25,6 +25,7 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_slots,
     checkpoint_store,
 )
+from .flat_records import record_flat  # noqa: F401  (generated code imports it)
 from .lowered import (  # noqa: F401  (generated code imports them)
     ADJOINT_CHUNKS,
     add_chunk_rows,
@@ -619,6 +620,7 @@ def _expand_axis(g, x, axis):
 # every helper generated code may import (the namer keeps user variables off these names)
 HELPERS = (
     "reserve",
+    "record_flat",
     "zeros_like",
     "add_unordered",
     "last_index",

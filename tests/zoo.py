@@ -1374,6 +1374,24 @@ ZOO += [
 
 # issue 38, prange loops that race, and prange beside whole-array records (outsiders_prange.py)
 ZOO += [
+    Case(
+        "prange_beside_whole_record",
+        outsiders_prange.prange_beside_whole_record,
+        lambda rng: (rng.standard_normal(5), 0.7, 4),
+        ("x", "b"),
+        True,
+    ),
+    Case(
+        "prange_histogram",
+        outsiders_prange.prange_histogram,
+        lambda rng: (rng.standard_normal(40), rng.integers(0, 3, size=40), 3),
+        ("x",),
+        True,
+    ),
+    Case("prange_product", outsiders_prange.prange_product, lambda rng: (rng.uniform(0.5, 1.5, 30),), ("x",), True),
+    Case("prange_running_sum", outsiders_prange.prange_running_sum, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case("prange_recurrence", outsiders_prange.prange_recurrence, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case("prange_last_value", outsiders_prange.prange_last_value, lambda rng: (rng.standard_normal(30),), ("x",), True),
 ]
 
 

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, reserve, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, record_flat, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -29,7 +29,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        tape[top : top + t0.size] = t0.ravel()
+        record_flat(tape, top, t0)
         top += t0.size
         t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
