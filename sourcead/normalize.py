@@ -27,6 +27,7 @@ from dataclasses import replace
 import libcst as cst
 import numpy as np
 
+from .aliases import from_loop
 from .core import (
     Assign,
     Break,
@@ -330,9 +331,8 @@ class Normalizer:
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
     def array_loop(self, stmt: cst.For, key: str | None) -> list[Stmt]:
-        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x);
-        `enumerate(x)` names the index, `zip(x, y)` runs to the shorter array. An iterated value
-        that is not a name is computed once, before the loop, as Python does."""
+        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x), `enumerate(x)`
+        names the index, `zip(x, y)` runs to the shorter array, an iterated expression is computed first."""
         target, it = stmt.target, stmt.iter
         index: cst.Name | None = None
         if key == "enumerate":
@@ -361,7 +361,7 @@ class Normalizer:
         ]
         body = stmt.body.with_changes(body=[*elements, *stmt.body.body])  # type: ignore[attr-defined]
         loop = stmt.with_changes(target=index, iter=cst.Call(cst.Name("range"), [cst.Arg(stop)]), body=body)
-        return self.block(before) + self.loop(loop)
+        return from_loop(self.block(before) + self.loop(loop), {s.body[0] for s in (*before, *elements)}, stmt)
 
     # --- expressions, in Python's evaluation order ----------------------------------------------
 
