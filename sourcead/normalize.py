@@ -678,10 +678,8 @@ class Normalizer:
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
         renamed = callee.node.visit(Rename(mapping))
         positions = {**callee.positions, **carried_positions(callee.node, renamed, callee.positions)}
-        inner = Normalizer(
-            replace(callee, node=renamed, positions=positions), self.namer, (*self.callers, _function_of(self.parsed))
-        )
-        core = inner.function()
+        inner = self.parsed.adopt(replace(callee, node=renamed, positions=positions))  # later errors locate its nodes
+        core = Normalizer(inner, self.namer, (*self.callers, _function_of(self.parsed))).function()
         for name, value in core.constants:
             if not _same_constant(self.constants.get(name, value), value):
                 raise self.fail(f"global `{name}` has different values in the caller and in {func.__name__}", call)

@@ -65,6 +65,41 @@ def slice_read_after_its_array_written(x):
     return np.sum(y * y)
 
 
+def _tail_written(u):
+    w = u[1:]  # error: here
+    w[0] = 0.0
+    return np.sum(w)
+
+
+def helper_writes_a_view_of_its_argument(x):
+    c = x * 1.0
+    return _tail_written(c)
+
+
+def _rows_written(M):
+    s = 0.0
+    for r in M:
+        r[0] = 1.0  # error: here
+        s += np.sum(r)
+    return s
+
+
+def helper_writes_its_rows(B):
+    C = B * 1.0
+    return _rows_written(C)
+
+
+def _renamed_written(u):
+    v = u  # error: here
+    v[0] = 2.0
+    return np.sum(v * u)
+
+
+def helper_renames_its_argument_then_writes(x):
+    c = x * 1.0
+    return _renamed_written(c)
+
+
 REFUSED = [
     (
         helper_returns_its_argument,
@@ -82,7 +117,7 @@ REFUSED = [
         row_written,
         "row[0]",
         "`row` is a row of `B` (`for row in B`), so writing `row` writes `B` too",
-        "r = row.copy()",
+        "row_copy = row.copy()",
     ),
     (
         array_written_while_row_read,
@@ -96,6 +131,9 @@ REFUSED = [
         "`B` is written here while the loop `for a, b in zip(A, B.T, strict=False)` reads a view of it",
         "for a, b in zip(A, B.copy().T, strict=False)",
     ),
+    (helper_writes_a_view_of_its_argument, "w = u[1:]", "`w` is a view of `u` (a row or slice)", "w = u[1:].copy()"),
+    (helper_writes_its_rows, "r[0]", "`r` is a row of `M` (`for r in M`), so writing `r` writes `M` too", "M[i, ...]"),
+    (helper_renames_its_argument_then_writes, "v = u", "`v = u` makes two names for one array", "v = u.copy()"),
     (
         slice_read_after_its_array_written,
         "y = x[1:]",
@@ -106,10 +144,14 @@ REFUSED = [
 
 
 def _marked(func) -> tuple[int, str]:
-    lines, first = inspect.getsourcelines(func)
-    for offset, text in enumerate(lines):
-        if "# error: here" in text:
-            return first + offset, text
+    """The line marked `# error: here` in `func` or the helper it calls."""
+    for candidate in (func, *(v for v in func.__globals__.values() if inspect.isfunction(v))):
+        if candidate is not func and candidate.__name__ not in func.__code__.co_names:
+            continue
+        lines, first = inspect.getsourcelines(candidate)
+        for offset, text in enumerate(lines):
+            if "# error: here" in text:
+                return first + offset, text
     raise AssertionError(f"no '# error: here' line in {func.__name__}")
 
 
@@ -128,7 +170,18 @@ def test_refused_at_the_users_line_in_the_users_names(func, token, message, hint
     assert (err.where.line, err.where.column) == (line, text.index(token))
     assert message in err.message
     assert hint in err.hint
-    for made in ("result", "`k`", "k]", "seq", "_same_u", "_tail_u"):  # names sourcead makes
+    for made in (
+        "result",
+        "`k`",
+        "k]",
+        "seq",
+        "_same_u",
+        "_tail_u",
+        "_tail_written_w",
+        "_rows_written_r",
+        "`c`",
+        "`C`",
+    ):
         assert made not in err.message + err.hint
 
 
@@ -211,4 +264,30 @@ def test_accepted_and_right(func):
 def test_accepted_with_a_float_argument_too():
     B = np.random.default_rng(1).standard_normal((4, 3))
     report = sourcead.check_derivative(enumerated_rows_then_written, B, 0.7, wrt=(0, 1), jit=False)
+    assert report.ok, str(report)
+
+
+def hint_copy_of_the_row(B):
+    # what the refusal of `row[0] = ...` says to write
+    s = 0.0
+    for row in B:
+        row_copy = row.copy()
+        row_copy[0] = 0.0
+        s += np.sum(np.sin(row_copy))
+    return s
+
+
+def hint_loop_over_a_copy(B):
+    # what the refusal of `B[i, 0] = s` while `row` is read says to write
+    s = 0.0
+    for i, row in enumerate(B.copy()):
+        B[i, 0] = s
+        s += np.sum(np.sin(row))
+    return s + np.sum(B * B)
+
+
+@pytest.mark.parametrize("func", [hint_copy_of_the_row, hint_loop_over_a_copy], ids=lambda f: f.__name__)
+def test_what_the_hints_say_is_accepted_and_right(func):
+    args = _arguments(func)
+    report = sourcead.check_derivative(func, *args, wrt=0, jit=False)
     assert report.ok, str(report)
