@@ -4,6 +4,7 @@ silently wrong, crashing or wrongly refused before. The comment above each says 
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 # --- 6: a helper's fresh array, named by the caller, then written ------------------------------
 # Refused in reverse mode as "`y = result` makes two names for one array", naming the helper's
@@ -112,3 +113,26 @@ def helper_rows_in_loop_then_written(A):
         s += np.sum(_doubled(row) * row)
     B[2, :] = np.tanh(B[1, :])
     return s + np.sum(B)
+
+
+def rows_written_once_read(A):
+    # B written inside the loop, each row after its last read (and the next row before its read)
+    B = A * 1.0
+    s = 0.0
+    for i, row in enumerate(B):
+        s += np.sum(np.sin(row))
+        B[i, 0] = s
+        if i + 1 < len(B):
+            B[i + 1, 1] = 0.5 * s
+    return s + np.sum(B * B)
+
+
+def prange_rows_then_written(A):
+    B = A * 0.5
+    n = B.shape[0]
+    out = np.zeros(n)
+    for i in prange(n):
+        row = B[i]
+        out[i] = np.sum(np.sin(row) * row)
+    B[0, 0] = 1.0
+    return np.sum(out) + np.sum(B * B)

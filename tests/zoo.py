@@ -1404,6 +1404,20 @@ ZOO += [
         ("A",),
         True,
     ),
+    Case(
+        "rows_written_once_read",
+        outsiders_views.rows_written_once_read,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "prange_rows_then_written",
+        outsiders_views.prange_rows_then_written,
+        lambda rng: (rng.standard_normal((5, 3)),),
+        ("A",),
+        True,
+    ),
 ]
 
 
