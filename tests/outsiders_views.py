@@ -87,7 +87,7 @@ def zipped_rows_then_written(P, Q):
     A = P * 1.0
     B = Q + 0.5
     s = 0.0
-    for a, b in zip(A, B, strict=False):
+    for a, b in zip(A, B):  # noqa: B905 (numba takes no strict=)
         s += np.sum(a * np.sin(b))
     A[0, 0] = 2.0 * B[0, 0]
     B[1, 1] = 0.5

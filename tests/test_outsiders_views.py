@@ -53,7 +53,7 @@ def array_written_while_row_read(B):
 
 def array_written_while_transposed_rows_read(A, B):
     s = 0.0
-    for a, b in zip(A, B.T, strict=False):
+    for a, b in zip(A, B.T):  # noqa: B905 (numba takes no strict=)
         B[0, 0] = s  # error: here
         s += np.sum(a * b)
     return s
@@ -128,8 +128,8 @@ REFUSED = [
     (
         array_written_while_transposed_rows_read,
         "B[0, 0]",
-        "`B` is written here while the loop `for a, b in zip(A, B.T, strict=False)` reads a view of it",
-        "for a, b in zip(A, B.copy().T, strict=False)",
+        "`B` is written here while the loop `for a, b in zip(A, B.T)` reads a view of it",
+        "for a, b in zip(A, B.copy().T)",
     ),
     (helper_writes_a_view_of_its_argument, "w = u[1:]", "`w` is a view of `u` (a row or slice)", "w = u[1:].copy()"),
     (helper_writes_its_rows, "r[0]", "`r` is a row of `M` (`for r in M`), so writing `r` writes `M` too", "M[i, ...]"),
@@ -235,7 +235,7 @@ def rows_then_last_row_written_each_step(B):
 
 def zipped_rows_then_both_written(A, B):
     s = 0.0
-    for a, b in zip(A, B, strict=False):
+    for a, b in zip(A, B):  # noqa: B905 (numba takes no strict=)
         s += np.sum(a * np.sin(b))
     A[0, 0] = 2.0 * B[0, 0]
     B[1, 1] = 0.5
