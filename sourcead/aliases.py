@@ -75,7 +75,7 @@ def view_conflict(fn: CoreFunction, s: Assign, is_array: IsArray) -> Conflict | 
     if found is None or not isinstance(s.target, cst.Name):
         return None
     view, base = s.var, found[0]
-    writes = [t for t in statements_after(fn.body, s) if isinstance(t, Assign) and t.writes_element]
+    writes = [t for t in statements_after(fn.body, s) if _writes_in_place(t)]
     for t in writes:
         if t.var == view:
             return Conflict(t, True)
@@ -114,7 +114,7 @@ def _merge_results(body: tuple[Stmt, ...], fn: CoreFunction) -> tuple[Stmt, ...]
         for i in range(j - 1, -1, -1):
             d = body[i]
             if _is_whole(d) and d.var == v:
-                if d.value is not None and not (isinstance(d.value, cst.Name) and d.value.value == y):
+                if not (isinstance(d.value, cst.Name) and d.value.value == y):
                     merged = Assign(cst.Name(y), d.value, None, rename.origin)
                     return (*body[:i], merged, *body[i + 1 : j], *body[j + 1 :])
                 break
@@ -125,6 +125,11 @@ def _merge_results(body: tuple[Stmt, ...], fn: CoreFunction) -> tuple[Stmt, ...]
         if inner is not stmt:
             return (*body[:k], inner, *body[k + 1 :])
     return body
+
+
+def _writes_in_place(t: Stmt) -> bool:
+    """Does `t` write into an array's memory: an element or slice, or `x += e` (in place in Python)?"""
+    return isinstance(t, Assign) and (t.writes_element or t.accumulate is not None)
 
 
 def _is_whole(s: Stmt) -> bool:
@@ -140,7 +145,7 @@ def _copy_dead_views(body: tuple[Stmt, ...], fn: CoreFunction, is_array: IsArray
         found = view_base(s.value) if _is_whole(s) and is_array(s.var) else None
         if found and s.var not in fn.params and not _returned(s):
             after = statements_after(fn.body, s)
-            if any(isinstance(t, Assign) and t.writes_element and t.var == found[0] for t in after):
+            if any(_writes_in_place(t) and t.var == found[0] for t in after):
                 if view_conflict(fn, s, is_array) is None:
                     copied = cst.Call(cst.Attribute(cst.Name("np"), cst.Name("copy")), [cst.Arg(s.value)])
                     s = Assign(s.target, copied, None, s.origin)

@@ -43,6 +43,15 @@ def row_written(B):
     return s
 
 
+def row_accumulated(B):
+    # `row += ...` writes B in place: was a silently wrong gradient
+    s = 0.0
+    for row in B:
+        row += B[0] * 0.5  # error: here
+        s += np.sum(np.sin(row))
+    return s
+
+
 def array_written_while_row_read(B):
     s = 0.0
     for i, row in enumerate(B):
@@ -119,6 +128,7 @@ REFUSED = [
         "`row` is a row of `B` (`for row in B`), so writing `row` writes `B` too",
         "row_copy = row.copy()",
     ),
+    (row_accumulated, "row +=", "`row` is a row of `B` (`for row in B`), so writing `row` writes `B` too", "B[i, ...]"),
     (
         array_written_while_row_read,
         "B[i, 0]",
