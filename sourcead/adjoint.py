@@ -11,7 +11,7 @@ import libcst as cst
 
 from .activity import value_sources
 from .alias_errors import rename_error, view_error
-from .aliases import statements_after, view_conflict
+from .aliases import statements_after, view_conflict, writes_in_place
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
 from .exprs import names_in, negate, number, unparen
@@ -122,8 +122,7 @@ class StatementAdjoints:
     def written_after(self, s: Assign) -> set[str]:
         """The arrays written element by element once `s` has run: by a later statement, or by any
         statement of a loop around `s` (the next iteration comes after it)."""
-        later = statements_after(self.prog.fn.body, s)
-        return {t.var for t in later if isinstance(t, Assign) and t.writes_element}
+        return {t.var for t in statements_after(self.prog.fn.body, s) if writes_in_place(t)}
 
     def needs_reset(self, s: Assign) -> bool:
         """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""

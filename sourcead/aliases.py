@@ -13,7 +13,7 @@ make them separate arrays:
   `B[0, 0] = 1.0` after the loop. The view becomes a copy (`row = np.copy(B[k])`): no read of
   `row` can see the difference, and reverse mode then follows both arrays.
 
-Only where one of the names is written element by element (elsewhere a second name is harmless
+Only where one of the names is written in place (elsewhere a second name is harmless
 and the generated code stays as it was). `view_conflict` says, for a view this pass leaves, which
 write makes it one, for the error.
 """
@@ -75,7 +75,7 @@ def view_conflict(fn: CoreFunction, s: Assign, is_array: IsArray) -> Conflict | 
     if found is None or not isinstance(s.target, cst.Name):
         return None
     view, base = s.var, found[0]
-    writes = [t for t in statements_after(fn.body, s) if _writes_in_place(t)]
+    writes = [t for t in statements_after(fn.body, s) if writes_in_place(t)]
     for t in writes:
         if t.var == view:
             return Conflict(t, True)
@@ -103,13 +103,13 @@ def statements_after(body: tuple[Stmt, ...], s: Stmt) -> list[Stmt]:
 def _merge_results(body: tuple[Stmt, ...], fn: CoreFunction) -> tuple[Stmt, ...]:
     """One merge of `v = e; ...; y = v` into `y = e` (see the module docstring), or `body` itself."""
     counts = _mentions(fn)
-    element_written = {t.var for t in walk_statements(fn.body) if isinstance(t, Assign) and t.writes_element}
+    written = {t.var for t in walk_statements(fn.body) if writes_in_place(t)}
     returned = set().union(*(names_in(v) for v in fn.ret.values)) if fn.ret.values else set()
     for j, rename in enumerate(body):
         if not (_is_whole(rename) and isinstance(rename.value, cst.Name)):
             continue
         y, v = rename.var, rename.value.value
-        if y not in element_written or v == y or v in fn.params or v in returned or counts.get(v) != 2:
+        if y not in written or v == y or v in fn.params or v in returned or counts.get(v) != 2:
             continue
         for i in range(j - 1, -1, -1):
             d = body[i]
@@ -127,7 +127,7 @@ def _merge_results(body: tuple[Stmt, ...], fn: CoreFunction) -> tuple[Stmt, ...]
     return body
 
 
-def _writes_in_place(t: Stmt) -> bool:
+def writes_in_place(t: Stmt) -> bool:
     """Does `t` write into an array's memory: an element or slice, or `x += e` (in place in Python)?"""
     return isinstance(t, Assign) and (t.writes_element or t.accumulate is not None)
 
@@ -145,7 +145,7 @@ def _copy_dead_views(body: tuple[Stmt, ...], fn: CoreFunction, is_array: IsArray
         found = view_base(s.value) if _is_whole(s) and is_array(s.var) else None
         if found and s.var not in fn.params and not _returned(s):
             after = statements_after(fn.body, s)
-            if any(_writes_in_place(t) and t.var == found[0] for t in after):
+            if any(writes_in_place(t) and t.var == found[0] for t in after):
                 if view_conflict(fn, s, is_array) is None:
                     copied = cst.Call(cst.Attribute(cst.Name("np"), cst.Name("copy")), [cst.Arg(s.value)])
                     s = Assign(s.target, copied, None, s.origin)

@@ -68,6 +68,14 @@ def array_written_while_transposed_rows_read(A, B):
     return s
 
 
+def renamed_then_accumulated(x):
+    # `z += ...` writes y too: was a silently wrong gradient
+    y = x * 1.0
+    z = y  # error: here
+    z += x * x
+    return np.sum(y * z)
+
+
 def slice_read_after_its_array_written(x):
     y = x[1:]  # error: here
     x[0] = 2.0
@@ -144,6 +152,7 @@ REFUSED = [
     (helper_writes_a_view_of_its_argument, "w = u[1:]", "`w` is a view of `u` (a row or slice)", "w = u[1:].copy()"),
     (helper_writes_its_rows, "r[0]", "`r` is a row of `M` (`for r in M`), so writing `r` writes `M` too", "M[i, ...]"),
     (helper_renames_its_argument_then_writes, "v = u", "`v = u` makes two names for one array", "v = u.copy()"),
+    (renamed_then_accumulated, "z = y", "`z = y` makes two names for one array that is then written", "z = y.copy()"),
     (
         slice_read_after_its_array_written,
         "y = x[1:]",
