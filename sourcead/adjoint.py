@@ -120,8 +120,8 @@ class StatementAdjoints:
         return lines
 
     def written_after(self, s: Assign) -> set[str]:
-        """The arrays written element by element once `s` has run: by a later statement, or by any
-        statement of a loop around `s` (the next iteration comes after it)."""
+        """The arrays written in place (an element or slice, or `x += e`) once `s` has run: by a later
+        statement, or by any statement of a loop around `s` (the next iteration comes after it)."""
         return {t.var for t in statements_after(self.prog.fn.body, s) if writes_in_place(t)}
 
     def needs_reset(self, s: Assign) -> bool:

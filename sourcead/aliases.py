@@ -33,6 +33,9 @@ from .rules import primitive
 def merge_results(fn: CoreFunction) -> CoreFunction:
     """`fn` with each helper's result that only the caller's name reads assigned to that name."""
     body = fn.body
+    written = {t.var for t in walk_statements(body) if writes_in_place(t)}
+    if not any(_is_whole(t) and isinstance(t.value, cst.Name) and t.var in written for t in walk_statements(body)):
+        return fn  # no second name written in place: nothing to merge
     while (merged := _merge_results(body, replace(fn, body=body))) is not body:
         body = merged
     return fn if body is fn.body else replace(fn, body=body)
