@@ -10,6 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from .activity import value_sources
+from .alias_errors import rename_error, view_error
+from .aliases import statements_after, view_conflict, writes_in_place
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
 from .exprs import code, is_cheap, names_in, negate, number, unparen
@@ -17,7 +19,6 @@ from .linearize import Node, adjoint, array_roots, shape_like
 from .liveness import needed_assignments
 from .peephole import simplify
 from .program import Program, builds_array, copied_array
-from .rules import primitive
 
 
 class StatementAdjoints:
@@ -109,26 +110,11 @@ class StatementAdjoints:
     def check_view(self, s: Assign) -> None:
         """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other
         primitives declared `view`): writes through either name change both, which reverse mode
-        does not follow; refused where one of them is written element by element."""
-        value = s.value
-        base = None
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-            base, what = value.value.value, "a row or slice"
-        elif isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
-            declared = primitive(code(value.func))
-            if declared is not None and declared.view:
-                base, what = value.args[0].value.value, f"`{declared.name}` returns a view"
-        if base is not None and not _returns(s) and {s.var, base} & self.written_after(s):
-            written = s.origin.value if isinstance(s.origin, cst.Assign) else value  # as the user wrote it
-            text = code(written)
-            if not isinstance(written, (cst.Name, cst.Subscript, cst.Attribute, cst.Call)):
-                text = f"({text})"
-            raise self.prog.parsed.error(
-                f"`{s.var}` is a view of `{base}` ({what}), and one of them is then written, "
-                "which reverse mode does not support yet",
-                s.origin,
-                f"Write `{s.var} = {text}.copy()` for a separate array, or index `{base}` itself.",
-            )
+        does not follow; refused where one is written while the other is read (`aliases.py`
+        copies the views it can)."""
+        conflict = None if _returns(s) else view_conflict(self.prog.fn, s, self.prog.kinds.is_array)
+        if conflict is not None:
+            raise view_error(self.prog.parsed, s, conflict)
 
     def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
@@ -154,12 +140,7 @@ class StatementAdjoints:
         source = copied_array(s)
         if renames:
             if {s.var, value.value} & self.written_after(s) and not _returns(s):
-                raise prog.parsed.error(
-                    f"`{s.var} = {value.value}` makes two names for one array that is then written, "
-                    "which reverse mode does not support yet",
-                    s.origin,
-                    f"Write `{s.var} = {value.value}.copy()`.",
-                )
+                raise rename_error(prog.parsed, s, value.value)
             source = value  # never written: the same as a copy
         lines = []
         if isinstance(source, cst.Name) and prog.is_active(source.value):
@@ -170,13 +151,9 @@ class StatementAdjoints:
         return lines
 
     def written_after(self, s: Assign) -> set[str]:
-        """The arrays written element by element once `s` has run: by a later statement, or by any
-        statement of a loop around `s` (the next iteration comes after it)."""
-        later = set(self.statements[self.statements.index(s) + 1 :])
-        for loop in self.statements:
-            if isinstance(loop, (For, While)) and s in set(walk_statements(loop.body)):
-                later |= set(walk_statements(loop.body))
-        return {t.var for t in later if isinstance(t, Assign) and t.writes_element}
+        """The arrays written in place (an element or slice, or `x += e`) once `s` has run: by a later
+        statement, or by any statement of a loop around `s` (the next iteration comes after it)."""
+        return {t.var for t in statements_after(self.prog.fn.body, s) if writes_in_place(t)}
 
     def needs_reset(self, s: Assign) -> bool:
         """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""

@@ -28,6 +28,7 @@ from dataclasses import replace
 import libcst as cst
 import numpy as np
 
+from .aliases import from_loop
 from .core import (
     Assign,
     Break,
@@ -332,9 +333,8 @@ class Normalizer:
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
     def array_loop(self, stmt: cst.For, key: str | None) -> list[Stmt]:
-        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x);
-        `enumerate(x)` names the index, `zip(x, y)` runs to the shorter array. An iterated value
-        that is not a name is computed once, before the loop, as Python does."""
+        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x), `enumerate(x)`
+        names the index, `zip(x, y)` runs to the shorter array, an iterated expression is computed first."""
         target, it = stmt.target, stmt.iter
         index: cst.Name | None = None
         if key == "enumerate":
@@ -363,7 +363,7 @@ class Normalizer:
         ]
         body = stmt.body.with_changes(body=[*elements, *stmt.body.body])  # type: ignore[attr-defined]
         loop = stmt.with_changes(target=index, iter=cst.Call(cst.Name("range"), [cst.Arg(stop)]), body=body)
-        return self.block(before) + self.loop(loop)
+        return from_loop(self.block(before) + self.loop(loop), {s.body[0] for s in (*before, *elements)}, stmt)
 
     # --- expressions, in Python's evaluation order ----------------------------------------------
 
@@ -680,10 +680,8 @@ class Normalizer:
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
         renamed = callee.node.visit(Rename(mapping))
         positions = {**callee.positions, **carried_positions(callee.node, renamed, callee.positions)}
-        inner = Normalizer(
-            replace(callee, node=renamed, positions=positions), self.namer, (*self.callers, _function_of(self.parsed))
-        )
-        core = inner.function()
+        inner = self.parsed.adopt(replace(callee, node=renamed, positions=positions))  # later errors locate its nodes
+        core = Normalizer(inner, self.namer, (*self.callers, _function_of(self.parsed))).function()
         for name, value in core.constants:
             if not _same_constant(self.constants.get(name, value), value):
                 raise self.fail(f"global `{name}` has different values in the caller and in {func.__name__}", call)

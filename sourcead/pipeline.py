@@ -3,6 +3,7 @@
     parse      find the function in its file, libcst tree with positions      (parse.py)
     fence      reject anything outside the supported subset, with positions  (fence.py)
     normalize  core form: canonical calls, explicit accumulations, one exit   (normalize.py)
+               a helper's result named by the caller; then dead views copied  (aliases.py)
     races      prange loops that may race become range loops, with a warning (races.py)
     kinds      float / int / array of every variable                          (kinds.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
@@ -27,6 +28,7 @@ import libcst as cst
 from . import custom
 from ._version import __version__
 from .activity import analyze_activity
+from .aliases import copy_dead_views, merge_results
 from .contract import derive as derive_contract
 from .core import Assign, CoreFunction, Permute, walk_statements
 from .emit import module_text
@@ -82,11 +84,13 @@ def analyze_parsed(
     the generated tangent function back in here: `second.py`)."""
     fence(parsed)
     namer = Namer(local_names(parsed.node) | set(parsed.globals))
-    core = serialize_races(normalize(parsed, namer), parsed.locate)
+    core = serialize_races(merge_results(normalize(parsed, namer)), parsed.locate)
     if wrt or not allow_empty_wrt:
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
+        if (copied := copy_dead_views(core, kinds.is_array)) is not core:
+            core, kinds = copied, infer_kinds(copied, parsed, arg_kinds)
         names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # the dtypes may be a guess
         return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 

@@ -21,7 +21,7 @@ import outsiders_inplace  # noqa: F401 (filled by issue 38)
 import outsiders_outputs
 import outsiders_prange  # noqa: F401 (filled by issue 38)
 import outsiders_rules  # noqa: F401 (filled by issue 38)
-import outsiders_views  # noqa: F401 (filled by issue 38)
+import outsiders_views
 import stencils
 import vectorized
 
@@ -1350,6 +1350,83 @@ ZOO += [
 
 # issue 38, helpers' fresh arrays and loop rows, then written (outsiders_views.py)
 ZOO += [
+    Case(
+        "helper_fresh_then_written",
+        outsiders_views.helper_fresh_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "helper_pair_then_written",
+        outsiders_views.helper_pair_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "helpers_two_levels_then_written",
+        outsiders_views.helpers_two_levels_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "helper_fresh_in_loop_then_written",
+        outsiders_views.helper_fresh_in_loop_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "rows_read_then_written",
+        outsiders_views.rows_read_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "enumerated_rows_then_written",
+        outsiders_views.enumerated_rows_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "zipped_rows_then_written",
+        outsiders_views.zipped_rows_then_written,
+        lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal((3, 3))),
+        ("P", "Q"),
+        True,
+    ),
+    Case(
+        "rows_read_in_time_loop_then_written",
+        outsiders_views.rows_read_in_time_loop_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "helper_rows_in_loop_then_written",
+        outsiders_views.helper_rows_in_loop_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "rows_written_once_read",
+        outsiders_views.rows_written_once_read,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "prange_rows_then_written",
+        outsiders_views.prange_rows_then_written,
+        lambda rng: (rng.standard_normal((5, 3)),),
+        ("A",),
+        True,
+    ),
 ]
 
 
