@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import record_flat, reserve, zeros_like
 
 
 def enumerated_rows_then_written_vjp(A, out_bar):
@@ -22,7 +22,7 @@ def enumerated_rows_then_written_vjp(A, out_bar):
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = np.copy(B[i])
         s += np.sum(np.sin(row)) * (i + 1.0) + row[0] * row[1]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
@@ -21,19 +21,19 @@ def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
     hz = np.copy(hz0)
     for t in range(fict.shape[0]):
         tape = reserve(tape, top + ey[0, :].size)  # record ey[0, :]: overwritten next, and an adjoint reads it
-        tape[top : top + ey[0, :].size] = ey[0, :].ravel()
+        record_flat(tape, top, ey[0, :])
         top += ey[0, :].size
         ey[0, :] = fict[t]
         tape = reserve(tape, top + ey[1:, :].size)  # record ey[1:, :]: overwritten next, and its own adjoint reads it
-        tape[top : top + ey[1:, :].size] = ey[1:, :].ravel()
+        record_flat(tape, top, ey[1:, :])
         top += ey[1:, :].size
         ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
         tape = reserve(tape, top + ex[:, 1:].size)  # record ex[:, 1:]: overwritten next, and its own adjoint reads it
-        tape[top : top + ex[:, 1:].size] = ex[:, 1:].ravel()
+        record_flat(tape, top, ex[:, 1:])
         top += ex[:, 1:].size
         ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
         tape = reserve(tape, top + hz[:-1, :-1].size)  # record hz[:-1, :-1]: overwritten next, and its own adjoint reads it
-        tape[top : top + hz[:-1, :-1].size] = hz[:-1, :-1].ravel()
+        record_flat(tape, top, hz[:-1, :-1])
         top += hz[:-1, :-1].size
         hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
     result = ex * ey + hz * hz

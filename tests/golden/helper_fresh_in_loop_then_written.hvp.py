@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
@@ -26,14 +26,14 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
         itape[np.uint64(itop)] = y_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + y_dot.size)  # record y_dot: overwritten next, and an adjoint reads it
-        tape[top : top + y_dot.size] = y_dot.ravel()
+        record_flat(tape, top, y_dot)
         top += y_dot.size
         y_dot = 2.0 * _doubled_u_dot
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = y.shape[0]
         itop += 1
         tape = reserve(tape, top + y.size)  # record y: overwritten next, and an adjoint reads it
-        tape[top : top + y.size] = y.ravel()
+        record_flat(tape, top, y)
         top += y.size
         y = _doubled_u * 2.0
         y_dot[i] = 0.5 * y_dot[i + 1]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import record_flat, reserve, zeros_like
 
 
 def helper_fresh_in_loop_then_written_vjp(x, out_bar):
@@ -23,7 +23,7 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
         itape[np.uint64(itop)] = y.shape[0]
         itop += 1
         tape = reserve(tape, top + y.size)  # record y: overwritten next, and an adjoint reads it
-        tape[top : top + y.size] = y.ravel()
+        record_flat(tape, top, y)
         top += y.size
         y = _doubled_u * 2.0
         y[i] = 0.5 * y[i + 1]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
@@ -27,38 +27,38 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
         itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
-        tape[top : top + row_dot.size] = row_dot.ravel()
+        record_flat(tape, top, row_dot)
         top += row_dot.size
         row_dot = np.copy(B_dot[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = np.copy(B[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = result_1_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + result_1_dot.size)  # record result_1_dot: overwritten next, and an adjoint reads it
-        tape[top : top + result_1_dot.size] = result_1_dot.ravel()
+        record_flat(tape, top, result_1_dot)
         top += result_1_dot.size
         result_1_dot = 2.0 * row_dot
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = result_1.shape[0]
         itop += 1
         tape = reserve(tape, top + result_1.size)  # record result_1: overwritten next, and an adjoint reads it
-        tape[top : top + result_1.size] = result_1.ravel()
+        record_flat(tape, top, result_1)
         top += result_1.size
         result_1 = row * 2.0
         s_dot += np.sum(row * result_1_dot + result_1 * row_dot)
     t0 = np.tanh(B[1, :])
     tape = reserve(tape, top + B_dot[2, :].size)  # record B_dot[2, :]: overwritten next, and its own adjoint reads it
-    tape[top : top + B_dot[2, :].size] = B_dot[2, :].ravel()
+    record_flat(tape, top, B_dot[2, :])
     top += B_dot[2, :].size
     B_dot[2, :] = (1.0 - t0 * t0) * B_dot[1, :]
     tape = reserve(tape, top + B[2, :].size)  # record B[2, :]: overwritten next, and an adjoint reads it
-    tape[top : top + B[2, :].size] = B[2, :].ravel()
+    record_flat(tape, top, B[2, :])
     top += B[2, :].size
     B[2, :] = t0
     result_2_dot = s_dot + np.sum(B_dot)
@@ -80,7 +80,7 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     # adjoint of: B[2, :] = t0
     top -= B[2, :].size
     B[2, :] = tape[top : top + B[2, :].size].reshape(B[2, :].shape)  # restore the values B[2, :] had before
-    t0_bar += B_bar[2, :]
+    t0_bar += unbroadcast(B_bar[2, :], t0_bar)
     B_bar[2, :] = 0.0
     # adjoint of: B_dot[2, :] = (1.0 - t0 * t0) * B_dot[1, :]
     top -= B_dot[2, :].size

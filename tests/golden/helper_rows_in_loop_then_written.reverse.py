@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_vjp(A, out_bar):
@@ -23,19 +23,19 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = np.copy(B[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = result_1.shape[0]
         itop += 1
         tape = reserve(tape, top + result_1.size)  # record result_1: overwritten next, and an adjoint reads it
-        tape[top : top + result_1.size] = result_1.ravel()
+        record_flat(tape, top, result_1)
         top += result_1.size
         result_1 = row * 2.0
         s += np.sum(result_1 * row)
     tape = reserve(tape, top + B[2, :].size)  # record B[2, :]: overwritten next, and its own adjoint reads it
-    tape[top : top + B[2, :].size] = B[2, :].ravel()
+    record_flat(tape, top, B[2, :])
     top += B[2, :].size
     B[2, :] = np.tanh(B[1, :])
     result_2 = s + np.sum(B)
@@ -56,7 +56,7 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     t1 = np.tanh(B[1, :])
     t2 = B_bar[2, :].copy()
     B_bar[2, :] = 0.0
-    B_bar[1, :] += (1.0 - t1 * t1) * t2
+    B_bar[1, :] += (1.0 - t1 * t1) * unbroadcast(t2, B_bar[1, :])
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(result_1 * row)
         t0 = np.full_like(result_1 * row, s_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_written_once_read_hvp(A, A_dot, out_bar):
@@ -27,14 +27,14 @@ def rows_written_once_read_hvp(A, A_dot, out_bar):
         itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
-        tape[top : top + row_dot.size] = row_dot.ravel()
+        record_flat(tape, top, row_dot)
         top += row_dot.size
         row_dot = np.copy(B_dot[i])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = np.copy(B[i])
         s_dot += np.sum(np.cos(row) * row_dot)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import record_flat, reserve, zeros_like
 
 
 def scalars_into_3d_vjp(x, out_bar):
@@ -16,19 +16,19 @@ def scalars_into_3d_vjp(x, out_bar):
     h = np.zeros((n, 2, 3))
     for t in range(n):
         tape = reserve(tape, top + h[t].size)  # record h[t]: overwritten next, and an adjoint reads it
-        tape[top : top + h[t].size] = h[t].ravel()
+        record_flat(tape, top, h[t])
         top += h[t].size
         h[t] = x[t]
         tape = reserve(tape, top + h[t, 1].size)  # record h[t, 1]: overwritten next, and its own adjoint reads it
-        tape[top : top + h[t, 1].size] = h[t, 1].ravel()
+        record_flat(tape, top, h[t, 1])
         top += h[t, 1].size
         h[t, 1] = h[t, 1] * x[t]
         tape = reserve(tape, top + h[t, :, 2].size)  # record h[t, :, 2]: overwritten next, and an adjoint reads it
-        tape[top : top + h[t, :, 2].size] = h[t, :, 2].ravel()
+        record_flat(tape, top, h[t, :, 2])
         top += h[t, :, 2].size
         h[t, :, 2] = 0.5 * x[t]
     tape = reserve(tape, top + h[0, 1:].size)  # record h[0, 1:]: overwritten next, and an adjoint reads it
-    tape[top : top + h[0, 1:].size] = h[0, 1:].ravel()
+    record_flat(tape, top, h[0, 1:])
     top += h[0, 1:].size
     h[0, 1:] += 1.0
     result = np.sum(h * h)

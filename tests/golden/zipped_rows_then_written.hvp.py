@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
@@ -32,35 +32,35 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         itape[np.uint64(itop)] = a_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + a_dot.size)  # record a_dot: overwritten next, and an adjoint reads it
-        tape[top : top + a_dot.size] = a_dot.ravel()
+        record_flat(tape, top, a_dot)
         top += a_dot.size
         a_dot = np.copy(A_dot[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = a.shape[0]
         itop += 1
         tape = reserve(tape, top + a.size)  # record a: overwritten next, and an adjoint reads it
-        tape[top : top + a.size] = a.ravel()
+        record_flat(tape, top, a)
         top += a.size
         a = np.copy(A[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = b_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + b_dot.size)  # record b_dot: overwritten next, and an adjoint reads it
-        tape[top : top + b_dot.size] = b_dot.ravel()
+        record_flat(tape, top, b_dot)
         top += b_dot.size
         b_dot = np.copy(B_dot[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = b.shape[0]
         itop += 1
         tape = reserve(tape, top + b.size)  # record b: overwritten next, and an adjoint reads it
-        tape[top : top + b.size] = b.ravel()
+        record_flat(tape, top, b)
         top += b.size
         b = np.copy(B[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        tape[top : top + t0.size] = t0.ravel()
+        record_flat(tape, top, t0)
         top += t0.size
         t0 = np.sin(b)
         s_dot += np.sum(t0 * a_dot + a * (np.cos(b) * b_dot))

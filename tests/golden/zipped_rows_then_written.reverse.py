@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_vjp(P, Q, out_bar):
@@ -26,14 +26,14 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
         itape[np.uint64(itop)] = a.shape[0]
         itop += 1
         tape = reserve(tape, top + a.size)  # record a: overwritten next, and an adjoint reads it
-        tape[top : top + a.size] = a.ravel()
+        record_flat(tape, top, a)
         top += a.size
         a = np.copy(A[k])
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = b.shape[0]
         itop += 1
         tape = reserve(tape, top + b.size)  # record b: overwritten next, and an adjoint reads it
-        tape[top : top + b.size] = b.ravel()
+        record_flat(tape, top, b)
         top += b.size
         b = np.copy(B[k])
         s += np.sum(a * np.sin(b))
