@@ -114,6 +114,7 @@ class Outcome:
 def normalize(text: str) -> str:
     text = re.sub(r"(/[\w.+-]+)+\.py", "FILE", text)
     text = re.sub(r"sourcead_\w+_[0-9a-f]+", "MODULE", text)
+    text = re.sub(r"\$\d+", "$", text)  # numba's temporaries ($568call.33)
     text = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "N", text)
     text = re.sub(r"`[^`]*`", "`_`", text)
     return text[:160]
