@@ -105,6 +105,24 @@ def test_outcomes_of_exceptions() -> None:
     assert classify(IndexError("tuple index out of range"), "s").outcome == "crash"
 
 
+def test_rejections_that_misreport_are_failures(tmp_path: Path) -> None:
+    """Issue 38, findings 6 and 7: a rejection on the `def` line, or naming a variable the user
+    never wrote, is counted with the unpositioned errors, not as a rejection."""
+    from sourcead import SourceADError
+    from sourcead.errors import Location
+
+    path = tmp_path / "prog.py"
+    path.write_text("def f(B, x):\n    y = h(x)\n    y[0] = 0.0\n    return y[1]\n", encoding="utf-8")
+
+    def outcome(message: str, line: int) -> str:
+        return classify(SourceADError(message, Location(str(path), line, 4, "")), "s", str(path)).outcome
+
+    assert outcome("`y` is a view of `B`, and one of them is then written", 1) == "unpositioned"
+    assert outcome("`y = result0_1` makes two names for one array", 2) == "unpositioned"
+    assert outcome("`y = h(x)` makes two names for one array (write `.copy()`)", 2) == "rejected"
+    assert outcome("`abs()` of an array", 3) == "rejected"  # a builtin is nobody's compiler-made name
+
+
 def test_reproducer_round_trip(tmp_path: Path) -> None:
     from fuzz.check import Outcome
 
