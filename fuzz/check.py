@@ -29,10 +29,8 @@ decided by the parent process, `timeout` and `crash` by a signal.
 
 from __future__ import annotations
 
-import builtins
 import importlib.util
 import itertools
-import keyword
 import math
 import re
 import sys
@@ -45,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from .generate import Program, finite, outputs
+from .misreport import misreported
 
 OUTCOMES = ("ok", "wrong", "crash", "unpositioned", "jit-mismatch", "rejected", "discarded", "timeout")
 FAILURES = ("wrong", "crash", "unpositioned", "jit-mismatch", "timeout")
@@ -158,27 +157,6 @@ def classify(exc: BaseException, stage: str, program_file: str | None = None) ->
             return Outcome("unpositioned", f"{misreport}: {message}", stage=stage, trace=trace)
         return Outcome("rejected", message, stage=stage)
     return Outcome("crash", f"{type(exc).__name__}: {first}", stage=stage, trace=trace)
-
-
-def misreported(exc: Any, message: str, program_file: str | None) -> str:
-    """What a positioned rejection misreports about the user's code (issue 38, findings 6, 7): a
-    statement's problem placed on a `def` line, or a name in its first line that the user's code
-    does not have (a compiler-made name such as `result0_1`). Empty when neither."""
-    if program_file is None:
-        return ""
-    lines = Path(program_file).read_text(encoding="utf-8").splitlines()
-    line = lines[exc.where.line - 1] if 0 < exc.where.line <= len(lines) else ""
-    if line.lstrip().startswith("def "):
-        return "positioned at a def line"
-    words = set(re.findall(r"\w+", "\n".join(lines))) | _PYTHON_NAMES
-    for quoted in re.findall(r"`([^`]*)`", message):
-        unknown = [n for n in re.findall(r"(?<![.\w])[A-Za-z_]\w*", quoted) if n not in words]  # not attributes
-        if unknown:
-            return f"names `{unknown[0]}`, which the user's code does not have"
-    return ""
-
-
-_PYTHON_NAMES = set(dir(builtins)) | set(keyword.kwlist)
 
 
 # --- structure of results -----------------------------------------------------------------------
