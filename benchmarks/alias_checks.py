@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import sourcead
-from sourcead.api import _check_overlap
+from sourcead.arguments import check_overlap as _check_overlap
 
 REPEATS, CALLS = 7, 20_000
 

@@ -218,7 +218,8 @@ def _candidates(program: Program) -> Iterator[Program]:
 
     def edited(variant: ast.Module) -> Program:
         source = ast.unparse(variant) + "\n"
-        return replace(program, source=source, written=written_params(source, program.name, program.params))
+        arrays = [a.name for a in program.argspecs if a.kind == "array"]
+        return replace(program, source=source, written=written_params(source, program.name, program.params, arrays))
 
     # helpers, whole
     for k, node in enumerate(tree.body):

@@ -22,7 +22,8 @@ The checks, in order (the first that fails decides the outcome):
 
 Outcomes: `ok`, `wrong`, `crash` (an exception that is not a SourceADError, or sourcead's
 "numba could not compile"), `unpositioned` (a SourceADError without a position that is not about
-the call's arguments), `jit-mismatch`, `rejected` (a positioned SourceADError), `discarded`, and,
+the call's arguments, or one that misreports: on a `def` line, or naming a variable the user's
+code does not have), `jit-mismatch`, `rejected` (a positioned SourceADError), `discarded`, and,
 decided by the parent process, `timeout` and `crash` by a signal.
 """
 
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from .generate import Program, finite, outputs
+from .misreport import misreported
 
 OUTCOMES = ("ok", "wrong", "crash", "unpositioned", "jit-mismatch", "rejected", "discarded", "timeout")
 FAILURES = ("wrong", "crash", "unpositioned", "jit-mismatch", "timeout")
@@ -114,6 +116,7 @@ class Outcome:
 def normalize(text: str) -> str:
     text = re.sub(r"(/[\w.+-]+)+\.py", "FILE", text)
     text = re.sub(r"sourcead_\w+_[0-9a-f]+", "MODULE", text)
+    text = re.sub(r"\$\d+", "$", text)  # numba's temporaries ($568call.33)
     text = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "N", text)
     text = re.sub(r"`[^`]*`", "`_`", text)
     return text[:160]
@@ -138,7 +141,7 @@ def classify(exc: BaseException, stage: str, program_file: str | None = None) ->
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
     if isinstance(exc, SourceADError):
         message = exc.message.splitlines()[0] if exc.message else first
-        if message.startswith("numba could not compile"):
+        if message.startswith(("numba could not compile", "numba's run-time check failed")):
             return Outcome("crash", message, stage=stage, trace=trace)
         if exc.where is None:
             if isinstance(exc, AliasingError) or _BAD_CALL.search(message):
@@ -149,6 +152,9 @@ def classify(exc: BaseException, stage: str, program_file: str | None = None) ->
                            stage=stage, trace=trace)  # fmt: skip
         if message.startswith("grad needs a function that returns a float"):
             return Outcome("wrong", f"grad refuses a function that returns a float: {message}", stage=stage)
+        misreport = misreported(exc, message, program_file)
+        if misreport:
+            return Outcome("unpositioned", f"{misreport}: {message}", stage=stage, trace=trace)
         return Outcome("rejected", message, stage=stage)
     return Outcome("crash", f"{type(exc).__name__}: {first}", stage=stage, trace=trace)
 

@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-# name -> (on by default, what it generates)
+from .features_arrays import ARRAY_FEATURES, SALT, ArrayExtras
+from .written import writes_agree, written_params
+
+# name -> (on by default, what it generates); the issue-38 array constructs are in features_arrays.py
 FEATURES: dict[str, tuple[bool, str]] = {
     "math": (True, "math functions on floats (sin, exp, log(1+x*x), hypot, atan2, erf, pow, ...)"),
     "npmath": (True, "the NumPy twins of the math functions on floats (np.sin, np.arctan2, ...)"),
@@ -76,6 +79,7 @@ FEATURES: dict[str, tuple[bool, str]] = {
     "pi": (True, "math.pi / np.pi"),
     "tuple_result": (True, "functions that return a tuple of floats"),
     "array_result": (True, "functions that return an array"),
+    **ARRAY_FEATURES,
 }
 DEFAULT_FEATURES = frozenset(name for name, (on, _) in FEATURES.items() if on)
 ATTEMPTS = 25  # generation attempts per (seed, index) before the index counts as discarded
@@ -175,10 +179,17 @@ def generate(seed: int, index: int, features: frozenset[str] = DEFAULT_FEATURES,
     with a finite value at its example arguments; None when none does (counted as discarded)."""
     for attempt in range(ATTEMPTS):
         rnd = random.Random(program_seed(seed, index, 100 + attempt))
-        program = _Generator(rnd, features).program(seed, index, attempt, jit)
-        if program is not None and runs_finite(program):
+        extras = ArrayExtras(random.Random(program_seed(seed, index, SALT + attempt)), features)
+        program = _Generator(rnd, features, extras).program(seed, index, attempt, jit)
+        if program is not None and runs_finite(program) and _writes_found(program):
             return program
     return None
+
+
+def _writes_found(program: Program) -> bool:
+    """Every array a plain run changes is among `program.written` (what the checker expects back)."""
+    func = load_source(program.source, program.name)
+    return writes_agree(func, program.params, program.written, program.args(0))
 
 
 def load_source(source: str, name: str, filename: str = "<fuzz>") -> Callable:
@@ -396,8 +407,9 @@ class _Fn:
 
 
 class _Generator:
-    def __init__(self, rnd: random.Random, features: frozenset[str]):
+    def __init__(self, rnd: random.Random, features: frozenset[str], extras: ArrayExtras | None = None):
         self.rnd = rnd
+        self.extras = extras or ArrayExtras(random.Random(0), frozenset())  # its own stream (features_arrays.py)
         self.features = features
         self.used: set[str] = set()
         self.helpers: list[_Helper] = []
@@ -496,7 +508,6 @@ class _Generator:
             self.use("helpers")
             for _ in range(rnd.choice([1, 1, 2])):
                 self.make_helper(argspecs)
-        helper_text = "\n\n\n".join(self.helper_sources) if self.helpers else ""
 
         result = "float"
         if self.on("tuple_result", 0.1):
@@ -515,9 +526,12 @@ class _Generator:
         else:
             wrt_api = tuple(w if rnd.random() < 0.8 else params.index(w) for w in wrt)
         header = "import math\n\nimport numba\nimport numpy as np\n\n\n"
+        helpers = (self.helper_sources if self.helpers else []) + self.extras.helpers
+        helper_text = "\n\n\n".join(helpers)
         source = header + (helper_text + "\n\n\n" if helper_text else "") + main + "\n"
-        written = written_params(source, "f", tuple(params))  # from the text: what was really emitted
-        structural = self.used & _STRUCTURAL
+        arrays = [a.name for a in argspecs if a.kind == "array"]
+        written = written_params(source, "f", tuple(params), arrays)  # from the text: what was really emitted
+        structural = (self.used & _STRUCTURAL) | self.extras.used
         used = structural | detect_features(source, argspecs, written, result)
         return Program(seed, index, attempt, source, "f", tuple(argspecs), tuple(wrt), wrt_api, written, result, jit,
                        tuple(sorted(used)))  # fmt: skip
@@ -666,6 +680,7 @@ class _Generator:
             return None
         self.result_array = result_array
         self.block(sc, 3, self.budget)
+        self.extras.flush(self, sc)
         # epilogue: fold what was computed into the result
         for nm, a in list(sc.arrays.items()):
             if a.local and nm != result_array and len(a.shape) == 1 and rnd.random() < 0.6 and sc.floats:
@@ -676,7 +691,7 @@ class _Generator:
                     i = self.fresh_loop_var(sc)
                     fn.emit(f"for {i} in range({self.size_expr(sc, a.shape[0])}):")
                     fn.emit(f"    {target} += {self.rnd.choice(['', '0.5 * '])}{nm}[{i}]")
-        fn.emit(f"return {self.return_expr(sc)}")
+        fn.emit(f"return {self.extras.fold(self.return_expr(sc))}")
         params = ", ".join(a.name for a in argspecs)
         return f"def f({params}):\n" + "\n".join(fn.lines)
 
@@ -763,6 +778,7 @@ class _Generator:
         self.fn.indent -= 1
 
     def stmt(self, sc: _Scope, depth: int) -> None:
+        self.extras.maybe(self, sc)
         f = self.features
         loop_ok = depth > 0 and sc.loop_depth < (3 if "nested" in f else 1) and not sc.in_prange
         writable = [nm for nm, a in sc.arrays.items() if a.writable]
@@ -1716,48 +1732,3 @@ class _Generator:
             return f"not ({self.fcond(sc)})"
         join = kind
         return f"({self.fcond(sc)}) {join} ({self.cond(sc) if rnd.random() < 0.2 else self.fcond(sc)})"
-
-
-def written_params(source: str, name: str, params: tuple[str, ...]) -> tuple[str, ...]:
-    """The parameters of `name` that it writes (element or slice stores, augmented or not, also
-    through the helpers it calls), in parameter order: what sourcead makes extra outputs. Used by
-    the shrinker, whose edits can remove writes."""
-    import ast
-
-    tree = ast.parse(source)
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    memo: dict[str, set[int]] = {}
-
-    def writes(fname: str) -> set[int]:
-        if fname in memo:
-            return memo[fname]
-        memo[fname] = set()
-        fn = functions[fname]
-        names = [a.arg for a in fn.args.args]
-        found: set[str] = set()
-        rebound: set[str] = set()  # a parameter given a new value is a local from then on: not an output
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign):
-                rebound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-                rebound |= {
-                    e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
-                }
-            elif isinstance(node, (ast.AugAssign, ast.For)) and isinstance(node.target, ast.Name):
-                rebound.add(node.target.id)
-            targets: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    targets += t.elts if isinstance(t, ast.Tuple) else [t]
-            elif isinstance(node, ast.AugAssign):
-                targets = [node.target]
-            for t in targets:
-                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
-                    found.add(t.value.id)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
-                for k in writes(node.func.id):
-                    if k < len(node.args) and isinstance(node.args[k], ast.Name):
-                        found.add(node.args[k].id)
-        memo[fname] = {k for k, p in enumerate(names) if p in found and p not in rebound}
-        return memo[fname]
-
-    return tuple(params[k] for k in sorted(writes(name)) if k < len(params))

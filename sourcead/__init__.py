@@ -20,11 +20,12 @@ use_threadsafe_layer()
 from .api import differentiable, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
 from .check import check_derivative  # noqa: E402
 from .custom import custom_rule  # noqa: E402
-from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError  # noqa: E402
+from .errors import AliasingError, ArgumentTypeError, RaceWarning, ShapeError, SourceADError  # noqa: E402
 
 __all__ = [
     "AliasingError",
     "ArgumentTypeError",
+    "RaceWarning",
     "ShapeError",
     "SourceADError",
     "custom_rule",

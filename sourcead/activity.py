@@ -35,7 +35,7 @@ class Activity:
 def analyze_activity(fn: CoreFunction, kinds: Kinds, wrt: tuple[str, ...]) -> Activity:
     edges = _edges(fn)
     outputs = [(v.value, _output_label(fn, k)) for k, v in enumerate(fn.ret.values) if isinstance(v, cst.Name)]
-    outputs += [(m, f"the written argument {m}") for m in fn.mutated]
+    outputs += [(v, f"the written argument {m}") for m, v in zip(fn.mutated, fn.final_states, strict=True)]
 
     # varied: forward closure from the wrt inputs, remembering which inputs reach each variable
     varied_from: dict[str, set[str]] = {w: {w} for w in wrt}

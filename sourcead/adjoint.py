@@ -10,13 +10,15 @@ from __future__ import annotations
 import libcst as cst
 
 from .activity import value_sources
+from .alias_errors import rename_error, view_error
+from .aliases import statements_after, view_conflict, writes_in_place
 from .core import Assign, For, Permute, Stmt, While, walk_statements
 from .emit import Line
-from .exprs import code, names_in, negate, number, unparen
-from .linearize import Node, adjoint
+from .exprs import code, is_cheap, names_in, negate, number, unparen
+from .linearize import Node, adjoint, array_roots, shape_like
 from .liveness import needed_assignments
 from .peephole import simplify
-from .program import Program, builds_array, copied_array, view_of
+from .program import Program, builds_array, copied_array
 
 
 class StatementAdjoints:
@@ -52,33 +54,52 @@ class StatementAdjoints:
         if self.holds_its_value(s) and isinstance(lin.value, cst.Name) and lin.value.value in dict(lin.bindings):
             self.root_value[s] = lin.value.value
         if s.accumulate is not None:
-            seed = target_bar if s.accumulate == "+" else negate(target_bar)
-            self.propagate(lin.root, self.summed(s, seed), lines)
+            seed = self.into_value(s, lin.value, target_bar, lines)
+            self.propagate(lin.root, seed if s.accumulate == "+" else negate(seed), lines)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
             taken = target_bar  # a slice or row of the adjoint is a view: copy it before zeroing
             if isinstance(target_bar, cst.Subscript) and prog.kinds.type_of(s.target).is_array:
                 taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
             lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
-            self.propagate(lin.root, self.summed(s, seed), lines)
+            self.propagate(lin.root, self.into_value(s, lin.value, seed, lines), lines)
         else:
-            self.propagate(lin.root, self.summed(s, target_bar), lines)
+            self.propagate(lin.root, self.into_value(s, lin.value, target_bar, lines), lines)
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
 
-    def summed(self, s: Assign, g: cst.BaseExpression) -> cst.BaseExpression:
-        """The adjoint of a store's value from its target's: summed over what the store spread the
-        value across (`x[1:] += a` and `u += a` for a float a, a row added to every row of A)."""
-        target = self.prog.kinds.type_of(s.target)
-        value = self.prog.kinds.type_of(s.value)
-        if not target.is_array or value.ndim >= target.ndim:
-            return g
-        if not value.is_array:
+    def into_value(self, s: Assign, value: cst.BaseExpression, g: cst.BaseExpression, lines: list[Line]):
+        """The adjoint `g` of a written row or slice, `dst[sl] = v` (or `+=`, and `u += v` into a whole
+        array), made into v's shape:
+        NumPy broadcast v into the slice (a float into a row, a row into rows, a (1, n) slice into
+        (2, n)), so v's adjoint is the slice's summed back over the axes v was broadcast along,
+        `unbroadcast(dst_bar[sl], v)`; for a float v, the slice's sum. Where several arrays meet in
+        v, each operand's adjoint is already summed back to its own shape (linearize.sums_to_shape);
+        v's shape is that of its one array (its adjoint's, so no primal value is read for it)."""
+        prog = self.prog
+        target, v = prog.kinds.type_of(s.target), prog.kinds.type_of(s.value)
+        if not target.is_array or not s.writes_element and s.accumulate is None:
+            return g  # (a whole array accumulating a float or a row, `u += a`, is summed back too)
+        if not v.is_array:
             return cst.parse_expression(f"np.sum({code(g)})")
-        for _ in range(target.ndim - value.ndim):
-            g = cst.parse_expression(f"np.sum({code(g)}, axis=0)")
-        return g
+        roots = array_roots(s.value, prog.kinds.type_of)
+        if len(roots) != 1 or roots == {code(s.target)}:
+            return g  # several arrays meet, or the slice is computed from itself (its own shape)
+        (root,) = roots
+        if not root.startswith("<"):  # an array or a slice of one: its adjoint has its shape
+            leaf = cst.parse_expression(root)
+            if not prog.is_active_leaf(leaf):
+                return g  # no array adjoint reaches it (a float operand's adjoint is a sum)
+            like = prog.shadow(leaf, "_bar")
+        else:  # one operation that is not elementwise (`2.0 * (A @ x)`): its shape, or its value
+            operation = cst.parse_expression(root[1:-1])
+            like = shape_like(operation) or (value if is_cheap(value) else operation)
+            if not is_cheap(like):
+                temp = cst.Name(prog.namer.temp())
+                lines.append(Line(temp, "=", unparen(like)))
+                like = temp
+        return cst.parse_expression(f"unbroadcast({code(g)}, {code(like)})")
 
     def holds_its_value(self, s: Assign) -> bool:
         """Does the target of `s` hold the value of its right-hand side once `s` has run? A name
@@ -90,20 +111,11 @@ class StatementAdjoints:
     def check_view(self, s: Assign) -> None:
         """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other
         primitives declared `view`): writes through either name change both, which reverse mode
-        does not follow; refused where one of them is written element by element."""
-        value = s.value
-        base, what = view_of(value) or (None, "")
-        if base is not None and not _returns(s) and {s.var, base} & self.written_after(s):
-            written = s.origin.value if isinstance(s.origin, cst.Assign) else value  # as the user wrote it
-            text = code(written)
-            if not isinstance(written, (cst.Name, cst.Subscript, cst.Attribute, cst.Call)):
-                text = f"({text})"
-            raise self.prog.parsed.error(
-                f"`{s.var}` is a view of `{base}` ({what}), and one of them is then written, "
-                "which reverse mode does not support yet",
-                s.origin,
-                f"Write `{s.var} = {text}.copy()` for a separate array, or index `{base}` itself.",
-            )
+        does not follow; refused where one is written while the other is read (`aliases.py`
+        copies the views it can)."""
+        conflict = None if _returns(s) else view_conflict(self.prog.fn, s, self.prog.kinds.is_array)
+        if conflict is not None:
+            raise view_error(self.prog.parsed, s, conflict)
 
     def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
@@ -129,12 +141,7 @@ class StatementAdjoints:
         source = copied_array(s)
         if renames:
             if {s.var, value.value} & self.written_after(s) and not _returns(s):
-                raise prog.parsed.error(
-                    f"`{s.var} = {value.value}` makes two names for one array that is then written, "
-                    "which reverse mode does not support yet",
-                    s.origin,
-                    f"Write `{s.var} = {value.value}.copy()`.",
-                )
+                raise rename_error(prog.parsed, s, value.value)
             source = value  # never written: the same as a copy
         lines = []
         if isinstance(source, cst.Name) and prog.is_active(source.value):
@@ -145,13 +152,9 @@ class StatementAdjoints:
         return lines
 
     def written_after(self, s: Assign) -> set[str]:
-        """The arrays written element by element once `s` has run: by a later statement, or by any
-        statement of a loop around `s` (the next iteration comes after it)."""
-        later = set(self.statements[self.statements.index(s) + 1 :])
-        for loop in self.statements:
-            if isinstance(loop, (For, While)) and s in set(walk_statements(loop.body)):
-                later |= set(walk_statements(loop.body))
-        return {t.var for t in later if isinstance(t, Assign) and t.writes_element}
+        """The arrays written in place (an element or slice, or `x += e`) once `s` has run: by a later
+        statement, or by any statement of a loop around `s` (the next iteration comes after it)."""
+        return {t.var for t in statements_after(self.prog.fn.body, s) if writes_in_place(t)}
 
     def needs_reset(self, s: Assign) -> bool:
         """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""

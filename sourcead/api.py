@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba.core.errors import NumbaError
 
-from . import callplan
+from . import arguments, callplan, rerun
 from .budget import memory_bytes
 from .compile import Compiled, Spec, load, source_key
-from .errors import AliasingError, ArgumentTypeError, ShapeError, SourceADError
+from .errors import ArgumentTypeError, ShapeError, SourceADError, numba_failure
 from .functions import unwrap
 from .types import Type, parse_spec
 
@@ -71,7 +71,7 @@ class _Prepared:
         self._memory = memory_bytes(memory)
         self._single = not isinstance(wrt, (tuple, list))
         self._wrt = (wrt,) if self._single else tuple(wrt)  # type: ignore[arg-type]
-        self._func, self._mode, self._jit = unwrap(func), mode, jit
+        self._func, self._mode, self._jit = unwrap(func), mode, arguments.check_jit(jit)
         self.__wrapped__ = self._func
         self._lock = threading.Lock()
         self._pending: SourceADError | None = None
@@ -86,7 +86,7 @@ class _Prepared:
         self._free = tuple(spec.params.index(p) for p in spec.free) if spec is not None else None
         self._variants: dict[tuple, _Variant] = {}
         if self._default is not None:
-            default = tuple(_spec_key(parse_spec(self._default.spec.kinds[k])) for k in self._free)  # type: ignore[union-attr]
+            default = tuple(arguments.spec_key(parse_spec(self._default.spec.kinds[k])) for k in self._free)  # type: ignore[union-attr]
             self._variants[default] = self._default
 
     def _build_default(self) -> _Variant | None:
@@ -129,11 +129,11 @@ class _Prepared:
             compiled=compiled,
             spec=spec,
             call=compiled.call,
-            converters=tuple(_converter(spec, k, types[k], self._jit) for k in range(len(spec.params))),
+            converters=tuple(arguments.converter(spec, k, types[k], self._jit) for k in range(len(spec.params))),
             wrt_pos=tuple(spec.params.index(w) for w in spec.wrt),
             wrt_array=tuple(types[spec.params.index(w)].is_array for w in spec.wrt),
             written=tuple(spec.params.index(m) for m in spec.mutated),
-            alias_pairs=_alias_pairs(spec, types),
+            alias_pairs=arguments.alias_pairs(spec, types),
             plan=callplan.build(spec),
         )
 
@@ -186,14 +186,14 @@ class _Prepared:
     def _variant(self, args: tuple) -> _Variant:
         free = self._free if self._free is not None else range(len(args))
         wrt = self._wrt_positions
-        key = tuple(_arg_key(args[k], k in wrt) for k in free)
+        key = tuple(arguments.arg_key(args[k], k in wrt) for k in free)
         variant = self._variants.get(key)
         if variant is None:
             with self._lock:
                 variant = self._variants.get(key)
                 if variant is None:
                     names = self._params()
-                    kinds = {names[k]: _arg_spec(args[k], names[k], k in wrt) for k in free}
+                    kinds = {names[k]: arguments.arg_spec(args[k], names[k], k in wrt) for k in free}
                     try:
                         variant = self._build(kinds)
                     except SourceADError as exc:
@@ -219,7 +219,7 @@ class _Prepared:
             raise SourceADError(f"{self._func.__name__}{signature} takes {len(params)} arguments, got {len(args)}")
         variant = self._variant(args)
         if variant.alias_pairs:
-            _check_overlap(variant, args)
+            arguments.check_overlap(variant, args)
         converted = [convert(a) for convert, a in zip(variant.converters, args, strict=True)]
         variant.plan.before(args, converted)  # type: ignore[union-attr]
         return variant, converted
@@ -233,14 +233,12 @@ class _Prepared:
                     return variant.call(*(np.float64(a) if type(a) is float else a for a in args))
             return variant.call(*args)
         except callplan.RAW_ERRORS as exc:
+            rerun.reraise_interrupt(exc)  # Ctrl-C in compiled code: the interrupt, at once, never explained
             if original is None:
                 raise
             raise callplan.explain(exc, self._func, original, str(variant.compiled.path), variant.plan, seeds) from None
-        except NumbaError as exc:
-            raise SourceADError(
-                f"numba could not compile the generated code {variant.compiled.path}: {str(exc).splitlines()[0]}",
-                hint="This is a sourcead limitation or bug; please report it with the function's source.",
-            ) from None
+        except (NumbaError, AssertionError) as exc:  # AssertionError: a run-time check numba inserted
+            raise numba_failure(exc, f"the generated code {variant.compiled.path}") from None
 
     def _grads(self, variant: _Variant, flat: list, out: Any) -> Any:
         if out is not None:
@@ -254,42 +252,7 @@ class _Prepared:
         return tuple(g if is_array else float(g) for g, is_array in zip(flat, variant.wrt_array, strict=True))
 
     def _check_out(self, variant: _Variant, out: Any, args: tuple, inputs: tuple = ()) -> tuple:
-        """out= as one buffer per wrt entry (None: allocate), each checked before the call:
-        float64, the argument's shape, writeable, no overlap with an input or another buffer."""
-        spec = variant.spec
-        outs = (out,) if self._single else out
-        if not isinstance(outs, tuple) or len(outs) != len(spec.wrt):
-            raise SourceADError(
-                f"out= must have the structure of the gradients: {'one buffer' if self._single else 'a tuple of '}"
-                + ("" if self._single else f"{len(spec.wrt)} buffers (None for a float)")
-            )
-        seen: list[tuple[str, np.ndarray]] = []
-        for buffer, name, pos, is_array in zip(outs, spec.wrt, variant.wrt_pos, variant.wrt_array, strict=True):
-            if buffer is None:
-                continue
-            if not is_array:
-                raise SourceADError(
-                    f"out= for `{name}` must be None: the derivative with respect to a float is returned as a float"
-                )
-            shape = np.shape(args[pos])
-            if not isinstance(buffer, np.ndarray) or buffer.dtype != np.float64 or buffer.shape != shape:
-                got = f"a {buffer.dtype} array of shape {buffer.shape}" if isinstance(buffer, np.ndarray) else None
-                raise SourceADError(
-                    f"out= for `{name}` must be a float64 array of shape {shape}, got {got or type(buffer).__name__}"
-                )
-            if not buffer.flags.writeable:
-                raise SourceADError(f"out= for `{name}` is a read-only array")
-            for k, arg in enumerate(args):
-                if isinstance(arg, np.ndarray) and _overlap(buffer, arg):
-                    raise AliasingError(f"out= for `{name}` overlaps argument `{spec.params[k]}`")
-            for what, value in inputs:
-                if isinstance(value, np.ndarray) and _overlap(buffer, value):
-                    raise AliasingError(f"out= for `{name}` overlaps the {what}")
-            for other, earlier in seen:
-                if _overlap(buffer, earlier):
-                    raise AliasingError(f"out= buffers for `{other}` and `{name}` overlap")
-            seen.append((name, buffer))
-        return outs
+        return arguments.check_out(variant, self._single, out, args, inputs)
 
 
 class Gradient(_Prepared):
@@ -356,6 +319,7 @@ class JVP(_Prepared):
     def __call__(self, *args: Any, tangents: Any) -> Any:
         variant, converted = self._args(args)
         if _tangent_batch(tangents, converted, variant, self._single):  # k tangents at once
+            _no_written_outputs(variant.spec)
             return _jvp_batch(self, variant, converted, tangents, args)
         spec = variant.spec
         items = (tangents,) if self._single else tangents
@@ -509,41 +473,6 @@ def differentiable(func: Callable | None = None, *, memory: Memory = None) -> An
 # --- argument checks, built once per prepared derivative ------------------------------------
 
 
-def _alias_pairs(spec: Spec, types: list[Type]) -> tuple[tuple[int, int], ...]:
-    """Array arguments the generated code may write, paired with every other array argument."""
-    arrays = [k for k, t in enumerate(types) if t.is_array]
-    written = [spec.params.index(p) for p in spec.copied]
-    return tuple((w, k) for w in written for k in arrays if k != w)
-
-
-def _check_overlap(variant: _Variant, args: tuple) -> None:
-    """Arguments that share memory with one the function writes: the derivative of the call as
-    run (where writes show through the other name) is not the one the compiled code computes,
-    so refuse it. Overlap is judged on memory, never on object identity: views, strided slices,
-    reshapes and one buffer wrapped twice all count."""
-    for w, k in variant.alias_pairs:
-        a, b = args[w], args[k]
-        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and _overlap(a, b):
-            spec = variant.spec
-            raise AliasingError(
-                f"arguments `{spec.params[w]}` and `{spec.params[k]}` of {spec.name} share memory, "
-                f"and {spec.name} writes into `{spec.params[w]}`",
-                hint=f"Pass a copy, e.g. {spec.params[k]}.copy(), if the function should not see its own writes.",
-            )
-
-
-def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    if not np.may_share_memory(a, b):  # memory bounds only: cheap
-        return False
-    try:
-        return bool(np.shares_memory(a, b, max_work=100_000))  # exact for strided views
-    except np.exceptions.TooHardError:
-        return True
-
-
-_DTYPE_OF_KIND = {"f": "float", "i": "int", "u": "int", "b": "bool"}
-
-
 def _other_guess(spec: Spec) -> dict[str, str]:
     """Another guess at the parameters the call decides (see `kinds.other_guess`): floats as 1-D
     arrays, arrays with one more dimension."""
@@ -553,108 +482,6 @@ def _other_guess(spec: Spec) -> dict[str, str]:
             t = parse_spec(kind)
             other[p] = (Type("float", 1) if not t.is_array else Type(t.dtype, t.ndim + 1)).spec()
     return other
-
-
-def _arg_key(value: Any, is_wrt: bool) -> Any:
-    """What of an argument decides the variant: an array's dtype and ndim; whether a number is an
-    int or a bool (not for an argument differentiated: it is a float whatever it is passed as)."""
-    if isinstance(value, np.ndarray):
-        return (value.dtype.char, value.ndim)
-    if is_wrt or isinstance(value, (float, np.floating)):
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return "?"
-    return "l" if isinstance(value, (int, np.integer)) else None
-
-
-def _arg_spec(value: Any, name: str, is_wrt: bool) -> str:
-    """The type (`Type.spec`) that an argument gives its parameter."""
-    if not isinstance(value, np.ndarray):
-        key = _arg_key(value, is_wrt)
-        return {"?": "bool", "l": "int"}.get(key, "float")  # type: ignore[arg-type]
-    dtype = _DTYPE_OF_KIND.get(value.dtype.kind)
-    if dtype is None or (dtype == "float" and value.dtype != np.float64):
-        raise ArgumentTypeError(
-            f"argument `{name}` is a {value.dtype} array; sourcead takes float64, integer and bool arrays",
-            hint=f"Convert it: {name}.astype(np.float64).",
-        )
-    if value.ndim == 0:
-        raise ArgumentTypeError(f"argument `{name}` is a 0-d array", hint=f"Pass a float: float({name}).")
-    return Type(dtype, value.ndim).spec()
-
-
-def _dtype_fits(dtype: np.dtype, wanted: str) -> bool:
-    """float64 for float arrays, any integer dtype for integer arrays, bool for masks."""
-    return dtype == np.float64 if wanted == "float" else _DTYPE_OF_KIND.get(dtype.kind) == wanted
-
-
-def _spec_key(t: Type) -> Any:
-    """The `_arg_key` of arguments of type `t`."""
-    if not t.is_array:
-        return {"int": "l", "bool": "?"}.get(t.dtype)
-    return ({"float": "d", "int": "l", "bool": "?"}[t.dtype], t.ndim)
-
-
-def _converter(spec: Spec, k: int, t: Type, jit: bool) -> Callable[[Any], Any]:
-    name = spec.params[k]
-    is_wrt = name in spec.wrt
-    copy = name in spec.copied  # the generated code writes into it: never into the caller's array
-    fname = spec.name
-    if t.is_array:
-
-        def to_array(value: Any) -> Any:
-            if not isinstance(value, np.ndarray):
-                raise ArgumentTypeError(
-                    f"argument `{name}` of {fname} must be {t.describe()}, got {type(value).__name__}",
-                    hint="The function indexes it: pass a NumPy array.",
-                )
-            if is_wrt and value.dtype != np.float64:
-                raise ArgumentTypeError(
-                    f"cannot differentiate with respect to `{name}`: it is a {value.dtype} array",
-                    hint=f"Pass a float64 array, e.g. {name}.astype(np.float64).",
-                )
-            if value.ndim != t.ndim or not _dtype_fits(value.dtype, t.dtype):
-                raise ArgumentTypeError(
-                    f"argument `{name}` of {fname} must be {t.describe()}, got a {value.ndim}-D {value.dtype} array",
-                    hint="Complex arrays are not supported." if value.dtype.kind == "c" else "",
-                )
-            return value.copy() if copy else value
-
-        return to_array
-    if t.dtype == "bool":
-
-        def to_bool(value: Any) -> bool:
-            if not isinstance(value, (bool, np.bool_)):
-                raise SourceADError(f"argument `{name}` of {fname} is used as a bool; got {type(value).__name__}")
-            return bool(value)
-
-        return to_bool
-    if t.dtype == "int":
-
-        def to_int(value: Any) -> int:
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                raise SourceADError(
-                    f"argument `{name}` of {fname} is used as an integer (a loop bound or an index); "
-                    f"got {type(value).__name__}"
-                )
-            return int(value)
-
-        return to_int
-    scalar = float if jit else np.float64  # plain Python runs on NumPy floats: NumPy's error model
-
-    def to_float(value: Any) -> float:
-        if isinstance(value, np.ndarray) or not isinstance(value, (int, float, np.integer, np.floating)):
-            if isinstance(value, (complex, np.complexfloating)):
-                raise ArgumentTypeError(
-                    f"argument `{name}` of {fname} is complex; sourcead differentiates real numbers"
-                )
-            raise ArgumentTypeError(
-                f"argument `{name}` of {fname} is used as a scalar; got {type(value).__name__}",
-                hint="Arrays must be indexed element by element in the function.",
-            )
-        return scalar(value)
-
-    return to_float
 
 
 def _cotangents(cotangent: Any, spec: Spec) -> list:
@@ -680,7 +507,9 @@ def _tangent_like(tangent: Any, arg: Any, name: str) -> Any:
         if t.shape != arg.shape:
             raise ShapeError(f"the tangent of `{name}` has shape {t.shape}, but `{name}` has shape {arg.shape}")
         return t
-    if isinstance(tangent, np.ndarray):
+    if isinstance(tangent, np.ndarray) and tangent.ndim == 0:  # NumPy's scalar in a box: its float
+        tangent = callplan.real_array(tangent, f"the tangent of `{name}`")[()]
+    elif isinstance(tangent, np.ndarray):
         raise ShapeError(f"the tangent of the float `{name}` must be a float, got an array")
     return callplan.real_float(tangent, f"the tangent of `{name}`")
 
@@ -697,17 +526,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value
     return float(value)
-
-
-def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    """Do the memory ranges of `a` and `b` intersect? Exact for interleaved views (x[::2] and
-    x[1::2] do not); when the exact answer is too costly, assume they do."""
-    if not np.may_share_memory(a, b):
-        return False
-    try:
-        return bool(np.shares_memory(a, b, max_work=10_000))
-    except np.exceptions.TooHardError:
-        return True
 
 
 def _with_defaults(func: Callable, args: tuple) -> tuple:
@@ -866,7 +684,8 @@ class Jacobian:
             if np.size(value) < sum(sizes):
                 return self._reverse(args)
         units = _unit_directions(shapes, sizes)
-        _, columns = jf(*args, tangents=units[0] if self._single else tuple(units))  # type: ignore[misc]
+        variant, converted = jf._args(args)  # type: ignore[union-attr]
+        _, columns = _jvp_batch(jf, variant, converted, units[0] if self._single else tuple(units), args)  # type: ignore[arg-type]
         out_shape = columns.shape[1:]
         starts = np.cumsum([0, *sizes])
         blocks = tuple(
@@ -908,8 +727,9 @@ def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:
 
 
 def _rebuild_second_order(kind: str, ref: tuple, options: tuple) -> Any:
-    from .pickling import resolve
+    from .pickling import check_second_order, resolve
 
+    check_second_order(kind, ref, options)
     return {"hvp": HVP, "hessian": Hessian, "jacobian": Jacobian}[kind](resolve(ref), *options)
 
 
@@ -923,6 +743,17 @@ def _primal_value(jac: Jacobian, args: tuple, spec: Spec) -> Any:
     zero = tuple(np.zeros(np.shape(args[k])) if np.ndim(args[k]) else 0.0 for k in pos)
     value, _ = jac._jvp(*args, tangents=zero[0] if jac._single else zero)
     return value[0] if spec.mutated else value
+
+
+def _no_written_outputs(spec: Spec) -> None:
+    """A batch of tangents returns the result's tangents with a leading axis, not those of the
+    arrays the function writes: for such a function, one direction per call."""
+    if spec.mutated:
+        raise SourceADError(
+            f"a batch of tangents: {spec.name} writes into {', '.join(spec.mutated)}, whose tangents a batch "
+            "does not return",
+            hint="Call jvp once per direction (it returns the written arrays' tangents too), or jacobian(f).",
+        )
 
 
 def _no_tuple_results(spec: Spec, what: str) -> None:
@@ -961,7 +792,7 @@ def _directions(directions: Any, converted: list, variant: _Variant, single: boo
     dots, batch = [], set()
     for item, k, name in zip(items, variant.wrt_pos, spec.wrt, strict=True):
         shape = np.shape(converted[k])
-        t = np.array(item, dtype=np.float64, copy=True)
+        t = np.array(callplan.real_array(item, f"the tangent of `{name}`"), copy=True)  # ours; never the caller's
         if t.shape == shape:
             batch.add(None)
             dots.append(t if shape else float(t))
@@ -989,11 +820,11 @@ def _run_batch(prepared: _Prepared, variant: _Variant, kind: str, args: list, di
             return python_loop(variant, kind, plain, dirs, extra)
     try:
         return compiled_loop(variant, kind)(*args, *dirs, *extra)
-    except NumbaError as exc:
-        raise SourceADError(
-            f"numba could not compile the batch loop over {variant.compiled.path}: {str(exc).splitlines()[0]}",
-            hint="This is a sourcead limitation or bug; please report it with the function's source.",
-        ) from None
+    except SystemError as exc:
+        rerun.reraise_interrupt(exc)
+        raise
+    except (NumbaError, AssertionError) as exc:
+        raise numba_failure(exc, f"the batch loop over {variant.compiled.path}") from None
 
 
 def _tangent_batch(tangents: Any, converted: list, variant: _Variant, single: bool) -> bool:
@@ -1061,5 +892,6 @@ def _cotangent_batch(cotangent: Any, spec: Spec) -> bool:
 def _vjp_batch(vf: _Prepared, variant: _Variant, converted: list, cotangent: np.ndarray) -> tuple:
     if cotangent.shape[0] == 0:
         raise SourceADError("cotangent= is an empty batch: give at least one cotangent")
-    value, *flat = _run_batch(vf, variant, "vjp", converted, [np.array(cotangent, dtype=np.float64)], [])
+    seeds = [np.array(callplan.real_array(cotangent, "cotangent="))]  # a copy: never the caller's buffer
+    value, *flat = _run_batch(vf, variant, "vjp", converted, seeds, [])
     return _plain(value), (flat[0] if vf._single else tuple(flat))

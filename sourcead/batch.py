@@ -53,15 +53,18 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
     def rows(j: str) -> list[str]:  # direction j of every batch (a copy: the core may write it)
         return [f"{d}[{j}].copy()" if is_array else f"{d}[{j}]" for d, is_array in zip(dirs, row_arrays, strict=True)]
 
+    # the arguments the core writes: a fresh copy for each direction, as for one call
+    passed = [f"{a}.copy()" if name in spec.copied else a for name, a in zip(spec.params, params, strict=True)]
+
     extra = [f"z{k}" for k in range(len(spec.mutated))] if kind == "hvp" else []
     body = [f"k = {dirs[0]}.shape[0]"]
     if kind == "jvp":  # the result's tangent: a float or an array (of the result, when arguments are written)
         first = "_dot[0]" if spec.mutated else "_dot"
-        body.append(f"_value, _dot = core({', '.join(params + rows('0'))})")
+        body.append(f"_value, _dot = core({', '.join(passed + rows('0'))})")
         body.append(f"out = np.empty((k,) + np.shape({first}))" if spec.returns_array else "out = np.empty(k)")
         body.append(f"out[0] = {first}")
         body.append("for j in range(1, k):")
-        body.append(f"    _value, _dot = core({', '.join(params + rows('j'))})")
+        body.append(f"    _value, _dot = core({', '.join(passed + rows('j'))})")
         body.append(f"    out[j] = {first}")
         body.append("return _value, out")
     else:
@@ -72,7 +75,7 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
             body.append(f"out_{g} = np.empty((k,) + {w}.shape)" if is_array else f"out_{g} = np.empty(k)")
         seed = ["1.0"] if kind == "hvp" else []
         body.append("for j in range(k):")
-        call = ", ".join(params + rows("j") + seed + extra)
+        call = ", ".join(passed + rows("j") + seed + extra)
         body.append(f"    _value, {', '.join(grads)}{',' if len(grads) == 1 else ''} = core({call})")
         body += [f"    out_{g}[j] = {g}" for g in grads]
         body.append(f"return _value, {', '.join(f'out_{g}' for g in grads)}")
@@ -122,16 +125,21 @@ def python_loop(variant: _Variant, kind: str, args: list, dirs: list, extra: lis
     if kind == "jvp":
         rows = []
         for j in range(k):
-            value, dot = variant.call(*args, *(_row(d, j) for d in dirs))
+            value, dot = variant.call(*_fresh(spec, args), *(_row(d, j) for d in dirs))
             rows.append(dot[0] if spec.mutated else dot)
         return value, np.array(rows, dtype=np.float64).reshape((k, *np.shape(rows[0])))
     seed = [np.float64(1.0)] if kind == "hvp" else []
     outs: list[list] = [[] for _ in spec.wrt]
     for j in range(k):
-        value, *grads = variant.call(*args, *(_row(d, j) for d in dirs), *seed, *extra)
+        value, *grads = variant.call(*_fresh(spec, args), *(_row(d, j) for d in dirs), *seed, *extra)
         for out, g in zip(outs, grads, strict=True):
             out.append(g)
     return (value, *(np.array(out, dtype=np.float64) for out in outs))
+
+
+def _fresh(spec: Any, args: list) -> list:
+    """The arguments for one direction: a fresh copy of each the derivative writes, as for one call."""
+    return [a.copy() if name in spec.copied else a for name, a in zip(spec.params, args, strict=True)]
 
 
 def _row(batch: np.ndarray, j: int) -> Any:

@@ -12,7 +12,8 @@ Built once per variant from its spec, which carries the shape contract (`contrac
   known after the call is compared then (that variant is compiled with bounds checks);
 * raw errors out of the generated code (IndexError from numba's bounds checks or from Python,
   TypeError, ValueError): explained by running the user's own function in Python on the same
-  arguments, which names the user's line; a call that fails only in sourcead's code says so.
+  arguments, within a time budget (`rerun.py`), which names the user's line; a call that fails
+  only in sourcead's code says so.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from . import rerun
 from .errors import AliasingError, ArgumentTypeError, Location, ShapeError, SourceADError
 
 
@@ -294,7 +296,8 @@ def _failure(fname: str, params: tuple[str, ...], contract: dict) -> Callable[..
 
 
 def overlaps_itself(a: np.ndarray) -> bool:
-    """Do two distinct elements of `a` share memory (a zero stride, overlapping strides)?"""
+    """Do two distinct elements of `a` share memory (a zero stride, overlapping strides, a stride
+    shorter than an element)?"""
     if a.size <= 1 or a.flags.c_contiguous or a.flags.f_contiguous:
         return False
     axes = sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n > 1)
@@ -315,10 +318,50 @@ def _exact_overlap(a: np.ndarray) -> bool:
     offsets = np.zeros(1, dtype=np.int64)
     for stride, n in zip(a.strides, a.shape, strict=True):
         offsets = (offsets[:, None] + stride * np.arange(n, dtype=np.int64)[None, :]).ravel()
-    return np.unique(offsets).size < offsets.size
+    return bool(np.any(np.diff(np.sort(offsets)) < a.itemsize))  # the same or overlapping bytes
 
 
 # --- tangents and cotangents ----------------------------------------------------------------------
+
+
+# what an ndarray subclass may define and still be read as its data: construction, attributes,
+# pickling and printing; overriding anything else of ndarray's (an operator, indexing, a ufunc
+# hook, a method) changes what the function computes, which the generated code would not see
+_STORAGE_ONLY = frozenset(
+    "__module__ __qualname__ __doc__ __dict__ __weakref__ __slots__ __annotations__ __new__ __init__ "
+    "__init_subclass__ __array_finalize__ __reduce__ __reduce_ex__ __setstate__ __repr__ __str__ "
+    "__firstlineno__ __static_attributes__ __orig_bases__ __parameters__".split()
+)
+
+
+def plain_array(value: np.ndarray, what: str) -> np.ndarray:
+    """An ndarray subclass read as its data (a plain ndarray view) where that is all it is:
+    np.memmap, or a subclass that adds attributes and methods of its own and overrides none of
+    ndarray's. Others are refused: a masked array's mask, np.matrix's `*` and any overridden
+    operation would be dropped by the generated code, which reads the data alone."""
+    cls = type(value)
+    if cls is np.ndarray:
+        return value
+    if isinstance(value, np.memmap) or not _overrides(cls):
+        return value.view(np.ndarray)
+    hint = "Pass np.asarray(...) if the plain data is what the function should read."
+    if isinstance(value, np.ma.MaskedArray):
+        hint = "The generated code would read the data under the mask: pass x.filled(value) or x.compressed()."
+    raise ArgumentTypeError(
+        f"{what} is a {cls.__module__}.{cls.__qualname__}, an ndarray subclass whose own meaning "
+        "(mask, operators or methods) sourcead's generated code would drop",
+        hint=hint,
+    )
+
+
+def _overrides(cls: type) -> bool:
+    """Does `cls` (or a class it inherits from, other than ndarray) redefine something of ndarray's?"""
+    return any(
+        name not in _STORAGE_ONLY and hasattr(np.ndarray, name)
+        for base in cls.__mro__
+        if base not in (np.ndarray, object)
+        for name in vars(base)
+    )
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -328,6 +371,8 @@ def real_array(value: Any, what: str) -> np.ndarray:
     """A tangent or cotangent array as float64; complex and non-numeric values are refused."""
     if type(value) is np.ndarray and value.dtype == _FLOAT64:
         return value
+    if isinstance(value, np.ndarray):
+        value = plain_array(value, what)
     array = np.asarray(value)
     if array.dtype.kind == "c":
         raise ArgumentTypeError(
@@ -358,7 +403,8 @@ def check_cotangents(plan: CallPlan, seeds: list, converted: list) -> list:
         else:
             arg = converted[plan.written[k - n]]
             ndim, shape = arg.ndim, arg.shape
-        if type(seed) is np.ndarray and seed.dtype == _FLOAT64 and seed.ndim == ndim and shape in (None, seed.shape):
+        plain = type(seed) is np.ndarray and seed.dtype == _FLOAT64 and seed.ndim == ndim > 0
+        if plain and shape in (None, seed.shape):
             checked.append(seed)  # the common case, at once
         elif ndim == 0 and type(seed) is float:
             checked.append(seed)
@@ -376,6 +422,8 @@ def _seed_name(plan: CallPlan, k: int) -> str:
 
 def _seed(seed: Any, what: str, ndim: int, shape: tuple | None) -> Any:
     if ndim == 0:
+        if isinstance(seed, np.ndarray) and seed.ndim == 0:  # NumPy's scalar in a box: its float
+            return real_float(real_array(seed, what)[()], what)
         if isinstance(seed, np.ndarray):
             raise ShapeError(
                 f"{what} must be a float, like the result it stands for; got an array of shape {seed.shape}"
@@ -420,9 +468,20 @@ def explain(
     and, when it runs, the shapes the cotangents should have had; only a failure left unexplained
     is sourcead's, and the error says so with the generated line."""
     kind = "index out of range" if isinstance(exc, (IndexError, SystemError)) else type(exc).__name__
+    line = _generated_line(exc, generated_file)
+    message = str(exc).splitlines()[0] if str(exc) else ""
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in original]
     try:
-        result = func(*copies)
+        result = rerun.bounded(func, copies)
+    except rerun.OutOfTime:
+        return SourceADError(
+            f"the generated code of {plan.name} failed ({kind}: {message})"
+            + (f" at {line}" if line else "")
+            + f"; running {plan.name} itself in Python to see whether it fails too was stopped after "
+            f"{rerun.SECONDS:g} s",
+            hint=f"Call {plan.name} in Python with these arguments: if it fails, its error says where; if it "
+            "runs, this is a sourcead bug: please report it with the function's source and the arguments' shapes.",
+        )
     except RAW_ERRORS as own:
         detail = str(own).splitlines()[0] if str(own) else type(own).__name__
         cls = ShapeError if isinstance(own, (IndexError, ValueError)) else ArgumentTypeError
@@ -438,8 +497,6 @@ def explain(
         mismatch = _seed_mismatch(plan, result, copies, seeds)
         if mismatch is not None:
             return ShapeError(mismatch)
-    line = _generated_line(exc, generated_file)
-    message = str(exc).splitlines()[0] if str(exc) else ""
     return SourceADError(
         f"the generated code of {plan.name} failed ({kind}: {message}) although {plan.name} itself runs "
         "with these arguments" + (f"; at {line}" if line else ""),

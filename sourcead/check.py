@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from . import cache_writes
 from .api import grad, hvp, jvp, unwrap, vjp
 from .errors import SourceADError
 
@@ -333,7 +334,12 @@ def _primal(func: Callable, jit: bool) -> Callable:
     import numba
     from numba.core.errors import NumbaError
 
-    chosen = [numba.njit(cache=True, nogil=True)(func)]
+    try:  # numba's own disk cache, beside the user's file: an accelerator, never a failure
+        compiled = numba.njit(cache=True, nogil=True)(func)
+        cache_writes.tolerant(compiled._cache)
+    except (RuntimeError, OSError):  # no folder numba may write to ("no locator available")
+        compiled = numba.njit(nogil=True)(func)
+    chosen = [compiled]
 
     def call(*args: Any) -> Any:
         try:

@@ -33,7 +33,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import types
 import warnings
@@ -46,7 +45,7 @@ import numba
 import numpy as np
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 
-from . import custom
+from . import cache_writes, custom
 from ._version import __version__
 from .errors import SourceADError
 from .functions import unwrap
@@ -165,7 +164,8 @@ def cache_dir() -> Path:
     says how to fix it; it is never repaired and then trusted.
     """
     path = _root()
-    _create(path)
+    if not _create(path):  # nothing there to read; every write will fail and fall back to memory
+        return path
     problem = _folder_problem(path)
     if problem is not None:
         raise _refusal(*problem)
@@ -180,14 +180,14 @@ def _root() -> Path:
     return Path(root).absolute()
 
 
-def _create(path: Path) -> None:
+def _create(path: Path) -> bool:
+    """Does the folder exist (made now if need be)? If not: a warning, and derivatives in memory."""
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
-        raise SourceADError(
-            f"cannot create the sourcead cache folder {path}: {exc.strerror}",
-            hint="Set SOURCEAD_CACHE_DIR to a folder you can write to.",
-        ) from None
+        cache_writes.unwritable(path, OSError(exc.errno, "a file, not a folder") if path.exists() else exc)
+        return False
+    return True
 
 
 def _why_untrusted(info: os.stat_result) -> str | None:
@@ -253,7 +253,7 @@ def _read_private(path: Path) -> bytes | None:
     """
     try:
         fd = os.open(path, _READ_FLAGS)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a folder that could not be made holds nothing
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -291,7 +291,7 @@ def _package_fingerprint() -> str:
 _FINGERPRINT = _package_fingerprint()
 # what compiled code depends on beyond its own text: the helpers it calls (numba does not notice
 # when a callee in another module changes) and the versions that compile it
-_RUNTIME_MODULES = ("runtime.py", "checkpoint_runtime.py", "lowered.py")
+_RUNTIME_MODULES = ("runtime.py", "checkpoint_runtime.py", "lowered.py", "norms.py")
 _RUNTIME = hashlib.sha256(
     _VERSIONS.encode() + b"".join((_PACKAGE / name).read_bytes() for name in _RUNTIME_MODULES)
 ).hexdigest()
@@ -478,7 +478,7 @@ def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, bou
             threads = dict(PARALLEL_OPTIONS) if parallel else False
             jitted = numba.njit(cache=False, nogil=True, parallel=threads, error_model="numpy", **options)(python)
             tag = "-".join((["parallel2"] if parallel else []) + (["boundscheck"] if boundscheck else []))
-            jitted._cache = _CheckedCache(python, cache_dir(), _module_hash(module), tag)
+            jitted._cache = cache_writes.tolerant(_CheckedCache(python, cache_dir(), _module_hash(module), tag))
             setattr(module, attribute, jitted)
     return jitted
 
@@ -550,20 +550,26 @@ def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
 
 def _write_key(folder: Path, key: str, name: str, digest: str, spec: Spec) -> None:
     record = {"format": _SPEC_FORMAT, "key": key, "module": name, "sha256": digest, "spec": asdict(spec)}
-    (folder / "keys").mkdir(mode=0o700, exist_ok=True)
+    try:
+        (folder / "keys").mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        cache_writes.unwritable(folder, exc)
+        return
     _write(folder / "keys" / f"{key}.json", json.dumps(record, indent=1))
 
 
 def _write(path: Path, text: str) -> Path:
     """Write `text` to `path` atomically (a fresh 0600 file), unless the file there already holds
     exactly `text`. A file there that is not this user's own is refused, not overwritten: it is a
-    sign that the folder was open to others."""
-    if _read_private(path) == text.encode("utf-8"):
+    sign that the folder was open to others. A folder that cannot be written: a warning, and the
+    caller runs the module from its text (`cache_writes.py`)."""
+    data = text.encode("utf-8")
+    if _read_private(path) == data:
         return path
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        cache_writes.write_atomic(path, data, path.parent / f".tmp-{os.urandom(8).hex()}{path.suffix}")
+    except OSError as exc:
+        cache_writes.unwritable(path.parent, exc)
     return path
 
 
@@ -578,6 +584,7 @@ def _execute(name: str, path: Path, text: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = str(path)
     module.__sourcead_text__ = text  # type: ignore[attr-defined]
+    cache_writes.remember(path, text)  # its lines, also where the file could not be written
     sys.modules[name] = module  # before numba sees it: numba's cache needs the real module name
     try:
         exec(code, module.__dict__)
@@ -710,18 +717,8 @@ class _CheckedFile(IndexDataCacheFile):
         return payload if self._digest(path, payload) == head else None
 
     def _write_checked(self, path: str, payload: bytes) -> None:
-        tmp = f"{path}.tmp.{os.urandom(8).hex()}"  # numba's pattern, so `cache info` counts it
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(self._digest(path, payload) + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        tmp = Path(f"{path}.tmp.{os.urandom(8).hex()}")  # numba's pattern, so `cache info` counts it
+        cache_writes.write_atomic(Path(path), self._digest(path, payload) + payload, tmp)
 
 
 class _CheckedCache(FunctionCache):

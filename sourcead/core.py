@@ -62,6 +62,7 @@ class For:
     body: tuple[Stmt, ...]
     parallel: bool
     origin: cst.CSTNode
+    serial: str = ""  # why a `prange` loop runs as a `range` loop: its iterations may race (races.py)
 
     def range_text(self, serial: bool = False) -> str:
         """`range(...)` as written (`prange` for a parallel loop, unless `serial`)."""
@@ -142,9 +143,15 @@ class CoreFunction:
     body: tuple[Stmt, ...]
     ret: Return
     constants: tuple[tuple[str, object], ...]  # frozen globals, (name, value)
-    mutated: tuple[str, ...] = ()  # array parameters whose elements the function writes
+    mutated: tuple[str, ...] = ()  # array parameters whose caller's array the function writes (`outputs.py`)
+    finals: tuple[str, ...] = ()  # the variable holding each one's final state, where not the parameter
     custom: tuple[str, ...] = ()  # custom rules it calls (keys), bound in the module header
     arg_names: tuple[str, ...] | None = None  # the parameters as the user named them, where normalize renamed
+
+    @property
+    def final_states(self) -> tuple[str, ...]:
+        """The variables whose values at the end are the written arguments' final states."""
+        return self.finals or self.mutated
 
     @property
     def user_params(self) -> tuple[str, ...]:
@@ -176,23 +183,6 @@ def written(stmt: Stmt) -> set[str]:
     if isinstance(stmt, Permute):
         return set(stmt.targets)
     return set()
-
-
-def written_parameters(params: tuple[str, ...], body: tuple[Stmt, ...]) -> tuple[str, ...]:
-    """Array parameters whose elements the function writes and never rebinds: extra outputs."""
-    elements = {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
-    return tuple(p for p in params if p in elements and p not in assigned_whole(body))
-
-
-def assigned_whole(body: tuple[Stmt, ...]) -> set[str]:
-    """Names rebound anywhere (not element writes)."""
-    names: set[str] = set()
-    for s in walk_statements(body):
-        if isinstance(s, Assign) and not s.writes_element:
-            names.add(s.var)
-        elif isinstance(s, (For, Permute)):
-            names |= written(s)
-    return names
 
 
 def assigned_names(body: tuple[Stmt, ...]) -> set[str]:

@@ -59,3 +59,24 @@ class ShapeError(SourceADError, ValueError):
 class ArgumentTypeError(SourceADError, TypeError):
     """An argument, tangent or cotangent of the wrong kind (complex, a float where the code indexes
     an array, an array of the wrong number of dimensions). Also a `TypeError`."""
+
+
+class RaceWarning(UserWarning):
+    """A `prange` loop whose iterations may write what another writes or reads: sourcead runs it
+    serially (`races.py`)."""
+
+
+def numba_failure(exc: BaseException, what: str) -> SourceADError:
+    """The error for an exception out of numba running `what` (the generated code, a batch loop):
+    it could not compile it, or the compiled code failed a check numba inserted (a bare
+    `AssertionError`: the differentiated subset has no `assert`, so it is never the user's)."""
+    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, AssertionError):
+        message = f"numba's run-time check failed in {what}: {detail}"
+    else:
+        message = f"numba could not compile {what}: {detail}"
+    return SourceADError(
+        message,
+        hint="This is a sourcead limitation or bug; please report it with the function's source "
+        "(jit=False runs the same generated code without numba).",
+    )

@@ -48,8 +48,8 @@ def forward_function(prog: Program) -> str:
         tangents = _returned_tangents(prog, fn.ret.values)
         value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])
         if fn.mutated:  # written arguments are outputs too
-            value = tuple_text([value, *fn.mutated])
-            tangent = tuple_text([tangent, *_returned_tangents(prog, tuple(cst.Name(m) for m in fn.mutated))])
+            value = tuple_text([value, *fn.final_states])
+            tangent = tuple_text([tangent, *_returned_tangents(prog, tuple(cst.Name(m) for m in fn.final_states))])
         out.line(f"return {value}, {tangent}")
     return out.text()
 
@@ -68,6 +68,8 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
     if isinstance(stmt, (For, While)) and marked(stmt):
         out.comment(f"{MARKER} (marked in the source: the reverse sweep of hvp checkpoints it too)")
     if isinstance(stmt, For):
+        if stmt.serial:
+            out.comment(f"a prange loop run serially: {stmt.serial}")
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
             _block(prog, stmt.body, out)
         return

@@ -117,6 +117,8 @@ class ForwardSweep:
     def loop_for(self, loop: For, out: Writer, exact: set[str], mode: str) -> None:
         plan = self.plan
         header = f"for {loop.var} in {loop.range_text()}"
+        if loop.serial and mode == "normal":
+            out.comment(f"a prange loop run serially: {loop.serial}")
         if loop in plan.checkpointed and mode == "normal":
             forward_checkpointed(plan.checkpointed[loop], self, out)
             return

@@ -40,21 +40,23 @@ from .core import (
     blocks,
     walk_statements,
     written,
-    written_parameters,
 )
 from .errors import SourceADError
 from .exprs import code, names_in, paren
 from .kinds import Kinds
 from .loopvars import renamed
+from .naming import Namer
+from .outputs import written_outputs
 from .parse import ParsedFunction
 from .program import view_of
 
 _SIGN = {"+": cst.Add, "-": cst.Subtract}
 
 
-def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction) -> tuple[CoreFunction, Kinds]:
-    """`fn` with every in-place update of an array that other code sees written element by element,
-    and the kinds without the helpers' parameters it renamed."""
+def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, namer: Namer) -> tuple[CoreFunction, Kinds]:
+    """`fn` with every in-place update of an array that other code sees written element by element
+    (and the written arguments followed again: `outputs.py`), and the kinds without the helpers'
+    parameters it renamed."""
     if not any(isinstance(s, Assign) and s.inplace and kinds.is_array(s.var) for s in walk_statements(fn.body)):
         return fn, kinds
     body = fn.body
@@ -65,16 +67,19 @@ def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction) -> tup
         gone.add(binding.var)
     updates = [s for s in walk_statements(body) if _is_update(s) and kinds.is_array(s.var)]  # type: ignore[attr-defined]
     before = _may_run_before(body)
-    for s in updates:
-        _check(s, body, kinds, parsed, before)  # type: ignore[arg-type]
+    aliased = {s for s in updates if _check(s, body, kinds, parsed, before)}  # type: ignore[arg-type]
     seen = _seen_elsewhere(fn.params, body, kinds, before)
-    writes = {s for s in updates if seen(s)}
+    writes = {s for s in updates if seen(s) or s in aliased}
     for loop in walk_statements(body):
         if isinstance(loop, For) and loop.parallel:
             _check_parallel(loop, writes, parsed)
-    body = _mapped(body, lambda s: [_lowered(s, kinds) if s in writes else _unmarked(s)])
+    renamed_array = {s for s in updates if s not in writes and _once_another_name(s, body, kinds, before)}
+    body = _mapped(body, lambda s: [_lowered(s, kinds) if s in writes else _unmarked(s, s in renamed_array)])
     kept = replace(kinds, of={name: t for name, t in kinds.of.items() if name not in gone})
-    return replace(fn, body=body, mutated=written_parameters(fn.params, body)), kept
+    if not writes:
+        return replace(fn, body=body), kept
+    body, mutated, finals = written_outputs(body, fn.params, namer, lambda *a: parsed.error(*a))
+    return replace(fn, body=body, mutated=mutated, finals=finals if finals != mutated else ()), kept
 
 
 def _seen_elsewhere(
@@ -118,8 +123,30 @@ def _loops_around(body: tuple[Stmt, ...], around: frozenset[Stmt] = frozenset())
     return found
 
 
-def _unmarked(s: Stmt) -> Stmt:
-    return replace(s, inplace=False) if isinstance(s, Assign) and s.inplace else s
+def _unmarked(s: Stmt, rebinding: bool = False) -> Stmt:
+    """An update that stays as it reads; `rebinding`: written `u = u + (e)`, not `u += e`, where
+    the name held another name's array before (a new one now), which a `+=` would seem to write."""
+    if not (isinstance(s, Assign) and s.inplace):
+        return s
+    if rebinding and s.accumulate is not None:
+        value = cst.BinaryOperation(cst.Name(s.var), _SIGN[s.accumulate](), paren(s.value))
+        return replace(s, value=value, accumulate=None, inplace=False)
+    return replace(s, inplace=False)
+
+
+def _once_another_name(s: Stmt, body: tuple[Stmt, ...], kinds: Kinds, before: Callable[[Stmt, Stmt], bool]) -> bool:
+    """Was the array `s` updates bound to another name's array or view earlier (`h_C = C`, then
+    `h_C = h_C * 2.0` made it a new one: `_check` refuses the rest)?"""
+    var = s.var  # type: ignore[attr-defined]
+    return any(
+        isinstance(t, Assign)
+        and t.var == var
+        and not t.writes_element
+        and not t.inplace
+        and before(t, s)
+        and _names_another(t, kinds)
+        for t in walk_statements(body)
+    )
 
 
 def _shared_parameter(body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction) -> Assign | None:
@@ -181,13 +208,19 @@ def _block_of(stmt: Stmt, body: tuple[Stmt, ...]) -> tuple[Stmt, ...] | None:
 
 def _check(
     s: Assign, body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFunction, before: Callable[[Stmt, Stmt], bool]
-) -> None:
-    """Refuse an in-place update that another name of the array would see (the name holds an array
-    bound to another name before, and not replaced by a new one since)."""
+) -> bool:
+    """Does the updated name hold an array bound to another name (`D = C`, a row `r = A[i]`), not
+    replaced by a new one since? Then the update is a write both names see: where the name is read
+    again, the alias checks of the later passes follow it (reverse mode refuses it at `D = C`,
+    forward mode runs both names on one tangent); where it is not, nothing would carry its
+    derivative to the other name, and it is refused here."""
     defs = [t for t in walk_statements(body) if isinstance(t, Assign) and s.var in _defines(t) and not _is_update(t)]
-    for t in defs:
-        if not before(t, s) or _overwritten(t, s, body):
-            continue  # `s` updates a new array, made after `t`
+    reaching = [t for t in defs if before(t, s) and not _overwritten(t, s, body) and _names_another(t, kinds)]
+    if not reaching:
+        return False
+    if any(s.var in _reads(r) for r in walk_statements(body) if r is not s and before(s, r)):
+        return True
+    for t in reaching:
         written = parsed.locate(t.origin)
         if isinstance(t.value, cst.Name) and kinds.is_array(t.value.value):
             shown = written.source_line.split("#")[0].strip() if written else f"{code(t.target)} = {code(t.value)}"
@@ -201,7 +234,8 @@ def _check(
         viewed = view_of(t.value)
         if viewed is not None:
             base, what = viewed
-            how = f"`{code(t.value)} += ...`" if written else f"`for i in range(len({base})): {base}[i] += ...`"
+            made_here = written is not None and not isinstance(t.origin, cst.For)  # not a `for row in A` row
+            how = f"`{code(t.value)} += ...`" if made_here else f"`for i in range(len({base})): {base}[i] += ...`"
             raise _error(
                 f"`{_shown(s)}` updates `{s.var}` in place, a view of `{base}` ({what}), which sourcead "
                 "does not follow yet",
@@ -209,6 +243,23 @@ def _check(
                 parsed,
                 f"Update `{base}` itself ({how}), or make a separate array with `.copy()`.",
             )
+    return True
+
+
+def _names_another(t: Assign, kinds: Kinds) -> bool:
+    """Does `t` bind its name to another name's array, or a view of it?"""
+    return isinstance(t.value, cst.Name) and kinds.is_array(t.value.value) or view_of(t.value) is not None
+
+
+def _reads(r: Stmt) -> set[str]:
+    """The names statement `r` itself reads."""
+    if isinstance(r, Assign):
+        return names_in(r.value) | (names_in(r.target) - {r.var} if r.writes_element else set())
+    if isinstance(r, (If, While)):
+        return names_in(r.test)
+    if isinstance(r, For):
+        return names_in(r.start) | names_in(r.stop) | names_in(r.step)
+    return set(r.sources) if isinstance(r, Permute) else set()
 
 
 def _check_parallel(loop: For, writes: set[Stmt], parsed: ParsedFunction) -> None:

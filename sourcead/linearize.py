@@ -194,7 +194,7 @@ class _Builder:
             if is_cheap(names[key]):
                 continue
             if "{" + key + "}" not in reads and k not in widening and k in shaped:
-                like = _shape_like(names[key])
+                like = shape_like(names[key])
                 if like is not None:  # only its shape is read: not the value computed again
                     names[key] = like
                     continue
@@ -251,7 +251,7 @@ class _Builder:
             return False
         if any(types[j].ndim != types[k].ndim for j in arrays):
             return True
-        roots = {frozenset(_array_roots(originals[j], self.type_of)) for j in arrays}
+        roots = {frozenset(array_roots(originals[j], self.type_of)) for j in arrays}
         return len(roots | {frozenset()}) != 2
 
     # --- selections: each operand where it is the one chosen --------------------------------------
@@ -345,7 +345,7 @@ def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: 
     return node
 
 
-def _shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
+def shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """A cheap expression with the shape of `value`, an operation whose primitive declares one
     (`Primitive.shape_like`) on cheap arguments; None for any other value."""
     found = classify(unparen(value))
@@ -374,7 +374,7 @@ class _Unparen(cst.CSTTransformer):
         return updated if isinstance(value, cst.Tuple) else updated.with_changes(value=unparen(value))
 
 
-def _array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
+def array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
     """The array variables an elementwise expression is computed from (its shape's origin); an
     operand that is not elementwise does not count (a reduction yields a float)."""
     if isinstance(node, (cst.Name, cst.Subscript)):  # a slice or a row is the root of its own shape
@@ -385,7 +385,7 @@ def _array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
     prim, bound = found
     if not isinstance(prim.derivative, Partials | Selection) and not prim.constant:
         return {"<" + code(node) + ">"} if type_of(node).is_array else set()
-    return set().union(*(_array_roots(v, type_of) for v in bound.args.values()))
+    return set().union(*(array_roots(v, type_of) for v in bound.args.values()))
 
 
 def _instantiate(text: str, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:

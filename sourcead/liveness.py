@@ -39,7 +39,7 @@ class _Liveness:
 
     def run(self) -> set[Assign]:
         fn = self.prog.fn
-        results = set().union(*(names_in(v) for v in fn.ret.values)) | set(fn.mutated)
+        results = set().union(*(names_in(v) for v in fn.ret.values)) | set(fn.final_states)
         self.block(fn.body, (results | self.arrays) & self.active, self.active)
         return self.needed
 

@@ -17,6 +17,7 @@
 - `a, b = b, a` on names is a `Permute`; other tuple assignments go through fresh variables
   where a target is read by a later value.
 - `break`, `continue` and `return` anywhere become flags (`exits.py`), leaving one exit.
+- The caller's arrays the function writes are followed through rebindings and swaps (`outputs.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import replace
 import libcst as cst
 import numpy as np
 
+from .aliases import from_loop
 from .core import (
     Assign,
     Break,
@@ -41,13 +43,13 @@ from .core import (
     While,
     assigned_names,
     walk_statements,
-    written_parameters,
 )
 from .exits import eliminate_exits
 from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
+from .outputs import written_outputs
 from .parameters import base_name, is_shared, updated_in_place
 from .parse import ParsedFunction, carried_positions, parse_function, unwrap
 from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
@@ -95,13 +97,15 @@ class Normalizer:
         body = carry_loop_variables(body, ret, self.namer, self.fail)
         body = modulo_rings(body, self.namer, self.parsed)
         self.refuse_global_writes(body)
+        body, mutated, finals = written_outputs(body, self.params, self.namer, self.fail)
         return CoreFunction(
             name=self.parsed.name,
             params=self.params,
             body=body,
             ret=ret,
             constants=tuple(sorted(self.constants.items())),
-            mutated=written_parameters(self.params, body),
+            mutated=mutated,
+            finals=finals if finals != mutated else (),
             custom=tuple(sorted(self.custom)),
         )
 
@@ -335,9 +339,8 @@ class Normalizer:
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
     def array_loop(self, stmt: cst.For, key: str | None) -> list[Stmt]:
-        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x);
-        `enumerate(x)` names the index, `zip(x, y)` runs to the shorter array. An iterated value
-        that is not a name is computed once, before the loop, as Python does."""
+        """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x), `enumerate(x)`
+        names the index, `zip(x, y)` runs to the shorter array, an iterated expression is computed first."""
         target, it = stmt.target, stmt.iter
         index: cst.Name | None = None
         if key == "enumerate":
@@ -366,7 +369,7 @@ class Normalizer:
         ]
         body = stmt.body.with_changes(body=[*elements, *stmt.body.body])  # type: ignore[attr-defined]
         loop = stmt.with_changes(target=index, iter=cst.Call(cst.Name("range"), [cst.Arg(stop)]), body=body)
-        return self.block(before) + self.loop(loop)
+        return from_loop(self.block(before) + self.loop(loop), {s.body[0] for s in (*before, *elements)}, stmt)
 
     # --- expressions, in Python's evaluation order ----------------------------------------------
 
@@ -689,10 +692,8 @@ class Normalizer:
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
         renamed = callee.node.visit(Rename(mapping))
         positions = {**callee.positions, **carried_positions(callee.node, renamed, callee.positions)}
-        inner = Normalizer(
-            replace(callee, node=renamed, positions=positions), self.namer, (*self.callers, _function_of(self.parsed))
-        )
-        core = inner.function()
+        inner = self.parsed.adopt(replace(callee, node=renamed, positions=positions))  # later errors locate its nodes
+        core = Normalizer(inner, self.namer, (*self.callers, _function_of(self.parsed))).function()
         for name, value in core.constants:
             if not _same_constant(self.constants.get(name, value), value):
                 raise self.fail(f"global `{name}` has different values in the caller and in {func.__name__}", call)

@@ -66,7 +66,7 @@ def plan_parallel(loop: For, reads_of, index_anywhere: bool = False) -> tuple[Pa
     private = {loop.var} | {s.var for s in assigns if not s.writes_element and s.accumulate is None}
     private |= {s.var for s in body if isinstance(s, For)}
     accumulated = {s.var for s in assigns if not s.writes_element and s.accumulate is not None} - private
-    read_in_body = set().union(*(_values_read(s) for s in body))
+    read_in_body = set().union(*(values_read(s) for s in body))
     if accumulated & read_in_body:
         name = sorted(accumulated & read_in_body)[0]
         return None, f"`{name}` is accumulated and also read in the loop body"
@@ -110,7 +110,7 @@ def _made_first(body: tuple[Stmt, ...], var: str) -> bool:
     return False
 
 
-def _values_read(stmt: Stmt) -> set[str]:
+def values_read(stmt: Stmt) -> set[str]:
     """Names whose values a statement reads (an accumulation does not read its own target here)."""
     if isinstance(stmt, Assign):
         names = names_in(stmt.value)
@@ -126,4 +126,4 @@ def _values_read(stmt: Stmt) -> set[str]:
 
 
 def _names(stmt: Stmt) -> set[str]:
-    return _values_read(stmt) | (value_sources(stmt.value) if isinstance(stmt, Assign) else set())
+    return values_read(stmt) | (value_sources(stmt.value) if isinstance(stmt, Assign) else set())

@@ -36,15 +36,43 @@ class ParsedFunction:
     positions: Mapping[cst.CSTNode, CodeRange] = field(repr=False)
     # positions of the nodes a pass rebuilt from the user's (`carry`), where the parse's are shared
     rebuilt: dict[cst.CSTNode, CodeRange] = field(default_factory=dict, repr=False, compare=False)
+    # the functions inlined into this one, as normalize renamed them: their nodes are located there
+    inlined: list[ParsedFunction] = field(default_factory=list, repr=False, compare=False)
 
     def locate(self, node: cst.CSTNode | None) -> Location | None:
-        """The file position of `node`, or None for nodes made by sourcead itself."""
-        code_range = None if node is None else self.positions.get(node) or self.rebuilt.get(node)
-        if code_range is None:
+        """The file position of `node` (in an inlined function's file for its nodes), or None for
+        nodes made by sourcead itself."""
+        found = self._owner(node)
+        if found is None:
             return None
+        owner, code_range = found
         line = code_range.start.line
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return Location(self.filename, line, code_range.start.column, text)
+        text = owner.lines[line - 1] if 0 < line <= len(owner.lines) else ""
+        return Location(owner.filename, line, code_range.start.column, text)
+
+    def source_of(self, node: cst.CSTNode | None, statement: cst.CSTNode | None = None) -> str | None:
+        """The text the user wrote for `node` (on one line), where it has a position: an inlined
+        function's variables as that function spells them, not as normalize renamed them. Inside
+        `statement`, as the function holding `statement` spells it (a caller's argument node that
+        replaced an inlined function's parameter has the parameter's position there)."""
+        holder = self._owner(statement)
+        found = (holder[0]._owner(node, inlined=False) if holder else None) or self._owner(node)
+        if found is None or found[1].start.line != found[1].end.line:
+            return None
+        owner, code_range = found
+        line = owner.lines[code_range.start.line - 1] if 0 < code_range.start.line <= len(owner.lines) else ""
+        return line[code_range.start.column : code_range.end.column] or None
+
+    def adopt(self, inlined: ParsedFunction) -> ParsedFunction:
+        """Take `inlined` (a function inlined into this one, renamed) as one whose nodes `locate` finds."""
+        self.inlined.append(inlined)
+        return inlined
+
+    def _owner(self, node: cst.CSTNode | None, inlined: bool = True) -> tuple[ParsedFunction, CodeRange] | None:
+        code_range = None if node is None else self.positions.get(node) or self.rebuilt.get(node)
+        if code_range is not None:
+            return self, code_range
+        return next((found for inner in self.inlined if inlined and (found := inner._owner(node))), None)
 
     def error(self, message: str, node: cst.CSTNode | None, hint: str = "") -> SourceADError:
         return SourceADError(message, self.locate(node) or self.locate(self.node), hint)

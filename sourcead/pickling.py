@@ -13,6 +13,11 @@ call. No pipeline, no compilation.
 
 Each process keeps what it rebuilt (keyed by function, transform, wrt and jit), so a worker that
 receives the same gradient with every task prepares it once.
+
+A recipe's fields are checked as it is loaded (`check_recipe`): a pickle that sourcead did not
+make, or that was edited, is a `SourceADError` saying which field is wrong, never a bare
+KeyError or TypeError from deep inside. Loading one imports the module (or runs the script) it
+names, as loading any pickle may run code: load only pickles you trust.
 """
 
 from __future__ import annotations
@@ -58,8 +63,61 @@ def function_ref(func: Callable) -> tuple:
     return ("module", module, qualname)
 
 
+_TRANSFORMS = ("primal", "grad", "value_and_grad", "vjp", "jvp")
+_OPTIONS = {"hvp": 3, "hessian": 3, "jacobian": 4}  # second order: (wrt, [mode,] jit, memory)
+_BRIDGES = ("torch", "jax")
+
+
+def _refused(what: str) -> SourceADError:
+    return SourceADError(
+        f"cannot unpickle a sourcead derivative: {what}",
+        hint="This pickle was not made by sourcead (or was edited since): pickle the prepared object again.",
+    )
+
+
+def check_recipe(ref: Any, wrt: Any = (), jit: Any = True, memory: Any = None, transform: Any = None) -> None:
+    """A recipe's fields as pickled by sourcead: a function reference, wrt (positions or names),
+    jit a bool, memory None or a size (`budget.memory_bytes`), and a known transform."""
+    if transform is not None and transform not in _TRANSFORMS:
+        raise _refused(f"unknown transform {transform!r} (one of {', '.join(_TRANSFORMS)})")
+    _check_ref(ref)
+    items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)  # jacobian keeps the list it was given
+    if not all(isinstance(w, str) or (isinstance(w, int) and not isinstance(w, bool)) for w in items):
+        raise _refused(f"wrt={wrt!r} is not a position, a name or a tuple of them")
+    if not isinstance(jit, bool):
+        raise _refused(f"jit={jit!r} is not True or False")
+    from .budget import memory_bytes
+
+    try:
+        memory_bytes(memory)
+    except SourceADError:
+        raise _refused(f"memory={memory!r} is not a size in bytes") from None
+
+
+def check_second_order(kind: Any, ref: Any, options: Any) -> None:
+    """The recipe of hvp, hessian or jacobian: (kind, function, (wrt, [mode,] jit, memory))."""
+    if kind not in _OPTIONS:
+        raise _refused(f"unknown transform {kind!r} (one of {', '.join(_OPTIONS)})")
+    if not isinstance(options, tuple) or len(options) != _OPTIONS[kind]:
+        raise _refused(f"the options of {kind} are {options!r}, not a tuple of {_OPTIONS[kind]}")
+    if kind == "jacobian" and not isinstance(options[1], str):
+        raise _refused(f"mode={options[1]!r} is not a string")
+    check_recipe(ref, options[0], options[-2], options[-1])
+
+
+def _check_ref(ref: Any) -> None:
+    kinds = {"object": 2, "module": 3, "main": 3}
+    if not isinstance(ref, tuple) or not ref or ref[0] not in kinds or len(ref) != kinds[ref[0]]:
+        raise _refused(f"the function reference {ref!r} is not one sourcead makes")
+    if ref[0] == "object" and not callable(ref[1]):
+        raise _refused(f"{ref[1]!r} is not a function")
+    if ref[0] != "object" and not all(isinstance(part, str) for part in ref[1:]):
+        raise _refused(f"the function reference {ref!r} names no module and function")
+
+
 def resolve(ref: tuple, raw: bool = False) -> Any:
     """The function a reference names, in this process (`raw`: before unwrapping)."""
+    _check_ref(ref)
     kind = ref[0]
     if kind == "object":
         found = ref[1]
@@ -91,6 +149,8 @@ def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool, memory: int | None 
     """The prepared object, made once per process for each (function, transform, wrt, jit, memory)."""
     from . import api
 
+    check_recipe(ref, wrt, jit, memory, transform)
+    wrt = tuple(wrt) if isinstance(wrt, list) else wrt  # a key of the memo below
     func = resolve(ref)
     key = (transform, func, wrt, jit, memory)
     found = _REBUILT.get(key)
@@ -112,6 +172,7 @@ def rebuild_differentiable(ref: tuple, memory: Any = None) -> Any:
     """The `@differentiable` object: the module's own, when the name holds it, else a new one."""
     from .api import Differentiable
 
+    check_recipe(ref, memory=memory)
     raw = resolve(ref, raw=True)
     if isinstance(raw, Differentiable):
         return raw
@@ -126,6 +187,11 @@ def rebuild_differentiable(ref: tuple, memory: Any = None) -> Any:
 
 def rebuild_bridge(framework: str, ref: tuple, wrt: Any, options: dict) -> Any:
     """A `sourcead.torch` / `sourcead.jax` function, made again in this process."""
+    if framework not in _BRIDGES:
+        raise _refused(f"unknown bridge {framework!r} (one of {', '.join(_BRIDGES)})")
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise _refused(f"the options {options!r} are not keyword arguments")
+    check_recipe(ref, wrt, options.get("jit", True))
     module = importlib.import_module(f"sourcead.{framework}")
     return module.function(resolve(ref), wrt, **options)
 

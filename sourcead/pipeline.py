@@ -3,6 +3,8 @@
     parse      find the function in its file, libcst tree with positions      (parse.py)
     fence      reject anything outside the supported subset, with positions  (fence.py)
     normalize  core form: canonical calls, explicit accumulations, one exit   (normalize.py)
+               a helper's result named by the caller; then dead views copied  (aliases.py)
+    races      prange loops that may race become range loops, with a warning (races.py)
     kinds      float / int / array of every variable                          (kinds.py)
     inplace    `C += B` on an array updates it in place, as NumPy does        (inplace.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
@@ -27,6 +29,7 @@ import libcst as cst
 from . import custom
 from ._version import __version__
 from .activity import analyze_activity
+from .aliases import copy_dead_views, merge_results
 from .contract import derive as derive_contract
 from .core import Assign, CoreFunction, Permute, walk_statements
 from .emit import module_text
@@ -39,6 +42,7 @@ from .naming import Namer
 from .normalize import normalize
 from .parse import ParsedFunction, parse_function
 from .program import Program
+from .races import serialize_races
 from .reverse import reverse_function
 
 MODES = ("forward", "reverse", "gradient", "primal", "hvp", "vector")
@@ -68,7 +72,7 @@ class Generated:
 def analyze(
     func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, allow_empty_wrt: bool = False
 ) -> Program:
-    """parse -> fence -> normalize -> kinds -> activity."""
+    """parse -> fence -> normalize -> races -> kinds -> activity."""
     return analyze_parsed(parse_function(func), wrt, arg_kinds, allow_empty_wrt)
 
 
@@ -78,16 +82,19 @@ def analyze_parsed(
     arg_kinds: dict[str, str] | None = None,
     allow_empty_wrt: bool = False,
 ) -> Program:
-    """fence -> normalize -> kinds -> activity, on a function already parsed (second order feeds
+    """fence -> normalize -> races -> kinds -> activity, on a function already parsed (second order feeds
     the generated tangent function back in here: `second.py`)."""
     fence(parsed)
     namer = Namer(local_names(parsed.node) | set(parsed.globals))
-    core = normalize(parsed, namer)
+    core = serialize_races(merge_results(normalize(parsed, namer)), parsed.locate)
     if wrt or not allow_empty_wrt:
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
-        core, kinds = lower_inplace(core, kinds, parsed)  # `C += B` on an array writes C's elements
+        core, kinds = lower_inplace(core, kinds, parsed, namer)  # `C += B` on an array writes C's elements (first:
+        # a view updated in place is refused there, before a copy of a view that looks dead stands for it)
+        if (copied := copy_dead_views(core, kinds.is_array)) is not core:
+            core, kinds = copied, infer_kinds(copied, parsed, arg_kinds)
         names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # the dtypes may be a guess
         return Program(parsed, core, kinds, analyze_activity(core, kinds, names), namer)
 
@@ -161,9 +168,10 @@ def generate(
 
 
 def written_arguments(fn: CoreFunction) -> tuple[str, ...]:
-    """Parameters whose buffer is written under some name (element writes, through swaps and renames)."""
+    """Parameters whose buffer the generated code may write under some name (element writes, through
+    swaps and renames, and the caller's arrays the function writes: `CoreFunction.mutated`)."""
     statements = list(walk_statements(fn.body))
-    written = {s.var for s in statements if isinstance(s, Assign) and s.writes_element}
+    written = {s.var for s in statements if isinstance(s, Assign) and s.writes_element} | set(fn.mutated)
     links = [(s.var, s.value.value) for s in statements if isinstance(s, Assign) and isinstance(s.value, cst.Name)]
     links += [pair for s in statements if isinstance(s, Permute) for pair in zip(s.targets, s.sources, strict=True)]
     changed = True

@@ -143,14 +143,14 @@ def _captured_value(plan: ReversePlan) -> str:
         items.append(f"{code(v)}.copy()" if array else code(v))
     value = tuple_text(items) if fn.ret.is_tuple else items[0]
     if fn.mutated:
-        value = tuple_text([value, *(f"{m}.copy()" for m in fn.mutated)])
+        value = tuple_text([value, *(f"{m}.copy()" for m in fn.final_states)])
     return value
 
 
 def _initialize_adjoints(plan: ReversePlan, seeds: list[str], written_seeds: list[str], out: Writer) -> None:
     prog = plan.prog
     seeded: dict[str, list[str]] = {}
-    names = [v.value if isinstance(v, cst.Name) else None for v in prog.fn.ret.values] + list(prog.fn.mutated)
+    names = [v.value if isinstance(v, cst.Name) else None for v in prog.fn.ret.values] + list(prog.fn.final_states)
     for name, seed in zip(names, seeds + written_seeds, strict=True):
         if name is not None and prog.is_active(name):
             seeded.setdefault(name, []).append(seed)

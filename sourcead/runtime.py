@@ -25,6 +25,7 @@ from .checkpoint_runtime import (  # noqa: F401  (generated code imports every h
     checkpoint_slots,
     checkpoint_store,
 )
+from .flat_records import record_flat  # noqa: F401  (generated code imports it)
 from .lowered import (  # noqa: F401  (generated code imports them)
     ADJOINT_CHUNKS,
     add_chunk_rows,
@@ -33,6 +34,7 @@ from .lowered import (  # noqa: F401  (generated code imports them)
     empty_tape,
     zeros_like,
 )
+from .norms import NORM_HELPERS, norm1_along, norm2_along, norm_inf_along  # noqa: F401
 
 
 @register_jitable
@@ -618,6 +620,7 @@ def _expand_axis(g, x, axis):
 # every helper generated code may import (the namer keeps user variables off these names)
 HELPERS = (
     "reserve",
+    "record_flat",
     "zeros_like",
     "add_unordered",
     "last_index",
@@ -653,4 +656,5 @@ HELPERS = (
     "checkpoint_online_plan",
     "checkpoint_store",
     "checkpoint_restore",
+    *NORM_HELPERS,
 )

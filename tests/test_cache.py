@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 import sourcead
 from cli.main import main
+from sourcead import cache_writes
 from sourcead import compile as compile_pass
 
 USER_MODULE = """
@@ -121,10 +122,14 @@ def test_a_folder_owned_by_another_user_is_refused(cache):
         sourcead.grad(user_module(cache.parent, 1.0).loss, jit=False)
 
 
-def test_a_file_in_place_of_the_folder_is_a_clear_error(cache):
+def test_a_file_in_place_of_the_folder_is_a_warning_and_derivatives_compile_in_memory(cache, monkeypatch):
+    # the cache is an accelerator, not a requirement (issue 38): nothing is read from or written to it
     cache.write_text("not a folder")
-    with pytest.raises(sourcead.SourceADError, match="cache"):
-        sourcead.grad(user_module(cache.parent, 1.0).loss, jit=False)
+    monkeypatch.setattr(cache_writes, "_WARNED", [])
+    with pytest.warns(cache_writes.CacheWarning, match=r"cache folder .*cache \(a file, not a folder\)"):
+        g = sourcead.grad(user_module(cache.parent, 1.0).loss, jit=False)
+    np.testing.assert_array_equal(g(np.array([1.0])), [2.0])
+    assert cache.read_text() == "not a folder"
 
 
 # --- keys: reuse and invalidation ------------------------------------------------------------

@@ -105,6 +105,24 @@ def test_outcomes_of_exceptions() -> None:
     assert classify(IndexError("tuple index out of range"), "s").outcome == "crash"
 
 
+def test_rejections_that_misreport_are_failures(tmp_path: Path) -> None:
+    """Issue 38, findings 6 and 7: a rejection on the `def` line, or naming a variable the user
+    never wrote, is counted with the unpositioned errors, not as a rejection."""
+    from sourcead import SourceADError
+    from sourcead.errors import Location
+
+    path = tmp_path / "prog.py"
+    path.write_text("def f(B, x):\n    y = h(x)\n    y[0] = 0.0\n    return y[1]\n", encoding="utf-8")
+
+    def outcome(message: str, line: int) -> str:
+        return classify(SourceADError(message, Location(str(path), line, 4, "")), "s", str(path)).outcome
+
+    assert outcome("`y` is a view of `B`, and one of them is then written", 1) == "unpositioned"
+    assert outcome("`y = result0_1` makes two names for one array", 2) == "unpositioned"
+    assert outcome("`y = h(x)` makes two names for one array (write `.copy()`)", 2) == "rejected"
+    assert outcome("`abs()` of an array", 3) == "rejected"  # a builtin is nobody's compiler-made name
+
+
 def test_reproducer_round_trip(tmp_path: Path) -> None:
     from fuzz.check import Outcome
 
@@ -182,3 +200,62 @@ def test_plain_python_runs_math_as_the_compiled_code_does(jit):
     x, r = 3.2365515053943206, 13.578857749785254
     value, _ = sourcead.jvp(findings.sine_of_a_power, wrt="x", jit=jit)(x, r, tangents=1.0)
     assert value == findings.sine_of_a_power(x, r)
+
+
+# --- issue 38: the array constructs (fuzz/features_arrays.py) and written arguments (fuzz/written.py)
+
+
+@pytest.mark.parametrize(
+    ("body", "written"),
+    [
+        ("    x[0] = 1.0\n    x = x * 2.0\n    x[1] = 3.0\n", ("x",)),  # written, then rebound: still written
+        ("    x = x * 2.0\n    x[1] = 3.0\n", ()),  # rebound first: a local is written
+        ("    v = np.zeros_like(x)\n    x, v = v, x\n    v[0] = 1.0\n", ("x",)),  # through the other name
+        ("    v = np.zeros_like(x)\n    x, v = v, x\n    x[0] = 1.0\n", ()),
+        ("    v = x * 0.5\n    for t in range(2):\n        v[0] = x[1]\n        x, v = v, x\n", ("x",)),
+        ("    x += y\n    s += 1.0\n", ("x",)),  # an array name in place; a float is rebound
+        ("    A[:, 0] *= s\n    y[1:] -= x[:-1]\n", ("y", "A")),  # in parameter order
+        ("    for row in A:\n        row[0] = s\n", ("A",)),
+        ("    r = A[1:]\n    r[0, 0] = s\n    q = A[0]\n    q = 2.0\n", ("A",)),  # a slice is a view
+        ("    scale(y, x)\n", ("y",)),
+        ("    twice(A, A)\n", ("A",)),  # two helper levels
+    ],
+)
+def test_written_arguments_follow_the_callers_memory(body: str, written: tuple[str, ...]) -> None:
+    from fuzz.written import written_params
+
+    helpers = "def scale(C, B):\n    C *= 2.0\n    C += B\n\n\ndef twice(D, E):\n    scale(D, E)\n\n\n"
+    source = f"import numpy as np\n\n\n{helpers}def f(x, y, A, s):\n{body}    return s\n"
+    assert written_params(source, "f", ("x", "y", "A", "s"), ("x", "y", "A")) == written
+
+
+def test_programs_without_the_array_constructs_keep_their_text() -> None:
+    """The constructs come from a stream of their own: a program that gets none is the program
+    the generator wrote without them (the same seed, the same text)."""
+    from fuzz.features_arrays import KINDS
+
+    without = DEFAULT_FEATURES - set(KINDS)
+    touched = 0
+    for index in range(80):
+        program, plain = generate(SEED, index), generate(SEED, index, without)
+        assert program is not None and plain is not None
+        if set(program.used) & set(KINDS):
+            touched += 1
+        else:
+            assert program.source == plain.source and program.written == plain.written
+    assert 10 <= touched <= 40  # about SHARE of the programs
+
+
+def test_every_array_construct_is_generated_and_its_programs_run() -> None:
+    from fuzz.features_arrays import KINDS
+    from fuzz.written import writes_agree
+
+    features = resolve_features("+array_extras_all")
+    seen: set[str] = set()
+    for index in range(80):
+        program = generate(SEED, index, features)
+        assert program is not None and runs_finite(program)
+        func = load_source(program.source, program.name)
+        assert writes_agree(func, program.params, program.written, program.args(0))
+        seen |= set(program.used) & set(KINDS)
+    assert seen == set(KINDS)

@@ -18,10 +18,10 @@ import idioms
 import numpy as np
 import outsiders_calls  # noqa: F401 (filled by issue 38)
 import outsiders_inplace  # noqa: F401 (filled by issue 38)
-import outsiders_outputs  # noqa: F401 (filled by issue 38)
+import outsiders_outputs
 import outsiders_prange  # noqa: F401 (filled by issue 38)
 import outsiders_rules  # noqa: F401 (filled by issue 38)
-import outsiders_views  # noqa: F401 (filled by issue 38)
+import outsiders_views
 import stencils
 import vectorized
 
@@ -1466,29 +1466,166 @@ ZOO += [
 ]
 
 
-# issue 38, written arguments rebound or swapped: outputs follow the caller's memory (outsiders_outputs.py)
+# issue 38, written arguments rebound or swapped: outputs follow the caller's memory (outsiders_outputs.py);
+# the programs whose caller's arrays are written (extra outputs) are checked by test_outsiders_outputs.py
 ZOO += [
+    Case("rebind_then_write", outsiders_outputs.rebind_then_write, lambda rng: (0.5 + rng.random(5),), ("x",), True),
+    Case(
+        "swap_then_write_other",
+        outsiders_outputs.swap_then_write_other,
+        lambda rng: (0.5 + rng.random(5),),
+        ("x",),
+        True,
+    ),
 ]
 
 
 # issue 38, helpers' fresh arrays and loop rows, then written (outsiders_views.py)
 ZOO += [
+    Case(
+        "helper_fresh_then_written",
+        outsiders_views.helper_fresh_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "helper_pair_then_written",
+        outsiders_views.helper_pair_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "helpers_two_levels_then_written",
+        outsiders_views.helpers_two_levels_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "helper_fresh_in_loop_then_written",
+        outsiders_views.helper_fresh_in_loop_then_written,
+        lambda rng: (rng.standard_normal(5),),
+        ("x",),
+        True,
+    ),
+    Case(
+        "rows_read_then_written",
+        outsiders_views.rows_read_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "enumerated_rows_then_written",
+        outsiders_views.enumerated_rows_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "zipped_rows_then_written",
+        outsiders_views.zipped_rows_then_written,
+        lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal((3, 3))),
+        ("P", "Q"),
+        True,
+    ),
+    Case(
+        "rows_read_in_time_loop_then_written",
+        outsiders_views.rows_read_in_time_loop_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "helper_rows_in_loop_then_written",
+        outsiders_views.helper_rows_in_loop_then_written,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "rows_written_once_read",
+        outsiders_views.rows_written_once_read,
+        lambda rng: (rng.standard_normal((4, 3)),),
+        ("A",),
+        True,
+    ),
+    Case(
+        "prange_rows_then_written",
+        outsiders_views.prange_rows_then_written,
+        lambda rng: (rng.standard_normal((5, 3)),),
+        ("A",),
+        True,
+    ),
 ]
 
 
 # issue 38, odd calls (outsiders_calls.py)
 ZOO += [
+    Case(
+        "big_endian_gather",
+        outsiders_calls.gather_squares,
+        lambda rng: (rng.standard_normal(6), np.array([0, 2, 2, 5, 1], dtype=">i8")),
+        ("x",),
+        True,
+    ),
+    Case(
+        "float32_weights",
+        outsiders_calls.weighted_squares,
+        lambda rng: (rng.standard_normal(5), rng.uniform(0.5, 2.0, 5).astype(np.float32)),
+        ("x",),
+        True,
+    ),
 ]
 
 
 # issue 38, prange loops that race, and prange beside whole-array records (outsiders_prange.py)
 ZOO += [
+    Case(
+        "prange_beside_whole_record",
+        outsiders_prange.prange_beside_whole_record,
+        lambda rng: (rng.standard_normal(5), 0.7, 4),
+        ("x", "b"),
+        True,
+    ),
+    Case(
+        "prange_histogram",
+        outsiders_prange.prange_histogram,
+        lambda rng: (rng.standard_normal(40), rng.integers(0, 3, size=40), 3),
+        ("x",),
+        True,
+    ),
+    Case("prange_product", outsiders_prange.prange_product, lambda rng: (rng.uniform(0.5, 1.5, 30),), ("x",), True),
+    Case("prange_running_sum", outsiders_prange.prange_running_sum, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case("prange_recurrence", outsiders_prange.prange_recurrence, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case("prange_last_value", outsiders_prange.prange_last_value, lambda rng: (rng.standard_normal(30),), ("x",), True),
 ]
 
 
 # issue 38, norms at zero along axes, scalars into rows (outsiders_rules.py)
 ZOO += [
-]
+    Case("norms_of_rows_at_zero", outsiders_rules.norms_of_rows_at_zero,
+         lambda rng: (outsiders_rules.zero_row_and_column(rng),), ("B",), False),
+    Case("norms_of_columns_at_zero", outsiders_rules.norms_of_columns_at_zero,
+         lambda rng: (outsiders_rules.zero_row_and_column(rng),), ("B",), False),
+    Case("norms_of_a_zero_vector", outsiders_rules.norms_of_a_zero_vector,
+         lambda rng: (np.zeros(4), _uniform(rng, 0.5, 1.0)), ("x", "y"), False),
+    Case("scalars_into_rows", outsiders_rules.scalars_into_rows,
+         lambda rng: (rng.standard_normal(5), _uniform(rng, 0.5, 1.0)), ("x", "s"), True),
+    Case("scalars_into_rows_prange", outsiders_rules.scalars_into_rows_prange,
+         lambda rng: (rng.standard_normal(6), _uniform(rng, 0.5, 1.0)), ("x", "w"), True),
+    Case("scalars_into_3d", outsiders_rules.scalars_into_3d, lambda rng: (rng.standard_normal(4),), ("x",), True),
+    Case("rows_into_rows", outsiders_rules.rows_into_rows,
+         lambda rng: (rng.standard_normal((4, 3)), rng.standard_normal(3)), ("A", "v"), True),
+    Case("products_into_rows", outsiders_rules.products_into_rows,
+         lambda rng: (rng.standard_normal((3, 2)), rng.standard_normal(2), rng.standard_normal((3, 1))),
+         ("A", "x", "v"), True),
+    Case("fdtd_rows", outsiders_rules.fdtd_rows,
+         lambda rng: (rng.standard_normal(3), *(rng.standard_normal((4, 5)) for _ in range(3))),
+         ("fict", "ex0", "ey0", "hz0"), False),
+]  # fmt: skip
 
 
 # Zoo functions second order refuses, with a positioned error: np.prod, math.lgamma and np.sort of a

@@ -90,22 +90,63 @@ def _variance(std: bool):
     return lower
 
 
+# np.linalg.norm's vector norms by ord, each a primitive of its own (sourcead.norms computes them)
+_VECTOR_NORMS = {"2": "norm2_along", "1": "norm1_along", "inf": "norm_inf_along"}
+
+
+def _norm_kind(ord_: cst.BaseExpression | None) -> str | None:
+    """The norm ord= asks for: "2" for None (or omitted) and 2, "1", "inf" for np.inf; None for others."""
+    if ord_ is None or code(ord_) == "None":
+        return "2"
+    text = code(ord_)
+    return {"2": "2", "2.0": "2", "1": "1", "1.0": "1", "np.inf": "inf", "math.inf": "inf"}.get(text)
+
+
 def _norm(bound) -> cst.BaseExpression | None:
-    """np.linalg.norm(x, ord, axis) as sums: vector norms (ord None or 2, 1, inf), along `axis` or of
-    a 1-D x (`as_vector` refuses a matrix, whose ord=1, 2 and inf norms are other functions); without
-    ord and axis, the declared rule (the 2-norm of all elements, 0 at the origin)."""
+    """np.linalg.norm(x, ord, axis=k) is norm2_along(x, k) (norm1_along, norm_inf_along by ord), the
+    vector norms of the rows or columns; with ord but no axis, the same over axis 0 of a 1-D x
+    (`as_vector` refuses a matrix, whose ord=1, 2 and inf norms are other functions). Without ord
+    and axis, the declared rule (the 2-norm of all elements)."""
     a, ord_, axis = bound.get("a"), bound.get("ord"), bound.get("axis")
-    kind = "2" if ord_ is None or code(ord_) in ("2", "2.0") else code(ord_)
-    kind = "inf" if kind in ("math.inf", "np.inf") else "1" if kind in ("1", "1.0") else kind
     if axis is None and (ord_ is None or code(ord_) == "None"):
         return None
-    if kind not in ("1", "2", "inf"):
+    kind = _norm_kind(ord_)
+    if kind is None:
         return None  # the result rule says which ord values are supported
-    x = paren(a) if axis is not None else template("as_vector({a})", a=a)
-    over = f", axis={code(axis)}" if axis is not None else ""
-    text = {"2": f"np.sqrt(np.sum({{x}} * {{x}}{over}))", "1": f"np.sum(np.abs({{x}}){over})",
-            "inf": f"np.max(np.abs({{x}}){over})"}[kind]  # fmt: skip
-    return template(text, x=x)
+    x = a if axis is not None else template("as_vector({a})", a=a)
+    return template(f"{_VECTOR_NORMS[kind]}({{x}}, {{k}})", x=x, k=axis if axis is not None else cst.Integer("0"))
+
+
+# Their derivatives, 0 at a zero vector as np.linalg.norm's (a norm's subgradient, as for math.hypot):
+# x / |x| (z + (z == 0) is z, or 1 where the norm is 0 and so is x), sign(x) (0 at 0), and sign(x)
+# at the first largest magnitude.
+_NONZERO = "({z} + ({z} == 0.0))"
+_NORM_RULES = {
+    "norm2_along": Pullback(f"np.sum({{x}} * {{t}}, axis={{axis}}) / {_NONZERO}",
+                            f"{{x}} * expand_axis({{g}} / {_NONZERO}, {{x}}, {{axis}})"),
+    "norm1_along": Pullback("np.sum(np.sign({x}) * {t}, axis={axis})",
+                            "np.sign({x}) * expand_axis({g}, {x}, {axis})"),
+    "norm_inf_along": Pullback("select_along(np.sign({x}) * {t}, np.abs({x}), {axis}, True)",
+                               "np.sign({x}) * select_along_bar({g}, np.abs({x}), {axis}, True)"),
+}  # fmt: skip
+_NORM_HELPERS = {"norm2_along": ("expand_axis",), "norm1_along": ("expand_axis",),
+                 "norm_inf_along": ("select_along", "select_along_bar")}  # fmt: skip
+_NORM_EXAMPLES = {
+    "norm2_along": "np.sum(np.linalg.norm(a, axis=1) * c) + np.linalg.norm(np.sin(b), 2)"
+                   " + np.sum(np.linalg.norm(a - 0.5, axis=0, keepdims=True) * a)",
+    "norm1_along": "np.sum(np.linalg.norm(np.cos(3.0 * a), 1, axis=0) * b) + np.linalg.norm(d - 0.5, ord=1)"
+                   " + np.sum(np.linalg.norm(a, 1, axis=-1) ** 2)",
+    "norm_inf_along": "np.sum(np.linalg.norm(np.cos(3.0 * a), np.inf, axis=1) * c) + np.linalg.norm(c, np.inf)"
+                      " + np.sum(np.linalg.norm(a * a, ord=np.inf, axis=0))",
+}  # fmt: skip
+
+
+def _vector_norms() -> list[Primitive]:
+    return [
+        Primitive(name, S("a, axis=!"), results.normed_along, rule, helpers=(name, *_NORM_HELPERS[name]),
+                  example=_NORM_EXAMPLES[name])
+        for name, rule in _NORM_RULES.items()
+    ]  # fmt: skip
 
 
 _MATMUL_HELPERS = ("matmul_bar_left", "matmul_bar_right", "matmul_like")
@@ -156,12 +197,13 @@ ARRAYS: list[Primitive] = [
               Pullback("np.sum({t} * prod_others_along({x}, {axis}), axis={axis})",
                        "prod_others_along({x}, {axis}) * expand_axis({g}, {x}, {axis})"),
               helpers=("prod_along", "prod_others_along", "expand_axis"), example="np.sum(np.prod(a, axis=1) * c)"),
-    Primitive("np.linalg.norm", S("a, ord=!, axis=!"), results.normed,
+    Primitive("np.linalg.norm", S("a, ord=!, axis=!, keepdims=!"), results.normed,
               # at 0 (no derivative), 0: a norm's subgradient, as for math.hypot
               Pullback("(np.dot(np.ravel({x}), np.ravel({t})) / {z} if {z} != 0.0 else 0.0)",
                        "{x} * ({g} / {z} if {z} != 0.0 else 0.0)"), lower=_norm,
               example="np.linalg.norm(a) + np.linalg.norm(np.sin(b)) + np.linalg.norm(b, 1) + np.linalg.norm(c, np.inf)"
                       " + np.sum(np.linalg.norm(a, axis=1) * c) + np.linalg.norm(d, ord=2)"),
+    *_vector_norms(),
     # shape-preserving and linear
     Primitive("np.transpose", S("a"), results.array_operand("a", (1, 2)), Pullback("np.transpose({t})",
               "np.transpose({g})"), view=True, example="np.sum(np.transpose(a) @ c)"),

@@ -266,7 +266,11 @@ def expanded(args: Args) -> Type:
     """np.expand_dims(a, axis): one more dimension (numba takes the axis as a literal)."""
     t, axis = args["a"], args.literal("axis")
     if not t.is_array or t.ndim > 2:
-        raise ResultError(f"np.expand_dims takes a 1-D or 2-D array here, got {t.describe()}", param="a")
+        raise ResultError(
+            f"np.expand_dims (and keepdims=True) takes a 1-D or 2-D array here, got {t.describe()}",
+            "A reduction of a 1-D array is a float: use it without keepdims=True." if not t.is_array else "",
+            "a",
+        )
     if not isinstance(axis, int) or not -t.ndim - 1 <= axis <= t.ndim:
         raise ResultError("np.expand_dims needs an axis (an int in range) here", param="axis")
     return array(t.dtype, t.ndim + 1)
@@ -284,6 +288,18 @@ def normed(args: Args) -> Type:
             "ord",
         )
     return Type("float")
+
+
+def normed_along(args: Args) -> Type:
+    """norm2_along(a, axis) (norm1_along, norm_inf_along): np.linalg.norm over one axis (or of a
+    1-D array with ord), a float or one dimension fewer; its messages name np.linalg.norm."""
+    if not isinstance(args.literal("axis"), int):
+        raise ResultError(
+            "np.linalg.norm takes one integer axis here (the vector norms of rows or columns)",
+            "For a matrix norm, write it out, e.g. np.sqrt(np.sum(A * A)) for the Frobenius norm.",
+            "axis",
+        )
+    return reduced(float_result=True)(Args("np.linalg.norm", args.types, args.operands, args.literals))
 
 
 def vector(args: Args) -> Type:

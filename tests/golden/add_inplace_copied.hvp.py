@@ -35,7 +35,7 @@ def add_inplace_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     t1 = np.full_like(t0, result_dot_bar)
     C_bar += 2.0 * unbroadcast(C_dot * t1, C)
     # adjoint of: C += B
-    B_bar += C_bar
+    B_bar += unbroadcast(C_bar, B_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def add_inplace_copied_vjp(C0, B, out_bar):
@@ -29,7 +29,7 @@ def add_inplace_copied_vjp(C0, B, out_bar):
     # adjoint of: result = np.sum(C * C)
     C_bar += 2.0 * (C * result_bar)
     # adjoint of: C += B
-    B_bar += C_bar
+    B_bar += unbroadcast(C_bar, B_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

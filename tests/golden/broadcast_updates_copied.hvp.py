@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -28,7 +28,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = A_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + A_dot.size] = A_dot.ravel()
+    record_flat(tape, top, A_dot)
     top += A_dot.size
     A_dot = b * A_dot + A * b_dot
     itape = reserve(itape, itop + 2)
@@ -37,7 +37,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A = A * b
     A_dot -= a_dot
@@ -51,7 +51,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = A_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + A_dot.size] = A_dot.ravel()
+    record_flat(tape, top, A_dot)
     top += A_dot.size
     A_dot = t1 * A_dot + -t2 * t1 * (b * b_dot + b * b_dot)
     itape = reserve(itape, itop + 2)
@@ -60,7 +60,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A = t2
     result_dot = np.sum(A * A_dot + A * A_dot)
@@ -125,7 +125,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     # adjoint of: t0 = 1.0 + b * b
     b_bar += 2.0 * (b * t0_bar)
     # adjoint of: A -= a
-    a_bar = np.sum(-A_bar)
+    a_bar = -np.sum(A_bar)
     # adjoint of: A = A * b
     itop -= 2
     shape_2 = (itape[itop + 0], itape[itop + 1])
@@ -147,7 +147,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     A_dot_bar += unbroadcast(b * t4, A_dot)
     A_bar += unbroadcast(b_dot * unbroadcast(t3, A * b_dot), A)
     # adjoint of: A += b
-    b_bar += np.sum(A_bar, axis=0)
+    b_bar += unbroadcast(A_bar, b_bar)
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

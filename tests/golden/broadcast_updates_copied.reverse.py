@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_vjp(A0, b, a, out_bar):
@@ -25,7 +25,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A = A * b
     A -= a
@@ -35,7 +35,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A = A / (1.0 + b * b)
     result = np.sum(A * A)
@@ -67,7 +67,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     t5 = unbroadcast(-t3 * t2 * t4, t1)
     b_bar += 2.0 * (b * t5)
     # adjoint of: A -= a
-    a_bar = np.sum(-A_bar)
+    a_bar = -np.sum(A_bar)
     # adjoint of: A = A * b
     itop -= 2
     shape_1 = (itape[itop + 0], itape[itop + 1])
@@ -78,7 +78,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     A_bar += unbroadcast(b * t0, A)
     b_bar += unbroadcast(A * t0, b)
     # adjoint of: A += b
-    b_bar += np.sum(A_bar, axis=0)
+    b_bar += unbroadcast(A_bar, b_bar)
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
@@ -28,14 +28,14 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + x_dot.size] = x_dot.ravel()
+    record_flat(tape, top, x_dot)
     top += x_dot.size
     x_dot = y * x_dot + x * y_dot
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x * y
     t0 = 1.0 + y * y
@@ -45,44 +45,44 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + x_dot.size] = x_dot.ravel()
+    record_flat(tape, top, x_dot)
     top += x_dot.size
     x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and an adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = t2
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + x_dot.size] = x_dot.ravel()
+    record_flat(tape, top, x_dot)
     top += x_dot.size
     x_dot = 2.0 * x * x_dot
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x ** 2.0
     x_dot += a_dot
-    x += a
+    x = x + a
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + x_dot.size] = x_dot.ravel()
+    record_flat(tape, top, x_dot)
     top += x_dot.size
     x_dot = a * x_dot + x * a_dot
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x * a
     t3 = 1.0 / 1.5
@@ -92,14 +92,14 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + x_dot.size] = x_dot.ravel()
+    record_flat(tape, top, x_dot)
     top += x_dot.size
     x_dot = 1.5 * x ** 0.5 * x_dot
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x ** 1.5
     result_dot = np.sum(x_dot)
@@ -117,11 +117,11 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_dot_bar = zeros_like(x_dot)
     y_bar = zeros_like(y)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
-    t29 = np.cos(x)
+    t30 = np.cos(x)
     result_dot_bar = result_1_dot_bar
-    t30 = np.full_like(t29 * x_dot, result_1_dot_bar)
-    x_bar += -np.sin(x) * unbroadcast(x_dot * t30, t29)
-    x_dot_bar += unbroadcast(t29 * t30, x_dot)
+    t31 = np.full_like(t30 * x_dot, result_1_dot_bar)
+    x_bar += -np.sin(x) * unbroadcast(x_dot * t31, t30)
+    x_dot_bar += unbroadcast(t30 * t31, x_dot)
     # adjoint of: result_dot = np.sum(x_dot)
     x_dot_bar += result_dot_bar
     # adjoint of: x = x ** 1.5
@@ -129,50 +129,53 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     shape = (itape[itop + 0],)
     top -= shape[0]
     x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
-    t28 = x_bar
+    t29 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 1.5 * x ** 0.5 * t28
+    x_bar += 1.5 * x ** 0.5 * t29
     # adjoint of: x_dot = 1.5 * x ** 0.5 * x_dot
     itop -= 1
     shape_1 = (itape[itop + 0],)
     top -= shape_1[0]
     x_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x_dot was before
-    t26 = 1.5 * x ** 0.5
-    t27 = x_dot_bar
+    t27 = 1.5 * x ** 0.5
+    t28 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    x_bar += 0.5 * x ** -0.5 * (1.5 * unbroadcast(x_dot * t27, t26))
-    x_dot_bar += unbroadcast(t26 * t27, x_dot)
+    x_bar += 0.5 * x ** -0.5 * (1.5 * unbroadcast(x_dot * t28, t27))
+    x_dot_bar += unbroadcast(t27 * t28, x_dot)
     # adjoint of: x = x / 1.5
-    t24 = 1.0 / 1.5
-    t25 = x_bar
+    t25 = 1.0 / 1.5
+    t26 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += t24 * t25
+    x_bar += t25 * t26
     # adjoint of: x_dot = t3 * x_dot
-    t23 = x_dot_bar
+    t24 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    x_dot_bar += t3 * t23
+    x_dot_bar += t3 * t24
     # adjoint of: x = x * a
     itop -= 1
     shape_2 = (itape[itop + 0],)
     top -= shape_2[0]
     x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
-    t22 = x_bar
+    t23 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += a * t22
-    a_bar = np.sum(x * t22)
+    x_bar += a * t23
+    a_bar = np.sum(x * t23)
     # adjoint of: x_dot = a * x_dot + x * a_dot
     itop -= 1
     shape_3 = (itape[itop + 0],)
     top -= shape_3[0]
     x_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array x_dot was before
-    t20 = x_dot_bar
+    t21 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    t21 = unbroadcast(t20, a * x_dot)
-    a_bar += np.sum(x_dot * t21)
-    x_dot_bar += a * t21
-    x_bar += a_dot * unbroadcast(t20, x * a_dot)
-    # adjoint of: x += a
-    a_bar += np.sum(x_bar)
+    t22 = unbroadcast(t21, a * x_dot)
+    a_bar += np.sum(x_dot * t22)
+    x_dot_bar += a * t22
+    x_bar += a_dot * unbroadcast(t21, x * a_dot)
+    # adjoint of: x = x + a
+    t20 = x_bar
+    x_bar = zeros_like(x_bar)
+    x_bar += t20
+    a_bar += np.sum(t20)
     # adjoint of: x = x ** 2.0
     itop -= 1
     shape_4 = (itape[itop + 0],)
@@ -245,9 +248,9 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_dot_bar += unbroadcast(y * t5, x_dot)
     x_bar += unbroadcast(y_dot * unbroadcast(t4, x * y_dot), x)
     # adjoint of: x -= 0.5 * a
-    a_bar += 0.5 * np.sum(-x_bar)
+    a_bar += 0.5 * -np.sum(x_bar)
     # adjoint of: x += y
-    y_bar += x_bar
+    y_bar += unbroadcast(x_bar, y_bar)
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

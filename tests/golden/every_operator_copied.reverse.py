@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def every_operator_copied_vjp(x0, y, a, out_bar):
@@ -24,21 +24,21 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x * y
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x / (1.0 + y * y)
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x ** 2.0
     x += a
@@ -46,7 +46,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x * a
     x = x / 1.5
@@ -54,7 +54,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    tape[top : top + x.size] = x.ravel()
+    record_flat(tape, top, x)
     top += x.size
     x = x ** 1.5
     result = np.sum(x)
@@ -127,9 +127,9 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     x_bar += unbroadcast(y * t0, x)
     y_bar += unbroadcast(x * t0, y)
     # adjoint of: x -= 0.5 * a
-    a_bar += 0.5 * np.sum(-x_bar)
+    a_bar += 0.5 * -np.sum(x_bar)
     # adjoint of: x += y
-    y_bar += x_bar
+    y_bar += unbroadcast(x_bar, y_bar)
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

@@ -35,7 +35,7 @@ def helper_returns_it_copied_vjp(x0, y, out_bar):
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar
     # adjoint of: x += y
-    y_bar += x_bar
+    y_bar += unbroadcast(x_bar, y_bar)
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
@@ -26,21 +26,21 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        tape[top : top + t0.size] = t0.ravel()
+        record_flat(tape, top, t0)
         top += t0.size
         t0 = 0.1 * (a - u * u)
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = u_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + u_dot.size)  # record u_dot: overwritten next, and its own adjoint reads it
-        tape[top : top + u_dot.size] = u_dot.ravel()
+        record_flat(tape, top, u_dot)
         top += u_dot.size
         u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = u.shape[0]
         itop += 1
         tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
-        tape[top : top + u.size] = u.ravel()
+        record_flat(tape, top, u)
         top += u.size
         u = u + t0
         u_dot = 0.95 * u_dot
@@ -69,7 +69,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     u_dot_bar += result_dot_bar
     for in_time_loop__t in range(3, -1, -1):
         # adjoint of: u -= c
-        c_bar += np.sum(-u_bar)
+        c_bar -= np.sum(u_bar)
         # adjoint of: u = u * 0.95
         t8 = u_bar
         u_bar = zeros_like(u_bar)

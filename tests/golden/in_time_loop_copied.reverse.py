@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_vjp(u0, a, c, out_bar):
@@ -23,7 +23,7 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
         itape[np.uint64(itop)] = u.shape[0]
         itop += 1
         tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
-        tape[top : top + u.size] = u.ravel()
+        record_flat(tape, top, u)
         top += u.size
         u = u + (0.1 * (a - u * u))
         u = u * 0.95
@@ -45,7 +45,7 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
     u_bar += result_bar
     for in_time_loop__t in range(3, -1, -1):
         # adjoint of: u -= c
-        c_bar += np.sum(-u_bar)
+        c_bar -= np.sum(u_bar)
         # adjoint of: u = u * 0.95
         t4 = u_bar
         u_bar = zeros_like(u_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
@@ -25,14 +25,14 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     itape[np.uint64(itop)] = u_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + u_dot.size)  # record u_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + u_dot.size] = u_dot.ravel()
+    record_flat(tape, top, u_dot)
     top += u_dot.size
     u_dot = u * u_dot + u * u_dot
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = u.shape[0]
     itop += 1
     tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
-    tape[top : top + u.size] = u.ravel()
+    record_flat(tape, top, u)
     top += u.size
     u = u * u
     v = np.zeros_like(x)
@@ -46,14 +46,14 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     itape[np.uint64(itop)] = v_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + v_dot.size)  # record v_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + v_dot.size] = v_dot.ravel()
+    record_flat(tape, top, v_dot)
     top += v_dot.size
     v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = v.shape[0]
     itop += 1
     tape = reserve(tape, top + v.size)  # record v: overwritten next, and an adjoint reads it
-    tape[top : top + v.size] = v.ravel()
+    record_flat(tape, top, v)
     top += v.size
     v = t2
     result_dot = np.sum(v_dot) + np.sum(x_dot)
@@ -106,9 +106,9 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     # adjoint of: t0 = 1.0 + x * x
     x_bar += 2.0 * (x * t0_bar)
     # adjoint of: v -= u
-    u_bar -= v_bar
+    u_bar -= unbroadcast(v_bar, u_bar)
     # adjoint of: v_dot -= u_dot
-    u_dot_bar -= v_dot_bar
+    u_dot_bar -= unbroadcast(v_dot_bar, u_dot_bar)
     # adjoint of: u = u * u
     itop -= 1
     shape_2 = (itape[itop + 0],)
@@ -129,7 +129,7 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     u_bar += unbroadcast(u_dot * t3, u)
     u_dot_bar += unbroadcast(u * t3, u_dot)
     # adjoint of: u += y
-    y_bar += u_bar
+    y_bar += unbroadcast(u_bar, y_bar)
     # adjoint of: u = x * 2.0
     x_bar += 2.0 * u_bar
     return value, x_bar, y_bar

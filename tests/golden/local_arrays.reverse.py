@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def local_arrays_vjp(x, y, out_bar):
@@ -22,7 +22,7 @@ def local_arrays_vjp(x, y, out_bar):
     itape[np.uint64(itop)] = u.shape[0]
     itop += 1
     tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
-    tape[top : top + u.size] = u.ravel()
+    record_flat(tape, top, u)
     top += u.size
     u = u * u
     v = np.zeros_like(x)
@@ -31,7 +31,7 @@ def local_arrays_vjp(x, y, out_bar):
     itape[np.uint64(itop)] = v.shape[0]
     itop += 1
     tape = reserve(tape, top + v.size)  # record v: overwritten next, and its own adjoint reads it
-    tape[top : top + v.size] = v.ravel()
+    record_flat(tape, top, v)
     top += v.size
     v = v / (1.0 + x * x)
     result = np.sum(v) + np.sum(x)
@@ -59,7 +59,7 @@ def local_arrays_vjp(x, y, out_bar):
     t5 = unbroadcast(-t3 * t2 * t4, t1)
     x_bar += 2.0 * (x * t5)
     # adjoint of: v -= u
-    u_bar -= v_bar
+    u_bar -= unbroadcast(v_bar, u_bar)
     # adjoint of: u = u * u
     itop -= 1
     shape_1 = (itape[itop + 0],)
@@ -69,7 +69,7 @@ def local_arrays_vjp(x, y, out_bar):
     u_bar = zeros_like(u_bar)
     u_bar += 2.0 * (u * t0)
     # adjoint of: u += y
-    y_bar += u_bar
+    y_bar += unbroadcast(u_bar, y_bar)
     # adjoint of: u = x * 2.0
     x_bar += 2.0 * u_bar
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
@@ -25,14 +25,14 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
-        tape[top : top + row_dot.size] = row_dot.ravel()
+        record_flat(tape, top, row_dot)
         top += row_dot.size
         row_dot = A_dot[k]
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = A[k]
         s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
@@ -41,14 +41,14 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
-        tape[top : top + row_dot.size] = row_dot.ravel()
+        record_flat(tape, top, row_dot)
         top += row_dot.size
         row_dot = A_dot[i]
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = A[i]
         s_dot += (i + 1.0) * row_dot[0]

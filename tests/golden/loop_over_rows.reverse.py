@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -23,7 +23,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = A[k]
         s += np.sum(row * row * w)
@@ -32,7 +32,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         itape[np.uint64(itop)] = row.shape[0]
         itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
-        tape[top : top + row.size] = row.ravel()
+        record_flat(tape, top, row)
         top += row.size
         row = A[i]
         s += row[0] * (i + 1.0)

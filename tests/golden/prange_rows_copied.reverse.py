@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_rows_copied_vjp(A0, x, out_bar):
@@ -22,11 +22,11 @@ def prange_rows_copied_vjp(A0, x, out_bar):
     # so it runs serially here too: its records share one tape
     for prange_rows_i in range(stop):
         tape = reserve(tape, top + A[prange_rows_i].size)  # record A[prange_rows_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[prange_rows_i].size] = A[prange_rows_i].ravel()
+        record_flat(tape, top, A[prange_rows_i])
         top += A[prange_rows_i].size
         A[prange_rows_i] = A[prange_rows_i] + (x * A[prange_rows_i])
         tape = reserve(tape, top + A[prange_rows_i].size)  # record A[prange_rows_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A[prange_rows_i].size] = A[prange_rows_i].ravel()
+        record_flat(tape, top, A[prange_rows_i])
         top += A[prange_rows_i].size
         A[prange_rows_i] = A[prange_rows_i] * 0.5
     itape = reserve(itape, itop + 2)
@@ -35,7 +35,7 @@ def prange_rows_copied_vjp(A0, x, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A += 1.0
     result = np.sum(A * A)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -25,7 +25,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + C_dot.size] = C_dot.ravel()
+    record_flat(tape, top, C_dot)
     top += C_dot.size
     C_dot = C_dot + (B * C_dot + C * B_dot)
     itape = reserve(itape, itop + 2)
@@ -34,7 +34,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C + (C * B)
     itape = reserve(itape, itop + 2)
@@ -43,7 +43,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + C_dot.size] = C_dot.ravel()
+    record_flat(tape, top, C_dot)
     top += C_dot.size
     C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
     itape = reserve(itape, itop + 2)
@@ -52,7 +52,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C - (0.1 * C**2)
     itape = reserve(itape, itop + 2)
@@ -61,7 +61,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + C_dot.size] = C_dot.ravel()
+    record_flat(tape, top, C_dot)
     top += C_dot.size
     C_dot = C * C_dot + C * C_dot
     itape = reserve(itape, itop + 2)
@@ -70,7 +70,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C * C
     result_dot = np.sum(C_dot)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_vjp(C0, B, out_bar):
@@ -23,7 +23,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C + (C * B)
     itape = reserve(itape, itop + 2)
@@ -32,7 +32,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C - (0.1 * C**2)
     itape = reserve(itape, itop + 2)
@@ -41,7 +41,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C * C
     result = np.sum(C)

@@ -11,7 +11,8 @@ def rebound_in_helper_jvp(C, C_dot):
     _fresh_then_update_C_dot = C_dot
     _fresh_then_update_C_dot = 2.0 * _fresh_then_update_C_dot
     _fresh_then_update_C = _fresh_then_update_C * 2.0
-    _fresh_then_update_C += 1.0
+    _fresh_then_update_C_dot = np.copy(_fresh_then_update_C_dot)
+    _fresh_then_update_C = _fresh_then_update_C + 1.0
     D = _fresh_then_update_C
     D_dot = _fresh_then_update_C_dot
     result_dot = np.sum(C * D_dot + D * C_dot)

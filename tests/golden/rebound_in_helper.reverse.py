@@ -12,7 +12,7 @@ def rebound_in_helper_vjp(C, out_bar):
     # forward sweep: nothing the reverse sweep reads is overwritten
     _fresh_then_update_C = C
     _fresh_then_update_C = _fresh_then_update_C * 2.0
-    _fresh_then_update_C += 1.0
+    _fresh_then_update_C = _fresh_then_update_C + 1.0
     D = _fresh_then_update_C
     result = np.sum(D * C)
     value = result
@@ -22,11 +22,15 @@ def rebound_in_helper_vjp(C, out_bar):
     _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C)
     result_bar = out_bar
     # adjoint of: result = np.sum(D * C)
-    t1 = np.full_like(D * C, result_bar)
-    D_bar += unbroadcast(C * t1, D)
-    C_bar += unbroadcast(D * t1, C)
+    t2 = np.full_like(D * C, result_bar)
+    D_bar += unbroadcast(C * t2, D)
+    C_bar += unbroadcast(D * t2, C)
     # adjoint of: D = _fresh_then_update_C
     _fresh_then_update_C_bar += D_bar
+    # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0
+    t1 = _fresh_then_update_C_bar
+    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
+    _fresh_then_update_C_bar += t1
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C * 2.0
     t0 = _fresh_then_update_C_bar
     _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, reserve, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, record_flat, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -29,7 +29,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        tape[top : top + t0.size] = t0.ravel()
+        record_flat(tape, top, t0)
         top += t0.size
         t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
@@ -53,7 +53,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     h_dot_bar[n] += unbroadcast(h[n] * t11, h_dot[n])
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t0
-        t0_bar += h_bar[t + 1]
+        t0_bar += unbroadcast(h_bar[t + 1], t0_bar)
         h_bar[t + 1] = 0.0
         # adjoint of: h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
         t4 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot)
@@ -80,7 +80,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         h_bar[np.uint64(t)] += unbroadcast(t2, h[np.uint64(t)])
         t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0
-    h0_bar += h_bar[0]
+    h0_bar += unbroadcast(h_bar[0], h0_bar)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = h0_dot
     h_dot_bar[0] = 0.0

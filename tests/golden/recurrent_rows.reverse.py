@@ -39,6 +39,6 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         W_bar += matmul_bar_right(t3, inputs[np.uint64(t)], W)
         h_bar[np.uint64(t)] += unbroadcast(t2, h[np.uint64(t)])
     # adjoint of: h[0] = h0
-    h0_bar += h_bar[0]
+    h0_bar += unbroadcast(h_bar[0], h0_bar)
     h_bar[0] = 0.0
     return value, inputs_bar, W_bar, h0_bar

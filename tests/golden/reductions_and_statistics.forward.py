@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, max_along, min_along, select_along
+from sourcead.runtime import as_vector, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along
 
 
 def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
@@ -42,13 +42,12 @@ def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
     s += t9 + (np.sum(t12 ** 2) / t13) + np.sum(t19) + (np.sum(t21 ** 2) / (X.size - 0))
     t23 = as_vector(x)
     t24 = as_vector(x)
-    t25 = np.abs(t24)
-    t26 = np.sqrt(np.sum(X * X, axis=0))
-    t27 = np.linalg.norm(X)
-    s_dot += np.sum(np.copysign(1.0, t23) * x_dot) + np.ravel(np.copysign(1.0, t24) * x_dot)[np.argmax(t25)] + np.sum(0.5 / t26 * np.sum(X * X_dot + X * X_dot, axis=0)) + (np.dot(np.ravel(X), np.ravel(X_dot)) / t27 if t27 != 0.0 else 0.0)
-    s += np.sum(np.abs(t23)) + np.max(t25) + np.sum(t26) + t27
-    t28 = np.sort(x)
-    t29 = np.arange(x.shape[0])
-    result_dot = s_dot + np.sum(t29 * x_dot[np.argsort(x)])
-    result = s + np.sum(t28 * t29)
+    t25 = norm2_along(X, 0)
+    t26 = np.linalg.norm(X)
+    s_dot += np.sum(np.sign(t23) * x_dot, axis=0) + select_along(np.sign(t24) * x_dot, np.abs(t24), 0, True) + np.sum(np.sum(X * X_dot, axis=0) / (t25 + (t25 == 0.0))) + (np.dot(np.ravel(X), np.ravel(X_dot)) / t26 if t26 != 0.0 else 0.0)
+    s += norm1_along(t23, 0) + norm_inf_along(t24, 0) + np.sum(t25) + t26
+    t27 = np.sort(x)
+    t28 = np.arange(x.shape[0])
+    result_dot = s_dot + np.sum(t28 * x_dot[np.argsort(x)])
+    result = s + np.sum(t27 * t28)
     return result, result_dot

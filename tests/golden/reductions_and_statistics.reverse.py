@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, at_argmax, expand_axis, max_along, min_along, select_along_bar, unbroadcast, unsort, zeros_like
+from sourcead.runtime import as_vector, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, unsort, zeros_like
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -15,7 +15,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     s = np.sum(max_along(X, 0)) + np.sum(min_along(X, -1) * x[:3]) + np.sum(np.expand_dims(max_along(X, 1), 1) * X)
     s += np.sum(np.expand_dims((np.sum(X, axis=0) / X.shape[0]), 0) * X) + np.sum(np.sum(X, axis=-2) ** 2)
     s += np.sqrt((np.sum((x - np.sum(x) / x.size) ** 2) / (x.size - 0))) + (np.sum(((x * 2.0) - np.sum((x * 2.0)) / (x * 2.0).size) ** 2) / ((x * 2.0).size - 1)) + np.sum(np.sqrt((np.sum((X - np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)) ** 2, axis=1) / (X.shape[1] - 0)))) + (np.sum((X - np.sum(X) / X.size) ** 2) / (X.size - 0))
-    s += np.sum(np.abs(as_vector(x))) + np.max(np.abs(as_vector(x))) + np.sum(np.sqrt(np.sum(X * X, axis=0))) + np.linalg.norm(X)
+    s += norm1_along(as_vector(x), 0) + norm_inf_along(as_vector(x), 0) + np.sum(norm2_along(X, 0)) + np.linalg.norm(X)
     result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     value = result
     # reverse sweep
@@ -24,21 +24,19 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
-    t36 = np.sort(x)
-    t37 = np.arange(x.shape[0])
+    t34 = np.sort(x)
+    t35 = np.arange(x.shape[0])
     s_bar = result_bar
-    x_bar += unsort(unbroadcast(t37 * np.full_like(t36 * t37, result_bar), t36), x)
-    # adjoint of: s += np.sum(np.abs(as_vector(x))) + np.max(np.abs(as_vector(x))) + np.sum(np.sqrt(np.sum(X * X, axis=0))) + np.linalg.norm(X)
+    x_bar += unsort(unbroadcast(t35 * np.full_like(t34 * t35, result_bar), t34), x)
+    # adjoint of: s += norm1_along(as_vector(x), 0) + norm_inf_along(as_vector(x), 0) + np.sum(norm2_along(X, 0)) + np.linalg.norm(X)
     t30 = as_vector(x)
     t31 = as_vector(x)
-    t32 = np.abs(t31)
-    t33 = np.sqrt(np.sum(X * X, axis=0))
-    t34 = np.linalg.norm(X)
-    x_bar += np.copysign(1.0, t30) * s_bar
-    x_bar += np.copysign(1.0, t31) * at_argmax(s_bar, t32)
-    t35 = expand_axis(0.5 / t33 * s_bar, X * X, 0)
-    X_bar += 2.0 * (X * t35)
-    X_bar += X * (s_bar / t34 if t34 != 0.0 else 0.0)
+    t32 = norm2_along(X, 0)
+    t33 = np.linalg.norm(X)
+    x_bar += np.sign(t30) * expand_axis(s_bar, t30, 0)
+    x_bar += np.sign(t31) * select_along_bar(s_bar, np.abs(t31), 0, True)
+    X_bar += X * expand_axis(np.full_like(t32, s_bar) / (t32 + (t32 == 0.0)), X, 0)
+    X_bar += X * (s_bar / t33 if t33 != 0.0 else 0.0)
     # adjoint of: s += np.sqrt((np.sum((x - np.sum(x) / x.size) ** 2) / (x.size - 0))) + (np.sum(((x * 2.0) - np.sum((x * 2.0)) / (x * 2.0).size) ** 2) / ((x * 2.0).size - 1)) + np.sum(np.sqrt((np.sum((X - np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)) ** 2, axis=1) / (X.shape[1] - 0)))) + (np.sum((X - np.sum(X) / X.size) ** 2) / (X.size - 0))
     t9 = 1.0 / x.size
     t10 = x - np.sum(x) / x.size

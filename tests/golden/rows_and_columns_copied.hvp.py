@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -22,37 +22,37 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     stop = A.shape[0]
     for rows_and_columns_i in range(stop):
         tape = reserve(tape, top + A_dot[rows_and_columns_i].size)  # record A_dot[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A_dot[rows_and_columns_i].size] = A_dot[rows_and_columns_i].ravel()
+        record_flat(tape, top, A_dot[rows_and_columns_i])
         top += A_dot[rows_and_columns_i].size
         A_dot[rows_and_columns_i] += b_dot
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A[rows_and_columns_i].size] = A[rows_and_columns_i].ravel()
+        record_flat(tape, top, A[rows_and_columns_i])
         top += A[rows_and_columns_i].size
         A[rows_and_columns_i] += b
         tape = reserve(tape, top + A_dot[rows_and_columns_i].size)  # record A_dot[rows_and_columns_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A_dot[rows_and_columns_i].size] = A_dot[rows_and_columns_i].ravel()
+        record_flat(tape, top, A_dot[rows_and_columns_i])
         top += A_dot[rows_and_columns_i].size
         A_dot[rows_and_columns_i] = A[rows_and_columns_i] * A_dot[rows_and_columns_i] + A[rows_and_columns_i] * A_dot[rows_and_columns_i]
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[rows_and_columns_i].size] = A[rows_and_columns_i].ravel()
+        record_flat(tape, top, A[rows_and_columns_i])
         top += A[rows_and_columns_i].size
         A[rows_and_columns_i] = A[rows_and_columns_i] * A[rows_and_columns_i]
         tape = reserve(tape, top + A_dot[rows_and_columns_i].size)  # record A_dot[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A_dot[rows_and_columns_i].size] = A_dot[rows_and_columns_i].ravel()
+        record_flat(tape, top, A_dot[rows_and_columns_i])
         top += A_dot[rows_and_columns_i].size
         A_dot[rows_and_columns_i] += a_dot
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A[rows_and_columns_i].size] = A[rows_and_columns_i].ravel()
+        record_flat(tape, top, A[rows_and_columns_i])
         top += A[rows_and_columns_i].size
         A[rows_and_columns_i] += a
     stop_1 = A.shape[1]
     for rows_and_columns_j in range(stop_1):
         tape = reserve(tape, top + A_dot[:, rows_and_columns_j].size)  # record A_dot[:, rows_and_columns_j]: overwritten next, and its own adjoint reads it
-        tape[top : top + A_dot[:, rows_and_columns_j].size] = A_dot[:, rows_and_columns_j].ravel()
+        record_flat(tape, top, A_dot[:, rows_and_columns_j])
         top += A_dot[:, rows_and_columns_j].size
         A_dot[:, rows_and_columns_j] = A_dot[:, rows_and_columns_j] - (A[:, 0] * b_dot[rows_and_columns_j] + b[rows_and_columns_j] * A_dot[:, 0])
         tape = reserve(tape, top + A[:, rows_and_columns_j].size)  # record A[:, rows_and_columns_j]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[:, rows_and_columns_j].size] = A[:, rows_and_columns_j].ravel()
+        record_flat(tape, top, A[:, rows_and_columns_j])
         top += A[:, rows_and_columns_j].size
         A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         if top == tape.shape[0]:
@@ -61,19 +61,19 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top += 1
         t0 = 1.0 / 2.0
         tape = reserve(tape, top + A_dot[:, rows_and_columns_j].size)  # record A_dot[:, rows_and_columns_j]: overwritten next, and an adjoint reads it
-        tape[top : top + A_dot[:, rows_and_columns_j].size] = A_dot[:, rows_and_columns_j].ravel()
+        record_flat(tape, top, A_dot[:, rows_and_columns_j])
         top += A_dot[:, rows_and_columns_j].size
         A_dot[:, rows_and_columns_j] = t0 * A_dot[:, rows_and_columns_j]
         tape = reserve(tape, top + A[:, rows_and_columns_j].size)  # record A[:, rows_and_columns_j]: overwritten next, and an adjoint reads it
-        tape[top : top + A[:, rows_and_columns_j].size] = A[:, rows_and_columns_j].ravel()
+        record_flat(tape, top, A[:, rows_and_columns_j])
         top += A[:, rows_and_columns_j].size
         A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
     tape = reserve(tape, top + A_dot[1].size)  # record A_dot[1]: overwritten next, and its own adjoint reads it
-    tape[top : top + A_dot[1].size] = A_dot[1].ravel()
+    record_flat(tape, top, A_dot[1])
     top += A_dot[1].size
     A_dot[1] = 2.0 * A[1] * A_dot[1]
     tape = reserve(tape, top + A[1].size)  # record A[1]: overwritten next, and its own adjoint reads it
-    tape[top : top + A[1].size] = A[1].ravel()
+    record_flat(tape, top, A[1])
     top += A[1].size
     A[1] = A[1] ** 2.0
     result_dot = np.sum(A_dot)
@@ -162,7 +162,7 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         # adjoint of: A[rows_and_columns_i] += b
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
-        b_bar += A_bar[np.uint64(rows_and_columns_i)]
+        b_bar += unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         top -= A_dot[np.uint64(rows_and_columns_i)].size
         A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
     # adjoint of: A = np.copy(A0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_vjp(A0, b, a, out_bar):
@@ -19,29 +19,29 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
     stop = A.shape[0]
     for rows_and_columns_i in range(stop):
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A[rows_and_columns_i].size] = A[rows_and_columns_i].ravel()
+        record_flat(tape, top, A[rows_and_columns_i])
         top += A[rows_and_columns_i].size
         A[rows_and_columns_i] += b
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[rows_and_columns_i].size] = A[rows_and_columns_i].ravel()
+        record_flat(tape, top, A[rows_and_columns_i])
         top += A[rows_and_columns_i].size
         A[rows_and_columns_i] = A[rows_and_columns_i] * A[rows_and_columns_i]
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        tape[top : top + A[rows_and_columns_i].size] = A[rows_and_columns_i].ravel()
+        record_flat(tape, top, A[rows_and_columns_i])
         top += A[rows_and_columns_i].size
         A[rows_and_columns_i] += a
     stop_1 = A.shape[1]
     for rows_and_columns_j in range(stop_1):
         tape = reserve(tape, top + A[:, rows_and_columns_j].size)  # record A[:, rows_and_columns_j]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[:, rows_and_columns_j].size] = A[:, rows_and_columns_j].ravel()
+        record_flat(tape, top, A[:, rows_and_columns_j])
         top += A[:, rows_and_columns_j].size
         A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         tape = reserve(tape, top + A[:, rows_and_columns_j].size)  # record A[:, rows_and_columns_j]: overwritten next, and an adjoint reads it
-        tape[top : top + A[:, rows_and_columns_j].size] = A[:, rows_and_columns_j].ravel()
+        record_flat(tape, top, A[:, rows_and_columns_j])
         top += A[:, rows_and_columns_j].size
         A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
     tape = reserve(tape, top + A[1].size)  # record A[1]: overwritten next, and its own adjoint reads it
-    tape[top : top + A[1].size] = A[1].ravel()
+    record_flat(tape, top, A[1])
     top += A[1].size
     A[1] = A[1] ** 2.0
     result = np.sum(A)
@@ -92,7 +92,7 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         # adjoint of: A[rows_and_columns_i] += b
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
-        b_bar += A_bar[np.uint64(rows_and_columns_i)]
+        b_bar += unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

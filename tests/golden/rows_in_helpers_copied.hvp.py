@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -22,11 +22,11 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     stop = A.shape[0]
     for _scale_rows_i in range(stop):
         tape = reserve(tape, top + A_dot[_scale_rows_i].size)  # record A_dot[_scale_rows_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A_dot[_scale_rows_i].size] = A_dot[_scale_rows_i].ravel()
+        record_flat(tape, top, A_dot[_scale_rows_i])
         top += A_dot[_scale_rows_i].size
         A_dot[_scale_rows_i] = s[_scale_rows_i] * A_dot[_scale_rows_i] + A[_scale_rows_i] * s_dot[_scale_rows_i]
         tape = reserve(tape, top + A[_scale_rows_i].size)  # record A[_scale_rows_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[_scale_rows_i].size] = A[_scale_rows_i].ravel()
+        record_flat(tape, top, A[_scale_rows_i])
         top += A[_scale_rows_i].size
         A[_scale_rows_i] = A[_scale_rows_i] * s[_scale_rows_i]
     itape = reserve(itape, itop + 2)
@@ -35,7 +35,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A += 1.0
     _scale_rows_s_dot = s * s_dot + s * s_dot
@@ -43,11 +43,11 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     stop_1 = A.shape[0]
     for _scale_rows_i_1 in range(stop_1):
         tape = reserve(tape, top + A_dot[_scale_rows_i_1].size)  # record A_dot[_scale_rows_i_1]: overwritten next, and its own adjoint reads it
-        tape[top : top + A_dot[_scale_rows_i_1].size] = A_dot[_scale_rows_i_1].ravel()
+        record_flat(tape, top, A_dot[_scale_rows_i_1])
         top += A_dot[_scale_rows_i_1].size
         A_dot[_scale_rows_i_1] = _scale_rows_s[_scale_rows_i_1] * A_dot[_scale_rows_i_1] + A[_scale_rows_i_1] * _scale_rows_s_dot[_scale_rows_i_1]
         tape = reserve(tape, top + A[_scale_rows_i_1].size)  # record A[_scale_rows_i_1]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[_scale_rows_i_1].size] = A[_scale_rows_i_1].ravel()
+        record_flat(tape, top, A[_scale_rows_i_1])
         top += A[_scale_rows_i_1].size
         A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
     result_dot = np.sum(A * A_dot + A * A_dot)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import record_flat, reserve, zeros_like
 
 
 def rows_in_helpers_copied_vjp(A0, s, out_bar):
@@ -20,7 +20,7 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     stop = A.shape[0]
     for _scale_rows_i in range(stop):
         tape = reserve(tape, top + A[_scale_rows_i].size)  # record A[_scale_rows_i]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[_scale_rows_i].size] = A[_scale_rows_i].ravel()
+        record_flat(tape, top, A[_scale_rows_i])
         top += A[_scale_rows_i].size
         A[_scale_rows_i] = A[_scale_rows_i] * s[_scale_rows_i]
     itape = reserve(itape, itop + 2)
@@ -29,14 +29,14 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
     tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    tape[top : top + A.size] = A.ravel()
+    record_flat(tape, top, A)
     top += A.size
     A += 1.0
     _scale_rows_s = s * s
     stop_1 = A.shape[0]
     for _scale_rows_i_1 in range(stop_1):
         tape = reserve(tape, top + A[_scale_rows_i_1].size)  # record A[_scale_rows_i_1]: overwritten next, and its own adjoint reads it
-        tape[top : top + A[_scale_rows_i_1].size] = A[_scale_rows_i_1].ravel()
+        record_flat(tape, top, A[_scale_rows_i_1])
         top += A[_scale_rows_i_1].size
         A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
     result = np.sum(A * A)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def shifted_slice_in_parallel_vjp(y0, a, out_bar):
@@ -18,7 +18,7 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     # forward sweep
     y = np.copy(y0)
     tape = reserve(tape, top + y[:-1].size)  # record y[:-1]: overwritten next, and its own adjoint reads it
-    tape[top : top + y[:-1].size] = y[:-1].ravel()
+    record_flat(tape, top, y[:-1])
     top += y[:-1].size
     y[:-1] = (y[1:] - y[:-1]) * a
     s = 0.0

@@ -31,7 +31,7 @@ def slice_update_hvp(x, x_dot, out_bar):
     t4 = 2.0 * y * y_dot
     y_bar += 2.0 * unbroadcast(y_dot * np.full_like(t4, result_dot_bar), 2.0 * y)
     # adjoint of: y[::2] += 0.5 * x[::2]
-    x_bar[::2] += 0.5 * y_bar[::2]
+    x_bar[::2] += 0.5 * unbroadcast(y_bar[::2], x_bar[::2])
     # adjoint of: y[1:-1] = x[2:] - t0 + t1
     t2 = y_bar[1:-1]
     t3 = unbroadcast(t2, x[2:] - t0)

@@ -22,7 +22,7 @@ def slice_update_vjp(x, out_bar):
     # adjoint of: result = np.sum(y**2)
     y_bar += 2.0 * y * result_bar
     # adjoint of: y[::2] += 0.5 * x[::2]
-    x_bar[::2] += 0.5 * y_bar[::2]
+    x_bar[::2] += 0.5 * unbroadcast(y_bar[::2], x_bar[::2])
     # adjoint of: y[1:-1] = x[2:] - 2.0 * x[1:-1] + x[:-2]
     t0 = 2.0 * x[1:-1]
     t1 = x[:-2]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def slices_inplace_copied_vjp(x0, y, a, out_bar):
@@ -18,27 +18,27 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     x = np.copy(x0)
     x[:] += y
     tape = reserve(tape, top + x[1:].size)  # record x[1:]: overwritten next, and its own adjoint reads it
-    tape[top : top + x[1:].size] = x[1:].ravel()
+    record_flat(tape, top, x[1:])
     top += x[1:].size
     x[1:] = x[1:] + x[:-1]
     tape = reserve(tape, top + x[1:].size)  # record x[1:]: overwritten next, and an adjoint reads it
-    tape[top : top + x[1:].size] = x[1:].ravel()
+    record_flat(tape, top, x[1:])
     top += x[1:].size
     x[1:] -= 0.5 * a
     tape = reserve(tape, top + x[1:].size)  # record x[1:]: overwritten next, and an adjoint reads it
-    tape[top : top + x[1:].size] = x[1:].ravel()
+    record_flat(tape, top, x[1:])
     top += x[1:].size
     x[1:] = x[1:] * 0.5
     tape = reserve(tape, top + x[:-1].size)  # record x[:-1]: overwritten next, and its own adjoint reads it
-    tape[top : top + x[:-1].size] = x[:-1].ravel()
+    record_flat(tape, top, x[:-1])
     top += x[:-1].size
     x[:-1] = x[:-1] - (y[1:] * x[1:])
     tape = reserve(tape, top + x[::2].size)  # record x[::2]: overwritten next, and an adjoint reads it
-    tape[top : top + x[::2].size] = x[::2].ravel()
+    record_flat(tape, top, x[::2])
     top += x[::2].size
     x[::2] = x[::2] / 2.0
     tape = reserve(tape, top + x[2:].size)  # record x[2:]: overwritten next, and its own adjoint reads it
-    tape[top : top + x[2:].size] = x[2:].ravel()
+    record_flat(tape, top, x[2:])
     top += x[2:].size
     x[2:] = x[2:] ** 2.0
     result = np.sum(np.sin(x))
@@ -84,7 +84,7 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     # adjoint of: x[1:] -= 0.5 * a
     top -= x[1:].size
     x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
-    a_bar = 0.5 * np.sum(-x_bar[1:])
+    a_bar = 0.5 * -np.sum(x_bar[1:])
     # adjoint of: x[1:] = x[1:] + x[:-1]
     top -= x[1:].size
     x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
@@ -93,7 +93,7 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     x_bar[1:] = unbroadcast(t1, x[1:])
     x_bar[:-1] += unbroadcast(t1, t0)
     # adjoint of: x[:] += y
-    y_bar += x_bar[:]
+    y_bar += unbroadcast(x_bar[:], y_bar)
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
@@ -21,29 +21,29 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
     v_dot = np.zeros_like(v)
     for _t in range(3):
         tape = reserve(tape, top + v_dot[:].size)  # record v_dot[:]: overwritten next, and an adjoint reads it
-        tape[top : top + v_dot[:].size] = v_dot[:].ravel()
+        record_flat(tape, top, v_dot[:])
         top += v_dot[:].size
         v_dot[:] = u * a_dot + a * u_dot
         tape = reserve(tape, top + v[:].size)  # record v[:]: overwritten next, and an adjoint reads it
-        tape[top : top + v[:].size] = v[:].ravel()
+        record_flat(tape, top, v[:])
         top += v[:].size
         v[:] = a * u
         u, v = v, u
         u_dot, v_dot = v_dot, u_dot
         tape = reserve(tape, top + u_dot[:].size)  # record u_dot[:]: overwritten next, and an adjoint reads it
-        tape[top : top + u_dot[:].size] = u_dot[:].ravel()
+        record_flat(tape, top, u_dot[:])
         top += u_dot[:].size
         u_dot[:] += 0.1 * x0_dot
         tape = reserve(tape, top + u[:].size)  # record u[:]: overwritten next, and an adjoint reads it
-        tape[top : top + u[:].size] = u[:].ravel()
+        record_flat(tape, top, u[:])
         top += u[:].size
         u[:] += 0.1 * x0
         tape = reserve(tape, top + v_dot[:].size)  # record v_dot[:]: overwritten next, and an adjoint reads it
-        tape[top : top + v_dot[:].size] = v_dot[:].ravel()
+        record_flat(tape, top, v_dot[:])
         top += v_dot[:].size
         v_dot[:] = 0.5 * v_dot
         tape = reserve(tape, top + v[:].size)  # record v[:]: overwritten next, and an adjoint reads it
-        tape[top : top + v[:].size] = v[:].ravel()
+        record_flat(tape, top, v[:])
         top += v[:].size
         v[:] = v * 0.5
     result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v_dot)
@@ -57,30 +57,30 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
     v_dot_bar = zeros_like(v_dot)
     x0_bar = zeros_like(x0)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v_dot)
-    t3 = u * u_dot + u * u_dot
-    t4 = np.full_like(t3, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t4, u)
-    u_dot_bar += unbroadcast(u * t4, u_dot)
-    u_bar += unbroadcast(u_dot * t4, u)
-    u_dot_bar += unbroadcast(u * t4, u_dot)
+    t4 = u * u_dot + u * u_dot
+    t5 = np.full_like(t4, result_dot_bar)
+    u_bar += unbroadcast(u_dot * t5, u)
+    u_dot_bar += unbroadcast(u * t5, u_dot)
+    u_bar += unbroadcast(u_dot * t5, u)
+    u_dot_bar += unbroadcast(u * t5, u_dot)
     v_dot_bar += result_dot_bar
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
-        t2 = v_bar[:].copy()
+        t3 = v_bar[:].copy()
         v_bar[:] = 0.0
-        v_bar += 0.5 * t2
+        v_bar += 0.5 * unbroadcast(t3, v_bar)
         # adjoint of: v_dot[:] = 0.5 * v_dot
         top -= v_dot[:].size
         v_dot[:] = tape[top : top + v_dot[:].size].reshape(v_dot[:].shape)  # restore the values v_dot[:] had before
-        t1 = v_dot_bar[:].copy()
+        t2 = v_dot_bar[:].copy()
         v_dot_bar[:] = 0.0
-        v_dot_bar += 0.5 * t1
+        v_dot_bar += 0.5 * unbroadcast(t2, v_dot_bar)
         # adjoint of: u[:] += 0.1 * x0
         top -= u[:].size
         u[:] = tape[top : top + u[:].size].reshape(u[:].shape)  # restore the values u[:] had before
-        x0_bar += 0.1 * u_bar[:]
+        x0_bar += 0.1 * unbroadcast(u_bar[:], x0_bar)
         top -= u_dot[:].size
         u_dot[:] = tape[top : top + u_dot[:].size].reshape(u_dot[:].shape)  # restore the values u_dot[:] had before
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
@@ -90,8 +90,9 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
         # adjoint of: v[:] = a * u
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
-        a_bar += np.sum(u * v_bar[:])
-        u_bar += a * v_bar[:]
+        t1 = unbroadcast(v_bar[:], u_bar)
+        a_bar += np.sum(u * t1)
+        u_bar += a * t1
         v_bar[:] = 0.0
         # adjoint of: v_dot[:] = u * a_dot + a * u_dot
         top -= v_dot[:].size

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def swapped_buffers_vjp(x0, a, out_bar):
@@ -18,16 +18,16 @@ def swapped_buffers_vjp(x0, a, out_bar):
     v = np.zeros_like(x0)
     for _t in range(3):
         tape = reserve(tape, top + v[:].size)  # record v[:]: overwritten next, and an adjoint reads it
-        tape[top : top + v[:].size] = v[:].ravel()
+        record_flat(tape, top, v[:])
         top += v[:].size
         v[:] = a * u
         u, v = v, u
         tape = reserve(tape, top + u[:].size)  # record u[:]: overwritten next, and an adjoint reads it
-        tape[top : top + u[:].size] = u[:].ravel()
+        record_flat(tape, top, u[:])
         top += u[:].size
         u[:] += 0.1 * x0
         tape = reserve(tape, top + v[:].size)  # record v[:]: overwritten next, and an adjoint reads it
-        tape[top : top + v[:].size] = v[:].ravel()
+        record_flat(tape, top, v[:])
         top += v[:].size
         v[:] = v * 0.5
     result = np.sum(u * u) + np.sum(v)
@@ -45,20 +45,21 @@ def swapped_buffers_vjp(x0, a, out_bar):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
-        t0 = v_bar[:].copy()
+        t1 = v_bar[:].copy()
         v_bar[:] = 0.0
-        v_bar += 0.5 * t0
+        v_bar += 0.5 * unbroadcast(t1, v_bar)
         # adjoint of: u[:] += 0.1 * x0
         top -= u[:].size
         u[:] = tape[top : top + u[:].size].reshape(u[:].shape)  # restore the values u[:] had before
-        x0_bar += 0.1 * u_bar[:]
+        x0_bar += 0.1 * unbroadcast(u_bar[:], x0_bar)
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         # adjoint of: v[:] = a * u
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
-        a_bar += np.sum(u * v_bar[:])
-        u_bar += a * v_bar[:]
+        t0 = unbroadcast(v_bar[:], u_bar)
+        a_bar += np.sum(u * t0)
+        u_bar += a * t0
         v_bar[:] = 0.0
     # adjoint of: u = np.copy(x0)
     x0_bar += u_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -34,7 +34,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + C_dot.size] = C_dot.ravel()
+    record_flat(tape, top, C_dot)
     top += C_dot.size
     C_dot = beta * C_dot + C * beta_dot
     itape = reserve(itape, itop + 2)
@@ -43,7 +43,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C * beta
     stop_1 = C.shape[0]
@@ -67,7 +67,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
         itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        tape[top : top + t0.size] = t0.ravel()
+        record_flat(tape, top, t0)
         top += t0.size
         t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
         C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
@@ -89,42 +89,42 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     symm_temp2_dot_bar = zeros_like(symm_temp2_dot)
     t0_bar = zeros_like(t0)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t22 = np.cos(C)
+    t23 = np.cos(C)
     result_dot_bar = result_1_dot_bar
-    t23 = np.full_like(t22 * C_dot, result_1_dot_bar)
-    C_bar += -np.sin(C) * unbroadcast(C_dot * t23, t22)
-    C_dot_bar += unbroadcast(t22 * t23, C_dot)
+    t24 = np.full_like(t23 * C_dot, result_1_dot_bar)
+    C_bar += -np.sin(C) * unbroadcast(C_dot * t24, t23)
+    C_dot_bar += unbroadcast(t23 * t24, C_dot)
     # adjoint of: result_dot = np.sum(C * C_dot + C * C_dot)
-    t20 = C * C_dot + C * C_dot
-    t21 = np.full_like(t20, result_dot_bar)
-    C_bar += unbroadcast(C_dot * t21, C)
-    C_dot_bar += unbroadcast(C * t21, C_dot)
-    C_bar += unbroadcast(C_dot * t21, C)
-    C_dot_bar += unbroadcast(C * t21, C_dot)
+    t21 = C * C_dot + C * C_dot
+    t22 = np.full_like(t21, result_dot_bar)
+    C_bar += unbroadcast(C_dot * t22, C)
+    C_dot_bar += unbroadcast(C * t22, C_dot)
+    C_bar += unbroadcast(C_dot * t22, C)
+    C_dot_bar += unbroadcast(C * t22, C_dot)
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C[symm_i, :] += t0 + alpha * symm_temp2
         t0_bar += unbroadcast(C_bar[np.uint64(symm_i), :], t0)
-        t19 = unbroadcast(C_bar[np.uint64(symm_i), :], alpha * symm_temp2)
-        alpha_bar += np.sum(symm_temp2 * t19)
-        symm_temp2_bar += alpha * t19
+        t20 = unbroadcast(C_bar[np.uint64(symm_i), :], alpha * symm_temp2)
+        alpha_bar += np.sum(symm_temp2 * t20)
+        symm_temp2_bar += alpha * t20
         # adjoint of: C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        t10 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
-        t11 = alpha * B[np.uint64(symm_i), :] * A_dot[np.uint64(symm_i), np.uint64(symm_i)]
-        t12 = A[np.uint64(symm_i), np.uint64(symm_i)] * t10 + t11
-        t13 = symm_temp2 * alpha_dot + alpha * symm_temp2_dot
-        t14 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t12)
-        t15 = unbroadcast(t14, A[np.uint64(symm_i), np.uint64(symm_i)] * t10)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t10 * t15)
-        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t15, B[np.uint64(symm_i), :] * alpha_dot)
-        alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t15, alpha * B_dot[np.uint64(symm_i), :]))
-        t16 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t14, t11)
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * t16)
-        B_bar[np.uint64(symm_i), :] += alpha * t16
-        t17 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t13)
-        symm_temp2_bar += alpha_dot * unbroadcast(t17, symm_temp2 * alpha_dot)
-        t18 = unbroadcast(t17, alpha * symm_temp2_dot)
-        alpha_bar += np.sum(symm_temp2_dot * t18)
-        symm_temp2_dot_bar += alpha * t18
+        t11 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
+        t12 = alpha * B[np.uint64(symm_i), :] * A_dot[np.uint64(symm_i), np.uint64(symm_i)]
+        t13 = A[np.uint64(symm_i), np.uint64(symm_i)] * t11 + t12
+        t14 = symm_temp2 * alpha_dot + alpha * symm_temp2_dot
+        t15 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t13)
+        t16 = unbroadcast(t15, A[np.uint64(symm_i), np.uint64(symm_i)] * t11)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t11 * t16)
+        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, B[np.uint64(symm_i), :] * alpha_dot)
+        alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, alpha * B_dot[np.uint64(symm_i), :]))
+        t17 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t15, t12)
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * t17)
+        B_bar[np.uint64(symm_i), :] += alpha * t17
+        t18 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t14)
+        symm_temp2_bar += alpha_dot * unbroadcast(t18, symm_temp2 * alpha_dot)
+        t19 = unbroadcast(t18, alpha * symm_temp2_dot)
+        alpha_bar += np.sum(symm_temp2_dot * t19)
+        symm_temp2_dot_bar += alpha * t19
         # adjoint of: t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
         itop -= 1
         shape = (itape[itop + 0],)
@@ -148,10 +148,11 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             B_bar[:symm_i, np.uint64(symm_j)] += matmul_bar_left(symm_temp2_dot_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A_dot[symm_i, :symm_i])
             symm_temp2_dot_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
-            t9 = np.sum(A[symm_i, :symm_i] * C_bar[:symm_i, np.uint64(symm_j)])
-            alpha_bar += B[symm_i, np.uint64(symm_j)] * t9
-            B_bar[symm_i, np.uint64(symm_j)] += alpha * t9
-            A_bar[symm_i, :symm_i] += alpha * B[symm_i, np.uint64(symm_j)] * C_bar[:symm_i, np.uint64(symm_j)]
+            t9 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            t10 = np.sum(A[symm_i, :symm_i] * t9)
+            alpha_bar += B[symm_i, np.uint64(symm_j)] * t10
+            B_bar[symm_i, np.uint64(symm_j)] += alpha * t10
+            A_bar[symm_i, :symm_i] += alpha * B[symm_i, np.uint64(symm_j)] * t9
             # adjoint of: C_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
             t4 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
             t5 = alpha * B[symm_i, np.uint64(symm_j)] * A_dot[symm_i, :symm_i]

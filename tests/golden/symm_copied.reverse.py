@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -29,7 +29,7 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
     tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    tape[top : top + C.size] = C.ravel()
+    record_flat(tape, top, C)
     top += C.size
     C = C * beta
     stop_1 = C.shape[0]
@@ -65,14 +65,14 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     C_bar += 2.0 * (C * result_bar)
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
-        t2 = alpha * B[np.uint64(symm_i), :] * A[np.uint64(symm_i), np.uint64(symm_i)]
-        t3 = unbroadcast(C_bar[np.uint64(symm_i), :], t2)
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t3))
-        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t3)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t3)
-        t4 = unbroadcast(C_bar[np.uint64(symm_i), :], alpha * symm_temp2)
-        alpha_bar += np.sum(symm_temp2 * t4)
-        symm_temp2_bar += alpha * t4
+        t3 = alpha * B[np.uint64(symm_i), :] * A[np.uint64(symm_i), np.uint64(symm_i)]
+        t4 = unbroadcast(C_bar[np.uint64(symm_i), :], t3)
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t4))
+        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t4)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t4)
+        t5 = unbroadcast(C_bar[np.uint64(symm_i), :], alpha * symm_temp2)
+        alpha_bar += np.sum(symm_temp2 * t5)
+        symm_temp2_bar += alpha * t5
         for symm_j in range(stop - 1, -1, -1):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
@@ -81,10 +81,11 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             A_bar[symm_i, :symm_i] += matmul_bar_right(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i])
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
-            t1 = np.sum(A[symm_i, :symm_i] * C_bar[:symm_i, np.uint64(symm_j)])
-            alpha_bar += B[symm_i, np.uint64(symm_j)] * t1
-            B_bar[symm_i, np.uint64(symm_j)] += alpha * t1
-            A_bar[symm_i, :symm_i] += alpha * B[symm_i, np.uint64(symm_j)] * C_bar[:symm_i, np.uint64(symm_j)]
+            t1 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            t2 = np.sum(A[symm_i, :symm_i] * t1)
+            alpha_bar += B[symm_i, np.uint64(symm_j)] * t2
+            B_bar[symm_i, np.uint64(symm_j)] += alpha * t2
+            A_bar[symm_i, :symm_i] += alpha * B[symm_i, np.uint64(symm_j)] * t1
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: C = C * beta

@@ -38,7 +38,7 @@ def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     B_bar += unbroadcast(C_dot * unbroadcast(t2, B * C_dot), B)
     C_bar += unbroadcast(B_dot * unbroadcast(t2, C * B_dot), C)
     # adjoint of: C += B
-    B_bar += C_bar
+    B_bar += unbroadcast(C_bar, B_bar)
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)

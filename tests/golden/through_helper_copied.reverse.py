@@ -32,7 +32,7 @@ def through_helper_copied_vjp(C0, B, out_bar):
     C_bar += unbroadcast(B * t1, C)
     B_bar += unbroadcast(C * t1, B)
     # adjoint of: C += B
-    B_bar += C_bar
+    B_bar += unbroadcast(C_bar, B_bar)
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -41,7 +41,7 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     itape[np.uint64(itop)] = B_dot.shape[1]
     itop += 1
     tape = reserve(tape, top + B_dot.size)  # record B_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + B_dot.size] = B_dot.ravel()
+    record_flat(tape, top, B_dot)
     top += B_dot.size
     B_dot = alpha * B_dot + B * alpha_dot
     itape = reserve(itape, itop + 2)
@@ -50,7 +50,7 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     itape[np.uint64(itop)] = B.shape[1]
     itop += 1
     tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
-    tape[top : top + B.size] = B.ravel()
+    record_flat(tape, top, B)
     top += B.size
     B = B * alpha
     result_dot = np.sum(B * B_dot + B * B_dot)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
@@ -36,7 +36,7 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     itape[np.uint64(itop)] = B.shape[1]
     itop += 1
     tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
-    tape[top : top + B.size] = B.ravel()
+    record_flat(tape, top, B)
     top += B.size
     B = B * alpha
     result = np.sum(B * B)

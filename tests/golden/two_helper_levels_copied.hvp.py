@@ -50,9 +50,9 @@ def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_bar = zeros_like(C_bar)
     C_bar += 1.2 * t1
     # adjoint of: C -= 0.5 * B
-    B_bar += 0.5 * -C_bar
+    B_bar += 0.5 * -unbroadcast(C_bar, B_bar)
     # adjoint of: C += B
-    B_bar += C_bar
+    B_bar += unbroadcast(C_bar, B_bar)
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)

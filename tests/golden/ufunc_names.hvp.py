@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
@@ -27,7 +27,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     itape[np.uint64(itop)] = z_dot.shape[0]
     itop += 1
     tape = reserve(tape, top + z_dot.size)  # record z_dot: overwritten next, and its own adjoint reads it
-    tape[top : top + z_dot.size] = z_dot.ravel()
+    record_flat(tape, top, z_dot)
     top += z_dot.size
     z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
     t9 = 1.0 / 2.0

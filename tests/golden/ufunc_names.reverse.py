@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
 
 
 def ufunc_names_vjp(x, y, out_bar):
@@ -21,7 +21,7 @@ def ufunc_names_vjp(x, y, out_bar):
     itape[np.uint64(itop)] = z.shape[0]
     itop += 1
     tape = reserve(tape, top + z.size)  # record z: overwritten next, and its own adjoint reads it
-    tape[top : top + z.size] = z.ravel()
+    record_flat(tape, top, z)
     top += z.size
     z = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
     result = np.sum(z) + (x[0] / 2.0)
