@@ -45,12 +45,12 @@ from .core import (
     walk_statements,
 )
 from .exits import eliminate_exits
-from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, subscript_indices, unparen, walk
+from .exprs import Rename, code, constant_node, is_cheap, names_in, paren, unparen
 from .fence import assigned_in, fence, local_names
 from .loopvars import carry_loop_variables
 from .naming import Namer, reserved_names
 from .outputs import written_outputs
-from .parameters import base_name, is_shared, updated_in_place
+from .parameters import base_name, is_place, is_shared, updated_in_place, writes_elements
 from .parse import ParsedFunction, carried_positions, parse_function, unwrap
 from .resolve import canonical_call, canonical_func_node, dtype_name, is_frozen_constant, lookup, user_function
 from .rings import modulo_rings
@@ -668,8 +668,7 @@ class Normalizer:
         pre, values = self.sequence([bound.args[p.name.value] for p in given])
         supplied = dict(zip((p.name.value for p in given), values, strict=True))
         reassigned = assigned_in(callee.node.body)
-        written_inside = _names_written_in(callee.node.body)
-        writes_arrays = _writes_elements(callee.node.body)
+        writes_arrays = writes_elements(callee.node.body)
         updated = updated_in_place(callee.node.body, names, supplied)
         mapping: dict[str, cst.BaseExpression] = {}
         for param in params:
@@ -678,12 +677,11 @@ class Normalizer:
             if arg is None:  # fenced: a parameter without default that the call did not pass
                 raise self.fail(f"{func.__name__} needs its argument `{name}`", call)
             writes = writes_arrays or isinstance(arg, cst.Subscript) and base_name(arg) in updated  # `h(A[0], A)`
-            if name not in reassigned and _is_place(arg, written_inside, writes):
+            if name not in reassigned and is_place(arg, reassigned, writes):
                 mapping[name] = arg  # the caller's variable, element or tuple itself (arrays by reference)
             elif is_shared(arg):  # the caller's value, array or row: `inplace.py` decides which
-                fresh = self.namer.fresh(f"{func.__name__}_{name}")
-                pre.append(Assign(cst.Name(fresh), arg, None, call, shares=name, where=self.parsed.locate(call)))
-                mapping[name] = cst.Name(fresh)
+                mapping[name] = fresh = cst.Name(self.namer.fresh(f"{func.__name__}_{name}"))
+                pre.append(Assign(fresh, arg, None, call, shares=name, where=self.parsed.locate(call)))
             else:
                 fresh = self.namer.fresh(f"{func.__name__}_{name}")
                 pre += self.assign(cst.Name(fresh), arg, call)
@@ -722,37 +720,6 @@ def _signature_of(node: cst.FunctionDef):
 
     parts = [p.name.value if p.default is None else f"{p.name.value}=" for p in node.params.params]
     return Signature.parse(", ".join(parts))
-
-
-def _is_place(arg: cst.BaseExpression, written_inside: set[str], writes_arrays: bool) -> bool:
-    """Can a parameter stand for this argument expression itself? A variable, a tuple of them, or
-    an element or row of a named array passed to a function that writes no array (so the element
-    keeps the value it had at the call) and cannot change its indices."""
-    if isinstance(arg, cst.Name):
-        return arg.value not in ("True", "False")
-    if isinstance(arg, cst.Tuple):
-        return all(isinstance(e.value, cst.Name) for e in arg.elements)
-    if isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and not _has_slices(arg):
-        indices = set().union(*(names_in(i) for i in subscript_indices(arg)))
-        return not writes_arrays and not indices & written_inside
-    return False
-
-
-def _writes_elements(body: cst.CSTNode) -> bool:
-    """Does a function body store into an element or slice of any array?"""
-    for node in walk(body):
-        targets = []
-        if isinstance(node, cst.AssignTarget):
-            targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
-        elif isinstance(node, cst.AugAssign):
-            targets = [node.target]
-        if any(isinstance(t, cst.Subscript) for t in targets):
-            return True
-    return False
-
-
-def _names_written_in(body: cst.CSTNode) -> set[str]:
-    return assigned_in(body)
 
 
 def _function_of(parsed: ParsedFunction):
