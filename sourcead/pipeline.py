@@ -91,8 +91,11 @@ def analyze_parsed(
         resolve_wrt(core, parsed, fixed_ints(core), wrt)  # names, positions, ints by usage: not a guess
     with _guessing(core, arg_kinds):
         kinds = infer_kinds(core, parsed, arg_kinds)
-        core, kinds = lower_inplace(core, kinds, parsed, namer)  # `C += B` on an array writes C's elements (first:
-        # a view updated in place is refused there, before a copy of a view that looks dead stands for it)
+        lowered, kinds = lower_inplace(core, kinds, parsed, namer)  # `C += B` on an array writes C's elements
+        # (first: a view updated in place is refused there, before a copy of a view that looks dead stands for it)
+        if lowered.finals != core.finals:  # written arguments followed again: new copies keep their final states
+            kinds = infer_kinds(lowered, parsed, arg_kinds)
+        core = lowered
         if (copied := copy_dead_views(core, kinds.is_array)) is not core:
             core, kinds = copied, infer_kinds(copied, parsed, arg_kinds)
         names = resolve_wrt(core, parsed, kinds, wrt) if wrt or not allow_empty_wrt else ()  # the dtypes may be a guess

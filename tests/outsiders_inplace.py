@@ -370,3 +370,17 @@ def argument_in_prange(C, B):
     for _i in numba.prange(3):
         C += B  # refused: prange
     return np.sum(C)
+
+
+# fuzz seed 0, programs 92 and 327 (after the areas merged): an argument written, then rebound,
+# then an argument updated in place by a helper; following the written outputs again after the
+# in-place lowering made a copy that kinds had not typed (a crash, or a float for an array's tangent)
+def _scale(C, c):
+    C *= c
+
+
+def written_rebound_then_scaled(coef, data, W):
+    coef[1] = 0.75 * W[0, 0]
+    coef = coef * 2.0
+    _scale(data, W[0, 1])
+    return np.sum(coef * coef) + np.sum(data * W[1])

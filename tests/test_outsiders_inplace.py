@@ -123,6 +123,7 @@ WRITERS = [
     (m.mvt, ((4,), (4,), (4,), (4,), (4, 4)), tuple(range(5))),
     (m.trmm, ((), (3, 3), (3, 4)), (0, 1, 2)),
     (m.symm, ((), (), (3, 4), (3, 3), (3, 4)), tuple(range(5))),
+    (m.written_rebound_then_scaled, ((5,), (2,), (2, 2)), (0, 1, 2)),
 ]
 COMPILED = ("add_inplace", "through_helper", "prange_rows")  # numba compiles are slow: a few of them
 RUNS = [(*w, False) for w in WRITERS] + [(*w, True) for w in WRITERS if w[0].__name__ in COMPILED]
