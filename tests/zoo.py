@@ -16,11 +16,11 @@ import findings
 import helpers_other
 import idioms
 import numpy as np
-import outsiders_calls  # noqa: F401 (filled by issue 38)
-import outsiders_inplace  # noqa: F401 (filled by issue 38)
+import outsiders_calls
+import outsiders_inplace
 import outsiders_outputs
-import outsiders_prange  # noqa: F401 (filled by issue 38)
-import outsiders_rules  # noqa: F401 (filled by issue 38)
+import outsiders_prange
+import outsiders_rules
 import outsiders_views
 import stencils
 import vectorized
@@ -1598,7 +1598,9 @@ ZOO += [
         True,
     ),
     Case("prange_product", outsiders_prange.prange_product, lambda rng: (rng.uniform(0.5, 1.5, 30),), ("x",), True),
-    Case("prange_running_sum", outsiders_prange.prange_running_sum, lambda rng: (rng.standard_normal(30),), ("x",), True),
+    Case(
+        "prange_running_sum", outsiders_prange.prange_running_sum, lambda rng: (rng.standard_normal(30),), ("x",), True
+    ),
     Case("prange_recurrence", outsiders_prange.prange_recurrence, lambda rng: (rng.standard_normal(30),), ("x",), True),
     Case("prange_last_value", outsiders_prange.prange_last_value, lambda rng: (rng.standard_normal(30),), ("x",), True),
 ]
