@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .aliases import live_after, statements_after, view_base, writes_in_place
 from .core import Assign, CoreFunction, Permute, walk_statements
 from .kinds import Kinds
 from .rules import classify
@@ -33,7 +34,7 @@ class Activity:
 
 
 def analyze_activity(fn: CoreFunction, kinds: Kinds, wrt: tuple[str, ...]) -> Activity:
-    edges = _edges(fn)
+    edges = _edges(fn) + _shared_memory(fn, kinds)
     outputs = [(v.value, _output_label(fn, k)) for k, v in enumerate(fn.ret.values) if isinstance(v, cst.Name)]
     outputs += [(v, f"the written argument {m}") for m, v in zip(fn.mutated, fn.final_states, strict=True)]
 
@@ -85,6 +86,43 @@ def _edges(fn: CoreFunction) -> list[tuple[str, set[str]]]:
         elif isinstance(stmt, Permute):
             edges += [(t, {s}) for t, s in zip(stmt.targets, stmt.sources, strict=True)]
     return edges
+
+
+def _shared_memory(fn: CoreFunction, kinds: Kinds) -> list[tuple[str, set[str]]]:
+    """`D = C` or a view `r = A[i]` of an array that either name writes in place later: the write through
+    one name changes the other, so a value flows both ways (`C` from `D` too). Without this edge a
+    write through `D` that only `C` reads later would carry no derivative (D itself is not useful):
+    the two names are one for activity, and reverse mode then refuses or follows them
+    (`adjoint.array_assignment`, `check_view`)."""
+    edges = []
+    for s in walk_statements(fn.body):
+        if not (
+            isinstance(s, Assign) and isinstance(s.target, cst.Name) and s.accumulate is None and kinds.is_array(s.var)
+        ):
+            continue
+        if isinstance(s.value, cst.Name):
+            base = s.value.value
+        else:
+            found = view_base(s.value)
+            if found is None:
+                continue
+            base = found[0]
+        if kinds.is_array(base) and _written_while_read(fn, s, s.var, base):
+            edges.append((base, {s.var}))
+    return edges
+
+
+def _written_while_read(fn: CoreFunction, s: Assign, name: str, base: str) -> bool:
+    """Once `s` binds `name` to `base`'s memory, is one of them written in place while the other
+    may still be read (later in the body, or as a result or a written argument's final state)?"""
+    writes = [t for t in statements_after(fn.body, s) if writes_in_place(t) and t.var in (name, base)]
+    at_end = set(fn.final_states) | set(fn.mutated)
+    for writer in {t.var for t in writes}:
+        other = base if writer == name else name
+        live = live_after(fn, other)
+        if other in at_end or any(live.get(t, True) for t in writes if t.var == writer):
+            return True
+    return False
 
 
 def _output_label(fn: CoreFunction, k: int) -> str:

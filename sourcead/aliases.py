@@ -85,7 +85,7 @@ def view_conflict(fn: CoreFunction, s: Assign, is_array: IsArray) -> Conflict | 
     base_writes = [t for t in writes if t.var == base]
     if base_writes and not _only_read(fn, view, is_array):  # itself viewed, renamed or permuted: followed no further
         return Conflict(base_writes[0], False)
-    live = _live_after(fn, view) if base_writes else {}
+    live = live_after(fn, view) if base_writes else {}
     return next((Conflict(t, False) for t in base_writes if live.get(t, True)), None)
 
 
@@ -174,7 +174,7 @@ def _only_read(fn: CoreFunction, view: str, is_array: IsArray) -> bool:
     return view not in {n for v in fn.ret.values for n in names_in(v)}
 
 
-def _live_after(fn: CoreFunction, var: str) -> dict[Stmt, bool]:
+def live_after(fn: CoreFunction, var: str) -> dict[Stmt, bool]:
     """For each statement, may `var` be read after it before being assigned again? A backward
     pass; loops are run twice (one variable, so the second pass is the fixed point)."""
     after: dict[Stmt, bool] = {}

@@ -117,7 +117,31 @@ def helper_renames_its_argument_then_writes(x):
     return _renamed_written(c)
 
 
+# a second name written while only the first is read later: the second name carried no derivative
+# (activity saw it useless), a silently wrong gradient and jvp in both modes (found after merging)
+def second_name_written_whole(C, B):
+    D = C  # error: here
+    D[:, :] = D * 1.2
+    return np.sum(C * B)
+
+
+def second_name_written_element(C, B):
+    D = C  # error: here
+    D[0, 0] = 3.0 * B[0, 0]
+    return np.sum(C * B)
+
+
+def raveled_then_written(x):
+    # np.ravel returns its argument's memory: was not declared a view (silently wrong, both modes)
+    y = np.ravel(x)  # error: here
+    y[0] = 5.0
+    return np.sum(x * x)
+
+
 REFUSED = [
+    (second_name_written_whole, "D = C", "`D = C` makes two names for one array that is then written", "D = C.copy()"),
+    (second_name_written_element, "D = C", "`D = C` makes two names for one array", "D = C.copy()"),
+    (raveled_then_written, "y = np.ravel(x)", "`y` is a view of `x` (`np.ravel` returns a view)", "np.ravel(x).copy()"),
     (
         helper_returns_its_argument,
         "y = _same(x)",

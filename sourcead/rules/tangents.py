@@ -32,11 +32,12 @@ TANGENT_HELPERS: list[Primitive] = [
     # linear in the tangent, whose adjoint sums back over the broadcast axes
     Primitive("broadcast_tangent", S("x, like"), results.floats(), Pullback("broadcast_tangent({t}, {like})",
               "unbroadcast({g}, {x})"), operands=("x",), helpers=("broadcast_tangent", "unbroadcast")),
-    # the tangents of np.max, np.min and np.linalg.norm read a flat view; reshape is its transpose
+    # the tangents of np.max, np.min and np.linalg.norm read a flat view; reshape is its transpose.
+    # Both may return their argument's memory (a user's `y = np.ravel(x)` is a second name of x)
     Primitive("np.ravel", S("a"), _raveled, Pullback("np.ravel({t})", "np.reshape(np.ascontiguousarray({g}), "
-              "{x}.shape)"), example="np.sum(np.ravel(a) * np.ravel(a))"),
+              "{x}.shape)"), view=True, example="np.sum(np.ravel(a) * np.ravel(a))"),
     Primitive("np.ascontiguousarray", S("a"), results.like("a"), Pullback("np.ascontiguousarray({t})", "{g}"),
-              example="np.sum(np.ascontiguousarray(np.transpose(a)) * np.transpose(a))"),
+              view=True, example="np.sum(np.ascontiguousarray(np.transpose(a)) * np.transpose(a))"),
     # the tangent of np.max / np.min over an axis: linear in the tangent; where the extremum sits
     # (`like`) is piecewise constant, so it passes no derivative
     Primitive("select_along", S("a, like, axis=!, largest=!"), _selected,
