@@ -28,6 +28,8 @@ def view_error(parsed: ParsedFunction, s: Assign, conflict: Conflict) -> SourceA
     origin = s.origin
     if isinstance(origin, cst.For):  # `for row in B`: row = B[k], with a `k` of sourcead's
         return _loop_error(parsed, s, conflict, origin, base)
+    if isinstance(origin, cst.Call):  # a function's parameter bound to a view the caller passed
+        return _argument_error(parsed, s, conflict, origin, base)
     written = origin.value if isinstance(origin, cst.Assign) else s.value  # as the user wrote it
     target = origin.targets[0].target if isinstance(origin, cst.Assign) else s.target
     view, text = _said(parsed, target, s.var, origin), _said(parsed, written, code(written), origin)
@@ -51,6 +53,22 @@ def view_error(parsed: ParsedFunction, s: Assign, conflict: Conflict) -> SourceA
         origin,
         f"{copy}, or write `{shown}` once `{view}` is no longer read.",
     )
+
+
+def _argument_error(parsed: ParsedFunction, s: Assign, conflict: Conflict, call: cst.Call, base: str) -> SourceADError:
+    """`h(A, A[:, 2])`: the function's parameter is a view of `A`, which is written while the view
+    is still read (or the parameter itself is written)."""
+    callee = _said(parsed, call.func, code(call.func), call)
+    argument = next((a.value for a in call.args if code(a.value) == code(s.value)), s.value)
+    text = _said(parsed, argument, code(s.value), call)
+    shown = _spelled(parsed, argument, base, call)
+    if conflict.view_written:
+        message = f"`{callee}` writes into its argument `{text}`, a view of `{shown}`, so it writes `{shown}` too"
+    else:
+        located = parsed.locate(conflict.where.origin)
+        where = f" (line {located.line})" if located is not None else ""
+        message = f"`{shown}` is written{where} while `{callee}` still reads its argument `{text}`, a view of it"
+    return parsed.error(f"{message}, {_UNSUPPORTED}", call, f"Pass a separate array: `{text}.copy()`.")
 
 
 def _loop_error(parsed: ParsedFunction, s: Assign, conflict: Conflict, loop: cst.For, base: str) -> SourceADError:

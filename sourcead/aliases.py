@@ -202,7 +202,9 @@ def live_after(fn: CoreFunction, var: str) -> dict[Stmt, bool]:
             return live or exit_
         if isinstance(s, Continue):
             return live or head
-        return True  # a permutation or an exit: taken as a read
+        if isinstance(s, Permute):  # its sources are read, then its targets assigned
+            return var in s.sources or live and var not in s.targets
+        return True  # an exit: taken as a read
 
     block(fn.body, at_end, False, False)
     return after

@@ -136,3 +136,19 @@ def prange_rows_then_written(A):
         out[i] = np.sum(np.sin(row) * row)
     B[0, 0] = 1.0
     return np.sum(out) + np.sum(B * B)
+
+
+# fuzz seed 0, program 2556: a helper's parameter bound to a view it never reads, then its array
+# written before a swap; liveness took the swap for a read of every name, so the view looked read
+# and the refusal named `scale_add0_B`, a name of sourcead's
+def _first(x, B):
+    return x * 2.0
+
+
+def view_argument_dead_before_a_swap(A0, a):
+    A = A0.copy()
+    p = _first(a, A[:, 2])
+    q = a * a
+    A[2, 2] = p
+    p, q = q, p
+    return p * q + np.sum(A * A)

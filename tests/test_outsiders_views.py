@@ -138,7 +138,37 @@ def raveled_then_written(x):
     return np.sum(x * x)
 
 
+def _reads_column(C, B):
+    C[0, 2] = 1.0
+    return np.sum(B * B)
+
+
+def helper_reads_a_view_after_its_array_written(A):
+    return _reads_column(A, A[:, 2])  # error: here
+
+
+def _writes_column(C, B):
+    B[0] = 2.0
+    return np.sum(C * C)
+
+
+def helper_writes_a_view_argument(A):
+    return _writes_column(A, A[:, 2])  # error: here
+
+
 REFUSED = [
+    (
+        helper_reads_a_view_after_its_array_written,
+        "_reads_column(A",
+        "`A` is written (line",
+        "A[:, 2].copy()",
+    ),
+    (
+        helper_writes_a_view_argument,
+        "_writes_column(A",
+        "`_writes_column` writes into its argument `A[:, 2]`, a view of `A`, so it writes `A` too",
+        "A[:, 2].copy()",
+    ),
     (second_name_written_whole, "D = C", "`D = C` makes two names for one array that is then written", "D = C.copy()"),
     (second_name_written_element, "D = C", "`D = C` makes two names for one array", "D = C.copy()"),
     (raveled_then_written, "y = np.ravel(x)", "`y` is a view of `x` (`np.ravel` returns a view)", "np.ravel(x).copy()"),

@@ -1483,6 +1483,13 @@ ZOO += [
 # issue 38, helpers' fresh arrays and loop rows, then written (outsiders_views.py)
 ZOO += [
     Case(
+        "view_argument_dead_before_a_swap",
+        outsiders_views.view_argument_dead_before_a_swap,
+        lambda rng: (rng.standard_normal((3, 4)), 0.7),
+        ("A0", "a"),
+        True,
+    ),
+    Case(
         "helper_fresh_then_written",
         outsiders_views.helper_fresh_then_written,
         lambda rng: (rng.standard_normal(5),),
