@@ -493,3 +493,34 @@ def index_before_its_loop(x, w):
     for i in range(x.shape[0] - 3):
         s += x[i] * x[i]
     return s
+
+
+# --- known wrong: a zero adjoint times a partial that is not finite, across statements ----------
+# Reverse mode multiplies an adjoint that is exactly 0.0 at run time (a branch not taken, a value
+# overwritten before any result reads it) by a partial that is inf or nan (0 * inf = nan), where
+# forward mode and finite differences give 0. Within one expression a selection's condition wraps
+# whole contributions (linearize.adjoint); across statements it does not yet. test_fuzz.py holds
+# them as strict expected failures until it does.
+
+
+def unchosen_across_statements(j0, K, data):
+    # fuzz 0:1560 (shrunk): tanh(inf * k) has the partial inf * 0 = nan; max picks 1.0
+    z = np.inf
+    d = math.tanh(z * K[j0, j0])
+    return max(d * data[1], 1.0)
+
+
+def overwritten_after_overflow(buf, f_bar, r):
+    # fuzz 0:1970 (shrunk): w grows until 2.0 ** w overflows; sm's adjoint is 0 once sm = 2.0
+    sm = 0.0
+    w = np.zeros(f_bar.shape[0])
+    for _i in range(buf.shape[0]):
+        w[0] = r
+        for j in range(1, w.shape[0]):
+            w[j] = (1.0 + 1.0) ** w[j // 2]
+        sm -= w[1]
+        for j in range(1, w.shape[0]):
+            z = w[j]
+            r += z
+            sm = 2.0
+    return sm
