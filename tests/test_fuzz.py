@@ -261,7 +261,9 @@ def test_every_array_construct_is_generated_and_its_programs_run() -> None:
     assert seen == set(KINDS)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known: 0 * a non-finite partial across statements (findings.py)")
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="known: 0 * a non-finite partial across statements (findings.py)"
+)
 @pytest.mark.parametrize("case", ["unchosen_across_statements", "overwritten_after_overflow"])
 def test_zero_adjoint_times_non_finite_partial(case):
     import findings
