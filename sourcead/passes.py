@@ -68,6 +68,8 @@ REVERSE = (
          ("sweeps",), "sweeps", stages.dead_code),
     Pass("first_contributions", "an adjoint's first contribution assigns instead of adding to zero "
          "(first_contributions.py)", ("sweeps",), "sweeps", stages.first_assigned),
+    Pass("dead_stores", "dead-code removal again: the `x_bar = 0.0` a first contribution now overwrites "
+         "(deadcode.py)", ("sweeps",), "sweeps", stages.dead_code),
     Pass("unsigned", "indices that never go below zero in the reverse sweep made unsigned (unsigned.py)",
          ("sweeps",), "body", stages.unsigned),
 )  # fmt: skip

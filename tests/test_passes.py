@@ -63,3 +63,14 @@ def test_an_unknown_pass_is_an_error_listing_the_names():
     assert "parse, fence, normalize" in result.output and "unsigned, module" in result.output
     forward = run("emit", f"{HEAT}:heat_loss", "--mode", "forward", "--wrt", "u0,kappa", "--after", "plan")
     assert forward.exit_code == 2 and "forward mode has no pass named 'plan'" in forward.output
+
+
+def test_no_adjoint_zero_is_overwritten_before_it_is_read():
+    """First contributions turn `s_bar += e` into `s_bar = e`, which makes the `s_bar = 0.0` before
+    it dead: dead-code removal runs again after them (`dead_stores`)."""
+    names = [p.name for p in PIPELINES["reverse"]]
+    assert names.index("first_contributions") < names.index("dead_stores")
+    for mode in ("reverse", "gradient"):
+        adjoint = run("emit", f"{HEAT}:heat_loss", "--mode", mode, "--wrt", "u0,kappa").output
+        assert "s_bar = 0.5 * result_bar" in adjoint
+        assert "s_bar = 0.0" not in adjoint
