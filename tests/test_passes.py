@@ -74,3 +74,25 @@ def test_no_adjoint_zero_is_overwritten_before_it_is_read():
         adjoint = run("emit", f"{HEAT}:heat_loss", "--mode", mode, "--wrt", "u0,kappa").output
         assert "s_bar = 0.5 * result_bar" in adjoint
         assert "s_bar = 0.0" not in adjoint
+
+
+def pass_tables() -> str:
+    """docs/architecture.md's pass tables, from the lists themselves: the front end, then each mode's own."""
+    header = ["| pass | what it does | reads | makes |", "|---|---|---|---|"]
+    lines = header + [_row(p) for p in FRONT]
+    for mode, passes in PIPELINES.items():
+        lines += ["", f"**{mode}**: the front end, then", "", *header]
+        lines += [_row(p) for p in passes[len(FRONT) :]]
+    return "\n".join(lines)
+
+
+def _row(p) -> str:
+    return f"| `{p.name}` | {p.description} | {', '.join(p.needs) or '-'} | {p.produces or '-'} |"
+
+
+def test_architecture_doc_lists_the_real_passes():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    start, end = "<!-- passes: generated from sourcead/passes.py by tests/test_passes.py -->\n", "\n<!-- /passes -->"
+    assert start in text and end in text
+    shown = text.split(start, 1)[1].split(end, 1)[0]
+    assert shown == pass_tables(), "docs/architecture.md's pass tables drifted; they should read:\n" + pass_tables()
