@@ -41,7 +41,7 @@ FRONT = (
          ("core",), "core", stages.merge),
     Pass("races", "prange loops that may race become range loops, with a warning (races.py)",
          ("core",), "core", stages.races),
-    Pass("wrt", "the arguments to differentiate, by name or position; not the ints usage fixes",
+    Pass("wrt", "the arguments to differentiate, by name or position: none an int by its usage",
          ("core",), "", stages.wrt_by_usage),
     Pass("kinds", "float / int / array of every variable (kinds.py)", ("core",), "kinds", stages.kinds, True),
     Pass("inplace", "`C += B` on an array writes C's elements, as NumPy does (inplace.py)",
