@@ -1,5 +1,5 @@
-"""`sourcead emit PATH:FUNC --mode reverse|gradient|forward|hvp --wrt NAMES [--array NAME:NDIM[:DTYPE]] [--memory SIZE]
-[--after PASS] [-o FILE]`."""
+"""`sourcead emit PATH:FUNC --mode reverse|gradient|forward|hvp|vector|primal --wrt NAMES
+[--array NAME:NDIM[:DTYPE]] [--memory SIZE] [--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import click
 
 from sourcead.budget import memory_bytes
 from sourcead.errors import SourceADError
-from sourcead.listing import PASSES, core_listing
-from sourcead.pipeline import analyze, generate
+from sourcead.passes import run, show, until
+from sourcead.pipeline import generate
+from sourcead.stages import Unit
 from sourcead.types import ARRAY_DTYPES, array_kind
 
 from .common import fail, load_function, parse_wrt
@@ -31,12 +32,13 @@ def _float_for_array(message: str) -> bool:
 @click.argument("target", metavar="PATH:FUNC")
 @click.option(
     "--mode",
-    type=click.Choice(["reverse", "gradient", "forward", "hvp"]),
+    type=click.Choice(["reverse", "gradient", "forward", "hvp", "vector", "primal"]),
     default="reverse",
     show_default=True,
     help="reverse: adjoint code returning the value too (vjp, value_and_grad); gradient: the adjoint code "
     "grad runs, without what only the value needs; forward: tangent code (jvp); "
-    "hvp: Hessian-vector products (reverse mode over the forward mode).",
+    "hvp: Hessian-vector products (reverse mode over the forward mode); vector: forward mode carrying "
+    "several tangents at once; primal: the function's own code.",
 )
 @click.option(
     "--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated."
@@ -59,9 +61,10 @@ def _float_for_array(message: str) -> bool:
 )
 @click.option(
     "--after",
-    type=click.Choice(PASSES),
-    help="Instead of the module, print the core form the later passes see: after normalize, "
-    "with the types kinds gave (kinds), or with what carries derivatives (activity). A debugging aid.",
+    metavar="PASS",
+    help="Instead of the module, print what the compiler made after PASS, any pass of the mode "
+    "(`sourcead passes --mode MODE` lists them): the core form with the analyses so far, or the "
+    "generated code. A debugging aid.",
 )
 def emit(
     target: str, mode: str, wrt: str, output: str | None, arrays: tuple[str, ...], memory: str | None, after: str | None
@@ -78,15 +81,15 @@ def emit(
         if not name.isidentifier() or (ndim and ndim not in ("1", "2", "3")) or dtype not in ("", *ARRAY_DTYPES):
             fail(f"--array takes NAME, NAME:NDIM (1, 2 or 3) or NAME:NDIM:DTYPE (float, int or bool), got {item!r}")
         kinds[name] = array_kind(int(ndim or 1), dtype or "float")
-    budget = None
-    if after is None:
-        try:
-            budget = memory_bytes(int(memory) if memory is not None and memory.isdigit() else memory)
-        except SourceADError as exc:
-            fail(f"--memory: {exc.message}")
+    try:
+        budget = memory_bytes(int(memory) if memory is not None and memory.isdigit() else memory)
+    except SourceADError as exc:
+        fail(f"--memory: {exc.message}")
     try:
         if after is not None:
-            source = core_listing(analyze(func, parse_wrt(wrt), kinds or None), after)
+            passes = until(mode, after)
+            unit = run(passes, Unit(func, parse_wrt(wrt), kinds or None, mode=mode, memory=budget))
+            source = show(unit, passes[-1])
         else:
             source = generate(func, mode, parse_wrt(wrt), kinds or None, budget).source
     except SourceADError as exc:

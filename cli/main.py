@@ -17,6 +17,7 @@ from .cache import cache
 from .check import check
 from .common import fail
 from .emit import emit
+from .passes import passes
 
 
 class _Group(click.Group):
@@ -41,3 +42,4 @@ main.add_command(emit)
 main.add_command(activity)
 main.add_command(cache)
 main.add_command(check)
+main.add_command(passes)

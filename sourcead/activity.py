@@ -1,4 +1,4 @@
-"""Pass 4, activity: which variables carry derivatives.
+"""The pass `activity`: which variables carry derivatives.
 
 A variable is *varied* when its value depends differentiably on a `wrt` input and *useful* when
 it influences a returned value; it is *active* when both, and it is a float or a float array.

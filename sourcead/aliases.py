@@ -2,7 +2,7 @@
 
 Reverse mode keeps one adjoint and one record per name, so it refuses an array known by two
 names where one of them is written (`adjoint.py`). Two spellings make such names where the user
-did not mean two live names, and these passes (`pipeline.py`: after normalize, after kinds)
+did not mean two live names, and the passes `merge_results` (after normalize) and `copy_dead_views` (after kinds)
 make them separate arrays:
 
 - a helper's result, named by the caller: `y = h(x)` is `result = x * 2.0; y = result` once `h`

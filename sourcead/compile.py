@@ -1,4 +1,4 @@
-"""Pass 7, compile: generated module -> content-addressed file -> verified import -> numba.njit.
+"""Compile, after the passes: generated module -> content-addressed file -> verified import -> numba.njit.
 
 Two keys, two kinds of file in the cache folder (`$SOURCEAD_CACHE_DIR`, private to the user):
 

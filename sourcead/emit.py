@@ -1,4 +1,4 @@
-"""Pass 6, emit: generated functions as text, and the module that holds them.
+"""Generated functions as text, and the module that holds them (the pass `module`, `passes.py`).
 
 `Line` is one generated simple statement (`target op value`), kept as libcst nodes until it is
 written, so passes can ask what it reads. `Writer` indents blocks. `module_text` adds the header

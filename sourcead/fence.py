@@ -1,4 +1,4 @@
-"""Pass 2, fence: reject everything outside the supported subset, with a positioned error.
+"""The pass `fence`: reject everything outside the supported subset, with a positioned error.
 
 The fence is the only pass that judges the user's code; passes after it may assume the subset.
 """

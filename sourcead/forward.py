@@ -1,4 +1,4 @@
-"""Pass 5a, forward mode: a tangent statement beside every active statement.
+"""Forward mode, the passes `tangent` and `primal`: a tangent statement beside every active statement.
 
 `f(x, ...)` becomes `f_jvp(x, ..., x_dot)` returning `(value, value_dot)`. The tangent of a
 statement is computed before the statement runs, so `x = x * y` reads the old `x` in both.

@@ -1,4 +1,4 @@
-"""Pass 4b, in place: an augmented assignment to a name that holds an array updates its memory.
+"""The pass `inplace`: an augmented assignment to a name that holds an array updates its memory.
 
 In Python `C += B` on an array writes C's elements: the caller's array when C is an argument (its
 final state is then an output), the caller's when a helper updates its parameter, and what every

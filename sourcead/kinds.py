@@ -1,4 +1,4 @@
-"""Pass 4, kinds: the type of every variable (a dtype, float, int or bool, and a number of dimensions).
+"""The pass `kinds`: the type of every variable (a dtype, float, int or bool, and a number of dimensions).
 
 Parameters take their types from the call: every array's dtype and ndim, and whether a parameter
 the code only does arithmetic with is a float or an array. Before the first call, usage gives a

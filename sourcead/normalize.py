@@ -1,4 +1,4 @@
-"""Pass 3, normalize: the fenced libcst function becomes the core form (`sourcead.core`).
+"""The pass `normalize`: the fenced libcst function becomes the core form (`sourcead.core`).
 
 - Every call is written the one way its primitive declares (`rules/`): methods become calls
   (`x.sum(axis=1)` -> `np.sum(x, axis=1)`), optional arguments become keywords, spellings become

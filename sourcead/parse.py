@@ -1,4 +1,4 @@
-"""Pass 1, parse: find a function's source in its file and parse it with libcst.
+"""The pass `parse`: find a function's source in its file and parse it with libcst.
 
 The function's lines are parsed where they stand in the file (the lines before them blank, an
 indented def under an `if 1:`), not dedented, so every node keeps its real file position for

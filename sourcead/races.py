@@ -1,4 +1,4 @@
-"""Which `prange` loops race in the user's own code: they run as `range` loops (used by `pipeline.py`).
+"""Which `prange` loops race in the user's own code: they run as `range` loops (the pass `races`).
 
 numba runs a `prange` loop's iterations in parallel as written, so a loop whose iterations may
 write the same element, or read what another iteration writes, gives a different value on every

@@ -1,4 +1,4 @@
-"""Pass 5b, reverse mode: a forward sweep that records what is overwritten, then the adjoints.
+"""Reverse mode, the pass `sweeps`: a forward sweep that records what is overwritten, then the adjoints.
 
 `f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`, or for `grad`,
 `f_grad(x, ..., out_bar)` returning `(x_bar, ...)` without the statements that only the value
@@ -15,6 +15,8 @@ the seeds of the adjoints.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import libcst as cst
 
 from .core import Assign, For, walk_statements
@@ -25,9 +27,8 @@ from .exprs import code, names_in
 from .first_contributions import assign_first_contributions
 from .forward_sweep import Emission, ForwardSweep, Scope
 from .postpass import rewrite_after
-from .program import Program
 from .recording import InSlot
-from .reverse_plan import ReversePlan, plan_reverse
+from .reverse_plan import ReversePlan
 from .reverse_sweep import ReverseSweep
 from .unsigned import unsigned_statements
 
@@ -36,10 +37,20 @@ GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does 
 REVERSE_SWEEP = "# reverse sweep"  # these comments, and the function's header, stay where dead code goes
 
 
-def reverse_function(prog: Program, memory: int | None = None, with_value: bool = True) -> tuple[str, list[str]]:
-    """The text of `f_vjp` (or, without the value, `f_grad`) and the runtime helpers it calls.
-    `memory`: the budget in bytes for the snapshots of checkpointed loops (None: only marked loops)."""
-    plan = plan_reverse(prog, memory)
+@dataclass(frozen=True)
+class Sweeps:
+    """The text of `f_vjp` (or `f_grad`) as the sweeps wrote it, before the text-level post-passes."""
+
+    text: str
+    helpers: tuple[str, ...]  # the runtime helpers it calls
+    sections: frozenset[str]  # comments that stay where their line goes (`eliminate_dead_code`)
+    adjoints: frozenset[str]  # the names of adjoints (`assign_first_contributions`)
+
+
+def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
+    """The text of `f_vjp` (or, without the value, `f_grad`) from the frozen plan: the forward sweep
+    with its records, the primal result, the seeds of the adjoints and the reverse sweep."""
+    prog = plan.prog
     fn, namer = prog.fn, prog.namer
     seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(fn.ret.values))]
     written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
@@ -77,12 +88,22 @@ def reverse_function(prog: Program, memory: int | None = None, with_value: bool 
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
     adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
+    return Sweeps(out.text(), tuple(sorted(emission.helpers)), sections, adjoints)
 
-    def first_contributions(statements: list) -> list:
-        return assign_first_contributions(statements, adjoints)
 
-    text = eliminate_dead_code(out.text(), sections)
-    return rewrite_after(text, REVERSE_SWEEP, first_contributions, unsigned_statements), sorted(emission.helpers)
+def remove_dead_code(sweeps: Sweeps) -> Sweeps:
+    return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
+
+
+def first_contributions(sweeps: Sweeps) -> Sweeps:
+    def assign(statements: list) -> list:
+        return assign_first_contributions(statements, sweeps.adjoints)
+
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
+
+
+def unsigned_indices(sweeps: Sweeps) -> Sweeps:
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, unsigned_statements))
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:

@@ -14,7 +14,7 @@ forward mode writes (`broadcast_tangent`, `np.ravel`, ...) are primitives (`rule
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from contextlib import contextmanager
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -25,22 +25,13 @@ from .core import Assign, walk_statements
 from .emit import module_text
 from .errors import SourceADError
 from .parse import ParsedFunction
+from .program import Program
 from .rules import classify
 from .rules.tangents import NO_SECOND_ORDER
 
 
-def hvp_generated(
-    func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None, memory: int | None = None
-):
-    """The `Generated` module of `f_hvp(*args, *tangents, seed) -> (y_dot, *Hv)` (seed: 1.0);
-    `memory` checkpoints the time loops of its reverse sweep, as do the markers, which the forward
-    code carries as comments."""
-    from .pipeline import Generated, analyze, analyze_parsed, generate, written_arguments
-    from .reverse import reverse_function
-
-    first = analyze(func, wrt, arg_kinds)
-    _refuse_first_order_limits(first)
-    forward = generate(func, "forward", wrt, arg_kinds)
+def check_forward(first: Program, forward) -> None:
+    """hvp needs a function that returns one float: its forward mode's `Generated` says."""
     if forward.output_is_tuple or forward.n_outputs != 1 or forward.returns_array:
         what = "a tuple" if forward.output_is_tuple else "an array"
         raise SourceADError(
@@ -48,20 +39,24 @@ def hvp_generated(
             first.parsed.locate(first.parsed.node),
             "Use sourcead.jacobian for array results, or reduce the result to a float.",
         )
-    parsed = tangent_function(forward, first.fn.name, bool(first.fn.mutated))
-    primal = first.fn.params
-    kinds = {p: forward.kinds[p].spec() for p in primal}
-    kinds |= {first.dot(w): forward.kinds[w].spec() for w in first.wrt}
+
+
+@contextmanager
+def second_order_errors(first: Program):
+    """A limitation met in the second run is said at the user's function, with the generated line."""
     try:
-        second = analyze_parsed(parsed, tuple(primal.index(w) for w in first.wrt), kinds)
-        body, helpers = reverse_function(second, memory)
-    except SourceADError as exc:  # a sourcead limitation: say where in the user's function it starts
+        yield
+    except SourceADError as exc:
         raise SourceADError(
             f"second order cannot differentiate the forward-mode code of {first.fn.name}: {exc.message}"
             + (f" (generated line: {exc.where.source_line.strip()})" if exc.where is not None else ""),
             first.parsed.locate(first.parsed.node),
             "This is a sourcead limitation; please report it with the function's source.",
         ) from None
+
+
+def hvp_source(first: Program, forward, second: Program, body: str, helpers: list[str]) -> str:
+    """The module text of `f_hvp`, from the reverse mode `body` of the tangent function."""
     name = first.fn.name
     body = body.replace(f"def {name}_vjp(", f"def {name}_hvp(", 1)
     where = forward.source.split("(", 1)[1].split(")", 1)[0]  # the user's file, as the forward header names it
@@ -70,28 +65,7 @@ def hvp_generated(
         f"wrt {', '.join(forward.wrt)}."
     )
     bindings = [line for key in second.fn.custom for line in custom.by_key(key).header_lines()]  # type: ignore[union-attr]
-    source = module_text(header, body, second.fn.constants, helpers, bindings)
-    shown = dict(zip(primal, first.fn.user_params, strict=True))
-    # the second run's written arguments (an array the function writes, and the tangent of one in
-    # wrt) each take a zero seed; Spec.mutated names the argument whose shape each seed has
-    of_tangent = {first.dot(w): w for w in first.wrt}
-    seeds = tuple(shown[m] if m in shown else shown[of_tangent[m]] for m in second.fn.mutated)
-    return Generated(
-        source=source,
-        entry=f"{name}_hvp",
-        mode="hvp",
-        params=first.fn.user_params,
-        wrt=forward.wrt,
-        kinds=first.kinds,
-        param_types=forward.param_types,
-        free=forward.free,
-        returns_array=False,
-        n_outputs=1,
-        mutated=seeds,
-        copied=tuple(shown[p] for p in written_arguments(second.fn) if p in shown),
-        output_is_tuple=False,
-        parsed=first.parsed,
-    )
+    return module_text(header, body, second.fn.constants, helpers, bindings)
 
 
 def tangent_function(forward, name: str, mutates: bool) -> ParsedFunction:
@@ -173,7 +147,7 @@ def _names(node: cst.CSTNode) -> set[str]:
     return names
 
 
-def _refuse_first_order_limits(prog) -> None:
+def refuse_first_order_limits(prog) -> None:
     """Primitives whose tangent has no derivative rule, where they meet a value that carries a
     derivative: refused at the user's statement, with what to write instead."""
     for stmt in walk_statements(prog.fn.body):
@@ -221,4 +195,4 @@ def _reads_active(prog, node: cst.CSTNode) -> bool:
     return any(prog.is_active(n) for n in _names(node))
 
 
-__all__ = ["hvp_generated", "tangent_function"]
+__all__ = ["check_forward", "hvp_source", "refuse_first_order_limits", "second_order_errors", "tangent_function"]

@@ -27,25 +27,21 @@ shared tangent accumulations would race as in-place lane updates.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import replace
 
 import libcst as cst
 
 from .errors import SourceADError
+from .program import Program
 
 
 class NotVectorized(SourceADError):
     """The tangent code has a construct the lane rewrite does not cover: use one sweep per direction."""
 
 
-def vector_generated(func: Callable, wrt: tuple[str | int, ...], arg_kinds: dict[str, str] | None = None):
-    """The `Generated` module of `f_jvp(*args, *lane_tangents) -> (value, lane_tangent)`."""
-    from dataclasses import replace
-
-    from .pipeline import analyze, generate
-
-    first = analyze(func, wrt, arg_kinds)
-    forward = generate(func, "forward", wrt, arg_kinds)
+def vectorize(first: Program, forward):
+    """The `Generated` module of `f_jvp(*args, *lane_tangents) -> (value, lane_tangent)`, from the
+    forward mode's `Generated` module of the analyzed function `first`."""
     if "prange(" in forward.source:
         raise NotVectorized("vector mode does not cover prange loops yet")
     tangents = {first.dot(v): first.kinds[v].ndim for v in first.activity.active}  # 0: a float tangent
@@ -266,4 +262,4 @@ def _fresh(name: str, taken: set[str]) -> str:
     return name
 
 
-__all__ = ["NotVectorized", "vector_generated"]
+__all__ = ["NotVectorized", "vectorize"]

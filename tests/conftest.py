@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,14 @@ os.environ.setdefault("SOURCEAD_CACHE_DIR", str(ROOT / ".cache" / "sourcead-test
 # less, and without fast-math flags every level computes the same IEEE results; the benchmarks and
 # the demo run at numba's default. Set before numba is imported (here: before any test module).
 os.environ.setdefault("NUMBA_OPT", "1")
+
+# The CLI under test is this checkout's cli/ (installed as `_sourcead_cli`): an editable install made
+# from another checkout maps that name to its own folder.
+_cli = importlib.util.spec_from_file_location("_sourcead_cli", ROOT / "cli" / "__init__.py",
+                                              submodule_search_locations=[str(ROOT / "cli")])  # fmt: skip
+if _cli is not None and _cli.loader is not None and "_sourcead_cli" not in sys.modules:
+    sys.modules["_sourcead_cli"] = importlib.util.module_from_spec(_cli)
+    _cli.loader.exec_module(sys.modules["_sourcead_cli"])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -39,7 +39,6 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     # reverse sweep
     p_bar = 0.0
     result_dot_bar = out_bar
-    s_bar = 0.0
     y_bar = zeros_like(y)
     y0_bar = zeros_like(y0)
     y_dot_bar = zeros_like(y_dot)

@@ -33,7 +33,6 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     # reverse sweep
     p_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
     y_bar = zeros_like(y)
     y0_bar = zeros_like(y0)
     # adjoint of: result = s * y[0] + y[1]

@@ -27,9 +27,6 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    s_bar = 0.0
-    t_dot_bar = 0.0
-    w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = t_dot + 2.0 * s_dot
     t_dot_bar = result_dot_bar

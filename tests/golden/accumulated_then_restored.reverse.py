@@ -25,9 +25,6 @@ def accumulated_then_restored_vjp(x, w, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    s_bar = 0.0
-    t_bar = 0.0
-    w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = t + s * 2.0
     t_bar = result_bar

@@ -25,7 +25,6 @@ def add_inplace_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
     t2 = np.cos(C)
     result_dot_bar = result_1_dot_bar

@@ -31,12 +31,7 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     K_bar = zeros_like(K)
     M_bar = zeros_like(M)
     M_dot_bar = zeros_like(M_dot)
-    a_bar = 0.0
-    result_bar = 0.0
-    result_1_bar = 0.0
-    result_1_dot_bar = 0.0
     result_2_dot_bar = out_bar
-    result_dot_bar = 0.0
     # adjoint of: result_2_dot = M[0, 1] * M_dot[0, 0] + M[0, 0] * M_dot[0, 1]
     M_bar[0, 1] += M_dot[0, 0] * result_2_dot_bar
     M_dot_bar[0, 0] += M[0, 1] * result_2_dot_bar

@@ -23,9 +23,6 @@ def argument_by_reference_vjp(K, a, out_bar):
     # reverse sweep
     K_bar = zeros_like(K)
     M_bar = zeros_like(M)
-    a_bar = 0.0
-    result_bar = 0.0
-    result_1_bar = 0.0
     result_2_bar = out_bar
     # adjoint of: result_2 = M[0, 0] * M[0, 1]
     M_bar[0, 0] += M[0, 1] * result_2_bar

@@ -50,11 +50,7 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     value = result_dot
     # reverse sweep
     p_bar = 0.0
-    p_dot_bar = 0.0
     result_dot_bar = out_bar
-    s_dot_bar = 0.0
-    t0_bar = 0.0
-    t1_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = s_dot + p_dot
@@ -76,7 +72,6 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t1_bar = p_bar
-        p_bar = 0.0
         # adjoint of: p_dot = t0 * p_dot + -t1 * t0 * y_dot[i]
         top -= 1
         p_dot = tape[np.uint64(top)]  # restore the value p_dot had before
@@ -92,14 +87,12 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         t8 = 1.0 / y[np.uint64(i)]
         p_bar = t8 * t1_bar
         y_bar[np.uint64(i)] += -t9 * t8 * t1_bar
-        t1_bar = 0.0
         # adjoint of: t0 = 1.0 / y[i]
         t7 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         t6 = 1.0 / y[np.uint64(i)]
         y_bar[np.uint64(i)] += -t7 * t6 * t0_bar
-        t0_bar = 0.0
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before

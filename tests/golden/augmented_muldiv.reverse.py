@@ -31,9 +31,7 @@ def augmented_muldiv_vjp(x, y, out_bar):
     result = s + p
     value = result
     # reverse sweep
-    p_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = s + p

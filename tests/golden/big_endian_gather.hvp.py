@@ -18,7 +18,6 @@ def gather_squares_hvp(x, idx, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t0_bar = 0.0
     x_bar = zeros_like(x)
     for k in range(idx.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += (k + 1.0) * (2.0 * t0 * x_dot[idx[k]])
@@ -26,5 +25,4 @@ def gather_squares_hvp(x, idx, x_dot, out_bar):
         t0_bar = 2.0 * (t1 * ((k + 1.0) * s_dot_bar))
         # adjoint of: t0 = x[idx[k]]
         x_bar[idx[np.uint64(k)]] += t0_bar
-        t0_bar = 0.0
     return value, x_bar

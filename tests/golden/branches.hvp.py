@@ -62,7 +62,6 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse sweep
     s_bar = 0.0
     s_dot_bar = out_bar
-    t0_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = 0.0
     itop -= 1
@@ -112,7 +111,6 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
                 x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * t0_bar
-                t0_bar = 0.0
             else:
                 # adjoint of: s += 2.0 * x[i]
                 x_bar[np.uint64(i)] += 2.0 * s_bar

@@ -70,10 +70,8 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
     A_dot_bar = zeros_like(A_dot)
-    a_bar = 0.0
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)

@@ -21,7 +21,6 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     value = result_dot
     # reverse sweep
     A_bar = zeros_like(A)
-    p_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)

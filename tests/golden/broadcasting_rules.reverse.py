@@ -17,7 +17,6 @@ def broadcasting_rules_vjp(A, x, p, out_bar):
     value = result
     # reverse sweep
     A_bar = zeros_like(A)
-    p_bar = 0.0
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)

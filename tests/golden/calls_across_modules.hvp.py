@@ -56,8 +56,6 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     result_bar = 0.0
     result_1_dot_bar = out_bar
     result_dot_bar = 0.0
-    w_bar = 0.0
-    weighted_s_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
     weighted_s_dot_bar = result_1_dot_bar

@@ -52,8 +52,6 @@ def calls_across_modules_vjp(x, w, out_bar):
     # reverse sweep
     result_bar = 0.0
     result_1_bar = out_bar
-    w_bar = 0.0
-    weighted_s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_1 = weighted_s + w * w
     weighted_s_bar = result_1_bar

@@ -56,23 +56,9 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     result_1_dot = result * s_dot + s * result_dot + b_dot
     value = result_1_dot
     # reverse sweep
-    _rotate_a_bar = 0.0
-    _sq_norm_s_bar = 0.0
-    _sq_norm_s_dot_bar = 0.0
-    a_bar = 0.0
     b_bar = 0.0
-    result_bar = 0.0
-    result0_bar = 0.0
-    result1_bar = 0.0
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
-    s_bar = 0.0
-    s_dot_bar = 0.0
-    t0_bar = 0.0
-    t1_bar = 0.0
-    t2_bar = 0.0
     x_bar = zeros_like(x)
-    y_bar = 0.0
     # adjoint of: result_1_dot = result * s_dot + s * result_dot + b_dot
     result_bar = s_dot * result_1_dot_bar
     s_dot_bar = result * result_1_dot_bar
@@ -97,18 +83,14 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: b = result1
         result1_bar = b_bar
-        b_bar = 0.0
         # adjoint of: a = result0
         result0_bar = a_bar
-        a_bar = 0.0
         # adjoint of: result1 = _rotate_d * _rotate_a + _rotate_c * b
         _rotate_a_bar = _rotate_d * result1_bar
         b_bar = _rotate_c * result1_bar
-        result1_bar = 0.0
         # adjoint of: result0 = _rotate_c * _rotate_a - _rotate_d * b
         _rotate_a_bar += _rotate_c * result0_bar
         b_bar += _rotate_d * -result0_bar
-        result0_bar = 0.0
         top -= 1
         _rotate_d = tape[np.uint64(top)]  # restore the value _rotate_d had before
         top -= 1
@@ -116,7 +98,6 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
         # adjoint of: _rotate_a = a + x[i]
         a_bar = _rotate_a_bar
         x_bar[np.uint64(i)] += _rotate_a_bar
-        _rotate_a_bar = 0.0
     # adjoint of: b = y
     y_bar = b_bar
     # adjoint of: s = _sq_norm_s

@@ -69,10 +69,6 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
         s_dot += choice + choice_1 + (choice_2 + choice_3) + math.copysign(1.0, a - 0.3) * a_dot
     value = s_dot
     # reverse sweep
-    a_bar = 0.0
-    a_dot_bar = 0.0
-    choice_bar = 0.0
-    choice_1_bar = 0.0
     s_dot_bar = out_bar
     x_bar = zeros_like(x)
     y_bar = 0.0
@@ -88,19 +84,11 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
         if taken == 1:
             # adjoint of: choice_1 = 0.1 * a_dot
             a_dot_bar += 0.1 * choice_1_bar
-            choice_1_bar = 0.0
-        else:
-            # adjoint of: choice_1 = 0.0
-            choice_1_bar = 0.0
         itop -= 1
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: choice = a_dot
             a_dot_bar += choice_bar
-            choice_bar = 0.0
-        else:
-            # adjoint of: choice = 0.0
-            choice_bar = 0.0
         itop -= 1
         taken_2 = itape[np.uint64(itop)]
         if taken_2 == 1:
@@ -109,22 +97,18 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
             a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[np.uint64(i)] += y * a_bar
             y_bar += x[np.uint64(i)] * a_bar
-            a_bar = 0.0
             # adjoint of: a_dot = y * x_dot[i] + x[i] * y_dot
             top -= 1
             a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
             y_bar += x_dot[np.uint64(i)] * a_dot_bar
             x_bar[np.uint64(i)] += y_dot * a_dot_bar
-            a_dot_bar = 0.0
         else:
             # adjoint of: a = x[i] - y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[np.uint64(i)] += a_bar
             y_bar -= a_bar
-            a_bar = 0.0
             # adjoint of: a_dot = x_dot[i] - y_dot
             top -= 1
             a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
-            a_dot_bar = 0.0
     return value, x_bar, y_bar

@@ -37,7 +37,6 @@ def choose_min_max_vjp(x, y, out_bar):
         s += max(a, 0.1 * a) + min(x[i], y) + abs(a - 0.3)
     value = s
     # reverse sweep
-    a_bar = 0.0
     s_bar = out_bar
     x_bar = zeros_like(x)
     y_bar = 0.0
@@ -56,12 +55,10 @@ def choose_min_max_vjp(x, y, out_bar):
             a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[np.uint64(i)] += y * a_bar
             y_bar += x[np.uint64(i)] * a_bar
-            a_bar = 0.0
         else:
             # adjoint of: a = x[i] - y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
             x_bar[np.uint64(i)] += a_bar
             y_bar -= a_bar
-            a_bar = 0.0
     return value, x_bar, y_bar

@@ -27,7 +27,6 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     # reverse sweep
     A_bar = zeros_like(A)
     s_dot_bar = out_bar
-    t0_bar = 0.0
     v_bar = zeros_like(v)
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
@@ -41,5 +40,4 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         A_bar[:, np.uint64(j)] += matmul_bar_left(t0_bar, A[:, np.uint64(j)], v)
         v_bar += matmul_bar_right(t0_bar, A[:, np.uint64(j)], v)
-        t0_bar = 0.0
     return value, A_bar, v_bar

@@ -33,9 +33,7 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
     value = y_dot
     # reverse sweep
     rate_bar = 0.0
-    t0_bar = 0.0
     y_bar = 0.0
-    y0_bar = 0.0
     y_dot_bar = out_bar
     for _k in range(n_steps - 1, -1, -1):
         # adjoint of: y = y - t0 * y
@@ -61,7 +59,6 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         rate_bar += dt * (y * t0_bar)
         y_bar += dt * rate * t0_bar
-        t0_bar = 0.0
     # adjoint of: y = y0
     y0_bar = y_bar
     return value, y0_bar, rate_bar

@@ -26,7 +26,6 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
     # reverse sweep
     rate_bar = 0.0
     y_bar = out_bar
-    y0_bar = 0.0
     for _k in range(n_steps - 1, -1, -1):
         # adjoint of: y = y - dt * rate * y * y
         top -= 1

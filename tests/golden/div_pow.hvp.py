@@ -67,21 +67,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     result_dot = t6 * s_dot + -t7 * t6 * a_dot
     value = result_dot
     # reverse sweep
-    a_bar = 0.0
-    choice_bar = 0.0
-    q_bar = 0.0
-    q_dot_bar = 0.0
     result_dot_bar = out_bar
-    s_bar = 0.0
-    s_dot_bar = 0.0
-    t0_bar = 0.0
-    t1_bar = 0.0
-    t2_bar = 0.0
-    t3_bar = 0.0
-    t4_bar = 0.0
-    t5_bar = 0.0
-    t6_bar = 0.0
-    t7_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = t6 * s_dot + -t7 * t6 * a_dot
@@ -123,17 +109,12 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
             t20 = math.log(x[np.uint64(i)])
             x_bar[np.uint64(i)] += 1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_bar))
             t5_bar += t20 * (a_dot * choice_bar)
-            choice_bar = 0.0
-        else:
-            # adjoint of: choice = 0.0
-            choice_bar = 0.0
         # adjoint of: t5 = x[i] ** a
         top -= 1
         t5 = tape[np.uint64(top)]  # restore the value t5 had before
         t19 = x[np.uint64(i)] ** a
         x_bar[np.uint64(i)] += a * x[np.uint64(i)] ** (a - 1.0) * t5_bar
         a_bar += (math.log(x[np.uint64(i)]) * t19 * t5_bar if x[np.uint64(i)] != 0.0 else 0.0)
-        t5_bar = 0.0
         # adjoint of: t4 = x[i] / y[i]
         top -= 1
         t4 = tape[np.uint64(top)]  # restore the value t4 had before
@@ -141,17 +122,14 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t18 = x[np.uint64(i)] / y[np.uint64(i)]
         x_bar[np.uint64(i)] += t17 * t4_bar
         y_bar[np.uint64(i)] += -t18 * t17 * t4_bar
-        t4_bar = 0.0
         # adjoint of: t3 = 1.0 / y[i]
         top -= 1
         t3 = tape[np.uint64(top)]  # restore the value t3 had before
         t15 = 1.0 / y[np.uint64(i)]
         t16 = 1.0 / y[np.uint64(i)]
         y_bar[np.uint64(i)] += -t16 * t15 * t3_bar
-        t3_bar = 0.0
         # adjoint of: q = t2
         t2_bar = q_bar
-        q_bar = 0.0
         # adjoint of: q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
         t12 = 1.5 * x[np.uint64(i)] ** 0.5 * x_dot[np.uint64(i)]
         t13 = -t2 * t1
@@ -161,7 +139,6 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t2_bar -= t1 * (t14 * q_dot_bar)
         t1_bar += -t2 * (t14 * q_dot_bar)
         y_bar[np.uint64(i)] += 2.0 * (y_dot[np.uint64(i)] * (t13 * q_dot_bar))
-        q_dot_bar = 0.0
         # adjoint of: t2 = x[i] ** 1.5 / t0
         t11 = t2  # its value, before the old one is restored
         top -= 1
@@ -169,17 +146,14 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t10 = 1.0 / t0
         x_bar[np.uint64(i)] += 1.5 * x[np.uint64(i)] ** 0.5 * (t10 * t2_bar)
         t0_bar = -t11 * t10 * t2_bar
-        t2_bar = 0.0
         # adjoint of: t1 = 1.0 / t0
         t9 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t8 = 1.0 / t0
         t0_bar += -t9 * t8 * t1_bar
-        t1_bar = 0.0
         # adjoint of: t0 = 1.0 + y[i] ** 2.0
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         y_bar[np.uint64(i)] += 2.0 * y[np.uint64(i)] * t0_bar
-        t0_bar = 0.0
     return value, x_bar, y_bar, a_bar

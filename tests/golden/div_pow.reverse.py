@@ -22,10 +22,7 @@ def div_pow_vjp(x, y, a, out_bar):
     result = s / a
     value = result
     # reverse sweep
-    a_bar = 0.0
-    q_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = s / a
@@ -50,5 +47,4 @@ def div_pow_vjp(x, y, a, out_bar):
         t2 = x[np.uint64(i)] ** 1.5 / t0
         x_bar[np.uint64(i)] += 1.5 * x[np.uint64(i)] ** 0.5 * (t1 * q_bar)
         y_bar[np.uint64(i)] += 2.0 * y[np.uint64(i)] * (-t2 * t1 * q_bar)
-        q_bar = 0.0
     return value, x_bar, y_bar, a_bar

@@ -36,8 +36,6 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    s_bar = 0.0
-    t_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = s + t + np.sum(y * y)

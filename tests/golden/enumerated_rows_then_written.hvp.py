@@ -50,7 +50,6 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     result_dot_bar = out_bar
     row_bar = zeros_like(row)
     row_dot_bar = zeros_like(row_dot)
-    s_dot_bar = 0.0
     # adjoint of: result_dot = s_dot + np.sum(-np.sin(B) * B_dot)
     t5 = -np.sin(B)
     s_dot_bar = result_dot_bar

@@ -37,7 +37,6 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     B_bar = zeros_like(B)
     result_bar = out_bar
     row_bar = zeros_like(row)
-    s_bar = 0.0
     # adjoint of: result = s + np.sum(np.cos(B))
     s_bar = result_bar
     B_bar += -np.sin(B) * result_bar

@@ -18,12 +18,9 @@ def evaluation_order_vjp(x0, out_bar):
     result_1 = y * x[2] + x[0]
     value = result_1
     # reverse sweep
-    before_bar = 0.0
-    result_bar = 0.0
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)
-    y_bar = 0.0
     # adjoint of: result_1 = y * x[2] + x[0]
     y_bar = x[2] * result_1_bar
     x_bar[2] += y * result_1_bar

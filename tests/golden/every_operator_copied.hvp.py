@@ -106,9 +106,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
     value = result_1_dot
     # reverse sweep
-    a_bar = 0.0
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)

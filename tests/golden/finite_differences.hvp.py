@@ -23,10 +23,8 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     # reverse sweep
     d_bar = zeros_like(d)
     d_dot_bar = zeros_like(d_dot)
-    h_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = 0.0
     t2_bar = zeros_like(t2)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)

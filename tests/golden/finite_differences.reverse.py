@@ -17,7 +17,6 @@ def finite_differences_vjp(x, h, out_bar):
     value = result
     # reverse sweep
     d_bar = zeros_like(d)
-    h_bar = 0.0
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(d * d)

@@ -79,7 +79,6 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
     s_bar = 0.0
     s_dot_bar = 0.0
     t_bar = 0.0
-    t0_bar = 0.0
     t_dot_bar = 0.0
     x_bar = zeros_like(x)
     itop -= 1
@@ -112,7 +111,6 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
         # adjoint of: t0 = math.exp(0.1 * x[i])
         t1 = math.exp(0.1 * x[np.uint64(i)])
         x_bar[np.uint64(i)] += 0.1 * (t1 * t0_bar)
-        t0_bar = 0.0
     itop -= 1
     trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):

@@ -39,12 +39,8 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     result_dot = choice + (t1 * w_dot + choice_1)
     value = result_dot
     # reverse sweep
-    choice_bar = 0.0
-    choice_1_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = 0.0
-    t1_bar = 0.0
-    v_bar = 0.0
     w_bar = 0.0
     # adjoint of: result_dot = choice + (t1 * w_dot + choice_1)
     choice_bar = result_dot_bar

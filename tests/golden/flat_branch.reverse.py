@@ -14,8 +14,6 @@ def flat_branch_vjp(v, w, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    v_bar = 0.0
-    w_bar = 0.0
     # adjoint of: result = math.sqrt(max(v, 0.0)) + w * math.sqrt(max(-v, 0.0))
     t0 = math.sqrt(max(v, 0.0))
     t1 = math.sqrt(max(-v, 0.0))

@@ -23,7 +23,6 @@ def float_parameters_hvp(x, x_dot, out_bar):
     result_dot = s * t_dot + _bump_s_1_dot
     value = result_dot
     # reverse sweep
-    _bump_s_1_dot_bar = 0.0
     _bump_x_dot_bar = zeros_like(_bump_x_dot)
     result_dot_bar = out_bar
     x_bar = zeros_like(x)

@@ -23,11 +23,8 @@ def float_parameters_vjp(x, out_bar):
     result = s * t + _bump_s_1
     value = result
     # reverse sweep
-    _bump_s_bar = 0.0
-    _bump_s_1_bar = 0.0
     _bump_x_bar = zeros_like(_bump_x)
     result_bar = out_bar
-    t_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s * t + _bump_s_1
     t_bar = s * result_bar

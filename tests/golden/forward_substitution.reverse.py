@@ -29,7 +29,6 @@ def forward_substitution_vjp(L, b, out_bar):
     # reverse sweep
     L_bar = zeros_like(L)
     b_bar = zeros_like(b)
-    r_bar = 0.0
     x_bar = out_bar.copy()
     for i in range(n - 1, -1, -1):
         # adjoint of: x[i] = r / L[i, i]
@@ -49,5 +48,4 @@ def forward_substitution_vjp(L, b, out_bar):
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before
         b_bar[np.uint64(i)] += r_bar
-        r_bar = 0.0
     return value, L_bar, b_bar

@@ -56,11 +56,7 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    s_dot_bar = 0.0
     t_bar = 0.0
-    t0_bar = 0.0
-    t1_bar = 0.0
-    t_dot_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
@@ -94,7 +90,6 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         y_bar[np.uint64(i)] += -math.sin(y[np.uint64(i)]) * t1_bar
-        t1_bar = 0.0
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= 2 * max(m - 2, 0)  # this loop's records
     # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -134,7 +129,6 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)] + 1.0) * t0_bar
-        t0_bar = 0.0
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
         y_bar[np.uint64(i)] += y_dot[np.uint64(i)] * s_dot_bar
         y_dot_bar[np.uint64(i)] += y[np.uint64(i)] * s_dot_bar

@@ -21,10 +21,7 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
     value = result_dot
     # reverse sweep
-    mu_bar = 0.0
     result_dot_bar = out_bar
-    sigma_bar = 0.0
-    t0_bar = 0.0
     t1_bar = zeros_like(t1)
     x_bar = zeros_like(x)
     z_bar = zeros_like(z)

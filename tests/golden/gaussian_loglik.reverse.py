@@ -18,9 +18,7 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
     value = result
     # reverse sweep
-    mu_bar = 0.0
     result_bar = out_bar
-    sigma_bar = 0.0
     x_bar = zeros_like(x)
     z_bar = zeros_like(z)
     # adjoint of: result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)

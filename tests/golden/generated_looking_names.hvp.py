@@ -27,18 +27,9 @@ def generated_looking_names_hvp(x, x_bar, x_dot, tape, x_dot_1, x_bar_dot, x_dot
     result_dot = reserve_1_dot + t0_dot
     value_1 = result_dot
     # reverse sweep
-    reserve_1_dot_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    t0_dot_bar = 0.0
-    tape_bar = 0.0
-    top_bar = 0.0
-    top_dot_bar = 0.0
     value_bar = 0.0
     value_dot_bar = 0.0
-    x_bar_1 = 0.0
-    x_bar_bar = 0.0
-    x_dot_bar = 0.0
     # adjoint of: result_dot = reserve_1_dot + t0_dot
     reserve_1_dot_bar = result_dot_bar
     t0_dot_bar = result_dot_bar

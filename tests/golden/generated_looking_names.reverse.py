@@ -22,15 +22,8 @@ def generated_looking_names_vjp(x, x_bar, x_dot, tape, out_bar):
     result = reserve_1 + t0
     value_1 = result
     # reverse sweep
-    reserve_1_bar = 0.0
     result_bar = out_bar
-    t0_bar = 0.0
-    tape_bar = 0.0
-    top_bar = 0.0
     value_bar = 0.0
-    x_bar_1 = 0.0
-    x_bar_bar = 0.0
-    x_dot_bar = 0.0
     # adjoint of: result = reserve_1 + t0
     reserve_1_bar = result_bar
     t0_bar = result_bar

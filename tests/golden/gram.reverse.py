@@ -29,7 +29,6 @@ def gram_vjp(X, out_bar):
     # reverse sweep
     G_bar = out_bar.copy()
     X_bar = zeros_like(X)
-    s_bar = 0.0
     for i in range(n - 1, -1, -1):
         for j in range(n - 1, -1, -1):
             # adjoint of: G[i, j] = math.tanh(s)
@@ -46,5 +45,4 @@ def gram_vjp(X, out_bar):
             # adjoint of: s = 0.0
             top -= 1
             s = tape[np.uint64(top)]  # restore the value s had before
-            s_bar = 0.0
     return value, X_bar

@@ -54,9 +54,7 @@ def heat_marked_vjp(u0, k, steps, out_bar):
     value = result
     # reverse sweep
     k_bar = 0.0
-    left_bar = 0.0
     result_bar = out_bar
-    right_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
@@ -143,13 +141,11 @@ def heat_marked_vjp(u0, k, steps, out_bar):
                     top -= 1
                     right = tape[np.uint64(top)]  # restore the value right had before
                     u_bar[i + 1] += right_bar
-                    right_bar = 0.0
                 else:
                     # adjoint of: right = u[0]
                     top -= 1
                     right = tape[np.uint64(top)]  # restore the value right had before
                     u_bar_0 += right_bar
-                    right_bar = 0.0
                 itop -= 1
                 taken_1 = itape[np.uint64(itop)]
                 if taken_1 == 1:
@@ -157,13 +153,11 @@ def heat_marked_vjp(u0, k, steps, out_bar):
                     top -= 1
                     left = tape[np.uint64(top)]  # restore the value left had before
                     u_bar[i - 1] += left_bar
-                    left_bar = 0.0
                 else:
                     # adjoint of: left = u[n - 1]
                     top -= 1
                     left = tape[np.uint64(top)]  # restore the value left had before
                     u_bar_nm1 += left_bar
-                    left_bar = 0.0
             if u_bar_nm1 != 0.0:
                 u_bar[n - 1] += u_bar_nm1
             if u_bar_0 != 0.0:

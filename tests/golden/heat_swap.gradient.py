@@ -33,7 +33,6 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)

@@ -49,7 +49,6 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_dot_bar = out_bar
-    s_dot_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)

@@ -99,12 +99,7 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     value = result_dot
     # reverse sweep
     k_bar = 0.0
-    left_bar = 0.0
-    left_dot_bar = 0.0
     result_dot_bar = out_bar
-    right_bar = 0.0
-    right_dot_bar = 0.0
-    t0_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
@@ -245,47 +240,38 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 left_bar = t0_bar
                 u_bar[np.uint64(i)] += 2.0 * -t0_bar
                 right_bar = t0_bar
-                t0_bar = 0.0
                 itop -= 1
                 taken = itape[np.uint64(itop)]
                 if taken == 1:
                     # adjoint of: right = u[i + 1]
                     u_bar[i + 1] += right_bar
-                    right_bar = 0.0
                     # adjoint of: right_dot = u_dot[i + 1]
                     top -= 1
                     right_dot = tape[np.uint64(top)]  # restore the value right_dot had before
                     u_dot_bar[i + 1] += right_dot_bar
-                    right_dot_bar = 0.0
                 else:
                     # adjoint of: right = u[0]
                     u_bar_0 += right_bar
-                    right_bar = 0.0
                     # adjoint of: right_dot = u_dot[0]
                     top -= 1
                     right_dot = tape[np.uint64(top)]  # restore the value right_dot had before
                     u_dot_bar_0 += right_dot_bar
-                    right_dot_bar = 0.0
                 itop -= 1
                 taken_1 = itape[np.uint64(itop)]
                 if taken_1 == 1:
                     # adjoint of: left = u[i - 1]
                     u_bar[i - 1] += left_bar
-                    left_bar = 0.0
                     # adjoint of: left_dot = u_dot[i - 1]
                     top -= 1
                     left_dot = tape[np.uint64(top)]  # restore the value left_dot had before
                     u_dot_bar[i - 1] += left_dot_bar
-                    left_dot_bar = 0.0
                 else:
                     # adjoint of: left = u[n - 1]
                     u_bar_nm1 += left_bar
-                    left_bar = 0.0
                     # adjoint of: left_dot = u_dot[n - 1]
                     top -= 1
                     left_dot = tape[np.uint64(top)]  # restore the value left_dot had before
                     u_dot_bar_nm1 += left_dot_bar
-                    left_dot_bar = 0.0
             if u_dot_bar_nm1 != 0.0:
                 u_dot_bar[n - 1] += u_dot_bar_nm1
             if u_bar_nm1 != 0.0:

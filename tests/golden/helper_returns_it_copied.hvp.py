@@ -25,7 +25,6 @@ def helper_returns_it_copied_hvp(x0, y, x0_dot, y_dot, out_bar):
     # reverse sweep
     helper_returns_it_z_bar = zeros_like(helper_returns_it_z)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)
     y_bar = zeros_like(y)

@@ -20,7 +20,6 @@ def helper_returns_it_copied_vjp(x0, y, out_bar):
     value = result_1
     # reverse sweep
     helper_returns_it_z_bar = zeros_like(helper_returns_it_z)
-    result_bar = 0.0
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)

@@ -72,7 +72,6 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     result_2_dot_bar = out_bar
     row_bar = zeros_like(row)
     row_dot_bar = zeros_like(row_dot)
-    s_dot_bar = 0.0
     t0_bar = zeros_like(t0)
     # adjoint of: result_2_dot = s_dot + np.sum(B_dot)
     s_dot_bar = result_2_dot_bar

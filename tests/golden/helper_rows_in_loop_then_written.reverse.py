@@ -46,7 +46,6 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     result_1_bar = zeros_like(result_1)
     result_2_bar = out_bar
     row_bar = zeros_like(row)
-    s_bar = 0.0
     # adjoint of: result_2 = s + np.sum(B)
     s_bar = result_2_bar
     B_bar += result_2_bar

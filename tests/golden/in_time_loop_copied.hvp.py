@@ -54,7 +54,6 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     a_bar = zeros_like(a)
     c_bar = 0.0
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     t0_bar = zeros_like(t0)
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)

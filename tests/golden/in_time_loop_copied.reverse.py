@@ -34,7 +34,6 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
     # reverse sweep
     a_bar = zeros_like(a)
     c_bar = 0.0
-    result_bar = 0.0
     result_1_bar = out_bar
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)

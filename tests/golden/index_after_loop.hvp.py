@@ -19,7 +19,6 @@ def index_after_loop_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    s_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[j] * x_dot[j] + x[j] * x_dot[j])
     s_dot_bar = result_dot_bar

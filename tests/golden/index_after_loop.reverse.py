@@ -18,7 +18,6 @@ def index_after_loop_vjp(x, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[j]
     s_bar = result_bar

@@ -26,7 +26,6 @@ def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    w_bar = 0.0
     x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]

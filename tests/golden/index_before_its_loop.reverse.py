@@ -25,7 +25,6 @@ def index_before_its_loop_vjp(x, w, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    w_bar = 0.0
     x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]

@@ -25,7 +25,6 @@ def index_weights_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t0_bar = 0.0
     x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += x[i] * ((w + 1.0) * x_dot[i]) + t0 * x_dot[i] - (0.5 * w * x_dot[i])
@@ -34,7 +33,6 @@ def index_weights_hvp(x, x_dot, out_bar):
         t0_bar = x_dot[np.uint64(i)] * s_dot_bar
         # adjoint of: t0 = (w + 1.0) * x[i]
         x_bar[np.uint64(i)] += (w + 1.0) * t0_bar
-        t0_bar = 0.0
         top -= 1
         w = tape[np.uint64(top)]  # restore the value w had before
     return value, x_bar

@@ -70,8 +70,6 @@ def infinities_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     best_dot_bar = 0.0
-    choice_bar = 0.0
-    choice_1_bar = 0.0
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     itop -= 1

@@ -20,7 +20,6 @@ def last_prefix_value_hvp(a, w, a_dot, w_dot, out_bar):
     value = result_dot
     # reverse sweep
     a_bar = zeros_like(a)
-    best_bar = 0.0
     result_dot_bar = out_bar
     w_bar = 0.0
     # adjoint of: result_dot = best * best_dot + best * best_dot + w_dot + a_dot[i]

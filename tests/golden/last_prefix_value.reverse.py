@@ -20,9 +20,7 @@ def last_prefix_value_vjp(a, w, out_bar):
     value = result
     # reverse sweep
     a_bar = zeros_like(a)
-    best_bar = 0.0
     result_bar = out_bar
-    w_bar = 0.0
     # adjoint of: result = best * best + w + a[i]
     best_bar = 2.0 * (best * result_bar)
     w_bar = result_bar

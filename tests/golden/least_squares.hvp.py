@@ -36,8 +36,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # reverse sweep
     A_bar = zeros_like(A)
     b_bar = zeros_like(b)
-    r_bar = 0.0
-    r_dot_bar = 0.0
     s_dot_bar = out_bar
     x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
@@ -60,9 +58,7 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before
         b_bar[np.uint64(i)] -= r_bar
-        r_bar = 0.0
         # adjoint of: r_dot = -b_dot[i]
         top -= 1
         r_dot = tape[np.uint64(top)]  # restore the value r_dot had before
-        r_dot_bar = 0.0
     return value, A_bar, x_bar, b_bar

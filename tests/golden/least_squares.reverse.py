@@ -29,7 +29,6 @@ def least_squares_vjp(A, x, b, out_bar):
     # reverse sweep
     A_bar = zeros_like(A)
     b_bar = zeros_like(b)
-    r_bar = 0.0
     s_bar = out_bar
     x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
@@ -47,5 +46,4 @@ def least_squares_vjp(A, x, b, out_bar):
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before
         b_bar[np.uint64(i)] -= r_bar
-        r_bar = 0.0
     return value, A_bar, x_bar, b_bar

@@ -29,7 +29,6 @@ def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
     # reverse sweep
     r_bar = 0.0
     x_bar = 0.0
-    x0_bar = 0.0
     x_dot_bar = out_bar
     for _k in range(999, -1, -1):
         # adjoint of: x = r * x * (1.0 - x)

@@ -24,7 +24,6 @@ def logistic_long_vjp(r, x0, out_bar):
     # reverse sweep
     r_bar = 0.0
     x_bar = out_bar
-    x0_bar = 0.0
     for _k in range(999, -1, -1):
         # adjoint of: x = r * x * (1.0 - x)
         top -= 1

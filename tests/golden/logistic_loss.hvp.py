@@ -33,7 +33,6 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    total_dot_bar = 0.0
     w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = t3 * total_dot

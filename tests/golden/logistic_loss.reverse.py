@@ -26,7 +26,6 @@ def logistic_loss_vjp(w, X, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    total_bar = 0.0
     w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n

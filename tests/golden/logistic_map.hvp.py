@@ -29,7 +29,6 @@ def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
     # reverse sweep
     r_bar = 0.0
     y_bar = 0.0
-    y0_bar = 0.0
     y_dot_bar = out_bar
     for _k in range(49, -1, -1):
         # adjoint of: y = r * y * (1.0 - y)

@@ -24,7 +24,6 @@ def logistic_map_vjp(r, y0, out_bar):
     # reverse sweep
     r_bar = 0.0
     y_bar = out_bar
-    y0_bar = 0.0
     for _k in range(49, -1, -1):
         # adjoint of: y = r * y * (1.0 - y)
         top -= 1

@@ -19,10 +19,8 @@ def logsumexp_hvp(x, x_dot, out_bar):
     result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (x_dot - m_dot))
     value = result_dot
     # reverse sweep
-    m_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (x_dot - m_dot))
     t3 = 1.0 / t1

@@ -15,7 +15,6 @@ def logsumexp_vjp(x, out_bar):
     result = m + math.log(np.sum(np.exp(x - m)))
     value = result
     # reverse sweep
-    m_bar = 0.0
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = m + math.log(np.sum(np.exp(x - m)))

@@ -27,8 +27,6 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t0_bar = 0.0
-    v_bar = 0.0
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     for i in range(len(x) - 1, -1, -1):
@@ -42,10 +40,8 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v_bar = -math.sin(v) * (v_dot * (w[np.uint64(i)] * s_dot_bar))
         # adjoint of: t0 = math.sin(v)
         v_bar += math.cos(v) * t0_bar
-        t0_bar = 0.0
         # adjoint of: v = x[i]
         x_bar[np.uint64(i)] += v_bar
-        v_bar = 0.0
     # its iterations' adjoints are independent: run in the loop's order
     for k in range(len(x)):
         # the values this iteration computes first, again (cheaper than records)
@@ -54,5 +50,4 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v_bar = 2.0 * (v_dot * s_dot_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
-        v_bar = 0.0
     return value, x_bar, w_bar

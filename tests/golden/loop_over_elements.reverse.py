@@ -22,7 +22,6 @@ def loop_over_elements_vjp(x, w, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    v_bar = 0.0
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
@@ -35,7 +34,6 @@ def loop_over_elements_vjp(x, w, out_bar):
         v_bar = math.cos(v) * (w[i] * s_bar)
         # adjoint of: v = x[i]
         x_bar[i] += v_bar
-        v_bar = 0.0
     # its iterations' adjoints are independent: run in the loop's order
     for k in range(len(x)):
         # the values this iteration computes first, again (cheaper than records)
@@ -44,5 +42,4 @@ def loop_over_elements_vjp(x, w, out_bar):
         v_bar = 2.0 * (v * s_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
-        v_bar = 0.0
     return value, x_bar, w_bar

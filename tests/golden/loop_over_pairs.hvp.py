@@ -42,8 +42,6 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         s_dot += b * (i * a_dot) + i * a * b_dot
     value = s_dot
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
     s_dot_bar = out_bar
     seq_bar = zeros_like(seq)
     x_bar = zeros_like(x)
@@ -54,12 +52,10 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         a_bar = i * (b_dot * s_dot_bar)
         # adjoint of: b = seq[i]
         seq_bar[np.uint64(i)] += b_bar
-        b_bar = 0.0
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         # adjoint of: a = x[i]
         x_bar[np.uint64(i)] += a_bar
-        a_bar = 0.0
         top -= 1
         a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
     # adjoint of: seq = y[1:]
@@ -72,10 +68,8 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         a_bar = b_dot * s_dot_bar
         # adjoint of: b = y[k]
         y_bar[np.uint64(k)] += b_bar
-        b_bar = 0.0
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         # adjoint of: a = x[k]
         x_bar[np.uint64(k)] += a_bar
-        a_bar = 0.0
     return value, x_bar, y_bar

@@ -36,8 +36,6 @@ def loop_over_pairs_vjp(x, y, out_bar):
         s += i * a * b
     value = s
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
     s_bar = out_bar
     seq_bar = zeros_like(seq)
     x_bar = zeros_like(x)
@@ -50,12 +48,10 @@ def loop_over_pairs_vjp(x, y, out_bar):
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
         seq_bar[np.uint64(i)] += b_bar
-        b_bar = 0.0
         # adjoint of: a = x[i]
         top -= 1
         a = tape[np.uint64(top)]  # restore the value a had before
         x_bar[np.uint64(i)] += a_bar
-        a_bar = 0.0
     # adjoint of: seq = y[1:]
     y_bar[1:] += seq_bar
     for k in range(min(len(x), len(y)) - 1, -1, -1):
@@ -68,8 +64,6 @@ def loop_over_pairs_vjp(x, y, out_bar):
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
         y_bar[np.uint64(k)] += b_bar
-        b_bar = 0.0
         # adjoint of: a = x[k]
         x_bar[np.uint64(k)] += a_bar
-        a_bar = 0.0
     return value, x_bar, y_bar

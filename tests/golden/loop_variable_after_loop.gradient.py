@@ -27,7 +27,6 @@ def loop_variable_after_loop_grad(x, w, out_bar):
         k = k_loop
     # reverse sweep
     result_bar = out_bar
-    s_bar = 0.0
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[k]

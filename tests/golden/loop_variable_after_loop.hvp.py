@@ -34,7 +34,6 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    s_dot_bar = 0.0
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[k] * x_dot[j] + x[j] * x_dot[k])

@@ -33,7 +33,6 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    s_bar = 0.0
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[k]

@@ -36,14 +36,12 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     X_bar = zeros_like(X)
-    choice_bar = 0.0
     result_dot_bar = out_bar
     t1_bar = zeros_like(t1)
     t2_bar = 0.0
     t3_bar = zeros_like(t3)
     t4_bar = zeros_like(t4)
     t5_bar = zeros_like(t5)
-    t6_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
     t16 = t0 * np.sum(X_dot, axis=0)

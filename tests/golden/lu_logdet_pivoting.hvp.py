@@ -86,11 +86,6 @@ def lu_logdet_hvp(A, A_dot, out_bar):
     f_bar = 0.0
     f_dot_bar = 0.0
     logdet_dot_bar = out_bar
-    t0_bar = 0.0
-    t1_bar = 0.0
-    t2_bar = 0.0
-    tmp_bar = 0.0
-    tmp_dot_bar = 0.0
     for k in range(n - 1, -1, -1):
         for i in range(n - 1, (k + 1) - 1, -1):
             # what every iteration adds into f_bar, f_dot_bar, summed first in a loop of its own,
@@ -130,14 +125,12 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             t10 = 1.0 / U[k, k]
             U_bar[np.uint64(i), k] += t10 * t2_bar
             U_bar[k, k] += -t11 * t10 * t2_bar
-            t2_bar = 0.0
             # adjoint of: t1 = 1.0 / U[k, k]
             t9 = t1  # its value, before the old one is restored
             top -= 1
             t1 = tape[np.uint64(top)]  # restore the value t1 had before
             t8 = 1.0 / U[k, k]
             U_bar[k, k] += -t9 * t8 * t1_bar
-            t1_bar = 0.0
         # adjoint of: logdet_dot += 1.0 / t0 * (math.copysign(1.0, U[k, k]) * U_dot[k, k])
         t5 = 1.0 / t0
         t6 = 1.0 / t0
@@ -149,7 +142,6 @@ def lu_logdet_hvp(A, A_dot, out_bar):
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         U_bar[np.uint64(k), np.uint64(k)] += math.copysign(1.0, U[np.uint64(k), np.uint64(k)]) * t0_bar
-        t0_bar = 0.0
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
@@ -178,10 +170,8 @@ def lu_logdet_hvp(A, A_dot, out_bar):
                 U_dot_bar[p, np.uint64(j)] += t3
                 # adjoint of: tmp = U[k, j]
                 U_bar[k, np.uint64(j)] += tmp_bar
-                tmp_bar = 0.0
                 # adjoint of: tmp_dot = U_dot[k, j]
                 U_dot_bar[k, np.uint64(j)] += tmp_dot_bar
-                tmp_dot_bar = 0.0
         itop -= 1
         p = itape[np.uint64(itop)]  # restore the value p had before
     # adjoint of: U = np.copy(A)

@@ -59,7 +59,6 @@ def lu_logdet_vjp(A, out_bar):
     U_bar = zeros_like(U)
     f_bar = 0.0
     logdet_bar = out_bar
-    tmp_bar = 0.0
     for k in range(n - 1, -1, -1):
         for i in range(n - 1, (k + 1) - 1, -1):
             # what every iteration adds into f_bar, summed first in a loop of its own,
@@ -99,7 +98,6 @@ def lu_logdet_vjp(A, out_bar):
                 U_bar[p, np.uint64(j)] += t0
                 # adjoint of: tmp = U[k, j]
                 U_bar[k, np.uint64(j)] += tmp_bar
-                tmp_bar = 0.0
         itop -= 1
         p = itape[np.uint64(itop)]  # restore the value p had before
     # adjoint of: U = np.copy(A)

@@ -38,7 +38,6 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     s_dot_bar = out_bar
-    t1_bar = 0.0
     u_bar = zeros_like(u)
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
@@ -53,7 +52,6 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         v_bar[np.uint64(i)] += (1.0 - t3 * t3) * t1_bar
-        t1_bar = 0.0
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2

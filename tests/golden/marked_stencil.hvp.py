@@ -41,7 +41,6 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_dot_bar = out_bar
-    t_dot_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)

@@ -36,7 +36,6 @@ def marked_stencil_vjp(x, c, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_bar = out_bar
-    t_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = t + np.sum(y * y)

@@ -13,14 +13,7 @@ def math_mix_grad(x, y, out_bar):
     b = math.exp(0.3 * x) + math.log(y)
     c = math.sqrt(x * x + y * y)
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    c_bar = 0.0
-    d_bar = 0.0
-    e_bar = 0.0
     result_bar = out_bar
-    x_bar = 0.0
-    y_bar = 0.0
     # adjoint of: result = a + b * c - d + e + -x
     a_bar = result_bar
     b_bar = c * result_bar

@@ -43,25 +43,8 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     value = result_dot
     # reverse sweep
-    a_dot_bar = 0.0
-    b_bar = 0.0
-    b_dot_bar = 0.0
-    c_bar = 0.0
-    c_dot_bar = 0.0
-    choice_bar = 0.0
-    d_dot_bar = 0.0
-    e_dot_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    t1_bar = 0.0
-    t2_bar = 0.0
-    t3_bar = 0.0
-    t4_bar = 0.0
-    t5_bar = 0.0
     t6_bar = 0.0
-    t7_bar = 0.0
-    x_bar = 0.0
-    y_bar = 0.0
     # adjoint of: result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     a_dot_bar = result_dot_bar
     c_bar = b_dot * result_dot_bar

@@ -24,7 +24,6 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     result0 = m * m
     value = (result0, y)
     # reverse sweep
-    m_bar = 0.0
     result0_bar = out0_bar
     x_bar = zeros_like(x)
     y_bar = out1_bar.copy()

@@ -40,7 +40,6 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
         total_dot += best_dot
     value = total_dot
     # reverse sweep
-    best_dot_bar = 0.0
     centroids_bar = zeros_like(centroids)
     d2_dot_bar = 0.0
     points_bar = zeros_like(points)
@@ -74,6 +73,4 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
             if best_dot_bar == 0.0 and d2_dot_bar == 0.0 and t_bar == 0.0:
                 itop -= c  # their records
                 break
-        # adjoint of: best_dot = 0.0
-        best_dot_bar = 0.0
     return value, points_bar, centroids_bar

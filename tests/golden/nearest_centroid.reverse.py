@@ -34,7 +34,6 @@ def nearest_centroid_vjp(points, centroids, out_bar):
         total += best
     value = total
     # reverse sweep
-    best_bar = 0.0
     centroids_bar = zeros_like(centroids)
     d2_bar = 0.0
     points_bar = zeros_like(points)
@@ -68,6 +67,4 @@ def nearest_centroid_vjp(points, centroids, out_bar):
             if best_bar == 0.0 and d2_bar == 0.0 and t_bar == 0.0:
                 itop -= c  # their records
                 break
-        # adjoint of: best = math.inf
-        best_bar = 0.0
     return value, points_bar, centroids_bar

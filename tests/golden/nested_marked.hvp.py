@@ -69,10 +69,6 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    t2_bar = 0.0
-    t3_bar = 0.0
-    total_dot_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
@@ -189,12 +185,10 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             top -= 1
             t3 = tape[np.uint64(top)]  # restore the value t3 had before
             u_bar[n // 2] += t3_bar
-            t3_bar = 0.0
             # adjoint of: t2 = u[n // 2]
             top -= 1
             t2 = tape[np.uint64(top)]  # restore the value t2 had before
             u_bar[n // 2] += t2_bar
-            t2_bar = 0.0
             # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
             while True:
                 ck_schedule_1, ck_do_1, ck_a_1, ck_b_1, ck_slot_1 = checkpoint_next(ck_schedule_1, ck_slots_1)
@@ -262,7 +256,6 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         u_bar[i - 1] += t0_bar
                         u_bar[np.uint64(i)] += 2.0 * -t0_bar
                         u_bar[i + 1] += t0_bar
-                        t0_bar = 0.0
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read
                 n = n_snaps[0]

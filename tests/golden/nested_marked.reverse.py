@@ -43,7 +43,6 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    total_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     # adjoint of: result = total + np.sum(u * u)

@@ -47,8 +47,6 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
     value = x_dot
     # reverse sweep
     a_bar = 0.0
-    t0_bar = 0.0
-    t1_bar = 0.0
     x_bar = 0.0
     x_dot_bar = out_bar
     itop -= 1
@@ -78,14 +76,12 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         t4 = 1.0 / x
         a_bar += t4 * t1_bar
         x_bar += -t5 * t4 * t1_bar
-        t1_bar = 0.0
         # adjoint of: t0 = 1.0 / x
         t3 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         t2 = 1.0 / x
         x_bar += -t3 * t2 * t0_bar
-        t0_bar = 0.0
     # adjoint of: x = a
     a_bar += x_bar
     return value, a_bar

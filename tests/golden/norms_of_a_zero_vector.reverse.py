@@ -29,7 +29,6 @@ def norms_of_a_zero_vector_vjp(x, y, out0_bar, out1_bar, out2_bar, out3_bar, out
     result3_bar = out3_bar
     result4_bar = out4_bar
     x_bar = zeros_like(x)
-    y_bar = 0.0
     # adjoint of: result4 = np.linalg.norm(x) + y * y
     t6 = np.linalg.norm(x)
     x_bar += x * (result4_bar / t6 if t6 != 0.0 else 0.0)

@@ -60,8 +60,6 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     d_bar = 0.0
     d_dot_bar = 0.0
     e_dot_bar = out_bar
-    f_bar = 0.0
-    f_dot_bar = 0.0
     p_bar = zeros_like(p)
     p0_bar = zeros_like(p0)
     p_dot_bar = zeros_like(p_dot)
@@ -224,10 +222,6 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     p_dot_bar[np.uint64(i)] += p_dot_bar_i
                 if p_bar_i != 0.0:
                     p_bar[np.uint64(i)] += p_bar_i
-            # adjoint of: f = 0.0
-            f_bar = 0.0
-            # adjoint of: f_dot = 0.0
-            f_dot_bar = 0.0
     # adjoint of: v = np.copy(v0)
     v0_bar += v_bar
     # adjoint of: p = np.copy(p0)

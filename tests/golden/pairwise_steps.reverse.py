@@ -42,7 +42,6 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
     # reverse sweep
     d_bar = 0.0
     e_bar = out_bar
-    f_bar = 0.0
     p_bar = zeros_like(p)
     p0_bar = zeros_like(p0)
     r_bar = 0.0
@@ -114,8 +113,6 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     d_bar = 0.0
                 if p_bar_i != 0.0:
                     p_bar[np.uint64(i)] += p_bar_i
-            # adjoint of: f = 0.0
-            f_bar = 0.0
     # adjoint of: v = np.copy(v0)
     v0_bar += v_bar
     # adjoint of: p = np.copy(p0)

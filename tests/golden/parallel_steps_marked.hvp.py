@@ -67,7 +67,6 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     value = result_dot
     # reverse sweep
-    energy_dot_bar = 0.0
     k_bar = 0.0
     result_dot_bar = out_bar
     u_bar = zeros_like(u)

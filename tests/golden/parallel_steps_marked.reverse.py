@@ -46,7 +46,6 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
     result = np.sum(u * u) + energy
     value = result
     # reverse sweep
-    energy_bar = 0.0
     k_bar = 0.0
     result_bar = out_bar
     u_bar = zeros_like(u)

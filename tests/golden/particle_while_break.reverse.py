@@ -108,23 +108,10 @@ def particle_loss_vjp(w, dt, out_bar):
         total += xf * xf
     value = total
     # reverse sweep
-    ax_bar = 0.0
-    ay_bar = 0.0
     nx_bar = 0.0
     ny_bar = 0.0
-    particle_accel_ax_bar = 0.0
-    particle_accel_ay_bar = 0.0
-    particle_accel_dx_bar = 0.0
-    particle_accel_dy_bar = 0.0
-    particle_accel_r_bar = 0.0
-    px_bar = 0.0
-    py_bar = 0.0
-    tf_bar = 0.0
     total_bar = out_bar
-    vx_bar = 0.0
-    vy_bar = 0.0
     w_bar = zeros_like(w)
-    xf_bar = 0.0
     for j in range(w.shape[0] - 1, -1, -1):
         # adjoint of: total += xf * xf
         xf_bar = 2.0 * (xf * total_bar)
@@ -134,7 +121,6 @@ def particle_loss_vjp(w, dt, out_bar):
         px_bar = xf_bar
         tf_bar = vx * xf_bar
         vx_bar = tf * xf_bar
-        xf_bar = 0.0
         # adjoint of: tf = -py / vy
         t23 = tf  # its value, before the old one is restored
         top -= 1
@@ -142,7 +128,6 @@ def particle_loss_vjp(w, dt, out_bar):
         t22 = 1.0 / vy
         py_bar = -(t22 * tf_bar)
         vy_bar = -t23 * t22 * tf_bar
-        tf_bar = 0.0
         itop -= 1
         trips = itape[np.uint64(itop)]
         for __1 in range(trips):
@@ -151,10 +136,8 @@ def particle_loss_vjp(w, dt, out_bar):
             if taken == 1:
                 # adjoint of: py = ny
                 ny_bar = py_bar
-                py_bar = 0.0
                 # adjoint of: px = nx
                 nx_bar = px_bar
-                px_bar = 0.0
                 # adjoint of: vy = vy + dt * ay
                 t21 = vy_bar
                 ay_bar = dt * t21
@@ -163,10 +146,8 @@ def particle_loss_vjp(w, dt, out_bar):
                 ax_bar = dt * t20
                 # adjoint of: ay = particle_accel_ay
                 particle_accel_ay_bar = ay_bar
-                ay_bar = 0.0
                 # adjoint of: ax = particle_accel_ax
                 particle_accel_ax_bar = ax_bar
-                ax_bar = 0.0
                 # adjoint of: particle_accel_ay += particle_accel_dy / (particle_accel_r * particle_accel_r * particle_accel_r)
                 t16 = particle_accel_r * particle_accel_r * particle_accel_r
                 t17 = 1.0 / t16
@@ -190,12 +171,10 @@ def particle_loss_vjp(w, dt, out_bar):
                 t11 = 0.5 / t10 * particle_accel_r_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t11)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t11)
-                particle_accel_r_bar = 0.0
                 # adjoint of: particle_accel_dy = py
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
                 py_bar = particle_accel_dy_bar
-                particle_accel_dy_bar = 0.0
                 # adjoint of: particle_accel_ay += particle_accel_dy / (particle_accel_r * particle_accel_r * particle_accel_r)
                 t6 = particle_accel_r * particle_accel_r * particle_accel_r
                 t7 = 1.0 / t6
@@ -219,22 +198,15 @@ def particle_loss_vjp(w, dt, out_bar):
                 t1 = 0.5 / t0 * particle_accel_r_bar
                 particle_accel_dx_bar += 2.0 * (particle_accel_dx * t1)
                 particle_accel_dy_bar += 2.0 * (particle_accel_dy * t1)
-                particle_accel_r_bar = 0.0
                 # adjoint of: particle_accel_dy = py - (10.0 - w[j])
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
                 py_bar += particle_accel_dy_bar
                 w_bar[j] += particle_accel_dy_bar
-                particle_accel_dy_bar = 0.0
                 # adjoint of: particle_accel_dx = px - 10.0
                 top -= 1
                 particle_accel_dx = tape[np.uint64(top)]  # restore the value particle_accel_dx had before
                 px_bar = particle_accel_dx_bar
-                particle_accel_dx_bar = 0.0
-                # adjoint of: particle_accel_ay = 0.0
-                particle_accel_ay_bar = 0.0
-                # adjoint of: particle_accel_ax = 0.0
-                particle_accel_ax_bar = 0.0
             # adjoint of: ny = py + dt * vy
             py_bar += ny_bar
             vy_bar += dt * ny_bar
@@ -246,15 +218,10 @@ def particle_loss_vjp(w, dt, out_bar):
         # adjoint of: vy = 0.0
         top -= 1
         vy = tape[np.uint64(top)]  # restore the value vy had before
-        vy_bar = 0.0
         # adjoint of: vx = 0.75
         top -= 1
         vx = tape[np.uint64(top)]  # restore the value vx had before
-        vx_bar = 0.0
         # adjoint of: py = 8.0
         top -= 1
         py = tape[np.uint64(top)]  # restore the value py had before
-        py_bar = 0.0
-        # adjoint of: px = 0.0
-        px_bar = 0.0
     return value, w_bar

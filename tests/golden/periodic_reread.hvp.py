@@ -43,10 +43,7 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     result_dot = np.sum(u * u_dot + u * u_dot)
     value = result_dot
     # reverse sweep
-    c_bar = 0.0
-    c_dot_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
@@ -93,17 +90,14 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
             c_bar += 0.1 * (c * t0_bar)
             c_bar += 0.1 * c * t0_bar
-            t0_bar = 0.0
             # adjoint of: c = u[i]
             top -= 1
             c = tape[np.uint64(top)]  # restore the value c had before
             u_bar[np.uint64(i)] += c_bar
-            c_bar = 0.0
             # adjoint of: c_dot = u_dot[i]
             top -= 1
             c_dot = tape[np.uint64(top)]  # restore the value c_dot had before
             u_dot_bar[np.uint64(i)] += c_dot_bar
-            c_dot_bar = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar

@@ -31,7 +31,6 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
     result = np.sum(u * u)
     value = result
     # reverse sweep
-    c_bar = 0.0
     result_bar = out_bar
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
@@ -59,7 +58,6 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             top -= 1
             c = tape[np.uint64(top)]  # restore the value c had before
             u_bar[np.uint64(i)] += c_bar
-            c_bar = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar

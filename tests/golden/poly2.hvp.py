@@ -16,11 +16,6 @@ def poly2_hvp(x, y, x_dot, y_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    t1_bar = 0.0
-    t_dot_bar = 0.0
-    x_bar = 0.0
-    y_bar = 0.0
     # adjoint of: result_dot = t_dot + x_dot - (4.0 * y_dot)
     t_dot_bar = result_dot_bar
     # adjoint of: t_dot = y * (x * (3.0 * x_dot) + 3.0 * x * x_dot) + t0 * y_dot - (y * (y * (2.0 * x_dot) + 2.0 * x * y_dot) + t1 * y_dot)

@@ -13,9 +13,6 @@ def poly2_vjp(x, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    t_bar = 0.0
-    x_bar = 0.0
-    y_bar = 0.0
     # adjoint of: result = t + x - 4.0 * y + 1.5
     t_bar = result_bar
     x_bar = result_bar

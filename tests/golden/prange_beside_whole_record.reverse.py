@@ -36,7 +36,6 @@ def prange_beside_whole_record_vjp(x, b, n, out_bar):
     # reverse sweep
     b_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
     u_bar = zeros_like(u)
     x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(u * u)

@@ -18,7 +18,6 @@ def prange_last_value_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = t_dot + x_dot[0]
     t_dot_bar = result_dot_bar

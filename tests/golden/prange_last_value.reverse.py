@@ -18,7 +18,6 @@ def prange_last_value_vjp(x, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    t_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = t + x[0]
     t_bar = result_bar

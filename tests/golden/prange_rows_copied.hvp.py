@@ -56,7 +56,6 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
     A0_bar = zeros_like(A0)
     A_dot_bar = zeros_like(A_dot)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     t10 = np.cos(A)

@@ -44,7 +44,6 @@ def prange_rows_copied_vjp(A0, x, out_bar):
     # reverse sweep
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
-    result_bar = 0.0
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_1 = result + np.sum(np.sin(A))

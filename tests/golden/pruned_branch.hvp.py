@@ -39,9 +39,6 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
     result_dot = xs[1] * b_dot + b * xs_dot[1]
     value = result_dot
     # reverse sweep
-    b_bar = 0.0
-    b_dot_bar = 0.0
-    choice_bar = 0.0
     result_dot_bar = out_bar
     xs_bar = zeros_like(xs)
     # adjoint of: result_dot = xs[1] * b_dot + b * xs_dot[1]

@@ -34,8 +34,6 @@ def pruned_branch_vjp(xs, v1, out_bar):
     result = b * xs[1]
     value = result
     # reverse sweep
-    b_bar = 0.0
-    choice_bar = 0.0
     result_bar = out_bar
     xs_bar = zeros_like(xs)
     # adjoint of: result = b * xs[1]

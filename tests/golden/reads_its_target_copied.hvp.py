@@ -82,7 +82,6 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C0_bar = zeros_like(C0)
     C_dot_bar = zeros_like(C_dot)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
     t12 = np.cos(C)
     result_dot_bar = result_1_dot_bar

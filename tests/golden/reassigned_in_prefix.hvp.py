@@ -53,10 +53,6 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
     # reverse sweep
     a_bar = zeros_like(a)
     s_dot_bar = out_bar
-    t_bar = 0.0
-    t_dot_bar = 0.0
-    u_bar = 0.0
-    u_dot_bar = 0.0
     x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * t_dot + t * x_dot[i] + (a[k] * (a[k] * u_dot + u * a_dot[k]) + u * a[k] * a_dot[k])
@@ -77,13 +73,11 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
         u = tape[np.uint64(top)]  # restore the value u had before
         a_bar[k] += x[k] * u_bar
         x_bar[k] += a[k] * u_bar
-        u_bar = 0.0
         # adjoint of: u_dot = x[k] * a_dot[k] + a[k] * x_dot[k]
         top -= 1
         u_dot = tape[np.uint64(top)]  # restore the value u_dot had before
         x_bar[k] += a_dot[k] * u_dot_bar
         a_bar[k] += x_dot[k] * u_dot_bar
-        u_dot_bar = 0.0
         itop -= 1
         k = itape[np.uint64(itop)]  # restore the value k had before
         # adjoint of: t = t * t
@@ -99,9 +93,7 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
         t_bar += t_dot * t0
         # adjoint of: t = a[i] * 1.5
         a_bar[np.uint64(i)] += 1.5 * t_bar
-        t_bar = 0.0
         # adjoint of: t_dot = 1.5 * a_dot[i]
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
-        t_dot_bar = 0.0
     return value, a_bar, x_bar

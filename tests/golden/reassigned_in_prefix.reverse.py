@@ -44,8 +44,6 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
     # reverse sweep
     a_bar = zeros_like(a)
     s_bar = out_bar
-    t_bar = 0.0
-    u_bar = 0.0
     x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s += t * x[i] + u * a[k] * a[k]
@@ -61,7 +59,6 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
         u = tape[np.uint64(top)]  # restore the value u had before
         a_bar[k] += x[k] * u_bar
         x_bar[k] += a[k] * u_bar
-        u_bar = 0.0
         itop -= 1
         k = itape[np.uint64(itop)]  # restore the value k had before
         # adjoint of: t = t * t
@@ -73,5 +70,4 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         a_bar[np.uint64(i)] += 1.5 * t_bar
-        t_bar = 0.0
     return value, a_bar, x_bar

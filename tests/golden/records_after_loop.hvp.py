@@ -75,12 +75,7 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     result_dot = s_dot + t_dot
     value = result_dot
     # reverse sweep
-    a_bar = 0.0
     result_dot_bar = out_bar
-    s_bar = 0.0
-    s_dot_bar = 0.0
-    t_bar = 0.0
-    t_dot_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + t_dot
     s_dot_bar = result_dot_bar

@@ -48,10 +48,7 @@ def records_after_loop_vjp(x, a, out_bar):
     result = s + t
     value = result
     # reverse sweep
-    a_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
-    t_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + t
     s_bar = result_bar

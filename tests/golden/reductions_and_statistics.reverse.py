@@ -21,7 +21,6 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     # reverse sweep
     X_bar = zeros_like(X)
     result_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     t34 = np.sort(x)

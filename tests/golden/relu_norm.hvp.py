@@ -18,7 +18,6 @@ def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t_bar = 0.0
     t0_bar = zeros_like(t0)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(np.where(x - t >= 0.0, 2.0 * t0 * (x_dot - t_dot), 0.0)) + np.sum(np.copysign(1.0, x) * x_dot)

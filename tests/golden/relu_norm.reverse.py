@@ -16,7 +16,6 @@ def relu_norm_vjp(x, t, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    t_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(np.maximum(x - t, 0.0) ** 2) + np.sum(np.abs(x))
     t0 = np.maximum(x - t, 0.0)

@@ -20,7 +20,6 @@ def reversed_reads_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t_bar = 0.0
     x_bar = zeros_like(x)
     for i in range(n - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
@@ -35,5 +34,4 @@ def reversed_reads_hvp(x, x_dot, out_bar):
         t_bar += 2.0 * (t * (x_dot[np.uint64(i)] * t1))
         # adjoint of: t = x[n - 1 - i]
         x_bar[n - 1 - i] += t_bar
-        t_bar = 0.0
     return value, x_bar

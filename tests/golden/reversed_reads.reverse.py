@@ -18,7 +18,6 @@ def reversed_reads_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    t_bar = 0.0
     x_bar = zeros_like(x)
     for i in range(n - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
@@ -30,5 +29,4 @@ def reversed_reads_vjp(x, out_bar):
         x_bar[np.uint64(i)] += t * t * t0
         # adjoint of: t = x[n - 1 - i]
         x_bar[n - 1 - i] += t_bar
-        t_bar = 0.0
     return value, x_bar

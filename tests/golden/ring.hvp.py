@@ -44,8 +44,6 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    t1_bar = 0.0
     u_bar = zeros_like(u)
     u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
@@ -116,12 +114,10 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
             # adjoint of: t1 = 0.02 * u[i] * u[i]
             u_bar[i] += 0.02 * (u[i] * t1_bar)
             u_bar[i] += 0.02 * u[i] * t1_bar
-            t1_bar = 0.0
             # adjoint of: t0 = u[ip] - 2.0 * u[i] + u[im]
             u_bar[ip] += t0_bar
             u_bar[i] += 2.0 * -t0_bar
             u_bar[im] += t0_bar
-            t0_bar = 0.0
     # adjoint of: u = np.copy(x)
     x_bar += u_bar
     return value, x_bar, k_bar

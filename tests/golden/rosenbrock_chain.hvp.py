@@ -16,7 +16,6 @@ def rosenbrock_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t0_bar = 0.0
     x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0] - 1):
@@ -31,5 +30,4 @@ def rosenbrock_hvp(x, x_dot, out_bar):
         # adjoint of: t0 = x[i + 1] - x[i] * x[i]
         x_bar[i + 1] += t0_bar
         x_bar[i] += 2.0 * (x[i] * -t0_bar)
-        t0_bar = 0.0
     return value, x_bar

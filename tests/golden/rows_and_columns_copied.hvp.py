@@ -86,7 +86,6 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     a_bar = 0.0
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     t14 = np.cos(A)
     result_dot_bar = result_1_dot_bar

@@ -52,7 +52,6 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
     A0_bar = zeros_like(A0)
     a_bar = 0.0
     b_bar = zeros_like(b)
-    result_bar = 0.0
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar

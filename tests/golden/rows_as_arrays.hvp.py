@@ -45,12 +45,10 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
     value = s_dot
     # reverse sweep
-    best_dot_bar = 0.0
     centroids_bar = zeros_like(centroids)
     d2_dot_bar = 0.0
     points_bar = zeros_like(points)
     s_dot_bar = out_bar
-    t0_bar = 0.0
     w_bar = zeros_like(w)
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
@@ -65,7 +63,6 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         points_bar[np.uint64(i)] += matmul_bar_left(t0_bar, points[np.uint64(i)], w)
         w_bar += matmul_bar_right(t0_bar, points[np.uint64(i)], w)
-        t0_bar = 0.0
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]
@@ -84,6 +81,4 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
             if best_dot_bar == 0.0 and d2_dot_bar == 0.0:
                 itop -= c  # their records
                 break
-        # adjoint of: best_dot = 0.0
-        best_dot_bar = 0.0
     return value, points_bar, centroids_bar, w_bar

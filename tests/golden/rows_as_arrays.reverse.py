@@ -33,7 +33,6 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
         s += best + np.dot(points[i], w) ** 2
     value = s
     # reverse sweep
-    best_bar = 0.0
     centroids_bar = zeros_like(centroids)
     d2_bar = 0.0
     points_bar = zeros_like(points)
@@ -62,6 +61,4 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
             if best_bar == 0.0 and d2_bar == 0.0:
                 itop -= c  # their records
                 break
-        # adjoint of: best = math.inf
-        best_bar = 0.0
     return value, points_bar, centroids_bar, w_bar

@@ -60,7 +60,6 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     _scale_rows_s_bar = zeros_like(_scale_rows_s)
     _scale_rows_s_dot_bar = zeros_like(_scale_rows_s_dot)
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     s_bar = zeros_like(s)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     t9 = np.cos(A)

@@ -46,7 +46,6 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
     _scale_rows_s_bar = zeros_like(_scale_rows_s)
-    result_bar = 0.0
     result_1_bar = out_bar
     s_bar = zeros_like(s)
     # adjoint of: result_1 = result + np.sum(np.sin(A))

@@ -55,7 +55,6 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
     row_bar = zeros_like(row)
     row_dot_bar = zeros_like(row_dot)
     s_bar = 0.0
-    s_dot_bar = 0.0
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     t2 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar

@@ -39,7 +39,6 @@ def rows_read_in_time_loop_then_written_vjp(A, out_bar):
     B_bar = zeros_like(B)
     result_bar = out_bar
     row_bar = zeros_like(row)
-    s_bar = 0.0
     # adjoint of: result = s + np.sum(B * B)
     s_bar = result_bar
     B_bar += 2.0 * (B * result_bar)

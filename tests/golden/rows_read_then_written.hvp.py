@@ -48,7 +48,6 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
     B_bar = zeros_like(B)
     result_dot_bar = out_bar
     row_bar = zeros_like(row)
-    s_dot_bar = 0.0
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     t1 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar

@@ -63,7 +63,6 @@ def rows_written_once_read_hvp(A, A_dot, out_bar):
     row_bar = zeros_like(row)
     row_dot_bar = zeros_like(row_dot)
     s_bar = 0.0
-    s_dot_bar = 0.0
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     t2 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar

@@ -46,7 +46,6 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
     h_bar = zeros_like(h)
     h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(g * h_dot + h * g_dot) + np.sum(c * c_dot + c * c_dot)
     t6 = g * h_dot + h * g_dot

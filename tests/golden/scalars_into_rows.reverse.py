@@ -32,7 +32,6 @@ def scalars_into_rows_vjp(x, s, out_bar):
     g_bar = zeros_like(g)
     h_bar = zeros_like(h)
     result_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * g) + np.sum(c * c)
     t3 = np.full_like(h * g, result_bar)

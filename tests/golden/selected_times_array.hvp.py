@@ -61,17 +61,10 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     value = result_dot
     # reverse sweep
     B_bar = zeros_like(B)
-    choice_bar = 0.0
-    choice_1_bar = 0.0
-    choice_2_bar = 0.0
-    choice_3_bar = 0.0
     r_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
     t1_bar = 0.0
     t2_bar = 0.0
-    y_bar = 0.0
-    y_dot_bar = 0.0
     # adjoint of: result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
     t16 = B[0] * y_dot + y * B_dot[0]
     choice_2_bar = result_dot_bar

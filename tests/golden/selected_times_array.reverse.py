@@ -18,9 +18,7 @@ def selected_times_array_vjp(r, B, out_bar):
     value = result
     # reverse sweep
     B_bar = zeros_like(B)
-    r_bar = 0.0
     result_bar = out_bar
-    y_bar = 0.0
     # adjoint of: result = math.hypot(r, np.sum(np.cos(B[1, :]))) + np.sum(y * B[0])
     t1 = np.sum(np.cos(B[1, :]))
     t2 = math.hypot(r, t1)

@@ -24,12 +24,10 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * t2 * (np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))
     value = result_dot
     # reverse sweep
-    lo_bar = 0.0
     result_dot_bar = out_bar
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)
     x_bar = zeros_like(x)
-    y_bar = 0.0
     z_bar = zeros_like(z)
     z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * t2 * (np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))

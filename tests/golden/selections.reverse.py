@@ -18,10 +18,8 @@ def selections_vjp(x, lo, y, out_bar):
     result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
     value = result
     # reverse sweep
-    lo_bar = 0.0
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = 0.0
     z_bar = zeros_like(z)
     # adjoint of: result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
     t3 = np.clip(x, lo, 0.9)

@@ -37,7 +37,6 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t0_bar = 0.0
     x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
@@ -54,5 +53,4 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
             x_bar[np.uint64(i)] += 0.5 / t1 * t0_bar
-            t0_bar = 0.0
     return value, x_bar

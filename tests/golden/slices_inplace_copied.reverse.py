@@ -45,8 +45,6 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     result_1 = result + np.sum(np.sin(x))
     value = result_1
     # reverse sweep
-    a_bar = 0.0
-    result_bar = 0.0
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)

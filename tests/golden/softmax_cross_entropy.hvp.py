@@ -20,10 +20,8 @@ def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
     value = result_dot
     # reverse sweep
     logits_bar = zeros_like(logits)
-    m_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = 0.0
     # adjoint of: result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (logits_dot - m_dot)) - logits_dot[label]
     t3 = 1.0 / t1
     t4 = 1.0 / t1

@@ -16,7 +16,6 @@ def softmax_cross_entropy_vjp(logits, label, out_bar):
     value = result
     # reverse sweep
     logits_bar = zeros_like(logits)
-    m_bar = 0.0
     result_bar = out_bar
     # adjoint of: result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]
     t0 = np.exp(logits - m)

@@ -19,7 +19,6 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     result_dot = np.mean(h_dot)
     value = result_dot
     # reverse sweep
-    b_bar = 0.0
     h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)

@@ -17,7 +17,6 @@ def softplus_mean_vjp(x, w, b, out_bar):
     result = np.mean(h)
     value = result
     # reverse sweep
-    b_bar = 0.0
     h_bar = zeros_like(h)
     result_bar = out_bar
     w_bar = zeros_like(w)

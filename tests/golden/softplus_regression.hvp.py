@@ -20,10 +20,8 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * z_dot) - (y * z_dot)) + (t3 * (0.5 * lam_dot) + 0.5 * lam * np.sum(w * w_dot + w * w_dot))
     value = result_dot
     # reverse sweep
-    lam_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t3_bar = 0.0
     w_bar = zeros_like(w)
     z_bar = zeros_like(z)
     # adjoint of: result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * z_dot) - (y * z_dot)) + (t3 * (0.5 * lam_dot) + 0.5 * lam * np.sum(w * w_dot + w * w_dot))

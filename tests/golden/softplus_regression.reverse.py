@@ -17,7 +17,6 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     result = np.mean(np.log1p(np.exp(z)) - y * z) + 0.5 * lam * np.sum(w * w)
     value = result
     # reverse sweep
-    lam_bar = 0.0
     result_bar = out_bar
     w_bar = zeros_like(w)
     z_bar = zeros_like(z)

@@ -27,9 +27,7 @@ def special_functions_vjp(x, counts, out_bar):
     result = s + np.sum(np.cbrt(x + 2.0) + np.log1p(np.exp(x)) + np.expm1(x))
     value = result
     # reverse sweep
-    rate_bar = 0.0
     result_bar = out_bar
-    s_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.cbrt(x + 2.0) + np.log1p(np.exp(x)) + np.expm1(x))
     t4 = np.cbrt(x + 2.0)
@@ -60,5 +58,4 @@ def special_functions_vjp(x, counts, out_bar):
         top -= 1
         rate = tape[np.uint64(top)]  # restore the value rate had before
         x_bar[np.uint64(i)] += t0 * rate_bar
-        rate_bar = 0.0
     return value, x_bar

@@ -20,7 +20,6 @@ def store_a_float_hvp(y0, p, y0_dot, p_dot, out_bar):
     result_dot = 2.0 * y_dot[0] + y_dot[1]
     value = result_dot
     # reverse sweep
-    p_bar = 0.0
     result_dot_bar = out_bar
     y0_bar = zeros_like(y0)
     y_dot_bar = zeros_like(y_dot)

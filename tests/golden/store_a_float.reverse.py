@@ -18,7 +18,6 @@ def store_a_float_vjp(y0, p, out_bar):
     result = y[0] * 2.0 + y[1]
     value = result
     # reverse sweep
-    p_bar = 0.0
     result_bar = out_bar
     y_bar = zeros_like(y)
     y0_bar = zeros_like(y0)

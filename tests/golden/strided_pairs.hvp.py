@@ -27,7 +27,6 @@ def strided_pairs_hvp(x, x_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     t_bar = zeros_like(t)
-    t0_bar = 0.0
     t_dot_bar = zeros_like(t_dot)
     x_bar = zeros_like(x)
     # its iterations' adjoints are independent: run in the loop's order
@@ -53,5 +52,4 @@ def strided_pairs_hvp(x, x_dot, out_bar):
         # adjoint of: t0 = math.exp(-x[i])
         t1 = math.exp(-x[np.uint64(i)])
         x_bar[np.uint64(i)] -= t1 * t0_bar
-        t0_bar = 0.0
     return value, x_bar

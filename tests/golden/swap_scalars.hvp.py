@@ -34,12 +34,6 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
     result_dot = b * a_dot + a * b_dot + a_dot
     value = result_dot
     # reverse sweep
-    a_bar = 0.0
-    a_dot_bar = 0.0
-    b_bar = 0.0
-    b_dot_bar = 0.0
-    new_bar = 0.0
-    new_dot_bar = 0.0
     result_dot_bar = out_bar
     # adjoint of: result_dot = b * a_dot + a * b_dot + a_dot
     b_bar = a_dot * result_dot_bar
@@ -54,30 +48,24 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
         new_bar = b_bar
-        b_bar = 0.0
         # adjoint of: b_dot = new_dot
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         new_dot_bar = b_dot_bar
-        b_dot_bar = 0.0
         # adjoint of: a = b
         top -= 1
         a = tape[np.uint64(top)]  # restore the value a had before
         b_bar = a_bar
-        a_bar = 0.0
         # adjoint of: a_dot = b_dot
         top -= 1
         a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
         b_dot_bar = a_dot_bar
-        a_dot_bar = 0.0
         # adjoint of: new = a * b + 0.5
         a_bar = b * new_bar
         b_bar += a * new_bar
-        new_bar = 0.0
         # adjoint of: new_dot = b * a_dot + a * b_dot
         b_bar += a_dot * new_dot_bar
         a_dot_bar = b * new_dot_bar
         a_bar += b_dot * new_dot_bar
         b_dot_bar += a * new_dot_bar
-        new_dot_bar = 0.0
     return value, a_bar, b_bar

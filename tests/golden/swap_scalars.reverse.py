@@ -25,9 +25,6 @@ def swap_scalars_vjp(a, b, out_bar):
     result = a * b + a
     value = result
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    new_bar = 0.0
     result_bar = out_bar
     # adjoint of: result = a * b + a
     a_bar = b * result_bar
@@ -39,14 +36,11 @@ def swap_scalars_vjp(a, b, out_bar):
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
         new_bar = b_bar
-        b_bar = 0.0
         # adjoint of: a = b
         top -= 1
         a = tape[np.uint64(top)]  # restore the value a had before
         b_bar = a_bar
-        a_bar = 0.0
         # adjoint of: new = a * b + 0.5
         a_bar = b * new_bar
         b_bar += a * new_bar
-        new_bar = 0.0
     return value, a_bar, b_bar

@@ -82,9 +82,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     C0_bar = zeros_like(C0)
     C_dot_bar = zeros_like(C_dot)
     alpha_bar = 0.0
-    beta_bar = 0.0
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     symm_temp2_bar = zeros_like(symm_temp2)
     symm_temp2_dot_bar = zeros_like(symm_temp2_dot)
     t0_bar = zeros_like(t0)

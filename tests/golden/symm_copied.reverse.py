@@ -54,8 +54,6 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
     alpha_bar = 0.0
-    beta_bar = 0.0
-    result_bar = 0.0
     result_1_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
     # adjoint of: result_1 = result + np.sum(np.sin(C))

@@ -77,8 +77,6 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
     a_bar = 0.0
     b_bar = 0.0
     c_bar = 0.0
-    choice_4_bar = 0.0
-    choice_5_bar = 0.0
     result_dot_bar = out_bar
     # adjoint of: result_dot = choice + choice_3 + (choice_4 + choice_7) + (choice_8 + choice_10)
     choice_4_bar = result_dot_bar

@@ -12,9 +12,6 @@ def three_way_min_max_vjp(a, b, c, out_bar):
     result = max(max(a, b), c) + min(min(a * b, b), c - 1.0) + max(max(a, 0.1), 5.0 * c)
     value = result
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    c_bar = 0.0
     result_bar = out_bar
     # adjoint of: result = max(max(a, b), c) + min(min(a * b, b), c - 1.0) + max(max(a, 0.1), 5.0 * c)
     t0 = max(a, b)

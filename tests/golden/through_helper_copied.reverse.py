@@ -22,7 +22,6 @@ def through_helper_copied_vjp(C0, B, out_bar):
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
-    result_bar = 0.0
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar

@@ -61,9 +61,7 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     B_bar = zeros_like(B)
     B0_bar = zeros_like(B0)
     B_dot_bar = zeros_like(B_dot)
-    alpha_bar = 0.0
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(B) * B_dot)
     t7 = np.cos(B)
     result_dot_bar = result_1_dot_bar

@@ -46,8 +46,6 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
     B0_bar = zeros_like(B0)
-    alpha_bar = 0.0
-    result_bar = 0.0
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(B))
     result_bar = result_1_bar

@@ -54,26 +54,7 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     result_1_dot = v * u_dot + u * v_dot + u_dot + (b * a_dot + a * b_dot) + (d * c_dot + c * d_dot)
     value = result_1_dot
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    c_bar = 0.0
-    c_dot_bar = 0.0
-    choice_bar = 0.0
-    d_bar = 0.0
-    d_dot_bar = 0.0
-    p_bar = 0.0
-    q_bar = 0.0
-    result_bar = 0.0
-    result0_bar = 0.0
-    result0_1_bar = 0.0
-    result0_1_dot_bar = 0.0
-    result1_bar = 0.0
-    result1_1_bar = 0.0
-    result1_1_dot_bar = 0.0
     result_1_dot_bar = out_bar
-    result_dot_bar = 0.0
-    u_bar = 0.0
-    v_bar = 0.0
     # adjoint of: result_1_dot = v * u_dot + u * v_dot + u_dot + (b * a_dot + a * b_dot) + (d * c_dot + c * d_dot)
     v_bar = u_dot * result_1_dot_bar
     u_bar = v_dot * result_1_dot_bar

@@ -40,21 +40,7 @@ def tuple_helpers_vjp(p, q, out_bar):
     result_1 = u * v + u + a * b + c * d
     value = result_1
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    c_bar = 0.0
-    choice_bar = 0.0
-    d_bar = 0.0
-    p_bar = 0.0
-    q_bar = 0.0
-    result_bar = 0.0
-    result0_bar = 0.0
-    result0_1_bar = 0.0
-    result1_bar = 0.0
-    result1_1_bar = 0.0
     result_1_bar = out_bar
-    u_bar = 0.0
-    v_bar = 0.0
     # adjoint of: result_1 = u * v + u + a * b + c * d
     u_bar = v * result_1_bar
     v_bar = u * result_1_bar

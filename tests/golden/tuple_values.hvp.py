@@ -25,19 +25,7 @@ def tuple_values_hvp(a, b, a_dot, b_dot, out_bar):
     result_dot = p_1 * p_0_dot + p_0 * p_1_dot + r_1_dot
     value = result_dot
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    p_0_bar = 0.0
-    p_0_dot_bar = 0.0
-    p_1_bar = 0.0
-    q_0_bar = 0.0
-    q_0_dot_bar = 0.0
-    q_1_bar = 0.0
-    r_1_dot_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = 0.0
-    u_dot_bar = 0.0
-    v_bar = 0.0
     # adjoint of: result_dot = p_1 * p_0_dot + p_0 * p_1_dot + r_1_dot
     p_1_bar = p_0_dot * result_dot_bar
     p_0_dot_bar = p_1 * result_dot_bar

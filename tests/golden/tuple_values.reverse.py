@@ -19,16 +19,7 @@ def tuple_values_vjp(a, b, out_bar):
     result = p_0 * p_1 + r_1 - 2
     value = result
     # reverse sweep
-    a_bar = 0.0
-    b_bar = 0.0
-    p_0_bar = 0.0
-    p_1_bar = 0.0
-    q_0_bar = 0.0
-    q_1_bar = 0.0
-    r_1_bar = 0.0
     result_bar = out_bar
-    u_bar = 0.0
-    v_bar = 0.0
     # adjoint of: result = p_0 * p_1 + r_1 - 2
     p_0_bar = p_1 * result_bar
     p_1_bar = p_0 * result_bar

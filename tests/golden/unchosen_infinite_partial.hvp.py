@@ -38,10 +38,7 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
     result_dot = choice + choice_1 + x_dot
     value = result_dot
     # reverse sweep
-    acc_bar = 0.0
-    choice_bar = 0.0
     result_dot_bar = out_bar
-    t0_bar = 0.0
     t1_bar = 0.0
     t2_bar = 0.0
     x_bar = 0.0

@@ -19,9 +19,7 @@ def unchosen_infinite_partial_vjp(y, x, out_bar):
     result = min(acc / (1.0 + y[0] * y[0]), x) + x
     value = result
     # reverse sweep
-    acc_bar = 0.0
     result_bar = out_bar
-    x_bar = 0.0
     y_bar = zeros_like(y)
     # adjoint of: result = min(acc / (1.0 + y[0] * y[0]), x) + x
     t0 = 1.0 + y[0] * y[0]

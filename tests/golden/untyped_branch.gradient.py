@@ -59,10 +59,7 @@ def untyped_branch_grad(a, b, out_bar):
         itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     # reverse sweep
-    a_bar = 0.0
     b_bar = 0.0
-    result_bar = 0.0
-    result_1_bar = 0.0
     result_2_bar = out_bar
     # adjoint of: result_2 = result + result_1 * a
     result_bar = result_2_bar

@@ -55,9 +55,7 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
     result_2_dot = result_dot + (a * result_1_dot + result_1 * a_dot)
     value = result_2_dot
     # reverse sweep
-    a_bar = 0.0
     b_bar = 0.0
-    result_1_bar = 0.0
     result_2_dot_bar = out_bar
     # adjoint of: result_2_dot = result_dot + (a * result_1_dot + result_1 * a_dot)
     a_bar = result_1_dot * result_2_dot_bar

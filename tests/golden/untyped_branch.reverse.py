@@ -64,10 +64,7 @@ def untyped_branch_vjp(a, b, out_bar):
     result_2 = result + result_1 * a
     value = result_2
     # reverse sweep
-    a_bar = 0.0
     b_bar = 0.0
-    result_bar = 0.0
-    result_1_bar = 0.0
     result_2_bar = out_bar
     # adjoint of: result_2 = result + result_1 * a
     result_bar = result_2_bar

@@ -36,7 +36,6 @@ def while_in_for_hvp(x, x_dot, out_bar):
     # reverse sweep
     s_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * y_dot + y * y_dot
         y_bar = 2.0 * (y_dot * s_dot_bar)
@@ -49,7 +48,6 @@ def while_in_for_hvp(x, x_dot, out_bar):
             x_bar[i] += 0.05 * t0
         # adjoint of: y = x[i]
         x_bar[np.uint64(i)] += y_bar
-        y_bar = 0.0
         top -= 1
         y_dot = tape[np.uint64(top)]  # restore the value y_dot had before
     return value, x_bar

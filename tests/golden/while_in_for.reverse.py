@@ -33,7 +33,6 @@ def while_in_for_vjp(x, out_bar):
     # reverse sweep
     s_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = 0.0
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += y * y
         y_bar = 2.0 * (y * s_bar)
@@ -48,5 +47,4 @@ def while_in_for_vjp(x, out_bar):
         top -= 1
         y = tape[np.uint64(top)]  # restore the value y had before
         x_bar[np.uint64(i)] += y_bar
-        y_bar = 0.0
     return value, x_bar

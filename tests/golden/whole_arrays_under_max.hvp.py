@@ -48,9 +48,6 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     value = result_dot
     # reverse sweep
     a_bar = zeros_like(a)
-    choice_bar = 0.0
-    choice_1_bar = 0.0
-    choice_2_bar = 0.0
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = 0.0

@@ -17,7 +17,6 @@ def widened_tangent_vjp(v, base, X, out_bar):
     # reverse sweep
     result_bar = out_bar
     row_bar = zeros_like(row)
-    v_bar = 0.0
     # adjoint of: result = np.sum(base + v) + np.sum(v - base * 2.0) + np.sum(row + base[0])
     t0 = v - base * 2.0
     v_bar = np.sum(np.full_like(base + v, result_bar))

@@ -21,7 +21,6 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    t0_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = 0.0
     # what every iteration adds into y_bar, summed first in a loop of its own,
@@ -38,5 +37,4 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
         t0_bar = y_dot * s_dot_bar
         # adjoint of: t0 = math.sin(x[i])
         x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * t0_bar
-        t0_bar = 0.0
     return value, x_bar, y_bar

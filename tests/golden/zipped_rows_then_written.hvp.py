@@ -83,7 +83,6 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     a_bar = zeros_like(a)
     b_bar = zeros_like(b)
     result_dot_bar = out_bar
-    s_dot_bar = 0.0
     t0_bar = zeros_like(t0)
     # adjoint of: result_dot = s_dot + np.sum(A * A_dot + A * A_dot) + np.sum(np.cos(B) * B_dot)
     t6 = A * A_dot + A * A_dot

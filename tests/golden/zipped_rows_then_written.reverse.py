@@ -54,7 +54,6 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
     a_bar = zeros_like(a)
     b_bar = zeros_like(b)
     result_bar = out_bar
-    s_bar = 0.0
     # adjoint of: result = s + np.sum(A * A) + np.sum(np.sin(B))
     s_bar = result_bar
     A_bar += 2.0 * (A * result_bar)
