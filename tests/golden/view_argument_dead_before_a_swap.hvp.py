@@ -31,12 +31,6 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
     A_dot_bar = zeros_like(A_dot)
-    a_bar = 0.0
-    p_bar = 0.0
-    p_dot_bar = 0.0
-    q_bar = 0.0
-    q_dot_bar = 0.0
-    result_bar = 0.0
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = q * p_dot + p * q_dot + np.sum(A * A_dot + A * A_dot)
     t0 = A * A_dot + A * A_dot

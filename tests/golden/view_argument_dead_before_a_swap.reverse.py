@@ -24,10 +24,6 @@ def view_argument_dead_before_a_swap_vjp(A0, a, out_bar):
     # reverse sweep
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
-    a_bar = 0.0
-    p_bar = 0.0
-    q_bar = 0.0
-    result_bar = 0.0
     result_1_bar = out_bar
     # adjoint of: result_1 = p * q + np.sum(A * A)
     p_bar = q * result_1_bar
