@@ -29,6 +29,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from .aliases import view_base
 from .core import (
     Assign,
     CoreFunction,
@@ -48,7 +49,6 @@ from .loopvars import renamed
 from .naming import Namer
 from .outputs import written_outputs
 from .parse import ParsedFunction
-from .program import view_of
 
 _SIGN = {"+": cst.Add, "-": cst.Subtract}
 
@@ -95,7 +95,7 @@ def _seen_elsewhere(
         elif isinstance(s, Assign) and not s.writes_element and kinds.is_array(s.var):
             if isinstance(s.value, cst.Name) and s.value.value != s.var:
                 shared.append((s, s.value.value))
-            elif (viewed := view_of(s.value)) is not None:
+            elif (viewed := view_base(s.value)) is not None:
                 shared.append((s, viewed[0]))
 
     def seen(update: Stmt) -> bool:
@@ -190,7 +190,7 @@ def _overwritten(binding: Assign, update: Assign, body: tuple[Stmt, ...]) -> boo
     order = list(walk_statements(body))
     for s in block[block.index(binding) + 1 :] if binding in block else ():
         if isinstance(s, Assign) and s.var == binding.var and not s.writes_element and not s.inplace:
-            fresh = not isinstance(s.value, cst.Name) and view_of(s.value) is None
+            fresh = not isinstance(s.value, cst.Name) and view_base(s.value) is None
             return fresh and order.index(s) < order.index(update)
     return False
 
@@ -231,7 +231,7 @@ def _check(
                 parsed,
                 f"Make a separate array with `.copy()`, or update `{code(t.value)}`.",
             )
-        viewed = view_of(t.value)
+        viewed = view_base(t.value)
         if viewed is not None:
             base, what = viewed
             made_here = written is not None and not isinstance(t.origin, cst.For)  # not a `for row in A` row
@@ -248,7 +248,7 @@ def _check(
 
 def _names_another(t: Assign, kinds: Kinds) -> bool:
     """Does `t` bind its name to another name's array, or a view of it?"""
-    return isinstance(t.value, cst.Name) and kinds.is_array(t.value.value) or view_of(t.value) is not None
+    return isinstance(t.value, cst.Name) and kinds.is_array(t.value.value) or view_base(t.value) is not None
 
 
 def _reads(r: Stmt) -> set[str]:

@@ -9,12 +9,12 @@ import libcst as cst
 from .activity import Activity
 from .core import Assign, CoreFunction
 from .definite import placeholder, possibly_undefined
-from .exprs import code, number
+from .exprs import number
 from .kinds import Kinds
 from .linearize import Linearized, UnsupportedDerivative, linearize
 from .naming import Namer
 from .parse import ParsedFunction
-from .rules import classify, primitive
+from .rules import classify
 
 
 def builds_array(stmt: Assign) -> bool:
@@ -36,18 +36,6 @@ def copied_array(stmt: Assign) -> cst.Name | None:
         return None
     source = found[1].args["a"]
     return source if isinstance(source, cst.Name) else None
-
-
-def view_of(value: cst.BaseExpression) -> tuple[str, str] | None:
-    """The array that `value` is a view of, and how (`A[i]`: "a row or slice"; `x.T` and the other
-    primitives declared `view`), or None."""
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-        return value.value.value, "a row or slice"
-    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
-        declared = primitive(code(value.func))
-        if declared is not None and declared.view:
-            return value.args[0].value.value, f"`{declared.name}` returns a view"
-    return None
 
 
 @dataclass
