@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import sourcead
-from sourcead.arguments import check_overlap as _check_overlap
+from sourcead.build.arguments import check_overlap as _check_overlap
 
 REPEATS, CALLS = 7, 20_000
 

@@ -65,7 +65,7 @@ def revolve_optimum(steps: int, snapshots: int) -> int:
 
 def schedule_advances(steps: int, slots: int) -> tuple[int, int]:
     """(steps replayed by the reverse sweep, steps of the forward pass before its last snapshot)."""
-    from sourcead.checkpoint_runtime import CHECKPOINT_ADVANCE, checkpoint_next, checkpoint_schedule
+    from sourcead.runtime.checkpoint import CHECKPOINT_ADVANCE, checkpoint_next, checkpoint_schedule
 
     stores, plan = checkpoint_schedule(steps, slots)
     advances = 0
@@ -79,7 +79,7 @@ def schedule_advances(steps: int, slots: int) -> tuple[int, int]:
 
 def online_advances(steps: int, state_bytes: int, budget: int) -> tuple[int, int]:
     """(snapshots, steps replayed by the reverse sweep) of the online schedule of a while loop."""
-    from sourcead.checkpoint_runtime import (
+    from sourcead.runtime.checkpoint import (
         CHECKPOINT_ADVANCE,
         checkpoint_next,
         checkpoint_online,

@@ -86,7 +86,7 @@ def _run_child(name: str, tool: str) -> dict:
 
 
 def _lines(workload) -> tuple[int, int]:
-    from sourcead.pipeline import generate
+    from sourcead.pipeline.driver import generate
 
     primal = len(inspect.getsource(workload.func).splitlines())
     generated = generate(workload.func, "reverse", workload.wrt).source.count("\n")

@@ -1,7 +1,7 @@
 """Where a GradBench-style gradient spends its time: ``python -m benchmarks.gradbench_anatomy [names]``.
 
 For each workload of ``benchmarks.gradbench_workloads`` it reads the generated reverse module
-(``sourcead.pipeline.generate(f, "reverse", wrt).source``) and runs its forward sweep alone (the
+(``sourcead.pipeline.driver.generate(f, "reverse", wrt).source``) and runs its forward sweep alone (the
 module cut at ``# reverse sweep``, as ``benchmarks.tape`` does), and prints one markdown row:
   * lines of the generated module, and counts of patterns in its text that cost time:
     tape capacity checks (``if top == tape.shape[0]``), float and int records, cancelling
@@ -23,7 +23,7 @@ import sourcead
 from benchmarks.gradbench import interleaved, uses_prange
 from benchmarks.gradbench_workloads import GB_WORKLOADS
 from benchmarks.tape import REVERSE_MARK
-from sourcead.pipeline import generate
+from sourcead.pipeline.driver import generate
 
 POSITION = r"np\.uint64\(\w+\)"  # a record's tape position (sourcead.recording.position)
 REPEATED = re.compile(r"^(\s*\w+(?:\[[^\]]*\])? [+-]= .*)\n\1$", re.M)

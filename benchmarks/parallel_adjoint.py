@@ -106,7 +106,7 @@ def _rows(func, wrt, args) -> dict[int, tuple[float, float]]:
 
 
 def parallel_report() -> str:
-    from sourcead.pipeline import generate
+    from sourcead.pipeline.driver import generate
 
     workloads = [
         ("mapped_recurrence", f"{N} elements, a {STEPS}-step recurrence each, wrt x and a shared w",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numba
 
-from sourcead.pipeline import generate
+from sourcead.pipeline.driver import generate
 
 REVERSE_MARK = "    # reverse sweep"
 WORD = 8  # bytes per record: float64 and int64 alike

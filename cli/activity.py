@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sourcead.pipeline import analyze
+from sourcead.pipeline.driver import analyze
 
 from .common import load_function, parse_wrt
 

@@ -8,8 +8,8 @@ import sys
 import click
 import numpy as np
 
-from sourcead.api import unwrap
-from sourcead.check import check_derivative
+from sourcead.api.check import check_derivative
+from sourcead.api.transforms import unwrap
 
 from .common import fail, load_function, parse_wrt
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from sourcead.budget import memory_bytes
+from sourcead.api.budget import memory_bytes
 from sourcead.errors import SourceADError
-from sourcead.passes import run, show, until
-from sourcead.pipeline import generate
-from sourcead.stages import Unit
-from sourcead.types import ARRAY_DTYPES, array_kind
+from sourcead.ir.types import ARRAY_DTYPES, array_kind
+from sourcead.pipeline.driver import generate
+from sourcead.pipeline.passes import run, show, until
+from sourcead.pipeline.stages import Unit
 
 from .common import fail, load_function, parse_wrt
 

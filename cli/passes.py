@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sourcead.passes import PIPELINES
+from sourcead.pipeline.passes import PIPELINES
 
 
 @click.command()

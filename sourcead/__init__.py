@@ -14,13 +14,13 @@ never by `import sourcead`.
 """
 
 from ._version import __version__
-from .threads import use_threadsafe_layer
+from .build.threads import use_threadsafe_layer
 
 use_threadsafe_layer()
-from .api import differentiable, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
-from .check import check_derivative  # noqa: E402
-from .custom import custom_rule  # noqa: E402
+from .api.check import check_derivative  # noqa: E402
+from .api.transforms import differentiable, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
 from .errors import AliasingError, ArgumentTypeError, RaceWarning, ShapeError, SourceADError  # noqa: E402
+from .rules.custom import custom_rule  # noqa: E402
 
 __all__ = [
     "AliasingError",

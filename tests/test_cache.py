@@ -24,8 +24,8 @@ from click.testing import CliRunner
 
 import sourcead
 from cli.main import main
-from sourcead import cache_writes
-from sourcead import compile as compile_pass
+from sourcead.build import cache_writes
+from sourcead.build import compile as compile_pass
 
 USER_MODULE = """
 import numpy as np
@@ -44,7 +44,7 @@ CHILD = """
 import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-import sourcead, sourcead.pipeline as pipeline, userfns
+import sourcead, sourcead.pipeline.driver as pipeline, userfns
 runs = []
 generate = pipeline.generate
 pipeline.generate = lambda *args, **kwargs: runs.append(1) or generate(*args, **kwargs)

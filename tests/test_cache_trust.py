@@ -30,7 +30,7 @@ from numba.core.caching import _CacheLocator
 
 import sourcead
 from cli.main import main
-from sourcead import compile as compile_pass
+from sourcead.build import compile as compile_pass
 
 OTHER_UID = 65534  # nobody
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -383,7 +383,7 @@ def test_a_folder_of_another_users_is_neither_cleared_nor_used(cache, fns):
 
 
 def test_a_key_file_copied_over_anothers_is_a_miss_not_the_other_gradient(cache, fns, monkeypatch):
-    import sourcead.pipeline as pipeline
+    import sourcead.pipeline.driver as pipeline
 
     np.testing.assert_array_equal(sourcead.grad(fns.loss, jit=False)(X), 2 * X)
     before = set((cache / "keys").glob("*.json"))

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from mutating import heat_in_place
 
 import sourcead
-from sourcead.check import Check, CheckReport, compare
+from sourcead.api.check import Check, CheckReport, compare
 
 ROOT = Path(__file__).resolve().parent.parent
 

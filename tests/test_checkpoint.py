@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import sourcead
-from sourcead.budget import memory_bytes
-from sourcead.checkpoint_runtime import (
+from sourcead.api.budget import memory_bytes
+from sourcead.runtime.checkpoint import (
     CHECKPOINT_ADVANCE,
     CHECKPOINT_RESTORE,
     CHECKPOINT_STEP,
@@ -470,7 +470,7 @@ def test_snapshot_helpers_copy_every_layout(layout):
     # assignment is far slower); a state array may be any view the user passes
     import numba
 
-    from sourcead.checkpoint_runtime import checkpoint_restore, checkpoint_store
+    from sourcead.runtime.checkpoint import checkpoint_restore, checkpoint_store
 
     @numba.njit
     def round_trip(snaps, a, b):

@@ -14,8 +14,8 @@ import textwrap
 
 import pytest
 
-from sourcead.deadcode import eliminate_dead_code, is_pure
-from sourcead.exprs import template
+from sourcead.ir.exprs import template
+from sourcead.postpass.deadcode import eliminate_dead_code, is_pure
 
 CASES = {
     "a reduction only the value reads, and the loops left empty": (

@@ -12,8 +12,8 @@ from numeric import assert_close, finite_difference_gradient
 from sources import function_from_source
 
 import sourcead
-from sourcead.first_contributions import assign_first_contributions
-from sourcead.postpass import rewrite_after
+from sourcead.postpass.first_contributions import assign_first_contributions
+from sourcead.postpass.marked import rewrite_after
 
 _ADJOINTS = frozenset({"a_bar", "b_bar"})
 

@@ -17,10 +17,10 @@ import stencils
 from numeric import assert_close, finite_difference_gradient
 
 import sourcead
-from sourcead.core import Assign, For
-from sourcead.emit import Line
-from sourcead.exprs import code
-from sourcead.gather import plan_gather, plus_constant, shifted
+from sourcead.ir.core import Assign, For
+from sourcead.ir.emit import Line
+from sourcead.ir.exprs import code
+from sourcead.reverse.gather import plan_gather, plus_constant, shifted
 
 
 @functools.cache
@@ -342,7 +342,7 @@ def test_a_ring_gathered_in_parallel_is_the_same_on_any_thread_count():
     compiles parallel."""
     import json
 
-    from sourcead.pipeline import generate
+    from sourcead.pipeline.driver import generate
 
     assert json.loads(generate(stencils.ring_rows_in_prange, "reverse", ("u0", "kappa")).contract)["complete"]
     g = sourcead.grad(stencils.ring_rows_in_prange, wrt=("u0", "kappa"))

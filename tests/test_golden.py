@@ -17,7 +17,7 @@ import pytest
 from zoo import NAN_ACROSS_STATEMENTS, NO_HVP, ZOO, Case
 
 import sourcead
-from sourcead.pipeline import generate
+from sourcead.pipeline.driver import generate
 
 GOLDEN = Path(__file__).parent / "golden"
 

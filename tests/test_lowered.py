@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from sourcead.lowered import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, add_unordered, chunk_zeros, zeros_like
 from sourcead.runtime import reserve
+from sourcead.runtime.lowered import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, add_unordered, chunk_zeros, zeros_like
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 

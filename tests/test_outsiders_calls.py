@@ -19,10 +19,11 @@ import outsiders_calls as oc
 import pytest
 
 import sourcead
-from sourcead import AliasingError, ArgumentTypeError, SourceADError, cache_writes, rerun
-from sourcead import compile as compile_pass
-from sourcead.api import _rebuild_second_order
-from sourcead.pickling import function_ref, rebuild, rebuild_bridge, rebuild_differentiable
+from sourcead import AliasingError, ArgumentTypeError, SourceADError
+from sourcead.api.pickling import function_ref, rebuild, rebuild_bridge, rebuild_differentiable
+from sourcead.api.transforms import _rebuild_second_order
+from sourcead.build import cache_writes, rerun
+from sourcead.build import compile as compile_pass
 
 X = np.array([0.5, -1.0, 2.0, 0.25])
 W = np.array([1.5, 0.5, 2.0, 1.0])

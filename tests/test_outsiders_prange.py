@@ -21,14 +21,14 @@ from numeric import assert_close
 
 import sourcead
 from benchmarks import gradbench_workloads
-from sourcead.core import For, walk_statements
 from sourcead.errors import numba_failure
-from sourcead.fence import fence, local_names
-from sourcead.naming import Namer
-from sourcead.normalize import normalize
-from sourcead.parse import parse_function
-from sourcead.pipeline import generate
-from sourcead.races import serialize_races
+from sourcead.frontend.fence import fence, local_names
+from sourcead.frontend.normalize import normalize
+from sourcead.frontend.parse import parse_function
+from sourcead.ir.core import For, walk_statements
+from sourcead.ir.naming import Namer
+from sourcead.pipeline.driver import generate
+from sourcead.transforms.races import serialize_races
 
 
 def _line_of(func, text: str) -> int:

@@ -9,7 +9,7 @@ import pytest
 from _sourcead_cli.main import main
 from click.testing import CliRunner
 
-from sourcead.passes import FRONT, PIPELINES
+from sourcead.pipeline.passes import FRONT, PIPELINES
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = str(ROOT / "tests" / "zoo.py")

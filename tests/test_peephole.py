@@ -7,8 +7,8 @@ import re
 import libcst as cst
 import pytest
 
-from sourcead.emit import Line
-from sourcead.peephole import simplify
+from sourcead.ir.emit import Line
+from sourcead.reverse.peephole import simplify
 
 
 def _lines(text: str) -> list[Line]:

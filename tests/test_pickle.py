@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import sourcead
-from sourcead.pickling import function_ref, resolve
+from sourcead.api.pickling import function_ref, resolve
 
 RNG = np.random.default_rng(7)
 W, X, Y = RNG.standard_normal(3), RNG.standard_normal((30, 3)), RNG.standard_normal(30)

@@ -13,9 +13,9 @@ from numeric import assert_close, finite_difference_gradient
 from sources import function_from_source
 
 import sourcead
-from sourcead.core import For, walk_statements
-from sourcead.pipeline import analyze, generate
-from sourcead.rings import ring_indices
+from sourcead.frontend.rings import ring_indices
+from sourcead.ir.core import For, walk_statements
+from sourcead.pipeline.driver import analyze, generate
 
 _RING = """
 def f(x, n):

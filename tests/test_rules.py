@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from sourcead import check_derivative
-from sourcead.resolve import _CANONICAL
+from sourcead.frontend.resolve import _CANONICAL
 from sourcead.rules import PRIMITIVES, Partials, Primitive, Selection
 from sourcead.rules.elementwise import OPERATOR_NODES
 

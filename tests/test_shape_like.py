@@ -11,7 +11,7 @@ from numeric import assert_close, finite_difference_gradient
 from sources import function_from_source
 
 import sourcead
-from sourcead.reverse import REVERSE_SWEEP
+from sourcead.reverse.sweeps import REVERSE_SWEEP
 
 _LAYER = """
 def f(A, x, b):

@@ -10,7 +10,7 @@ from numeric import assert_close, finite_difference_gradient
 from sources import function_from_source
 
 import sourcead
-from sourcead.unsigned import unsigned_indices
+from sourcead.postpass.unsigned import unsigned_indices
 
 _FUNCTION = """
 def f_vjp(x, n, k):

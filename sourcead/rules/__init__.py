@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..exprs import dotted
+from ..ir.exprs import dotted
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
 from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
 from .forms import (
@@ -44,7 +44,7 @@ def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
     if found is None:
-        from .. import custom
+        from . import custom
 
         rule = custom.by_key(name) if name.startswith("custom.") else custom.by_name(name)
         return rule.primitive if rule is not None else None

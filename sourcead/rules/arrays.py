@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..exprs import code, paren, template
-from ..types import BOOL, FLOAT, INT, array
+from ..ir.exprs import code, paren, template
+from ..ir.types import BOOL, FLOAT, INT, array
 from . import results
 from .forms import Bilinear, Method, Primitive, Pullback, Selection
 from .signature import Signature

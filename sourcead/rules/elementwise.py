@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..exprs import is_number, number_value, template
-from ..types import FLOAT, INT
+from ..ir.exprs import is_number, number_value, template
+from ..ir.types import FLOAT, INT
 from . import results
 from .forms import Partials, Primitive, Selection
 from .signature import Signature

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import Type
+from ..ir.types import Type
 from .signature import Signature
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..types import BOOL, FLOAT, INT, Type
+from ..ir.types import BOOL, FLOAT, INT, Type
 from . import results
 from .forms import Args, Constant, Primitive, ResultError
 from .signature import Signature

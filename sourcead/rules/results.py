@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..types import BOOL, FLOAT, INT, Type, array, promote
+from ..ir.types import BOOL, FLOAT, INT, Type, array, promote
 from .forms import Args, ResultError
 
 Result = Callable[[Args], Type]
@@ -230,7 +230,7 @@ def reshaped(args: Args) -> Type:
 
 
 def shape_of(args: Args) -> Type:
-    from ..types import tuple_of
+    from ..ir.types import tuple_of
 
     t = args["a"]
     if not t.is_array:

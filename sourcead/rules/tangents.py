@@ -6,7 +6,7 @@ or listed in `NO_SECOND_ORDER` (tests/test_second_order.py checks both).
 
 from __future__ import annotations
 
-from ..types import FLOAT, array
+from ..ir.types import FLOAT, array
 from . import results
 from .forms import Args, Primitive, Pullback, ResultError
 from .signature import Signature

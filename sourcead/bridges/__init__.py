@@ -1,0 +1,1 @@
+"""Framework bridges: what they share (`common`), PyTorch (`torch`), JAX (`jax`)."""

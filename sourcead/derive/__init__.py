@@ -1,0 +1,1 @@
+"""The derivative of one expression (`linearize`), shared by forward and reverse mode."""

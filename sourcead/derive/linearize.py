@@ -1,0 +1,393 @@
+"""The derivative of one expression, shared by forward and reverse mode.
+
+`linearize` walks an expression tree bottom-up, asks each operation's primitive for its derivative
+(`rules/`: partials, a selection, a pullback, or a bilinear product) and returns a tree of
+derivatives over the active leaves (variables and array elements). Values that the derivatives
+need (an operand like `a * b`, or a result like `tanh(...)`) are bound to numbered temporaries, so
+nothing is computed twice. Forward mode contracts the tree with the leaves' tangents (`tangent`);
+reverse mode pushes an adjoint from the root to the leaves (`adjoint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..ir.exprs import code, is_cheap, paren, plus, template, times, unparen
+from ..ir.naming import Namer
+from ..ir.types import Type
+from ..rules import Bilinear, Bound, Partials, Primitive, Pullback, Selection, classify
+
+IsActiveLeaf = Callable[[cst.BaseExpression], bool]
+TypeOf = Callable[[cst.BaseExpression], Type]
+
+
+@dataclass
+class Edge:
+    """How a derivative crosses from a node to one active child: `forward(child tangent)` is the
+    node's tangent contribution, `reverse(node adjoint)` the child's adjoint contribution."""
+
+    child: Node
+    forward: Callable[[cst.BaseExpression], cst.BaseExpression]
+    reverse: Callable[[cst.BaseExpression], cst.BaseExpression]
+    # a float adjoint of an array result may cross as it is: the partial is an array of the result's
+    # shape (it makes the contribution full-sized), or the child has that shape (it stands for each
+    # element); not `x + A` towards a float x, where the float would count once, not once per element
+    full_partial: bool = False  # the partial is an array of the result's shape
+    float_crosses_here: bool = True  # else: the operand is smaller than the result, or broadcast
+    # a float selection's condition (`a0 <= a1` for min): the reverse sweep puts it around each
+    # contribution that reaches a leaf through this edge, not around the adjoint that crosses it
+    mask: str | None = None
+
+    @property
+    def float_crosses(self) -> bool:
+        return self.full_partial or self.float_crosses_here and self.child.takes_float_adjoint
+
+
+@dataclass
+class Node:
+    """An active subexpression: a leaf, or edges towards its active children."""
+
+    leaf: cst.BaseExpression | None = None
+    array_leaf: bool = False  # the leaf is an array: its adjoint contributions may be arrays
+    edges: list[Edge] = field(default_factory=list)
+    elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
+    shape_of: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None  # the tangent in the result's shape
+
+    @property
+    def takes_float_adjoint(self) -> bool:
+        """Can a float adjoint (of a full sum or mean) be sent into this node as it is? Only where it
+        stands for the same value at every element of every active leaf, all the way down (a
+        product below an elementwise node needs its adjoint as an array)."""
+        if self.leaf is not None:
+            return True
+        return self.elementwise and all(e.float_crosses for e in self.edges)
+
+
+@dataclass
+class Linearized:
+    bindings: list[tuple[str, cst.BaseExpression]]  # temporaries to compute first, in order
+    value: cst.BaseExpression  # the expression, reading those temporaries
+    root: Node | None  # None when the expression carries no derivative
+
+
+class UnsupportedDerivative(Exception):
+    """A value that carries a derivative reaches an argument of a primitive that has no rule for it."""
+
+    def __init__(self, node: cst.CSTNode, what: str):
+        super().__init__(what)
+        self.node = node
+
+
+def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Namer, type_of: TypeOf) -> Linearized:
+    builder = _Builder(is_active_leaf, namer, type_of)
+    value, root = builder.visit(expr)
+    return Linearized(builder.bindings, value, root)
+
+
+def tangent(root: Node, leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression]) -> cst.BaseExpression:
+    """Forward mode: the sum over active children of their contributions (partial * child tangent)."""
+    if root.leaf is not None:
+        return leaf_tangent(root.leaf)
+    total = plus([edge.forward(tangent(edge.child, leaf_tangent)) for edge in root.edges])
+    return root.shape_of(total) if root.shape_of is not None else total
+
+
+def adjoint(
+    root: Node,
+    seed: cst.BaseExpression,
+    accumulate: Callable[[cst.BaseExpression, cst.BaseExpression], None],
+    bind: Callable[[cst.BaseExpression], cst.BaseExpression],
+) -> None:
+    """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`). A
+    selection's condition wraps each contribution below it whole, as forward mode wraps the
+    selected tangent: `(t9 * t14 if t12 <= sm else 0.0)`, never `t9 * (-t12 * t11 * (g if t12 <=
+    sm else 0.0))`, which is nan where a partial below the operand not chosen is infinite."""
+    _adjoint(root, seed, accumulate, bind, ())
+
+
+def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...]) -> None:
+    if root.leaf is not None:
+        accumulate(root.leaf, _selected(seed, masks, root.array_leaf))
+        return
+    if len(root.edges) > 1 and not is_cheap(seed):
+        seed = bind(seed)
+    for edge in root.edges:
+        inner = (*masks, edge.mask) if edge.mask is not None else masks
+        _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner)
+
+
+def _selected(g: cst.BaseExpression, masks: tuple[str, ...], array_leaf: bool) -> cst.BaseExpression:
+    """`g` where every condition in `masks` holds, else zero: 0.0 towards a float leaf; towards an
+    array leaf `g` may be an array or a float, and the runtime's `chosen` gives zeros of its type."""
+    if not masks:
+        return g
+    test = masks[0] if len(masks) == 1 else " and ".join(f"({m})" for m in masks)
+    if array_leaf:
+        return cst.parse_expression(f"chosen({test}, {code(g)})")
+    return cst.parse_expression(f"({code(g)} if {test} else 0.0)")
+
+
+class _Builder:
+    def __init__(self, is_active_leaf: IsActiveLeaf, namer: Namer, type_of: TypeOf):
+        self.is_active_leaf = is_active_leaf
+        self.namer = namer
+        self.type_of = type_of
+        self.bindings: list[tuple[str, cst.BaseExpression]] = []
+
+    def bind(self, value: cst.BaseExpression) -> cst.Name:
+        temp = self.namer.temp()
+        self.bindings.append((temp, unparen(value)))
+        return cst.Name(temp)
+
+    def atom(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`value` itself if it is cheap to read again, else a temporary bound to it."""
+        return value if is_cheap(value) else self.bind(value)
+
+    def is_array(self, node: cst.BaseExpression) -> bool:
+        return self.type_of(node).is_array
+
+    def visit(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Node | None]:
+        if isinstance(node, (cst.Name, cst.Subscript)):
+            return node, (Node(leaf=node, array_leaf=self.is_array(node)) if self.is_active_leaf(node) else None)
+        found = classify(node)
+        if found is None:
+            return node, None  # numbers, constants such as math.inf
+        prim, bound = found
+        if prim.constant:
+            return node, None  # piecewise constant: a zero derivative, whatever its operands carry
+        form = (prim.special(bound) if prim.special is not None else None) or prim.derivative
+        operands = prim.differentiable if form is not None else tuple(bound.args)
+        visited = {p: self.visit(bound.args[p]) for p in operands if p in bound.args}
+        values = {p: value for p, (value, _) in visited.items()}
+        children = {p: child for p, (_, child) in visited.items() if child is not None}
+        rebuilt = _with_args(node, prim, bound, values)
+        if not children:
+            return rebuilt, None
+        if form is None:
+            raise UnsupportedDerivative(node, prim.name)
+        if isinstance(form, Partials):
+            return self.partials(node, prim, bound, form, rebuilt, values, children)
+        if isinstance(form, Selection):
+            return self.selection(node, prim, bound, form, values, children)
+        if isinstance(form, Pullback):
+            return self.pullback(node, prim, bound, form, values, children)
+        return self.bilinear(node, prim, bound, form, values, children)
+
+    # --- elementwise: partial derivatives ---------------------------------------------------------
+
+    def partials(self, original, prim: Primitive, bound: Bound, form: Partials, rebuilt, values, children):
+        operands = list(prim.differentiable)
+        originals = [bound.args[p] for p in operands]
+        types = [self.type_of(o) for o in originals]
+        arrays = any(t.is_array for t in types)
+        templates = form.for_arrays(arrays)
+        active = [k for k, p in enumerate(operands) if p in children]
+        used = "".join(templates[k] for k in active)
+        names = dict(zip("xy", (values[p] for p in operands), strict=False))
+        shaped = {k for k in active if self.sums_to_shape(types, k, originals)}
+        widening = [k for k in range(len(operands)) if self.widens(types, k, active, used, originals)]
+        reads = used.replace("{r}", "{y}")  # the reciprocal reads y
+        for k, key in enumerate("xy"[: len(operands)]):
+            if is_cheap(names[key]):
+                continue
+            if "{" + key + "}" not in reads and k not in widening and k in shaped:
+                like = shape_like(names[key])
+                if like is not None:  # only its shape is read: not the value computed again
+                    names[key] = like
+                    continue
+            if "{" + key + "}" in reads or k in shaped or k in widening:
+                names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
+                values = {**values, operands[k]: names[key]}
+        rebuilt = _with_args(original, prim, bound, values)
+        if "{r}" in used:  # 1 / y, divided once for every partial that reads it
+            names["r"] = self.bind(template("1.0 / {y}", y=names["y"]))
+        if "{z}" in used:
+            rebuilt = self.bind(rebuilt)
+            names["z"] = rebuilt
+        names["m"] = cst.Name("np" if arrays else "math")
+        edges = []
+        full = {
+            "xy"[j] for j in range(len(operands)) if types[j].is_array and not self.sums_to_shape(types, j, originals)
+        }
+        full |= {"z"} if arrays else set()  # the placeholders that stand for arrays of the result's shape
+        for k in active:
+            partial = _instantiate(templates[k], names)
+            # the products may be arrays (a partial, or a tangent or adjoint, of an array's shape)
+            a = arrays
+            if not types[k].is_array and arrays:  # a float operand broadcast over an array result
+                back = lambda g, p=partial, a=a: _call("np.sum", times(p, g, a))  # noqa: E731
+            elif k in shaped:  # arrays of possibly different shapes meet: sum back to the operand's shape
+                back = lambda g, p=partial, o=names["xy"[k]], a=a: _call("unbroadcast", times(p, g, a), o)  # noqa: E731
+            else:
+                back = lambda g, p=partial, a=a: times(p, g, a)  # noqa: E731
+            child = children[operands[k]]
+            full_partial = any("{" + key + "}" in templates[k] for key in full)
+            here = k not in shaped and (types[k].is_array or not arrays)
+            edges.append(Edge(child, lambda t, p=partial, a=a: times(p, t, a), back, full_partial, here))
+        shape_of = None
+        if widening:  # a constant operand the tangent does not read widens the result
+            wide = [names["xy"[k]] for k in widening]
+            shape_of = lambda t: _call("broadcast_tangent", t, *wide)  # noqa: E731
+        return rebuilt, Node(edges=edges, shape_of=shape_of)
+
+    def widens(self, types: list[Type], k: int, active: list[int], used: str, originals) -> bool:
+        """Is operand k a constant array that may make the result larger than the tangent, which is
+        built from the active operands' tangents and partials (`x + A` with x a float: the tangent
+        of x stands for every element of the result)? Not when a partial reads it (`x * A`)."""
+        if k in active or not types[k].is_array or "{" + "xy"[k] + "}" in used:
+            return False
+        if not any(types[j].is_array for j in active):
+            return True
+        return self.sums_to_shape(types, k, originals)
+
+    def sums_to_shape(self, types: list[Type], k: int, originals: list[cst.BaseExpression]) -> bool:
+        """Must operand k's adjoint be summed back to its shape at run time? Only when arrays of
+        possibly different shapes meet; arrays computed elementwise from one array share its shape."""
+        arrays = [j for j, t in enumerate(types) if t.is_array]
+        if not types[k].is_array or len(arrays) < 2:
+            return False
+        if any(types[j].ndim != types[k].ndim for j in arrays):
+            return True
+        roots = {frozenset(array_roots(originals[j], self.type_of)) for j in arrays}
+        return len(roots | {frozenset()}) != 2
+
+    # --- selections: each operand where it is the one chosen --------------------------------------
+
+    def selection(self, original, prim: Primitive, bound: Bound, form: Selection, values, children):
+        params = [p.name for p in prim.signature.params if p.name in bound.args]
+        full = {p: self.atom(values.get(p, bound.args[p])) for p in params}
+        rebuilt = _with_args(original, prim, bound, full)
+        operands = {f"a{k}": code(full[p]) for k, p in enumerate(params)}
+        types = [self.type_of(bound.args[p]) for p in params]
+        result_is_array = self.is_array(original)
+        edges = []
+        for p, mask_template in zip(prim.differentiable, form.masks, strict=True):
+            if p not in children:
+                continue
+            mask = mask_template.format(**operands)
+            if not result_is_array:  # floats: a conditional expression passes the derivative or 0.0
+                keep = lambda d, m=mask: cst.parse_expression(f"({code(d)} if {m} else 0.0)")  # noqa: E731
+                edges.append(Edge(children[p], keep, lambda g: g, mask=mask))
+                continue
+            keep = lambda d, m=mask: cst.parse_expression(f"np.where({m}, {code(d)}, 0.0)")  # noqa: E731
+            k = params.index(p)
+            if not types[k].is_array:
+                back = lambda g, m=keep: _call("np.sum", m(g))  # noqa: E731
+            elif self.sums_to_shape(types, k, [bound.args[q] for q in params]):
+                back = lambda g, m=keep, o=full[p]: _call("unbroadcast", m(g), o)  # noqa: E731
+            else:
+                back = keep
+            edges.append(Edge(children[p], keep, back))
+        return rebuilt, Node(edges=edges)
+
+    # --- one operand, not elementwise: tangent and adjoint templates -------------------------------
+
+    def pullback(self, original, prim: Primitive, bound: Bound, form: Pullback, values, children):
+        (operand,) = prim.differentiable
+        child = children[operand]
+        value = values[operand]
+        reads = form.tangent + form.adjoint
+        spread = form.spread and not child.takes_float_adjoint
+        if not is_cheap(value) and ("{x}" in reads or spread):
+            value = self.bind(value)
+        rebuilt = _with_args(original, prim, bound, {**values, operand: value})
+        names = {p: v for p, v in bound.args.items() if p != operand}
+        names["x"] = value
+        if "{z}" in reads:
+            rebuilt = self.bind(rebuilt)
+            names["z"] = rebuilt
+
+        def back(g: cst.BaseExpression) -> cst.BaseExpression:
+            contribution = g if form.adjoint == "{g}" else (_instantiate(form.adjoint, {"g": g, **names}))
+            return _call("np.full_like", value, contribution) if spread else contribution
+
+        edge = Edge(child, lambda t: _instantiate(form.tangent, {"t": t, **names}), back)
+        return rebuilt, Node(edges=[edge], elementwise=False)
+
+    # --- products: linear in each operand -----------------------------------------------------------
+
+    def bilinear(self, original, prim: Primitive, bound: Bound, form: Bilinear, values, children):
+        a, b = self.atom(values["a"]), self.atom(values["b"])
+        rebuilt = _with_args(original, prim, bound, {"a": a, "b": b})
+        edges = []
+        for k, (p, other) in enumerate((("a", "b"), ("b", "a"))):
+            if p not in children:
+                continue
+            forward = lambda t, k=k, o=other: _instantiate(form.tangents[k], {"t": t, o: {"a": a, "b": b}[o]})  # noqa: E731
+            back = lambda g, k=k: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b})  # noqa: E731
+            edges.append(Edge(children[p], forward, back))
+        return rebuilt, Node(edges=edges, elementwise=False)
+
+
+def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: dict) -> cst.BaseExpression:
+    """`node` with the arguments named in `values` replaced."""
+    if isinstance(node, cst.BinaryOperation):
+        first, second = ("a", "b") if prim.name == "MatrixMultiply" else ("x", "y")
+        left, right = values.get(first, node.left), values.get(second, node.right)
+        return node.with_changes(left=paren(left) if prim.name == "MatrixMultiply" else left, right=right)
+    if isinstance(node, cst.UnaryOperation):
+        return node.with_changes(expression=values.get("x", node.expression))
+    if isinstance(node, cst.Call):
+        params = [p.name for p in prim.signature.params]
+        args = []
+        for k, arg in enumerate(node.args):
+            name = arg.keyword.value if arg.keyword is not None else params[k]
+            value = values[name] if name in values else None
+            args.append(
+                arg.with_changes(value=value if isinstance(value, cst.Tuple) else unparen(value))
+                if value is not None
+                else arg
+            )
+        return node.with_changes(args=args)
+    return node
+
+
+def shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """A cheap expression with the shape of `value`, an operation whose primitive declares one
+    (`Primitive.shape_like`) on cheap arguments; None for any other value."""
+    found = classify(unparen(value))
+    if found is None or found[0].shape_like is None:
+        return None
+    prim, bound = found
+    arguments = {p.name: bound.args[p.name] for p in prim.signature.params if p.name in bound.args}
+    if not all(is_cheap(a) for a in arguments.values()):
+        return None
+    return template(prim.shape_like, **arguments)
+
+
+def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
+    return _unparen_args(cst.Call(cst.parse_expression(func), [cst.Arg(a) for a in args]))  # type: ignore[return-value]
+
+
+def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
+    """Template operands are parenthesized for operators; as call arguments and subscripts they need
+    not be (a tuple keeps its parentheses: it is one argument)."""
+    return node.visit(_Unparen())  # type: ignore[return-value]
+
+
+class _Unparen(cst.CSTTransformer):
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        value = updated.value
+        return updated if isinstance(value, cst.Tuple) else updated.with_changes(value=unparen(value))
+
+
+def array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
+    """The array variables an elementwise expression is computed from (its shape's origin); an
+    operand that is not elementwise does not count (a reduction yields a float)."""
+    if isinstance(node, (cst.Name, cst.Subscript)):  # a slice or a row is the root of its own shape
+        return {code(node)} if type_of(node).is_array else set()
+    found = classify(node)
+    if found is None:
+        return set()
+    prim, bound = found
+    if not isinstance(prim.derivative, Partials | Selection) and not prim.constant:
+        return {"<" + code(node) + ">"} if type_of(node).is_array else set()
+    return set().union(*(array_roots(v, type_of) for v in bound.args.values()))
+
+
+def _instantiate(text: str, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    node = _unparen_args(template(text, **{k: v for k, v in names.items() if "{" + k + "}" in text}))
+    return node if isinstance(unparen(node), cst.IfExp) else unparen(node)  # a conditional keeps its parentheses

@@ -1,0 +1,3 @@
+"""Forward mode: tangents (`tangent`), k directions at once (`vector`), and the program whose reverse
+mode is the Hessian-vector product (`second`).
+"""

@@ -1,0 +1,621 @@
+"""The pass `fence`: reject everything outside the supported subset, with a positioned error.
+
+The fence is the only pass that judges the user's code; passes after it may assume the subset.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import libcst as cst
+
+from ..ir.exprs import children, code, dotted, walk
+from ..rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
+from .parse import ParsedFunction
+from .resolve import (
+    FROZEN_ARRAY_LIMIT,
+    LOOPS,
+    canonical_call,
+    is_frozen_constant,
+    literal_in_scope,
+    lookup,
+    user_function,
+)
+
+_SUBSET = (
+    "Supported: float and int scalars, float64 arrays indexed element by element, arithmetic, comparisons, "
+    "math functions and their NumPy twins on floats, if/elif/else, for loops over range(...) or prange(...), "
+    "while, break, continue, return, and calls to your own functions."
+)
+
+_STATEMENT_HINTS: dict[type, str] = {
+    cst.Try: "try/except is not supported; differentiated code cannot catch exceptions.",
+    cst.With: "with-blocks are not supported.",
+    cst.FunctionDef: "nested functions are not supported; define the helper at module level.",
+    cst.ClassDef: "classes are not supported inside a differentiated function.",
+    cst.Global: "global statements are not supported; pass the value as an argument.",
+    cst.Nonlocal: "nonlocal statements are not supported; pass the value as an argument.",
+    cst.Del: "del is not supported.",
+    cst.Raise: "raise is not supported in a differentiated function.",
+    cst.Assert: "assert is not supported in a differentiated function.",
+    cst.Import: "imports inside the function are not supported; import at module level.",
+    cst.ImportFrom: "imports inside the function are not supported; import at module level.",
+}
+
+_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign)
+_OPERATORS = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.Power,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.MatrixMultiply,
+)
+
+
+def fence(parsed: ParsedFunction, callee: bool = False) -> None:
+    """Raise `SourceADError` at the first construct outside the subset. A callee (inlined into
+    its caller) may return nothing: it is then called for what it writes into arrays."""
+    Fence(parsed).check_function(callee)
+
+
+class Fence:
+    def __init__(self, parsed: ParsedFunction):
+        self.parsed = parsed
+        self.locals = local_names(parsed.node)
+
+    def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> None:
+        raise self.parsed.error(message, node, hint)
+
+    def check_function(self, callee: bool = False) -> None:
+        node = self.parsed.node
+        params = node.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg or params.kwonly_params:
+            self.fail(
+                node,
+                "*args, **kwargs and keyword-only parameters are not supported",
+                "Use plain positional parameters.",
+            )
+        for param in params.params + params.posonly_params:
+            if param.default is not None and not _plain_literal(param.default):
+                self.fail(
+                    param.default,
+                    "a parameter default must be a number or True/False",
+                    "Pass the value as an argument.",
+                )
+        if isinstance(node.body, cst.SimpleStatementSuite):
+            self.fail(node, "write the function body on its own lines", "Put each statement on a line.")
+        body = list(node.body.body)
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        if not body or not (_always_returns(body) or callee and not _returns_anything(self.parsed.node)):
+            self.fail(
+                body[-1] if body else node,
+                "the function must return a value on every path",
+                "End the function with a `return` statement.",
+            )
+        self.check_block(body, loop_vars=set(), in_loop=False)
+
+    def check_block(self, stmts: list[cst.BaseStatement], loop_vars: set[str], in_loop: bool) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self.check_small(small, loop_vars, in_loop)
+            elif isinstance(stmt, cst.For):
+                self.check_for(stmt, loop_vars)
+            elif isinstance(stmt, cst.If):
+                self.check_if(stmt, loop_vars, in_loop)
+            elif isinstance(stmt, cst.While):
+                if stmt.orelse is not None:
+                    self.fail(stmt.orelse, "while ... else is not supported", "Remove the else block.")
+                for node in walk(stmt.test):
+                    if isinstance(node, cst.Call) and user_function(node.func, self.parsed.globals) is not None:
+                        self.fail(
+                            node,
+                            "a while condition cannot call your own functions",
+                            "Compute the value in a variable before the loop and at the end of its body.",
+                        )
+                self.check_expr(stmt.test, loop_vars)
+                self.check_suite(stmt.body, loop_vars, in_loop=True)
+            else:
+                hint = _STATEMENT_HINTS.get(type(stmt), _SUBSET)
+                self.fail(stmt, f"unsupported statement: {type(stmt).__name__.lower()}", hint)
+
+    def check_if(self, stmt: cst.If, loop_vars: set[str], in_loop: bool) -> None:
+        self.check_expr(stmt.test, loop_vars)
+        self.check_suite(stmt.body, loop_vars, in_loop)
+        if isinstance(stmt.orelse, cst.If):
+            self.check_if(stmt.orelse, loop_vars, in_loop)
+        elif isinstance(stmt.orelse, cst.Else):
+            self.check_suite(stmt.orelse.body, loop_vars, in_loop)
+
+    def check_suite(self, body: cst.BaseSuite, loop_vars: set[str], in_loop: bool) -> None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            self.fail(body, "put the block on its own lines", "Write the body indented under the colon.")
+        self.check_block(list(body.body), loop_vars, in_loop)  # type: ignore[attr-defined]
+
+    def check_for(self, stmt: cst.For, loop_vars: set[str]) -> None:
+        if stmt.orelse is not None:
+            self.fail(stmt.orelse, "for ... else is not supported", "Remove the else block.")
+        if stmt.asynchronous is not None:
+            self.fail(stmt, "async for is not supported")
+        it = stmt.iter
+        key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
+        if key not in ("range", "prange"):
+            self.check_iteration(stmt.target, it, key, loop_vars)
+            index = stmt.target.elements[0].value if key == "enumerate" else None  # type: ignore[union-attr]
+            self.check_loop_body(stmt, index.value if isinstance(index, cst.Name) else None, loop_vars)
+            return
+        if not isinstance(stmt.target, cst.Name):
+            self.fail(stmt.target, "the loop variable must be a single name", "Loop over indices: `for i in range(n)`.")
+        if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
+            self.fail(it, "range takes 1 to 3 positional arguments")
+        if len(it.args) == 3 and isinstance(it.args[2].value, cst.Integer) and int(it.args[2].value.value) == 0:
+            self.fail(it.args[2], "the step of a range cannot be zero")
+        for arg in it.args:
+            self.check_expr(arg.value, loop_vars)
+        self.check_loop_body(stmt, stmt.target.value, loop_vars)  # type: ignore[union-attr]
+
+    def check_loop_body(self, stmt: cst.For, var: str | None, loop_vars: set[str]) -> None:
+        """The body, with `var` the loop's index variable (None: a fresh one normalize makes)."""
+        if var is None:
+            self.check_suite(stmt.body, loop_vars, in_loop=True)
+            return
+        if var in loop_vars:
+            self.fail(stmt.target, f"loop variable `{var}` is reused by an inner loop", "Rename it.")
+        self.check_suite(stmt.body, loop_vars | {var}, in_loop=True)
+        for inner in assigned_in(stmt.body):
+            if inner == var:
+                self.fail(
+                    stmt,
+                    f"the loop variable `{var}` is assigned inside its loop",
+                    "Use another name for the new value.",
+                )
+
+    def check_iteration(self, target: cst.BaseExpression, it: cst.BaseExpression, key: str | None, loop_vars) -> None:
+        """`for v in x` (elements of a 1-D array, rows of a 2-D one), `for i, v in enumerate(x)`,
+        `for a, b in zip(x, y)` and `for i, (a, b) in enumerate(zip(x, y))`: normalize writes each
+        as a loop over indices."""
+        hint = "Loop over indices: `for i in range(len(x))`, then read x[i]."
+        if key == "prange":
+            self.fail(it, "prange takes the loop's bounds", "Write `for i in prange(len(x))`, then read x[i].")
+        if isinstance(it, (cst.Tuple, cst.List, cst.Set, cst.Dict)) or key not in (None, "enumerate", "zip"):
+            self.fail(it, "a for loop runs over range(...), an array, enumerate(array) or zip(arrays)", hint)
+        if key == "enumerate":
+            args = it.args  # type: ignore[attr-defined]
+            if len(args) != 1 or args[0].keyword or args[0].star:
+                self.fail(it, "enumerate takes one array here (no start=)", hint)
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                self.fail(target, "a loop over enumerate(...) takes two names: `for i, v in enumerate(x)`")
+            if not isinstance(target.elements[0].value, cst.Name):  # type: ignore[union-attr]
+                self.fail(target, "the index of enumerate(...) must be a name")
+            inner = args[0].value
+            inner_key = canonical_call(inner.func, self.parsed.globals) if isinstance(inner, cst.Call) else None
+            self.check_iteration(target.elements[1].value, inner, inner_key, loop_vars)  # type: ignore[union-attr]
+            return
+        if key == "zip":
+            args = [a for a in it.args if a.keyword is None]  # type: ignore[attr-defined]
+            for a in it.args:  # type: ignore[attr-defined]
+                if a.keyword is not None and not (a.keyword.value == "strict" and code(a.value) == "False"):
+                    self.fail(a, "zip takes arrays here, and strict=False at most", hint)
+            if len(args) < 1 or any(a.star for a in args):
+                self.fail(it, "zip takes arrays here (no *args)", hint)
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == len(args)):
+                self.fail(target, f"a loop over zip(...) of {len(args)} arrays takes {len(args)} names")
+            for element, arg in zip(target.elements, args, strict=True):
+                if not isinstance(element.value, cst.Name):
+                    self.fail(element.value, "each name of a loop over zip(...) must be a single name", hint)
+                self.check_expr(arg.value, loop_vars)
+            return
+        if not isinstance(target, cst.Name):
+            self.fail(target, "a loop over an array takes one name: an element, or a row", hint)
+        self.check_expr(it, loop_vars)
+
+    def check_small(self, small: cst.BaseSmallStatement, loop_vars: set[str], in_loop: bool) -> None:
+        if isinstance(small, cst.Return):
+            if small.value is None:
+                self.fail(small, "the function must return a value", "Return the value to differentiate.")
+            value = small.value
+            items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            for item in items:
+                self.check_expr(item, loop_vars)
+            return
+        if isinstance(small, (cst.Break, cst.Continue)):
+            if not in_loop:
+                self.fail(small, f"`{type(small).__name__.lower()}` outside a loop")
+            return
+        if isinstance(small, cst.Assign):
+            if len(small.targets) != 1:
+                self.fail(
+                    small, "chained assignment `a = b = ...` is not supported", "Assign each name on its own line."
+                )
+            target = small.targets[0].target
+            if isinstance(target, cst.Tuple):
+                self.check_unpacking(target, small.value, loop_vars)
+                return
+            self.check_target(target)
+            self.check_expr(small.value, loop_vars)
+            return
+        if isinstance(small, cst.AugAssign):
+            if not isinstance(small.operator, tuple(_AUGMENTED)):
+                self.fail(small.operator, "unsupported augmented assignment", "Supported: += -= *= /= **=.")
+            self.check_target(small.target)
+            self.check_expr(small.value, loop_vars)
+            return
+        if isinstance(small, cst.Pass):
+            return
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if user_function(small.value.func, self.parsed.globals) is not None:
+                self.check_call(small.value, loop_vars)  # a call for its writes into arrays
+                return
+        if isinstance(small, cst.AnnAssign):
+            self.fail(small, "annotated assignments are not supported", "Drop the annotation.")
+        hint = _STATEMENT_HINTS.get(type(small), _SUBSET)
+        if isinstance(small, cst.Expr):
+            self.fail(
+                small,
+                "a bare expression statement has no effect on the result",
+                "Assign its value to a variable, or remove it.",
+            )
+        self.fail(small, f"unsupported statement: {type(small).__name__.lower()}", hint)
+
+    def check_unpacking(self, target: cst.Tuple, value: cst.BaseExpression, loop_vars: set[str]) -> None:
+        for element in target.elements:
+            if isinstance(element, cst.StarredElement):
+                self.fail(element, "starred assignment is not supported", "Name every value: `a, b = pair`.")
+            self.check_target(element.value)
+        if isinstance(value, cst.Tuple) and len(value.elements) != len(target.elements):
+            self.fail(
+                value,
+                f"{len(target.elements)} names on the left but {len(value.elements)} values on the right",
+                "Write as many names as values: `a, b = b, a`.",
+            )
+        if not isinstance(value, (cst.Tuple, cst.Call, cst.Name, cst.Attribute)):
+            self.fail(
+                value,
+                "tuple assignment needs a tuple on the right",
+                "Write `a, b = b, a`, `n, m = A.shape`, `u, v = helper(...)`, or assign each name on its own line.",
+            )
+        self.check_expr(value, loop_vars)
+
+    def check_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            return
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.check_indices(target)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            self.fail(target, "nested tuple unpacking is not supported", "Assign each name on its own line.")
+        self.fail(
+            target,
+            "you can assign to a name or to an array element `a[i]` / `a[i, j]`",
+            "Attributes and other targets cannot be assigned.",
+        )
+
+    def is_new_axis(self, node: cst.BaseExpression) -> bool:
+        """`None` or `np.newaxis` as an index."""
+        if isinstance(node, cst.Name) and node.value == "None":
+            return True
+        return isinstance(node, cst.Attribute) and node.attr.value == "newaxis" and is_numpy(node.value, self.parsed)
+
+    def check_indices(self, node: cst.Subscript) -> None:
+        for element in node.slice:
+            if isinstance(element.slice, cst.Slice):
+                continue  # a[1:-1], a[:, j], a[::2]
+            if element.slice.star is not None:
+                self.fail(element, "starred indices are not supported")
+
+    def check_expr(self, expr: cst.BaseExpression, loop_vars: set[str]) -> None:
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return
+        if isinstance(expr, cst.Imaginary):
+            self.fail(expr, "complex numbers are not supported", "Work with real and imaginary parts as floats.")
+        if isinstance(expr, cst.Name):
+            self.check_name(expr)
+            return
+        if isinstance(expr, cst.BinaryOperation):
+            if not isinstance(expr.operator, _OPERATORS):
+                self.fail(
+                    expr.operator,
+                    f"operator `{expr.operator._get_token()}` is not supported",
+                    "Supported arithmetic: + - * / ** // % @.",
+                )
+            self.check_expr(expr.left, loop_vars)
+            self.check_expr(expr.right, loop_vars)
+            return
+        if isinstance(expr, cst.UnaryOperation):
+            if not isinstance(expr.operator, (cst.Minus, cst.Plus, cst.Not)):
+                self.fail(expr, "only unary minus, plus and `not` are supported")
+            self.check_expr(expr.expression, loop_vars)
+            return
+        if isinstance(expr, cst.Subscript):
+            self.check_subscript(expr, loop_vars)
+            return
+        if isinstance(expr, cst.Call):
+            self.check_call(expr, loop_vars)
+            return
+        if isinstance(expr, cst.Tuple):
+            for element in expr.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.fail(element, "starred elements are not supported")
+                self.check_expr(element.value, loop_vars)
+            return
+        if isinstance(expr, cst.Attribute):
+            self.check_attribute(expr, loop_vars)
+            return
+        if isinstance(expr, cst.Comparison):
+            self.check_expr(expr.left, loop_vars)
+            for target in expr.comparisons:
+                if not isinstance(target.operator, _COMPARISONS):
+                    self.fail(target.operator, "only < <= > >= == != comparisons are supported")
+                self.check_expr(target.comparator, loop_vars)
+            if len(expr.comparisons) > 1 and any(self.calls_user_function(c.comparator) for c in expr.comparisons):
+                self.fail(
+                    expr,
+                    "a chained comparison that calls your own function",
+                    "Compute the value into a variable first, then compare.",
+                )
+            return
+        if isinstance(expr, cst.BooleanOperation):
+            self.check_expr(expr.left, loop_vars)
+            self.check_expr(expr.right, loop_vars)
+            return
+        if isinstance(expr, cst.IfExp):
+            for part in (expr.test, expr.body, expr.orelse):
+                self.check_expr(part, loop_vars)
+            return
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.List, cst.Dict, cst.Set)):
+            self.fail(
+                expr,
+                "lists, dicts, sets and comprehensions are not supported",
+                "Use a NumPy array and a for loop over range(...).",
+            )
+        if isinstance(expr, cst.Lambda):
+            self.fail(expr, "lambdas are not supported", "Define a module-level function.")
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self.fail(expr, "strings are not supported in a differentiated function", "Use numbers and arrays.")
+        self.fail(expr, f"unsupported expression: {type(expr).__name__}")
+
+    def calls_user_function(self, expr: cst.BaseExpression) -> bool:
+        return any(
+            isinstance(n, cst.Call) and user_function(n.func, self.parsed.globals) is not None for n in walk(expr)
+        )
+
+    def check_attribute(self, expr: cst.Attribute, loop_vars: set[str]) -> None:
+        name = expr.attr.value
+        if is_frozen_constant(lookup(expr, self.parsed.globals)):
+            return  # a module constant such as math.pi, or an int of a config module
+        if self.module_path(expr):
+            self.fail(
+                expr,
+                f"`{dotted(expr)}` is not a number or a supported function",
+                "Only int and float module constants (math.pi, np.inf, cfg.N) can be read.",
+            )
+        if name in ATTRIBUTES:
+            self.check_expr(expr.value, loop_vars)
+            return
+        self.fail(
+            expr,
+            f"attribute `.{name}` is not supported",
+            f"Supported attributes of arrays: {', '.join('.' + a for a in sorted(ATTRIBUTES))}.",
+        )
+
+    def module_path(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a dotted name rooted at a module (np.linalg, math.tau) rather than at a variable?"""
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return (
+            isinstance(root, cst.Name)
+            and root.value not in self.locals
+            and inspect.ismodule(lookup(root, self.parsed.globals))
+        )
+
+    def check_name(self, node: cst.Name) -> None:
+        if node.value in ("True", "False"):
+            return
+        if node.value == "None":
+            self.fail(node, "None is not supported as a value", "Use a number, or a flag variable.")
+        if node.value in self.locals:
+            return
+        value = lookup(node, self.parsed.globals)
+        if value is None and node.value not in self.parsed.globals:
+            self.fail(
+                node, f"name `{node.value}` is not defined", "Define it before this line, or pass it as an argument."
+            )
+        if not is_frozen_constant(value):
+            self.fail(
+                node,
+                f"global `{node.value}` ({_describe_global(value)}) cannot be used as a value",
+                "Globals that can be read: numbers, and arrays of float64, int64 or bool (1-D to 3-D, "
+                f"at most {FROZEN_ARRAY_LIMIT:,} elements), frozen as numba freezes them; pass others as arguments.",
+            )
+
+    def check_subscript(self, expr: cst.Subscript, loop_vars: set[str]) -> None:
+        value = expr.value
+        if not isinstance(value, (cst.Name, cst.Subscript, cst.Tuple, cst.Attribute, cst.Call, cst.BinaryOperation)):
+            self.fail(
+                expr,
+                "only a named array, a call or an arithmetic expression can be indexed",
+                "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
+            )
+        self.check_expr(value, loop_vars)
+        self.check_indices(expr)
+        new_axes = [e for e in expr.slice if not isinstance(e.slice, cst.Slice) and self.is_new_axis(e.slice.value)]
+        if new_axes:
+            if not all(_full_slice(e.slice) for e in expr.slice if e not in new_axes):
+                self.fail(
+                    expr,
+                    "a new axis (None, np.newaxis) is supported among full slices only: x[:, None], x[None, :]",
+                    "Index first, then add the axis: `r = A[i]; r[:, None]`.",
+                )
+            return
+        for element in expr.slice:
+            if isinstance(element.slice, cst.Slice):
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.check_expr(part, loop_vars)
+            else:
+                self.check_expr(element.slice.value, loop_vars)
+
+    def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
+        func = expr.func
+        scope = self.parsed.globals
+
+        def literal_here(node: cst.BaseExpression) -> bool:
+            return literal_in_scope(node, scope) is not NOT_LITERAL
+
+        def bound(signature, args, name: str) -> None:
+            try:
+                bind(signature, args, name, expr, literal_here)
+            except BindError as exc:
+                self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
+
+        if user_function(func, scope) is not None:
+            for arg in expr.args:
+                if arg.star:
+                    self.fail(arg, "starred arguments are not supported", "Pass each argument by name or position.")
+                self.check_expr(arg.value, loop_vars)
+            return  # a user function: fenced itself when it is inlined
+        key = canonical_call(func, scope)
+        if key is None and isinstance(func, cst.Attribute) and not self.module_path(func):
+            method = METHOD_TABLE.get(func.attr.value)
+            if method is None:
+                self.fail(
+                    func.attr,
+                    f"method `.{func.attr.value}()` is not supported",
+                    f"Supported methods of arrays: {', '.join(f'.{m}()' for m in sorted(METHOD_TABLE))}.",
+                )
+            self.check_expr(func.value, loop_vars)
+            bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
+        else:
+            prim = primitive(key) if key is not None else None
+            if key in LOOPS:
+                self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
+            if prim is None:
+                self.fail(
+                    func,
+                    f"call to unsupported function `{dotted(func) or code(func)}`",
+                    "Supported: the math functions and their NumPy twins, abs, min, max, float, int, len, "
+                    "NumPy reductions, products and array creation, and your own functions "
+                    "(the full list is in sourcead/rules/).",
+                )
+            bound(prim.signature, list(expr.args), key)
+        for arg in expr.args:
+            self.check_expr(arg.value, loop_vars)
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _returns_anything(node: cst.FunctionDef) -> bool:
+    return any(isinstance(n, cst.Return) for n in walk(node.body))
+
+
+def _always_returns(body: list[cst.BaseStatement]) -> bool:
+    """Does every path through `body` end in a return?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], cst.Return)
+    if isinstance(last, cst.If):
+        return _if_always_returns(last)
+    return False
+
+
+def _if_always_returns(stmt: cst.If) -> bool:
+    if not _always_returns(list(stmt.body.body)):  # type: ignore[attr-defined]
+        return False
+    if isinstance(stmt.orelse, cst.If):
+        return _if_always_returns(stmt.orelse)
+    if isinstance(stmt.orelse, cst.Else):
+        return _always_returns(list(stmt.orelse.body.body))  # type: ignore[attr-defined]
+    return False
+
+
+def local_names(node: cst.FunctionDef) -> set[str]:
+    names = {p.name.value for p in node.params.params + node.params.posonly_params}
+    return names | assigned_in(node.body)
+
+
+def assigned_in(body: cst.CSTNode) -> set[str]:
+    """Names bound anywhere in `body`: assignment targets (also inside tuples), loop variables.
+
+    A walk over statements alone (an expression binds no name the fence lets through), kept per
+    node as `exprs.names_in` keeps names: libcst's visitors rebuild every node they pass, and the
+    last passes ask this of each loop of the generated function, nested ones again."""
+    names = _ASSIGNED.get(body)
+    if names is None:
+        found: set[str] = set()
+        _collect_assigned(body, found)
+        if len(_ASSIGNED) >= _ASSIGNED_KEPT:
+            _ASSIGNED.clear()
+        names = _ASSIGNED[body] = frozenset(found)
+    return set(names)
+
+
+_ASSIGNED: dict[cst.CSTNode, frozenset[str]] = {}  # by node; holding it keeps its id from reuse
+_ASSIGNED_KEPT = 100_000
+
+
+def _collect_assigned(node: cst.CSTNode, found: set[str]) -> None:
+    if isinstance(node, cst.BaseExpression):
+        return
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            found.update(_target_names(target.target))
+        return
+    if isinstance(node, cst.AugAssign):
+        found.update(_target_names(node.target))
+        return
+    if isinstance(node, cst.For):
+        found.update(_target_names(node.target))
+    for child in children(node):
+        _collect_assigned(child, found)
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """The names a loop binds: `i`, or `i, (a, b)` for a loop over enumerate(zip(...))."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    return set()
+
+
+def _full_slice(s: cst.BaseSlice) -> bool:
+    """`:` with no bounds and no step."""
+    return isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None
+
+
+def is_numpy(node: cst.BaseExpression, parsed: ParsedFunction) -> bool:
+    """Does `node` name the numpy module (`np`, `numpy`, whatever it was imported as)?"""
+    import numpy
+
+    return lookup(node, parsed.globals) is numpy
+
+
+def _plain_literal(node: cst.BaseExpression) -> bool:
+    """A number, -number or True/False: a default that means the same in every module."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float)) or isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _describe_global(value: object) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} of {getattr(value, 'dtype', '?')}, shape {shape}"
+    return type(value).__name__

@@ -1,0 +1,136 @@
+"""Resolve the names a user function reads: primitives, user functions, frozen global constants."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import libcst as cst
+import numba
+import numpy as np
+
+from ..rules import NOT_LITERAL, PRIMITIVES, custom, literal
+
+# what a `for` loop may run over: ranges, and (normalize writes them as ranges) arrays, enumerate, zip
+LOOPS = {"range": range, "prange": numba.prange, "enumerate": enumerate, "zip": zip}
+_DTYPE_OBJECTS = {np.float64: "np.float64", float: "np.float64", np.int64: "np.int64", int: "np.int64",
+                  np.bool_: "np.bool_", bool: "np.bool_"}  # fmt: skip
+
+
+def _resolve_path(key: str) -> Any:
+    """The Python object a canonical name spells (`np.linalg.norm`, `math.sin`, `abs`), or None."""
+    head, *path = key.split(".")
+    roots = {"math": math, "np": np}
+    try:
+        if head in roots:
+            return functools.reduce(getattr, path, roots[head])
+        return getattr(builtins, key) if not path else None
+    except AttributeError:
+        return None
+
+
+def _canonical_objects() -> dict[int, str]:
+    """id(python object) -> canonical name, for every primitive that a name spells, and loops."""
+    table: dict[int, str] = {}
+    for key, prim in PRIMITIVES.items():
+        for spelling in (key, *prim.spellings):
+            obj = _resolve_path(spelling)
+            if obj is not None and callable(obj):
+                table.setdefault(id(obj), key)
+    for key, obj in LOOPS.items():
+        table[id(obj)] = key
+    from .. import runtime  # helpers that are primitives too (forward mode's, read back by second order)
+
+    for key in sorted(set(PRIMITIVES) & set(runtime.HELPERS)):
+        table[id(getattr(runtime, key))] = key
+    return table
+
+
+_CANONICAL = _canonical_objects()
+
+
+def lookup(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> Any:
+    """The Python object a dotted name like `np.zeros` stands for, or None."""
+    if isinstance(expr, cst.Name):
+        if expr.value in scope:
+            return scope[expr.value]
+        return getattr(builtins, expr.value, None)
+    if isinstance(expr, cst.Attribute):
+        owner = lookup(expr.value, scope)
+        return getattr(owner, expr.attr.value, None) if owner is not None else None
+    return None
+
+
+def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
+    """The canonical name (`math.sin`, `np.zeros`, `abs`, `range`, `custom.mod.f`) of a called function, or None."""
+    obj = lookup(func, scope)
+    if obj is None:
+        return None
+    rule = custom.lookup(obj)
+    if rule is not None:
+        return rule.key
+    return _CANONICAL.get(id(obj))
+
+
+def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
+    """The plain Python function a call to a user function reaches (through numba dispatchers and
+    sourcead decorators), or None for anything else."""
+    from .parse import unwrap
+
+    obj = lookup(func, scope)
+    if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
+        return None
+    obj = unwrap(obj)
+    return obj if inspect.isfunction(obj) else None
+
+
+def canonical_func_node(key: str) -> cst.BaseExpression:
+    """The expression that calls `key` in generated code (modules imported as `math` and `np`)."""
+    if key.startswith("custom."):
+        return cst.Name(custom.by_key(key).func_name)  # type: ignore[union-attr]
+    return cst.parse_expression(key)  # math.sin, np.linalg.norm, abs
+
+
+FROZEN_ARRAY_LIMIT = 10_000  # elements: a module-level array larger than this is passed as an argument
+
+
+def is_frozen_constant(value: Any) -> bool:
+    """Globals that numba freezes at compile time, and so do we: numbers, and arrays of float64,
+    int64 or bool (1-D to 3-D, at most FROZEN_ARRAY_LIMIT elements, written into the module)."""
+    if isinstance(value, np.ndarray):
+        return (
+            value.dtype in (np.float64, np.int64, np.bool_)
+            and 1 <= value.ndim <= 3
+            and value.size <= FROZEN_ARRAY_LIMIT
+        )
+    return isinstance(value, (int, float, bool))
+
+
+def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
+    """`np.float64` for the expressions np.float64, float, numpy.float64; the same for int64 and bool."""
+    obj = lookup(expr, scope)
+    try:
+        return _DTYPE_OBJECTS.get(obj)  # type: ignore[call-overload]
+    except TypeError:
+        return None
+
+
+def literal_in_scope(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> object:
+    """A literal argument as the user wrote it: a number, a bool, None, a tuple, a dtype, or a frozen
+    int global (`AXIS = 1` at module level); NOT_LITERAL otherwise."""
+    found = literal(expr)
+    if found is not NOT_LITERAL:
+        return found
+    dtype = dtype_name(expr, scope)
+    if dtype is not None:
+        return dtype
+    value = lookup(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value == float("inf"):  # np.inf, as np.linalg.norm's ord
+        return value
+    return NOT_LITERAL

@@ -1,0 +1,225 @@
+"""Dead-code elimination over a generated function (the gradient-only variant, `reverse.py`).
+
+`grad(f)` returns the gradient alone, so the primal statements that only compute `f`'s value are
+dead: nothing the reverse sweep reads depends on them. A backward liveness analysis over the
+generated statements (loops to their fixed point; `break` sees the loop's exit, `continue` its
+head) removes every assignment to a name that no later statement reads, whose value has no
+effect, and then every loop and `if` left empty. For the logistic loss, whose prange loop sums
+the losses that only the value needs (the reverse sweep replays each iteration's margin itself):
+
+    total = 0.0                                       # forward sweep: only what the reverse
+    for i in prange(X.shape[0]):                      # sweep reads (grad does not return the
+        z = 0.0                                       # value)
+        for j in range(X.shape[1]):
+            z += X[i, j] * w[j]               ->
+        total += math.log(1.0 + math.exp(-y[i] * z))
+    value = total
+
+Kept always: element and attribute writes (tapes, adjoint arrays, the arguments a function
+writes), calls that are not declared primitives (runtime helpers may write their arguments),
+`raise`, `return`, and anything a kept statement reads. The value of a primitive call has no
+effect: numba runs the generated code with NumPy's error model, where `1.0 / 0.0` is inf rather
+than an exception (`compile.py`), and a name that a pruned branch assigns is live before the
+branch, so every typed placeholder numba needs stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..ir.exprs import dotted, names_in, walk
+from ..rules import METHOD_TABLE, primitive
+
+Live = frozenset[str]
+MODULES = ("np", "math")  # the modules whose functions the generated code calls by attribute
+
+
+def eliminate_dead_code(function: str, sections: frozenset[str] = frozenset()) -> str:
+    """The text of one generated function without its dead statements; `sections` are comments
+    kept wherever their statement goes (`# reverse sweep`)."""
+    module = cst.parse_module(function)
+    (definition,) = module.body
+    assert isinstance(definition, cst.FunctionDef)
+    body, _ = _Pruner(sections).block(definition.body.body, frozenset(), _Exits(frozenset(), frozenset()))
+    definition = definition.with_changes(body=definition.body.with_changes(body=body or [_pass()]))
+    return module.with_changes(body=[definition]).code
+
+
+@dataclass(frozen=True)
+class _Exits:
+    """What is live where a `break` and a `continue` of the innermost loop go."""
+
+    after_break: Live
+    at_continue: Live
+
+
+def _pass() -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Pass()])
+
+
+def is_pure(node: cst.CSTNode) -> bool:
+    """Evaluating `node` changes nothing but its value: operators, reads, attributes and calls of
+    declared primitives (functions and methods); not runtime helpers, custom rules or walruses."""
+    for sub in walk(node):
+        if isinstance(sub, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await)):
+            return False
+        if isinstance(sub, cst.Call) and not _pure_call(sub):
+            return False
+    return True
+
+
+def _pure_call(call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in METHOD_TABLE and dotted(func.value) not in MODULES:
+        return True  # `x.sum()`, `x.copy()`: a method spelling of a primitive
+    name = dotted(call.func)
+    found = primitive(name) if name else None
+    return found is not None and not name.startswith("custom.")
+
+
+def _loop_range(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What a `for` loop evaluates: the arguments of `range` and `prange`, else its iterable."""
+    if isinstance(node, cst.Call) and dotted(node.func) in ("range", "prange"):
+        return cst.Tuple([cst.Element(a.value) for a in node.args]) if node.args else cst.Tuple([])
+    return node
+
+
+def _defined(target: cst.BaseExpression) -> tuple[set[str], set[str]] | None:
+    """The names an assignment target binds and those it reads (indices, written arrays); None
+    when it writes through an element or attribute (an effect)."""
+    if isinstance(target, cst.Name):
+        return {target.value}, set()
+    if isinstance(target, (cst.Tuple, cst.List)):
+        bound: set[str] = set()
+        for element in target.elements:
+            found = _defined(element.value)
+            if found is None:
+                return None
+            bound |= found[0]
+        return bound, set()
+    return None
+
+
+class _Pruner:
+    """Strong liveness: a statement's reads count only where the statement is kept, so `total +=
+    x` in a loop does not keep itself alive. Pruning is the analysis: a loop's body is pruned
+    once per step of its fixed point, and the last one is kept."""
+
+    def __init__(self, sections: frozenset[str]):
+        self.sections = sections
+
+    def block(
+        self, statements: Sequence[cst.BaseStatement], live: Live, exits: _Exits
+    ) -> tuple[list[cst.BaseStatement], Live]:
+        """The statements kept, and what is live before them given `live` after them."""
+        pruned: list[cst.BaseStatement | None] = []  # backwards
+        for statement in reversed(statements):
+            new, live = self.prune(statement, live, exits)
+            pruned.append(new)
+        return self.comments(statements, pruned[::-1]), live
+
+    def comments(
+        self, statements: Sequence[cst.BaseStatement], pruned: list[cst.BaseStatement | None]
+    ) -> list[cst.BaseStatement]:
+        """The comments leading a removed statement go with it (they say what it does), but for
+        section comments (`# reverse sweep`), which move to the next statement kept."""
+        kept: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for original, new in zip(statements, pruned, strict=True):
+            if new is None:
+                carried += [e for e in original.leading_lines if self.is_section(e)]
+                continue
+            if carried:
+                new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
+                carried = []
+            kept.append(new)
+        return kept
+
+    def is_section(self, line: cst.EmptyLine) -> bool:
+        return line.comment is not None and line.comment.value in self.sections
+
+    def prune(self, statement: cst.BaseStatement, live: Live, exits: _Exits) -> tuple[cst.BaseStatement | None, Live]:
+        """The statement without its dead parts (None: all dead) and what is live before it."""
+        if isinstance(statement, cst.SimpleStatementLine):
+            smalls: list[cst.BaseSmallStatement] = []
+            for small in reversed(statement.body):
+                if not self.dead(small, live):
+                    smalls.append(small)
+                    live = self.small_live(small, live, exits)
+            return (statement.with_changes(body=smalls[::-1]) if smalls else None), live
+        if isinstance(statement, cst.If):
+            return self.prune_if(statement, live, exits)
+        if isinstance(statement, (cst.For, cst.While)) and statement.orelse is None:
+            return self.prune_loop(statement, live)
+        return statement, live | names_in(statement)  # anything else: kept whole, reads all it names
+
+    def dead(self, small: cst.BaseSmallStatement, live: Live) -> bool:
+        if isinstance(small, cst.Assign):
+            bound = [_defined(t.target) for t in small.targets]
+            return all(b is not None and not (b[0] & live) for b in bound) and is_pure(small.value)
+        if isinstance(small, cst.AugAssign):
+            return isinstance(small.target, cst.Name) and small.target.value not in live and is_pure(small.value)
+        return isinstance(small, cst.Pass)
+
+    def small_live(self, small: cst.BaseSmallStatement, live: Live, exits: _Exits) -> Live:
+        """What is live before a statement kept."""
+        if isinstance(small, cst.Break):
+            return exits.after_break
+        if isinstance(small, cst.Continue):
+            return exits.at_continue
+        if isinstance(small, cst.Return):
+            return frozenset(names_in(small.value)) if small.value is not None else frozenset()
+        if isinstance(small, cst.Assign):
+            for target in reversed(small.targets):
+                found = _defined(target.target)
+                live = live - found[0] if found is not None else live | names_in(target.target)
+            return live | names_in(small.value)
+        if isinstance(small, cst.AugAssign):
+            return live | names_in(small.target) | names_in(small.value)
+        return live | names_in(small)
+
+    def prune_if(self, statement: cst.If, live: Live, exits: _Exits) -> tuple[cst.If | None, Live]:
+        body, body_live = self.block(statement.body.body, live, exits)
+        orelse, orelse_live = self.prune_orelse(statement.orelse, live, exits)
+        if not body and orelse is None and is_pure(statement.test):
+            return None, live
+        new = statement.with_changes(body=statement.body.with_changes(body=body or [_pass()]), orelse=orelse)
+        return new, live_union(names_in(statement.test), body_live, orelse_live)
+
+    def prune_orelse(
+        self, orelse: cst.If | cst.Else | None, live: Live, exits: _Exits
+    ) -> tuple[cst.If | cst.Else | None, Live]:
+        if orelse is None:
+            return None, live
+        if isinstance(orelse, cst.If):
+            return self.prune_if(orelse, live, exits)
+        body, body_live = self.block(orelse.body.body, live, exits)
+        return (orelse.with_changes(body=orelse.body.with_changes(body=body)) if body else None), body_live
+
+    def prune_loop(self, loop: cst.For | cst.While, after: Live) -> tuple[cst.BaseStatement | None, Live]:
+        """Live at the head of an iteration: what is live after the loop (no further iteration),
+        the test, and what the kept body reads before it binds it; to the least fixed point."""
+        bound = _defined(loop.target) if isinstance(loop, cst.For) else (set(), set())
+        header = _loop_range(loop.iter) if isinstance(loop, cst.For) else loop.test
+        test = frozenset(names_in(loop.test)) if isinstance(loop, cst.While) else frozenset()
+        names = bound[0] if bound is not None else set()
+        head = after | test
+        while True:
+            body, body_live = self.block(loop.body.body, head, _Exits(after, head))
+            new = after | test | (body_live - names)
+            if new == head:
+                break
+            head = new
+        if not body and is_pure(header) and bound is not None and not (names & after):
+            return None, after
+        return loop.with_changes(body=loop.body.with_changes(body=body or [_pass()])), head | names_in(header)
+
+
+def live_union(*parts: set[str] | Live) -> Live:
+    return frozenset().union(*parts)
+
+
+__all__ = ["eliminate_dead_code", "is_pure"]

@@ -1,0 +1,179 @@
+"""The adjoint of one assignment, as lines of code (used by `reverse.py`).
+
+Each active assignment's adjoint reads the values its partial derivatives need (recomputing
+intermediate values inside the statement) and accumulates into the adjoints of its operands.
+What those lines read is what the to-be-recorded analysis must keep available.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis.activity import value_sources
+from ..analysis.liveness import needed_assignments
+from ..analysis.program import Program, builds_array, copied_array
+from ..derive.linearize import Node, adjoint, array_roots, shape_like
+from ..frontend.alias_errors import rename_error, view_error
+from ..frontend.aliases import statements_after, view_conflict, writes_in_place
+from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
+from ..ir.emit import Line
+from ..ir.exprs import code, is_cheap, names_in, negate, number, unparen
+from .peephole import simplify
+
+
+class StatementAdjoints:
+    def __init__(self, prog: Program):
+        self.prog = prog
+        self.statements = list(walk_statements(prog.fn.body))
+        self.in_loop = {
+            s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
+        }
+        self.needed = needed_assignments(prog)
+        # the temporary that holds the whole value of `x = e` in its adjoint, where one does
+        # (`t1 = m[j] / (r2 * t0)` for a quotient's partial): the value `x` holds after it
+        self.root_value: dict[Assign, str] = {}
+        self.lines = {s: simplify(self.of(s)) for s in self.statements if isinstance(s, Assign)}
+
+    def of(self, s: Assign) -> list[Line]:
+        prog = self.prog
+        whole_array = prog.kinds.is_array(s.var) and not s.writes_element
+        if whole_array and not builds_array(s):
+            self.check_view(s)  # active or not: the reverse sweep reads primal values through both names
+        if not prog.is_active(s.var) or s not in self.needed:
+            return []  # no derivative, or a zero adjoint where it runs (liveness.py)
+        if whole_array and builds_array(s):
+            return self.array_assignment(s)
+        lin = prog.linearize(s.value, s.origin)
+        target_bar = prog.shadow(s.target, "_bar")
+        zero = cst.parse_expression(f"zeros_like({prog.bar(s.var)})") if whole_array else number(0.0)
+        if lin.root is None:
+            if s.accumulate is not None:  # `s += 1.0`: the derivative of s passes through unchanged
+                return []
+            return [Line(target_bar, "=", zero)] if self.needs_reset(s) else []
+        lines = [Line(cst.Name(t), "=", value) for t, value in lin.bindings]
+        if self.holds_its_value(s) and isinstance(lin.value, cst.Name) and lin.value.value in dict(lin.bindings):
+            self.root_value[s] = lin.value.value
+        if s.accumulate is not None:
+            seed = self.into_value(s, lin.value, target_bar, lines)
+            self.propagate(lin.root, seed if s.accumulate == "+" else negate(seed), lines)
+        elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
+            seed = cst.Name(prog.namer.temp())
+            taken = target_bar  # a slice or row of the adjoint is a view: copy it before zeroing
+            if isinstance(target_bar, cst.Subscript) and prog.kinds.type_of(s.target).is_array:
+                taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
+            lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
+            self.propagate(lin.root, self.into_value(s, lin.value, seed, lines), lines)
+        else:
+            self.propagate(lin.root, self.into_value(s, lin.value, target_bar, lines), lines)
+            if self.needs_reset(s):
+                lines.append(Line(target_bar, "=", zero))
+        return lines
+
+    def into_value(self, s: Assign, value: cst.BaseExpression, g: cst.BaseExpression, lines: list[Line]):
+        """The adjoint `g` of a written row or slice, `dst[sl] = v` (or `+=`, and `u += v` into a whole
+        array), made into v's shape:
+        NumPy broadcast v into the slice (a float into a row, a row into rows, a (1, n) slice into
+        (2, n)), so v's adjoint is the slice's summed back over the axes v was broadcast along,
+        `unbroadcast(dst_bar[sl], v)`; for a float v, the slice's sum. Where several arrays meet in
+        v, each operand's adjoint is already summed back to its own shape (linearize.sums_to_shape);
+        v's shape is that of its one array (its adjoint's, so no primal value is read for it)."""
+        prog = self.prog
+        target, v = prog.kinds.type_of(s.target), prog.kinds.type_of(s.value)
+        if not target.is_array or not s.writes_element and s.accumulate is None:
+            return g  # (a whole array accumulating a float or a row, `u += a`, is summed back too)
+        if not v.is_array:
+            return cst.parse_expression(f"np.sum({code(g)})")
+        roots = array_roots(s.value, prog.kinds.type_of)
+        if len(roots) != 1 or roots == {code(s.target)}:
+            return g  # several arrays meet, or the slice is computed from itself (its own shape)
+        (root,) = roots
+        if not root.startswith("<"):  # an array or a slice of one: its adjoint has its shape
+            leaf = cst.parse_expression(root)
+            if not prog.is_active_leaf(leaf):
+                return g  # no array adjoint reaches it (a float operand's adjoint is a sum)
+            like = prog.shadow(leaf, "_bar")
+        else:  # one operation that is not elementwise (`2.0 * (A @ x)`): its shape, or its value
+            operation = cst.parse_expression(root[1:-1])
+            like = shape_like(operation) or (value if is_cheap(value) else operation)
+            if not is_cheap(like):
+                temp = cst.Name(prog.namer.temp())
+                lines.append(Line(temp, "=", unparen(like)))
+                like = temp
+        return cst.parse_expression(f"unbroadcast({code(g)}, {code(like)})")
+
+    def holds_its_value(self, s: Assign) -> bool:
+        """Does the target of `s` hold the value of its right-hand side once `s` has run? A name
+        (a float, or a whole array: `h = np.tanh(W @ x + b)`) assigned with `=`, from an expression
+        that does not read it. (An array's other names are refused where either is written:
+        `check_view`, `array_assignment`.)"""
+        return isinstance(s.target, cst.Name) and s.accumulate is None and s.var not in names_in(s.value)
+
+    def check_view(self, s: Assign) -> None:
+        """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other
+        primitives declared `view`): writes through either name change both, which reverse mode
+        does not follow; refused where one is written while the other is read (`aliases.py`
+        copies the views it can)."""
+        conflict = None if _returns(s) else view_conflict(self.prog.fn, s, self.prog.kinds.is_array)
+        if conflict is not None:
+            raise view_error(self.prog.parsed, s, conflict)
+
+    def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
+        def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
+            if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
+                lines.append(Line(self.prog.shadow(leaf, "_bar"), "-=", unparen(g.expression)))
+            else:
+                lines.append(Line(self.prog.shadow(leaf, "_bar"), "+=", g))
+
+        def bind(value: cst.BaseExpression) -> cst.BaseExpression:
+            temp = cst.Name(self.prog.namer.temp())
+            lines.append(Line(temp, "=", value))
+            return temp
+
+        adjoint(root, seed, accumulate, bind)
+
+    def array_assignment(self, s: Assign) -> list[Line]:
+        """`b = a.copy()` and `b = a` (a second name for an array never written) send b's adjoint
+        to a; `b = np.zeros(n)` is a constant."""
+        prog = self.prog
+        value = s.value
+        renames = isinstance(value, cst.Name)
+        defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
+        source = copied_array(s)
+        if renames:
+            if {s.var, value.value} & self.written_after(s) and not _returns(s):
+                raise rename_error(prog.parsed, s, value.value)
+            source = value  # never written: the same as a copy
+        lines = []
+        if isinstance(source, cst.Name) and prog.is_active(source.value):
+            lines.append(Line(cst.Name(prog.bar(source.value)), "+=", cst.Name(prog.bar(s.var))))
+        if (len(defs) > 1 or s in self.in_loop or s.var in prog.fn.params) and self.needs_reset(s):
+            zero = cst.parse_expression(f"zeros_like({prog.bar(s.var)})")
+            lines.append(Line(cst.Name(prog.bar(s.var)), "=", zero))
+        return lines
+
+    def written_after(self, s: Assign) -> set[str]:
+        """The arrays written in place (an element or slice, or `x += e`) once `s` has run: by a later
+        statement, or by any statement of a loop around `s` (the next iteration comes after it)."""
+        return {t.var for t in statements_after(self.prog.fn.body, s) if writes_in_place(t)}
+
+    def needs_reset(self, s: Assign) -> bool:
+        """After the adjoint of `v = ...`, must `v_bar` be zeroed for an earlier value of `v`?"""
+        if s.writes_element or s.var in self.prog.fn.params or s in self.in_loop:
+            return True
+        earlier = self.statements[: self.statements.index(s)]
+        return any(
+            isinstance(t, Assign) and t.var == s.var or isinstance(t, Permute) and s.var in t.targets for t in earlier
+        )
+
+    def has_work(self, body: tuple[Stmt, ...], sites: set[Assign]) -> bool:
+        """Does the reverse sweep of `body` do anything (adjoints, restores, un-permuting)?"""
+        return any(
+            isinstance(s, Permute) or isinstance(s, Assign) and (s in sites or self.lines[s])
+            for s in walk_statements(body)
+        )
+
+
+def _returns(s: Assign) -> bool:
+    """Is `s` a `return` (as `exits.py` writes one: the result variable set, then the function ends
+    on that path)? A second name made there is never written afterwards."""
+    return isinstance(s.origin, cst.Return)

@@ -1,0 +1,401 @@
+"""Element writes whose old value nothing in the reverse sweep reads (a refinement of TBR).
+
+TBR (`tbr.py`) tracks an array as a whole: once an adjoint reads any element of `U`, every write
+into `U` records the value it overwrites. In an LU factorisation the adjoint of step k reads row
+k and column k of U, and step k's eliminations write only rows and columns after k: no element
+they overwrite is read by an adjoint that runs after their mirror point in the reverse sweep.
+
+A write `S: A[e(w)] = ...` needs no record if, for every read `R: A[r(v)]` that the reverse sweep
+makes (the adjoint lines of every statement, as they index A) at an instance v that runs before
+the instance w of S in the forward sweep (or is the same instance: S's own adjoint), some index
+differs: e_d(w) - r_d(v) is provably positive or provably negative. Indices must be affine in the
+loop variables and in names that never change (parameters never assigned, names assigned once at
+the top level); each loop variable ranges over its loop's bounds, affine in the outer ones.
+"Runs before" is split by the first common loop where the instances differ: there the read's
+variable is the write's minus delta (delta >= the step), the common loops outside are equal, and
+the loops inside are free; or every common loop is equal and R is S or comes before it in the
+body. A lower bound of an affine expression is found by replacing each variable, innermost first,
+by its lower or upper bound (by the sign of its coefficient); the bound proves the claim if what
+remains is a constant. Every index of both must also be provably non-negative (a negative index
+wraps around). Anything else keeps its record: a non-affine index (`U[p, j]`, `x[idx[i]]`), an
+array read whole by an adjoint, read or written in a parallel loop, renamed or swapped, or whose
+elements a loop's bounds read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..ir.core import Assign, For, If, Permute, Stmt, While
+from ..ir.emit import Line
+from ..ir.exprs import children, is_number, names_in, number_value, subscript_indices, unparen
+
+Affine = dict  # variable -> int coefficient; the key 1 holds the constant
+
+
+@dataclass(frozen=True)
+class _Access:
+    stmt: Assign  # the statement whose adjoint reads (or which writes)
+    indices: tuple[cst.BaseExpression, ...] | None  # None: the whole array (a read only)
+    loops: tuple[For | While, ...]  # the enclosing loops, outermost first
+    position: int  # textual order
+
+
+def unneeded_element_records(
+    body: tuple[Stmt, ...],
+    sites: Iterable[Assign],
+    lines: Mapping[Assign, list[Line]],
+    params: tuple[str, ...],
+    excluded: set[str],
+) -> set[Assign]:
+    """The element writes among `sites` that need no record. `excluded`: arrays not analysed."""
+    context: dict[Stmt, tuple[tuple, int]] = {}
+    _contexts(body, (), context)
+    fixed = fixed_names(body, params)
+    reads = _accesses(body, lines, context, excluded)
+    found = set()
+    for s in sites:
+        if s not in context or not s.writes_element or s.var in excluded:
+            continue
+        loops, position = context[s]
+        write = _Access(s, tuple(subscript_indices(s.target)), loops, position)  # type: ignore[arg-type]
+        if len(write.indices) != _rank(reads.get(s.var, []), write):
+            continue  # a row or slice (or indices of another rank): not one element
+        if all(_disjoint(write, read, fixed) for read in reads.get(s.var, [])):
+            found.add(s)
+    return found
+
+
+def _rank(reads: list[_Access], write: _Access) -> int:
+    ranks = {len(r.indices) for r in reads if r.indices is not None} | {len(write.indices)}  # type: ignore[arg-type]
+    return ranks.pop() if len(ranks) == 1 else -1
+
+
+def _contexts(body: tuple[Stmt, ...], loops: tuple, out: dict) -> None:
+    for s in body:
+        out[s] = (loops, len(out))
+        if isinstance(s, (For, While)):
+            _contexts(s.body, (*loops, s), out)
+        elif isinstance(s, If):
+            _contexts(s.body, loops, out)
+            _contexts(s.orelse, loops, out)
+
+
+def fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
+    """Names with one value wherever they are read: parameters never assigned, names assigned once
+    at the top level (that assignment runs once), and names assigned once anywhere to an integer
+    expression of fixed names and sizes (normalize hoists `stop = U.shape[0]` into loops)."""
+    assigned: dict[str, list[Assign]] = {}
+    unfixed: set[str] = set()
+
+    def visit(stmts: tuple[Stmt, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, Assign) and not s.writes_element:
+                assigned.setdefault(s.var, []).append(s)
+                if s.accumulate is not None:
+                    unfixed.add(s.var)
+            elif isinstance(s, For):
+                unfixed.add(s.var)  # a loop variable is not fixed outside its loop
+                visit(s.body)
+            elif isinstance(s, While):
+                visit(s.body)
+            elif isinstance(s, If):
+                visit(s.body)
+                visit(s.orelse)
+            elif isinstance(s, Permute):
+                unfixed.update(s.targets)
+
+    visit(body)
+    top_level = {s for s in body if isinstance(s, Assign)}
+    fixed = {p for p in params if p not in assigned and p not in unfixed}
+    once = {n: ss[0] for n, ss in assigned.items() if len(ss) == 1 and n not in unfixed}
+    fixed |= {n for n, s in once.items() if s in top_level}
+    changed = True
+    while changed:  # an integer expression of fixed names is fixed, wherever it is assigned
+        changed = False
+        for n, s in once.items():
+            if n not in fixed and _fixed_value(s.value, fixed):
+                fixed.add(n)
+                changed = True
+    return fixed
+
+
+def _fixed_value(node: cst.BaseExpression, fixed: set[str]) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in fixed
+    size = size_of(node)
+    if size is not None:
+        return size[0] in fixed
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _fixed_value(node.expression, fixed)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        return _fixed_value(node.left, fixed) and _fixed_value(node.right, fixed)
+    return False
+
+
+def _accesses(body, lines, context, excluded: set[str]):
+    """The reads of the reverse sweep per array (elements, or the whole array); adds to
+    `excluded` the arrays that loop bounds read, parallel loops mention, or two names share."""
+    reads: dict[str, list[_Access]] = {}
+    for s, (loops, position) in context.items():
+        if isinstance(s, For):
+            for bound in (s.start, s.stop, s.step):
+                excluded |= names_in(bound)  # the reversed loop reads its bounds again
+            if s.parallel:  # its adjoint replays the body: reads beyond the adjoint lines
+                excluded |= _names_in_body(s.body)
+        elif isinstance(s, Permute):
+            excluded |= set(s.targets) | set(s.sources)
+        elif isinstance(s, Assign):
+            if not s.writes_element and isinstance(s.value, cst.Name):
+                excluded |= {s.var, s.value.value}  # two names for one array
+            for line in lines.get(s, []):
+                _reads_in(line, s, loops, position, reads)
+    return reads
+
+
+def _names_in_body(body: tuple[Stmt, ...]) -> set[str]:
+    found: set[str] = set()
+    for s in body:
+        if isinstance(s, Assign):
+            found |= names_in(s.target) | names_in(s.value)
+        elif isinstance(s, (For, While, If)):
+            for part in ("start", "stop", "step", "test"):
+                node = getattr(s, part, None)
+                if node is not None:
+                    found |= names_in(node)
+            found |= _names_in_body(s.body)
+            found |= _names_in_body(getattr(s, "orelse", ()))
+        elif isinstance(s, Permute):
+            found |= set(s.targets) | set(s.sources)
+    return found
+
+
+def _reads_in(line: Line, s: Assign, loops, position, reads) -> None:
+    roots: list[cst.BaseExpression] = [line.value]
+    if isinstance(line.target, cst.Subscript):
+        roots += list(subscript_indices(line.target))
+    for root in roots:
+        _collect(root, s, loops, position, reads)
+
+
+def _collect(node: cst.CSTNode, s: Assign, loops, position, reads) -> None:
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        indices = tuple(subscript_indices(node))
+        reads.setdefault(node.value.value, []).append(_Access(s, indices, loops, position))
+        for index in indices:
+            _collect(index, s, loops, position, reads)
+        return
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if node.attr.value in ("shape", "size", "ndim"):
+            return  # a size: the same for every value of the array
+    if isinstance(node, cst.Name):
+        reads.setdefault(node.value, []).append(_Access(s, None, loops, position))
+        return
+    for child in children(node):
+        _collect(child, s, loops, position, reads)
+
+
+# --- the proof -----------------------------------------------------------------------------------
+
+
+def _disjoint(write: _Access, read: _Access, fixed: set[str]) -> bool:
+    """Does every instance of `read` that runs before (or is) an instance of `write` index another
+    element? (False where it cannot be shown.)"""
+    common = 0
+    while common < min(len(write.loops), len(read.loops)) and write.loops[common] is read.loops[common]:
+        common += 1
+    if read.indices is None:  # the whole array: apart only if it is read after every write
+        return common == 0 and read.position > write.position
+    cases = list(range(common))  # the first common loop where the read's iteration is earlier
+    if read.position <= write.position:
+        cases.append(common)  # every common loop in the same iteration, R first in the body (or R is S)
+    for differ in cases:
+        space = _Space(write, read, differ, common, fixed)
+        w = [space.affine(e, "w") for e in write.indices]
+        r = [space.affine(e, "r") for e in read.indices]
+        if any(x is None for x in w + r):
+            return False
+        lows = [space.minimum(x) for x in w + r]  # type: ignore[arg-type]
+        if any(low is None or low < 0 for low in lows):
+            return False  # an index that may be negative wraps around
+        if not any(space.apart(affine_minus(a, b)) for a, b in zip(w, r, strict=True)):  # type: ignore[arg-type]
+            return False
+    return True
+
+
+_DELTA = ("delta",)
+
+
+class _Space:
+    """The instances of a write (side "w") and of a read (side "r"): the loops outside level
+    `differ` run the same iteration for both (variables ("c", loop)); at level `differ`, if it is
+    a common `for` loop with a constant step, the read's variable is the write's minus
+    sign(step) * delta, delta >= |step|; every other loop variable is free within its bounds."""
+
+    def __init__(self, write: _Access, read: _Access, differ: int, common: int, fixed: set[str]):
+        self.fixed = fixed
+        self.names: dict[str, dict] = {"w": {}, "r": {}}  # side -> loop variable -> variable or affine
+        self.bounds: dict = {}  # variable -> (lower, upper), each affine or None
+        self.order: list = []  # the variables, innermost first
+        shared = [loop for loop in write.loops[:differ] if isinstance(loop, For)]
+        for loop in shared:
+            self.names["w"][loop.var] = self.names["r"][loop.var] = ("c", id(loop))
+        pivot = write.loops[differ] if differ < common else None
+        if not (isinstance(pivot, For) and _step(pivot) is not None):
+            pivot = None
+        if pivot is not None:
+            step = _step(pivot)
+            sign = 1 if step > 0 else -1  # type: ignore[operator]
+            w_var = ("w", id(pivot))
+            self.names["w"][pivot.var] = w_var
+            self.names["r"][pivot.var] = {w_var: 1, _DELTA: -sign}
+        own = {
+            side: [loop for loop in loops[differ:] if isinstance(loop, For) and loop is not pivot]
+            for side, loops in (("w", write.loops), ("r", read.loops))
+        }
+        for side, loops in own.items():
+            for loop in loops:
+                self.names[side][loop.var] = (side, id(loop))
+        for side, loops in own.items():
+            for loop in loops:
+                self.bounds[(side, id(loop))] = self._range(loop, side)
+        for loop in shared:
+            self.bounds[("c", id(loop))] = self._range(loop, "w")
+        self.order = [(side, id(loop)) for side in ("r", "w") for loop in reversed(own[side])]
+        if pivot is not None:
+            w_range = self._range(pivot, "w")
+            self.bounds[w_var] = w_range
+            # the read's iteration is in range too: r = w - sign * delta stays within the loop's start
+            start = self.affine(pivot.start, "w")
+            upper = (
+                None
+                if start is None
+                else affine_minus({w_var: 1}, start)
+                if sign > 0
+                else affine_minus(start, {w_var: 1})
+            )
+            self.bounds[_DELTA] = ({1: abs(step)}, upper)  # type: ignore[arg-type]
+            self.order += [_DELTA, w_var]
+        self.order += [("c", id(loop)) for loop in reversed(shared)]
+
+    def _range(self, loop: For, side: str):
+        step = _step(loop)
+        start, stop = self.affine(loop.start, side), self.affine(loop.stop, side)
+        if step is None or start is None or stop is None:
+            return None
+        if step > 0:
+            return start, affine_plus(stop, {1: -1})
+        return affine_plus(stop, {1: 1}), start
+
+    def affine(self, node: cst.BaseExpression, side: str) -> Affine | None:
+        """`node` as an affine form in this space's variables and fixed names, or None."""
+
+        def leaf(node: cst.BaseExpression) -> Affine | None:
+            if isinstance(node, cst.Name):
+                var = self.names[side].get(node.value)
+                if var is not None:
+                    return dict(var) if isinstance(var, dict) else {var: 1}
+                return {("sym", node.value): 1} if node.value in self.fixed else None
+            size = size_of(node)
+            if size is not None:  # the size of an array that is never rebound: fixed
+                return {("size", *size): 1} if size[0] in self.fixed else None
+            return None
+
+        return affine_form(node, leaf)
+
+    def minimum(self, expr: Affine) -> int | None:
+        """A lower bound over the instances, where it is a constant: each variable, innermost
+        first, replaced by its lower or upper bound by the sign of its coefficient."""
+        expr = dict(expr)
+        for var in self.order:
+            c = expr.get(var, 0)
+            if not c:
+                continue
+            bounds = self.bounds.get(var)
+            bound = None if bounds is None else bounds[0] if c > 0 else bounds[1]
+            if bound is None:
+                return None
+            del expr[var]
+            expr = affine_plus(expr, affine_scale(bound, c))
+        if any(k != 1 for k in expr):
+            return None  # depends on a size or another fixed name
+        return expr.get(1, 0)
+
+    def apart(self, difference: Affine) -> bool:
+        """Is `difference` never zero: provably positive or provably negative?"""
+        low = self.minimum(difference)
+        if low is not None and low > 0:
+            return True
+        high = self.minimum(affine_scale(difference, -1))
+        return high is not None and high > 0
+
+
+def size_of(node: cst.BaseExpression) -> tuple[str, int] | None:
+    """(array, axis) for `a.shape[k]` (k a literal) and `len(a)`, else None."""
+    if (
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and isinstance(node.value.value, cst.Name)
+        and node.value.attr.value == "shape"
+    ):
+        indices = subscript_indices(node)
+        if len(indices) == 1 and isinstance(indices[0], cst.Integer):
+            return node.value.value.value, int(indices[0].value)
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "len"
+        and len(node.args) == 1
+        and isinstance(node.args[0].value, cst.Name)
+    ):
+        return node.args[0].value.value, 0
+    return None
+
+
+def _step(loop: For) -> int | None:
+    return int(number_value(loop.step)) if is_number(loop.step) and number_value(loop.step) != 0 else None
+
+
+def affine_form(node: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], Affine | None]) -> Affine | None:
+    """`node` as an affine form: integers, sums, differences, negations and products by a constant
+    of what `leaf` makes of the other nodes (names, sizes; None where it makes nothing)."""
+    node = unparen(node)
+    if isinstance(node, cst.Integer):
+        value = int(node.evaluated_value)  # `0x10` and `1_000` too
+        return {1: value} if value else {}
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = affine_form(node.expression, leaf)
+        return affine_scale(inner, -1) if inner is not None else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        left, right = affine_form(node.left, leaf), affine_form(node.right, leaf)
+        if left is None or right is None:
+            return None
+        if isinstance(node.operator, cst.Add):
+            return affine_plus(left, right)
+        if isinstance(node.operator, cst.Subtract):
+            return affine_minus(left, right)
+        if set(left) <= {1} or set(right) <= {1}:
+            constant, other = (left, right) if set(left) <= {1} else (right, left)
+            return affine_scale(other, constant.get(1, 0))
+        return None
+    return leaf(node)
+
+
+def affine_plus(a: Affine, b: Affine) -> Affine:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return {k: v for k, v in out.items() if v}
+
+
+def affine_scale(a: Affine, c: int) -> Affine:
+    return {k: v * c for k, v in a.items() if v * c}
+
+
+def affine_minus(a: Affine, b: Affine) -> Affine:
+    return affine_plus(a, affine_scale(b, -1))

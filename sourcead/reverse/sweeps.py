@@ -1,0 +1,193 @@
+"""Reverse mode, the pass `sweeps`: a forward sweep that records what is overwritten, then the adjoints.
+
+`f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`, or for `grad`,
+`f_grad(x, ..., out_bar)` returning `(x_bar, ...)` without the statements that only the value
+needs (`deadcode.py`). The reverse plan
+(`reverse_plan.py`) decides everything first, by pure analyses: each assignment's adjoint, the
+records (which overwritten values, branches and trip counts the reversal needs, and how each is
+kept: `recording.py`), the parallel adjoints of prange loops, the checkpointed loops and where
+the tapes are reserved. Two emitters then write the code from the frozen plan: the forward sweep
+(`forward_sweep.py`, the primal with its records) and the reverse sweep (`reverse_sweep.py`, the
+statements backwards, each restoring what it overwrote before its adjoint runs). This module
+writes the function around them: the placeholders numba needs, the tapes, the primal result and
+the seeds of the adjoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from ..analysis.definite import placeholder
+from ..ir.core import Assign, For, walk_statements
+from ..ir.emit import Writer, tuple_text
+from ..ir.exprs import code, names_in
+from ..postpass.deadcode import eliminate_dead_code
+from ..postpass.first_contributions import assign_first_contributions
+from ..postpass.marked import rewrite_after
+from ..postpass.unsigned import unsigned_statements
+from .emit.forward_sweep import Emission, ForwardSweep, Scope
+from .emit.reverse_sweep import ReverseSweep
+from .plan import ReversePlan
+from .recording import InSlot
+
+FORWARD_SWEEP = "# forward sweep"
+GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does not return the value)"
+REVERSE_SWEEP = "# reverse sweep"  # these comments, and the function's header, stay where dead code goes
+
+
+@dataclass(frozen=True)
+class Sweeps:
+    """The text of `f_vjp` (or `f_grad`) as the sweeps wrote it, before the text-level post-passes."""
+
+    text: str
+    helpers: tuple[str, ...]  # the runtime helpers it calls
+    sections: frozenset[str]  # comments that stay where their line goes (`eliminate_dead_code`)
+    adjoints: frozenset[str]  # the names of adjoints (`assign_first_contributions`)
+
+
+def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
+    """The text of `f_vjp` (or, without the value, `f_grad`) from the frozen plan: the forward sweep
+    with its records, the primal result, the seeds of the adjoints and the reverse sweep."""
+    prog = plan.prog
+    fn, namer = prog.fn, prog.namer
+    seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(fn.ret.values))]
+    written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
+    emission = Emission()
+    main = Scope(plan.main_tapes)
+    out = Writer()
+    entry = f"{fn.name}_vjp" if with_value else f"{fn.name}_grad"
+    with out.block(f"def {entry}({', '.join(list(fn.params) + seeds + written_seeds)})"):
+        header = [f"# reverse mode (adjoints) of {fn.name} with respect to {', '.join(prog.wrt)}"]
+        header += [f"# {line}" for line in prog.activity_comments()]
+        for line in header:
+            out.line(line)
+        for line in _placeholders(plan):
+            out.line(line)
+            emission.placed.add(line.split(" = ", 1)[0].strip())
+        _allocate_tapes(plan, emission, out)
+        if not with_value:
+            sweep = GRADIENT_SWEEP
+        else:
+            sweep = FORWARD_SWEEP + ("" if plan.recordings else ": nothing the reverse sweep reads is overwritten")
+        out.line(sweep)
+        ForwardSweep(plan, emission, main).sweep(fn.body, out, None)
+        if with_value:
+            value = namer.fresh("value")
+            out.line(f"{value} = {_captured_value(plan)}")
+        out.line(REVERSE_SWEEP)
+        _initialize_adjoints(plan, seeds, written_seeds, out)
+        for array, rows in plan.rows.items():
+            emission.helpers.add("chunk_zeros")  # zeros of shape (chunks, *shape): a contiguous slab per chunk
+            out.line(
+                f"{rows} = chunk_zeros({array}.shape)  # a row per chunk for scattered adjoints, kept zero between uses"
+            )
+        ReverseSweep(plan, emission, main).sweep(fn.body, out)
+        grads = [prog.bar(w) for w in prog.wrt]
+        out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
+    sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
+    adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
+    return Sweeps(out.text(), tuple(sorted(emission.helpers)), sections, adjoints)
+
+
+def remove_dead_code(sweeps: Sweeps) -> Sweeps:
+    return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
+
+
+def first_contributions(sweeps: Sweeps) -> Sweeps:
+    def assign(statements: list) -> list:
+        return assign_first_contributions(statements, sweeps.adjoints)
+
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
+
+
+def unsigned_indices(sweeps: Sweeps) -> Sweeps:
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, unsigned_statements))
+
+
+def _placeholders(plan: ReversePlan) -> list[str]:
+    """Typed values, before the forward sweep, for the active arrays and for what the adjoints read:
+    they run after the forward sweep, and numba must find a typed assignment of each even where it
+    prunes every branch that assigns one (`if t > 0.25` with t = 0.0)."""
+    prog, fn = plan.prog, plan.prog.fn
+    arrays = tuple(v for v in sorted(prog.activity.active) if prog.kinds.is_array(v))
+    reads = {n for lines in plan.adjoints.lines.values() for line in lines for n in names_in(line.value)}
+    reads |= {n for p in plan.permutes() for n in p.targets + p.sources}  # read by their undo
+    reads |= plan.read_again(fn.body)
+    reads -= {s.var for s in walk_statements(fn.body) if isinstance(s, For)}  # the reversed loops set them
+    # a parallel adjoint's iteration replays its own variables before its adjoint reads them, and
+    # gives them placeholders of its own (`ReverseSweep.iteration`): at the top, they would be
+    # shared variables of both prange loops, each copied whole by numba's reduction analysis
+    reads -= set().union(*plan.iteration_locals.values())
+    reads -= plan.recomputed_names()  # each reversed iteration computes them first
+    return prog.placeholders(arrays + tuple(sorted(reads & set(prog.kinds.of))))
+
+
+def _allocate_tapes(plan: ReversePlan, emission: Emission, out: Writer) -> None:
+    """The main tapes that anything outside the parallel adjoints records on (an iteration's slot
+    is on the float tape), sized for the straight-line records before the first reservation."""
+    outside = [r for s, r in plan.recordings.items() if s not in plan.in_parallel]
+    slots = any(isinstance(r, InSlot) for r in plan.recordings.values())
+    for index, ((tape, top), dtype) in enumerate(zip(plan.main_tapes, ("", ", np.int64"), strict=True)):
+        if any(r.uses(index) for r in outside) or index == 0 and slots:
+            out.line(f"{tape} = np.empty({plan.first_allocation[index].render()}{dtype})")
+            out.line(f"{top} = 0")
+    for var in sorted(plan.undefined_at_first_record() - emission.placed):
+        zero = placeholder(plan.prog.kinds[var])
+        out.line(f"{var} = {zero}  # recorded before it is first assigned: give it a typed value")
+        emission.placed.add(var)
+
+
+def _captured_value(plan: ReversePlan) -> str:
+    """The primal result, copied where the reverse sweep will restore older elements."""
+    fn = plan.prog.fn
+    permutes = plan.permutes()
+    restored = {s.var for s in plan.sites if s.writes_element} | {n for p in permutes for n in p.targets}
+    # a checkpointed loop's reverse sweep restores its state arrays into their buffers, and its
+    # replays write its scratch arrays with the values of earlier steps
+    restored |= {st.var for ck in plan.checkpointed.values() for st in ck.state if st.array and not st.rebound}
+    restored |= {var for ck in plan.checkpointed.values() for var in ck.scratch}
+    links = [(s.var, s.value.value) for s in walk_statements(fn.body)
+             if isinstance(s, Assign) and not s.writes_element and isinstance(s.value, cst.Name)]  # fmt: skip
+    links += [pair for p in permutes for pair in zip(p.targets, p.sources, strict=True)]
+    changed = True
+    while changed:  # `result = w`: result is w's buffer, restored with it
+        changed = False
+        for a, b in links:
+            if (a in restored) != (b in restored):
+                restored |= {a, b}
+                changed = True
+    items = []
+    for v in fn.ret.values:
+        array = isinstance(v, cst.Name) and plan.prog.kinds.is_array(v.value) and v.value in restored
+        items.append(f"{code(v)}.copy()" if array else code(v))
+    value = tuple_text(items) if fn.ret.is_tuple else items[0]
+    if fn.mutated:
+        value = tuple_text([value, *(f"{m}.copy()" for m in fn.final_states)])
+    return value
+
+
+def _initialize_adjoints(plan: ReversePlan, seeds: list[str], written_seeds: list[str], out: Writer) -> None:
+    prog = plan.prog
+    seeded: dict[str, list[str]] = {}
+    names = [v.value if isinstance(v, cst.Name) else None for v in prog.fn.ret.values] + list(prog.fn.final_states)
+    for name, seed in zip(names, seeds + written_seeds, strict=True):
+        if name is not None and prog.is_active(name):
+            seeded.setdefault(name, []).append(seed)
+    # rows and scratch arrays of a parallel loop, and the variables of its iterations nothing
+    # else mentions, get their adjoints inside each iteration
+    iteration_own = {v for p in plan.parallel.values() for v in p.private if prog.kinds.is_array(v)}
+    iteration_own |= set().union(*plan.iteration_locals.values())
+    bar = prog.bar
+    for var in sorted(prog.activity.active | set(prog.wrt)):
+        if var in iteration_own and var not in seeded and var not in prog.wrt:
+            continue
+        if var in seeded:
+            first, *rest = seeded[var]
+            copy = ".copy()" if prog.kinds.is_array(var) else ""
+            out.line(f"{bar(var)} = {first}{copy}")
+            for seed in rest:
+                out.line(f"{bar(var)} += {seed}")
+        else:
+            out.line(f"{bar(var)} = {code(prog.adjoint_zero(var))}")
