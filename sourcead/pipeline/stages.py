@@ -122,12 +122,12 @@ def wrt_by_usage(u: Unit) -> None:
 
 
 def kinds(u: Unit) -> None:
-    assert u.core is not None
+    assert u.core is not None and u.parsed is not None
     u.kinds = infer_kinds(u.core, u.parsed, u.arg_kinds)
 
 
 def inplace(u: Unit) -> None:
-    assert u.core is not None and u.kinds is not None and u.namer is not None
+    assert u.core is not None and u.kinds is not None and u.namer is not None and u.parsed is not None
     lowered, u.kinds = lower_inplace(u.core, u.kinds, u.parsed, u.namer)
     if lowered.finals != u.core.finals:  # written arguments followed again: new copies keep their final states
         u.kinds = infer_kinds(lowered, u.parsed, u.arg_kinds)
@@ -135,7 +135,7 @@ def inplace(u: Unit) -> None:
 
 
 def dead_views(u: Unit) -> None:
-    assert u.core is not None and u.kinds is not None
+    assert u.core is not None and u.kinds is not None and u.parsed is not None
     if (copied := copy_dead_views(u.core, u.kinds.is_array)) is not u.core:
         u.core, u.kinds = copied, infer_kinds(copied, u.parsed, u.arg_kinds)
 
