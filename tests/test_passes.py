@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sourcead.pipeline.passes import FRONT, PIPELINES
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO = str(ROOT / "tests" / "zoo.py")
+ZOO = str(ROOT / "tests" / "programs" / "zoo.py")
 HEAT = str(ROOT / "examples" / "heat.py")
 
 
