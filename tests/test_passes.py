@@ -92,7 +92,8 @@ def _row(p) -> str:
 
 def test_architecture_doc_lists_the_real_passes():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    start, end = "<!-- passes: generated from sourcead/pipeline/passes.py by tests/test_passes.py -->\n", "\n<!-- /passes -->"
+    start = "<!-- passes: generated from sourcead/pipeline/passes.py by tests/test_passes.py -->\n"
+    end = "\n<!-- /passes -->"
     assert start in text and end in text
     shown = text.split(start, 1)[1].split(end, 1)[0]
     assert shown == pass_tables(), "docs/architecture.md's pass tables drifted; they should read:\n" + pass_tables()
