@@ -152,7 +152,6 @@ def test_hessian_columns_are_hvps_and_symmetric(name):
 
 
 def test_compiled_hessian_of_a_parallel_loop_equals_plain_python():
-    sys.path.insert(0, str(Path(__file__).parent))
     import parallel_kernels as par
 
     rng = np.random.default_rng(3)
