@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..build import compile as _compile
 from ..ir.types import parse_spec
-
-if TYPE_CHECKING:
-    from .transforms import _Variant
+from .njit import _core_dispatcher
+from .protocol import _Variant
 
 _LOCK = threading.Lock()
 _LOOPS: dict[str, Any] = {}  # batch module name -> dispatcher, for this process
@@ -96,8 +95,6 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
 
 def compiled_loop(variant: _Variant, kind: str) -> Any:
     """The numba dispatcher of the batch loop for one variant (made once per process)."""
-    from .njit import _core_dispatcher
-
     core_module = _core_dispatcher(variant)
     text, entry = batch_source(variant, kind, core_module)
     digest = hashlib.sha256(_compile._RUNTIME.encode() + text.encode()).hexdigest()
