@@ -6,7 +6,7 @@ is a small generated module beside the derivative's own in the disk cache (impor
 compiler imports modules, so numba caches it too), whose one function calls the compiled
 derivative k times: no Python per direction. With `jit=False` the same loop runs in Python over
 the same generated code. One sweep per direction, but no interpreter between them: batches of
-jvp tangents go through vector mode instead (`vector.py`, one sweep carrying all k) where it
+jvp tangents go through vector mode instead (`forward/vector.py`, one sweep carrying all k) where it
 applies; hvp and vjp batches, and jvp batches of `prange` code, come here.
 
     f_jvp_batch(*args, T0, ...) -> (value, (k, *out.shape) tangents of the result)

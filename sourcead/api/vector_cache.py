@@ -1,5 +1,5 @@
 """The vector-mode twin of a prepared jvp, made once per (function, wrt, jit) and kept for the
-process: one forward sweep carrying k tangents (`transforms/vector.py`), or None where vector mode
+process: one forward sweep carrying k tangents (`forward/vector.py`), or None where vector mode
 does not apply (`prange` code, a construct the lane rewrite does not cover), remembered too.
 """
 
@@ -14,7 +14,7 @@ from .protocol import Wrt, _Variant
 
 
 class _VectorJVP(_Prepared):
-    """Vector forward mode (`vector.py`): `f_jvp(*args, *tangents with a leading axis of k)`."""
+    """Vector forward mode (`forward/vector.py`): `f_jvp(*args, *tangents with a leading axis of k)`."""
 
     __slots__ = ()
     TRANSFORM = "vector"
