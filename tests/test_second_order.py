@@ -410,7 +410,7 @@ SINGLE_RESULT = [
 
 
 def _vector_matches_per_direction(name: str, jit: bool) -> None:
-    from sourcead.api import transforms as api
+    from sourcead.api import vector_cache as api
 
     case, args = CASES[name], _args(name)
     batch = _directions(name, args, k=3)
@@ -437,7 +437,7 @@ def test_compiled_vector_mode_equals_one_sweep_per_direction(name):
 def test_prange_code_falls_back_to_one_sweep_per_direction():
     import parallel_kernels as par
 
-    from sourcead.api import transforms as api
+    from sourcead.api import vector_cache as api
 
     rng = np.random.default_rng(8)
     w, X, y = rng.standard_normal(3), rng.standard_normal((20, 3)), (rng.random(20) > 0.5).astype(np.float64)
