@@ -10,10 +10,10 @@ import libcst as cst
 
 from ..analysis.program import Program, builds_array, copied_array
 from ..derive.linearize import tangent
+from ..frontend.marker import MARKER, marked
 from ..ir.core import Assign, Break, For, If, Permute, Stmt, While
 from ..ir.emit import Line, Writer, tuple_text
 from ..ir.exprs import code, number, unparen
-from ..reverse.checkpoint import MARKER, marked
 from ..rules import primitive
 
 

@@ -27,6 +27,9 @@ from numba.extending import register_jitable
 
 from ..errors import SourceADError
 from ..functions import unwrap
+from .forms import Partials, Primitive
+from .results import math_floats
+from .signature import Signature
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,8 @@ class CustomRule:
         return f"custom.{self.func.__module__}.{self.func.__qualname__}"
 
     @property
-    def primitive(self):
+    def primitive(self) -> Primitive:
         """The rule as a primitive: a float function of floats, with these partials."""
-        from . import Partials, Primitive, Signature  # rules import libcst, which a warm start never needs
-        from .results import math_floats
-
         name, arity = self.partials_name, len(inspect.signature(self.func).parameters)
         operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
         partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
