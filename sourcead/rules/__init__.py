@@ -27,6 +27,7 @@ from .forms import (
     Primitive,
     Pullback,
     ResultError,
+    SecondOrderGap,
     Selection,
 )
 from .piecewise import CONSTANTS, PIECEWISE
@@ -138,6 +139,7 @@ __all__ = [
     "Primitive",
     "Pullback",
     "ResultError",
+    "SecondOrderGap",
     "Selection",
     "Signature",
     "bind",

@@ -27,7 +27,7 @@ from numba.extending import register_jitable
 
 from ..errors import SourceADError
 from ..functions import unwrap
-from .forms import Partials, Primitive
+from .forms import Partials, Primitive, SecondOrderGap
 from .results import math_floats
 from .signature import Signature
 
@@ -48,7 +48,13 @@ class CustomRule:
         name, arity = self.partials_name, len(inspect.signature(self.func).parameters)
         operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
         partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
-        return Primitive(self.key, Signature.parse(", ".join("xy"[:arity])), math_floats, partials)
+        gap = SecondOrderGap(
+            f"`{self.key[len('custom.') :]}` has first partial derivatives only",
+            "Call a plain function instead (sourcead inlines and differentiates it twice).",
+            "second order does not cover custom rules yet: {why}",
+        )
+        signature = Signature.parse(", ".join("xy"[:arity]))
+        return Primitive(self.key, signature, math_floats, partials, second_order=gap)
 
     @property
     def func_name(self) -> str:
