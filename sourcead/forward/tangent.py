@@ -88,6 +88,7 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
         if any(prog.is_active(t) for t in stmt.targets):
             out.line(f"{', '.join(map(prog.dot, stmt.targets))} = {', '.join(map(prog.dot, stmt.sources))}")
         return
+    assert isinstance(stmt, Assign), "continue and exits are flags by now (exits.py)"
     if not prog.is_active(stmt.var):
         out.line(stmt.text())
         return

@@ -109,9 +109,11 @@ def new_array_shape(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         found = classify(node)
     except BindError:
         return None
-    if found is None or found[0].shaped_as is None:
+    if found is None:
         return None
     prim, bound = found
+    if prim.shaped_as is None:
+        return None
     argument = bound.get(prim.shaped_as)
     return None if argument is None else (prim.shaped_as, argument)
 

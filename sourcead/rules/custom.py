@@ -22,6 +22,7 @@ import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from numba.extending import register_jitable
 
@@ -100,7 +101,7 @@ def custom_rule(*, partials: Callable) -> Callable[[Callable], Callable]:
     return register
 
 
-def lookup(obj: object) -> CustomRule | None:
+def lookup(obj: Any) -> CustomRule | None:
     """The custom rule registered for `obj` (a function or what wraps it), if any."""
     return _REGISTRY.get(id(obj)) or _REGISTRY.get(id(unwrap(obj))) if obj is not None else None
 
@@ -117,7 +118,7 @@ def by_name(name: str) -> CustomRule | None:
 @functools.cache
 def jitable(module: str, qualname: str) -> Callable:
     """The function `module.qualname`, callable both from Python and from numba-compiled code."""
-    obj = importlib.import_module(module)
+    obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return register_jitable(unwrap(obj))

@@ -6,7 +6,7 @@ or its primitive declares the gap (`Primitive.second_order`; tests/test_second_o
 
 from __future__ import annotations
 
-from ..ir.types import FLOAT, array
+from ..ir.types import FLOAT, Type, array
 from . import results
 from .forms import Args, Primitive, Pullback, ResultError
 from .signature import Signature
@@ -14,14 +14,14 @@ from .signature import Signature
 S = Signature.parse
 
 
-def _raveled(args: Args) -> object:
+def _raveled(args: Args) -> Type:
     t = args["a"]
     if not t.is_array:
         raise ResultError(f"np.ravel takes an array, got {t.describe()}", param="a")
     return array(t.dtype, 1)
 
 
-def _selected(args: Args) -> object:
+def _selected(args: Args) -> Type:
     """select_along(t, x, axis, largest): t at the extremum of each row or column of x, so the
     type of a reduction of x over that axis."""
     return results.reduced()(Args(args.name, {"a": args["like"]}, literals={"axis": args.literal("axis")}))
