@@ -189,7 +189,9 @@ def live_after(fn: CoreFunction, var: str) -> dict[Stmt, bool]:
 
     def statement(s: Stmt, live: bool, exit_: bool, head: bool) -> bool:
         if isinstance(s, Assign):
-            reads = var in names_in(s.value) or var in names_in(s.target) and (s.writes_element or s.accumulate is not None)
+            reads = (
+                var in names_in(s.value) or var in names_in(s.target) and (s.writes_element or s.accumulate is not None)
+            )
             return reads or live and not (_is_whole(s) and s.var == var)
         if isinstance(s, If):
             return var in names_in(s.test) or block(s.body, live, exit_, head) or block(s.orelse, live, exit_, head)

@@ -13,7 +13,7 @@ from ..ir.exprs import children
 
 
 def local_names(node: cst.FunctionDef) -> set[str]:
-    names = {p.name.value for p in node.params.params + node.params.posonly_params}
+    names = {p.name.value for p in [*node.params.params, *node.params.posonly_params]}
     return names | assigned_in(node.body)
 
 

@@ -49,16 +49,17 @@ class Fence(ExpressionFence):
                 "*args, **kwargs and keyword-only parameters are not supported",
                 "Use plain positional parameters.",
             )
-        for param in params.params + params.posonly_params:
+        for param in [*params.params, *params.posonly_params]:
             if param.default is not None and not _plain_literal(param.default):
                 self.fail(
                     param.default,
                     "a parameter default must be a number or True/False",
                     "Pass the value as an argument.",
                 )
-        if isinstance(node.body, cst.SimpleStatementSuite):
+        suite = node.body
+        if not isinstance(suite, cst.IndentedBlock):  # a SimpleStatementSuite: `def f(x): return x`
             self.fail(node, "write the function body on its own lines", "Put each statement on a line.")
-        body = list(node.body.body)
+        body = list(suite.body)
         if body and _is_docstring(body[0]):
             body = body[1:]
         if not body or not (_always_returns(body) or callee and not _returns_anything(self.parsed.node)):
@@ -103,9 +104,9 @@ class Fence(ExpressionFence):
             self.check_suite(stmt.orelse.body, loop_vars, in_loop)
 
     def check_suite(self, body: cst.BaseSuite, loop_vars: set[str], in_loop: bool) -> None:
-        if isinstance(body, cst.SimpleStatementSuite):
+        if not isinstance(body, cst.IndentedBlock):  # a SimpleStatementSuite: `if c: x = 1`
             self.fail(body, "put the block on its own lines", "Write the body indented under the colon.")
-        self.check_block(list(body.body), loop_vars, in_loop)  # type: ignore[attr-defined]
+        self.check_block(list(body.body), loop_vars, in_loop)
 
     def check_for(self, stmt: cst.For, loop_vars: set[str]) -> None:
         if stmt.orelse is not None:
@@ -116,9 +117,11 @@ class Fence(ExpressionFence):
         key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
         if key not in ("range", "prange"):
             self.check_iteration(stmt.target, it, key, loop_vars)
-            index = stmt.target.elements[0].value if key == "enumerate" else None  # type: ignore[union-attr]
+            target = stmt.target  # a tuple for enumerate (check_iteration)
+            index = target.elements[0].value if key == "enumerate" and isinstance(target, cst.Tuple) else None
             self.check_loop_body(stmt, index.value if isinstance(index, cst.Name) else None, loop_vars)
             return
+        assert isinstance(it, cst.Call)  # range(...) or prange(...)
         if not isinstance(stmt.target, cst.Name):
             self.fail(stmt.target, "the loop variable must be a single name", "Loop over indices: `for i in range(n)`.")
         if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
@@ -127,7 +130,7 @@ class Fence(ExpressionFence):
             self.fail(it.args[2], "the step of a range cannot be zero")
         for arg in it.args:
             self.check_expr(arg.value, loop_vars)
-        self.check_loop_body(stmt, stmt.target.value, loop_vars)  # type: ignore[union-attr]
+        self.check_loop_body(stmt, stmt.target.value, loop_vars)
 
     def check_loop_body(self, stmt: cst.For, var: str | None, loop_vars: set[str]) -> None:
         """The body, with `var` the loop's index variable (None: a fresh one normalize makes)."""
@@ -160,11 +163,11 @@ class Fence(ExpressionFence):
                 self.fail(it, "enumerate takes one array here (no start=)", hint)
             if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
                 self.fail(target, "a loop over enumerate(...) takes two names: `for i, v in enumerate(x)`")
-            if not isinstance(target.elements[0].value, cst.Name):  # type: ignore[union-attr]
+            if not isinstance(target.elements[0].value, cst.Name):
                 self.fail(target, "the index of enumerate(...) must be a name")
             inner = args[0].value
             inner_key = canonical_call(inner.func, self.parsed.globals) if isinstance(inner, cst.Call) else None
-            self.check_iteration(target.elements[1].value, inner, inner_key, loop_vars)  # type: ignore[union-attr]
+            self.check_iteration(target.elements[1].value, inner, inner_key, loop_vars)
             return
         if key == "zip":
             args = [a for a in it.args if a.keyword is None]  # type: ignore[attr-defined]
@@ -294,13 +297,18 @@ def _always_returns(body: list[cst.BaseStatement]) -> bool:
 
 
 def _if_always_returns(stmt: cst.If) -> bool:
-    if not _always_returns(list(stmt.body.body)):  # type: ignore[attr-defined]
+    if not _always_returns(_lines(stmt.body)):
         return False
     if isinstance(stmt.orelse, cst.If):
         return _if_always_returns(stmt.orelse)
     if isinstance(stmt.orelse, cst.Else):
-        return _always_returns(list(stmt.orelse.body.body))  # type: ignore[attr-defined]
+        return _always_returns(_lines(stmt.orelse.body))
     return False
+
+
+def _lines(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of an indented block (a one-line suite returns nothing the fence accepts)."""
+    return list(suite.body) if isinstance(suite, cst.IndentedBlock) else []
 
 
 def _plain_literal(node: cst.BaseExpression) -> bool:

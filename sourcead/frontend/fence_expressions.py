@@ -10,6 +10,7 @@ user's own functions; anything else is refused at its position with a hint.
 from __future__ import annotations
 
 import inspect
+from typing import NoReturn
 
 import libcst as cst
 
@@ -53,7 +54,7 @@ class ExpressionFence:
         self.parsed = parsed
         self.locals = local_names(parsed.node)
 
-    def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> None:
+    def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> NoReturn:
         raise self.parsed.error(message, node, hint)
 
     def is_new_axis(self, node: cst.BaseExpression) -> bool:
@@ -66,7 +67,7 @@ class ExpressionFence:
         for element in node.slice:
             if isinstance(element.slice, cst.Slice):
                 continue  # a[1:-1], a[:, j], a[::2]
-            if element.slice.star is not None:
+            if isinstance(element.slice, cst.Index) and element.slice.star is not None:
                 self.fail(element, "starred indices are not supported")
 
     def check_expr(self, expr: cst.BaseExpression, loop_vars: set[str]) -> None:
@@ -81,7 +82,7 @@ class ExpressionFence:
             if not isinstance(expr.operator, _OPERATORS):
                 self.fail(
                     expr.operator,
-                    f"operator `{expr.operator._get_token()}` is not supported",
+                    f"operator `{code(expr.operator).strip()}` is not supported",
                     "Supported arithmetic: + - * / ** // % @.",
                 )
             self.check_expr(expr.left, loop_vars)
@@ -205,7 +206,7 @@ class ExpressionFence:
             )
         self.check_expr(value, loop_vars)
         self.check_indices(expr)
-        new_axes = [e for e in expr.slice if not isinstance(e.slice, cst.Slice) and self.is_new_axis(e.slice.value)]
+        new_axes = [e for e in expr.slice if isinstance(e.slice, cst.Index) and self.is_new_axis(e.slice.value)]
         if new_axes:
             if not all(_full_slice(e.slice) for e in expr.slice if e not in new_axes):
                 self.fail(
@@ -219,7 +220,7 @@ class ExpressionFence:
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
                         self.check_expr(part, loop_vars)
-            else:
+            elif isinstance(element.slice, cst.Index):
                 self.check_expr(element.slice.value, loop_vars)
 
     def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
@@ -256,7 +257,7 @@ class ExpressionFence:
             prim = primitive(key) if key is not None else None
             if key in LOOPS:
                 self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
-            if prim is None:
+            if prim is None or key is None:  # (a primitive has a key)
                 self.fail(
                     func,
                     f"call to unsupported function `{dotted(func) or code(func)}`",

@@ -65,7 +65,7 @@ class Normalizer(Statements):
     of the front end that follow (exits, loop variables, rings, outputs)."""
 
     def function(self) -> CoreFunction:
-        statements = list(self.parsed.node.body.body)  # type: ignore[union-attr]
+        statements = list(self.parsed.node.body.body)
         body, ret = eliminate_exits(self.block(statements), self.namer, self.parsed)
         body = carry_loop_variables(body, ret, self.namer, self.fail)
         body = modulo_rings(body, self.namer, self.parsed)
@@ -133,12 +133,12 @@ class Normalizer(Statements):
                 mapping[name] = fresh = cst.Name(self.namer.fresh(f"{func.__name__}_{name}"))
                 pre.append(Assign(fresh, arg, None, call, shares=name, where=self.parsed.locate(call)))
             else:
-                fresh = self.namer.fresh(f"{func.__name__}_{name}")
-                pre += self.assign(cst.Name(fresh), arg, call)
-                mapping[name] = self.name(cst.Name(fresh))  # a tuple parameter: the tuple of its elements
+                local = self.namer.fresh(f"{func.__name__}_{name}")
+                pre += self.assign(cst.Name(local), arg, call)
+                mapping[name] = self.name(cst.Name(local))  # a tuple parameter: the tuple of its elements
         for local in sorted(local_names(callee.node) - set(names)):
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
-        renamed = callee.node.visit(Rename(mapping))
+        renamed = cst.ensure_type(callee.node.visit(Rename(mapping)), cst.FunctionDef)
         positions = {**callee.positions, **carried_positions(callee.node, renamed, callee.positions)}
         inner = self.parsed.adopt(replace(callee, node=renamed, positions=positions))  # later errors locate its nodes
         core = Normalizer(inner, self.namer, (*self.callers, _function_of(self.parsed))).function()

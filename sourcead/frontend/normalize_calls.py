@@ -83,6 +83,7 @@ class Calls(Expressions):
         lowers = prim.lower is not None and prim.lower(Bound(dict(zip((p.name for p in params), values, strict=True))))
         if lowers is not None and lowers is not False:  # then again, with operands read twice bound first
             values = [self.lowered_operand(v, pre) if p.required else v for p, v in zip(params, values, strict=True)]
+            assert prim.lower is not None
             lowered = prim.lower(Bound({p.name: v for p, v in zip(params, values, strict=True)}))
             if lowered is not None:  # parenthesized: it stands where a call stood (`np.mean(a, axis=0) ** 2`)
                 return pre, paren(lowered)

@@ -11,11 +11,12 @@ normalizer's parts share (the function, the namer, tuple variables, constants re
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import libcst as cst
 
 from ..ir.core import Assign, If, Stmt, assigned_names
-from ..ir.exprs import code, constant_node, names_in, unparen
+from ..ir.exprs import Frozen, code, constant_node, names_in, unparen
 from ..ir.naming import Namer
 from ..rules import ATTRIBUTES
 from .bound_names import local_names
@@ -34,7 +35,7 @@ class Expressions:
         self.callers = callers  # the functions being inlined into, to reject recursion
         self.current: cst.CSTNode = parsed.node  # the user statement being normalized, for errors
         self.params = tuple(p.name.value for p in parsed.node.params.params)
-        self.constants: dict[str, object] = {}
+        self.constants: dict[str, Frozen] = {}
         self.custom: set[str] = set()  # custom rules called (keys)
         self.locals = local_names(parsed.node)
         self.tuples: dict[str, tuple[str, ...]] = {}  # a tuple variable -> its element variables
@@ -147,7 +148,7 @@ class Expressions:
         return node
 
     def attribute(self, node: cst.Attribute) -> Flat:
-        value = lookup(node, self.parsed.globals) if not _rooted_at(node, self.locals) else None
+        value: Any = lookup(node, self.parsed.globals) if not _rooted_at(node, self.locals) else None
         if is_frozen_constant(value):
             return [], constant_node(value)  # math.pi, np.inf, cfg.N: frozen, as numba freezes them
         pre, owner = self.flat(node.value)
@@ -162,14 +163,14 @@ class Expressions:
             temp = cst.Name(self.namer.fresh("part"))  # (A @ x)[0]: the value first, then its element
             pre.append(Assign(temp, unparen(base), None, self.current))
             base = temp
-        if any(not isinstance(e.slice, cst.Slice) and _is_new_axis(e.slice.value, self.parsed) for e in node.slice):
+        if any(isinstance(e.slice, cst.Index) and _is_new_axis(e.slice.value, self.parsed) for e in node.slice):
             before, reshaped = self.new_axes(base, node)
             return pre + before, reshaped
         parts: list[cst.BaseExpression] = []
         for element in node.slice:
             if isinstance(element.slice, cst.Slice):
                 parts += [p for p in (element.slice.lower, element.slice.upper, element.slice.step) if p is not None]
-            else:
+            elif isinstance(element.slice, cst.Index):
                 parts.append(element.slice.value)
         before, values = self.sequence(parts)
         pre += before
@@ -203,7 +204,7 @@ class Expressions:
     def new_axes(self, base: cst.BaseExpression, node: cst.Subscript) -> Flat:
         """`x[:, None]` is `np.reshape(x, (x.shape[0], 1))`: a 1 for each new axis, the sizes of x
         for the full slices (the fence allows nothing else beside new axes)."""
-        pre = []
+        pre: list[Stmt] = []
         if not isinstance(base, cst.Name):  # A[i][:, None]: the row first
             temp = cst.Name(self.namer.fresh("part"))
             pre.append(Assign(temp, base, None, self.current))

@@ -10,6 +10,7 @@ variables where a target is read by a later value; `a += e` as an accumulation o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
@@ -18,10 +19,10 @@ from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, Whi
 from ..ir.exprs import code, names_in, paren, unparen
 from .aliases import from_loop
 from .normalize_calls import Calls
-from .normalize_expressions import Flat, _is_shape, _one_line
+from .normalize_expressions import _is_shape, _one_line
 from .resolve import canonical_call
 
-_AUG_TO_BINARY = {
+_AUG_TO_BINARY: dict[type[cst.BaseAugOp], Callable[[], cst.BaseBinaryOp]] = {
     cst.AddAssign: cst.Add,
     cst.SubtractAssign: cst.Subtract,
     cst.MultiplyAssign: cst.Multiply,
@@ -52,20 +53,20 @@ class Statements(Calls):
     def branch(self, stmt: cst.If) -> list[Stmt]:
         self.current = stmt
         pre, test = self.value(stmt.test)
-        body = self.block(stmt.body.body)  # type: ignore[attr-defined]
+        body = self.block(stmt.body.body)
         self.current = stmt
         orelse: list[Stmt] = []
         if isinstance(stmt.orelse, cst.If):  # elif: its test runs only when this one is false
             orelse = self.branch(stmt.orelse)
         elif isinstance(stmt.orelse, cst.Else):
-            orelse = self.block(stmt.orelse.body.body)  # type: ignore[attr-defined]
+            orelse = self.block(stmt.orelse.body.body)
         return pre + [If(test, tuple(body), tuple(orelse), stmt)]
 
     def while_loop(self, stmt: cst.While) -> list[Stmt]:
         """`while test:`; a test that needs statements first (a call, a conditional expression) is
         computed into a flag before the loop and again at the end of every iteration."""
         pre, test = self.value(stmt.test)
-        body = self.block(stmt.body.body)  # type: ignore[attr-defined]
+        body = self.block(stmt.body.body)
         if not pre:
             return [While(test, tuple(body), stmt)]
         if any(isinstance(s, Continue) for s in _same_loop(body)):
@@ -110,7 +111,7 @@ class Statements(Calls):
             return pre + [Exit((value,), False, small)]
         return []  # pass, docstrings
 
-    def target(self, node: cst.BaseExpression) -> Flat:
+    def target(self, node: cst.BaseExpression) -> tuple[list[Stmt], cst.Name | cst.Subscript]:
         """An assignment target: a name, or an element or slice of a named array (indices normalized)."""
         if isinstance(node, cst.Name):
             return [], node
@@ -130,6 +131,7 @@ class Statements(Calls):
                 origin,
                 "Use another name for the single value.",
             )
+        assert isinstance(target, (cst.Name, cst.Subscript))  # a place (`target`)
         return [Assign(target, unparen(value), None, origin)]
 
     def tuple_variable(self, name: str, length: int, origin) -> tuple[str, ...]:
@@ -230,7 +232,7 @@ class Statements(Calls):
             args = [cst.Integer("0"), args[0]]
         if len(args) == 2:
             args.append(cst.Integer("1"))
-        body = self.block(list(stmt.body.body))  # type: ignore[attr-defined]
+        body = self.block(list(stmt.body.body))
         self.current = stmt
         hoisted: list[Stmt] = []
         written_inside = assigned_names(tuple(body))
@@ -239,24 +241,28 @@ class Statements(Calls):
                 fresh = self.namer.fresh(role)
                 hoisted.append(Assign(cst.Name(fresh), bound, None, stmt.iter))
                 args[k] = cst.Name(fresh)
-        var = stmt.target.value  # type: ignore[union-attr]
+        assert isinstance(stmt.target, cst.Name)  # fenced: `for i in range(...)`
+        var = stmt.target.value
         return pre + hoisted + [For(var, args[0], args[1], args[2], tuple(body), key == "prange", stmt)]
 
     def array_loop(self, stmt: cst.For, key: str | None) -> list[Stmt]:
         """`for v in x` is `for i in range(len(x)): v = x[i]` (an element, or a row of a 2-D x), `enumerate(x)`
         names the index, `zip(x, y)` runs to the shorter array, an iterated expression is computed first."""
-        target, it = stmt.target, stmt.iter
+        target: cst.BaseExpression = stmt.target
+        it: cst.BaseExpression = stmt.iter
         index: cst.Name | None = None
         if key == "enumerate":
-            index = target.elements[0].value  # type: ignore[union-attr, assignment]
-            target, it = target.elements[1].value, it.args[0].value  # type: ignore[union-attr, attr-defined]
+            assert isinstance(target, cst.Tuple) and isinstance(it, cst.Call)  # fenced: `for i, v in enumerate(x)`
+            index = cst.ensure_type(target.elements[0].value, cst.Name)
+            target, it = target.elements[1].value, it.args[0].value
             key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
         if key == "zip":
-            arrays = [a.value for a in it.args if a.keyword is None]  # type: ignore[attr-defined]  (strict=False)
-            pairs = [(e.value, a) for e, a in zip(target.elements, arrays, strict=True)]  # type: ignore[union-attr]
+            assert isinstance(target, cst.Tuple) and isinstance(it, cst.Call)  # fenced: `for a, b in zip(x, y)`
+            arrays = [a.value for a in it.args if a.keyword is None]  # (strict=False)
+            pairs = [(e.value, a) for e, a in zip(target.elements, arrays, strict=True)]
         else:
             pairs = [(target, it)]
-        before: list[cst.BaseStatement] = []
+        before: list[cst.SimpleStatementLine] = []
         sequences = []
         for _, sequence in pairs:
             if not isinstance(sequence, cst.Name):
@@ -268,17 +274,25 @@ class Statements(Calls):
         lengths = [cst.Call(cst.Name("len"), [cst.Arg(s)]) for s in sequences]
         stop = lengths[0] if len(lengths) == 1 else cst.Call(cst.Name("min"), [cst.Arg(n) for n in lengths])
         elements = [
-            _statement(cst.Assign([cst.AssignTarget(name)], cst.Subscript(s, [cst.SubscriptElement(cst.Index(index))])))
+            _statement(
+                cst.Assign([cst.AssignTarget(_named(name))], cst.Subscript(s, [cst.SubscriptElement(cst.Index(index))]))
+            )
             for (name, _), s in zip(pairs, sequences, strict=True)
         ]
-        body = stmt.body.with_changes(body=[*elements, *stmt.body.body])  # type: ignore[attr-defined]
+        body = stmt.body.with_changes(body=[*elements, *stmt.body.body])
         loop = stmt.with_changes(target=index, iter=cst.Call(cst.Name("range"), [cst.Arg(stop)]), body=body)
         return from_loop(self.block(before) + self.loop(loop), {s.body[0] for s in (*before, *elements)}, stmt)
 
 
+def _named(target: cst.BaseExpression) -> cst.Name:
+    """A loop's element variable: a single name (fenced)."""
+    return cst.ensure_type(target, cst.Name)
+
+
 def _var(target: cst.BaseExpression) -> str:
     node = target.value if isinstance(target, cst.Subscript) else target
-    return node.value  # type: ignore[union-attr]
+    assert isinstance(node, cst.Name)  # a place: a name, or an element of a named array
+    return node.value
 
 
 def _copies(statements: list[Stmt]) -> list[Stmt]:

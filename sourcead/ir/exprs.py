@@ -145,11 +145,18 @@ def is_number(node: cst.BaseExpression, value: float | None = None) -> bool:
 
 
 def number_value(node: cst.BaseExpression) -> float:
+    """The value of a number literal, `-2` included; AttributeError for any other node (callers
+    that may meet one catch it)."""
     node = unparen(node)
     if isinstance(node, cst.UnaryOperation):
-        return -number_value(node.expression)
-    assert isinstance(node, (cst.Integer, cst.Float)), "a number (`is_number`)"
-    return float(node.evaluated_value)
+        return -float(_evaluated(unparen(node.expression)))
+    return float(_evaluated(node))
+
+
+def _evaluated(node: cst.BaseExpression) -> float:
+    if not isinstance(node, (cst.Integer, cst.Float)):
+        raise AttributeError(f"{type(node).__name__} is not a number literal")
+    return node.evaluated_value
 
 
 def _precedence(node: cst.BaseExpression) -> int:
