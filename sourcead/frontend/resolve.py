@@ -114,7 +114,7 @@ def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None
     """`np.float64` for the expressions np.float64, float, numpy.float64; the same for int64 and bool."""
     obj = lookup(expr, scope)
     try:
-        return _DTYPE_OBJECTS.get(obj)  # type: ignore[call-overload]
+        return _DTYPE_OBJECTS.get(obj)
     except TypeError:
         return None
 

@@ -24,7 +24,8 @@ from ..forward.second import check_forward, hvp_source, refuse_first_order_limit
 from ..forward.tangent import forward_function, primal_function
 from ..forward.vector import vectorize
 from ..frontend.aliases import copy_dead_views, merge_results
-from ..frontend.fence import fence, local_names
+from ..frontend.bound_names import local_names
+from ..frontend.fence import fence
 from ..frontend.normalize import normalize
 from ..frontend.parse import ParsedFunction, parse_function
 from ..ir.core import Assign, CoreFunction, Permute, walk_statements

@@ -3,6 +3,7 @@
     elementwise.py   operators, math functions and their NumPy twins, abs, min, max, float
     arrays.py        reductions, products, selections, reshapes, creation, sizes; methods
     piecewise.py     int, round, floor, sign, comparisons, logic; module constants
+    custom.py        the custom-rule registry (`sourcead.custom_rule`): user functions with their partials
 
 The passes find a node's primitive with `classify` (operators, calls and attributes alike) or a
 name's with `primitive`; custom rules (`sourcead.custom_rule`) are primitives too.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..ir.exprs import dotted
+from . import custom
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
 from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
 from .forms import (
@@ -25,6 +27,7 @@ from .forms import (
     Primitive,
     Pullback,
     ResultError,
+    SecondOrderGap,
     Selection,
 )
 from .piecewise import CONSTANTS, PIECEWISE
@@ -44,8 +47,6 @@ def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
     if found is None:
-        from . import custom
-
         rule = custom.by_key(name) if name.startswith("custom.") else custom.by_name(name)
         return rule.primitive if rule is not None else None
     return found
@@ -108,9 +109,11 @@ def new_array_shape(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         found = classify(node)
     except BindError:
         return None
-    if found is None or found[0].shaped_as is None:
+    if found is None:
         return None
     prim, bound = found
+    if prim.shaped_as is None:
+        return None
     argument = bound.get(prim.shaped_as)
     return None if argument is None else (prim.shaped_as, argument)
 
@@ -138,6 +141,7 @@ __all__ = [
     "Primitive",
     "Pullback",
     "ResultError",
+    "SecondOrderGap",
     "Selection",
     "Signature",
     "bind",

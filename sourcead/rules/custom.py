@@ -22,11 +22,15 @@ import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from numba.extending import register_jitable
 
 from ..errors import SourceADError
 from ..functions import unwrap
+from .forms import Partials, Primitive, SecondOrderGap
+from .results import math_floats
+from .signature import Signature
 
 
 @dataclass(frozen=True)
@@ -40,15 +44,18 @@ class CustomRule:
         return f"custom.{self.func.__module__}.{self.func.__qualname__}"
 
     @property
-    def primitive(self):
+    def primitive(self) -> Primitive:
         """The rule as a primitive: a float function of floats, with these partials."""
-        from . import Partials, Primitive, Signature  # rules import libcst, which a warm start never needs
-        from .results import math_floats
-
         name, arity = self.partials_name, len(inspect.signature(self.func).parameters)
         operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
         partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
-        return Primitive(self.key, Signature.parse(", ".join("xy"[:arity])), math_floats, partials)
+        gap = SecondOrderGap(
+            f"`{self.key[len('custom.') :]}` has first partial derivatives only",
+            "Call a plain function instead (sourcead inlines and differentiates it twice).",
+            "second order does not cover custom rules yet: {why}",
+        )
+        signature = Signature.parse(", ".join("xy"[:arity]))
+        return Primitive(self.key, signature, math_floats, partials, second_order=gap)
 
     @property
     def func_name(self) -> str:
@@ -94,7 +101,7 @@ def custom_rule(*, partials: Callable) -> Callable[[Callable], Callable]:
     return register
 
 
-def lookup(obj: object) -> CustomRule | None:
+def lookup(obj: Any) -> CustomRule | None:
     """The custom rule registered for `obj` (a function or what wraps it), if any."""
     return _REGISTRY.get(id(obj)) or _REGISTRY.get(id(unwrap(obj))) if obj is not None else None
 
@@ -111,7 +118,7 @@ def by_name(name: str) -> CustomRule | None:
 @functools.cache
 def jitable(module: str, qualname: str) -> Callable:
     """The function `module.qualname`, callable both from Python and from numba-compiled code."""
-    obj = importlib.import_module(module)
+    obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return register_jitable(unwrap(obj))
