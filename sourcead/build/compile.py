@@ -46,7 +46,7 @@ import numpy as np
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 
 from . import cache_writes
-from ..rules import custom
+from .. import custom
 from .._version import __version__
 from ..errors import SourceADError
 from ..functions import unwrap

@@ -19,13 +19,14 @@ from contextlib import contextmanager
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .. import custom
 from .._version import __version__
 from ..analysis.program import Program
 from ..errors import SourceADError
 from ..frontend.parse import ParsedFunction
 from ..ir.core import Assign, walk_statements
 from ..ir.emit import module_text
-from ..rules import classify, custom
+from ..rules import classify
 
 
 def check_forward(first: Program, forward) -> None:

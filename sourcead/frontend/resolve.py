@@ -13,7 +13,8 @@ import libcst as cst
 import numba
 import numpy as np
 
-from ..rules import NOT_LITERAL, PRIMITIVES, custom, literal
+from .. import custom
+from ..rules import NOT_LITERAL, PRIMITIVES, literal
 
 # what a `for` loop may run over: ranges, and (normalize writes them as ranges) arrays, enumerate, zip
 LOOPS = {"range": range, "prange": numba.prange, "enumerate": enumerate, "zip": zip}

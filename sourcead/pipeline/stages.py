@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .. import custom
 from .._version import __version__
 from ..analysis.activity import analyze_activity
 from ..analysis.contract import derive as derive_contract
@@ -33,7 +34,6 @@ from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, first_contributions, remove_dead_code, unsigned_indices, write_sweeps
-from ..rules import custom
 from ..transforms.inplace import lower_inplace
 from ..transforms.races import serialize_races
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..ir.exprs import dotted
-from . import custom
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
+from .custom import custom_primitive
 from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
 from .forms import (
     Args,
@@ -46,10 +46,7 @@ NOT_LITERAL = object()
 def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
-    if found is None:
-        rule = custom.by_key(name) if name.startswith("custom.") else custom.by_name(name)
-        return rule.primitive if rule is not None else None
-    return found
+    return found if found is not None else custom_primitive(name)
 
 
 def literal(node: cst.BaseExpression) -> object:
