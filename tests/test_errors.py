@@ -29,6 +29,7 @@ def _marked_line(func, marker: str) -> int:
         (bad.uses_unknown_function, "unknown function", "np.fft.fft", "np.fft.fft"),
         (bad.falls_through, "every path", "every path", "if"),
         (bad.reads_global_array, "global array", "TABLE", "TABLE"),
+        (bad.reads_array_attribute, "array attribute", "`CONFIG.weights` is an array", "CONFIG.weights"),
         (bad.uses_keepdims, "keepdims", "keepdims=True is supported with an integer axis", "np.sum"),
         (bad.uses_lambda, "lambda", "lambda", "lambda"),
         (bad.prange_index_after_loop, "after", "the variable `i` of a prange loop is read after the loop", "for"),

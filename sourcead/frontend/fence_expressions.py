@@ -13,6 +13,7 @@ import inspect
 from typing import NoReturn
 
 import libcst as cst
+import numpy as np
 
 from ..ir.exprs import code, dotted, walk
 from ..rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
@@ -148,7 +149,19 @@ class ExpressionFence:
 
     def check_attribute(self, expr: cst.Attribute, loop_vars: set[str]) -> None:
         name = expr.attr.value
-        if is_frozen_constant(lookup(expr, self.parsed.globals)):
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        local = isinstance(root, cst.Name) and root.value in self.locals
+        value = None if local else lookup(expr, self.parsed.globals)
+        if isinstance(value, np.ndarray):  # frozen arrays are read by a module-level name only
+            self.fail(
+                expr,
+                f"`{dotted(expr)}` is an array read through an attribute",
+                f"Bind it to a module-level name (`{expr.attr.value} = {dotted(expr)}`) and read that, "
+                "or pass it as an argument.",
+            )
+        if is_frozen_constant(value) and not isinstance(value, np.ndarray):
             return  # a module constant such as math.pi, or an int of a config module
         if self.module_path(expr):
             self.fail(

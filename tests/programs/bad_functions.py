@@ -3,11 +3,14 @@
 Each `# error:` comment marks the line the error must name.
 """
 
+import types
+
 import numpy as np
 from numba import prange
 
 SCALE = 2.0
 TABLE = np.ones(3, dtype=np.float32)  # numbers and float64/int64/bool arrays can be read; not this
+CONFIG = types.SimpleNamespace(weights=np.array([2.0]), scale=3.0)  # numbers through attributes; arrays by name
 
 
 def uses_try(x):
@@ -40,6 +43,10 @@ def falls_through(x):
 
 def reads_global_array(x):
     return x * TABLE[0]  # error: global array
+
+
+def reads_array_attribute(x):
+    return np.sum(CONFIG.weights * x) * CONFIG.scale  # error: array attribute
 
 
 def uses_keepdims(x):
