@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -58,10 +59,9 @@ from ..ir.core import (
 )
 from ..ir.exprs import code, dotted, unparen
 from ..rules import new_array_shape
+from .affine import ONE, Affine, affine_form, affine_minus, affine_plus, affine_scale, constant
 from .definite import possibly_undefined
 from .kinds import Kinds
-
-Affine = dict[str, int]  # atom -> coefficient; the atom "1" is the constant term
 
 
 @dataclass
@@ -81,14 +81,14 @@ class _Loop:
 
     def lowest(self) -> Affine:
         """No value of the variable is below this (the smallest where the step is 1 or -1)."""
-        return self.start if self.step > 0 else _add(self.stop, {"1": 1})
+        return self.start if self.step > 0 else affine_plus(self.stop, {ONE: 1})
 
     def highest(self) -> Affine:
-        return _add(self.stop, {"1": -1}) if self.step > 0 else self.start
+        return affine_plus(self.stop, {ONE: -1}) if self.step > 0 else self.start
 
     def span(self) -> Affine:
         """Positive exactly when the loop runs."""
-        return _add(self.stop, _scale(self.start, -1)) if self.step > 0 else _add(self.start, _scale(self.stop, -1))
+        return affine_minus(self.stop, self.start) if self.step > 0 else affine_minus(self.start, self.stop)
 
 
 @dataclass
@@ -228,7 +228,7 @@ class _Walker:
         found = {}
         unassigned = possibly_undefined(self.fn.body, self.fn.params)
         for name, values in self.values.items():
-            low, high = ({"1": 0}, {"1": 0}) if name in unassigned else (values[0] or (None, None))
+            low, high = ({}, {}) if name in unassigned else (values[0] or (None, None))
             for value in values:
                 if value is None or low is None or high is None:
                     low = None
@@ -253,11 +253,11 @@ class _Walker:
         for loop in reversed(loops):
             coef = out.pop(loop.var, 0)
             if coef:
-                out = _add(out, _scale(loop.highest() if (coef > 0) == upward else loop.lowest(), coef))
+                out = affine_plus(out, affine_scale(loop.highest() if (coef > 0) == upward else loop.lowest(), coef))
         for name, (low, high) in self.ranged.items():
             coef = out.pop(name, 0)
             if coef:
-                out = _add(out, _scale(high if (coef > 0) == upward else low, coef))
+                out = affine_plus(out, affine_scale(high if (coef > 0) == upward else low, coef))
         return out if _static(out) else None
 
     def record(self, name: str, value: Affine | None, scope: _Scope, loops: tuple[_Loop, ...] | None = None) -> None:
@@ -418,13 +418,14 @@ class _Walker:
     def inner(self, loop: For, scope: _Scope) -> _Scope:
         variables = self.variables(scope)
         start, stop = (_affine(e, self.view(scope), variables) for e in (loop.start, loop.stop))
-        step = _affine(loop.step, self.view(scope))
+        step_form = _affine(loop.step, self.view(scope))
+        step = None if step_form is None else constant(step_form)
         conditional = scope.conditional or has_break(loop)
         if loop.var in assigned_names(loop.body) or start is None or stop is None:
             return scope.nested(conditional=True)  # its index range is not static
-        if step is None or set(step) != {"1"} or step["1"] == 0:
+        if not step:  # not a constant, or 0
             return scope.nested(conditional=True)
-        found = _Loop(loop.var, start, stop, step["1"], loop.range_text())
+        found = _Loop(loop.var, start, stop, step, loop.range_text())
         return scope.nested((*scope.loops, found), conditional)
 
     def accesses(self, node: cst.CSTNode, stmt: Stmt, scope: _Scope) -> None:
@@ -529,18 +530,15 @@ class _Walker:
         high, low = dict(fixed), dict(fixed)  # the index at its largest and smallest, as a bound
         for loop in loops:
             coef = value[loop.var]
-            high = _add(high, _scale(loop.highest() if coef > 0 else loop.lowest(), coef))
-            low = _add(low, _scale(loop.lowest() if coef > 0 else loop.highest(), coef))
-        upper = _add(dim, _scale(high, -1))  # dim - high >= 1: in range above
-        lower = _add(dim, low)  # dim + low >= 0: in range below (negative indices count from the end)
-        upper_holds = _constant(upper) is not None and _constant(upper) >= 1  # type: ignore[operator]
-        lower_holds = _constant(lower) is not None and _constant(lower) >= 0 or _nonnegative(low)  # type: ignore[operator]
+            high = affine_plus(high, affine_scale(loop.highest() if coef > 0 else loop.lowest(), coef))
+            low = affine_plus(low, affine_scale(loop.lowest() if coef > 0 else loop.highest(), coef))
+        upper_holds, lower_holds = _holds(dim, high, low)
         array_param = self.fn.params.index(name) if name in self.fn.params else None
         exact = all(abs(loop.step) == 1 for loop in loops)  # then the bounds above are the index's extremes
         return {
             "guards": [_dump(lp.span()) for lp in scope.loops],  # every enclosing loop runs, not only the index's
-            "need": _dump(_add(high, {"1": 1})) if exact else None,  # dim >= need: in range above
-            "floor": _dump(_scale(low, -1)) if exact else None,  # dim >= floor: in range below
+            "need": _dump(affine_plus(high, {ONE: 1})) if exact else None,  # dim >= need: in range above
+            "floor": _dump(affine_scale(low, -1)) if exact else None,  # dim >= floor: in range below
             "array": self.fn.user_params[array_param] if array_param is not None else name,
             "param": array_param,
             "axis": axis,
@@ -562,7 +560,7 @@ class _Walker:
         if size is None or not _static(size):
             return None
         for loop in scope.loops:
-            if loop.step > 0 and _constant(loop.start) == 0 and _add(loop.stop, _scale(size, -1)) in ({}, {"1": 0}):
+            if loop.step > 0 and constant(loop.start) == 0 and not affine_minus(loop.stop, size):
                 return loop
         return None
 
@@ -598,14 +596,12 @@ class _Walker:
         if high is None or low is None:
             return None
         guards = [self.extreme(loop.span(), scope.loops[:k], True) for k, loop in enumerate(scope.loops)]
-        upper, lower = _add(dim, _scale(high, -1)), _add(dim, low)
-        upper_holds = _constant(upper) is not None and _constant(upper) >= 1  # type: ignore[operator]
-        lower_holds = _constant(lower) is not None and _constant(lower) >= 0 or _nonnegative(low)  # type: ignore[operator]
+        upper_holds, lower_holds = _holds(dim, high, low)
         return {
             "relaxed": True,
             "guards": [_dump(g) for g in guards if g is not None],  # each at least the loop's trip count
-            "need": _dump(_add(high, {"1": 1})),
-            "floor": _dump(_scale(low, -1)),
+            "need": _dump(affine_plus(high, {ONE: 1})),
+            "floor": _dump(affine_scale(low, -1)),
             "dim": _dump(dim),
             "upper": not upper_holds,
             "lower": not lower_holds,
@@ -689,49 +685,37 @@ _LAYOUT = frozenset(
 
 def _affine(node: cst.BaseExpression, scope: _Scope, loop_vars: dict | None = None) -> Affine | None:
     """`node` as an affine expression of static atoms (and of loop variables, given), or None."""
-    node = unparen(node)
-    if isinstance(node, cst.Integer):
-        return {"1": int(node.evaluated_value)}
-    if isinstance(node, cst.Name):
-        if loop_vars is not None and node.value in loop_vars:
-            return {node.value: 1}
-        value = scope.ints.get(node.value)  # a local bound in a loop may be in its variable
-        return value if value is None or loop_vars is not None or _static(value) else None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _affine(node.expression, scope, loop_vars)
-        return None if inner is None else _scale(inner, -1)
-    if isinstance(node, cst.BinaryOperation):
-        left, right = _affine(node.left, scope, loop_vars), _affine(node.right, scope, loop_vars)
-        if left is None or right is None:
-            return None
-        if isinstance(node.operator, cst.Add):
-            return _add(left, right)
-        if isinstance(node.operator, cst.Subtract):
-            return _add(left, _scale(right, -1))
-        if isinstance(node.operator, cst.Multiply):
-            for a, b in ((left, right), (right, left)):
-                if _constant(a) is not None:
-                    return _scale(b, _constant(a))  # type: ignore[arg-type]
-        if isinstance(node.operator, cst.FloorDivide):
-            divisor, dividend = _constant(right), _constant(left)
+
+    def leaf(node: cst.BaseExpression) -> Affine | None:
+        if isinstance(node, cst.Name):
+            if loop_vars is not None and node.value in loop_vars:
+                return {node.value: 1}
+            value = scope.ints.get(node.value)  # a local bound in a loop may be in its variable
+            return value if value is None or loop_vars is not None or _static(value) else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide):
+            left, right = _affine(node.left, scope, loop_vars), _affine(node.right, scope, loop_vars)
+            if left is None or right is None:
+                return None
+            divisor, dividend = constant(right), constant(left)
             if divisor is None or divisor <= 0 or not _static(left):
                 return None
             if dividend is not None:
-                return {"1": dividend // divisor}
+                return affine_plus({}, {ONE: dividend // divisor})
             return {f"q:{divisor}:{json.dumps(_dump(left))}": 1}  # an atom, computed at the call
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            holder = unparen(node.value)
+            axis = unparen(node.slice[0].slice.value)
+            if isinstance(holder, cst.Attribute) and holder.attr.value == "shape" and isinstance(axis, cst.Integer):
+                shape = _shape_of(holder.value, scope)
+                k = int(axis.evaluated_value)
+                return shape[k] if shape is not None and -len(shape) <= k < len(shape) else None
+            return None
+        if isinstance(node, cst.Call) and dotted(node.func) == "len" and len(node.args) == 1:
+            shape = _shape_of(node.args[0].value, scope)
+            return shape[0] if shape else None
         return None
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        holder = unparen(node.value)
-        axis = unparen(node.slice[0].slice.value)
-        if isinstance(holder, cst.Attribute) and holder.attr.value == "shape" and isinstance(axis, cst.Integer):
-            shape = _shape_of(holder.value, scope)
-            k = int(axis.evaluated_value)
-            return shape[k] if shape is not None and -len(shape) <= k < len(shape) else None
-        return None
-    if isinstance(node, cst.Call) and dotted(node.func) == "len" and len(node.args) == 1:
-        shape = _shape_of(node.args[0].value, scope)
-        return shape[0] if shape else None
-    return None
+
+    return affine_form(node, leaf)
 
 
 def _shape_of(node: cst.BaseExpression, scope: _Scope) -> tuple[Affine, ...] | None:
@@ -760,49 +744,33 @@ def _made_shape(value: cst.BaseExpression, scope: _Scope, ndim: int) -> tuple[Af
     return tuple(dims)  # type: ignore[arg-type]
 
 
-def _add(a: Affine, b: Affine) -> Affine:
-    out = dict(a)
-    for atom, coef in b.items():
-        out[atom] = out.get(atom, 0) + coef
-    return {atom: coef for atom, coef in out.items() if coef != 0 or atom == "1"}
-
-
-def _scale(a: Affine, factor: int) -> Affine:
-    return {atom: coef * factor for atom, coef in a.items()} if factor else {"1": 0}
-
-
-def _constant(a: Affine) -> int | None:
-    """The value of an expression without atoms, else None."""
-    return a.get("1", 0) if all(atom == "1" for atom in a) else None
-
-
 def _nonnegative(a: Affine) -> bool:
     """Sizes (and their quotients) and a nonnegative constant, with nonnegative coefficients: never
     below zero."""
-    return a.get("1", 0) >= 0 and all(c >= 0 and _sized(atom) for atom, c in a.items() if atom != "1")
+    return a.get(ONE, 0) >= 0 and all(c >= 0 and _sized(atom) for atom, c in a.items() if atom != ONE)
 
 
-def _sized(atom: str) -> bool:
+def _sized(atom: Hashable) -> bool:
     """An atom never below zero: a size, or a floor quotient of one never below zero."""
-    if atom.startswith("q:"):
-        return _nonnegative(dict(json.loads(atom.split(":", 2)[2])))
-    return atom.startswith("s:")
+    if isinstance(atom, str) and atom.startswith("q:"):
+        return _nonnegative(_load(json.loads(atom.split(":", 2)[2])))
+    return isinstance(atom, str) and atom.startswith("s:")
 
 
 def _static(a: Affine) -> bool:
     """In static atoms only (no loop variable, no ranged int): known at the call."""
-    return all(atom == "1" or ":" in atom for atom in a)
+    return all(atom == ONE or isinstance(atom, str) and ":" in atom for atom in a)
 
 
 def _lesser(a: Affine, b: Affine, larger: bool = False) -> Affine | None:
     """The smaller (or `larger`) of two static bounds for every call, or None where that depends
     on the arguments."""
-    gap = _add(a, _scale(b, -1))  # a - b
-    if _constant(gap) is not None:
-        below = _constant(gap) <= 0  # type: ignore[operator]
+    gap = affine_minus(a, b)
+    if (value := constant(gap)) is not None:
+        below = value <= 0
     elif _nonnegative(gap):
         below = False
-    elif _nonnegative(_scale(gap, -1)):
+    elif _nonnegative(affine_scale(gap, -1)):
         below = True
     else:
         return None
@@ -821,11 +789,24 @@ def _implies(checked: dict, fact: dict) -> bool:
     if checked.get("need") is None or fact.get("need") is None:
         return False
     for side, used in (("need", "upper"), ("floor", "lower")):
-        gap = _constant(_add(dict(checked[side]), _scale(dict(fact[side]), -1)))
+        gap = constant(affine_minus(_load(checked[side]), _load(fact[side])))
         if fact[used] and (gap is None or gap < 0):
             return False
     return True
 
 
+def _holds(dim: Affine, high: Affine, low: Affine) -> tuple[bool, bool]:
+    """Is an index between `low` and `high` in range of the size `dim` for every call, above (dim -
+    high >= 1) and below (dim + low >= 0: negative indices count from the end)?"""
+    upper, lower = constant(affine_minus(dim, high)), constant(affine_plus(dim, low))
+    return upper is not None and upper >= 1, lower is not None and lower >= 0 or _nonnegative(low)
+
+
 def _dump(a: Affine) -> list[list]:
-    return sorted([atom, coef] for atom, coef in a.items())
+    """The JSON of a form: [atom, coefficient] pairs, sorted, the constant's atom written "1"."""
+    return sorted(["1" if atom == ONE else atom, coef] for atom, coef in a.items())
+
+
+def _load(pairs: list[list]) -> Affine:
+    """A form from its JSON (`_dump`)."""
+    return affine_plus({}, {ONE if atom == "1" else atom: coef for atom, coef in pairs})

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.affine import Affine, affine_form, affine_plus, size_of
 from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, has_break, walk_statements
 from ..ir.exprs import children, dotted, names_in, subscript_indices, unparen
 from ..rules import new_array_shape, primitive
-from .elements import Affine, affine_form, affine_plus, fixed_names, size_of
+from .elements import fixed_names
 
 Shape = tuple[Affine, ...]
 Box = tuple[tuple[Affine, Affine], ...]  # an interval [lo, hi) per axis
