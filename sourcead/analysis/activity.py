@@ -115,7 +115,11 @@ def _shared_memory(fn: CoreFunction, kinds: Kinds) -> list[tuple[str, set[str]]]
 def _written_while_read(fn: CoreFunction, s: Assign, name: str, base: str) -> bool:
     """Once `s` binds `name` to `base`'s memory, is one of them written in place while the other
     may still be read (later in the body, or as a result or a written argument's final state)?"""
-    writes = [t for t in statements_after(fn.body, s) if writes_in_place(t) and t.var in (name, base)]
+    writes = [
+        t
+        for t in statements_after(fn.body, s)
+        if isinstance(t, Assign) and writes_in_place(t) and t.var in (name, base)
+    ]
     at_end = set(fn.final_states) | set(fn.mutated)
     for writer in {t.var for t in writes}:
         other = base if writer == name else name

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
-
 from ..ir.core import Assign, For, If, Permute, Stmt, While
-from ..ir.exprs import names_in, subscript_indices
 from ..ir.types import Type
+from .reads import names_read
 
 
 def possibly_undefined(body: tuple[Stmt, ...], params: Iterable[str], read_at_end: Iterable[str] = ()) -> set[str]:
@@ -41,7 +39,7 @@ def placeholder(t: Type) -> str:
 def _block(body, defined: set[str], found: set[str]) -> set[str]:
     defined = set(defined)
     for stmt in body:
-        found |= _reads(stmt) - defined - {"True", "False", "None", "math", "np"}
+        found |= names_read(stmt) - defined - {"True", "False", "None", "math", "np"}
         if isinstance(stmt, Assign) and not stmt.writes_element:
             defined.add(stmt.var)
         elif isinstance(stmt, Permute):
@@ -53,20 +51,3 @@ def _block(body, defined: set[str], found: set[str]) -> set[str]:
         elif isinstance(stmt, While):
             _block(stmt.body, defined, found)
     return defined
-
-
-def _reads(stmt: Stmt) -> set[str]:
-    if isinstance(stmt, Assign):
-        names = names_in(stmt.value)
-        if isinstance(stmt.target, cst.Subscript):
-            names |= {stmt.var}.union(*(names_in(i) for i in subscript_indices(stmt.target)))
-        elif stmt.accumulate is not None:
-            names.add(stmt.var)
-        return names
-    if isinstance(stmt, (If, While)):
-        return names_in(stmt.test)
-    if isinstance(stmt, For):
-        return set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step)))
-    if isinstance(stmt, Permute):
-        return set(stmt.sources)
-    return set()

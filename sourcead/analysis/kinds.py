@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NoReturn
 
 import libcst as cst
 import numpy as np
@@ -53,18 +54,18 @@ class Kinds:
         return expression_type(node, self.of.get, _unreachable)
 
 
-def _unreachable(node: cst.CSTNode, message: str, hint: str = "") -> None:
+def _unreachable(node: cst.CSTNode, message: str, hint: str = "") -> NoReturn:
     raise AssertionError(f"kinds accepted an expression it cannot type: {message}")
 
 
-Fail = Callable[..., None]
+Fail = Callable[..., NoReturn]
 
 
 def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
     """Types of every variable; `given` (spec strings from the call's arguments, see `Type.spec`)
     decides the parameters whose type the code leaves to the call."""
 
-    def fail(node: cst.CSTNode | None, message: str, hint: str = "") -> None:
+    def fail(node: cst.CSTNode | None, message: str, hint: str = "") -> NoReturn:
         raise parsed.error(message, node if node is not None and parsed.locate(node) else origin[0], hint)
 
     origin: list[cst.CSTNode] = [parsed.node]
@@ -98,7 +99,7 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
                         "Use a different name for each.",
                     )
                 if new != env.get(target):
-                    env[target] = new  # type: ignore[assignment]
+                    env[target] = new
                     changed = True
     for stmt in statements:
         origin[0] = stmt.origin
@@ -176,7 +177,7 @@ def expression_type(node: cst.BaseExpression, env: Callable[[str], Type | None],
         t = env(node.value)
         if t is None:
             fail(node, f"`{node.value}` is read before it is assigned", "Assign it before this line.")
-        return t  # type: ignore[return-value]
+        return t
     if isinstance(node, cst.Subscript):
         return _subscript_type(node, env, fail)
     if isinstance(node, cst.Tuple):
@@ -193,7 +194,7 @@ def expression_type(node: cst.BaseExpression, env: Callable[[str], Type | None],
         fail(exc.node, str(exc))
     if found is None:
         fail(node, f"unsupported expression: {type(node).__name__}")
-    prim, bound = found  # type: ignore[misc]
+    prim, bound = found
     types = {name: expression_type(value, env, fail) for name, value in bound.args.items()}
     operands = tuple(expression_type(v, env, fail) for v in bound.operands)
     literals = {}
@@ -204,7 +205,7 @@ def expression_type(node: cst.BaseExpression, env: Callable[[str], Type | None],
     try:
         return prim.result(Args(prim.name, types, operands, literals))
     except ResultError as exc:
-        at = bound.args.get(exc.param, node) if exc.param else node  # type: ignore[arg-type]
+        at = bound.args.get(exc.param, node) if exc.param else node
         fail(at, str(exc), exc.hint)
     raise AssertionError("unreachable")
 
@@ -222,7 +223,7 @@ def _subscript_type(node: cst.Subscript, env, fail: Fail) -> Type:
                 node,
                 f"a shape of {len(base.elements)} dimensions is indexed with a constant 0 to {len(base.elements) - 1}",
             )
-        return base.elements[k]  # type: ignore[index]
+        return base.elements[k]
     if not base.is_array:
         fail(node, f"`{_shown(node.value)}` is indexed, but it is {base.describe()}", "Only arrays can be indexed.")
     if len(node.slice) > base.ndim:
@@ -235,10 +236,11 @@ def _subscript_type(node: cst.Subscript, env, fail: Fail) -> Type:
                 if part is not None and expression_type(part, env, fail) not in (INT, BOOL):
                     fail(part, "slice bounds must be integers")
             continue
-        index = expression_type(element.slice.value, env, fail)
+        position = cst.ensure_type(element.slice, cst.Index).value
+        index = expression_type(position, env, fail)
         if index not in (INT, BOOL):
             fail(
-                element.slice.value,
+                position,
                 f"an index must be an integer, not {index.describe()}",
                 "Convert it with int(...), or index with a loop variable.",
             )
@@ -313,13 +315,13 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
     changed = True
     while changed:  # `y = x` and y used as an array: x is an array too; `a = e[k]` and a an index: e holds ints
         changed = False
-        for target, source in copies:
-            if target in ndim and ndim.get(source, 0) < ndim[target]:
-                ndim[source] = ndim[target]
+        for target, copied in copies:
+            if target in ndim and ndim.get(copied, 0) < ndim[target]:
+                ndim[copied] = ndim[target]
                 changed = True
-        for target, source, indexed in parts:
-            if target in ndim and ndim.get(source, 0) < ndim[target] + indexed:
-                ndim[source] = ndim[target] + indexed
+        for target, whole, indexed in parts:
+            if target in ndim and ndim.get(whole, 0) < ndim[target] + indexed:
+                ndim[whole] = ndim[target] + indexed
                 changed = True
         for s in statements:
             if isinstance(s, Assign) and not s.writes_element and s.var in index_names:
@@ -375,15 +377,15 @@ def _array_uses(node: cst.CSTNode) -> list[tuple[str, int]]:
     prim, bound = found
     axis = literal(bound.args["axis"]) if "axis" in bound.args else None
     dims = (axis + 1 if axis >= 0 else -axis) if isinstance(axis, int) else 1  # np.sum(x, axis=1): 2-D at least
-    found = []
+    uses = []
     for p, v in bound.args.items():
         if p not in prim.arrays:
             continue
         if isinstance(v, cst.Name):
-            found.append((v.value, dims))
+            uses.append((v.value, dims))
         elif len(read := names_in(v)) == 1:  # np.sum(row * row): an array made from row alone
-            found.append((next(iter(read)), dims))
-    return found
+            uses.append((next(iter(read)), dims))
+    return uses
 
 
 def _index_operands(root: cst.BaseExpression) -> list[cst.Name]:

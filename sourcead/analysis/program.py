@@ -82,8 +82,9 @@ class Program:
     def shadow(self, node: cst.BaseExpression, suffix: str) -> cst.BaseExpression:
         """`x` -> `x_bar` and `a[i]` -> `a_bar[i]` (suffix "_bar" or "_dot")."""
         if isinstance(node, cst.Subscript):
-            return node.with_changes(value=cst.Name(self.namer.shadow(node.value.value, suffix)))  # type: ignore[union-attr]
-        return cst.Name(self.namer.shadow(node.value, suffix))  # type: ignore[union-attr]
+            base = cst.ensure_type(node.value, cst.Name)
+            return node.with_changes(value=cst.Name(self.namer.shadow(base.value, suffix)))
+        return cst.Name(self.namer.shadow(cst.ensure_type(node, cst.Name).value, suffix))
 
     def element_is_float(self, node: cst.BaseExpression) -> bool:
         """Is `a_bar[i, j]` (an adjoint's element) one float, not a row or a slice of its array?"""

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from ..analysis.reads import names_read
 from ..frontend.marker import marked
 from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from ..ir.exprs import names_in
@@ -119,7 +120,7 @@ def _state(
     if isinstance(loop, For) and any(names_in(b) & (assigned | {loop.var}) for b in (loop.start, loop.stop, loop.step)):
         return None, "its range changes while it runs"
     inner_vars = {s.var for s in inside if isinstance(s, For)}
-    reads = _reads(inside)
+    reads = set().union(*(names_read(s) for s in inside))
     rebound = {s.var for s in inside if isinstance(s, Assign) and not s.writes_element}
     rebound |= {n for s in inside if isinstance(s, Permute) for n in s.targets}
     candidates = (assigned - inner_vars) | (reads & later & defined)
@@ -165,25 +166,11 @@ def _in_place(sizes: Sizes, st: State) -> State:
     return st
 
 
-def _reads(statements: list[Stmt]) -> set[str]:
-    found: set[str] = set()
-    for s in statements:
-        if isinstance(s, Assign):
-            found |= names_in(s.value) | (names_in(s.target) if s.writes_element else set())
-        elif isinstance(s, For):
-            found |= names_in(s.start) | names_in(s.stop) | names_in(s.step)
-        elif isinstance(s, (If, While)):
-            found |= names_in(s.test)
-        elif isinstance(s, Permute):
-            found |= set(s.sources)
-    return found
-
-
 def _first_written_whole(body: tuple[Stmt, ...], var: str) -> bool:
     """Is the first top-level statement of `body` that mentions `var` an assignment of the whole
     array that does not read it (so each step makes its own before reading it)?"""
     for s in body:
-        mentions = var in assigned_names((s,)) or var in _reads(list(walk_statements((s,))))
+        mentions = var in assigned_names((s,)) or any(var in names_read(t) for t in walk_statements((s,)))
         if not mentions:
             continue
         return isinstance(s, Assign) and not s.writes_element and s.var == var and var not in names_in(s.value)

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, has_break, walk_statements
-from ..ir.exprs import children, dotted, names_in, subscript_indices, unparen
+from ..analysis.affine import Affine, affine_form, affine_plus, size_of
+from ..analysis.reads import reads_array
+from ..ir.core import Assign, Break, Continue, Exit, For, Permute, Stmt, While, has_break, walk_statements
+from ..ir.exprs import dotted, names_in, subscript_indices, unparen
 from ..rules import new_array_shape, primitive
-from .elements import Affine, affine_form, affine_plus, fixed_names, size_of
+from .elements import fixed_names
 
 Shape = tuple[Affine, ...]
 Box = tuple[tuple[Affine, Affine], ...]  # an interval [lo, hi) per axis
@@ -176,7 +178,7 @@ def written_before_read(sizes: Sizes, loop: For | While, array: str, ndim: int) 
     for s in loop.body:
         if _covers(covered, shape):
             return True
-        if _reads(s, array):
+        if reads_array(s, array):
             return False
         box = _written(sizes, s, array, ndim, ())
         if box is not None:
@@ -193,7 +195,7 @@ def _made_before(body: tuple[Stmt, ...], loop: For | While, array: str) -> bool:
         for inner in walk_statements((s,)):
             if _shaped_like(inner, array):
                 continue  # `a_dot = np.zeros_like(a)` reads its shape, not its values
-            if _reads(inner, array) or (isinstance(inner, Assign) and inner.var == array and inner.writes_element):
+            if reads_array(inner, array) or (isinstance(inner, Assign) and inner.var == array and inner.writes_element):
                 return False
             bound = bound or (isinstance(inner, Assign) and inner.var == array)
     return False
@@ -218,45 +220,6 @@ def _shaped_like(s: Stmt, array: str) -> bool:
         and argument.value == array
         and not any(array in names_in(o) for o in others)
     )
-
-
-def _reads(s: Stmt, array: str) -> bool:
-    """Does `s` (or a statement inside it) read `array`'s values, or do anything with it but write
-    its elements and read its size?"""
-    for inner in walk_statements((s,)):
-        if isinstance(inner, Assign):
-            parts = [inner.value]
-            if inner.writes_element:
-                parts += subscript_indices(inner.target)  # type: ignore[arg-type]
-                if inner.var == array and inner.accumulate is not None:
-                    return True  # a[i] += v reads a[i]
-            if any(_reads_values(p, array) for p in parts):
-                return True
-        elif isinstance(inner, For):
-            if any(_reads_values(b, array) for b in (inner.start, inner.stop, inner.step)):
-                return True
-        elif isinstance(inner, (If, While)):
-            if _reads_values(inner.test, array):
-                return True
-        elif isinstance(inner, Permute):
-            if array in (*inner.targets, *inner.sources):
-                return True
-        elif isinstance(inner, Exit):
-            if any(array in names_in(v) for v in inner.values):
-                return True
-    return False
-
-
-def _reads_values(node: cst.CSTNode, array: str) -> bool:
-    """Does `node` read `array` other than for its size (`array.shape[k]`, `len(array)`)?"""
-    if array not in names_in(node):
-        return False
-    size = size_of(node) if isinstance(node, cst.BaseExpression) else None
-    if size is not None:
-        return False
-    if isinstance(node, cst.Name):
-        return node.value == array
-    return any(_reads_values(child, array) for child in children(node))
 
 
 def _written(sizes: Sizes, s: Stmt, array: str, ndim: int, loops: tuple[tuple[str, Affine, Affine], ...]) -> Box | None:

@@ -24,16 +24,15 @@ elements a loop's bounds read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import libcst as cst
 
+from ..analysis.affine import ONE, Affine, affine_form, affine_minus, affine_plus, affine_scale, constant, size_of
 from ..ir.core import Assign, For, If, Permute, Stmt, While
 from ..ir.emit import Line
-from ..ir.exprs import children, is_number, names_in, number_value, subscript_indices, unparen
-
-Affine = dict  # variable -> int coefficient; the key 1 holds the constant
+from ..ir.exprs import children, is_number, names_in, number_value, subscript_indices
 
 
 @dataclass(frozen=True)
@@ -61,16 +60,18 @@ def unneeded_element_records(
         if s not in context or not s.writes_element or s.var in excluded:
             continue
         loops, position = context[s]
-        write = _Access(s, tuple(subscript_indices(s.target)), loops, position)  # type: ignore[arg-type]
-        if len(write.indices) != _rank(reads.get(s.var, []), write):
+        indices = tuple(subscript_indices(s.target))  # type: ignore[arg-type]
+        write = _Access(s, indices, loops, position)
+        if len(indices) != _rank(reads.get(s.var, []), len(indices)):
             continue  # a row or slice (or indices of another rank): not one element
         if all(_disjoint(write, read, fixed) for read in reads.get(s.var, [])):
             found.add(s)
     return found
 
 
-def _rank(reads: list[_Access], write: _Access) -> int:
-    ranks = {len(r.indices) for r in reads if r.indices is not None} | {len(write.indices)}  # type: ignore[arg-type]
+def _rank(reads: list[_Access], written: int) -> int:
+    """The one number of indices the reads and the write (`written` indices) use, else -1."""
+    ranks = {len(r.indices) for r in reads if r.indices is not None} | {written}
     return ranks.pop() if len(ranks) == 1 else -1
 
 
@@ -211,6 +212,7 @@ def _disjoint(write: _Access, read: _Access, fixed: set[str]) -> bool:
         common += 1
     if read.indices is None:  # the whole array: apart only if it is read after every write
         return common == 0 and read.position > write.position
+    assert write.indices is not None  # a write is of one element (`unneeded_element_records`)
     cases = list(range(common))  # the first common loop where the read's iteration is earlier
     if read.position <= write.position:
         cases.append(common)  # every common loop in the same iteration, R first in the body (or R is S)
@@ -279,7 +281,7 @@ class _Space:
                 if sign > 0
                 else affine_minus(start, {w_var: 1})
             )
-            self.bounds[_DELTA] = ({1: abs(step)}, upper)  # type: ignore[arg-type]
+            self.bounds[_DELTA] = ({ONE: abs(step)}, upper)  # type: ignore[arg-type]
             self.order += [_DELTA, w_var]
         self.order += [("c", id(loop)) for loop in reversed(shared)]
 
@@ -289,8 +291,8 @@ class _Space:
         if step is None or start is None or stop is None:
             return None
         if step > 0:
-            return start, affine_plus(stop, {1: -1})
-        return affine_plus(stop, {1: 1}), start
+            return start, affine_plus(stop, {ONE: -1})
+        return affine_plus(stop, {ONE: 1}), start
 
     def affine(self, node: cst.BaseExpression, side: str) -> Affine | None:
         """`node` as an affine form in this space's variables and fixed names, or None."""
@@ -322,9 +324,7 @@ class _Space:
                 return None
             del expr[var]
             expr = affine_plus(expr, affine_scale(bound, c))
-        if any(k != 1 for k in expr):
-            return None  # depends on a size or another fixed name
-        return expr.get(1, 0)
+        return constant(expr)  # None where it depends on a size or another fixed name
 
     def apart(self, difference: Affine) -> bool:
         """Is `difference` never zero: provably positive or provably negative?"""
@@ -335,67 +335,5 @@ class _Space:
         return high is not None and high > 0
 
 
-def size_of(node: cst.BaseExpression) -> tuple[str, int] | None:
-    """(array, axis) for `a.shape[k]` (k a literal) and `len(a)`, else None."""
-    if (
-        isinstance(node, cst.Subscript)
-        and isinstance(node.value, cst.Attribute)
-        and isinstance(node.value.value, cst.Name)
-        and node.value.attr.value == "shape"
-    ):
-        indices = subscript_indices(node)
-        if len(indices) == 1 and isinstance(indices[0], cst.Integer):
-            return node.value.value.value, int(indices[0].value)
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
-        and node.func.value == "len"
-        and len(node.args) == 1
-        and isinstance(node.args[0].value, cst.Name)
-    ):
-        return node.args[0].value.value, 0
-    return None
-
-
 def _step(loop: For) -> int | None:
     return int(number_value(loop.step)) if is_number(loop.step) and number_value(loop.step) != 0 else None
-
-
-def affine_form(node: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], Affine | None]) -> Affine | None:
-    """`node` as an affine form: integers, sums, differences, negations and products by a constant
-    of what `leaf` makes of the other nodes (names, sizes; None where it makes nothing)."""
-    node = unparen(node)
-    if isinstance(node, cst.Integer):
-        value = int(node.evaluated_value)  # `0x10` and `1_000` too
-        return {1: value} if value else {}
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = affine_form(node.expression, leaf)
-        return affine_scale(inner, -1) if inner is not None else None
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
-        left, right = affine_form(node.left, leaf), affine_form(node.right, leaf)
-        if left is None or right is None:
-            return None
-        if isinstance(node.operator, cst.Add):
-            return affine_plus(left, right)
-        if isinstance(node.operator, cst.Subtract):
-            return affine_minus(left, right)
-        if set(left) <= {1} or set(right) <= {1}:
-            constant, other = (left, right) if set(left) <= {1} else (right, left)
-            return affine_scale(other, constant.get(1, 0))
-        return None
-    return leaf(node)
-
-
-def affine_plus(a: Affine, b: Affine) -> Affine:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return {k: v for k, v in out.items() if v}
-
-
-def affine_scale(a: Affine, c: int) -> Affine:
-    return {k: v * c for k, v in a.items() if v * c}
-
-
-def affine_minus(a: Affine, b: Affine) -> Affine:
-    return affine_plus(a, affine_scale(b, -1))

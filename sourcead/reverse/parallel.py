@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..analysis.activity import value_sources
-from ..ir.core import Assign, For, If, Stmt, While, walk_statements
-from ..ir.exprs import has_slice, names_in, subscript_indices, walk
+from ..analysis.reads import values_read
+from ..ir.core import Assign, For, Stmt, walk_statements
+from ..ir.exprs import has_slice, subscript_indices, walk
 from ..runtime import ADJOINT_CHUNKS  # noqa: F401  (the fixed chunks of a parallel adjoint)
 
 
@@ -108,21 +109,6 @@ def _made_first(body: tuple[Stmt, ...], var: str) -> bool:
             continue
         return isinstance(s, Assign) and not s.writes_element and s.var == var and var not in _names(s)
     return False
-
-
-def values_read(stmt: Stmt) -> set[str]:
-    """Names whose values a statement reads (an accumulation does not read its own target here)."""
-    if isinstance(stmt, Assign):
-        names = names_in(stmt.value)
-        if isinstance(stmt.target, cst.Subscript):
-            for index in subscript_indices(stmt.target):
-                names |= names_in(index)
-        return names
-    if isinstance(stmt, (If, While)):
-        return names_in(stmt.test)
-    if isinstance(stmt, For):
-        return set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step)))
-    return set()
 
 
 def _names(stmt: Stmt) -> set[str]:

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeGuard
 
 import libcst as cst
 
 from ..analysis.kinds import Kinds
+from ..analysis.reads import values_read
 from ..errors import SourceADError
 from ..frontend.aliases import view_base
 from ..frontend.loopvars import renamed
@@ -63,18 +65,25 @@ def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, namer:
     gone: set[str] = set()
     while (binding := _shared_parameter(body, kinds, parsed)) is not None:
         source = binding.value.value  # type: ignore[attr-defined]
-        body = renamed(_mapped(body, lambda s, b=binding: [] if s is b else [s]), binding.var, source)
+
+        def dropped(s: Stmt, b: Assign = binding) -> list[Stmt]:
+            return [] if s is b else [s]
+
+        body = renamed(_mapped(body, dropped), binding.var, source)
         gone.add(binding.var)
-    updates = [s for s in walk_statements(body) if _is_update(s) and kinds.is_array(s.var)]  # type: ignore[attr-defined]
+    updates = [s for s in walk_statements(body) if _is_update(s) and kinds.is_array(s.var)]
     before = _may_run_before(body)
-    aliased = {s for s in updates if _check(s, body, kinds, parsed, before)}  # type: ignore[arg-type]
+    aliased = {s for s in updates if _check(s, body, kinds, parsed, before)}
     seen = _seen_elsewhere(fn.params, body, kinds, before)
     writes = {s for s in updates if seen(s) or s in aliased}
     for loop in walk_statements(body):
         if isinstance(loop, For) and loop.parallel:
             _check_parallel(loop, writes, parsed)
     renamed_array = {s for s in updates if s not in writes and _once_another_name(s, body, kinds, before)}
-    body = _mapped(body, lambda s: [_lowered(s, kinds) if s in writes else _unmarked(s, s in renamed_array)])
+    body = _mapped(
+        body,
+        lambda s: [_lowered(s, kinds) if isinstance(s, Assign) and s in writes else _unmarked(s, s in renamed_array)],
+    )
     kept = replace(kinds, of={name: t for name, t in kinds.of.items() if name not in gone})
     if not writes:
         return replace(fn, body=body), kept
@@ -84,7 +93,7 @@ def lower_inplace(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, namer:
 
 def _seen_elsewhere(
     params: tuple[str, ...], body: tuple[Stmt, ...], kinds: Kinds, before: Callable[[Stmt, Stmt], bool]
-) -> Callable[[Stmt], bool]:
+) -> Callable[[Assign], bool]:
     """Does other code see the array an update writes? An argument's (the caller's memory), and
     one that another name is bound to where the update may run after it (`D = C`, a row
     `r = A[i]`, `A.T`, a swap)."""
@@ -98,8 +107,8 @@ def _seen_elsewhere(
             elif (viewed := view_base(s.value)) is not None:
                 shared.append((s, viewed[0]))
 
-    def seen(update: Stmt) -> bool:
-        var = update.var  # type: ignore[attr-defined]
+    def seen(update: Assign) -> bool:
+        var = update.var
         return var in params or any(name == var and before(t, update) for t, name in shared)
 
     return seen
@@ -134,10 +143,10 @@ def _unmarked(s: Stmt, rebinding: bool = False) -> Stmt:
     return replace(s, inplace=False)
 
 
-def _once_another_name(s: Stmt, body: tuple[Stmt, ...], kinds: Kinds, before: Callable[[Stmt, Stmt], bool]) -> bool:
+def _once_another_name(s: Assign, body: tuple[Stmt, ...], kinds: Kinds, before: Callable[[Stmt, Stmt], bool]) -> bool:
     """Was the array `s` updates bound to another name's array or view earlier (`h_C = C`, then
     `h_C = h_C * 2.0` made it a new one: `_check` refuses the rest)?"""
-    var = s.var  # type: ignore[attr-defined]
+    var = s.var
     return any(
         isinstance(t, Assign)
         and t.var == var
@@ -157,7 +166,7 @@ def _shared_parameter(body: tuple[Stmt, ...], kinds: Kinds, parsed: ParsedFuncti
     for binding in statements:
         if not (isinstance(binding, Assign) and binding.shares and kinds.is_array(binding.var)):
             continue
-        updates = [s for s in statements if _is_update(s) and s.var == binding.var]  # type: ignore[attr-defined]
+        updates = [s for s in statements if _is_update(s) and s.var == binding.var]
         if not updates:
             continue
         function, param = code(binding.origin.func), binding.shares  # type: ignore[attr-defined]
@@ -218,7 +227,7 @@ def _check(
     reaching = [t for t in defs if before(t, s) and not _overwritten(t, s, body) and _names_another(t, kinds)]
     if not reaching:
         return False
-    if any(s.var in _reads(r) for r in walk_statements(body) if r is not s and before(s, r)):
+    if any(s.var in values_read(r, swaps=True) for r in walk_statements(body) if r is not s and before(s, r)):
         return True
     for t in reaching:
         written = parsed.locate(t.origin)
@@ -251,29 +260,18 @@ def _names_another(t: Assign, kinds: Kinds) -> bool:
     return isinstance(t.value, cst.Name) and kinds.is_array(t.value.value) or view_base(t.value) is not None
 
 
-def _reads(r: Stmt) -> set[str]:
-    """The names statement `r` itself reads."""
-    if isinstance(r, Assign):
-        return names_in(r.value) | (names_in(r.target) - {r.var} if r.writes_element else set())
-    if isinstance(r, (If, While)):
-        return names_in(r.test)
-    if isinstance(r, For):
-        return names_in(r.start) | names_in(r.stop) | names_in(r.step)
-    return set(r.sources) if isinstance(r, Permute) else set()
-
-
-def _check_parallel(loop: For, writes: set[Stmt], parsed: ParsedFunction) -> None:
+def _check_parallel(loop: For, writes: set[Assign], parsed: ParsedFunction) -> None:
     """Refuse an update of all of an array that other code sees, in every iteration of a prange
     loop: the iterations would race (numba makes `acc += B` into a local array a reduction, which
     stays one: `lower_inplace`)."""
     inside = list(walk_statements(loop.body))
     own = {t.var for t in inside if isinstance(t, Assign) and not t.writes_element and not t.inplace}
     for s in inside:
-        if s in writes and s.var not in own:  # type: ignore[attr-defined]
+        if isinstance(s, Assign) and s in writes and s.var not in own:
             raise _error(
-                f"`{_shown(s)}` updates all of `{s.var}` in every iteration of a prange loop, which "  # type: ignore[attr-defined]
+                f"`{_shown(s)}` updates all of `{s.var}` in every iteration of a prange loop, which "
                 "sourcead does not support (the iterations would race)",
-                s,  # type: ignore[arg-type]
+                s,
                 parsed,
                 "Accumulate into a local array (`acc = np.zeros_like(...)`, `acc += ...`) and add it after "
                 "the loop, or use range.",
@@ -285,20 +283,23 @@ def _error(message: str, s: Assign, parsed: ParsedFunction, hint: str) -> Source
     return SourceADError(message, s.where or parsed.locate(s.origin) or parsed.locate(parsed.node), hint)
 
 
-def _is_update(s: Stmt) -> bool:
+def _is_update(s: Stmt) -> TypeGuard[Assign]:
     """An in-place update (`C += B`), not yet lowered."""
     return isinstance(s, Assign) and s.inplace
 
 
 def _lowered(s: Assign, kinds: Kinds) -> Assign:
     """`C op= e` on an array C that other code sees: all of C's elements written."""
-    everything = cst.parse_expression(f"{s.var}[{', '.join([':'] * kinds.ndim(s.var))}]")
+    everything = cst.ensure_type(
+        cst.parse_expression(f"{s.var}[{', '.join([':'] * kinds.ndim(s.var))}]"), cst.Subscript
+    )
     if s.accumulate is not None and s.var not in names_in(s.value):
         return replace(s, target=everything, inplace=False)
+    value: cst.BaseExpression
     if s.accumulate is not None:  # `C += C * B` once a helper's parameter became the caller's C
         value = cst.BinaryOperation(cst.Name(s.var), _SIGN[s.accumulate](), paren(s.value))
     else:  # the array as it is now, after what a call on the right wrote into it
-        value = s.value.with_changes(left=cst.Name(s.var))  # type: ignore[attr-defined]
+        value = s.value.with_changes(left=cst.Name(s.var))
     return replace(s, target=everything, value=value, accumulate=None, inplace=False)
 
 

@@ -30,6 +30,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ..analysis.definite import possibly_undefined
+from ..analysis.reads import values_read
 from ..errors import Location, RaceWarning
 from ..ir.core import (
     Assign,
@@ -44,7 +45,6 @@ from ..ir.core import (
     walk_statements,
 )
 from ..ir.exprs import code, is_number, names_in, number_value, subscript_indices, walk
-from ..reverse.parallel import values_read
 
 _SHOWN: dict = {}  # as a module's `__warningregistry__`: each place once (hvp analyses the function twice)
 
@@ -109,15 +109,16 @@ def loop_race(loop: For, after: tuple[Stmt, ...], returned: set[str], outside: s
         writes = [s for s in assigns if s.writes_element and s.var == array]
         axis = _owned_axis(writes, loop.var, invariant)
         if axis is None:
-            shown = loop.origin.target.value if isinstance(getattr(loop.origin, "target", None), cst.Name) else loop.var
+            target = getattr(loop.origin, "target", None)
+            shown = target.value if isinstance(target, cst.Name) else loop.var
             return writes[0], (
                 f"`{array}` is written at an index other than the loop variable `{shown}`: "
                 "two iterations may write one element"
             )
         index = code(subscript_indices(writes[0].target)[axis])  # type: ignore[arg-type]
-        for s in statements:
-            if not _reads_only_at(s, array, axis, index):
-                return s, f"`{array}` is written at `{array}[{index}]` and read at another element in the loop body"
+        for t in statements:
+            if not _reads_only_at(t, array, axis, index):
+                return t, f"`{array}` is written at `{array}[{index}]` and read at another element in the loop body"
     return None
 
 
