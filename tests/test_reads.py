@@ -10,7 +10,8 @@ import pytest
 from sourcead.analysis.affine import ONE, affine_form, affine_minus, affine_plus, affine_scale, constant, size_of
 from sourcead.analysis.contract_terms import dump, load
 from sourcead.analysis.reads import names_read, reads_array, values_read
-from sourcead.frontend.fence import fence, local_names
+from sourcead.frontend.bound_names import local_names
+from sourcead.frontend.fence import fence
 from sourcead.frontend.normalize import normalize
 from sourcead.frontend.parse import parse_function
 from sourcead.ir.core import For, Stmt, walk_statements
