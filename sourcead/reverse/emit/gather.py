@@ -15,7 +15,8 @@ import libcst as cst
 from ...ir.core import For
 from ...ir.emit import Line, Writer
 from ...ir.exprs import Rename, code, is_atom, paren, plus, unparen
-from ..gather import Gather, Group, Sums, integer_value, plus_constant, shifted
+from ..gather import Gather, Group, Sums
+from ..offsets import integer_value, plus_constant, shifted
 
 if TYPE_CHECKING:
     from .reverse_sweep import ReverseSweep
