@@ -27,8 +27,8 @@ from ..postpass.deadcode import eliminate_dead_code
 from ..postpass.first_contributions import assign_first_contributions
 from ..postpass.marked import rewrite_after
 from ..postpass.unsigned import unsigned_statements
-from .emit.forward_sweep import Emission, ForwardSweep, Scope
-from .emit.reverse_sweep import ReverseSweep
+from .emit.dispatch import Emitters
+from .emit.scope import Emission, Scope
 from .plan import ReversePlan
 from .recording import InSlot
 
@@ -54,7 +54,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
     fn, namer = prog.fn, prog.namer
     seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(fn.ret.values))]
     written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
-    emission = Emission()
+    emission, emitters = Emission(), Emitters()
     main = Scope(plan.main_tapes)
     out = Writer()
     entry = f"{fn.name}_vjp" if with_value else f"{fn.name}_grad"
@@ -72,7 +72,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
         else:
             sweep = FORWARD_SWEEP + ("" if plan.recordings else ": nothing the reverse sweep reads is overwritten")
         out.line(sweep)
-        ForwardSweep(plan, emission, main).sweep(fn.body, out, None)
+        emitters.forward(plan, emission, main).sweep(fn.body, out, None)
         if with_value:
             value = namer.fresh("value")
             out.line(f"{value} = {_captured_value(plan)}")
@@ -83,7 +83,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
             out.line(
                 f"{rows} = chunk_zeros({array}.shape)  # a row per chunk for scattered adjoints, kept zero between uses"
             )
-        ReverseSweep(plan, emission, main).sweep(fn.body, out)
+        emitters.reverse(plan, emission, main).sweep(fn.body, out)
         grads = [prog.bar(w) for w in prog.wrt]
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
