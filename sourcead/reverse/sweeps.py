@@ -2,20 +2,22 @@
 
 `f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`, or for `grad`,
 `f_grad(x, ..., out_bar)` returning `(x_bar, ...)` without the statements that only the value
-needs (`deadcode.py`). The reverse plan
-(`reverse_plan.py`) decides everything first, by pure analyses: each assignment's adjoint, the
+needs (`postpass/deadcode.py`). The reverse plan
+(`plan.py`) decides everything first, by pure analyses: each assignment's adjoint, the
 records (which overwritten values, branches and trip counts the reversal needs, and how each is
 kept: `recording.py`), the parallel adjoints of prange loops, the checkpointed loops and where
 the tapes are reserved. Two emitters then write the code from the frozen plan: the forward sweep
-(`forward_sweep.py`, the primal with its records) and the reverse sweep (`reverse_sweep.py`, the
-statements backwards, each restoring what it overwrote before its adjoint runs). This module
+(`emit/forward_sweep.py`, the primal with its records) and the reverse sweep (`emit/reverse_sweep.py`,
+the statements backwards, each restoring what it overwrote before its adjoint runs), handing the
+loops other emitters write to them through one dispatcher (`emit/dispatch.py`). The post-passes on
+this text are `postpass/`'s (`postpass/sweeps.py`). This module
 writes the function around them: the placeholders numba needs, the tapes, the primal result and
 the seeds of the adjoints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -23,10 +25,6 @@ from ..analysis.definite import placeholder
 from ..ir.core import Assign, For, walk_statements
 from ..ir.emit import Writer, tuple_text
 from ..ir.exprs import code, names_in
-from ..postpass.deadcode import eliminate_dead_code
-from ..postpass.first_contributions import assign_first_contributions
-from ..postpass.marked import rewrite_after
-from ..postpass.unsigned import unsigned_statements
 from .emit.dispatch import Emitters
 from .emit.scope import Emission, Scope
 from .plan import ReversePlan
@@ -89,21 +87,6 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
     adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
     return Sweeps(out.text(), tuple(sorted(emission.helpers)), sections, adjoints)
-
-
-def remove_dead_code(sweeps: Sweeps) -> Sweeps:
-    return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
-
-
-def first_contributions(sweeps: Sweeps) -> Sweeps:
-    def assign(statements: list) -> list:
-        return assign_first_contributions(statements, sweeps.adjoints)
-
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
-
-
-def unsigned_indices(sweeps: Sweeps) -> Sweeps:
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, unsigned_statements))
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:
