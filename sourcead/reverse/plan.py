@@ -18,7 +18,8 @@ decides and what it reads):
 7. `gathers` (`reversals.py`): the loops whose contributions at constant offsets of the loop variable
    are gathered (`gather.py`);
 8. `chunk_rows` (`reversals.py`): the rows a parallel adjoint's chunks scatter into (what a gather
-   leaves);
+   leaves); with them the sets the sweeps ask about (the statements inside parallel loops, their
+   iterations' own variables, the loops inside loops: `reversals.py`);
 9. `promotions` (`reversals.py`): the elements a reversed loop sums into a local first (`promote.py`);
 10. `held` (`held.py`): the values an adjoint reads from the variable its statement assigned;
 11. `reservations` (`reservations.py`): the reservations of the main tapes before top-level
@@ -309,24 +310,24 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     """The plan's steps in order (the module's docstring lists them); the fresh names are taken in
     this order too, so that the generated code's names stay the same."""
     fn, fresh = prog.fn, prog.namer.fresh
-    adjoints = StatementAdjoints(prog)
+    adjoints = StatementAdjoints(prog)  # 1
     primal = frozenset(set(fn.params) | assigned_names(fn.body))
     statements = list(walk_statements(fn.body))
     returned = {v.value for v in fn.ret.values if isinstance(v, cst.Name)}
-    prefixes, records, sites = plan_records(prog, statements, adjoints, primal, returned)
+    prefixes, records, sites = plan_records(prog, statements, adjoints, primal, returned)  # 2
     parallel = records.parallel
     main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
     slot, chunk = fresh("slot"), fresh("chunk")
-    decisions, counters = control_records(statements, adjoints, sites, fresh)
-    recordings = recordings_of(prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot)
-    checkpointed, not_checkpointed, snapshots = reversals.checkpoints(prog, recordings, memory)
-    forward_reversals = reversals.forward_reversals(prog, statements, records, recordings, prefixes)
-    gathers = reversals.gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel, returned)
-    chunk_rows, rows, views = reversals.chunk_rows(prog, adjoints, parallel, gathers)
+    decisions, counters = control_records(statements, adjoints, sites, fresh)  # 3
+    recordings = recordings_of(prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot)  # 4
+    checkpointed, not_checkpointed, snapshots = reversals.checkpoints(prog, recordings, memory)  # 5
+    forward_reversals = reversals.forward_reversals(prog, statements, records, recordings, prefixes)  # 6
+    gathers = reversals.gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel, returned)  # 7
+    chunk_rows, rows, views = reversals.chunk_rows(prog, adjoints, parallel, gathers)  # 8
     checkpoint_names = reversals.checkpoint_names(fresh, checkpointed)
     local_tapes = ((fresh("ltape"), fresh("ltop")), (fresh("litape"), fresh("litop")))
     in_parallel = reversals.in_parallel(parallel)
-    promoted, accumulators = reversals.promotions(
+    promoted, accumulators = reversals.promotions(  # 9
         prog, statements, adjoints, gathers, parallel, checkpointed, in_parallel
     )
     plan = ReversePlan(
@@ -358,13 +359,13 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         inner_loops=reversals.inner_loops(statements),
         forward_reversals=forward_reversals,
         gathers=gathers,
-        held=held_values(fn.body, adjoints),
+        held=held_values(fn.body, adjoints),  # 10
         promoted=promoted,
         accumulators=accumulators,
         reservations={},
         first_allocation=(Count(), Count()),
     )
-    first, reserved = reservations(plan.bound_stmt, fn.body)
+    first, reserved = reservations(plan.bound_stmt, fn.body)  # 11
     return replace(plan, reservations=reserved, first_allocation=first)  # they count with the plan
 
 
