@@ -20,7 +20,8 @@ import sourcead
 from sourcead.ir.core import Assign, For
 from sourcead.ir.emit import Line
 from sourcead.ir.exprs import code
-from sourcead.reverse.gather import plan_gather, plus_constant, shifted
+from sourcead.reverse.gather import plan_gather
+from sourcead.reverse.offsets import plus_constant, shifted
 
 
 @functools.cache

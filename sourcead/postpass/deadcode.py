@@ -43,7 +43,7 @@ def eliminate_dead_code(function: str, sections: frozenset[str] = frozenset()) -
     module = cst.parse_module(function)
     (definition,) = module.body
     assert isinstance(definition, cst.FunctionDef)
-    body, _ = _Pruner(sections).block(definition.body.body, frozenset(), _Exits(frozenset(), frozenset()))
+    body, _ = _Pruner(sections).block(_statements(definition.body), frozenset(), _Exits(frozenset(), frozenset()))
     definition = definition.with_changes(body=definition.body.with_changes(body=body or [_pass()]))
     return module.with_changes(body=[definition]).code
 
@@ -130,10 +130,10 @@ class _Pruner:
         carried: list[cst.EmptyLine] = []
         for original, new in zip(statements, pruned, strict=True):
             if new is None:
-                carried += [e for e in original.leading_lines if self.is_section(e)]
+                carried += [e for e in _leading_lines(original) if self.is_section(e)]
                 continue
             if carried:
-                new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
+                new = new.with_changes(leading_lines=[*carried, *_leading_lines(new)])
                 carried = []
             kept.append(new)
         return kept
@@ -182,7 +182,7 @@ class _Pruner:
         return live | names_in(small)
 
     def prune_if(self, statement: cst.If, live: Live, exits: _Exits) -> tuple[cst.If | None, Live]:
-        body, body_live = self.block(statement.body.body, live, exits)
+        body, body_live = self.block(_statements(statement.body), live, exits)
         orelse, orelse_live = self.prune_orelse(statement.orelse, live, exits)
         if not body and orelse is None and is_pure(statement.test):
             return None, live
@@ -196,7 +196,7 @@ class _Pruner:
             return None, live
         if isinstance(orelse, cst.If):
             return self.prune_if(orelse, live, exits)
-        body, body_live = self.block(orelse.body.body, live, exits)
+        body, body_live = self.block(_statements(orelse.body), live, exits)
         return (orelse.with_changes(body=orelse.body.with_changes(body=body)) if body else None), body_live
 
     def prune_loop(self, loop: cst.For | cst.While, after: Live) -> tuple[cst.BaseStatement | None, Live]:
@@ -208,7 +208,7 @@ class _Pruner:
         names = bound[0] if bound is not None else set()
         head = after | test
         while True:
-            body, body_live = self.block(loop.body.body, head, _Exits(after, head))
+            body, body_live = self.block(_statements(loop.body), head, _Exits(after, head))
             new = after | test | (body_live - names)
             if new == head:
                 break
@@ -223,3 +223,15 @@ def live_union(*parts: set[str] | Live) -> Live:
 
 
 __all__ = ["eliminate_dead_code", "is_pure"]
+
+
+def _statements(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    """The statements of a block (the generated code writes every block indented)."""
+    assert isinstance(suite, cst.IndentedBlock)
+    return suite.body
+
+
+def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    """The comment and blank lines before a statement (a simple line's or a compound statement's)."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return statement.leading_lines

@@ -111,7 +111,7 @@ class _Flow:
 
     def branch(self, statement: cst.If, zero: Zero) -> tuple[cst.If, Zero]:
         body, after_body = self.block(statement.body.body, zero)
-        changes = {"body": statement.body.with_changes(body=body)}
+        changes: dict[str, cst.CSTNode] = {"body": statement.body.with_changes(body=body)}
         after_else = zero
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
@@ -127,11 +127,12 @@ class _Flow:
             return statement, None
         bound = _target_names(statement.target) if isinstance(statement, cst.For) else set()
         outer = self.breaks, self.continues
-        header: Zero = zero
+        header: frozenset[str] = zero
         while True:
             self.breaks, self.continues = [], []
             body, end = self.block(statement.body.body, header - bound)
             new = _join((zero, end, *self.continues))
+            assert new is not None  # the loop is entered with `zero`
             if new == header:
                 break
             header = new

@@ -54,7 +54,7 @@ def _statement(statement: cst.CSTNode, known: frozenset[str], innermost: frozens
     rewrite = _Indices(innermost)
     if isinstance(statement, cst.For):
         var = statement.target.value if isinstance(statement.target, cst.Name) else None
-        inner_known, inner = known, frozenset()
+        inner_known, inner = known, frozenset[str]()
         if var is not None:
             inner_known = known - {var}
             if _never_negative(statement.iter, known) and var not in assigned_in(statement.body):

@@ -256,13 +256,13 @@ def _written(sizes: Sizes, s: Stmt, array: str, ndim: int, loops: tuple[tuple[st
         or any(isinstance(t, (Break, Continue, Exit)) for t in walk_statements(s.body))
     ):
         return None
-    lo, hi = sizes.affine(s.start), sizes.affine(s.stop)
-    if sizes.affine(s.step) != {1: 1} or lo is None or hi is None:
+    first, end = sizes.affine(s.start), sizes.affine(s.stop)
+    if sizes.affine(s.step) != {1: 1} or first is None or end is None:
         return None
     for t in s.body:
-        box = _written(sizes, t, array, ndim, (*loops, (s.var, lo, hi)))
-        if box is not None:
-            return box
+        inner = _written(sizes, t, array, ndim, (*loops, (s.var, first, end)))
+        if inner is not None:
+            return inner
     return None
 
 

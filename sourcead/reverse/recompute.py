@@ -101,9 +101,9 @@ class _Context:
 def _visit(s: Stmt, cx: _Context, counters: frozenset[str], stable: set[str], found) -> None:
     if isinstance(s, For):
         inner = counters | ({s.var} if s.var not in assigned_names(s.body) else set())
-        prefix = _prefix(s, cx, inner | stable, stable - cx.aliased, loose=True)
+        prefix = _prefix(s, cx, stable | inner, stable - cx.aliased, loose=True)
         if prefix is not None and (prefix.changed or prefix.outside):
-            prefix = replace(prefix, fallback=_prefix(s, cx, inner | stable, stable - cx.aliased, loose=False))
+            prefix = replace(prefix, fallback=_prefix(s, cx, stable | inner, stable - cx.aliased, loose=False))
         if prefix is not None:
             found[s] = prefix
         for t in s.body:

@@ -2,20 +2,22 @@
 
 `f(x, ...)` becomes `f_vjp(x, ..., out_bar)` returning `(value, x_bar, ...)`, or for `grad`,
 `f_grad(x, ..., out_bar)` returning `(x_bar, ...)` without the statements that only the value
-needs (`deadcode.py`). The reverse plan
-(`reverse_plan.py`) decides everything first, by pure analyses: each assignment's adjoint, the
+needs (`postpass/deadcode.py`). The reverse plan
+(`plan.py`) decides everything first, by pure analyses: each assignment's adjoint, the
 records (which overwritten values, branches and trip counts the reversal needs, and how each is
 kept: `recording.py`), the parallel adjoints of prange loops, the checkpointed loops and where
 the tapes are reserved. Two emitters then write the code from the frozen plan: the forward sweep
-(`forward_sweep.py`, the primal with its records) and the reverse sweep (`reverse_sweep.py`, the
-statements backwards, each restoring what it overwrote before its adjoint runs). This module
+(`emit/forward_sweep.py`, the primal with its records) and the reverse sweep (`emit/reverse_sweep.py`,
+the statements backwards, each restoring what it overwrote before its adjoint runs), handing the
+loops other emitters write to them through one dispatcher (`emit/dispatch.py`). The post-passes on
+this text are `postpass/`'s (`postpass/sweeps.py`). This module
 writes the function around them: the placeholders numba needs, the tapes, the primal result and
 the seeds of the adjoints.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -23,12 +25,8 @@ from ..analysis.definite import placeholder
 from ..ir.core import Assign, For, walk_statements
 from ..ir.emit import Writer, tuple_text
 from ..ir.exprs import code, names_in
-from ..postpass.deadcode import eliminate_dead_code
-from ..postpass.first_contributions import assign_first_contributions
-from ..postpass.marked import rewrite_after
-from ..postpass.unsigned import unsigned_statements
-from .emit.forward_sweep import Emission, ForwardSweep, Scope
-from .emit.reverse_sweep import ReverseSweep
+from .emit.dispatch import Emitters
+from .emit.scope import Emission, Scope
 from .plan import ReversePlan
 from .recording import InSlot
 
@@ -54,7 +52,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
     fn, namer = prog.fn, prog.namer
     seeds = [namer.fresh(f"out{k}_bar" if fn.ret.is_tuple else "out_bar") for k in range(len(fn.ret.values))]
     written_seeds = [namer.fresh(f"{m}_out_bar") for m in fn.mutated]
-    emission = Emission()
+    emission, emitters = Emission(), Emitters()
     main = Scope(plan.main_tapes)
     out = Writer()
     entry = f"{fn.name}_vjp" if with_value else f"{fn.name}_grad"
@@ -72,7 +70,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
         else:
             sweep = FORWARD_SWEEP + ("" if plan.recordings else ": nothing the reverse sweep reads is overwritten")
         out.line(sweep)
-        ForwardSweep(plan, emission, main).sweep(fn.body, out, None)
+        emitters.forward(plan, emission, main).sweep(fn.body, out, None)
         if with_value:
             value = namer.fresh("value")
             out.line(f"{value} = {_captured_value(plan)}")
@@ -83,27 +81,12 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
             out.line(
                 f"{rows} = chunk_zeros({array}.shape)  # a row per chunk for scattered adjoints, kept zero between uses"
             )
-        ReverseSweep(plan, emission, main).sweep(fn.body, out)
+        emitters.reverse(plan, emission, main).sweep(fn.body, out)
         grads = [prog.bar(w) for w in prog.wrt]
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
     adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
     return Sweeps(out.text(), tuple(sorted(emission.helpers)), sections, adjoints)
-
-
-def remove_dead_code(sweeps: Sweeps) -> Sweeps:
-    return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
-
-
-def first_contributions(sweeps: Sweeps) -> Sweeps:
-    def assign(statements: list) -> list:
-        return assign_first_contributions(statements, sweeps.adjoints)
-
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
-
-
-def unsigned_indices(sweeps: Sweeps) -> Sweeps:
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, unsigned_statements))
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:

@@ -14,6 +14,7 @@ element is needed, each element overwrite is recorded. `a, b = b, a` permutes th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from ..ir.core import Assign, For, If, Permute, Stmt, While
 from ..ir.exprs import names_in, subscript_indices
@@ -22,7 +23,7 @@ from ..ir.exprs import names_in, subscript_indices
 def to_be_recorded(
     body: tuple[Stmt, ...],
     reads: Mapping[Assign, set[str]],
-    primal: set[str],
+    primal: AbstractSet[str],
     opaque: Mapping[For, tuple[frozenset[str], frozenset[str]]] | None = None,
     at_entry: dict[Stmt, set[str]] | None = None,
 ) -> tuple[set[Assign], dict[For, set[str]]]:
@@ -43,7 +44,7 @@ def to_be_recorded(
 def record_in_iteration(
     body: tuple[Stmt, ...],
     reads: Mapping[Assign, set[str]],
-    primal: set[str],
+    primal: AbstractSet[str],
     at_entry: dict[Stmt, set[str]] | None = None,
 ) -> set[Assign]:
     """The records one iteration needs when it replays its own body, then reverses it."""
@@ -53,7 +54,7 @@ def record_in_iteration(
 
 
 def _block(
-    body, needed: set[str], reads, primal: set[str], sites: set[Assign], opaque, conflicts, at_entry
+    body, needed: set[str], reads, primal: AbstractSet[str], sites: set[Assign], opaque, conflicts, at_entry
 ) -> set[str]:
     for stmt in body:
         if stmt in opaque:
@@ -78,7 +79,7 @@ def _block(
     return needed
 
 
-def _assign(stmt: Assign, needed: set[str], read: set[str], primal: set[str], sites: set[Assign]) -> set[str]:
+def _assign(stmt: Assign, needed: set[str], read: set[str], primal: AbstractSet[str], sites: set[Assign]) -> set[str]:
     if stmt.var in needed or stmt.var in read:
         sites.add(stmt)
         if stmt.writes_element:  # the restore reads the indices

@@ -8,29 +8,26 @@ the loop runs. Reverse sweep: a driver loop over the schedule's actions (restore
 store one, advance steps without records, or run one step with its records followed at once by
 its adjoint), then the state at the loop's entry, which the adjoints before the loop read.
 
-The forward sweep calls `forward_checkpointed`, the reverse sweep `reverse_checkpointed`; each
-calls the sweeps back for the loop's body (without records, or one step with its records).
+The forward sweep calls `forward_checkpointed`, the reverse sweep `reverse_checkpointed` (through
+the dispatcher, `dispatch.py`); each calls the sweeps back for the loop's body (without records,
+or one step with its records), through what `scope.py` says of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from ...analysis.definite import placeholder
 from ...ir.core import For, While, assigned_names, has_break
 from ...ir.emit import Writer
 from ...ir.exprs import code, paren
 from ..checkpoint import Checkpointed
-
-if TYPE_CHECKING:
-    from .forward_sweep import ForwardSweep
-    from .reverse_sweep import ReverseSweep
+from .scope import ForwardWriter, ReverseWriter
 
 _DTYPES = {"float": "", "int": ", np.int64", "bool": ", np.bool_"}
 
 
-def forward_checkpointed(plan: Checkpointed, sweep: ForwardSweep, out: Writer) -> None:
+def forward_checkpointed(plan: Checkpointed, sweep: ForwardWriter, out: Writer) -> None:
     """The loop as the user wrote it, without records, taking the schedule's snapshots."""
     reverse = sweep.plan
     names = reverse.checkpoint_names[plan.loop]
@@ -60,7 +57,7 @@ def forward_checkpointed(plan: Checkpointed, sweep: ForwardSweep, out: Writer) -
 
 
 def _forward_offline(
-    plan: Checkpointed, sweep: ForwardSweep, names: Mapping[str, str], size: str, budget: int, out: Writer
+    plan: Checkpointed, sweep: ForwardWriter, names: Mapping[str, str], size: str, budget: int, out: Writer
 ) -> None:
     loop, snaps = plan.loop, sweep.plan.snapshots[plan.loop]
     sweep.emission.helpers.update({"checkpoint_slots", "checkpoint_schedule"})
@@ -82,7 +79,7 @@ def _forward_offline(
 
 
 def _forward_online(
-    plan: Checkpointed, sweep: ForwardSweep, names: Mapping[str, str], size: str, budget: int, out: Writer
+    plan: Checkpointed, sweep: ForwardWriter, names: Mapping[str, str], size: str, budget: int, out: Writer
 ) -> None:
     loop, table, slot, snaps = plan.loop, names["table"], names["slot"], sweep.plan.snapshots[plan.loop]
     helpers = sweep.emission.helpers
@@ -119,7 +116,7 @@ def _grow_snapshots(plan: Checkpointed, snaps: Mapping[str, str], rows: str, hel
         out.line(f"{snaps[st.var]} = checkpoint_grow({snaps[st.var]}, {rows})")
 
 
-def reverse_checkpointed(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -> None:
+def reverse_checkpointed(plan: Checkpointed, sweep: ReverseWriter, out: Writer) -> None:
     """The schedule's actions in order: restore, store, advance without records, and for each
     step (last first) the step with its records followed by its adjoint."""
     reverse, loop = sweep.plan, plan.loop
@@ -156,7 +153,7 @@ def reverse_checkpointed(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -
         _restore_state(plan, snaps, "0", sweep.emission.helpers, out)
 
 
-def _reserve_step(plan: Checkpointed, sweep: ReverseSweep, out: Writer) -> set[str]:
+def _reserve_step(plan: Checkpointed, sweep: ReverseWriter, out: Writer) -> set[str]:
     """Room on the main tapes for one step's records, where it can be counted: the tapes reserved."""
     reverse, body = sweep.plan, plan.loop.body
     exact = set()

@@ -15,49 +15,26 @@ own body with records, without the writes other iterations or later statements s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from ...ir.core import Assign, Break, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from ...ir.counts import Count
-from ...ir.emit import Line, Writer
+from ...ir.emit import Writer
 from ...ir.exprs import code
-from ..parallel import ParallelLoop
 from ..plan import ReversePlan
-from ..recording import Tapes, Where
-from .checkpoint import forward_checkpointed
+from ..recording import Where
+from .scope import Dispatch, Emission, Scope
 
 _CHUNK = 64  # iterations of a `while` loop recorded between two capacity checks
 _RECORDING = ("normal", "replay")  # the modes that record
 
 
-@dataclass
-class Emission:
-    """What the code of both sweeps collects as it is written: the runtime helpers it calls, and
-    the names that have a typed value at the top of the function."""
-
-    helpers: set[str] = field(default_factory=set)
-    placed: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Where the sweeps write: the tapes in use; in a parallel adjoint's iteration, the loop it
-    replays and the partial sums of the shared scalar adjoints it accumulates; in the body of a
-    `while` loop recorded in chunks of iterations, the flag its `break` sets to end the loop; in
-    the reversed iterations of a loop whose contributions at constant offsets were gathered before
-    them, the adjoint lines left for each statement (`gather.py`)."""
-
-    tapes: Tapes
-    replaying: ParallelLoop | None = None
-    partial_sums: Mapping[str, str] = field(default_factory=dict)
-    done: str | None = None
-    residual: Mapping[Stmt, tuple[Line, ...]] = field(default_factory=dict)
-
-
 class ForwardSweep:
-    def __init__(self, plan: ReversePlan, emission: Emission, scope: Scope):
-        self.plan, self.emission, self.scope = plan, emission, scope
+    """The forward sweep in one scope; `dispatch` writes the loops another emitter writes
+    (checkpointed loops: `checkpoint.py`)."""
+
+    def __init__(self, plan: ReversePlan, emission: Emission, scope: Scope, dispatch: Dispatch):
+        self.plan, self.emission, self.scope, self.dispatch = plan, emission, scope, dispatch
         self.prog = plan.prog
 
     def sweep(self, body: tuple[Stmt, ...], out: Writer, exact: set[str] | None, mode: str = "normal") -> None:
@@ -74,7 +51,7 @@ class ForwardSweep:
         if isinstance(s, For):
             self.loop_for(s, out, here, mode)
         elif isinstance(s, While) and s in plan.checkpointed and mode == "normal":
-            forward_checkpointed(plan.checkpointed[s], self, out)
+            self.dispatch.forward_checkpointed(plan.checkpointed[s], self, out)
         elif isinstance(s, While):
             if s in plan.not_checkpointed and mode == "normal":
                 out.comment(f"this loop keeps its records, not checkpointed: {plan.not_checkpointed[s]}")
@@ -87,14 +64,15 @@ class ForwardSweep:
             out.line("break")
         elif isinstance(s, Permute):
             out.line(s.text())
-        elif mode == "replay" and self.shared_write(s):  # type: ignore[arg-type]
-            return
         else:
+            assert isinstance(s, Assign), s  # exits.py leaves no `continue` and no early `return`
+            if mode == "replay" and self.shared_write(s):
+                return
             records = mode in _RECORDING or mode == "slots" and plan.in_slots(s)
             if s in plan.sites and records:
-                reads_itself = any(s.var in line.reads() for line in plan.adjoints.lines.get(s, []))  # type: ignore[arg-type, union-attr]
+                reads_itself = any(s.var in line.reads() for line in plan.adjoints.lines.get(s, []))
                 why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
-                target = code(s.target)  # type: ignore[union-attr]
+                target = code(s.target)
                 self.record(s, target, f"record {target}: overwritten next, and {why}", out, here)
             out.line(s.text())
 
@@ -120,7 +98,7 @@ class ForwardSweep:
         if loop.serial and mode == "normal":
             out.comment(f"a prange loop run serially: {loop.serial}")
         if loop in plan.checkpointed and mode == "normal":
-            forward_checkpointed(plan.checkpointed[loop], self, out)
+            self.dispatch.forward_checkpointed(plan.checkpointed[loop], self, out)
             return
         if loop in plan.not_checkpointed and mode == "normal":
             out.comment(f"this loop keeps its records, not checkpointed: {plan.not_checkpointed[loop]}")
@@ -237,7 +215,7 @@ class ForwardSweep:
         """This sweep for a loop's body, whose `break` sets `done` (a chunked `while` loop) or not."""
         if done == self.scope.done:
             return self
-        return ForwardSweep(self.plan, self.emission, replace(self.scope, done=done))
+        return ForwardSweep(self.plan, self.emission, replace(self.scope, done=done), self.dispatch)
 
     def branch(self, s: If, out: Writer, exact: set[str], keyword: str, mode: str) -> None:
         decided = s in self.plan.decisions and mode in _RECORDING

@@ -15,10 +15,11 @@ import libcst as cst
 from ...ir.core import For
 from ...ir.emit import Line, Writer
 from ...ir.exprs import Rename, code, is_atom, paren, plus, unparen
-from ..gather import Gather, Group, Sums, integer_value, plus_constant, shifted
+from ..gather import Gather, Group, Sums
+from ..offsets import integer_value, plus_constant, shifted
 
-if TYPE_CHECKING:
-    from .reverse_sweep import ReverseSweep
+if TYPE_CHECKING:  # the reverse sweep as this emitter calls it back, without importing it
+    from .scope import ReverseWriter as ReverseSweep
 
 
 def write_gathered(sweep: ReverseSweep, loop: For, gather: Gather, out: Writer, parallel: bool) -> None:

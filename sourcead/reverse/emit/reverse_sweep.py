@@ -23,16 +23,21 @@ from ...ir.exprs import Rename, code, is_number, names_in, number_value, paren, 
 from ..parallel import ADJOINT_CHUNKS, ParallelLoop
 from ..plan import ReversePlan
 from ..recording import InRegister, Where
-from .checkpoint import reverse_checkpointed
-from .forward_sweep import Emission, ForwardSweep, Scope
-from .gather import write_gathered
+from .scope import Dispatch, Emission, Scope
 
 
 class ReverseSweep:
-    def __init__(self, plan: ReversePlan, emission: Emission, scope: Scope):
-        self.plan, self.emission, self.scope = plan, emission, scope
+    """The reverse sweep in one scope; `dispatch` writes what another emitter writes (the forward
+    sweep of replays and recomputed prefixes, checkpointed loops, gathered contributions)."""
+
+    def __init__(self, plan: ReversePlan, emission: Emission, scope: Scope, dispatch: Dispatch):
+        self.plan, self.emission, self.scope, self.dispatch = plan, emission, scope, dispatch
         self.prog = plan.prog
-        self.forward = ForwardSweep(plan, emission, scope)  # for replays and recomputed prefixes
+        self.forward = dispatch.forward(plan, emission, scope)  # for replays and recomputed prefixes
+
+    def within(self, scope: Scope) -> ReverseSweep:
+        """This sweep in another scope."""
+        return ReverseSweep(self.plan, self.emission, scope, self.dispatch)
 
     def sweep(self, body: tuple[Stmt, ...], out: Writer) -> None:
         plan = self.plan
@@ -40,8 +45,8 @@ class ReverseSweep:
             if s in plan.parallel:
                 if plan.has_work(s.body):  # type: ignore[union-attr]
                     self.parallel_adjoint(plan.parallel[s], out)  # type: ignore[index]
-            elif s in plan.checkpointed:
-                reverse_checkpointed(plan.checkpointed[s], self, out)
+            elif isinstance(s, (For, While)) and s in plan.checkpointed:
+                self.dispatch.reverse_checkpointed(plan.checkpointed[s], self, out)
             elif isinstance(s, (For, While)):
                 if plan.has_work(s.body):
                     if s in plan.serial_reason:
@@ -126,9 +131,9 @@ class ReverseSweep:
     def reversed_for(self, loop: For, counter: str | None, out: Writer) -> None:
         gather = self.plan.gathers.get(loop)
         if gather is not None:  # its contributions at constant offsets first, then the rest
-            write_gathered(self, loop, gather, out, parallel=False)
+            self.dispatch.gathered(self, loop, gather, out, parallel=False)
             scope = replace(self.scope, residual={**self.scope.residual, **gather.residual})
-            ReverseSweep(self.plan, self.emission, scope).reversed_rest(loop, counter, out)
+            self.within(scope).reversed_rest(loop, counter, out)
             return
         self.reversed_rest(loop, counter, out)
 
@@ -196,7 +201,7 @@ class ReverseSweep:
             out.comment("its own records from the end of its part of the tape")
         else:
             out.comment("its iterations' adjoints are independent: run in the loop's order")
-        inner = ReverseSweep(plan, self.emission, replace(self.scope, tapes=tuple(tapes)))  # type: ignore[arg-type]
+        inner = self.within(replace(self.scope, tapes=tuple(tapes)))  # type: ignore[arg-type]
         with out.block(f"for {loop.var} in {loop.range_text(serial=True)}"):
             for line in marks:
                 out.line(line)
@@ -211,10 +216,10 @@ class ReverseSweep:
         the number of iterations left to reverse after the current one."""
         start, stop, step = loop.start, loop.stop, loop.step
         if not is_number(step):
-            k = self.prog.namer.fresh("k")
+            j = self.prog.namer.fresh("k")
             trips = counter or f"len(range({code(start)}, {code(stop)}, {code(step)}))"
-            index = f"{loop.var} = {code(start)} + {k} * {code(paren(step))}"
-            return f"for {k} in range({trips} - 1, -1, -1)", index, k
+            index = f"{loop.var} = {code(start)} + {j} * {code(paren(step))}"
+            return f"for {j} in range({trips} - 1, -1, -1)", index, j
         k = int(number_value(step))
         left = loop.var if code(start) == "0" else f"{loop.var} - {code(paren(start))}"
         if k != 1:
@@ -245,7 +250,7 @@ class ReverseSweep:
         gather = plan.gathers.get(loop)
         residual = dict(self.scope.residual)
         if gather is not None:  # its contributions at constant offsets first, each row in parallel
-            write_gathered(self, loop, gather, out, parallel=True)
+            self.dispatch.gathered(self, loop, gather, out, parallel=True)
             residual.update(gather.residual)
         out.comment("adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,")
         out.comment(f"adjoints at the loop index are plain stores; the iterations run in {ADJOINT_CHUNKS} fixed")
@@ -264,7 +269,7 @@ class ReverseSweep:
         counted = code(loop.start) == "0" and code(loop.step) == "1"  # the loop variable counts the trips
         out.line(f"{trips} = {code(loop.stop) if counted else f'len({loop.range_text(serial=True)})'}")
         scope = Scope(plan.local_tapes, loop_plan, partial_sums, residual=residual)
-        iteration = ReverseSweep(plan, self.emission, scope)
+        iteration = self.within(scope)
         chunk = plan.chunk
         with out.block(f"for {chunk} in prange({ADJOINT_CHUNKS})"):
             for array in rows:  # this chunk's row: a whole slab of its own, no false sharing inside
@@ -363,16 +368,18 @@ class ReverseSweep:
         one into a shared scalar to this iteration's partial sum."""
         replaying, target = self.scope.replaying, line.target
         if replaying is not None and isinstance(target, cst.Name) and line.op != "=":
-            partial = self.scope.partial_sums.get(self.prog.namer.shadowed(target.value))  # type: ignore[arg-type]
+            var = self.prog.namer.shadowed(target.value)
+            partial = self.scope.partial_sums.get(var) if var is not None else None
             return replace(line, target=cst.Name(partial)) if partial else line
         if replaying is None or not isinstance(target, cst.Subscript) or line.op == "=":
             return line
         if replaying.at_loop_index(target):
             return line
-        array = self.prog.namer.shadowed(target.value.value)  # type: ignore[union-attr]
-        if array not in self.plan.chunk_rows[replaying.loop]:
+        assert isinstance(target.value, cst.Name)  # an adjoint array, by its name
+        array = self.prog.namer.shadowed(target.value.value)
+        if array is None or array not in self.plan.chunk_rows[replaying.loop]:
             return line
-        row = subscript(self.plan.views[array], subscript_indices(target))  # type: ignore[arg-type]
+        row = subscript(self.plan.views[array], subscript_indices(target))
         return replace(line, target=row)
 
 

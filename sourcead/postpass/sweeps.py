@@ -1,0 +1,33 @@
+"""The post-passes on the text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
+runs them: dead code removed (`deadcode.py`), then first contributions assigned
+(`first_contributions.py`) and indices made unsigned (`unsigned.py`) in the reverse sweep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..reverse.sweeps import REVERSE_SWEEP, Sweeps
+from .deadcode import eliminate_dead_code
+from .first_contributions import assign_first_contributions
+from .marked import rewrite_after
+from .unsigned import unsigned_statements
+
+
+def remove_dead_code(sweeps: Sweeps) -> Sweeps:
+    """The sweeps without the statements nothing returned depends on (their section comments kept)."""
+    return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
+
+
+def first_contributions(sweeps: Sweeps) -> Sweeps:
+    """The reverse sweep with each first contribution into a zero scalar adjoint assigned, not added."""
+
+    def assign(statements: list) -> list:
+        return assign_first_contributions(statements, sweeps.adjoints)
+
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
+
+
+def unsigned_indices(sweeps: Sweeps) -> Sweeps:
+    """The reverse sweep with the indices that are never negative made unsigned."""
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, unsigned_statements))
