@@ -149,7 +149,7 @@ class ExpressionFence:
 
     def check_attribute(self, expr: cst.Attribute, loop_vars: set[str]) -> None:
         name = expr.attr.value
-        root = expr
+        root: cst.BaseExpression = expr
         while isinstance(root, cst.Attribute):
             root = root.value
         local = isinstance(root, cst.Name) and root.value in self.locals
