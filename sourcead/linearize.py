@@ -121,18 +121,21 @@ def adjoint(
         seed = base = bind(seed)
     test = f"{code(base)} != 0.0"
     if array_seed:
-        unguarded_bind = lambda v: bind(_unguarded(v, base))  # noqa: E731
-        _adjoint(root, _where(test, seed), _strong_leaf(base, accumulate), unguarded_bind, (), seed)
+        zero_with_seed = [code(seed), code(base)]  # zero wherever the seed is: guards around them are no-ops
+        unguarded_bind = lambda v: bind(_unguarded(v, test, zero_with_seed))  # noqa: E731
+        into = lambda leaf, g: accumulate(leaf, _unguarded(g, test, zero_with_seed))  # noqa: E731
+        _adjoint(root, _where(test, seed), into, unguarded_bind, (), zero_with_seed)
         return
 
     def scales(g: cst.BaseExpression) -> bool:
-        return _scales(g, base)
+        return _scales(g, [code(base)])
 
     _adjoint(root, seed, accumulate, bind, (), guard=(test, scales))
 
 
 def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...], rewrap=None, guard=None) -> None:
-    """`rewrap`: the array seed, guarded as `np.where(seed != 0.0, ..., 0.0)`; `guard`: a float
+    """`rewrap`: for an array seed, guarded as `np.where(seed != 0.0, ..., 0.0)`, the values that are
+    zero wherever the seed is (it, and the guarded adjoints bound on the way); `guard`: a float
     seed's (condition, does a contribution only scale the seed)."""
     if root.leaf is not None:
         if guard is not None and not guard[1](seed):
@@ -140,11 +143,13 @@ def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...], rewrap=
         accumulate(root.leaf, _selected(seed, masks, root.array_leaf))
         return
     selected = _where_parts(seed) if rewrap else None
-    if selected is not None and not root.elementwise and code(selected[1]) == code(rewrap):
+    if selected is not None and not root.elementwise and code(selected[1]) in rewrap:
         seed, selected = selected[1], None  # not a product that could enter the guard: the seed as it is
     if len(root.edges) > 1 and not is_cheap(seed) and not (selected is not None and is_cheap(selected[1])):
         seed = bind(seed)  # a guarded array adjoint is guarded again, for the partials below to enter
-        seed = _where(selected[0], seed) if selected is not None else seed
+        if selected is not None:
+            rewrap.append(code(seed))
+            seed = _where(selected[0], seed)
     for edge in root.edges:
         inner = (*masks, edge.mask) if edge.mask is not None else masks
         _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner, rewrap, guard)
@@ -174,28 +179,19 @@ def _where_parts(g: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None
     return None
 
 
-def _strong_leaf(seed: cst.BaseExpression, accumulate):
-    """Towards a leaf, an array seed's guard is dropped where the contribution scales the seed."""
-
-    def into(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
-        accumulate(leaf, _unguarded(g, seed))
-
-    return into
-
-
-def _unguarded(g: cst.BaseExpression, seed: cst.BaseExpression) -> cst.BaseExpression:
-    """`g` without the guards around the seed times constants: `np.where(s != 0.0, 2.0 * s, 0.0)`
-    is `2.0 * s` exactly, wherever it stands."""
-    return _unparen_args(g.visit(_Unguard(f"{code(seed)} != 0.0", seed)))
+def _unguarded(g: cst.BaseExpression, test: str, zero_with_seed: list[str]) -> cst.BaseExpression:
+    """`g` without the guards that change nothing: `np.where(s != 0.0, 2.0 * s, 0.0)` is `2.0 * s`
+    exactly (and so for a guarded adjoint bound on the way), wherever it stands."""
+    return _unparen_args(g.visit(_Unguard(test, zero_with_seed)))
 
 
 class _Unguard(cst.CSTTransformer):
-    def __init__(self, test: str, seed: cst.BaseExpression):
-        self.test, self.seed = test, seed
+    def __init__(self, test: str, zero_with_seed: list[str]):
+        self.test, self.zero_with_seed = test, zero_with_seed
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         parts = _where_parts(updated)
-        if parts is not None and parts[0] == self.test and _scales(parts[1], self.seed):
+        if parts is not None and parts[0] == self.test and _scales(parts[1], self.zero_with_seed):
             return paren(parts[1])
         return updated
 
@@ -203,11 +199,11 @@ class _Unguard(cst.CSTTransformer):
 _SHAPING = ("np.sum", "unbroadcast")
 
 
-def _scales(g: cst.BaseExpression, seed: cst.BaseExpression) -> bool:
-    """Is `g` the seed times constants only (`g`, `-g`, `2.0 * g`, `g / 2.0`, its sum or its shape
-    summed back)? Then a zero seed gives exactly zero without a guard."""
+def _scales(g: cst.BaseExpression, seed: list[str]) -> bool:
+    """Is `g` the seed (one of the values in `seed`) times constants only (`g`, `-g`, `2.0 * g`,
+    `g / 2.0`, its sum or its shape summed back)? Then a zero seed gives exactly zero unguarded."""
     g = unparen(g)
-    if code(g) == code(seed):
+    if code(g) in seed:
         return True
     if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
         return _scales(g.expression, seed)

@@ -46,8 +46,8 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     W_bar += matmul_bar_left(unbroadcast(t7, matmul_like(W, x_dot)), W, x_dot)
     # adjoint of: t0 = np.tanh(W @ x + b)
     t2 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
-    t3 = unbroadcast(np.where(t0_bar != 0.0, t2, 0.0), matmul_like(W, x))
+    t3 = unbroadcast(t2, matmul_like(W, x))
     W_bar += matmul_bar_left(t3, W, x)
     x_bar += matmul_bar_right(t3, W, x)
-    b_bar += unbroadcast(np.where(t0_bar != 0.0, t2, 0.0), b)
+    b_bar += unbroadcast(t2, b)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -30,8 +30,8 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     h_bar += chosen(result_bar != 0.0, matmul_bar_right(result_bar, v, h))
     # adjoint of: h = np.tanh(W @ x + b)
     t1 = np.where(h_bar != 0.0, (1.0 - h * h) * h_bar, 0.0)
-    t2 = unbroadcast(np.where(h_bar != 0.0, t1, 0.0), matmul_like(W, x))
+    t2 = unbroadcast(t1, matmul_like(W, x))
     W_bar += matmul_bar_left(t2, W, x)
     x_bar += matmul_bar_right(t2, W, x)
-    b_bar += unbroadcast(np.where(h_bar != 0.0, t1, 0.0), b)
+    b_bar += unbroadcast(t1, b)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -56,8 +56,8 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     h_dot_bar[1] = 0.0
     # adjoint of: t0 = np.tanh(A @ x)
     t6 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
-    A_bar += matmul_bar_left(np.where(t0_bar != 0.0, t6, 0.0), A, x)
-    x_bar += matmul_bar_right(np.where(t0_bar != 0.0, t6, 0.0), A, x)
+    A_bar += matmul_bar_left(t6, A, x)
+    x_bar += matmul_bar_right(t6, A, x)
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t3 = np.transpose(v)
     t4 = unbroadcast(h_bar[2:4], t3)

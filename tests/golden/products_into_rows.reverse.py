@@ -32,8 +32,8 @@ def products_into_rows_vjp(A, x, v, out_bar):
     t5 = matmul_like(A, x)
     t6 = unbroadcast(h_bar[1], t5)
     t7 = np.where(t6 != 0.0, (1.0 - t4 * t4) * t6, 0.0)
-    A_bar += matmul_bar_left(np.where(t6 != 0.0, t7, 0.0), A, x)
-    x_bar += matmul_bar_right(np.where(t6 != 0.0, t7, 0.0), A, x)
+    A_bar += matmul_bar_left(t7, A, x)
+    x_bar += matmul_bar_right(t7, A, x)
     h_bar[1] = 0.0
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t2 = np.transpose(v)

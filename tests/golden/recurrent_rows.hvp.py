@@ -75,10 +75,10 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
         t2 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
         t3 = np.where(t0_bar != 0.0, (1.0 - t2 * t2) * t0_bar, 0.0)
-        t4 = unbroadcast(np.where(t0_bar != 0.0, t3, 0.0), matmul_like(inputs[np.uint64(t)], W))
+        t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
-        h_bar[np.uint64(t)] += unbroadcast(np.where(t0_bar != 0.0, t3, 0.0), h[np.uint64(t)])
+        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
         t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0
     t1 = unbroadcast(h_bar[0], h0_bar)

@@ -34,10 +34,10 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         t2 = h_bar[t + 1].copy()
         h_bar[t + 1] = 0.0
         t3 = np.where(t2 != 0.0, (1.0 - t1 * t1) * t2, 0.0)
-        t4 = unbroadcast(np.where(t2 != 0.0, t3, 0.0), matmul_like(inputs[np.uint64(t)], W))
+        t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
-        h_bar[np.uint64(t)] += unbroadcast(np.where(t2 != 0.0, t3, 0.0), h[np.uint64(t)])
+        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
     # adjoint of: h[0] = h0
     t0 = unbroadcast(h_bar[0], h0_bar)
     h0_bar += t0

@@ -61,8 +61,8 @@ def ufunc_names_vjp(x, y, out_bar):
     t2 = 1.0 / t1
     t3 = (x - y) / t1
     t4 = np.where(z_bar != 0.0, x * y * z_bar, 0.0)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, t4, 0.0), x)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, t4, 0.0), y)
+    x_bar += unbroadcast(t4, x)
+    y_bar += unbroadcast(t4, y)
     t5 = np.where(z_bar != 0.0, (x + y) * z_bar, 0.0)
     x_bar += unbroadcast(np.where(z_bar != 0.0, y * t5, 0.0), x)
     y_bar += unbroadcast(np.where(z_bar != 0.0, x * t5, 0.0), y)
