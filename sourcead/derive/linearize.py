@@ -10,6 +10,7 @@ reverse mode pushes an adjoint from the root to the leaves (`adjoint`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -102,23 +103,58 @@ def adjoint(
     seed: cst.BaseExpression,
     accumulate: Callable[[cst.BaseExpression, cst.BaseExpression], None],
     bind: Callable[[cst.BaseExpression], cst.BaseExpression],
+    array_seed: bool = False,
 ) -> None:
     """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`). A
     selection's condition wraps each contribution below it whole, as forward mode wraps the
     selected tangent: `(t9 * t14 if t12 <= sm else 0.0)`, never `t9 * (-t12 * t11 * (g if t12 <=
-    sm else 0.0))`, which is nan where a partial below the operand not chosen is infinite."""
-    _adjoint(root, seed, accumulate, bind, ())
+    sm else 0.0))`, which is nan where a partial below the operand not chosen is infinite.
+
+    An exactly zero seed contributes exactly zero (Enzyme's "strong zero"): `d_bar * (1 - t0 *
+    t0) * z` is nan at d_bar = 0 and z = inf, where the statement's value did not matter. A float
+    seed is one more condition at the root, `seed != 0.0`; an array seed (`array_seed`, the
+    adjoint of a whole-array statement) is guarded elementwise, `np.where(seed != 0.0, p * seed,
+    0.0)`, which every elementwise partial below enters (`exprs.times`). A contribution that is
+    the seed times constants only (`g`, `-g`, `2.0 * g`, a sum of it) needs no guard."""
+    inner = unparen(seed)
+    negated = isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus)
+    base = unparen(inner.expression) if negated else seed  # `-=`: the seed is -g, zero where g is
+    if not is_cheap(base):
+        seed = base = bind(seed)
+    test = f"{code(base)} != 0.0"
+    if array_seed:
+        zero_with_seed = [code(seed), code(base)]  # zero wherever the seed is: guards around them are no-ops
+        unguarded_bind = lambda v: bind(_unguarded(v, test, zero_with_seed))  # noqa: E731
+        into = lambda leaf, g: accumulate(leaf, _unguarded(g, test, zero_with_seed))  # noqa: E731
+        _adjoint(root, _where(test, seed), into, unguarded_bind, (), zero_with_seed)
+        return
+
+    def scales(g: cst.BaseExpression) -> bool:
+        return _scales(g, [code(base)])
+
+    _adjoint(root, seed, accumulate, bind, (), guard=(test, scales))
 
 
-def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...]) -> None:
+def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...], rewrap=None, guard=None) -> None:
+    """`rewrap`: for an array seed, guarded as `np.where(seed != 0.0, ..., 0.0)`, the values that are
+    zero wherever the seed is (it, and the guarded adjoints bound on the way); `guard`: a float
+    seed's (condition, does a contribution only scale the seed)."""
     if root.leaf is not None:
+        if guard is not None and not guard[1](seed):
+            masks = (*masks, guard[0])  # a float seed's strong zero: one more condition
         accumulate(root.leaf, _selected(seed, masks, root.array_leaf))
         return
-    if len(root.edges) > 1 and not is_cheap(seed):
-        seed = bind(seed)
+    selected = _where_parts(seed) if rewrap else None
+    if selected is not None and not root.elementwise and code(selected[1]) in rewrap:
+        seed, selected = selected[1], None  # not a product that could enter the guard: the seed as it is
+    if len(root.edges) > 1 and not is_cheap(seed) and not (selected is not None and is_cheap(selected[1])):
+        seed = bind(seed)  # a guarded array adjoint is guarded again, for the partials below to enter
+        if selected is not None:
+            rewrap.append(code(seed))
+            seed = _where(selected[0], seed)
     for edge in root.edges:
         inner = (*masks, edge.mask) if edge.mask is not None else masks
-        _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner)
+        _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner, rewrap, guard)
 
 
 def _selected(g: cst.BaseExpression, masks: tuple[str, ...], array_leaf: bool) -> cst.BaseExpression:
@@ -130,6 +166,69 @@ def _selected(g: cst.BaseExpression, masks: tuple[str, ...], array_leaf: bool) -
     if array_leaf:
         return cst.parse_expression(f"chosen({test}, {code(g)})")
     return cst.parse_expression(f"({code(g)} if {test} else 0.0)")
+
+
+def _where(test: str, g: cst.BaseExpression) -> cst.BaseExpression:
+    return cst.parse_expression(f"np.where({test}, {code(unparen(g))}, 0.0)")
+
+
+def _where_parts(g: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
+    """(test, d) of `np.where(test, d, 0.0)`, else None."""
+    inner = unparen(g)
+    if isinstance(inner, cst.Call) and code(inner.func) == "np.where" and len(inner.args) == 3:
+        if isinstance(inner.args[2].value, cst.Float) and inner.args[2].value.value == "0.0":
+            return code(inner.args[0].value), inner.args[1].value
+    return None
+
+
+def _unguarded(g: cst.BaseExpression, test: str, zero_with_seed: list[str]) -> cst.BaseExpression:
+    """`g` without the guards that change nothing: `np.where(s != 0.0, 2.0 * s, 0.0)` is `2.0 * s`
+    exactly (and so for a guarded adjoint bound on the way), wherever it stands."""
+    return _unparen_args(g.visit(_Unguard(test, zero_with_seed)))
+
+
+class _Unguard(cst.CSTTransformer):
+    def __init__(self, test: str, zero_with_seed: list[str]):
+        self.test, self.zero_with_seed = test, zero_with_seed
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        parts = _where_parts(updated)
+        if parts is not None and parts[0] == self.test and _scales(parts[1], self.zero_with_seed):
+            return paren(parts[1])
+        return updated
+
+
+_SHAPING = ("np.sum", "unbroadcast")
+
+
+def _scales(g: cst.BaseExpression, seed: list[str]) -> bool:
+    """Is `g` the seed (one of the values in `seed`) times constants only (`g`, `-g`, `2.0 * g`,
+    `g / 2.0`, its sum or its shape summed back)? Then a zero seed gives exactly zero unguarded."""
+    g = unparen(g)
+    if code(g) in seed:
+        return True
+    if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
+        return _scales(g.expression, seed)
+    if isinstance(g, cst.BinaryOperation) and isinstance(g.operator, cst.Multiply):
+        return _scales(g.left, seed) and _finite(g.right) or _finite(g.left) and _scales(g.right, seed)
+    if isinstance(g, cst.BinaryOperation) and isinstance(g.operator, cst.Divide):
+        return _scales(g.left, seed) and _finite(g.right)
+    if isinstance(g, cst.Call) and g.args and code(g.func) in _SHAPING:
+        return _scales(g.args[0].value, seed)
+    if isinstance(g, cst.Call) and len(g.args) == 2 and code(g.func) == "np.full_like":
+        return _scales(g.args[1].value, seed)
+    return False
+
+
+def _finite(node: cst.BaseExpression) -> bool:
+    """A finite, nonzero number written in the code."""
+    node = unparen(node)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = unparen(node.expression)
+    if isinstance(node, (cst.Integer, cst.Float)):
+        value = float(node.value)
+        return math.isfinite(value) and value != 0.0
+    return False
 
 
 class _Builder:

@@ -55,16 +55,16 @@ class StatementAdjoints:
             self.root_value[s] = lin.value.value
         if s.accumulate is not None:
             seed = self.into_value(s, lin.value, target_bar, lines)
-            self.propagate(lin.root, seed if s.accumulate == "+" else negate(seed), lines)
+            self.propagate(lin.root, seed if s.accumulate == "+" else negate(seed), lines, s)
         elif s.var in value_sources(s.value):  # reads what it overwrites: take the adjoint first
             seed = cst.Name(prog.namer.temp())
             taken = target_bar  # a slice or row of the adjoint is a view: copy it before zeroing
             if isinstance(target_bar, cst.Subscript) and prog.kinds.type_of(s.target).is_array:
                 taken = cst.Call(cst.Attribute(target_bar, cst.Name("copy")), [])
             lines += [Line(seed, "=", taken), Line(target_bar, "=", zero)]
-            self.propagate(lin.root, self.into_value(s, lin.value, seed, lines), lines)
+            self.propagate(lin.root, self.into_value(s, lin.value, seed, lines), lines, s)
         else:
-            self.propagate(lin.root, self.into_value(s, lin.value, target_bar, lines), lines)
+            self.propagate(lin.root, self.into_value(s, lin.value, target_bar, lines), lines, s)
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
@@ -117,7 +117,10 @@ class StatementAdjoints:
         if conflict is not None:
             raise view_error(self.prog.parsed, s, conflict)
 
-    def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line]) -> None:
+    def propagate(self, root: Node, seed: cst.BaseExpression, lines: list[Line], s: Assign) -> None:
+        """Send the adjoint `seed` of `s`'s value to its operands; an exactly zero seed (elementwise
+        for an array value) contributes exactly zero (`linearize.adjoint`)."""
+
         def accumulate(leaf: cst.BaseExpression, g: cst.BaseExpression) -> None:
             if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
                 lines.append(Line(self.prog.shadow(leaf, "_bar"), "-=", unparen(g.expression)))
@@ -129,7 +132,7 @@ class StatementAdjoints:
             lines.append(Line(temp, "=", value))
             return temp
 
-        adjoint(root, seed, accumulate, bind)
+        adjoint(root, seed, accumulate, bind, self.prog.kinds.type_of(s.value).is_array)
 
     def array_assignment(self, s: Assign) -> list[Line]:
         """`b = a.copy()` and `b = a` (a second name for an array never written) send b's adjoint

@@ -43,9 +43,9 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     y0_bar = zeros_like(y0)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = y[0] * s_dot + s * y_dot[0] + y_dot[1]
-    y_bar[0] += s_dot * result_dot_bar
-    s_bar = y_dot[0] * result_dot_bar
-    y_dot_bar[0] += s * result_dot_bar
+    y_bar[0] += (s_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    s_bar = (y_dot[0] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    y_dot_bar[0] += (s * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     y_dot_bar[1] += result_dot_bar
     for i in range(stop - 1, -1, -1):
         top -= 1
@@ -54,15 +54,15 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = p * t1
-        p_bar += y[np.uint64(i)] * t1
+        y_bar[np.uint64(i)] = (p * t1 if t1 != 0.0 else 0.0)
+        p_bar += (y[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
         # adjoint of: y_dot[i] = p * y_dot[i] + y[i] * p_dot
         top -= 1
         y_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[np.uint64(i)]
-        p_bar += y_dot[np.uint64(i)] * t0
-        y_dot_bar[np.uint64(i)] = p * t0
-        y_bar[np.uint64(i)] += p_dot * t0
+        p_bar += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] = (p * t0 if t0 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (p_dot * t0 if t0 != 0.0 else 0.0)
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar
     # adjoint of: y = np.copy(y0)

@@ -36,8 +36,8 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     y_bar = zeros_like(y)
     y0_bar = zeros_like(y0)
     # adjoint of: result = s * y[0] + y[1]
-    s_bar = y[0] * result_bar
-    y_bar[0] += s * result_bar
+    s_bar = (y[0] * result_bar if result_bar != 0.0 else 0.0)
+    y_bar[0] += (s * result_bar if result_bar != 0.0 else 0.0)
     y_bar[1] += result_bar
     for i in range(stop - 1, -1, -1):
         top -= 1
@@ -46,8 +46,8 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t0 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = p * t0
-        p_bar += y[np.uint64(i)] * t0
+        y_bar[np.uint64(i)] = (p * t0 if t0 != 0.0 else 0.0)
+        p_bar += (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar
     # adjoint of: y = np.copy(y0)

@@ -34,7 +34,7 @@ def accumulated_then_restored_hvp(x, w, x_dot, w_dot, out_bar):
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     # adjoint of: t_dot = s * s_dot + s * s_dot
-    s_bar = 2.0 * (s_dot * t_dot_bar)
+    s_bar = 2.0 * (s_dot * t_dot_bar if t_dot_bar != 0.0 else 0.0)
     # adjoint of: s = w
     w_bar = s_bar
     return value, x_bar, w_bar

@@ -35,7 +35,7 @@ def accumulated_then_restored_vjp(x, w, out_bar):
         s = tape[np.uint64(top)]  # restore the value s had before
         x_bar[np.uint64(i)] += s_bar
     # adjoint of: t = s * s
-    s_bar += 2.0 * (s * t_bar)
+    s_bar += 2.0 * (s * t_bar if t_bar != 0.0 else 0.0)
     # adjoint of: s = w
     w_bar = s_bar
     return value, x_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def add_inplace_copied_vjp(C0, B, out_bar):
@@ -24,11 +24,12 @@ def add_inplace_copied_vjp(C0, B, out_bar):
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar
-    C_bar += np.cos(C) * result_1_bar
+    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
     # adjoint of: result = np.sum(C * C)
-    C_bar += 2.0 * (C * result_bar)
+    C_bar += 2.0 * chosen(result_bar != 0.0, C * result_bar)
     # adjoint of: C += B
-    B_bar += unbroadcast(C_bar, B_bar)
+    t0 = unbroadcast(C_bar, B_bar)
+    B_bar += t0
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

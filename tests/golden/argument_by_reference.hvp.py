@@ -33,10 +33,10 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     M_dot_bar = zeros_like(M_dot)
     result_2_dot_bar = out_bar
     # adjoint of: result_2_dot = M[0, 1] * M_dot[0, 0] + M[0, 0] * M_dot[0, 1]
-    M_bar[0, 1] += M_dot[0, 0] * result_2_dot_bar
-    M_dot_bar[0, 0] += M[0, 1] * result_2_dot_bar
-    M_bar[0, 0] += M_dot[0, 1] * result_2_dot_bar
-    M_dot_bar[0, 1] += M[0, 0] * result_2_dot_bar
+    M_bar[0, 1] += (M_dot[0, 0] * result_2_dot_bar if result_2_dot_bar != 0.0 else 0.0)
+    M_dot_bar[0, 0] += (M[0, 1] * result_2_dot_bar if result_2_dot_bar != 0.0 else 0.0)
+    M_bar[0, 0] += (M_dot[0, 1] * result_2_dot_bar if result_2_dot_bar != 0.0 else 0.0)
+    M_dot_bar[0, 1] += (M[0, 0] * result_2_dot_bar if result_2_dot_bar != 0.0 else 0.0)
     # adjoint of: M[0, 1] = result_1
     result_1_bar = M_bar[0, 1]
     M_bar[0, 1] = 0.0
@@ -51,14 +51,14 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     result_dot_bar = result_1_dot_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * result)
     t3 = M_bar[0, 0]
-    M_bar[1, 1] += result * -t3
-    result_bar += M[1, 1] * -t3
+    M_bar[1, 1] += (result * -t3 if t3 != 0.0 else 0.0)
+    result_bar += (M[1, 1] * -t3 if t3 != 0.0 else 0.0)
     # adjoint of: M_dot[0, 0] = M_dot[0, 0] - (result * M_dot[1, 1] + M[1, 1] * result_dot)
     t2 = M_dot_bar[0, 0]
-    result_bar += M_dot[1, 1] * -t2
-    M_dot_bar[1, 1] += result * -t2
-    M_bar[1, 1] += result_dot * -t2
-    result_dot_bar += M[1, 1] * -t2
+    result_bar += (M_dot[1, 1] * -t2 if t2 != 0.0 else 0.0)
+    M_dot_bar[1, 1] += (result * -t2 if t2 != 0.0 else 0.0)
+    M_bar[1, 1] += (result_dot * -t2 if t2 != 0.0 else 0.0)
+    result_dot_bar += (M[1, 1] * -t2 if t2 != 0.0 else 0.0)
     # adjoint of: result = M[1, 1] + a
     M_bar[1, 1] += result_bar
     a_bar = result_bar
@@ -66,13 +66,13 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     M_dot_bar[1, 1] += result_dot_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * a)
     t1 = M_bar[0, 0]
-    M_bar[1, 1] += a * -t1
-    a_bar += M[1, 1] * -t1
+    M_bar[1, 1] += (a * -t1 if t1 != 0.0 else 0.0)
+    a_bar += (M[1, 1] * -t1 if t1 != 0.0 else 0.0)
     # adjoint of: M_dot[0, 0] = M_dot[0, 0] - (a * M_dot[1, 1] + M[1, 1] * a_dot)
     t0 = M_dot_bar[0, 0]
-    a_bar += M_dot[1, 1] * -t0
-    M_dot_bar[1, 1] += a * -t0
-    M_bar[1, 1] += a_dot * -t0
+    a_bar += (M_dot[1, 1] * -t0 if t0 != 0.0 else 0.0)
+    M_dot_bar[1, 1] += (a * -t0 if t0 != 0.0 else 0.0)
+    M_bar[1, 1] += (a_dot * -t0 if t0 != 0.0 else 0.0)
     # adjoint of: M = np.copy(K)
     K_bar += M_bar
     return value, K_bar, a_bar

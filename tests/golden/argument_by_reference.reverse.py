@@ -25,8 +25,8 @@ def argument_by_reference_vjp(K, a, out_bar):
     M_bar = zeros_like(M)
     result_2_bar = out_bar
     # adjoint of: result_2 = M[0, 0] * M[0, 1]
-    M_bar[0, 0] += M[0, 1] * result_2_bar
-    M_bar[0, 1] += M[0, 0] * result_2_bar
+    M_bar[0, 0] += (M[0, 1] * result_2_bar if result_2_bar != 0.0 else 0.0)
+    M_bar[0, 1] += (M[0, 0] * result_2_bar if result_2_bar != 0.0 else 0.0)
     # adjoint of: M[0, 1] = result_1
     result_1_bar = M_bar[0, 1]
     M_bar[0, 1] = 0.0
@@ -35,15 +35,15 @@ def argument_by_reference_vjp(K, a, out_bar):
     result_bar = result_1_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * result)
     t1 = M_bar[0, 0]
-    M_bar[1, 1] += result * -t1
-    result_bar += M[1, 1] * -t1
+    M_bar[1, 1] += (result * -t1 if t1 != 0.0 else 0.0)
+    result_bar += (M[1, 1] * -t1 if t1 != 0.0 else 0.0)
     # adjoint of: result = M[1, 1] + a
     M_bar[1, 1] += result_bar
     a_bar = result_bar
     # adjoint of: M[0, 0] = M[0, 0] - (M[1, 1] * a)
     t0 = M_bar[0, 0]
-    M_bar[1, 1] += a * -t0
-    a_bar += M[1, 1] * -t0
+    M_bar[1, 1] += (a * -t0 if t0 != 0.0 else 0.0)
+    a_bar += (M[1, 1] * -t0 if t0 != 0.0 else 0.0)
     # adjoint of: M = np.copy(K)
     K_bar += M_bar
     return value, K_bar, a_bar

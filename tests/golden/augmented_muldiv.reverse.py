@@ -41,14 +41,14 @@ def augmented_muldiv_vjp(x, y, out_bar):
     t5 = float(x.shape[0])
     t6 = 1.0 / t5
     t7 = s_bar
-    s_bar = t6 * t7
+    s_bar = (t6 * t7 if t7 != 0.0 else 0.0)
     # adjoint of: s = s * 2.0
     t4 = s_bar
     s_bar = 2.0 * t4
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s -= 0.25 * x[i] * y[i]
-        x_bar[np.uint64(i)] += 0.25 * (y[np.uint64(i)] * -s_bar)
-        y_bar[np.uint64(i)] += 0.25 * x[np.uint64(i)] * -s_bar
+        x_bar[np.uint64(i)] += (0.25 * (y[np.uint64(i)] * -s_bar) if s_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (0.25 * x[np.uint64(i)] * -s_bar if s_bar != 0.0 else 0.0)
         # adjoint of: s += p
         p_bar += s_bar
         # adjoint of: p = p / y[i]
@@ -57,12 +57,12 @@ def augmented_muldiv_vjp(x, y, out_bar):
         t1 = 1.0 / y[np.uint64(i)]
         t2 = p / y[np.uint64(i)]
         t3 = p_bar
-        p_bar = t1 * t3
-        y_bar[np.uint64(i)] += -t2 * t1 * t3
+        p_bar = (t1 * t3 if t3 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (-t2 * t1 * t3 if t3 != 0.0 else 0.0)
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
-        p_bar = x[np.uint64(i)] * t0
-        x_bar[np.uint64(i)] += p * t0
+        p_bar = (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (p * t0 if t0 != 0.0 else 0.0)
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
 
 
 def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
@@ -34,20 +34,20 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     t7 = X * X_dot + X * X_dot
     t8 = np.sum(t7, axis=1)
     t9 = np.full_like(t6, result_dot_bar)
-    col_bar += unbroadcast(col_dot * t9, col)
-    col_dot_bar += unbroadcast(col * t9, col_dot)
-    col_bar += unbroadcast(col_dot * t9, col)
-    col_dot_bar += unbroadcast(col * t9, col_dot)
+    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col))
+    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot))
+    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col))
+    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot))
     t10 = expand_axis(np.full_like(t8, result_dot_bar), t7, 1)
-    X_bar += 2.0 * unbroadcast(X_dot * t10, X)
+    X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t10, X))
     # adjoint of: col = t1 * w
-    t1_bar += unbroadcast(w * col_bar, t1)
-    w_bar += unbroadcast(t1 * col_bar, w)
+    t1_bar += unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1)
+    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w)
     # adjoint of: col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
     t5 = t0 * np.sum(X_dot, axis=0)
     w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, w * t5), w)
     t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t1 * w_dot), t1)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t4 = 1.0 / X.shape[0]
-    X_bar += expand_axis(t4 * t1_bar, X, 0)
+    X_bar += expand_axis(np.where(t1_bar != 0.0, t4 * t1_bar, 0.0), X, 0)
     return value, X_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
 
 
 def axis_reductions_vjp(X, w, out_bar):
@@ -27,15 +27,15 @@ def axis_reductions_vjp(X, w, out_bar):
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     t2 = np.ones(X.shape[0])
     t3 = np.sum(X * X, axis=1)
-    col_bar += 2.0 * (col * result_bar)
-    row_bar += unbroadcast(ramp * (t2 * result_bar), row)
+    col_bar += 2.0 * chosen(result_bar != 0.0, col * result_bar)
+    row_bar += chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row))
     t4 = expand_axis(np.full_like(t3, result_bar), X * X, 1)
-    X_bar += 2.0 * (X * t4)
+    X_bar += 2.0 * chosen(result_bar != 0.0, X * t4)
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
     # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]
-    X_bar += expand_axis(t0 * unbroadcast(w * col_bar, t1), X, 0)
-    w_bar += unbroadcast(t1 * col_bar, w)
+    X_bar += expand_axis(t0 * unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1), X, 0)
+    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w)
     return value, X_bar, w_bar

@@ -22,7 +22,7 @@ def gather_squares_hvp(x, idx, x_dot, out_bar):
     for k in range(idx.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += (k + 1.0) * (2.0 * t0 * x_dot[idx[k]])
         t1 = x_dot[idx[np.uint64(k)]]
-        t0_bar = 2.0 * (t1 * ((k + 1.0) * s_dot_bar))
+        t0_bar = (2.0 * (t1 * ((k + 1.0) * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
         # adjoint of: t0 = x[idx[k]]
         x_bar[idx[np.uint64(k)]] += t0_bar
     return value, x_bar

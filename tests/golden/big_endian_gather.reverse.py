@@ -19,5 +19,5 @@ def gather_squares_vjp(x, idx, out_bar):
     for k in range(idx.shape[0]):
         # adjoint of: s += x[idx[k]] ** 2 * (k + 1.0)
         t0 = x[idx[k]]
-        x_bar[idx[k]] += 2.0 * t0 * ((k + 1.0) * s_bar)
+        x_bar[idx[k]] += (2.0 * t0 * ((k + 1.0) * s_bar) if s_bar != 0.0 else 0.0)
     return value, x_bar

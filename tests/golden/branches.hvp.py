@@ -73,44 +73,44 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t6 = s_dot_bar
-        s_bar = s_dot * t6
-        s_dot_bar = s * t6
-        s_bar += s_dot * t6
-        s_dot_bar += s * t6
+        s_bar = (s_dot * t6 if t6 != 0.0 else 0.0)
+        s_dot_bar = (s * t6 if t6 != 0.0 else 0.0)
+        s_bar += (s_dot * t6 if t6 != 0.0 else 0.0)
+        s_dot_bar += (s * t6 if t6 != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
-            x_bar[np.uint64(i)] += y * s_bar
-            y_bar += x[np.uint64(i)] * s_bar
+            x_bar[np.uint64(i)] += (y * s_bar if s_bar != 0.0 else 0.0)
+            y_bar += (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
             # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot
-            y_bar += x_dot[np.uint64(i)] * s_dot_bar
-            x_bar[np.uint64(i)] += y_dot * s_dot_bar
+            y_bar += (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += (y_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
         else:
             itop -= 1
             taken_2 = itape[np.uint64(itop)]
             if taken_2 == 1:
                 # adjoint of: s -= t0 * y * y
                 t5 = y * -s_bar
-                t0_bar = y * t5
-                y_bar += t0 * t5
-                y_bar += t0 * y * -s_bar
+                t0_bar = (y * t5 if s_bar != 0.0 else 0.0)
+                y_bar += (t0 * t5 if s_bar != 0.0 else 0.0)
+                y_bar += (t0 * y * -s_bar if s_bar != 0.0 else 0.0)
                 # adjoint of: s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot) + t0 * y * y_dot
                 t1 = math.cos(x[np.uint64(i)]) * x_dot[np.uint64(i)]
                 t2 = y * t1 + t0 * y_dot
-                y_bar += t2 * -s_dot_bar
+                y_bar += (t2 * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
                 t3 = y * -s_dot_bar
-                y_bar += t1 * t3
-                x_bar[np.uint64(i)] += -math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * t3))
-                t0_bar += y_dot * t3
+                y_bar += (t1 * t3 if s_dot_bar != 0.0 else 0.0)
+                x_bar[np.uint64(i)] += (-math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * t3)) if s_dot_bar != 0.0 else 0.0)
+                t0_bar += (y_dot * t3 if s_dot_bar != 0.0 else 0.0)
                 t4 = y_dot * -s_dot_bar
-                t0_bar += y * t4
-                y_bar += t0 * t4
+                t0_bar += (y * t4 if s_dot_bar != 0.0 else 0.0)
+                y_bar += (t0 * t4 if s_dot_bar != 0.0 else 0.0)
                 # adjoint of: t0 = math.sin(x[i])
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
-                x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * t0_bar
+                x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)]) * t0_bar if t0_bar != 0.0 else 0.0)
             else:
                 # adjoint of: s += 2.0 * x[i]
                 x_bar[np.uint64(i)] += 2.0 * s_bar

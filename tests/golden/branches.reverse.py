@@ -58,14 +58,14 @@ def branches_vjp(x, y, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t2 = s_bar
-        s_bar = 2.0 * (s * t2)
+        s_bar = 2.0 * (s * t2 if t2 != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         itop -= 1
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
-            x_bar[np.uint64(i)] += y * s_bar
-            y_bar += x[np.uint64(i)] * s_bar
+            x_bar[np.uint64(i)] += (y * s_bar if s_bar != 0.0 else 0.0)
+            y_bar += (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
         else:
             itop -= 1
             taken_2 = itape[np.uint64(itop)]
@@ -73,9 +73,9 @@ def branches_vjp(x, y, out_bar):
                 # adjoint of: s -= math.sin(x[i]) * y * y
                 t0 = math.sin(x[np.uint64(i)])
                 t1 = y * -s_bar
-                x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)]) * (y * t1)
-                y_bar += t0 * t1
-                y_bar += t0 * y * -s_bar
+                x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)]) * (y * t1) if s_bar != 0.0 else 0.0)
+                y_bar += (t0 * t1 if s_bar != 0.0 else 0.0)
+                y_bar += (t0 * y * -s_bar if s_bar != 0.0 else 0.0)
             else:
                 # adjoint of: s += 2.0 * x[i]
                 x_bar[np.uint64(i)] += 2.0 * s_bar

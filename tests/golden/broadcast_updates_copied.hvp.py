@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -76,18 +76,18 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
-    t19 = np.cos(A)
+    t21 = np.cos(A)
     result_dot_bar = result_1_dot_bar
-    t20 = np.full_like(t19 * A_dot, result_1_dot_bar)
-    A_bar += -np.sin(A) * unbroadcast(A_dot * t20, t19)
-    A_dot_bar += unbroadcast(t19 * t20, A_dot)
+    t22 = np.full_like(t21 * A_dot, result_1_dot_bar)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t22, t21))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t21 * t22, A_dot))
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
-    t17 = A * A_dot + A * A_dot
-    t18 = np.full_like(t17, result_dot_bar)
-    A_bar += unbroadcast(A_dot * t18, A)
-    A_dot_bar += unbroadcast(A * t18, A_dot)
-    A_bar += unbroadcast(A_dot * t18, A)
-    A_dot_bar += unbroadcast(A * t18, A_dot)
+    t19 = A * A_dot + A * A_dot
+    t20 = np.full_like(t19, result_dot_bar)
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t20, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t20, A_dot))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t20, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t20, A_dot))
     # adjoint of: A = t2
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
@@ -100,52 +100,54 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     shape_1 = (itape[itop + 0], itape[itop + 1])
     top -= shape_1[0] * shape_1[1]
     A_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array A_dot was before
-    t10 = -t2 * t1
-    t11 = b * b_dot + b * b_dot
-    t12 = A_dot_bar
+    t12 = -t2 * t1
+    t13 = b * b_dot + b * b_dot
+    t14 = A_dot_bar
     A_dot_bar = zeros_like(A_dot_bar)
-    t13 = unbroadcast(t12, t1 * A_dot)
-    t1_bar += unbroadcast(A_dot * t13, t1)
-    A_dot_bar += unbroadcast(t1 * t13, A_dot)
-    t14 = unbroadcast(t12, t10 * t11)
-    t15 = unbroadcast(t11 * t14, t10)
-    t2_bar -= unbroadcast(t1 * t15, -t2)
-    t1_bar += unbroadcast(-t2 * t15, t1)
-    t16 = unbroadcast(t10 * t14, t11)
-    b_bar += 2.0 * unbroadcast(b_dot * t16, b)
+    t15 = unbroadcast(t14, t1 * A_dot)
+    t1_bar += unbroadcast(A_dot * t15, t1)
+    A_dot_bar += unbroadcast(t1 * t15, A_dot)
+    t16 = unbroadcast(t14, t12 * t13)
+    t17 = unbroadcast(t13 * t16, t12)
+    t2_bar -= unbroadcast(t1 * t17, -t2)
+    t1_bar += unbroadcast(-t2 * t17, t1)
+    t18 = unbroadcast(t12 * t16, t13)
+    b_bar += 2.0 * unbroadcast(b_dot * t18, b)
     # adjoint of: t2 = A / t0
-    t8 = 1.0 / t0
-    A_bar += unbroadcast(t8 * t2_bar, A)
-    t0_bar += unbroadcast(-t2 * t8 * t2_bar, t0)
+    t10 = 1.0 / t0
+    A_bar += unbroadcast(np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), A)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0)
     # adjoint of: t1 = 1.0 / t0
-    t6 = 1.0 / t0
-    t0_bar += -t1 * t6 * t1_bar
+    t8 = 1.0 / t0
+    t0_bar += np.where(t1_bar != 0.0, -t1 * t8 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + b * b
-    b_bar += 2.0 * (b * t0_bar)
+    b_bar += 2.0 * np.where(t0_bar != 0.0, b * t0_bar, 0.0)
     # adjoint of: A -= a
-    a_bar = -np.sum(A_bar)
+    t7 = -np.sum(A_bar)
+    a_bar = t7
     # adjoint of: A = A * b
     itop -= 2
     shape_2 = (itape[itop + 0], itape[itop + 1])
     top -= shape_2[0] * shape_2[1]
     A = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array A was before
-    t5 = A_bar
+    t6 = A_bar
     A_bar = zeros_like(A_bar)
-    A_bar += unbroadcast(b * t5, A)
-    b_bar += unbroadcast(A * t5, b)
+    A_bar += unbroadcast(np.where(t6 != 0.0, b * t6, 0.0), A)
+    b_bar += unbroadcast(np.where(t6 != 0.0, A * t6, 0.0), b)
     # adjoint of: A_dot = b * A_dot + A * b_dot
     itop -= 2
     shape_3 = (itape[itop + 0], itape[itop + 1])
     top -= shape_3[0] * shape_3[1]
     A_dot = tape[top : top + shape_3[0] * shape_3[1]].reshape(shape_3).copy()  # restore the array A_dot was before
-    t3 = A_dot_bar
+    t4 = A_dot_bar
     A_dot_bar = zeros_like(A_dot_bar)
-    t4 = unbroadcast(t3, b * A_dot)
-    b_bar += unbroadcast(A_dot * t4, b)
-    A_dot_bar += unbroadcast(b * t4, A_dot)
-    A_bar += unbroadcast(b_dot * unbroadcast(t3, A * b_dot), A)
+    t5 = unbroadcast(t4, b * A_dot)
+    b_bar += unbroadcast(A_dot * t5, b)
+    A_dot_bar += unbroadcast(b * t5, A_dot)
+    A_bar += unbroadcast(b_dot * unbroadcast(t4, A * b_dot), A)
     # adjoint of: A += b
-    b_bar += unbroadcast(A_bar, b_bar)
+    t3 = unbroadcast(A_bar, b_bar)
+    b_bar += t3
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

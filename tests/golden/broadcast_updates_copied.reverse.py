@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_vjp(A0, b, a, out_bar):
@@ -48,35 +48,37 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar += np.cos(A) * result_1_bar
+    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
     # adjoint of: result = np.sum(A * A)
-    A_bar += 2.0 * (A * result_bar)
+    A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
     # adjoint of: A = A / (1.0 + b * b)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
     A = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array A was before
-    t1 = 1.0 + b * b
-    t2 = 1.0 / t1
-    t3 = A / t1
-    t4 = A_bar
+    t3 = 1.0 + b * b
+    t4 = 1.0 / t3
+    t5 = A / t3
+    t6 = A_bar
     A_bar = zeros_like(A_bar)
-    A_bar += unbroadcast(t2 * t4, A)
-    t5 = unbroadcast(-t3 * t2 * t4, t1)
-    b_bar += 2.0 * (b * t5)
+    A_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), A)
+    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
+    b_bar += 2.0 * (b * t7)
     # adjoint of: A -= a
-    a_bar = -np.sum(A_bar)
+    t2 = -np.sum(A_bar)
+    a_bar = t2
     # adjoint of: A = A * b
     itop -= 2
     shape_1 = (itape[itop + 0], itape[itop + 1])
     top -= shape_1[0] * shape_1[1]
     A = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array A was before
-    t0 = A_bar
+    t1 = A_bar
     A_bar = zeros_like(A_bar)
-    A_bar += unbroadcast(b * t0, A)
-    b_bar += unbroadcast(A * t0, b)
+    A_bar += unbroadcast(np.where(t1 != 0.0, b * t1, 0.0), A)
+    b_bar += unbroadcast(np.where(t1 != 0.0, A * t1, 0.0), b)
     # adjoint of: A += b
-    b_bar += unbroadcast(A_bar, b_bar)
+    t0 = unbroadcast(A_bar, b_bar)
+    b_bar += t0
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
@@ -35,23 +35,23 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t9 = p * t5 * t6
     t10 = t8 * t1 * p_dot
     t11 = np.full_like(t3, result_dot_bar)
-    x_bar += unbroadcast(A_dot * unbroadcast(t11, x * A_dot), x)
-    A_bar += unbroadcast(x_dot * unbroadcast(t11, A * x_dot), A)
-    x_bar += 0.0 * unbroadcast(x_dot * np.full_like(t4 * x_dot, result_dot_bar), t4)
+    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t11, x * A_dot), x))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t11, A * x_dot), A))
+    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(t4 * x_dot, result_dot_bar), t4))
     t12 = np.full_like(t9 + t10, result_dot_bar)
     t13 = unbroadcast(t12, t9)
     t14 = unbroadcast(t6 * t13, p * t5)
-    p_bar = np.sum(t5 * t14)
-    t0_bar += (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t14)
-    p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t5 * (p * t14))
+    p_bar = (np.sum(t5 * t14) if result_dot_bar != 0.0 else 0.0)
+    t0_bar += chosen(result_dot_bar != 0.0, (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t14))
+    p_bar += (np.sum(np.log(t0 + (t0 == 0.0)) * t5 * (p * t14)) if result_dot_bar != 0.0 else 0.0)
     t15 = unbroadcast(p * t5 * t13, t6)
-    x_bar += 2.0 * unbroadcast(x_dot * t15, x)
+    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t15, x))
     t16 = p_dot * unbroadcast(t12, t10)
-    t0_bar += 1.0 / t7 * unbroadcast(t1 * t16, t8)
-    t1_bar += unbroadcast(t8 * t16, t1)
+    t0_bar += chosen(result_dot_bar != 0.0, 1.0 / t7 * unbroadcast(t1 * t16, t8))
+    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t8 * t16, t1))
     # adjoint of: t1 = t0 ** p
-    t0_bar += p * t0 ** (p - 1.0) * t1_bar
-    p_bar += np.sum(np.log(t0 + (t0 == 0.0)) * t1 * t1_bar)
+    t0_bar += np.where(t1_bar != 0.0, p * t0 ** (p - 1.0) * t1_bar, 0.0)
+    p_bar += np.sum(np.where(t1_bar != 0.0, np.log(t0 + (t0 == 0.0)) * t1 * t1_bar, 0.0))
     # adjoint of: t0 = 1.0 + x * x
-    x_bar += 2.0 * (x * t0_bar)
+    x_bar += 2.0 * np.where(t0_bar != 0.0, x * t0_bar, 0.0)
     return value, A_bar, x_bar, p_bar

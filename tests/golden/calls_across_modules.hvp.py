@@ -59,12 +59,12 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_1_dot = weighted_s_dot + (w * w_dot + w * w_dot)
     weighted_s_dot_bar = result_1_dot_bar
-    w_bar = 2.0 * (w_dot * result_1_dot_bar)
+    w_bar = 2.0 * (w_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
-        result_bar += SCALE * w_dot * weighted_s_dot_bar
-        w_bar += SCALE * (result_dot * weighted_s_dot_bar)
-        result_dot_bar += w * SCALE * weighted_s_dot_bar
+        result_bar += (SCALE * w_dot * weighted_s_dot_bar if weighted_s_dot_bar != 0.0 else 0.0)
+        w_bar += (SCALE * (result_dot * weighted_s_dot_bar) if weighted_s_dot_bar != 0.0 else 0.0)
+        result_dot_bar += (w * SCALE * weighted_s_dot_bar if weighted_s_dot_bar != 0.0 else 0.0)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
@@ -79,13 +79,13 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = 1.0 + math.log(x[weighted_i])
-            x_bar[np.uint64(weighted_i)] += 1.0 / x[np.uint64(weighted_i)] * result_bar
+            x_bar[np.uint64(weighted_i)] += (1.0 / x[np.uint64(weighted_i)] * result_bar if result_bar != 0.0 else 0.0)
             result_bar = 0.0
             # adjoint of: result_dot = 1.0 / x[weighted_i] * x_dot[weighted_i]
             top -= 1
             result_dot = tape[np.uint64(top)]  # restore the value result_dot had before
             t0 = 1.0 / x[np.uint64(weighted_i)]
             t1 = 1.0 / x[np.uint64(weighted_i)]
-            x_bar[np.uint64(weighted_i)] += -t1 * t0 * (x_dot[np.uint64(weighted_i)] * result_dot_bar)
+            x_bar[np.uint64(weighted_i)] += (-t1 * t0 * (x_dot[np.uint64(weighted_i)] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
             result_dot_bar = 0.0
     return value, x_bar, w_bar

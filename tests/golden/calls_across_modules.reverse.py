@@ -55,11 +55,11 @@ def calls_across_modules_vjp(x, w, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_1 = weighted_s + w * w
     weighted_s_bar = result_1_bar
-    w_bar = 2.0 * (w * result_1_bar)
+    w_bar = 2.0 * (w * result_1_bar if result_1_bar != 0.0 else 0.0)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s += w * SCALE * result
-        w_bar += SCALE * (result * weighted_s_bar)
-        result_bar += w * SCALE * weighted_s_bar
+        w_bar += (SCALE * (result * weighted_s_bar) if weighted_s_bar != 0.0 else 0.0)
+        result_bar += (w * SCALE * weighted_s_bar if weighted_s_bar != 0.0 else 0.0)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
@@ -74,6 +74,6 @@ def calls_across_modules_vjp(x, w, out_bar):
             # adjoint of: result = 1.0 + math.log(x[weighted_i])
             top -= 1
             result = tape[np.uint64(top)]  # restore the value result had before
-            x_bar[np.uint64(weighted_i)] += 1.0 / x[np.uint64(weighted_i)] * result_bar
+            x_bar[np.uint64(weighted_i)] += (1.0 / x[np.uint64(weighted_i)] * result_bar if result_bar != 0.0 else 0.0)
             result_bar = 0.0
     return value, x_bar, w_bar

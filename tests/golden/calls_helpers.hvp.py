@@ -60,37 +60,37 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     result_1_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_1_dot = result * s_dot + s * result_dot + b_dot
-    result_bar = s_dot * result_1_dot_bar
-    s_dot_bar = result * result_1_dot_bar
-    s_bar = result_dot * result_1_dot_bar
-    result_dot_bar = s * result_1_dot_bar
+    result_bar = (s_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    s_dot_bar = (result * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    s_bar = (result_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    result_dot_bar = (s * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     # adjoint of: result = t2
     t2_bar = result_bar
     # adjoint of: result_dot = -t2 * t1 * (t0 * -a_dot)
     t8 = -t2 * t1
     t9 = t0 * -a_dot
-    t2_bar -= t1 * (t9 * result_dot_bar)
-    t1_bar = -t2 * (t9 * result_dot_bar)
-    t0_bar = -a_dot * (t8 * result_dot_bar)
+    t2_bar += (-(t1 * (t9 * result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
+    t1_bar = (-t2 * (t9 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    t0_bar = (-a_dot * (t8 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: t2 = 1.0 / (1.0 + t0)
     t6 = 1.0 / (1.0 + t0)
-    t0_bar += -t2 * t6 * t2_bar
+    t0_bar += (-t2 * t6 * t2_bar if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = 1.0 / (1.0 + t0)
     t4 = 1.0 / (1.0 + t0)
-    t0_bar += -t1 * t4 * t1_bar
+    t0_bar += (-t1 * t4 * t1_bar if t1_bar != 0.0 else 0.0)
     # adjoint of: t0 = math.exp(-a)
-    a_bar = -(t0 * t0_bar)
+    a_bar = (-(t0 * t0_bar) if t0_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: b = result1
         result1_bar = b_bar
         # adjoint of: a = result0
         result0_bar = a_bar
         # adjoint of: result1 = _rotate_d * _rotate_a + _rotate_c * b
-        _rotate_a_bar = _rotate_d * result1_bar
-        b_bar = _rotate_c * result1_bar
+        _rotate_a_bar = (_rotate_d * result1_bar if result1_bar != 0.0 else 0.0)
+        b_bar = (_rotate_c * result1_bar if result1_bar != 0.0 else 0.0)
         # adjoint of: result0 = _rotate_c * _rotate_a - _rotate_d * b
-        _rotate_a_bar += _rotate_c * result0_bar
-        b_bar += _rotate_d * -result0_bar
+        _rotate_a_bar += (_rotate_c * result0_bar if result0_bar != 0.0 else 0.0)
+        b_bar += (_rotate_d * -result0_bar if result0_bar != 0.0 else 0.0)
         top -= 1
         _rotate_d = tape[np.uint64(top)]  # restore the value _rotate_d had before
         top -= 1
@@ -107,7 +107,7 @@ def calls_helpers_hvp(x, y, x_dot, y_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for _sq_norm_i in range(x.shape[0]):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
-        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar)
+        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar if _sq_norm_s_bar != 0.0 else 0.0)
         # adjoint of: _sq_norm_s_dot += x[_sq_norm_i] * x_dot[_sq_norm_i] + x[_sq_norm_i] * x_dot[_sq_norm_i]
-        x_bar[_sq_norm_i] += 2.0 * (x_dot[_sq_norm_i] * _sq_norm_s_dot_bar)
+        x_bar[_sq_norm_i] += 2.0 * (x_dot[_sq_norm_i] * _sq_norm_s_dot_bar if _sq_norm_s_dot_bar != 0.0 else 0.0)
     return value, x_bar, y_bar

@@ -45,24 +45,24 @@ def calls_helpers_vjp(x, y, out_bar):
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_1 = s * result + b
-    s_bar = result * result_1_bar
-    result_bar = s * result_1_bar
+    s_bar = (result * result_1_bar if result_1_bar != 0.0 else 0.0)
+    result_bar = (s * result_1_bar if result_1_bar != 0.0 else 0.0)
     b_bar = result_1_bar
     # adjoint of: result = 1.0 / (1.0 + math.exp(-a))
     t0 = math.exp(-a)
     t1 = 1.0 / (1.0 + t0)
-    a_bar = -(t0 * (-result * t1 * result_bar))
+    a_bar = (-(t0 * (-result * t1 * result_bar)) if result_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: b = result1
         result1_bar = b_bar
         # adjoint of: a = result0
         result0_bar = a_bar
         # adjoint of: result1 = _rotate_d * _rotate_a + _rotate_c * b
-        _rotate_a_bar = _rotate_d * result1_bar
-        b_bar = _rotate_c * result1_bar
+        _rotate_a_bar = (_rotate_d * result1_bar if result1_bar != 0.0 else 0.0)
+        b_bar = (_rotate_c * result1_bar if result1_bar != 0.0 else 0.0)
         # adjoint of: result0 = _rotate_c * _rotate_a - _rotate_d * b
-        _rotate_a_bar += _rotate_c * result0_bar
-        b_bar += _rotate_d * -result0_bar
+        _rotate_a_bar += (_rotate_c * result0_bar if result0_bar != 0.0 else 0.0)
+        b_bar += (_rotate_d * -result0_bar if result0_bar != 0.0 else 0.0)
         top -= 1
         _rotate_d = tape[np.uint64(top)]  # restore the value _rotate_d had before
         top -= 1
@@ -77,5 +77,5 @@ def calls_helpers_vjp(x, y, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for _sq_norm_i in range(x.shape[0]):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
-        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar)
+        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar if _sq_norm_s_bar != 0.0 else 0.0)
     return value, x_bar, y_bar

@@ -63,11 +63,11 @@ def checkpointed_array_result_vjp(data, c, out_bar):
             taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: acc[i] = c * data[i]
-                c_bar += data[i] * acc_bar[i]
-                data_bar[i] += c * acc_bar[i]
+                c_bar += (data[i] * acc_bar[i] if acc_bar[i] != 0.0 else 0.0)
+                data_bar[i] += (c * acc_bar[i] if acc_bar[i] != 0.0 else 0.0)
                 acc_bar[i] = 0.0
             else:
                 # adjoint of: acc[i] = math.sin(data[i])
-                data_bar[i] += math.cos(data[i]) * acc_bar[i]
+                data_bar[i] += (math.cos(data[i]) * acc_bar[i] if acc_bar[i] != 0.0 else 0.0)
                 acc_bar[i] = 0.0
     return value, data_bar, c_bar

@@ -46,15 +46,15 @@ def choose_min_max_vjp(x, y, out_bar):
         a_bar += (0.1 * s_bar if a < 0.1 * a else 0.0)
         x_bar[np.uint64(i)] += (s_bar if x[np.uint64(i)] <= y else 0.0)
         y_bar += (s_bar if x[np.uint64(i)] > y else 0.0)
-        a_bar += math.copysign(1.0, a - 0.3) * s_bar
+        a_bar += (math.copysign(1.0, a - 0.3) * s_bar if s_bar != 0.0 else 0.0)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: a = x[i] * y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[np.uint64(i)] += y * a_bar
-            y_bar += x[np.uint64(i)] * a_bar
+            x_bar[np.uint64(i)] += (y * a_bar if a_bar != 0.0 else 0.0)
+            y_bar += (x[np.uint64(i)] * a_bar if a_bar != 0.0 else 0.0)
         else:
             # adjoint of: a = x[i] - y
             top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, reserve, zeros_like
 
 
 def column_products_hvp(A, v, A_dot, v_dot, out_bar):
@@ -31,13 +31,13 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
         t1 = np.dot(A_dot[:, np.uint64(j)], v) + np.dot(A[:, np.uint64(j)], v_dot)
-        t0_bar = 2.0 * (t1 * s_dot_bar)
+        t0_bar = (2.0 * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
         t2 = 2.0 * t0 * s_dot_bar
-        v_bar += matmul_bar_right(t2, A_dot[:, np.uint64(j)], v)
-        A_bar[:, np.uint64(j)] += matmul_bar_left(t2, A[:, np.uint64(j)], v_dot)
+        v_bar += chosen(s_dot_bar != 0.0, matmul_bar_right(t2, A_dot[:, np.uint64(j)], v))
+        A_bar[:, np.uint64(j)] += chosen(s_dot_bar != 0.0, matmul_bar_left(t2, A[:, np.uint64(j)], v_dot))
         # adjoint of: t0 = np.dot(A[:, j], v)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        A_bar[:, np.uint64(j)] += matmul_bar_left(t0_bar, A[:, np.uint64(j)], v)
-        v_bar += matmul_bar_right(t0_bar, A[:, np.uint64(j)], v)
+        A_bar[:, np.uint64(j)] += chosen(t0_bar != 0.0, matmul_bar_left(t0_bar, A[:, np.uint64(j)], v))
+        v_bar += chosen(t0_bar != 0.0, matmul_bar_right(t0_bar, A[:, np.uint64(j)], v))
     return value, A_bar, v_bar

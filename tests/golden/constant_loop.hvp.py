@@ -27,5 +27,5 @@ def constant_loop_hvp(x, w, x_dot, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         t0 = 1.0 / norm
         # adjoint of: s_dot += t0 * (math.cos(x[i]) * x_dot[i])
-        x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (t0 * s_dot_bar))
+        x_bar[i] += (-math.sin(x[i]) * (x_dot[i] * (t0 * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
     return value, x_bar

@@ -25,5 +25,5 @@ def constant_loop_vjp(x, w, out_bar):
     for i in range(x.shape[0]):
         # adjoint of: s += math.sin(x[i]) / norm
         t0 = 1.0 / norm
-        x_bar[i] += math.cos(x[i]) * (t0 * s_bar)
+        x_bar[i] += (math.cos(x[i]) * (t0 * s_bar) if s_bar != 0.0 else 0.0)
     return value, x_bar

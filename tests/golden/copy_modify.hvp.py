@@ -47,37 +47,37 @@ def copy_modify_hvp(x, x_dot, out_bar):
     for i in range(y.shape[0]):
         # adjoint of: s_dot += math.cos(y[i]) * y_dot[i]
         t4 = math.cos(y[i])
-        y_bar[i] += -math.sin(y[i]) * (y_dot[i] * s_dot_bar)
-        y_dot_bar[i] += t4 * s_dot_bar
+        y_bar[i] += (-math.sin(y[i]) * (y_dot[i] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        y_dot_bar[i] += (t4 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
     for i in range(stop_1 - 1, 0, -1):
         # adjoint of: y[i] = y[i] * y[i - 1]
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t3 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = y[i - 1] * t3
-        y_bar[i - 1] += y[np.uint64(i)] * t3
+        y_bar[np.uint64(i)] = (y[i - 1] * t3 if t3 != 0.0 else 0.0)
+        y_bar[i - 1] += (y[np.uint64(i)] * t3 if t3 != 0.0 else 0.0)
         # adjoint of: y_dot[i] = y[i - 1] * y_dot[i] + y[i] * y_dot[i - 1]
         top -= 1
         y_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t2 = y_dot_bar[np.uint64(i)]
-        y_bar[i - 1] += y_dot[np.uint64(i)] * t2
-        y_dot_bar[np.uint64(i)] = y[i - 1] * t2
-        y_bar[np.uint64(i)] += y_dot[i - 1] * t2
-        y_dot_bar[i - 1] += y[np.uint64(i)] * t2
+        y_bar[i - 1] += (y_dot[np.uint64(i)] * t2 if t2 != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] = (y[i - 1] * t2 if t2 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (y_dot[i - 1] * t2 if t2 != 0.0 else 0.0)
+        y_dot_bar[i - 1] += (y[np.uint64(i)] * t2 if t2 != 0.0 else 0.0)
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t1)
+        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
         # adjoint of: y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]
         top -= 1
         y_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] += y_dot[np.uint64(i)] * t0
-        y_dot_bar[np.uint64(i)] = y[np.uint64(i)] * t0
-        y_bar[np.uint64(i)] += y_dot[np.uint64(i)] * t0
-        y_dot_bar[np.uint64(i)] += y[np.uint64(i)] * t0
+        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] = (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] += (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -37,20 +37,20 @@ def copy_modify_vjp(x, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
         # adjoint of: s += math.sin(y[i])
-        y_bar[i] += math.cos(y[i]) * s_bar
+        y_bar[i] += (math.cos(y[i]) * s_bar if s_bar != 0.0 else 0.0)
     for i in range(stop_1 - 1, 0, -1):
         # adjoint of: y[i] = y[i] * y[i - 1]
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = y[i - 1] * t1
-        y_bar[i - 1] += y[np.uint64(i)] * t1
+        y_bar[np.uint64(i)] = (y[i - 1] * t1 if t1 != 0.0 else 0.0)
+        y_bar[i - 1] += (y[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t0 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t0)
+        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -33,18 +33,18 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(0, n - 1):  # every contribution exists here: element i_1 + 1
-        x_bar[i_1 + 1] += STENCIL[i_1 + 1, 0] * s_bar + 2.0 * x[i_1 + 1] * (STENCIL[i_1, 1] * s_bar)
+        x_bar[i_1 + 1] += (STENCIL[i_1 + 1, 0] * s_bar if s_bar != 0.0 else 0.0) + (2.0 * x[i_1 + 1] * (STENCIL[i_1, 1] * s_bar) if s_bar != 0.0 else 0.0)
     for i_1 in range(0, min(1, n + 1)):  # the first elements: the contributions that exist
         if 0 <= i_1 < n:
-            x_bar[i_1] += STENCIL[i_1, 0] * s_bar
+            x_bar[i_1] += STENCIL[i_1, 0] * s_bar if s_bar != 0.0 else 0.0
     for i_1 in range(max(n, 1), n + 1):  # the last elements: the contributions that exist
         if 0 <= i_1 - 1 < n:
-            x_bar[i_1] += 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar)
+            x_bar[i_1] += 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar) if s_bar != 0.0 else 0.0
     # adjoint of: s = np.sum(result * WEIGHTS) + np.sum(result_1 ** 2) * alpha
-    result_bar += unbroadcast(WEIGHTS * np.full_like(result * WEIGHTS, s_bar), result)
-    result_1_bar += 2.0 * result_1 * (alpha * s_bar)
+    result_bar += chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(result * WEIGHTS, s_bar), result))
+    result_1_bar += chosen(s_bar != 0.0, 2.0 * result_1 * (alpha * s_bar))
     # adjoint of: result_1 = x * _scaled_scale_1 + _scaled_shift_1
-    x_bar += _scaled_scale_1 * result_1_bar
+    x_bar += np.where(result_1_bar != 0.0, _scaled_scale_1 * result_1_bar, 0.0)
     # adjoint of: result = x * _scaled_scale + _scaled_shift
-    x_bar += _scaled_scale * result_bar
+    x_bar += np.where(result_bar != 0.0, _scaled_scale * result_bar, 0.0)
     return value, x_bar

@@ -71,89 +71,89 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = t6 * s_dot + -t7 * t6 * a_dot
-    t6_bar = s_dot * result_dot_bar
-    s_dot_bar = t6 * result_dot_bar
-    t7_bar = -(t6 * (a_dot * result_dot_bar))
-    t6_bar += -t7 * (a_dot * result_dot_bar)
+    t6_bar = (s_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    s_dot_bar = (t6 * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    t7_bar = (-(t6 * (a_dot * result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
+    t6_bar += (-t7 * (a_dot * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: t7 = s / a
     t28 = 1.0 / a
-    s_bar = t28 * t7_bar
-    a_bar = -t7 * t28 * t7_bar
+    s_bar = (t28 * t7_bar if t7_bar != 0.0 else 0.0)
+    a_bar = (-t7 * t28 * t7_bar if t7_bar != 0.0 else 0.0)
     # adjoint of: t6 = 1.0 / a
     t26 = 1.0 / a
-    a_bar += -t6 * t26 * t6_bar
+    a_bar += (-t6 * t26 * t6_bar if t6_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + t4 ** 0.5 - t5
         q_bar = s_bar
-        t4_bar = 0.5 * t4 ** -0.5 * s_bar
+        t4_bar = (0.5 * t4 ** -0.5 * s_bar if s_bar != 0.0 else 0.0)
         t5_bar = -s_bar
         # adjoint of: s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
         t21 = 0.5 * t4 ** -0.5
         t22 = t3 * x_dot[np.uint64(i)] + -t4 * t3 * y_dot[np.uint64(i)]
         t23 = x[np.uint64(i)] ** (a - 1.0)
         q_dot_bar = s_dot_bar
-        t4_bar += -0.5 * t4 ** -1.5 * (0.5 * (t22 * s_dot_bar))
-        t3_bar = x_dot[np.uint64(i)] * (t21 * s_dot_bar)
+        t4_bar += (-0.5 * t4 ** -1.5 * (0.5 * (t22 * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
+        t3_bar = (x_dot[np.uint64(i)] * (t21 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
         t24 = y_dot[np.uint64(i)] * (t21 * s_dot_bar)
-        t4_bar -= t3 * t24
-        t3_bar += -t4 * t24
+        t4_bar += (-(t3 * t24) if s_dot_bar != 0.0 else 0.0)
+        t3_bar += (-t4 * t24 if s_dot_bar != 0.0 else 0.0)
         t25 = x_dot[np.uint64(i)] * -s_dot_bar
-        a_bar += t23 * t25
-        x_bar[np.uint64(i)] += (a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * (a * t25)
-        a_bar += (math.log(x[np.uint64(i)]) * t23 * (a * t25) if x[np.uint64(i)] != 0.0 else 0.0)
+        a_bar += (t23 * t25 if s_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += ((a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * (a * t25) if s_dot_bar != 0.0 else 0.0)
+        a_bar += ((math.log(x[np.uint64(i)]) * t23 * (a * t25) if x[np.uint64(i)] != 0.0 else 0.0) if s_dot_bar != 0.0 else 0.0)
         choice_bar = -s_dot_bar
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
             # adjoint of: choice = math.log(x[i]) * t5 * a_dot
             t20 = math.log(x[np.uint64(i)])
-            x_bar[np.uint64(i)] += 1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_bar))
-            t5_bar += t20 * (a_dot * choice_bar)
+            x_bar[np.uint64(i)] += (1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_bar)) if choice_bar != 0.0 else 0.0)
+            t5_bar += (t20 * (a_dot * choice_bar) if choice_bar != 0.0 else 0.0)
         # adjoint of: t5 = x[i] ** a
         top -= 1
         t5 = tape[np.uint64(top)]  # restore the value t5 had before
         t19 = x[np.uint64(i)] ** a
-        x_bar[np.uint64(i)] += a * x[np.uint64(i)] ** (a - 1.0) * t5_bar
-        a_bar += (math.log(x[np.uint64(i)]) * t19 * t5_bar if x[np.uint64(i)] != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (a * x[np.uint64(i)] ** (a - 1.0) * t5_bar if t5_bar != 0.0 else 0.0)
+        a_bar += ((math.log(x[np.uint64(i)]) * t19 * t5_bar if x[np.uint64(i)] != 0.0 else 0.0) if t5_bar != 0.0 else 0.0)
         # adjoint of: t4 = x[i] / y[i]
         top -= 1
         t4 = tape[np.uint64(top)]  # restore the value t4 had before
         t17 = 1.0 / y[np.uint64(i)]
         t18 = x[np.uint64(i)] / y[np.uint64(i)]
-        x_bar[np.uint64(i)] += t17 * t4_bar
-        y_bar[np.uint64(i)] += -t18 * t17 * t4_bar
+        x_bar[np.uint64(i)] += (t17 * t4_bar if t4_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (-t18 * t17 * t4_bar if t4_bar != 0.0 else 0.0)
         # adjoint of: t3 = 1.0 / y[i]
         top -= 1
         t3 = tape[np.uint64(top)]  # restore the value t3 had before
         t15 = 1.0 / y[np.uint64(i)]
         t16 = 1.0 / y[np.uint64(i)]
-        y_bar[np.uint64(i)] += -t16 * t15 * t3_bar
+        y_bar[np.uint64(i)] += (-t16 * t15 * t3_bar if t3_bar != 0.0 else 0.0)
         # adjoint of: q = t2
         t2_bar = q_bar
         # adjoint of: q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
         t12 = 1.5 * x[np.uint64(i)] ** 0.5 * x_dot[np.uint64(i)]
         t13 = -t2 * t1
         t14 = 2.0 * y[np.uint64(i)] * y_dot[np.uint64(i)]
-        t1_bar = t12 * q_dot_bar
-        x_bar[np.uint64(i)] += 0.5 * x[np.uint64(i)] ** -0.5 * (1.5 * (x_dot[np.uint64(i)] * (t1 * q_dot_bar)))
-        t2_bar -= t1 * (t14 * q_dot_bar)
-        t1_bar += -t2 * (t14 * q_dot_bar)
-        y_bar[np.uint64(i)] += 2.0 * (y_dot[np.uint64(i)] * (t13 * q_dot_bar))
+        t1_bar = (t12 * q_dot_bar if q_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (0.5 * x[np.uint64(i)] ** -0.5 * (1.5 * (x_dot[np.uint64(i)] * (t1 * q_dot_bar))) if q_dot_bar != 0.0 else 0.0)
+        t2_bar += (-(t1 * (t14 * q_dot_bar)) if q_dot_bar != 0.0 else 0.0)
+        t1_bar += (-t2 * (t14 * q_dot_bar) if q_dot_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (2.0 * (y_dot[np.uint64(i)] * (t13 * q_dot_bar)) if q_dot_bar != 0.0 else 0.0)
         # adjoint of: t2 = x[i] ** 1.5 / t0
         t11 = t2  # its value, before the old one is restored
         top -= 1
         t2 = tape[np.uint64(top)]  # restore the value t2 had before
         t10 = 1.0 / t0
-        x_bar[np.uint64(i)] += 1.5 * x[np.uint64(i)] ** 0.5 * (t10 * t2_bar)
-        t0_bar = -t11 * t10 * t2_bar
+        x_bar[np.uint64(i)] += (1.5 * x[np.uint64(i)] ** 0.5 * (t10 * t2_bar) if t2_bar != 0.0 else 0.0)
+        t0_bar = (-t11 * t10 * t2_bar if t2_bar != 0.0 else 0.0)
         # adjoint of: t1 = 1.0 / t0
         t9 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t8 = 1.0 / t0
-        t0_bar += -t9 * t8 * t1_bar
+        t0_bar += (-t9 * t8 * t1_bar if t1_bar != 0.0 else 0.0)
         # adjoint of: t0 = 1.0 + y[i] ** 2.0
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        y_bar[np.uint64(i)] += 2.0 * y[np.uint64(i)] * t0_bar
+        y_bar[np.uint64(i)] += (2.0 * y[np.uint64(i)] * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar, y_bar, a_bar

@@ -28,8 +28,8 @@ def div_pow_vjp(x, y, a, out_bar):
     # adjoint of: result = s / a
     t7 = 1.0 / a
     t8 = s / a
-    s_bar = t7 * result_bar
-    a_bar = -t8 * t7 * result_bar
+    s_bar = (t7 * result_bar if result_bar != 0.0 else 0.0)
+    a_bar = (-t8 * t7 * result_bar if result_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
         t3 = 1.0 / y[np.uint64(i)]
@@ -37,14 +37,14 @@ def div_pow_vjp(x, y, a, out_bar):
         t5 = x[np.uint64(i)] ** a
         q_bar = s_bar
         t6 = 0.5 * t4 ** -0.5 * s_bar
-        x_bar[np.uint64(i)] += t3 * t6
-        y_bar[np.uint64(i)] += -t4 * t3 * t6
-        x_bar[np.uint64(i)] += a * x[np.uint64(i)] ** (a - 1.0) * -s_bar
-        a_bar += (math.log(x[np.uint64(i)]) * t5 * -s_bar if x[np.uint64(i)] != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (t3 * t6 if s_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (-t4 * t3 * t6 if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (a * x[np.uint64(i)] ** (a - 1.0) * -s_bar if s_bar != 0.0 else 0.0)
+        a_bar += ((math.log(x[np.uint64(i)]) * t5 * -s_bar if x[np.uint64(i)] != 0.0 else 0.0) if s_bar != 0.0 else 0.0)
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
         t0 = 1.0 + y[np.uint64(i)] ** 2.0
         t1 = 1.0 / t0
         t2 = x[np.uint64(i)] ** 1.5 / t0
-        x_bar[np.uint64(i)] += 1.5 * x[np.uint64(i)] ** 0.5 * (t1 * q_bar)
-        y_bar[np.uint64(i)] += 2.0 * y[np.uint64(i)] * (-t2 * t1 * q_bar)
+        x_bar[np.uint64(i)] += (1.5 * x[np.uint64(i)] ** 0.5 * (t1 * q_bar) if q_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (2.0 * y[np.uint64(i)] * (-t2 * t1 * q_bar) if q_bar != 0.0 else 0.0)
     return value, x_bar, y_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
 
 
 def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
@@ -45,26 +45,26 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = y * y_dot + y * y_dot
     t2 = np.full_like(t1, result_dot_bar)
-    y_bar += unbroadcast(y_dot * t2, y)
-    y_dot_bar += unbroadcast(y * t2, y_dot)
-    y_bar += unbroadcast(y_dot * t2, y)
-    y_dot_bar += unbroadcast(y * t2, y_dot)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot))
     for e in range(edges.shape[0] - 1, -1, -1):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]
         itop -= 1
         a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
-        weights_bar[np.uint64(e)] += x[b] * (x[b] * y_bar[a])
-        x_bar[b] += weights[np.uint64(e)] * (x[b] * y_bar[a])
-        x_bar[b] += weights[np.uint64(e)] * x[b] * y_bar[a]
+        weights_bar[np.uint64(e)] += (x[b] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
+        x_bar[b] += (weights[np.uint64(e)] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
+        x_bar[b] += (weights[np.uint64(e)] * x[b] * y_bar[a] if y_bar[a] != 0.0 else 0.0)
         # adjoint of: y_dot[a] += x[b] * (x[b] * weights_dot[e] + weights[e] * x_dot[b]) + weights[e] * x[b] * x_dot[b]
         t0 = x[b] * weights_dot[np.uint64(e)] + weights[np.uint64(e)] * x_dot[b]
-        x_bar[b] += t0 * y_dot_bar[a]
-        x_bar[b] += weights_dot[np.uint64(e)] * (x[b] * y_dot_bar[a])
-        weights_bar[np.uint64(e)] += x_dot[b] * (x[b] * y_dot_bar[a])
-        weights_bar[np.uint64(e)] += x[b] * (x_dot[b] * y_dot_bar[a])
-        x_bar[b] += weights[np.uint64(e)] * (x_dot[b] * y_dot_bar[a])
+        x_bar[b] += (t0 * y_dot_bar[a] if y_dot_bar[a] != 0.0 else 0.0)
+        x_bar[b] += (weights_dot[np.uint64(e)] * (x[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
+        weights_bar[np.uint64(e)] += (x_dot[b] * (x[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
+        weights_bar[np.uint64(e)] += (x[b] * (x_dot[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
+        x_bar[b] += (weights[np.uint64(e)] * (x_dot[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
         itop -= 1
         b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1

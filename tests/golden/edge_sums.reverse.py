@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import chosen, reserve, zeros_like
 
 
 def edge_sums_vjp(x, edges, weights, out_bar):
@@ -38,16 +38,16 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * (y * result_bar)
+    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
     for e in range(edges.shape[0] - 1, -1, -1):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]
         itop -= 1
         a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
-        weights_bar[np.uint64(e)] += x[b] * (x[b] * y_bar[a])
-        x_bar[b] += weights[np.uint64(e)] * (x[b] * y_bar[a])
-        x_bar[b] += weights[np.uint64(e)] * x[b] * y_bar[a]
+        weights_bar[np.uint64(e)] += (x[b] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
+        x_bar[b] += (weights[np.uint64(e)] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
+        x_bar[b] += (weights[np.uint64(e)] * x[b] * y_bar[a] if y_bar[a] != 0.0 else 0.0)
         itop -= 1
         b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1

@@ -41,13 +41,13 @@ def elementwise_inplace_vjp(x, y, out_bar):
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
         t7 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] += -math.sin(z[np.uint64(i)]) * t7
+        z_bar[np.uint64(i)] += (-math.sin(z[np.uint64(i)]) * t7 if t7 != 0.0 else 0.0)
         # adjoint of: z[i] = z[i] - (0.5 * z[i] * z[i])
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
         t6 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] += 0.5 * (z[np.uint64(i)] * -t6)
-        z_bar[np.uint64(i)] += 0.5 * z[np.uint64(i)] * -t6
+        z_bar[np.uint64(i)] += (0.5 * (z[np.uint64(i)] * -t6) if t6 != 0.0 else 0.0)
+        z_bar[np.uint64(i)] += (0.5 * z[np.uint64(i)] * -t6 if t6 != 0.0 else 0.0)
         # adjoint of: z[i] = z[i] / (1.0 + y[i] * y[i])
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
@@ -55,15 +55,15 @@ def elementwise_inplace_vjp(x, y, out_bar):
         t2 = 1.0 / t1
         t3 = z[np.uint64(i)] / t1
         t4 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] = t2 * t4
+        z_bar[np.uint64(i)] = (t2 * t4 if t4 != 0.0 else 0.0)
         t5 = -t3 * t2 * t4
-        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * t5)
+        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * t5 if t4 != 0.0 else 0.0)
         # adjoint of: z[i] = z[i] * y[i]
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
         t0 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] = y[np.uint64(i)] * t0
-        y_bar[np.uint64(i)] += z[np.uint64(i)] * t0
+        z_bar[np.uint64(i)] = (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (z[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
     # adjoint of: z = np.copy(x)
     x_bar += z_bar
     return value, x_bar, y_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
 
 
 def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
@@ -65,31 +65,31 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     s_dot_bar = result_dot_bar
     t_dot_bar = result_dot_bar
     t9 = np.full_like(t8, result_dot_bar)
-    y_bar += unbroadcast(y_dot * t9, y)
-    y_dot_bar += unbroadcast(y * t9, y_dot)
-    y_bar += unbroadcast(y_dot * t9, y)
-    y_dot_bar += unbroadcast(y * t9, y_dot)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * t1
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t7 = t_bar
-        t_bar = t1 * t7
-        t1_bar = t * t7
+        t_bar = (t1 * t7 if t7 != 0.0 else 0.0)
+        t1_bar = (t * t7 if t7 != 0.0 else 0.0)
         # adjoint of: t_dot = t1 * t_dot + t * (-math.sin(y[i]) * y_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t5 = -math.sin(y[np.uint64(i)])
         t6 = t_dot_bar
-        t1_bar += t_dot * t6
-        t_dot_bar = t1 * t6
-        t_bar += t5 * y_dot[np.uint64(i)] * t6
-        y_bar[np.uint64(i)] += math.cos(y[np.uint64(i)]) * -(y_dot[np.uint64(i)] * (t * t6))
-        y_dot_bar[np.uint64(i)] += t5 * (t * t6)
+        t1_bar += (t_dot * t6 if t6 != 0.0 else 0.0)
+        t_dot_bar = (t1 * t6 if t6 != 0.0 else 0.0)
+        t_bar += (t5 * y_dot[np.uint64(i)] * t6 if t6 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (math.cos(y[np.uint64(i)]) * -(y_dot[np.uint64(i)] * (t * t6)) if t6 != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] += (t5 * (t * t6) if t6 != 0.0 else 0.0)
         # adjoint of: t1 = math.cos(y[i])
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
-        y_bar[np.uint64(i)] += -math.sin(y[np.uint64(i)]) * t1_bar
+        y_bar[np.uint64(i)] += (-math.sin(y[np.uint64(i)]) * t1_bar if t1_bar != 0.0 else 0.0)
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= 2 * max(m - 2, 0)  # this loop's records
     # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -99,13 +99,13 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         # adjoint of: y[i] = math.sin(x[i]) * 0.5 + x[0]
         top_at -= 1
         y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
-        x_bar[i] += math.cos(x[i]) * (0.5 * y_bar[i])
+        x_bar[i] += (math.cos(x[i]) * (0.5 * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
         x_bar_0 += y_bar[i]
         y_bar[i] = 0.0
         # adjoint of: y_dot[i] = 0.5 * (math.cos(x[i]) * x_dot[i]) + x_dot[0]
         top_at -= 1
         y_dot[i] = tape[np.uint64(top_at)]  # restore the value y_dot[i] had before
-        x_bar[i] += -math.sin(x[i]) * (x_dot[i] * (0.5 * y_dot_bar[i]))
+        x_bar[i] += (-math.sin(x[i]) * (x_dot[i] * (0.5 * y_dot_bar[i])) if y_dot_bar[i] != 0.0 else 0.0)
         y_dot_bar[i] = 0.0
     if x_bar_0 != 0.0:
         x_bar[0] += x_bar_0
@@ -114,26 +114,26 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t4 = t_bar
-        t_bar = t0 * t4
-        t0_bar = t * t4
+        t_bar = (t0 * t4 if t4 != 0.0 else 0.0)
+        t0_bar = (t * t4 if t4 != 0.0 else 0.0)
         # adjoint of: t_dot = t0 * t_dot + t * (math.cos(x[i] + 1.0) * x_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t2 = math.cos(x[np.uint64(i)] + 1.0) * x_dot[np.uint64(i)]
         t3 = t_dot_bar
-        t0_bar += t_dot * t3
-        t_dot_bar = t0 * t3
-        t_bar += t2 * t3
-        x_bar[np.uint64(i)] += -math.sin(x[np.uint64(i)] + 1.0) * (x_dot[np.uint64(i)] * (t * t3))
+        t0_bar += (t_dot * t3 if t3 != 0.0 else 0.0)
+        t_dot_bar = (t0 * t3 if t3 != 0.0 else 0.0)
+        t_bar += (t2 * t3 if t3 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (-math.sin(x[np.uint64(i)] + 1.0) * (x_dot[np.uint64(i)] * (t * t3)) if t3 != 0.0 else 0.0)
         # adjoint of: t0 = math.sin(x[i] + 1.0)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)] + 1.0) * t0_bar
+        x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)] + 1.0) * t0_bar if t0_bar != 0.0 else 0.0)
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
-        y_bar[np.uint64(i)] += y_dot[np.uint64(i)] * s_dot_bar
-        y_dot_bar[np.uint64(i)] += y[np.uint64(i)] * s_dot_bar
-        y_bar[np.uint64(i)] += y_dot[np.uint64(i)] * s_dot_bar
-        y_dot_bar[np.uint64(i)] += y[np.uint64(i)] * s_dot_bar
+        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] += (y[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] += (y[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

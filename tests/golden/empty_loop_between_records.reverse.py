@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import chosen, reserve, zeros_like
 
 
 def empty_loop_between_records_vjp(x, m, out_bar):
@@ -41,15 +41,15 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     # adjoint of: result = s + t + np.sum(y * y)
     s_bar = result_bar
     t_bar = result_bar
-    y_bar += 2.0 * (y * result_bar)
+    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * math.cos(y[i])
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t2 = math.cos(y[np.uint64(i)])
         t3 = t_bar
-        t_bar = t2 * t3
-        y_bar[np.uint64(i)] += -math.sin(y[np.uint64(i)]) * (t * t3)
+        t_bar = (t2 * t3 if t3 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += (-math.sin(y[np.uint64(i)]) * (t * t3) if t3 != 0.0 else 0.0)
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= max(m - 2, 0)  # this loop's records
     # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -59,7 +59,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         # adjoint of: y[i] = math.sin(x[i]) * 0.5 + x[0]
         top_at -= 1
         y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
-        x_bar[i] += math.cos(x[i]) * (0.5 * y_bar[i])
+        x_bar[i] += (math.cos(x[i]) * (0.5 * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
         x_bar_0 += y_bar[i]
         y_bar[i] = 0.0
     if x_bar_0 != 0.0:
@@ -70,10 +70,10 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         t = tape[np.uint64(top)]  # restore the value t had before
         t0 = math.sin(x[np.uint64(i)] + 1.0)
         t1 = t_bar
-        t_bar = t0 * t1
-        x_bar[np.uint64(i)] += math.cos(x[np.uint64(i)] + 1.0) * (t * t1)
+        t_bar = (t0 * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)] + 1.0) * (t * t1) if t1 != 0.0 else 0.0)
         # adjoint of: s += y[i] * y[i]
-        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * s_bar)
+        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

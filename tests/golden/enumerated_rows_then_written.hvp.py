@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
@@ -54,8 +54,8 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     t5 = -np.sin(B)
     s_dot_bar = result_dot_bar
     t6 = np.full_like(t5 * B_dot, result_dot_bar)
-    B_bar += np.cos(B) * -unbroadcast(B_dot * t6, t5)
-    B_dot_bar += unbroadcast(t5 * t6, B_dot)
+    B_bar += chosen(result_dot_bar != 0.0, np.cos(B) * -unbroadcast(B_dot * t6, t5))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t6, B_dot))
     # adjoint of: B[1, 0] = B[0, 1] * 2.0
     top -= 1
     B[1, 0] = tape[np.uint64(top)]  # restore the value B[1, 0] had before
@@ -70,12 +70,12 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         # adjoint of: s_dot += (i + 1.0) * np.sum(np.cos(row) * row_dot) + (row[1] * row_dot[0] + row[0] * row_dot[1])
         t1 = np.cos(row)
         t2 = np.full_like(t1 * row_dot, (i + 1.0) * s_dot_bar)
-        row_bar += -np.sin(row) * unbroadcast(row_dot * t2, t1)
-        row_dot_bar += unbroadcast(t1 * t2, row_dot)
-        row_bar[1] += row_dot[0] * s_dot_bar
-        row_dot_bar[0] += row[1] * s_dot_bar
-        row_bar[0] += row_dot[1] * s_dot_bar
-        row_dot_bar[1] += row[0] * s_dot_bar
+        row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t2, t1))
+        row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t2, row_dot))
+        row_bar[1] += (row_dot[0] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        row_dot_bar[0] += (row[1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        row_bar[0] += (row_dot[1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        row_dot_bar[1] += (row[0] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
         # adjoint of: row = np.copy(B[i])
         itop -= 1
         shape = (itape[itop + 0],)
@@ -91,8 +91,8 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         B_dot_bar[np.uint64(i)] += row_dot_bar
         row_dot_bar = zeros_like(row_dot_bar)
     # adjoint of: B = np.cos(A)
-    A_bar += -np.sin(A) * B_bar
+    A_bar += np.where(B_bar != 0.0, -np.sin(A) * B_bar, 0.0)
     # adjoint of: B_dot = -np.sin(A) * A_dot
     t0 = -np.sin(A)
-    A_bar += np.cos(A) * -unbroadcast(A_dot * B_dot_bar, t0)
+    A_bar += np.cos(A) * -unbroadcast(np.where(B_dot_bar != 0.0, A_dot * B_dot_bar, 0.0), t0)
     return value, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, zeros_like
 
 
 def enumerated_rows_then_written_vjp(A, out_bar):
@@ -39,7 +39,7 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     row_bar = zeros_like(row)
     # adjoint of: result = s + np.sum(np.cos(B))
     s_bar = result_bar
-    B_bar += -np.sin(B) * result_bar
+    B_bar += chosen(result_bar != 0.0, -np.sin(B) * result_bar)
     # adjoint of: B[1, 0] = B[0, 1] * 2.0
     top -= 1
     B[1, 0] = tape[np.uint64(top)]  # restore the value B[1, 0] had before
@@ -48,9 +48,9 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     B_bar[0, 1] += 2.0 * t0
     for i in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(np.sin(row)) * (i + 1.0) + row[0] * row[1]
-        row_bar += np.cos(row) * ((i + 1.0) * s_bar)
-        row_bar[0] += row[1] * s_bar
-        row_bar[1] += row[0] * s_bar
+        row_bar += chosen(s_bar != 0.0, np.cos(row) * ((i + 1.0) * s_bar))
+        row_bar[0] += (row[1] * s_bar if s_bar != 0.0 else 0.0)
+        row_bar[1] += (row[0] * s_bar if s_bar != 0.0 else 0.0)
         # adjoint of: row = np.copy(B[i])
         itop -= 1
         shape = (itape[itop + 0],)
@@ -59,5 +59,5 @@ def enumerated_rows_then_written_vjp(A, out_bar):
         B_bar[np.uint64(i)] += row_bar
         row_bar = zeros_like(row_bar)
     # adjoint of: B = np.cos(A)
-    A_bar += -np.sin(A) * B_bar
+    A_bar += np.where(B_bar != 0.0, -np.sin(A) * B_bar, 0.0)
     return value, A_bar

@@ -28,8 +28,8 @@ def evaluation_order_hvp(x0, x0_dot, out_bar):
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)
     # adjoint of: result_1_dot = x[2] * y_dot + y * x_dot[2] + x_dot[0]
-    x_bar[2] += y_dot * result_1_dot_bar
-    y_bar = x_dot[2] * result_1_dot_bar
+    x_bar[2] += (y_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    y_bar = (x_dot[2] * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     # adjoint of: y = before + result
     before_bar = y_bar
     result_bar = y_bar

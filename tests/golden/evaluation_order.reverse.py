@@ -22,8 +22,8 @@ def evaluation_order_vjp(x0, out_bar):
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)
     # adjoint of: result_1 = y * x[2] + x[0]
-    y_bar = x[2] * result_1_bar
-    x_bar[2] += y * result_1_bar
+    y_bar = (x[2] * result_1_bar if result_1_bar != 0.0 else 0.0)
+    x_bar[2] += (y * result_1_bar if result_1_bar != 0.0 else 0.0)
     x_bar[0] += result_1_bar
     # adjoint of: y = before + result
     before_bar = y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
@@ -115,11 +115,11 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_dot_bar = zeros_like(x_dot)
     y_bar = zeros_like(y)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
-    t30 = np.cos(x)
+    t32 = np.cos(x)
     result_dot_bar = result_1_dot_bar
-    t31 = np.full_like(t30 * x_dot, result_1_dot_bar)
-    x_bar += -np.sin(x) * unbroadcast(x_dot * t31, t30)
-    x_dot_bar += unbroadcast(t30 * t31, x_dot)
+    t33 = np.full_like(t32 * x_dot, result_1_dot_bar)
+    x_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x) * unbroadcast(x_dot * t33, t32))
+    x_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t32 * t33, x_dot))
     # adjoint of: result_dot = np.sum(x_dot)
     x_dot_bar += result_dot_bar
     # adjoint of: x = x ** 1.5
@@ -127,70 +127,70 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     shape = (itape[itop + 0],)
     top -= shape[0]
     x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
-    t29 = x_bar
+    t31 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 1.5 * x ** 0.5 * t29
+    x_bar += np.where(t31 != 0.0, 1.5 * x ** 0.5 * t31, 0.0)
     # adjoint of: x_dot = 1.5 * x ** 0.5 * x_dot
     itop -= 1
     shape_1 = (itape[itop + 0],)
     top -= shape_1[0]
     x_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x_dot was before
-    t27 = 1.5 * x ** 0.5
-    t28 = x_dot_bar
+    t29 = 1.5 * x ** 0.5
+    t30 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    x_bar += 0.5 * x ** -0.5 * (1.5 * unbroadcast(x_dot * t28, t27))
-    x_dot_bar += unbroadcast(t27 * t28, x_dot)
+    x_bar += 0.5 * x ** -0.5 * (1.5 * unbroadcast(np.where(t30 != 0.0, x_dot * t30, 0.0), t29))
+    x_dot_bar += unbroadcast(np.where(t30 != 0.0, t29 * t30, 0.0), x_dot)
     # adjoint of: x = x / 1.5
-    t25 = 1.0 / 1.5
-    t26 = x_bar
+    t27 = 1.0 / 1.5
+    t28 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += t25 * t26
+    x_bar += np.where(t28 != 0.0, t27 * t28, 0.0)
     # adjoint of: x_dot = t3 * x_dot
-    t24 = x_dot_bar
+    t26 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    x_dot_bar += t3 * t24
+    x_dot_bar += np.where(t26 != 0.0, t3 * t26, 0.0)
     # adjoint of: x = x * a
     itop -= 1
     shape_2 = (itape[itop + 0],)
     top -= shape_2[0]
     x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
-    t23 = x_bar
+    t25 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += a * t23
-    a_bar = np.sum(x * t23)
+    x_bar += np.where(t25 != 0.0, a * t25, 0.0)
+    a_bar = np.sum(np.where(t25 != 0.0, x * t25, 0.0))
     # adjoint of: x_dot = a * x_dot + x * a_dot
     itop -= 1
     shape_3 = (itape[itop + 0],)
     top -= shape_3[0]
     x_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array x_dot was before
-    t21 = x_dot_bar
+    t23 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    t22 = unbroadcast(t21, a * x_dot)
-    a_bar += np.sum(x_dot * t22)
-    x_dot_bar += a * t22
-    x_bar += a_dot * unbroadcast(t21, x * a_dot)
+    t24 = unbroadcast(t23, a * x_dot)
+    a_bar += np.sum(x_dot * t24)
+    x_dot_bar += a * t24
+    x_bar += a_dot * unbroadcast(t23, x * a_dot)
     # adjoint of: x = x + a
-    t20 = x_bar
+    t22 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += t20
-    a_bar += np.sum(t20)
+    x_bar += t22
+    a_bar += np.sum(t22)
     # adjoint of: x = x ** 2.0
     itop -= 1
     shape_4 = (itape[itop + 0],)
     top -= shape_4[0]
     x = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array x was before
-    t19 = x_bar
+    t21 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 2.0 * x * t19
+    x_bar += np.where(t21 != 0.0, 2.0 * x * t21, 0.0)
     # adjoint of: x_dot = 2.0 * x * x_dot
     itop -= 1
     shape_5 = (itape[itop + 0],)
     top -= shape_5[0]
     x_dot = tape[top : top + shape_5[0]].reshape(shape_5).copy()  # restore the array x_dot was before
-    t18 = x_dot_bar
+    t20 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    x_bar += 2.0 * unbroadcast(x_dot * t18, 2.0 * x)
-    x_dot_bar += unbroadcast(2.0 * x * t18, x_dot)
+    x_bar += 2.0 * unbroadcast(np.where(t20 != 0.0, x_dot * t20, 0.0), 2.0 * x)
+    x_dot_bar += unbroadcast(np.where(t20 != 0.0, 2.0 * x * t20, 0.0), x_dot)
     # adjoint of: x = t2
     itop -= 1
     shape_6 = (itape[itop + 0],)
@@ -203,52 +203,54 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     shape_7 = (itape[itop + 0],)
     top -= shape_7[0]
     x_dot = tape[top : top + shape_7[0]].reshape(shape_7).copy()  # restore the array x_dot was before
-    t11 = -t2 * t1
-    t12 = y * y_dot + y * y_dot
-    t13 = x_dot_bar
+    t13 = -t2 * t1
+    t14 = y * y_dot + y * y_dot
+    t15 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    t14 = unbroadcast(t13, t1 * x_dot)
-    t1_bar += unbroadcast(x_dot * t14, t1)
-    x_dot_bar += unbroadcast(t1 * t14, x_dot)
-    t15 = unbroadcast(t13, t11 * t12)
-    t16 = unbroadcast(t12 * t15, t11)
-    t2_bar -= unbroadcast(t1 * t16, -t2)
-    t1_bar += unbroadcast(-t2 * t16, t1)
-    t17 = unbroadcast(t11 * t15, t12)
-    y_bar += 2.0 * unbroadcast(y_dot * t17, y)
+    t16 = unbroadcast(t15, t1 * x_dot)
+    t1_bar += unbroadcast(x_dot * t16, t1)
+    x_dot_bar += unbroadcast(t1 * t16, x_dot)
+    t17 = unbroadcast(t15, t13 * t14)
+    t18 = unbroadcast(t14 * t17, t13)
+    t2_bar -= unbroadcast(t1 * t18, -t2)
+    t1_bar += unbroadcast(-t2 * t18, t1)
+    t19 = unbroadcast(t13 * t17, t14)
+    y_bar += 2.0 * unbroadcast(y_dot * t19, y)
     # adjoint of: t2 = x / t0
-    t9 = 1.0 / t0
-    x_bar += unbroadcast(t9 * t2_bar, x)
-    t0_bar += unbroadcast(-t2 * t9 * t2_bar, t0)
+    t11 = 1.0 / t0
+    x_bar += unbroadcast(np.where(t2_bar != 0.0, t11 * t2_bar, 0.0), x)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t11 * t2_bar, 0.0), t0)
     # adjoint of: t1 = 1.0 / t0
-    t7 = 1.0 / t0
-    t0_bar += -t1 * t7 * t1_bar
+    t9 = 1.0 / t0
+    t0_bar += np.where(t1_bar != 0.0, -t1 * t9 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + y * y
-    y_bar += 2.0 * (y * t0_bar)
+    y_bar += 2.0 * np.where(t0_bar != 0.0, y * t0_bar, 0.0)
     # adjoint of: x = x * y
     itop -= 1
     shape_8 = (itape[itop + 0],)
     top -= shape_8[0]
     x = tape[top : top + shape_8[0]].reshape(shape_8).copy()  # restore the array x was before
-    t6 = x_bar
+    t8 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += unbroadcast(y * t6, x)
-    y_bar += unbroadcast(x * t6, y)
+    x_bar += unbroadcast(np.where(t8 != 0.0, y * t8, 0.0), x)
+    y_bar += unbroadcast(np.where(t8 != 0.0, x * t8, 0.0), y)
     # adjoint of: x_dot = y * x_dot + x * y_dot
     itop -= 1
     shape_9 = (itape[itop + 0],)
     top -= shape_9[0]
     x_dot = tape[top : top + shape_9[0]].reshape(shape_9).copy()  # restore the array x_dot was before
-    t4 = x_dot_bar
+    t6 = x_dot_bar
     x_dot_bar = zeros_like(x_dot_bar)
-    t5 = unbroadcast(t4, y * x_dot)
-    y_bar += unbroadcast(x_dot * t5, y)
-    x_dot_bar += unbroadcast(y * t5, x_dot)
-    x_bar += unbroadcast(y_dot * unbroadcast(t4, x * y_dot), x)
+    t7 = unbroadcast(t6, y * x_dot)
+    y_bar += unbroadcast(x_dot * t7, y)
+    x_dot_bar += unbroadcast(y * t7, x_dot)
+    x_bar += unbroadcast(y_dot * unbroadcast(t6, x * y_dot), x)
     # adjoint of: x -= 0.5 * a
-    a_bar += 0.5 * -np.sum(x_bar)
+    t5 = -np.sum(x_bar)
+    a_bar += 0.5 * t5
     # adjoint of: x += y
-    y_bar += unbroadcast(x_bar, y_bar)
+    t4 = unbroadcast(x_bar, y_bar)
+    y_bar += t4
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def every_operator_copied_vjp(x0, y, a, out_bar):
@@ -67,7 +67,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x))
     result_bar = result_1_bar
-    x_bar += np.cos(x) * result_1_bar
+    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
     # adjoint of: result = np.sum(x)
     x_bar += result_bar
     # adjoint of: x = x ** 1.5
@@ -75,59 +75,62 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     shape = (itape[itop + 0],)
     top -= shape[0]
     x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
-    t10 = x_bar
+    t13 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 1.5 * x ** 0.5 * t10
+    x_bar += np.where(t13 != 0.0, 1.5 * x ** 0.5 * t13, 0.0)
     # adjoint of: x = x / 1.5
-    t8 = 1.0 / 1.5
-    t9 = x_bar
+    t11 = 1.0 / 1.5
+    t12 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += t8 * t9
+    x_bar += np.where(t12 != 0.0, t11 * t12, 0.0)
     # adjoint of: x = x * a
     itop -= 1
     shape_1 = (itape[itop + 0],)
     top -= shape_1[0]
     x = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x was before
-    t7 = x_bar
+    t10 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += a * t7
-    a_bar = np.sum(x * t7)
+    x_bar += np.where(t10 != 0.0, a * t10, 0.0)
+    a_bar = np.sum(np.where(t10 != 0.0, x * t10, 0.0))
     # adjoint of: x += a
-    a_bar += np.sum(x_bar)
+    t9 = np.sum(x_bar)
+    a_bar += t9
     # adjoint of: x = x ** 2.0
     itop -= 1
     shape_2 = (itape[itop + 0],)
     top -= shape_2[0]
     x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
-    t6 = x_bar
+    t8 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 2.0 * x * t6
+    x_bar += np.where(t8 != 0.0, 2.0 * x * t8, 0.0)
     # adjoint of: x = x / (1.0 + y * y)
     itop -= 1
     shape_3 = (itape[itop + 0],)
     top -= shape_3[0]
     x = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array x was before
-    t1 = 1.0 + y * y
-    t2 = 1.0 / t1
-    t3 = x / t1
-    t4 = x_bar
+    t3 = 1.0 + y * y
+    t4 = 1.0 / t3
+    t5 = x / t3
+    t6 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += unbroadcast(t2 * t4, x)
-    t5 = unbroadcast(-t3 * t2 * t4, t1)
-    y_bar += 2.0 * (y * t5)
+    x_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), x)
+    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
+    y_bar += 2.0 * (y * t7)
     # adjoint of: x = x * y
     itop -= 1
     shape_4 = (itape[itop + 0],)
     top -= shape_4[0]
     x = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array x was before
-    t0 = x_bar
+    t2 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += unbroadcast(y * t0, x)
-    y_bar += unbroadcast(x * t0, y)
+    x_bar += unbroadcast(np.where(t2 != 0.0, y * t2, 0.0), x)
+    y_bar += unbroadcast(np.where(t2 != 0.0, x * t2, 0.0), y)
     # adjoint of: x -= 0.5 * a
-    a_bar += 0.5 * -np.sum(x_bar)
+    t1 = -np.sum(x_bar)
+    a_bar += 0.5 * t1
     # adjoint of: x += y
-    y_bar += unbroadcast(x_bar, y_bar)
+    t0 = unbroadcast(x_bar, y_bar)
+    y_bar += t0
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

@@ -76,17 +76,17 @@ def first_passage_grad(x, limit, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = s * t
-            s_bar += t * result_bar
-            t_bar += s * result_bar
+            s_bar += (t * result_bar if result_bar != 0.0 else 0.0)
+            t_bar += (s * result_bar if result_bar != 0.0 else 0.0)
             result_bar = 0.0
         # adjoint of: t += math.exp(0.1 * x[i])
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t0 = math.exp(0.1 * x[np.uint64(i)])
-        x_bar[np.uint64(i)] += 0.1 * (t0 * t_bar)
+        x_bar[np.uint64(i)] += (0.1 * (t0 * t_bar) if t_bar != 0.0 else 0.0)
     itop -= 1
     trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * s_bar)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
     return (x_bar,)

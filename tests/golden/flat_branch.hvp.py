@@ -44,7 +44,7 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     w_bar = 0.0
     # adjoint of: result_dot = choice + (t1 * w_dot + choice_1)
     choice_bar = result_dot_bar
-    t1_bar = w_dot * result_dot_bar
+    t1_bar = (w_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     choice_1_bar = result_dot_bar
     itop -= 1
     taken = itape[np.uint64(itop)]
@@ -53,19 +53,19 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
         t6 = 1.0 / t1
         t7 = 0.5 / t1
         t8 = t7 * -v_dot
-        w_bar = t8 * choice_1_bar
-        t1_bar += -t7 * t6 * (-v_dot * (w * choice_1_bar))
+        w_bar = (t8 * choice_1_bar if choice_1_bar != 0.0 else 0.0)
+        t1_bar += (-t7 * t6 * (-v_dot * (w * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
         # adjoint of: choice = 0.5 / t0 * v_dot
         t4 = 1.0 / t0
         t5 = 0.5 / t0
-        t0_bar = -t5 * t4 * (v_dot * choice_bar)
+        t0_bar = (-t5 * t4 * (v_dot * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t1 = math.sqrt(max(-v, 0.0))
     t3 = math.sqrt(max(-v, 0.0))
-    v_bar = (-(0.5 / t3 * t1_bar) if -v >= 0.0 else 0.0)
+    v_bar = (-(0.5 / t3 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
     # adjoint of: t0 = math.sqrt(max(v, 0.0))
     t2 = math.sqrt(max(v, 0.0))
-    v_bar += (0.5 / t2 * t0_bar if v >= 0.0 else 0.0)
+    v_bar += (0.5 / t2 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
     return value, v_bar, w_bar

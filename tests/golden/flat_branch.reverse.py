@@ -17,7 +17,7 @@ def flat_branch_vjp(v, w, out_bar):
     # adjoint of: result = math.sqrt(max(v, 0.0)) + w * math.sqrt(max(-v, 0.0))
     t0 = math.sqrt(max(v, 0.0))
     t1 = math.sqrt(max(-v, 0.0))
-    v_bar = (0.5 / t0 * result_bar if v >= 0.0 else 0.0)
-    w_bar = t1 * result_bar
-    v_bar += (-(0.5 / t1 * (w * result_bar)) if -v >= 0.0 else 0.0)
+    v_bar = (0.5 / t0 * result_bar if (v >= 0.0) and (result_bar != 0.0) else 0.0)
+    w_bar = (t1 * result_bar if result_bar != 0.0 else 0.0)
+    v_bar += (-(0.5 / t1 * (w * result_bar)) if (-v >= 0.0) and (result_bar != 0.0) else 0.0)
     return value, v_bar, w_bar

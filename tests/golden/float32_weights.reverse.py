@@ -19,7 +19,7 @@ def weighted_squares_vjp(x, w, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += w[i] * x[i] * x[i] - 0.5 * w[i] * x[i]
-        x_bar[i] += w[i] * (x[i] * s_bar)
-        x_bar[i] += w[i] * x[i] * s_bar
-        x_bar[i] += 0.5 * w[i] * -s_bar
+        x_bar[i] += (w[i] * (x[i] * s_bar) if s_bar != 0.0 else 0.0)
+        x_bar[i] += (w[i] * x[i] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += (0.5 * w[i] * -s_bar if s_bar != 0.0 else 0.0)
     return value, x_bar

@@ -27,7 +27,7 @@ def float_parameters_vjp(x, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = s * t + _bump_s_1
-    t_bar = s * result_bar
+    t_bar = (s * result_bar if result_bar != 0.0 else 0.0)
     _bump_s_1_bar = result_bar
     # adjoint of: _bump_s_1 = _bump_s_1 * 2.0
     t1 = _bump_s_1_bar
@@ -35,7 +35,7 @@ def float_parameters_vjp(x, out_bar):
     # adjoint of: _bump_s_1 += np.sum(_bump_x)
     _bump_x_bar += _bump_s_1_bar
     # adjoint of: _bump_x = x * x
-    x_bar += 2.0 * (x * _bump_x_bar)
+    x_bar += 2.0 * np.where(_bump_x_bar != 0.0, x * _bump_x_bar, 0.0)
     # adjoint of: _bump_s_1 = t
     t_bar += _bump_s_1_bar
     # adjoint of: t = _bump_s

@@ -38,11 +38,11 @@ def gather_sum_hvp(x, idx, x_dot, out_bar):
             v_bar = 0.0
             # adjoint of: s_dot += v * (math.cos(v) * v_dot) + t0 * v_dot
             t1 = math.cos(v) * v_dot
-            v_bar += t1 * s_dot_bar
-            v_bar += -math.sin(v) * (v_dot * (v * s_dot_bar))
-            t0_bar += v_dot * s_dot_bar
+            v_bar += (t1 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            v_bar += (-math.sin(v) * (v_dot * (v * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
+            t0_bar += (v_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
             # adjoint of: t0 = math.sin(v)
-            v_bar += math.cos(v) * t0_bar
+            v_bar += (math.cos(v) * t0_bar if t0_bar != 0.0 else 0.0)
             # adjoint of: v = x[idx[i]]
             x_bar_mine[idx[i]] += v_bar
     # x_bar += the chunks' rows in chunk order, parts of the first axis in parallel

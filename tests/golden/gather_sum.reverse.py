@@ -33,8 +33,8 @@ def gather_sum_vjp(x, idx, out_bar):
             v_bar = 0.0
             # adjoint of: s += math.sin(v) * v
             t0 = math.sin(v)
-            v_bar += math.cos(v) * (v * s_bar)
-            v_bar += t0 * s_bar
+            v_bar += (math.cos(v) * (v * s_bar) if s_bar != 0.0 else 0.0)
+            v_bar += (t0 * s_bar if s_bar != 0.0 else 0.0)
             # adjoint of: v = x[idx[i]]
             x_bar_mine[idx[i]] += v_bar
     # x_bar += the chunks' rows in chunk order, parts of the first axis in parallel

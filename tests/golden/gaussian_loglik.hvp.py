@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
@@ -31,11 +31,11 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t10 = 1.0 / sigma
     t11 = 1.0 / sigma
     t12 = np.full_like(t9, result_dot_bar)
-    z_bar += unbroadcast(-0.5 * z_dot * t12, z)
-    z_dot_bar += -0.5 * unbroadcast(z * t12, -0.5 * z_dot)
-    z_bar += -0.5 * unbroadcast(z_dot * t12, -0.5 * z)
-    z_dot_bar += unbroadcast(-0.5 * z * t12, z_dot)
-    sigma_bar = -t11 * t10 * (sigma_dot * (x.size * -result_dot_bar))
+    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z_dot * t12, z))
+    z_dot_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t12, -0.5 * z_dot))
+    z_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z_dot * t12, -0.5 * z))
+    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z * t12, z_dot))
+    sigma_bar = (-t11 * t10 * (sigma_dot * (x.size * -result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: z = t1
     t1_bar += z_bar
     # adjoint of: z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
@@ -47,10 +47,10 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t0_bar += np.sum(-t1 * t8)
     # adjoint of: t1 = (x - mu) / sigma
     t4 = 1.0 / sigma
-    x_bar += t4 * t1_bar
-    mu_bar = np.sum(-(t4 * t1_bar))
-    sigma_bar += np.sum(-t1 * t4 * t1_bar)
+    x_bar += np.where(t1_bar != 0.0, t4 * t1_bar, 0.0)
+    mu_bar = np.sum(np.where(t1_bar != 0.0, -(t4 * t1_bar), 0.0))
+    sigma_bar += np.sum(np.where(t1_bar != 0.0, -t1 * t4 * t1_bar, 0.0))
     # adjoint of: t0 = 1.0 / sigma
     t2 = 1.0 / sigma
-    sigma_bar += -t0 * t2 * t0_bar
+    sigma_bar += (-t0 * t2 * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar, mu_bar, sigma_bar

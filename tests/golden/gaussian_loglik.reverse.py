@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def gaussian_loglik_vjp(x, mu, sigma, out_bar):
@@ -22,12 +22,12 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     x_bar = zeros_like(x)
     z_bar = zeros_like(z)
     # adjoint of: result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
-    z_bar += -0.5 * (z * result_bar)
-    z_bar += -0.5 * z * result_bar
-    sigma_bar = 1.0 / sigma * (x.size * -result_bar)
+    z_bar += chosen(result_bar != 0.0, -0.5 * (z * result_bar))
+    z_bar += chosen(result_bar != 0.0, -0.5 * z * result_bar)
+    sigma_bar = (1.0 / sigma * (x.size * -result_bar) if result_bar != 0.0 else 0.0)
     # adjoint of: z = (x - mu) / sigma
     t0 = 1.0 / sigma
-    x_bar += t0 * z_bar
-    mu_bar = np.sum(-(t0 * z_bar))
-    sigma_bar += np.sum(-z * t0 * z_bar)
+    x_bar += np.where(z_bar != 0.0, t0 * z_bar, 0.0)
+    mu_bar = np.sum(np.where(z_bar != 0.0, -(t0 * z_bar), 0.0))
+    sigma_bar += np.sum(np.where(z_bar != 0.0, -z * t0 * z_bar, 0.0))
     return value, x_bar, mu_bar, sigma_bar

@@ -34,9 +34,9 @@ def generated_looking_names_hvp(x, x_bar, x_dot, tape, x_dot_1, x_bar_dot, x_dot
     reserve_1_dot_bar = result_dot_bar
     t0_dot_bar = result_dot_bar
     # adjoint of: reserve_1_dot = x * top_dot + top * x_dot_1
-    x_bar_1 = top_dot * reserve_1_dot_bar
-    top_dot_bar = x * reserve_1_dot_bar
-    top_bar = x_dot_1 * reserve_1_dot_bar
+    x_bar_1 = (top_dot * reserve_1_dot_bar if reserve_1_dot_bar != 0.0 else 0.0)
+    top_dot_bar = (x * reserve_1_dot_bar if reserve_1_dot_bar != 0.0 else 0.0)
+    top_bar = (x_dot_1 * reserve_1_dot_bar if reserve_1_dot_bar != 0.0 else 0.0)
     # what every iteration adds into value_bar, value_dot_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, 3):
@@ -44,16 +44,16 @@ def generated_looking_names_hvp(x, x_bar, x_dot, tape, x_dot_1, x_bar_dot, x_dot
         value_dot_bar = add_unordered(value_dot_bar, 0.5 * top_dot_bar)
     # adjoint of: value = t0 + x_dot * tape
     t0_bar = value_bar
-    x_dot_bar = tape * value_bar
-    tape_bar = x_dot * value_bar
+    x_dot_bar = (tape * value_bar if value_bar != 0.0 else 0.0)
+    tape_bar = (x_dot * value_bar if value_bar != 0.0 else 0.0)
     # adjoint of: value_dot = t0_dot + (tape * x_dot_dot + x_dot * tape_dot)
     t0_dot_bar += value_dot_bar
-    tape_bar += x_dot_dot * value_dot_bar
-    x_dot_bar += tape_dot * value_dot_bar
+    tape_bar += (x_dot_dot * value_dot_bar if value_dot_bar != 0.0 else 0.0)
+    x_dot_bar += (tape_dot * value_dot_bar if value_dot_bar != 0.0 else 0.0)
     # adjoint of: t0 = x * x_bar
-    x_bar_1 += x_bar * t0_bar
-    x_bar_bar = x * t0_bar
+    x_bar_1 += (x_bar * t0_bar if t0_bar != 0.0 else 0.0)
+    x_bar_bar = (x * t0_bar if t0_bar != 0.0 else 0.0)
     # adjoint of: t0_dot = x_bar * x_dot_1 + x * x_bar_dot
-    x_bar_bar += x_dot_1 * t0_dot_bar
-    x_bar_1 += x_bar_dot * t0_dot_bar
+    x_bar_bar += (x_dot_1 * t0_dot_bar if t0_dot_bar != 0.0 else 0.0)
+    x_bar_1 += (x_bar_dot * t0_dot_bar if t0_dot_bar != 0.0 else 0.0)
     return value_1, x_bar_1, x_bar_bar, x_dot_bar, tape_bar

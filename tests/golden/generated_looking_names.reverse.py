@@ -28,17 +28,17 @@ def generated_looking_names_vjp(x, x_bar, x_dot, tape, out_bar):
     reserve_1_bar = result_bar
     t0_bar = result_bar
     # adjoint of: reserve_1 = top * x
-    top_bar = x * reserve_1_bar
-    x_bar_1 = top * reserve_1_bar
+    top_bar = (x * reserve_1_bar if reserve_1_bar != 0.0 else 0.0)
+    x_bar_1 = (top * reserve_1_bar if reserve_1_bar != 0.0 else 0.0)
     # what every iteration adds into value_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, 3):
         value_bar = add_unordered(value_bar, 0.5 * top_bar)
     # adjoint of: value = t0 + x_dot * tape
     t0_bar += value_bar
-    x_dot_bar = tape * value_bar
-    tape_bar = x_dot * value_bar
+    x_dot_bar = (tape * value_bar if value_bar != 0.0 else 0.0)
+    tape_bar = (x_dot * value_bar if value_bar != 0.0 else 0.0)
     # adjoint of: t0 = x * x_bar
-    x_bar_1 += x_bar * t0_bar
-    x_bar_bar = x * t0_bar
+    x_bar_1 += (x_bar * t0_bar if t0_bar != 0.0 else 0.0)
+    x_bar_bar = (x * t0_bar if t0_bar != 0.0 else 0.0)
     return value_1, x_bar_1, x_bar_bar, x_dot_bar, tape_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -86,10 +86,10 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t4 = u * u_dot + u * u_dot
     t5 = np.full_like(t4, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t5, u)
-    u_dot_bar += unbroadcast(u * t5, u_dot)
-    u_bar += unbroadcast(u_dot * t5, u)
-    u_dot_bar += unbroadcast(u * t5, u_dot)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -189,9 +189,9 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 top -= 1
                 un[np.uint64(i)] = tape[np.uint64(top)]  # restore the value un[i] had before
                 u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
-                k_bar += t0 * un_bar[np.uint64(i)]
-                t0_bar = k * un_bar[np.uint64(i)]
-                u_bar[np.uint64(i)] += 3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)])
+                k_bar += (t0 * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                t0_bar = (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                u_bar[np.uint64(i)] += (3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
                 un_bar[np.uint64(i)] = 0.0
                 # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
                 top -= 1
@@ -199,14 +199,14 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 t1 = left_dot - (2.0 * u_dot[np.uint64(i)]) + right_dot
                 t2 = 3.0 * u[np.uint64(i)] ** 2.0
                 u_dot_bar[np.uint64(i)] += un_dot_bar[np.uint64(i)]
-                t0_bar += k_dot * un_dot_bar[np.uint64(i)]
-                k_bar += t1 * un_dot_bar[np.uint64(i)]
-                left_dot_bar = k * un_dot_bar[np.uint64(i)]
-                u_dot_bar[np.uint64(i)] += 2.0 * -(k * un_dot_bar[np.uint64(i)])
-                right_dot_bar = k * un_dot_bar[np.uint64(i)]
+                t0_bar += (k_dot * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                k_bar += (t1 * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                left_dot_bar = (k * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                u_dot_bar[np.uint64(i)] += (2.0 * -(k * un_dot_bar[np.uint64(i)]) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                right_dot_bar = (k * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
                 t3 = 0.01 * -un_dot_bar[np.uint64(i)]
-                u_bar[np.uint64(i)] += 2.0 * u[np.uint64(i)] * (3.0 * (u_dot[np.uint64(i)] * t3))
-                u_dot_bar[np.uint64(i)] += t2 * t3
+                u_bar[np.uint64(i)] += (2.0 * u[np.uint64(i)] * (3.0 * (u_dot[np.uint64(i)] * t3)) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                u_dot_bar[np.uint64(i)] += (t2 * t3 if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
                 un_dot_bar[np.uint64(i)] = 0.0
                 # adjoint of: t0 = left - 2.0 * u[i] + right
                 top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, zeros_like
 
 
 def heat_marked_vjp(u0, k, steps, out_bar):
@@ -59,7 +59,7 @@ def heat_marked_vjp(u0, k, steps, out_bar):
     u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * (u * result_bar)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -128,11 +128,11 @@ def heat_marked_vjp(u0, k, steps, out_bar):
                 un[np.uint64(i)] = tape[np.uint64(top)]  # restore the value un[i] had before
                 t0 = left - 2.0 * u[np.uint64(i)] + right
                 u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
-                k_bar += t0 * un_bar[np.uint64(i)]
-                left_bar = k * un_bar[np.uint64(i)]
-                u_bar[np.uint64(i)] += 2.0 * -(k * un_bar[np.uint64(i)])
-                right_bar = k * un_bar[np.uint64(i)]
-                u_bar[np.uint64(i)] += 3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)])
+                k_bar += (t0 * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                left_bar = (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                u_bar[np.uint64(i)] += (2.0 * -(k * un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                right_bar = (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                u_bar[np.uint64(i)] += (3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
                 un_bar[np.uint64(i)] = 0.0
                 itop -= 1
                 taken = itape[np.uint64(itop)]

@@ -59,10 +59,10 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += u[i] * u_dot[i] + u[i] * u_dot[i]
-        u_bar[i] += u_dot[i] * s_dot_bar
-        u_dot_bar[i] += u[i] * s_dot_bar
-        u_bar[i] += u_dot[i] * s_dot_bar
-        u_dot_bar[i] += u[i] * s_dot_bar
+        u_bar[i] += (u_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        u_dot_bar[i] += (u[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        u_bar[i] += (u_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        u_dot_bar[i] += (u[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
     for _step in range(n_steps - 1, -1, -1):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
@@ -70,45 +70,45 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_bar[i_1 + 2] += v_bar[i_1 + 2] + (kappa * v_bar[i_1 + 3] + kappa_dot * v_dot_bar[i_1 + 3]) + 2.0 * -(kappa * v_bar[i_1 + 2] + kappa_dot * v_dot_bar[i_1 + 2]) + (kappa * v_bar[i_1 + 1] + kappa_dot * v_dot_bar[i_1 + 1])
+            u_bar[i_1 + 2] += v_bar[i_1 + 2] + ((kappa * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0)) + 2.0 * -((kappa * v_bar[i_1 + 2] if v_bar[i_1 + 2] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0)) + ((kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0))
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_bar[i_1] += kappa * v_bar[i_1 + 1] + kappa_dot * v_dot_bar[i_1 + 1]
+                u_bar[i_1] += (kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1])
+                u_bar[i_1] += 2.0 * -((kappa * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1] + kappa_dot * v_dot_bar[i_1])
+                u_bar[i_1] += 2.0 * -((kappa * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
             if 1 <= i_1 - 1 < n - 1:
-                u_bar[i_1] += kappa * v_bar[i_1 - 1] + kappa_dot * v_dot_bar[i_1 - 1]
+                u_bar[i_1] += (kappa * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0)
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_dot_bar[i_1 + 2] += v_dot_bar[i_1 + 2] + kappa * v_dot_bar[i_1 + 3] + 2.0 * -(kappa * v_dot_bar[i_1 + 2]) + kappa * v_dot_bar[i_1 + 1]
+            u_dot_bar[i_1 + 2] += v_dot_bar[i_1 + 2] + (kappa * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(kappa * v_dot_bar[i_1 + 2]) if v_dot_bar[i_1 + 2] != 0.0 else 0.0) + (kappa * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 + 1]
+                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0
             if 1 <= i_1 < n - 1:
-                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
+                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1]) if v_dot_bar[i_1] != 0.0 else 0.0
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1])
+                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1]) if v_dot_bar[i_1] != 0.0 else 0.0
             if 1 <= i_1 - 1 < n - 1:
-                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1]
+                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
         # what every iteration adds into kappa_bar, summed first in a loop of its own,
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(1, n - 1):
-            kappa_bar = add_unordered(kappa_bar, (u_dot[i_1 - 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 + 1]) * v_dot_bar[i_1])
+            kappa_bar = add_unordered(kappa_bar, (u_dot[i_1 - 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 + 1]) * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0)
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
-            kappa_bar += t0 * v_bar[np.uint64(i)]
+            kappa_bar += (t0 * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
             v_bar[np.uint64(i)] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             top -= 1

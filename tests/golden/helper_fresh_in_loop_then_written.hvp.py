@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
@@ -48,7 +48,7 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
     for i in range(2, -1, -1):
         # adjoint of: s_dot += np.sum(np.cos(y) * y_dot)
         t1 = np.cos(y)
-        y_bar += -np.sin(y) * unbroadcast(y_dot * np.full_like(t1 * y_dot, s_dot_bar), t1)
+        y_bar += chosen(s_dot_bar != 0.0, -np.sin(y) * unbroadcast(y_dot * np.full_like(t1 * y_dot, s_dot_bar), t1))
         # adjoint of: y[i] = 0.5 * y[i + 1]
         t0 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 0.0
@@ -58,13 +58,13 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         y = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array y was before
-        _doubled_u_bar += 2.0 * y_bar
+        _doubled_u_bar += (2.0 * y_bar)
         y_bar = zeros_like(y_bar)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         y_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array y_dot was before
         # adjoint of: _doubled_u = x * (i + 1.0)
-        x_bar += (i + 1.0) * _doubled_u_bar
+        x_bar += np.where(_doubled_u_bar != 0.0, (i + 1.0) * _doubled_u_bar, 0.0)
         _doubled_u_bar = zeros_like(_doubled_u_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, zeros_like
 
 
 def helper_fresh_in_loop_then_written_vjp(x, out_bar):
@@ -36,7 +36,7 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
     y_bar = zeros_like(y)
     for i in range(2, -1, -1):
         # adjoint of: s += np.sum(np.sin(y))
-        y_bar += np.cos(y) * s_bar
+        y_bar += chosen(s_bar != 0.0, np.cos(y) * s_bar)
         # adjoint of: y[i] = 0.5 * y[i + 1]
         t0 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 0.0
@@ -46,9 +46,9 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         y = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array y was before
-        _doubled_u_bar += 2.0 * y_bar
+        _doubled_u_bar += (2.0 * y_bar)
         y_bar = zeros_like(y_bar)
         # adjoint of: _doubled_u = x * (i + 1.0)
-        x_bar += (i + 1.0) * _doubled_u_bar
+        x_bar += np.where(_doubled_u_bar != 0.0, (i + 1.0) * _doubled_u_bar, 0.0)
         _doubled_u_bar = zeros_like(_doubled_u_bar)
     return value, x_bar

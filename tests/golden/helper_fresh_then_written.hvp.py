@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def helper_fresh_then_written_hvp(x, x_dot, out_bar):
@@ -24,9 +24,9 @@ def helper_fresh_then_written_hvp(x, x_dot, out_bar):
     # adjoint of: result_1_dot = np.sum(y * y_dot + y * y_dot)
     t0 = y * y_dot + y * y_dot
     t1 = np.full_like(t0, result_1_dot_bar)
-    y_bar += 2.0 * unbroadcast(y_dot * t1, y)
+    y_bar += 2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
     # adjoint of: y[0] = 0.0
     y_bar[0] = 0.0
     # adjoint of: y = x * 2.0
-    x_bar += 2.0 * y_bar
+    x_bar += (2.0 * y_bar)
     return value, x_bar

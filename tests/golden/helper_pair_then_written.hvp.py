@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def helper_pair_then_written_hvp(x, x_dot, out_bar):
@@ -32,11 +32,11 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     t1 = b * a_dot + a * b_dot
     t2 = np.full_like(t1, result_dot_bar)
     t3 = unbroadcast(t2, b * a_dot)
-    b_bar += unbroadcast(a_dot * t3, b)
-    a_dot_bar += unbroadcast(b * t3, a_dot)
+    b_bar += chosen(result_dot_bar != 0.0, unbroadcast(a_dot * t3, b))
+    a_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(b * t3, a_dot))
     t4 = unbroadcast(t2, a * b_dot)
-    a_bar += unbroadcast(b_dot * t4, a)
-    b_dot_bar += unbroadcast(a * t4, b_dot)
+    a_bar += chosen(result_dot_bar != 0.0, unbroadcast(b_dot * t4, a))
+    b_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(a * t4, b_dot))
     # adjoint of: b[1] = 3.0
     b_bar[1] = 0.0
     # adjoint of: b_dot[1] = 0.0
@@ -48,10 +48,10 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     b_dot_bar[1] += a_dot_bar[0]
     a_dot_bar[0] = 0.0
     # adjoint of: b = np.sin(x)
-    x_bar += np.cos(x) * b_bar
+    x_bar += np.where(b_bar != 0.0, np.cos(x) * b_bar, 0.0)
     # adjoint of: b_dot = np.cos(x) * x_dot
     t0 = np.cos(x)
-    x_bar += -np.sin(x) * unbroadcast(x_dot * b_dot_bar, t0)
+    x_bar += -np.sin(x) * unbroadcast(np.where(b_dot_bar != 0.0, x_dot * b_dot_bar, 0.0), t0)
     # adjoint of: a = x * 2.0
-    x_bar += 2.0 * a_bar
+    x_bar += (2.0 * a_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def helper_pair_then_written_vjp(x, out_bar):
@@ -23,15 +23,15 @@ def helper_pair_then_written_vjp(x, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(a * b)
     t0 = np.full_like(a * b, result_bar)
-    a_bar += unbroadcast(b * t0, a)
-    b_bar += unbroadcast(a * t0, b)
+    a_bar += chosen(result_bar != 0.0, unbroadcast(b * t0, a))
+    b_bar += chosen(result_bar != 0.0, unbroadcast(a * t0, b))
     # adjoint of: b[1] = 3.0
     b_bar[1] = 0.0
     # adjoint of: a[0] = b[1]
     b_bar[1] += a_bar[0]
     a_bar[0] = 0.0
     # adjoint of: b = np.sin(x)
-    x_bar += np.cos(x) * b_bar
+    x_bar += np.where(b_bar != 0.0, np.cos(x) * b_bar, 0.0)
     # adjoint of: a = x * 2.0
-    x_bar += 2.0 * a_bar
+    x_bar += (2.0 * a_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def helper_returns_it_copied_vjp(x0, y, out_bar):
@@ -26,15 +26,16 @@ def helper_returns_it_copied_vjp(x0, y, out_bar):
     y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x))
     result_bar = result_1_bar
-    x_bar += np.cos(x) * result_1_bar
+    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
     # adjoint of: result = np.sum(helper_returns_it_z * x)
-    t0 = np.full_like(helper_returns_it_z * x, result_bar)
-    helper_returns_it_z_bar += unbroadcast(x * t0, helper_returns_it_z)
-    x_bar += unbroadcast(helper_returns_it_z * t0, x)
+    t1 = np.full_like(helper_returns_it_z * x, result_bar)
+    helper_returns_it_z_bar += chosen(result_bar != 0.0, unbroadcast(x * t1, helper_returns_it_z))
+    x_bar += chosen(result_bar != 0.0, unbroadcast(helper_returns_it_z * t1, x))
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar
     # adjoint of: x += y
-    y_bar += unbroadcast(x_bar, y_bar)
+    t0 = unbroadcast(x_bar, y_bar)
+    y_bar += t0
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar

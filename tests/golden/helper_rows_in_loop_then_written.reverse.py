@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_vjp(A, out_bar):
@@ -55,18 +55,19 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     t1 = np.tanh(B[1, :])
     t2 = B_bar[2, :].copy()
     B_bar[2, :] = 0.0
-    B_bar[1, :] += (1.0 - t1 * t1) * unbroadcast(t2, B_bar[1, :])
+    t3 = unbroadcast(t2, B_bar[1, :])
+    B_bar[1, :] += np.where(t3 != 0.0, (1.0 - t1 * t1) * t3, 0.0)
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(result_1 * row)
         t0 = np.full_like(result_1 * row, s_bar)
-        result_1_bar += unbroadcast(row * t0, result_1)
-        row_bar += unbroadcast(result_1 * t0, row)
+        result_1_bar += chosen(s_bar != 0.0, unbroadcast(row * t0, result_1))
+        row_bar += chosen(s_bar != 0.0, unbroadcast(result_1 * t0, row))
         # adjoint of: result_1 = row * 2.0
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         result_1 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array result_1 was before
-        row_bar += 2.0 * result_1_bar
+        row_bar += (2.0 * result_1_bar)
         result_1_bar = zeros_like(result_1_bar)
         # adjoint of: row = np.copy(B[k])
         itop -= 1
@@ -76,5 +77,5 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
         B_bar[np.uint64(k)] += row_bar
         row_bar = zeros_like(row_bar)
     # adjoint of: B = A * 2.0
-    A_bar += 2.0 * B_bar
+    A_bar += (2.0 * B_bar)
     return value, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
@@ -32,8 +32,8 @@ def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
     # adjoint of: result_2_dot = np.sum(z * y_dot + y * z_dot)
     t0 = z * y_dot + y * z_dot
     t1 = np.full_like(t0, result_2_dot_bar)
-    z_bar += unbroadcast(y_dot * unbroadcast(t1, z * y_dot), z)
-    y_bar += unbroadcast(z_dot * unbroadcast(t1, y * z_dot), y)
+    z_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t1, z * y_dot), z))
+    y_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t1, y * z_dot), y))
     # adjoint of: z[0] = 1.0
     z_bar[0] = 0.0
     # adjoint of: y[1] = z[0] * 2.0
@@ -42,7 +42,7 @@ def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
     # adjoint of: z = result_1 + 1.0
     result_1_bar += z_bar
     # adjoint of: result_1 = x * 2.0
-    x_bar += 2.0 * result_1_bar
+    x_bar += (2.0 * result_1_bar)
     # adjoint of: y = x * 2.0
-    x_bar += 2.0 * y_bar
+    x_bar += (2.0 * y_bar)
     return value, x_bar

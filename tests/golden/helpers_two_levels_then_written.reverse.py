@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def helpers_two_levels_then_written_vjp(x, out_bar):
@@ -25,8 +25,8 @@ def helpers_two_levels_then_written_vjp(x, out_bar):
     z_bar = zeros_like(z)
     # adjoint of: result_2 = np.sum(y * z)
     t0 = np.full_like(y * z, result_2_bar)
-    y_bar += unbroadcast(z * t0, y)
-    z_bar += unbroadcast(y * t0, z)
+    y_bar += chosen(result_2_bar != 0.0, unbroadcast(z * t0, y))
+    z_bar += chosen(result_2_bar != 0.0, unbroadcast(y * t0, z))
     # adjoint of: z[0] = 1.0
     z_bar[0] = 0.0
     # adjoint of: y[1] = z[0] * 2.0
@@ -35,7 +35,7 @@ def helpers_two_levels_then_written_vjp(x, out_bar):
     # adjoint of: z = result_1 + 1.0
     result_1_bar += z_bar
     # adjoint of: result_1 = x * 2.0
-    x_bar += 2.0 * result_1_bar
+    x_bar += (2.0 * result_1_bar)
     # adjoint of: y = x * 2.0
-    x_bar += 2.0 * y_bar
+    x_bar += (2.0 * y_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
@@ -59,24 +59,25 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(u) * u_dot)
-    t9 = np.cos(u)
+    t10 = np.cos(u)
     result_dot_bar = result_1_dot_bar
-    t10 = np.full_like(t9 * u_dot, result_1_dot_bar)
-    u_bar += -np.sin(u) * unbroadcast(u_dot * t10, t9)
-    u_dot_bar += unbroadcast(t9 * t10, u_dot)
+    t11 = np.full_like(t10 * u_dot, result_1_dot_bar)
+    u_bar += chosen(result_1_dot_bar != 0.0, -np.sin(u) * unbroadcast(u_dot * t11, t10))
+    u_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t10 * t11, u_dot))
     # adjoint of: result_dot = np.sum(u_dot)
     u_dot_bar += result_dot_bar
     for in_time_loop__t in range(3, -1, -1):
         # adjoint of: u -= c
-        c_bar -= np.sum(u_bar)
+        t9 = -np.sum(u_bar)
+        c_bar += t9
         # adjoint of: u = u * 0.95
         t8 = u_bar
         u_bar = zeros_like(u_bar)
-        u_bar += 0.95 * t8
+        u_bar += (0.95 * t8)
         # adjoint of: u_dot = 0.95 * u_dot
         t7 = u_dot_bar
         u_dot_bar = zeros_like(u_dot_bar)
-        u_dot_bar += 0.95 * t7
+        u_dot_bar += (0.95 * t7)
         # adjoint of: u = u + t0
         itop -= 1
         shape = (itape[itop + 0],)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_vjp(u0, a, c, out_bar):
@@ -39,16 +39,17 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
     u0_bar = zeros_like(u0)
     # adjoint of: result_1 = result + np.sum(np.sin(u))
     result_bar = result_1_bar
-    u_bar += np.cos(u) * result_1_bar
+    u_bar += chosen(result_1_bar != 0.0, np.cos(u) * result_1_bar)
     # adjoint of: result = np.sum(u)
     u_bar += result_bar
     for in_time_loop__t in range(3, -1, -1):
         # adjoint of: u -= c
-        c_bar -= np.sum(u_bar)
+        t5 = -np.sum(u_bar)
+        c_bar += t5
         # adjoint of: u = u * 0.95
         t4 = u_bar
         u_bar = zeros_like(u_bar)
-        u_bar += 0.95 * t4
+        u_bar += (0.95 * t4)
         # adjoint of: u = u + (0.1 * (a - u * u))
         itop -= 1
         shape = (itape[itop + 0],)

@@ -22,12 +22,12 @@ def index_after_loop_hvp(x, x_dot, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[j] * x_dot[j] + x[j] * x_dot[j])
     s_dot_bar = result_dot_bar
-    x_bar[j] += 2.0 * (x_dot[j] * result_dot_bar)
+    x_bar[j] += 2.0 * (x_dot[j] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # the values this iteration computes first, again (cheaper than records)
         j = (i * 3) % n
         # adjoint of: s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-        x_bar[i] += x_dot[j] * s_dot_bar
-        x_bar[j] += x_dot[i] * s_dot_bar
+        x_bar[i] += (x_dot[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[j] += (x_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
     return value, x_bar

@@ -21,12 +21,12 @@ def index_after_loop_vjp(x, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[j]
     s_bar = result_bar
-    x_bar[j] += 2.0 * (x[j] * result_bar)
+    x_bar[j] += 2.0 * (x[j] * result_bar if result_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # the values this iteration computes first, again (cheaper than records)
         j = (i * 3) % n
         # adjoint of: s += x[j] * x[i]
-        x_bar[j] += x[i] * s_bar
-        x_bar[i] += x[j] * s_bar
+        x_bar[j] += (x[i] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += (x[j] * s_bar if s_bar != 0.0 else 0.0)
     return value, x_bar

@@ -28,10 +28,10 @@ def index_before_its_loop_vjp(x, w, out_bar):
     x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar)
+        x_bar[i] += 2.0 * (x[i] * s_bar if s_bar != 0.0 else 0.0)
         itop -= 1
         i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s = x[i + 1] * w
-    x_bar[i + 1] += w * s_bar
-    w_bar = x[i + 1] * s_bar
+    x_bar[i + 1] += (w * s_bar if s_bar != 0.0 else 0.0)
+    w_bar = (x[i + 1] * s_bar if s_bar != 0.0 else 0.0)
     return value, x_bar, w_bar

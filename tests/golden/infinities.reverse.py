@@ -62,5 +62,5 @@ def infinities_vjp(x, out_bar):
         best = tape[np.uint64(top)]  # restore the value best had before
         t0 = best_bar
         best_bar = (t0 if best <= x[np.uint64(i)] * x[np.uint64(i)] else 0.0)
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t0 if best > x[np.uint64(i)] * x[np.uint64(i)] else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t0 if (best > x[np.uint64(i)] * x[np.uint64(i)]) and (t0 != 0.0) else 0.0)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
 
 
 def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -50,10 +50,10 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
     t0 = u * u_dot + u * u_dot
     t1 = np.full_like(t0, 0.5 * result_dot_bar)
-    u_bar += unbroadcast(u_dot * t1, u)
-    u_dot_bar += unbroadcast(u * t1, u_dot)
-    u_bar += unbroadcast(u_dot * t1, u)
-    u_dot_bar += unbroadcast(u * t1, u_dot)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
     for _t in range(steps - 1, -1, -1):
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
         v_bar, u_bar = u_bar, v_bar
@@ -61,76 +61,76 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + (kappa * v_bar[i_1 + 3, j] + kappa_dot * v_dot_bar[i_1 + 3, j]) + (kappa * v_bar[i_1 + 1, j] + kappa_dot * v_dot_bar[i_1 + 1, j]) + 4.0 * -(kappa * v_bar[i_1 + 2, j] + kappa_dot * v_dot_bar[i_1 + 2, j])
+                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + ((kappa * v_bar[i_1 + 3, j] if v_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 3, j] if v_dot_bar[i_1 + 3, j] != 0.0 else 0.0)) + ((kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0)) + 4.0 * -((kappa * v_bar[i_1 + 2, j] if v_bar[i_1 + 2, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 2, j] if v_dot_bar[i_1 + 2, j] != 0.0 else 0.0))
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += kappa * v_bar[i_1 + 1, j] + kappa_dot * v_dot_bar[i_1 + 1, j]
+                    u_bar[i_1, j] += (kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0)
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
+                    u_bar[i_1, j] += 4.0 * -((kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0))
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += kappa * v_bar[i_1 - 1, j] + kappa_dot * v_dot_bar[i_1 - 1, j]
+                    u_bar[i_1, j] += (kappa * v_bar[i_1 - 1, j] if v_bar[i_1 - 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 - 1, j] if v_dot_bar[i_1 - 1, j] != 0.0 else 0.0)
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j] + kappa_dot * v_dot_bar[i_1, j])
+                    u_bar[i_1, j] += 4.0 * -((kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0))
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + kappa * v_dot_bar[i_1 + 3, j] + kappa * v_dot_bar[i_1 + 1, j] + 4.0 * -(kappa * v_dot_bar[i_1 + 2, j])
+                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + (kappa * v_dot_bar[i_1 + 3, j] if v_dot_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0) + 4.0 * -(kappa * v_dot_bar[i_1 + 2, j] if v_dot_bar[i_1 + 2, j] != 0.0 else 0.0)
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 + 1, j]
+                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j])
+                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0)
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 - 1, j]
+                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 - 1, j] if v_dot_bar[i_1 - 1, j] != 0.0 else 0.0
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j])
+                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0)
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # the contributions at constant offsets from j, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                u_bar[i, j_1 + 2] += kappa * v_bar[i, j_1 + 3] + kappa_dot * v_dot_bar[i, j_1 + 3] + (kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1])
+                u_bar[i, j_1 + 2] += (kappa * v_bar[i, j_1 + 3] if v_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 3] if v_dot_bar[i, j_1 + 3] != 0.0 else 0.0) + ((kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0))
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                 if 1 <= j_1 + 1 < m - 1:
-                    u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] + kappa_dot * v_dot_bar[i, j_1 + 1]
+                    u_bar[i, j_1] += (kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0)
             for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                 if 1 <= j_1 - 1 < m - 1:
-                    u_bar[i, j_1] += kappa * v_bar[i, j_1 - 1] + kappa_dot * v_dot_bar[i, j_1 - 1]
+                    u_bar[i, j_1] += (kappa * v_bar[i, j_1 - 1] if v_bar[i, j_1 - 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 - 1] if v_dot_bar[i, j_1 - 1] != 0.0 else 0.0)
             for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                u_dot_bar[i, j_1 + 2] += kappa * v_dot_bar[i, j_1 + 3] + kappa * v_dot_bar[i, j_1 + 1]
+                u_dot_bar[i, j_1 + 2] += (kappa * v_dot_bar[i, j_1 + 3] if v_dot_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0)
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                 if 1 <= j_1 + 1 < m - 1:
-                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1]
+                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0
             for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                 if 1 <= j_1 - 1 < m - 1:
-                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 - 1]
+                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 - 1] if v_dot_bar[i, j_1 - 1] != 0.0 else 0.0
             # the rest of its adjoint:
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * lap
-                kappa_bar += lap * v_bar[i, np.uint64(j)]
+                kappa_bar += (lap * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
                 v_bar[i, np.uint64(j)] = 0.0
-                kappa_bar += lap_dot * v_dot_bar[i, np.uint64(j)]
+                kappa_bar += (lap_dot * v_dot_bar[i, np.uint64(j)] if v_dot_bar[i, np.uint64(j)] != 0.0 else 0.0)
                 v_dot_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1

@@ -23,7 +23,7 @@ def last_prefix_value_hvp(a, w, a_dot, w_dot, out_bar):
     result_dot_bar = out_bar
     w_bar = 0.0
     # adjoint of: result_dot = best * best_dot + best * best_dot + w_dot + a_dot[i]
-    best_bar = 2.0 * (best_dot * result_dot_bar)
+    best_bar = 2.0 * (best_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     for i_loop in range(a.shape[0] - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         i = i_loop

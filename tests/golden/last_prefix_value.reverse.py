@@ -22,7 +22,7 @@ def last_prefix_value_vjp(a, w, out_bar):
     a_bar = zeros_like(a)
     result_bar = out_bar
     # adjoint of: result = best * best + w + a[i]
-    best_bar = 2.0 * (best * result_bar)
+    best_bar = 2.0 * (best * result_bar if result_bar != 0.0 else 0.0)
     w_bar = result_bar
     a_bar[i] += result_bar
     for i_loop in range(a.shape[0] - 1, -1, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -29,10 +29,10 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     t3 = r * r_dot + r * r_dot
     t4 = np.full_like(t3, 0.5 * result_dot_bar)
-    r_bar += unbroadcast(r_dot * t4, r)
-    r_dot_bar += unbroadcast(r * t4, r_dot)
-    r_bar += unbroadcast(r_dot * t4, r)
-    r_dot_bar += unbroadcast(r * t4, r_dot)
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot))
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot))
     # adjoint of: r = A @ x - b
     t2 = unbroadcast(r_bar, matmul_like(A, x))
     A_bar += matmul_bar_left(t2, A, x)

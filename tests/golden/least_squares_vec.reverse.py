@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -23,7 +23,7 @@ def least_squares_vjp(A, x, b, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = 0.5 * np.sum(r * r)
-    r_bar += 2.0 * (r * (0.5 * result_bar))
+    r_bar += 2.0 * chosen(result_bar != 0.0, r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b
     t0 = unbroadcast(r_bar, matmul_like(A, x))
     A_bar += matmul_bar_left(t0, A, x)

@@ -83,53 +83,56 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     shape_1 = (itape[itop + 0],)
     top -= shape_1[0]
     v_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array v_dot was before
-    t9 = -t2 * t1
-    t10 = x * x_dot + x * x_dot
-    t11 = v_dot_bar
+    t12 = -t2 * t1
+    t13 = x * x_dot + x * x_dot
+    t14 = v_dot_bar
     v_dot_bar = zeros_like(v_dot_bar)
-    t12 = unbroadcast(t11, t1 * v_dot)
-    t1_bar += unbroadcast(v_dot * t12, t1)
-    v_dot_bar += unbroadcast(t1 * t12, v_dot)
-    t13 = unbroadcast(t11, t9 * t10)
-    t14 = unbroadcast(t10 * t13, t9)
-    t2_bar -= unbroadcast(t1 * t14, -t2)
-    t1_bar += unbroadcast(-t2 * t14, t1)
-    t15 = unbroadcast(t9 * t13, t10)
-    x_bar += 2.0 * unbroadcast(x_dot * t15, x)
+    t15 = unbroadcast(t14, t1 * v_dot)
+    t1_bar += unbroadcast(v_dot * t15, t1)
+    v_dot_bar += unbroadcast(t1 * t15, v_dot)
+    t16 = unbroadcast(t14, t12 * t13)
+    t17 = unbroadcast(t13 * t16, t12)
+    t2_bar -= unbroadcast(t1 * t17, -t2)
+    t1_bar += unbroadcast(-t2 * t17, t1)
+    t18 = unbroadcast(t12 * t16, t13)
+    x_bar += 2.0 * unbroadcast(x_dot * t18, x)
     # adjoint of: t2 = v / t0
-    t7 = 1.0 / t0
-    v_bar += unbroadcast(t7 * t2_bar, v)
-    t0_bar += unbroadcast(-t2 * t7 * t2_bar, t0)
+    t10 = 1.0 / t0
+    v_bar += unbroadcast(np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), v)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0)
     # adjoint of: t1 = 1.0 / t0
-    t5 = 1.0 / t0
-    t0_bar += -t1 * t5 * t1_bar
+    t8 = 1.0 / t0
+    t0_bar += np.where(t1_bar != 0.0, -t1 * t8 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + x * x
-    x_bar += 2.0 * (x * t0_bar)
+    x_bar += 2.0 * np.where(t0_bar != 0.0, x * t0_bar, 0.0)
     # adjoint of: v -= u
-    u_bar -= unbroadcast(v_bar, u_bar)
+    t7 = -unbroadcast(v_bar, u_bar)
+    u_bar += t7
     # adjoint of: v_dot -= u_dot
-    u_dot_bar -= unbroadcast(v_dot_bar, u_dot_bar)
+    t6 = -unbroadcast(v_dot_bar, u_dot_bar)
+    u_dot_bar += t6
     # adjoint of: u = u * u
     itop -= 1
     shape_2 = (itape[itop + 0],)
     top -= shape_2[0]
     u = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array u was before
-    t4 = u_bar
+    t5 = u_bar
     u_bar = zeros_like(u_bar)
-    u_bar += 2.0 * (u * t4)
+    u_bar += 2.0 * np.where(t5 != 0.0, u * t5, 0.0)
     # adjoint of: u_dot = u * u_dot + u * u_dot
     itop -= 1
     shape_3 = (itape[itop + 0],)
     top -= shape_3[0]
     u_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array u_dot was before
-    t3 = u_dot_bar
+    t4 = u_dot_bar
     u_dot_bar = zeros_like(u_dot_bar)
-    u_bar += unbroadcast(u_dot * t3, u)
-    u_dot_bar += unbroadcast(u * t3, u_dot)
-    u_bar += unbroadcast(u_dot * t3, u)
-    u_dot_bar += unbroadcast(u * t3, u_dot)
+    u_bar += unbroadcast(np.where(t4 != 0.0, u_dot * t4, 0.0), u)
+    u_dot_bar += unbroadcast(np.where(t4 != 0.0, u * t4, 0.0), u_dot)
+    u_bar += unbroadcast(np.where(t4 != 0.0, u_dot * t4, 0.0), u)
+    u_dot_bar += unbroadcast(np.where(t4 != 0.0, u * t4, 0.0), u_dot)
     # adjoint of: u += y
-    y_bar += unbroadcast(u_bar, y_bar)
+    t3 = unbroadcast(u_bar, y_bar)
+    y_bar += t3
     # adjoint of: u = x * 2.0
-    x_bar += 2.0 * u_bar
+    x_bar += (2.0 * u_bar)
     return value, x_bar, y_bar

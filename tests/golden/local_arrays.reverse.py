@@ -50,26 +50,28 @@ def local_arrays_vjp(x, y, out_bar):
     shape = (itape[itop + 0],)
     top -= shape[0]
     v = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array v was before
-    t1 = 1.0 + x * x
-    t2 = 1.0 / t1
-    t3 = v / t1
-    t4 = v_bar
+    t3 = 1.0 + x * x
+    t4 = 1.0 / t3
+    t5 = v / t3
+    t6 = v_bar
     v_bar = zeros_like(v_bar)
-    v_bar += unbroadcast(t2 * t4, v)
-    t5 = unbroadcast(-t3 * t2 * t4, t1)
-    x_bar += 2.0 * (x * t5)
+    v_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), v)
+    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
+    x_bar += 2.0 * (x * t7)
     # adjoint of: v -= u
-    u_bar -= unbroadcast(v_bar, u_bar)
+    t2 = -unbroadcast(v_bar, u_bar)
+    u_bar += t2
     # adjoint of: u = u * u
     itop -= 1
     shape_1 = (itape[itop + 0],)
     top -= shape_1[0]
     u = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array u was before
-    t0 = u_bar
+    t1 = u_bar
     u_bar = zeros_like(u_bar)
-    u_bar += 2.0 * (u * t0)
+    u_bar += 2.0 * np.where(t1 != 0.0, u * t1, 0.0)
     # adjoint of: u += y
-    y_bar += unbroadcast(u_bar, y_bar)
+    t0 = unbroadcast(u_bar, y_bar)
+    y_bar += t0
     # adjoint of: u = x * 2.0
-    x_bar += 2.0 * u_bar
+    x_bar += (2.0 * u_bar)
     return value, x_bar, y_bar

@@ -30,9 +30,9 @@ def logistic_long_vjp(r, x0, out_bar):
         x = tape[np.uint64(top)]  # restore the value x had before
         t0 = x_bar
         t1 = (1.0 - x) * t0
-        r_bar += x * t1
-        x_bar = r * t1
-        x_bar -= r * x * t0
+        r_bar += (x * t1 if t0 != 0.0 else 0.0)
+        x_bar = (r * t1 if t0 != 0.0 else 0.0)
+        x_bar += (-(r * x * t0) if t0 != 0.0 else 0.0)
     # adjoint of: x = x0
     x0_bar = x_bar
     return value, r_bar, x0_bar

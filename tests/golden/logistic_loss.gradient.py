@@ -20,7 +20,7 @@ def logistic_loss_grad(w, X, y, out_bar):
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = total / n
     t3 = 1.0 / n
-    total_bar = t3 * result_bar
+    total_bar = (t3 * result_bar if result_bar != 0.0 else 0.0)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -35,18 +35,18 @@ def logistic_loss_grad(w, X, y, out_bar):
             p_bar = 0.0
             z_bar = 0.0
             # adjoint of: total += -(y[i] * math.log(p) + (1.0 - y[i]) * math.log(1.0 - p))
-            p_bar += 1.0 / p * (y[i] * -total_bar)
-            p_bar -= 1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)
+            p_bar += (1.0 / p * (y[i] * -total_bar) if total_bar != 0.0 else 0.0)
+            p_bar += (-(1.0 / (1.0 - p) * ((1.0 - y[i]) * -total_bar)) if total_bar != 0.0 else 0.0)
             # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
             t0 = math.exp(-z)
             t1 = 1.0 / (1.0 + t0)
-            z_bar -= t0 * (-p * t1 * p_bar)
+            z_bar += (-(t0 * (-p * t1 * p_bar)) if p_bar != 0.0 else 0.0)
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(X.shape[1]):
                     # adjoint of: z += X[i, j] * w[j]
-                    w_bar_mine[j] += X[i, j] * z_bar
+                    w_bar_mine[j] += (X[i, j] * z_bar if z_bar != 0.0 else 0.0)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

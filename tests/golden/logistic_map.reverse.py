@@ -30,9 +30,9 @@ def logistic_map_vjp(r, y0, out_bar):
         y = tape[np.uint64(top)]  # restore the value y had before
         t0 = y_bar
         t1 = (1.0 - y) * t0
-        r_bar += y * t1
-        y_bar = r * t1
-        y_bar -= r * y * t0
+        r_bar += (y * t1 if t0 != 0.0 else 0.0)
+        y_bar = (r * t1 if t0 != 0.0 else 0.0)
+        y_bar += (-(r * y * t0) if t0 != 0.0 else 0.0)
     # adjoint of: y = y0
     y0_bar = y_bar
     return value, r_bar, y0_bar

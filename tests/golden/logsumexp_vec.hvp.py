@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmax, unbroadcast, zeros_like
+from sourcead.runtime import at_argmax, chosen, unbroadcast, zeros_like
 
 
 def logsumexp_hvp(x, x_dot, out_bar):
@@ -27,13 +27,13 @@ def logsumexp_hvp(x, x_dot, out_bar):
     t4 = 1.0 / t1
     t5 = t0 * (x_dot - m_dot)
     t6 = np.sum(t5)
-    t1_bar = -t4 * t3 * (t6 * result_dot_bar)
-    t0_bar += unbroadcast((x_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0)
+    t1_bar = (-t4 * t3 * (t6 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0))
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(x - m)
-    x_bar += t0 * t0_bar
-    m_bar = np.sum(-(t0 * t0_bar))
+    x_bar += np.where(t0_bar != 0.0, t0 * t0_bar, 0.0)
+    m_bar = np.sum(np.where(t0_bar != 0.0, -(t0 * t0_bar), 0.0))
     # adjoint of: m = np.max(x)
-    x_bar += at_argmax(m_bar, x)
+    x_bar += chosen(m_bar != 0.0, at_argmax(m_bar, x))
     return value, x_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import at_argmax, zeros_like
+from sourcead.runtime import at_argmax, chosen, zeros_like
 
 
 def logsumexp_vjp(x, out_bar):
@@ -22,8 +22,8 @@ def logsumexp_vjp(x, out_bar):
     t1 = np.sum(t0)
     m_bar = result_bar
     t2 = t0 * (1.0 / t1 * result_bar)
-    x_bar += t2
-    m_bar += np.sum(-t2)
+    x_bar += chosen(result_bar != 0.0, t2)
+    m_bar += (np.sum(-t2) if result_bar != 0.0 else 0.0)
     # adjoint of: m = np.max(x)
-    x_bar += at_argmax(m_bar, x)
+    x_bar += chosen(m_bar != 0.0, at_argmax(m_bar, x))
     return value, x_bar

@@ -30,8 +30,8 @@ def loop_over_elements_vjp(x, w, out_bar):
         v = x[i]
         # adjoint of: s += w[i] * math.sin(v)
         t0 = math.sin(v)
-        w_bar[i] += t0 * s_bar
-        v_bar = math.cos(v) * (w[i] * s_bar)
+        w_bar[i] += (t0 * s_bar if s_bar != 0.0 else 0.0)
+        v_bar = (math.cos(v) * (w[i] * s_bar) if s_bar != 0.0 else 0.0)
         # adjoint of: v = x[i]
         x_bar[i] += v_bar
     # its iterations' adjoints are independent: run in the loop's order
@@ -39,7 +39,7 @@ def loop_over_elements_vjp(x, w, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         v = x[k]
         # adjoint of: s += v * v
-        v_bar = 2.0 * (v * s_bar)
+        v_bar = 2.0 * (v * s_bar if s_bar != 0.0 else 0.0)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
     return value, x_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
@@ -77,11 +77,11 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         t3 = w * t1 + t2
         t4 = np.full_like(t3, s_dot_bar)
         t5 = unbroadcast(t4, w * t1)
-        w_bar += unbroadcast(t1 * t5, w)
+        w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t5, w))
         t6 = unbroadcast(w * t5, t1)
-        row_bar += 2.0 * unbroadcast(row_dot * t6, row)
+        row_bar += 2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t6, row))
         t7 = unbroadcast(w_dot * unbroadcast(t4, t2), row * row)
-        row_bar += 2.0 * (row * t7)
+        row_bar += 2.0 * chosen(s_dot_bar != 0.0, row * t7)
         # adjoint of: row = A[k]
         itop -= 1
         shape_2 = (itape[itop + 0],)

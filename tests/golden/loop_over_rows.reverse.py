@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -44,7 +44,7 @@ def loop_over_rows_vjp(A, w, out_bar):
     w_bar = zeros_like(w)
     for i in range(len(A) - 1, -1, -1):
         # adjoint of: s += row[0] * (i + 1.0)
-        row_bar[0] += (i + 1.0) * s_bar
+        row_bar[0] += ((i + 1.0) * s_bar if s_bar != 0.0 else 0.0)
         # adjoint of: row = A[i]
         itop -= 1
         shape = (itape[itop + 0],)
@@ -57,8 +57,8 @@ def loop_over_rows_vjp(A, w, out_bar):
         t0 = row * row * w
         t1 = np.full_like(t0, s_bar)
         t2 = unbroadcast(w * t1, row * row)
-        row_bar += 2.0 * (row * t2)
-        w_bar += unbroadcast(row * row * t1, w)
+        row_bar += 2.0 * chosen(s_bar != 0.0, row * t2)
+        w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t1, w))
         # adjoint of: row = A[k]
         itop -= 1
         shape_1 = (itape[itop + 0],)

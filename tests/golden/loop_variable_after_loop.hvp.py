@@ -38,8 +38,8 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + (x[k] * x_dot[j] + x[j] * x_dot[k])
     s_dot_bar = result_dot_bar
-    x_bar[k] += x_dot[j] * result_dot_bar
-    x_bar[j] += x_dot[k] * result_dot_bar
+    x_bar[k] += (x_dot[j] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    x_bar[j] += (x_dot[k] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for k_loop in range(4):
         # the values this iteration computes first, again (cheaper than records)
@@ -48,23 +48,23 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
         t1 = math.cos(x[k] * w)
         t2 = w * x_dot[k] + x[k] * w_dot
         t3 = -math.sin(x[k] * w) * (t2 * s_dot_bar)
-        x_bar[k] += w * t3
-        w_bar += x[k] * t3
-        w_bar += x_dot[k] * (t1 * s_dot_bar)
-        x_bar[k] += w_dot * (t1 * s_dot_bar)
+        x_bar[k] += (w * t3 if s_dot_bar != 0.0 else 0.0)
+        w_bar += (x[k] * t3 if s_dot_bar != 0.0 else 0.0)
+        w_bar += (x_dot[k] * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        x_bar[k] += (w_dot * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
     for i in range((x.shape[0] - 2) - 1, -1, -1):
         x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-            x_bar_i += x_dot[j] * s_dot_bar
-            x_bar[j] += x_dot[i] * s_dot_bar
+            x_bar_i += (x_dot[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            x_bar[j] += (x_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
             itop -= 1
             j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
             x_bar[np.uint64(i)] += x_bar_i
         # adjoint of: s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot
         t0 = x[j] * x_dot[j] + x[j] * x_dot[j]
-        w_bar += t0 * s_dot_bar
-        x_bar[j] += 2.0 * (x_dot[j] * (w * s_dot_bar))
-        x_bar[j] += 2.0 * (x[j] * (w_dot * s_dot_bar))
+        w_bar += (t0 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[j] += 2.0 * (x_dot[j] * (w * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        x_bar[j] += 2.0 * (x[j] * (w_dot * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
     return value, x_bar, w_bar

@@ -37,27 +37,27 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = s + x[j] * x[k]
     s_bar = result_bar
-    x_bar[j] += x[k] * result_bar
-    x_bar[k] += x[j] * result_bar
+    x_bar[j] += (x[k] * result_bar if result_bar != 0.0 else 0.0)
+    x_bar[k] += (x[j] * result_bar if result_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for k_loop in range(4):
         # the values this iteration computes first, again (cheaper than records)
         k = k_loop
         # adjoint of: s += math.sin(x[k] * w)
         t0 = math.cos(x[k] * w) * s_bar
-        x_bar[k] += w * t0
-        w_bar += x[k] * t0
+        x_bar[k] += (w * t0 if s_bar != 0.0 else 0.0)
+        w_bar += (x[k] * t0 if s_bar != 0.0 else 0.0)
     for i in range((x.shape[0] - 2) - 1, -1, -1):
         x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s += x[j] * x[i]
-            x_bar[j] += x[i] * s_bar
-            x_bar_i += x[j] * s_bar
+            x_bar[j] += (x[i] * s_bar if s_bar != 0.0 else 0.0)
+            x_bar_i += (x[j] * s_bar if s_bar != 0.0 else 0.0)
             itop -= 1
             j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
             x_bar[np.uint64(i)] += x_bar_i
         # adjoint of: s += x[j] * x[j] * w
-        x_bar[j] += 2.0 * (x[j] * (w * s_bar))
-        w_bar += x[j] * x[j] * s_bar
+        x_bar[j] += 2.0 * (x[j] * (w * s_bar) if s_bar != 0.0 else 0.0)
+        w_bar += (x[j] * x[j] * s_bar if s_bar != 0.0 else 0.0)
     return value, x_bar, w_bar

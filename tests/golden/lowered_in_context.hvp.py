@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import expand_axis, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, expand_axis, reserve, unbroadcast, zeros_like
 
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
@@ -55,45 +55,45 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t24 = 3.0 * t6 * t6
     t25 = 1.0 / t24
     t26 = 1.0 / t24
-    t1_bar += 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), 2.0 * t1)
-    x_bar += 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), t18)
+    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), 2.0 * t1))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), t18))
     choice_bar = result_dot_bar
     t27 = np.full_like(t23, result_dot_bar)
-    t4_bar += unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4)
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4))
     t28 = unbroadcast(t27, t20 * t21)
     t29 = unbroadcast(t21 * t28, t20)
-    t5_bar -= unbroadcast(t4 * t29, -t5)
-    t4_bar += unbroadcast(-t5 * t29, t4)
-    x_bar += 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), t19))
-    t6_bar = 2.0 * (t26 * x_dot[1] * result_dot_bar)
+    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t29, -t5))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t29, t4))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), t19)))
+    t6_bar = (2.0 * (t26 * x_dot[1] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     t30 = -t26 * t25 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
-    t6_bar += 3.0 * (t6 * t30)
-    t6_bar += 3.0 * t6 * t30
+    t6_bar += (3.0 * (t6 * t30) if result_dot_bar != 0.0 else 0.0)
+    t6_bar += (3.0 * t6 * t30 if result_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = math.log(2.0) * t2 * -x_dot[0]
         t15 = math.log(2.0)
-        t2_bar = t15 * (-x_dot[0] * choice_bar)
+        t2_bar = (t15 * (-x_dot[0] * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t6 = np.cbrt(x[1] + 2.0)
     t14 = np.cbrt(x[1] + 2.0)
-    x_bar[1] += 1.0 / (3.0 * t14 * t14) * t6_bar
+    x_bar[1] += (1.0 / (3.0 * t14 * t14) * t6_bar if t6_bar != 0.0 else 0.0)
     # adjoint of: t5 = (x + x) / t3
     t11 = 1.0 / t3
     t12 = (x + x) / t3
-    t13 = unbroadcast(t11 * t5_bar, x + x)
+    t13 = unbroadcast(np.where(t5_bar != 0.0, t11 * t5_bar, 0.0), x + x)
     x_bar += 2.0 * t13
-    t3_bar += unbroadcast(-t12 * t11 * t5_bar, t3)
+    t3_bar += unbroadcast(np.where(t5_bar != 0.0, -t12 * t11 * t5_bar, 0.0), t3)
     # adjoint of: t4 = 1.0 / t3
     t9 = 1.0 / t3
     t10 = 1.0 / t3
-    t3_bar += -t10 * t9 * t4_bar
+    t3_bar += np.where(t4_bar != 0.0, -t10 * t9 * t4_bar, 0.0)
     # adjoint of: t3 = (x * 2.0) ** 2
-    x_bar += 2.0 * (2.0 * (x * 2.0) * t3_bar)
+    x_bar += np.where(t3_bar != 0.0, 2.0 * (2.0 * (x * 2.0) * t3_bar), 0.0)
     # adjoint of: t2 = 2.0 ** (-x[0])
     t8 = 2.0 ** (-x[0])
-    x_bar[0] += (-(math.log(2.0) * t8 * t2_bar) if 2.0 != 0.0 else 0.0)
+    x_bar[0] += ((-(math.log(2.0) * t8 * t2_bar) if 2.0 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t7 = 1.0 / X.shape[0]
-    X_bar += expand_axis(t7 * t1_bar, X, 0)
+    X_bar += expand_axis(np.where(t1_bar != 0.0, t7 * t1_bar, 0.0), X, 0)
     return value, X_bar, x_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import expand_axis, zeros_like
+from sourcead.runtime import chosen, expand_axis, zeros_like
 
 
 def lowered_in_context_vjp(X, x, out_bar):
@@ -27,10 +27,10 @@ def lowered_in_context_vjp(X, x, out_bar):
     t4 = 1.0 / t3
     t5 = (x + x) / t3
     t6 = np.cbrt(x[1] + 2.0)
-    X_bar += expand_axis(t0 * (2.0 * t1 * result_bar), X, 0)
-    x_bar += 2.0 * (x - 1.0) * result_bar
-    x_bar[0] += (-(math.log(2.0) * t2 * result_bar) if 2.0 != 0.0 else 0.0)
-    x_bar += 2.0 * (t4 * result_bar)
-    x_bar += 2.0 * (2.0 * (x * 2.0) * (-t5 * t4 * result_bar))
-    x_bar[1] += 1.0 / (3.0 * t6 * t6) * (2.0 * t6 * result_bar)
+    X_bar += chosen(result_bar != 0.0, expand_axis(t0 * (2.0 * t1 * result_bar), X, 0))
+    x_bar += chosen(result_bar != 0.0, 2.0 * (x - 1.0) * result_bar)
+    x_bar[0] += ((-(math.log(2.0) * t2 * result_bar) if 2.0 != 0.0 else 0.0) if result_bar != 0.0 else 0.0)
+    x_bar += 2.0 * chosen(result_bar != 0.0, t4 * result_bar)
+    x_bar += chosen(result_bar != 0.0, 2.0 * (2.0 * (x * 2.0) * (-t5 * t4 * result_bar)))
+    x_bar[1] += (1.0 / (3.0 * t6 * t6) * (2.0 * t6 * result_bar) if result_bar != 0.0 else 0.0)
     return value, X_bar, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -48,10 +48,10 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     t0 = y * y_dot + y * y_dot
     t_dot_bar = result_dot_bar
     t1 = np.full_like(t0, result_dot_bar)
-    y_bar += unbroadcast(y_dot * t1, y)
-    y_dot_bar += unbroadcast(y * t1, y_dot)
-    y_bar += unbroadcast(y_dot * t1, y)
-    y_dot_bar += unbroadcast(y * t1, y_dot)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot))
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -80,30 +80,30 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
             # adjoint of: y[i] = c * x[i - 1] + x[i + 1] * x[i]
             top -= 1
             y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
-            c_bar += x[i - 1] * y_bar[i]
-            x_bar[i - 1] += c * y_bar[i]
-            x_bar[i + 1] += x[i] * y_bar[i]
-            x_bar[i] += x[i + 1] * y_bar[i]
+            c_bar += (x[i - 1] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[i - 1] += (c * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[i + 1] += (x[i] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[i] += (x[i + 1] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
             y_bar[i] = 0.0
             # adjoint of: y_dot[i] = x[i - 1] * c_dot + c * x_dot[i - 1] + (x[i] * x_dot[i + 1] + x[i + 1] * x_dot[i])
             top -= 1
             y_dot[i] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
-            x_bar[i - 1] += c_dot * y_dot_bar[i]
-            c_bar += x_dot[i - 1] * y_dot_bar[i]
-            x_bar[i] += x_dot[i + 1] * y_dot_bar[i]
-            x_bar[i + 1] += x_dot[i] * y_dot_bar[i]
+            x_bar[i - 1] += (c_dot * y_dot_bar[i] if y_dot_bar[i] != 0.0 else 0.0)
+            c_bar += (x_dot[i - 1] * y_dot_bar[i] if y_dot_bar[i] != 0.0 else 0.0)
+            x_bar[i] += (x_dot[i + 1] * y_dot_bar[i] if y_dot_bar[i] != 0.0 else 0.0)
+            x_bar[i + 1] += (x_dot[i] * y_dot_bar[i] if y_dot_bar[i] != 0.0 else 0.0)
             y_dot_bar[i] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         checkpoint_restore(y, y_snaps, 0)
         checkpoint_restore(y_dot, y_dot_snaps, 0)
     # adjoint of: t_dot = y[2] * y_dot[1] + y[1] * y_dot[2]
-    y_bar[2] += y_dot[1] * t_dot_bar
-    y_dot_bar[1] += y[2] * t_dot_bar
-    y_bar[1] += y_dot[2] * t_dot_bar
-    y_dot_bar[2] += y[1] * t_dot_bar
+    y_bar[2] += (y_dot[1] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+    y_dot_bar[1] += (y[2] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+    y_bar[1] += (y_dot[2] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+    y_dot_bar[2] += (y[1] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
     # adjoint of: y = x * x
-    x_bar += 2.0 * (x * y_bar)
+    x_bar += 2.0 * np.where(y_bar != 0.0, x * y_bar, 0.0)
     # adjoint of: y_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(x_dot * y_dot_bar, x)
+    x_bar += 2.0 * unbroadcast(np.where(y_dot_bar != 0.0, x_dot * y_dot_bar, 0.0), x)
     return value, x_bar, c_bar

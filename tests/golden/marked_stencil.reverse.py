@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, zeros_like
 
 
 def marked_stencil_vjp(x, c, out_bar):
@@ -40,7 +40,7 @@ def marked_stencil_vjp(x, c, out_bar):
     y_bar = zeros_like(y)
     # adjoint of: result = t + np.sum(y * y)
     t_bar = result_bar
-    y_bar += 2.0 * (y * result_bar)
+    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -63,17 +63,17 @@ def marked_stencil_vjp(x, c, out_bar):
             # adjoint of: y[i] = c * x[i - 1] + x[i + 1] * x[i]
             top -= 1
             y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
-            c_bar += x[i - 1] * y_bar[i]
-            x_bar[i - 1] += c * y_bar[i]
-            x_bar[i + 1] += x[i] * y_bar[i]
-            x_bar[i] += x[i + 1] * y_bar[i]
+            c_bar += (x[i - 1] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[i - 1] += (c * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[i + 1] += (x[i] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[i] += (x[i + 1] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
             y_bar[i] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read
         checkpoint_restore(y, y_snaps, 0)
     # adjoint of: t = y[1] * y[2]
-    y_bar[1] += y[2] * t_bar
-    y_bar[2] += y[1] * t_bar
+    y_bar[1] += (y[2] * t_bar if t_bar != 0.0 else 0.0)
+    y_bar[2] += (y[1] * t_bar if t_bar != 0.0 else 0.0)
     # adjoint of: y = x * x
-    x_bar += 2.0 * (x * y_bar)
+    x_bar += 2.0 * np.where(y_bar != 0.0, x * y_bar, 0.0)
     return value, x_bar, c_bar

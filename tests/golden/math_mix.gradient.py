@@ -16,38 +16,38 @@ def math_mix_grad(x, y, out_bar):
     result_bar = out_bar
     # adjoint of: result = a + b * c - d + e + -x
     a_bar = result_bar
-    b_bar = c * result_bar
-    c_bar = b * result_bar
+    b_bar = (c * result_bar if result_bar != 0.0 else 0.0)
+    c_bar = (b * result_bar if result_bar != 0.0 else 0.0)
     d_bar = -result_bar
     e_bar = result_bar
     x_bar = -result_bar
     # adjoint of: e = math.pow(y, 1.7) + math.pow(y, x) + abs(x - 2.0 * y)
     t8 = math.pow(y, x)
     t9 = x - 2.0 * y
-    y_bar = 1.7 * y ** (1.7 - 1.0) * e_bar
-    y_bar += x * y ** (x - 1.0) * e_bar
-    x_bar += (math.log(y) * t8 * e_bar if y != 0.0 else 0.0)
+    y_bar = (1.7 * y ** (1.7 - 1.0) * e_bar if e_bar != 0.0 else 0.0)
+    y_bar += (x * y ** (x - 1.0) * e_bar if e_bar != 0.0 else 0.0)
+    x_bar += ((math.log(y) * t8 * e_bar if y != 0.0 else 0.0) if e_bar != 0.0 else 0.0)
     t10 = math.copysign(1.0, t9) * e_bar
-    x_bar += t10
-    y_bar += 2.0 * -t10
+    x_bar += (t10 if e_bar != 0.0 else 0.0)
+    y_bar += (2.0 * -t10 if e_bar != 0.0 else 0.0)
     # adjoint of: d = math.tanh(x - y)
     t6 = math.tanh(x - y)
     t7 = (1.0 - t6 * t6) * d_bar
-    x_bar += t7
-    y_bar -= t7
+    x_bar += (t7 if d_bar != 0.0 else 0.0)
+    y_bar += (-t7 if d_bar != 0.0 else 0.0)
     # adjoint of: c = math.sqrt(x * x + y * y)
     t5 = 0.5 / c * c_bar
-    x_bar += 2.0 * (x * t5)
-    y_bar += 2.0 * (y * t5)
+    x_bar += 2.0 * (x * t5 if c_bar != 0.0 else 0.0)
+    y_bar += 2.0 * (y * t5 if c_bar != 0.0 else 0.0)
     # adjoint of: b = math.exp(0.3 * x) + math.log(y)
     t3 = math.exp(0.3 * x)
-    x_bar += 0.3 * (t3 * b_bar)
-    y_bar += 1.0 / y * b_bar
+    x_bar += (0.3 * (t3 * b_bar) if b_bar != 0.0 else 0.0)
+    y_bar += (1.0 / y * b_bar if b_bar != 0.0 else 0.0)
     # adjoint of: a = math.sin(x) * math.cos(y) - math.tan(0.5 * x)
     t0 = math.sin(x)
     t1 = math.cos(y)
     t2 = math.tan(0.5 * x)
-    x_bar += math.cos(x) * (t1 * a_bar)
-    y_bar += -math.sin(y) * (t0 * a_bar)
-    x_bar += 0.5 * ((1.0 + t2 * t2) * -a_bar)
+    x_bar += (math.cos(x) * (t1 * a_bar) if a_bar != 0.0 else 0.0)
+    y_bar += (-math.sin(y) * (t0 * a_bar) if a_bar != 0.0 else 0.0)
+    x_bar += (0.5 * ((1.0 + t2 * t2) * -a_bar) if a_bar != 0.0 else 0.0)
     return (x_bar, y_bar)

@@ -47,80 +47,80 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t6_bar = 0.0
     # adjoint of: result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     a_dot_bar = result_dot_bar
-    c_bar = b_dot * result_dot_bar
-    b_dot_bar = c * result_dot_bar
-    b_bar = c_dot * result_dot_bar
-    c_dot_bar = b * result_dot_bar
+    c_bar = (b_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    b_dot_bar = (c * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    b_bar = (c_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    c_dot_bar = (b * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     d_dot_bar = -result_dot_bar
     e_dot_bar = result_dot_bar
     # adjoint of: e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + choice) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
     t25 = y ** (x - 1.0)
     t26 = x_dot - (2.0 * y_dot)
-    y_bar = (1.7 - 1.0) * y ** ((1.7 - 1.0) - 1.0) * (1.7 * (y_dot * e_dot_bar))
-    x_bar = t25 * (y_dot * e_dot_bar)
+    y_bar = ((1.7 - 1.0) * y ** ((1.7 - 1.0) - 1.0) * (1.7 * (y_dot * e_dot_bar)) if e_dot_bar != 0.0 else 0.0)
+    x_bar = (t25 * (y_dot * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
     t27 = x * (y_dot * e_dot_bar)
-    y_bar += (x - 1.0) * y ** ((x - 1.0) - 1.0) * t27
-    x_bar += (math.log(y) * t25 * t27 if y != 0.0 else 0.0)
+    y_bar += ((x - 1.0) * y ** ((x - 1.0) - 1.0) * t27 if e_dot_bar != 0.0 else 0.0)
+    x_bar += ((math.log(y) * t25 * t27 if y != 0.0 else 0.0) if e_dot_bar != 0.0 else 0.0)
     choice_bar = e_dot_bar
-    t7_bar = 0.0 * (t26 * e_dot_bar)
+    t7_bar = (0.0 * (t26 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
         # adjoint of: choice = math.log(y) * t6 * x_dot
         t24 = math.log(y)
-        y_bar += 1.0 / y * (t6 * (x_dot * choice_bar))
-        t6_bar = t24 * (x_dot * choice_bar)
+        y_bar += (1.0 / y * (t6 * (x_dot * choice_bar)) if choice_bar != 0.0 else 0.0)
+        t6_bar = (t24 * (x_dot * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t7 = x - 2.0 * y
     x_bar += t7_bar
     y_bar += 2.0 * -t7_bar
     # adjoint of: t6 = math.pow(y, x)
     t23 = math.pow(y, x)
-    y_bar += x * y ** (x - 1.0) * t6_bar
-    x_bar += (math.log(y) * t23 * t6_bar if y != 0.0 else 0.0)
+    y_bar += (x * y ** (x - 1.0) * t6_bar if t6_bar != 0.0 else 0.0)
+    x_bar += ((math.log(y) * t23 * t6_bar if y != 0.0 else 0.0) if t6_bar != 0.0 else 0.0)
     # adjoint of: d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
     t22 = -((x_dot - y_dot) * d_dot_bar)
-    t5_bar = 2.0 * (t5 * t22)
+    t5_bar = 2.0 * (t5 * t22 if d_dot_bar != 0.0 else 0.0)
     # adjoint of: t5 = math.tanh(x - y)
     t21 = (1.0 - t5 * t5) * t5_bar
-    x_bar += t21
-    y_bar -= t21
+    x_bar += (t21 if t5_bar != 0.0 else 0.0)
+    y_bar += (-t21 if t5_bar != 0.0 else 0.0)
     # adjoint of: c = t4
     t4_bar = c_bar
     # adjoint of: c_dot = 0.5 / t4 * (x * x_dot + x * x_dot + (y * y_dot + y * y_dot))
     t17 = 1.0 / t4
     t18 = 0.5 / t4
     t19 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)
-    t4_bar += -t18 * t17 * (t19 * c_dot_bar)
-    x_bar += 2.0 * (x_dot * (t18 * c_dot_bar))
-    y_bar += 2.0 * (y_dot * (t18 * c_dot_bar))
+    t4_bar += (-t18 * t17 * (t19 * c_dot_bar) if c_dot_bar != 0.0 else 0.0)
+    x_bar += 2.0 * (x_dot * (t18 * c_dot_bar) if c_dot_bar != 0.0 else 0.0)
+    y_bar += 2.0 * (y_dot * (t18 * c_dot_bar) if c_dot_bar != 0.0 else 0.0)
     # adjoint of: t4 = math.sqrt(x * x + y * y)
     t16 = 0.5 / t4 * t4_bar
-    x_bar += 2.0 * (x * t16)
-    y_bar += 2.0 * (y * t16)
+    x_bar += 2.0 * (x * t16 if t4_bar != 0.0 else 0.0)
+    y_bar += 2.0 * (y * t16 if t4_bar != 0.0 else 0.0)
     # adjoint of: b = t3 + math.log(y)
     t3_bar = b_bar
-    y_bar += 1.0 / y * b_bar
+    y_bar += (1.0 / y * b_bar if b_bar != 0.0 else 0.0)
     # adjoint of: b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
     t13 = 1.0 / y
     t14 = 1.0 / y
-    t3_bar += 0.3 * x_dot * b_dot_bar
-    y_bar += -t14 * t13 * (y_dot * b_dot_bar)
+    t3_bar += (0.3 * x_dot * b_dot_bar if b_dot_bar != 0.0 else 0.0)
+    y_bar += (-t14 * t13 * (y_dot * b_dot_bar) if b_dot_bar != 0.0 else 0.0)
     # adjoint of: t3 = math.exp(0.3 * x)
     t12 = math.exp(0.3 * x)
-    x_bar += 0.3 * (t12 * t3_bar)
+    x_bar += (0.3 * (t12 * t3_bar) if t3_bar != 0.0 else 0.0)
     # adjoint of: a_dot = t1 * (math.cos(x) * x_dot) + t0 * (-math.sin(y) * y_dot) - ((1.0 + t2 * t2) * (0.5 * x_dot))
     t9 = math.cos(x) * x_dot
     t10 = -math.sin(y) * y_dot
-    t1_bar = t9 * a_dot_bar
-    x_bar += -math.sin(x) * (x_dot * (t1 * a_dot_bar))
-    t0_bar = t10 * a_dot_bar
-    y_bar += math.cos(y) * -(y_dot * (t0 * a_dot_bar))
+    t1_bar = (t9 * a_dot_bar if a_dot_bar != 0.0 else 0.0)
+    x_bar += (-math.sin(x) * (x_dot * (t1 * a_dot_bar)) if a_dot_bar != 0.0 else 0.0)
+    t0_bar = (t10 * a_dot_bar if a_dot_bar != 0.0 else 0.0)
+    y_bar += (math.cos(y) * -(y_dot * (t0 * a_dot_bar)) if a_dot_bar != 0.0 else 0.0)
     t11 = 0.5 * x_dot * -a_dot_bar
-    t2_bar = 2.0 * (t2 * t11)
+    t2_bar = 2.0 * (t2 * t11 if a_dot_bar != 0.0 else 0.0)
     # adjoint of: t2 = math.tan(0.5 * x)
-    x_bar += 0.5 * ((1.0 + t2 * t2) * t2_bar)
+    x_bar += (0.5 * ((1.0 + t2 * t2) * t2_bar) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = math.cos(y)
-    y_bar += -math.sin(y) * t1_bar
+    y_bar += (-math.sin(y) * t1_bar if t1_bar != 0.0 else 0.0)
     # adjoint of: t0 = math.sin(x)
-    x_bar += math.cos(x) * t0_bar
+    x_bar += (math.cos(x) * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar, y_bar

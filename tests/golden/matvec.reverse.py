@@ -24,6 +24,6 @@ def matvec_vjp(A, x, out_bar):
     for i in range(A.shape[0] - 1, -1, -1):
         for j in range(A.shape[1] - 1, -1, -1):
             # adjoint of: y[i] += A[i, j] * x[j]
-            A_bar[i, np.uint64(j)] += x[np.uint64(j)] * y_bar[i]
-            x_bar[np.uint64(j)] += A[i, np.uint64(j)] * y_bar[i]
+            A_bar[i, np.uint64(j)] += (x[np.uint64(j)] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            x_bar[np.uint64(j)] += (A[i, np.uint64(j)] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
     return value, A_bar, x_bar

@@ -28,20 +28,20 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     x_bar = zeros_like(x)
     y_bar = out1_bar.copy()
     # adjoint of: result0 = m * m
-    m_bar = 2.0 * (m * result0_bar)
+    m_bar = 2.0 * (m * result0_bar if result0_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])
         t3 = math.exp(x[i])
-        x_bar[i] += t3 * y_bar[i]
-        m_bar -= t3 * y_bar[i]
-        x_bar[i] += t3 * ((x[i] - m) * y_bar[i])
+        x_bar[i] += (t3 * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+        m_bar += (-(t3 * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
+        x_bar[i] += (t3 * ((x[i] - m) * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
         y_bar[i] = 0.0
     # adjoint of: m = m / float(n)
     t0 = float(n)
     t1 = 1.0 / t0
     t2 = m_bar
-    m_bar = t1 * t2
+    m_bar = (t1 * t2 if t2 != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: m += x[i]

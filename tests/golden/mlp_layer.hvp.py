@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -31,21 +31,21 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
-    h_bar += matmul_bar_right(result_dot_bar, v_dot, h)
-    v_bar += matmul_bar_left(result_dot_bar, v, h_dot)
-    h_dot_bar += matmul_bar_right(result_dot_bar, v, h_dot)
+    h_bar += chosen(result_dot_bar != 0.0, matmul_bar_right(result_dot_bar, v_dot, h))
+    v_bar += chosen(result_dot_bar != 0.0, matmul_bar_left(result_dot_bar, v, h_dot))
+    h_dot_bar += chosen(result_dot_bar != 0.0, matmul_bar_right(result_dot_bar, v, h_dot))
     # adjoint of: h = t0
     t0_bar += h_bar
     # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
     t4 = np.dot(W_dot, x) + np.dot(W, x_dot)
     t5 = 1.0 - t0 * t0
-    t6 = -unbroadcast((t4 + b_dot) * h_dot_bar, t5)
+    t6 = -unbroadcast(np.where(h_dot_bar != 0.0, (t4 + b_dot) * h_dot_bar, 0.0), t5)
     t0_bar += 2.0 * (t0 * t6)
-    t7 = unbroadcast(unbroadcast(t5 * h_dot_bar, t4 + b_dot), t4)
+    t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t5 * h_dot_bar, 0.0), t4 + b_dot), t4)
     x_bar += matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
     W_bar += matmul_bar_left(unbroadcast(t7, matmul_like(W, x_dot)), W, x_dot)
     # adjoint of: t0 = np.tanh(W @ x + b)
-    t2 = (1.0 - t0 * t0) * t0_bar
+    t2 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
     t3 = unbroadcast(t2, matmul_like(W, x))
     W_bar += matmul_bar_left(t3, W, x)
     x_bar += matmul_bar_right(t3, W, x)

@@ -62,7 +62,7 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                     # the values this iteration computes first, again (cheaper than records)
                     t_dot = points_dot[i, j] - centroids_dot[c, j]
                     # adjoint of: d2_dot += t * t_dot + t * t_dot
-                    t_bar = 2.0 * (t_dot * d2_dot_bar)
+                    t_bar = 2.0 * (t_dot * d2_dot_bar if d2_dot_bar != 0.0 else 0.0)
                     # adjoint of: t = points[i, j] - centroids[c, j]
                     points_bar[i, j] += t_bar
                     centroids_bar[c, j] -= t_bar

@@ -56,7 +56,7 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                     # the values this iteration computes first, again (cheaper than records)
                     t = points[i, j] - centroids[c, j]
                     # adjoint of: d2 += t * t
-                    t_bar = 2.0 * (t * d2_bar)
+                    t_bar = 2.0 * (t * d2_bar if d2_bar != 0.0 else 0.0)
                     # adjoint of: t = points[i, j] - centroids[c, j]
                     points_bar[i, j] += t_bar
                     centroids_bar[c, j] -= t_bar

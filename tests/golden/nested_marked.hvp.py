@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, unbroadcast, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
@@ -76,10 +76,10 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     t14 = u * u_dot + u * u_dot
     total_dot_bar = result_dot_bar
     t15 = np.full_like(t14, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t15, u)
-    u_dot_bar += unbroadcast(u * t15, u_dot)
-    u_bar += unbroadcast(u_dot * t15, u)
-    u_dot_bar += unbroadcast(u * t15, u_dot)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot))
     # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -164,23 +164,23 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             # adjoint of: u[0] = np.sin(u[1])
             t13 = u_bar[0]
             u_bar[0] = 0.0
-            u_bar[1] += math.cos(u[1]) * t13
+            u_bar[1] += (math.cos(u[1]) * t13 if t13 != 0.0 else 0.0)
             # adjoint of: u_dot[0] = math.cos(u[1]) * u_dot[1]
             top -= 1
             u_dot[0] = tape[np.uint64(top)]  # restore the value u_dot[0] had before
             t11 = math.cos(u[1])
             t12 = u_dot_bar[0]
             u_dot_bar[0] = 0.0
-            u_bar[1] += -math.sin(u[1]) * (u_dot[1] * t12)
-            u_dot_bar[1] += t11 * t12
+            u_bar[1] += (-math.sin(u[1]) * (u_dot[1] * t12) if t12 != 0.0 else 0.0)
+            u_dot_bar[1] += (t11 * t12 if t12 != 0.0 else 0.0)
             # adjoint of: total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
             t8 = u_dot[n // 2]
             t9 = u_dot[n // 2]
             t10 = total_dot_bar
-            t3_bar = t8 * t10
-            u_dot_bar[n // 2] += t3 * t10
-            t2_bar = t9 * t10
-            u_dot_bar[n // 2] += t2 * t10
+            t3_bar = (t8 * t10 if t10 != 0.0 else 0.0)
+            u_dot_bar[n // 2] += (t3 * t10 if t10 != 0.0 else 0.0)
+            t2_bar = (t9 * t10 if t10 != 0.0 else 0.0)
+            u_dot_bar[n // 2] += (t2 * t10 if t10 != 0.0 else 0.0)
             # adjoint of: t3 = u[n // 2]
             top -= 1
             t3 = tape[np.uint64(top)]  # restore the value t3 had before
@@ -235,19 +235,19 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         top -= 1
                         u[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u[i] had before
                         t7 = u_bar[np.uint64(i)]
-                        k_bar += t0 * (t1 * t7)
-                        t0_bar = k * (t1 * t7)
+                        k_bar += (t0 * (t1 * t7) if t7 != 0.0 else 0.0)
+                        t0_bar = (k * (t1 * t7) if t7 != 0.0 else 0.0)
                         # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                         top -= 1
                         u_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u_dot[i] had before
                         t4 = u_dot[i - 1] - (2.0 * u_dot[np.uint64(i)]) + u_dot[i + 1]
                         t5 = u_dot_bar[np.uint64(i)]
-                        t0_bar += k_dot * (t1 * t5)
-                        k_bar += t4 * (t1 * t5)
+                        t0_bar += (k_dot * (t1 * t5) if t5 != 0.0 else 0.0)
+                        k_bar += (t4 * (t1 * t5) if t5 != 0.0 else 0.0)
                         t6 = k * (t1 * t5)
-                        u_dot_bar[i - 1] += t6
-                        u_dot_bar[np.uint64(i)] += 2.0 * -t6
-                        u_dot_bar[i + 1] += t6
+                        u_dot_bar[i - 1] += (t6 if t5 != 0.0 else 0.0)
+                        u_dot_bar[np.uint64(i)] += (2.0 * -t6 if t5 != 0.0 else 0.0)
+                        u_dot_bar[i + 1] += (t6 if t5 != 0.0 else 0.0)
                         top -= 1
                         t1 = tape[np.uint64(top)]  # restore the value t1 had before
                         # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, zeros_like
 
 
 def nested_steps_vjp(u0, k, outer, inner, out_bar):
@@ -47,7 +47,7 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     u0_bar = zeros_like(u0)
     # adjoint of: result = total + np.sum(u * u)
     total_bar = result_bar
-    u_bar += 2.0 * (u * result_bar)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
     # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -98,13 +98,13 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
             u[0] = tape[np.uint64(top)]  # restore the value u[0] had before
             t7 = u_bar[0]
             u_bar[0] = 0.0
-            u_bar[1] += math.cos(u[1]) * t7
+            u_bar[1] += (math.cos(u[1]) * t7 if t7 != 0.0 else 0.0)
             # adjoint of: total = total + u[n // 2] * u[n // 2]
             t4 = u[n // 2]
             t5 = u[n // 2]
             t6 = total_bar
-            u_bar[n // 2] += t5 * t6
-            u_bar[n // 2] += t4 * t6
+            u_bar[n // 2] += (t5 * t6 if t6 != 0.0 else 0.0)
+            u_bar[n // 2] += (t4 * t6 if t6 != 0.0 else 0.0)
             # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
             while True:
                 ck_schedule_1, ck_do_1, ck_a_1, ck_b_1, ck_slot_1 = checkpoint_next(ck_schedule_1, ck_slots_1)
@@ -135,11 +135,11 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                         t0 = u[i - 1] - 2.0 * u[np.uint64(i)] + u[i + 1]
                         t1 = 1.0 + 0.1 * s
                         t2 = u_bar[np.uint64(i)]
-                        k_bar += t0 * (t1 * t2)
+                        k_bar += (t0 * (t1 * t2) if t2 != 0.0 else 0.0)
                         t3 = k * (t1 * t2)
-                        u_bar[i - 1] += t3
-                        u_bar[np.uint64(i)] += 2.0 * -t3
-                        u_bar[i + 1] += t3
+                        u_bar[i - 1] += (t3 if t2 != 0.0 else 0.0)
+                        u_bar[np.uint64(i)] += (2.0 * -t3 if t2 != 0.0 else 0.0)
+                        u_bar[i + 1] += (t3 if t2 != 0.0 else 0.0)
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read
                 n = n_snaps[0]

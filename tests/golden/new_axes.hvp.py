@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
 
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
@@ -54,15 +54,15 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     t13 = y * t12 + t5 * y_dot
     t14 = np.full_like(t9, result_dot_bar)
     t15 = unbroadcast(t14, A * outer_dot)
-    A_bar += unbroadcast(outer_dot * t15, A)
-    outer_dot_bar += unbroadcast(A * t15, outer_dot)
-    outer_bar += unbroadcast(A_dot * unbroadcast(t14, outer * A_dot), outer)
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(outer_dot * t15, A))
+    outer_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t15, outer_dot))
+    outer_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t14, outer * A_dot), outer))
     t16 = np.full_like(t11, result_dot_bar)
-    centred_bar += unbroadcast(t10 * unbroadcast(t16, centred * t10), centred)
-    t4_bar += unbroadcast(centred_dot * unbroadcast(t16, t4 * centred_dot), t4)
+    centred_bar += chosen(result_dot_bar != 0.0, unbroadcast(t10 * unbroadcast(t16, centred * t10), centred))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(centred_dot * unbroadcast(t16, t4 * centred_dot), t4))
     t17 = np.full_like(t13, result_dot_bar)
-    y_bar += unbroadcast(t12 * unbroadcast(t17, y * t12), y)
-    t5_bar += unbroadcast(y_dot * unbroadcast(t17, t5 * y_dot), t5)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(t12 * unbroadcast(t17, y * t12), y))
+    t5_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t17, t5 * y_dot), t5))
     # adjoint of: t5 = np.reshape(part_1, (part_1.shape[0], 1))
     part_1_bar += np.reshape(np.ascontiguousarray(t5_bar), part_1.shape)
     # adjoint of: t4 = np.reshape(x, (x.shape[0], 1))
@@ -76,10 +76,10 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     part_bar += np.reshape(np.ascontiguousarray(t3_bar), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t8 = 1.0 / A.shape[0]
-    A_bar += expand_axis(t8 * part_bar, A, 0)
+    A_bar += expand_axis(np.where(part_bar != 0.0, t8 * part_bar, 0.0), A, 0)
     # adjoint of: outer = t0 * t1
-    t0_bar += unbroadcast(t1 * outer_bar, t0)
-    t1_bar += unbroadcast(t0 * outer_bar, t1)
+    t0_bar += unbroadcast(np.where(outer_bar != 0.0, t1 * outer_bar, 0.0), t0)
+    t1_bar += unbroadcast(np.where(outer_bar != 0.0, t0 * outer_bar, 0.0), t1)
     # adjoint of: outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
     t6 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
     t7 = np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))

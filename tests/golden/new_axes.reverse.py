@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
 
 
 def new_axes_vjp(x, y, A, out_bar):
@@ -33,14 +33,14 @@ def new_axes_vjp(x, y, A, out_bar):
     t4 = np.reshape(x, (x.shape[0], 1))
     t5 = np.reshape(part_1, (part_1.shape[0], 1))
     t6 = np.full_like(outer * A, result_bar)
-    outer_bar += unbroadcast(A * t6, outer)
-    A_bar += unbroadcast(outer * t6, A)
+    outer_bar += chosen(result_bar != 0.0, unbroadcast(A * t6, outer))
+    A_bar += chosen(result_bar != 0.0, unbroadcast(outer * t6, A))
     t7 = np.full_like(t4 * centred, result_bar)
-    x_bar += np.reshape(np.ascontiguousarray(unbroadcast(centred * t7, t4)), x.shape)
-    centred_bar += unbroadcast(t4 * t7, centred)
+    x_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(centred * t7, t4)), x.shape))
+    centred_bar += chosen(result_bar != 0.0, unbroadcast(t4 * t7, centred))
     t8 = np.full_like(t5 * y, result_bar)
-    part_1_bar += np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape)
-    y_bar += unbroadcast(t5 * t8, y)
+    part_1_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape))
+    y_bar += chosen(result_bar != 0.0, unbroadcast(t5 * t8, y))
     # adjoint of: part_1 = A[0]
     A_bar[0] += part_1_bar
     # adjoint of: centred = A - np.reshape(part, (1, part.shape[0]))
@@ -49,10 +49,10 @@ def new_axes_vjp(x, y, A, out_bar):
     part_bar += np.reshape(np.ascontiguousarray(unbroadcast(-centred_bar, t3)), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t2 = 1.0 / A.shape[0]
-    A_bar += expand_axis(t2 * part_bar, A, 0)
+    A_bar += expand_axis(np.where(part_bar != 0.0, t2 * part_bar, 0.0), A, 0)
     # adjoint of: outer = np.reshape(x, (x.shape[0], 1)) * np.reshape(y, (1, y.shape[0]))
     t0 = np.reshape(x, (x.shape[0], 1))
     t1 = np.reshape(y, (1, y.shape[0]))
-    x_bar += np.reshape(np.ascontiguousarray(unbroadcast(t1 * outer_bar, t0)), x.shape)
-    y_bar += np.reshape(np.ascontiguousarray(unbroadcast(t0 * outer_bar, t1)), y.shape)
+    x_bar += np.reshape(np.ascontiguousarray(unbroadcast(np.where(outer_bar != 0.0, t1 * outer_bar, 0.0), t0)), x.shape)
+    y_bar += np.reshape(np.ascontiguousarray(unbroadcast(np.where(outer_bar != 0.0, t0 * outer_bar, 0.0), t1)), y.shape)
     return value, x_bar, y_bar, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, zeros_like
+from sourcead.runtime import as_vector, chosen, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, zeros_like
 
 
 def norms_of_a_zero_vector_vjp(x, y, out0_bar, out1_bar, out2_bar, out3_bar, out4_bar):
@@ -31,21 +31,21 @@ def norms_of_a_zero_vector_vjp(x, y, out0_bar, out1_bar, out2_bar, out3_bar, out
     x_bar = zeros_like(x)
     # adjoint of: result4 = np.linalg.norm(x) + y * y
     t6 = np.linalg.norm(x)
-    x_bar += x * (result4_bar / t6 if t6 != 0.0 else 0.0)
-    y_bar = 2.0 * (y * result4_bar)
+    x_bar += chosen(result4_bar != 0.0, x * (result4_bar / t6 if t6 != 0.0 else 0.0))
+    y_bar = 2.0 * (y * result4_bar if result4_bar != 0.0 else 0.0)
     # adjoint of: result3 = norm_inf_along(as_vector(x), 0)
     t5 = as_vector(x)
-    x_bar += np.sign(t5) * select_along_bar(result3_bar, np.abs(t5), 0, True)
+    x_bar += chosen(result3_bar != 0.0, np.sign(t5) * select_along_bar(result3_bar, np.abs(t5), 0, True))
     # adjoint of: result2 = norm2_along(as_vector(x), 0)
     t3 = as_vector(x)
     t4 = norm2_along(t3, 0)
-    x_bar += t3 * expand_axis(result2_bar / (t4 + (t4 == 0.0)), t3, 0)
+    x_bar += chosen(result2_bar != 0.0, t3 * expand_axis(result2_bar / (t4 + (t4 == 0.0)), t3, 0))
     # adjoint of: result1 = norm1_along(as_vector(x), 0)
     t2 = as_vector(x)
-    x_bar += np.sign(t2) * expand_axis(result1_bar, t2, 0)
+    x_bar += chosen(result1_bar != 0.0, np.sign(t2) * expand_axis(result1_bar, t2, 0))
     # adjoint of: along = norm2_along(x, 0) + norm2_along(x, -1)
     t0 = norm2_along(x, 0)
     t1 = norm2_along(x, -1)
-    x_bar += x * expand_axis(along_bar / (t0 + (t0 == 0.0)), x, 0)
-    x_bar += x * expand_axis(along_bar / (t1 + (t1 == 0.0)), x, -1)
+    x_bar += chosen(along_bar != 0.0, x * expand_axis(along_bar / (t0 + (t0 == 0.0)), x, 0))
+    x_bar += chosen(along_bar != 0.0, x * expand_axis(along_bar / (t1 + (t1 == 0.0)), x, -1))
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
 
 
 def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
@@ -52,10 +52,10 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t3 = u * u_dot + u * u_dot
     t4 = np.full_like(t3, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t4, u)
-    u_dot_bar += unbroadcast(u * t4, u_dot)
-    u_bar += unbroadcast(u_dot * t4, u)
-    u_dot_bar += unbroadcast(u * t4, u_dot)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
     for _t in range(steps - 1, -1, -1):
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
         un_bar, u_bar = u_bar, un_bar
@@ -66,30 +66,30 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
                 ip = 0
             # adjoint of: un[i] = c + k * (u[ip] - c) - t0 * c
             c_bar = un_bar[np.uint64(i)]
-            u_bar[ip] += k * un_bar[np.uint64(i)]
-            c_bar -= k * un_bar[np.uint64(i)]
-            t0_bar = c * -un_bar[np.uint64(i)]
-            c_bar += t0 * -un_bar[np.uint64(i)]
+            u_bar[ip] += (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (-(k * un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            t0_bar = (c * -un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (t0 * -un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
             un_bar[np.uint64(i)] = 0.0
             # adjoint of: un_dot[i] = c_dot + k * (u_dot[ip] - c_dot) - (c * (c * (0.1 * c_dot) + 0.1 * c * c_dot) + t0 * c_dot)
             t1 = c * (0.1 * c_dot) + 0.1 * c * c_dot
             c_dot_bar = un_dot_bar[np.uint64(i)]
-            u_dot_bar[ip] += k * un_dot_bar[np.uint64(i)]
-            c_dot_bar -= k * un_dot_bar[np.uint64(i)]
-            c_bar += t1 * -un_dot_bar[np.uint64(i)]
+            u_dot_bar[ip] += (k * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_dot_bar += (-(k * un_dot_bar[np.uint64(i)]) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (t1 * -un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
             t2 = c * -un_dot_bar[np.uint64(i)]
-            c_bar += 0.1 * c_dot * t2
-            c_dot_bar += 0.1 * (c * t2)
-            c_bar += 0.1 * (c_dot * t2)
-            c_dot_bar += 0.1 * c * t2
-            t0_bar += c_dot * -un_dot_bar[np.uint64(i)]
-            c_dot_bar += t0 * -un_dot_bar[np.uint64(i)]
+            c_bar += (0.1 * c_dot * t2 if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_dot_bar += (0.1 * (c * t2) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (0.1 * (c_dot * t2) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_dot_bar += (0.1 * c * t2 if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            t0_bar += (c_dot * -un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_dot_bar += (t0 * -un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
             un_dot_bar[np.uint64(i)] = 0.0
             # adjoint of: t0 = 0.1 * c * c
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
-            c_bar += 0.1 * (c * t0_bar)
-            c_bar += 0.1 * c * t0_bar
+            c_bar += (0.1 * (c * t0_bar) if t0_bar != 0.0 else 0.0)
+            c_bar += (0.1 * c * t0_bar if t0_bar != 0.0 else 0.0)
             # adjoint of: c = u[i]
             top -= 1
             c = tape[np.uint64(top)]  # restore the value c had before

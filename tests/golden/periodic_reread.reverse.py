@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import chosen, reserve, zeros_like
 
 
 def periodic_reread_vjp(u0, k, steps, out_bar):
@@ -36,7 +36,7 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
     u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * (u * result_bar)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
     for _t in range(steps - 1, -1, -1):
         un_bar, u_bar = u_bar, un_bar
         for i in range(n - 1, -1, -1):
@@ -47,12 +47,12 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             # adjoint of: un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
             t0 = 0.1 * c * c
             c_bar = un_bar[np.uint64(i)]
-            u_bar[ip] += k * un_bar[np.uint64(i)]
-            c_bar -= k * un_bar[np.uint64(i)]
+            u_bar[ip] += (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (-(k * un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
             t1 = c * -un_bar[np.uint64(i)]
-            c_bar += 0.1 * (c * t1)
-            c_bar += 0.1 * c * t1
-            c_bar += t0 * -un_bar[np.uint64(i)]
+            c_bar += (0.1 * (c * t1) if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (0.1 * c * t1 if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += (t0 * -un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
             un_bar[np.uint64(i)] = 0.0
             # adjoint of: c = u[i]
             top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, zeros_like
+from sourcead.runtime import add_unordered, chosen, reserve, zeros_like
 
 
 def periodic_stencil_vjp(u0, k, steps, out_bar):
@@ -39,18 +39,18 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
     u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * (u * result_bar)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
     for t in range(steps - 1, -1, -1):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
         # what every iteration adds into k_bar, summed first in a loop of its own,
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
-            k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1])
+            k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0)
         for i_1 in range(1, n - 1):  # no ring index wraps here
-            k_bar = add_unordered(k_bar, (u[i_1 + 1] - 2.0 * u[i_1] + u[i_1 - 1]) * un_bar[i_1])
+            k_bar = add_unordered(k_bar, (u[i_1 + 1] - 2.0 * u[i_1] + u[i_1 - 1]) * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0)
         for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
-            k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1])
+            k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0)
         # the rest of its adjoint:
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -69,13 +69,13 @@ def periodic_stencil_vjp(u0, k, steps, out_bar):
             un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
             t1 = 0.02 * u[i] * u[i]
             u_bar[i] += un_bar[i]
-            u_bar[ip] += k * un_bar[i]
-            u_bar[i] += 2.0 * -(k * un_bar[i])
-            u_bar[im] += k * un_bar[i]
+            u_bar[ip] += (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
+            u_bar[i] += (2.0 * -(k * un_bar[i]) if un_bar[i] != 0.0 else 0.0)
+            u_bar[im] += (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
             t2 = u[i] * -un_bar[i]
-            u_bar[i] += 0.02 * (u[i] * t2)
-            u_bar[i] += 0.02 * u[i] * t2
-            u_bar[i] += t1 * -un_bar[i]
+            u_bar[i] += (0.02 * (u[i] * t2) if un_bar[i] != 0.0 else 0.0)
+            u_bar[i] += (0.02 * u[i] * t2 if un_bar[i] != 0.0 else 0.0)
+            u_bar[i] += (t1 * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
             un_bar[i] = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar

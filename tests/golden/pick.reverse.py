@@ -33,8 +33,8 @@ def pick_vjp(x, c, t, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
         # adjoint of: s += y[i] * y[i] * x[i]
-        y_bar[i] += 2.0 * (y[i] * (x[i] * s_bar))
-        x_bar[i] += y[i] * y[i] * s_bar
+        y_bar[i] += 2.0 * (y[i] * (x[i] * s_bar) if s_bar != 0.0 else 0.0)
+        x_bar[i] += (y[i] * y[i] * s_bar if s_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

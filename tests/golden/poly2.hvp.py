@@ -21,19 +21,19 @@ def poly2_hvp(x, y, x_dot, y_dot, out_bar):
     # adjoint of: t_dot = y * (x * (3.0 * x_dot) + 3.0 * x * x_dot) + t0 * y_dot - (y * (y * (2.0 * x_dot) + 2.0 * x * y_dot) + t1 * y_dot)
     t2 = x * (3.0 * x_dot) + 3.0 * x * x_dot
     t3 = y * (2.0 * x_dot) + 2.0 * x * y_dot
-    y_bar = t2 * t_dot_bar
-    x_bar = 3.0 * x_dot * (y * t_dot_bar)
-    x_bar += 3.0 * (x_dot * (y * t_dot_bar))
-    t0_bar = y_dot * t_dot_bar
-    y_bar += t3 * -t_dot_bar
+    y_bar = (t2 * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+    x_bar = (3.0 * x_dot * (y * t_dot_bar) if t_dot_bar != 0.0 else 0.0)
+    x_bar += (3.0 * (x_dot * (y * t_dot_bar)) if t_dot_bar != 0.0 else 0.0)
+    t0_bar = (y_dot * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+    y_bar += (t3 * -t_dot_bar if t_dot_bar != 0.0 else 0.0)
     t4 = y * -t_dot_bar
-    y_bar += 2.0 * x_dot * t4
-    x_bar += 2.0 * (y_dot * t4)
-    t1_bar = y_dot * -t_dot_bar
+    y_bar += (2.0 * x_dot * t4 if t_dot_bar != 0.0 else 0.0)
+    x_bar += (2.0 * (y_dot * t4) if t_dot_bar != 0.0 else 0.0)
+    t1_bar = (y_dot * -t_dot_bar if t_dot_bar != 0.0 else 0.0)
     # adjoint of: t1 = 2.0 * x * y
-    x_bar += 2.0 * (y * t1_bar)
-    y_bar += 2.0 * x * t1_bar
+    x_bar += (2.0 * (y * t1_bar) if t1_bar != 0.0 else 0.0)
+    y_bar += (2.0 * x * t1_bar if t1_bar != 0.0 else 0.0)
     # adjoint of: t0 = 3.0 * x * x
-    x_bar += 3.0 * (x * t0_bar)
-    x_bar += 3.0 * x * t0_bar
+    x_bar += (3.0 * (x * t0_bar) if t0_bar != 0.0 else 0.0)
+    x_bar += (3.0 * x * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar, y_bar

@@ -20,11 +20,11 @@ def poly2_vjp(x, y, out_bar):
     # adjoint of: t = 3.0 * x * x * y - 2.0 * x * y * y
     t0 = 3.0 * x * x
     t1 = 2.0 * x * y
-    x_bar += 3.0 * (x * (y * t_bar))
-    x_bar += 3.0 * x * (y * t_bar)
-    y_bar += t0 * t_bar
+    x_bar += (3.0 * (x * (y * t_bar)) if t_bar != 0.0 else 0.0)
+    x_bar += (3.0 * x * (y * t_bar) if t_bar != 0.0 else 0.0)
+    y_bar += (t0 * t_bar if t_bar != 0.0 else 0.0)
     t2 = y * -t_bar
-    x_bar += 2.0 * (y * t2)
-    y_bar += 2.0 * x * t2
-    y_bar += t1 * -t_bar
+    x_bar += (2.0 * (y * t2) if t_bar != 0.0 else 0.0)
+    y_bar += (2.0 * x * t2 if t_bar != 0.0 else 0.0)
+    y_bar += (t1 * -t_bar if t_bar != 0.0 else 0.0)
     return value, x_bar, y_bar

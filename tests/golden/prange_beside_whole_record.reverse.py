@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, chunk_zeros, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_beside_whole_record_vjp(x, b, n, out_bar):
@@ -40,7 +40,7 @@ def prange_beside_whole_record_vjp(x, b, n, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(u * u)
     s_bar = result_bar
-    u_bar += 2.0 * (u * result_bar)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
     for t in range(2, -1, -1):
         # adjoint of: u = u + 0.1 * x
         itop -= 1

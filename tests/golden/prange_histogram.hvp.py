@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
@@ -24,15 +24,17 @@ def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
-    t0 = y * y_dot + y * y_dot
-    t1 = np.full_like(t0, result_dot_bar)
-    y_bar += unbroadcast(y_dot * t1, y)
-    y_dot_bar += unbroadcast(y * t1, y_dot)
-    y_bar += unbroadcast(y_dot * t1, y)
-    y_dot_bar += unbroadcast(y * t1, y_dot)
+    t2 = y * y_dot + y * y_dot
+    t3 = np.full_like(t2, result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
-        x_bar[np.uint64(i)] += 2.0 * x[np.uint64(i)] * y_bar[idx[np.uint64(i)]]
+        t1 = y_bar[idx[np.uint64(i)]]
+        x_bar[np.uint64(i)] += (2.0 * x[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
         # adjoint of: y_dot[idx[i]] += 2.0 * x[i] * x_dot[i]
-        x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * y_dot_bar[idx[np.uint64(i)]])
+        t0 = y_dot_bar[idx[np.uint64(i)]]
+        x_bar[np.uint64(i)] += (2.0 * (x_dot[np.uint64(i)] * t0) if t0 != 0.0 else 0.0)
     return value, x_bar

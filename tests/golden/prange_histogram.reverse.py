@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def prange_histogram_vjp(x, idx, m, out_bar):
@@ -21,8 +21,9 @@ def prange_histogram_vjp(x, idx, m, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * (y * result_bar)
+    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
-        x_bar[np.uint64(i)] += 2.0 * x[np.uint64(i)] * y_bar[idx[np.uint64(i)]]
+        t0 = y_bar[idx[np.uint64(i)]]
+        x_bar[np.uint64(i)] += (2.0 * x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
     return value, x_bar

@@ -28,6 +28,6 @@ def prange_product_vjp(x, out_bar):
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
-        p_bar = x[np.uint64(i)] * t0
-        x_bar[np.uint64(i)] += p * t0
+        p_bar = (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += (p * t0 if t0 != 0.0 else 0.0)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
@@ -61,15 +61,15 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
     t10 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t11 = np.full_like(t10 * A_dot, result_1_dot_bar)
-    A_bar += -np.sin(A) * unbroadcast(A_dot * t11, t10)
-    A_dot_bar += unbroadcast(t10 * t11, A_dot)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t11, t10))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t10 * t11, A_dot))
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
     t8 = A * A_dot + A * A_dot
     t9 = np.full_like(t8, result_dot_bar)
-    A_bar += unbroadcast(A_dot * t9, A)
-    A_dot_bar += unbroadcast(A * t9, A_dot)
-    A_bar += unbroadcast(A_dot * t9, A)
-    A_dot_bar += unbroadcast(A * t9, A_dot)
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t9, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t9, A_dot))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t9, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t9, A_dot))
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -80,12 +80,12 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         top -= A[np.uint64(prange_rows_i)].size
         A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
         t7 = A_bar[np.uint64(prange_rows_i)].copy()
-        A_bar[np.uint64(prange_rows_i)] = 0.5 * t7
+        A_bar[np.uint64(prange_rows_i)] = (0.5 * t7)
         # adjoint of: A_dot[prange_rows_i] = 0.5 * A_dot[prange_rows_i]
         top -= A_dot[np.uint64(prange_rows_i)].size
         A_dot[np.uint64(prange_rows_i)] = tape[top : top + A_dot[np.uint64(prange_rows_i)].size].reshape(A_dot[np.uint64(prange_rows_i)].shape)  # restore the values A_dot[prange_rows_i] had before
         t6 = A_dot_bar[np.uint64(prange_rows_i)].copy()
-        A_dot_bar[np.uint64(prange_rows_i)] = 0.5 * t6
+        A_dot_bar[np.uint64(prange_rows_i)] = (0.5 * t6)
         # adjoint of: A[prange_rows_i] = A[prange_rows_i] + (x * A[prange_rows_i])
         top -= A[np.uint64(prange_rows_i)].size
         A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_rows_copied_vjp(A0, x, out_bar):
@@ -48,9 +48,9 @@ def prange_rows_copied_vjp(A0, x, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar += np.cos(A) * result_1_bar
+    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
     # adjoint of: result = np.sum(A * A)
-    A_bar += 2.0 * (A * result_bar)
+    A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -61,7 +61,7 @@ def prange_rows_copied_vjp(A0, x, out_bar):
         top -= A[np.uint64(prange_rows_i)].size
         A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
         t2 = A_bar[np.uint64(prange_rows_i)].copy()
-        A_bar[np.uint64(prange_rows_i)] = 0.5 * t2
+        A_bar[np.uint64(prange_rows_i)] = (0.5 * t2)
         # adjoint of: A[prange_rows_i] = A[prange_rows_i] + (x * A[prange_rows_i])
         top -= A[np.uint64(prange_rows_i)].size
         A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def prange_rows_then_written_hvp(A, A_dot, out_bar):
@@ -44,7 +44,7 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
     t6 = B * B_dot + B * B_dot
     out_dot_bar += result_dot_bar
     t7 = np.full_like(t6, result_dot_bar)
-    B_bar += 2.0 * unbroadcast(B_dot * t7, B)
+    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t7, B))
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before
@@ -68,14 +68,14 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
             t3 = t2 + t0 * row_dot
             t4 = np.full_like(t3, out_dot_bar[i])
             t5 = unbroadcast(t4, t2)
-            row_bar += unbroadcast(t1 * row_dot * t5, row)
-            row_bar += -np.sin(row) * unbroadcast(row_dot * unbroadcast(row * t5, t1 * row_dot), t1)
-            t0_bar += unbroadcast(row_dot * unbroadcast(t4, t0 * row_dot), t0)
+            row_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(t1 * row_dot * t5, row))
+            row_bar += chosen(out_dot_bar[i] != 0.0, -np.sin(row) * unbroadcast(row_dot * unbroadcast(row * t5, t1 * row_dot), t1))
+            t0_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(row_dot * unbroadcast(t4, t0 * row_dot), t0))
             out_dot_bar[i] = 0.0
             # adjoint of: t0 = np.sin(row)
-            row_bar += np.cos(row) * t0_bar
+            row_bar += np.where(t0_bar != 0.0, np.cos(row) * t0_bar, 0.0)
             # adjoint of: row = np.copy(B[i])
             B_bar[i] += row_bar
     # adjoint of: B = A * 0.5
-    A_bar += 0.5 * B_bar
+    A_bar += (0.5 * B_bar)
     return value, A_bar

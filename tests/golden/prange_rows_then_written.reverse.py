@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def prange_rows_then_written_vjp(A, out_bar_1):
@@ -33,7 +33,7 @@ def prange_rows_then_written_vjp(A, out_bar_1):
     result_bar = out_bar_1
     # adjoint of: result = np.sum(out) + np.sum(B * B)
     out_bar += result_bar
-    B_bar += 2.0 * (B * result_bar)
+    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before
@@ -48,11 +48,11 @@ def prange_rows_then_written_vjp(A, out_bar_1):
             row_bar = zeros_like(row)
             # adjoint of: out[i] = np.sum(np.sin(row) * row)
             t0 = np.sin(row)
-            row_bar += np.cos(row) * (row * out_bar[i])
-            row_bar += t0 * out_bar[i]
+            row_bar += chosen(out_bar[i] != 0.0, np.cos(row) * (row * out_bar[i]))
+            row_bar += chosen(out_bar[i] != 0.0, t0 * out_bar[i])
             out_bar[i] = 0.0
             # adjoint of: row = np.copy(B[i])
             B_bar[i] += row_bar
     # adjoint of: B = A * 0.5
-    A_bar += 0.5 * B_bar
+    A_bar += (0.5 * B_bar)
     return value, A_bar

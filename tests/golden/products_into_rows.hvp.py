@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
@@ -35,39 +35,41 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
-    t10 = h * h_dot + h * h_dot
-    t11 = np.full_like(t10, result_dot_bar)
-    h_bar += unbroadcast(h_dot * t11, h)
-    h_dot_bar += unbroadcast(h * t11, h_dot)
-    h_bar += unbroadcast(h_dot * t11, h)
-    h_dot_bar += unbroadcast(h * t11, h_dot)
+    t12 = h * h_dot + h * h_dot
+    t13 = np.full_like(t12, result_dot_bar)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot))
     # adjoint of: h[1] = t0
-    t0_bar += unbroadcast(h_bar[1], t0_bar)
+    t11 = unbroadcast(h_bar[1], t0_bar)
+    t0_bar += t11
     h_bar[1] = 0.0
     # adjoint of: h_dot[1] = (1.0 - t0 * t0) * (np.dot(A_dot, x) + np.dot(A, x_dot))
-    t6 = 1.0 - t0 * t0
-    t7 = np.dot(A_dot, x) + np.dot(A, x_dot)
-    t8 = -unbroadcast(t7 * h_dot_bar[1], t6)
-    t0_bar += 2.0 * (t0 * t8)
-    t9 = unbroadcast(t6 * h_dot_bar[1], t7)
-    x_bar += matmul_bar_right(unbroadcast(t9, matmul_like(A_dot, x)), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(t9, matmul_like(A, x_dot)), A, x_dot)
+    t7 = 1.0 - t0 * t0
+    t8 = np.dot(A_dot, x) + np.dot(A, x_dot)
+    t9 = -unbroadcast(np.where(h_dot_bar[1] != 0.0, t8 * h_dot_bar[1], 0.0), t7)
+    t0_bar += 2.0 * (t0 * t9)
+    t10 = unbroadcast(np.where(h_dot_bar[1] != 0.0, t7 * h_dot_bar[1], 0.0), t8)
+    x_bar += matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)
+    A_bar += matmul_bar_left(unbroadcast(t10, matmul_like(A, x_dot)), A, x_dot)
     h_dot_bar[1] = 0.0
     # adjoint of: t0 = np.tanh(A @ x)
-    t5 = (1.0 - t0 * t0) * t0_bar
-    A_bar += matmul_bar_left(t5, A, x)
-    x_bar += matmul_bar_right(t5, A, x)
+    t6 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
+    A_bar += matmul_bar_left(t6, A, x)
+    x_bar += matmul_bar_right(t6, A, x)
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t3 = np.transpose(v)
-    v_bar += np.transpose(3.0 * unbroadcast(h_bar[2:4], t3))
+    t4 = unbroadcast(h_bar[2:4], t3)
+    v_bar += np.transpose(3.0 * t4)
     h_bar[2:4] = 0.0
     # adjoint of: h_dot[2:4] = 3.0 * np.transpose(v_dot)
     h_dot_bar[2:4] = 0.0
     # adjoint of: h[0:2] = 2.0 * (A @ x)
     t1 = matmul_like(A, x)
-    t2 = 2.0 * unbroadcast(h_bar[0:2], t1)
-    A_bar += matmul_bar_left(t2, A, x)
-    x_bar += matmul_bar_right(t2, A, x)
+    t2 = unbroadcast(h_bar[0:2], t1)
+    A_bar += matmul_bar_left(2.0 * t2, A, x)
+    x_bar += matmul_bar_right(2.0 * t2, A, x)
     h_bar[0:2] = 0.0
     # adjoint of: h_dot[0:2] = 2.0 * (np.dot(A_dot, x) + np.dot(A, x_dot))
     x_bar += matmul_bar_right(unbroadcast(2.0 * h_dot_bar[0:2], matmul_like(A_dot, x)), A_dot, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def products_into_rows_vjp(A, x, v, out_bar):
@@ -26,22 +26,24 @@ def products_into_rows_vjp(A, x, v, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * h)
-    h_bar += 2.0 * (h * result_bar)
+    h_bar += 2.0 * chosen(result_bar != 0.0, h * result_bar)
     # adjoint of: h[1] = np.tanh(A @ x)
-    t3 = np.tanh(A @ x)
-    t4 = matmul_like(A, x)
-    t5 = (1.0 - t3 * t3) * unbroadcast(h_bar[1], t4)
-    A_bar += matmul_bar_left(t5, A, x)
-    x_bar += matmul_bar_right(t5, A, x)
+    t4 = np.tanh(A @ x)
+    t5 = matmul_like(A, x)
+    t6 = unbroadcast(h_bar[1], t5)
+    t7 = np.where(t6 != 0.0, (1.0 - t4 * t4) * t6, 0.0)
+    A_bar += matmul_bar_left(t7, A, x)
+    x_bar += matmul_bar_right(t7, A, x)
     h_bar[1] = 0.0
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t2 = np.transpose(v)
-    v_bar += np.transpose(3.0 * unbroadcast(h_bar[2:4], t2))
+    t3 = unbroadcast(h_bar[2:4], t2)
+    v_bar += np.transpose(3.0 * t3)
     h_bar[2:4] = 0.0
     # adjoint of: h[0:2] = 2.0 * (A @ x)
     t0 = matmul_like(A, x)
-    t1 = 2.0 * unbroadcast(h_bar[0:2], t0)
-    A_bar += matmul_bar_left(t1, A, x)
-    x_bar += matmul_bar_right(t1, A, x)
+    t1 = unbroadcast(h_bar[0:2], t0)
+    A_bar += matmul_bar_left(2.0 * t1, A, x)
+    x_bar += matmul_bar_right(2.0 * t1, A, x)
     h_bar[0:2] = 0.0
     return value, A_bar, x_bar, v_bar

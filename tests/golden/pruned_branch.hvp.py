@@ -42,9 +42,9 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
     result_dot_bar = out_bar
     xs_bar = zeros_like(xs)
     # adjoint of: result_dot = xs[1] * b_dot + b * xs_dot[1]
-    xs_bar[1] += b_dot * result_dot_bar
-    b_dot_bar = xs[1] * result_dot_bar
-    b_bar = xs_dot[1] * result_dot_bar
+    xs_bar[1] += (b_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    b_dot_bar = (xs[1] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    b_bar = (xs_dot[1] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
@@ -52,18 +52,18 @@ def pruned_branch_hvp(xs, v1, xs_dot, out_bar):
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
         t3 = b_bar
-        b_bar += math.copysign(1.0, b) * math.copysign(1.0, choice) * t3
-        choice_bar = 0.0 * t3
+        b_bar += (math.copysign(1.0, b) * math.copysign(1.0, choice) * t3 if t3 != 0.0 else 0.0)
+        choice_bar = (0.0 * t3 if t3 != 0.0 else 0.0)
         # adjoint of: b_dot = b_dot + (math.copysign(1.0, b) * math.copysign(1.0, choice) * b_dot + 0.0 * choice_dot)
         top -= 1
         b_dot = tape[np.uint64(top)]  # restore the value b_dot had before
         t0 = math.copysign(1.0, b)
         t1 = math.copysign(1.0, choice)
         t2 = b_dot_bar
-        b_bar += 0.0 * (t1 * (b_dot * t2))
-        choice_bar += 0.0 * (t0 * (b_dot * t2))
+        b_bar += (0.0 * (t1 * (b_dot * t2)) if t2 != 0.0 else 0.0)
+        choice_bar += (0.0 * (t0 * (b_dot * t2)) if t2 != 0.0 else 0.0)
         # adjoint of: choice = b
         b_bar += choice_bar
     # adjoint of: b = xs[0] * v1[0]
-    xs_bar[0] += v1[0] * b_bar
+    xs_bar[0] += (v1[0] * b_bar if b_bar != 0.0 else 0.0)
     return value, xs_bar

@@ -37,8 +37,8 @@ def pruned_branch_vjp(xs, v1, out_bar):
     result_bar = out_bar
     xs_bar = zeros_like(xs)
     # adjoint of: result = b * xs[1]
-    b_bar = xs[1] * result_bar
-    xs_bar[1] += b * result_bar
+    b_bar = (xs[1] * result_bar if result_bar != 0.0 else 0.0)
+    xs_bar[1] += (b * result_bar if result_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
@@ -46,10 +46,10 @@ def pruned_branch_vjp(xs, v1, out_bar):
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
         t0 = b_bar
-        b_bar += math.copysign(1.0, b) * math.copysign(1.0, choice) * t0
-        choice_bar = 0.0 * t0
+        b_bar += (math.copysign(1.0, b) * math.copysign(1.0, choice) * t0 if t0 != 0.0 else 0.0)
+        choice_bar = (0.0 * t0 if t0 != 0.0 else 0.0)
         # adjoint of: choice = b
         b_bar += choice_bar
     # adjoint of: b = xs[0] * v1[0]
-    xs_bar[0] += v1[0] * b_bar
+    xs_bar[0] += (v1[0] * b_bar if b_bar != 0.0 else 0.0)
     return value, xs_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -86,8 +86,8 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     t12 = np.cos(C)
     result_dot_bar = result_1_dot_bar
     t13 = np.full_like(t12 * C_dot, result_1_dot_bar)
-    C_bar += -np.sin(C) * unbroadcast(C_dot * t13, t12)
-    C_dot_bar += unbroadcast(t12 * t13, C_dot)
+    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * t13, t12))
+    C_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t12 * t13, C_dot))
     # adjoint of: result_dot = np.sum(C_dot)
     C_dot_bar += result_dot_bar
     # adjoint of: C = C * C
@@ -97,7 +97,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
     t11 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 2.0 * (C * t11)
+    C_bar += 2.0 * np.where(t11 != 0.0, C * t11, 0.0)
     # adjoint of: C_dot = C * C_dot + C * C_dot
     itop -= 2
     shape_1 = (itape[itop + 0], itape[itop + 1])
@@ -105,10 +105,10 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C_dot was before
     t10 = C_dot_bar
     C_dot_bar = zeros_like(C_dot_bar)
-    C_bar += unbroadcast(C_dot * t10, C)
-    C_dot_bar += unbroadcast(C * t10, C_dot)
-    C_bar += unbroadcast(C_dot * t10, C)
-    C_dot_bar += unbroadcast(C * t10, C_dot)
+    C_bar += unbroadcast(np.where(t10 != 0.0, C_dot * t10, 0.0), C)
+    C_dot_bar += unbroadcast(np.where(t10 != 0.0, C * t10, 0.0), C_dot)
+    C_bar += unbroadcast(np.where(t10 != 0.0, C_dot * t10, 0.0), C)
+    C_dot_bar += unbroadcast(np.where(t10 != 0.0, C * t10, 0.0), C_dot)
     # adjoint of: C = C - (0.1 * C**2)
     itop -= 2
     shape_2 = (itape[itop + 0], itape[itop + 1])
@@ -117,7 +117,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     t9 = C_bar
     C_bar = zeros_like(C_bar)
     C_bar += t9
-    C_bar += 2.0 * C * (0.1 * -t9)
+    C_bar += np.where(t9 != 0.0, 2.0 * C * (0.1 * -t9), 0.0)
     # adjoint of: C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
     itop -= 2
     shape_3 = (itape[itop + 0], itape[itop + 1])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_vjp(C0, B, out_bar):
@@ -54,7 +54,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar
-    C_bar += np.cos(C) * result_1_bar
+    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
     # adjoint of: result = np.sum(C)
     C_bar += result_bar
     # adjoint of: C = C * C
@@ -64,7 +64,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
     t3 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 2.0 * (C * t3)
+    C_bar += 2.0 * np.where(t3 != 0.0, C * t3, 0.0)
     # adjoint of: C = C - (0.1 * C**2)
     itop -= 2
     shape_1 = (itape[itop + 0], itape[itop + 1])
@@ -73,7 +73,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     t2 = C_bar
     C_bar = zeros_like(C_bar)
     C_bar += t2
-    C_bar += 2.0 * C * (0.1 * -t2)
+    C_bar += np.where(t2 != 0.0, 2.0 * C * (0.1 * -t2), 0.0)
     # adjoint of: C = C + (C * B)
     itop -= 2
     shape_2 = (itape[itop + 0], itape[itop + 1])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def rebind_then_write_hvp(x, x_dot, out_bar):
@@ -23,11 +23,11 @@ def rebind_then_write_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(x * x_dot + x * x_dot)
     t1 = x * x_dot + x * x_dot
     t2 = np.full_like(t1, result_dot_bar)
-    x_bar += 2.0 * unbroadcast(x_dot * t2, x)
+    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t2, x))
     # adjoint of: x[0] = 1.0
     x_bar[0] = 0.0
     # adjoint of: x = x * 2.0
     t0 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 2.0 * t0
+    x_bar += (2.0 * t0)
     return value, x_bar

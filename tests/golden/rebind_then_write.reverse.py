@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def rebind_then_write_vjp(x, out_bar):
@@ -18,11 +18,11 @@ def rebind_then_write_vjp(x, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(x * x)
-    x_bar += 2.0 * (x * result_bar)
+    x_bar += 2.0 * chosen(result_bar != 0.0, x * result_bar)
     # adjoint of: x[0] = 1.0
     x_bar[0] = 0.0
     # adjoint of: x = x * 2.0
     t0 = x_bar
     x_bar = zeros_like(x_bar)
-    x_bar += 2.0 * t0
+    x_bar += (2.0 * t0)
     return value, x_bar

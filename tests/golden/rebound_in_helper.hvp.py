@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def rebound_in_helper_hvp(C, C_dot, out_bar):
@@ -29,8 +29,8 @@ def rebound_in_helper_hvp(C, C_dot, out_bar):
     # adjoint of: result_dot = np.sum(C * D_dot + D * C_dot)
     t2 = C * D_dot + D * C_dot
     t3 = np.full_like(t2, result_dot_bar)
-    C_bar += unbroadcast(D_dot * unbroadcast(t3, C * D_dot), C)
-    D_bar += unbroadcast(C_dot * unbroadcast(t3, D * C_dot), D)
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t3, C * D_dot), C))
+    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, D * C_dot), D))
     # adjoint of: D = _fresh_then_update_C
     _fresh_then_update_C_bar += D_bar
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0
@@ -40,7 +40,7 @@ def rebound_in_helper_hvp(C, C_dot, out_bar):
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C * 2.0
     t0 = _fresh_then_update_C_bar
     _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
-    _fresh_then_update_C_bar += 2.0 * t0
+    _fresh_then_update_C_bar += (2.0 * t0)
     # adjoint of: _fresh_then_update_C = C
     C_bar += _fresh_then_update_C_bar
     return value, C_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def rebound_in_helper_vjp(C, out_bar):
@@ -23,8 +23,8 @@ def rebound_in_helper_vjp(C, out_bar):
     result_bar = out_bar
     # adjoint of: result = np.sum(D * C)
     t2 = np.full_like(D * C, result_bar)
-    D_bar += unbroadcast(C * t2, D)
-    C_bar += unbroadcast(D * t2, C)
+    D_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, D))
+    C_bar += chosen(result_bar != 0.0, unbroadcast(D * t2, C))
     # adjoint of: D = _fresh_then_update_C
     _fresh_then_update_C_bar += D_bar
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0
@@ -34,7 +34,7 @@ def rebound_in_helper_vjp(C, out_bar):
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C * 2.0
     t0 = _fresh_then_update_C_bar
     _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
-    _fresh_then_update_C_bar += 2.0 * t0
+    _fresh_then_update_C_bar += (2.0 * t0)
     # adjoint of: _fresh_then_update_C = C
     C_bar += _fresh_then_update_C_bar
     return value, C_bar

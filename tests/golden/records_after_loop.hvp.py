@@ -87,8 +87,8 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     t18 = -math.sin(s)
     t19 = s_dot_bar
-    s_bar = math.cos(s) * -(s_dot * t19)
-    s_dot_bar = t18 * t19
+    s_bar = (math.cos(s) * -(s_dot * t19) if t19 != 0.0 else 0.0)
+    s_dot_bar = (t18 * t19 if t19 != 0.0 else 0.0)
     t_dot_bar += t19
     top -= 1
     t = tape[np.uint64(top)]  # restore the value t had before
@@ -96,23 +96,23 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     top -= 1
     t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
     t17 = t_dot_bar
-    a_bar = t_dot * t17
-    t_dot_bar = a * t17
-    t_bar = a_dot * t17
+    a_bar = (t_dot * t17 if t17 != 0.0 else 0.0)
+    t_dot_bar = (a * t17 if t17 != 0.0 else 0.0)
+    t_bar = (a_dot * t17 if t17 != 0.0 else 0.0)
     # adjoint of: s = s * t
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t16 = s_bar
-    s_bar = t * t16
-    t_bar += s * t16
+    s_bar = (t * t16 if t16 != 0.0 else 0.0)
+    t_bar += (s * t16 if t16 != 0.0 else 0.0)
     # adjoint of: s_dot = t * s_dot + s * t_dot
     top -= 1
     s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     t15 = s_dot_bar
-    t_bar += s_dot * t15
-    s_dot_bar = t * t15
-    s_bar += t_dot * t15
-    t_dot_bar += s * t15
+    t_bar += (s_dot * t15 if t15 != 0.0 else 0.0)
+    s_dot_bar = (t * t15 if t15 != 0.0 else 0.0)
+    s_bar += (t_dot * t15 if t15 != 0.0 else 0.0)
+    t_dot_bar += (s * t15 if t15 != 0.0 else 0.0)
     # adjoint of: t = t + s
     t14 = t_bar
     s_bar += t14
@@ -123,41 +123,41 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t12 = s_bar
-    s_bar = a * t12
-    a_bar += s * t12
+    s_bar = (a * t12 if t12 != 0.0 else 0.0)
+    a_bar += (s * t12 if t12 != 0.0 else 0.0)
     # adjoint of: s_dot = a * s_dot + s * a_dot
     top -= 1
     s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     t11 = s_dot_bar
-    a_bar += s_dot * t11
-    s_dot_bar = a * t11
-    s_bar += a_dot * t11
+    a_bar += (s_dot * t11 if t11 != 0.0 else 0.0)
+    s_dot_bar = (a * t11 if t11 != 0.0 else 0.0)
+    s_bar += (a_dot * t11 if t11 != 0.0 else 0.0)
     # adjoint of: t = t * s
     top -= 1
     t = tape[np.uint64(top)]  # restore the value t had before
     t10 = t_bar
-    t_bar = s * t10
-    s_bar += t * t10
+    t_bar = (s * t10 if t10 != 0.0 else 0.0)
+    s_bar += (t * t10 if t10 != 0.0 else 0.0)
     # adjoint of: t_dot = s * t_dot + t * s_dot
     top -= 1
     t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
     t9 = t_dot_bar
-    s_bar += t_dot * t9
-    t_dot_bar = s * t9
-    t_bar += s_dot * t9
-    s_dot_bar += t * t9
+    s_bar += (t_dot * t9 if t9 != 0.0 else 0.0)
+    t_dot_bar = (s * t9 if t9 != 0.0 else 0.0)
+    t_bar += (s_dot * t9 if t9 != 0.0 else 0.0)
+    s_dot_bar += (t * t9 if t9 != 0.0 else 0.0)
     # adjoint of: s = math.sin(s)
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t8 = s_bar
-    s_bar = math.cos(s) * t8
+    s_bar = (math.cos(s) * t8 if t8 != 0.0 else 0.0)
     # adjoint of: s_dot = math.cos(s) * s_dot
     top -= 1
     s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     t6 = math.cos(s)
     t7 = s_dot_bar
-    s_bar += -math.sin(s) * (s_dot * t7)
-    s_dot_bar = t6 * t7
+    s_bar += (-math.sin(s) * (s_dot * t7) if t7 != 0.0 else 0.0)
+    s_dot_bar = (t6 * t7 if t7 != 0.0 else 0.0)
     # adjoint of: t = t + s
     t5 = t_bar
     s_bar += t5
@@ -168,15 +168,15 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t3 = s_bar
-    s_bar = 2.0 * (s * t3)
+    s_bar = 2.0 * (s * t3 if t3 != 0.0 else 0.0)
     # adjoint of: s_dot = s * s_dot + s * s_dot
     top -= 1
     s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
     t2 = s_dot_bar
-    s_bar += s_dot * t2
-    s_dot_bar = s * t2
-    s_bar += s_dot * t2
-    s_dot_bar += s * t2
+    s_bar += (s_dot * t2 if t2 != 0.0 else 0.0)
+    s_dot_bar = (s * t2 if t2 != 0.0 else 0.0)
+    s_bar += (s_dot * t2 if t2 != 0.0 else 0.0)
+    s_dot_bar += (s * t2 if t2 != 0.0 else 0.0)
     # adjoint of: t = s
     s_bar += t_bar
     # adjoint of: t_dot = s_dot
@@ -186,14 +186,14 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
-        s_bar = a * t1
-        a_bar += s * t1
+        s_bar = (a * t1 if t1 != 0.0 else 0.0)
+        a_bar += (s * t1 if t1 != 0.0 else 0.0)
         x_bar[np.uint64(i)] += t1
         # adjoint of: s_dot = a * s_dot + s * a_dot + x_dot[i]
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t0 = s_dot_bar
-        a_bar += s_dot * t0
-        s_dot_bar = a * t0
-        s_bar += a_dot * t0
+        a_bar += (s_dot * t0 if t0 != 0.0 else 0.0)
+        s_dot_bar = (a * t0 if t0 != 0.0 else 0.0)
+        s_bar += (a_dot * t0 if t0 != 0.0 else 0.0)
     return value, x_bar, a_bar

@@ -57,20 +57,20 @@ def records_after_loop_vjp(x, a, out_bar):
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t9 = s_bar
-    s_bar = -math.sin(s) * t9
+    s_bar = (-math.sin(s) * t9 if t9 != 0.0 else 0.0)
     t_bar += t9
     # adjoint of: t = t * a
     top -= 1
     t = tape[np.uint64(top)]  # restore the value t had before
     t8 = t_bar
-    t_bar = a * t8
-    a_bar = t * t8
+    t_bar = (a * t8 if t8 != 0.0 else 0.0)
+    a_bar = (t * t8 if t8 != 0.0 else 0.0)
     # adjoint of: s = s * t
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t7 = s_bar
-    s_bar = t * t7
-    t_bar += s * t7
+    s_bar = (t * t7 if t7 != 0.0 else 0.0)
+    t_bar += (s * t7 if t7 != 0.0 else 0.0)
     # adjoint of: t = t + s
     t6 = t_bar
     s_bar += t6
@@ -78,19 +78,19 @@ def records_after_loop_vjp(x, a, out_bar):
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t5 = s_bar
-    s_bar = a * t5
-    a_bar += s * t5
+    s_bar = (a * t5 if t5 != 0.0 else 0.0)
+    a_bar += (s * t5 if t5 != 0.0 else 0.0)
     # adjoint of: t = t * s
     top -= 1
     t = tape[np.uint64(top)]  # restore the value t had before
     t4 = t_bar
-    t_bar = s * t4
-    s_bar += t * t4
+    t_bar = (s * t4 if t4 != 0.0 else 0.0)
+    s_bar += (t * t4 if t4 != 0.0 else 0.0)
     # adjoint of: s = math.sin(s)
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t3 = s_bar
-    s_bar = math.cos(s) * t3
+    s_bar = (math.cos(s) * t3 if t3 != 0.0 else 0.0)
     # adjoint of: t = t + s
     t2 = t_bar
     s_bar += t2
@@ -98,7 +98,7 @@ def records_after_loop_vjp(x, a, out_bar):
     top -= 1
     s = tape[np.uint64(top)]  # restore the value s had before
     t1 = s_bar
-    s_bar = 2.0 * (s * t1)
+    s_bar = 2.0 * (s * t1 if t1 != 0.0 else 0.0)
     # adjoint of: t = s
     s_bar += t_bar
     for i in range(x.shape[0] - 1, -1, -1):
@@ -106,7 +106,7 @@ def records_after_loop_vjp(x, a, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t0 = s_bar
-        s_bar = a * t0
-        a_bar += s * t0
+        s_bar = (a * t0 if t0 != 0.0 else 0.0)
+        a_bar += (s * t0 if t0 != 0.0 else 0.0)
         x_bar[np.uint64(i)] += t0
     return value, x_bar, a_bar

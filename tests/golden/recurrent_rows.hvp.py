@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, record_flat, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -45,42 +45,44 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
-    t10 = h[n] * h_dot[n] + h[n] * h_dot[n]
-    t11 = np.full_like(t10, result_dot_bar)
-    h_bar[n] += unbroadcast(h_dot[n] * t11, h[n])
-    h_dot_bar[n] += unbroadcast(h[n] * t11, h_dot[n])
-    h_bar[n] += unbroadcast(h_dot[n] * t11, h[n])
-    h_dot_bar[n] += unbroadcast(h[n] * t11, h_dot[n])
+    t12 = h[n] * h_dot[n] + h[n] * h_dot[n]
+    t13 = np.full_like(t12, result_dot_bar)
+    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h[n]))
+    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot[n]))
+    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h[n]))
+    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot[n]))
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t0
-        t0_bar += unbroadcast(h_bar[t + 1], t0_bar)
+        t11 = unbroadcast(h_bar[t + 1], t0_bar)
+        t0_bar += t11
         h_bar[t + 1] = 0.0
         # adjoint of: h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        t4 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot)
-        t5 = 1.0 - t0 * t0
-        t6 = h_dot_bar[t + 1].copy()
+        t5 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot)
+        t6 = 1.0 - t0 * t0
+        t7 = h_dot_bar[t + 1].copy()
         h_dot_bar[t + 1] = 0.0
-        t7 = -unbroadcast((t4 + h_dot[np.uint64(t)]) * t6, t5)
-        t0_bar += 2.0 * (t0 * t7)
-        t8 = unbroadcast(t5 * t6, t4 + h_dot[np.uint64(t)])
-        t9 = unbroadcast(t8, t4)
-        W_bar += matmul_bar_right(unbroadcast(t9, matmul_like(inputs_dot[np.uint64(t)], W)), inputs_dot[np.uint64(t)], W)
-        inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t9, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
-        h_dot_bar[np.uint64(t)] += unbroadcast(t8, h_dot[np.uint64(t)])
+        t8 = -unbroadcast(np.where(t7 != 0.0, (t5 + h_dot[np.uint64(t)]) * t7, 0.0), t6)
+        t0_bar += 2.0 * (t0 * t8)
+        t9 = unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), t5 + h_dot[np.uint64(t)])
+        t10 = unbroadcast(t9, t5)
+        W_bar += matmul_bar_right(unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)), inputs_dot[np.uint64(t)], W)
+        inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
+        h_dot_bar[np.uint64(t)] += unbroadcast(t9, h_dot[np.uint64(t)])
         # adjoint of: t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
-        t1 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
-        t2 = (1.0 - t1 * t1) * t0_bar
-        t3 = unbroadcast(t2, matmul_like(inputs[np.uint64(t)], W))
-        inputs_bar[np.uint64(t)] += matmul_bar_left(t3, inputs[np.uint64(t)], W)
-        W_bar += matmul_bar_right(t3, inputs[np.uint64(t)], W)
-        h_bar[np.uint64(t)] += unbroadcast(t2, h[np.uint64(t)])
+        t2 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
+        t3 = np.where(t0_bar != 0.0, (1.0 - t2 * t2) * t0_bar, 0.0)
+        t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
+        inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
+        W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
+        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
         t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0
-    h0_bar += unbroadcast(h_bar[0], h0_bar)
+    t1 = unbroadcast(h_bar[0], h0_bar)
+    h0_bar += t1
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = h0_dot
     h_dot_bar[0] = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -27,18 +27,19 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     inputs_bar = zeros_like(inputs)
     result_bar = out_bar
     # adjoint of: result = np.sum(h[n] * h[n])
-    h_bar[n] += 2.0 * (h[n] * result_bar)
+    h_bar[n] += 2.0 * chosen(result_bar != 0.0, h[n] * result_bar)
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
-        t0 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
-        t1 = h_bar[t + 1].copy()
+        t1 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
+        t2 = h_bar[t + 1].copy()
         h_bar[t + 1] = 0.0
-        t2 = (1.0 - t0 * t0) * t1
-        t3 = unbroadcast(t2, matmul_like(inputs[np.uint64(t)], W))
-        inputs_bar[np.uint64(t)] += matmul_bar_left(t3, inputs[np.uint64(t)], W)
-        W_bar += matmul_bar_right(t3, inputs[np.uint64(t)], W)
-        h_bar[np.uint64(t)] += unbroadcast(t2, h[np.uint64(t)])
+        t3 = np.where(t2 != 0.0, (1.0 - t1 * t1) * t2, 0.0)
+        t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
+        inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
+        W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
+        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
     # adjoint of: h[0] = h0
-    h0_bar += unbroadcast(h_bar[0], h0_bar)
+    t0 = unbroadcast(h_bar[0], h0_bar)
+    h0_bar += t0
     h_bar[0] = 0.0
     return value, inputs_bar, W_bar, h0_bar

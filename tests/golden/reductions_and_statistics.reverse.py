@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, unsort, zeros_like
+from sourcead.runtime import as_vector, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, unsort, zeros_like
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -26,16 +26,16 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t34 = np.sort(x)
     t35 = np.arange(x.shape[0])
     s_bar = result_bar
-    x_bar += unsort(unbroadcast(t35 * np.full_like(t34 * t35, result_bar), t34), x)
+    x_bar += chosen(result_bar != 0.0, unsort(unbroadcast(t35 * np.full_like(t34 * t35, result_bar), t34), x))
     # adjoint of: s += norm1_along(as_vector(x), 0) + norm_inf_along(as_vector(x), 0) + np.sum(norm2_along(X, 0)) + np.linalg.norm(X)
     t30 = as_vector(x)
     t31 = as_vector(x)
     t32 = norm2_along(X, 0)
     t33 = np.linalg.norm(X)
-    x_bar += np.sign(t30) * expand_axis(s_bar, t30, 0)
-    x_bar += np.sign(t31) * select_along_bar(s_bar, np.abs(t31), 0, True)
-    X_bar += X * expand_axis(np.full_like(t32, s_bar) / (t32 + (t32 == 0.0)), X, 0)
-    X_bar += X * (s_bar / t33 if t33 != 0.0 else 0.0)
+    x_bar += chosen(s_bar != 0.0, np.sign(t30) * expand_axis(s_bar, t30, 0))
+    x_bar += chosen(s_bar != 0.0, np.sign(t31) * select_along_bar(s_bar, np.abs(t31), 0, True))
+    X_bar += chosen(s_bar != 0.0, X * expand_axis(np.full_like(t32, s_bar) / (t32 + (t32 == 0.0)), X, 0))
+    X_bar += chosen(s_bar != 0.0, X * (s_bar / t33 if t33 != 0.0 else 0.0))
     # adjoint of: s += np.sqrt((np.sum((x - np.sum(x) / x.size) ** 2) / (x.size - 0))) + (np.sum(((x * 2.0) - np.sum((x * 2.0)) / (x * 2.0).size) ** 2) / ((x * 2.0).size - 1)) + np.sum(np.sqrt((np.sum((X - np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)) ** 2, axis=1) / (X.shape[1] - 0)))) + (np.sum((X - np.sum(X) / X.size) ** 2) / (X.size - 0))
     t9 = 1.0 / x.size
     t10 = x - np.sum(x) / x.size
@@ -55,34 +55,34 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t24 = X - np.sum(X) / X.size
     t25 = 1.0 / (X.size - 0)
     t26 = 2.0 * t10 * (t11 * (0.5 / t12 * s_bar))
-    x_bar += t26
-    x_bar += t9 * np.sum(-t26)
+    x_bar += chosen(s_bar != 0.0, t26)
+    x_bar += chosen(s_bar != 0.0, t9 * np.sum(-t26))
     t27 = 2.0 * t15 * (t17 * s_bar)
-    x_bar += 2.0 * t27
-    x_bar += 2.0 * (t14 * np.sum(-t27))
+    x_bar += chosen(s_bar != 0.0, 2.0 * t27)
+    x_bar += chosen(s_bar != 0.0, 2.0 * (t14 * np.sum(-t27)))
     t28 = 2.0 * (X - t19) * expand_axis(t21 * (0.5 / t22 * s_bar), t20, 1)
-    X_bar += unbroadcast(t28, X)
-    X_bar += expand_axis(t18 * np.sum(unbroadcast(-t28, t19), axis=1), X, 1)
+    X_bar += chosen(s_bar != 0.0, unbroadcast(t28, X))
+    X_bar += chosen(s_bar != 0.0, expand_axis(t18 * np.sum(unbroadcast(-t28, t19), axis=1), X, 1))
     t29 = 2.0 * t24 * (t25 * s_bar)
-    X_bar += t29
-    X_bar += t23 * np.sum(-t29)
+    X_bar += chosen(s_bar != 0.0, t29)
+    X_bar += chosen(s_bar != 0.0, t23 * np.sum(-t29))
     # adjoint of: s += np.sum(np.expand_dims((np.sum(X, axis=0) / X.shape[0]), 0) * X) + np.sum(np.sum(X, axis=-2) ** 2)
     t5 = 1.0 / X.shape[0]
     t6 = np.expand_dims(np.sum(X, axis=0) / X.shape[0], 0)
     t7 = np.sum(X, axis=-2)
     t8 = np.full_like(t6 * X, s_bar)
-    X_bar += expand_axis(t5 * np.sum(unbroadcast(X * t8, t6), axis=0), X, 0)
-    X_bar += unbroadcast(t6 * t8, X)
-    X_bar += expand_axis(2.0 * t7 * s_bar, X, -2)
+    X_bar += chosen(s_bar != 0.0, expand_axis(t5 * np.sum(unbroadcast(X * t8, t6), axis=0), X, 0))
+    X_bar += chosen(s_bar != 0.0, unbroadcast(t6 * t8, X))
+    X_bar += chosen(s_bar != 0.0, expand_axis(2.0 * t7 * s_bar, X, -2))
     # adjoint of: s = np.sum(max_along(X, 0)) + np.sum(min_along(X, -1) * x[:3]) + np.sum(np.expand_dims(max_along(X, 1), 1) * X)
     t0 = max_along(X, 0)
     t1 = min_along(X, -1)
     t2 = np.expand_dims(max_along(X, 1), 1)
-    X_bar += select_along_bar(np.full_like(t0, s_bar), X, 0, True)
+    X_bar += chosen(s_bar != 0.0, select_along_bar(np.full_like(t0, s_bar), X, 0, True))
     t3 = np.full_like(t1 * x[:3], s_bar)
-    X_bar += select_along_bar(unbroadcast(x[:3] * t3, t1), X, -1, False)
-    x_bar[:3] += unbroadcast(t1 * t3, x[:3])
+    X_bar += chosen(s_bar != 0.0, select_along_bar(unbroadcast(x[:3] * t3, t1), X, -1, False))
+    x_bar[:3] += chosen(s_bar != 0.0, unbroadcast(t1 * t3, x[:3]))
     t4 = np.full_like(t2 * X, s_bar)
-    X_bar += select_along_bar(np.sum(unbroadcast(X * t4, t2), axis=1), X, 1, True)
-    X_bar += unbroadcast(t2 * t4, X)
+    X_bar += chosen(s_bar != 0.0, select_along_bar(np.sum(unbroadcast(X * t4, t2), axis=1), X, 1, True))
+    X_bar += chosen(s_bar != 0.0, unbroadcast(t2 * t4, X))
     return value, X_bar, x_bar

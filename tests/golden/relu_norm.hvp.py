@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
@@ -25,10 +25,10 @@ def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
     t3 = 2.0 * t0 * (x_dot - t_dot)
     t4 = np.where(t2, t3, 0.0)
     t5 = np.copysign(1.0, x)
-    t0_bar += 2.0 * unbroadcast((x_dot - t_dot) * unbroadcast(np.where(t2, np.full_like(t4, result_dot_bar), 0.0), t3), 2.0 * t0)
-    x_bar += 0.0 * unbroadcast(x_dot * np.full_like(t5 * x_dot, result_dot_bar), t5)
+    t0_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast((x_dot - t_dot) * unbroadcast(np.where(t2, np.full_like(t4, result_dot_bar), 0.0), t3), 2.0 * t0))
+    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(t5 * x_dot, result_dot_bar), t5))
     # adjoint of: t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, t0_bar, 0.0)
-    x_bar += t1
-    t_bar = np.sum(-t1)
+    x_bar += np.where(x - t >= 0.0, t1, 0.0)
+    t_bar = np.sum(np.where(x - t >= 0.0, -t1, 0.0))
     return value, x_bar, t_bar

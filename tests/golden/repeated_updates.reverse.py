@@ -40,9 +40,9 @@ def repeated_updates_vjp(x, a, out_bar):
             top -= 1
             y[np.uint64(j)] = tape[np.uint64(top)]  # restore the value y[j] had before
             t0 = y_bar[np.uint64(j)]
-            y_bar[np.uint64(j)] = a * t0
-            a_bar += y[np.uint64(j)] * t0
-            y_bar[np.uint64(j)] += math.cos(y[np.uint64(j)]) * t0
+            y_bar[np.uint64(j)] = (a * t0 if t0 != 0.0 else 0.0)
+            a_bar += (y[np.uint64(j)] * t0 if t0 != 0.0 else 0.0)
+            y_bar[np.uint64(j)] += (math.cos(y[np.uint64(j)]) * t0 if t0 != 0.0 else 0.0)
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: y = np.copy(x)

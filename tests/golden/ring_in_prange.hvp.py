@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, chunk_zeros, reserve, unbroadcast, zeros_like
 
 
 def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
@@ -58,10 +58,10 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t5 = u * u_dot + u * u_dot
     t6 = np.full_like(t5, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t6, u)
-    u_dot_bar += unbroadcast(u * t6, u_dot)
-    u_bar += unbroadcast(u_dot * t6, u)
-    u_dot_bar += unbroadcast(u * t6, u_dot)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot))
     for _t in range(steps - 1, -1, -1):
         un_dot, u_dot = u_dot, un_dot  # undo: u_dot, un_dot = un_dot, u_dot
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar
@@ -70,17 +70,17 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
         # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_dot_bar[i_1 + 1] += k * un_dot_bar[i_1] + k * un_dot_bar[i_1 + 2]
+            u_dot_bar[i_1 + 1] += (k * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0) + (k * un_dot_bar[i_1 + 2] if un_dot_bar[i_1 + 2] != 0.0 else 0.0)
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_dot_bar[i_1] += k * un_dot_bar[(i_1 - 1) % n] + k * un_dot_bar[(i_1 + 1) % n]
+            u_dot_bar[i_1] += (k * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0)
         for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
-            u_dot_bar[i_1] += k * un_dot_bar[(i_1 - 1) % n] + k * un_dot_bar[(i_1 + 1) % n]
+            u_dot_bar[i_1] += (k * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += k * un_bar[i_1] + k_dot * un_dot_bar[i_1] + (k * un_bar[i_1 + 2] + k_dot * un_dot_bar[i_1 + 2])
+            u_bar[i_1 + 1] += (k * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0) + ((k * un_bar[i_1 + 2] if un_bar[i_1 + 2] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 + 2] if un_dot_bar[i_1 + 2] != 0.0 else 0.0))
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n] + k_dot * un_dot_bar[(i_1 - 1) % n] + (k * un_bar[(i_1 + 1) % n] + k_dot * un_dot_bar[(i_1 + 1) % n])
+            u_bar[i_1] += (k * un_bar[(i_1 - 1) % n] if un_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k_dot * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + ((k * un_bar[(i_1 + 1) % n] if un_bar[(i_1 + 1) % n] != 0.0 else 0.0) + (k_dot * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0))
         for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
-            u_bar[i_1] += k * un_bar[(i_1 - 1) % n] + k_dot * un_dot_bar[(i_1 - 1) % n] + (k * un_bar[(i_1 + 1) % n] + k_dot * un_dot_bar[(i_1 + 1) % n])
+            u_bar[i_1] += (k * un_bar[(i_1 - 1) % n] if un_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k_dot * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + ((k * un_bar[(i_1 + 1) % n] if un_bar[(i_1 + 1) % n] != 0.0 else 0.0) + (k_dot * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0))
         # the rest of its adjoint:
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -106,10 +106,10 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
                 slot -= 1
                 un[i] = tape[np.uint64(slot)]  # restore the value un[i] had before
                 u_bar[i] += un_bar[i]
-                k_bar_i += t0 * un_bar[i]
-                t0_bar += k * un_bar[i]
-                t1_bar += u[i] * -un_bar[i]
-                u_bar[i] += t1 * -un_bar[i]
+                k_bar_i += (t0 * un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                t0_bar += (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                t1_bar += (u[i] * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                u_bar[i] += (t1 * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
                 un_bar[i] = 0.0
                 # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
                 slot -= 1
@@ -117,21 +117,21 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
                 t2 = u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im]
                 t3 = u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]
                 u_dot_bar[i] += un_dot_bar[i]
-                t0_bar += k_dot * un_dot_bar[i]
-                k_bar_i += t2 * un_dot_bar[i]
-                u_dot_bar[i] += 2.0 * -(k * un_dot_bar[i])
-                u_bar[i] += t3 * -un_dot_bar[i]
+                t0_bar += (k_dot * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+                k_bar_i += (t2 * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+                u_dot_bar[i] += (2.0 * -(k * un_dot_bar[i]) if un_dot_bar[i] != 0.0 else 0.0)
+                u_bar[i] += (t3 * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
                 t4 = u[i] * -un_dot_bar[i]
-                u_bar[i] += 0.02 * u_dot[i] * t4
-                u_dot_bar[i] += 0.02 * (u[i] * t4)
-                u_bar[i] += 0.02 * (u_dot[i] * t4)
-                u_dot_bar[i] += 0.02 * u[i] * t4
-                t1_bar += u_dot[i] * -un_dot_bar[i]
-                u_dot_bar[i] += t1 * -un_dot_bar[i]
+                u_bar[i] += (0.02 * u_dot[i] * t4 if un_dot_bar[i] != 0.0 else 0.0)
+                u_dot_bar[i] += (0.02 * (u[i] * t4) if un_dot_bar[i] != 0.0 else 0.0)
+                u_bar[i] += (0.02 * (u_dot[i] * t4) if un_dot_bar[i] != 0.0 else 0.0)
+                u_dot_bar[i] += (0.02 * u[i] * t4 if un_dot_bar[i] != 0.0 else 0.0)
+                t1_bar += (u_dot[i] * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+                u_dot_bar[i] += (t1 * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
                 un_dot_bar[i] = 0.0
                 # adjoint of: t1 = 0.02 * u[i] * u[i]
-                u_bar[i] += 0.02 * (u[i] * t1_bar)
-                u_bar[i] += 0.02 * u[i] * t1_bar
+                u_bar[i] += (0.02 * (u[i] * t1_bar) if t1_bar != 0.0 else 0.0)
+                u_bar[i] += (0.02 * u[i] * t1_bar if t1_bar != 0.0 else 0.0)
                 # adjoint of: t0 = u[ip] - 2.0 * u[i] + u[im]
                 u_bar[i] += 2.0 * -t0_bar
                 k_bar_chunks[chunk] += k_bar_i

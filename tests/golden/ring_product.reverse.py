@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, chosen, zeros_like
 
 
 def ring_product_vjp(x, k, out_bar):
@@ -30,15 +30,15 @@ def ring_product_vjp(x, k, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * (y * result_bar)
+    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
     # what every iteration adds into k_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
-        k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]))
+        k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
     for i_1 in range(1, n - 1):  # no ring index wraps here
-        k_bar = add_unordered(k_bar, x[i_1 + 1] * (x[i_1 - 1] * y_bar[i_1]))
+        k_bar = add_unordered(k_bar, x[i_1 + 1] * (x[i_1 - 1] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
     for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
-        k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]))
+        k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
@@ -51,7 +51,7 @@ def ring_product_vjp(x, k, out_bar):
             im += n
         # adjoint of: y[i] = x[i] + k * x[ip] * x[im]
         x_bar[i] += y_bar[i]
-        x_bar[ip] += k * (x[im] * y_bar[i])
-        x_bar[im] += k * x[ip] * y_bar[i]
+        x_bar[ip] += (k * (x[im] * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
+        x_bar[im] += (k * x[ip] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
         y_bar[i] = 0.0
     return value, x_bar, k_bar

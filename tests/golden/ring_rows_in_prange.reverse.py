@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, zeros_like
 
 
 def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
@@ -54,7 +54,7 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
     u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * np.sum(u * u)
-    u_bar += 2.0 * (u * (0.5 * result_bar))
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * (0.5 * result_bar))
     for _t in range(steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
@@ -62,13 +62,13 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
             for j in range(m):
-                u_bar[i_1 + 1, j] += kappa * v_bar[i_1, j] + kappa * v_bar[i_1 + 2, j]
+                u_bar[i_1 + 1, j] += (kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa * v_bar[i_1 + 2, j] if v_bar[i_1 + 2, j] != 0.0 else 0.0)
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
             for j in range(m):
-                u_bar[i_1, j] += kappa * v_bar[(i_1 - 1) % n, j] + kappa * v_bar[(i_1 + 1) % n, j]
+                u_bar[i_1, j] += (kappa * v_bar[(i_1 - 1) % n, j] if v_bar[(i_1 - 1) % n, j] != 0.0 else 0.0) + (kappa * v_bar[(i_1 + 1) % n, j] if v_bar[(i_1 + 1) % n, j] != 0.0 else 0.0)
         for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
             for j in range(m):
-                u_bar[i_1, j] += kappa * v_bar[(i_1 - 1) % n, j] + kappa * v_bar[(i_1 + 1) % n, j]
+                u_bar[i_1, j] += (kappa * v_bar[(i_1 - 1) % n, j] if v_bar[(i_1 - 1) % n, j] != 0.0 else 0.0) + (kappa * v_bar[(i_1 + 1) % n, j] if v_bar[(i_1 + 1) % n, j] != 0.0 else 0.0)
         # the rest of its adjoint:
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -89,11 +89,11 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
                 # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
                 for j_1 in range(0, min(1, m)):  # the first elements: ring indices around the ring
-                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
                 for j_1 in range(1, m - 1):  # no ring index wraps here
-                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, j_1 + 1] + u[i, j_1 - 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, j_1 + 1] + u[i, j_1 - 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
                 for j_1 in range(max(m - 1, 1), m):  # the last elements: ring indices around the ring
-                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1])
+                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
                 # the rest of its adjoint:
                 for j in range(m - 1, -1, -1):
                     # the values this iteration computes first, again (cheaper than records)
@@ -107,9 +107,9 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                     slot -= 1
                     v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
                     u_bar[i, np.uint64(j)] += v_bar[i, np.uint64(j)]
-                    u_bar[i, jp] += kappa * v_bar[i, np.uint64(j)]
-                    u_bar[i, jm] += kappa * v_bar[i, np.uint64(j)]
-                    u_bar[i, np.uint64(j)] += 4.0 * -(kappa * v_bar[i, np.uint64(j)])
+                    u_bar[i, jp] += (kappa * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    u_bar[i, jm] += (kappa * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    u_bar[i, np.uint64(j)] += (4.0 * -(kappa * v_bar[i, np.uint64(j)]) if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
                     v_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):

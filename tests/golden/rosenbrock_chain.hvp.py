@@ -23,11 +23,11 @@ def rosenbrock_hvp(x, x_dot, out_bar):
         t0 = x[i + 1] - x[i] * x[i]
         # adjoint of: s_dot += 100.0 * (2.0 * t0 * (x_dot[i + 1] - (x[i] * x_dot[i] + x[i] * x_dot[i]))) + 2.0 * (1.0 - x[i]) * -x_dot[i]
         t1 = x_dot[i + 1] - (x[i] * x_dot[i] + x[i] * x_dot[i])
-        t0_bar = 2.0 * (t1 * (100.0 * s_dot_bar))
+        t0_bar = (2.0 * (t1 * (100.0 * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
         t2 = -(2.0 * t0 * (100.0 * s_dot_bar))
-        x_bar[i] += 2.0 * (x_dot[i] * t2)
-        x_bar[i] -= 2.0 * (-x_dot[i] * s_dot_bar)
+        x_bar[i] += 2.0 * (x_dot[i] * t2 if s_dot_bar != 0.0 else 0.0)
+        x_bar[i] += (-(2.0 * (-x_dot[i] * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
         # adjoint of: t0 = x[i + 1] - x[i] * x[i]
         x_bar[i + 1] += t0_bar
-        x_bar[i] += 2.0 * (x[i] * -t0_bar)
+        x_bar[i] += 2.0 * (x[i] * -t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar

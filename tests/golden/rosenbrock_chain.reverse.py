@@ -18,13 +18,13 @@ def rosenbrock_vjp(x, out_bar):
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(0, x.shape[0] - 2):  # every contribution exists here: element i_1 + 1
-        x_bar[i_1 + 1] += 2.0 * (x[i_1 + 1] - x[i_1] * x[i_1]) * (100.0 * s_bar) + 2.0 * (x[i_1 + 1] * -(2.0 * (x[i_1 + 2] - x[i_1 + 1] * x[i_1 + 1]) * (100.0 * s_bar))) - (2.0 * (1.0 - x[i_1 + 1]) * s_bar)
+        x_bar[i_1 + 1] += ((2.0 * (x[i_1 + 1] - x[i_1] * x[i_1]) * (100.0 * s_bar)) if s_bar != 0.0 else 0.0) + 2.0 * (x[i_1 + 1] * -(2.0 * (x[i_1 + 2] - x[i_1 + 1] * x[i_1 + 1]) * (100.0 * s_bar)) if s_bar != 0.0 else 0.0) + (-(2.0 * (1.0 - x[i_1 + 1]) * s_bar) if s_bar != 0.0 else 0.0)
     for i_1 in range(0, min(1, x.shape[0])):  # the first elements: the contributions that exist
         if 0 <= i_1 < x.shape[0] - 1:
-            x_bar[i_1] += 2.0 * (x[i_1] * -(2.0 * (x[i_1 + 1] - x[i_1] * x[i_1]) * (100.0 * s_bar)))
+            x_bar[i_1] += 2.0 * (x[i_1] * -(2.0 * (x[i_1 + 1] - x[i_1] * x[i_1]) * (100.0 * s_bar)) if s_bar != 0.0 else 0.0)
         if 0 <= i_1 < x.shape[0] - 1:
-            x_bar[i_1] -= 2.0 * (1.0 - x[i_1]) * s_bar
+            x_bar[i_1] += -(2.0 * (1.0 - x[i_1]) * s_bar) if s_bar != 0.0 else 0.0
     for i_1 in range(max(x.shape[0] - 1, 1), x.shape[0]):  # the last elements: the contributions that exist
         if 0 <= i_1 - 1 < x.shape[0] - 1:
-            x_bar[i_1] += 2.0 * (x[i_1] - x[i_1 - 1] * x[i_1 - 1]) * (100.0 * s_bar)
+            x_bar[i_1] += (2.0 * (x[i_1] - x[i_1 - 1] * x[i_1 - 1]) * (100.0 * s_bar)) if s_bar != 0.0 else 0.0
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -87,81 +87,83 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
-    t14 = np.cos(A)
+    t16 = np.cos(A)
     result_dot_bar = result_1_dot_bar
-    t15 = np.full_like(t14 * A_dot, result_1_dot_bar)
-    A_bar += -np.sin(A) * unbroadcast(A_dot * t15, t14)
-    A_dot_bar += unbroadcast(t14 * t15, A_dot)
+    t17 = np.full_like(t16 * A_dot, result_1_dot_bar)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t17, t16))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_dot))
     # adjoint of: result_dot = np.sum(A_dot)
     A_dot_bar += result_dot_bar
     # adjoint of: A[1] = A[1] ** 2.0
     top -= A[1].size
     A[1] = tape[top : top + A[1].size].reshape(A[1].shape)  # restore the values A[1] had before
-    t13 = A_bar[1].copy()
-    A_bar[1] = 2.0 * A[1] * t13
+    t15 = A_bar[1].copy()
+    A_bar[1] = np.where(t15 != 0.0, 2.0 * A[1] * t15, 0.0)
     # adjoint of: A_dot[1] = 2.0 * A[1] * A_dot[1]
     top -= A_dot[1].size
     A_dot[1] = tape[top : top + A_dot[1].size].reshape(A_dot[1].shape)  # restore the values A_dot[1] had before
-    t12 = A_dot_bar[1].copy()
-    A_bar[1] += 2.0 * unbroadcast(A_dot[1] * t12, 2.0 * A[1])
-    A_dot_bar[1] = unbroadcast(2.0 * A[1] * t12, A_dot[1])
+    t14 = A_dot_bar[1].copy()
+    A_bar[1] += 2.0 * unbroadcast(np.where(t14 != 0.0, A_dot[1] * t14, 0.0), 2.0 * A[1])
+    A_dot_bar[1] = unbroadcast(np.where(t14 != 0.0, 2.0 * A[1] * t14, 0.0), A_dot[1])
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
-        t10 = 1.0 / 2.0
-        t11 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = t10 * t11
+        t12 = 1.0 / 2.0
+        t13 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_bar[:, np.uint64(rows_and_columns_j)] = np.where(t13 != 0.0, t12 * t13, 0.0)
         # adjoint of: A_dot[:, rows_and_columns_j] = t0 * A_dot[:, rows_and_columns_j]
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
-        t9 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = t0 * t9
+        t11 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = np.where(t11 != 0.0, t0 * t11, 0.0)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
-        t7 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t7, A[:, np.uint64(rows_and_columns_j)])
-        t8 = unbroadcast(-t7, b[np.uint64(rows_and_columns_j)] * A[:, 0])
-        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t8)
-        A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t8
+        t9 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t9, A[:, np.uint64(rows_and_columns_j)])
+        t10 = unbroadcast(-t9, b[np.uint64(rows_and_columns_j)] * A[:, 0])
+        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t10)
+        A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t10
         # adjoint of: A_dot[:, rows_and_columns_j] = A_dot[:, rows_and_columns_j] - (A[:, 0] * b_dot[rows_and_columns_j] + b[rows_and_columns_j] * A_dot[:, 0])
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
-        t3 = A[:, 0] * b_dot[np.uint64(rows_and_columns_j)] + b[np.uint64(rows_and_columns_j)] * A_dot[:, 0]
-        t4 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t4, A_dot[:, np.uint64(rows_and_columns_j)])
-        t5 = unbroadcast(-t4, t3)
-        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t5, A[:, 0] * b_dot[np.uint64(rows_and_columns_j)])
-        t6 = unbroadcast(t5, b[np.uint64(rows_and_columns_j)] * A_dot[:, 0])
-        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t6)
-        A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t6
+        t5 = A[:, 0] * b_dot[np.uint64(rows_and_columns_j)] + b[np.uint64(rows_and_columns_j)] * A_dot[:, 0]
+        t6 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t6, A_dot[:, np.uint64(rows_and_columns_j)])
+        t7 = unbroadcast(-t6, t5)
+        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t7, A[:, 0] * b_dot[np.uint64(rows_and_columns_j)])
+        t8 = unbroadcast(t7, b[np.uint64(rows_and_columns_j)] * A_dot[:, 0])
+        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t8)
+        A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t8
     for rows_and_columns_i in range(stop - 1, -1, -1):
         # adjoint of: A[rows_and_columns_i] += a
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
-        a_bar += np.sum(A_bar[np.uint64(rows_and_columns_i)])
+        t4 = np.sum(A_bar[np.uint64(rows_and_columns_i)])
+        a_bar += t4
         top -= A_dot[np.uint64(rows_and_columns_i)].size
         A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
         # adjoint of: A[rows_and_columns_i] = A[rows_and_columns_i] * A[rows_and_columns_i]
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
-        t2 = A_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] = 2.0 * (A[np.uint64(rows_and_columns_i)] * t2)
+        t3 = A_bar[np.uint64(rows_and_columns_i)].copy()
+        A_bar[np.uint64(rows_and_columns_i)] = 2.0 * np.where(t3 != 0.0, A[np.uint64(rows_and_columns_i)] * t3, 0.0)
         # adjoint of: A_dot[rows_and_columns_i] = A[rows_and_columns_i] * A_dot[rows_and_columns_i] + A[rows_and_columns_i] * A_dot[rows_and_columns_i]
         top -= A_dot[np.uint64(rows_and_columns_i)].size
         A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
-        t1 = A_dot_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(A_dot[np.uint64(rows_and_columns_i)] * t1, A[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(A[np.uint64(rows_and_columns_i)] * t1, A_dot[np.uint64(rows_and_columns_i)])
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(A_dot[np.uint64(rows_and_columns_i)] * t1, A[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(A[np.uint64(rows_and_columns_i)] * t1, A_dot[np.uint64(rows_and_columns_i)])
+        t2 = A_dot_bar[np.uint64(rows_and_columns_i)].copy()
+        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A[np.uint64(rows_and_columns_i)])
+        A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot[np.uint64(rows_and_columns_i)])
+        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A[np.uint64(rows_and_columns_i)])
+        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot[np.uint64(rows_and_columns_i)])
         # adjoint of: A[rows_and_columns_i] += b
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
-        b_bar += unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
+        t1 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
+        b_bar += t1
         top -= A_dot[np.uint64(rows_and_columns_i)].size
         A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
     # adjoint of: A = np.copy(A0)

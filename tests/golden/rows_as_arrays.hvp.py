@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -54,15 +54,15 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         # adjoint of: s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
         t4 = np.dot(points_dot[np.uint64(i)], w) + np.dot(points[np.uint64(i)], w_dot)
         best_dot_bar = s_dot_bar
-        t0_bar = 2.0 * (t4 * s_dot_bar)
+        t0_bar = (2.0 * (t4 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
         t5 = 2.0 * t0 * s_dot_bar
-        w_bar += matmul_bar_right(t5, points_dot[np.uint64(i)], w)
-        points_bar[np.uint64(i)] += matmul_bar_left(t5, points[np.uint64(i)], w_dot)
+        w_bar += chosen(s_dot_bar != 0.0, matmul_bar_right(t5, points_dot[np.uint64(i)], w))
+        points_bar[np.uint64(i)] += chosen(s_dot_bar != 0.0, matmul_bar_left(t5, points[np.uint64(i)], w_dot))
         # adjoint of: t0 = np.dot(points[i], w)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        points_bar[np.uint64(i)] += matmul_bar_left(t0_bar, points[np.uint64(i)], w)
-        w_bar += matmul_bar_right(t0_bar, points[np.uint64(i)], w)
+        points_bar[np.uint64(i)] += chosen(t0_bar != 0.0, matmul_bar_left(t0_bar, points[np.uint64(i)], w))
+        w_bar += chosen(t0_bar != 0.0, matmul_bar_right(t0_bar, points[np.uint64(i)], w))
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]
@@ -74,8 +74,8 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
             t1 = 2.0 * (points[i] - centroids[np.uint64(c)])
             t2 = t1 * (points_dot[i] - centroids_dot[np.uint64(c)])
             t3 = 2.0 * unbroadcast((points_dot[i] - centroids_dot[np.uint64(c)]) * np.full_like(t2, d2_dot_bar), t1)
-            points_bar[i] += unbroadcast(t3, points[i])
-            centroids_bar[np.uint64(c)] += unbroadcast(-t3, centroids[np.uint64(c)])
+            points_bar[i] += chosen(d2_dot_bar != 0.0, unbroadcast(t3, points[i]))
+            centroids_bar[np.uint64(c)] += chosen(d2_dot_bar != 0.0, unbroadcast(-t3, centroids[np.uint64(c)]))
             d2_dot_bar = 0.0
             # once these adjoints are zero, the earlier iterations would add only zeros: skipped
             if best_dot_bar == 0.0 and d2_dot_bar == 0.0:

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_vjp(points, centroids, w, out_bar):
@@ -43,8 +43,8 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
         t1 = np.dot(points[np.uint64(i)], w)
         best_bar = s_bar
         t2 = 2.0 * t1 * s_bar
-        points_bar[np.uint64(i)] += matmul_bar_left(t2, points[np.uint64(i)], w)
-        w_bar += matmul_bar_right(t2, points[np.uint64(i)], w)
+        points_bar[np.uint64(i)] += chosen(s_bar != 0.0, matmul_bar_left(t2, points[np.uint64(i)], w))
+        w_bar += chosen(s_bar != 0.0, matmul_bar_right(t2, points[np.uint64(i)], w))
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]
@@ -54,8 +54,8 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
                 best_bar = 0.0
             # adjoint of: d2 = np.sum((points[i] - centroids[c]) ** 2)
             t0 = 2.0 * (points[i] - centroids[np.uint64(c)]) * d2_bar
-            points_bar[i] += unbroadcast(t0, points[i])
-            centroids_bar[np.uint64(c)] += unbroadcast(-t0, centroids[np.uint64(c)])
+            points_bar[i] += chosen(d2_bar != 0.0, unbroadcast(t0, points[i]))
+            centroids_bar[np.uint64(c)] += chosen(d2_bar != 0.0, unbroadcast(-t0, centroids[np.uint64(c)]))
             d2_bar = 0.0
             # once these adjoints are zero, the earlier iterations would add only zeros: skipped
             if best_bar == 0.0 and d2_bar == 0.0:

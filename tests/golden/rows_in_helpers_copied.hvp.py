@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -65,22 +65,22 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     t9 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t10 = np.full_like(t9 * A_dot, result_1_dot_bar)
-    A_bar += -np.sin(A) * unbroadcast(A_dot * t10, t9)
-    A_dot_bar += unbroadcast(t9 * t10, A_dot)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t10, t9))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t9 * t10, A_dot))
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
     t7 = A * A_dot + A * A_dot
     t8 = np.full_like(t7, result_dot_bar)
-    A_bar += unbroadcast(A_dot * t8, A)
-    A_dot_bar += unbroadcast(A * t8, A_dot)
-    A_bar += unbroadcast(A_dot * t8, A)
-    A_dot_bar += unbroadcast(A * t8, A_dot)
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot))
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
         A[np.uint64(_scale_rows_i_1)] = tape[top : top + A[np.uint64(_scale_rows_i_1)].size].reshape(A[np.uint64(_scale_rows_i_1)].shape)  # restore the values A[_scale_rows_i_1] had before
         t6 = A_bar[np.uint64(_scale_rows_i_1)].copy()
-        A_bar[np.uint64(_scale_rows_i_1)] = _scale_rows_s[np.uint64(_scale_rows_i_1)] * t6
-        _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(A[np.uint64(_scale_rows_i_1)] * t6)
+        A_bar[np.uint64(_scale_rows_i_1)] = np.where(t6 != 0.0, _scale_rows_s[np.uint64(_scale_rows_i_1)] * t6, 0.0)
+        _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(np.where(t6 != 0.0, A[np.uint64(_scale_rows_i_1)] * t6, 0.0))
         # adjoint of: A_dot[_scale_rows_i_1] = _scale_rows_s[_scale_rows_i_1] * A_dot[_scale_rows_i_1] + A[_scale_rows_i_1] * _scale_rows_s_dot[_scale_rows_i_1]
         top -= A_dot[np.uint64(_scale_rows_i_1)].size
         A_dot[np.uint64(_scale_rows_i_1)] = tape[top : top + A_dot[np.uint64(_scale_rows_i_1)].size].reshape(A_dot[np.uint64(_scale_rows_i_1)].shape)  # restore the values A_dot[_scale_rows_i_1] had before
@@ -92,9 +92,9 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         A_bar[np.uint64(_scale_rows_i_1)] += _scale_rows_s_dot[np.uint64(_scale_rows_i_1)] * t5
         _scale_rows_s_dot_bar[np.uint64(_scale_rows_i_1)] += np.sum(A[np.uint64(_scale_rows_i_1)] * t5)
     # adjoint of: _scale_rows_s = s * s
-    s_bar += 2.0 * (s * _scale_rows_s_bar)
+    s_bar += 2.0 * np.where(_scale_rows_s_bar != 0.0, s * _scale_rows_s_bar, 0.0)
     # adjoint of: _scale_rows_s_dot = s * s_dot + s * s_dot
-    s_bar += 2.0 * unbroadcast(s_dot * _scale_rows_s_dot_bar, s)
+    s_bar += 2.0 * unbroadcast(np.where(_scale_rows_s_dot_bar != 0.0, s_dot * _scale_rows_s_dot_bar, 0.0), s)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -104,8 +104,8 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         top -= A[np.uint64(_scale_rows_i)].size
         A[np.uint64(_scale_rows_i)] = tape[top : top + A[np.uint64(_scale_rows_i)].size].reshape(A[np.uint64(_scale_rows_i)].shape)  # restore the values A[_scale_rows_i] had before
         t2 = A_bar[np.uint64(_scale_rows_i)].copy()
-        A_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t2
-        s_bar[np.uint64(_scale_rows_i)] += np.sum(A[np.uint64(_scale_rows_i)] * t2)
+        A_bar[np.uint64(_scale_rows_i)] = np.where(t2 != 0.0, s[np.uint64(_scale_rows_i)] * t2, 0.0)
+        s_bar[np.uint64(_scale_rows_i)] += np.sum(np.where(t2 != 0.0, A[np.uint64(_scale_rows_i)] * t2, 0.0))
         # adjoint of: A_dot[_scale_rows_i] = s[_scale_rows_i] * A_dot[_scale_rows_i] + A[_scale_rows_i] * s_dot[_scale_rows_i]
         top -= A_dot[np.uint64(_scale_rows_i)].size
         A_dot[np.uint64(_scale_rows_i)] = tape[top : top + A_dot[np.uint64(_scale_rows_i)].size].reshape(A_dot[np.uint64(_scale_rows_i)].shape)  # restore the values A_dot[_scale_rows_i] had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, zeros_like
 
 
 def rows_in_helpers_copied_vjp(A0, s, out_bar):
@@ -50,18 +50,18 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     s_bar = zeros_like(s)
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar += np.cos(A) * result_1_bar
+    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
     # adjoint of: result = np.sum(A * A)
-    A_bar += 2.0 * (A * result_bar)
+    A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
         A[np.uint64(_scale_rows_i_1)] = tape[top : top + A[np.uint64(_scale_rows_i_1)].size].reshape(A[np.uint64(_scale_rows_i_1)].shape)  # restore the values A[_scale_rows_i_1] had before
         t1 = A_bar[np.uint64(_scale_rows_i_1)].copy()
-        A_bar[np.uint64(_scale_rows_i_1)] = _scale_rows_s[np.uint64(_scale_rows_i_1)] * t1
-        _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(A[np.uint64(_scale_rows_i_1)] * t1)
+        A_bar[np.uint64(_scale_rows_i_1)] = np.where(t1 != 0.0, _scale_rows_s[np.uint64(_scale_rows_i_1)] * t1, 0.0)
+        _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(np.where(t1 != 0.0, A[np.uint64(_scale_rows_i_1)] * t1, 0.0))
     # adjoint of: _scale_rows_s = s * s
-    s_bar += 2.0 * (s * _scale_rows_s_bar)
+    s_bar += 2.0 * np.where(_scale_rows_s_bar != 0.0, s * _scale_rows_s_bar, 0.0)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -71,8 +71,8 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
         top -= A[np.uint64(_scale_rows_i)].size
         A[np.uint64(_scale_rows_i)] = tape[top : top + A[np.uint64(_scale_rows_i)].size].reshape(A[np.uint64(_scale_rows_i)].shape)  # restore the values A[_scale_rows_i] had before
         t0 = A_bar[np.uint64(_scale_rows_i)].copy()
-        A_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t0
-        s_bar[np.uint64(_scale_rows_i)] += np.sum(A[np.uint64(_scale_rows_i)] * t0)
+        A_bar[np.uint64(_scale_rows_i)] = np.where(t0 != 0.0, s[np.uint64(_scale_rows_i)] * t0, 0.0)
+        s_bar[np.uint64(_scale_rows_i)] += np.sum(np.where(t0 != 0.0, A[np.uint64(_scale_rows_i)] * t0, 0.0))
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, s_bar

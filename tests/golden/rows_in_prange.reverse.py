@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, zeros_like
 
 
 def rows_in_prange_vjp(cams, X, obs, out_bar):
@@ -43,16 +43,16 @@ def rows_in_prange_vjp(cams, X, obs, out_bar):
             p_bar = zeros_like(p)
             r_bar = 0.0
             # adjoint of: total += r * r
-            r_bar += 2.0 * (r * total_bar)
+            r_bar += 2.0 * (r * total_bar if total_bar != 0.0 else 0.0)
             # adjoint of: r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
             t0 = np.sum(p * p)
-            cam_bar[0] += p[0] * r_bar
-            p_bar[0] += cam[0] * r_bar
-            cam_bar[1] += p[1] * r_bar
-            p_bar[1] += cam[1] * r_bar
-            cam_bar[2] += t0 * -r_bar
+            cam_bar[0] += (p[0] * r_bar if r_bar != 0.0 else 0.0)
+            p_bar[0] += (cam[0] * r_bar if r_bar != 0.0 else 0.0)
+            cam_bar[1] += (p[1] * r_bar if r_bar != 0.0 else 0.0)
+            p_bar[1] += (cam[1] * r_bar if r_bar != 0.0 else 0.0)
+            cam_bar[2] += (t0 * -r_bar if r_bar != 0.0 else 0.0)
             t1 = cam[2] * -r_bar
-            p_bar += 2.0 * (p * t1)
+            p_bar += 2.0 * chosen(r_bar != 0.0, p * t1)
             # adjoint of: p = X[obs[i, 1]]
             X_bar_mine[obs[i, 1]] += p_bar
             # adjoint of: cam = cams[obs[i, 0]]

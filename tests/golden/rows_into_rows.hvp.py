@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
@@ -34,39 +34,42 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     t0_bar = zeros_like(t0)
     v_bar = zeros_like(v)
     # adjoint of: result_dot = np.sum(t0 * h_dot + h * (-np.sin(h) * h_dot))
-    t2 = -np.sin(h)
-    t3 = h * (t2 * h_dot)
-    t4 = t0 * h_dot + t3
-    t5 = np.full_like(t4, result_dot_bar)
-    t6 = unbroadcast(t5, t0 * h_dot)
-    t0_bar += unbroadcast(h_dot * t6, t0)
-    h_dot_bar += unbroadcast(t0 * t6, h_dot)
-    t7 = unbroadcast(t5, t3)
-    h_bar += unbroadcast(t2 * h_dot * t7, h)
-    t8 = unbroadcast(h * t7, t2 * h_dot)
-    h_bar += np.cos(h) * -unbroadcast(h_dot * t8, t2)
-    h_dot_bar += unbroadcast(t2 * t8, h_dot)
+    t5 = -np.sin(h)
+    t6 = h * (t5 * h_dot)
+    t7 = t0 * h_dot + t6
+    t8 = np.full_like(t7, result_dot_bar)
+    t9 = unbroadcast(t8, t0 * h_dot)
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t9, t0))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t0 * t9, h_dot))
+    t10 = unbroadcast(t8, t6)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * h_dot * t10, h))
+    t11 = unbroadcast(h * t10, t5 * h_dot)
+    h_bar += chosen(result_dot_bar != 0.0, np.cos(h) * -unbroadcast(h_dot * t11, t5))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t11, h_dot))
     # adjoint of: t0 = np.cos(h)
-    h_bar += -np.sin(h) * t0_bar
+    h_bar += np.where(t0_bar != 0.0, -np.sin(h) * t0_bar, 0.0)
     # adjoint of: h[:, 1] = A[:, 0]
-    A_bar[:, 0] += unbroadcast(h_bar[:, 1], A_bar[:, 0])
+    t4 = unbroadcast(h_bar[:, 1], A_bar[:, 0])
+    A_bar[:, 0] += t4
     h_bar[:, 1] = 0.0
     # adjoint of: h_dot[:, 1] = A_dot[:, 0]
     h_dot_bar[:, 1] = 0.0
     # adjoint of: h[2:4, :] = 2.0 * A[0:1, :]
-    A_bar[0:1, :] += 2.0 * unbroadcast(h_bar[2:4, :], A_bar[0:1, :])
+    t3 = unbroadcast(h_bar[2:4, :], A_bar[0:1, :])
+    A_bar[0:1, :] += (2.0 * t3)
     h_bar[2:4, :] = 0.0
     # adjoint of: h_dot[2:4, :] = 2.0 * A_dot[0:1, :]
     h_dot_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
-    t1 = unbroadcast(h_bar[0], v_bar)
-    v_bar += 2.0 * (v * t1)
+    t2 = unbroadcast(h_bar[0], v_bar)
+    v_bar += 2.0 * np.where(t2 != 0.0, v * t2, 0.0)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = v * v_dot + v * v_dot
-    v_bar += 2.0 * unbroadcast(v_dot * h_dot_bar[0], v)
+    v_bar += 2.0 * unbroadcast(np.where(h_dot_bar[0] != 0.0, v_dot * h_dot_bar[0], 0.0), v)
     h_dot_bar[0] = 0.0
     # adjoint of: h[1:3] = v
-    v_bar += unbroadcast(h_bar[1:3], v_bar)
+    t1 = unbroadcast(h_bar[1:3], v_bar)
+    v_bar += t1
     h_bar[1:3] = 0.0
     # adjoint of: h_dot[1:3] = v_dot
     h_dot_bar[1:3] = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def rows_into_rows_vjp(A, v, out_bar):
@@ -25,21 +25,24 @@ def rows_into_rows_vjp(A, v, out_bar):
     result_bar = out_bar
     v_bar = zeros_like(v)
     # adjoint of: result = np.sum(h * np.cos(h))
-    t1 = np.cos(h)
-    h_bar += t1 * result_bar
-    h_bar += -np.sin(h) * (h * result_bar)
+    t4 = np.cos(h)
+    h_bar += chosen(result_bar != 0.0, t4 * result_bar)
+    h_bar += chosen(result_bar != 0.0, -np.sin(h) * (h * result_bar))
     # adjoint of: h[:, 1] = A[:, 0]
-    A_bar[:, 0] += unbroadcast(h_bar[:, 1], A_bar[:, 0])
+    t3 = unbroadcast(h_bar[:, 1], A_bar[:, 0])
+    A_bar[:, 0] += t3
     h_bar[:, 1] = 0.0
     # adjoint of: h[2:4, :] = 2.0 * A[0:1, :]
-    A_bar[0:1, :] += 2.0 * unbroadcast(h_bar[2:4, :], A_bar[0:1, :])
+    t2 = unbroadcast(h_bar[2:4, :], A_bar[0:1, :])
+    A_bar[0:1, :] += (2.0 * t2)
     h_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
-    t0 = unbroadcast(h_bar[0], v_bar)
-    v_bar += 2.0 * (v * t0)
+    t1 = unbroadcast(h_bar[0], v_bar)
+    v_bar += 2.0 * np.where(t1 != 0.0, v * t1, 0.0)
     h_bar[0] = 0.0
     # adjoint of: h[1:3] = v
-    v_bar += unbroadcast(h_bar[1:3], v_bar)
+    t0 = unbroadcast(h_bar[1:3], v_bar)
+    v_bar += t0
     h_bar[1:3] = 0.0
     # adjoint of: h = np.copy(A)
     A_bar += h_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, zeros_like
 
 
 def rows_read_then_written_vjp(A, out_bar):
@@ -39,14 +39,14 @@ def rows_read_then_written_vjp(A, out_bar):
     row_bar = zeros_like(row)
     # adjoint of: result = s + np.sum(B * B)
     s_bar = result_bar
-    B_bar += 2.0 * (B * result_bar)
+    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before
     B_bar[0, 0] = 0.0
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(np.sin(row))
-        row_bar += np.cos(row) * s_bar
+        row_bar += chosen(s_bar != 0.0, np.cos(row) * s_bar)
         # adjoint of: row = np.copy(B[k])
         itop -= 1
         shape = (itape[itop + 0],)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_written_once_read_hvp(A, A_dot, out_bar):
@@ -67,10 +67,10 @@ def rows_written_once_read_hvp(A, A_dot, out_bar):
     t2 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar
     t3 = np.full_like(t2, result_dot_bar)
-    B_bar += unbroadcast(B_dot * t3, B)
-    B_dot_bar += unbroadcast(B * t3, B_dot)
-    B_bar += unbroadcast(B_dot * t3, B)
-    B_dot_bar += unbroadcast(B * t3, B_dot)
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot))
     for i in range(stop - 1, -1, -1):
         itop -= 1
         taken = itape[np.uint64(itop)]
@@ -88,12 +88,12 @@ def rows_written_once_read_hvp(A, A_dot, out_bar):
         s_dot_bar += B_dot_bar[np.uint64(i), 0]
         B_dot_bar[np.uint64(i), 0] = 0.0
         # adjoint of: s += np.sum(np.sin(row))
-        row_bar += np.cos(row) * s_bar
+        row_bar += chosen(s_bar != 0.0, np.cos(row) * s_bar)
         # adjoint of: s_dot += np.sum(np.cos(row) * row_dot)
         t0 = np.cos(row)
         t1 = np.full_like(t0 * row_dot, s_dot_bar)
-        row_bar += -np.sin(row) * unbroadcast(row_dot * t1, t0)
-        row_dot_bar += unbroadcast(t0 * t1, row_dot)
+        row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t1, t0))
+        row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t0 * t1, row_dot))
         # adjoint of: row = np.copy(B[i])
         itop -= 1
         shape = (itape[itop + 0],)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, zeros_like
 
 
 def rows_written_once_read_vjp(A, out_bar):
@@ -48,7 +48,7 @@ def rows_written_once_read_vjp(A, out_bar):
     row_bar = zeros_like(row)
     # adjoint of: result = s + np.sum(B * B)
     s_bar = result_bar
-    B_bar += 2.0 * (B * result_bar)
+    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
     for i in range(stop - 1, -1, -1):
         itop -= 1
         taken = itape[np.uint64(itop)]
@@ -60,7 +60,7 @@ def rows_written_once_read_vjp(A, out_bar):
         s_bar += B_bar[np.uint64(i), 0]
         B_bar[np.uint64(i), 0] = 0.0
         # adjoint of: s += np.sum(np.sin(row))
-        row_bar += np.cos(row) * s_bar
+        row_bar += chosen(s_bar != 0.0, np.cos(row) * s_bar)
         # adjoint of: row = np.copy(B[i])
         itop -= 1
         shape = (itape[itop + 0],)

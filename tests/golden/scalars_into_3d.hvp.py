@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -53,19 +53,20 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
-    t3 = h * h_dot + h * h_dot
-    t4 = np.full_like(t3, result_dot_bar)
-    h_bar += unbroadcast(h_dot * t4, h)
-    h_dot_bar += unbroadcast(h * t4, h_dot)
-    h_bar += unbroadcast(h_dot * t4, h)
-    h_dot_bar += unbroadcast(h * t4, h_dot)
+    t5 = h * h_dot + h * h_dot
+    t6 = np.full_like(t5, result_dot_bar)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot))
     top -= h[0, 1:].size
     h[0, 1:] = tape[top : top + h[0, 1:].size].reshape(h[0, 1:].shape)  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, :, 2] = 0.5 * x[t]
         top -= h[np.uint64(t), :, 2].size
         h[np.uint64(t), :, 2] = tape[top : top + h[np.uint64(t), :, 2].size].reshape(h[np.uint64(t), :, 2].shape)  # restore the values h[t, :, 2] had before
-        x_bar[np.uint64(t)] += 0.5 * np.sum(h_bar[np.uint64(t), :, 2])
+        t4 = np.sum(h_bar[np.uint64(t), :, 2])
+        x_bar[np.uint64(t)] += 0.5 * t4
         h_bar[np.uint64(t), :, 2] = 0.0
         # adjoint of: h_dot[t, :, 2] = 0.5 * x_dot[t]
         top -= h_dot[np.uint64(t), :, 2].size
@@ -74,21 +75,22 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
         # adjoint of: h[t, 1] = h[t, 1] * x[t]
         top -= h[np.uint64(t), 1].size
         h[np.uint64(t), 1] = tape[top : top + h[np.uint64(t), 1].size].reshape(h[np.uint64(t), 1].shape)  # restore the values h[t, 1] had before
-        t2 = h_bar[np.uint64(t), 1].copy()
-        h_bar[np.uint64(t), 1] = x[np.uint64(t)] * t2
-        x_bar[np.uint64(t)] += np.sum(h[np.uint64(t), 1] * t2)
+        t3 = h_bar[np.uint64(t), 1].copy()
+        h_bar[np.uint64(t), 1] = np.where(t3 != 0.0, x[np.uint64(t)] * t3, 0.0)
+        x_bar[np.uint64(t)] += np.sum(np.where(t3 != 0.0, h[np.uint64(t), 1] * t3, 0.0))
         # adjoint of: h_dot[t, 1] = x[t] * h_dot[t, 1] + h[t, 1] * x_dot[t]
         top -= h_dot[np.uint64(t), 1].size
         h_dot[np.uint64(t), 1] = tape[top : top + h_dot[np.uint64(t), 1].size].reshape(h_dot[np.uint64(t), 1].shape)  # restore the values h_dot[t, 1] had before
-        t0 = h_dot_bar[np.uint64(t), 1].copy()
-        t1 = unbroadcast(t0, x[np.uint64(t)] * h_dot[np.uint64(t), 1])
-        x_bar[np.uint64(t)] += np.sum(h_dot[np.uint64(t), 1] * t1)
-        h_dot_bar[np.uint64(t), 1] = x[np.uint64(t)] * t1
-        h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t0, h[np.uint64(t), 1] * x_dot[np.uint64(t)])
+        t1 = h_dot_bar[np.uint64(t), 1].copy()
+        t2 = unbroadcast(t1, x[np.uint64(t)] * h_dot[np.uint64(t), 1])
+        x_bar[np.uint64(t)] += np.sum(h_dot[np.uint64(t), 1] * t2)
+        h_dot_bar[np.uint64(t), 1] = x[np.uint64(t)] * t2
+        h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t1, h[np.uint64(t), 1] * x_dot[np.uint64(t)])
         # adjoint of: h[t] = x[t]
         top -= h[np.uint64(t)].size
         h[np.uint64(t)] = tape[top : top + h[np.uint64(t)].size].reshape(h[np.uint64(t)].shape)  # restore the values h[t] had before
-        x_bar[np.uint64(t)] += np.sum(h_bar[np.uint64(t)])
+        t0 = np.sum(h_bar[np.uint64(t)])
+        x_bar[np.uint64(t)] += t0
         h_bar[np.uint64(t)] = 0.0
         # adjoint of: h_dot[t] = x_dot[t]
         top -= h_dot[np.uint64(t)].size

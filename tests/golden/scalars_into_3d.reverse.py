@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, zeros_like
 
 
 def scalars_into_3d_vjp(x, out_bar):
@@ -38,24 +38,26 @@ def scalars_into_3d_vjp(x, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * h)
-    h_bar += 2.0 * (h * result_bar)
+    h_bar += 2.0 * chosen(result_bar != 0.0, h * result_bar)
     top -= h[0, 1:].size
     h[0, 1:] = tape[top : top + h[0, 1:].size].reshape(h[0, 1:].shape)  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, :, 2] = 0.5 * x[t]
         top -= h[np.uint64(t), :, 2].size
         h[np.uint64(t), :, 2] = tape[top : top + h[np.uint64(t), :, 2].size].reshape(h[np.uint64(t), :, 2].shape)  # restore the values h[t, :, 2] had before
-        x_bar[np.uint64(t)] += 0.5 * np.sum(h_bar[np.uint64(t), :, 2])
+        t2 = np.sum(h_bar[np.uint64(t), :, 2])
+        x_bar[np.uint64(t)] += 0.5 * t2
         h_bar[np.uint64(t), :, 2] = 0.0
         # adjoint of: h[t, 1] = h[t, 1] * x[t]
         top -= h[np.uint64(t), 1].size
         h[np.uint64(t), 1] = tape[top : top + h[np.uint64(t), 1].size].reshape(h[np.uint64(t), 1].shape)  # restore the values h[t, 1] had before
-        t0 = h_bar[np.uint64(t), 1].copy()
-        h_bar[np.uint64(t), 1] = x[np.uint64(t)] * t0
-        x_bar[np.uint64(t)] += np.sum(h[np.uint64(t), 1] * t0)
+        t1 = h_bar[np.uint64(t), 1].copy()
+        h_bar[np.uint64(t), 1] = np.where(t1 != 0.0, x[np.uint64(t)] * t1, 0.0)
+        x_bar[np.uint64(t)] += np.sum(np.where(t1 != 0.0, h[np.uint64(t), 1] * t1, 0.0))
         # adjoint of: h[t] = x[t]
         top -= h[np.uint64(t)].size
         h[np.uint64(t)] = tape[top : top + h[np.uint64(t)].size].reshape(h[np.uint64(t)].shape)  # restore the values h[t] had before
-        x_bar[np.uint64(t)] += np.sum(h_bar[np.uint64(t)])
+        t0 = np.sum(h_bar[np.uint64(t)])
+        x_bar[np.uint64(t)] += t0
         h_bar[np.uint64(t)] = 0.0
     return value, x_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
@@ -48,60 +48,65 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(g * h_dot + h * g_dot) + np.sum(c * c_dot + c * c_dot)
-    t6 = g * h_dot + h * g_dot
-    t7 = c * c_dot + c * c_dot
-    t8 = np.full_like(t6, result_dot_bar)
-    t9 = unbroadcast(t8, g * h_dot)
-    g_bar += unbroadcast(h_dot * t9, g)
-    h_dot_bar += unbroadcast(g * t9, h_dot)
-    t10 = unbroadcast(t8, h * g_dot)
-    h_bar += unbroadcast(g_dot * t10, h)
-    g_dot_bar += unbroadcast(h * t10, g_dot)
-    t11 = np.full_like(t7, result_dot_bar)
-    c_bar += unbroadcast(c_dot * t11, c)
-    c_dot_bar += unbroadcast(c * t11, c_dot)
-    c_bar += unbroadcast(c_dot * t11, c)
-    c_dot_bar += unbroadcast(c * t11, c_dot)
+    t11 = g * h_dot + h * g_dot
+    t12 = c * c_dot + c * c_dot
+    t13 = np.full_like(t11, result_dot_bar)
+    t14 = unbroadcast(t13, g * h_dot)
+    g_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t14, g))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(g * t14, h_dot))
+    t15 = unbroadcast(t13, h * g_dot)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(g_dot * t15, h))
+    g_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t15, g_dot))
+    t16 = np.full_like(t12, result_dot_bar)
+    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c))
+    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot))
+    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c))
+    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot))
     # adjoint of: h[:, 2] = s
-    s_bar = np.sum(h_bar[:, 2])
+    t10 = np.sum(h_bar[:, 2])
+    s_bar = t10
     h_bar[:, 2] = 0.0
     # adjoint of: h_dot[:, 2] = s_dot
     h_dot_bar[:, 2] = 0.0
     # adjoint of: h[1:3] = s * s
-    t5 = np.sum(h_bar[1:3])
-    s_bar += 2.0 * (s * t5)
+    t9 = np.sum(h_bar[1:3])
+    s_bar += 2.0 * (s * t9 if t9 != 0.0 else 0.0)
     h_bar[1:3] = 0.0
     # adjoint of: h_dot[1:3] = s * s_dot + s * s_dot
-    t4 = np.sum(h_dot_bar[1:3])
-    s_bar += 2.0 * (s_dot * t4)
+    t8 = np.sum(h_dot_bar[1:3])
+    s_bar += 2.0 * (s_dot * t8 if t8 != 0.0 else 0.0)
     h_dot_bar[1:3] = 0.0
     for t in range(n - 1, -1, -1):
         # adjoint of: c[:, t] = np.sin(x[t])
-        x_bar[np.uint64(t)] += math.cos(x[np.uint64(t)]) * np.sum(c_bar[:, np.uint64(t)])
+        t7 = np.sum(c_bar[:, np.uint64(t)])
+        x_bar[np.uint64(t)] += (math.cos(x[np.uint64(t)]) * t7 if t7 != 0.0 else 0.0)
         c_bar[:, np.uint64(t)] = 0.0
         # adjoint of: c_dot[:, t] = math.cos(x[t]) * x_dot[t]
-        x_bar[np.uint64(t)] += -math.sin(x[np.uint64(t)]) * (x_dot[np.uint64(t)] * np.sum(c_dot_bar[:, np.uint64(t)]))
+        t6 = np.sum(c_dot_bar[:, np.uint64(t)])
+        x_bar[np.uint64(t)] += (-math.sin(x[np.uint64(t)]) * (x_dot[np.uint64(t)] * t6) if t6 != 0.0 else 0.0)
         c_dot_bar[:, np.uint64(t)] = 0.0
         # adjoint of: g[t, 1:] -= x[t] * x[t]
-        t3 = -np.sum(g_bar[np.uint64(t), 1:])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t3)
+        t5 = -np.sum(g_bar[np.uint64(t), 1:])
+        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t5 if t5 != 0.0 else 0.0)
         # adjoint of: g_dot[t, 1:] -= x[t] * x_dot[t] + x[t] * x_dot[t]
-        t2 = -np.sum(g_dot_bar[np.uint64(t), 1:])
-        x_bar[np.uint64(t)] += 2.0 * (x_dot[np.uint64(t)] * t2)
+        t4 = -np.sum(g_dot_bar[np.uint64(t), 1:])
+        x_bar[np.uint64(t)] += 2.0 * (x_dot[np.uint64(t)] * t4 if t4 != 0.0 else 0.0)
         # adjoint of: g[t] += s
-        s_bar += np.sum(g_bar[np.uint64(t)])
+        t3 = np.sum(g_bar[np.uint64(t)])
+        s_bar += t3
         # adjoint of: g[t, :] = 2.0 * x[t] * s
-        t1 = np.sum(g_bar[np.uint64(t), :])
-        x_bar[np.uint64(t)] += 2.0 * (s * t1)
-        s_bar += 2.0 * x[np.uint64(t)] * t1
+        t2 = np.sum(g_bar[np.uint64(t), :])
+        x_bar[np.uint64(t)] += (2.0 * (s * t2) if t2 != 0.0 else 0.0)
+        s_bar += (2.0 * x[np.uint64(t)] * t2 if t2 != 0.0 else 0.0)
         g_bar[np.uint64(t), :] = 0.0
         # adjoint of: g_dot[t, :] = s * (2.0 * x_dot[t]) + 2.0 * x[t] * s_dot
-        t0 = np.sum(g_dot_bar[np.uint64(t), :])
-        s_bar += 2.0 * x_dot[np.uint64(t)] * t0
-        x_bar[np.uint64(t)] += 2.0 * (s_dot * t0)
+        t1 = np.sum(g_dot_bar[np.uint64(t), :])
+        s_bar += (2.0 * x_dot[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += (2.0 * (s_dot * t1) if t1 != 0.0 else 0.0)
         g_dot_bar[np.uint64(t), :] = 0.0
         # adjoint of: h[t] = x[t]
-        x_bar[np.uint64(t)] += np.sum(h_bar[np.uint64(t)])
+        t0 = np.sum(h_bar[np.uint64(t)])
+        x_bar[np.uint64(t)] += t0
         h_bar[np.uint64(t)] = 0.0
         # adjoint of: h_dot[t] = x_dot[t]
         h_dot_bar[np.uint64(t)] = 0.0

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def scalars_into_rows_vjp(x, s, out_bar):
@@ -34,32 +34,36 @@ def scalars_into_rows_vjp(x, s, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * g) + np.sum(c * c)
-    t3 = np.full_like(h * g, result_bar)
-    h_bar += unbroadcast(g * t3, h)
-    g_bar += unbroadcast(h * t3, g)
-    c_bar += 2.0 * (c * result_bar)
+    t7 = np.full_like(h * g, result_bar)
+    h_bar += chosen(result_bar != 0.0, unbroadcast(g * t7, h))
+    g_bar += chosen(result_bar != 0.0, unbroadcast(h * t7, g))
+    c_bar += 2.0 * chosen(result_bar != 0.0, c * result_bar)
     # adjoint of: h[:, 2] = s
-    s_bar = np.sum(h_bar[:, 2])
+    t6 = np.sum(h_bar[:, 2])
+    s_bar = t6
     h_bar[:, 2] = 0.0
     # adjoint of: h[1:3] = s * s
-    t2 = np.sum(h_bar[1:3])
-    s_bar += 2.0 * (s * t2)
+    t5 = np.sum(h_bar[1:3])
+    s_bar += 2.0 * (s * t5 if t5 != 0.0 else 0.0)
     h_bar[1:3] = 0.0
     for t in range(n - 1, -1, -1):
         # adjoint of: c[:, t] = np.sin(x[t])
-        x_bar[np.uint64(t)] += math.cos(x[np.uint64(t)]) * np.sum(c_bar[:, np.uint64(t)])
+        t4 = np.sum(c_bar[:, np.uint64(t)])
+        x_bar[np.uint64(t)] += (math.cos(x[np.uint64(t)]) * t4 if t4 != 0.0 else 0.0)
         c_bar[:, np.uint64(t)] = 0.0
         # adjoint of: g[t, 1:] -= x[t] * x[t]
-        t1 = -np.sum(g_bar[np.uint64(t), 1:])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t1)
+        t3 = -np.sum(g_bar[np.uint64(t), 1:])
+        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t3 if t3 != 0.0 else 0.0)
         # adjoint of: g[t] += s
-        s_bar += np.sum(g_bar[np.uint64(t)])
+        t2 = np.sum(g_bar[np.uint64(t)])
+        s_bar += t2
         # adjoint of: g[t, :] = 2.0 * x[t] * s
-        t0 = np.sum(g_bar[np.uint64(t), :])
-        x_bar[np.uint64(t)] += 2.0 * (s * t0)
-        s_bar += 2.0 * x[np.uint64(t)] * t0
+        t1 = np.sum(g_bar[np.uint64(t), :])
+        x_bar[np.uint64(t)] += (2.0 * (s * t1) if t1 != 0.0 else 0.0)
+        s_bar += (2.0 * x[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
         g_bar[np.uint64(t), :] = 0.0
         # adjoint of: h[t] = x[t]
-        x_bar[np.uint64(t)] += np.sum(h_bar[np.uint64(t)])
+        t0 = np.sum(h_bar[np.uint64(t)])
+        x_bar[np.uint64(t)] += t0
         h_bar[np.uint64(t)] = 0.0
     return value, x_bar, s_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
@@ -40,30 +40,30 @@ def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
     t6 = 1.0 - t0 * t0
     t7 = np.full_like(t6 * h_dot, result_dot_bar)
     t8 = -unbroadcast(h_dot * t7, t6)
-    t0_bar += 2.0 * (t0 * t8)
-    h_dot_bar += unbroadcast(t6 * t7, h_dot)
+    t0_bar += 2.0 * chosen(result_dot_bar != 0.0, t0 * t8)
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot))
     # adjoint of: t0 = np.tanh(h)
-    h_bar += (1.0 - t0 * t0) * t0_bar
+    h_bar += np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
     # serial adjoint of a prange loop: its body reads or writes slices of arrays
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, 3] += x[t]
         x_bar[np.uint64(t)] += h_bar[np.uint64(t), 3]
         # adjoint of: h[t, 1:3] = x[t] * x[t]
         t4 = np.sum(h_bar[np.uint64(t), 1:3])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t4)
+        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t4 if t4 != 0.0 else 0.0)
         h_bar[np.uint64(t), 1:3] = 0.0
         # adjoint of: h_dot[t, 1:3] = x[t] * x_dot[t] + x[t] * x_dot[t]
         t3 = np.sum(h_dot_bar[np.uint64(t), 1:3])
-        x_bar[np.uint64(t)] += 2.0 * (x_dot[np.uint64(t)] * t3)
+        x_bar[np.uint64(t)] += 2.0 * (x_dot[np.uint64(t)] * t3 if t3 != 0.0 else 0.0)
         h_dot_bar[np.uint64(t), 1:3] = 0.0
         # adjoint of: h[t] = w * x[t]
         t2 = np.sum(h_bar[np.uint64(t)])
-        w_bar += x[np.uint64(t)] * t2
-        x_bar[np.uint64(t)] += w * t2
+        w_bar += (x[np.uint64(t)] * t2 if t2 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += (w * t2 if t2 != 0.0 else 0.0)
         h_bar[np.uint64(t)] = 0.0
         # adjoint of: h_dot[t] = x[t] * w_dot + w * x_dot[t]
         t1 = np.sum(h_dot_bar[np.uint64(t)])
-        x_bar[np.uint64(t)] += w_dot * t1
-        w_bar += x_dot[np.uint64(t)] * t1
+        x_bar[np.uint64(t)] += (w_dot * t1 if t1 != 0.0 else 0.0)
+        w_bar += (x_dot[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
         h_dot_bar[np.uint64(t)] = 0.0
     return value, x_bar, w_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def scalars_into_rows_prange_vjp(x, w, out_bar):
@@ -30,18 +30,18 @@ def scalars_into_rows_prange_vjp(x, w, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(np.tanh(h))
     t2 = np.tanh(h)
-    h_bar += (1.0 - t2 * t2) * result_bar
+    h_bar += chosen(result_bar != 0.0, (1.0 - t2 * t2) * result_bar)
     # serial adjoint of a prange loop: its body reads or writes slices of arrays
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, 3] += x[t]
         x_bar[np.uint64(t)] += h_bar[np.uint64(t), 3]
         # adjoint of: h[t, 1:3] = x[t] * x[t]
         t1 = np.sum(h_bar[np.uint64(t), 1:3])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t1)
+        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
         h_bar[np.uint64(t), 1:3] = 0.0
         # adjoint of: h[t] = w * x[t]
         t0 = np.sum(h_bar[np.uint64(t)])
-        w_bar += x[np.uint64(t)] * t0
-        x_bar[np.uint64(t)] += w * t0
+        w_bar += (x[np.uint64(t)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += (w * t0 if t0 != 0.0 else 0.0)
         h_bar[np.uint64(t)] = 0.0
     return value, x_bar, w_bar

@@ -22,8 +22,8 @@ def scale_into_vjp(x, buf, out_bar, buf_out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += buf[i] * x[i]
-        buf_bar[i] += x[i] * s_bar
-        x_bar[i] += buf[i] * s_bar
+        buf_bar[i] += (x[i] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += (buf[i] * s_bar if s_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: buf[i] = 2.0 * x[i]

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, unbroadcast, zeros_like
+from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, unbroadcast, zeros_like
 
 
 def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
@@ -44,10 +44,10 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     # adjoint of: result_dot = np.sum(out * out_dot + out * out_dot)
     t3 = out * out_dot + out * out_dot
     t4 = np.full_like(t3, result_dot_bar)
-    out_bar += unbroadcast(out_dot * t4, out)
-    out_dot_bar += unbroadcast(out * t4, out_dot)
-    out_bar += unbroadcast(out_dot * t4, out)
-    out_dot_bar += unbroadcast(out * t4, out_dot)
+    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t4, out))
+    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t4, out_dot))
+    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t4, out))
+    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t4, out_dot))
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -82,29 +82,29 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 ltop -= 1
                 acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t2 = acc_bar[np.uint64(j)]
-                acc_bar[np.uint64(j)] = acc[j - 1] * t2
-                acc_bar[j - 1] += acc[np.uint64(j)] * t2
-                acc_bar[np.uint64(j)] += math.cos(acc[np.uint64(j)]) * t2
+                acc_bar[np.uint64(j)] = (acc[j - 1] * t2 if t2 != 0.0 else 0.0)
+                acc_bar[j - 1] += (acc[np.uint64(j)] * t2 if t2 != 0.0 else 0.0)
+                acc_bar[np.uint64(j)] += (math.cos(acc[np.uint64(j)]) * t2 if t2 != 0.0 else 0.0)
                 # adjoint of: acc_dot[j] = acc[j - 1] * acc_dot[j] + acc[j] * acc_dot[j - 1] + math.cos(acc[j]) * acc_dot[j]
                 ltop -= 1
                 acc_dot[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
                 t0 = math.cos(acc[np.uint64(j)])
                 t1 = acc_dot_bar[np.uint64(j)]
-                acc_bar[j - 1] += acc_dot[np.uint64(j)] * t1
-                acc_dot_bar[np.uint64(j)] = acc[j - 1] * t1
-                acc_bar[np.uint64(j)] += acc_dot[j - 1] * t1
-                acc_dot_bar[j - 1] += acc[np.uint64(j)] * t1
-                acc_bar[np.uint64(j)] += -math.sin(acc[np.uint64(j)]) * (acc_dot[np.uint64(j)] * t1)
-                acc_dot_bar[np.uint64(j)] += t0 * t1
+                acc_bar[j - 1] += (acc_dot[np.uint64(j)] * t1 if t1 != 0.0 else 0.0)
+                acc_dot_bar[np.uint64(j)] = (acc[j - 1] * t1 if t1 != 0.0 else 0.0)
+                acc_bar[np.uint64(j)] += (acc_dot[j - 1] * t1 if t1 != 0.0 else 0.0)
+                acc_dot_bar[j - 1] += (acc[np.uint64(j)] * t1 if t1 != 0.0 else 0.0)
+                acc_bar[np.uint64(j)] += (-math.sin(acc[np.uint64(j)]) * (acc_dot[np.uint64(j)] * t1) if t1 != 0.0 else 0.0)
+                acc_dot_bar[np.uint64(j)] += (t0 * t1 if t1 != 0.0 else 0.0)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
-                X_bar[i, j] += w[j] * acc_bar[j]
-                w_bar_mine[j] += X[i, j] * acc_bar[j]
+                X_bar[i, j] += (w[j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                w_bar_mine[j] += (X[i, j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
                 acc_bar[j] = 0.0
                 # adjoint of: acc_dot[j] = w[j] * X_dot[i, j] + X[i, j] * w_dot[j]
-                w_bar_mine[j] += X_dot[i, j] * acc_dot_bar[j]
-                X_bar[i, j] += w_dot[j] * acc_dot_bar[j]
+                w_bar_mine[j] += (X_dot[i, j] * acc_dot_bar[j] if acc_dot_bar[j] != 0.0 else 0.0)
+                X_bar[i, j] += (w_dot[j] * acc_dot_bar[j] if acc_dot_bar[j] != 0.0 else 0.0)
                 acc_dot_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, zeros_like
 
 
 def scratch_recurrence_vjp(X, w, out_bar_1):
@@ -35,7 +35,7 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
     w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = np.sum(out * out)
-    out_bar += 2.0 * (out * result_bar)
+    out_bar += 2.0 * chosen(result_bar != 0.0, out * result_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -61,14 +61,14 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 ltop -= 1
                 acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t0 = acc_bar[np.uint64(j)]
-                acc_bar[np.uint64(j)] = acc[j - 1] * t0
-                acc_bar[j - 1] += acc[np.uint64(j)] * t0
-                acc_bar[np.uint64(j)] += math.cos(acc[np.uint64(j)]) * t0
+                acc_bar[np.uint64(j)] = (acc[j - 1] * t0 if t0 != 0.0 else 0.0)
+                acc_bar[j - 1] += (acc[np.uint64(j)] * t0 if t0 != 0.0 else 0.0)
+                acc_bar[np.uint64(j)] += (math.cos(acc[np.uint64(j)]) * t0 if t0 != 0.0 else 0.0)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
-                X_bar[i, j] += w[j] * acc_bar[j]
-                w_bar_mine[j] += X[i, j] * acc_bar[j]
+                X_bar[i, j] += (w[j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                w_bar_mine[j] += (X[i, j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
                 acc_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
 
 
 def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
@@ -71,9 +71,9 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     choice_3_bar = result_dot_bar
     t17 = np.full_like(t16, result_dot_bar)
     t18 = unbroadcast(t17, B[0] * y_dot)
-    B_bar[0] += y_dot * t18
-    y_dot_bar = np.sum(B[0] * t18)
-    y_bar = np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0]))
+    B_bar[0] += chosen(result_dot_bar != 0.0, y_dot * t18)
+    y_dot_bar = (np.sum(B[0] * t18) if result_dot_bar != 0.0 else 0.0)
+    y_bar = (np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0])) if result_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
@@ -82,23 +82,23 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t13 = t1 / t2
         t14 = -np.sin(B[1, :])
         t15 = np.sum(t14 * B_dot[1, :])
-        t1_bar = t12 * (t15 * choice_3_bar)
-        t2_bar = -t13 * t12 * (t15 * choice_3_bar)
-        B_bar[1, :] += np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t14 * B_dot[1, :], t13 * choice_3_bar), t14)
+        t1_bar = (t12 * (t15 * choice_3_bar) if choice_3_bar != 0.0 else 0.0)
+        t2_bar = (-t13 * t12 * (t15 * choice_3_bar) if choice_3_bar != 0.0 else 0.0)
+        B_bar[1, :] += chosen(choice_3_bar != 0.0, np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t14 * B_dot[1, :], t13 * choice_3_bar), t14))
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
         # adjoint of: choice_2 = r / t2 * r_dot
         t10 = 1.0 / t2
         t11 = r / t2
-        r_bar = t10 * (r_dot * choice_2_bar)
-        t2_bar += -t11 * t10 * (r_dot * choice_2_bar)
+        r_bar = (t10 * (r_dot * choice_2_bar) if choice_2_bar != 0.0 else 0.0)
+        t2_bar += (-t11 * t10 * (r_dot * choice_2_bar) if choice_2_bar != 0.0 else 0.0)
     # adjoint of: t2 = math.hypot(r, t1)
     t9 = math.hypot(r, t1)
-    r_bar += (r / t9 * t2_bar if t9 != 0.0 else 0.0)
-    t1_bar += (t1 / t9 * t2_bar if t9 != 0.0 else 0.0)
+    r_bar += ((r / t9 * t2_bar if t9 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
+    t1_bar += ((t1 / t9 * t2_bar if t9 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(np.cos(B[1, :]))
-    B_bar[1, :] += -np.sin(B[1, :]) * t1_bar
+    B_bar[1, :] += chosen(t1_bar != 0.0, -np.sin(B[1, :]) * t1_bar)
     # adjoint of: y = t0
     t0_bar = y_bar
     # adjoint of: y_dot = choice + choice_1
@@ -111,18 +111,18 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t6 = 1.0 / t0
         t7 = (2.0 * r) / t0
         t8 = 2.0 * r_dot * choice_1_bar
-        r_bar += 2.0 * (t6 * t8)
-        t0_bar += -t7 * t6 * t8
+        r_bar += (2.0 * (t6 * t8) if choice_1_bar != 0.0 else 0.0)
+        t0_bar += (-t7 * t6 * t8 if choice_1_bar != 0.0 else 0.0)
     itop -= 1
     taken_3 = itape[np.uint64(itop)]
     if taken_3 == 1:
         # adjoint of: choice = r / t0 * r_dot
         t4 = 1.0 / t0
         t5 = r / t0
-        r_bar += t4 * (r_dot * choice_bar)
-        t0_bar += -t5 * t4 * (r_dot * choice_bar)
+        r_bar += (t4 * (r_dot * choice_bar) if choice_bar != 0.0 else 0.0)
+        t0_bar += (-t5 * t4 * (r_dot * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t0 = math.hypot(r, 2.0 * r)
     t3 = math.hypot(r, 2.0 * r)
-    r_bar += (r / t3 * t0_bar if t3 != 0.0 else 0.0)
-    r_bar += (2.0 * ((2.0 * r) / t3 * t0_bar) if t3 != 0.0 else 0.0)
+    r_bar += ((r / t3 * t0_bar if t3 != 0.0 else 0.0) if t0_bar != 0.0 else 0.0)
+    r_bar += ((2.0 * ((2.0 * r) / t3 * t0_bar) if t3 != 0.0 else 0.0) if t0_bar != 0.0 else 0.0)
     return value, r_bar, B_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def selected_times_array_vjp(r, B, out_bar):
@@ -22,11 +22,11 @@ def selected_times_array_vjp(r, B, out_bar):
     # adjoint of: result = math.hypot(r, np.sum(np.cos(B[1, :]))) + np.sum(y * B[0])
     t1 = np.sum(np.cos(B[1, :]))
     t2 = math.hypot(r, t1)
-    r_bar = (r / t2 * result_bar if t2 != 0.0 else 0.0)
-    B_bar[1, :] += -np.sin(B[1, :]) * (t1 / t2 * result_bar if t2 != 0.0 else 0.0)
-    y_bar = np.sum(B[0] * result_bar)
-    B_bar[0] += y * result_bar
+    r_bar = ((r / t2 * result_bar if t2 != 0.0 else 0.0) if result_bar != 0.0 else 0.0)
+    B_bar[1, :] += chosen(result_bar != 0.0, -np.sin(B[1, :]) * (t1 / t2 * result_bar if t2 != 0.0 else 0.0))
+    y_bar = (np.sum(B[0] * result_bar) if result_bar != 0.0 else 0.0)
+    B_bar[0] += chosen(result_bar != 0.0, y * result_bar)
     # adjoint of: y = math.hypot(r, 2.0 * r)
-    r_bar += (r / y * y_bar if y != 0.0 else 0.0)
-    r_bar += (2.0 * ((2.0 * r) / y * y_bar) if y != 0.0 else 0.0)
+    r_bar += ((r / y * y_bar if y != 0.0 else 0.0) if y_bar != 0.0 else 0.0)
+    r_bar += ((2.0 * ((2.0 * r) / y * y_bar) if y != 0.0 else 0.0) if y_bar != 0.0 else 0.0)
     return value, r_bar, B_bar

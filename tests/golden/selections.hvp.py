@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
@@ -35,11 +35,11 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     t9 = np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)
     t10 = 2.0 * t2 * t9
     t11 = np.full_like(t8, result_dot_bar)
-    z_bar += unbroadcast(z_dot * t11, z)
-    z_dot_bar += unbroadcast(z * t11, z_dot)
-    z_bar += unbroadcast(z_dot * t11, z)
-    z_dot_bar += unbroadcast(z * t11, z_dot)
-    t2_bar += 2.0 * unbroadcast(t9 * np.full_like(t10, result_dot_bar), 2.0 * t2)
+    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t11, z))
+    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t11, z_dot))
+    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t11, z))
+    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t11, z_dot))
+    t2_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t9 * np.full_like(t10, result_dot_bar), 2.0 * t2))
     # adjoint of: t2 = np.clip(x, lo, 0.9)
     x_bar += np.where((x >= lo) & (x <= 0.9), t2_bar, 0.0)
     lo_bar = np.sum(np.where(x < lo, t2_bar, 0.0))
@@ -57,5 +57,5 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     x_bar += y_dot * unbroadcast(t6, x * y_dot)
     x_bar += -np.sin(x) * unbroadcast(x_dot * unbroadcast(np.where(t5, z_dot_bar, 0.0), t4 * x_dot), t4)
     # adjoint of: t1 = np.sin(x)
-    x_bar += np.cos(x) * t1_bar
+    x_bar += np.where(t1_bar != 0.0, np.cos(x) * t1_bar, 0.0)
     return value, x_bar, lo_bar, y_bar

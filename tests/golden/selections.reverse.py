@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def selections_vjp(x, lo, y, out_bar):
@@ -23,14 +23,14 @@ def selections_vjp(x, lo, y, out_bar):
     z_bar = zeros_like(z)
     # adjoint of: result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
     t3 = np.clip(x, lo, 0.9)
-    z_bar += 2.0 * (z * result_bar)
+    z_bar += 2.0 * chosen(result_bar != 0.0, z * result_bar)
     t4 = 2.0 * t3 * result_bar
-    x_bar += np.where((x >= lo) & (x <= 0.9), t4, 0.0)
-    lo_bar = np.sum(np.where(x < lo, t4, 0.0))
+    x_bar += chosen(result_bar != 0.0, np.where((x >= lo) & (x <= 0.9), t4, 0.0))
+    lo_bar = (np.sum(np.where(x < lo, t4, 0.0)) if result_bar != 0.0 else 0.0)
     # adjoint of: z = np.where(x > 0.2, x * y, np.sin(x))
     t0 = x > 0.2
     t2 = np.where(t0, z_bar, 0.0)
-    x_bar += y * t2
-    y_bar = np.sum(x * t2)
-    x_bar += np.where(np.logical_not(t0), np.cos(x) * z_bar, 0.0)
+    x_bar += np.where(t0, y * t2, 0.0)
+    y_bar = np.sum(np.where(t0, x * t2, 0.0))
+    x_bar += np.where(np.logical_not(t0), np.where(z_bar != 0.0, np.cos(x) * z_bar, 0.0), 0.0)
     return value, x_bar, lo_bar, y_bar

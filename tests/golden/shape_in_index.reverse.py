@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def shape_in_index_vjp(x, A, out_bar):
@@ -22,9 +22,9 @@ def shape_in_index_vjp(x, A, out_bar):
     t0 = 1.0 + A * A
     t1 = 1.0 / t0
     t2 = A / t0
-    A_bar[i2, 0] += x[1] * result_bar
+    A_bar[i2, 0] += (x[1] * result_bar if result_bar != 0.0 else 0.0)
     t3 = result_bar / t2.size
-    A_bar += t1 * t3
+    A_bar += chosen(result_bar != 0.0, t1 * t3)
     t4 = -t2 * t1 * t3
-    A_bar += 2.0 * (A * t4)
+    A_bar += 2.0 * chosen(result_bar != 0.0, A * t4)
     return value, A_bar

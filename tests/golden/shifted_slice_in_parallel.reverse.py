@@ -38,16 +38,16 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     for chunk in prange(16):
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             # adjoint of: s += y[i] * y[i]
-            y_bar[i] += 2.0 * (y[i] * s_bar)
+            y_bar[i] += 2.0 * (y[i] * s_bar if s_bar != 0.0 else 0.0)
     # adjoint of: y[:-1] = (y[1:] - y[:-1]) * a
     top -= y[:-1].size
     y[:-1] = tape[top : top + y[:-1].size].reshape(y[:-1].shape)  # restore the values y[:-1] had before
     t0 = y[:-1]
     t1 = y_bar[:-1].copy()
     y_bar[:-1] = 0.0
-    y_bar[1:] += unbroadcast(a * t1, y[1:])
-    y_bar[:-1] += unbroadcast(-(a * t1), t0)
-    a_bar += np.sum((y[1:] - t0) * t1)
+    y_bar[1:] += unbroadcast(np.where(t1 != 0.0, a * t1, 0.0), y[1:])
+    y_bar[:-1] += unbroadcast(np.where(t1 != 0.0, -(a * t1), 0.0), t0)
+    a_bar += np.sum(np.where(t1 != 0.0, (y[1:] - t0) * t1, 0.0))
     # adjoint of: y = np.copy(y0)
     y0_bar += y_bar
     return value, y0_bar, a_bar

@@ -39,6 +39,6 @@ def shifting_offset_hvp(x, x_dot, out_bar):
                 j = (i + off) % n
                 # adjoint of: s_dot += (t + 1) * (x[j] * x_dot[i] + x[i] * x_dot[j])
                 t0 = (t + 1) * s_dot_bar
-                x_bar[j] += x_dot[i] * t0
-                x_bar[i] += x_dot[j] * t0
+                x_bar[j] += (x_dot[i] * t0 if s_dot_bar != 0.0 else 0.0)
+                x_bar[i] += (x_dot[j] * t0 if s_dot_bar != 0.0 else 0.0)
     return value, x_bar

@@ -45,12 +45,12 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             # adjoint of: s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
             t2 = 1.0 / t0
             t3 = 0.5 / t0
-            x_bar[np.uint64(i)] += t3 * x_dot[np.uint64(i)] * s_dot_bar
-            t0_bar = -t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar))
-            t0_bar += x_dot[np.uint64(i)] * s_dot_bar
+            x_bar[np.uint64(i)] += (t3 * x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            t0_bar = (-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
+            t0_bar += (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
             t1 = t0  # its value, before the old one is restored
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
-            x_bar[np.uint64(i)] += 0.5 / t1 * t0_bar
+            x_bar[np.uint64(i)] += (0.5 / t1 * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar

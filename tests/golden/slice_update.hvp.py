@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def slice_update_hvp(x, x_dot, out_bar):
@@ -28,10 +28,11 @@ def slice_update_hvp(x, x_dot, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
-    t4 = 2.0 * y * y_dot
-    y_bar += 2.0 * unbroadcast(y_dot * np.full_like(t4, result_dot_bar), 2.0 * y)
+    t5 = 2.0 * y * y_dot
+    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(t5, result_dot_bar), 2.0 * y))
     # adjoint of: y[::2] += 0.5 * x[::2]
-    x_bar[::2] += 0.5 * unbroadcast(y_bar[::2], x_bar[::2])
+    t4 = unbroadcast(y_bar[::2], x_bar[::2])
+    x_bar[::2] += (0.5 * t4)
     # adjoint of: y[1:-1] = x[2:] - t0 + t1
     t2 = y_bar[1:-1]
     t3 = unbroadcast(t2, x[2:] - t0)
@@ -42,5 +43,5 @@ def slice_update_hvp(x, x_dot, out_bar):
     # adjoint of: t1 = x[:-2]
     x_bar[:-2] += t1_bar
     # adjoint of: t0 = 2.0 * x[1:-1]
-    x_bar[1:-1] += 2.0 * t0_bar
+    x_bar[1:-1] += (2.0 * t0_bar)
     return value, x_bar

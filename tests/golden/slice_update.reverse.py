@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def slice_update_vjp(x, out_bar):
@@ -20,9 +20,10 @@ def slice_update_vjp(x, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y**2)
-    y_bar += 2.0 * y * result_bar
+    y_bar += chosen(result_bar != 0.0, 2.0 * y * result_bar)
     # adjoint of: y[::2] += 0.5 * x[::2]
-    x_bar[::2] += 0.5 * unbroadcast(y_bar[::2], x_bar[::2])
+    t4 = unbroadcast(y_bar[::2], x_bar[::2])
+    x_bar[::2] += (0.5 * t4)
     # adjoint of: y[1:-1] = x[2:] - 2.0 * x[1:-1] + x[:-2]
     t0 = 2.0 * x[1:-1]
     t1 = x[:-2]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def slices_inplace_copied_vjp(x0, y, a, out_bar):
@@ -51,47 +51,49 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x))
     result_bar = result_1_bar
-    x_bar += np.cos(x) * result_1_bar
+    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
     # adjoint of: result = np.sum(np.sin(x))
-    x_bar += np.cos(x) * result_bar
+    x_bar += chosen(result_bar != 0.0, np.cos(x) * result_bar)
     # adjoint of: x[2:] = x[2:] ** 2.0
     top -= x[2:].size
     x[2:] = tape[top : top + x[2:].size].reshape(x[2:].shape)  # restore the values x[2:] had before
-    t8 = x_bar[2:].copy()
-    x_bar[2:] = 2.0 * x[2:] * t8
+    t10 = x_bar[2:].copy()
+    x_bar[2:] = np.where(t10 != 0.0, 2.0 * x[2:] * t10, 0.0)
     # adjoint of: x[::2] = x[::2] / 2.0
     top -= x[::2].size
     x[::2] = tape[top : top + x[::2].size].reshape(x[::2].shape)  # restore the values x[::2] had before
-    t6 = 1.0 / 2.0
-    t7 = x_bar[::2].copy()
-    x_bar[::2] = t6 * t7
+    t8 = 1.0 / 2.0
+    t9 = x_bar[::2].copy()
+    x_bar[::2] = np.where(t9 != 0.0, t8 * t9, 0.0)
     # adjoint of: x[:-1] = x[:-1] - (y[1:] * x[1:])
     top -= x[:-1].size
     x[:-1] = tape[top : top + x[:-1].size].reshape(x[:-1].shape)  # restore the values x[:-1] had before
-    t3 = x[:-1]
-    t4 = x_bar[:-1].copy()
-    x_bar[:-1] = unbroadcast(t4, t3)
-    t5 = unbroadcast(-t4, y[1:] * x[1:])
-    y_bar[1:] += unbroadcast(x[1:] * t5, y[1:])
-    x_bar[1:] += unbroadcast(y[1:] * t5, x[1:])
+    t5 = x[:-1]
+    t6 = x_bar[:-1].copy()
+    x_bar[:-1] = unbroadcast(t6, t5)
+    t7 = unbroadcast(-t6, y[1:] * x[1:])
+    y_bar[1:] += unbroadcast(x[1:] * t7, y[1:])
+    x_bar[1:] += unbroadcast(y[1:] * t7, x[1:])
     # adjoint of: x[1:] = x[1:] * 0.5
     top -= x[1:].size
     x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
-    t2 = x_bar[1:].copy()
-    x_bar[1:] = 0.5 * t2
+    t4 = x_bar[1:].copy()
+    x_bar[1:] = (0.5 * t4)
     # adjoint of: x[1:] -= 0.5 * a
     top -= x[1:].size
     x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
-    a_bar = 0.5 * -np.sum(x_bar[1:])
+    t3 = -np.sum(x_bar[1:])
+    a_bar = 0.5 * t3
     # adjoint of: x[1:] = x[1:] + x[:-1]
     top -= x[1:].size
     x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
-    t0 = x[:-1]
-    t1 = x_bar[1:].copy()
-    x_bar[1:] = unbroadcast(t1, x[1:])
-    x_bar[:-1] += unbroadcast(t1, t0)
+    t1 = x[:-1]
+    t2 = x_bar[1:].copy()
+    x_bar[1:] = unbroadcast(t2, x[1:])
+    x_bar[:-1] += unbroadcast(t2, t1)
     # adjoint of: x[:] += y
-    y_bar += unbroadcast(x_bar[:], y_bar)
+    t0 = unbroadcast(x_bar[:], y_bar)
+    y_bar += t0
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

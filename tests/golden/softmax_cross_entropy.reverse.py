@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import at_argmax, zeros_like
+from sourcead.runtime import at_argmax, chosen, zeros_like
 
 
 def softmax_cross_entropy_vjp(logits, label, out_bar):
@@ -22,9 +22,9 @@ def softmax_cross_entropy_vjp(logits, label, out_bar):
     t1 = np.sum(t0)
     m_bar = result_bar
     t2 = t0 * (1.0 / t1 * result_bar)
-    logits_bar += t2
-    m_bar += np.sum(-t2)
+    logits_bar += chosen(result_bar != 0.0, t2)
+    m_bar += (np.sum(-t2) if result_bar != 0.0 else 0.0)
     logits_bar[label] -= result_bar
     # adjoint of: m = np.max(logits)
-    logits_bar += at_argmax(m_bar, logits)
+    logits_bar += chosen(m_bar != 0.0, at_argmax(m_bar, logits))
     return value, logits_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
@@ -25,19 +25,19 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.mean(h_dot)
-    h_dot_bar += result_dot_bar / h_dot.size
+    h_dot_bar += chosen(result_dot_bar != 0.0, result_dot_bar / h_dot.size)
     # adjoint of: h_dot = 1.0 / (1.0 + t0) * (t0 * (w * x_dot + x * w_dot + b_dot))
     t2 = 1.0 / (1.0 + t0)
     t3 = 1.0 / (1.0 + t0)
     t4 = w * x_dot + x * w_dot + b_dot
-    t0_bar += -t3 * t2 * unbroadcast(t0 * t4 * h_dot_bar, t3)
-    t5 = unbroadcast(t3 * h_dot_bar, t0 * t4)
+    t0_bar += -t3 * t2 * unbroadcast(np.where(h_dot_bar != 0.0, t0 * t4 * h_dot_bar, 0.0), t3)
+    t5 = unbroadcast(np.where(h_dot_bar != 0.0, t3 * h_dot_bar, 0.0), t0 * t4)
     t0_bar += unbroadcast(t4 * t5, t0)
     t6 = unbroadcast(t0 * t5, t4)
     w_bar += unbroadcast(x_dot * unbroadcast(t6, w * x_dot), w)
     x_bar += unbroadcast(w_dot * unbroadcast(t6, x * w_dot), x)
     # adjoint of: t0 = np.exp(x * w + b)
-    x_bar += unbroadcast(w * (t0 * t0_bar), x)
-    w_bar += unbroadcast(x * (t0 * t0_bar), w)
-    b_bar = np.sum(t0 * t0_bar)
+    x_bar += unbroadcast(np.where(t0_bar != 0.0, w * (t0 * t0_bar), 0.0), x)
+    w_bar += unbroadcast(np.where(t0_bar != 0.0, x * (t0 * t0_bar), 0.0), w)
+    b_bar = np.sum(np.where(t0_bar != 0.0, t0 * t0_bar, 0.0))
     return value, x_bar, w_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def softplus_mean_vjp(x, w, b, out_bar):
@@ -22,11 +22,11 @@ def softplus_mean_vjp(x, w, b, out_bar):
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     # adjoint of: result = np.mean(h)
-    h_bar += result_bar / h.size
+    h_bar += chosen(result_bar != 0.0, result_bar / h.size)
     # adjoint of: h = np.log1p(np.exp(x * w + b))
     t0 = np.exp(x * w + b)
-    t1 = t0 * (1.0 / (1.0 + t0) * h_bar)
-    x_bar += unbroadcast(w * t1, x)
-    w_bar += unbroadcast(x * t1, w)
+    t1 = np.where(h_bar != 0.0, t0 * (1.0 / (1.0 + t0) * h_bar), 0.0)
+    x_bar += unbroadcast(np.where(h_bar != 0.0, w * t1, 0.0), x)
+    w_bar += unbroadcast(np.where(h_bar != 0.0, x * t1, 0.0), w)
     b_bar = np.sum(t1)
     return value, x_bar, w_bar, b_bar

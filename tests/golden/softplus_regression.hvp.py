@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_right, unbroadcast, zeros_like
 
 
 def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
@@ -32,16 +32,16 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     t9 = w * w_dot + w * w_dot
     t10 = np.sum(t9)
     t11 = unbroadcast(np.full_like(t8, result_dot_bar / t8.size), t7)
-    t0_bar += -t6 * t5 * unbroadcast(t0 * z_dot * t11, t6)
-    t0_bar += unbroadcast(z_dot * unbroadcast(t6 * t11, t0 * z_dot), t0)
-    t3_bar = 0.5 * lam_dot * result_dot_bar
-    lam_bar = 0.5 * (t10 * result_dot_bar)
+    t0_bar += chosen(result_dot_bar != 0.0, -t6 * t5 * unbroadcast(t0 * z_dot * t11, t6))
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t6 * t11, t0 * z_dot), t0))
+    t3_bar = (0.5 * lam_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    lam_bar = (0.5 * (t10 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     t12 = np.full_like(t9, 0.5 * lam * result_dot_bar)
-    w_bar += 2.0 * unbroadcast(w_dot * t12, w)
+    w_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(w_dot * t12, w))
     # adjoint of: t3 = np.sum(w * w)
-    w_bar += 2.0 * (w * t3_bar)
+    w_bar += 2.0 * chosen(t3_bar != 0.0, w * t3_bar)
     # adjoint of: t0 = np.exp(z)
-    z_bar += t0 * t0_bar
+    z_bar += np.where(t0_bar != 0.0, t0 * t0_bar, 0.0)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar

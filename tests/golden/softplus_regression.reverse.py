@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_right, unbroadcast, zeros_like
 
 
 def softplus_regression_vjp(w, X, y, lam, out_bar):
@@ -26,11 +26,11 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     t2 = t1 - y * z
     t3 = np.sum(w * w)
     t4 = np.full_like(t2, result_bar / t2.size)
-    z_bar += t0 * (1.0 / (1.0 + t0) * unbroadcast(t4, t1))
-    z_bar += unbroadcast(y * unbroadcast(-t4, y * z), z)
-    lam_bar = 0.5 * (t3 * result_bar)
+    z_bar += chosen(result_bar != 0.0, t0 * (1.0 / (1.0 + t0) * unbroadcast(t4, t1)))
+    z_bar += chosen(result_bar != 0.0, unbroadcast(y * unbroadcast(-t4, y * z), z))
+    lam_bar = (0.5 * (t3 * result_bar) if result_bar != 0.0 else 0.0)
     t5 = 0.5 * lam * result_bar
-    w_bar += 2.0 * (w * t5)
+    w_bar += 2.0 * chosen(result_bar != 0.0, w * t5)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar

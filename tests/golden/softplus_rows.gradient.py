@@ -36,7 +36,7 @@ def softplus_rows_grad(W, X, b, out_bar_1):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += out[i] * out[i]
-        out_bar[i] += 2.0 * (out[i] * s_bar)
+        out_bar[i] += 2.0 * (out[i] * s_bar if s_bar != 0.0 else 0.0)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -58,19 +58,19 @@ def softplus_rows_grad(W, X, b, out_bar_1):
                 # adjoint of: out[i] = a + math.log(1.0 + math.exp(-a))
                 t0 = math.exp(-a)
                 a_bar += out_bar[i]
-                a_bar -= t0 * (1.0 / (1.0 + t0) * out_bar[i])
+                a_bar += (-(t0 * (1.0 / (1.0 + t0) * out_bar[i])) if out_bar[i] != 0.0 else 0.0)
                 out_bar[i] = 0.0
             else:
                 # adjoint of: out[i] = math.log(1.0 + math.exp(a))
                 t1 = math.exp(a)
-                a_bar += t1 * (1.0 / (1.0 + t1) * out_bar[i])
+                a_bar += (t1 * (1.0 / (1.0 + t1) * out_bar[i]) if out_bar[i] != 0.0 else 0.0)
                 out_bar[i] = 0.0
             if a_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(X.shape[1]):
                     # adjoint of: a += W[j] * X[i, j]
-                    W_bar_mine[j] += X[i, j] * a_bar
+                    W_bar_mine[j] += (X[i, j] * a_bar if a_bar != 0.0 else 0.0)
             # adjoint of: a = b
             b_bar_i += a_bar
             b_bar_chunks[chunk] += b_bar_i

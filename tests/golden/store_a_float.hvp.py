@@ -27,7 +27,7 @@ def store_a_float_hvp(y0, p, y0_dot, p_dot, out_bar):
     y_dot_bar[0] += 2.0 * result_dot_bar
     y_dot_bar[1] += result_dot_bar
     # adjoint of: y_dot[1] += p * p_dot + p * p_dot
-    p_bar = 2.0 * (p_dot * y_dot_bar[1])
+    p_bar = 2.0 * (p_dot * y_dot_bar[1] if y_dot_bar[1] != 0.0 else 0.0)
     # adjoint of: y_dot[0] = p_dot
     y_dot_bar[0] = 0.0
     return value, y0_bar, p_bar

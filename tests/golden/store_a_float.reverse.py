@@ -25,7 +25,7 @@ def store_a_float_vjp(y0, p, out_bar):
     y_bar[0] += 2.0 * result_bar
     y_bar[1] += result_bar
     # adjoint of: y[1] += p * p
-    p_bar = 2.0 * (p * y_bar[1])
+    p_bar = 2.0 * (p * y_bar[1] if y_bar[1] != 0.0 else 0.0)
     # adjoint of: y[0] = p
     p_bar += y_bar[0]
     y_bar[0] = 0.0

@@ -27,16 +27,16 @@ def strided_pairs_vjp(x, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, len(x), 3):
         # adjoint of: s -= t[i] * t[i]
-        t_bar[i] += 2.0 * (t[i] * -s_bar)
+        t_bar[i] += 2.0 * (t[i] * -s_bar if s_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(0, len(x) - 1, 2):
         # adjoint of: s += t[i] * x[i + 1]
-        t_bar[i] += x[i + 1] * s_bar
-        x_bar[i + 1] += t[i] * s_bar
+        t_bar[i] += (x[i + 1] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i + 1] += (t[i] * s_bar if s_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(len(x)):
         # adjoint of: t[i] = math.exp(-x[i])
         t0 = math.exp(-x[i])
-        x_bar[i] -= t0 * t_bar[i]
+        x_bar[i] += (-(t0 * t_bar[i]) if t_bar[i] != 0.0 else 0.0)
         t_bar[i] = 0.0
     return value, x_bar

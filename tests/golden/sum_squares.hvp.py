@@ -19,5 +19,5 @@ def sum_squares_hvp(x, x_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar)
+        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
     return value, x_bar

@@ -18,5 +18,5 @@ def sum_squares_vjp(x, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar)
+        x_bar[i] += 2.0 * (x[i] * s_bar if s_bar != 0.0 else 0.0)
     return value, x_bar

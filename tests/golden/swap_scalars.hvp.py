@@ -36,10 +36,10 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     # adjoint of: result_dot = b * a_dot + a * b_dot + a_dot
-    b_bar = a_dot * result_dot_bar
-    a_dot_bar = b * result_dot_bar
-    a_bar = b_dot * result_dot_bar
-    b_dot_bar = a * result_dot_bar
+    b_bar = (a_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    a_dot_bar = (b * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    a_bar = (b_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    b_dot_bar = (a * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     a_dot_bar += result_dot_bar
     for _k in range(4, -1, -1):
         b_dot_bar, a_dot_bar = a_dot_bar, b_dot_bar
@@ -61,11 +61,11 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
         a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
         b_dot_bar = a_dot_bar
         # adjoint of: new = a * b + 0.5
-        a_bar = b * new_bar
-        b_bar += a * new_bar
+        a_bar = (b * new_bar if new_bar != 0.0 else 0.0)
+        b_bar += (a * new_bar if new_bar != 0.0 else 0.0)
         # adjoint of: new_dot = b * a_dot + a * b_dot
-        b_bar += a_dot * new_dot_bar
-        a_dot_bar = b * new_dot_bar
-        a_bar += b_dot * new_dot_bar
-        b_dot_bar += a * new_dot_bar
+        b_bar += (a_dot * new_dot_bar if new_dot_bar != 0.0 else 0.0)
+        a_dot_bar = (b * new_dot_bar if new_dot_bar != 0.0 else 0.0)
+        a_bar += (b_dot * new_dot_bar if new_dot_bar != 0.0 else 0.0)
+        b_dot_bar += (a * new_dot_bar if new_dot_bar != 0.0 else 0.0)
     return value, a_bar, b_bar

@@ -27,8 +27,8 @@ def swap_scalars_vjp(a, b, out_bar):
     # reverse sweep
     result_bar = out_bar
     # adjoint of: result = a * b + a
-    a_bar = b * result_bar
-    b_bar = a * result_bar
+    a_bar = (b * result_bar if result_bar != 0.0 else 0.0)
+    b_bar = (a * result_bar if result_bar != 0.0 else 0.0)
     a_bar += result_bar
     for _k in range(4, -1, -1):
         b_bar, a_bar = a_bar, b_bar
@@ -41,6 +41,6 @@ def swap_scalars_vjp(a, b, out_bar):
         a = tape[np.uint64(top)]  # restore the value a had before
         b_bar = a_bar
         # adjoint of: new = a * b + 0.5
-        a_bar = b * new_bar
-        b_bar += a * new_bar
+        a_bar = (b * new_bar if new_bar != 0.0 else 0.0)
+        b_bar += (a * new_bar if new_bar != 0.0 else 0.0)
     return value, a_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def swap_then_write_other_hvp(x, x_dot, out_bar):
@@ -28,20 +28,20 @@ def swap_then_write_other_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot) + np.sum(x_dot)
     t0 = v * v_dot + v * v_dot
     t1 = np.full_like(t0, result_dot_bar)
-    v_bar += unbroadcast(v_dot * t1, v)
-    v_dot_bar += unbroadcast(v * t1, v_dot)
-    v_bar += unbroadcast(v_dot * t1, v)
-    v_dot_bar += unbroadcast(v * t1, v_dot)
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t1, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t1, v_dot))
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t1, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t1, v_dot))
     x_dot_bar += result_dot_bar
     # adjoint of: x[0] = v[1] * v[2]
-    v_bar[1] += v[2] * x_bar[0]
-    v_bar[2] += v[1] * x_bar[0]
+    v_bar[1] += (v[2] * x_bar[0] if x_bar[0] != 0.0 else 0.0)
+    v_bar[2] += (v[1] * x_bar[0] if x_bar[0] != 0.0 else 0.0)
     x_bar[0] = 0.0
     # adjoint of: x_dot[0] = v[2] * v_dot[1] + v[1] * v_dot[2]
-    v_bar[2] += v_dot[1] * x_dot_bar[0]
-    v_dot_bar[1] += v[2] * x_dot_bar[0]
-    v_bar[1] += v_dot[2] * x_dot_bar[0]
-    v_dot_bar[2] += v[1] * x_dot_bar[0]
+    v_bar[2] += (v_dot[1] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
+    v_dot_bar[1] += (v[2] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
+    v_bar[1] += (v_dot[2] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
+    v_dot_bar[2] += (v[1] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
     x_dot_bar[0] = 0.0
     v_bar, x_bar = x_bar, v_bar
     return value, x_bar

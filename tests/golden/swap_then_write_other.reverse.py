@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def swap_then_write_other_vjp(x, out_bar):
@@ -20,11 +20,11 @@ def swap_then_write_other_vjp(x, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(v * v) + np.sum(x)
-    v_bar += 2.0 * (v * result_bar)
+    v_bar += 2.0 * chosen(result_bar != 0.0, v * result_bar)
     x_bar += result_bar
     # adjoint of: x[0] = v[1] * v[2]
-    v_bar[1] += v[2] * x_bar[0]
-    v_bar[2] += v[1] * x_bar[0]
+    v_bar[1] += (v[2] * x_bar[0] if x_bar[0] != 0.0 else 0.0)
+    v_bar[2] += (v[1] * x_bar[0] if x_bar[0] != 0.0 else 0.0)
     x_bar[0] = 0.0
     v_bar, x_bar = x_bar, v_bar
     return value, x_bar

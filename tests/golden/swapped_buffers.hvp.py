@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
@@ -57,30 +57,33 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
     v_dot_bar = zeros_like(v_dot)
     x0_bar = zeros_like(x0)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v_dot)
-    t4 = u * u_dot + u * u_dot
-    t5 = np.full_like(t4, result_dot_bar)
-    u_bar += unbroadcast(u_dot * t5, u)
-    u_dot_bar += unbroadcast(u * t5, u_dot)
-    u_bar += unbroadcast(u_dot * t5, u)
-    u_dot_bar += unbroadcast(u * t5, u_dot)
+    t7 = u * u_dot + u * u_dot
+    t8 = np.full_like(t7, result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t8, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t8, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t8, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t8, u_dot))
     v_dot_bar += result_dot_bar
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
-        t3 = v_bar[:].copy()
+        t5 = v_bar[:].copy()
         v_bar[:] = 0.0
-        v_bar += 0.5 * unbroadcast(t3, v_bar)
+        t6 = unbroadcast(t5, v_bar)
+        v_bar += (0.5 * t6)
         # adjoint of: v_dot[:] = 0.5 * v_dot
         top -= v_dot[:].size
         v_dot[:] = tape[top : top + v_dot[:].size].reshape(v_dot[:].shape)  # restore the values v_dot[:] had before
-        t2 = v_dot_bar[:].copy()
+        t3 = v_dot_bar[:].copy()
         v_dot_bar[:] = 0.0
-        v_dot_bar += 0.5 * unbroadcast(t2, v_dot_bar)
+        t4 = unbroadcast(t3, v_dot_bar)
+        v_dot_bar += (0.5 * t4)
         # adjoint of: u[:] += 0.1 * x0
         top -= u[:].size
         u[:] = tape[top : top + u[:].size].reshape(u[:].shape)  # restore the values u[:] had before
-        x0_bar += 0.1 * unbroadcast(u_bar[:], x0_bar)
+        t2 = unbroadcast(u_bar[:], x0_bar)
+        x0_bar += (0.1 * t2)
         top -= u_dot[:].size
         u_dot[:] = tape[top : top + u_dot[:].size].reshape(u_dot[:].shape)  # restore the values u_dot[:] had before
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
@@ -91,8 +94,8 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
         t1 = unbroadcast(v_bar[:], u_bar)
-        a_bar += np.sum(u * t1)
-        u_bar += a * t1
+        a_bar += np.sum(np.where(t1 != 0.0, u * t1, 0.0))
+        u_bar += np.where(t1 != 0.0, a * t1, 0.0)
         v_bar[:] = 0.0
         # adjoint of: v_dot[:] = u * a_dot + a * u_dot
         top -= v_dot[:].size

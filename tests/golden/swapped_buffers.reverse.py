@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def swapped_buffers_vjp(x0, a, out_bar):
@@ -39,27 +39,29 @@ def swapped_buffers_vjp(x0, a, out_bar):
     v_bar = zeros_like(v)
     x0_bar = zeros_like(x0)
     # adjoint of: result = np.sum(u * u) + np.sum(v)
-    u_bar += 2.0 * (u * result_bar)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
     v_bar += result_bar
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
-        t1 = v_bar[:].copy()
+        t2 = v_bar[:].copy()
         v_bar[:] = 0.0
-        v_bar += 0.5 * unbroadcast(t1, v_bar)
+        t3 = unbroadcast(t2, v_bar)
+        v_bar += (0.5 * t3)
         # adjoint of: u[:] += 0.1 * x0
         top -= u[:].size
         u[:] = tape[top : top + u[:].size].reshape(u[:].shape)  # restore the values u[:] had before
-        x0_bar += 0.1 * unbroadcast(u_bar[:], x0_bar)
+        t1 = unbroadcast(u_bar[:], x0_bar)
+        x0_bar += (0.1 * t1)
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         # adjoint of: v[:] = a * u
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
         t0 = unbroadcast(v_bar[:], u_bar)
-        a_bar += np.sum(u * t0)
-        u_bar += a * t0
+        a_bar += np.sum(np.where(t0 != 0.0, u * t0, 0.0))
+        u_bar += np.where(t0 != 0.0, a * t0, 0.0)
         v_bar[:] = 0.0
     # adjoint of: u = np.copy(x0)
     x0_bar += u_bar

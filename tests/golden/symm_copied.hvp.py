@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -90,15 +90,15 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     t23 = np.cos(C)
     result_dot_bar = result_1_dot_bar
     t24 = np.full_like(t23 * C_dot, result_1_dot_bar)
-    C_bar += -np.sin(C) * unbroadcast(C_dot * t24, t23)
-    C_dot_bar += unbroadcast(t23 * t24, C_dot)
+    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * t24, t23))
+    C_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t23 * t24, C_dot))
     # adjoint of: result_dot = np.sum(C * C_dot + C * C_dot)
     t21 = C * C_dot + C * C_dot
     t22 = np.full_like(t21, result_dot_bar)
-    C_bar += unbroadcast(C_dot * t22, C)
-    C_dot_bar += unbroadcast(C * t22, C_dot)
-    C_bar += unbroadcast(C_dot * t22, C)
-    C_dot_bar += unbroadcast(C * t22, C_dot)
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t22, C))
+    C_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C * t22, C_dot))
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t22, C))
+    C_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C * t22, C_dot))
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C[symm_i, :] += t0 + alpha * symm_temp2
         t0_bar += unbroadcast(C_bar[np.uint64(symm_i), :], t0)
@@ -128,29 +128,29 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
         shape = (itape[itop + 0],)
         top -= shape[0]
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar))
-        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t0_bar)
+        alpha_bar += np.sum(np.where(t0_bar != 0.0, B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar), 0.0))
+        B_bar[np.uint64(symm_i), :] += np.where(t0_bar != 0.0, alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar), 0.0)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(np.where(t0_bar != 0.0, alpha * B[np.uint64(symm_i), :] * t0_bar, 0.0))
         t0_bar = zeros_like(t0_bar)
         for symm_j in range(stop - 1, -1, -1):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
             symm_temp2[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2[symm_j] had before
-            B_bar[:symm_i, np.uint64(symm_j)] += matmul_bar_left(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i])
-            A_bar[symm_i, :symm_i] += matmul_bar_right(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i])
+            B_bar[:symm_i, np.uint64(symm_j)] += chosen(symm_temp2_bar[np.uint64(symm_j)] != 0.0, matmul_bar_left(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
+            A_bar[symm_i, :symm_i] += chosen(symm_temp2_bar[np.uint64(symm_j)] != 0.0, matmul_bar_right(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: symm_temp2_dot[symm_j] = np.dot(B_dot[:symm_i, symm_j], A[symm_i, :symm_i]) + np.dot(B[:symm_i, symm_j], A_dot[symm_i, :symm_i])
             top -= 1
             symm_temp2_dot[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2_dot[symm_j] had before
-            A_bar[symm_i, :symm_i] += matmul_bar_right(symm_temp2_dot_bar[np.uint64(symm_j)], B_dot[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i])
-            B_bar[:symm_i, np.uint64(symm_j)] += matmul_bar_left(symm_temp2_dot_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A_dot[symm_i, :symm_i])
+            A_bar[symm_i, :symm_i] += chosen(symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, matmul_bar_right(symm_temp2_dot_bar[np.uint64(symm_j)], B_dot[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
+            B_bar[:symm_i, np.uint64(symm_j)] += chosen(symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, matmul_bar_left(symm_temp2_dot_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A_dot[symm_i, :symm_i]))
             symm_temp2_dot_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t9 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t10 = np.sum(A[symm_i, :symm_i] * t9)
+            t10 = np.sum(np.where(t9 != 0.0, A[symm_i, :symm_i] * t9, 0.0))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t10
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t10
-            A_bar[symm_i, :symm_i] += alpha * B[symm_i, np.uint64(symm_j)] * t9
+            A_bar[symm_i, :symm_i] += np.where(t9 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t9, 0.0)
             # adjoint of: C_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
             t4 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
             t5 = alpha * B[symm_i, np.uint64(symm_j)] * A_dot[symm_i, :symm_i]
@@ -171,8 +171,8 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     C = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C was before
     t3 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += beta * t3
-    beta_bar = np.sum(C * t3)
+    C_bar += np.where(t3 != 0.0, beta * t3, 0.0)
+    beta_bar = np.sum(np.where(t3 != 0.0, C * t3, 0.0))
     # adjoint of: C_dot = beta * C_dot + C * beta_dot
     itop -= 2
     shape_2 = (itape[itop + 0], itape[itop + 1])

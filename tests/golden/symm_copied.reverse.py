@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -58,9 +58,9 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     symm_temp2_bar = zeros_like(symm_temp2)
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar
-    C_bar += np.cos(C) * result_1_bar
+    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
     # adjoint of: result = np.sum(C * C)
-    C_bar += 2.0 * (C * result_bar)
+    C_bar += 2.0 * chosen(result_bar != 0.0, C * result_bar)
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
         t3 = alpha * B[np.uint64(symm_i), :] * A[np.uint64(symm_i), np.uint64(symm_i)]
@@ -75,15 +75,15 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
             symm_temp2[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2[symm_j] had before
-            B_bar[:symm_i, np.uint64(symm_j)] += matmul_bar_left(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i])
-            A_bar[symm_i, :symm_i] += matmul_bar_right(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i])
+            B_bar[:symm_i, np.uint64(symm_j)] += chosen(symm_temp2_bar[np.uint64(symm_j)] != 0.0, matmul_bar_left(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
+            A_bar[symm_i, :symm_i] += chosen(symm_temp2_bar[np.uint64(symm_j)] != 0.0, matmul_bar_right(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t1 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t2 = np.sum(A[symm_i, :symm_i] * t1)
+            t2 = np.sum(np.where(t1 != 0.0, A[symm_i, :symm_i] * t1, 0.0))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t2
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t2
-            A_bar[symm_i, :symm_i] += alpha * B[symm_i, np.uint64(symm_j)] * t1
+            A_bar[symm_i, :symm_i] += np.where(t1 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t1, 0.0)
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: C = C * beta
@@ -93,8 +93,8 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
     t0 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += beta * t0
-    beta_bar = np.sum(C * t0)
+    C_bar += np.where(t0 != 0.0, beta * t0, 0.0)
+    beta_bar = np.sum(np.where(t0 != 0.0, C * t0, 0.0))
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

@@ -26,8 +26,8 @@ def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
     r_bar = zeros_like(r)
     result_dot_bar = out_bar
     # adjoint of: result_dot = data[0] * r_dot[1] + r[1] * data_dot[0] + r_dot[2]
-    data_bar[0] += r_dot[1] * result_dot_bar
-    r_bar[1] += data_dot[0] * result_dot_bar
+    data_bar[0] += (r_dot[1] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    r_bar[1] += (data_dot[0] * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, 0, -1):
         # adjoint of: data[i] = 1.0

@@ -22,8 +22,8 @@ def tangent_of_a_new_array_vjp(data0, out_bar):
     r_bar = zeros_like(r)
     result_bar = out_bar
     # adjoint of: result = r[1] * data[0] + r[2]
-    r_bar[1] += data[0] * result_bar
-    data_bar[0] += r[1] * result_bar
+    r_bar[1] += (data[0] * result_bar if result_bar != 0.0 else 0.0)
+    data_bar[0] += (r[1] * result_bar if result_bar != 0.0 else 0.0)
     r_bar[2] += result_bar
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, 0, -1):

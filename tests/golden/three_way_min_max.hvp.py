@@ -89,6 +89,6 @@ def three_way_min_max_hvp(a, b, c, a_dot, b_dot, c_dot, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: choice_5 = b * a_dot + a * b_dot
-            b_bar = a_dot * choice_5_bar
-            a_bar = b_dot * choice_5_bar
+            b_bar = (a_dot * choice_5_bar if choice_5_bar != 0.0 else 0.0)
+            a_bar = (b_dot * choice_5_bar if choice_5_bar != 0.0 else 0.0)
     return value, a_bar, b_bar, c_bar

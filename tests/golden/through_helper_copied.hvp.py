@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -28,20 +28,21 @@ def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C0_bar = zeros_like(C0)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t3 = np.cos(C)
+    t4 = np.cos(C)
     result_dot_bar = result_1_dot_bar
-    C_bar += -np.sin(C) * unbroadcast(C_dot * np.full_like(t3 * C_dot, result_1_dot_bar), t3)
+    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t4 * C_dot, result_1_dot_bar), t4))
     # adjoint of: result_dot = np.sum(B * C_dot + C * B_dot)
-    t1 = B * C_dot + C * B_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    B_bar += unbroadcast(C_dot * unbroadcast(t2, B * C_dot), B)
-    C_bar += unbroadcast(B_dot * unbroadcast(t2, C * B_dot), C)
+    t2 = B * C_dot + C * B_dot
+    t3 = np.full_like(t2, result_dot_bar)
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, B * C_dot), B))
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t3, C * B_dot), C))
     # adjoint of: C += B
-    B_bar += unbroadcast(C_bar, B_bar)
+    t1 = unbroadcast(C_bar, B_bar)
+    B_bar += t1
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 1.2 * t0
+    C_bar += (1.2 * t0)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

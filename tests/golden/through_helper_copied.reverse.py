@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def through_helper_copied_vjp(C0, B, out_bar):
@@ -25,17 +25,18 @@ def through_helper_copied_vjp(C0, B, out_bar):
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar
-    C_bar += np.cos(C) * result_1_bar
+    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
     # adjoint of: result = np.sum(C * B)
-    t1 = np.full_like(C * B, result_bar)
-    C_bar += unbroadcast(B * t1, C)
-    B_bar += unbroadcast(C * t1, B)
+    t2 = np.full_like(C * B, result_bar)
+    C_bar += chosen(result_bar != 0.0, unbroadcast(B * t2, C))
+    B_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, B))
     # adjoint of: C += B
-    B_bar += unbroadcast(C_bar, B_bar)
+    t1 = unbroadcast(C_bar, B_bar)
+    B_bar += t1
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 1.2 * t0
+    C_bar += (1.2 * t0)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

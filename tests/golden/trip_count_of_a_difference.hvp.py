@@ -86,14 +86,14 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
                     top -= 1
                     lo = tape[np.uint64(top)]  # restore the value lo had before
                     t1 = lo_bar
-                    lo_bar = c * t1
-                    c_bar += lo * t1
+                    lo_bar = (c * t1 if t1 != 0.0 else 0.0)
+                    c_bar += (lo * t1 if t1 != 0.0 else 0.0)
                     h_bar += t1
                     # adjoint of: lo_dot = c * lo_dot + lo * c_dot + h_dot
                     top -= 1
                     lo_dot = tape[np.uint64(top)]  # restore the value lo_dot had before
                     t0 = lo_dot_bar
-                    c_bar += lo_dot * t0
-                    lo_dot_bar = c * t0
-                    lo_bar += c_dot * t0
+                    c_bar += (lo_dot * t0 if t0 != 0.0 else 0.0)
+                    lo_dot_bar = (c * t0 if t0 != 0.0 else 0.0)
+                    lo_bar += (c_dot * t0 if t0 != 0.0 else 0.0)
     return value, c_bar, h_bar

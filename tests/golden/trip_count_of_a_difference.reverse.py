@@ -73,7 +73,7 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
                     top -= 1
                     lo = tape[np.uint64(top)]  # restore the value lo had before
                     t0 = lo_bar
-                    lo_bar = c * t0
-                    c_bar += lo * t0
+                    lo_bar = (c * t0 if t0 != 0.0 else 0.0)
+                    c_bar += (lo * t0 if t0 != 0.0 else 0.0)
                     h_bar += t0
     return value, c_bar, h_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -66,15 +66,15 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     t7 = np.cos(B)
     result_dot_bar = result_1_dot_bar
     t8 = np.full_like(t7 * B_dot, result_1_dot_bar)
-    B_bar += -np.sin(B) * unbroadcast(B_dot * t8, t7)
-    B_dot_bar += unbroadcast(t7 * t8, B_dot)
+    B_bar += chosen(result_1_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * t8, t7))
+    B_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t7 * t8, B_dot))
     # adjoint of: result_dot = np.sum(B * B_dot + B * B_dot)
     t5 = B * B_dot + B * B_dot
     t6 = np.full_like(t5, result_dot_bar)
-    B_bar += unbroadcast(B_dot * t6, B)
-    B_dot_bar += unbroadcast(B * t6, B_dot)
-    B_bar += unbroadcast(B_dot * t6, B)
-    B_dot_bar += unbroadcast(B * t6, B_dot)
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t6, B))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t6, B_dot))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t6, B))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t6, B_dot))
     # adjoint of: B = B * alpha
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
@@ -82,8 +82,8 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     B = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array B was before
     t4 = B_bar
     B_bar = zeros_like(B_bar)
-    B_bar += alpha * t4
-    alpha_bar = np.sum(B * t4)
+    B_bar += np.where(t4 != 0.0, alpha * t4, 0.0)
+    alpha_bar = np.sum(np.where(t4 != 0.0, B * t4, 0.0))
     # adjoint of: B_dot = alpha * B_dot + B * alpha_dot
     itop -= 2
     shape_1 = (itape[itop + 0], itape[itop + 1])
@@ -101,15 +101,15 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
             top -= 1
             B[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B[trmm_i, trmm_j] had before
             t1 = B_bar[trmm_i, np.uint64(trmm_j)]
-            A_bar[trmm_i + 1 :, trmm_i] += matmul_bar_left(t1, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)])
-            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += matmul_bar_right(t1, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)])
+            A_bar[trmm_i + 1 :, trmm_i] += chosen(t1 != 0.0, matmul_bar_left(t1, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
+            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += chosen(t1 != 0.0, matmul_bar_right(t1, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
             # adjoint of: B_dot[trmm_i, trmm_j] = B_dot[trmm_i, trmm_j] + (np.dot(A_dot[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j]) + np.dot(A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, trmm_j]))
             top -= 1
             B_dot[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B_dot[trmm_i, trmm_j] had before
             t0 = B_dot_bar[trmm_i, np.uint64(trmm_j)]
-            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += matmul_bar_right(t0, A_dot[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)])
-            A_bar[trmm_i + 1 :, trmm_i] += matmul_bar_left(t0, A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, np.uint64(trmm_j)])
-            B_dot_bar[trmm_i + 1 :, np.uint64(trmm_j)] += matmul_bar_right(t0, A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, np.uint64(trmm_j)])
+            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += chosen(t0 != 0.0, matmul_bar_right(t0, A_dot[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
+            A_bar[trmm_i + 1 :, trmm_i] += chosen(t0 != 0.0, matmul_bar_left(t0, A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, np.uint64(trmm_j)]))
+            B_dot_bar[trmm_i + 1 :, np.uint64(trmm_j)] += chosen(t0 != 0.0, matmul_bar_right(t0, A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, np.uint64(trmm_j)]))
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: B = np.copy(B0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, record_flat, reserve, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
@@ -49,9 +49,9 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(B))
     result_bar = result_1_bar
-    B_bar += np.cos(B) * result_1_bar
+    B_bar += chosen(result_1_bar != 0.0, np.cos(B) * result_1_bar)
     # adjoint of: result = np.sum(B * B)
-    B_bar += 2.0 * (B * result_bar)
+    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
     # adjoint of: B = B * alpha
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
@@ -59,16 +59,16 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     B = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array B was before
     t1 = B_bar
     B_bar = zeros_like(B_bar)
-    B_bar += alpha * t1
-    alpha_bar = np.sum(B * t1)
+    B_bar += np.where(t1 != 0.0, alpha * t1, 0.0)
+    alpha_bar = np.sum(np.where(t1 != 0.0, B * t1, 0.0))
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
             # adjoint of: B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
             top -= 1
             B[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B[trmm_i, trmm_j] had before
             t0 = B_bar[trmm_i, np.uint64(trmm_j)]
-            A_bar[trmm_i + 1 :, trmm_i] += matmul_bar_left(t0, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)])
-            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += matmul_bar_right(t0, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)])
+            A_bar[trmm_i + 1 :, trmm_i] += chosen(t0 != 0.0, matmul_bar_left(t0, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
+            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += chosen(t0 != 0.0, matmul_bar_right(t0, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: B = np.copy(B0)

@@ -56,14 +56,14 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     # reverse sweep
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = v * u_dot + u * v_dot + u_dot + (b * a_dot + a * b_dot) + (d * c_dot + c * d_dot)
-    v_bar = u_dot * result_1_dot_bar
-    u_bar = v_dot * result_1_dot_bar
-    b_bar = a_dot * result_1_dot_bar
-    a_bar = b_dot * result_1_dot_bar
-    d_bar = c_dot * result_1_dot_bar
-    c_dot_bar = d * result_1_dot_bar
-    c_bar = d_dot * result_1_dot_bar
-    d_dot_bar = c * result_1_dot_bar
+    v_bar = (u_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    u_bar = (v_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    b_bar = (a_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    a_bar = (b_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    d_bar = (c_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    c_dot_bar = (d * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    c_bar = (d_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    d_dot_bar = (c * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     # adjoint of: d = result1_1
     result1_1_bar = d_bar
     # adjoint of: d_dot = result1_1_dot
@@ -82,9 +82,9 @@ def tuple_helpers_hvp(p, q, p_dot, q_dot, out_bar):
     # adjoint of: result0_1_dot = 2.0 * result_dot
     result_dot_bar += 2.0 * result0_1_dot_bar
     # adjoint of: result = p * p
-    p_bar = 2.0 * (p * result_bar)
+    p_bar = 2.0 * (p * result_bar if result_bar != 0.0 else 0.0)
     # adjoint of: result_dot = p * p_dot + p * p_dot
-    p_bar += 2.0 * (p_dot * result_dot_bar)
+    p_bar += 2.0 * (p_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     # adjoint of: b = result1
     result1_bar = b_bar
     # adjoint of: a = result0

@@ -42,13 +42,13 @@ def tuple_helpers_vjp(p, q, out_bar):
     # reverse sweep
     result_1_bar = out_bar
     # adjoint of: result_1 = u * v + u + a * b + c * d
-    u_bar = v * result_1_bar
-    v_bar = u * result_1_bar
+    u_bar = (v * result_1_bar if result_1_bar != 0.0 else 0.0)
+    v_bar = (u * result_1_bar if result_1_bar != 0.0 else 0.0)
     u_bar += result_1_bar
-    a_bar = b * result_1_bar
-    b_bar = a * result_1_bar
-    c_bar = d * result_1_bar
-    d_bar = c * result_1_bar
+    a_bar = (b * result_1_bar if result_1_bar != 0.0 else 0.0)
+    b_bar = (a * result_1_bar if result_1_bar != 0.0 else 0.0)
+    c_bar = (d * result_1_bar if result_1_bar != 0.0 else 0.0)
+    d_bar = (c * result_1_bar if result_1_bar != 0.0 else 0.0)
     # adjoint of: d = result1_1
     result1_1_bar = d_bar
     # adjoint of: c = result0_1
@@ -59,7 +59,7 @@ def tuple_helpers_vjp(p, q, out_bar):
     # adjoint of: result0_1 = result * 2.0
     result_bar += 2.0 * result0_1_bar
     # adjoint of: result = p * p
-    p_bar = 2.0 * (p * result_bar)
+    p_bar = 2.0 * (p * result_bar if result_bar != 0.0 else 0.0)
     # adjoint of: b = result1
     result1_bar = b_bar
     # adjoint of: a = result0

@@ -27,15 +27,15 @@ def tuple_values_hvp(a, b, a_dot, b_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     # adjoint of: result_dot = p_1 * p_0_dot + p_0 * p_1_dot + r_1_dot
-    p_1_bar = p_0_dot * result_dot_bar
-    p_0_dot_bar = p_1 * result_dot_bar
-    p_0_bar = p_1_dot * result_dot_bar
+    p_1_bar = (p_0_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    p_0_dot_bar = (p_1 * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    p_0_bar = (p_1_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     r_1_dot_bar = result_dot_bar
     # adjoint of: r_1_dot = p_0_dot + (v * u_dot + u * v_dot)
     p_0_dot_bar += r_1_dot_bar
-    v_bar = u_dot * r_1_dot_bar
-    u_dot_bar = v * r_1_dot_bar
-    u_bar = v_dot * r_1_dot_bar
+    v_bar = (u_dot * r_1_dot_bar if r_1_dot_bar != 0.0 else 0.0)
+    u_dot_bar = (v * r_1_dot_bar if r_1_dot_bar != 0.0 else 0.0)
+    u_bar = (v_dot * r_1_dot_bar if r_1_dot_bar != 0.0 else 0.0)
     # adjoint of: v = q_1
     q_1_bar = v_bar
     # adjoint of: u = q_0
@@ -51,7 +51,7 @@ def tuple_values_hvp(a, b, a_dot, b_dot, out_bar):
     # adjoint of: p_1 = b
     b_bar = p_1_bar
     # adjoint of: p_0 = a * a
-    a_bar = 2.0 * (a * p_0_bar)
+    a_bar = 2.0 * (a * p_0_bar if p_0_bar != 0.0 else 0.0)
     # adjoint of: p_0_dot = a * a_dot + a * a_dot
-    a_bar += 2.0 * (a_dot * p_0_dot_bar)
+    a_bar += 2.0 * (a_dot * p_0_dot_bar if p_0_dot_bar != 0.0 else 0.0)
     return value, a_bar, b_bar

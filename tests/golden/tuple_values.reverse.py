@@ -21,13 +21,13 @@ def tuple_values_vjp(a, b, out_bar):
     # reverse sweep
     result_bar = out_bar
     # adjoint of: result = p_0 * p_1 + r_1 - 2
-    p_0_bar = p_1 * result_bar
-    p_1_bar = p_0 * result_bar
+    p_0_bar = (p_1 * result_bar if result_bar != 0.0 else 0.0)
+    p_1_bar = (p_0 * result_bar if result_bar != 0.0 else 0.0)
     r_1_bar = result_bar
     # adjoint of: r_1 = p_0 + u * v
     p_0_bar += r_1_bar
-    u_bar = v * r_1_bar
-    v_bar = u * r_1_bar
+    u_bar = (v * r_1_bar if r_1_bar != 0.0 else 0.0)
+    v_bar = (u * r_1_bar if r_1_bar != 0.0 else 0.0)
     # adjoint of: v = q_1
     q_1_bar = v_bar
     # adjoint of: u = q_0
@@ -39,5 +39,5 @@ def tuple_values_vjp(a, b, out_bar):
     # adjoint of: p_1 = b
     b_bar = p_1_bar
     # adjoint of: p_0 = a * a
-    a_bar = 2.0 * (a * p_0_bar)
+    a_bar = 2.0 * (a * p_0_bar if p_0_bar != 0.0 else 0.0)
     return value, a_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -34,28 +34,30 @@ def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C0_bar = zeros_like(C0)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t4 = np.cos(C)
+    t6 = np.cos(C)
     result_dot_bar = result_1_dot_bar
-    C_bar += -np.sin(C) * unbroadcast(C_dot * np.full_like(t4 * C_dot, result_1_dot_bar), t4)
+    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t6 * C_dot, result_1_dot_bar), t6))
     # adjoint of: result_dot = np.sum(np.cos(C) * C_dot)
-    t3 = np.cos(C)
-    C_bar += -np.sin(C) * unbroadcast(C_dot * np.full_like(t3 * C_dot, result_dot_bar), t3)
+    t5 = np.cos(C)
+    C_bar += chosen(result_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t5 * C_dot, result_dot_bar), t5))
     # adjoint of: C = C + C
-    t2 = C_bar
+    t4 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 2.0 * t2
+    C_bar += 2.0 * t4
     # adjoint of: C = C * 1.2
-    t1 = C_bar
+    t3 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 1.2 * t1
+    C_bar += (1.2 * t3)
     # adjoint of: C -= 0.5 * B
-    B_bar += 0.5 * -unbroadcast(C_bar, B_bar)
+    t2 = -unbroadcast(C_bar, B_bar)
+    B_bar += (0.5 * t2)
     # adjoint of: C += B
-    B_bar += unbroadcast(C_bar, B_bar)
+    t1 = unbroadcast(C_bar, B_bar)
+    B_bar += t1
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 1.2 * t0
+    C_bar += (1.2 * t0)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def two_helper_levels_copied_vjp(C0, B, out_bar):
@@ -28,23 +28,25 @@ def two_helper_levels_copied_vjp(C0, B, out_bar):
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar
-    C_bar += np.cos(C) * result_1_bar
+    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
     # adjoint of: result = np.sum(np.sin(C))
-    C_bar += np.cos(C) * result_bar
+    C_bar += chosen(result_bar != 0.0, np.cos(C) * result_bar)
     # adjoint of: C += C
     C_bar += C_bar
     # adjoint of: C = C * 1.2
-    t1 = C_bar
+    t3 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 1.2 * t1
+    C_bar += (1.2 * t3)
     # adjoint of: C -= 0.5 * B
-    B_bar += 0.5 * -unbroadcast(C_bar, B_bar)
+    t2 = -unbroadcast(C_bar, B_bar)
+    B_bar += (0.5 * t2)
     # adjoint of: C += B
-    B_bar += unbroadcast(C_bar, B_bar)
+    t1 = unbroadcast(C_bar, B_bar)
+    B_bar += t1
     # adjoint of: C = C * 1.2
     t0 = C_bar
     C_bar = zeros_like(C_bar)
-    C_bar += 1.2 * t0
+    C_bar += (1.2 * t0)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

@@ -65,7 +65,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t7_bar -= t7 * t43
     t7_bar += -t7 * t43
     # adjoint of: t7 = np.reciprocal(y + 3.0)
-    y_bar += -t7 * t7 * t7_bar
+    y_bar += np.where(t7_bar != 0.0, -t7 * t7 * t7_bar, 0.0)
     # adjoint of: z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
     t19 = y * x_dot + x * y_dot
     t20 = -t1 * t0
@@ -97,18 +97,18 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t0_bar += unbroadcast(-t1 * t34, t0)
     # adjoint of: t3 = (x - y) / t1
     t16 = 1.0 / t1
-    t18 = unbroadcast(t16 * t3_bar, x - y)
+    t18 = unbroadcast(np.where(t3_bar != 0.0, t16 * t3_bar, 0.0), x - y)
     x_bar += unbroadcast(t18, x)
     y_bar += unbroadcast(-t18, y)
-    t1_bar += unbroadcast(-t3 * t16 * t3_bar, t1)
+    t1_bar += unbroadcast(np.where(t3_bar != 0.0, -t3 * t16 * t3_bar, 0.0), t1)
     # adjoint of: t2 = 1.0 / t1
     t14 = 1.0 / t1
-    t1_bar += -t2 * t14 * t2_bar
+    t1_bar += np.where(t2_bar != 0.0, -t2 * t14 * t2_bar, 0.0)
     # adjoint of: t1 = x / (y + 3.0)
     t12 = 1.0 / (y + 3.0)
-    x_bar += unbroadcast(t12 * t1_bar, x)
-    y_bar += unbroadcast(-t1 * t12 * t1_bar, y + 3.0)
+    x_bar += unbroadcast(np.where(t1_bar != 0.0, t12 * t1_bar, 0.0), x)
+    y_bar += unbroadcast(np.where(t1_bar != 0.0, -t1 * t12 * t1_bar, 0.0), y + 3.0)
     # adjoint of: t0 = 1.0 / (y + 3.0)
     t10 = 1.0 / (y + 3.0)
-    y_bar += -t0 * t10 * t0_bar
+    y_bar += np.where(t0_bar != 0.0, -t0 * t10 * t0_bar, 0.0)
     return value, x_bar, y_bar

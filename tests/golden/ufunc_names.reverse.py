@@ -34,7 +34,7 @@ def ufunc_names_vjp(x, y, out_bar):
     # adjoint of: result = np.sum(z) + (x[0] / 2.0)
     t16 = 1.0 / 2.0
     z_bar += result_bar
-    x_bar[0] += t16 * result_bar
+    x_bar[0] += (t16 * result_bar if result_bar != 0.0 else 0.0)
     # adjoint of: z = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
     itop -= 1
     shape = (itape[itop + 0],)
@@ -60,15 +60,15 @@ def ufunc_names_vjp(x, y, out_bar):
     t1 = x / (y + 3.0)
     t2 = 1.0 / t1
     t3 = (x - y) / t1
-    t4 = x * y * z_bar
+    t4 = np.where(z_bar != 0.0, x * y * z_bar, 0.0)
     x_bar += unbroadcast(t4, x)
     y_bar += unbroadcast(t4, y)
-    t5 = (x + y) * z_bar
-    x_bar += unbroadcast(y * t5, x)
-    y_bar += unbroadcast(x * t5, y)
-    x_bar += unbroadcast(t2 * z_bar, x)
-    y_bar += unbroadcast(-(t2 * z_bar), y)
-    t6 = -t3 * t2 * z_bar
-    x_bar += unbroadcast(t0 * t6, x)
-    y_bar += unbroadcast(-t1 * t0 * t6, y + 3.0)
+    t5 = np.where(z_bar != 0.0, (x + y) * z_bar, 0.0)
+    x_bar += unbroadcast(np.where(z_bar != 0.0, y * t5, 0.0), x)
+    y_bar += unbroadcast(np.where(z_bar != 0.0, x * t5, 0.0), y)
+    x_bar += unbroadcast(np.where(z_bar != 0.0, t2 * z_bar, 0.0), x)
+    y_bar += unbroadcast(np.where(z_bar != 0.0, -(t2 * z_bar), 0.0), y)
+    t6 = np.where(z_bar != 0.0, -t3 * t2 * z_bar, 0.0)
+    x_bar += unbroadcast(np.where(z_bar != 0.0, t0 * t6, 0.0), x)
+    y_bar += unbroadcast(np.where(z_bar != 0.0, -t1 * t0 * t6, 0.0), y + 3.0)
     return value, x_bar, y_bar

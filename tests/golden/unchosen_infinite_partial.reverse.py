@@ -25,9 +25,9 @@ def unchosen_infinite_partial_vjp(y, x, out_bar):
     t0 = 1.0 + y[0] * y[0]
     t1 = 1.0 / t0
     t2 = acc / t0
-    acc_bar = (t1 * result_bar if t2 <= x else 0.0)
+    acc_bar = (t1 * result_bar if (t2 <= x) and (result_bar != 0.0) else 0.0)
     t3 = -t2 * t1 * result_bar
-    y_bar[0] += 2.0 * (y[0] * t3 if t2 <= x else 0.0)
+    y_bar[0] += 2.0 * (y[0] * t3 if (t2 <= x) and (result_bar != 0.0) else 0.0)
     x_bar = (result_bar if t2 > x else 0.0)
     x_bar += result_bar
     for i in range(y.shape[0] - 1, y.shape[0] - 1, -1):

@@ -63,8 +63,8 @@ def untyped_branch_grad(a, b, out_bar):
     result_2_bar = out_bar
     # adjoint of: result_2 = result + result_1 * a
     result_bar = result_2_bar
-    result_1_bar = a * result_2_bar
-    a_bar = result_1 * result_2_bar
+    result_1_bar = (a * result_2_bar if result_2_bar != 0.0 else 0.0)
+    a_bar = (result_1 * result_2_bar if result_2_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

@@ -58,8 +58,8 @@ def untyped_branch_hvp(a, b, a_dot, b_dot, out_bar):
     b_bar = 0.0
     result_2_dot_bar = out_bar
     # adjoint of: result_2_dot = result_dot + (a * result_1_dot + result_1 * a_dot)
-    a_bar = result_1_dot * result_2_dot_bar
-    result_1_bar = a_dot * result_2_dot_bar
+    a_bar = (result_1_dot * result_2_dot_bar if result_2_dot_bar != 0.0 else 0.0)
+    result_1_bar = (a_dot * result_2_dot_bar if result_2_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

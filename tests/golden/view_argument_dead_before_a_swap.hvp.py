@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
@@ -34,15 +34,15 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = q * p_dot + p * q_dot + np.sum(A * A_dot + A * A_dot)
     t0 = A * A_dot + A * A_dot
-    q_bar = p_dot * result_1_dot_bar
-    p_dot_bar = q * result_1_dot_bar
-    p_bar = q_dot * result_1_dot_bar
-    q_dot_bar = p * result_1_dot_bar
+    q_bar = (p_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    p_dot_bar = (q * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    p_bar = (q_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
+    q_dot_bar = (p * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     t1 = np.full_like(t0, result_1_dot_bar)
-    A_bar += unbroadcast(A_dot * t1, A)
-    A_dot_bar += unbroadcast(A * t1, A_dot)
-    A_bar += unbroadcast(A_dot * t1, A)
-    A_dot_bar += unbroadcast(A * t1, A_dot)
+    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot))
+    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot))
     q_dot_bar, p_dot_bar = p_dot_bar, q_dot_bar
     q_bar, p_bar = p_bar, q_bar
     # adjoint of: A[2, 2] = p
@@ -50,9 +50,9 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     A_bar[2, 2] = 0.0
     A_dot_bar[2, 2] = 0.0
     # adjoint of: q = a * a
-    a_bar = 2.0 * (a * q_bar)
+    a_bar = 2.0 * (a * q_bar if q_bar != 0.0 else 0.0)
     # adjoint of: q_dot = a * a_dot + a * a_dot
-    a_bar += 2.0 * (a_dot * q_dot_bar)
+    a_bar += 2.0 * (a_dot * q_dot_bar if q_dot_bar != 0.0 else 0.0)
     # adjoint of: p = result
     result_bar = p_bar
     # adjoint of: result = a * 2.0

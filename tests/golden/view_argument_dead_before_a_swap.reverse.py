@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import chosen, zeros_like
 
 
 def view_argument_dead_before_a_swap_vjp(A0, a, out_bar):
@@ -26,15 +26,15 @@ def view_argument_dead_before_a_swap_vjp(A0, a, out_bar):
     A0_bar = zeros_like(A0)
     result_1_bar = out_bar
     # adjoint of: result_1 = p * q + np.sum(A * A)
-    p_bar = q * result_1_bar
-    q_bar = p * result_1_bar
-    A_bar += 2.0 * (A * result_1_bar)
+    p_bar = (q * result_1_bar if result_1_bar != 0.0 else 0.0)
+    q_bar = (p * result_1_bar if result_1_bar != 0.0 else 0.0)
+    A_bar += 2.0 * chosen(result_1_bar != 0.0, A * result_1_bar)
     q_bar, p_bar = p_bar, q_bar
     # adjoint of: A[2, 2] = p
     p_bar += A_bar[2, 2]
     A_bar[2, 2] = 0.0
     # adjoint of: q = a * a
-    a_bar = 2.0 * (a * q_bar)
+    a_bar = 2.0 * (a * q_bar if q_bar != 0.0 else 0.0)
     # adjoint of: p = result
     result_bar = p_bar
     # adjoint of: result = a * 2.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, reserve, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, reserve, zeros_like
 
 
 def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
@@ -68,16 +68,16 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
             t5 = np.ravel(np.outer(v_dot, d))
             t6 = 1.0 / t1
             t7 = np.dot(t4, t5) / t1
-            t0_bar += np.reshape(np.ascontiguousarray(matmul_bar_left(t6 * choice_2_bar, t4, t5)), t0.shape)
-            t1_bar = -t7 * t6 * choice_2_bar
+            t0_bar += chosen(choice_2_bar != 0.0, np.reshape(np.ascontiguousarray(matmul_bar_left(t6 * choice_2_bar, t4, t5)), t0.shape))
+            t1_bar = (-t7 * t6 * choice_2_bar if choice_2_bar != 0.0 else 0.0)
     itop -= 1
     taken_2 = itape[np.uint64(itop)]
     if taken_2 == 1:
         # adjoint of: choice = a[0] * a_dot[0] + a[0] * a_dot[0]
-        a_bar[0] += 2.0 * (a_dot[0] * choice_bar)
+        a_bar[0] += 2.0 * (a_dot[0] * choice_bar if choice_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.linalg.norm(t0)
     t3 = np.linalg.norm(t0)
-    t0_bar += t0 * (t1_bar / t3 if t3 != 0.0 else 0.0)
+    t0_bar += chosen(t1_bar != 0.0, t0 * (t1_bar / t3 if t3 != 0.0 else 0.0))
     # adjoint of: t0 = np.outer(v, d)
     v_bar += np.dot(t0_bar, d)
     return value, a_bar, v_bar

@@ -23,8 +23,8 @@ def whole_arrays_under_max_vjp(a, v, d, out_bar):
     t0 = np.outer(v, d)
     t1 = np.linalg.norm(t0)
     t2 = t1 + np.sum(a * d)
-    a_bar[0] += 2.0 * (a[0] * result_bar if a[0] * a[0] >= t2 else 0.0)
-    v_bar += chosen(a[0] * a[0] < t2, np.dot(t0 * (result_bar / t1 if t1 != 0.0 else 0.0), d))
-    a_bar += chosen(a[0] * a[0] < t2, unbroadcast(d * np.full_like(a * d, result_bar), a))
+    a_bar[0] += 2.0 * (a[0] * result_bar if (a[0] * a[0] >= t2) and (result_bar != 0.0) else 0.0)
+    v_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), np.dot(t0 * (result_bar / t1 if t1 != 0.0 else 0.0), d))
+    a_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), unbroadcast(d * np.full_like(a * d, result_bar), a))
     v_bar[1] += result_bar
     return value, a_bar, v_bar

@@ -41,10 +41,10 @@ def wrapped_neighbours_vjp(x, w, out_bar):
                 # adjoint of: s += w * x[i] * x[j] * x[m]
                 t0 = w * x[i] * x[j]
                 t1 = x[j] * (x[m] * s_bar)
-                w_bar += x[i] * t1
-                x_bar_i += w * t1
-                x_bar_j += w * x[i] * (x[m] * s_bar)
-                x_bar[m] += t0 * s_bar
+                w_bar += (x[i] * t1 if s_bar != 0.0 else 0.0)
+                x_bar_i += (w * t1 if s_bar != 0.0 else 0.0)
+                x_bar_j += (w * x[i] * (x[m] * s_bar) if s_bar != 0.0 else 0.0)
+                x_bar[m] += (t0 * s_bar if s_bar != 0.0 else 0.0)
             if x_bar_i != 0.0:
                 x_bar[np.uint64(i)] += x_bar_i
             if x_bar_j != 0.0:

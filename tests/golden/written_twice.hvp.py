@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
 
 
 def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
@@ -39,30 +39,30 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot)
     t2 = v * v_dot + v * v_dot
     t3 = np.full_like(t2, result_dot_bar)
-    v_bar += unbroadcast(v_dot * t3, v)
-    v_dot_bar += unbroadcast(v * t3, v_dot)
-    v_bar += unbroadcast(v_dot * t3, v)
-    v_dot_bar += unbroadcast(v * t3, v_dot)
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t3, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t3, v_dot))
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t3, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t3, v_dot))
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1
         v[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v[i] had before
         t1 = v_bar[np.uint64(i)]
-        v_bar[np.uint64(i)] = x[i + 1] * t1
-        x_bar[i + 1] += v[np.uint64(i)] * t1
+        v_bar[np.uint64(i)] = (x[i + 1] * t1 if t1 != 0.0 else 0.0)
+        x_bar[i + 1] += (v[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
         # adjoint of: v_dot[i] = x[i + 1] * v_dot[i] + v[i] * x_dot[i + 1]
         top -= 1
         v_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v_dot[i] had before
         t0 = v_dot_bar[np.uint64(i)]
-        x_bar[i + 1] += v_dot[np.uint64(i)] * t0
-        v_dot_bar[np.uint64(i)] = x[i + 1] * t0
-        v_bar[np.uint64(i)] += x_dot[i + 1] * t0
+        x_bar[i + 1] += (v_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        v_dot_bar[np.uint64(i)] = (x[i + 1] * t0 if t0 != 0.0 else 0.0)
+        v_bar[np.uint64(i)] += (x_dot[i + 1] * t0 if t0 != 0.0 else 0.0)
         # adjoint of: v[i] = a * x[i - 1]
-        a_bar += x[i - 1] * v_bar[np.uint64(i)]
-        x_bar[i - 1] += a * v_bar[np.uint64(i)]
+        a_bar += (x[i - 1] * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+        x_bar[i - 1] += (a * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
         v_bar[np.uint64(i)] = 0.0
         # adjoint of: v_dot[i] = x[i - 1] * a_dot + a * x_dot[i - 1]
-        x_bar[i - 1] += a_dot * v_dot_bar[np.uint64(i)]
-        a_bar += x_dot[i - 1] * v_dot_bar[np.uint64(i)]
+        x_bar[i - 1] += (a_dot * v_dot_bar[np.uint64(i)] if v_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+        a_bar += (x_dot[i - 1] * v_dot_bar[np.uint64(i)] if v_dot_bar[np.uint64(i)] != 0.0 else 0.0)
         v_dot_bar[np.uint64(i)] = 0.0
     return value, x_bar, a_bar

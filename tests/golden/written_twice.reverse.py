@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import chosen, reserve, zeros_like
 
 
 def written_twice_vjp(x, a, out_bar):
@@ -30,16 +30,16 @@ def written_twice_vjp(x, a, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(v * v)
-    v_bar += 2.0 * (v * result_bar)
+    v_bar += 2.0 * chosen(result_bar != 0.0, v * result_bar)
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1
         v[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v[i] had before
         t0 = v_bar[np.uint64(i)]
-        v_bar[np.uint64(i)] = x[i + 1] * t0
-        x_bar[i + 1] += v[np.uint64(i)] * t0
+        v_bar[np.uint64(i)] = (x[i + 1] * t0 if t0 != 0.0 else 0.0)
+        x_bar[i + 1] += (v[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
         # adjoint of: v[i] = a * x[i - 1]
-        a_bar += x[i - 1] * v_bar[np.uint64(i)]
-        x_bar[i - 1] += a * v_bar[np.uint64(i)]
+        a_bar += (x[i - 1] * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+        x_bar[i - 1] += (a * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
         v_bar[np.uint64(i)] = 0.0
     return value, x_bar, a_bar

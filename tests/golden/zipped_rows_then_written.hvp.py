@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
@@ -89,8 +89,8 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     t7 = np.cos(B)
     s_dot_bar = result_dot_bar
     t8 = np.full_like(t6, result_dot_bar)
-    A_bar += 2.0 * unbroadcast(A_dot * t8, A)
-    B_bar += -np.sin(B) * unbroadcast(B_dot * np.full_like(t7 * B_dot, result_dot_bar), t7)
+    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
+    B_bar += chosen(result_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * np.full_like(t7 * B_dot, result_dot_bar), t7))
     # adjoint of: B[1, 1] = 0.5
     top -= 1
     B[1, 1] = tape[np.uint64(top)]  # restore the value B[1, 1] had before
@@ -106,16 +106,16 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         t2 = a * (t1 * b_dot)
         t3 = t0 * a_dot + t2
         t4 = np.full_like(t3, s_dot_bar)
-        t0_bar += unbroadcast(a_dot * unbroadcast(t4, t0 * a_dot), t0)
+        t0_bar += chosen(s_dot_bar != 0.0, unbroadcast(a_dot * unbroadcast(t4, t0 * a_dot), t0))
         t5 = unbroadcast(t4, t2)
-        a_bar += unbroadcast(t1 * b_dot * t5, a)
-        b_bar += -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t5, t1 * b_dot), t1)
+        a_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * b_dot * t5, a))
+        b_bar += chosen(s_dot_bar != 0.0, -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t5, t1 * b_dot), t1))
         # adjoint of: t0 = np.sin(b)
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
-        b_bar += np.cos(b) * t0_bar
+        b_bar += np.where(t0_bar != 0.0, np.cos(b) * t0_bar, 0.0)
         t0_bar = zeros_like(t0_bar)
         # adjoint of: b = np.copy(B[k])
         itop -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_vjp(P, Q, out_bar):
@@ -56,8 +56,8 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
     result_bar = out_bar
     # adjoint of: result = s + np.sum(A * A) + np.sum(np.sin(B))
     s_bar = result_bar
-    A_bar += 2.0 * (A * result_bar)
-    B_bar += np.cos(B) * result_bar
+    A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
+    B_bar += chosen(result_bar != 0.0, np.cos(B) * result_bar)
     # adjoint of: B[1, 1] = 0.5
     top -= 1
     B[1, 1] = tape[np.uint64(top)]  # restore the value B[1, 1] had before
@@ -71,8 +71,8 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
         # adjoint of: s += np.sum(a * np.sin(b))
         t0 = np.sin(b)
         t1 = np.full_like(a * t0, s_bar)
-        a_bar += unbroadcast(t0 * t1, a)
-        b_bar += np.cos(b) * unbroadcast(a * t1, t0)
+        a_bar += chosen(s_bar != 0.0, unbroadcast(t0 * t1, a))
+        b_bar += chosen(s_bar != 0.0, np.cos(b) * unbroadcast(a * t1, t0))
         # adjoint of: b = np.copy(B[k])
         itop -= 1
         shape = (itape[itop + 0],)

@@ -524,3 +524,32 @@ def overwritten_after_overflow(buf, f_bar, r):
             r += z
             sm = 2.0
     return sm
+
+
+# An exactly zero adjoint meets an infinite partial in another statement (z = inf, x > 0): y is inf
+# wherever x is, min(y, 1.0) picks 1.0, so the function is locally constant in x; 0 * inf is nan.
+def zero_element_adjoint(x, z):
+    y = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        y[i] = x[i] * z
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += min(y[i], 1.0)
+    return s
+
+
+def zero_adjoint_in_prange(x, z):
+    y = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        y[i] = x[i] * z
+    return np.sum(np.minimum(y, 1.0))
+
+
+def zero_adjoint_whole_array(x, z):
+    y = np.tanh(x) * z
+    return np.sum(np.minimum(y, 1.0))
+
+
+def zero_adjoint_of_a_sum(x, z):
+    s = np.sum(x * z)
+    return min(s, 1.0)

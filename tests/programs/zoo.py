@@ -1641,12 +1641,6 @@ ZOO += [
 # value carrying a derivative (NO_SECOND_ORDER), and a slice read as a view of an array the same
 # statement writes (the forward code's view, which reverse mode does not support yet)
 NO_HVP_PRIMITIVE = ("linear_algebra_mix", "reshaped", "special_functions", "reductions_and_statistics")
-# Known wrong, nan: second order of a min whose operand not chosen has an infinite partial. Its
-# forward code selects with an `if`, and reverse mode over it multiplies the 0.0 adjoint of the
-# statement `t2 = acc / t0` (read only in the branch not taken) by its infinite partial: 0 * inf
-# across statements, which first-order reverse mode shares where a user writes the `if` (within one
-# expression a selection's condition wraps whole contributions: linearize.adjoint)
-NAN_ACROSS_STATEMENTS = ("unchosen_infinite_partial",)
 # Refused: second order of an update of a slice that reads a slice of the same array (`x[1:] *= 0.5`,
 # `x[1:] += x[:-1]`): the forward code binds the slice read to a temporary, a view of the array it writes
-NO_HVP = (*NO_HVP_PRIMITIVE, "shifted_slice_in_parallel", "slices_inplace_copied", *NAN_ACROSS_STATEMENTS)
+NO_HVP = (*NO_HVP_PRIMITIVE, "shifted_slice_in_parallel", "slices_inplace_copied")
