@@ -108,7 +108,7 @@ class JaxFunction:
             if dtype != jnp.float64:
                 hint = (
                     "Enable float64 in JAX: jax.config.update('jax_enable_x64', True)."
-                    if not jax.config.read('jax_enable_x64')
+                    if not jax.config.read("jax_enable_x64")
                     else f"Pass {b.params[k]}.astype(jnp.float64)."
                 )
                 raise SourceADError(

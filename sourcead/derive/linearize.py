@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..ir.exprs import code, is_cheap, paren, plus, template, times, unparen
+from ..ir.exprs import code, is_cheap, paren, plus, template, times, transformed, unparen
 from ..ir.naming import Namer
 from ..ir.types import Type
 from ..rules import Bilinear, Bound, Partials, Primitive, Pullback, Selection, classify
@@ -118,7 +118,8 @@ def adjoint(
     the seed times constants only (`g`, `-g`, `2.0 * g`, a sum of it) needs no guard."""
     inner = unparen(seed)
     negated = isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus)
-    base = unparen(inner.expression) if negated else seed  # `-=`: the seed is -g, zero where g is
+    # `-=`: the seed is -g, zero where g is
+    base = unparen(inner.expression) if negated and isinstance(inner, cst.UnaryOperation) else seed
     if not is_cheap(base):
         seed = base = bind(seed)
     test = f"{code(base)} != 0.0"
@@ -184,7 +185,7 @@ def _where_parts(g: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None
 def _unguarded(g: cst.BaseExpression, test: str, zero_with_seed: list[str]) -> cst.BaseExpression:
     """`g` without the guards that change nothing: `np.where(s != 0.0, 2.0 * s, 0.0)` is `2.0 * s`
     exactly (and so for a guarded adjoint bound on the way), wherever it stands."""
-    return _unparen_args(g.visit(_Unguard(test, zero_with_seed)))
+    return _unparen_args(transformed(g, _Unguard(test, zero_with_seed)))
 
 
 class _Unguard(cst.CSTTransformer):
@@ -470,7 +471,7 @@ def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
 def _unparen_args(node: cst.BaseExpression) -> cst.BaseExpression:
     """Template operands are parenthesized for operators; as call arguments and subscripts they need
     not be (a tuple keeps its parentheses: it is one argument)."""
-    return node.visit(_Unparen())  # type: ignore[return-value]
+    return transformed(node, _Unparen())
 
 
 class _Unparen(cst.CSTTransformer):

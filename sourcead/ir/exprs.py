@@ -45,6 +45,13 @@ def number(value: float) -> cst.BaseExpression:
 Frozen = bool | int | float | np.ndarray  # a global numba freezes, and so do we (`resolve.is_frozen_constant`)
 
 
+def transformed(node: cst.BaseExpression, transformer: cst.CSTTransformer) -> cst.BaseExpression:
+    """`node` rewritten by `transformer`, which must leave an expression (not remove it)."""
+    result = node.visit(transformer)
+    assert isinstance(result, cst.BaseExpression), result
+    return result
+
+
 def constant_node(value: bool | int | float) -> cst.BaseExpression:
     """A frozen constant as a literal: `True`, `3`, `-2`, `0.5`, `math.inf`."""
     if isinstance(value, bool):

@@ -139,10 +139,9 @@ class StatementAdjoints:
         to a; `b = np.zeros(n)` is a constant."""
         prog = self.prog
         value = s.value
-        renames = isinstance(value, cst.Name)
         defs = [t for t in self.statements if isinstance(t, Assign) and t.var == s.var and not t.writes_element]
         source = copied_array(s)
-        if renames:
+        if isinstance(value, cst.Name):
             if {s.var, value.value} & self.written_after(s) and not _returns(s):
                 raise rename_error(prog.parsed, s, value.value)
             source = value  # never written: the same as a copy

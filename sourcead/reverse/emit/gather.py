@@ -14,7 +14,7 @@ import libcst as cst
 
 from ...ir.core import For
 from ...ir.emit import Line, Writer
-from ...ir.exprs import Rename, code, is_atom, paren, plus, unparen
+from ...ir.exprs import Rename, code, is_atom, paren, plus, transformed, unparen
 from ..gather import Gather, Group, Sums
 from ..offsets import integer_value, plus_constant, shifted
 
@@ -63,8 +63,9 @@ def _sums(sweep: ReverseSweep, loop: For, sums: Sums, index: str, out: Writer) -
             for term in sums.terms:
                 value = shifted(term.added, loop.var, index, 0)
                 if sums.rings:
-                    value = value.visit(_RingIndices(sums.rings, index, sums.size, wraps))  # type: ignore[arg-type]
-                line = sweep.scattered(Line(term.line.target, "+=", value))  # type: ignore[arg-type]
+                    assert sums.size is not None  # ring indices wrap around a size
+                    value = transformed(value, _RingIndices(sums.rings, index, sums.size, wraps))
+                line = sweep.scattered(Line(term.line.target, "+=", value))
                 target = code(line.target)
                 out.line(f"{target} = add_unordered({target}, {code(line.value)})")
 
@@ -127,21 +128,22 @@ def _ring(sweep: ReverseSweep, loop: For, group: Group, index: str, out: Writer,
     no index wraps, that of `index - offset`, and at the ends (at most one element each for the
     offsets +1 and -1) the others, around the ring."""
     size, var = group.period, loop.var
+    assert size is not None  # a ring group has a period
     lowest, highest = min(group.lowest, 0), max(group.highest, 0)
-    with _middle(index, cst.Integer(str(highest)), plus_constant(size, lowest), highest, parallel, out):  # type: ignore[arg-type]
+    with _middle(index, cst.Integer(str(highest)), plus_constant(size, lowest), highest, parallel, out):
         with _inside(group.context, out):
             total = plus([shifted(t.added, var, index, t.offset, highest) for t in group.terms])
             out.emit([sweep.scattered(Line(group.target(plus_constant(cst.Name(index), highest)), "+=", total))])
     ends = (
-        (highest, f"0, min({highest}, {code(size)})", "the first elements: contributions from around the ring"),  # type: ignore[arg-type]
-        (-lowest, f"max({code(plus_constant(size, lowest))}, {highest}), {code(size)}",  # type: ignore[arg-type]
+        (highest, f"0, min({highest}, {code(size)})", "the first elements: contributions from around the ring"),
+        (-lowest, f"max({code(plus_constant(size, lowest))}, {highest}), {code(size)}",
          "the last elements: contributions from around the ring"),
     )  # fmt: skip
     for width, bounds, comment in ends:
         if not width:
             continue
         with out.block(f"for {index} in range({bounds})", comment), _inside(group.context, out):
-            total = plus([t.added.visit(_Around(var, index, t.offset, size)) for t in group.terms])  # type: ignore[arg-type]
+            total = plus([transformed(t.added, _Around(var, index, t.offset, size)) for t in group.terms])
             out.emit([sweep.scattered(Line(group.target(cst.Name(index)), "+=", total))])
 
 
