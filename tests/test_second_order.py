@@ -563,3 +563,16 @@ def test_a_second_order_gap_says_its_declared_reason_and_what_to_write_instead()
         )
     )
     assert info.value.hint == "Sort values that carry no derivative, or index by an order computed from them."
+
+
+def test_a_second_run_refusal_names_the_users_variable_not_its_tangent():
+    # hvp reanalyses the generated forward code, whose variables include the tangents it made
+    # (`a_dot`); a refusal met there says "the tangent of `a`", in the user's names
+    from sourcead.forward.second import in_user_words
+    from sourcead.ir.naming import Namer
+
+    namer = Namer(["a", "a_dot_1", "t"])
+    namer.dot("a")
+    namer.bar("t")
+    said = in_user_words("the array passed as `a_dot` is swapped; `t_bar` and `t` stay", namer)
+    assert said == "the array passed as the tangent of `a` is swapped; `t_bar` and `t` stay"

@@ -14,6 +14,7 @@ forward mode writes (`broadcast_tangent`, `np.ravel`, ...) are primitives (`rule
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 import libcst as cst
@@ -26,6 +27,7 @@ from ..errors import SourceADError
 from ..frontend.parse import ParsedFunction
 from ..ir.core import Assign, walk_statements
 from ..ir.emit import module_text
+from ..ir.naming import Namer
 from ..rules import classify
 
 
@@ -47,11 +49,25 @@ def second_order_errors(first: Program):
         yield
     except SourceADError as exc:
         raise SourceADError(
-            f"second order cannot differentiate the forward-mode code of {first.fn.name}: {exc.message}"
+            f"second order cannot differentiate the forward-mode code of {first.fn.name}: "
+            + in_user_words(exc.message, first.namer)
             + (f" (generated line: {exc.where.source_line.strip()})" if exc.where is not None else ""),
             first.parsed.locate(first.parsed.node),
             "This is a sourcead limitation; please report it with the function's source.",
         ) from None
+
+
+def in_user_words(message: str, namer: Namer) -> str:
+    """A message about the forward-mode code, in the user's names: the tangent `a_dot` of the
+    user's `a` is "the tangent of `a`" (the second run's variables are the first run's names)."""
+
+    def word(found: re.Match) -> str:
+        name = found.group(1)
+        primal = namer.shadowed(name)
+        tangent = primal is not None and namer.shadows.get((primal, "_dot")) == name
+        return f"the tangent of `{primal}`" if tangent else found.group(0)
+
+    return re.sub(r"`(\w+)`", word, message)
 
 
 def hvp_source(first: Program, forward, second: Program, body: str, helpers: list[str]) -> str:
