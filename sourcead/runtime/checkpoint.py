@@ -30,6 +30,20 @@ from numba.extending import overload, register_jitable
 
 from .lowered import advise_huge_pages
 
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = [
+    "checkpoint_slots",
+    "checkpoint_schedule",
+    "checkpoint_next",
+    "checkpoint_online",
+    "checkpoint_capacity",
+    "checkpoint_grow",
+    "checkpoint_store",
+    "checkpoint_restore",
+    "checkpoint_place",
+    "checkpoint_online_plan",
+]
+
 CHECKPOINT_RESTORE = 0  # restore the state held in snapshot `slot` (the state before step a)
 CHECKPOINT_STORE = 1  # store the current state (before step a) in snapshot `slot`
 CHECKPOINT_ADVANCE = 2  # run steps a .. b - 1 without records
