@@ -1,6 +1,6 @@
 """Runtime helpers of checkpointed loops: how many snapshots, where they go, and the order in which
 the reverse sweep restores, stores, advances and reverses steps (`checkpoint_emit.py` writes the
-calls; `runtime.py` re-exports them for generated code).
+calls; `sourcead.runtime` re-exports them for generated code).
 
 Offline (a `for` loop whose step count is known at its entry): binomial checkpointing, Griewank and
 Walther's revolve. A checkpointed loop keeps snapshots of the state its body overwrites instead of recording each
