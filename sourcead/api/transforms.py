@@ -24,9 +24,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from ..build import arguments, callplan, rerun
-from ..build.compile import load
-from ..build.keys import source_key
-from ..build.spec import Compiled, Spec
+from ..build.compile import Compiled, Spec, load, source_key
 from ..errors import ArgumentTypeError, ShapeError, SourceADError, numba_failure
 from ..functions import unwrap
 from ..ir.types import Type, parse_spec

@@ -43,6 +43,7 @@ from .jit import bounds_checked, compiled_parallel, jit_module
 from .jit import jitted_name as jitted_name  # re-exported: api/njit.py and api/batch.py read `_compile.X`
 from .keys import _RUNTIME as _RUNTIME  # re-exported, as jitted_name
 from .keys import module_name
+from .keys import source_key as source_key  # re-exported: api/ prepares with compile.load and source_key
 from .modules import _LOCK, _execute, _write
 from .plain import _plain_python
 from .spec import Compiled, Spec
