@@ -94,7 +94,7 @@ def heat_while(u0, kappa, n_steps):
 
 
 def heat_swap(u0, kappa, n_steps):
-    # explicit Euler with two buffers that exchange roles every step (as tests/zoo.py)
+    # explicit Euler with two buffers that exchange roles every step (as tests/programs/zoo.py)
     n = u0.shape[0]
     u = u0.copy()
     v = np.zeros(n)
@@ -131,7 +131,7 @@ def newton_sqrt_sum(x):
 
 
 def first_passage(x, limit):
-    # a loop left by break, and a loop left by an early return (as tests/zoo.py)
+    # a loop left by break, and a loop left by an early return (as tests/programs/zoo.py)
     s = 0.0
     for i in range(x.shape[0]):
         s += x[i] * x[i]

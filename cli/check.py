@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from sourcead.api.check import check_derivative
-from sourcead.api.transforms import unwrap
+from sourcead.functions import unwrap
 
 from .common import fail, load_function, parse_wrt
 

@@ -18,9 +18,11 @@ from .build.threads import use_threadsafe_layer
 
 use_threadsafe_layer()
 from .api.check import check_derivative  # noqa: E402
-from .api.transforms import differentiable, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp  # noqa: E402
+from .api.decorator import differentiable  # noqa: E402
+from .api.first_order import grad, jvp, value_and_grad, vjp  # noqa: E402
+from .api.higher import hessian, hvp, jacobian  # noqa: E402
+from .custom import custom_rule  # noqa: E402
 from .errors import AliasingError, ArgumentTypeError, RaceWarning, ShapeError, SourceADError  # noqa: E402
-from .rules.custom import custom_rule  # noqa: E402
 
 __all__ = [
     "AliasingError",

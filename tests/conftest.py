@@ -1,4 +1,5 @@
-"""Shared test configuration: golden-file updates and a private sourcead cache."""
+"""Shared test configuration: the programs under test on the path, golden-file updates and a
+private sourcead cache."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The programs under test (user functions, the zoo) live apart from the test modules, in
+# tests/programs/, and are imported by their plain names (`import findings`, `from zoo import ZOO`);
+# processes the tests spawn (multiprocessing, Dask workers) inherit this path.
+PROGRAMS = ROOT / "tests" / "programs"
+if str(PROGRAMS) not in sys.path:
+    sys.path.insert(0, str(PROGRAMS))
 
 # Generated modules (and numba's cache beside them) go to a folder of the checkout, so the suite
 # never writes to the user's cache, and a second run starts warm. `make test`'s two pytest-xdist

@@ -11,6 +11,7 @@ from _sourcead_cli.main import main
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = ROOT / "tests" / "programs"
 HEAT = str(ROOT / "examples" / "heat.py")
 
 
@@ -42,7 +43,7 @@ def test_emit_gradient_mode_prints_what_grad_runs():
 
 
 def test_emit_with_a_memory_budget_checkpoints_the_time_loop():
-    result = run("emit", str(ROOT / "tests" / "checkpointing.py") + ":heat_swap", "--wrt", "u0", "--memory", "64kB")
+    result = run("emit", str(PROGRAMS / "checkpointing.py") + ":heat_swap", "--wrt", "u0", "--memory", "64kB")
     assert result.exit_code == 0, result.output
     assert "checkpointed loop" in result.output and "as many snapshots as 64000 bytes hold" in result.output
     bad = run("emit", f"{HEAT}:heat_loss", "--wrt", "u0", "--memory", "lots")
@@ -83,7 +84,7 @@ def test_bad_input_gives_one_line_and_exit_code_2(args, message):
 
 
 def test_unsupported_code_shows_the_line_with_a_caret():
-    bad = str(ROOT / "tests" / "bad_functions.py")
+    bad = str(PROGRAMS / "bad_functions.py")
     result = run("emit", f"{bad}:uses_try", "--wrt", "x")
     assert result.exit_code == 2
     assert "bad_functions.py, line" in result.output
@@ -106,7 +107,7 @@ def test_python_dash_m_and_help_work():
 
 
 def test_emit_for_whole_array_arguments_of_a_given_ndim():
-    vec = str(ROOT / "tests" / "vectorized.py")
+    vec = str(PROGRAMS / "vectorized.py")
     result = run("emit", f"{vec}:least_squares", "--wrt", "A,x", "--array", "A:2", "--array", "x", "--array", "b")
     assert result.exit_code == 0, result.output
     assert "matmul_bar_left(" in result.output and "A_bar = zeros_like(A)" in result.output

@@ -40,3 +40,15 @@ def test_custom_rule_needs_module_level_functions():
 
     with pytest.raises(sourcead.SourceADError, match="module-level"):
         sourcead.custom_rule(partials=local_partials)(cr.softplus)
+
+
+def test_second_order_of_a_custom_rule_is_refused_as_its_declaration_says():
+    """A custom rule has first partials only: hvp refuses it on a value that carries a derivative,
+    at the user's line, with the message its primitive declares (`Primitive.second_order`)."""
+    x, y = RNG.standard_normal(6), 0.7
+    with pytest.raises(sourcead.SourceADError) as info:
+        sourcead.hvp(cr.uses_custom, wrt="x", jit=False)(x, y, tangents=np.ones(6))
+    assert info.value.message.startswith("second order does not cover custom rules yet: `custom_rules.")
+    assert info.value.message.endswith("` has first partial derivatives only")
+    assert info.value.hint == "Call a plain function instead (sourcead inlines and differentiates it twice)."
+    assert info.value.where is not None and info.value.where.filename.endswith("custom_rules.py")

@@ -56,3 +56,43 @@ def test_source_shows_the_variant_a_call_built_where_the_type_guess_cannot_compi
     x, idx = np.array([0.5, -1.0, 2.0]), np.array([2, 0, 2, 1])
     assert_close(g(x, idx), np.array([2 * 0.5, 2 * -1.0, 4 * 2.0]), 1e-15, 0)
     assert "def _copied_indices_grad(x, idx, out_bar)" in g.source  # grad runs the gradient-only code
+
+
+def test_njit_without_a_default_variant_says_why():
+    g = sourcead.grad(_copied_indices, wrt="x", jit=False)
+    with pytest.raises(sourcead.SourceADError, match="an index must be an integer"):
+        g.njit  # noqa: B018 (the guess calls idx a float array: the error that kept it from being built)
+
+
+def test_prepared_objects_tell_their_recipe():
+    from sourcead.api.protocol import Prepared
+
+    f = zoo.calls_helpers
+    made = {
+        "grad": sourcead.grad(f, wrt="y", jit=False),
+        "value_and_grad": sourcead.value_and_grad(f, wrt=("x", "y"), jit=False, memory="1MB"),
+        "vjp": sourcead.vjp(f, jit=False),
+        "jvp": sourcead.jvp(f, jit=False),
+        "hvp": sourcead.hvp(f, jit=False),
+    }
+    for transform, prepared in made.items():
+        recipe = prepared.__sourcead_recipe__()
+        assert isinstance(prepared, Prepared) and recipe.transform == transform and recipe.func is f
+        assert recipe.jit is False
+    assert made["grad"].__sourcead_recipe__().wrt == "y" and made["grad"].__sourcead_recipe__().single
+    both = made["value_and_grad"].__sourcead_recipe__()
+    assert both.wrt == ("x", "y") and not both.single and both.memory == 10**6
+    assert sourcead.differentiable(f).__sourcead_recipe__().transform == "differentiable"
+
+
+def test_njit_asks_the_recipe_not_the_class():
+    from sourcead.api.njit import transform_of
+    from sourcead.api.protocol import Recipe
+
+    class Stranger:  # no sourcead class: only the protocol
+        def __sourcead_recipe__(self) -> Recipe:
+            return Recipe("vjp", zoo.calls_helpers, 0, True, True, None)
+
+    assert transform_of(Stranger()) == "vjp"
+    with pytest.raises(TypeError, match="no .njit entry for a prepared hvp"):
+        transform_of(sourcead.hvp(zoo.calls_helpers, jit=False))

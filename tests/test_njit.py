@@ -179,12 +179,12 @@ def test_entry_module_is_cached_for_the_next_process(tmp_path):
     script = textwrap.dedent(
         """
         import sys, numpy as np
-        sys.path.insert(0, TESTS)
+        sys.path[:0] = TESTS
         import sourcead, test_njit
         g = sourcead.grad(test_njit.rosenbrock).njit
         print(g(np.array([1.0, 2.0]))[0], sum(g.stats.cache_hits.values()), sum(g.stats.cache_misses.values()))
         """
-    ).replace("TESTS", repr(str(ROOT / "tests")))
+    ).replace("TESTS", repr([str(ROOT / "tests"), str(ROOT / "tests" / "programs")]))
     env = {**os.environ, "SOURCEAD_CACHE_DIR": str(tmp_path)}
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)

@@ -20,8 +20,9 @@ import pytest
 
 import sourcead
 from sourcead import AliasingError, ArgumentTypeError, SourceADError
-from sourcead.api.pickling import function_ref, rebuild, rebuild_bridge, rebuild_differentiable
-from sourcead.api.transforms import _rebuild_second_order
+from sourcead.api.higher import _rebuild_second_order
+from sourcead.api.pickling import function_ref, rebuild, rebuild_differentiable
+from sourcead.bridges.common import check_options
 from sourcead.build import cache_writes, rerun
 from sourcead.build import compile as compile_pass
 
@@ -272,7 +273,7 @@ class Crafted:
         (_rebuild_second_order, ("hvp", REF, {"wrt": 0}), "the options of hvp"),
         (_rebuild_second_order, ("hessian", REF, ({0}, True, None)), r"wrt=\{0\}"),
         (rebuild_differentiable, (("main", 1, 2),), r"the function reference \(.main., 1, 2\) names no module"),
-        (rebuild_bridge, ("os", REF, 0, {}), "unknown bridge 'os'"),
+        (check_options, (REF, 0, ["jit"]), r"the options \['jit'\] are not keyword arguments"),
     ],
 )
 def test_a_crafted_pickle_is_a_clear_error(loader, args, message):

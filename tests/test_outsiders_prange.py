@@ -22,7 +22,8 @@ from numeric import assert_close
 import sourcead
 from benchmarks import gradbench_workloads
 from sourcead.errors import numba_failure
-from sourcead.frontend.fence import fence, local_names
+from sourcead.frontend.bound_names import local_names
+from sourcead.frontend.fence import fence
 from sourcead.frontend.normalize import normalize
 from sourcead.frontend.parse import parse_function
 from sourcead.ir.core import For, walk_statements

@@ -21,13 +21,13 @@ from numeric import assert_close, assert_gradient_matches
 import sourcead
 from sourcead import runtime
 
-HERE = Path(__file__).parent
+KERNELS = Path(__file__).parent / "programs" / "parallel_kernels.py"
 
 
 @pytest.fixture(scope="module")
 def serial(tmp_path_factory):
     """parallel_kernels.py with every prange( read as range(: the serial twin."""
-    text = (HERE / "parallel_kernels.py").read_text().replace("numba.prange(", "range(").replace("prange(", "range(")
+    text = KERNELS.read_text().replace("numba.prange(", "range(").replace("prange(", "range(")
     path = tmp_path_factory.mktemp("serial") / "serial_kernels.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("serial_kernels", path)

@@ -1,4 +1,4 @@
-"""The declared pass lists (`sourcead/passes.py`): `sourcead passes` prints them, `emit --after`
+"""The declared pass lists (`sourcead/pipeline/passes.py`): `sourcead passes` prints them, `emit --after`
 stops after any entry of any mode, and the lists are what `generate()` runs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sourcead.pipeline.passes import FRONT, PIPELINES
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO = str(ROOT / "tests" / "zoo.py")
+ZOO = str(ROOT / "tests" / "programs" / "zoo.py")
 HEAT = str(ROOT / "examples" / "heat.py")
 
 
@@ -92,7 +92,8 @@ def _row(p) -> str:
 
 def test_architecture_doc_lists_the_real_passes():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    start, end = "<!-- passes: generated from sourcead/passes.py by tests/test_passes.py -->\n", "\n<!-- /passes -->"
+    start = "<!-- passes: generated from sourcead/pipeline/passes.py by tests/test_passes.py -->\n"
+    end = "\n<!-- /passes -->"
     assert start in text and end in text
     shown = text.split(start, 1)[1].split(end, 1)[0]
     assert shown == pass_tables(), "docs/architecture.md's pass tables drifted; they should read:\n" + pass_tables()

@@ -27,3 +27,19 @@ def test_readme_adjoint_is_what_sourcead_emits():
     adjoint = next(b for b in blocks if b.startswith("def recurrence_vjp"))
     generated = sourcead.differentiable(recurrence.recurrence).source(mode="reverse", wrt="r")
     assert generated.endswith(adjoint)
+
+
+def test_command_lines_in_the_docs_name_functions_that_exist():
+    """Every `sourcead emit|check|activity PATH:FUNC` of README.md and CONTRIBUTING.md names a file of
+    this checkout that defines FUNC (the programs under test moved to tests/programs/ once)."""
+    named = []
+    for doc in ("README.md", "CONTRIBUTING.md"):
+        for block in re.findall(r"```sh\n(.*?)```", (ROOT / doc).read_text(), flags=re.S):
+            named += re.findall(r"sourcead (?:emit|check|activity) ([\w./]+\.py):(\w+)", block)
+    assert len(named) >= 10
+    missing = [f"{path}:{func}" for path, func in named if not _defines(ROOT / path, func)]
+    assert missing == []
+
+
+def _defines(path: Path, func: str) -> bool:
+    return path.is_file() and re.search(rf"^def {func}\(", path.read_text(), flags=re.M) is not None

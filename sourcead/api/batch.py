@@ -6,7 +6,7 @@ is a small generated module beside the derivative's own in the disk cache (impor
 compiler imports modules, so numba caches it too), whose one function calls the compiled
 derivative k times: no Python per direction. With `jit=False` the same loop runs in Python over
 the same generated code. One sweep per direction, but no interpreter between them: batches of
-jvp tangents go through vector mode instead (`vector.py`, one sweep carrying all k) where it
+jvp tangents go through vector mode instead (`forward/vector.py`, one sweep carrying all k) where it
 applies; hvp and vjp batches, and jvp batches of `prange` code, come here.
 
     f_jvp_batch(*args, T0, ...) -> (value, (k, *out.shape) tangents of the result)
@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..build import compile as _compile
 from ..ir.types import parse_spec
-
-if TYPE_CHECKING:
-    from .transforms import _Variant
+from .njit import _core_dispatcher
+from .protocol import _Variant
 
 _LOCK = threading.Lock()
 _LOOPS: dict[str, Any] = {}  # batch module name -> dispatcher, for this process
@@ -96,8 +95,6 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
 
 def compiled_loop(variant: _Variant, kind: str) -> Any:
     """The numba dispatcher of the batch loop for one variant (made once per process)."""
-    from .njit import _core_dispatcher
-
     core_module = _core_dispatcher(variant)
     text, entry = batch_source(variant, kind, core_module)
     digest = hashlib.sha256(_compile._RUNTIME.encode() + text.encode()).hexdigest()

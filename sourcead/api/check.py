@@ -27,7 +27,9 @@ import numpy as np
 
 from ..build import cache_writes
 from ..errors import SourceADError
-from .transforms import grad, hvp, jvp, unwrap, vjp
+from ..functions import unwrap
+from .first_order import grad, jvp, vjp
+from .higher import hvp
 
 EPS = float(np.finfo(np.float64).eps)
 FIRST_STEP = 1e-2  # Ridders' first step: this fraction of the argument's scale (at least 1)
@@ -334,12 +336,13 @@ def _primal(func: Callable, jit: bool) -> Callable:
     import numba
     from numba.core.errors import NumbaError
 
+    compiled: Any  # numba's dispatcher: its `_cache` is numba's own, untyped
     try:  # numba's own disk cache, beside the user's file: an accelerator, never a failure
         compiled = numba.njit(cache=True, nogil=True)(func)
         cache_writes.tolerant(compiled._cache)
     except (RuntimeError, OSError):  # no folder numba may write to ("no locator available")
         compiled = numba.njit(nogil=True)(func)
-    chosen = [compiled]
+    chosen: list[Callable] = [compiled]
 
     def call(*args: Any) -> Any:
         try:

@@ -5,8 +5,8 @@ numba calls one dispatcher from another when the callee is a global of the calle
 for each prepared variant we write a small *entry module*, as source, beside the generated
 module in the disk cache, and import it like the compiler does (content-addressed name,
 registered in `sys.modules` before numba sees it): numba's disk cache then works for it too. Its
-one function does in compiled code what the Python wrapper of `api.py` does: checks and converts
-the arguments (`njit_runtime.py`), copies the arguments the function writes (and refuses one
+one function does in compiled code what the Python wrapper of `prepared.py` does: checks and converts
+the arguments (`runtime/njit.py`), copies the arguments the function writes (and refuses one
 that shares memory with another array argument), seeds 1.0 for a gradient, passes zero
 cotangents for written arguments and the row count of per-thread adjoints, and unpacks:
 
@@ -36,11 +36,10 @@ from ..build import compile as _compile
 from ..build.callplan import _text, shape_check_source
 from ..errors import SourceADError
 from ..ir.types import parse_spec
+from .protocol import Prepared, _Variant
 
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
-
-    from .transforms import _Prepared, _Variant
 
 _RUNTIME_TEXT = (Path(__file__).resolve().parent.parent / "runtime" / "njit.py").read_bytes()
 _HELPERS = (
@@ -51,27 +50,23 @@ _LOCK = threading.Lock()
 _ENTRIES: dict[str, Dispatcher] = {}  # entry module name -> dispatcher, for this process
 
 
-def transform_of(prepared: _Prepared) -> str:
-    """grad, value_and_grad, vjp, jvp or primal."""
-    from .transforms import JVP, VJP, Gradient, Primal
-
-    if isinstance(prepared, Gradient):
-        return "value_and_grad" if prepared._with_value else "grad"
-    if isinstance(prepared, VJP):
-        return "vjp"
-    if isinstance(prepared, JVP):
-        return "jvp"
-    if isinstance(prepared, Primal):
-        return "primal"
-    raise TypeError(f"not a prepared sourcead derivative: {type(prepared).__name__}")
+_ENTRY_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "primal")  # what an entry module can do
 
 
-def dispatcher(prepared: _Prepared, variant: _Variant) -> Dispatcher:
+def transform_of(prepared: Prepared) -> str:
+    """grad, value_and_grad, vjp, jvp or primal: as the object's recipe says."""
+    transform = prepared.__sourcead_recipe__().transform
+    if transform not in _ENTRY_TRANSFORMS:
+        raise TypeError(f"no .njit entry for a prepared {transform}: {type(prepared).__name__}")
+    return transform
+
+
+def dispatcher(prepared: Prepared, variant: _Variant) -> Dispatcher:
     """The numba dispatcher of the `.njit` entry for one variant of a prepared transform."""
     transform = transform_of(prepared)
     # the kinds of the parameters that take theirs from the call: the variant's key in the memo
     core_module = _core_dispatcher(variant)
-    text, entry = entry_source(variant, transform, prepared._single, core_module)
+    text, entry = entry_source(variant, transform, prepared.__sourcead_recipe__().single, core_module)
     digest = hashlib.sha256(_compile._RUNTIME.encode() + _RUNTIME_TEXT + text.encode()).hexdigest()
     name = f"sourcead_{entry}_{digest[:20]}"
     found = _ENTRIES.get(name)

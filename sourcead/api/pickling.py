@@ -34,6 +34,8 @@ from typing import Any
 
 from ..errors import SourceADError
 from ..functions import unwrap
+from .budget import memory_bytes
+from .protocol import Prepared, Recipe
 
 _LOCK = threading.Lock()
 _REBUILT: dict[tuple, Any] = {}  # (transform, function, wrt, jit) -> prepared object
@@ -65,10 +67,10 @@ def function_ref(func: Callable) -> tuple:
 
 _TRANSFORMS = ("primal", "grad", "value_and_grad", "vjp", "jvp")
 _OPTIONS = {"hvp": 3, "hessian": 3, "jacobian": 4}  # second order: (wrt, [mode,] jit, memory)
-_BRIDGES = ("torch", "jax")
+_MAKERS: dict[str, Callable[[Recipe], Any]] = {}  # transform -> its maker (`register`)
 
 
-def _refused(what: str) -> SourceADError:
+def refused(what: str) -> SourceADError:
     return SourceADError(
         f"cannot unpickle a sourcead derivative: {what}",
         hint="This pickle was not made by sourcead (or was edited since): pickle the prepared object again.",
@@ -79,40 +81,38 @@ def check_recipe(ref: Any, wrt: Any = (), jit: Any = True, memory: Any = None, t
     """A recipe's fields as pickled by sourcead: a function reference, wrt (positions or names),
     jit a bool, memory None or a size (`budget.memory_bytes`), and a known transform."""
     if transform is not None and transform not in _TRANSFORMS:
-        raise _refused(f"unknown transform {transform!r} (one of {', '.join(_TRANSFORMS)})")
+        raise refused(f"unknown transform {transform!r} (one of {', '.join(_TRANSFORMS)})")
     _check_ref(ref)
     items = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)  # jacobian keeps the list it was given
     if not all(isinstance(w, str) or (isinstance(w, int) and not isinstance(w, bool)) for w in items):
-        raise _refused(f"wrt={wrt!r} is not a position, a name or a tuple of them")
+        raise refused(f"wrt={wrt!r} is not a position, a name or a tuple of them")
     if not isinstance(jit, bool):
-        raise _refused(f"jit={jit!r} is not True or False")
-    from .budget import memory_bytes
-
+        raise refused(f"jit={jit!r} is not True or False")
     try:
         memory_bytes(memory)
     except SourceADError:
-        raise _refused(f"memory={memory!r} is not a size in bytes") from None
+        raise refused(f"memory={memory!r} is not a size in bytes") from None
 
 
 def check_second_order(kind: Any, ref: Any, options: Any) -> None:
     """The recipe of hvp, hessian or jacobian: (kind, function, (wrt, [mode,] jit, memory))."""
     if kind not in _OPTIONS:
-        raise _refused(f"unknown transform {kind!r} (one of {', '.join(_OPTIONS)})")
+        raise refused(f"unknown transform {kind!r} (one of {', '.join(_OPTIONS)})")
     if not isinstance(options, tuple) or len(options) != _OPTIONS[kind]:
-        raise _refused(f"the options of {kind} are {options!r}, not a tuple of {_OPTIONS[kind]}")
+        raise refused(f"the options of {kind} are {options!r}, not a tuple of {_OPTIONS[kind]}")
     if kind == "jacobian" and not isinstance(options[1], str):
-        raise _refused(f"mode={options[1]!r} is not a string")
+        raise refused(f"mode={options[1]!r} is not a string")
     check_recipe(ref, options[0], options[-2], options[-1])
 
 
 def _check_ref(ref: Any) -> None:
     kinds = {"object": 2, "module": 3, "main": 3}
     if not isinstance(ref, tuple) or not ref or ref[0] not in kinds or len(ref) != kinds[ref[0]]:
-        raise _refused(f"the function reference {ref!r} is not one sourcead makes")
+        raise refused(f"the function reference {ref!r} is not one sourcead makes")
     if ref[0] == "object" and not callable(ref[1]):
-        raise _refused(f"{ref[1]!r} is not a function")
+        raise refused(f"{ref[1]!r} is not a function")
     if ref[0] != "object" and not all(isinstance(part, str) for part in ref[1:]):
-        raise _refused(f"the function reference {ref!r} names no module and function")
+        raise refused(f"the function reference {ref!r} names no module and function")
 
 
 def resolve(ref: tuple, raw: bool = False) -> Any:
@@ -145,10 +145,15 @@ def resolve(ref: tuple, raw: bool = False) -> Any:
     return found if raw else unwrap(found)
 
 
+def register(transform: str, make: Callable[[Recipe], Any]) -> None:
+    """How to make a prepared `transform` again from its recipe: each transform's module says so
+    as it is imported (`import sourcead` imports them all before any pickle can name one), so
+    this module imports none of them."""
+    _MAKERS[transform] = make
+
+
 def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool, memory: int | None = None) -> Any:
     """The prepared object, made once per process for each (function, transform, wrt, jit, memory)."""
-    from . import transforms as api
-
     check_recipe(ref, wrt, jit, memory, transform)
     wrt = tuple(wrt) if isinstance(wrt, list) else wrt  # a key of the memo below
     func = resolve(ref)
@@ -158,42 +163,24 @@ def rebuild(transform: str, ref: tuple, wrt: Any, jit: bool, memory: int | None 
         with _LOCK:
             found = _REBUILT.get(key)
             if found is None:
-                if transform == "primal":
-                    found = api.Primal(func, jit)
-                elif transform in ("grad", "value_and_grad"):
-                    found = api.Gradient(func, wrt, jit, with_value=transform == "value_and_grad", memory=memory)
-                else:
-                    found = {"vjp": api.VJP, "jvp": api.JVP}[transform](func, wrt, jit, memory)
-                _REBUILT[key] = found
+                single = not isinstance(wrt, tuple)
+                found = _REBUILT[key] = _MAKERS[transform](Recipe(transform, func, wrt, single, jit, memory))
     return found
 
 
 def rebuild_differentiable(ref: tuple, memory: Any = None) -> Any:
     """The `@differentiable` object: the module's own, when the name holds it, else a new one."""
-    from .transforms import Differentiable
-
     check_recipe(ref, memory=memory)
     raw = resolve(ref, raw=True)
-    if isinstance(raw, Differentiable):
+    if isinstance(raw, Prepared) and raw.__sourcead_recipe__().transform == "differentiable":
         return raw
     func = unwrap(raw)
     key = ("differentiable", func, None, None, memory)
     with _LOCK:
         found = _REBUILT.get(key)
         if found is None:
-            found = _REBUILT[key] = Differentiable(func, memory)
+            found = _REBUILT[key] = _MAKERS["differentiable"](Recipe("differentiable", func, (), False, True, memory))
     return found
-
-
-def rebuild_bridge(framework: str, ref: tuple, wrt: Any, options: dict) -> Any:
-    """A `sourcead.torch` / `sourcead.jax` function, made again in this process."""
-    if framework not in _BRIDGES:
-        raise _refused(f"unknown bridge {framework!r} (one of {', '.join(_BRIDGES)})")
-    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        raise _refused(f"the options {options!r} are not keyword arguments")
-    check_recipe(ref, wrt, options.get("jit", True))
-    module = importlib.import_module(f"sourcead.{framework}")
-    return module.function(resolve(ref), wrt, **options)
 
 
 def _lookup(module: Any, qualname: str) -> Any:

@@ -16,7 +16,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..api import transforms as api
+from ..api.decorator import Differentiable, differentiable
+from ..api.first_order import JVP, VJP, jvp, vjp
+from ..api.pickling import check_recipe, refused
+from ..api.protocol import Wrt
 from ..errors import SourceADError
 from ..functions import unwrap
 
@@ -29,16 +32,23 @@ def missing(framework: str, extra: str) -> SourceADError:
     )
 
 
+def check_options(ref: Any, wrt: Any, options: Any) -> None:
+    """A bridge's pickled recipe (`pickling.check_recipe`): its options keyword arguments."""
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise refused(f"the options {options!r} are not keyword arguments")
+    check_recipe(ref, wrt, options.get("jit", True))
+
+
 class Bridge:
     """The prepared transforms behind one bridge object, and the argument plan."""
 
-    def __init__(self, func: Callable, wrt: api.Wrt, jit: bool, bridge: str):
+    def __init__(self, func: Callable, wrt: Wrt, jit: bool, bridge: str):
         self.func = unwrap(func)
         self.jit = jit
         self.single = not isinstance(wrt, (tuple, list))
-        items: tuple[int | str, ...] = (wrt,) if self.single else tuple(wrt)  # type: ignore[arg-type,assignment]
-        full = api.vjp(self.func, items, jit=jit)  # prepared now: a bad function or wrt fails here
-        spec = full._default.spec
+        items: tuple[int | str, ...] = tuple(wrt) if isinstance(wrt, (tuple, list)) else (wrt,)
+        full = vjp(self.func, items, jit=jit)  # prepared now: a bad function or wrt fails here
+        spec = full._default_variant().spec
         if spec.mutated:
             raise SourceADError(
                 f"sourcead.{bridge}.function({spec.name}): {spec.name} writes into its argument"
@@ -54,9 +64,9 @@ class Bridge:
         self.n_outputs = spec.n_outputs
         self.output_is_tuple = spec.output_is_tuple
         self.returns_array = spec.returns_array
-        self._vjps: dict[tuple[int, ...], api.VJP] = {self.wrt_pos: full}
-        self._primal: api.Differentiable | None = None
-        self._jvp: api.JVP | None = None
+        self._vjps: dict[tuple[int, ...], VJP] = {self.wrt_pos: full}
+        self._primal: Differentiable | None = None
+        self._jvp: JVP | None = None
         self._lock = threading.Lock()
 
     def check_arity(self, args: tuple) -> None:
@@ -79,23 +89,23 @@ class Bridge:
         if self._primal is None:
             with self._lock:
                 if self._primal is None:
-                    self._primal = api.differentiable(self.func)
+                    self._primal = differentiable(self.func)
         return self._primal(*args)
 
-    def vjp(self, positions: tuple[int, ...]) -> api.VJP:
+    def vjp(self, positions: tuple[int, ...]) -> VJP:
         """`vjp` with respect to these argument positions (a subset of wrt), results as a tuple."""
         found = self._vjps.get(positions)
         if found is None:
             with self._lock:
                 found = self._vjps.get(positions)
                 if found is None:
-                    found = api.vjp(self.func, tuple(self.params[k] for k in positions), jit=self.jit)
+                    found = vjp(self.func, tuple(self.params[k] for k in positions), jit=self.jit)
                     self._vjps = {**self._vjps, positions: found}
         return found
 
-    def jvp(self) -> api.JVP:
+    def jvp(self) -> JVP:
         if self._jvp is None:
             with self._lock:
                 if self._jvp is None:
-                    self._jvp = api.jvp(self.func, self.wrt_names, jit=self.jit)
+                    self._jvp = jvp(self.func, self.wrt_names, jit=self.jit)
         return self._jvp

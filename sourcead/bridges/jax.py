@@ -34,9 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ..api.transforms import Wrt
+from ..api.pickling import function_ref, resolve
+from ..api.protocol import Wrt
 from ..errors import SourceADError
-from .common import Bridge, missing
+from .common import Bridge, check_options, missing
 
 try:
     import jax
@@ -91,11 +92,9 @@ class JaxFunction:
 
     def __reduce__(self) -> tuple:
         """Pickles as the recipe (function by module and name, wrt, mode, out_shape)."""
-        from ..api.pickling import function_ref, rebuild_bridge
-
         b = self._bridge
         options = {"mode": self.mode, "out_shape": self._out_shape, "jit": b.jit}
-        return rebuild_bridge, ("jax", function_ref(b.func), b.wrt_names[0] if b.single else b.wrt_names, options)
+        return rebuild, (function_ref(b.func), b.wrt_names[0] if b.single else b.wrt_names, options)
 
     def __repr__(self) -> str:
         return f"sourcead.jax.function({self._bridge.name}, wrt={self._bridge.wrt_names}, mode={self.mode!r})"
@@ -109,7 +108,7 @@ class JaxFunction:
             if dtype != jnp.float64:
                 hint = (
                     "Enable float64 in JAX: jax.config.update('jax_enable_x64', True)."
-                    if not jax.config.jax_enable_x64  # type: ignore[attr-defined]
+                    if not jax.config.jax_enable_x64
                     else f"Pass {b.params[k]}.astype(jnp.float64)."
                 )
                 raise SourceADError(
@@ -238,3 +237,9 @@ def _to_host(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_to_host(v) for v in value)
     return np.asarray(value, dtype=np.float64)
+
+
+def rebuild(ref: tuple, wrt: Any, options: dict) -> JaxFunction:
+    """A `sourcead.jax.function`, made again in this process from its pickled recipe."""
+    check_options(ref, wrt, options)
+    return function(resolve(ref), wrt, **options)

@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ..api.transforms import Wrt
+from ..api.pickling import function_ref, resolve
+from ..api.protocol import Wrt
 from ..errors import SourceADError
-from .common import Bridge, missing
+from .common import Bridge, check_options, missing
 
 try:
     import torch
@@ -82,11 +83,8 @@ class TorchFunction:
 
     def __reduce__(self) -> tuple:
         """Pickles as the recipe (function by module and name, wrt), like prepared derivatives."""
-        from ..api.pickling import function_ref, rebuild_bridge
-
         b = self._bridge
-        return rebuild_bridge, (
-            "torch",
+        return rebuild, (
             function_ref(b.func),
             b.wrt_names[0] if b.single else b.wrt_names,
             {"jit": b.jit},
@@ -163,3 +161,9 @@ def _grad_tensor(g: Any, shape: Any) -> Any:
     if isinstance(g, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(g))
     return torch.tensor(float(g), dtype=torch.float64).reshape(shape if shape is not None else ())
+
+
+def rebuild(ref: tuple, wrt: Any, options: dict) -> TorchFunction:
+    """A `sourcead.torch.function`, made again in this process from its pickled recipe."""
+    check_options(ref, wrt, options)
+    return function(resolve(ref), wrt, **options)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._version import __version__
 from ..functions import unwrap
-from ..rules import custom
+from .. import custom
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # sourcead/
 _VERSIONS = f"sourcead {__version__} numba {numba.__version__} numpy {np.__version__} python {sys.version}"

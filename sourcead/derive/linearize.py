@@ -22,6 +22,8 @@ from ..rules import Bilinear, Bound, Partials, Primitive, Pullback, Selection, c
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
 TypeOf = Callable[[cst.BaseExpression], Type]
+# a derivative crossing an edge (`Edge`), as a lambda binding its loop's values as defaults
+Derive = Callable[..., cst.BaseExpression]
 
 
 @dataclass
@@ -217,6 +219,7 @@ class _Builder:
             partial = _instantiate(templates[k], names)
             # the products may be arrays (a partial, or a tangent or adjoint, of an array's shape)
             a = arrays
+            back: Derive
             if not types[k].is_array and arrays:  # a float operand broadcast over an array result
                 back = lambda g, p=partial, a=a: _call("np.sum", times(p, g, a))  # noqa: E731
             elif k in shaped:  # arrays of possibly different shapes meet: sum back to the operand's shape
@@ -226,7 +229,8 @@ class _Builder:
             child = children[operands[k]]
             full_partial = any("{" + key + "}" in templates[k] for key in full)
             here = k not in shaped and (types[k].is_array or not arrays)
-            edges.append(Edge(child, lambda t, p=partial, a=a: times(p, t, a), back, full_partial, here))
+            forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
+            edges.append(Edge(child, forward, back, full_partial, here))
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]
@@ -274,6 +278,7 @@ class _Builder:
                 continue
             keep = lambda d, m=mask: cst.parse_expression(f"np.where({m}, {code(d)}, 0.0)")  # noqa: E731
             k = params.index(p)
+            back: Derive
             if not types[k].is_array:
                 back = lambda g, m=keep: _call("np.sum", m(g))  # noqa: E731
             elif self.sums_to_shape(types, k, [bound.args[q] for q in params]):
@@ -352,6 +357,7 @@ def shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
     if found is None or found[0].shape_like is None:
         return None
     prim, bound = found
+    assert prim.shape_like is not None
     arguments = {p.name: bound.args[p.name] for p in prim.signature.params if p.name in bound.args}
     if not all(is_cheap(a) for a in arguments.values()):
         return None

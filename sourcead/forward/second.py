@@ -19,14 +19,14 @@ from contextlib import contextmanager
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .. import custom
 from .._version import __version__
 from ..analysis.program import Program
 from ..errors import SourceADError
 from ..frontend.parse import ParsedFunction
 from ..ir.core import Assign, walk_statements
 from ..ir.emit import module_text
-from ..rules import classify, custom
-from ..rules.tangents import NO_SECOND_ORDER
+from ..rules import classify
 
 
 def check_forward(first: Program, forward) -> None:
@@ -147,8 +147,8 @@ def _names(node: cst.CSTNode) -> set[str]:
 
 
 def refuse_first_order_limits(prog) -> None:
-    """Primitives whose tangent has no derivative rule, where they meet a value that carries a
-    derivative: refused at the user's statement, with what to write instead."""
+    """Primitives whose tangent has no derivative rule (`Primitive.second_order`), where they meet a
+    value that carries a derivative: refused at the user's statement, with what to write instead."""
     for stmt in walk_statements(prog.fn.body):
         if not isinstance(stmt, Assign):
             continue
@@ -157,26 +157,9 @@ def refuse_first_order_limits(prog) -> None:
             if found is None:
                 continue
             prim, bound = found
-            why = NO_SECOND_ORDER.get(prim.name)
-            if why is not None and any(_reads_active(prog, bound.args[p]) for p in prim.differentiable):
-                raise prog.parsed.error(
-                    f"second order does not cover `{prim.name}` of a value that carries a derivative yet ({why})",
-                    stmt.origin,
-                    _INSTEAD.get(prim.name, "Compute it from values that carry no derivative."),
-                )
-            if prim.name.startswith("custom.") and any(_reads_active(prog, a) for a in bound.args.values()):
-                raise prog.parsed.error(
-                    f"second order does not cover custom rules yet: `{prim.name[len('custom.') :]}` has "
-                    "first partial derivatives only",
-                    stmt.origin,
-                    "Call a plain function instead (sourcead inlines and differentiates it twice).",
-                )
-
-
-_INSTEAD = {
-    "np.prod": "Write the product as a loop (p *= x[i]), which second order differentiates.",
-    "np.sort": "Sort values that carry no derivative, or index by an order computed from them.",
-}
+            gap = prim.second_order  # declared with the primitive (rules/), custom rules included
+            if gap is not None and any(_reads_active(prog, bound.args[p]) for p in prim.differentiable):
+                raise prog.parsed.error(gap.says(prim.name), stmt.origin, gap.instead)
 
 
 def _calls(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -10,10 +10,10 @@ import libcst as cst
 
 from ..analysis.program import Program, builds_array, copied_array
 from ..derive.linearize import tangent
+from ..frontend.marker import MARKER, marked
 from ..ir.core import Assign, Break, For, If, Permute, Stmt, While
 from ..ir.emit import Line, Writer, tuple_text
 from ..ir.exprs import code, number, unparen
-from ..reverse.checkpoint import MARKER, marked
 from ..rules import primitive
 
 
@@ -88,6 +88,7 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
         if any(prog.is_active(t) for t in stmt.targets):
             out.line(f"{', '.join(map(prog.dot, stmt.targets))} = {', '.join(map(prog.dot, stmt.sources))}")
         return
+    assert isinstance(stmt, Assign), "continue and exits are flags by now (exits.py)"
     if not prog.is_active(stmt.var):
         out.line(stmt.text())
         return

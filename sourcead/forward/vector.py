@@ -81,8 +81,10 @@ class _Lanes(cst.CSTTransformer):
         for k, name in enumerate(made):
             note = "  # the lanes of each float tangent, updated in place below" if k == 0 else ""
             head.append(cst.parse_statement(f"{name} = np.zeros({self.lanes}){note}"))
-        head[0] = head[0].with_changes(leading_lines=body[0].leading_lines)  # type: ignore[union-attr]
-        body[0] = body[0].with_changes(leading_lines=())  # type: ignore[union-attr]
+        first = body[0]
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        head[0] = head[0].with_changes(leading_lines=first.leading_lines)
+        body[0] = first.with_changes(leading_lines=())
         return updated.with_changes(body=updated.body.with_changes(body=[*head, *body]))
 
     def leave_SimpleStatementLine(self, original, updated):
@@ -100,7 +102,7 @@ class _Lanes(cst.CSTTransformer):
         base = target.value if isinstance(target, cst.Subscript) else target
         if not isinstance(base, cst.Name) or base.value not in self.tangents:
             return updated  # primal statements and tangent swaps (a tuple target) stay as they are
-        lines = self._statement(target, op, stmt.value)  # type: ignore[union-attr]
+        lines = self._statement(target, op, stmt.value)
         statements = [cst.parse_statement(line) for line in lines]
         statements[0] = statements[0].with_changes(leading_lines=updated.leading_lines)
         comment = updated.trailing_whitespace.comment
@@ -189,7 +191,9 @@ class _Lanes(cst.CSTTransformer):
     # --- lane `lane` of an expression ------------------------------------------------------------
 
     def _lane(self, value: cst.BaseExpression) -> str:
-        return _text(value.visit(_LaneIndex(self.tangents, self.lane)))
+        indexed = value.visit(_LaneIndex(self.tangents, self.lane))
+        assert isinstance(indexed, cst.BaseExpression)  # an expression visited stays one
+        return _text(indexed)
 
     def _fresh_temp(self) -> str:
         while f"{self.lanes}{self.count}" in self.taken:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -130,12 +131,12 @@ def _merge_results(body: tuple[Stmt, ...], fn: CoreFunction) -> tuple[Stmt, ...]
     return body
 
 
-def writes_in_place(t: Stmt) -> bool:
+def writes_in_place(t: Stmt) -> TypeGuard[Assign]:
     """Does `t` write into an array's memory: an element or slice, or `x += e` (in place in Python)?"""
     return isinstance(t, Assign) and (t.writes_element or t.accumulate is not None)
 
 
-def _is_whole(s: Stmt) -> bool:
+def _is_whole(s: Stmt) -> TypeGuard[Assign]:
     return isinstance(s, Assign) and isinstance(s.target, cst.Name) and s.accumulate is None
 
 
@@ -146,7 +147,7 @@ def _copy_dead_views(body: tuple[Stmt, ...], fn: CoreFunction, is_array: IsArray
     out = []
     for s in body:
         found = view_base(s.value) if _is_whole(s) and is_array(s.var) else None
-        if found and s.var not in fn.params and not _returned(s):
+        if found and isinstance(s, Assign) and s.var not in fn.params and not _returned(s):
             after = statements_after(fn.body, s)
             if any(writes_in_place(t) and t.var == found[0] for t in after):
                 if view_conflict(fn, s, is_array) is None:
@@ -188,7 +189,9 @@ def live_after(fn: CoreFunction, var: str) -> dict[Stmt, bool]:
 
     def statement(s: Stmt, live: bool, exit_: bool, head: bool) -> bool:
         if isinstance(s, Assign):
-            reads = var in names_in(s.value) or var in names_in(s.target) and (s.writes_element or s.accumulate)
+            reads = (
+                var in names_in(s.value) or var in names_in(s.target) and (s.writes_element or s.accumulate is not None)
+            )
             return reads or live and not (_is_whole(s) and s.var == var)
         if isinstance(s, If):
             return var in names_in(s.test) or block(s.body, live, exit_, head) or block(s.orelse, live, exit_, head)

@@ -106,7 +106,9 @@ class _Eliminator:
             return [_set(loop.skip, True, stmt.origin)], {loop.skip}  # type: ignore[union-attr]
         if isinstance(stmt, Exit):
             self.returned = self.returned or self.namer.fresh("returned")
-            sets = [Assign(cst.Name(r), v, None, stmt.origin) for r, v in zip(self.results, stmt.values, strict=True)]
+            sets: list[Stmt] = [
+                Assign(cst.Name(r), v, None, stmt.origin) for r, v in zip(self.results, stmt.values, strict=True)
+            ]
             return sets + [_set(self.returned, True, stmt.origin)], {self.returned}
         if isinstance(stmt, If):
             body, body_flags = self.block(stmt.body, loop)
@@ -125,7 +127,7 @@ class _Eliminator:
         ends = sorted(f for f in (flags.broke, *escaping) if f)
         if ends:
             body.append(If(_any_of(ends), (Break(stmt.origin),), (), stmt.origin))
-        before = [_set(flags.broke, False, stmt.origin)] if flags.broke else []
+        before: list[Stmt] = [_set(flags.broke, False, stmt.origin)] if flags.broke else []
         return before + [replace(stmt, body=tuple(body))], escaping
 
 

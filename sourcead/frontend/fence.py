@@ -1,32 +1,18 @@
 """The pass `fence`: reject everything outside the supported subset, with a positioned error.
 
 The fence is the only pass that judges the user's code; passes after it may assume the subset.
+The statement checks are here, the expression checks in `fence_expressions.py`.
 """
 
 from __future__ import annotations
 
-import inspect
-
 import libcst as cst
 
-from ..ir.exprs import children, code, dotted, walk
-from ..rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
+from ..ir.exprs import code, walk
+from .bound_names import assigned_in
+from .fence_expressions import _SUBSET, ExpressionFence
 from .parse import ParsedFunction
-from .resolve import (
-    FROZEN_ARRAY_LIMIT,
-    LOOPS,
-    canonical_call,
-    is_frozen_constant,
-    literal_in_scope,
-    lookup,
-    user_function,
-)
-
-_SUBSET = (
-    "Supported: float and int scalars, float64 arrays indexed element by element, arithmetic, comparisons, "
-    "math functions and their NumPy twins on floats, if/elif/else, for loops over range(...) or prange(...), "
-    "while, break, continue, return, and calls to your own functions."
-)
+from .resolve import canonical_call, user_function
 
 _STATEMENT_HINTS: dict[type, str] = {
     cst.Try: "try/except is not supported; differentiated code cannot catch exceptions.",
@@ -42,18 +28,7 @@ _STATEMENT_HINTS: dict[type, str] = {
     cst.ImportFrom: "imports inside the function are not supported; import at module level.",
 }
 
-_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.PowerAssign)
-_OPERATORS = (
-    cst.Add,
-    cst.Subtract,
-    cst.Multiply,
-    cst.Divide,
-    cst.Power,
-    cst.FloorDivide,
-    cst.Modulo,
-    cst.MatrixMultiply,
-)
 
 
 def fence(parsed: ParsedFunction, callee: bool = False) -> None:
@@ -62,13 +37,8 @@ def fence(parsed: ParsedFunction, callee: bool = False) -> None:
     Fence(parsed).check_function(callee)
 
 
-class Fence:
-    def __init__(self, parsed: ParsedFunction):
-        self.parsed = parsed
-        self.locals = local_names(parsed.node)
-
-    def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> None:
-        raise self.parsed.error(message, node, hint)
+class Fence(ExpressionFence):
+    """The fence of one function: its signature, its return paths, and its statements."""
 
     def check_function(self, callee: bool = False) -> None:
         node = self.parsed.node
@@ -79,16 +49,17 @@ class Fence:
                 "*args, **kwargs and keyword-only parameters are not supported",
                 "Use plain positional parameters.",
             )
-        for param in params.params + params.posonly_params:
+        for param in [*params.params, *params.posonly_params]:
             if param.default is not None and not _plain_literal(param.default):
                 self.fail(
                     param.default,
                     "a parameter default must be a number or True/False",
                     "Pass the value as an argument.",
                 )
-        if isinstance(node.body, cst.SimpleStatementSuite):
+        suite = node.body
+        if not isinstance(suite, cst.IndentedBlock):  # a SimpleStatementSuite: `def f(x): return x`
             self.fail(node, "write the function body on its own lines", "Put each statement on a line.")
-        body = list(node.body.body)
+        body = list(suite.body)
         if body and _is_docstring(body[0]):
             body = body[1:]
         if not body or not (_always_returns(body) or callee and not _returns_anything(self.parsed.node)):
@@ -133,9 +104,9 @@ class Fence:
             self.check_suite(stmt.orelse.body, loop_vars, in_loop)
 
     def check_suite(self, body: cst.BaseSuite, loop_vars: set[str], in_loop: bool) -> None:
-        if isinstance(body, cst.SimpleStatementSuite):
+        if not isinstance(body, cst.IndentedBlock):  # a SimpleStatementSuite: `if c: x = 1`
             self.fail(body, "put the block on its own lines", "Write the body indented under the colon.")
-        self.check_block(list(body.body), loop_vars, in_loop)  # type: ignore[attr-defined]
+        self.check_block(list(body.body), loop_vars, in_loop)
 
     def check_for(self, stmt: cst.For, loop_vars: set[str]) -> None:
         if stmt.orelse is not None:
@@ -146,9 +117,11 @@ class Fence:
         key = canonical_call(it.func, self.parsed.globals) if isinstance(it, cst.Call) else None
         if key not in ("range", "prange"):
             self.check_iteration(stmt.target, it, key, loop_vars)
-            index = stmt.target.elements[0].value if key == "enumerate" else None  # type: ignore[union-attr]
+            target = stmt.target  # a tuple for enumerate (check_iteration)
+            index = target.elements[0].value if key == "enumerate" and isinstance(target, cst.Tuple) else None
             self.check_loop_body(stmt, index.value if isinstance(index, cst.Name) else None, loop_vars)
             return
+        assert isinstance(it, cst.Call)  # range(...) or prange(...)
         if not isinstance(stmt.target, cst.Name):
             self.fail(stmt.target, "the loop variable must be a single name", "Loop over indices: `for i in range(n)`.")
         if not 1 <= len(it.args) <= 3 or any(a.keyword or a.star for a in it.args):
@@ -157,7 +130,7 @@ class Fence:
             self.fail(it.args[2], "the step of a range cannot be zero")
         for arg in it.args:
             self.check_expr(arg.value, loop_vars)
-        self.check_loop_body(stmt, stmt.target.value, loop_vars)  # type: ignore[union-attr]
+        self.check_loop_body(stmt, stmt.target.value, loop_vars)
 
     def check_loop_body(self, stmt: cst.For, var: str | None, loop_vars: set[str]) -> None:
         """The body, with `var` the loop's index variable (None: a fresh one normalize makes)."""
@@ -190,11 +163,11 @@ class Fence:
                 self.fail(it, "enumerate takes one array here (no start=)", hint)
             if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
                 self.fail(target, "a loop over enumerate(...) takes two names: `for i, v in enumerate(x)`")
-            if not isinstance(target.elements[0].value, cst.Name):  # type: ignore[union-attr]
+            if not isinstance(target.elements[0].value, cst.Name):
                 self.fail(target, "the index of enumerate(...) must be a name")
             inner = args[0].value
             inner_key = canonical_call(inner.func, self.parsed.globals) if isinstance(inner, cst.Call) else None
-            self.check_iteration(target.elements[1].value, inner, inner_key, loop_vars)  # type: ignore[union-attr]
+            self.check_iteration(target.elements[1].value, inner, inner_key, loop_vars)
             return
         if key == "zip":
             args = [a for a in it.args if a.keyword is None]  # type: ignore[attr-defined]
@@ -297,218 +270,6 @@ class Fence:
             "Attributes and other targets cannot be assigned.",
         )
 
-    def is_new_axis(self, node: cst.BaseExpression) -> bool:
-        """`None` or `np.newaxis` as an index."""
-        if isinstance(node, cst.Name) and node.value == "None":
-            return True
-        return isinstance(node, cst.Attribute) and node.attr.value == "newaxis" and is_numpy(node.value, self.parsed)
-
-    def check_indices(self, node: cst.Subscript) -> None:
-        for element in node.slice:
-            if isinstance(element.slice, cst.Slice):
-                continue  # a[1:-1], a[:, j], a[::2]
-            if element.slice.star is not None:
-                self.fail(element, "starred indices are not supported")
-
-    def check_expr(self, expr: cst.BaseExpression, loop_vars: set[str]) -> None:
-        if isinstance(expr, (cst.Integer, cst.Float)):
-            return
-        if isinstance(expr, cst.Imaginary):
-            self.fail(expr, "complex numbers are not supported", "Work with real and imaginary parts as floats.")
-        if isinstance(expr, cst.Name):
-            self.check_name(expr)
-            return
-        if isinstance(expr, cst.BinaryOperation):
-            if not isinstance(expr.operator, _OPERATORS):
-                self.fail(
-                    expr.operator,
-                    f"operator `{expr.operator._get_token()}` is not supported",
-                    "Supported arithmetic: + - * / ** // % @.",
-                )
-            self.check_expr(expr.left, loop_vars)
-            self.check_expr(expr.right, loop_vars)
-            return
-        if isinstance(expr, cst.UnaryOperation):
-            if not isinstance(expr.operator, (cst.Minus, cst.Plus, cst.Not)):
-                self.fail(expr, "only unary minus, plus and `not` are supported")
-            self.check_expr(expr.expression, loop_vars)
-            return
-        if isinstance(expr, cst.Subscript):
-            self.check_subscript(expr, loop_vars)
-            return
-        if isinstance(expr, cst.Call):
-            self.check_call(expr, loop_vars)
-            return
-        if isinstance(expr, cst.Tuple):
-            for element in expr.elements:
-                if isinstance(element, cst.StarredElement):
-                    self.fail(element, "starred elements are not supported")
-                self.check_expr(element.value, loop_vars)
-            return
-        if isinstance(expr, cst.Attribute):
-            self.check_attribute(expr, loop_vars)
-            return
-        if isinstance(expr, cst.Comparison):
-            self.check_expr(expr.left, loop_vars)
-            for target in expr.comparisons:
-                if not isinstance(target.operator, _COMPARISONS):
-                    self.fail(target.operator, "only < <= > >= == != comparisons are supported")
-                self.check_expr(target.comparator, loop_vars)
-            if len(expr.comparisons) > 1 and any(self.calls_user_function(c.comparator) for c in expr.comparisons):
-                self.fail(
-                    expr,
-                    "a chained comparison that calls your own function",
-                    "Compute the value into a variable first, then compare.",
-                )
-            return
-        if isinstance(expr, cst.BooleanOperation):
-            self.check_expr(expr.left, loop_vars)
-            self.check_expr(expr.right, loop_vars)
-            return
-        if isinstance(expr, cst.IfExp):
-            for part in (expr.test, expr.body, expr.orelse):
-                self.check_expr(part, loop_vars)
-            return
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.List, cst.Dict, cst.Set)):
-            self.fail(
-                expr,
-                "lists, dicts, sets and comprehensions are not supported",
-                "Use a NumPy array and a for loop over range(...).",
-            )
-        if isinstance(expr, cst.Lambda):
-            self.fail(expr, "lambdas are not supported", "Define a module-level function.")
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            self.fail(expr, "strings are not supported in a differentiated function", "Use numbers and arrays.")
-        self.fail(expr, f"unsupported expression: {type(expr).__name__}")
-
-    def calls_user_function(self, expr: cst.BaseExpression) -> bool:
-        return any(
-            isinstance(n, cst.Call) and user_function(n.func, self.parsed.globals) is not None for n in walk(expr)
-        )
-
-    def check_attribute(self, expr: cst.Attribute, loop_vars: set[str]) -> None:
-        name = expr.attr.value
-        if is_frozen_constant(lookup(expr, self.parsed.globals)):
-            return  # a module constant such as math.pi, or an int of a config module
-        if self.module_path(expr):
-            self.fail(
-                expr,
-                f"`{dotted(expr)}` is not a number or a supported function",
-                "Only int and float module constants (math.pi, np.inf, cfg.N) can be read.",
-            )
-        if name in ATTRIBUTES:
-            self.check_expr(expr.value, loop_vars)
-            return
-        self.fail(
-            expr,
-            f"attribute `.{name}` is not supported",
-            f"Supported attributes of arrays: {', '.join('.' + a for a in sorted(ATTRIBUTES))}.",
-        )
-
-    def module_path(self, expr: cst.BaseExpression) -> bool:
-        """Is `expr` a dotted name rooted at a module (np.linalg, math.tau) rather than at a variable?"""
-        root = expr
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        return (
-            isinstance(root, cst.Name)
-            and root.value not in self.locals
-            and inspect.ismodule(lookup(root, self.parsed.globals))
-        )
-
-    def check_name(self, node: cst.Name) -> None:
-        if node.value in ("True", "False"):
-            return
-        if node.value == "None":
-            self.fail(node, "None is not supported as a value", "Use a number, or a flag variable.")
-        if node.value in self.locals:
-            return
-        value = lookup(node, self.parsed.globals)
-        if value is None and node.value not in self.parsed.globals:
-            self.fail(
-                node, f"name `{node.value}` is not defined", "Define it before this line, or pass it as an argument."
-            )
-        if not is_frozen_constant(value):
-            self.fail(
-                node,
-                f"global `{node.value}` ({_describe_global(value)}) cannot be used as a value",
-                "Globals that can be read: numbers, and arrays of float64, int64 or bool (1-D to 3-D, "
-                f"at most {FROZEN_ARRAY_LIMIT:,} elements), frozen as numba freezes them; pass others as arguments.",
-            )
-
-    def check_subscript(self, expr: cst.Subscript, loop_vars: set[str]) -> None:
-        value = expr.value
-        if not isinstance(value, (cst.Name, cst.Subscript, cst.Tuple, cst.Attribute, cst.Call, cst.BinaryOperation)):
-            self.fail(
-                expr,
-                "only a named array, a call or an arithmetic expression can be indexed",
-                "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
-            )
-        self.check_expr(value, loop_vars)
-        self.check_indices(expr)
-        new_axes = [e for e in expr.slice if not isinstance(e.slice, cst.Slice) and self.is_new_axis(e.slice.value)]
-        if new_axes:
-            if not all(_full_slice(e.slice) for e in expr.slice if e not in new_axes):
-                self.fail(
-                    expr,
-                    "a new axis (None, np.newaxis) is supported among full slices only: x[:, None], x[None, :]",
-                    "Index first, then add the axis: `r = A[i]; r[:, None]`.",
-                )
-            return
-        for element in expr.slice:
-            if isinstance(element.slice, cst.Slice):
-                for part in (element.slice.lower, element.slice.upper, element.slice.step):
-                    if part is not None:
-                        self.check_expr(part, loop_vars)
-            else:
-                self.check_expr(element.slice.value, loop_vars)
-
-    def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
-        func = expr.func
-        scope = self.parsed.globals
-
-        def literal_here(node: cst.BaseExpression) -> bool:
-            return literal_in_scope(node, scope) is not NOT_LITERAL
-
-        def bound(signature, args, name: str) -> None:
-            try:
-                bind(signature, args, name, expr, literal_here)
-            except BindError as exc:
-                self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
-
-        if user_function(func, scope) is not None:
-            for arg in expr.args:
-                if arg.star:
-                    self.fail(arg, "starred arguments are not supported", "Pass each argument by name or position.")
-                self.check_expr(arg.value, loop_vars)
-            return  # a user function: fenced itself when it is inlined
-        key = canonical_call(func, scope)
-        if key is None and isinstance(func, cst.Attribute) and not self.module_path(func):
-            method = METHOD_TABLE.get(func.attr.value)
-            if method is None:
-                self.fail(
-                    func.attr,
-                    f"method `.{func.attr.value}()` is not supported",
-                    f"Supported methods of arrays: {', '.join(f'.{m}()' for m in sorted(METHOD_TABLE))}.",
-                )
-            self.check_expr(func.value, loop_vars)
-            bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
-        else:
-            prim = primitive(key) if key is not None else None
-            if key in LOOPS:
-                self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
-            if prim is None:
-                self.fail(
-                    func,
-                    f"call to unsupported function `{dotted(func) or code(func)}`",
-                    "Supported: the math functions and their NumPy twins, abs, min, max, float, int, len, "
-                    "NumPy reductions, products and array creation, and your own functions "
-                    "(the full list is in sourcead/rules/).",
-                )
-            bound(prim.signature, list(expr.args), key)
-        for arg in expr.args:
-            self.check_expr(arg.value, loop_vars)
-
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
     return (
@@ -536,75 +297,18 @@ def _always_returns(body: list[cst.BaseStatement]) -> bool:
 
 
 def _if_always_returns(stmt: cst.If) -> bool:
-    if not _always_returns(list(stmt.body.body)):  # type: ignore[attr-defined]
+    if not _always_returns(_lines(stmt.body)):
         return False
     if isinstance(stmt.orelse, cst.If):
         return _if_always_returns(stmt.orelse)
     if isinstance(stmt.orelse, cst.Else):
-        return _always_returns(list(stmt.orelse.body.body))  # type: ignore[attr-defined]
+        return _always_returns(_lines(stmt.orelse.body))
     return False
 
 
-def local_names(node: cst.FunctionDef) -> set[str]:
-    names = {p.name.value for p in node.params.params + node.params.posonly_params}
-    return names | assigned_in(node.body)
-
-
-def assigned_in(body: cst.CSTNode) -> set[str]:
-    """Names bound anywhere in `body`: assignment targets (also inside tuples), loop variables.
-
-    A walk over statements alone (an expression binds no name the fence lets through), kept per
-    node as `exprs.names_in` keeps names: libcst's visitors rebuild every node they pass, and the
-    last passes ask this of each loop of the generated function, nested ones again."""
-    names = _ASSIGNED.get(body)
-    if names is None:
-        found: set[str] = set()
-        _collect_assigned(body, found)
-        if len(_ASSIGNED) >= _ASSIGNED_KEPT:
-            _ASSIGNED.clear()
-        names = _ASSIGNED[body] = frozenset(found)
-    return set(names)
-
-
-_ASSIGNED: dict[cst.CSTNode, frozenset[str]] = {}  # by node; holding it keeps its id from reuse
-_ASSIGNED_KEPT = 100_000
-
-
-def _collect_assigned(node: cst.CSTNode, found: set[str]) -> None:
-    if isinstance(node, cst.BaseExpression):
-        return
-    if isinstance(node, cst.Assign):
-        for target in node.targets:
-            found.update(_target_names(target.target))
-        return
-    if isinstance(node, cst.AugAssign):
-        found.update(_target_names(node.target))
-        return
-    if isinstance(node, cst.For):
-        found.update(_target_names(node.target))
-    for child in children(node):
-        _collect_assigned(child, found)
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    """The names a loop binds: `i`, or `i, (a, b)` for a loop over enumerate(zip(...))."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_target_names(e.value) for e in target.elements))
-    return set()
-
-
-def _full_slice(s: cst.BaseSlice) -> bool:
-    """`:` with no bounds and no step."""
-    return isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None
-
-
-def is_numpy(node: cst.BaseExpression, parsed: ParsedFunction) -> bool:
-    """Does `node` name the numpy module (`np`, `numpy`, whatever it was imported as)?"""
-    import numpy
-
-    return lookup(node, parsed.globals) is numpy
+def _lines(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of an indented block (a one-line suite returns nothing the fence accepts)."""
+    return list(suite.body) if isinstance(suite, cst.IndentedBlock) else []
 
 
 def _plain_literal(node: cst.BaseExpression) -> bool:
@@ -612,10 +316,3 @@ def _plain_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float)) or isinstance(node, cst.Name) and node.value in ("True", "False")
-
-
-def _describe_global(value: object) -> str:
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        return f"{type(value).__name__} of {getattr(value, 'dtype', '?')}, shape {shape}"
-    return type(value).__name__

@@ -50,7 +50,7 @@ def is_place(arg: cst.BaseExpression, written_inside: set[str], writes_arrays: b
 def writes_elements(body: cst.CSTNode) -> bool:
     """Does a function body store into an element or slice of any array?"""
     for node in walk(body):
-        targets = []
+        targets: list[cst.BaseExpression] = []
         if isinstance(node, cst.AssignTarget):
             targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
         elif isinstance(node, cst.AugAssign):

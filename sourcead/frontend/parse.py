@@ -117,7 +117,8 @@ def parse_function(func: Callable) -> ParsedFunction:
             hint="sourcead needs functions defined in a .py file (not in a REPL or exec).",
         ) from None
     first_line = func.__code__.co_firstlineno
-    node, positions = None, {}
+    node: cst.FunctionDef | None = None
+    positions: Mapping[cst.CSTNode, CodeRange] = {}
     snippet = _function_text(text, first_line)
     if snippet is not None:
         try:

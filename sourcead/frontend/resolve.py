@@ -13,7 +13,8 @@ import libcst as cst
 import numba
 import numpy as np
 
-from ..rules import NOT_LITERAL, PRIMITIVES, custom, literal
+from .. import custom
+from ..rules import NOT_LITERAL, PRIMITIVES, literal
 
 # what a `for` loop may run over: ranges, and (normalize writes them as ranges) arrays, enumerate, zip
 LOOPS = {"range": range, "prange": numba.prange, "enumerate": enumerate, "zip": zip}
@@ -114,7 +115,7 @@ def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None
     """`np.float64` for the expressions np.float64, float, numpy.float64; the same for int64 and bool."""
     obj = lookup(expr, scope)
     try:
-        return _DTYPE_OBJECTS.get(obj)  # type: ignore[call-overload]
+        return _DTYPE_OBJECTS.get(obj)
     except TypeError:
         return None
 

@@ -202,8 +202,9 @@ class _Neighbours(cst.CSTTransformer):
         if not any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in walk(node)):
             return node
         rebuilt = node.visit(self)
+        assert isinstance(rebuilt, cst.BaseExpression)  # an expression visited stays one
         self.parsed.carry(node, rebuilt)
-        return rebuilt  # type: ignore[return-value]
+        return rebuilt
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
         if not isinstance(updated.operator, cst.Modulo) or code(unparen(updated.right)) != self.size:
@@ -220,7 +221,9 @@ def _rewritten(stmt: Stmt, rewrite: _Neighbours) -> Stmt:
     """`stmt` (and the blocks in it) with the neighbours replaced in every expression."""
     expr = rewrite.expression
     if isinstance(stmt, Assign):
-        return replace(stmt, target=expr(stmt.target), value=expr(stmt.value))
+        target = expr(stmt.target)
+        assert isinstance(target, (cst.Name, cst.Subscript))  # a place stays a place
+        return replace(stmt, target=target, value=expr(stmt.value))
     if isinstance(stmt, For):
         body = tuple(_rewritten(s, rewrite) for s in stmt.body)
         return replace(stmt, start=expr(stmt.start), stop=expr(stmt.stop), step=expr(stmt.step), body=body)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..errors import Location
-from .exprs import code, names_in
+from .exprs import Frozen, code, names_in
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,7 +40,8 @@ class Assign:
     def var(self) -> str:
         """The variable written: the name, or the array whose element is written."""
         node = self.target.value if isinstance(self.target, cst.Subscript) else self.target
-        return node.value  # type: ignore[union-attr]
+        assert isinstance(node, cst.Name), "an element's array is named (fence)"
+        return node.value
 
     @property
     def writes_element(self) -> bool:
@@ -142,7 +143,7 @@ class CoreFunction:
     params: tuple[str, ...]
     body: tuple[Stmt, ...]
     ret: Return
-    constants: tuple[tuple[str, object], ...]  # frozen globals, (name, value)
+    constants: tuple[tuple[str, Frozen], ...]  # frozen globals, (name, value)
     mutated: tuple[str, ...] = ()  # array parameters whose caller's array the function writes (`outputs.py`)
     finals: tuple[str, ...] = ()  # the variable holding each one's final state, where not the parameter
     custom: tuple[str, ...] = ()  # custom rules it calls (keys), bound in the module header

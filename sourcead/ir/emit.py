@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .exprs import code, constant_text, names_in, subscript_indices
+from .exprs import Frozen, code, constant_text, names_in, subscript_indices
 
 INDENT = "    "
 
@@ -85,7 +85,7 @@ class Writer:
 def module_text(
     header: str,
     function: str,
-    constants: tuple[tuple[str, object], ...],
+    constants: tuple[tuple[str, Frozen], ...],
     helpers: list[str],
     bindings: list[str] = (),  # type: ignore[assignment]
 ) -> str:

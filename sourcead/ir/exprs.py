@@ -42,6 +42,9 @@ def number(value: float) -> cst.BaseExpression:
     return cst.Float(text)
 
 
+Frozen = bool | int | float | np.ndarray  # a global numba freezes, and so do we (`resolve.is_frozen_constant`)
+
+
 def constant_node(value: bool | int | float) -> cst.BaseExpression:
     """A frozen constant as a literal: `True`, `3`, `-2`, `0.5`, `math.inf`."""
     if isinstance(value, bool):
@@ -51,7 +54,7 @@ def constant_node(value: bool | int | float) -> cst.BaseExpression:
     return number(value)
 
 
-def constant_text(value: bool | int | float | np.ndarray) -> str:
+def constant_text(value: Frozen) -> str:
     """A frozen global as text: a literal, or `np.array([...], dtype=...)` for an array."""
     if isinstance(value, np.ndarray):
         return f"np.array({value.tolist()!r}, dtype=np.{value.dtype.name})"
@@ -122,9 +125,12 @@ def unparen(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+_CONFIG = cst.PartialParserConfig()  # libcst's default, passed so that no operand is taken for it
+
+
 def template(text: str, **operands: cst.BaseExpression) -> cst.BaseExpression:
     """Instantiate an expression template such as `"1.0 - {z} * {z}"` (every `{name}` must be given)."""
-    return parse_template_expression(text, **{k: paren(v) for k, v in operands.items()})
+    return parse_template_expression(text, _CONFIG, **{k: paren(v) for k, v in operands.items()})
 
 
 def is_number(node: cst.BaseExpression, value: float | None = None) -> bool:
@@ -139,10 +145,18 @@ def is_number(node: cst.BaseExpression, value: float | None = None) -> bool:
 
 
 def number_value(node: cst.BaseExpression) -> float:
+    """The value of a number literal, `-2` included; AttributeError for any other node (callers
+    that may meet one catch it)."""
     node = unparen(node)
     if isinstance(node, cst.UnaryOperation):
-        return -float(unparen(node.expression).evaluated_value)
-    return float(node.evaluated_value)
+        return -float(_evaluated(unparen(node.expression)))
+    return float(_evaluated(node))
+
+
+def _evaluated(node: cst.BaseExpression) -> float:
+    if not isinstance(node, (cst.Integer, cst.Float)):
+        raise AttributeError(f"{type(node).__name__} is not a number literal")
+    return node.evaluated_value
 
 
 def _precedence(node: cst.BaseExpression) -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .. import custom
 from .._version import __version__
 from ..analysis.activity import analyze_activity
 from ..analysis.contract import derive as derive_contract
@@ -24,7 +25,8 @@ from ..forward.second import check_forward, hvp_source, refuse_first_order_limit
 from ..forward.tangent import forward_function, primal_function
 from ..forward.vector import vectorize
 from ..frontend.aliases import copy_dead_views, merge_results
-from ..frontend.fence import fence, local_names
+from ..frontend.bound_names import local_names
+from ..frontend.fence import fence
 from ..frontend.normalize import normalize
 from ..frontend.parse import ParsedFunction, parse_function
 from ..ir.core import Assign, CoreFunction, Permute, walk_statements
@@ -32,7 +34,6 @@ from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, first_contributions, remove_dead_code, unsigned_indices, write_sweeps
-from ..rules import custom
 from ..transforms.inplace import lower_inplace
 from ..transforms.races import serialize_races
 
@@ -122,12 +123,12 @@ def wrt_by_usage(u: Unit) -> None:
 
 
 def kinds(u: Unit) -> None:
-    assert u.core is not None
+    assert u.core is not None and u.parsed is not None
     u.kinds = infer_kinds(u.core, u.parsed, u.arg_kinds)
 
 
 def inplace(u: Unit) -> None:
-    assert u.core is not None and u.kinds is not None and u.namer is not None
+    assert u.core is not None and u.kinds is not None and u.namer is not None and u.parsed is not None
     lowered, u.kinds = lower_inplace(u.core, u.kinds, u.parsed, u.namer)
     if lowered.finals != u.core.finals:  # written arguments followed again: new copies keep their final states
         u.kinds = infer_kinds(lowered, u.parsed, u.arg_kinds)
@@ -135,7 +136,7 @@ def inplace(u: Unit) -> None:
 
 
 def dead_views(u: Unit) -> None:
-    assert u.core is not None and u.kinds is not None
+    assert u.core is not None and u.kinds is not None and u.parsed is not None
     if (copied := copy_dead_views(u.core, u.kinds.is_array)) is not u.core:
         u.core, u.kinds = copied, infer_kinds(copied, u.parsed, u.arg_kinds)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..frontend.fence import assigned_in
+from ..frontend.bound_names import assigned_in
 from ..ir.exprs import dotted, names_in, unparen
 from .marked import rewrite_after
 

@@ -26,11 +26,10 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from ..frontend.marker import marked
 from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from ..ir.exprs import names_in
 from .coverage import Sizes, written_before_read
-
-MARKER = "sourcead: checkpoint"
 
 
 @dataclass(frozen=True)
@@ -51,18 +50,6 @@ class Checkpointed:
     defined: frozenset[str]  # the names that exist at the loop's entry
     online: bool  # its step count is known only when it ends (a `while` loop, a `for` with `break`)
     scratch: tuple[str, ...] = ()  # arrays each step writes before it reads them: not in the state
-
-
-def marked(loop: For | While) -> bool:
-    """Is the loop marked `# sourcead: checkpoint` (above it, or at the end of its header line)?"""
-    origin = loop.origin
-    comments = []
-    if isinstance(origin, (cst.For, cst.While)):
-        comments += [line.comment.value for line in origin.leading_lines if line.comment is not None]
-        header = getattr(origin.body, "header", None)
-        if header is not None and header.comment is not None:
-            comments.append(header.comment.value)
-    return any(MARKER in text for text in comments)
 
 
 def plan_checkpoints(

@@ -3,6 +3,7 @@
     elementwise.py   operators, math functions and their NumPy twins, abs, min, max, float
     arrays.py        reductions, products, selections, reshapes, creation, sizes; methods
     piecewise.py     int, round, floor, sign, comparisons, logic; module constants
+    custom.py        the custom-rule registry (`sourcead.custom_rule`): user functions with their partials
 
 The passes find a node's primitive with `classify` (operators, calls and attributes alike) or a
 name's with `primitive`; custom rules (`sourcead.custom_rule`) are primitives too.
@@ -14,6 +15,7 @@ import libcst as cst
 
 from ..ir.exprs import dotted
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
+from .custom import custom_primitive
 from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
 from .forms import (
     Args,
@@ -25,6 +27,7 @@ from .forms import (
     Primitive,
     Pullback,
     ResultError,
+    SecondOrderGap,
     Selection,
 )
 from .piecewise import CONSTANTS, PIECEWISE
@@ -43,12 +46,7 @@ NOT_LITERAL = object()
 def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
-    if found is None:
-        from . import custom
-
-        rule = custom.by_key(name) if name.startswith("custom.") else custom.by_name(name)
-        return rule.primitive if rule is not None else None
-    return found
+    return found if found is not None else custom_primitive(name)
 
 
 def literal(node: cst.BaseExpression) -> object:
@@ -108,9 +106,11 @@ def new_array_shape(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
         found = classify(node)
     except BindError:
         return None
-    if found is None or found[0].shaped_as is None:
+    if found is None:
         return None
     prim, bound = found
+    if prim.shaped_as is None:
+        return None
     argument = bound.get(prim.shaped_as)
     return None if argument is None else (prim.shaped_as, argument)
 
@@ -138,6 +138,7 @@ __all__ = [
     "Primitive",
     "Pullback",
     "ResultError",
+    "SecondOrderGap",
     "Selection",
     "Signature",
     "bind",

@@ -15,7 +15,7 @@ import libcst as cst
 from ..ir.exprs import code, paren, template
 from ..ir.types import BOOL, FLOAT, INT, array
 from . import results
-from .forms import Bilinear, Method, Primitive, Pullback, Selection
+from .forms import Bilinear, Method, Primitive, Pullback, SecondOrderGap, Selection
 from .signature import Signature
 
 S = Signature.parse
@@ -192,11 +192,15 @@ ARRAYS: list[Primitive] = [
     Primitive("np.prod", S("a, axis=!, keepdims=!"), results.reduced(),
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
               lower=_over_axis("prod_along"),
-              example="np.prod(b + 1.0) + np.sum(np.prod(a, axis=0) * b) + np.sum(np.prod(a * a, axis=-1) * c)"),
+              example="np.prod(b + 1.0) + np.sum(np.prod(a, axis=0) * b) + np.sum(np.prod(a * a, axis=-1) * c)",
+              second_order=SecondOrderGap(
+                  "its tangent calls `prod_others`, which has no derivative rule",
+                  "Write the product as a loop (p *= x[i]), which second order differentiates.")),
     Primitive("prod_along", S("a, axis=!"), results.reduced(),
               Pullback("np.sum({t} * prod_others_along({x}, {axis}), axis={axis})",
                        "prod_others_along({x}, {axis}) * expand_axis({g}, {x}, {axis})"),
-              helpers=("prod_along", "prod_others_along", "expand_axis"), example="np.sum(np.prod(a, axis=1) * c)"),
+              helpers=("prod_along", "prod_others_along", "expand_axis"), example="np.sum(np.prod(a, axis=1) * c)",
+              second_order=SecondOrderGap("its tangent calls `prod_others_along`, which has no derivative rule")),
     Primitive("np.linalg.norm", S("a, ord=!, axis=!, keepdims=!"), results.normed,
               # at 0 (no derivative), 0: a norm's subgradient, as for math.hypot
               Pullback("(np.dot(np.ravel({x}), np.ravel({t})) / {z} if {z} != 0.0 else 0.0)",
@@ -221,7 +225,10 @@ ARRAYS: list[Primitive] = [
     # a permutation: the tangent is permuted as the values are, the adjoint sent back (1-D)
     Primitive("np.sort", S("a"), results.array_operand("a", (1,)),
               Pullback("{t}[np.argsort({x})]", "unsort({g}, {x})"), helpers=("unsort",),
-              example="np.sum(np.sort(np.sin(d * 3.0)) * d) + np.sort(c)[0]"),
+              example="np.sum(np.sort(np.sin(d * 3.0)) * d) + np.sort(c)[0]",
+              second_order=SecondOrderGap(
+                  "its tangent gathers by `np.argsort`, an indexing by an array that the subset does not have",
+                  "Sort values that carry no derivative, or index by an order computed from them.")),
     Primitive("np.copy", S("a"), results.like("a"), Pullback("np.copy({t})", "{g}"), copies=True, shaped_as="a",
               example="np.sum(np.copy(a) * a)"),
     # a value saved before a call that may change it (normalize: evaluation order): a copy of an array

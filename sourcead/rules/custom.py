@@ -1,121 +1,32 @@
-"""Custom rules: give a user function its own partial derivatives.
-
-    def softplus_partials(x):
-        return (1.0 / (1.0 + math.exp(-x)),)
-
-    @sourcead.custom_rule(partials=softplus_partials)
-    def softplus(x):
-        return math.log1p(math.exp(x))
-
-Like the built-in rules (`sourcead/rules/`), a custom rule declares partial derivatives once and
-both modes are derived from them: forward mode contracts them with the tangents, reverse mode
-multiplies them into the adjoint. The function and its partials are float functions of floats
-that numba can compile; sourcead never differentiates their bodies, it calls them. Calls to
-them are not inlined: generated code imports them by module and name (see `jitable`), so they
-must be module-level functions of an importable module.
-"""
+"""A custom rule (`sourcead.custom_rule`, registered in `sourcead/custom.py`) as a primitive: a float
+function of floats whose partials are the user's, declared like the built-in ones."""
 
 from __future__ import annotations
 
-import functools
-import importlib
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from numba.extending import register_jitable
-
-from ..errors import SourceADError
-from ..functions import unwrap
+from ..custom import CustomRule, by_key, by_name
+from .forms import Partials, Primitive, SecondOrderGap
+from .results import math_floats
+from .signature import Signature
 
 
-@dataclass(frozen=True)
-class CustomRule:
-    func: Callable
-    partials: Callable
-
-    @property
-    def key(self) -> str:
-        """The canonical name of the function, also its name in generated modules."""
-        return f"custom.{self.func.__module__}.{self.func.__qualname__}"
-
-    @property
-    def primitive(self):
-        """The rule as a primitive: a float function of floats, with these partials."""
-        from . import Partials, Primitive, Signature  # rules import libcst, which a warm start never needs
-        from .results import math_floats
-
-        name, arity = self.partials_name, len(inspect.signature(self.func).parameters)
-        operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
-        partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
-        return Primitive(self.key, Signature.parse(", ".join("xy"[:arity])), math_floats, partials)
-
-    @property
-    def func_name(self) -> str:
-        return _local_name(self.func)
-
-    @property
-    def partials_name(self) -> str:
-        return _local_name(self.partials)
-
-    def header_lines(self) -> list[str]:
-        """The lines that bind the function and its partials in a generated module."""
-        return [
-            f'{self.func_name} = jitable("{self.func.__module__}", "{self.func.__qualname__}")',
-            f'{self.partials_name} = jitable("{self.partials.__module__}", "{self.partials.__qualname__}")',
-        ]
+def custom_primitive(name: str) -> Primitive | None:
+    """The primitive of the custom rule with canonical name (`custom.module.func`) or generated
+    name `name`, if one is registered."""
+    rule = by_key(name) if name.startswith("custom.") else by_name(name)
+    return as_primitive(rule) if rule is not None else None
 
 
-_REGISTRY: dict[int, CustomRule] = {}
-
-
-def custom_rule(*, partials: Callable) -> Callable[[Callable], Callable]:
-    """Decorator: `f`'s derivatives come from `partials(*args) -> (df/darg0, df/darg1, ...)`."""
-
-    def register(func: Callable) -> Callable:
-        plain, plain_partials = unwrap(func), unwrap(partials)
-        for f in (plain, plain_partials):
-            if not inspect.isfunction(f) or "<locals>" in f.__qualname__:
-                raise SourceADError(
-                    f"custom rules need module-level functions; got {getattr(f, '__qualname__', f)!r}",
-                    hint="Define the function and its partials at the top level of a module.",
-                )
-        n_func = len(inspect.signature(plain).parameters)
-        if n_func != len(inspect.signature(plain_partials).parameters):
-            raise SourceADError(
-                f"{plain.__name__} and {plain_partials.__name__} must take the same arguments",
-                hint="partials(*args) returns one partial derivative per argument, as a tuple.",
-            )
-        if not 1 <= n_func <= 2:
-            raise SourceADError(f"custom rules take 1 or 2 float arguments; {plain.__name__} takes {n_func}")
-        _REGISTRY[id(func)] = _REGISTRY[id(plain)] = CustomRule(plain, plain_partials)
-        return func
-
-    return register
-
-
-def lookup(obj: object) -> CustomRule | None:
-    """The custom rule registered for `obj` (a function or what wraps it), if any."""
-    return _REGISTRY.get(id(obj)) or _REGISTRY.get(id(unwrap(obj))) if obj is not None else None
-
-
-def by_key(key: str) -> CustomRule | None:
-    return next((c for c in _REGISTRY.values() if c.key == key), None)
-
-
-def by_name(name: str) -> CustomRule | None:
-    """The custom rule whose function generated code calls `name`."""
-    return next((c for c in _REGISTRY.values() if c.func_name == name), None)
-
-
-@functools.cache
-def jitable(module: str, qualname: str) -> Callable:
-    """The function `module.qualname`, callable both from Python and from numba-compiled code."""
-    obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return register_jitable(unwrap(obj))
-
-
-def _local_name(func: Callable) -> str:
-    return func.__name__
+def as_primitive(rule: CustomRule) -> Primitive:
+    """The rule as a primitive: a float function of floats, with these partials."""
+    name, arity = rule.partials_name, len(inspect.signature(rule.func).parameters)
+    operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
+    partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
+    gap = SecondOrderGap(
+        f"`{rule.key[len('custom.') :]}` has first partial derivatives only",
+        "Call a plain function instead (sourcead inlines and differentiates it twice).",
+        "second order does not cover custom rules yet: {why}",
+    )
+    signature = Signature.parse(", ".join("xy"[:arity]))
+    return Primitive(rule.key, signature, math_floats, partials, second_order=gap)

@@ -14,7 +14,7 @@ import libcst as cst
 from ..ir.exprs import is_number, number_value, template
 from ..ir.types import FLOAT, INT
 from . import results
-from .forms import Partials, Primitive, Selection
+from .forms import Partials, Primitive, SecondOrderGap, Selection
 from .signature import Signature
 
 ONE, TWO = Signature.parse("x"), Signature.parse("x, y")
@@ -64,6 +64,9 @@ _AT_ORIGIN = Partials(
     ("({x} / {z} if {z} != 0.0 else 0.0)", "({y} / {z} if {z} != 0.0 else 0.0)"),
     arrays=("{x} / ({z} + ({z} == 0.0))", "{y} / ({z} + ({z} == 0.0))"),
 )
+
+# the tangents of math.gamma and math.lgamma call digamma, whose derivative (trigamma) is not declared
+_NO_TRIGAMMA = SecondOrderGap("its tangent calls `digamma`, which has no derivative rule (trigamma)")
 
 
 def _math_twins() -> list[Primitive]:
@@ -115,9 +118,9 @@ ELEMENTWISE: list[Primitive] = [
               domain=(POSITIVE,)),
     # the derivative of log |Gamma(x)| is the digamma function (sourcead.runtime.digamma)
     Primitive("math.lgamma", ONE, results.math_floats, Partials(("digamma({x})",)), helpers=("digamma",),
-              domain=(POSITIVE,)),
+              domain=(POSITIVE,), second_order=_NO_TRIGAMMA),
     Primitive("math.gamma", ONE, results.math_floats, Partials(("{z} * digamma({x})",)), helpers=("digamma",),
-              domain=(POSITIVE,)),
+              domain=(POSITIVE,), second_order=_NO_TRIGAMMA),
     # max(a, b, c) is normalized to max(max(a, b), c): Python's first maximal argument
     Primitive("max", Signature.parse("x, y, ..."), results.numbers_only(), Selection(("{a0} >= {a1}", "{a0} < {a1}")),
               domain=(HIGH, LOW), recomputed=True),

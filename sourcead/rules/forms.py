@@ -94,6 +94,20 @@ Derivative = Partials | Selection | Pullback | Bilinear
 
 
 @dataclass(frozen=True)
+class SecondOrderGap:
+    """What second order (hvp, hessian: reverse mode over the forward mode's code) lacks for a
+    primitive: it is refused on a value that carries a derivative, at the user's statement
+    (`forward/second.py`), saying `message` (over {name}, the primitive, and {why}) and `instead`."""
+
+    why: str
+    instead: str = "Compute it from values that carry no derivative."
+    message: str = "second order does not cover `{name}` of a value that carries a derivative yet ({why})"
+
+    def says(self, name: str) -> str:
+        return self.message.format(name=name, why=self.why)
+
+
+@dataclass(frozen=True)
 class Primitive:
     """One operation of the subset, declared once."""
 
@@ -122,6 +136,8 @@ class Primitive:
     # cheaper to compute: what `unbroadcast` reads to sum an adjoint back to this operation's
     # result, instead of computing the result again (linearize.py)
     shape_like: str | None = None
+    # its tangent calls what second order cannot differentiate yet: refused there (SecondOrderGap)
+    second_order: SecondOrderGap | None = None
 
     @property
     def differentiable(self) -> tuple[str, ...]:

@@ -1,12 +1,12 @@
 """Calls that only forward mode writes (its tangent templates and `linearize.py`), declared as
 primitives so that second order (reverse mode over the generated tangent code, `second.py`) can
 differentiate them too; every name a tangent can call is declared here or elsewhere in `rules/`,
-or listed in `NO_SECOND_ORDER` (tests/test_second_order.py checks both).
+or its primitive declares the gap (`Primitive.second_order`; tests/test_second_order.py checks both).
 """
 
 from __future__ import annotations
 
-from ..ir.types import FLOAT, array
+from ..ir.types import FLOAT, Type, array
 from . import results
 from .forms import Args, Primitive, Pullback, ResultError
 from .signature import Signature
@@ -14,14 +14,14 @@ from .signature import Signature
 S = Signature.parse
 
 
-def _raveled(args: Args) -> object:
+def _raveled(args: Args) -> Type:
     t = args["a"]
     if not t.is_array:
         raise ResultError(f"np.ravel takes an array, got {t.describe()}", param="a")
     return array(t.dtype, 1)
 
 
-def _selected(args: Args) -> object:
+def _selected(args: Args) -> Type:
     """select_along(t, x, axis, largest): t at the extremum of each row or column of x, so the
     type of a reduction of x over that axis."""
     return results.reduced()(Args(args.name, {"a": args["like"]}, literals={"axis": args.literal("axis")}))
@@ -45,20 +45,10 @@ TANGENT_HELPERS: list[Primitive] = [
                        "select_along_bar({g}, {like}, {axis}, {largest})"),
               operands=("a",), helpers=("select_along", "select_along_bar")),
     # tangents that are differentiable, but whose derivatives are not declared yet (second order
-    # refuses their primitives on values that carry derivatives, with a position: NO_SECOND_ORDER)
+    # refuses their primitives on values that carry derivatives, with a position: `second_order=`)
     Primitive("prod_others", S("a"), results.like("a")),  # of np.prod
     Primitive("prod_others_along", S("a, axis=!"), results.like("a")),  # of np.prod over an axis
     Primitive("digamma", S("x"), results.math_floats),  # of math.gamma and math.lgamma
 ]  # fmt: skip
 
-# primitives whose tangent the second pass cannot differentiate, and why: second order refuses them
-# on a value that carries a derivative, at the user's statement (`second.py`)
-NO_SECOND_ORDER: dict[str, str] = {
-    "np.prod": "its tangent calls `prod_others`, which has no derivative rule",
-    "prod_along": "its tangent calls `prod_others_along`, which has no derivative rule",
-    "math.gamma": "its tangent calls `digamma`, which has no derivative rule (trigamma)",
-    "math.lgamma": "its tangent calls `digamma`, which has no derivative rule (trigamma)",
-    "np.sort": "its tangent gathers by `np.argsort`, an indexing by an array that the subset does not have",
-}
-
-__all__ = ["FLOAT", "NO_SECOND_ORDER", "TANGENT_HELPERS"]
+__all__ = ["FLOAT", "TANGENT_HELPERS"]

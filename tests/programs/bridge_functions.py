@@ -87,7 +87,7 @@ def run_example(name, *args):
     import subprocess
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, str(root / "examples" / name), *map(str, args)],
         capture_output=True,

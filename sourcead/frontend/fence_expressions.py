@@ -1,0 +1,289 @@
+"""Part of the pass `fence` (see `fence.py`): which expressions the subset has.
+
+Decides, for every expression the user wrote, whether it is inside the subset: numbers, names
+(locals, and globals only when frozen constants), the arithmetic and comparison operators, tuples,
+attributes of arrays and module constants, subscripts (slices, and new axes among full slices),
+calls to primitives bound to their declared signatures (`rules/`), to array methods and to the
+user's own functions; anything else is refused at its position with a hint.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import NoReturn
+
+import libcst as cst
+
+from ..ir.exprs import code, dotted, walk
+from ..rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
+from .bound_names import local_names
+from .parse import ParsedFunction
+from .resolve import (
+    FROZEN_ARRAY_LIMIT,
+    LOOPS,
+    canonical_call,
+    is_frozen_constant,
+    literal_in_scope,
+    lookup,
+    user_function,
+)
+
+_SUBSET = (
+    "Supported: float and int scalars, float64 arrays indexed element by element, arithmetic, comparisons, "
+    "math functions and their NumPy twins on floats, if/elif/else, for loops over range(...) or prange(...), "
+    "while, break, continue, return, and calls to your own functions."
+)
+
+_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_OPERATORS = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.Power,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.MatrixMultiply,
+)
+
+
+class ExpressionFence:
+    """The fence's state, its errors, and its checks of expressions (the root of `Fence`)."""
+
+    def __init__(self, parsed: ParsedFunction):
+        self.parsed = parsed
+        self.locals = local_names(parsed.node)
+
+    def fail(self, node: cst.CSTNode, message: str, hint: str = _SUBSET) -> NoReturn:
+        raise self.parsed.error(message, node, hint)
+
+    def is_new_axis(self, node: cst.BaseExpression) -> bool:
+        """`None` or `np.newaxis` as an index."""
+        if isinstance(node, cst.Name) and node.value == "None":
+            return True
+        return isinstance(node, cst.Attribute) and node.attr.value == "newaxis" and is_numpy(node.value, self.parsed)
+
+    def check_indices(self, node: cst.Subscript) -> None:
+        for element in node.slice:
+            if isinstance(element.slice, cst.Slice):
+                continue  # a[1:-1], a[:, j], a[::2]
+            if isinstance(element.slice, cst.Index) and element.slice.star is not None:
+                self.fail(element, "starred indices are not supported")
+
+    def check_expr(self, expr: cst.BaseExpression, loop_vars: set[str]) -> None:
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return
+        if isinstance(expr, cst.Imaginary):
+            self.fail(expr, "complex numbers are not supported", "Work with real and imaginary parts as floats.")
+        if isinstance(expr, cst.Name):
+            self.check_name(expr)
+            return
+        if isinstance(expr, cst.BinaryOperation):
+            if not isinstance(expr.operator, _OPERATORS):
+                self.fail(
+                    expr.operator,
+                    f"operator `{code(expr.operator).strip()}` is not supported",
+                    "Supported arithmetic: + - * / ** // % @.",
+                )
+            self.check_expr(expr.left, loop_vars)
+            self.check_expr(expr.right, loop_vars)
+            return
+        if isinstance(expr, cst.UnaryOperation):
+            if not isinstance(expr.operator, (cst.Minus, cst.Plus, cst.Not)):
+                self.fail(expr, "only unary minus, plus and `not` are supported")
+            self.check_expr(expr.expression, loop_vars)
+            return
+        if isinstance(expr, cst.Subscript):
+            self.check_subscript(expr, loop_vars)
+            return
+        if isinstance(expr, cst.Call):
+            self.check_call(expr, loop_vars)
+            return
+        if isinstance(expr, cst.Tuple):
+            for element in expr.elements:
+                if isinstance(element, cst.StarredElement):
+                    self.fail(element, "starred elements are not supported")
+                self.check_expr(element.value, loop_vars)
+            return
+        if isinstance(expr, cst.Attribute):
+            self.check_attribute(expr, loop_vars)
+            return
+        if isinstance(expr, cst.Comparison):
+            self.check_expr(expr.left, loop_vars)
+            for target in expr.comparisons:
+                if not isinstance(target.operator, _COMPARISONS):
+                    self.fail(target.operator, "only < <= > >= == != comparisons are supported")
+                self.check_expr(target.comparator, loop_vars)
+            if len(expr.comparisons) > 1 and any(self.calls_user_function(c.comparator) for c in expr.comparisons):
+                self.fail(
+                    expr,
+                    "a chained comparison that calls your own function",
+                    "Compute the value into a variable first, then compare.",
+                )
+            return
+        if isinstance(expr, cst.BooleanOperation):
+            self.check_expr(expr.left, loop_vars)
+            self.check_expr(expr.right, loop_vars)
+            return
+        if isinstance(expr, cst.IfExp):
+            for part in (expr.test, expr.body, expr.orelse):
+                self.check_expr(part, loop_vars)
+            return
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.List, cst.Dict, cst.Set)):
+            self.fail(
+                expr,
+                "lists, dicts, sets and comprehensions are not supported",
+                "Use a NumPy array and a for loop over range(...).",
+            )
+        if isinstance(expr, cst.Lambda):
+            self.fail(expr, "lambdas are not supported", "Define a module-level function.")
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self.fail(expr, "strings are not supported in a differentiated function", "Use numbers and arrays.")
+        self.fail(expr, f"unsupported expression: {type(expr).__name__}")
+
+    def calls_user_function(self, expr: cst.BaseExpression) -> bool:
+        return any(
+            isinstance(n, cst.Call) and user_function(n.func, self.parsed.globals) is not None for n in walk(expr)
+        )
+
+    def check_attribute(self, expr: cst.Attribute, loop_vars: set[str]) -> None:
+        name = expr.attr.value
+        if is_frozen_constant(lookup(expr, self.parsed.globals)):
+            return  # a module constant such as math.pi, or an int of a config module
+        if self.module_path(expr):
+            self.fail(
+                expr,
+                f"`{dotted(expr)}` is not a number or a supported function",
+                "Only int and float module constants (math.pi, np.inf, cfg.N) can be read.",
+            )
+        if name in ATTRIBUTES:
+            self.check_expr(expr.value, loop_vars)
+            return
+        self.fail(
+            expr,
+            f"attribute `.{name}` is not supported",
+            f"Supported attributes of arrays: {', '.join('.' + a for a in sorted(ATTRIBUTES))}.",
+        )
+
+    def module_path(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a dotted name rooted at a module (np.linalg, math.tau) rather than at a variable?"""
+        root = expr
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return (
+            isinstance(root, cst.Name)
+            and root.value not in self.locals
+            and inspect.ismodule(lookup(root, self.parsed.globals))
+        )
+
+    def check_name(self, node: cst.Name) -> None:
+        if node.value in ("True", "False"):
+            return
+        if node.value == "None":
+            self.fail(node, "None is not supported as a value", "Use a number, or a flag variable.")
+        if node.value in self.locals:
+            return
+        value = lookup(node, self.parsed.globals)
+        if value is None and node.value not in self.parsed.globals:
+            self.fail(
+                node, f"name `{node.value}` is not defined", "Define it before this line, or pass it as an argument."
+            )
+        if not is_frozen_constant(value):
+            self.fail(
+                node,
+                f"global `{node.value}` ({_describe_global(value)}) cannot be used as a value",
+                "Globals that can be read: numbers, and arrays of float64, int64 or bool (1-D to 3-D, "
+                f"at most {FROZEN_ARRAY_LIMIT:,} elements), frozen as numba freezes them; pass others as arguments.",
+            )
+
+    def check_subscript(self, expr: cst.Subscript, loop_vars: set[str]) -> None:
+        value = expr.value
+        if not isinstance(value, (cst.Name, cst.Subscript, cst.Tuple, cst.Attribute, cst.Call, cst.BinaryOperation)):
+            self.fail(
+                expr,
+                "only a named array, a call or an arithmetic expression can be indexed",
+                "Assign the value to a variable first, then index it: `y = A @ x; y[0]`.",
+            )
+        self.check_expr(value, loop_vars)
+        self.check_indices(expr)
+        new_axes = [e for e in expr.slice if isinstance(e.slice, cst.Index) and self.is_new_axis(e.slice.value)]
+        if new_axes:
+            if not all(_full_slice(e.slice) for e in expr.slice if e not in new_axes):
+                self.fail(
+                    expr,
+                    "a new axis (None, np.newaxis) is supported among full slices only: x[:, None], x[None, :]",
+                    "Index first, then add the axis: `r = A[i]; r[:, None]`.",
+                )
+            return
+        for element in expr.slice:
+            if isinstance(element.slice, cst.Slice):
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.check_expr(part, loop_vars)
+            elif isinstance(element.slice, cst.Index):
+                self.check_expr(element.slice.value, loop_vars)
+
+    def check_call(self, expr: cst.Call, loop_vars: set[str]) -> None:
+        func = expr.func
+        scope = self.parsed.globals
+
+        def literal_here(node: cst.BaseExpression) -> bool:
+            return literal_in_scope(node, scope) is not NOT_LITERAL
+
+        def bound(signature, args, name: str) -> None:
+            try:
+                bind(signature, args, name, expr, literal_here)
+            except BindError as exc:
+                self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
+
+        if user_function(func, scope) is not None:
+            for arg in expr.args:
+                if arg.star:
+                    self.fail(arg, "starred arguments are not supported", "Pass each argument by name or position.")
+                self.check_expr(arg.value, loop_vars)
+            return  # a user function: fenced itself when it is inlined
+        key = canonical_call(func, scope)
+        if key is None and isinstance(func, cst.Attribute) and not self.module_path(func):
+            method = METHOD_TABLE.get(func.attr.value)
+            if method is None:
+                self.fail(
+                    func.attr,
+                    f"method `.{func.attr.value}()` is not supported",
+                    f"Supported methods of arrays: {', '.join(f'.{m}()' for m in sorted(METHOD_TABLE))}.",
+                )
+            self.check_expr(func.value, loop_vars)
+            bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
+        else:
+            prim = primitive(key) if key is not None else None
+            if key in LOOPS:
+                self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
+            if prim is None or key is None:  # (a primitive has a key)
+                self.fail(
+                    func,
+                    f"call to unsupported function `{dotted(func) or code(func)}`",
+                    "Supported: the math functions and their NumPy twins, abs, min, max, float, int, len, "
+                    "NumPy reductions, products and array creation, and your own functions "
+                    "(the full list is in sourcead/rules/).",
+                )
+            bound(prim.signature, list(expr.args), key)
+        for arg in expr.args:
+            self.check_expr(arg.value, loop_vars)
+
+
+def _full_slice(s: cst.BaseSlice) -> bool:
+    """`:` with no bounds and no step."""
+    return isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None
+
+
+def is_numpy(node: cst.BaseExpression, parsed: ParsedFunction) -> bool:
+    """Does `node` name the numpy module (`np`, `numpy`, whatever it was imported as)?"""
+    import numpy
+
+    return lookup(node, parsed.globals) is numpy
+
+
+def _describe_global(value: object) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} of {getattr(value, 'dtype', '?')}, shape {shape}"
+    return type(value).__name__
