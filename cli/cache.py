@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sourcead.build.compile import cache_info, clear_cache
+from sourcead.build.cache_admin import cache_info, clear_cache
 
 
 @click.group()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 import sourcead
-from sourcead.build.compile import source_key
+from sourcead.build.keys import source_key
 
 
 def test_editing_a_callee_in_another_module_changes_the_derivative(tmp_path, monkeypatch):

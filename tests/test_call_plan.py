@@ -743,7 +743,7 @@ def mapped_rows(X, obs):
 @JIT
 def test_an_uncovered_index_at_the_prange_variable_is_checked_serially(jit):
     # fuzz seed 80, program 246: y[i] past y's end ran silently in the parallel, bounds-checked build
-    from sourcead.build.compile import compiled_parallel
+    from sourcead.build.jit import compiled_parallel
 
     g = sourcead.grad(mapped_unknown_length, wrt=(0, 1), jit=jit)
     x, y = RNG.standard_normal(5), RNG.standard_normal(3)
@@ -771,7 +771,7 @@ def test_a_data_index_out_of_range_in_any_chunk_of_a_prange_raises(jit, bad):
 
 @JIT
 def test_rows_picked_by_an_int_argument_stay_parallel_and_unchecked(jit):
-    from sourcead.build.compile import compiled_parallel
+    from sourcead.build.jit import compiled_parallel
 
     g = sourcead.grad(mapped_rows, wrt=0, jit=jit)
     X, obs = RNG.standard_normal((6, 2)), np.array([[0, 5], [1, 2], [2, 5]])

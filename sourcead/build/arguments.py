@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .callplan import overlaps_itself, plain_array
 from ..errors import AliasingError, ArgumentTypeError, SourceADError
 from ..ir.types import Type
+from .callplan import overlaps_itself, plain_array
 
 DTYPE_OF_KIND = {"f": "float", "i": "int", "u": "int", "b": "bool"}
 # float arrays a float64 parameter that is not differentiated reads exactly, as float64
@@ -70,7 +70,8 @@ def overlap(a: np.ndarray, b: np.ndarray) -> bool:
     if not np.may_share_memory(a, b):  # memory bounds only: cheap
         return False
     try:
-        return bool(np.shares_memory(a, b, max_work=10_000))
+        # numpy's stubs allow only its two MAY_SHARE constants here; any bound is valid at run time
+        return bool(np.shares_memory(a, b, max_work=10_000))  # type: ignore[arg-type]
     except np.exceptions.TooHardError:
         return True
 
@@ -96,7 +97,7 @@ def arg_spec(value: Any, name: str, is_wrt: bool) -> str:
     """The type (`Type.spec`) that an argument gives its parameter."""
     if not isinstance(value, np.ndarray):
         key = arg_key(value, is_wrt)
-        return {"?": "bool", "l": "int"}.get(key, "float")  # type: ignore[arg-type]
+        return {"?": "bool", "l": "int"}.get(key, "float")
     dtype = DTYPE_OF_KIND.get(value.dtype.kind)
     native = value.dtype.newbyteorder("=")
     if dtype is None or (dtype == "float" and native != np.float64 and (is_wrt or native not in _WIDENED)):

@@ -16,6 +16,7 @@ import os
 import threading
 import warnings
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -68,7 +69,8 @@ def _callers_level() -> int:
     """The stack level of the first frame outside sourcead and numba: where the warning points."""
     import sys
 
-    frame, level = sys._getframe(2), 2
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and any(part in frame.f_code.co_filename for part in _INTERNAL):
         frame, level = frame.f_back, level + 1
     return level

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from . import rerun
 from ..errors import AliasingError, ArgumentTypeError, Location, ShapeError, SourceADError
+from . import rerun
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,9 @@ class CallPlan:
 
 def build(spec: Any) -> CallPlan:
     """The plan of a variant whose spec carries a contract (`Spec.contract`)."""
-    contract = json.loads(spec.contract) if spec.contract else {"facts": [], "complete": False, "outputs": []}
+    contract: dict[str, Any] = (
+        json.loads(spec.contract) if spec.contract else {"facts": [], "complete": False, "outputs": []}
+    )
     params = tuple(spec.params)
     names = list(params) if "_fail" not in params else [f"a{k}" for k in range(len(params))]
     source = shape_check_source(contract, names, python=True)
@@ -162,7 +164,8 @@ def _fact_test(fact: dict, names: list[str]) -> tuple[str, str, str, str]:
 
 def _index_range(fact: dict, names: list[str]) -> tuple[str, str]:
     """The index's lowest and highest values, as code, for loops of any step."""
-    low, high = [], []
+    low: list[str] = []
+    high: list[str] = []
     index = dict((atom, coef) for atom, coef in fact["index"])
     fixed = [[a, c] for a, c in fact["index"] if not any(a == loop[0] for loop in fact["loops"])]
     for var, start, stop, step, _text_range in fact["loops"]:

@@ -15,5 +15,6 @@ import numba
 
 
 def use_threadsafe_layer() -> None:
-    if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":
-        numba.config.THREADING_LAYER = "threadsafe"
+    # numba.config sets its attributes from the environment at import: its stubs do not declare them
+    if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":  # type: ignore[attr-defined]
+        numba.config.THREADING_LAYER = "threadsafe"  # type: ignore[attr-defined]

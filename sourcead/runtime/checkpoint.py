@@ -1,6 +1,6 @@
 """Runtime helpers of checkpointed loops: how many snapshots, where they go, and the order in which
 the reverse sweep restores, stores, advances and reverses steps (`checkpoint_emit.py` writes the
-calls; `runtime.py` re-exports them for generated code).
+calls; `sourcead.runtime` re-exports them for generated code).
 
 Offline (a `for` loop whose step count is known at its entry): binomial checkpointing, Griewank and
 Walther's revolve. A checkpointed loop keeps snapshots of the state its body overwrites instead of recording each
@@ -29,6 +29,20 @@ import numpy as np
 from numba.extending import overload, register_jitable
 
 from .lowered import advise_huge_pages
+
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = [
+    "checkpoint_slots",
+    "checkpoint_schedule",
+    "checkpoint_next",
+    "checkpoint_online",
+    "checkpoint_capacity",
+    "checkpoint_grow",
+    "checkpoint_store",
+    "checkpoint_restore",
+    "checkpoint_place",
+    "checkpoint_online_plan",
+]
 
 CHECKPOINT_RESTORE = 0  # restore the state held in snapshot `slot` (the state before step a)
 CHECKPOINT_STORE = 1  # store the current state (before step a) in snapshot `slot`

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from numba.extending import register_jitable
 
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = ["record_flat"]
+
 
 @register_jitable
 def record_flat(tape, top, value):

@@ -34,6 +34,9 @@ from numba.core.imputils import impl_ret_new_ref
 from numba.extending import lower_builtin, type_callable
 from numba.np.arrayobj import _empty_nd_impl, make_array
 
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = ["zeros_like", "add_unordered", "chunk_zeros", "add_chunk_rows"]
+
 # the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
 # that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
 ADJOINT_CHUNKS = 16

@@ -15,8 +15,8 @@ import math
 import numpy as np
 from numba.extending import overload, register_jitable
 
-# every helper here (sourcead.runtime.HELPERS lists them too)
-NORM_HELPERS = ("norm2_along", "norm1_along", "norm_inf_along")
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = ["norm2_along", "norm1_along", "norm_inf_along"]
 
 
 def norm2_along(x, axis):

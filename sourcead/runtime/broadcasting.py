@@ -1,0 +1,186 @@
+"""Runtime helpers for the shapes of whole-array adjoints and tangents: `unbroadcast` sums an
+adjoint back to the shape of an operand NumPy broadcast, `broadcast_tangent` is forward mode's twin,
+`expand_axis` repeats the adjoint of a reduction along its axis, `chosen` keeps an array adjoint
+below a `max`/`min` only where its operand was chosen, `as_vector` marks a 1-D norm operand.
+
+Each is a Python function (run with `jit=False`) with a numba `overload`, or `register_jitable`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.extending import overload, register_jitable
+
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = ["unbroadcast", "chosen", "broadcast_tangent", "expand_axis", "as_vector"]
+
+
+def unbroadcast(g, like):
+    """The adjoint contribution `g` made into the shape of `like` (a float or an array), as NumPy
+    broadcast `like` against the other operands: summed over the axes along which `like` was
+    broadcast, and spread over the axes that `g` lacks (a float adjoint stands for every element)."""
+    if not isinstance(like, np.ndarray):
+        return float(np.sum(g))
+    g = np.asarray(g, dtype=np.float64)
+    while g.ndim > like.ndim:
+        g = g.sum(axis=0)
+    for k in range(g.ndim):
+        if like.shape[like.ndim - g.ndim + k] == 1 and g.shape[k] != 1:
+            g = g.sum(axis=k, keepdims=True)
+    return np.broadcast_to(g, like.shape).copy() if g.shape != like.shape else g
+
+
+@overload(unbroadcast)
+def _unbroadcast(g, like):
+    if isinstance(like, (types.Float, types.Integer)):
+        return lambda g, like: np.sum(g)
+    if not isinstance(like, types.Array):
+        return None
+    if isinstance(g, (types.Float, types.Integer)):  # the same adjoint for every element
+
+        def spread(g, like):
+            return np.full(like.shape, g)
+
+        return spread
+    if not isinstance(g, types.Array) or not 1 <= like.ndim <= 3 or not 1 <= g.ndim <= 3:
+        return None
+    gn, ln = g.ndim, like.ndim
+    if gn == ln:
+
+        def same(g, like):
+            if g.shape == like.shape:
+                return np.ascontiguousarray(g)  # nothing was broadcast
+            out = np.zeros(like.shape)
+            _accumulate(out, g)
+            return out
+
+        return same
+    pad = _PADS[(min(gn, ln), max(gn, ln))]
+    if gn > ln:  # like was broadcast along leading axes: sum them
+
+        def leading(g, like):
+            out = np.zeros(like.shape)
+            _accumulate(pad(out), g)
+            return out
+
+        return leading
+
+    def spread(g, like):  # g lacks leading axes of like: it stands for every row
+        out = np.zeros(like.shape)
+        _accumulate(out, pad(np.ascontiguousarray(g)))
+        return out
+
+    return spread
+
+
+def chosen(m, g):
+    """`g` where the selection condition `m` holds, else zeros: an array leaf's contribution below a
+    float `max`/`min` (a float `g` is wrapped in place, `(g if m else 0.0)`; numba cannot join an
+    array and a float in one conditional expression)."""
+    return g if m else np.zeros_like(g)
+
+
+@overload(chosen)
+def _chosen(m, g):
+    if isinstance(g, types.Array):
+        return lambda m, g: g if m else np.zeros_like(g)
+    if isinstance(g, (types.Float, types.Integer)):
+        return lambda m, g: g if m else 0.0
+    return None
+
+
+@register_jitable
+def _pad_1_2(a):
+    return a.reshape((1, a.shape[0]))
+
+
+@register_jitable
+def _pad_1_3(a):
+    return a.reshape((1, 1, a.shape[0]))
+
+
+@register_jitable
+def _pad_2_3(a):
+    return a.reshape((1, a.shape[0], a.shape[1]))
+
+
+_PADS = {(1, 2): _pad_1_2, (1, 3): _pad_1_3, (2, 3): _pad_2_3}  # a shape with leading 1s, as NumPy aligns
+
+
+def _accumulate(out, g):
+    """out[broadcast index] += g for every index of the broadcast shape of out and g (same ndim)."""
+    raise NotImplementedError
+
+
+@overload(_accumulate)
+def _accumulate_impl(out, g):
+    if out.ndim == 1:
+
+        def one(out, g):
+            n = max(out.shape[0], g.shape[0])
+            for i in range(n):
+                out[i if out.shape[0] > 1 else 0] += g[i if g.shape[0] > 1 else 0]
+
+        return one
+    if out.ndim == 2:
+
+        def two(out, g):
+            n, m = max(out.shape[0], g.shape[0]), max(out.shape[1], g.shape[1])
+            for i in range(n):
+                oi, gi = (i if out.shape[0] > 1 else 0), (i if g.shape[0] > 1 else 0)
+                for j in range(m):
+                    out[oi, j if out.shape[1] > 1 else 0] += g[gi, j if g.shape[1] > 1 else 0]
+
+        return two
+
+    def three(out, g):
+        n, m, p = max(out.shape[0], g.shape[0]), max(out.shape[1], g.shape[1]), max(out.shape[2], g.shape[2])
+        for i in range(n):
+            oi, gi = (i if out.shape[0] > 1 else 0), (i if g.shape[0] > 1 else 0)
+            for j in range(m):
+                oj, gj = (j if out.shape[1] > 1 else 0), (j if g.shape[1] > 1 else 0)
+                for k in range(p):
+                    out[oi, oj, k if out.shape[2] > 1 else 0] += g[gi, gj, k if g.shape[2] > 1 else 0]
+
+    return three
+
+
+@register_jitable
+def broadcast_tangent(t, x):
+    """The tangent `t` of `x op v` (x constant) in the shape NumPy broadcasts x and t to: where
+    only the smaller operand varies, its tangent stands for every element of the result (forward
+    mode's twin of `unbroadcast`)."""
+    return np.broadcast_to(t, np.broadcast_shapes(np.shape(t), np.shape(x))).copy()
+
+
+def as_vector(x):
+    """x itself: the vector norms (`np.linalg.norm(x, 1)`) are sums only for a 1-D x."""
+    return x
+
+
+@overload(as_vector)
+def _as_vector(x):
+    return lambda x: x
+
+
+def expand_axis(g, x, axis):
+    """The adjoint of a reduction of x over `axis`, in x's shape: g repeated along the axis (a view,
+    not a copy; a float g, the same adjoint for every element of the reduction, is left as it is)."""
+    if np.ndim(x) == 1 or np.ndim(g) == 0:
+        return g
+    return np.broadcast_to(np.expand_dims(g, axis), np.shape(x))
+
+
+@overload(expand_axis)
+def _expand_axis(g, x, axis):
+    if x.ndim == 1 or isinstance(g, (types.Float, types.Integer)):
+        return lambda g, x, axis: g
+
+    def row_or_column(g, x, axis):  # x is 2-D: axis 0 (or -2) keeps a row, axis 1 (or -1) a column
+        c = np.ascontiguousarray(g)
+        if axis == 0 or axis == -2:
+            return np.broadcast_to(c.reshape((1, c.shape[0])), x.shape)
+        return np.broadcast_to(c.reshape((c.shape[0], 1)), x.shape)
+
+    return row_or_column

@@ -1,0 +1,85 @@
+"""Runtime helpers of matrix products z = a @ b (np.dot), 1-D and 2-D operands: the adjoints of
+each operand (`matmul_bar_left`, `matmul_bar_right`) and `matmul_like`, an array of the product's
+shape without computing it (what `unbroadcast` reads).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.extending import overload
+
+# the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
+__all__ = ["matmul_bar_left", "matmul_bar_right", "matmul_like"]
+
+
+def matmul_bar_left(g, a, b):
+    """The adjoint of `a` in z = a @ b, from z's adjoint g."""
+    if a.ndim == 1 and b.ndim == 1:
+        return g * b
+    if a.ndim == 2 and b.ndim == 1:
+        return np.outer(g, b)
+    if a.ndim == 1:
+        return np.dot(b, g)
+    return np.dot(g, b.T)
+
+
+def matmul_bar_right(g, a, b):
+    """The adjoint of `b` in z = a @ b, from z's adjoint g."""
+    if a.ndim == 1 and b.ndim == 1:
+        return g * a
+    if a.ndim == 1:
+        return np.outer(a, g)
+    return np.dot(a.T, g)
+
+
+@overload(matmul_bar_left)
+def _matmul_bar_left(g, a, b):
+    if (a.ndim, b.ndim) == (1, 1):
+        return lambda g, a, b: g * b
+    if (a.ndim, b.ndim) == (2, 1):
+        return lambda g, a, b: np.outer(g, b)
+    if (a.ndim, b.ndim) == (1, 2):
+        return lambda g, a, b: np.dot(b, g)
+    return lambda g, a, b: np.dot(g, b.T)
+
+
+@overload(matmul_bar_right)
+def _matmul_bar_right(g, a, b):
+    if (a.ndim, b.ndim) == (1, 1):
+        return lambda g, a, b: g * a
+    if (a.ndim, b.ndim) == (1, 2):
+        return lambda g, a, b: np.outer(a, g)
+    return lambda g, a, b: np.dot(a.T, g)
+
+
+def matmul_like(a, b):
+    """An array of the shape `a @ b` has (1-D and 2-D operands), its contents undefined: what
+    `unbroadcast` reads of a matrix product it sums an adjoint back to, without computing the
+    product. Sizes that do not meet raise as `a @ b` does."""
+    if a.shape[-1] != b.shape[0]:
+        raise ValueError("matmul: the operands' inner sizes differ")
+    if a.ndim == 1 and b.ndim == 1:
+        return 0.0
+    return np.empty(a.shape[:-1] + b.shape[1:])
+
+
+@overload(matmul_like)
+def _matmul_like(a, b):
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array) and a.ndim <= 2 and b.ndim <= 2):
+        return None
+    if (a.ndim, b.ndim) == (1, 1):
+
+        def scalar(a, b):
+            if a.shape[-1] != b.shape[0]:
+                raise ValueError("matmul: the operands' inner sizes differ")
+            return 0.0
+
+        return scalar
+
+    def like(a, b):
+        if a.shape[-1] != b.shape[0]:
+            raise ValueError("matmul: the operands' inner sizes differ")
+        return np.empty(a.shape[:-1] + b.shape[1:])
+
+    return like
