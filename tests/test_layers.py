@@ -184,11 +184,6 @@ def test_imports_point_down():
     assert bad == [], "\n".join(bad)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="being split: frontend/fence.py, frontend/normalize.py, reverse/gather.py, reverse/plan.py, "
-    "runtime/__init__.py, analysis/contract.py, build/compile.py, api/transforms.py",
-)
 def test_no_module_over_600_lines():
     long = {
         str(path.relative_to(PACKAGE.parent)): n

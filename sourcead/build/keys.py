@@ -19,9 +19,9 @@ from typing import Any
 import numba
 import numpy as np
 
+from .. import custom
 from .._version import __version__
 from ..functions import unwrap
-from .. import custom
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # sourcead/
 _VERSIONS = f"sourcead {__version__} numba {numba.__version__} numpy {np.__version__} python {sys.version}"
