@@ -11,8 +11,6 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "sourcead"
 MAX_LINES = 600
 MAX_TOP_LEVEL = 15

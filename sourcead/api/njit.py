@@ -21,7 +21,7 @@ cotangents for written arguments and the row count of per-thread adjoints, and u
 A caller compiled with `@numba.njit(cache=True)` is cached by numba under its own file only: when
 the derivative it calls changes (the function was edited, or sourcead upgraded), numba would load
 the old machine code naming the old entry module. sourcead refuses that import with a message
-saying which cache to delete (`compile._UnbuiltModuleFinder`); without `cache=True` nothing is stale.
+saying which cache to delete (`build/modules.py`, `_UnbuiltModuleFinder`); without `cache=True` nothing is stale.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Second order: the Hessian-vector product as reverse mode over the generated forward mode.
 
     f(x, ...)                         the user's function
-    f_jvp(x, ..., x_dot) -> (y, y_dot)    forward mode (`forward.py`), plain numeric source
+    f_jvp(x, ..., x_dot) -> (y, y_dot)    forward mode (`forward/tangent.py`), plain numeric source
     tangent(x, ..., x_dot) -> y_dot       the same text returning the tangent alone
     f_hvp(x, ..., x_dot, y_dot_bar)       reverse mode of `tangent` with respect to x only
 

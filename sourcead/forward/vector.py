@@ -1,6 +1,6 @@
 """Vector forward mode: one sweep carrying k tangent directions ("lanes").
 
-The generated tangent code (`forward.py`) is rewritten so that every tangent gets one more axis,
+The generated tangent code (`forward/tangent.py`) is rewritten so that every tangent gets one more axis,
 last, of length `lanes`: a float tangent becomes an array of k floats, an array tangent of shape S
 an array of shape (*S, k), so the k lanes of one element are contiguous and the loop over them
 compiles to vector instructions. The primal statements run once; each tangent statement becomes a

@@ -11,7 +11,7 @@
                                                   break
 
 Afterwards a loop's only `break` is the last statement of its body, so the loop runs whole
-iterations, and reverse mode only needs to record how many (see `reverse.py`). A `return`
+iterations, and reverse mode only needs to record how many (see `reverse/sweeps.py`). A `return`
 inside loops or branches assigns the result variables and sets `returned`, which ends every
 enclosing loop; the statements after it run under `if not returned`.
 """

@@ -11,8 +11,8 @@
     inplace    `C += B` on an array updates it in place, as NumPy does        (inplace.py)
     activity   varied and useful variables: which carry derivatives           (activity.py)
 
-then forward mode writes tangent code (forward.py); reverse mode freezes a plan of records
-(reverse_plan.py), writes both sweeps (reverse.py) and cleans their text (deadcode.py,
+then forward mode writes tangent code (forward/tangent.py); reverse mode freezes a plan of records
+(reverse/plan.py), writes both sweeps (reverse/sweeps.py) and cleans their text (deadcode.py,
 first_contributions.py, unsigned.py); hvp runs reverse mode over the forward mode's code
 (second.py), vector mode gives the forward mode's tangents lanes (vector.py). `module` writes the
 module text (emit.py); `compile.py` writes it to a content-addressed file and compiles it.

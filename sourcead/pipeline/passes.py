@@ -1,6 +1,6 @@
 """The compiler as lists of named passes: the front end every mode shares, then each mode's own.
 
-`generate()` (`pipeline.py`) runs `PIPELINES[mode]` in order over a `Unit` (`stages.py`); `sourcead
+`generate()` (`pipeline/driver.py`) runs `PIPELINES[mode]` in order over a `Unit` (`stages.py`); `sourcead
 passes` prints the lists, and `sourcead emit --after NAME` stops after any entry and prints what it
 made (`show`). `needs` and `produces` name the fields of the unit a pass reads and sets. As in
 numba's `add_pass(Cls, "description")`, the list is the order: nothing else calls the passes.

@@ -1,4 +1,4 @@
-"""Dead-code elimination over a generated function (the gradient-only variant, `reverse.py`).
+"""Dead-code elimination over a generated function (the gradient-only variant, `reverse/sweeps.py`).
 
 `grad(f)` returns the gradient alone, so the primal statements that only compute `f`'s value are
 dead: nothing the reverse sweep reads depends on them. A backward liveness analysis over the

@@ -1,4 +1,4 @@
-"""The adjoint of one assignment, as lines of code (used by `reverse.py`).
+"""The adjoint of one assignment, as lines of code (used by `reverse/sweeps.py`).
 
 Each active assignment's adjoint reads the values its partial derivatives need (recomputing
 intermediate values inside the statement) and accumulates into the adjoints of its operands.

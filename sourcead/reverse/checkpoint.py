@@ -3,7 +3,7 @@
 A checkpointed loop records nothing in the forward sweep: it keeps snapshots of the state its
 body overwrites, and its reverse sweep runs each step again from the nearest snapshot, with its
 records, just before that step's adjoint. The tape then holds one step's records at a time, and
-memory is bounded by the snapshots. `checkpoint_emit.py` writes the code, `checkpoint_runtime.py`
+memory is bounded by the snapshots. `reverse/emit/checkpoint.py` writes the code, `runtime/checkpoint.py`
 places the snapshots; this module decides where, and what a snapshot holds.
 
 A loop is checkpointed when the function has a memory budget (`memory=`: its top-level loops) or

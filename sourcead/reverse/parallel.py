@@ -1,4 +1,4 @@
-"""Which `prange` loops get a parallel adjoint, and what each one shares (used by `reverse.py`).
+"""Which `prange` loops get a parallel adjoint, and what each one shares (used by `reverse/sweeps.py`).
 
 A `prange` loop's iterations are independent, so its adjoint runs them in any order, in
 parallel, when this holds (else the adjoint loop is serial, and the generated code says why):
@@ -15,7 +15,7 @@ Then each adjoint iteration replays its own forward body (recording on its own s
 never a shared one), and runs its adjoint: accumulations at the loop index are plain stores,
 into shared scalars go to per-chunk partial sums, and into shared arrays at other indices (the adjoint
 of a gather is a scatter) go to the rows of the iteration's chunk, summed after the loop in chunk
-order (`reverse.py`, `runtime.add_chunk_rows`).
+order (`reverse/sweeps.py`, `runtime.add_chunk_rows`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A recorded statement is an assignment whose old value an adjoint reads, an `if` whose taken
 branch its reversal needs, or a loop whose trip count its reversal needs. The reverse plan
-(`reverse_plan.py`) gives each one `Recording`:
+(`reverse/plan.py`) gives each one `Recording`:
 
 - `OnTape`: pushed on the float or int tape (the main tapes, or a parallel iteration's own), and
   popped at its mirror point;
@@ -12,7 +12,7 @@ branch its reversal needs, or a loop whose trip count its reversal needs. The re
 - `ArrayOnTape` and `ArrayInRegister`: the same for rows, slices and whole arrays, flattened.
 
 A whole time loop can instead be checkpointed (`checkpoint.py`): snapshots of its state and a
-replay of each step, emitted by `checkpoint_emit.py`.
+replay of each step, emitted by `reverse/emit/checkpoint.py`.
 
 Each strategy says how many records it puts on each tape per run (`counts`: what the
 reservations before a region add up) and writes its two halves (`save`, `load`).

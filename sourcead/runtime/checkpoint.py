@@ -1,5 +1,5 @@
 """Runtime helpers of checkpointed loops: how many snapshots, where they go, and the order in which
-the reverse sweep restores, stores, advances and reverses steps (`checkpoint_emit.py` writes the
+the reverse sweep restores, stores, advances and reverses steps (`reverse/emit/checkpoint.py` writes the
 calls; `sourcead.runtime` re-exports them for generated code).
 
 Offline (a `for` loop whose step count is known at its entry): binomial checkpointing, Griewank and

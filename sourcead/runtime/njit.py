@@ -1,6 +1,6 @@
 """Helpers that the generated `.njit` entries call inside compiled code (see `njit.py`).
 
-Each one does, in compiled code, what a check or conversion of the Python wrapper (`api.py`)
+Each one does, in compiled code, what a check or conversion of the Python wrapper (`api/`)
 does: arguments are checked against the kinds of the prepared variant at *typing* time, so a
 float32 array, or an array where the variant takes a float, is a compile error whose message
 says what to pass (numba prints it under "Rejected as the implementation raised a specific

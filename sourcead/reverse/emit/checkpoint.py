@@ -1,5 +1,5 @@
 """The code of checkpointed loops, in both sweeps (`checkpoint.py` decides which loops and their
-state; `checkpoint_runtime.py` holds the schedules the code steps through).
+state; `runtime/checkpoint.py` holds the schedules the code steps through).
 
 Forward sweep: the loop as the user wrote it, without records, keeping snapshots of its state:
 offline (a `for` loop whose step count is known at its entry) where revolve's first pass puts
