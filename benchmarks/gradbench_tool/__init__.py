@@ -14,6 +14,7 @@ EVALS = {
     "ode": "benchmarks.gradbench_tool.ode",
     "gmm": "benchmarks.gradbench_tool.gmm",
     "kmeans": "benchmarks.gradbench_tool.kmeans",
+    "lstm": "benchmarks.gradbench_tool.lstm",
 }
 
 REFUSED = {
