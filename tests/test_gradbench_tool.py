@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks.gradbench_tool import EVALS, det, gmm, kmeans, llsq, lse, lstm, ode
+from benchmarks.gradbench_tool import EVALS, ba, det, gmm, kmeans, llsq, lse, lstm, ode
 from benchmarks.gradbench_tool.protocol import serve
 from tests.conftest import ROOT
 
@@ -244,6 +244,48 @@ def test_lstm_jacobian_is_both_gradients_flattened_row_by_row():
     close(got[: main.size], main.ravel())
     close(got[main.size :], extra.ravel())
     assert functions["objective"].encode(functions["objective"].run(*args)) == lstm.lstm_objective(*args)
+
+
+def test_ba_sparse_jacobian_is_the_whole_jacobian():
+    functions = ba.define(jit=False)
+    cams, X, w, obs, feats = functions["jacobian"].decode(ba.TINY)
+    rng = np.random.default_rng(5)  # every camera, point and weight its own, so that no block hides another
+    cams = cams * (1.0 + 0.05 * rng.standard_normal(cams.shape))
+    X = X * (1.0 + 0.05 * rng.standard_normal(X.shape))
+    w = w * (1.0 + 0.05 * rng.standard_normal(w.shape))
+    rows, cols, vals = functions["jacobian"].run(cams, X, w, obs, feats)
+    sizes = (cams.size, X.size, w.size)
+
+    def flat_objective(theta):
+        c = theta[: sizes[0]].reshape(cams.shape)
+        x = theta[sizes[0] : sizes[0] + sizes[1]].reshape(X.shape)
+        ww = theta[sizes[0] + sizes[1] :]
+        return np.concatenate((ba.ba_residuals(c, x, ww, obs, feats).ravel(), ba.weight_errors(ww)))
+
+    theta = np.concatenate((cams.ravel(), X.ravel(), w))
+    want = np.zeros((3 * w.size, theta.size))
+    for k in range(theta.size):
+        up, down = theta.copy(), theta.copy()
+        up[k] += STEP
+        down[k] -= STEP
+        want[:, k] = (flat_objective(up) - flat_objective(down)) / (2 * STEP)
+    assert len(rows) == want.shape[0] + 1 and rows[-1] == len(cols) == len(vals)
+    dense = np.zeros(want.shape)
+    for r in range(want.shape[0]):
+        for q in range(rows[r], rows[r + 1]):
+            dense[r, cols[q]] += vals[q]
+    close(dense, want, 1e-5)
+    assert np.count_nonzero(want) <= len(vals)  # the sparse form, not a dense Jacobian
+    sent = functions["jacobian"].encode((rows, cols, vals))
+    assert sorted(sent) == ["cols", "rows", "vals"] and all(len(v) == 31 for v in sent.values())
+    assert (sent["rows"][-1], sent["cols"][-1], sent["vals"][-1]) == (rows[-1], cols[-1], vals[-1])
+
+
+def test_ba_objective_output_is_the_reference_structure():
+    functions = ba.define(jit=False)
+    got = functions["objective"].encode(functions["objective"].run(*functions["objective"].decode(ba.TINY)))
+    assert got["reproj_error"]["repeated"] == ba.TINY["p"] and len(got["reproj_error"]["elements"]) == 2
+    assert got["w_err"] == {"element": 1.0 - ba.TINY["w"] ** 2, "repeated": ba.TINY["p"]}
 
 
 def test_every_listed_eval_defines():

@@ -7,6 +7,7 @@ ours; ``REFUSED`` names the evals this tool answers ``define`` with ``success: f
 """
 
 EVALS = {
+    "ba": "benchmarks.gradbench_tool.ba",
     "hello": "benchmarks.gradbench_tool.hello",
     "llsq": "benchmarks.gradbench_tool.llsq",
     "lse": "benchmarks.gradbench_tool.lse",
