@@ -248,12 +248,12 @@ def test_lstm_jacobian_is_both_gradients_flattened_row_by_row():
 
 def test_ba_sparse_jacobian_is_the_whole_jacobian():
     functions = ba.define(jit=False)
-    cams, X, w, obs, feats = functions["jacobian"].decode(ba.TINY)
+    cams, X, w, obs, feats, *buffers = functions["jacobian"].decode(ba.TINY)
     rng = np.random.default_rng(5)  # every camera, point and weight its own, so that no block hides another
     cams = cams * (1.0 + 0.05 * rng.standard_normal(cams.shape))
     X = X * (1.0 + 0.05 * rng.standard_normal(X.shape))
     w = w * (1.0 + 0.05 * rng.standard_normal(w.shape))
-    rows, cols, vals = functions["jacobian"].run(cams, X, w, obs, feats)
+    rows, cols, vals = functions["jacobian"].run(cams, X, w, obs, feats, *buffers)
     sizes = (cams.size, X.size, w.size)
 
     def flat_objective(theta):
