@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks.gradbench_tool import EVALS, ba, det, gmm, kmeans, llsq, lse, lstm, ode
+from benchmarks.gradbench_tool import EVALS, ba, det, gmm, ht, kmeans, llsq, lse, lstm, ode
 from benchmarks.gradbench_tool.protocol import serve
 from tests.conftest import ROOT
 
@@ -286,6 +286,36 @@ def test_ba_objective_output_is_the_reference_structure():
     got = functions["objective"].encode(functions["objective"].run(*functions["objective"].decode(ba.TINY)))
     assert got["reproj_error"]["repeated"] == ba.TINY["p"] and len(got["reproj_error"]["elements"]) == 2
     assert got["w_err"] == {"element": 1.0 - ba.TINY["w"] ** 2, "repeated": ba.TINY["p"]}
+
+
+@pytest.mark.parametrize("complicated", [True, False])
+def test_ht_jacobian_columns_are_u_then_theta(complicated):
+    raw = copy.deepcopy(ht.TINY)
+    if not complicated:
+        raw["us"] = []
+    functions = ht.define(jit=False)
+    args = functions["jacobian"].decode(raw)
+    got = np.array(functions["jacobian"].encode(functions["jacobian"].run(*args)))
+    n_points = len(raw["data"]["correspondences"])
+    extra = 2 if complicated else 0
+    assert got.shape == (3 * n_points, extra + ht.N_THETA)
+
+    def errors(theta, us):
+        return ht.ht_objective(theta, us, *args[2:]).ravel()
+
+    theta, us = args[0], args[1]
+    want_theta = np.stack([fd_gradient(lambda t, j=j: errors(t, us)[j], (theta,), 0) for j in range(3 * n_points)])
+    close(got[:, extra:], want_theta)
+    if complicated:
+        for column in range(2):
+            moved = []
+            for sign in (1.0, -1.0):
+                shifted = us.copy()
+                shifted[:, column] += sign * STEP  # every point's own u: errors depend on their own alone
+                moved.append(errors(theta, shifted))
+            close(got[:, column], (moved[0] - moved[1]) / (2 * STEP))
+    value = functions["objective"].encode(functions["objective"].run(*args))
+    assert len(value) == 3 * n_points
 
 
 def test_every_listed_eval_defines():

@@ -14,6 +14,7 @@ EVALS = {
     "det": "benchmarks.gradbench_tool.det",
     "ode": "benchmarks.gradbench_tool.ode",
     "gmm": "benchmarks.gradbench_tool.gmm",
+    "ht": "benchmarks.gradbench_tool.ht",
     "kmeans": "benchmarks.gradbench_tool.kmeans",
     "lstm": "benchmarks.gradbench_tool.lstm",
 }
