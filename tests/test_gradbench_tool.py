@@ -152,6 +152,15 @@ def test_scalar_gradients_match_finite_differences(module, objective):
     assert isinstance(value, float) and value == objective(*args)
 
 
+@pytest.mark.parametrize("ell", [1, 2, 4, 5])
+def test_det_gradient_walks_every_depth(ell):
+    functions = det.define(jit=False)
+    a = np.random.default_rng(ell).random(ell * ell) + 0.1
+    got = functions["gradient"].run(a, ell)
+    close(got, fd_gradient(det.det_by_minors, (a, ell), 0))
+    close(det.det_by_minors(a, ell), np.linalg.det(a.reshape(ell, ell)), 1e-12)
+
+
 def test_det_primal_is_the_determinant():
     a = np.array(det.TINY["A"]).reshape(3, 3)
     close(det.det_by_minors(*det.decode(det.TINY)), np.linalg.det(a), 1e-12)

@@ -4,8 +4,10 @@ row-major) by expansion by minors along the rows, and its gradient (row-major, l
 sourcead refuses recursion, so the expansion is walked depth first with an explicit stack: row
 ``depth`` takes each column not taken by the rows above, in increasing order, with the sign
 alternating along the columns still free (as in the cofactor expansion), and ``partial[depth]``
-holds the signed product of the entries chosen so far. Every product of the expansion is formed
-once, as in the recursive algorithm: about e * ell! multiplications."""
+holds the signed product of the entries chosen so far. The last three rows' 3 x 3 minors are
+expanded written out (the recursion's own products at that depth), so the walk stops three rows
+short of the bottom: the same arithmetic as the recursive algorithm, and a tape about ten times
+shorter than a walk to the leaves (which took 11.5 GB at ell = 11)."""
 
 from __future__ import annotations
 
@@ -23,32 +25,56 @@ def det_by_minors(A, ell):
     place = np.zeros(ell)  # how many free columns come before it (its sign)
     partial = np.ones(ell + 1)
     total = 0.0
-    depth = 0
-    column[0] = -1
-    place[0] = -1
-    while depth >= 0:
-        c = int(column[depth])
-        if c >= 0:
-            taken[c] = 0
-        c += 1
-        while c < ell and taken[c] == 1.0:
-            c += 1
-        if c == ell:
-            depth -= 1
-        else:
-            column[depth] = c
-            place[depth] += 1
-            taken[c] = 1
-            if int(place[depth]) % 2 == 0:
-                partial[depth + 1] = partial[depth] * A[depth * ell + c]
+    if ell == 1:
+        total = A[0]
+    elif ell == 2:
+        total = A[0] * A[3] - A[1] * A[2]
+    else:
+        depth = 0
+        column[0] = -1
+        place[0] = -1
+        while depth >= 0:
+            if depth == ell - 3:
+                # the last three rows' minor on the three free columns, expanded by minors written out
+                f0 = -1
+                f1 = -1
+                f2 = -1
+                for c in range(ell):
+                    if taken[c] == 0.0:
+                        if f0 < 0:
+                            f0 = c
+                        elif f1 < 0:
+                            f1 = c
+                        else:
+                            f2 = c
+                r0 = depth * ell
+                r1 = r0 + ell
+                r2 = r1 + ell
+                minor = A[r0 + f0] * (A[r1 + f1] * A[r2 + f2] - A[r1 + f2] * A[r2 + f1])
+                minor -= A[r0 + f1] * (A[r1 + f0] * A[r2 + f2] - A[r1 + f2] * A[r2 + f0])
+                minor += A[r0 + f2] * (A[r1 + f0] * A[r2 + f1] - A[r1 + f1] * A[r2 + f0])
+                total += partial[depth] * minor
+                depth -= 1
             else:
-                partial[depth + 1] = -(partial[depth] * A[depth * ell + c])
-            if depth == ell - 1:
-                total += partial[ell]
-            else:
-                depth += 1
-                column[depth] = -1
-                place[depth] = -1
+                c = int(column[depth])
+                if c >= 0:
+                    taken[c] = 0
+                c += 1
+                while c < ell and taken[c] == 1.0:
+                    c += 1
+                if c == ell:
+                    depth -= 1
+                else:
+                    column[depth] = c
+                    place[depth] += 1
+                    taken[c] = 1
+                    if int(place[depth]) % 2 == 0:
+                        partial[depth + 1] = partial[depth] * A[depth * ell + c]
+                    else:
+                        partial[depth + 1] = -(partial[depth] * A[depth * ell + c])
+                    depth += 1
+                    column[depth] = -1
+                    place[depth] = -1
     return total
 
 
