@@ -8,15 +8,15 @@ ours; ``REFUSED`` names the evals this tool answers ``define`` with ``success: f
 
 EVALS = {
     "ba": "benchmarks.gradbench_tool.ba",
-    "hello": "benchmarks.gradbench_tool.hello",
-    "llsq": "benchmarks.gradbench_tool.llsq",
-    "lse": "benchmarks.gradbench_tool.lse",
     "det": "benchmarks.gradbench_tool.det",
-    "ode": "benchmarks.gradbench_tool.ode",
     "gmm": "benchmarks.gradbench_tool.gmm",
+    "hello": "benchmarks.gradbench_tool.hello",
     "ht": "benchmarks.gradbench_tool.ht",
     "kmeans": "benchmarks.gradbench_tool.kmeans",
+    "llsq": "benchmarks.gradbench_tool.llsq",
+    "lse": "benchmarks.gradbench_tool.lse",
     "lstm": "benchmarks.gradbench_tool.lstm",
+    "ode": "benchmarks.gradbench_tool.ode",
 }
 
 REFUSED = {

@@ -21,8 +21,20 @@ from benchmarks.gradbench_tool.common import Function, as_list, primal, vector
 N_THETA = 26
 
 
-def ht_objective(theta, us, parents, base_relatives, inverse_base_absolutes, base_positions, weights, triangles,
-                 correspondences, points, mirrored, complicated):  # fmt: skip
+def ht_objective(
+    theta,
+    us,
+    parents,
+    base_relatives,
+    inverse_base_absolutes,
+    base_positions,
+    weights,
+    triangles,
+    correspondences,
+    points,
+    mirrored,
+    complicated,
+):
     n_bones = parents.shape[0]
     n_verts = base_positions.shape[0]
     # pose[k] = column k of GradBench's 3 x (bones + 3) pose parameters
