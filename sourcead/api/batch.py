@@ -16,19 +16,19 @@ applies; hvp and vjp batches, and jvp batches of `prange` code, come here.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from typing import Any
 
 import numpy as np
 
 from ..build import compile as _compile
+from ..build.jit import bounds_checked, jit_module, jitted_name
 from ..ir.types import parse_spec
 from .njit import _core_dispatcher
 from .protocol import _Variant
 
 _LOCK = threading.Lock()
-_LOOPS: dict[str, Any] = {}  # batch module name -> dispatcher, for this process
+_LOOPS: dict[str, Any] = {}  # batch module text -> dispatcher, for this process
 
 
 def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, str]:
@@ -84,7 +84,7 @@ def batch_source(variant: _Variant, kind: str, core_module: str) -> tuple[str, s
         "",
         "import numpy as np",
         "",
-        f"from {core_module} import {_compile.jitted_name(_compile.bounds_checked(spec))} as core",
+        f"from {core_module} import {jitted_name(bounds_checked(spec))} as core",
         "",
         "",
         f"def {entry}({', '.join(params + dirs + extra)}):",
@@ -97,20 +97,12 @@ def compiled_loop(variant: _Variant, kind: str) -> Any:
     """The numba dispatcher of the batch loop for one variant (made once per process)."""
     core_module = _core_dispatcher(variant)
     text, entry = batch_source(variant, kind, core_module)
-    digest = hashlib.sha256(_compile._RUNTIME.encode() + text.encode()).hexdigest()
-    name = f"sourcead_{entry}_{digest[:20]}"
-    found = _LOOPS.get(name)
-    if found is not None:
-        return found
-    with _LOCK:
-        found = _LOOPS.get(name)
-        if found is None:
-            with _compile._LOCK:
-                module = _compile._LOADED.get(name)
-                if module is None:
-                    path = _compile._write(_compile.cache_dir() / f"{name}.py", text)
-                    module = _compile._LOADED[name] = _compile._execute(name, path, text)
-            found = _LOOPS[name] = _compile.jit_module(module, entry)  # the core is parallel, not the loop
+    found = _LOOPS.get(text)
+    if found is None:
+        with _LOCK:
+            found = _LOOPS.get(text)
+            if found is None:  # the core is parallel, not the loop
+                found = _LOOPS[text] = jit_module(_compile.companion(entry, text), entry)
     return found
 
 

@@ -26,14 +26,13 @@ saying which cache to delete (`build/modules.py`, `_UnbuiltModuleFinder`); witho
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..build import compile as _compile
 from ..build.callplan import _text, shape_check_source
+from ..build.jit import bounds_checked, compiled_parallel, jit_module, jitted_name
 from ..errors import SourceADError
 from ..ir.types import parse_spec
 from .protocol import Prepared, _Variant
@@ -41,13 +40,12 @@ from .protocol import Prepared, _Variant
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
 
-_RUNTIME_TEXT = (Path(__file__).resolve().parent.parent / "runtime" / "njit.py").read_bytes()
 _HELPERS = (
     "array_arg", "bool_arg", "check_disjoint", "check_distinct", "float_arg", "int_arg", "seed_arg", "seed_shape",
     "tangent_arg", "tuple_arg",
 )  # fmt: skip
 _LOCK = threading.Lock()
-_ENTRIES: dict[str, Dispatcher] = {}  # entry module name -> dispatcher, for this process
+_ENTRIES: dict[str, Dispatcher] = {}  # entry module text -> dispatcher, for this process
 
 
 _ENTRY_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "primal")  # what an entry module can do
@@ -67,22 +65,12 @@ def dispatcher(prepared: Prepared, variant: _Variant) -> Dispatcher:
     # the kinds of the parameters that take theirs from the call: the variant's key in the memo
     core_module = _core_dispatcher(variant)
     text, entry = entry_source(variant, transform, prepared.__sourcead_recipe__().single, core_module)
-    digest = hashlib.sha256(_compile._RUNTIME.encode() + _RUNTIME_TEXT + text.encode()).hexdigest()
-    name = f"sourcead_{entry}_{digest[:20]}"
-    found = _ENTRIES.get(name)
-    if found is not None:
-        return found
-    with _LOCK:
-        found = _ENTRIES.get(name)
-        if found is None:
-            folder = _compile.cache_dir()
-            with _compile._LOCK:
-                module = _compile._LOADED.get(name)
-                if module is None:
-                    path = _compile._write(folder / f"{name}.py", text)
-                    module = _compile._LOADED[name] = _compile._execute(name, path, text)
-            found = _compile.jit_module(module, entry)
-            _ENTRIES[name] = found
+    found = _ENTRIES.get(text)
+    if found is None:
+        with _LOCK:
+            found = _ENTRIES.get(text)
+            if found is None:
+                found = _ENTRIES[text] = jit_module(_compile.companion(entry, text), entry)
     return found
 
 
@@ -90,12 +78,10 @@ def _core_dispatcher(variant: _Variant) -> str:
     """The generated module's name, once its dispatcher exists (also for a `jit=False` object:
     `.njit` is compiled code by definition)."""
     compiled = variant.compiled
-    module = _compile._LOADED.get(compiled.path.stem)
+    module = _compile.loaded(compiled.path.stem)
     if module is None:  # not possible after `load`; say so rather than guess
         raise SourceADError(f"the generated module {compiled.path} is not loaded in this process")
-    _compile.jit_module(
-        module, compiled.spec.entry, _compile.compiled_parallel(compiled.spec), _compile.bounds_checked(compiled.spec)
-    )
+    jit_module(module, compiled.spec.entry, compiled_parallel(compiled.spec), bounds_checked(compiled.spec))
     return module.__name__
 
 
@@ -115,7 +101,7 @@ def entry_source(variant: _Variant, transform: str, single: bool, core_module: s
         "import numpy as np",
         "",
         "from sourcead.runtime.njit import {helpers}",
-        f"from {core_module} import {_compile.jitted_name(_compile.bounds_checked(spec))} as {core}",
+        f"from {core_module} import {jitted_name(bounds_checked(spec))} as {core}",
         "",
     ]
     seed_name = _fresh("cotangent" if transform == "vjp" else "tangents", params)

@@ -29,6 +29,7 @@ numba needs to find its cache in the next process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import types
@@ -40,15 +41,33 @@ from typing import Any
 from . import cache_writes
 from .cache_folder import _read_private, cache_dir
 from .jit import bounds_checked, compiled_parallel, jit_module
-from .jit import jitted_name as jitted_name  # re-exported: api/njit.py and api/batch.py read `_compile.X`
-from .keys import _RUNTIME as _RUNTIME  # re-exported, as jitted_name
-from .keys import module_name
+from .keys import _RUNTIME, module_name
 from .keys import source_key as source_key  # re-exported: api/ prepares with compile.load and source_key
 from .modules import _LOCK, _execute, _write
 from .plain import _plain_python
 from .spec import Compiled, Spec
 
 _LOADED: dict[str, types.ModuleType] = {}  # module name -> module, for this process
+
+
+def loaded(name: str) -> types.ModuleType | None:
+    """The generated module `name` if this process has loaded it (`load` has), else None."""
+    return _LOADED.get(name)
+
+
+def companion(stem: str, text: str) -> types.ModuleType:
+    """A module written beside a generated one (a `.njit` entry, a batch loop: `api/`), named
+    `sourcead_<stem>_<hash of its text and the runtime>`: written to the cache folder once and
+    loaded once per process, under the lock every load takes."""
+    name = f"sourcead_{stem}_{hashlib.sha256((_RUNTIME + text).encode()).hexdigest()[:20]}"
+    with _LOCK:
+        module = _LOADED.get(name)
+        if module is None:
+            path = _write(cache_dir() / f"{name}.py", text)
+            module = _LOADED[name] = _execute(name, path, text)
+    return module
+
+
 _MODULE_NAME = re.compile(r"sourcead_\w+_([0-9a-f]{20})\Z")
 _SPEC_FORMAT = 4  # 2: the key file records its own key; 3: parameter types with dtypes; 4: a shape contract
 _ENTRY_SUFFIXES = ("_jvp", "_vjp", "_grad", "_primal", "_hvp")
