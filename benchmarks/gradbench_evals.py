@@ -11,8 +11,13 @@ every run waiting for its result; a peer missing, unwritten or failing is a note
 
 from __future__ import annotations
 
+import pickle
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +25,7 @@ from benchmarks.gradbench_tool import EVALS
 from benchmarks.gradbench_tool.ht import tiny_input as ht_tiny_input
 from benchmarks.gradbench_tool.protocol import Session
 
+ROOT = Path(__file__).resolve().parent.parent
 MIN_RUNS = 5
 MIN_SECONDS = 0.2
 AGREEMENT = 1e-6  # the peer's derivative against ours: max |peer - ours| / max |ours|
@@ -212,6 +218,9 @@ def size_text(size: dict) -> str:
     return ", ".join(f"{key}={value}" for key, value in size.items()) or "scalar"
 
 
+PEERS = ("jax_peer", "torch_peer")
+
+
 def evals_table(
     names=tuple(FUNCTIONS),
     sizes=SIZES,
@@ -220,15 +229,15 @@ def evals_table(
     min_runs: int = MIN_RUNS,
     min_seconds: float = MIN_SECONDS,
 ) -> list[str]:
-    """The table's markdown lines: one row per eval in ``names``."""
-    from benchmarks import gradbench_tool_peers
-
+    """The table's markdown lines: one row per eval in ``names``; the peers run after sourcead,
+    each in a process of its own, on the same decoded inputs."""
     session = Session(jit)
     lines = [
         "| eval | size | sourcead primal | sourcead derivative | sourcead deriv/primal "
         "| JAX deriv/primal | JAX vs sourcead | PyTorch deriv/primal | PyTorch vs sourcead |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    rows = []  # (name, our cells, decoded arguments, our derivative)
     for name in names:
         assert name in EVALS, name
         raw = make_input(name, sizes[name])
@@ -245,13 +254,42 @@ def evals_table(
             continue
         args = session.modules[name][FUNCTIONS[name][1]].decode(raw)
         cells = [fmt_ns(primal_ns), fmt_ns(derivative_ns), f"{derivative_ns / primal_ns:.2f}"]
-        for peer in (gradbench_tool_peers.jax_peer, gradbench_tool_peers.torch_peer):
-            if peers:
-                cells.extend(peer_cell(peer, name, args, ours, min_runs, min_seconds))
-            else:
-                cells.extend(("not run", ""))
+        rows.append((name, cells, args, ours))
+    jobs = [(name, args, ours) for name, _, args, ours in rows]
+    by_peer = [peer_cells_apart(peer, jobs, min_runs, min_seconds) if peers else None for peer in PEERS]
+    for index, (name, cells, _, _) in enumerate(rows):
+        for found in by_peer:
+            cells.extend(found[index] if found is not None else ("not run", ""))
         lines.append(f"| {name} | {size_text(sizes[name])} | " + " | ".join(cells) + " |")
     return lines
+
+
+def peer_cells_apart(peer: str, jobs, min_runs: int, min_seconds: float) -> list[tuple[str, str]]:
+    """``peer_cell`` of every job, in a child process (a peer's thread pool and numba's in one
+    process slow each other down, see README "Against JAX, PyTorch and autograd")."""
+    with tempfile.TemporaryDirectory() as folder:
+        given, taken = Path(folder) / "jobs.pkl", Path(folder) / "cells.pkl"
+        given.write_bytes(pickle.dumps((peer, jobs, min_runs, min_seconds)))
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.gradbench_evals", str(given), str(taken)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0 or not taken.exists():
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1][:80]
+            return [(f"failed: exit {done.returncode}: {last}", "")] * len(jobs)
+        return pickle.loads(taken.read_bytes())
+
+
+def peer_child(given: str, taken: str) -> None:
+    from benchmarks import gradbench_tool_peers
+
+    peer_name, jobs, min_runs, min_seconds = pickle.loads(Path(given).read_bytes())
+    peer = getattr(gradbench_tool_peers, peer_name)
+    cells = [peer_cell(peer, name, args, ours, min_runs, min_seconds) for name, args, ours in jobs]
+    Path(taken).write_bytes(pickle.dumps(cells))
 
 
 def gradbench_evals_report(jit: bool = True, peers: bool = True) -> str:
@@ -276,3 +314,7 @@ def gradbench_evals_report(jit: bool = True, peers: bool = True) -> str:
             f"Section time {elapsed:.0f} s.",
         ]
     )
+
+
+if __name__ == "__main__":  # the peers' child process (peer_cells_apart)
+    peer_child(sys.argv[1], sys.argv[2])

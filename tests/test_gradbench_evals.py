@@ -48,3 +48,8 @@ def test_peer_cell_reports_disagreement_and_failure():
     assert verdict.startswith("DIFFERS")
     ratio, verdict = gradbench_evals.peer_cell(broken_peer, "lse", args, ours, 1, 0.0)
     assert ratio.startswith("failed: ValueError") and verdict == ""
+
+
+def test_peer_failing_in_its_process_is_a_note():
+    cells = gradbench_evals.peer_cells_apart("no_such_peer", [("lse", (np.zeros(3),), [0.0, 0.0, 0.0])], 1, 0.0)
+    assert len(cells) == 1 and cells[0][0].startswith("failed: exit 1") and "AttributeError" in cells[0][0]
