@@ -208,6 +208,70 @@ def torch_peer(name: str, args):
 
         points, centroids = (torch.from_numpy(a) for a in args)
         return primal(cost), direction, (centroids, points)
+    if name == "ode":
+        x, s = args
+        h = 2.0 / s
+
+        def f(x, y):
+            return torch.cat((x[:1], x[1:] * y[:-1]))
+
+        def solve(x):
+            y = torch.zeros_like(x)
+            for _ in range(s):
+                k1 = f(x, y)
+                k2 = f(x, y + h * k1 / 2.0)
+                k3 = f(x, y + h * k2 / 2.0)
+                k4 = f(x, y + h * k3)
+                y = y + h * (k1 + 2.0 * k2 + 2.0 * k3 + k4) / 6.0
+            return y
+
+        return primal(solve), derivative(lambda x: solve(x)[-1], 1), (torch.from_numpy(x),)
+    if name == "gmm":
+        alpha, mu, q, lower, x, gamma, m, constant = args
+        k, d = mu.shape
+        rows, cols = (torch.from_numpy(index) for index in lower_indices(d))
+
+        def gmm(alpha, mu, q, lower, x):
+            factor = torch.zeros((k, d, d), dtype=torch.float64)
+            factor[:, rows, cols] = lower
+            factor = factor + torch.diag_embed(torch.exp(q))
+            diff = x[:, None, :] - mu[None, :, :]
+            s = torch.einsum("krc,nkc->nkr", factor, diff)
+            main = alpha[None, :] + torch.sum(q, dim=1)[None, :] - 0.5 * torch.sum(s * s, dim=2)
+            total = torch.sum(torch.logsumexp(main, dim=1)) - x.shape[0] * torch.logsumexp(alpha, dim=0)
+            frobenius = torch.sum(torch.exp(q) ** 2, dim=1) + torch.sum(lower * lower, dim=1)
+            prior = torch.sum(0.5 * gamma * gamma * frobenius - m * torch.sum(q, dim=1))
+            return total - prior + constant
+
+        peer_args = tuple(torch.from_numpy(a) for a in (alpha, mu, q, lower, x))
+        return primal(gmm), derivative(gmm, 4), peer_args
+    if name == "lstm":
+        main_params, extra_params, state, sequence = args
+        layers = main_params.shape[0] // 2
+        b = sequence.shape[1]
+
+        def objective(main_params, extra_params, state, sequence):
+            st = list(state)
+            total = 0.0
+            for t in range(sequence.shape[0] - 1):
+                x = sequence[t] * extra_params[0]
+                for layer in range(layers):
+                    w, bias = main_params[2 * layer], main_params[2 * layer + 1]
+                    h, cell = st[2 * layer], st[2 * layer + 1]
+                    forget = torch.sigmoid(x * w[:b] + bias[:b])
+                    ingate = torch.sigmoid(h * w[b : 2 * b] + bias[b : 2 * b])
+                    outgate = torch.sigmoid(x * w[2 * b : 3 * b] + bias[2 * b : 3 * b])
+                    change = torch.tanh(h * w[3 * b :] + bias[3 * b :])
+                    cell = cell * forget + ingate * change
+                    h = outgate * torch.tanh(cell)
+                    st[2 * layer], st[2 * layer + 1] = h, cell
+                    x = h
+                ypred = x * extra_params[1] + extra_params[2]
+                lse = torch.log(2.0 + torch.sum(torch.exp(ypred)))
+                total = total + torch.sum(sequence[t + 1] * (ypred - lse))
+            return -total / ((sequence.shape[0] - 1) * b)
+
+        return primal(objective), derivative(objective, 2), tuple(torch.from_numpy(a) for a in args)
     if name == "hello":
         return "not written (a scalar)"
     return NOT_WRITTEN
