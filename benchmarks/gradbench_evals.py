@@ -5,8 +5,9 @@ Inputs are GradBench's formats at small but representative sizes, made here with
 (GradBench's own inputs are not needed). sourcead's figures come from the tool's own ``Session``:
 ``define`` compiles, then ``evaluate`` runs each function at least ``MIN_RUNS`` times and for
 ``MIN_SECONDS``, one timing per run, and the table shows the median. The peers
-(``gradbench_tool_peers``) are timed the same way on the same decoded inputs in the same run,
-every run waiting for its result; a peer missing, unwritten or failing is a note in the table.
+(``gradbench_tool_peers``) are timed the same way on the same decoded inputs in the same run, each
+peer in a process of its own, every run waiting for its result; a peer missing, unwritten or failing
+is a note in the table.
 """
 
 from __future__ import annotations
