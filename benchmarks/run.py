@@ -381,6 +381,7 @@ def main(argv=None):
             module_section("checkpointing", "checkpointing_report", "Checkpointing report"),
             peer_section(),
             gradbench,
+            module_section("gradbench_evals", "gradbench_evals_report", "GradBench evals"),
         ]
     text = report(rows, opts.repeats, extra)
     print(text)
