@@ -25,7 +25,7 @@ from sourcead.colouring import (
 )
 from sourcead.errors import SourceADError
 
-ORDERS = ["natural", "largest_first", "smallest_last", "best"]
+ORDERS = ["natural", "largest_first", "smallest_last", "saturation", "best"]
 
 
 # ---- independent checkers, on dense masks --------------------------------------------------
@@ -170,10 +170,11 @@ def test_tridiagonal_star_colouring_uses_three_colours() -> None:
 
 @pytest.mark.parametrize(
     ("points", "optimum"),
-    [pytest.param(5, 5, marks=pytest.mark.xfail(reason="greedy gives 7; being improved", strict=True)), (9, 9)],
+    [(5, 5), (9, 9)],
 )
-def test_stencils_are_within_one_colour_of_the_optimum(points: int, optimum: int) -> None:
-    assert check_columns(stencil(12, points)) <= optimum + 1
+def test_stencils_get_their_optimum(points: int, optimum: int) -> None:
+    assert check_columns(stencil(12, points)) == optimum
+    assert check_rows(stencil(12, points)) == optimum
 
 
 def test_block_diagonal_and_arrowhead_hessians_get_their_optimum() -> None:

@@ -20,27 +20,34 @@ on every pattern of the zoo; see benchmarks/colouring.py).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import SourceADError
 from . import kernels
 from .patterns import Pattern, adjacency, bipartite, canonical, pattern, symmetric
 
-ORDERS = ("natural", "largest_first", "smallest_last")
+ORDERS = ("natural", "largest_first", "smallest_last", "saturation")
+_STATIC = ORDERS[:3]
+_BITSET_WORDS = 1 << 23  # DSATUR's bitsets (64 MiB) at most; past that "saturation" is largest-first
 
 
-def _orders(ptr1, idx1, ptr2, idx2, order: str) -> list[np.ndarray]:
-    n = ptr1.shape[0] - 1
-    names = ORDERS if order == "best" else (order,)
-    if any(name not in ORDERS for name in names):
+def _names(order: str) -> tuple[str, ...]:
+    if order == "best":
+        return ORDERS
+    if order not in ORDERS:
         raise SourceADError(f"unknown vertex order {order!r}", hint=f"use one of {ORDERS + ('best',)}")
+    return (order,)
+
+
+def _static_orders(ptr1, idx1, ptr2, idx2, names: tuple[str, ...], degree: np.ndarray) -> list[np.ndarray]:
+    """The vertex orders `names` (of the static ones) of the distance-2 graph given by two hops."""
     found = []
-    degree = kernels.distance2_degrees(ptr1, idx1, ptr2, idx2) if names != ("natural",) else np.zeros(0)
     for name in names:
         if name == "natural":
-            found.append(np.arange(n, dtype=np.int64))
+            found.append(np.arange(ptr1.shape[0] - 1, dtype=np.int64))
         elif name == "largest_first":
             found.append(np.argsort(-degree, kind="stable").astype(np.int64))
-        else:
+        elif name == "smallest_last":
             found.append(kernels.smallest_last(ptr1, idx1, ptr2, idx2, degree))
     return found
 
@@ -50,9 +57,20 @@ def _fewest(colourings: list[np.ndarray]) -> np.ndarray:
 
 
 def _distance2(ptr1, idx1, ptr2, idx2, order: str) -> np.ndarray:
-    return _fewest(
-        [kernels.greedy_distance2(ptr1, idx1, ptr2, idx2, o) for o in _orders(ptr1, idx1, ptr2, idx2, order)]
-    )
+    """A distance-2 colouring through two hops (vertex -> lines -> vertices), the fewest colours
+    among the orders `order` names."""
+    names = _names(order)
+    degree = kernels.distance2_degrees(ptr1, idx1, ptr2, idx2)
+    found = []
+    if "saturation" in names:
+        n, words = ptr1.shape[0] - 1, (int(degree.max(initial=0)) + 64) // 64
+        if n * words <= _BITSET_WORDS:
+            found.append(kernels.saturation_distance2(ptr1, idx1, ptr2, idx2, degree))
+        elif names == ("saturation",):
+            names = ("largest_first",)
+    orders = _static_orders(ptr1, idx1, ptr2, idx2, names, degree)
+    found += [kernels.greedy_distance2(ptr1, idx1, ptr2, idx2, o) for o in orders]
+    return _fewest(found)
 
 
 def column_colouring(P: object, order: str = "best") -> np.ndarray:
@@ -69,9 +87,20 @@ def row_colouring(P: object, order: str = "best") -> np.ndarray:
     return _distance2(p.indptr, p.indices, p.col_ptr, p.col_rows, order)
 
 
-def _star(ptr: np.ndarray, idx: np.ndarray, edge: np.ndarray, order: str) -> np.ndarray:
-    one, first = kernels.identity_hop(ptr.shape[0] - 1)
-    return _fewest([kernels.greedy_star(ptr, idx, edge, o) for o in _orders(one, first, ptr, idx, order)])
+def _star(p: Pattern, order: str) -> np.ndarray:
+    """The fewest colours among the greedy star colourings in the static orders of `order` and,
+    for "saturation", a DSATUR distance-2 colouring of the graph (every path on four vertices
+    then has three colours, so it is a star colouring too; on a 9-point stencil it is the better)."""
+    names = _names(order)
+    ptr, idx, edge = adjacency(p)
+    one, first = kernels.identity_hop(p.shape[0])
+    degree = kernels.distance2_degrees(one, first, ptr, idx)
+    found = [kernels.greedy_star(ptr, idx, edge, o) for o in _static_orders(one, first, ptr, idx, names, degree)]
+    if "saturation" in names:
+        loops = sp.csr_array((np.ones(p.nnz, bool), p.indices, p.indptr), shape=p.shape)
+        h = pattern(loops + sp.eye_array(p.shape[0], dtype=bool, format="csr"))
+        found.append(_distance2(h.col_ptr, h.col_rows, h.indptr, h.indices, "saturation"))
+    return _fewest(found)
 
 
 def star_colouring(P: object, order: str = "best") -> np.ndarray:
@@ -79,7 +108,7 @@ def star_colouring(P: object, order: str = "best") -> np.ndarray:
     diagonal may be present): a star colouring of its adjacency graph, so H is recovered directly
     from H @ seed_matrix(colours) (k Hessian-vector products)."""
     p = symmetric(P)
-    return _star(*adjacency(p), order)
+    return _star(p, order)
 
 
 def _determined(p: Pattern, t: Pattern, rc: np.ndarray, cc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,7 +190,9 @@ def bicolouring(P: object, order: str = "best") -> tuple[np.ndarray, np.ndarray]
     one, first = kernels.identity_hop(m + n)
     row_nnz, col_nnz = np.diff(p.indptr), np.diff(p.col_ptr)
     candidates = []
-    for o in _orders(one, first, ptr, idx, order):
+    degree = kernels.distance2_degrees(one, first, ptr, idx)
+    orders = _static_orders(one, first, ptr, idx, _names(order), degree)
+    for o in orders or _static_orders(one, first, ptr, idx, ("largest_first",), degree):
         both = kernels.greedy_star(ptr, idx, edge, o) + 1
         cc = np.where(col_nnz > 0, both[:n], 0)  # an empty line needs no seed
         rc = np.where(row_nnz > 0, both[n:], 0)

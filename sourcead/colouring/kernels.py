@@ -227,3 +227,67 @@ def unique_in_line(ptr, idx, colour):  # pragma: no cover - compiled
         for p in range(ptr[i], ptr[i + 1]):
             count[colour[idx[p]]] = 0
     return unique
+
+
+@njit(cache=True, nogil=True)
+def saturation_distance2(ptr1, idx1, ptr2, idx2, degree):  # pragma: no cover - compiled
+    """DSATUR (Brelaz 1979) on the distance-2 graph: colour next an uncoloured vertex whose
+    distance-2 neighbours already show the most distinct colours (ties: the most recently raised,
+    starting from the largest degree), with the smallest colour they leave free. Each vertex keeps
+    its neighbours' colours as a bitset of ceil((max degree + 1) / 64) words (a colour never
+    exceeds the degree), so the whole colouring costs about two greedy sweeps."""
+    n = ptr1.shape[0] - 1
+    colour = np.full(n, -1, np.int64)
+    if n == 0:
+        return colour
+    words = (degree.max() + 1 + 63) // 64
+    bits = np.zeros((n, words), np.uint64)
+    sat = np.zeros(n, np.int64)
+    head = np.full(degree.max() + 2, -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    prv = np.full(n, -1, np.int64)
+    for v in np.argsort(degree, kind="mergesort"):  # LIFO bucket: largest degree on top
+        nxt[v] = head[0]
+        if head[0] >= 0:
+            prv[head[0]] = v
+        head[0] = v
+    seen = np.full(n, -1, np.int64)
+    top = 0
+    for _ in range(n):
+        while head[top] < 0:
+            top -= 1
+        v = head[top]
+        head[top] = nxt[v]
+        if nxt[v] >= 0:
+            prv[nxt[v]] = -1
+        c = 0
+        while (bits[v, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
+            c += 1
+        colour[v] = c
+        word, bit = c >> 6, np.uint64(1) << np.uint64(c & 63)
+        seen[v] = v
+        for p in range(ptr1[v], ptr1[v + 1]):
+            line = idx1[p]
+            for q in range(ptr2[line], ptr2[line + 1]):
+                w = idx2[q]
+                if colour[w] >= 0 or seen[w] == v:
+                    continue
+                seen[w] = v
+                if bits[w, word] & bit:
+                    continue
+                bits[w, word] |= bit
+                s = sat[w]  # move w from bucket s to the top of bucket s + 1
+                if prv[w] >= 0:
+                    nxt[prv[w]] = nxt[w]
+                else:
+                    head[s] = nxt[w]
+                if nxt[w] >= 0:
+                    prv[nxt[w]] = prv[w]
+                sat[w] = s + 1
+                prv[w] = -1
+                nxt[w] = head[s + 1]
+                if head[s + 1] >= 0:
+                    prv[head[s + 1]] = w
+                head[s + 1] = w
+                top = max(top, s + 1)
+    return colour
