@@ -291,3 +291,24 @@ def saturation_distance2(ptr1, idx1, ptr2, idx2, degree):  # pragma: no cover - 
                 head[s + 1] = w
                 top = max(top, s + 1)
     return colour
+
+
+@njit(cache=True, nogil=True)
+def transpose(indptr, indices, n):  # pragma: no cover - compiled
+    """The CSC arrays of a CSR structure with n columns, by counting sort (rows stay sorted within
+    each column), and for each CSC position the CSR position it came from."""
+    col_ptr = np.zeros(n + 1, np.int64)
+    for p in range(indices.shape[0]):
+        col_ptr[indices[p] + 1] += 1
+    for j in range(n):
+        col_ptr[j + 1] += col_ptr[j]
+    fill = col_ptr[:-1].copy()
+    col_rows = np.empty(indices.shape[0], np.int64)
+    to_csr = np.empty(indices.shape[0], np.int64)
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            q = fill[indices[p]]
+            fill[indices[p]] = q + 1
+            col_rows[q] = i
+            to_csr[q] = p
+    return col_ptr, col_rows, to_csr

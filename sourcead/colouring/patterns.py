@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import SourceADError
+from .kernels import transpose
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,7 @@ def pattern(P: object, what: str = "the pattern") -> Pattern:
     m, n = A.shape
     indptr = A.indptr.astype(np.int64)
     indices = A.indices.astype(np.int64)
-    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
-    to_csr = np.lexsort((rows, indices)).astype(np.int64)  # CSR positions in column-major order
-    col_rows = rows[to_csr]
-    col_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(indices, minlength=n), out=col_ptr[1:])
+    col_ptr, col_rows, to_csr = transpose(indptr, indices, n)
     return Pattern((m, n), indptr, indices, col_ptr, col_rows, to_csr)
 
 
