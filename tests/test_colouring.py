@@ -306,7 +306,7 @@ def test_compressed_blocks_of_the_wrong_shape_are_errors() -> None:
 def test_a_colouring_that_does_not_determine_the_matrix_is_an_error_not_a_wrong_matrix() -> None:
     P = ZOO["tridiagonal"]
     one = np.zeros(30, np.int64)
-    with pytest.raises(SourceADError, match=r"do not determine entry \(0, 0\)"):
+    with pytest.raises(SourceADError, match=r"do not determine entry \(0, 1\)"):
         decompress_columns(P, one, np.zeros((30, 1)))
     with pytest.raises(SourceADError, match="do not determine"):
         decompress_rows(P, one, np.zeros((1, 30)))
@@ -324,3 +324,9 @@ def test_seed_matrix() -> None:
     assert seed_matrix(np.array([], np.int64)).shape == (0, 0)
     with pytest.raises(SourceADError, match="fewer than"):
         seed_matrix(np.array([3]), k=2)
+
+
+def test_negative_colours_are_an_error_in_decompression() -> None:
+    P = ZOO["tridiagonal"]
+    with pytest.raises(SourceADError, match=">= 0"):
+        decompress_columns(P, np.full(30, -1), np.zeros((30, 1)))

@@ -312,3 +312,39 @@ def transpose(indptr, indices, n):  # pragma: no cover - compiled
             col_rows[q] = i
             to_csr[q] = p
     return col_ptr, col_rows, to_csr
+
+
+@njit(cache=True, nogil=True)
+def gather_columns(indptr, indices, colour, B):  # pragma: no cover - compiled
+    """J's CSR data from B = J @ S of a column colouring: data[p] = B[i, colour[j]] for the entry
+    (i, j) at p; and the first position whose colour another entry of its row shares (-1: none),
+    where B holds a sum, not the entry."""
+    data = np.empty(indices.shape[0], np.float64)
+    last = np.full(B.shape[1], -1, np.int64)  # per colour: the last row that used it
+    bad = -1
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = colour[indices[p]]
+            if last[c] == i and bad < 0:
+                bad = p
+            last[c] = i
+            data[p] = B[i, c]
+    return data, bad
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(indptr, indices, colour, C, n):  # pragma: no cover - compiled
+    """J's CSR data from C = S.T @ J of a row colouring: data[p] = C[colour[i], j]; and the first
+    position (in colour order) whose column another row of its colour also has (-1: none)."""
+    data = np.empty(indices.shape[0], np.float64)
+    mark = np.full(n, -1, np.int64)  # per column: the last colour whose rows touched it
+    bad = -1
+    for i in np.argsort(colour, kind="mergesort"):
+        c = colour[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if mark[j] == c and bad < 0:
+                bad = p
+            mark[j] = c
+            data[p] = C[c, j]
+    return data, bad
