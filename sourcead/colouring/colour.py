@@ -101,8 +101,10 @@ def _star(p: Pattern, order: str) -> np.ndarray:
     degree = kernels.distance2_degrees(one, first, ptr, idx)
     found = [kernels.greedy_star(ptr, idx, edge, o) for o in _static_orders(one, first, ptr, idx, names, degree)]
     if "saturation" in names:
-        loops = sp.csr_array((np.ones(p.nnz, bool), p.indices, p.indptr), shape=p.shape)
-        h = pattern(loops + sp.eye_array(p.shape[0], dtype=bool, format="csr"))
+        h = p
+        if int(np.count_nonzero(p.rows() == p.indices)) < p.shape[0]:  # add the diagonal
+            loops = sp.csr_array((np.ones(p.nnz, bool), p.indices, p.indptr), shape=p.shape)
+            h = pattern(loops + sp.eye_array(p.shape[0], dtype=bool, format="csr"))
         found.append(_distance2(h.col_ptr, h.col_rows, h.indptr, h.indices, "saturation"))
     return _fewest(found)
 
@@ -128,6 +130,8 @@ def _drop_classes(p: Pattern, rc: np.ndarray, cc: np.ndarray) -> tuple[np.ndarra
     """Set to 0 (not seeded) every colour class whose entries all come from the other side:
     the largest such class first, until none is left. Dropping a forward class never spoils
     another forward entry (fewer columns per colour) and leaves the reverse ones as they were."""
+    if not (rc.any() and cc.any()):  # one side only: each class is the only source of its entries
+        return rc, cc
     t = p.transpose()
     rows, cols = p.rows(), p.indices
     while True:
@@ -176,15 +180,11 @@ def _splits(A: sp.csr_array, best: int, order: str, most: int = 6) -> list[tuple
     for each t whose lower bound (the longest row kept + the most dense-row entries in a column)
     is below `best` passes."""
     row_nnz = np.diff(A.indptr)
-    rows = np.repeat(np.arange(A.shape[0]), row_nnz)
+    indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int64)
     found = []
     for t in np.unique(row_nnz)[::-1][1 : most + 1]:
-        dense = row_nnz > t
-        bound = int(row_nnz[~dense].max(initial=0)) + int(
-            np.bincount(A.indices[dense[rows]], minlength=1).max(initial=0)
-        )
-        if bound < best:
-            found.append(_split(A, dense, order))
+        if t + 1 < best and kernels.split_bound(indptr, indices, t, A.shape[1]) < best:
+            found.append(_split(A, row_nnz > t, order))
     return found
 
 

@@ -348,3 +348,37 @@ def gather_rows(indptr, indices, colour, C, n):  # pragma: no cover - compiled
             mark[j] = c
             data[p] = C[c, j]
     return data, bad
+
+
+@njit(cache=True, nogil=True)
+def drop_diagonal(indptr, indices):  # pragma: no cover - compiled
+    """The CSR structure without its diagonal entries."""
+    m = indptr.shape[0] - 1
+    ptr = np.zeros(m + 1, np.int64)
+    idx = np.empty(indices.shape[0], np.int64)
+    k = 0
+    for i in range(m):
+        for p in range(indptr[i], indptr[i + 1]):
+            if indices[p] != i:
+                idx[k] = indices[p]
+                k += 1
+        ptr[i + 1] = k
+    return ptr, idx[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def split_bound(indptr, indices, t, n):  # pragma: no cover - compiled
+    """A lower bound on the passes of "rows longer than t by reverse passes, the rest forward":
+    the longest row kept, plus the most entries of the long rows in one column."""
+    count = np.zeros(n, np.int64)
+    kept = 0
+    most = 0
+    for i in range(indptr.shape[0] - 1):
+        length = indptr[i + 1] - indptr[i]
+        if length <= t:
+            kept = max(kept, length)
+            continue
+        for p in range(indptr[i], indptr[i + 1]):
+            count[indices[p]] += 1
+            most = max(most, count[indices[p]])
+    return kept + most
