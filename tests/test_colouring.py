@@ -186,7 +186,7 @@ def test_bicolouring_beats_both_one_sided_colourings_on_an_arrowhead() -> None:
     P = arrowhead(50)
     one_sided = min(check_columns(P), check_rows(P))
     assert one_sided == 50
-    assert check_bicolouring(P) <= 3
+    assert check_bicolouring(P) == 3  # the optimum (benchmarks/colouring.py says why 2 cannot do)
 
 
 def test_bicolouring_is_never_worse_than_a_one_sided_colouring() -> None:
