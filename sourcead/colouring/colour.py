@@ -30,6 +30,7 @@ from .patterns import Pattern, adjacency, bipartite, canonical, pattern, symmetr
 
 ORDERS = ("natural", "largest_first", "smallest_last", "saturation")
 _STATIC = ORDERS[:3]
+_STAR_WORK = 10**9  # the bipartite star candidate of `bicolouring` at most (sum of squared degrees)
 _BITSET_WORDS = 1 << 23  # DSATUR's bitsets (64 MiB) at most; past that "saturation" is largest-first
 
 
@@ -64,6 +65,11 @@ def _distance2(ptr1, idx1, ptr2, idx2, order: str) -> np.ndarray:
     """A distance-2 colouring through two hops (vertex -> lines -> vertices), the fewest colours
     among the orders `order` names."""
     names = _names(order)
+    nonempty = np.diff(ptr1) > 0
+    if int(np.diff(ptr2).max(initial=0)) == int(nonempty.sum()) > 0:
+        # a line holds every vertex that has a line (an arrowhead's dense row): each needs a colour
+        # of its own, the lower bound; found without the O(line^2) greedy sweep
+        return np.where(nonempty, np.cumsum(nonempty) - 1, 0).astype(np.int64)
     degree = kernels.distance2_degrees(ptr1, idx1, ptr2, idx2)
     found = []
     if "saturation" in names:
@@ -213,10 +219,12 @@ def bicolouring(P: object, order: str = "auto") -> tuple[np.ndarray, np.ndarray]
     candidates += _splits(A, best, order)
     candidates += [cr[::-1] for cr in _splits(T, best, order)]
     ptr, idx, edge = bipartite(p)
-    both = kernels.greedy_star(ptr, idx, edge, np.arange(m + n, dtype=np.int64)) + 1
-    cc = np.where(np.diff(p.col_ptr) > 0, both[:n], 0)  # an empty line needs no seed
-    rc = np.where(np.diff(p.indptr) > 0, both[n:], 0)
-    candidates.append((rc, cc))
+    degree = np.diff(ptr)
+    if int(degree @ degree) <= _STAR_WORK:  # the star colouring sweeps neighbours of neighbours
+        both = kernels.greedy_star(ptr, idx, edge, np.arange(m + n, dtype=np.int64)) + 1
+        cc = np.where(np.diff(p.col_ptr) > 0, both[:n], 0)  # an empty line needs no seed
+        rc = np.where(np.diff(p.indptr) > 0, both[n:], 0)
+        candidates.append((rc, cc))
     rc, cc = min(candidates, key=_passes)
     rc, cc = _drop_classes(p, rc, cc)
     return _renumber(rc), _renumber(cc)
