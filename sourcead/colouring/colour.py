@@ -29,7 +29,6 @@ from . import kernels
 from .patterns import Pattern, adjacency, bipartite, canonical, pattern, symmetric
 
 ORDERS = ("natural", "largest_first", "smallest_last", "saturation")
-_STATIC = ORDERS[:3]
 _STAR_WORK = 10**8  # star colouring sweeps at most (sum of squared degrees) before hubs are set apart
 _HUB = 1000  # a hub: a vertex of more neighbours
 _BITSET_WORDS = 1 << 23  # DSATUR's bitsets (64 MiB) at most; past that "saturation" is largest-first
