@@ -178,6 +178,19 @@ class ExpressionFence:
             f"Supported attributes of arrays: {', '.join('.' + a for a in sorted(ATTRIBUTES))}.",
         )
 
+    def refuse_library_call(self, func: cst.BaseExpression) -> None:
+        """A NumPy, SciPy or math function that rules/ does not declare: refused here, at the user's
+        call (never inlined from the library's own source)."""
+        library = _library_name(lookup(func, self.parsed.globals))
+        if library is None:
+            return
+        self.fail(
+            func,
+            f"`{dotted(func) or code(func)}` is a {library} function that sourcead does not declare",
+            "Write it with supported operations (a loop over its elements, or the NumPy functions listed in "
+            "the README's supported subset), or compute it outside the function and pass it as an argument.",
+        )
+
     def module_path(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` a dotted name rooted at a module (np.linalg, math.tau) rather than at a variable?"""
         root = expr
@@ -271,6 +284,7 @@ class ExpressionFence:
             if key in LOOPS:
                 self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
             if prim is None or key is None:  # (a primitive has a key)
+                self.refuse_library_call(func)
                 self.fail(
                     func,
                     f"call to unsupported function `{dotted(func) or code(func)}`",
@@ -281,6 +295,12 @@ class ExpressionFence:
             bound(prim.signature, list(expr.args), key)
         for arg in expr.args:
             self.check_expr(arg.value, loop_vars)
+
+
+def _library_name(obj: object) -> str | None:
+    """`NumPy`, `SciPy`, `math` or `numba` for a function of those packages, else None."""
+    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None) or ""
+    return {"numpy": "NumPy", "scipy": "SciPy", "math": "math", "numba": "numba"}.get(module.split(".")[0])
 
 
 def _full_slice(s: cst.BaseSlice) -> bool:

@@ -86,7 +86,19 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
     if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
         return None
     obj = unwrap(obj)
-    return obj if inspect.isfunction(obj) else None
+    if not inspect.isfunction(obj) or _library(obj):
+        return None
+    return obj
+
+
+# a function of these packages is NumPy's or Python's own, never the user's: a call to one that
+# rules/ does not declare is refused at the user's call (the fence), never inlined from its source
+_LIBRARIES = ("numpy", "math", "scipy", "numba")
+
+
+def _library(func) -> bool:
+    module = getattr(func, "__module__", None) or ""
+    return module.split(".")[0] in _LIBRARIES
 
 
 def canonical_func_node(key: str) -> cst.BaseExpression:
