@@ -43,3 +43,32 @@ def _refused(func, *args, needle: str, token: str) -> SourceADError:
 )  # fmt: skip
 def test_an_undeclared_library_function_is_refused_at_the_users_call(func, args, needle, token):
     _refused(func, *args, needle=needle, token=token)
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+# each supported idiom: the function, its arguments (away from kinks), the arguments to differentiate
+SUPPORTED = {
+    "dtypes_of_arrays": (k.dtypes_of_arrays, lambda r: (r.uniform(0.2, 1.0, 4), r.uniform(0.2, 1.0, (4, 3))), (0, 1)),
+    "dtypes_named": (k.dtypes_named, lambda r: (r.uniform(0.2, 1.0, 4),), (0,)),
+    "dtypes_in_helper_and_prange": (k.dtypes_in_helper_and_prange,
+                                    lambda r: (r.uniform(0.2, 1.0, 3), r.uniform(0.2, 1.0, (4, 3))), (0, 1)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+@pytest.mark.parametrize("name", sorted(SUPPORTED))
+def test_an_idiom_is_differentiated_as_written(name, jit):
+    func, make, wrt = SUPPORTED[name]
+    args = make(_rng(len(name)))
+    report = sourcead.check_derivative(func, *args, wrt=wrt, jit=jit, order=2)
+    assert report.ok, str(report)
+
+
+def test_a_dtype_outside_the_subset_says_which_are_accepted():
+    err = _refused(
+        k.dtype_not_supported, np.ones(3), needle="`dtype` of np.zeros must be np.float64", token="np.float32"
+    )
+    assert "x.dtype" in str(err)

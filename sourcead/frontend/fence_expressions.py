@@ -23,6 +23,7 @@ from .resolve import (
     FROZEN_ARRAY_LIMIT,
     LOOPS,
     canonical_call,
+    dtype_name,
     is_frozen_constant,
     literal_in_scope,
     lookup,
@@ -256,9 +257,11 @@ class ExpressionFence:
         def literal_here(node: cst.BaseExpression) -> bool:
             return literal_in_scope(node, scope) is not NOT_LITERAL
 
-        def bound(signature, args, name: str) -> None:
+        def bound(signature, args, name: str) -> cst.BaseExpression | None:
+            """Bind the call, and say which argument is its dtype (checked by the binding, not
+            read as a value)."""
             try:
-                bind(signature, args, name, expr, literal_here)
+                return bind(signature, args, name, expr, literal_here).get("dtype")
             except BindError as exc:
                 self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
 
@@ -278,7 +281,7 @@ class ExpressionFence:
                     f"Supported methods of arrays: {', '.join(f'.{m}()' for m in sorted(METHOD_TABLE))}.",
                 )
             self.check_expr(func.value, loop_vars)
-            bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
+            dtype = bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
         else:
             prim = primitive(key) if key is not None else None
             if key in LOOPS:
@@ -292,9 +295,29 @@ class ExpressionFence:
                     "NumPy reductions, products and array creation, and your own functions "
                     "(the full list is in sourcead/rules/).",
                 )
-            bound(prim.signature, list(expr.args), key)
+            dtype = bound(prim.signature, list(expr.args), key)
         for arg in expr.args:
-            self.check_expr(arg.value, loop_vars)
+            if arg.value is not dtype:
+                self.check_expr(arg.value, loop_vars)
+            elif not self.is_dtype(arg.value):
+                self.fail(
+                    arg.value,
+                    f"dtype `{code(arg.value)}` is not supported",
+                    "Write dtype=np.float64 (or float), np.int64 (or int), np.bool_ (or bool), or x.dtype "
+                    "for the dtype of an array x.",
+                )
+
+    def is_dtype(self, value: cst.BaseExpression) -> bool:
+        """A dtype as `dtype=` takes it: np.float64, float, np.int64, int, np.bool_, bool, or
+        `x.dtype` of a variable x."""
+        if dtype_name(value, self.parsed.globals) is not None:
+            return True
+        return (
+            isinstance(value, cst.Attribute)
+            and value.attr.value == "dtype"
+            and isinstance(value.value, cst.Name)
+            and value.value.value in self.locals
+        )
 
 
 def _library_name(obj: object) -> str | None:

@@ -67,14 +67,15 @@ class Calls(Expressions):
             return pre, folded
         if "keepdims" in bound.args:
             return self.keep_dims(key, bound, node)
-        params = [p for p in prim.signature.params if p.name in bound.args]
+        params = [p for p in prim.signature.params if p.name in bound.args and p.name != "dtype"]
         pre, values = self.sequence([bound.args[p.name] for p in params])
+        if "dtype" in bound.args:  # not a value: np.float64, or `x.dtype` of a variable
+            params.append(next(p for p in prim.signature.params if p.name == "dtype"))
+            values.append(self.dtype(bound.args["dtype"], node))
         if key == "len" and isinstance(values[0], cst.Tuple):
             return pre, cst.Integer(str(len(values[0].elements)))
         args = []
         for p, value in zip(params, values, strict=True):
-            if p.name == "dtype":
-                value = self.dtype(value, node)
             if p.required:
                 args.append(cst.Arg(value))
             else:
@@ -117,10 +118,22 @@ class Calls(Expressions):
         return pre, cst.Call(canonical_func_node("np.expand_dims"), [cst.Arg(value), cst.Arg(axis)])
 
     def dtype(self, value: cst.BaseExpression, node) -> cst.BaseExpression:
+        """The canonical dtype: np.float64 for np.float64 and float (np.int64, np.bool_ alike), or
+        `x.dtype` of the variable x (renamed as the function is inlined)."""
         canonical = dtype_name(value, self.parsed.globals)
-        if canonical is None and not is_literal(value):
-            raise self.fail("dtype= must be np.float64, np.int64 or np.bool_ here", node)
-        return cst.parse_expression(canonical) if canonical else value
+        if canonical is not None:
+            return cst.parse_expression(canonical)
+        if isinstance(value, cst.Attribute) and value.attr.value == "dtype" and isinstance(value.value, cst.Name):
+            pre, array = self.flat(value.value)
+            if not pre and isinstance(array, cst.Name):
+                return value.with_changes(value=array)
+        if is_literal(value):
+            return value
+        raise self.fail(
+            "dtype= must be np.float64, float, np.int64, int, np.bool_, bool or `x.dtype` of a variable x here",
+            value,
+            "Write dtype=np.float64 (or the dtype of an argument array: dtype=x.dtype).",
+        )
 
 
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))

@@ -11,6 +11,8 @@ name's with `primitive`; custom rules (`sourcead.custom_rule`) are primitives to
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ..ir.exprs import dotted
@@ -43,6 +45,13 @@ DTYPES = {"np.float64": "float", "np.int64": "int", "np.bool_": "bool"}  # canon
 NOT_LITERAL = object()
 
 
+@dataclass(frozen=True)
+class DtypeOf:
+    """`dtype=x.dtype` as a literal: the dtype of variable `x`, which its type (kinds) says."""
+
+    name: str
+
+
 def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
@@ -64,6 +73,8 @@ def literal(node: cst.BaseExpression) -> object:
     if isinstance(node, cst.Tuple):
         items = [literal(e.value) for e in node.elements]
         return NOT_LITERAL if NOT_LITERAL in items else tuple(items)
+    if isinstance(node, cst.Attribute) and node.attr.value == "dtype" and isinstance(node.value, cst.Name):
+        return DtypeOf(node.value.value)
     return DTYPES.get(dotted(node), NOT_LITERAL)
 
 
@@ -87,8 +98,10 @@ def classify(node: cst.CSTNode) -> tuple[Primitive, Bound] | None:
     if isinstance(node, cst.BooleanOperation):
         name = "and" if isinstance(node.operator, cst.And) else "or"
         return PRIMITIVES[name], Bound({"x": node.left, "y": node.right})
-    if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim", "shape"):
+    if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim", "shape", "dtype"):
         return PRIMITIVES[node.attr.value], Bound({"a": node.value})
+    if isinstance(node, cst.Attribute) and dotted(node) in DTYPES:  # np.float64 as a dtype= argument
+        return PRIMITIVES[f"dtype.{DTYPES[dotted(node)]}"], Bound({})
     if isinstance(node, cst.Call):
         prim = primitive(dotted(node.func))
         if prim is None:
@@ -124,6 +137,7 @@ __all__ = [
     "ATTRIBUTES",
     "CONSTANT_TABLE",
     "DTYPES",
+    "DtypeOf",
     "METHOD_TABLE",
     "NOT_LITERAL",
     "PRIMITIVES",

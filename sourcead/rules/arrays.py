@@ -272,6 +272,10 @@ ARRAYS: list[Primitive] = [
     Primitive("size", S("a"), results.of_array(INT), constant=True),  # x.size
     Primitive("ndim", S("a"), results.of_array(INT), constant=True),  # x.ndim
     Primitive("shape", S("a"), results.shape_of, constant=True),  # x.shape
+    # dtypes, as `dtype=` takes them (`x.dtype`, np.float64...): typed as a number of that dtype,
+    # which is what the creation rules read (results.dtype_given)
+    Primitive("dtype", S("a"), results.dtype_of, constant=True),  # x.dtype
+    *(Primitive(f"dtype.{t.dtype}", S(""), results.fixed(t), constant=True) for t in (FLOAT, INT, BOOL)),
     Primitive("np.argmax", S("a"), results.of_array(INT), constant=True),
     Primitive("np.argsort", S("a"), results.array_operand("a", (1,), dtype="int"), constant=True),
     Primitive("np.argmin", S("a"), results.of_array(INT), constant=True),

@@ -181,12 +181,25 @@ def _shape_ndim(t: Type, name: str, param: str) -> int:
     raise ResultError(f"the shape given to {name} must be an int or a tuple of ints, got {t.describe()}", param=param)
 
 
+def dtype_of(args: Args) -> Type:
+    """`x.dtype` (as `dtype=` takes it): typed as a number of x's dtype."""
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"`.dtype` of {t.describe()}: dtype=x.dtype takes the dtype of an array", param="a")
+    return Type(t.dtype)
+
+
+def dtype_given(args: Args, default: str) -> str:
+    """The dtype a creation call asks for (np.float64, float, x.dtype...; `dtype_of`), or `default`."""
+    return args["dtype"].dtype if args.has("dtype") else default
+
+
 def created(dtype_param: str = "dtype", default: str = "float") -> Result:
     """np.zeros(shape, dtype=...) and friends: an array of the shape's length."""
 
     def result(args: Args) -> Type:
         ndim = _shape_ndim(args["shape"], args.name, "shape")
-        return array(args.literal(dtype_param) or default, ndim)
+        return array(dtype_given(args, default), ndim)
 
     return result
 
@@ -195,7 +208,7 @@ def created_like(args: Args) -> Type:
     t = args["a"]
     if not t.is_array:
         raise ResultError(f"{args.name} takes an array, got {t.describe()}", param="a")
-    return array(args.literal("dtype") or t.dtype, t.ndim)
+    return array(dtype_given(args, t.dtype), t.ndim)
 
 
 def filled(args: Args) -> Type:
@@ -203,14 +216,14 @@ def filled(args: Args) -> Type:
     fill = args["fill_value"]
     if not fill.is_scalar:
         raise ResultError("the fill value of np.full must be a number", param="fill_value")
-    return array(args.literal("dtype") or ("float" if fill.dtype == "float" else fill.dtype), ndim)
+    return array(dtype_given(args, "float" if fill.dtype == "float" else fill.dtype), ndim)
 
 
 def filled_like(args: Args) -> Type:
     t, fill = args["a"], args["fill_value"]
     if not t.is_array or not fill.is_scalar:
         raise ResultError("np.full_like takes an array and a number")
-    return array(args.literal("dtype") or t.dtype, t.ndim)
+    return array(dtype_given(args, t.dtype), t.ndim)
 
 
 def ranged(args: Args) -> Type:
@@ -219,7 +232,7 @@ def ranged(args: Args) -> Type:
     for t in values:
         if not t.is_scalar:
             raise ResultError(f"np.arange takes numbers, got {t.describe()}")
-    return array(args.literal("dtype") or promote(*(t.dtype for t in values)), 1)
+    return array(dtype_given(args, promote(*(t.dtype for t in values))), 1)
 
 
 def reshaped(args: Args) -> Type:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+from numba import prange
 
 # --- a NumPy function sourcead does not declare (refused at the user's call) --------------------
 # np.tri is a plain Python function of NumPy's: sourcead inlined its source as if it were the
@@ -19,3 +20,66 @@ def undeclared_numpy(x):
 
 def undeclared_scipy(A, b):
     return np.sum(scipy.linalg.solve(A, b))  # refused
+
+
+# --- dtype= as the kernels give it (item 1) -----------------------------------------------------
+# `np.empty(shape, dtype=x.dtype)` (adi, symm, gramschmidt, covariance, correlation, vadv, softmax,
+# mlp) was refused with "must be a literal", and `dtype=np.float64` or `float` too
+
+
+def dtypes_of_arrays(x, A):
+    n = x.shape[0]
+    a = np.empty((n,), dtype=x.dtype)
+    b = np.zeros((n, 2), dtype=A.dtype)
+    c = np.ones(n, x.dtype)  # positional
+    d = np.full(n, 0.5, dtype=x.dtype)
+    e = np.empty_like(A, dtype=A.dtype)
+    f = np.zeros_like(x, dtype=x.dtype)
+    g = np.ones_like(x, dtype=x.dtype)
+    h = np.full_like(A, 2.0, dtype=A.dtype)
+    for i in range(n):
+        a[i] = x[i] * x[i]
+        b[i, 0] = A[i, 1] + a[i]
+        b[i, 1] = c[i] * d[i] * x[i]
+    e[:] = A * h
+    f += x
+    g *= x
+    return np.sum(a * b[:, 0]) + np.sum(b[:, 1] ** 2) + np.sum(e * A) + np.sum(f * g)
+
+
+def dtypes_named(x):
+    n = x.shape[0]
+    a = np.zeros(n, dtype=np.float64)
+    b = np.ones((n,), dtype=float)
+    c = np.empty(n, np.float64)
+    k = np.zeros(2, dtype=np.int64)  # an int array: indices, never differentiated
+    m = np.zeros(2, dtype=int)
+    flags = np.ones(n, dtype=np.bool_)
+    k[1] = n - 1
+    m[0] = 1
+    for i in range(n):
+        c[i] = np.sin(x[i])
+        if flags[i]:
+            a[i] = x[i] * b[i] + c[i]
+    return np.sum(a * a) + x[k[1]] * x[m[0]]
+
+
+def _scratch(x):
+    s = np.empty_like(x, dtype=x.dtype)
+    s[:] = 2.0 * x
+    return s
+
+
+def dtypes_in_helper_and_prange(x, A):
+    n = A.shape[0]
+    out = np.empty(n, dtype=A.dtype)
+    for i in prange(n):
+        row = np.zeros(A.shape[1], dtype=A.dtype)
+        row[:] = A[i] * x
+        out[i] = np.sum(row * row)
+    return np.sum(out) + np.sum(_scratch(x) * x)
+
+
+def dtype_not_supported(x):
+    a = np.zeros(x.shape[0], dtype=np.float32)  # refused
+    return np.sum(a * x)
