@@ -55,6 +55,9 @@ SUPPORTED = {
     "dtypes_named": (k.dtypes_named, lambda r: (r.uniform(0.2, 1.0, 4),), (0,)),
     "dtypes_in_helper_and_prange": (k.dtypes_in_helper_and_prange,
                                     lambda r: (r.uniform(0.2, 1.0, 3), r.uniform(0.2, 1.0, (4, 3))), (0, 1)),
+    "chained_scalars": (k.chained_scalars, lambda r: (0.3, r.uniform(0.2, 1.0, 5)), (0, 1)),
+    "chained_elements": (k.chained_elements, lambda r: (r.uniform(0.2, 1.0, 4),), (0,)),
+    "chained_in_prange_and_helper": (k.chained_in_prange_and_helper, lambda r: (r.uniform(0.2, 1.0, 4),), (0,)),
 }  # fmt: skip
 
 
@@ -72,3 +75,13 @@ def test_a_dtype_outside_the_subset_says_which_are_accepted():
         k.dtype_not_supported, np.ones(3), needle="`dtype` of np.zeros must be np.float64", token="np.float32"
     )
     assert "x.dtype" in str(err)
+
+
+def test_chained_arrays_written_through_one_name_are_refused_with_both_names():
+    err = _refused(
+        k.chained_arrays_written,
+        np.ones(3),
+        needle="`a = b = np.zeros(x.shape[0])` gives one array 2 names",
+        token="a = b",
+    )
+    assert "`b = a.copy()`" in err.hint

@@ -83,3 +83,50 @@ def dtypes_in_helper_and_prange(x, A):
 def dtype_not_supported(x):
     a = np.zeros(x.shape[0], dtype=np.float32)  # refused
     return np.sum(a * x)
+
+
+# --- chained assignment (item 2) ----------------------------------------------------------------
+# `a1 = a5 = k` (deriche, covariance) was refused: "Assign each name on its own line"
+
+
+def chained_scalars(alpha, x):
+    k = (1.0 - np.exp(-alpha)) * (1.0 - np.exp(-alpha)) / (1.0 + 2.0 * alpha * np.exp(-alpha))
+    a1 = a5 = k
+    a2 = a6 = k * np.exp(-alpha) * (alpha - 1.0)
+    b1 = b2 = 0.5
+    s = t = 0.0
+    for i in range(x.shape[0]):
+        y1 = y2 = a1 * x[i] + a2 * s + b1 * t
+        s = t = y1 * b2 + a5 * y2 + a6
+    return s + t
+
+
+def chained_elements(x):
+    n = x.shape[0]
+    a = np.zeros(n)
+    b = np.zeros(n)
+    for i in range(n):
+        a[i] = b[n - 1 - i] = np.sin(x[i]) * x[i]  # the value once, into two elements
+    j = a[0] = 2.0 * x[0]  # a name first, then an element
+    return np.sum(a * b) + j * x[1]
+
+
+def _chained_helper(v):
+    p = q = v * v
+    return p + 2.0 * q
+
+
+def chained_in_prange_and_helper(x):
+    n = x.shape[0]
+    out = np.zeros(n)
+    for i in prange(n):
+        u = w = np.cos(x[i])
+        out[i] = u * w + _chained_helper(x[i])
+    c = d = x * 2.0  # one array, two names, only read
+    return np.sum(out) + np.sum(c * d)
+
+
+def chained_arrays_written(x):
+    a = b = np.zeros(x.shape[0])  # refused
+    a[0] = x[0]
+    return np.sum(b * x)
