@@ -261,9 +261,19 @@ class ExpressionFence:
             """Bind the call, and say which argument is its dtype (checked by the binding, not
             read as a value)."""
             try:
-                return bind(signature, args, name, expr, literal_here).get("dtype")
+                found = bind(signature, args, name, expr, literal_here)
             except BindError as exc:
                 self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
+            sequence = found.get("arrays")  # np.concatenate([a, b]): a list written in the call
+            if isinstance(sequence, (cst.List, cst.Tuple)):
+                for element in sequence.elements:
+                    if isinstance(element, cst.StarredElement):
+                        self.fail(element, "starred elements are not supported")
+                    self.check_expr(element.value, loop_vars)
+                joined.append(sequence)
+            return found.get("dtype")
+
+        joined: list[cst.BaseExpression] = []
 
         if user_function(func, scope) is not None:
             for arg in expr.args:
@@ -297,6 +307,8 @@ class ExpressionFence:
                 )
             dtype = bound(prim.signature, list(expr.args), key)
         for arg in expr.args:
+            if any(arg.value is sequence for sequence in joined):
+                continue
             if arg.value is not dtype:
                 self.check_expr(arg.value, loop_vars)
             elif not self.is_dtype(arg.value):

@@ -52,6 +52,9 @@ class Calls(Expressions):
             bound = bind(prim.signature, list(node.args), key, node, lambda e: True)  # type: ignore[union-attr]
         if key.startswith("custom."):
             self.custom.add(key)
+        sequence = bound.get("arrays")
+        if isinstance(sequence, cst.List):  # np.concatenate([a, b]) reads as np.concatenate((a, b))
+            bound = Bound({**bound.args, "arrays": cst.Tuple(sequence.elements)})
         return self.primitive_call(key, bound, node)
 
     def primitive_call(self, key: str, bound: Bound, node: cst.Call) -> Flat:
@@ -68,7 +71,7 @@ class Calls(Expressions):
         if "keepdims" in bound.args:
             return self.keep_dims(key, bound, node)
         params = [p for p in prim.signature.params if p.name in bound.args and p.name != "dtype"]
-        pre, values = self.sequence([bound.args[p.name] for p in params])
+        pre, values = self.arguments(params, bound)
         if "dtype" in bound.args:  # not a value: np.float64, or `x.dtype` of a variable
             params.append(next(p for p in prim.signature.params if p.name == "dtype"))
             values.append(self.dtype(bound.args["dtype"], node))
@@ -90,10 +93,23 @@ class Calls(Expressions):
                 return pre, paren(lowered)
         return pre, call
 
+    def arguments(self, params: list, bound: Bound) -> tuple[list[Stmt], list[cst.BaseExpression]]:
+        """The arguments' values left to right; a sequence written in the call (`np.concatenate((a,
+        b))`) stays a tuple of its elements' values."""
+        nodes = [bound.args[p.name] for p in params]
+        names = [p.name for p in params]
+        if "arrays" not in names or not isinstance(bound.args["arrays"], cst.Tuple):
+            return self.sequence(nodes)
+        k = names.index("arrays")
+        items = [e.value for e in bound.args["arrays"].elements]
+        pre, flat = self.sequence(nodes[:k] + items + nodes[k + 1 :])
+        joined = cst.Tuple([cst.Element(v) for v in flat[k : k + len(items)]])
+        return pre, [*flat[:k], joined, *flat[k + len(items) :]]
+
     def lowered_operand(self, value: cst.BaseExpression, pre: list[Stmt]) -> cst.BaseExpression:
         """An operand of a call that normalize rewrites (np.var(a) reads a twice): a temporary unless
         it is cheap to read again."""
-        if is_cheap(value):
+        if is_cheap(value) or isinstance(value, cst.Tuple):  # a join reads each array of its tuple once
             return value
         temp = cst.Name(self.namer.fresh("operand"))
         pre.append(Assign(temp, unparen(value), None, self.current))

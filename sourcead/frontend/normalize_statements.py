@@ -125,6 +125,12 @@ class Statements(Calls):
             )
         out = list(pre)
         simple = isinstance(value, cst.Name) or is_number(value)
+        if not simple and not isinstance(targets[0], cst.Name) and not names_in(value) & _written(targets):
+            # elements or slices only, and the value reads none of them (NPBench's correlation:
+            # `corr[i + 1:m, i] = corr[i, i + 1:m] = d[:, i] @ d[:, i + 1:m]`): the value is computed
+            # for each target, since a temporary array whose shape changes from one iteration to
+            # the next is what reverse mode cannot size yet
+            simple = True
         if not simple and not isinstance(targets[0], cst.Name):
             holder = cst.Name(self.namer.fresh("chained"))
             out += self.assign(holder, value, origin)
@@ -343,3 +349,14 @@ def _same_loop(body):
 
 def _statement(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([small])
+
+
+def _written(targets: list[cst.BaseExpression]) -> set[str]:
+    """The variables that assigning to `targets` writes: names, and the arrays of elements."""
+    found = set()
+    for target in targets:
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if isinstance(target, cst.Name):
+            found.add(target.value)
+    return found

@@ -2,6 +2,7 @@
 
     elementwise.py   operators, math functions and their NumPy twins, abs, min, max, float
     arrays.py        reductions, products, selections, reshapes, creation, sizes; methods
+    arrangements.py  flips, rolls, joins, triangles, np.atleast_2d, np.eye, np.identity
     piecewise.py     int, round, floor, sign, comparisons, logic; module constants
     custom.py        the custom-rule registry (`sourcead.custom_rule`): user functions with their partials
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..ir.exprs import dotted
+from .arrangements import ARRANGEMENTS
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
 from .custom import custom_primitive
 from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
@@ -37,7 +39,8 @@ from .signature import BindError, Bound, Signature, bind
 from .tangents import TANGENT_HELPERS
 
 PRIMITIVES: dict[str, Primitive] = {
-    p.name: p for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *PIECEWISE, *TANGENT_HELPERS)
+    p.name: p
+    for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *ARRANGEMENTS, *PIECEWISE, *TANGENT_HELPERS)
 }
 METHOD_TABLE: dict[str, Method] = {m.name: m for m in METHODS}
 CONSTANT_TABLE: dict[str, Constant] = {c.name: c for c in CONSTANTS}

@@ -130,3 +130,63 @@ def chained_arrays_written(x):
     a = b = np.zeros(x.shape[0])  # refused
     a[0] = x[0]
     return np.sum(b * x)
+
+
+# --- np.flip, np.eye, np.identity, np.triu/np.tril, np.roll, joins (item 3) ---------------------
+# each was refused ("call to unsupported function"), np.eye by inlining NumPy's own source
+
+
+def durbin(r):
+    # NPBench's durbin as its numba version writes it
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return np.sum(y)
+
+
+def correlation_like(data):
+    # NPBench's correlation without its masked update: np.eye with a dtype, a chained slice write
+    m = data.shape[1]
+    d = data - np.mean(data, axis=0)
+    corr = np.eye(m, dtype=data.dtype)
+    for i in range(m - 1):
+        corr[i + 1 : m, i] = corr[i, i + 1 : m] = d[:, i] @ d[:, i + 1 : m]
+    return np.sum(corr * corr) + np.sum(np.identity(m) * corr)
+
+
+def nbody_like(pos, mass):
+    # NPBench's nbody energy and acceleration: np.triu with k, np.hstack of columns
+    x = pos[:, 0:1]
+    y = pos[:, 1:2]
+    dx = x.T - x
+    dy = y.T - y
+    inv_r = 1.0 / np.sqrt(dx**2 + dy**2 + 0.1)
+    pe = np.sum(np.triu(-(mass * mass.T) * inv_r, 1))
+    a = np.hstack((dx @ mass, dy @ mass))
+    return pe + np.sum(a * a) + np.sum(np.tril(inv_r) * inv_r)
+
+
+def _flipped_and_rolled(A):
+    return np.flip(A, axis=1) + np.roll(A, 1, axis=0) + np.flipud(A) * np.fliplr(A)
+
+
+def arrangements_in_loops(x, A):
+    n = A.shape[0]
+    out = np.zeros(n)
+    for i in prange(n):
+        row = np.concatenate((A[i], np.flip(x)))
+        out[i] = np.sum(np.roll(row, i) * row)
+    s = 0.0
+    for i in range(n):
+        s += np.sum(np.vstack((x, A[i])) ** 2) * np.eye(n, k=1)[i, (i + 1) % n]
+    B = np.vstack([x, x * x])
+    joined = np.concatenate([A, A * A], axis=1)
+    return (
+        np.sum(out) + s + np.sum(_flipped_and_rolled(A) * A) + np.sum(np.tril(A[:3], k=-1) * B[0]) + np.sum(joined**2)
+    )
