@@ -66,6 +66,14 @@ SUPPORTED = {
     "nbody_like": (k.nbody_like, lambda r: (r.uniform(0.0, 1.0, (4, 3)), r.uniform(0.5, 1.0, (4, 1))), (0, 1)),
     "arrangements_in_loops": (k.arrangements_in_loops, lambda r: (r.uniform(0.2, 1.0, 3), r.uniform(0.2, 1.0, (4, 3))),
                               (0, 1)),
+    "fdtd_2d": (k.fdtd_2d, lambda r: (r.uniform(0.2, 1.0, (4, 5)), r.uniform(0.2, 1.0, (4, 5)),
+                                      r.uniform(0.2, 1.0, (4, 5)), r.uniform(0.2, 1.0, 3)), (0, 1, 2, 3)),
+    "scalars_into_slices": (k.scalars_into_slices, lambda r: (r.uniform(0.2, 1.0, 4), 0.7), (0, 1)),
+    "scalars_into_slices_prange": (k.scalars_into_slices_prange, lambda r: (r.uniform(0.2, 1.0, 4), 0.4), (0, 1)),
+    "softmax": (k.softmax, lambda r: (r.uniform(0.0, 1.0, (2, 2, 3, 4)),), (0,)),
+    "softmax_loops": (k.softmax_loops, lambda r: (r.uniform(0.0, 1.0, (2, 2, 3, 4)),), (0,)),
+    "conv2d_bias_loops": (k.conv2d_bias_loops, lambda r: (r.uniform(0.0, 1.0, (2, 4, 4, 3)),
+                          r.uniform(0.0, 1.0, (2, 2, 3, 2)), r.uniform(0.0, 1.0, 2)), (0, 1, 2)),
 }  # fmt: skip
 
 
@@ -93,3 +101,10 @@ def test_chained_arrays_written_through_one_name_are_refused_with_both_names():
         token="a = b",
     )
     assert "`b = a.copy()`" in err.hint
+
+
+def test_a_reduction_over_a_middle_axis_of_a_4d_array_is_refused_with_what_to_write():
+    err = _refused(
+        k.max_over_a_middle_axis, np.ones((2, 2, 2, 2)), needle="takes the last axis (axis=-1) here", token="return"
+    )
+    assert "Loop over the other axes" in err.hint

@@ -118,8 +118,9 @@ def logical(args: Args) -> Type:
     return BOOL
 
 
-def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
-    """A reduction of `a`: a scalar, or one dimension fewer with `axis=k`."""
+def reduced(dtype: str | None = None, float_result: bool = False, ndim: int = 2, last: bool = False) -> Result:
+    """A reduction of `a`: a scalar, or one dimension fewer with `axis=k` (over an axis of arrays of
+    up to `ndim` dimensions; with `last`, above 2-D over the last axis only)."""
 
     def result(args: Args) -> Type:
         t = args["a"]
@@ -131,8 +132,19 @@ def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
             return Type(out)
         if not -t.ndim <= axis < t.ndim:
             raise ResultError(f"axis {axis} is out of range for {t.describe()}", param="axis")
-        if t.ndim > 2:  # the helpers and adjoints over an axis are written for rows and columns
-            raise ResultError(f"a reduction over an axis takes a 1-D or 2-D array here, got {t.describe()}", param="a")
+        if t.ndim > ndim:  # the helpers and adjoints over an axis are written for these
+            sizes = "a 1-D or 2-D" if ndim == 2 else f"a 1-D to {ndim}-D"
+            raise ResultError(
+                f"{args.name} over an axis takes {sizes} array here, got {t.describe()}",
+                "Loop over the other axes and reduce each 1-D slice (np.max(x[i, j, :])).",
+                "a",
+            )
+        if last and t.ndim > 2 and axis % t.ndim != t.ndim - 1:
+            raise ResultError(
+                f"{args.name} over an axis of a {t.ndim}-D array takes the last axis (axis=-1) here, got axis {axis}",
+                "Loop over the other axes and reduce each 1-D slice (np.max(x[i, :, k])).",
+                "axis",
+            )
         return array(out, t.ndim - 1) if t.ndim > 1 else Type(out)
 
     return result
@@ -278,9 +290,9 @@ __all__ = ["BOOL", "FLOAT", "INT"]
 def expanded(args: Args) -> Type:
     """np.expand_dims(a, axis): one more dimension (numba takes the axis as a literal)."""
     t, axis = args["a"], args.literal("axis")
-    if not t.is_array or t.ndim > 2:
+    if not t.is_array or t.ndim > 3:
         raise ResultError(
-            f"np.expand_dims (and keepdims=True) takes a 1-D or 2-D array here, got {t.describe()}",
+            f"np.expand_dims (and keepdims=True) takes a 1-D to 3-D array here, got {t.describe()}",
             "A reduction of a 1-D array is a float: use it without keepdims=True." if not t.is_array else "",
             "a",
         )

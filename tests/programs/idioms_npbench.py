@@ -52,6 +52,7 @@ def dtypes_named(x):
     a = np.zeros(n, dtype=np.float64)
     b = np.ones((n,), dtype=float)
     c = np.empty(n, np.float64)
+    d = np.ones(n, dtype="float64")
     k = np.zeros(2, dtype=np.int64)  # an int array: indices, never differentiated
     m = np.zeros(2, dtype=int)
     flags = np.ones(n, dtype=np.bool_)
@@ -60,7 +61,7 @@ def dtypes_named(x):
     for i in range(n):
         c[i] = np.sin(x[i])
         if flags[i]:
-            a[i] = x[i] * b[i] + c[i]
+            a[i] = x[i] * b[i] + c[i] * d[i]
     return np.sum(a * a) + x[k[1]] * x[m[0]]
 
 
@@ -190,3 +191,96 @@ def arrangements_in_loops(x, A):
     return (
         np.sum(out) + s + np.sum(_flipped_and_rolled(A) * A) + np.sum(np.tril(A[:3], k=-1) * B[0]) + np.sum(joined**2)
     )
+
+
+# --- rows and slices set from one number (item 4) ------------------------------------------------
+# NPBench's fdtd_2d crashed: `ey[0, :] = fict[t]` added the row's adjoint to fict_bar[t] unsummed
+
+
+def fdtd_2d(ex0, ey0, hz0, fict):
+    # NPBench's fdtd_2d as its numba version writes it (in-place slice updates)
+    ex, ey, hz = ex0.copy(), ey0.copy(), hz0.copy()
+    for t in range(fict.shape[0]):
+        ey[0, :] = fict[t]
+        ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+        ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
+        hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+    return np.sum(ex) + np.sum(ey) + np.sum(hz)
+
+
+def _fill_column(a, j, s):
+    a[:, j] = s
+    a[1:-1, j] *= s
+
+
+def scalars_into_slices(x, s):
+    n = x.shape[0]
+    a = np.ones((n, 3))
+    v = np.zeros(n + 2)
+    for i in range(n):
+        a[i] = x[i]  # a row of a 2-D array from one element
+        a[i, 1:] += s * x[i]
+        a[i, :2] -= x[i] * x[i]
+        a[i, 2:] *= x[i]
+        v[1:-1] = x[i] * s  # a slice of a 1-D array
+        v[:] += x[(i + 1) % n]
+        a[i] /= 1.0 + v[i]
+    _fill_column(a, 1, s)
+    a[1:-1] = s
+    a[:, 0] -= np.sin(s)
+    return np.sum(a * a) + np.sum(v * v)
+
+
+def scalars_into_slices_prange(x, w):
+    n = x.shape[0]
+    a = np.zeros((n, 4))
+    for i in prange(n):
+        a[i, :] = w * x[i]
+        a[i, 1:3] -= x[i] * x[i]
+        a[i, 2:] *= x[i]
+        a[i] += w
+    return np.sum(np.sin(a))
+
+
+# --- 4-D arrays (item 5) ----------------------------------------------------------------------------
+# reductions over an axis took 1-D and 2-D arrays only: NPBench's softmax was refused
+
+
+def softmax(x):
+    # NPBench's softmax as written with NumPy (keepdims over the last axis of a 4-D array)
+    tmp_max = np.max(x, axis=-1, keepdims=True)
+    tmp_out = np.exp(x - tmp_max)
+    tmp_sum = np.sum(tmp_out, axis=-1, keepdims=True)
+    return np.sum(tmp_out / tmp_sum * x)
+
+
+def softmax_loops(x):
+    # softmax with its maxima found by loops over three indices, a fourth read by a slice
+    new_shape = (x.shape[0], x.shape[1], x.shape[2], 1)
+    tmp_max = np.empty(new_shape, dtype=x.dtype)
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            for k in range(x.shape[2]):
+                tmp_max[i, j, k, 0] = np.max(x[i, j, k, :])
+    tmp_out = np.exp(x - tmp_max)
+    tmp_sum = np.reshape(np.sum(tmp_out, axis=-1), new_shape)
+    return np.sum(tmp_out / tmp_sum * x)
+
+
+def conv2d_bias_loops(inp, weights, bias):
+    # NPBench's conv2d_bias with its window sums over axes (1, 2, 3) written as one axis at a time
+    k = weights.shape[0]
+    h_out = inp.shape[1] - k + 1
+    w_out = inp.shape[2] - k + 1
+    out = np.empty((inp.shape[0], h_out, w_out, weights.shape[3]), dtype=inp.dtype)
+    for i in prange(h_out):
+        for j in range(w_out):
+            for c in range(weights.shape[3]):
+                window = inp[:, i : i + k, j : j + k, :] * weights[:, :, :, c]
+                out[:, i, j, c] = np.sum(np.sum(np.sum(window, axis=3), axis=2), axis=1)
+    out = out + bias
+    return np.sum(out * out) + np.sum(np.mean(out, axis=1) ** 2) + np.sum(np.var(inp, axis=2))
+
+
+def max_over_a_middle_axis(x):
+    return np.sum(np.max(x, axis=1))  # refused
