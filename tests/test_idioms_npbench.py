@@ -20,14 +20,14 @@ def _line(func) -> int:
     return first + next(i for i, text in enumerate(lines) if "# refused" in text)
 
 
-def _refused(func, *args, needle: str, token: str) -> SourceADError:
+def _refused(func, *args, needle: str, token: str, at=None) -> SourceADError:
     with pytest.raises(SourceADError) as info:
         sourcead.grad(func, jit=False)(*args)
     err = info.value
     assert needle in str(err), str(err)
     assert err.hint
     assert err.where is not None and err.where.filename.endswith("idioms_npbench.py"), str(err)
-    assert err.where.line == _line(func)
+    assert err.where.line == _line(at or func)
     assert err.where.source_line[err.where.column :].startswith(token)
     return err
 
@@ -108,3 +108,13 @@ def test_a_reduction_over_a_middle_axis_of_a_4d_array_is_refused_with_what_to_wr
         k.max_over_a_middle_axis, np.ones((2, 2, 2, 2)), needle="takes the last axis (axis=-1) here", token="return"
     )
     assert "Loop over the other axes" in err.hint
+
+
+def test_an_undeclared_numpy_function_in_a_helper_is_refused_at_the_helpers_line():
+    _refused(
+        k.undeclared_in_a_helper,
+        np.ones(3),
+        needle="`np.tri` is a NumPy function",
+        token="np.tri(",
+        at=k._lower_triangle_of_ones,
+    )

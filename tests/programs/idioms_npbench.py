@@ -22,6 +22,14 @@ def undeclared_scipy(A, b):
     return np.sum(scipy.linalg.solve(A, b))  # refused
 
 
+def _lower_triangle_of_ones(n, x):
+    return np.tri(n) * x  # refused
+
+
+def undeclared_in_a_helper(x):
+    return np.sum(_lower_triangle_of_ones(x.shape[0], x))
+
+
 # --- dtype= as the kernels give it (item 1) -----------------------------------------------------
 # `np.empty(shape, dtype=x.dtype)` (adi, symm, gramschmidt, covariance, correlation, vadv, softmax,
 # mlp) was refused with "must be a literal", and `dtype=np.float64` or `float` too
