@@ -38,7 +38,7 @@ def _line(func) -> int:
     [
         (matrix_norm_over_two_axes, np.ones((2, 3)), "np.linalg.norm takes one integer axis here", "return"),
         (norm_with_another_ord, np.ones((2, 3)), "ord=None, 1, 2 and np.inf", "3, axis"),
-        (norm_of_a_vector_kept, np.ones(3), "keepdims=True) takes a 1-D or 2-D array here, got a float", "return"),
+        (norm_of_a_vector_kept, np.ones(3), "keepdims=True) takes a 1-D to 3-D array here, got a float", "return"),
         (norm_of_a_matrix_with_ord, np.ones((2, 3)), "computes a vector norm here, of a 1-D array", "return"),
     ],
     ids=lambda v: getattr(v, "__name__", ""),

@@ -417,12 +417,15 @@ class _Builder:
     def bilinear(self, original, prim: Primitive, bound: Bound, form: Bilinear, values, children):
         a, b = self.atom(values["a"]), self.atom(values["b"])
         rebuilt = _with_args(original, prim, bound, {"a": a, "b": b})
+        others = {p: v for p, v in bound.args.items() if p not in ("a", "b")}  # literals: join_along's axis
         edges = []
         for k, (p, other) in enumerate((("a", "b"), ("b", "a"))):
             if p not in children:
                 continue
-            forward = lambda t, k=k, o=other: _instantiate(form.tangents[k], {"t": t, o: {"a": a, "b": b}[o]})  # noqa: E731
-            back = lambda g, k=k: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b})  # noqa: E731
+            forward = lambda t, k=k, o=other: _instantiate(  # noqa: E731
+                form.tangents[k], {"t": t, o: {"a": a, "b": b}[o], **others}
+            )
+            back = lambda g, k=k: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b, **others})  # noqa: E731
             edges.append(Edge(children[p], forward, back))
         return rebuilt, Node(edges=edges, elementwise=False)
 

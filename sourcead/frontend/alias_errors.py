@@ -106,6 +106,15 @@ def _loop_error(parsed: ParsedFunction, s: Assign, conflict: Conflict, loop: cst
 def rename_error(parsed: ParsedFunction, s: Assign, source: str) -> SourceADError:
     """`y = x` (or `y = h(x)` where h returns its argument): two names of one array, then written."""
     origin = s.origin
+    if isinstance(origin, cst.Assign) and len(origin.targets) > 1:  # a = b = np.zeros(n)
+        names = [_said(parsed, t.target, s.var, origin) for t in origin.targets]
+        text = _said(parsed, origin.value, source, origin)
+        return parsed.error(
+            f"`{' = '.join(names)} = {text}` gives one array {len(names)} names (Python assigns the one "
+            f"value to each), and one of them is then written, {_UNSUPPORTED}",
+            origin,
+            f"Give each name an array of its own: `{names[0]} = {text}`, then `{names[1]} = {names[0]}.copy()`.",
+        )
     value = origin.value if isinstance(origin, cst.Assign) else None
     target = origin.targets[0].target if isinstance(origin, cst.Assign) else s.target
     name, text = _said(parsed, target, s.var, origin), _said(parsed, value, source, origin)

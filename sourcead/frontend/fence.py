@@ -201,10 +201,17 @@ class Fence(ExpressionFence):
                 self.fail(small, f"`{type(small).__name__.lower()}` outside a loop")
             return
         if isinstance(small, cst.Assign):
-            if len(small.targets) != 1:
-                self.fail(
-                    small, "chained assignment `a = b = ...` is not supported", "Assign each name on its own line."
-                )
+            if len(small.targets) != 1:  # a = b = value: each target a name or an element
+                for chained in small.targets:
+                    if isinstance(chained.target, cst.Tuple):
+                        self.fail(
+                            chained.target,
+                            "chained assignment to a tuple `a = b, c = ...` is not supported",
+                            "Assign each name on its own line.",
+                        )
+                    self.check_target(chained.target)
+                self.check_expr(small.value, loop_vars)
+                return
             target = small.targets[0].target
             if isinstance(target, cst.Tuple):
                 self.check_unpacking(target, small.value, loop_vars)

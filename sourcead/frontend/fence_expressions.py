@@ -23,6 +23,7 @@ from .resolve import (
     FROZEN_ARRAY_LIMIT,
     LOOPS,
     canonical_call,
+    dtype_name,
     is_frozen_constant,
     literal_in_scope,
     lookup,
@@ -178,6 +179,19 @@ class ExpressionFence:
             f"Supported attributes of arrays: {', '.join('.' + a for a in sorted(ATTRIBUTES))}.",
         )
 
+    def refuse_library_call(self, func: cst.BaseExpression) -> None:
+        """A NumPy, SciPy or math function that rules/ does not declare: refused here, at the user's
+        call (never inlined from the library's own source)."""
+        library = _library_name(lookup(func, self.parsed.globals))
+        if library is None:
+            return
+        self.fail(
+            func,
+            f"`{dotted(func) or code(func)}` is a {library} function that sourcead does not declare",
+            "Write it with supported operations (a loop over its elements, or the NumPy functions listed in "
+            "the README's supported subset), or compute it outside the function and pass it as an argument.",
+        )
+
     def module_path(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` a dotted name rooted at a module (np.linalg, math.tau) rather than at a variable?"""
         root = expr
@@ -243,11 +257,23 @@ class ExpressionFence:
         def literal_here(node: cst.BaseExpression) -> bool:
             return literal_in_scope(node, scope) is not NOT_LITERAL
 
-        def bound(signature, args, name: str) -> None:
+        def bound(signature, args, name: str) -> cst.BaseExpression | None:
+            """Bind the call, and say which argument is its dtype (checked by the binding, not
+            read as a value)."""
             try:
-                bind(signature, args, name, expr, literal_here)
+                found = bind(signature, args, name, expr, literal_here)
             except BindError as exc:
                 self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
+            sequence = found.get("arrays")  # np.concatenate([a, b]): a list written in the call
+            if isinstance(sequence, (cst.List, cst.Tuple)):
+                for element in sequence.elements:
+                    if isinstance(element, cst.StarredElement):
+                        self.fail(element, "starred elements are not supported")
+                    self.check_expr(element.value, loop_vars)
+                joined.append(sequence)
+            return found.get("dtype")
+
+        joined: list[cst.BaseExpression] = []
 
         if user_function(func, scope) is not None:
             for arg in expr.args:
@@ -265,12 +291,13 @@ class ExpressionFence:
                     f"Supported methods of arrays: {', '.join(f'.{m}()' for m in sorted(METHOD_TABLE))}.",
                 )
             self.check_expr(func.value, loop_vars)
-            bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
+            dtype = bound(method.signature, [cst.Arg(func.value), *expr.args], f"x.{method.name}")
         else:
             prim = primitive(key) if key is not None else None
             if key in LOOPS:
                 self.fail(func, f"{key}(...) can only be looped over: `for i in {key}(n):`")
             if prim is None or key is None:  # (a primitive has a key)
+                self.refuse_library_call(func)
                 self.fail(
                     func,
                     f"call to unsupported function `{dotted(func) or code(func)}`",
@@ -278,9 +305,37 @@ class ExpressionFence:
                     "NumPy reductions, products and array creation, and your own functions "
                     "(the full list is in sourcead/rules/).",
                 )
-            bound(prim.signature, list(expr.args), key)
+            dtype = bound(prim.signature, list(expr.args), key)
         for arg in expr.args:
-            self.check_expr(arg.value, loop_vars)
+            if any(arg.value is sequence for sequence in joined):
+                continue
+            if arg.value is not dtype:
+                self.check_expr(arg.value, loop_vars)
+            elif not self.is_dtype(arg.value):
+                self.fail(
+                    arg.value,
+                    f"dtype `{code(arg.value)}` is not supported",
+                    "Write dtype=np.float64 (or float), np.int64 (or int), np.bool_ (or bool), or x.dtype "
+                    "for the dtype of an array x.",
+                )
+
+    def is_dtype(self, value: cst.BaseExpression) -> bool:
+        """A dtype as `dtype=` takes it: np.float64, float, np.int64, int, np.bool_, bool, or
+        `x.dtype` of a variable x."""
+        if dtype_name(value, self.parsed.globals) is not None:
+            return True
+        return (
+            isinstance(value, cst.Attribute)
+            and value.attr.value == "dtype"
+            and isinstance(value.value, cst.Name)
+            and value.value.value in self.locals
+        )
+
+
+def _library_name(obj: object) -> str | None:
+    """`NumPy`, `SciPy`, `math` or `numba` for a function of those packages, else None."""
+    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None) or ""
+    return {"numpy": "NumPy", "scipy": "SciPy", "math": "math", "numba": "numba"}.get(module.split(".")[0])
 
 
 def _full_slice(s: cst.BaseSlice) -> bool:

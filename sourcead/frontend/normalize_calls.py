@@ -52,6 +52,9 @@ class Calls(Expressions):
             bound = bind(prim.signature, list(node.args), key, node, lambda e: True)  # type: ignore[union-attr]
         if key.startswith("custom."):
             self.custom.add(key)
+        sequence = bound.get("arrays")
+        if isinstance(sequence, cst.List):  # np.concatenate([a, b]) reads as np.concatenate((a, b))
+            bound = Bound({**bound.args, "arrays": cst.Tuple(sequence.elements)})
         return self.primitive_call(key, bound, node)
 
     def primitive_call(self, key: str, bound: Bound, node: cst.Call) -> Flat:
@@ -67,14 +70,15 @@ class Calls(Expressions):
             return pre, folded
         if "keepdims" in bound.args:
             return self.keep_dims(key, bound, node)
-        params = [p for p in prim.signature.params if p.name in bound.args]
-        pre, values = self.sequence([bound.args[p.name] for p in params])
+        params = [p for p in prim.signature.params if p.name in bound.args and p.name != "dtype"]
+        pre, values = self.arguments(params, bound)
+        if "dtype" in bound.args:  # not a value: np.float64, or `x.dtype` of a variable
+            params.append(next(p for p in prim.signature.params if p.name == "dtype"))
+            values.append(self.dtype(bound.args["dtype"], node))
         if key == "len" and isinstance(values[0], cst.Tuple):
             return pre, cst.Integer(str(len(values[0].elements)))
         args = []
         for p, value in zip(params, values, strict=True):
-            if p.name == "dtype":
-                value = self.dtype(value, node)
             if p.required:
                 args.append(cst.Arg(value))
             else:
@@ -89,10 +93,23 @@ class Calls(Expressions):
                 return pre, paren(lowered)
         return pre, call
 
+    def arguments(self, params: list, bound: Bound) -> tuple[list[Stmt], list[cst.BaseExpression]]:
+        """The arguments' values left to right; a sequence written in the call (`np.concatenate((a,
+        b))`) stays a tuple of its elements' values."""
+        nodes = [bound.args[p.name] for p in params]
+        names = [p.name for p in params]
+        if "arrays" not in names or not isinstance(bound.args["arrays"], cst.Tuple):
+            return self.sequence(nodes)
+        k = names.index("arrays")
+        items = [e.value for e in bound.args["arrays"].elements]
+        pre, flat = self.sequence(nodes[:k] + items + nodes[k + 1 :])
+        joined = cst.Tuple([cst.Element(v) for v in flat[k : k + len(items)]])
+        return pre, [*flat[:k], joined, *flat[k + len(items) :]]
+
     def lowered_operand(self, value: cst.BaseExpression, pre: list[Stmt]) -> cst.BaseExpression:
         """An operand of a call that normalize rewrites (np.var(a) reads a twice): a temporary unless
         it is cheap to read again."""
-        if is_cheap(value):
+        if is_cheap(value) or isinstance(value, cst.Tuple):  # a join reads each array of its tuple once
             return value
         temp = cst.Name(self.namer.fresh("operand"))
         pre.append(Assign(temp, unparen(value), None, self.current))
@@ -117,10 +134,22 @@ class Calls(Expressions):
         return pre, cst.Call(canonical_func_node("np.expand_dims"), [cst.Arg(value), cst.Arg(axis)])
 
     def dtype(self, value: cst.BaseExpression, node) -> cst.BaseExpression:
+        """The canonical dtype: np.float64 for np.float64 and float (np.int64, np.bool_ alike), or
+        `x.dtype` of the variable x (renamed as the function is inlined)."""
         canonical = dtype_name(value, self.parsed.globals)
-        if canonical is None and not is_literal(value):
-            raise self.fail("dtype= must be np.float64, np.int64 or np.bool_ here", node)
-        return cst.parse_expression(canonical) if canonical else value
+        if canonical is not None:
+            return cst.parse_expression(canonical)
+        if isinstance(value, cst.Attribute) and value.attr.value == "dtype" and isinstance(value.value, cst.Name):
+            pre, array = self.flat(value.value)
+            if not pre and isinstance(array, cst.Name):
+                return value.with_changes(value=array)
+        if is_literal(value):
+            return value
+        raise self.fail(
+            "dtype= must be np.float64, float, np.int64, int, np.bool_, bool or `x.dtype` of a variable x here",
+            value,
+            "Write dtype=np.float64 (or the dtype of an argument array: dtype=x.dtype).",
+        )
 
 
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))

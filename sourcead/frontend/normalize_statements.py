@@ -16,7 +16,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names
-from ..ir.exprs import code, names_in, paren, unparen
+from ..ir.exprs import code, is_number, names_in, paren, unparen
 from .aliases import from_loop
 from .normalize_calls import Calls
 from .normalize_expressions import _is_shape, _one_line
@@ -81,6 +81,8 @@ class Statements(Calls):
         return again + [While(flag, tuple(body + _copies(again)), stmt)]
 
     def small(self, small: cst.BaseSmallStatement) -> list[Stmt]:
+        if isinstance(small, cst.Assign) and len(small.targets) > 1:
+            return self.chained([t.target for t in small.targets], small)
         if isinstance(small, cst.Assign):
             target = small.targets[0].target
             if isinstance(target, cst.Tuple):
@@ -110,6 +112,35 @@ class Statements(Calls):
                 return pre + [Exit(tuple(items), True, small)]
             return pre + [Exit((value,), False, small)]
         return []  # pass, docstrings
+
+    def chained(self, targets: list[cst.BaseExpression], origin: cst.Assign) -> list[Stmt]:
+        """`a = b = value`, as Python runs it: the value once, then each target from left to right.
+        A name or a number is given to each target; anything else to the first target when it is a
+        name, which the others then read (`a = b = np.zeros(n)` is one array with two names: `b = a`,
+        a view, which the alias passes follow or refuse), else to a temporary first."""
+        pre, value = self.value(origin.value)
+        if isinstance(value, cst.Tuple):
+            raise self.fail(
+                "chained assignment of a tuple is not supported", origin, "Assign each name on its own line."
+            )
+        out = list(pre)
+        simple = isinstance(value, cst.Name) or is_number(value)
+        if not simple and not isinstance(targets[0], cst.Name) and not names_in(value) & _written(targets):
+            # elements or slices only, and the value reads none of them (NPBench's correlation:
+            # `corr[i + 1:m, i] = corr[i, i + 1:m] = d[:, i] @ d[:, i + 1:m]`): the value is computed
+            # for each target, since a temporary array whose shape changes from one iteration to
+            # the next is what reverse mode cannot size yet
+            simple = True
+        if not simple and not isinstance(targets[0], cst.Name):
+            holder = cst.Name(self.namer.fresh("chained"))
+            out += self.assign(holder, value, origin)
+            value, simple = holder, True
+        for target in targets:
+            pre_target, place = self.target(target)
+            out += pre_target + self.assign(place, value, origin)
+            if not simple:  # the first target, a name, holds the value
+                value, simple = place, True
+        return out
 
     def target(self, node: cst.BaseExpression) -> tuple[list[Stmt], cst.Name | cst.Subscript]:
         """An assignment target: a name, or an element or slice of a named array (indices normalized)."""
@@ -318,3 +349,14 @@ def _same_loop(body):
 
 def _statement(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([small])
+
+
+def _written(targets: list[cst.BaseExpression]) -> set[str]:
+    """The variables that assigning to `targets` writes: names, and the arrays of elements."""
+    found = set()
+    for target in targets:
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if isinstance(target, cst.Name):
+            found.add(target.value)
+    return found

@@ -20,6 +20,8 @@ from ..rules import NOT_LITERAL, PRIMITIVES, literal
 LOOPS = {"range": range, "prange": numba.prange, "enumerate": enumerate, "zip": zip}
 _DTYPE_OBJECTS = {np.float64: "np.float64", float: "np.float64", np.int64: "np.int64", int: "np.int64",
                   np.bool_: "np.bool_", bool: "np.bool_"}  # fmt: skip
+_DTYPE_STRINGS = {"float64": "np.float64", "f8": "np.float64", "float": "np.float64", "int64": "np.int64",
+                  "i8": "np.int64", "int": "np.int64", "bool": "np.bool_"}  # fmt: skip
 
 
 def _resolve_path(key: str) -> Any:
@@ -86,7 +88,19 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
     if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
         return None
     obj = unwrap(obj)
-    return obj if inspect.isfunction(obj) else None
+    if not inspect.isfunction(obj) or _library(obj):
+        return None
+    return obj
+
+
+# a function of these packages is NumPy's or Python's own, never the user's: a call to one that
+# rules/ does not declare is refused at the user's call (the fence), never inlined from its source
+_LIBRARIES = ("numpy", "math", "scipy", "numba")
+
+
+def _library(func) -> bool:
+    module = getattr(func, "__module__", None) or ""
+    return module.split(".")[0] in _LIBRARIES
 
 
 def canonical_func_node(key: str) -> cst.BaseExpression:
@@ -112,7 +126,10 @@ def is_frozen_constant(value: Any) -> bool:
 
 
 def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
-    """`np.float64` for the expressions np.float64, float, numpy.float64; the same for int64 and bool."""
+    """`np.float64` for the expressions np.float64, float, numpy.float64 and "float64"; the same for
+    int64 and bool."""
+    if isinstance(expr, cst.SimpleString):
+        return _DTYPE_STRINGS.get(str(expr.evaluated_value))
     obj = lookup(expr, scope)
     try:
         return _DTYPE_OBJECTS.get(obj)

@@ -2,6 +2,7 @@
 
     elementwise.py   operators, math functions and their NumPy twins, abs, min, max, float
     arrays.py        reductions, products, selections, reshapes, creation, sizes; methods
+    arrangements.py  flips, rolls, joins, triangles, np.atleast_2d, np.eye, np.identity
     piecewise.py     int, round, floor, sign, comparisons, logic; module constants
     custom.py        the custom-rule registry (`sourcead.custom_rule`): user functions with their partials
 
@@ -11,9 +12,12 @@ name's with `primitive`; custom rules (`sourcead.custom_rule`) are primitives to
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ..ir.exprs import dotted
+from .arrangements import ARRANGEMENTS
 from .arrays import ARRAYS, ATTRIBUTES, METHODS
 from .custom import custom_primitive
 from .elementwise import ELEMENTWISE, OPERATOR_NODES, OPERATORS, UFUNC_OPERATORS
@@ -35,12 +39,20 @@ from .signature import BindError, Bound, Signature, bind
 from .tangents import TANGENT_HELPERS
 
 PRIMITIVES: dict[str, Primitive] = {
-    p.name: p for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *PIECEWISE, *TANGENT_HELPERS)
+    p.name: p
+    for p in (*ELEMENTWISE, *UFUNC_OPERATORS, *OPERATORS, *ARRAYS, *ARRANGEMENTS, *PIECEWISE, *TANGENT_HELPERS)
 }
 METHOD_TABLE: dict[str, Method] = {m.name: m for m in METHODS}
 CONSTANT_TABLE: dict[str, Constant] = {c.name: c for c in CONSTANTS}
 DTYPES = {"np.float64": "float", "np.int64": "int", "np.bool_": "bool"}  # canonical dtype literals
 NOT_LITERAL = object()
+
+
+@dataclass(frozen=True)
+class DtypeOf:
+    """`dtype=x.dtype` as a literal: the dtype of variable `x`, which its type (kinds) says."""
+
+    name: str
 
 
 def primitive(name: str) -> Primitive | None:
@@ -64,6 +76,8 @@ def literal(node: cst.BaseExpression) -> object:
     if isinstance(node, cst.Tuple):
         items = [literal(e.value) for e in node.elements]
         return NOT_LITERAL if NOT_LITERAL in items else tuple(items)
+    if isinstance(node, cst.Attribute) and node.attr.value == "dtype" and isinstance(node.value, cst.Name):
+        return DtypeOf(node.value.value)
     return DTYPES.get(dotted(node), NOT_LITERAL)
 
 
@@ -87,8 +101,10 @@ def classify(node: cst.CSTNode) -> tuple[Primitive, Bound] | None:
     if isinstance(node, cst.BooleanOperation):
         name = "and" if isinstance(node.operator, cst.And) else "or"
         return PRIMITIVES[name], Bound({"x": node.left, "y": node.right})
-    if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim", "shape"):
+    if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim", "shape", "dtype"):
         return PRIMITIVES[node.attr.value], Bound({"a": node.value})
+    if isinstance(node, cst.Attribute) and dotted(node) in DTYPES:  # np.float64 as a dtype= argument
+        return PRIMITIVES[f"dtype.{DTYPES[dotted(node)]}"], Bound({})
     if isinstance(node, cst.Call):
         prim = primitive(dotted(node.func))
         if prim is None:
@@ -124,6 +140,7 @@ __all__ = [
     "ATTRIBUTES",
     "CONSTANT_TABLE",
     "DTYPES",
+    "DtypeOf",
     "METHOD_TABLE",
     "NOT_LITERAL",
     "PRIMITIVES",

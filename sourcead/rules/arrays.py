@@ -158,30 +158,31 @@ _DOT = Bilinear(
 
 ARRAYS: list[Primitive] = [
     # reductions
-    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(), Pullback("np.sum({t})", "{g}", spread=True),
+    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(ndim=4),
+              Pullback("np.sum({t})", "{g}", spread=True),
               special=_sum_over_axis, helpers=("expand_axis",),
               example="np.sum(np.sin(a) * a) + np.sum(np.sum(a, axis=0) ** 2) + np.sum(np.sum(a * a, axis=1) * c)"),
-    Primitive("np.mean", S("a, axis=!, keepdims=!"), results.reduced(float_result=True),
+    Primitive("np.mean", S("a, axis=!, keepdims=!"), results.reduced(float_result=True, ndim=4),
               Pullback("np.mean({t})", "{g} / {x}.size", spread=True), lower=_mean_over_axis,
               example="np.mean(np.exp(0.3 * a)) * np.mean(b) + np.sum(np.mean(a, axis=1) * c)"
                       " + np.sum(np.mean(a, axis=0) ** 2)"),
-    Primitive("np.max", S("a, axis=!, keepdims=!"), results.reduced(),
+    Primitive("np.max", S("a, axis=!, keepdims=!"), results.reduced(ndim=4, last=True),
               Pullback("np.ravel({t})[np.argmax({x})]", "at_argmax({g}, {x})"), lower=_extremum_over_axis("max_along"),
               helpers=("at_argmax",),
               example="np.max(a * a) + np.max(np.tanh(b)) + np.sum(np.max(a * c[:, None], axis=0) ** 2)"
                       " + np.sum(np.max(np.sin(a), axis=-1) * c)"),
-    Primitive("np.min", S("a, axis=!, keepdims=!"), results.reduced(),
+    Primitive("np.min", S("a, axis=!, keepdims=!"), results.reduced(ndim=4, last=True),
               Pullback("np.ravel({t})[np.argmin({x})]", "at_argmin({g}, {x})"), lower=_extremum_over_axis("min_along"),
               helpers=("at_argmin",),
               example="np.min(np.cos(a)) + np.min(b * b) + np.sum(np.min(a, axis=1) * c) + np.sum(np.min(a, axis=0))"),
     # what np.max / np.min over an axis are written as (examples: through those spellings)
-    Primitive("max_along", S("a, axis=!"), results.reduced(), _along(True),
+    Primitive("max_along", S("a, axis=!"), results.reduced(ndim=4, last=True), _along(True),
               helpers=("max_along", "select_along", "select_along_bar"), example="np.sum(np.max(a, axis=1) * c)"),
-    Primitive("min_along", S("a, axis=!"), results.reduced(), _along(False),
+    Primitive("min_along", S("a, axis=!"), results.reduced(ndim=4, last=True), _along(False),
               helpers=("min_along", "select_along", "select_along_bar"), example="np.sum(np.min(a, axis=0) * b)"),
-    Primitive("np.var", S("a, axis=!, ddof=!"), results.reduced(float_result=True), lower=_variance(False),
+    Primitive("np.var", S("a, axis=!, ddof=!"), results.reduced(float_result=True, ndim=4), lower=_variance(False),
               example="np.var(a * b) + np.sum(np.var(a, axis=0) * b) + np.var(c, ddof=1)"),
-    Primitive("np.std", S("a, axis=!, ddof=!"), results.reduced(float_result=True), lower=_variance(True),
+    Primitive("np.std", S("a, axis=!, ddof=!"), results.reduced(float_result=True, ndim=4), lower=_variance(True),
               example="np.std(np.sin(a)) + np.sum(np.std(a, axis=1) * c)"),
     Primitive("np.expand_dims", S("a, axis=!"), results.expanded,
               Pullback("np.expand_dims({t}, {axis})", "np.sum({g}, axis={axis})"),
@@ -272,6 +273,10 @@ ARRAYS: list[Primitive] = [
     Primitive("size", S("a"), results.of_array(INT), constant=True),  # x.size
     Primitive("ndim", S("a"), results.of_array(INT), constant=True),  # x.ndim
     Primitive("shape", S("a"), results.shape_of, constant=True),  # x.shape
+    # dtypes, as `dtype=` takes them (`x.dtype`, np.float64...): typed as a number of that dtype,
+    # which is what the creation rules read (results.dtype_given)
+    Primitive("dtype", S("a"), results.dtype_of, constant=True),  # x.dtype
+    *(Primitive(f"dtype.{t.dtype}", S(""), results.fixed(t), constant=True) for t in (FLOAT, INT, BOOL)),
     Primitive("np.argmax", S("a"), results.of_array(INT), constant=True),
     Primitive("np.argsort", S("a"), results.array_operand("a", (1,), dtype="int"), constant=True),
     Primitive("np.argmin", S("a"), results.of_array(INT), constant=True),

@@ -118,8 +118,9 @@ def logical(args: Args) -> Type:
     return BOOL
 
 
-def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
-    """A reduction of `a`: a scalar, or one dimension fewer with `axis=k`."""
+def reduced(dtype: str | None = None, float_result: bool = False, ndim: int = 2, last: bool = False) -> Result:
+    """A reduction of `a`: a scalar, or one dimension fewer with `axis=k` (over an axis of arrays of
+    up to `ndim` dimensions; with `last`, above 2-D over the last axis only)."""
 
     def result(args: Args) -> Type:
         t = args["a"]
@@ -131,8 +132,19 @@ def reduced(dtype: str | None = None, float_result: bool = False) -> Result:
             return Type(out)
         if not -t.ndim <= axis < t.ndim:
             raise ResultError(f"axis {axis} is out of range for {t.describe()}", param="axis")
-        if t.ndim > 2:  # the helpers and adjoints over an axis are written for rows and columns
-            raise ResultError(f"a reduction over an axis takes a 1-D or 2-D array here, got {t.describe()}", param="a")
+        if t.ndim > ndim:  # the helpers and adjoints over an axis are written for these
+            sizes = "a 1-D or 2-D" if ndim == 2 else f"a 1-D to {ndim}-D"
+            raise ResultError(
+                f"{args.name} over an axis takes {sizes} array here, got {t.describe()}",
+                "Loop over the other axes and reduce each 1-D slice (np.max(x[i, j, :])).",
+                "a",
+            )
+        if last and t.ndim > 2 and axis % t.ndim != t.ndim - 1:
+            raise ResultError(
+                f"{args.name} over an axis of a {t.ndim}-D array takes the last axis (axis=-1) here, got axis {axis}",
+                "Loop over the other axes and reduce each 1-D slice (np.max(x[i, :, k])).",
+                "axis",
+            )
         return array(out, t.ndim - 1) if t.ndim > 1 else Type(out)
 
     return result
@@ -181,12 +193,25 @@ def _shape_ndim(t: Type, name: str, param: str) -> int:
     raise ResultError(f"the shape given to {name} must be an int or a tuple of ints, got {t.describe()}", param=param)
 
 
+def dtype_of(args: Args) -> Type:
+    """`x.dtype` (as `dtype=` takes it): typed as a number of x's dtype."""
+    t = args["a"]
+    if not t.is_array:
+        raise ResultError(f"`.dtype` of {t.describe()}: dtype=x.dtype takes the dtype of an array", param="a")
+    return Type(t.dtype)
+
+
+def dtype_given(args: Args, default: str) -> str:
+    """The dtype a creation call asks for (np.float64, float, x.dtype...; `dtype_of`), or `default`."""
+    return args["dtype"].dtype if args.has("dtype") else default
+
+
 def created(dtype_param: str = "dtype", default: str = "float") -> Result:
     """np.zeros(shape, dtype=...) and friends: an array of the shape's length."""
 
     def result(args: Args) -> Type:
         ndim = _shape_ndim(args["shape"], args.name, "shape")
-        return array(args.literal(dtype_param) or default, ndim)
+        return array(dtype_given(args, default), ndim)
 
     return result
 
@@ -195,7 +220,7 @@ def created_like(args: Args) -> Type:
     t = args["a"]
     if not t.is_array:
         raise ResultError(f"{args.name} takes an array, got {t.describe()}", param="a")
-    return array(args.literal("dtype") or t.dtype, t.ndim)
+    return array(dtype_given(args, t.dtype), t.ndim)
 
 
 def filled(args: Args) -> Type:
@@ -203,14 +228,14 @@ def filled(args: Args) -> Type:
     fill = args["fill_value"]
     if not fill.is_scalar:
         raise ResultError("the fill value of np.full must be a number", param="fill_value")
-    return array(args.literal("dtype") or ("float" if fill.dtype == "float" else fill.dtype), ndim)
+    return array(dtype_given(args, "float" if fill.dtype == "float" else fill.dtype), ndim)
 
 
 def filled_like(args: Args) -> Type:
     t, fill = args["a"], args["fill_value"]
     if not t.is_array or not fill.is_scalar:
         raise ResultError("np.full_like takes an array and a number")
-    return array(args.literal("dtype") or t.dtype, t.ndim)
+    return array(dtype_given(args, t.dtype), t.ndim)
 
 
 def ranged(args: Args) -> Type:
@@ -219,7 +244,7 @@ def ranged(args: Args) -> Type:
     for t in values:
         if not t.is_scalar:
             raise ResultError(f"np.arange takes numbers, got {t.describe()}")
-    return array(args.literal("dtype") or promote(*(t.dtype for t in values)), 1)
+    return array(dtype_given(args, promote(*(t.dtype for t in values))), 1)
 
 
 def reshaped(args: Args) -> Type:
@@ -265,9 +290,9 @@ __all__ = ["BOOL", "FLOAT", "INT"]
 def expanded(args: Args) -> Type:
     """np.expand_dims(a, axis): one more dimension (numba takes the axis as a literal)."""
     t, axis = args["a"], args.literal("axis")
-    if not t.is_array or t.ndim > 2:
+    if not t.is_array or t.ndim > 3:
         raise ResultError(
-            f"np.expand_dims (and keepdims=True) takes a 1-D or 2-D array here, got {t.describe()}",
+            f"np.expand_dims (and keepdims=True) takes a 1-D to 3-D array here, got {t.describe()}",
             "A reduction of a 1-D array is a float: use it without keepdims=True." if not t.is_array else "",
             "a",
         )

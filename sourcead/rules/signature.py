@@ -66,6 +66,10 @@ class Signature:
         return f"{name}({', '.join(shown)})"
 
 
+_LITERAL = "a literal (a constant such as 0 or -1)"
+_LITERALS = {"dtype": "np.float64 (or float), np.int64 (or int), np.bool_ (or bool), or x.dtype of an array x"}
+
+
 class BindError(Exception):
     """A call outside its primitive's signature; `node` is the argument at fault (or the call)."""
 
@@ -127,5 +131,5 @@ def bind(signature: Signature, args: list[cst.Arg], name: str, call: cst.CSTNode
         if p.required and p.name not in bound and not (p.name == signature.collect):
             raise BindError(call, f"{name} needs its argument `{p.name}` ({signature.arity()})")
         if p.literal and p.name in bound and not is_literal(bound[p.name]):
-            raise BindError(bound[p.name], f"`{p.name}` of {name} must be a literal here (a constant such as 0 or -1)")
+            raise BindError(bound[p.name], f"`{p.name}` of {name} must be {_LITERALS.get(p.name, _LITERAL)} here")
     return Bound(bound, (), tuple(collected))

@@ -24,7 +24,9 @@ def _raveled(args: Args) -> Type:
 def _selected(args: Args) -> Type:
     """select_along(t, x, axis, largest): t at the extremum of each row or column of x, so the
     type of a reduction of x over that axis."""
-    return results.reduced()(Args(args.name, {"a": args["like"]}, literals={"axis": args.literal("axis")}))
+    return results.reduced(ndim=4, last=True)(
+        Args(args.name, {"a": args["like"]}, literals={"axis": args.literal("axis")})
+    )
 
 
 TANGENT_HELPERS: list[Primitive] = [

@@ -1,7 +1,8 @@
 """Helpers that generated code calls, one module a job: tapes and ranges (`tapes`), the shapes of
 whole-array adjoints (`broadcasting`), order statistics over an axis (`extrema`), cumulative sums
 and products (`scans`), matrix products (`matmul`), special functions (`special`), vector norms
-(`norms`), allocation and sums lowered to LLVM IR (`lowered`), flat records (`flat_records`) and
+(`norms`), flips, rolls and joins along an axis (`arrangements`), allocation and sums lowered to
+LLVM IR (`lowered`), flat records (`flat_records`) and
 checkpointing schedules (`checkpoint`).
 
 Generated modules import every helper from here (`from sourcead.runtime import reserve, ...`).
@@ -15,7 +16,20 @@ generated code runs with `jit=False`, compiled into the caller when it runs unde
 
 from __future__ import annotations
 
-from . import broadcasting, checkpoint, extrema, flat_records, lowered, matmul, norms, scans, special, tapes
+from . import (
+    arrangements,
+    broadcasting,
+    checkpoint,
+    extrema,
+    flat_records,
+    lowered,
+    matmul,
+    norms,
+    scans,
+    special,
+    tapes,
+)
+from .arrangements import *  # noqa: F403
 from .broadcasting import *  # noqa: F403
 from .checkpoint import *  # noqa: F403
 from .extrema import *  # noqa: F403
@@ -28,7 +42,19 @@ from .scans import *  # noqa: F403
 from .special import *  # noqa: F403
 from .tapes import *  # noqa: F403
 
-_MODULES = (tapes, flat_records, lowered, broadcasting, extrema, scans, matmul, special, norms, checkpoint)
+_MODULES = (
+    tapes,
+    flat_records,
+    lowered,
+    broadcasting,
+    arrangements,
+    extrema,
+    scans,
+    matmul,
+    special,
+    norms,
+    checkpoint,
+)
 
 # every helper generated code may import: the union of the modules' declarations
 HELPERS: tuple[str, ...] = tuple(name for module in _MODULES for name in module.__all__)

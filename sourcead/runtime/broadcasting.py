@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba.core import types
+from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
@@ -43,7 +44,7 @@ def _unbroadcast(g, like):
             return np.full(like.shape, g)
 
         return spread
-    if not isinstance(g, types.Array) or not 1 <= like.ndim <= 3 or not 1 <= g.ndim <= 3:
+    if not isinstance(g, types.Array) or not 1 <= like.ndim <= 4 or not 1 <= g.ndim <= 4:
         return None
     gn, ln = g.ndim, like.ndim
     if gn == ln:
@@ -105,7 +106,29 @@ def _pad_2_3(a):
     return a.reshape((1, a.shape[0], a.shape[1]))
 
 
-_PADS = {(1, 2): _pad_1_2, (1, 3): _pad_1_3, (2, 3): _pad_2_3}  # a shape with leading 1s, as NumPy aligns
+@register_jitable
+def _pad_1_4(a):
+    return a.reshape((1, 1, 1, a.shape[0]))
+
+
+@register_jitable
+def _pad_2_4(a):
+    return a.reshape((1, 1, a.shape[0], a.shape[1]))
+
+
+@register_jitable
+def _pad_3_4(a):
+    return a.reshape((1, a.shape[0], a.shape[1], a.shape[2]))
+
+
+_PADS = {
+    (1, 2): _pad_1_2,
+    (1, 3): _pad_1_3,
+    (2, 3): _pad_2_3,
+    (1, 4): _pad_1_4,
+    (2, 4): _pad_2_4,
+    (3, 4): _pad_3_4,
+}  # a shape with leading 1s, as NumPy aligns
 
 
 def _accumulate(out, g):
@@ -133,6 +156,15 @@ def _accumulate_impl(out, g):
                     out[oi, j if out.shape[1] > 1 else 0] += g[gi, j if g.shape[1] > 1 else 0]
 
         return two
+
+    if out.ndim == 4:
+
+        def four(out, g):  # over the leading axis, each 3-D block as `three` does it
+            n = max(out.shape[0], g.shape[0])
+            for i in range(n):
+                _accumulate(out[i if out.shape[0] > 1 else 0], g[i if g.shape[0] > 1 else 0])
+
+        return four
 
     def three(out, g):
         n, m, p = max(out.shape[0], g.shape[0]), max(out.shape[1], g.shape[1]), max(out.shape[2], g.shape[2])
@@ -176,6 +208,13 @@ def expand_axis(g, x, axis):
 def _expand_axis(g, x, axis):
     if x.ndim == 1 or isinstance(g, (types.Float, types.Integer)):
         return lambda g, x, axis: g
+    if x.ndim > 2:
+
+        def any_axis(g, x, axis):  # g gets a 1 where the axis was, then is repeated along it
+            shape = tuple_setitem(x.shape, axis % x.ndim, 1)
+            return np.broadcast_to(np.ascontiguousarray(g).reshape(shape), x.shape)
+
+        return any_axis
 
     def row_or_column(g, x, axis):  # x is 2-D: axis 0 (or -2) keeps a row, axis 1 (or -1) a column
         c = np.ascontiguousarray(g)

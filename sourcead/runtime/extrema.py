@@ -1,7 +1,8 @@
 """Runtime helpers of order statistics: `max_along` / `min_along` (np.max / np.min over an axis,
 which numba lacks), the tangent and adjoint of those (`select_along`, `select_along_bar`: the value
 at the first extremum of each row or column), the adjoints of np.max / np.min of a whole array
-(`at_argmax`, `at_argmin`) and of np.sort (`unsort`). 1-D and 2-D arrays.
+(`at_argmax`, `at_argmin`) and of np.sort (`unsort`). 1-D and 2-D arrays, and the last axis of a
+3-D or 4-D array (NPBench's softmax: its rows, as a 2-D array of them).
 """
 
 from __future__ import annotations
@@ -87,18 +88,26 @@ def _extrema_2d(x, axis, largest):
     return out
 
 
-@overload(max_along)
-def _max_along(x, axis):
-    if x.ndim == 1:
-        return lambda x, axis: np.max(x)
-    return lambda x, axis: _extrema_2d(x, axis, True)
+@register_jitable
+def _rows(x):
+    """A 3-D or 4-D x as the 2-D array of its rows along the last axis (contiguous)."""
+    n = x.shape[-1]
+    return np.ascontiguousarray(x).reshape((x.size // n if n else 0, n))
 
 
-@overload(min_along)
-def _min_along(x, axis):
-    if x.ndim == 1:
-        return lambda x, axis: np.min(x)
-    return lambda x, axis: _extrema_2d(x, axis, False)
+def _extrema_along(largest: bool):
+    def overloaded(x, axis):
+        if x.ndim == 1:
+            return lambda x, axis: np.max(x) if largest else np.min(x)
+        if x.ndim == 2:
+            return lambda x, axis: _extrema_2d(x, axis, largest)
+        return lambda x, axis: _extrema_2d(_rows(x), 1, largest).reshape(x.shape[:-1])  # the last axis
+
+    return overloaded
+
+
+overload(max_along)(_extrema_along(True))
+overload(min_along)(_extrema_along(False))
 
 
 def select_along(t, x, axis, largest):
@@ -106,6 +115,8 @@ def select_along(t, x, axis, largest):
     each column (axis 0) or row (axis 1) of x; of a 1-D x, at its first extremum."""
     if np.ndim(x) == 1:
         return np.ravel(np.broadcast_to(t, np.shape(x)))[_extremum(x, largest)]
+    if np.ndim(x) > 2:  # the last axis
+        return _select_rows(_rows(np.broadcast_to(t, np.shape(x))), _rows(x), largest).reshape(np.shape(x)[:-1])
     return _select_columns(t, x, largest) if axis in (0, -2) else _select_rows(t, x, largest)
 
 
@@ -116,6 +127,9 @@ def select_along_bar(g, x, axis, largest):
         out = np.zeros(np.shape(x))
         out[_extremum(x, largest)] = np.sum(g)
         return out
+    if np.ndim(x) > 2:  # the last axis
+        rows = np.ravel(np.broadcast_to(g, np.shape(x)[:-1]))
+        return _select_rows_bar(rows, _rows(x), largest).reshape(np.shape(x))
     return _select_columns_bar(g, x, largest) if axis in (0, -2) else _select_rows_bar(g, x, largest)
 
 
@@ -123,6 +137,13 @@ def select_along_bar(g, x, axis, largest):
 def _select_along(t, x, axis, largest):
     if x.ndim == 1:
         return lambda t, x, axis, largest: np.ravel(np.broadcast_to(t, x.shape))[_extremum(x, largest)]
+
+    if x.ndim > 2:  # the last axis
+
+        def rows(t, x, axis, largest):
+            return _select_rows(_rows(np.broadcast_to(t, x.shape)), _rows(x), largest).reshape(x.shape[:-1])
+
+        return rows
 
     def two_d(t, x, axis, largest):
         if axis == 0 or axis == -2:
@@ -142,6 +163,14 @@ def _select_along_bar(g, x, axis, largest):
             return out
 
         return one_d
+
+    if x.ndim > 2:  # the last axis
+
+        def rows_bar(g, x, axis, largest):
+            rows = np.ascontiguousarray(np.broadcast_to(g, x.shape[:-1])).ravel()
+            return _select_rows_bar(rows, _rows(x), largest).reshape(x.shape)
+
+        return rows_bar
 
     def two_d(g, x, axis, largest):
         if axis == 0 or axis == -2:
