@@ -21,6 +21,7 @@ from .first_order import JVP, VJP
 from .pickling import check_second_order, function_ref, resolve
 from .prepared import _Prepared
 from .protocol import Memory, Wrt
+from .sparse import SparseHessian, SparseJacobian
 
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
@@ -110,8 +111,13 @@ class Hessian:
         return blocks[0][0] if self._single else blocks
 
 
-def hessian(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Hessian:
-    """The dense Hessian of a float-valued `f`: shape x.shape + x.shape (nested tuples for a tuple wrt)."""
+def hessian(
+    f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None, sparse: bool = False
+) -> Hessian | SparseHessian:
+    """The dense Hessian of a float-valued `f`: shape x.shape + x.shape (nested tuples for a tuple wrt);
+    `sparse=True`: a `scipy.sparse.csr_array` (in.size, in.size) from a coloured pattern (`sparse.py`)."""
+    if _sparse_flag(sparse):
+        return SparseHessian(f, wrt, jit, memory)
     return Hessian(f, wrt, jit, memory)
 
 
@@ -183,9 +189,20 @@ class Jacobian:
         return blocks[0] if self._single else blocks
 
 
-def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True, memory: Memory = None) -> Jacobian:
-    """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape."""
+def jacobian(
+    f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True, memory: Memory = None, sparse: bool = False
+) -> Jacobian | SparseJacobian:
+    """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape; `sparse=True`: a
+    `scipy.sparse.csr_array` (out.size, in.size) from a coloured pattern (`sparse.py`)."""
+    if _sparse_flag(sparse):
+        return SparseJacobian(f, wrt, mode, jit, memory)
     return Jacobian(f, wrt, mode, jit, memory)
+
+
+def _sparse_flag(sparse: Any) -> bool:
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise SourceADError(f"sparse={sparse!r} is not a bool", hint="Use sparse=True or sparse=False.")
+    return bool(sparse)
 
 
 def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:

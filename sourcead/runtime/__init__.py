@@ -1,7 +1,7 @@
 """Helpers that generated code calls, one module a job: tapes and ranges (`tapes`), the shapes of
 whole-array adjoints (`broadcasting`), order statistics over an axis (`extrema`), cumulative sums
 and products (`scans`), matrix products (`matmul`), special functions (`special`), vector norms
-(`norms`), allocation and sums lowered to LLVM IR (`lowered`), flat records (`flat_records`) and
+(`norms`), dependency sets for the pattern sweep (`deps`), allocation and sums lowered to LLVM IR (`lowered`), flat records (`flat_records`) and
 checkpointing schedules (`checkpoint`).
 
 Generated modules import every helper from here (`from sourcead.runtime import reserve, ...`).
@@ -15,9 +15,10 @@ generated code runs with `jit=False`, compiled into the caller when it runs unde
 
 from __future__ import annotations
 
-from . import broadcasting, checkpoint, extrema, flat_records, lowered, matmul, norms, scans, special, tapes
+from . import broadcasting, checkpoint, deps, extrema, flat_records, lowered, matmul, norms, scans, special, tapes
 from .broadcasting import *  # noqa: F403
 from .checkpoint import *  # noqa: F403
+from .deps import *  # noqa: F403
 from .extrema import *  # noqa: F403
 from .flat_records import *  # noqa: F403
 from .lowered import *  # noqa: F403
@@ -28,7 +29,7 @@ from .scans import *  # noqa: F403
 from .special import *  # noqa: F403
 from .tapes import *  # noqa: F403
 
-_MODULES = (tapes, flat_records, lowered, broadcasting, extrema, scans, matmul, special, norms, checkpoint)
+_MODULES = (tapes, flat_records, lowered, broadcasting, extrema, scans, matmul, special, norms, checkpoint, deps)
 
 # every helper generated code may import: the union of the modules' declarations
 HELPERS: tuple[str, ...] = tuple(name for module in _MODULES for name in module.__all__)

@@ -1,0 +1,408 @@
+"""Sparse Jacobians and Hessians: the pattern (`sparsity`), then compressed evaluation.
+
+`sparsity(f, wrt, of)` runs the pattern sweep (`pattern/sweep.py`, plain Python over sets of
+input elements) and returns the pattern as a `scipy.sparse.csr_array` of bool. `jacobian(...,
+sparse=True)` colours it (`colouring/`), runs one vector-mode forward sweep over the colours'
+seeds (or one batch of vjps over row colours, or both for a bicolouring) and decompresses into
+CSR; `hessian(..., sparse=True)` runs one batch of hvps over a star colouring's seeds. Patterns
+and colourings are cached per argument shapes (and, for a pattern local to the point, per
+argument values), in a dict replaced whole under a lock. They pickle as their recipe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import SourceADError
+from ..functions import unwrap
+from ..runtime.deps import Dep
+from .budget import memory_bytes
+from .callargs import _with_defaults
+from .directions import _jvp_batch, _run_batch
+from .first_order import JVP, VJP
+from .pickling import check_recipe, function_ref, resolve
+from .prepared import _Prepared
+from .protocol import Memory, Wrt
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+_KEPT = 8  # patterns local to the point: the latest ones kept per prepared object
+
+
+class _PatternSweep(_Prepared):
+    """The pattern sweep of `f`: plain Python, its tangents sets of input elements."""
+
+    __slots__ = ()
+    TRANSFORM = "sparsity"
+
+    def __init__(self, func: Callable, wrt: Wrt):
+        super().__init__(func, wrt, "sparsity", False)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A pattern over all wrt arguments at once (columns: their flat elements, one after another)."""
+
+    matrix: sp.csr_array  # bool, (out.size, n) for a Jacobian, (n, n) for a Hessian
+    shapes: tuple[tuple[int, ...], ...]  # of the wrt arguments
+    out_shape: tuple[int, ...]
+    local: tuple[str, ...]  # why the pattern is local to the point (empty: static)
+
+    @property
+    def static(self) -> bool:
+        return not self.local
+
+
+class _Patterns:
+    """Pattern sweeps of one function, cached: by shapes (and int arguments) where the pattern is
+    static, by the arguments' bytes too where it is local."""
+
+    def __init__(self, func: Callable, wrt: Wrt, hessian: bool):
+        self.func, self.wrt, self.hessian = func, wrt, hessian
+        self.single = not isinstance(wrt, (tuple, list))
+        self.sweep = _PatternSweep(func, wrt)
+        self.lock = threading.Lock()
+        self.cache: dict[tuple, Any] = {}
+
+    def get(self, args: tuple, extra: Callable[[Pattern], Any] | None = None) -> tuple[Pattern, Any]:
+        """The pattern at `args` and what `extra` makes of it (a colouring), both cached."""
+        variant = self.sweep._variant(args)
+        local = _local_reasons(variant.compiled.source)
+        key = _key(args, local)
+        found = self.cache.get(key)
+        if found is None:
+            pattern = self.compute(args, local)
+            found = (pattern, extra(pattern) if extra is not None else None)
+            with self.lock:
+                kept = {k: v for k, v in self.cache.items() if k[0] == "static"}
+                kept.update(list((k, v) for k, v in self.cache.items() if k[0] == "local")[-_KEPT + 1 :])
+                self.cache = {**kept, key: found}
+        return found
+
+    def compute(self, args: tuple, local: tuple[str, ...]) -> Pattern:
+        sweep = self.sweep
+        variant, converted = sweep._args(args)
+        spec = variant.spec
+        if spec.output_is_tuple:
+            raise SourceADError(
+                f"a sparse pattern needs a float or an array result; {spec.name} returns a tuple",
+                hint="Return one array (np.concatenate the parts in your own code).",
+            )
+        shapes = tuple(np.shape(converted[k]) for k in variant.wrt_pos)
+        sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+        starts = np.cumsum([0, *sizes])
+        seeds = [_seed(shape, int(start)) for shape, start in zip(shapes, starts, strict=False)]
+        pairs: set | None = set() if self.hessian else None
+        value, dots = sweep._run(variant, [*converted, *seeds, pairs], args)
+        if spec.mutated:
+            value, dots = value[0], dots[0]
+        _float_result(value, spec.name)
+        n = int(starts[-1])
+        if self.hessian:
+            if np.ndim(value) != 0:
+                raise SourceADError(
+                    f"a Hessian needs a float result; {spec.name} returns an array of shape {np.shape(value)}",
+                    hint="Sum the result into a float, or ask for the Jacobian's pattern (of='jacobian').",
+                )
+            matrix = _pairs_matrix(pairs or set(), n)
+        else:
+            matrix = _rows_matrix(dots, n)
+        return Pattern(matrix, shapes, np.shape(value), local)
+
+
+def _seed(shape: tuple, start: int) -> Any:
+    if not shape:
+        return Dep(frozenset((start,)))
+    size = int(np.prod(shape, dtype=np.int64))
+    seed = np.empty(size, dtype=object)
+    seed[:] = [Dep(frozenset((start + k,))) for k in range(size)]
+    return seed.reshape(shape)
+
+
+def _float_result(value: Any, name: str) -> None:
+    dtype = np.asarray(value).dtype
+    if dtype.kind != "f":
+        raise SourceADError(
+            f"{name} returns {dtype} values: a derivative needs a float result",
+            hint="Return floats (convert with float() or .astype(np.float64)); int and bool results have no derivative.",
+        )
+
+
+def _rows_matrix(dots: Any, n: int) -> sp.csr_array:
+    import scipy.sparse as sp
+    items = [dots] if not isinstance(dots, np.ndarray) else list(np.asarray(dots, dtype=object).reshape(-1))
+    rows = [sorted(item.s) if isinstance(item, Dep) else [] for item in items]
+    indptr = np.cumsum([0, *map(len, rows)])
+    indices = np.fromiter((j for row in rows for j in row), dtype=np.int64, count=int(indptr[-1]))
+    data = np.ones(len(indices), dtype=bool)
+    return sp.csr_array((data, indices, indptr), shape=(len(rows), n))
+
+
+def _pairs_matrix(pairs: set, n: int) -> sp.csr_array:
+    """The symmetric pattern of all pairs (a, b): every element of a with every element of b."""
+    import scipy.sparse as sp
+    grouped: dict[frozenset, set[int]] = {}
+    for a, b in pairs:
+        grouped.setdefault(a, set()).update(b)
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    for a, b in grouped.items():
+        ra, cb = np.fromiter(a, dtype=np.int64), np.fromiter(b, dtype=np.int64)
+        rows.append(np.repeat(ra, len(cb)))
+        cols.append(np.tile(cb, len(ra)))
+    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    both = sp.coo_array((np.ones(2 * len(r), dtype=bool), (np.concatenate([r, c]), np.concatenate([c, r]))), (n, n))
+    matrix = sp.csr_array(both)
+    matrix.sum_duplicates()
+    matrix.data[:] = True
+    return matrix
+
+
+def _local_reasons(source: str) -> tuple[str, ...]:
+    marker = "# pattern local to the point: "
+    return tuple(line.strip()[len(marker) :] for line in source.splitlines() if line.strip().startswith(marker))
+
+
+def _key(args: tuple, local: tuple[str, ...]) -> tuple:
+    """Shapes, dtypes and int arguments; for a local pattern, a digest of every argument too."""
+    parts: list = []
+    digest = hashlib.blake2b(digest_size=16) if local else None
+    for a in args:
+        arr = np.asarray(a)
+        parts.append((arr.shape, arr.dtype.str, a if isinstance(a, (int, bool, np.integer)) else None))
+        if digest is not None:
+            digest.update(np.ascontiguousarray(arr).tobytes())
+    return ("local" if local else "static", tuple(parts), digest.hexdigest() if digest is not None else None)
+
+
+def _blocks(matrix: sp.csr_array, pattern: Pattern, single: bool, hessian: bool) -> Any:
+    """The whole matrix, or its blocks per wrt argument (a tuple; nested for a Hessian)."""
+    import scipy.sparse as sp
+
+    matrix = sp.csr_array(matrix)
+    if single:
+        return matrix
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in pattern.shapes]
+    starts = np.cumsum([0, *sizes])
+    cols = [(int(starts[b]), int(starts[b + 1])) for b in range(len(sizes))]
+    csc = matrix.tocsc()
+    if not hessian:
+        return tuple(sp.csr_array(csc[:, lo:hi]) for lo, hi in cols)
+    csr = sp.csr_array(matrix)
+    return tuple(tuple(sp.csr_array(sp.csr_array(csr[ra:rb])[:, ca:cb]) for ca, cb in cols) for ra, rb in cols)
+
+
+# --- the public objects
+
+
+class Sparsity:
+    """`sparsity(f, wrt, of)(*args)` -> the pattern, a `scipy.sparse.csr_array` of bool:
+    (out.size, in.size) for of="jacobian", (in.size, in.size) and symmetric for of="hessian"."""
+
+    __slots__ = ("_patterns", "_of", "_memory")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, of: str = "jacobian"):
+        if of not in ("jacobian", "hessian"):
+            raise SourceADError(f"unknown pattern of={of!r}", hint="Use of='jacobian' or of='hessian'.")
+        self._of = of
+        self._patterns = _Patterns(unwrap(func), wrt, of == "hessian")
+
+    def __reduce__(self) -> tuple:
+        return _rebuild, ("sparsity", function_ref(self._patterns.func), (self._patterns.wrt, self._of))
+
+    def pattern(self, *args: Any) -> Pattern:
+        """The pattern with what the CLI reports: the wrt shapes and why it is local, if it is."""
+        return self._patterns.get(_with_defaults(self._patterns.func, args))[0]
+
+    def __call__(self, *args: Any) -> Any:
+        pattern = self.pattern(*args)
+        return _blocks(pattern.matrix, pattern, self._patterns.single, self._of == "hessian")
+
+
+def sparsity(f: Callable, wrt: Wrt = 0, of: str = "jacobian") -> Sparsity:
+    """The sparsity pattern of f's Jacobian (or Hessian) at the arguments given: never a missing nonzero."""
+    return Sparsity(f, wrt, of)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    side: str  # "forward", "reverse" or "both" (bicolouring)
+    colours: Any  # column or row colours; (rows, columns) for "both"
+    count: int  # sweeps: colours, or both sides' colours for a bicolouring
+
+
+class SparseJacobian:
+    """`jacobian(f, wrt, mode, sparse=True)(*args)` -> a CSR float64 array (out.size, in.size):
+    colour the pattern, one vector-mode sweep over the seeds (or a batch of vjps), decompress."""
+
+    __slots__ = ("_patterns", "_mode", "_jit", "_memory", "_jvp", "_vjp", "_lock")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, mode: str = "auto", jit: bool = True, memory: Memory = None):
+        if mode not in ("forward", "reverse", "auto"):
+            raise SourceADError(f"unknown jacobian mode {mode!r}", hint="Use mode='forward', 'reverse' or 'auto'.")
+        memory_bytes(memory)
+        if memory is not None and mode == "forward":
+            raise SourceADError(
+                "memory= bounds what reverse mode records; a sparse Jacobian in forward mode records nothing",
+                hint="Drop memory=, or use mode='reverse' or 'auto' (its vjps then keep to the budget).",
+            )
+        self._patterns = _Patterns(unwrap(func), wrt, False)
+        self._mode, self._jit, self._memory = mode, jit, memory
+        self._jvp: JVP | None = JVP(func, wrt, jit) if mode != "reverse" else None
+        self._vjp: VJP | None = VJP(func, wrt, jit, memory) if mode == "reverse" else None
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple:
+        p = self._patterns
+        return _rebuild, ("jacobian", function_ref(p.func), (p.wrt, self._mode, self._jit, self._memory))
+
+    def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
+        """The pattern and how it is evaluated (side and colours), as cached."""
+        return self._patterns.get(_with_defaults(self._patterns.func, args), self._colour)
+
+    def __call__(self, *args: Any) -> Any:
+        args = _with_defaults(self._patterns.func, args)
+        pattern, plan = self._patterns.get(args, self._colour)
+        from ..colouring import decompress_bicolouring, decompress_columns, decompress_rows
+
+        P = pattern.matrix
+        if plan.side == "forward":
+            J = decompress_columns(P, plan.colours, self._forward(args, plan.colours, pattern))
+        elif plan.side == "reverse":
+            J = decompress_rows(P, plan.colours, self._reverse(args, plan.colours, pattern))
+        else:
+            rows, cols = plan.colours
+            Bcol = self._forward(args, cols - 1, pattern, skip=cols == 0) if cols.max(initial=0) > 0 else None
+            Brow = self._reverse(args, rows - 1, pattern, skip=rows == 0) if rows.max(initial=0) > 0 else None
+            m, n = P.shape
+            Bcol = np.zeros((m, 0)) if Bcol is None else Bcol
+            Brow = np.zeros((0, n)) if Brow is None else Brow
+            J = decompress_bicolouring(P, rows, cols, Bcol, Brow)
+        return _blocks(J, pattern, self._patterns.single, False)
+
+    def _colour(self, pattern: Pattern) -> _Plan:
+        from ..colouring import bicolouring, column_colouring, row_colouring
+
+        P = pattern.matrix
+        options: list[_Plan] = []
+        if self._mode in ("forward", "auto"):
+            cols = column_colouring(P)
+            options.append(_Plan("forward", cols, _count(cols)))
+        if self._mode in ("reverse", "auto"):
+            rows = row_colouring(P)
+            options.append(_Plan("reverse", rows, _count(rows)))
+        if self._mode == "auto" and min(o.count for o in options) > 2:
+            rc, cc = bicolouring(P)
+            options.append(_Plan("both", (rc, cc), int(rc.max(initial=0)) + int(cc.max(initial=0))))
+        return min(options, key=lambda o: o.count)  # the first of the fewest: forward on a tie
+
+    def _forward(self, args: tuple, colours: np.ndarray, pattern: Pattern, skip: Any = None) -> np.ndarray:
+        """B = J @ S: one vector-mode sweep carrying a seed per colour."""
+        jf = self._jvp
+        if jf is None:
+            with self._lock:
+                jf = self._jvp = self._jvp or JVP(self._patterns.func, self._patterns.wrt, self._jit)
+        seeds = _seeds(colours, skip, pattern.matrix.shape[1])  # (n, k)
+        k = seeds.shape[1]
+        variant, converted = jf._args(args)
+        tangents = _split(seeds.T, pattern.shapes, k)
+        _, columns = _jvp_batch(jf, variant, converted, tangents[0] if self._patterns.single else tangents, args)
+        return np.asarray(columns, dtype=np.float64).reshape(k, -1).T
+
+    def _reverse(self, args: tuple, colours: np.ndarray, pattern: Pattern, skip: Any = None) -> np.ndarray:
+        """C = S.T @ J: one batch of vjps, a cotangent per colour."""
+        vf = self._vjp
+        if vf is None:
+            with self._lock:
+                vf = self._vjp = self._vjp or VJP(self._patterns.func, self._patterns.wrt, self._jit, self._memory)
+        seeds = _seeds(colours, skip, pattern.matrix.shape[0])  # (m, k)
+        k = seeds.shape[1]
+        variant, converted = vf._args(args)
+        cotangents = [np.ascontiguousarray(seeds.T).reshape((k, *pattern.out_shape))]
+        cotangents += [np.zeros((k, *np.shape(converted[j]))) for j in variant.written]
+        _, *rows = _run_batch(vf, variant, "vjp", converted, cotangents, [])
+        return np.concatenate([np.asarray(r, dtype=np.float64).reshape(k, -1) for r in rows], axis=1)
+
+
+class SparseHessian:
+    """`hessian(f, wrt, sparse=True)(*args)` -> a CSR float64 array (in.size, in.size): a star
+    colouring of the Hessian's pattern, one batch of hvps over its seeds, direct recovery."""
+
+    __slots__ = ("_patterns", "_hvp")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        from .higher import HVP
+
+        self._patterns = _Patterns(unwrap(func), wrt, True)
+        self._hvp = HVP(func, wrt, jit, memory)
+
+    def __reduce__(self) -> tuple:
+        p, h = self._patterns, self._hvp
+        return _rebuild, ("hessian", function_ref(p.func), (p.wrt, h._jit, h._memory))
+
+    def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
+        return self._patterns.get(_with_defaults(self._patterns.func, args), _star)
+
+    def __call__(self, *args: Any) -> Any:
+        from ..colouring import decompress_star
+
+        args = _with_defaults(self._patterns.func, args)
+        pattern, plan = self._patterns.get(args, _star)
+        seeds = _seeds(plan.colours, None, pattern.matrix.shape[0])
+        k = seeds.shape[1]
+        tangents = _split(seeds.T, pattern.shapes, k)
+        products = self._hvp(*args, tangents=tangents[0] if self._patterns.single else tangents)
+        products = (products,) if self._patterns.single else products
+        B = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in products], axis=1).T
+        H = decompress_star(pattern.matrix, plan.colours, B)
+        return _blocks(H, pattern, self._patterns.single, True)
+
+
+def _star(pattern: Pattern) -> _Plan:
+    from ..colouring import star_colouring
+
+    colours = star_colouring(pattern.matrix)
+    return _Plan("star", colours, _count(colours))
+
+
+def _count(colours: np.ndarray) -> int:
+    return int(colours.max(initial=-1)) + 1
+
+
+def _seeds(colours: np.ndarray, skip: Any, n: int) -> np.ndarray:
+    """S (n, k): S[j, colours[j]] = 1 (none for the elements `skip` marks)."""
+    colours = np.asarray(colours, dtype=np.int64)
+    k = max(_count(colours), 1)
+    S = np.zeros((n, k))
+    keep = np.ones(n, dtype=bool) if skip is None else ~np.asarray(skip)
+    S[np.flatnonzero(keep), colours[keep]] = 1.0
+    return S
+
+
+def _split(seeds_t: np.ndarray, shapes: tuple, k: int) -> tuple:
+    """(k, n) seeds -> one (k, *shape) batch per wrt argument."""
+    out, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        out.append(np.ascontiguousarray(seeds_t[:, start : start + size]).reshape((k, *shape)))
+        start += size
+    return tuple(out)
+
+
+def _rebuild(kind: str, ref: tuple, options: tuple) -> Any:
+    if kind not in ("sparsity", "jacobian", "hessian") or not isinstance(options, tuple):
+        raise SourceADError(f"not a sparse recipe: {kind!r}")
+    if kind == "sparsity":
+        check_recipe(ref, options[0])
+        return Sparsity(resolve(ref), *options)
+    check_recipe(ref, options[0], options[-2], options[-1])
+    cls = SparseJacobian if kind == "jacobian" else SparseHessian
+    return cls(resolve(ref), *options)
