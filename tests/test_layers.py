@@ -24,6 +24,7 @@ FLOORS = {
     "_version": 0,
     "functions": 0,
     "runtime": 1,
+    "colouring": 1,
     "ir": 2,
     "rules": 3,
     "derive": 4,
