@@ -99,7 +99,7 @@ class _Patterns:
         sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
         starts = np.cumsum([0, *sizes])
         seeds = [_seed(shape, int(start)) for shape, start in zip(shapes, starts, strict=False)]
-        pairs: set | None = set() if self.hessian else None
+        pairs: list | None = [] if self.hessian else None
         value, dots = sweep._run(variant, [*converted, *seeds, pairs], args)
         if spec.mutated:
             value, dots = value[0], dots[0]
@@ -111,7 +111,7 @@ class _Patterns:
                     f"a Hessian needs a float result; {spec.name} returns an array of shape {np.shape(value)}",
                     hint="Sum the result into a float, or ask for the Jacobian's pattern (of='jacobian').",
                 )
-            matrix = _pairs_matrix(pairs or set(), n)
+            matrix = _pairs_matrix(pairs or [], n)
         else:
             matrix = _rows_matrix(dots, n)
         return Pattern(matrix, shapes, np.shape(value), local)
@@ -145,12 +145,14 @@ def _rows_matrix(dots: Any, n: int) -> sp.csr_array:
     return sp.csr_array((data, indices, indptr), shape=(len(rows), n))
 
 
-def _pairs_matrix(pairs: set, n: int) -> sp.csr_array:
+def _pairs_matrix(pairs: list, n: int) -> sp.csr_array:
     """The symmetric pattern of all pairs (a, b): every element of a with every element of b."""
     import scipy.sparse as sp
     grouped: dict[frozenset, set[int]] = {}
     for a, b in pairs:
-        grouped.setdefault(a, set()).update(b)
+        a_s, b_s = a.s, b.s
+        if a_s and b_s:
+            grouped.setdefault(a_s, set()).update(b_s)
     rows: list[np.ndarray] = []
     cols: list[np.ndarray] = []
     for a, b in grouped.items():

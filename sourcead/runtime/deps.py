@@ -9,7 +9,7 @@ keeps its entry). Floats are the empty set. Arrays of tangents are NumPy arrays 
 `dep_zeros` / `dep_zeros_like`; NumPy's object loops apply the operators element by element.
 
 `dep_pairs` collects, for the Hessian pattern, the pairs of sets that meet in a nonlinear operation
-(the global-pairs rule of SparseConnectivityTracer): `sink` is a set of (a, b) frozenset pairs, or
+(the global-pairs rule of SparseConnectivityTracer): `sink` is a list of (a, b) `Dep` pairs, or
 None for a Jacobian sweep.
 """
 
@@ -25,19 +25,29 @@ EMPTY: frozenset[int] = frozenset()
 
 
 class Dep:
-    """A frozen set of input elements; arithmetic is union (partials are structural: never zero)."""
+    """A set of input elements; arithmetic is union (partials are structural: never zero).
 
-    __slots__ = ("s",)
+    A union is kept lazy, as the pair of its operands, and made a set once, when read (`s`): a
+    running sum `s += x[i]` is then linear in the loop's length, not quadratic."""
+
+    __slots__ = ("_s", "_parts")
     __array_ufunc__ = None  # `array * Dep` comes to `__rmul__`, which broadcasts it over the array
 
-    def __init__(self, s: frozenset[int]):
-        self.s = s
+    def __init__(self, s: frozenset[int] | None, parts: tuple[Dep, ...] = ()):
+        self._s, self._parts = s, parts
+
+    @property
+    def s(self) -> frozenset[int]:
+        if self._s is None:
+            self._s = _materialize(self)
+            self._parts = ()
+        return self._s
 
     def _op(self, other: Any) -> Any:
         if isinstance(other, Dep):
-            if other.s <= self.s:
+            if other is self or other._s is EMPTY:
                 return self
-            return other if self.s <= other.s else Dep(self.s | other.s)
+            return other if self._s is EMPTY else Dep(None, (self, other))
         if isinstance(other, np.ndarray):
             return _UNION(_boxed(self), other)
         return self
@@ -52,6 +62,23 @@ class Dep:
 
     def __repr__(self) -> str:
         return f"Dep({sorted(self.s)})"
+
+
+def _materialize(root: Dep) -> frozenset[int]:
+    """The union below a lazy node, visiting each shared node once (no recursion: chains are long)."""
+    found: set[int] = set()
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node._s is not None:
+            found |= node._s
+            continue
+        for part in node._parts:
+            if id(part) not in seen:
+                seen.add(id(part))
+                stack.append(part)
+    return frozenset(found)
 
 
 def _boxed(value: Any) -> np.ndarray:
@@ -80,19 +107,6 @@ def dep_zeros_like(a: Any) -> np.ndarray:
     return dep_zeros(np.shape(a))
 
 
-def deps_of(value: Any) -> frozenset[int]:
-    """The set a tangent value stands for (the union over an array)."""
-    if isinstance(value, Dep):
-        return value.s
-    if isinstance(value, np.ndarray) and value.dtype == object:
-        found: set[int] = set()
-        for item in value.flat:
-            if isinstance(item, Dep):
-                found |= item.s
-        return frozenset(found)
-    return EMPTY
-
-
 def dep_pairs(sink: Any, partial: Any, child: Any) -> None:
     """A nonlinear edge: every element of `partial`'s sets (what the partial derivative reads) meets
     every element of `child`'s (what it multiplies). Element by element where both are arrays of one
@@ -102,10 +116,17 @@ def dep_pairs(sink: Any, partial: Any, child: Any) -> None:
     p_arr = isinstance(partial, np.ndarray) and partial.dtype == object and partial.ndim > 0
     c_arr = isinstance(child, np.ndarray) and child.dtype == object and child.ndim > 0
     if p_arr and c_arr and partial.shape == child.shape:
-        for a, b in zip(partial.flat, child.flat, strict=True):
-            if isinstance(a, Dep) and isinstance(b, Dep) and a.s and b.s:
-                sink.add((a.s, b.s))
+        sink.extend((a, b) for a, b in zip(partial.flat, child.flat, strict=True) if type(a) is Dep and type(b) is Dep)
         return
-    a_s, b_s = deps_of(partial), deps_of(child)
-    if a_s and b_s:
-        sink.add((a_s, b_s))
+    if isinstance(partial, tuple):
+        partial = Dep(None, tuple(_whole(p) for p in partial))
+    sink.append((_whole(partial), _whole(child)))
+
+
+def _whole(value: Any) -> Dep:
+    """A tangent as one set (the union over an array)."""
+    if isinstance(value, Dep):
+        return value
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return Dep(None, tuple(item for item in value.flat if isinstance(item, Dep)))
+    return Dep(EMPTY)
