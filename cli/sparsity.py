@@ -56,8 +56,13 @@ def _arguments(func, shapes: dict, values: dict, seed: int) -> tuple:
 @click.command()
 @click.argument("target", metavar="PATH:FUNC")
 @click.option("--wrt", required=True, help="Arguments to differentiate with respect to: names or positions.")
-@click.option("--shape", "shapes", multiple=True, metavar="NAME=N[xM]",
-              help="A float array argument's shape (values drawn uniformly in [0.5, 1.5]); repeat per argument.")
+@click.option(
+    "--shape",
+    "shapes",
+    multiple=True,
+    metavar="NAME=N[xM]",
+    help="A float array argument's shape (values drawn uniformly in [0.5, 1.5]); repeat per argument.",
+)
 @click.option("--value", "values", multiple=True, metavar="NAME=V", help="A number argument's value (int or float).")
 @click.option("--hessian", is_flag=True, help="The Hessian's pattern (FUNC returns a float) instead of the Jacobian's.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the values drawn for the arrays.")

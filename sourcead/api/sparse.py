@@ -131,12 +131,13 @@ def _float_result(value: Any, name: str) -> None:
     if dtype.kind != "f":
         raise SourceADError(
             f"{name} returns {dtype} values: a derivative needs a float result",
-            hint="Return floats (convert with float() or .astype(np.float64)); int and bool results have no derivative.",
+            hint="Return floats (float(), .astype(np.float64)); int and bool results have no derivative.",
         )
 
 
 def _rows_matrix(dots: Any, n: int) -> sp.csr_array:
     import scipy.sparse as sp
+
     items = [dots] if not isinstance(dots, np.ndarray) else list(np.asarray(dots, dtype=object).reshape(-1))
     rows = [sorted(item.s) if isinstance(item, Dep) else [] for item in items]
     indptr = np.cumsum([0, *map(len, rows)])
@@ -148,6 +149,7 @@ def _rows_matrix(dots: Any, n: int) -> sp.csr_array:
 def _pairs_matrix(pairs: list, n: int) -> sp.csr_array:
     """The symmetric pattern of all pairs (a, b): every element of a with every element of b."""
     import scipy.sparse as sp
+
     grouped: dict[frozenset, set[int]] = {}
     for a, b in pairs:
         a_s, b_s = a.s, b.s

@@ -32,10 +32,10 @@ from ..frontend.parse import ParsedFunction, parse_function
 from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
+from ..pattern.sweep import pattern_function
 from ..postpass.sweeps import first_contributions, remove_dead_code, unsigned_indices
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
-from ..pattern.sweep import pattern_function
 from ..transforms.inplace import lower_inplace
 from ..transforms.races import serialize_races
 

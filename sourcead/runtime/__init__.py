@@ -1,8 +1,8 @@
 """Helpers that generated code calls, one module a job: tapes and ranges (`tapes`), the shapes of
 whole-array adjoints (`broadcasting`), order statistics over an axis (`extrema`), cumulative sums
 and products (`scans`), matrix products (`matmul`), special functions (`special`), vector norms
-(`norms`), dependency sets for the pattern sweep (`deps`), allocation and sums lowered to LLVM IR (`lowered`), flat records (`flat_records`) and
-checkpointing schedules (`checkpoint`).
+(`norms`), allocation and sums lowered to LLVM IR (`lowered`), flat records (`flat_records`),
+checkpointing schedules (`checkpoint`) and dependency sets for the pattern sweep (`deps`).
 
 Generated modules import every helper from here (`from sourcead.runtime import reserve, ...`).
 Each module declares the helpers it exports in its `__all__`; `HELPERS`, the names generated code
