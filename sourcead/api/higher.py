@@ -21,7 +21,7 @@ from .first_order import JVP, VJP
 from .pickling import check_second_order, function_ref, resolve
 from .prepared import _Prepared
 from .protocol import Memory, Wrt
-from .sparse import SparseHessian, SparseJacobian
+from .sparse import Pattern, SparseJacobian, _Patterns, _Plan, blocks, seeds_of, sparse_rebuild, split_seeds, star_plan
 
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
@@ -203,6 +203,38 @@ def _sparse_flag(sparse: Any) -> bool:
     if not isinstance(sparse, (bool, np.bool_)):
         raise SourceADError(f"sparse={sparse!r} is not a bool", hint="Use sparse=True or sparse=False.")
     return bool(sparse)
+
+
+class SparseHessian:
+    """`hessian(f, wrt, sparse=True)(*args)` -> a CSR float64 array (in.size, in.size): a star
+    colouring of the Hessian's pattern, one batch of hvps over its seeds, direct recovery."""
+
+    __slots__ = ("_patterns", "_hvp")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        self._patterns = _Patterns(unwrap(func), wrt, True)
+        self._hvp = HVP(func, wrt, jit, memory)
+
+    def __reduce__(self) -> tuple:
+        p, h = self._patterns, self._hvp
+        return sparse_rebuild, ("hessian", function_ref(p.func), (p.wrt, h._jit, h._memory))
+
+    def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
+        return self._patterns.get(_with_defaults(self._patterns.func, args), star_plan)
+
+    def __call__(self, *args: Any) -> Any:
+        from ..colouring import decompress_star
+
+        args = _with_defaults(self._patterns.func, args)
+        pattern, plan = self._patterns.get(args, star_plan)
+        seeds = seeds_of(plan.colours, None, pattern.matrix.shape[0])
+        k = seeds.shape[1]
+        tangents = split_seeds(seeds.T, pattern.shapes, k)
+        products = self._hvp(*args, tangents=tangents[0] if self._patterns.single else tangents)
+        products = (products,) if self._patterns.single else products
+        B = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in products], axis=1).T
+        H = decompress_star(pattern.matrix, plan.colours, B)
+        return blocks(H, pattern, self._patterns.single, True)
 
 
 def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:

@@ -187,7 +187,7 @@ def _key(args: tuple, local: tuple[str, ...]) -> tuple:
     return ("local" if local else "static", tuple(parts), digest.hexdigest() if digest is not None else None)
 
 
-def _blocks(matrix: sp.csr_array, pattern: Pattern, single: bool, hessian: bool) -> Any:
+def blocks(matrix: sp.csr_array, pattern: Pattern, single: bool, hessian: bool) -> Any:
     """The whole matrix, or its blocks per wrt argument (a tuple; nested for a Hessian)."""
     import scipy.sparse as sp
 
@@ -220,7 +220,7 @@ class Sparsity:
         self._patterns = _Patterns(unwrap(func), wrt, of == "hessian")
 
     def __reduce__(self) -> tuple:
-        return _rebuild, ("sparsity", function_ref(self._patterns.func), (self._patterns.wrt, self._of))
+        return sparse_rebuild, ("sparsity", function_ref(self._patterns.func), (self._patterns.wrt, self._of))
 
     def pattern(self, *args: Any) -> Pattern:
         """The pattern with what the CLI reports: the wrt shapes and why it is local, if it is."""
@@ -228,7 +228,7 @@ class Sparsity:
 
     def __call__(self, *args: Any) -> Any:
         pattern = self.pattern(*args)
-        return _blocks(pattern.matrix, pattern, self._patterns.single, self._of == "hessian")
+        return blocks(pattern.matrix, pattern, self._patterns.single, self._of == "hessian")
 
 
 def sparsity(f: Callable, wrt: Wrt = 0, of: str = "jacobian") -> Sparsity:
@@ -266,7 +266,7 @@ class SparseJacobian:
 
     def __reduce__(self) -> tuple:
         p = self._patterns
-        return _rebuild, ("jacobian", function_ref(p.func), (p.wrt, self._mode, self._jit, self._memory))
+        return sparse_rebuild, ("jacobian", function_ref(p.func), (p.wrt, self._mode, self._jit, self._memory))
 
     def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
         """The pattern and how it is evaluated (side and colours), as cached."""
@@ -290,7 +290,7 @@ class SparseJacobian:
             Bcol = np.zeros((m, 0)) if Bcol is None else Bcol
             Brow = np.zeros((0, n)) if Brow is None else Brow
             J = decompress_bicolouring(P, rows, cols, Bcol, Brow)
-        return _blocks(J, pattern, self._patterns.single, False)
+        return blocks(J, pattern, self._patterns.single, False)
 
     def _colour(self, pattern: Pattern) -> _Plan:
         from ..colouring import bicolouring, column_colouring, row_colouring
@@ -314,10 +314,10 @@ class SparseJacobian:
         if jf is None:
             with self._lock:
                 jf = self._jvp = self._jvp or JVP(self._patterns.func, self._patterns.wrt, self._jit)
-        seeds = _seeds(colours, skip, pattern.matrix.shape[1])  # (n, k)
+        seeds = seeds_of(colours, skip, pattern.matrix.shape[1])  # (n, k)
         k = seeds.shape[1]
         variant, converted = jf._args(args)
-        tangents = _split(seeds.T, pattern.shapes, k)
+        tangents = split_seeds(seeds.T, pattern.shapes, k)
         _, columns = _jvp_batch(jf, variant, converted, tangents[0] if self._patterns.single else tangents, args)
         return np.asarray(columns, dtype=np.float64).reshape(k, -1).T
 
@@ -327,7 +327,7 @@ class SparseJacobian:
         if vf is None:
             with self._lock:
                 vf = self._vjp = self._vjp or VJP(self._patterns.func, self._patterns.wrt, self._jit, self._memory)
-        seeds = _seeds(colours, skip, pattern.matrix.shape[0])  # (m, k)
+        seeds = seeds_of(colours, skip, pattern.matrix.shape[0])  # (m, k)
         k = seeds.shape[1]
         variant, converted = vf._args(args)
         cotangents = [np.ascontiguousarray(seeds.T).reshape((k, *pattern.out_shape))]
@@ -336,41 +336,7 @@ class SparseJacobian:
         return np.concatenate([np.asarray(r, dtype=np.float64).reshape(k, -1) for r in rows], axis=1)
 
 
-class SparseHessian:
-    """`hessian(f, wrt, sparse=True)(*args)` -> a CSR float64 array (in.size, in.size): a star
-    colouring of the Hessian's pattern, one batch of hvps over its seeds, direct recovery."""
-
-    __slots__ = ("_patterns", "_hvp")
-
-    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
-        from .higher import HVP
-
-        self._patterns = _Patterns(unwrap(func), wrt, True)
-        self._hvp = HVP(func, wrt, jit, memory)
-
-    def __reduce__(self) -> tuple:
-        p, h = self._patterns, self._hvp
-        return _rebuild, ("hessian", function_ref(p.func), (p.wrt, h._jit, h._memory))
-
-    def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
-        return self._patterns.get(_with_defaults(self._patterns.func, args), _star)
-
-    def __call__(self, *args: Any) -> Any:
-        from ..colouring import decompress_star
-
-        args = _with_defaults(self._patterns.func, args)
-        pattern, plan = self._patterns.get(args, _star)
-        seeds = _seeds(plan.colours, None, pattern.matrix.shape[0])
-        k = seeds.shape[1]
-        tangents = _split(seeds.T, pattern.shapes, k)
-        products = self._hvp(*args, tangents=tangents[0] if self._patterns.single else tangents)
-        products = (products,) if self._patterns.single else products
-        B = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in products], axis=1).T
-        H = decompress_star(pattern.matrix, plan.colours, B)
-        return _blocks(H, pattern, self._patterns.single, True)
-
-
-def _star(pattern: Pattern) -> _Plan:
+def star_plan(pattern: Pattern) -> _Plan:
     from ..colouring import star_colouring
 
     colours = star_colouring(pattern.matrix)
@@ -381,7 +347,7 @@ def _count(colours: np.ndarray) -> int:
     return int(colours.max(initial=-1)) + 1
 
 
-def _seeds(colours: np.ndarray, skip: Any, n: int) -> np.ndarray:
+def seeds_of(colours: np.ndarray, skip: Any, n: int) -> np.ndarray:
     """S (n, k): S[j, colours[j]] = 1 (none for the elements `skip` marks)."""
     colours = np.asarray(colours, dtype=np.int64)
     k = max(_count(colours), 1)
@@ -391,7 +357,7 @@ def _seeds(colours: np.ndarray, skip: Any, n: int) -> np.ndarray:
     return S
 
 
-def _split(seeds_t: np.ndarray, shapes: tuple, k: int) -> tuple:
+def split_seeds(seeds_t: np.ndarray, shapes: tuple, k: int) -> tuple:
     """(k, n) seeds -> one (k, *shape) batch per wrt argument."""
     out, start = [], 0
     for shape in shapes:
@@ -401,12 +367,15 @@ def _split(seeds_t: np.ndarray, shapes: tuple, k: int) -> tuple:
     return tuple(out)
 
 
-def _rebuild(kind: str, ref: tuple, options: tuple) -> Any:
+def sparse_rebuild(kind: str, ref: tuple, options: tuple) -> Any:
     if kind not in ("sparsity", "jacobian", "hessian") or not isinstance(options, tuple):
         raise SourceADError(f"not a sparse recipe: {kind!r}")
     if kind == "sparsity":
         check_recipe(ref, options[0])
         return Sparsity(resolve(ref), *options)
     check_recipe(ref, options[0], options[-2], options[-1])
-    cls = SparseJacobian if kind == "jacobian" else SparseHessian
-    return cls(resolve(ref), *options)
+    if kind == "hessian":  # made where hvp lives (higher.py, which imports this module)
+        from . import higher
+
+        return higher.SparseHessian(resolve(ref), *options)
+    return SparseJacobian(resolve(ref), *options)
