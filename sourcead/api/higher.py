@@ -21,7 +21,7 @@ from .first_order import JVP, VJP
 from .pickling import check_second_order, function_ref, resolve
 from .prepared import _Prepared
 from .protocol import Memory, Wrt
-from .sparse import Pattern, SparseJacobian, _Patterns, _Plan, blocks, seeds_of, sparse_rebuild, split_seeds, star_plan
+from .sparse import Pattern, SparseJacobian, _Patterns, _Plan, blocks, seeds_of, split_seeds, star_plan
 
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
@@ -217,7 +217,7 @@ class SparseHessian:
 
     def __reduce__(self) -> tuple:
         p, h = self._patterns, self._hvp
-        return sparse_rebuild, ("hessian", function_ref(p.func), (p.wrt, h._jit, h._memory))
+        return _second_order_recipe("sparse_hessian", p.func, p.wrt, h._jit, h._memory)
 
     def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
         return self._patterns.get(_with_defaults(self._patterns.func, args), star_plan)
@@ -243,6 +243,9 @@ def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:
 
 
 def _rebuild_second_order(kind: str, ref: tuple, options: tuple) -> Any:
+    if kind == "sparse_hessian":
+        check_second_order("hessian", ref, options)
+        return SparseHessian(resolve(ref), *options)
     check_second_order(kind, ref, options)
     return {"hvp": HVP, "hessian": Hessian, "jacobian": Jacobian}[kind](resolve(ref), *options)
 

@@ -368,14 +368,10 @@ def split_seeds(seeds_t: np.ndarray, shapes: tuple, k: int) -> tuple:
 
 
 def sparse_rebuild(kind: str, ref: tuple, options: tuple) -> Any:
-    if kind not in ("sparsity", "jacobian", "hessian") or not isinstance(options, tuple):
+    if kind not in ("sparsity", "jacobian") or not isinstance(options, tuple):
         raise SourceADError(f"not a sparse recipe: {kind!r}")
     if kind == "sparsity":
         check_recipe(ref, options[0])
         return Sparsity(resolve(ref), *options)
     check_recipe(ref, options[0], options[-2], options[-1])
-    if kind == "hessian":  # made where hvp lives (higher.py, which imports this module)
-        from . import higher
-
-        return higher.SparseHessian(resolve(ref), *options)
     return SparseJacobian(resolve(ref), *options)
