@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ..errors import SourceADError
 from . import kernels
-from .patterns import Pattern, pattern, symmetric
+from .patterns import Pattern, canonical, pattern, symmetric
 
 
 def seed_matrix(colours: object, k: int | None = None) -> np.ndarray:
@@ -40,6 +40,8 @@ def _colours(colours: object, size: int | None, what: str) -> np.ndarray:
         raise SourceADError(f"{what} must be a 1-D int array, not {c.dtype} of shape {c.shape}")
     if size is not None and c.shape[0] != size:
         raise SourceADError(f"{what} has {c.shape[0]} entries but the pattern has {size}")
+    if size is not None and c.size and c.min() < 0:
+        raise SourceADError(f"{what} must be >= 0, not {int(c.min())}")
     return c.astype(np.int64)
 
 
@@ -69,32 +71,42 @@ def _undetermined(p: Pattern, ok: np.ndarray, how: str) -> SourceADError:
     )
 
 
+def _structure(P: object) -> tuple[tuple[int, int], np.ndarray, np.ndarray]:
+    """Shape and int64 CSR index arrays of P's structure, without the CSC view (see `pattern`)."""
+    A = canonical(P)
+    return A.shape, A.indptr.astype(np.int64), A.indices.astype(np.int64)
+
+
+def _undetermined_at(indptr: np.ndarray, indices: np.ndarray, bad: int, how: str) -> SourceADError:
+    i = int(np.searchsorted(indptr, bad, side="right")) - 1
+    return SourceADError(
+        f"these colours do not determine entry ({i}, {int(indices[bad])}) of the pattern: {how}",
+        hint="colour this pattern with the matching colouring function of sourcead.colouring",
+    )
+
+
 def decompress_columns(P: object, colours: object, B: object) -> sp.csr_array:
     """J with P's structure from B = J @ seed_matrix(colours), shape (m, k), colours from
     `column_colouring(P)`: J[i, j] = B[i, colours[j]]."""
-    p = pattern(P)
-    c = _colours(colours, p.shape[1], "colours")
-    k = int(c.max(initial=-1)) + 1
-    b = _block(B, p.shape[0], k, "B", "J @ S")
-    ok = kernels.unique_in_line(p.indptr, p.indices, c + 1)
-    if not ok.all():
-        raise _undetermined(p, ok, "two columns of one colour share its row")
-    return _csr(p, b[p.rows(), c[p.indices]])
+    shape, indptr, indices = _structure(P)
+    c = _colours(colours, shape[1], "colours")
+    b = _block(B, shape[0], int(c.max(initial=-1)) + 1, "B", "J @ S")
+    data, bad = kernels.gather_columns(indptr, indices, c, np.ascontiguousarray(b))
+    if bad >= 0:
+        raise _undetermined_at(indptr, indices, bad, "two columns of one colour share its row")
+    return sp.csr_array((data, indices, indptr), shape=shape)
 
 
 def decompress_rows(P: object, colours: object, C: object) -> sp.csr_array:
     """J with P's structure from C = seed_matrix(colours).T @ J, shape (k, n), colours from
     `row_colouring(P)`: J[i, j] = C[colours[i], j]."""
-    p = pattern(P)
-    c = _colours(colours, p.shape[0], "colours")
-    k = int(c.max(initial=-1)) + 1
-    b = _block(C, p.shape[1], k, "C", "S.T @ J", transposed=True)
-    t = p.transpose()
-    ok = np.empty(p.nnz, np.bool_)
-    ok[p.to_csr] = kernels.unique_in_line(t.indptr, t.indices, c + 1)
-    if not ok.all():
-        raise _undetermined(p, ok, "two rows of one colour share its column")
-    return _csr(p, b[p.indices, c[p.rows()]])
+    shape, indptr, indices = _structure(P)
+    c = _colours(colours, shape[0], "colours")
+    b = _block(C, shape[1], int(c.max(initial=-1)) + 1, "C", "S.T @ J", transposed=True)
+    data, bad = kernels.gather_rows(indptr, indices, c, np.ascontiguousarray(b.T), shape[1])
+    if bad >= 0:
+        raise _undetermined_at(indptr, indices, bad, "two rows of one colour share its column")
+    return sp.csr_array((data, indices, indptr), shape=shape)
 
 
 def decompress_star(P: object, colours: object, B: object) -> sp.csr_array:
@@ -112,9 +124,8 @@ def decompress_star(P: object, colours: object, B: object) -> sp.csr_array:
         raise _undetermined(p, ~(c[rows] == c[cols]) | diagonal, "two neighbours have one colour")
     # the value of (i, j) and of (j, i) comes from the row `lo` = min(i, j) when `unique` holds at
     # (lo, hi), else from row hi; `unique` at (j, i) is found at the mirror position
-    mirror = np.empty(p.nnz, np.int64)
-    order = np.lexsort((rows, cols))
-    mirror[order] = np.arange(p.nnz, dtype=np.int64)
+    mirror = np.empty(p.nnz, np.int64)  # CSR position of (j, i): the CSC position of (i, j)
+    mirror[p.to_csr] = np.arange(p.nnz, dtype=np.int64)
     lower = rows > cols
     unique_lo = np.where(lower, unique[mirror], unique)  # unique at (min, max)
     unique_hi = np.where(lower, unique, unique[mirror])  # unique at (max, min)

@@ -227,3 +227,158 @@ def unique_in_line(ptr, idx, colour):  # pragma: no cover - compiled
         for p in range(ptr[i], ptr[i + 1]):
             count[colour[idx[p]]] = 0
     return unique
+
+
+@njit(cache=True, nogil=True)
+def saturation_distance2(ptr1, idx1, ptr2, idx2, degree):  # pragma: no cover - compiled
+    """DSATUR (Brelaz 1979) on the distance-2 graph: colour next an uncoloured vertex whose
+    distance-2 neighbours already show the most distinct colours (ties: the most recently raised,
+    starting from the largest degree), with the smallest colour they leave free. Each vertex keeps
+    its neighbours' colours as a bitset of ceil((max degree + 1) / 64) words (a colour never
+    exceeds the degree), so the whole colouring costs about two greedy sweeps."""
+    n = ptr1.shape[0] - 1
+    colour = np.full(n, -1, np.int64)
+    if n == 0:
+        return colour
+    words = (degree.max() + 1 + 63) // 64
+    bits = np.zeros((n, words), np.uint64)
+    sat = np.zeros(n, np.int64)
+    head = np.full(degree.max() + 2, -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    prv = np.full(n, -1, np.int64)
+    for v in np.argsort(degree, kind="mergesort"):  # LIFO bucket: largest degree on top
+        nxt[v] = head[0]
+        if head[0] >= 0:
+            prv[head[0]] = v
+        head[0] = v
+    seen = np.full(n, -1, np.int64)
+    top = 0
+    for _ in range(n):
+        while head[top] < 0:
+            top -= 1
+        v = head[top]
+        head[top] = nxt[v]
+        if nxt[v] >= 0:
+            prv[nxt[v]] = -1
+        c = 0
+        while (bits[v, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
+            c += 1
+        colour[v] = c
+        word, bit = c >> 6, np.uint64(1) << np.uint64(c & 63)
+        seen[v] = v
+        for p in range(ptr1[v], ptr1[v + 1]):
+            line = idx1[p]
+            for q in range(ptr2[line], ptr2[line + 1]):
+                w = idx2[q]
+                if colour[w] >= 0 or seen[w] == v:
+                    continue
+                seen[w] = v
+                if bits[w, word] & bit:
+                    continue
+                bits[w, word] |= bit
+                s = sat[w]  # move w from bucket s to the top of bucket s + 1
+                if prv[w] >= 0:
+                    nxt[prv[w]] = nxt[w]
+                else:
+                    head[s] = nxt[w]
+                if nxt[w] >= 0:
+                    prv[nxt[w]] = prv[w]
+                sat[w] = s + 1
+                prv[w] = -1
+                nxt[w] = head[s + 1]
+                if head[s + 1] >= 0:
+                    prv[head[s + 1]] = w
+                head[s + 1] = w
+                top = max(top, s + 1)
+    return colour
+
+
+@njit(cache=True, nogil=True)
+def transpose(indptr, indices, n):  # pragma: no cover - compiled
+    """The CSC arrays of a CSR structure with n columns, by counting sort (rows stay sorted within
+    each column), and for each CSC position the CSR position it came from."""
+    col_ptr = np.zeros(n + 1, np.int64)
+    for p in range(indices.shape[0]):
+        col_ptr[indices[p] + 1] += 1
+    for j in range(n):
+        col_ptr[j + 1] += col_ptr[j]
+    fill = col_ptr[:-1].copy()
+    col_rows = np.empty(indices.shape[0], np.int64)
+    to_csr = np.empty(indices.shape[0], np.int64)
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            q = fill[indices[p]]
+            fill[indices[p]] = q + 1
+            col_rows[q] = i
+            to_csr[q] = p
+    return col_ptr, col_rows, to_csr
+
+
+@njit(cache=True, nogil=True)
+def gather_columns(indptr, indices, colour, B):  # pragma: no cover - compiled
+    """J's CSR data from B = J @ S of a column colouring: data[p] = B[i, colour[j]] for the entry
+    (i, j) at p; and the first position whose colour another entry of its row shares (-1: none),
+    where B holds a sum, not the entry."""
+    data = np.empty(indices.shape[0], np.float64)
+    last = np.full(B.shape[1], -1, np.int64)  # per colour: the last row that used it
+    bad = -1
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = colour[indices[p]]
+            if last[c] == i and bad < 0:
+                bad = p
+            last[c] = i
+            data[p] = B[i, c]
+    return data, bad
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(indptr, indices, colour, C, n):  # pragma: no cover - compiled
+    """J's CSR data from C = S.T @ J of a row colouring: data[p] = C[colour[i], j]; and the first
+    position (in colour order) whose column another row of its colour also has (-1: none)."""
+    data = np.empty(indices.shape[0], np.float64)
+    mark = np.full(n, -1, np.int64)  # per column: the last colour whose rows touched it
+    bad = -1
+    for i in np.argsort(colour, kind="mergesort"):
+        c = colour[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if mark[j] == c and bad < 0:
+                bad = p
+            mark[j] = c
+            data[p] = C[c, j]
+    return data, bad
+
+
+@njit(cache=True, nogil=True)
+def drop_diagonal(indptr, indices):  # pragma: no cover - compiled
+    """The CSR structure without its diagonal entries."""
+    m = indptr.shape[0] - 1
+    ptr = np.zeros(m + 1, np.int64)
+    idx = np.empty(indices.shape[0], np.int64)
+    k = 0
+    for i in range(m):
+        for p in range(indptr[i], indptr[i + 1]):
+            if indices[p] != i:
+                idx[k] = indices[p]
+                k += 1
+        ptr[i + 1] = k
+    return ptr, idx[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def split_bound(indptr, indices, t, n):  # pragma: no cover - compiled
+    """A lower bound on the passes of "rows longer than t by reverse passes, the rest forward":
+    the longest row kept, plus the most entries of the long rows in one column."""
+    count = np.zeros(n, np.int64)
+    kept = 0
+    most = 0
+    for i in range(indptr.shape[0] - 1):
+        length = indptr[i + 1] - indptr[i]
+        if length <= t:
+            kept = max(kept, length)
+            continue
+        for p in range(indptr[i], indptr[i + 1]):
+            count[indices[p]] += 1
+            most = max(most, count[indices[p]])
+    return kept + most

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import SourceADError
+from .kernels import drop_diagonal, transpose
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,7 @@ def pattern(P: object, what: str = "the pattern") -> Pattern:
     m, n = A.shape
     indptr = A.indptr.astype(np.int64)
     indices = A.indices.astype(np.int64)
-    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
-    to_csr = np.lexsort((rows, indices)).astype(np.int64)  # CSR positions in column-major order
-    col_rows = rows[to_csr]
-    col_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(indices, minlength=n), out=col_ptr[1:])
+    col_ptr, col_rows, to_csr = transpose(indptr, indices, n)
     return Pattern((m, n), indptr, indices, col_ptr, col_rows, to_csr)
 
 
@@ -93,16 +90,11 @@ def symmetric(P: object) -> Pattern:
 def adjacency(p: Pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The adjacency graph of a symmetric pattern: (ptr, idx) without the diagonal, and `edge`, the
     same number for positions (i, j) and (j, i) (the CSR position of the one with i < j)."""
-    rows = p.rows()
-    keep = rows != p.indices
-    idx = p.indices[keep]
-    r = rows[keep]
-    ptr = np.zeros(p.shape[0] + 1, np.int64)
-    np.cumsum(np.bincount(r, minlength=p.shape[0]), out=ptr[1:])
-    # position of (j, i) for each (i, j): the lists are sorted, so column-major order of the same
-    # symmetric entries is the row-major order of the transposed ones
+    ptr, idx = drop_diagonal(p.indptr, p.indices)
+    # position of (j, i) for each (i, j): the structure is symmetric, so the CSC position of
+    # (i, j) is the CSR position of (j, i)
     mirror = np.empty(idx.shape[0], np.int64)
-    mirror[np.lexsort((r, idx))] = np.arange(idx.shape[0], dtype=np.int64)
+    mirror[transpose(ptr, idx, p.shape[0])[2]] = np.arange(idx.shape[0], dtype=np.int64)
     edge = np.minimum(np.arange(idx.shape[0], dtype=np.int64), mirror)
     return ptr, idx, edge
 
