@@ -21,7 +21,7 @@ from .first_order import JVP, VJP
 from .pickling import check_second_order, function_ref, resolve
 from .prepared import _Prepared
 from .protocol import Memory, Wrt
-from .sparse import Pattern, SparseJacobian, _Patterns, _Plan, blocks, seeds_of, split_seeds, star_plan
+from .sparse import Pattern, SparseJacobian, _Patterns, _Plan, blocks, star_plan
 
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
@@ -227,9 +227,8 @@ class SparseHessian:
 
         args = _with_defaults(self._patterns.func, args)
         pattern, plan = self._patterns.get(args, star_plan)
-        seeds = seeds_of(plan.colours, None, pattern.matrix.shape[0])
-        k = seeds.shape[1]
-        tangents = split_seeds(seeds.T, pattern.shapes, k)
+        k = plan.forward[0].shape[0]
+        tangents = plan.forward
         products = self._hvp(*args, tangents=tangents[0] if self._patterns.single else tangents)
         products = (products,) if self._patterns.single else products
         B = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in products], axis=1).T

@@ -29,6 +29,7 @@ from .first_order import JVP, VJP
 from .pickling import check_recipe, function_ref, resolve
 from .prepared import _Prepared
 from .protocol import Memory, Wrt
+from .vector_cache import _vector_jvp
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -191,7 +192,6 @@ def blocks(matrix: sp.csr_array, pattern: Pattern, single: bool, hessian: bool) 
     """The whole matrix, or its blocks per wrt argument (a tuple; nested for a Hessian)."""
     import scipy.sparse as sp
 
-    matrix = sp.csr_array(matrix)
     if single:
         return matrix
     sizes = [int(np.prod(s, dtype=np.int64)) for s in pattern.shapes]
@@ -238,9 +238,30 @@ def sparsity(f: Callable, wrt: Wrt = 0, of: str = "jacobian") -> Sparsity:
 
 @dataclass(frozen=True)
 class _Plan:
-    side: str  # "forward", "reverse" or "both" (bicolouring)
+    side: str  # "forward", "reverse", "both" (bicolouring) or "star" (a Hessian's hvps)
     colours: Any  # column or row colours; (rows, columns) for "both"
     count: int  # sweeps: colours, or both sides' colours for a bicolouring
+    forward: tuple = ()  # the seeds of the forward sweep, one (k, *shape) batch per wrt argument
+    lanes: tuple = ()  # the same as vector mode's lanes: (*shape, k), contiguous
+    reverse: Any = None  # the cotangents of the vjps, (k, *out.shape)
+
+
+def _plan(side: str, colours: Any, count: int, pattern: Pattern) -> _Plan:
+    """A colouring with its seeds, made once and kept with the pattern."""
+    m, n = pattern.matrix.shape
+    forward: tuple = ()
+    lanes: tuple = ()
+    reverse = None
+    cols = colours[1] - 1 if side == "both" else colours
+    if side in ("forward", "star") or side == "both" and cols.max(initial=-1) >= 0:
+        S = seeds_of(cols, n)
+        forward = split_seeds(S.T, pattern.shapes, S.shape[1])
+        lanes = tuple(np.ascontiguousarray(np.moveaxis(f, 0, -1)) for f in forward)
+    rows = colours[0] - 1 if side == "both" else colours
+    if side == "reverse" or side == "both" and rows.max(initial=-1) >= 0:
+        S = seeds_of(rows, m)
+        reverse = np.ascontiguousarray(S.T).reshape((S.shape[1], *pattern.out_shape))
+    return _Plan(side, colours, count, forward, lanes, reverse)
 
 
 class SparseJacobian:
@@ -278,17 +299,15 @@ class SparseJacobian:
         from ..colouring import decompress_bicolouring, decompress_columns, decompress_rows
 
         P = pattern.matrix
+        m, n = P.shape
         if plan.side == "forward":
-            J = decompress_columns(P, plan.colours, self._forward(args, plan.colours, pattern))
+            J = decompress_columns(P, plan.colours, self._forward(args, plan, m))
         elif plan.side == "reverse":
-            J = decompress_rows(P, plan.colours, self._reverse(args, plan.colours, pattern))
+            J = decompress_rows(P, plan.colours, self._reverse(args, plan))
         else:
             rows, cols = plan.colours
-            Bcol = self._forward(args, cols - 1, pattern, skip=cols == 0) if cols.max(initial=0) > 0 else None
-            Brow = self._reverse(args, rows - 1, pattern, skip=rows == 0) if rows.max(initial=0) > 0 else None
-            m, n = P.shape
-            Bcol = np.zeros((m, 0)) if Bcol is None else Bcol
-            Brow = np.zeros((0, n)) if Brow is None else Brow
+            Bcol = self._forward(args, plan, m) if plan.forward else np.zeros((m, 0))
+            Brow = self._reverse(args, plan) if plan.reverse is not None else np.zeros((0, n))
             J = decompress_bicolouring(P, rows, cols, Bcol, Brow)
         return blocks(J, pattern, self._patterns.single, False)
 
@@ -306,32 +325,39 @@ class SparseJacobian:
         if self._mode == "auto" and min(o.count for o in options) > 2:
             rc, cc = bicolouring(P)
             options.append(_Plan("both", (rc, cc), int(rc.max(initial=0)) + int(cc.max(initial=0))))
-        return min(options, key=lambda o: o.count)  # the first of the fewest: forward on a tie
+        best = min(options, key=lambda o: o.count)  # the first of the fewest: forward on a tie
+        return _plan(best.side, best.colours, best.count, pattern)
 
-    def _forward(self, args: tuple, colours: np.ndarray, pattern: Pattern, skip: Any = None) -> np.ndarray:
-        """B = J @ S: one vector-mode sweep carrying a seed per colour."""
+    def _forward(self, args: tuple, plan: _Plan, m: int) -> np.ndarray:
+        """B = J @ S (m, k): one vector-mode sweep carrying a seed per colour."""
         jf = self._jvp
         if jf is None:
             with self._lock:
                 jf = self._jvp = self._jvp or JVP(self._patterns.func, self._patterns.wrt, self._jit)
-        seeds = seeds_of(colours, skip, pattern.matrix.shape[1])  # (n, k)
-        k = seeds.shape[1]
+        k = plan.forward[0].shape[0]
         variant, converted = jf._args(args)
-        tangents = split_seeds(seeds.T, pattern.shapes, k)
-        _, columns = _jvp_batch(jf, variant, converted, tangents[0] if self._patterns.single else tangents, args)
-        return np.asarray(columns, dtype=np.float64).reshape(k, -1).T
+        vector = _vector_jvp(jf, args)
+        if vector is None:  # vector mode does not apply: a compiled loop over the seeds
+            seeds = plan.forward[0] if self._patterns.single else plan.forward
+            _, columns = _jvp_batch(jf, variant, converted, seeds, args)
+            return np.asarray(columns, dtype=np.float64).reshape(k, m).T
+        prepared, lanes = vector
+        spec = lanes.spec
+        # the lanes go in as they are kept, unless the code may write its arguments' memory
+        seeds = [lane.copy() for lane in plan.lanes] if spec.copied or spec.mutated else list(plan.lanes)
+        _, lane_dots = prepared._run(lanes, [*converted, *seeds], args)
+        lane_dots = lane_dots[0] if spec.mutated else lane_dots
+        return np.asarray(lane_dots, dtype=np.float64).reshape(m, k)
 
-    def _reverse(self, args: tuple, colours: np.ndarray, pattern: Pattern, skip: Any = None) -> np.ndarray:
-        """C = S.T @ J: one batch of vjps, a cotangent per colour."""
+    def _reverse(self, args: tuple, plan: _Plan) -> np.ndarray:
+        """C = S.T @ J (k, n): one batch of vjps, a cotangent per colour."""
         vf = self._vjp
         if vf is None:
             with self._lock:
                 vf = self._vjp = self._vjp or VJP(self._patterns.func, self._patterns.wrt, self._jit, self._memory)
-        seeds = seeds_of(colours, skip, pattern.matrix.shape[0])  # (m, k)
-        k = seeds.shape[1]
+        k = plan.reverse.shape[0]
         variant, converted = vf._args(args)
-        cotangents = [np.ascontiguousarray(seeds.T).reshape((k, *pattern.out_shape))]
-        cotangents += [np.zeros((k, *np.shape(converted[j]))) for j in variant.written]
+        cotangents = [plan.reverse] + [np.zeros((k, *np.shape(converted[j]))) for j in variant.written]
         _, *rows = _run_batch(vf, variant, "vjp", converted, cotangents, [])
         return np.concatenate([np.asarray(r, dtype=np.float64).reshape(k, -1) for r in rows], axis=1)
 
@@ -340,20 +366,20 @@ def star_plan(pattern: Pattern) -> _Plan:
     from ..colouring import star_colouring
 
     colours = star_colouring(pattern.matrix)
-    return _Plan("star", colours, _count(colours))
+    return _plan("star", colours, _count(colours), pattern)
 
 
 def _count(colours: np.ndarray) -> int:
     return int(colours.max(initial=-1)) + 1
 
 
-def seeds_of(colours: np.ndarray, skip: Any, n: int) -> np.ndarray:
-    """S (n, k): S[j, colours[j]] = 1 (none for the elements `skip` marks)."""
+def seeds_of(colours: np.ndarray, n: int) -> np.ndarray:
+    """S (n, k): S[j, colours[j]] = 1, a row of zeros where the colour is negative (not seeded)."""
     colours = np.asarray(colours, dtype=np.int64)
     k = max(_count(colours), 1)
     S = np.zeros((n, k))
-    keep = np.ones(n, dtype=bool) if skip is None else ~np.asarray(skip)
-    S[np.flatnonzero(keep), colours[keep]] = 1.0
+    keep = np.flatnonzero(colours >= 0)
+    S[keep, colours[keep]] = 1.0
     return S
 
 
