@@ -155,15 +155,20 @@ def _pairs_matrix(pairs: list, n: int) -> sp.csr_array:
     for a, b in pairs:
         a_s, b_s = a.s, b.s
         if a_s and b_s:
-            grouped.setdefault(a_s, set()).update(b_s)
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    for a, b in grouped.items():
-        ra, cb = np.fromiter(a, dtype=np.int64), np.fromiter(b, dtype=np.int64)
-        rows.append(np.repeat(ra, len(cb)))
-        cols.append(np.tile(cb, len(ra)))
-    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+            found = grouped.get(a_s)
+            if found is None:
+                grouped[a_s] = set(b_s)
+            else:
+                found |= b_s
+    rows: list[int] = []
+    cols: list[int] = []
+    for a_s, b_set in grouped.items():
+        b_list = list(b_set)
+        for i in a_s:
+            rows.extend([i] * len(b_list))
+            cols.extend(b_list)
+    r = np.array(rows, dtype=np.int64)
+    c = np.array(cols, dtype=np.int64)
     both = sp.coo_array((np.ones(2 * len(r), dtype=bool), (np.concatenate([r, c]), np.concatenate([c, r]))), (n, n))
     matrix = sp.csr_array(both)
     matrix.sum_duplicates()

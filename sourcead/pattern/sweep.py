@@ -151,11 +151,13 @@ class _Sweep:
         else:
             leaf = lambda node: prog.shadow(node, "_dot")  # noqa: E731
             bindings = dict(lin.bindings)
-            pairs = _edges(lin.root, bindings, prog)
+            pairs = list(
+                dict.fromkeys((p, code(tangent(child, leaf))) for p, child in _edges(lin.root, bindings, prog))
+            )
             if pairs:
                 with out.block(f"if {self.sink} is not None", "the Hessian's sweep: nonlinear edges"):
-                    for partial, child in pairs:
-                        out.line(f"dep_pairs({self.sink}, {partial}, {code(tangent(child, leaf))})")
+                    for partial, operand in pairs:
+                        out.line(f"dep_pairs({self.sink}, {partial}, {operand})")
             value_dot = tangent(lin.root, leaf)
             whole = stmt.accumulate is None and not stmt.writes_element and prog.kinds.is_array(stmt.var)
             if whole and isinstance(value_dot, (cst.Name, cst.Subscript)):

@@ -22,6 +22,7 @@ import numpy as np
 __all__ = ["dep_pairs", "dep_zeros", "dep_zeros_like"]
 
 EMPTY: frozenset[int] = frozenset()
+_EAGER = 32  # sets up to this size are joined when met; larger unions stay lazy until read
 
 
 class Dep:
@@ -44,10 +45,18 @@ class Dep:
         return self._s
 
     def _op(self, other: Any) -> Any:
-        if isinstance(other, Dep):
-            if other is self or other._s is EMPTY:
+        if type(other) is Dep:
+            if other is self:
                 return self
-            return other if self._s is EMPTY else Dep(None, (self, other))
+            a, b = self._s, other._s
+            if a is not None and b is not None:  # both sets already: small ones are joined at once
+                if not b or b <= a:
+                    return self
+                if not a or a <= b:
+                    return other
+                if len(a) + len(b) <= _EAGER:
+                    return Dep(a | b)
+            return Dep(None, (self, other))
         if isinstance(other, np.ndarray):
             return _UNION(_boxed(self), other)
         return self
