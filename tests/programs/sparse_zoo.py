@@ -181,6 +181,27 @@ def block_energy(x, y):
     return np.sum(x * x * y) + np.sum(np.exp(y))
 
 
+def cumulative(x):
+    # a partial that is not elementwise (cumsum): its pairs are all against all (a superset)
+    return np.sum(np.cumsum(x) ** 2) + x[0] * np.dot(x, x)
+
+
+def matrix_square(x):
+    # a matrix product of a reshaped argument, and a running product
+    m = np.reshape(x, (3, 3))
+    p = 1.0
+    for i in range(x.shape[0]):
+        p = p * x[i]
+    return np.sum((m @ m) ** 2) + p
+
+
+def quotients(x):
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s += x[i] / (1.0 + x[i + 1] ** 2) + math.sqrt(x[i] ** 2 + 1.0)
+    return s
+
+
 def _ring(n, offsets):
     p = np.zeros((n, n), dtype=bool)
     for i in range(n):
@@ -257,5 +278,8 @@ HESSIANS = {
     "rosenbrock_whole": (rosenbrock_whole, lambda: (_rng().uniform(-1, 1, 8),), 0),
     "energy_2d": (energy_2d, lambda: (_rng().uniform(-1, 1, (4, 4)),), 0),
     "arrow_energy": (arrow_energy, lambda: (_rng().uniform(-1, 1, 7),), 0),
+    "cumulative": (cumulative, lambda: (_rng().uniform(-1, 1, 6),), 0),
+    "matrix_square": (matrix_square, lambda: (_rng().uniform(0.5, 1.5, 9),), 0),
+    "quotients": (quotients, lambda: (_rng().uniform(-1, 1, 7),), 0),
     "block_energy": (block_energy, lambda: (_rng().uniform(-1, 1, 5), _rng().uniform(-1, 1, 5)), (0, 1)),
 }
