@@ -223,8 +223,6 @@ class SparseHessian:
         return self._patterns.get(_with_defaults(self._patterns.func, args), star_plan)
 
     def __call__(self, *args: Any) -> Any:
-        from ..colouring import decompress_star
-
         args = _with_defaults(self._patterns.func, args)
         pattern, plan = self._patterns.get(args, star_plan)
         k = plan.forward[0].shape[0]
@@ -232,7 +230,7 @@ class SparseHessian:
         products = self._hvp(*args, tangents=tangents[0] if self._patterns.single else tangents)
         products = (products,) if self._patterns.single else products
         B = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in products], axis=1).T
-        H = decompress_star(pattern.matrix, plan.colours, B)
+        H = plan.decompress(pattern.matrix, B)
         return blocks(H, pattern, self._patterns.single, True)
 
 

@@ -249,6 +249,44 @@ class _Plan:
     forward: tuple = ()  # the seeds of the forward sweep, one (k, *shape) batch per wrt argument
     lanes: tuple = ()  # the same as vector mode's lanes: (*shape, k), contiguous
     reverse: Any = None  # the cotangents of the vjps, (k, *out.shape)
+    gather: Any = None  # for each stored entry, where in the compressed blocks (flat) it is read
+
+    def decompress(self, P: sp.csr_array, *compressed: np.ndarray) -> sp.csr_array:
+        """The matrix from its compressed blocks (flattened and joined in order): one gather."""
+        import scipy.sparse as sp
+
+        flat = compressed[0].ravel() if len(compressed) == 1 else np.concatenate([c.ravel() for c in compressed])
+        return sp.csr_array((flat[self.gather], P.indices.copy(), P.indptr.copy()), shape=P.shape)
+
+
+def _gather(side: str, colours: Any, P: sp.csr_array) -> np.ndarray:
+    """Where `colouring`'s decompression reads each stored entry: its decompression run once on
+    blocks that hold their own flat positions (decompression by direct recovery is a gather, so
+    every later call is one indexing of the compressed blocks, checked once by the colouring's code)."""
+    import scipy.sparse as sp
+
+    from ..colouring import decompress_bicolouring, decompress_columns, decompress_rows, decompress_star
+
+    m, n = P.shape
+
+    def positions(shape: tuple, start: int = 0) -> np.ndarray:
+        return np.arange(start, start + int(np.prod(shape)), dtype=np.float64).reshape(shape)
+
+    if side == "forward":
+        D = decompress_columns(P, colours, positions((m, _count(colours))))
+    elif side == "reverse":
+        D = decompress_rows(P, colours, positions((_count(colours), n)))
+    elif side == "star":
+        D = decompress_star(P, colours, positions((n, _count(colours))))
+    else:
+        rows, cols = colours
+        kc, kr = int(cols.max(initial=0)), int(rows.max(initial=0))
+        D = decompress_bicolouring(P, rows, cols, positions((m, kc)), positions((kr, n), m * kc))
+    D = sp.csr_array(D)
+    D.sort_indices()
+    if not (np.array_equal(D.indptr, P.indptr) and np.array_equal(D.indices, P.indices)):
+        raise AssertionError("the decompression's structure is not the pattern's")  # the colouring's contract
+    return D.data.astype(np.int64)
 
 
 def _plan(side: str, colours: Any, count: int, pattern: Pattern) -> _Plan:
@@ -266,7 +304,7 @@ def _plan(side: str, colours: Any, count: int, pattern: Pattern) -> _Plan:
     if side == "reverse" or side == "both" and rows.max(initial=-1) >= 0:
         S = seeds_of(rows, m)
         reverse = np.ascontiguousarray(S.T).reshape((S.shape[1], *pattern.out_shape))
-    return _Plan(side, colours, count, forward, lanes, reverse)
+    return _Plan(side, colours, count, forward, lanes, reverse, _gather(side, colours, pattern.matrix))
 
 
 class SparseJacobian:
@@ -301,19 +339,16 @@ class SparseJacobian:
     def __call__(self, *args: Any) -> Any:
         args = _with_defaults(self._patterns.func, args)
         pattern, plan = self._patterns.get(args, self._colour)
-        from ..colouring import decompress_bicolouring, decompress_columns, decompress_rows
-
         P = pattern.matrix
         m, n = P.shape
         if plan.side == "forward":
-            J = decompress_columns(P, plan.colours, self._forward(args, plan, m))
+            J = plan.decompress(P, self._forward(args, plan, m))
         elif plan.side == "reverse":
-            J = decompress_rows(P, plan.colours, self._reverse(args, plan))
+            J = plan.decompress(P, self._reverse(args, plan))
         else:
-            rows, cols = plan.colours
             Bcol = self._forward(args, plan, m) if plan.forward else np.zeros((m, 0))
             Brow = self._reverse(args, plan) if plan.reverse is not None else np.zeros((0, n))
-            J = decompress_bicolouring(P, rows, cols, Bcol, Brow)
+            J = plan.decompress(P, Bcol, Brow)
         return blocks(J, pattern, self._patterns.single, False)
 
     def _colour(self, pattern: Pattern) -> _Plan:
