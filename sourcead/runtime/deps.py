@@ -6,7 +6,7 @@ frozen set of the (flat, C-order) input elements the value depends on. Every ari
 a `Dep` is the union of its operands' sets, whatever the numbers: `y * x_dot` is `x_dot`'s set even
 where y is 0.0 at this point, so the pattern is structural, never a subset of it (an accidental zero
 keeps its entry). Floats are the empty set. Arrays of tangents are NumPy arrays of objects, made by
-`dep_zeros` / `dep_zeros_like`; NumPy's object loops apply the operators element by element.
+`dep_zeros_like`; NumPy's object loops apply the operators element by element.
 
 `dep_pairs` collects, for the Hessian pattern, the pairs of sets that meet in a nonlinear operation
 (the global-pairs rule of SparseConnectivityTracer): `sink` is a list of (a, b) `Dep` pairs, or
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dep_pairs", "dep_zeros", "dep_zeros_like"]
+__all__ = ["dep_pairs", "dep_zeros_like"]
 
 EMPTY: frozenset[int] = frozenset()
 _EAGER = 32  # sets up to this size are joined when met; larger unions stay lazy until read
@@ -105,15 +105,11 @@ def _union2(a: Any, b: Any) -> Any:
 _UNION = np.frompyfunc(_union2, 2, 1)
 
 
-def dep_zeros(shape: Any) -> np.ndarray:
-    """An array of empty sets (a tangent array that starts at zero)."""
-    out = np.empty(shape, dtype=object)
+def dep_zeros_like(a: Any) -> np.ndarray:
+    """An array of empty sets shaped like `a` (a tangent array that starts at zero)."""
+    out = np.empty(np.shape(a), dtype=object)
     out.fill(0.0)
     return out
-
-
-def dep_zeros_like(a: Any) -> np.ndarray:
-    return dep_zeros(np.shape(a))
 
 
 def dep_pairs(sink: Any, partial: Any, child: Any) -> None:
