@@ -11,6 +11,8 @@ For every workload in ``benchmarks.workloads`` this measures, in one run:
     arrays for JAX, PyTorch and autograd, whichever are installed), with ``results/chart.png``;
   * on a full run, ``benchmarks.gradbench``: the GradBench-style set against hand-written numba
     adjoints and JAX ``jit(grad)``, with first calls against numba's compile of the primal;
+  * on a full run, ``benchmarks.sparse``: sparse Jacobians and Hessians against the primal, a
+    gradient, the dense transforms and JAX, colours against the optimum, first-call costs;
   * on a full run, ``benchmarks.checkpointing``: time loops under memory budgets (peak memory,
     gradient / primal, replays against revolve's optimum).
 Prints markdown tables and writes them to ``benchmarks/results/latest.md``.
@@ -378,6 +380,7 @@ def main(argv=None):
             module_section("alias_checks", "alias_report", "Overlap-check report"),
             module_section("vectorized", "vectorized_report", "Vectorized report"),
             module_section("second_order", "second_order_report", "Second-order report"),
+            module_section("sparse", "sparse_report", "Sparse report"),
             module_section("checkpointing", "checkpointing_report", "Checkpointing report"),
             peer_section(),
             gradbench,

@@ -1,4 +1,4 @@
-"""`sourcead emit PATH:FUNC --mode reverse|gradient|forward|hvp|vector|primal --wrt NAMES
+"""`sourcead emit PATH:FUNC --mode reverse|gradient|forward|hvp|vector|primal|sparsity --wrt NAMES
 [--array NAME:NDIM[:DTYPE]] [--memory SIZE] [--after PASS] [-o FILE]`."""
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ def _float_for_array(message: str) -> bool:
 @click.argument("target", metavar="PATH:FUNC")
 @click.option(
     "--mode",
-    type=click.Choice(["reverse", "gradient", "forward", "hvp", "vector", "primal"]),
+    type=click.Choice(["reverse", "gradient", "forward", "hvp", "vector", "primal", "sparsity"]),
     default="reverse",
     show_default=True,
     help="reverse: adjoint code returning the value too (vjp, value_and_grad); gradient: the adjoint code "
     "grad runs, without what only the value needs; forward: tangent code (jvp); "
     "hvp: Hessian-vector products (reverse mode over the forward mode); vector: forward mode carrying "
-    "several tangents at once; primal: the function's own code.",
+    "several tangents at once; primal: the function's own code; sparsity: the pattern sweep (tangents are "
+    "sets of inputs, `sourcead sparsity`).",
 )
 @click.option(
     "--wrt", required=True, help="Arguments to differentiate with respect to: names or positions, comma-separated."

@@ -18,6 +18,7 @@ from .check import check
 from .common import fail
 from .emit import emit
 from .passes import passes
+from .sparsity import sparsity
 
 
 class _Group(click.Group):
@@ -43,3 +44,4 @@ main.add_command(activity)
 main.add_command(cache)
 main.add_command(check)
 main.add_command(passes)
+main.add_command(sparsity)

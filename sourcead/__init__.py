@@ -8,6 +8,7 @@ vf = ad.vjp(f, wrt=0)          # vf(*args, cotangent=c) -> (value, c^T J)
 h = ad.hvp(f, wrt=0)           # h(*args, tangents=v) -> H v
 H = ad.hessian(f, wrt=0)       # H(*args) -> x.shape + x.shape
 J = ad.jacobian(f, wrt=0)      # J(*args) -> out.shape + x.shape
+P = ad.sparsity(f, wrt=0)      # P(*args) -> the Jacobian's pattern, a csr_array of bool (of="hessian" too)
 
 The bridges `sourcead.torch` and `sourcead.jax` are imported on first use (`ad.torch.function`),
 never by `import sourcead`.
@@ -21,6 +22,7 @@ from .api.check import check_derivative  # noqa: E402
 from .api.decorator import differentiable  # noqa: E402
 from .api.first_order import grad, jvp, value_and_grad, vjp  # noqa: E402
 from .api.higher import hessian, hvp, jacobian  # noqa: E402
+from .api.sparse import sparsity  # noqa: E402
 from .custom import custom_rule  # noqa: E402
 from .errors import AliasingError, ArgumentTypeError, RaceWarning, ShapeError, SourceADError  # noqa: E402
 
@@ -39,6 +41,7 @@ __all__ = [
     "hvp",
     "jacobian",
     "jvp",
+    "sparsity",
     "value_and_grad",
     "vjp",
 ]

@@ -33,6 +33,7 @@ FLOORS = {
     "transforms": 7,
     "forward": 8,
     "reverse": 8,
+    "pattern": 8,
     "postpass": 9,
     "pipeline": 10,
     "build": 11,

@@ -21,6 +21,7 @@ from .first_order import JVP, VJP
 from .pickling import check_second_order, function_ref, resolve
 from .prepared import _Prepared
 from .protocol import Memory, Wrt
+from .sparse import Pattern, SparseJacobian, _Patterns, _Plan, blocks, star_plan
 
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
@@ -110,8 +111,13 @@ class Hessian:
         return blocks[0][0] if self._single else blocks
 
 
-def hessian(f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None) -> Hessian:
-    """The dense Hessian of a float-valued `f`: shape x.shape + x.shape (nested tuples for a tuple wrt)."""
+def hessian(
+    f: Callable, wrt: Wrt = 0, *, jit: bool = True, memory: Memory = None, sparse: bool = False
+) -> Hessian | SparseHessian:
+    """The dense Hessian of a float-valued `f`: shape x.shape + x.shape (nested tuples for a tuple wrt);
+    `sparse=True`: a `scipy.sparse.csr_array` (in.size, in.size) from a coloured pattern (`sparse.py`)."""
+    if _sparse_flag(sparse):
+        return SparseHessian(f, wrt, jit, memory)
     return Hessian(f, wrt, jit, memory)
 
 
@@ -183,9 +189,49 @@ class Jacobian:
         return blocks[0] if self._single else blocks
 
 
-def jacobian(f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True, memory: Memory = None) -> Jacobian:
-    """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape."""
+def jacobian(
+    f: Callable, wrt: Wrt = 0, mode: str = "auto", *, jit: bool = True, memory: Memory = None, sparse: bool = False
+) -> Jacobian | SparseJacobian:
+    """The Jacobian of `f` (a float or an array result): shape out.shape + in.shape; `sparse=True`: a
+    `scipy.sparse.csr_array` (out.size, in.size) from a coloured pattern (`sparse.py`)."""
+    if _sparse_flag(sparse):
+        return SparseJacobian(f, wrt, mode, jit, memory)
     return Jacobian(f, wrt, mode, jit, memory)
+
+
+def _sparse_flag(sparse: Any) -> bool:
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise SourceADError(f"sparse={sparse!r} is not a bool", hint="Use sparse=True or sparse=False.")
+    return bool(sparse)
+
+
+class SparseHessian:
+    """`hessian(f, wrt, sparse=True)(*args)` -> a CSR float64 array (in.size, in.size): a star
+    colouring of the Hessian's pattern, one batch of hvps over its seeds, direct recovery."""
+
+    __slots__ = ("_patterns", "_hvp")
+
+    def __init__(self, func: Callable, wrt: Wrt = 0, jit: bool = True, memory: Memory = None):
+        self._patterns = _Patterns(unwrap(func), wrt, True)
+        self._hvp = HVP(func, wrt, jit, memory)
+
+    def __reduce__(self) -> tuple:
+        p, h = self._patterns, self._hvp
+        return _second_order_recipe("sparse_hessian", p.func, p.wrt, h._jit, h._memory)
+
+    def plan(self, *args: Any) -> tuple[Pattern, _Plan]:
+        return self._patterns.get(_with_defaults(self._patterns.func, args), star_plan)
+
+    def __call__(self, *args: Any) -> Any:
+        args = _with_defaults(self._patterns.func, args)
+        pattern, plan = self._patterns.get(args, star_plan)
+        k = plan.forward[0].shape[0]
+        tangents = plan.forward
+        products = self._hvp(*args, tangents=tangents[0] if self._patterns.single else tangents)
+        products = (products,) if self._patterns.single else products
+        B = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in products], axis=1).T
+        H = plan.decompress(pattern.matrix, B)
+        return blocks(H, pattern, self._patterns.single, True)
 
 
 def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:
@@ -194,6 +240,9 @@ def _second_order_recipe(kind: str, func: Callable, *options: Any) -> tuple:
 
 
 def _rebuild_second_order(kind: str, ref: tuple, options: tuple) -> Any:
+    if kind == "sparse_hessian":
+        check_second_order("hessian", ref, options)
+        return SparseHessian(resolve(ref), *options)
     check_second_order(kind, ref, options)
     return {"hvp": HVP, "hessian": Hessian, "jacobian": Jacobian}[kind](resolve(ref), *options)
 

@@ -101,6 +101,9 @@ PIPELINES: dict[str, tuple[Pass, ...]] = {
     "primal": FRONT + (Pass("primal", "the function's own code, without derivatives (forward/tangent.py)",
                             ("prog",), "body", stages.primal, True), MODULE),
     "hvp": FRONT + HVP,
+    "sparsity": FRONT + (Pass("pattern", "the pattern sweep: forward mode whose tangents are sets of inputs, "
+                              "and the pairs that meet nonlinearly (pattern/sweep.py)",
+                              ("prog",), "body", stages.pattern, True), MODULE),
     "vector": FRONT + FORWARD + (Pass("lanes", "every tangent gets a leading axis of lanes (forward/vector.py)",
                                       ("generated",), "generated", stages.lanes),),
 }  # fmt: skip

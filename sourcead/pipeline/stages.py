@@ -32,6 +32,7 @@ from ..frontend.parse import ParsedFunction, parse_function
 from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
+from ..pattern.sweep import pattern_function
 from ..postpass.sweeps import first_contributions, remove_dead_code, unsigned_indices
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
@@ -175,6 +176,11 @@ def primal(u: Unit) -> None:
     u.body, u.written = primal_function(u.prog), "primal"
 
 
+def pattern(u: Unit) -> None:
+    assert u.prog is not None
+    u.body, u.written = pattern_function(u.prog), "pattern"
+
+
 def plan(u: Unit) -> None:
     assert u.prog is not None
     u.plan = plan_reverse(u.prog, u.memory)
@@ -202,7 +208,7 @@ def unsigned(u: Unit) -> None:
     u.body, u.helpers = u.sweeps.text, list(u.sweeps.helpers)
 
 
-_ENTRY = {"forward": "jvp", "primal": "primal", "gradient": "grad", "reverse": "vjp"}
+_ENTRY = {"pattern": "pattern", "forward": "jvp", "primal": "primal", "gradient": "grad", "reverse": "vjp"}
 
 
 def module(u: Unit) -> None:

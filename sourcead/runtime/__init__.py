@@ -2,8 +2,8 @@
 whole-array adjoints (`broadcasting`), order statistics over an axis (`extrema`), cumulative sums
 and products (`scans`), matrix products (`matmul`), special functions (`special`), vector norms
 (`norms`), flips, rolls and joins along an axis (`arrangements`), allocation and sums lowered to
-LLVM IR (`lowered`), flat records (`flat_records`) and
-checkpointing schedules (`checkpoint`).
+LLVM IR (`lowered`), flat records (`flat_records`), checkpointing schedules (`checkpoint`) and
+dependency sets for the pattern sweep (`deps`).
 
 Generated modules import every helper from here (`from sourcead.runtime import reserve, ...`).
 Each module declares the helpers it exports in its `__all__`; `HELPERS`, the names generated code
@@ -20,6 +20,7 @@ from . import (
     arrangements,
     broadcasting,
     checkpoint,
+    deps,
     extrema,
     flat_records,
     lowered,
@@ -32,6 +33,7 @@ from . import (
 from .arrangements import *  # noqa: F403
 from .broadcasting import *  # noqa: F403
 from .checkpoint import *  # noqa: F403
+from .deps import *  # noqa: F403
 from .extrema import *  # noqa: F403
 from .flat_records import *  # noqa: F403
 from .lowered import *  # noqa: F403
@@ -54,6 +56,7 @@ _MODULES = (
     special,
     norms,
     checkpoint,
+    deps,
 )
 
 # every helper generated code may import: the union of the modules' declarations
