@@ -50,7 +50,7 @@ class Calls(Expressions):
         else:
             prim = primitive(key)
             bound = bind(prim.signature, list(node.args), key, node, lambda e: True)  # type: ignore[union-attr]
-        if key.startswith("custom."):
+        if key.startswith(("custom.", "nested.")):  # bound in the module header
             self.custom.add(key)
         return self.primitive_call(key, bound, node)
 

@@ -22,6 +22,7 @@ from .forms import (
     Bilinear,
     Constant,
     Derivative,
+    Joint,
     Method,
     Partials,
     Primitive,
@@ -30,6 +31,7 @@ from .forms import (
     SecondOrderGap,
     Selection,
 )
+from .nested import nested_primitive
 from .piecewise import CONSTANTS, PIECEWISE
 from .signature import BindError, Bound, Signature, bind
 from .tangents import TANGENT_HELPERS
@@ -46,7 +48,9 @@ NOT_LITERAL = object()
 def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
-    return found if found is not None else custom_primitive(name)
+    if found is not None:
+        return found
+    return custom_primitive(name) or nested_primitive(name)
 
 
 def literal(node: cst.BaseExpression) -> object:
@@ -133,6 +137,7 @@ __all__ = [
     "Bound",
     "Constant",
     "Derivative",
+    "Joint",
     "Method",
     "Partials",
     "Primitive",

@@ -1,0 +1,47 @@
+"""Programs that call a derivative inside the function a transform differentiates (issue 42)."""
+
+import numpy as np
+
+import sourcead as ad
+
+
+def potential(x, q):
+    """A charged particle in a smooth well: a float of the position x and the charge q."""
+    return q * np.sum(x * x * x * x) / 4.0 + q * q * np.sum(np.sin(x))
+
+
+force = ad.grad(potential, wrt=0)
+
+
+def simulate(x0, q, dt, steps):
+    x = x0.copy()
+    v = np.zeros_like(x0)
+    for _ in range(steps):
+        v = v - dt * force(x, q)
+        x = x + dt * v
+    return np.sum(x * x)
+
+
+def simulate_njit_call(x0, q, dt, steps):
+    """The same, through the prepared object's `.njit`."""
+    x = x0.copy()
+    v = np.zeros_like(x0)
+    for _ in range(steps):
+        v = v - dt * force.njit(x, q)
+        x = x + dt * v
+    return np.sum(x * x)
+
+
+def spring_energy(k, x):
+    """A float argument before the one differentiated: the inner gradient is wrt position 1."""
+    return 0.5 * k * np.sum(x * x * (1.0 + 0.1 * x * x))
+
+
+stiff = ad.grad(spring_energy, wrt=1)
+
+
+def spring(x0, k, dt, steps):
+    x = x0.copy()
+    for _ in range(steps):
+        x = x - dt * stiff(k, x)
+    return np.sum(np.sin(x))
