@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-SUPPORTED = ("grad",)  # the transforms a derivative call is for now (the others: a positioned refusal)
+SUPPORTED = ("grad",)  # the transforms a derivative call is for now (jvp is inlined; others refused)
+INLINED = ("jvp",)  # prepared transforms whose generated code the front end inlines
 
 
 class NestedRefusal(Exception):
@@ -67,14 +68,15 @@ class NestedCall:
 
 
 _REGISTRY: dict[str, NestedCall] = {}
-_BUILDER: list[Callable[..., Callable]] = []  # installed by api/nested.py
-_CHECKER: list[Callable[[Callable, str], None]] = []  # installed by api/nested.py
+_HOOKS: dict[str, Callable] = {}  # installed by api/nested.py: entry, check, forward
 
 
 def recipe_of(obj: Any) -> Any:
-    """The recipe of a prepared object (`__sourcead_recipe__`), or None for anything else."""
+    """The recipe of a prepared derivative (`__sourcead_recipe__`), or None for anything else (a
+    `@differentiable` function is the user's own function, inlined as one)."""
     method = getattr(type(obj), "__sourcead_recipe__", None)
-    return method(obj) if method is not None else None
+    recipe = method(obj) if method is not None else None
+    return recipe if recipe is not None and recipe.transform not in ("differentiable", "primal") else None
 
 
 def register(obj: Any, module: str, name: str) -> NestedCall:
@@ -111,18 +113,30 @@ def by_name(name: str) -> NestedCall | None:
     return next((c for c in _REGISTRY.values() if c.name == name), None)
 
 
-def install(builder: Callable[..., Callable], checker: Callable[[Callable, str], None]) -> None:
-    """`api/nested.py` gives the function that builds the compiled entries of a prepared global,
-    and the check that compiled code calls none prepared with `jit=False`."""
-    _BUILDER[:] = [builder]
-    _CHECKER[:] = [checker]
+def install(**hooks: Callable) -> None:
+    """`api/nested.py` gives what needs prepared objects built: `entry` (the compiled code a
+    generated module binds), `check` (compiled code calls none prepared with `jit=False`) and
+    `forward` (the generated forward-mode function of a prepared jvp, inlined like a helper)."""
+    _HOOKS.update(hooks)
+
+
+def _hook(name: str) -> Callable:
+    if name not in _HOOKS:
+        importlib.import_module("sourcead")  # its api installs the hooks
+    return _HOOKS[name]
 
 
 def check_compiled(func: Callable, source: str) -> None:
     """Before numba compiles the generated module of `func`: every derivative call it binds is
     compiled code too (a positioned error otherwise)."""
-    if "nested_entry(" in source and _CHECKER:
-        _CHECKER[0](func, source)
+    if "nested_entry(" in source:
+        _hook("check")(func, source)
+
+
+def forward_function(obj: Any) -> Callable:
+    """The generated forward-mode function `f_jvp(*args, *tangents) -> (value, tangent)` of a
+    prepared jvp: plain source inside the subset, which the front end inlines like a helper."""
+    return _hook("forward")(obj)
 
 
 def nested_entry(module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None = None) -> Callable:
@@ -130,6 +144,4 @@ def nested_entry(module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int,
     `hvp`, the positions of the float arguments) the Hessian-vector product of its function,
     `(*args, *tangents of those) -> (adjoint of each)`."""
     obj = getattr(importlib.import_module(module), name)
-    if not _BUILDER:
-        importlib.import_module("sourcead")  # its api installs the builder
-    return _BUILDER[0](obj, name, kinds, hvp)
+    return _hook("entry")(obj, name, kinds, hvp)

@@ -136,3 +136,27 @@ def test_second_order_of_a_function_calling_a_derivative_is_refused():
         ad.hvp(npg.simulate, wrt=0, jit=False)(X0, Q, DT, STEPS, tangents=X0)
     assert "third derivatives" in info.value.message
     assert info.value.where is not None and "force(x, q)" in info.value.where.source_line
+
+
+@pytest.mark.parametrize("outer", ["grad", "jvp"])
+def test_reverse_and_forward_over_an_inner_jvp(jit, outer):
+    """rf and ff: the inner jvp's generated tangent code is inlined like a helper, and the outer
+    mode differentiates it; the same numbers as the inner-grad program, which computes the same."""
+    args = (X0, Q, DT, 8)
+    v, w = RNG.standard_normal(3), -0.6
+    if outer == "grad":
+        gx, gq = ad.grad(npg.simulate_forward_inner, wrt=(0, 1), jit=jit)(*args)
+        assert_close(gx @ v + gq * w, _fd2(npg.simulate_forward_inner, args, v, w), 1e-6, 1e-8)
+        ex, eq = ad.grad(npg.simulate, wrt=(0, 1), jit=jit)(*args)
+        assert_close(gx, ex, 1e-10, 1e-12)
+        assert_close(gq, eq, 1e-10, 1e-12)
+    else:
+        _, tangent = ad.jvp(npg.simulate_forward_inner, wrt=(0, 1), jit=jit)(*args, tangents=(v, w))
+        assert_close(tangent, _fd2(npg.simulate_forward_inner, args, v, w), 1e-6, 1e-8)
+        gx, gq = ad.grad(npg.simulate_forward_inner, wrt=(0, 1), jit=jit)(*args)
+        assert_close(tangent, gx @ v + gq * w, 1e-12, 1e-12)  # dot-product test
+
+
+def _fd2(f, args, v, w, eps=1e-6):
+    x0, q, *rest = args
+    return (f(x0 + eps * v, q + eps * w, *rest) - f(x0 - eps * v, q - eps * w, *rest)) / (2 * eps)

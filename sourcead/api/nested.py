@@ -136,4 +136,9 @@ def _calls(node: Any, name: str) -> bool:
     return getattr(func, "value", None) == name
 
 
-nested.install(entry, refuse_python_inner)
+def forward_function(obj: Any) -> Callable:
+    """The plain generated `f_jvp` of a prepared jvp (its default variant): inlined like a helper."""
+    return obj._default_variant().compiled.python
+
+
+nested.install(entry=entry, check=refuse_python_inner, forward=forward_function)

@@ -75,6 +75,8 @@ def prepared_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> nested.
     if isinstance(func, cst.Attribute):
         func = func.value
     assert isinstance(func, cst.Name)
+    if nested.recipe_of(scope[func.value]).transform in nested.INLINED:
+        return None  # its generated code is inlined (`user_function`)
     return nested.register(scope[func.value], str(scope.get("__name__")), func.value)
 
 
@@ -108,13 +110,28 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
     sourcead decorators), or None for anything else."""
     from .parse import unwrap
 
-    if _prepared_global(func, scope):
-        return None  # a derivative call, not inlined
+    if _prepared_global(func, scope):  # a derivative call (not inlined), or a jvp's code (inlined)
+        obj = lookup(func.value if isinstance(func, cst.Attribute) else func, scope)
+        return nested.forward_function(obj) if nested.recipe_of(obj).transform in nested.INLINED else None
     obj = lookup(func, scope)
     if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
         return None
     obj = unwrap(obj)
     return obj if inspect.isfunction(obj) else None
+
+
+def inlined_call(call: cst.Call, scope: Mapping[str, Any]) -> cst.Call:
+    """A call of a prepared jvp, `g(x, q, tangents=v)`, as a call of its generated code, which
+    takes the tangents after the arguments: `g(x, q, v)` (a tuple of tangents spread out)."""
+    if not _prepared_global(call.func, scope):
+        return call
+    args = [a for a in call.args if a.keyword is None or a.keyword.value != "tangents"]
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "tangents":
+            value = a.value
+            items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            args += [cst.Arg(item) for item in items]
+    return call.with_changes(args=args)
 
 
 def canonical_func_node(key: str) -> cst.BaseExpression:

@@ -45,3 +45,22 @@ def spring(x0, k, dt, steps):
     for _ in range(steps):
         x = x - dt * stiff(k, x)
     return np.sum(np.sin(x))
+
+
+pot_jvp = ad.jvp(potential, wrt=0)
+
+
+def simulate_forward_inner(x0, q, dt, steps):
+    """The force by forward mode: one directional derivative per coordinate (GradBench's `*f`)."""
+    x = x0.copy()
+    v = np.zeros_like(x0)
+    for step in range(steps):
+        force_now = np.zeros_like(x)
+        for k in range(x.shape[0]):
+            e = np.zeros_like(x)
+            e[k] = 1.0
+            value, slope = pot_jvp(x, q, tangents=e)
+            force_now[k] = slope
+        v = v - dt * force_now
+        x = x + dt * v
+    return np.sum(x * x)
