@@ -160,3 +160,12 @@ def test_reverse_and_forward_over_an_inner_jvp(jit, outer):
 def _fd2(f, args, v, w, eps=1e-6):
     x0, q, *rest = args
     return (f(x0 + eps * v, q + eps * w, *rest) - f(x0 - eps * v, q - eps * w, *rest)) / (2 * eps)
+
+
+def test_inside_prange_each_iteration_has_its_own_inner_derivative(jit):
+    X = RNG.standard_normal((5, 3))
+    gX, gq = ad.grad(npg.field_energy, wrt=(0, 1), jit=jit)(X, Q)
+    V = RNG.standard_normal((5, 3))
+    assert_close(np.sum(gX * V) + gq * 0.3, _fd2(npg.field_energy, (X, Q), V, 0.3), 1e-6, 1e-8)
+    _, tangent = ad.jvp(npg.field_energy, wrt=(0, 1), jit=jit)(X, Q, tangents=(V, 0.3))
+    assert_close(tangent, np.sum(gX * V) + gq * 0.3, 1e-12, 1e-12)  # dot-product test
