@@ -22,6 +22,7 @@ from .api.check import check_derivative  # noqa: E402
 from .api.decorator import differentiable  # noqa: E402
 from .api.first_order import grad, jvp, value_and_grad, vjp  # noqa: E402
 from .api.higher import hessian, hvp, jacobian  # noqa: E402
+from .api.nested import entry as _nested_entry  # noqa: E402, F401  (installs the derivative-call builder)
 from .api.sparse import sparsity  # noqa: E402
 from .custom import custom_rule  # noqa: E402
 from .errors import AliasingError, ArgumentTypeError, RaceWarning, ShapeError, SourceADError  # noqa: E402

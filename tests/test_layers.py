@@ -18,7 +18,8 @@ MAX_TOP_LEVEL = 15
 # Lowest first: a module imports only from its own folder or from a lower floor. `forward/` and
 # `reverse/` share a floor, so neither imports the other. The top-level modules are places of
 # their own: the leaves (errors, the version, `functions`) at the bottom with the custom-rule
-# registry (`custom`) just above them, the re-exports and the command line's entry at the top.
+# registry (`custom`) and the derivative-call registry (`nested`) just above them, the re-exports
+# and the command line's entry at the top.
 FLOORS = {
     "errors": 0,
     "_version": 0,
@@ -42,6 +43,7 @@ FLOORS = {
     "__init__": 14,
     "__main__": 14,
     "custom": 1,
+    "nested": 1,
     "torch": 14,
     "jax": 14,
 }

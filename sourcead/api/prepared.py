@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numba.core.errors import NumbaError
 
+from .. import nested
 from ..build import arguments, callplan, rerun
 from ..build.compile import Spec, load, source_key
 from ..errors import SourceADError, numba_failure
@@ -108,6 +109,8 @@ class _Prepared:
         options = {"memory": self._memory} if self._memory is not None else {}
         key = source_key(self._func, self._mode, self._wrt, kinds, options=options)
         compiled = load(key, generate, self._jit, check)
+        if self._jit:
+            nested.check_compiled(self._func, compiled.source)  # derivative calls (nested.py)
         spec = compiled.spec
         types = [parse_spec(k) for k in spec.kinds]
         return _Variant(

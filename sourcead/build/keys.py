@@ -19,7 +19,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from .. import custom
+from .. import custom, nested
 from .._version import __version__
 from ..functions import unwrap
 
@@ -102,6 +102,10 @@ def _describe(value: Any, seen: set[int]) -> str:
         return f"array:{value.dtype.str}:{value.shape}:{digest}"
     if isinstance(value, types.ModuleType):
         return f"module:{value.__name__}"
+    recipe = nested.recipe_of(value)
+    if recipe is not None:  # a derivative call (nested.py): what it is decides the caller's code
+        what = f"prepared:{recipe.transform}:{recipe.wrt!r}:{recipe.jit}:"
+        return what + _describe_callable(recipe.func, seen)
     if callable(value):
         return _describe_callable(value, seen)
     return f"object:{type(value).__module__}.{type(value).__qualname__}"  # the fence rejects it anyway

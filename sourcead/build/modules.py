@@ -19,7 +19,7 @@ from ..errors import SourceADError
 from . import cache_writes
 from .cache_folder import _read_private
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # reentrant: a module whose header binds derivative calls (nested.py) loads theirs
 
 
 class _UnbuiltModuleFinder:

@@ -19,7 +19,7 @@ import libcst as cst
 from ..ir.exprs import code, is_cheap, paren, plus, template, times, transformed, unparen
 from ..ir.naming import Namer
 from ..ir.types import Type
-from ..rules import Bilinear, Bound, Partials, Primitive, Pullback, Selection, classify
+from ..rules import Bilinear, Bound, Joint, Partials, Primitive, Pullback, Selection, classify
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
 TypeOf = Callable[[cst.BaseExpression], Type]
@@ -58,6 +58,7 @@ class Node:
     edges: list[Edge] = field(default_factory=list)
     elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
     shape_of: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None  # the tangent in the result's shape
+    joint: JointNode | None = None  # one call takes every edge's tangent, or gives every edge's adjoint
 
     @property
     def takes_float_adjoint(self) -> bool:
@@ -67,6 +68,16 @@ class Node:
         if self.leaf is not None:
             return True
         return self.elementwise and all(e.float_crosses for e in self.edges)
+
+
+@dataclass
+class JointNode:
+    """A `Joint` primitive's node: `tangent(child tangents)` is its tangent, `adjoint(g)` one call
+    whose entry `index[k]` is edge k's adjoint."""
+
+    tangent: Callable[[list[cst.BaseExpression]], cst.BaseExpression]
+    adjoint: Callable[[cst.BaseExpression], cst.BaseExpression]
+    index: list[int]
 
 
 @dataclass
@@ -94,6 +105,8 @@ def tangent(root: Node, leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExp
     """Forward mode: the sum over active children of their contributions (partial * child tangent)."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
+    if root.joint is not None:
+        return root.joint.tangent([tangent(edge.child, leaf_tangent) for edge in root.edges])
     total = plus([edge.forward(tangent(edge.child, leaf_tangent)) for edge in root.edges])
     return root.shape_of(total) if root.shape_of is not None else total
 
@@ -144,6 +157,12 @@ def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...], rewrap=
         if guard is not None and not guard[1](seed):
             masks = (*masks, guard[0])  # a float seed's strong zero: one more condition
         accumulate(root.leaf, _selected(seed, masks, root.array_leaf))
+        return
+    if root.joint is not None:  # one call gives every operand's adjoint: bound once, read per operand
+        whole = bind(root.joint.adjoint(seed))
+        for k, edge in zip(root.joint.index, root.edges, strict=True):
+            part = cst.Subscript(whole, [cst.SubscriptElement(cst.Index(cst.Integer(str(k))))])
+            _adjoint(edge.child, part, accumulate, bind, masks, rewrap, guard)
         return
     selected = _where_parts(seed) if rewrap else None
     if selected is not None and not root.elementwise and code(selected[1]) in rewrap:
@@ -276,6 +295,8 @@ class _Builder:
             return self.selection(node, prim, bound, form, values, children)
         if isinstance(form, Pullback):
             return self.pullback(node, prim, bound, form, values, children)
+        if isinstance(form, Joint):
+            return self.joint(node, prim, bound, form, values, children)
         return self.bilinear(node, prim, bound, form, values, children)
 
     # --- elementwise: partial derivatives ---------------------------------------------------------
@@ -296,7 +317,7 @@ class _Builder:
             if is_cheap(names[key]):
                 continue
             if "{" + key + "}" not in reads and k not in widening and k in shaped:
-                like = shape_like(names[key])
+                like = self.scaled_shape_like(names[key])
                 if like is not None:  # only its shape is read: not the value computed again
                     names[key] = like
                     continue
@@ -336,6 +357,25 @@ class _Builder:
             wide = [names["xy"[k]] for k in widening]
             shape_of = lambda t: _call("broadcast_tangent", t, *wide)  # noqa: E731
         return rebuilt, Node(edges=edges, shape_of=shape_of)
+
+    def scaled_shape_like(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`shape_like`, also through a float factor (`dt * force(x, q)` has the shape of
+        `force(x, q)`): never computing a derivative call again for its shape alone."""
+        like = shape_like(value)
+        inner = unparen(value)
+        if like is not None or not isinstance(inner, cst.BinaryOperation):
+            return like
+        if not isinstance(inner.operator, (cst.Multiply, cst.Divide)):
+            return None
+        try:
+            left, right = self.is_array(inner.left), self.is_array(inner.right)
+        except Exception:  # a temporary of this expression: no type yet
+            return None
+        if left and not right:
+            return self.scaled_shape_like(inner.left)
+        if right and not left and isinstance(inner.operator, cst.Multiply):
+            return self.scaled_shape_like(inner.right)
+        return None
 
     def widens(self, types: list[Type], k: int, active: list[int], used: str, originals) -> bool:
         """Is operand k a constant array that may make the result larger than the tangent, which is
@@ -429,6 +469,30 @@ class _Builder:
             edges.append(Edge(children[p], forward, back))
         return rebuilt, Node(edges=edges, elementwise=False)
 
+    # --- one call for every operand (derivative calls) ----------------------------------------------
+
+    def joint(self, original, prim: Primitive, bound: Bound, form: Joint, values, children):
+        params = [p.name for p in prim.signature.params if p.name in bound.args]
+        args = {p: self.atom(values.get(p, bound.args[p])) for p in params}
+        rebuilt = _with_args(original, prim, bound, args)
+        texts = [code(args[p]) for p in params]
+        types = [self.type_of(bound.args[p]) for p in params]
+        active = [k for k, p in enumerate(params) if p in children]
+        _, index = form.adjoint(texts, types, "g")
+
+        def forward(tangents: list[cst.BaseExpression]) -> cst.BaseExpression:
+            dots: list[str | None] = [None] * len(params)
+            for k, t in zip(active, tangents, strict=True):
+                dots[k] = code(t)
+            return cst.parse_expression(form.tangent(texts, types, dots))
+
+        def back(g: cst.BaseExpression) -> cst.BaseExpression:
+            return cst.parse_expression(form.adjoint(texts, types, code(unparen(g)))[0])
+
+        edges = [Edge(children[params[k]], lambda t: t, lambda g: g) for k in active]
+        joint = JointNode(forward, back, [index[k] for k in active])
+        return rebuilt, Node(edges=edges, elementwise=False, joint=joint)
+
 
 def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: dict) -> cst.BaseExpression:
     """`node` with the arguments named in `values` replaced."""
@@ -464,7 +528,7 @@ def shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
     arguments = {p.name: bound.args[p.name] for p in prim.signature.params if p.name in bound.args}
     if not all(is_cheap(a) for a in arguments.values()):
         return None
-    return template(prim.shape_like, **arguments)
+    return template(prim.shape_like, **{k: v for k, v in arguments.items() if "{" + k + "}" in prim.shape_like})
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
@@ -492,6 +556,9 @@ def array_roots(node: cst.BaseExpression, type_of: TypeOf) -> set[str]:
     if found is None:
         return set()
     prim, bound = found
+    like = prim.shape_like
+    if like is not None and like.strip("{}") in bound.args and like == "{" + like.strip("{}") + "}":
+        return array_roots(bound.args[like.strip("{}")], type_of)  # the shape of one argument (a gradient's)
     if not isinstance(prim.derivative, Partials | Selection) and not prim.constant:
         return {"<" + code(node) + ">"} if type_of(node).is_array else set()
     return set().union(*(array_roots(v, type_of) for v in bound.args.values()))

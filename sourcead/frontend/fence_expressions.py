@@ -16,6 +16,7 @@ import libcst as cst
 import numpy as np
 
 from ..ir.exprs import code, dotted, walk
+from ..nested import NestedRefusal
 from ..rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
 from .bound_names import local_names
 from .parse import ParsedFunction
@@ -27,6 +28,7 @@ from .resolve import (
     is_frozen_constant,
     literal_in_scope,
     lookup,
+    prepared_call,
     user_function,
 )
 
@@ -275,6 +277,7 @@ class ExpressionFence:
 
         joined: list[cst.BaseExpression] = []
 
+        self.check_prepared(expr)
         if user_function(func, scope) is not None:
             for arg in expr.args:
                 if arg.star:
@@ -336,6 +339,26 @@ def _library_name(obj: object) -> str | None:
     """`NumPy`, `SciPy`, `math` or `numba` for a function of those packages, else None."""
     module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None) or ""
     return {"numpy": "NumPy", "scipy": "SciPy", "math": "math", "numba": "numba"}.get(module.split(".")[0])
+
+    def check_prepared(self, expr: cst.Call) -> None:
+        """A prepared derivative called here: one whose derivative sourcead takes (`nested.py`),
+        passed its arguments by position, and not the derivative of this very function."""
+        try:
+            call = prepared_call(expr.func, self.parsed.globals)
+        except NestedRefusal as exc:
+            self.fail(expr.func, str(exc), exc.hint)
+        if call is None:
+            return
+        if call.func.__name__ == self.parsed.name and getattr(call.func, "__globals__", None) is self.parsed.globals:
+            self.fail(
+                expr.func,
+                f"`{call.name}` is the derivative of {self.parsed.name} itself: "
+                "a function cannot call its own derivative",
+                f"Compute {call.name} outside {self.parsed.name} and pass it in as an argument.",
+            )
+        for arg in expr.args:
+            if arg.keyword is not None or arg.star:
+                self.fail(arg, f"pass the arguments of `{call.name}` by position", f"Write {call.name}(x, q, ...).")
 
 
 def _full_slice(s: cst.BaseSlice) -> bool:

@@ -16,7 +16,7 @@ from ..ir.core import Assign, Return, Stmt
 from ..ir.exprs import is_cheap, paren, unparen
 from ..rules import METHOD_TABLE, Bound, bind, is_literal, primitive
 from .normalize_expressions import Expressions, Flat
-from .resolve import canonical_call, canonical_func_node, dtype_name, user_function
+from .resolve import canonical_call, canonical_func_node, dtype_name, inlined_call, user_function
 
 
 class Calls(Expressions):
@@ -29,7 +29,7 @@ class Calls(Expressions):
     def call(self, node: cst.Call, result_used: bool = True) -> Flat:
         func = user_function(node.func, self.parsed.globals)
         if func is not None:
-            body, ret = self.inline(func, node)
+            body, ret = self.inline(func, inlined_call(node, self.parsed.globals))
             if not ret.values:
                 if result_used:
                     raise self.fail(f"{func.__name__} returns nothing; its result is used here", node)
@@ -50,7 +50,7 @@ class Calls(Expressions):
         else:
             prim = primitive(key)
             bound = bind(prim.signature, list(node.args), key, node, lambda e: True)  # type: ignore[union-attr]
-        if key.startswith("custom."):
+        if key.startswith(("custom.", "nested.")):  # bound in the module header
             self.custom.add(key)
         sequence = bound.get("arrays")
         if isinstance(sequence, cst.List):  # np.concatenate([a, b]) reads as np.concatenate((a, b))

@@ -13,7 +13,7 @@ import libcst as cst
 import numba
 import numpy as np
 
-from .. import custom
+from .. import custom, nested
 from ..rules import NOT_LITERAL, PRIMITIVES, literal
 
 # what a `for` loop may run over: ranges, and (normalize writes them as ranges) arrays, enumerate, zip
@@ -68,8 +68,36 @@ def lookup(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> Any:
     return None
 
 
+def prepared_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> nested.NestedCall | None:
+    """The derivative call (`nested.py`) of a call to a prepared derivative held in a module global
+    (`force(x, q)` or `force.njit(x, q)`, with `force = sourcead.grad(potential, wrt=0)`), or None
+    for any other call; `nested.NestedRefusal` for one whose derivative is not taken yet."""
+    if not _prepared_global(func, scope):
+        return None
+    if isinstance(func, cst.Attribute):
+        func = func.value
+    assert isinstance(func, cst.Name)
+    if nested.recipe_of(scope[func.value]).transform in nested.INLINED:
+        return None  # its generated code is inlined (`user_function`)
+    return nested.register(scope[func.value], str(scope.get("__name__")), func.value)
+
+
+def _prepared_global(func: cst.BaseExpression, scope: Mapping[str, Any]) -> bool:
+    """Is `func` a prepared derivative held in a global, or its `.njit`?"""
+    if isinstance(func, cst.Attribute) and func.attr.value == "njit":
+        func = func.value
+    return isinstance(func, cst.Name) and nested.recipe_of(scope.get(func.value)) is not None
+
+
 def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
-    """The canonical name (`math.sin`, `np.zeros`, `abs`, `range`, `custom.mod.f`) of a called function, or None."""
+    """The canonical name (`math.sin`, `np.zeros`, `abs`, `range`, `custom.mod.f`, `nested.mod.g`)
+    of a called function, or None."""
+    try:
+        call = prepared_call(func, scope)
+    except nested.NestedRefusal:
+        return None  # the fence says why, at the call
+    if call is not None:
+        return call.key
     obj = lookup(func, scope)
     if obj is None:
         return None
@@ -84,6 +112,9 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
     sourcead decorators), or None for anything else."""
     from .parse import unwrap
 
+    if _prepared_global(func, scope):  # a derivative call (not inlined), or a jvp's code (inlined)
+        obj = lookup(func.value if isinstance(func, cst.Attribute) else func, scope)
+        return nested.forward_function(obj) if nested.recipe_of(obj).transform in nested.INLINED else None
     obj = lookup(func, scope)
     if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
         return None
@@ -103,10 +134,26 @@ def _library(func) -> bool:
     return module.split(".")[0] in _LIBRARIES
 
 
+def inlined_call(call: cst.Call, scope: Mapping[str, Any]) -> cst.Call:
+    """A call of a prepared jvp, `g(x, q, tangents=v)`, as a call of its generated code, which
+    takes the tangents after the arguments: `g(x, q, v)` (a tuple of tangents spread out)."""
+    if not _prepared_global(call.func, scope):
+        return call
+    args = [a for a in call.args if a.keyword is None or a.keyword.value != "tangents"]
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "tangents":
+            value = a.value
+            items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            args += [cst.Arg(item) for item in items]
+    return call.with_changes(args=args)
+
+
 def canonical_func_node(key: str) -> cst.BaseExpression:
     """The expression that calls `key` in generated code (modules imported as `math` and `np`)."""
     if key.startswith("custom."):
         return cst.Name(custom.by_key(key).func_name)  # type: ignore[union-attr]
+    if key.startswith("nested."):
+        return cst.Name(nested.by_key(key).name)  # type: ignore[union-attr]
     return cst.parse_expression(key)  # math.sin, np.linalg.norm, abs
 
 

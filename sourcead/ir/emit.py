@@ -109,10 +109,17 @@ def module_text(
     used = set(helpers) | {name for name in HELPERS if re.search(rf"(?<![\w.]){name}\(", function)}
     if used:
         parts.append(f"from sourcead.runtime import {', '.join(sorted(used))}\n")
-    if bindings:
+    rules = [line for line in bindings if "nested_entry(" not in line]
+    if rules:
         parts.append(
             "from sourcead.custom import jitable\n\n# functions with custom rules, and their partials\n"
-            + "".join(f"{line}\n" for line in bindings)
+            + "".join(f"{line}\n" for line in rules)
+        )
+    calls = [line for line in bindings if "nested_entry(" in line]
+    if calls:  # nested.py
+        parts.append(
+            "from sourcead.nested import nested_entry\n\n# derivatives it calls (their compiled code), and their hvp\n"
+            + "".join(f"{line}\n" for line in calls)
         )
     if constants:
         frozen = "".join(f"{name} = {constant_text(value)}\n" for name, value in constants)

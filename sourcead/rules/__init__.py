@@ -26,6 +26,7 @@ from .forms import (
     Bilinear,
     Constant,
     Derivative,
+    Joint,
     Method,
     Partials,
     Primitive,
@@ -34,6 +35,7 @@ from .forms import (
     SecondOrderGap,
     Selection,
 )
+from .nested import nested_primitive
 from .piecewise import CONSTANTS, PIECEWISE
 from .signature import BindError, Bound, Signature, bind
 from .tangents import TANGENT_HELPERS
@@ -58,7 +60,9 @@ class DtypeOf:
 def primitive(name: str) -> Primitive | None:
     """The primitive with canonical name `name` (a custom rule's key included), or None."""
     found = PRIMITIVES.get(name)
-    return found if found is not None else custom_primitive(name)
+    if found is not None:
+        return found
+    return custom_primitive(name) or nested_primitive(name)
 
 
 def literal(node: cst.BaseExpression) -> object:
@@ -150,6 +154,7 @@ __all__ = [
     "Bound",
     "Constant",
     "Derivative",
+    "Joint",
     "Method",
     "Partials",
     "Primitive",

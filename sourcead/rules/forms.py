@@ -90,7 +90,18 @@ class Bilinear:
     adjoints: tuple[str, str]  # the adjoint of a and of b, over {g}, {a}, {b}
 
 
-Derivative = Partials | Selection | Pullback | Bilinear
+@dataclass(frozen=True)
+class Joint:
+    """All operands at once, by one call that is not elementwise (a derivative call, `nested.py`):
+    `tangent(args, types, tangents)` the result's tangent from every operand's tangent (None where
+    it carries none); `adjoint(args, types, g)` one call whose result holds every operand's adjoint
+    (a tuple) and, per operand position, its index there. Arguments and results are code text."""
+
+    tangent: Callable[[list[str], list[Type], list[str | None]], str]
+    adjoint: Callable[[list[str], list[Type], str], tuple[str, dict[int, int]]]
+
+
+Derivative = Partials | Selection | Pullback | Bilinear | Joint
 
 
 @dataclass(frozen=True)

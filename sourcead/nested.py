@@ -1,0 +1,147 @@
+"""Derivative calls: a prepared derivative (`force = sourcead.grad(potential, wrt=0)`) called
+inside a function that a transform differentiates.
+
+The call is not inlined: like a custom rule (`custom.py`) it is a primitive of its own
+(`rules/nested.py`), and generated code calls the prepared object's compiled code by the user's
+name for it (`F = force(x, q)`). Its derivatives come from the calculus, one order higher and
+from the same user function: the tangent of grad_w f(a) is the w-part of H(a) a_dot, and the
+adjoints of all of a are H(a)[:, w] F_bar, by the symmetry of H; both are one call of
+`hvp(f, wrt=<every float argument>)`, bound in the generated module as `force_hvp`. The outer
+reverse sweep records the inner call's arguments only: the inner gradient has no tape in the
+outer one, and its hvp recomputes from those arguments.
+
+This module is the registry (the resolver registers each prepared global a function calls) and
+the hook generated modules bind through (`nested_entry`): `api/nested.py`, which can build
+prepared objects, installs it. Prepared objects are known here by their protocol alone
+(`__sourcead_recipe__`, `api/protocol.py`), never by class.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+SUPPORTED = ("grad",)  # the transforms a derivative call is for now (jvp is inlined; others refused)
+INLINED = ("jvp",)  # prepared transforms whose generated code the front end inlines
+
+
+class NestedRefusal(Exception):
+    """A prepared object called where its derivative cannot be taken: the front end says it at the call."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class NestedCall:
+    """A prepared derivative held in a module global and called inside a differentiated function."""
+
+    module: str  # where the global lives (generated modules import it from there)
+    name: str  # the global's name: the name generated code calls it by
+    transform: str  # grad, ...
+    func: Callable  # the user's function it differentiates
+    params: tuple[str, ...]  # its parameters
+    wrt: tuple[int, ...]  # positions differentiated
+    single: bool
+    jit: bool
+
+    @property
+    def key(self) -> str:
+        return f"nested.{self.module}.{self.name}"
+
+    @property
+    def hvp_name(self) -> str:
+        return f"{self.name}_hvp"
+
+    def header_lines(self, kinds: tuple[str, ...], floats: tuple[int, ...]) -> list[str]:
+        """The lines that bind the call and its derivative in a generated module, for arguments of
+        these kinds (`Type.spec`) and the float arguments its derivative takes tangents for."""
+        where = f'"{self.module}", "{self.name}"'
+        return [
+            f"{self.name} = nested_entry({where}, {kinds!r})",
+            f"{self.hvp_name} = nested_entry({where}, {kinds!r}, hvp={floats!r})",
+        ]
+
+
+_REGISTRY: dict[str, NestedCall] = {}
+_HOOKS: dict[str, Callable] = {}  # installed by api/nested.py: entry, check, forward
+
+
+def recipe_of(obj: Any) -> Any:
+    """The recipe of a prepared derivative (`__sourcead_recipe__`), or None for anything else (a
+    `@differentiable` function is the user's own function, inlined as one)."""
+    method = getattr(type(obj), "__sourcead_recipe__", None)
+    recipe = method(obj) if method is not None else None
+    return recipe if recipe is not None and recipe.transform not in ("differentiable", "primal") else None
+
+
+def register(obj: Any, module: str, name: str) -> NestedCall:
+    """The derivative call of the prepared object `obj`, held in `module` as the global `name`;
+    `NestedRefusal` when it is one whose derivative sourcead does not take yet."""
+    recipe = recipe_of(obj)
+    transform = recipe.transform
+    if transform not in SUPPORTED:
+        raise NestedRefusal(
+            f"`{name}` is a prepared {transform}; sourcead differentiates calls of prepared grad "
+            f"objects only, not of {transform} yet",
+            "Call a plain function that computes it instead, or prepare the inner derivative "
+            f"with sourcead.grad({recipe.func.__name__}, wrt=...).",
+        )
+    if not recipe.single:
+        raise NestedRefusal(
+            f"`{name}` returns a tuple of gradients (wrt={recipe.wrt!r}); a derivative call needs one",
+            f"Prepare one per argument: sourcead.grad({recipe.func.__name__}, wrt={recipe.wrt[0]!r}), ...",
+        )
+    params = tuple(inspect.signature(recipe.func).parameters)
+    w = recipe.wrt
+    position = params.index(w) if isinstance(w, str) else w % len(params)
+    found = NestedCall(module, name, transform, recipe.func, params, (position,), True, recipe.jit)
+    _REGISTRY[found.key] = found
+    return found
+
+
+def by_key(key: str) -> NestedCall | None:
+    return _REGISTRY.get(key)
+
+
+def by_name(name: str) -> NestedCall | None:
+    """The derivative call that generated code calls as `name`."""
+    return next((c for c in _REGISTRY.values() if c.name == name), None)
+
+
+def install(**hooks: Callable) -> None:
+    """`api/nested.py` gives what needs prepared objects built: `entry` (the compiled code a
+    generated module binds), `check` (compiled code calls none prepared with `jit=False`) and
+    `forward` (the generated forward-mode function of a prepared jvp, inlined like a helper)."""
+    _HOOKS.update(hooks)
+
+
+def _hook(name: str) -> Callable:
+    if name not in _HOOKS:
+        importlib.import_module("sourcead")  # its api installs the hooks
+    return _HOOKS[name]
+
+
+def check_compiled(func: Callable, source: str) -> None:
+    """Before numba compiles the generated module of `func`: every derivative call it binds is
+    compiled code too (a positioned error otherwise)."""
+    if "nested_entry(" in source:
+        _hook("check")(func, source)
+
+
+def forward_function(obj: Any) -> Callable:
+    """The generated forward-mode function `f_jvp(*args, *tangents) -> (value, tangent)` of a
+    prepared jvp: plain source inside the subset, which the front end inlines like a helper."""
+    return _hook("forward")(obj)
+
+
+def nested_entry(module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None = None) -> Callable:
+    """What a generated module binds for the global `name` of `module`: its value call, or (with
+    `hvp`, the positions of the float arguments) the Hessian-vector product of its function,
+    `(*args, *tangents of those) -> (adjoint of each)`."""
+    obj = getattr(importlib.import_module(module), name)
+    return _hook("entry")(obj, name, kinds, hvp)
