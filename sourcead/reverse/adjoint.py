@@ -7,6 +7,8 @@ What those lines read is what the to-be-recorded analysis must keep available.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ..analysis.activity import value_sources
@@ -17,7 +19,7 @@ from ..frontend.alias_errors import rename_error, view_error
 from ..frontend.aliases import statements_after, view_conflict, writes_in_place
 from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
 from ..ir.emit import Line
-from ..ir.exprs import code, is_cheap, names_in, negate, number, unparen
+from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen
 from .peephole import simplify
 
 
@@ -29,10 +31,13 @@ class StatementAdjoints:
             s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
         }
         self.needed = needed_assignments(prog)
+        self.in_prange = {
+            s for loop in self.statements if isinstance(loop, For) and loop.parallel for s in walk_statements(loop.body)
+        }
         # the temporary that holds the whole value of `x = e` in its adjoint, where one does
         # (`t1 = m[j] / (r2 * t0)` for a quotient's partial): the value `x` holds after it
         self.root_value: dict[Assign, str] = {}
-        self.lines = {s: simplify(self.of(s)) for s in self.statements if isinstance(s, Assign)}
+        self.lines = {s: self.in_place(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
         prog = self.prog
@@ -68,6 +73,26 @@ class StatementAdjoints:
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def in_place(self, s: Assign, lines: list[Line]) -> list[Line]:
+        """Each contribution of a dot product of two vectors to an operand's adjoint, `L_bar[i, :i] +=
+        chosen(m, matmul_bar_left(g, L[i, :i], x[:i]))`, written as `add_product(L_bar[i, :i], m, g,
+        x[:i])`: added in place, where the line as it stands allocates the product `g * x[:i]` and
+        `chosen`'s result, two arrays for every iteration of the loop around it (`ProductLine`).
+        Not in a `prange` body, whose accumulations into shared arrays numba reduces across threads."""
+        if s in self.in_prange:
+            return lines
+        return [ProductLine(*line.__dict__.values()) if self.vector_product(line) else line for line in lines]
+
+    def vector_product(self, line: Line) -> bool:
+        found = _product_parts(line)
+        if found is None:
+            return False
+        _m, _g, a, b, _right = found
+        kinds = self.prog.kinds
+        if any(name not in kinds.of for e in (a, b) for name in names_in(e)):
+            return False  # a temporary of the adjoint (an operand computed once): its type is not known here
+        return all(kinds.type_of(e).is_array and kinds.type_of(e).ndim == 1 for e in (a, b))
 
     def into_value(self, s: Assign, value: cst.BaseExpression, g: cst.BaseExpression, lines: list[Line]):
         """The adjoint `g` of a written row or slice, `dst[sl] = v` (or `+=`, and `u += v` into a whole
@@ -173,6 +198,38 @@ class StatementAdjoints:
             isinstance(s, Permute) or isinstance(s, Assign) and (s in sites or self.lines[s])
             for s in walk_statements(body)
         )
+
+
+def _product_parts(line: Line):
+    """`(m, g, a, b, right)` of `X += chosen(m, matmul_bar_left(g, a, b))` (`matmul_bar_right`:
+    right), or of the same without `chosen` (m is True), else None."""
+    if line.op != "+=" or not isinstance(line.target, (cst.Name, cst.Subscript)):
+        return None
+    value, m = unparen(line.value), cst.parse_expression("True")
+    if isinstance(value, cst.Call) and dotted(value.func) == "chosen" and len(value.args) == 2:
+        m, value = value.args[0].value, unparen(value.args[1].value)
+    if not (isinstance(value, cst.Call) and len(value.args) == 3):
+        return None
+    name = dotted(value.func)
+    if name not in ("matmul_bar_left", "matmul_bar_right") or any(a.keyword or a.star for a in value.args):
+        return None
+    g, a, b = (unparen(arg.value) for arg in value.args)
+    return m, g, a, b, name == "matmul_bar_right"
+
+
+@dataclass(frozen=True)
+class ProductLine(Line):
+    """`X += chosen(m, matmul_bar_left(g, a, b))` for vectors a and b, written as the runtime's
+    in-place `add_product(X, m, g, b)` (`a` for `matmul_bar_right`). It stays that line for every
+    pass that reads lines (what it reads and writes, renamings of its target and value): only its
+    text differs, made from its fields when printed."""
+
+    def text(self) -> str:
+        found = _product_parts(self)
+        assert found is not None
+        m, g, a, b, right = found
+        call = f"add_product({code(self.target)}, {code(m)}, {code(g)}, {code(a if right else b)})"
+        return f"{call}  # {self.comment}" if self.comment else call
 
 
 def _returns(s: Assign) -> bool:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_product, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -31,9 +31,9 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
-    h_bar += chosen(result_dot_bar != 0.0, matmul_bar_right(result_dot_bar, v_dot, h))
-    v_bar += chosen(result_dot_bar != 0.0, matmul_bar_left(result_dot_bar, v, h_dot))
-    h_dot_bar += chosen(result_dot_bar != 0.0, matmul_bar_right(result_dot_bar, v, h_dot))
+    add_product(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot)
+    add_product(v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
+    add_product(h_dot_bar, result_dot_bar != 0.0, result_dot_bar, v)
     # adjoint of: h = t0
     t0_bar += h_bar
     # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
