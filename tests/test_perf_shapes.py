@@ -1,8 +1,11 @@
 """What the generated code does beyond its primal (issue 40, items 4 and 5), pinned and checked.
 
 - A dot product of two vectors in a loop (trisolv, cholesky, lu as NPBench writes them) is adjoined
-  in place (`add_product`), with no array allocated per element: golden files pin the code, central
-  differences and the dot-product test its numbers, with and without numba.
+  in place (`add_product`), with no array allocated per element, and a matrix-vector product's
+  adjoint is added into the matrix's in place (`add_outer`: atax, bicg), where `np.sum` of the
+  product takes its shape from the operands (`matmul_like`), not from the product computed again:
+  golden files pin the code, central differences and the dot-product test its numbers, with and
+  without numba.
 - An index the call contract bounds only by a sufficient fact (`w[k % 8]` in a prange loop) keeps
   the gradient parallel and unchecked where the arguments meet the fact, and runs the
   bounds-checked variant where they do not; an index it cannot bound (`w[i * i]`) is named, with
@@ -34,6 +37,8 @@ LOWER = np.tril(RNG.standard_normal((N, N))) + 3.0 * np.eye(N)
 RHS = RNG.standard_normal(N)
 
 CASES = {
+    "atax": (pk.atax, (RNG.standard_normal((N, N - 1)), RNG.standard_normal(N - 1)), ("A", "x")),
+    "bicg": (pk.bicg, (RNG.standard_normal((N, N - 1)), RNG.standard_normal(N - 1), RHS), ("A", "p", "r")),
     "trisolv": (pk.trisolv, (LOWER, RHS), ("L", "b")),
     "cholesky": (pk.cholesky, (SPD,), ("A0",)),
     "lu": (pk.lu, (SPD,), ("A0",)),
@@ -54,12 +59,17 @@ def _golden(name: str, text: str, update: bool) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_row_dot_products_are_adjoined_in_place(name, update_golden):
-    func, _args, wrt = CASES[name]
-    text = generate(func, "reverse", wrt, None).source
-    _golden(f"{name}.reverse", text, update_golden)
-    assert "add_product(" in text
-    assert "matmul_bar_left" not in text and "matmul_bar_right" not in text and "chosen(" not in text
+def test_products_of_vectors_are_adjoined_in_place(name, update_golden):
+    func, args, wrt = CASES[name]
+    kinds = {p: f"array:{a.ndim}" for p, a in zip(func.__code__.co_varnames, args, strict=False)}
+    text = generate(func, "gradient", wrt, kinds).source
+    _golden(f"{name}.gradient", text, update_golden)
+    text = "\n".join(line.partition("#")[0] for line in text.splitlines())  # the code, not its comments
+    if name in ("atax", "bicg"):  # no outer product allocated, nor the product under np.sum computed
+        assert text.count("add_outer(") == 2 and "A_bar +=" not in text
+        assert "t0 @ A" not in text and "r @ A" not in text and "A @ p" not in text
+    else:  # no array allocated per element of the loops
+        assert "add_product(" in text and "matmul_bar" not in text and "chosen(" not in text
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
@@ -99,7 +109,9 @@ def test_a_prange_gradient_with_an_index_modulo_a_constant_runs_parallel(modulo_
     assert_gradient_matches(pk.modulo_weights, (x, w), ("x", "w"), got)
     ((_key, variant),) = modulo_gradient._variants.items()
     fast, checked = variant.call.fast, variant.call.checked
-    assert fast.targetoptions.get("parallel") and not fast.targetoptions.get("boundscheck")
+    # (numba empties the dict of parallel options it is given: False means serial)
+    assert fast.targetoptions.get("parallel") not in (None, False) and not fast.targetoptions.get("boundscheck")
+    assert checked.targetoptions.get("boundscheck") and checked.targetoptions.get("parallel") in (None, False)
     assert len(fast.signatures) == 1 and len(checked.signatures) == 0  # the checked one never compiled
     (overload,) = fast.overloads.values()
     assert "_reload_parfors" in [f.__name__ for f in overload.reload_init]  # numba lowered parallel loops

@@ -2,7 +2,8 @@
 each operand (`matmul_bar_left`, `matmul_bar_right`) and `matmul_like`, an array of the product's
 shape without computing it (what `unbroadcast` reads); `add_product`, the adjoint of a dot product
 of two vectors added in place into an operand's adjoint (no array allocated: `np.dot(A[i, :i], x[:i])`
-in a loop, as trisolv, cholesky and lu write it).
+in a loop, as trisolv, cholesky and lu write it), and `add_outer`, the adjoint of a matrix-vector
+product added into the matrix's (atax, bicg).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from numba.core import types
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["add_product", "matmul_bar_left", "matmul_bar_right", "matmul_like"]
+__all__ = ["add_outer", "add_product", "matmul_bar_left", "matmul_bar_right", "matmul_like"]
 
 
 def matmul_bar_left(g, a, b):
@@ -99,3 +100,17 @@ def add_product(out, m, g, v):
     if m:
         for k in range(out.shape[0]):
             out[k] += g * v[k]
+
+
+@register_jitable
+def add_outer(out, m, u, v):
+    """`out += np.outer(u, v)` in place where `m` holds (`out` of shape (len(u), len(v))): the
+    contribution of a matrix-vector product's adjoint to its matrix, `A_bar += chosen(m,
+    matmul_bar_left(g, A, x))`, without the outer product and `chosen`'s copy of it."""
+    if out.shape[0] != u.shape[0] or out.shape[1] != v.shape[0]:
+        raise ValueError("matmul: the operands' sizes do not match the matrix")
+    if m:
+        for i in range(out.shape[0]):
+            ui = u[i]
+            for j in range(out.shape[1]):
+                out[i, j] += ui * v[j]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, add_product, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
@@ -40,5 +40,5 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(np.where(part_1_dot_bar != 0.0, 2.0 * x_dot * part_1_dot_bar, 0.0), t0))
     # adjoint of: part_dot = np.dot(A_dot, x) + np.dot(A, x_dot)
     x_bar += matmul_bar_right(unbroadcast(part_dot_bar, matmul_like(A_dot, x)), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(part_dot_bar, matmul_like(A, x_dot)), A, x_dot)
+    add_outer(A_bar, True, unbroadcast(part_dot_bar, matmul_like(A, x_dot)), x_dot)
     return value, A_bar, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, matmul_bar_left, matmul_bar_right, zeros_like
+from sourcead.runtime import add_outer, add_product, matmul_bar_right, zeros_like
 
 
 def elements_of_values_vjp(A, x, out_bar):
@@ -37,6 +37,6 @@ def elements_of_values_vjp(A, x, out_bar):
     # adjoint of: part_1 = np.sin(x * 2.0)
     x_bar += np.where(part_1_bar != 0.0, 2.0 * (np.cos(x * 2.0) * part_1_bar), 0.0)
     # adjoint of: part = A @ x
-    A_bar += matmul_bar_left(part_bar, A, x)
+    add_outer(A_bar, True, part_bar, x)
     x_bar += matmul_bar_right(part_bar, A, x)
     return value, A_bar, x_bar

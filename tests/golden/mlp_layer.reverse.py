@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, add_product, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -31,7 +31,7 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     # adjoint of: h = np.tanh(W @ x + b)
     t1 = np.where(h_bar != 0.0, (1.0 - h * h) * h_bar, 0.0)
     t2 = unbroadcast(t1, matmul_like(W, x))
-    W_bar += matmul_bar_left(t2, W, x)
+    add_outer(W_bar, True, t2, x)
     x_bar += matmul_bar_right(t2, W, x)
     b_bar += unbroadcast(t1, b)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -57,3 +57,11 @@ def squared_index(x, w):
     for i in prange(n):
         out[i] = x[i] * w[i * i]
     return np.sum(out * out)
+
+
+def atax(A, x):
+    return np.sum((A @ x) @ A)
+
+
+def bicg(A, p, r):
+    return np.sum(r @ A) + np.sum(A @ p)
