@@ -90,7 +90,9 @@ class StatementAdjoints:
         out = []
         for line in lines:
             kind = self.product_kind(line, bound)
-            out.append(line if kind is None else ProductLine(*line.__dict__.values(), outer=kind == "outer"))
+            out.append(
+                line if kind is None else ProductLine(line.target, line.op, line.value, line.comment, kind == "outer")
+            )
         return out
 
     def product_kind(self, line: Line, bound: dict[str, cst.BaseExpression]) -> str | None:
