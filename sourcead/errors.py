@@ -66,6 +66,11 @@ class RaceWarning(UserWarning):
     serially (`races.py`)."""
 
 
+class BoundsWarning(UserWarning):
+    """A derivative with `prange` loops runs serially with numba's bounds checks: an index the
+    argument shapes do not bound (named in the message, with its line)."""
+
+
 def numba_failure(exc: BaseException, what: str) -> SourceADError:
     """The error for an exception out of numba running `what` (the generated code, a batch loop):
     it could not compile it, or the compiled code failed a check numba inserted (a bare

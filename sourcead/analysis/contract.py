@@ -21,7 +21,10 @@ for a read before any; a ring index, `ip = i + 1; if ip == n: ip = 0` (`rings.py
 range of its loop's variable, which it stays in wherever it is read, and so does `e % n` in a loop
 over range(n), as an index or a value assigned) reaches only some of its bound's values. Such an access is covered where
 its fact always holds, or where a checked fact implies it (the same size, a bound at least as
-large, guards among its own: whenever it runs, that fact was checked). An array that swaps with
+large, guards among its own: whenever it runs, that fact was checked); else its fact (an index
+`e % c`, c a constant, lies in 0 .. c - 1 whatever e is) is *sufficient*: a call that meets it runs
+without bounds checks, one that does not runs the bounds-checked variant, which fails only where
+the user's code indexes out of range. An array that swaps with
 arrays of other shapes may hold any of them: a read needs a fact for each (`swapped_access`). An access nothing covers
 (`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
 compiled with numba's bounds checks (`compile.jit_module`), so no input reads or writes out of range.
@@ -88,6 +91,7 @@ def derive(fn: CoreFunction, kinds: Kinds, parsed: ParsedFunction, mode: str) ->
             "facts": list(unique.values()),
             "complete": out.complete,
             "uncovered": sorted(set(out.uncovered)),
+            "sufficient": list({json.dumps(f, sort_keys=True): f for f in out.sufficient}.values()),
             "outputs": outputs,
             "file": parsed.filename,
         },

@@ -105,6 +105,9 @@ class Facts:
         ring = self.modulo_loop(bare, scope)
         if ring is not None:  # `x[(i + 1) % n]` in a loop over range(n): a value in 0 .. n - 1
             return self.relaxed({ring.var: 1}, dim, scope)
+        divisor = self.constant_modulo(bare, scope)
+        if divisor is not None:  # `w[k % 8]`: a value in 0 .. 7, whatever k is
+            return self.within({ONE: divisor - 1}, {}, dim, scope)
         if isinstance(bare, cst.Name) and bare.value in scope.data and bare.value not in scope.ints:
             return self.data_fact(name, axis, dim, scope.data[bare.value], scope)
         read = self.data_read(bare, scope) if isinstance(bare, cst.Subscript) else None
@@ -155,6 +158,31 @@ class Facts:
             if loop.step > 0 and constant(loop.start) == 0 and not affine_minus(loop.stop, size):
                 return loop
         return None
+
+    def constant_modulo(self, index: cst.BaseExpression, scope: Scope) -> int | None:
+        """The constant c > 0 of an index `e % c` (any int `e`: by Python's rule for a positive
+        divisor, which numba follows, the index is one of 0 .. c - 1), else None."""
+        if not (isinstance(index, cst.BinaryOperation) and isinstance(index.operator, cst.Modulo)):
+            return None
+        size = affine_of(index.right, self.view(scope))
+        c = None if size is None else constant(size)
+        return c if c is not None and c > 0 else None
+
+    def within(self, high: Affine, low: Affine, dim: Affine, scope: Scope) -> dict:
+        """The fact of an index known only to lie in low .. high (static bounds): relaxed, as the
+        index may not reach them; a condition that suffices where it holds (`Contract.sufficient`)."""
+        guards = [self.extreme(loop.span(), scope.loops[:k], True) for k, loop in enumerate(scope.loops)]
+        upper_holds, lower_holds = holds(dim, high, low)
+        return {
+            "relaxed": True,
+            "guards": [dump(g) for g in guards if g is not None],
+            "need": dump(affine_plus(high, {ONE: 1})),
+            "floor": dump(affine_scale(low, -1)),
+            "dim": dump(dim),
+            "upper": not upper_holds,
+            "lower": not lower_holds,
+            "always": upper_holds and lower_holds,
+        }
 
     def data_fact(self, name: str, axis: int, dim: Affine, read: tuple[int, tuple[Affine, ...]], scope: Scope) -> dict:
         """An index read from an int argument (`cams[c, 0]` after `c = obs[i, 0]`): every value of

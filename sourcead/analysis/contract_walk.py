@@ -5,9 +5,11 @@ static shape), opening a `Loop` for each `for` whose range is static, and record
 assigned to an int local (its range, for a second walk: `ranges`). At each access it keeps the
 fact (`contract_facts.Facts.fact`) to be checked at the call where the fact is exact, drops it
 where it always holds, and holds it back (`Pending`) where the access may not run or the fact
-is relaxed: `settle` keeps it where a checked fact implies it, else the access is *uncovered*
-and the contract incomplete. An array that swaps with arrays of other shapes needs a fact for
-each (`swapped_access`).
+is relaxed: `settle` keeps it where a checked fact implies it, else it is a *sufficient* fact:
+tested at the call, which runs the variant without bounds checks where every such fact holds and
+the bounds-checked one where one does not (`build/jit.py`). An access with no fact at all (an
+index that is not affine) is *uncovered* and the contract incomplete. An array that swaps with
+arrays of other shapes needs a fact for each (`swapped_access`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ class Contract:
     facts: list[dict] = field(default_factory=list)
     complete: bool = True
     uncovered: list[str] = field(default_factory=list)
+    # facts no call can be held to (an index that may not reach its bounds: `w[k % 8]`, a triangular
+    # loop's, one under an `if`) and no checked fact implies: where a call meets them all, every
+    # such index is in range and the variant runs without bounds checks (`build/jit.py`)
+    sufficient: list[dict] = field(default_factory=list)
 
 
 class Walker(Facts):
@@ -123,7 +129,8 @@ class Walker(Facts):
         for entry in waiting:
             facts = (entry.fact,) if entry.promote else (entry.fact, entry.widened())
             if not any(implies(checked, fact) for checked in self.out.facts for fact in facts):
-                self.uncover(entry.sub, entry.stmt)
+                where = {"where": self.where(entry.sub, entry.stmt), "access": code(entry.sub)}
+                self.out.sufficient.append({**entry.fact, **where})  # its own guards: the stronger test
 
     def block(self, body: tuple[Stmt, ...], scope: Scope, top: bool = False) -> None:
         for stmt in body:

@@ -43,7 +43,7 @@ class CallPlan:
     outputs: tuple[dict, ...]  # per result: ndim, and its shape as a function of the arguments (or None)
     checked_after: tuple[int, ...]  # array results whose shape only the call tells
     output_shapes: Callable[..., tuple] | None
-    complete: bool  # every index of the generated code is covered by a fact (else bounds-checked)
+    complete: bool  # every index is covered by a checked fact (else bounds-checked, at least for some calls)
     source: str  # the text of the shape checks, for people and for the .njit entry
 
     def before(self, original: tuple, converted: list) -> None:
@@ -89,16 +89,46 @@ def build(spec: Any) -> CallPlan:
         outputs=outputs,
         checked_after=tuple(k for k, o in enumerate(outputs) if o.get("ndim") and not o.get("shape")),
         output_shapes=shapes,
-        complete=bool(contract.get("complete")),
+        complete=bool(contract.get("complete")) and not contract.get("sufficient"),  # else checked where needed
         source=source,
     )
 
 
 def needs_bounds_checks(spec: Any) -> bool:
-    """Does some index of this variant's code escape the contract (so numba must check it)?"""
+    """Does some index of this variant's code escape the contract (so numba must check it)? Also
+    where sufficient facts remain: a caller that does not test them (`sufficient_test`) before each
+    call must take the bounds-checked variant."""
     if not spec.contract:
         return True
-    return not json.loads(spec.contract).get("complete", False)
+    contract = json.loads(spec.contract)
+    return not contract.get("complete", False) or bool(contract.get("sufficient"))
+
+
+def uncovered(spec: Any) -> list[str]:
+    """The accesses no fact covers (`x[i * i] (line 12)`), in the user's words: bounds-checked."""
+    return list(json.loads(spec.contract).get("uncovered", ())) if spec.contract else []
+
+
+def sufficient_test(spec: Any) -> Callable[..., bool] | None:
+    """For a complete contract with sufficient facts (`contract_walk.Contract.sufficient`), a test of
+    the arguments: True where every such fact holds, so every index is in range and the variant
+    without bounds checks may run; else None (nothing to test, or the contract is incomplete)."""
+    if not spec.contract:
+        return None
+    contract = json.loads(spec.contract)
+    facts = contract.get("sufficient") or []
+    if not facts or not contract.get("complete", False):
+        return None
+    params = tuple(spec.params)
+    names = [f"a{k}" for k in range(len(params))]
+    lines = []
+    for fact in facts:
+        test = _fact_test(fact, names)[0]
+        lines += [f"    if {test}:", "        return False"]
+    source = f"def suffices({', '.join(names)}, *rest):\n" + "\n".join(lines) + "\n    return True\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<sourcead sufficient facts of {spec.name}>", "exec"), namespace)
+    return namespace["suffices"]
 
 
 # --- the shape checks as code -----------------------------------------------------------------

@@ -40,7 +40,7 @@ from typing import Any
 
 from . import cache_writes
 from .cache_folder import _read_private, cache_dir
-from .jit import bounds_checked, compiled_parallel, jit_module
+from .jit import bounds_checked, by_arguments, compiled_parallel, jit_module, warn_serial
 from .keys import _RUNTIME, module_name
 from .keys import source_key as source_key  # re-exported: api/ prepares with compile.load and source_key
 from .modules import _LOCK, _execute, _write
@@ -99,6 +99,10 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     if not jit:
         plain = _plain_python(module, spec.entry)
         return Compiled(spec, source, plain, plain, path)
+    chosen = by_arguments(spec, module)
+    if chosen is not None:
+        return Compiled(spec, source, python, chosen, path)
+    warn_serial(spec)
     jitted = jit_module(module, spec.entry, compiled_parallel(spec), bounds_checked(spec))
     return Compiled(spec, source, python, jitted, path)
 

@@ -5,6 +5,7 @@ the private folder (`numba_cache.py`).
 
 from __future__ import annotations
 
+import json
 import os
 import types
 import warnings
@@ -95,6 +96,55 @@ def compiled_parallel(spec: Spec) -> bool:
     other chunks). A serial compile checks every index and raises. The price: a variant whose
     contract is incomplete (an index read from data, as bundle adjustment's) runs on one thread."""
     return spec.parallel and not bounds_checked(spec)
+
+
+def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
+    """Where the contract is complete but for sufficient facts (an index `w[k % 8]`: in range
+    where w has 8 elements), what to call: the variant without bounds checks (parallel where the
+    module has prange loops) for arguments that meet every such fact, the bounds-checked one for
+    the others (numba compiles each at its first call). None where there are no such facts."""
+    from .callplan import sufficient_test
+
+    test = sufficient_test(spec)
+    if test is None or os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
+        return None
+    fast = jit_module(module, spec.entry, spec.parallel, False)
+    checked = jit_module(module, spec.entry, False, True)
+
+    def call(*args: Any) -> Any:
+        return fast(*args) if test(*args) else checked(*args)
+
+    call.fast, call.checked = fast, checked  # type: ignore[attr-defined]
+    return call
+
+
+def warn_serial(spec: Spec, warned: set[str] = set()) -> None:  # noqa: B006 - once per process
+    """Say, once per variant and process, that a module with prange loops runs serially with
+    numba's bounds checks because of indices the call contract cannot bound, naming them."""
+    from ..errors import BoundsWarning
+    from .callplan import uncovered
+
+    if not spec.parallel or spec.contract == "" or spec.entry + spec.contract in warned:
+        return
+    if os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
+        return
+    found = uncovered(spec)
+    if not found:
+        return
+    warned.add(spec.entry + spec.contract)
+    named = []
+    for access in found:  # `x[i * i] (line 12)`
+        index, _, line = access.partition(" (line ")
+        named.append(f"`{index}`" + (f" (line {line}" if line else ""))
+    first = found[0].partition(" (line ")[2].rstrip(")")
+    message = (
+        f"{spec.entry} of {spec.name}: the argument shapes do not bound the index {', '.join(named)}, so "
+        "its prange loops run serially, with numba's bounds checks (numba's parallel loops lose an "
+        "IndexError). Write the index affine in loop variables, sizes and int arguments "
+        "(`w[2 * i + 1]`), or `e % c` with a constant c, and the call checks it."
+    )
+    filename = json.loads(spec.contract).get("file") or spec.name
+    warnings.warn_explicit(BoundsWarning(message), BoundsWarning, filename, int(first) if first.isdigit() else 1)
 
 
 def bounds_checked(spec: Spec) -> bool:

@@ -436,7 +436,10 @@ class _Builder:
         value = values[operand]
         reads = form.tangent + form.adjoint
         spread = form.spread and not child.takes_float_adjoint
-        if not is_cheap(value) and ("{x}" in reads or spread):
+        shape = None  # what the spread adjoint takes its shape from: the operand, or a cheap stand-in
+        if not is_cheap(value) and "{x}" not in reads and spread:
+            shape = shape_like(value)  # `np.sum((A @ x) @ A)`: its shape, not the product computed again
+        if not is_cheap(value) and ("{x}" in reads or spread) and shape is None:
             value = self.bind(value)
         rebuilt = _with_args(original, prim, bound, {**values, operand: value})
         names = {p: v for p, v in bound.args.items() if p != operand}
@@ -447,7 +450,7 @@ class _Builder:
 
         def back(g: cst.BaseExpression) -> cst.BaseExpression:
             contribution = g if form.adjoint == "{g}" else (_instantiate(form.adjoint, {"g": g, **names}))
-            return _call("np.full_like", value, contribution) if spread else contribution
+            return _call("np.full_like", shape or value, contribution) if spread else contribution
 
         edge = Edge(child, lambda t: _instantiate(form.tangent, {"t": t, **names}), back)
         return rebuilt, Node(edges=[edge], elementwise=False)

@@ -7,6 +7,8 @@ What those lines read is what the to-be-recorded analysis must keep available.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ..analysis.activity import value_sources
@@ -17,7 +19,7 @@ from ..frontend.alias_errors import rename_error, view_error
 from ..frontend.aliases import statements_after, view_conflict, writes_in_place
 from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
 from ..ir.emit import Line
-from ..ir.exprs import code, is_cheap, names_in, negate, number, unparen
+from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen
 from .peephole import simplify
 
 
@@ -29,10 +31,13 @@ class StatementAdjoints:
             s for loop in self.statements if isinstance(loop, (For, While)) for s in walk_statements(loop.body)
         }
         self.needed = needed_assignments(prog)
+        self.in_prange = {
+            s for loop in self.statements if isinstance(loop, For) and loop.parallel for s in walk_statements(loop.body)
+        }
         # the temporary that holds the whole value of `x = e` in its adjoint, where one does
         # (`t1 = m[j] / (r2 * t0)` for a quotient's partial): the value `x` holds after it
         self.root_value: dict[Assign, str] = {}
-        self.lines = {s: simplify(self.of(s)) for s in self.statements if isinstance(s, Assign)}
+        self.lines = {s: self.in_place(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
         prog = self.prog
@@ -68,6 +73,57 @@ class StatementAdjoints:
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def in_place(self, s: Assign, lines: list[Line]) -> list[Line]:
+        """Each contribution of a product of vectors to an operand's adjoint, added in place: `L_bar[i,
+        :i] += chosen(m, matmul_bar_left(g, L[i, :i], x[:i]))` (a dot product's) as `add_product(L_bar[i,
+        :i], m, g, x[:i])`, and `A_bar += chosen(m, matmul_bar_left(g, A, x))` (a matrix-vector
+        product's, an outer product) as `add_outer(A_bar, m, g, x)`, where the lines as they stand
+        allocate the product and `chosen`'s result, two arrays for every iteration of a loop around
+        them (`ProductLine`). Not in a `prange` body, whose accumulations into shared arrays numba
+        reduces across threads."""
+        if s in self.in_prange:
+            return lines
+        bound = {
+            line.target.value: line.value for line in lines if line.op == "=" and isinstance(line.target, cst.Name)
+        }
+        out = []
+        for line in lines:
+            kind = self.product_kind(line, bound)
+            out.append(
+                line if kind is None else ProductLine(line.target, line.op, line.value, line.comment, kind == "outer")
+            )
+        return out
+
+    def product_kind(self, line: Line, bound: dict[str, cst.BaseExpression]) -> str | None:
+        """ "vector" for a dot product's contribution to a vector operand, "outer" for a matrix-vector
+        product's to its matrix, else None (`_product_parts`)."""
+        found = _product_parts(line)
+        if found is None:
+            return None
+        _m, g, a, b, right = found
+        dims = [self.ndim(e, bound) for e in (a, b)]
+        if dims == [1, 1]:
+            kind, arrays = "vector", [a if right else b]  # g is a float, read once
+        elif dims == ([1, 2] if right else [2, 1]):
+            kind, arrays = "outer", [a, g] if right else [g, b]
+        else:
+            return None
+        base = line.target.value if isinstance(line.target, cst.Subscript) else line.target
+        if isinstance(base, cst.Name) and any(base.value in _reads(e, bound) for e in arrays):
+            return None  # `A_bar += outer(A_bar[1], x)`: a vector it reads is what it adds into
+        return kind
+
+    def ndim(self, e: cst.BaseExpression, bound: dict[str, cst.BaseExpression], depth: int = 0) -> int | None:
+        """The number of dimensions of an array operand, a temporary of the adjoint's lines read
+        through its binding (`t0 = A @ x`); None where it is not an array or not known."""
+        if isinstance(e, cst.Name) and e.value in bound and depth < 4:
+            return self.ndim(bound[e.value], bound, depth + 1)
+        kinds = self.prog.kinds
+        if any(name not in kinds.of for name in names_in(e)):
+            return None
+        t = kinds.type_of(e)
+        return t.ndim if t.is_array else None
 
     def into_value(self, s: Assign, value: cst.BaseExpression, g: cst.BaseExpression, lines: list[Line]):
         """The adjoint `g` of a written row or slice, `dst[sl] = v` (or `+=`, and `u += v` into a whole
@@ -173,6 +229,58 @@ class StatementAdjoints:
             isinstance(s, Permute) or isinstance(s, Assign) and (s in sites or self.lines[s])
             for s in walk_statements(body)
         )
+
+
+def _reads(e: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> set[str]:
+    """The names `e` reads, through the bindings of the adjoint's temporaries."""
+    seen: set[str] = set()
+    todo = list(names_in(e))
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += list(names_in(bound[name])) if name in bound else []
+    return seen
+
+
+def _product_parts(line: Line):
+    """`(m, g, a, b, right)` of `X += chosen(m, matmul_bar_left(g, a, b))` (`matmul_bar_right`:
+    right), or of the same without `chosen` (m is True), else None."""
+    if line.op != "+=" or not isinstance(line.target, (cst.Name, cst.Subscript)):
+        return None
+    value, m = unparen(line.value), cst.parse_expression("True")
+    if isinstance(value, cst.Call) and dotted(value.func) == "chosen" and len(value.args) == 2:
+        m, value = value.args[0].value, unparen(value.args[1].value)
+    if not (isinstance(value, cst.Call) and len(value.args) == 3):
+        return None
+    name = dotted(value.func)
+    if name not in ("matmul_bar_left", "matmul_bar_right") or any(a.keyword or a.star for a in value.args):
+        return None
+    g, a, b = (unparen(arg.value) for arg in value.args)
+    return m, g, a, b, name == "matmul_bar_right"
+
+
+@dataclass(frozen=True)
+class ProductLine(Line):
+    """`X += chosen(m, matmul_bar_left(g, a, b))` for vectors a and b, written as the runtime's
+    in-place `add_product(X, m, g, b)` (`a` for `matmul_bar_right`); for a matrix a and a vector b
+    (`outer`), `add_outer(X, m, g, b)` (`matmul_bar_right` of a vector a and a matrix b:
+    `add_outer(X, m, a, g)`). It stays that line for every pass that reads lines (what it reads and
+    writes, renamings of its target and value): only its text differs, made from its fields."""
+
+    outer: bool = False
+
+    def text(self) -> str:
+        found = _product_parts(self)
+        assert found is not None
+        m, g, a, b, right = found
+        target, m_text = code(self.target), code(m)
+        if self.outer:
+            u, v = (a, g) if right else (g, b)
+            call = f"add_outer({target}, {m_text}, {code(u)}, {code(v)})"
+        else:
+            call = f"add_product({target}, {m_text}, {code(g)}, {code(a if right else b)})"
+        return f"{call}  # {self.comment}" if self.comment else call
 
 
 def _returns(s: Assign) -> bool:

@@ -1,16 +1,19 @@
 """Runtime helpers of matrix products z = a @ b (np.dot), 1-D and 2-D operands: the adjoints of
 each operand (`matmul_bar_left`, `matmul_bar_right`) and `matmul_like`, an array of the product's
-shape without computing it (what `unbroadcast` reads).
+shape without computing it (what `unbroadcast` reads); `add_product`, the adjoint of a dot product
+of two vectors added in place into an operand's adjoint (no array allocated: `np.dot(A[i, :i], x[:i])`
+in a loop, as trisolv, cholesky and lu write it), and `add_outer`, the adjoint of a matrix-vector
+product added into the matrix's (atax, bicg).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba.core import types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["matmul_bar_left", "matmul_bar_right", "matmul_like"]
+__all__ = ["add_outer", "add_product", "matmul_bar_left", "matmul_bar_right", "matmul_like"]
 
 
 def matmul_bar_left(g, a, b):
@@ -83,3 +86,31 @@ def _matmul_like(a, b):
         return np.empty(a.shape[:-1] + b.shape[1:])
 
     return like
+
+
+@register_jitable
+def add_product(out, m, g, v):
+    """`out += g * v` in place where `m` holds, for vectors `out` and `v` of one length (a row or
+    slice of an adjoint, and the other operand of `a @ b`): the contribution of a dot product's
+    adjoint `g` to one operand, `out += chosen(m, matmul_bar_left(g, a, b))` without the two
+    arrays that line allocates. `m` false (the product's adjoint exactly zero) adds nothing, as
+    `chosen` does; sizes that differ raise as the product did."""
+    if out.shape[0] != v.shape[0]:
+        raise ValueError("matmul: the operands' inner sizes differ")
+    if m:
+        for k in range(out.shape[0]):
+            out[k] += g * v[k]
+
+
+@register_jitable
+def add_outer(out, m, u, v):
+    """`out += np.outer(u, v)` in place where `m` holds (`out` of shape (len(u), len(v))): the
+    contribution of a matrix-vector product's adjoint to its matrix, `A_bar += chosen(m,
+    matmul_bar_left(g, A, x))`, without the outer product and `chosen`'s copy of it."""
+    if out.shape[0] != u.shape[0] or out.shape[1] != v.shape[0]:
+        raise ValueError("matmul: the operands' sizes do not match the matrix")
+    if m:
+        for i in range(out.shape[0]):
+            ui = u[i]
+            for j in range(out.shape[1]):
+                out[i, j] += ui * v[j]

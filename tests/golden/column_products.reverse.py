@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, zeros_like
+from sourcead.runtime import add_product, zeros_like
 
 
 def column_products_vjp(A, v, out_bar):
@@ -24,6 +24,6 @@ def column_products_vjp(A, v, out_bar):
         # adjoint of: s += np.dot(A[:, j], v) ** 2
         t0 = np.dot(A[:, np.uint64(j)], v)
         t1 = 2.0 * t0 * s_bar
-        A_bar[:, np.uint64(j)] += chosen(s_bar != 0.0, matmul_bar_left(t1, A[:, np.uint64(j)], v))
-        v_bar += chosen(s_bar != 0.0, matmul_bar_right(t1, A[:, np.uint64(j)], v))
+        add_product(A_bar[:, np.uint64(j)], s_bar != 0.0, t1, v)
+        add_product(v_bar, s_bar != 0.0, t1, A[:, np.uint64(j)])
     return value, A_bar, v_bar

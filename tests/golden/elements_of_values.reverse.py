@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, zeros_like
+from sourcead.runtime import add_outer, add_product, matmul_bar_right, zeros_like
 
 
 def elements_of_values_vjp(A, x, out_bar):
@@ -26,10 +26,10 @@ def elements_of_values_vjp(A, x, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = part[0] + np.dot(A[1], x) + A[2, :] @ x + part_1[1] + part_2[-1]
     part_bar[0] += result_bar
-    A_bar[1] += chosen(result_bar != 0.0, matmul_bar_left(result_bar, A[1], x))
-    x_bar += chosen(result_bar != 0.0, matmul_bar_right(result_bar, A[1], x))
-    A_bar[2, :] += chosen(result_bar != 0.0, matmul_bar_left(result_bar, A[2, :], x))
-    x_bar += chosen(result_bar != 0.0, matmul_bar_right(result_bar, A[2, :], x))
+    add_product(A_bar[1], result_bar != 0.0, result_bar, x)
+    add_product(x_bar, result_bar != 0.0, result_bar, A[1])
+    add_product(A_bar[2, :], result_bar != 0.0, result_bar, x)
+    add_product(x_bar, result_bar != 0.0, result_bar, A[2, :])
     part_1_bar[1] += result_bar
     part_2_bar[-1] += result_bar
     # adjoint of: part_2 = x * x
@@ -37,6 +37,6 @@ def elements_of_values_vjp(A, x, out_bar):
     # adjoint of: part_1 = np.sin(x * 2.0)
     x_bar += np.where(part_1_bar != 0.0, 2.0 * (np.cos(x * 2.0) * part_1_bar), 0.0)
     # adjoint of: part = A @ x
-    A_bar += matmul_bar_left(part_bar, A, x)
+    add_outer(A_bar, True, part_bar, x)
     x_bar += matmul_bar_right(part_bar, A, x)
     return value, A_bar, x_bar

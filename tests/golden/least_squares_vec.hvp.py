@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -35,12 +35,12 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot))
     # adjoint of: r = A @ x - b
     t2 = unbroadcast(r_bar, matmul_like(A, x))
-    A_bar += matmul_bar_left(t2, A, x)
+    add_outer(A_bar, True, t2, x)
     x_bar += matmul_bar_right(t2, A, x)
     b_bar += unbroadcast(-r_bar, b)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     t0 = np.dot(A_dot, x) + np.dot(A, x_dot)
     t1 = unbroadcast(r_dot_bar, t0)
     x_bar += matmul_bar_right(unbroadcast(t1, matmul_like(A_dot, x)), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(t1, matmul_like(A, x_dot)), A, x_dot)
+    add_outer(A_bar, True, unbroadcast(t1, matmul_like(A, x_dot)), x_dot)
     return value, A_bar, x_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -26,7 +26,7 @@ def least_squares_vjp(A, x, b, out_bar):
     r_bar += 2.0 * chosen(result_bar != 0.0, r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b
     t0 = unbroadcast(r_bar, matmul_like(A, x))
-    A_bar += matmul_bar_left(t0, A, x)
+    add_outer(A_bar, True, t0, x)
     x_bar += matmul_bar_right(t0, A, x)
     b_bar += unbroadcast(-r_bar, b)
     return value, A_bar, x_bar, b_bar

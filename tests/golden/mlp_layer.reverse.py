@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, add_product, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -26,12 +26,12 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result = np.dot(v, h)
-    v_bar += chosen(result_bar != 0.0, matmul_bar_left(result_bar, v, h))
-    h_bar += chosen(result_bar != 0.0, matmul_bar_right(result_bar, v, h))
+    add_product(v_bar, result_bar != 0.0, result_bar, h)
+    add_product(h_bar, result_bar != 0.0, result_bar, v)
     # adjoint of: h = np.tanh(W @ x + b)
     t1 = np.where(h_bar != 0.0, (1.0 - h * h) * h_bar, 0.0)
     t2 = unbroadcast(t1, matmul_like(W, x))
-    W_bar += matmul_bar_left(t2, W, x)
+    add_outer(W_bar, True, t2, x)
     x_bar += matmul_bar_right(t2, W, x)
     b_bar += unbroadcast(t1, b)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
@@ -52,11 +52,11 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     t0_bar += 2.0 * (t0 * t9)
     t10 = unbroadcast(np.where(h_dot_bar[1] != 0.0, t7 * h_dot_bar[1], 0.0), t8)
     x_bar += matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(t10, matmul_like(A, x_dot)), A, x_dot)
+    add_outer(A_bar, True, unbroadcast(t10, matmul_like(A, x_dot)), x_dot)
     h_dot_bar[1] = 0.0
     # adjoint of: t0 = np.tanh(A @ x)
     t6 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
-    A_bar += matmul_bar_left(t6, A, x)
+    add_outer(A_bar, True, t6, x)
     x_bar += matmul_bar_right(t6, A, x)
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t3 = np.transpose(v)
@@ -68,11 +68,11 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     # adjoint of: h[0:2] = 2.0 * (A @ x)
     t1 = matmul_like(A, x)
     t2 = unbroadcast(h_bar[0:2], t1)
-    A_bar += matmul_bar_left(2.0 * t2, A, x)
+    add_outer(A_bar, True, 2.0 * t2, x)
     x_bar += matmul_bar_right(2.0 * t2, A, x)
     h_bar[0:2] = 0.0
     # adjoint of: h_dot[0:2] = 2.0 * (np.dot(A_dot, x) + np.dot(A, x_dot))
     x_bar += matmul_bar_right(unbroadcast(2.0 * h_dot_bar[0:2], matmul_like(A_dot, x)), A_dot, x)
-    A_bar += matmul_bar_left(unbroadcast(2.0 * h_dot_bar[0:2], matmul_like(A, x_dot)), A, x_dot)
+    add_outer(A_bar, True, unbroadcast(2.0 * h_dot_bar[0:2], matmul_like(A, x_dot)), x_dot)
     h_dot_bar[0:2] = 0.0
     return value, A_bar, x_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def products_into_rows_vjp(A, x, v, out_bar):
@@ -32,7 +32,7 @@ def products_into_rows_vjp(A, x, v, out_bar):
     t5 = matmul_like(A, x)
     t6 = unbroadcast(h_bar[1], t5)
     t7 = np.where(t6 != 0.0, (1.0 - t4 * t4) * t6, 0.0)
-    A_bar += matmul_bar_left(t7, A, x)
+    add_outer(A_bar, True, t7, x)
     x_bar += matmul_bar_right(t7, A, x)
     h_bar[1] = 0.0
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
@@ -43,7 +43,7 @@ def products_into_rows_vjp(A, x, v, out_bar):
     # adjoint of: h[0:2] = 2.0 * (A @ x)
     t0 = matmul_like(A, x)
     t1 = unbroadcast(h_bar[0:2], t0)
-    A_bar += matmul_bar_left(2.0 * t1, A, x)
+    add_outer(A_bar, True, 2.0 * t1, x)
     x_bar += matmul_bar_right(2.0 * t1, A, x)
     h_bar[0:2] = 0.0
     return value, A_bar, x_bar, v_bar

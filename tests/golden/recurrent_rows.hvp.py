@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_like, record_flat, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -65,7 +65,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t0_bar += 2.0 * (t0 * t8)
         t9 = unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), t5 + h_dot[np.uint64(t)])
         t10 = unbroadcast(t9, t5)
-        W_bar += matmul_bar_right(unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)), inputs_dot[np.uint64(t)], W)
+        add_outer(W_bar, True, inputs_dot[np.uint64(t)], unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)))
         inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
         h_dot_bar[np.uint64(t)] += unbroadcast(t9, h_dot[np.uint64(t)])
         # adjoint of: t0 = np.tanh(np.dot(inputs[t], W) + h[t])
@@ -77,7 +77,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t3 = np.where(t0_bar != 0.0, (1.0 - t2 * t2) * t0_bar, 0.0)
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
-        W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
+        add_outer(W_bar, True, inputs[np.uint64(t)], t4)
         h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
         t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_like, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -36,7 +36,7 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         t3 = np.where(t2 != 0.0, (1.0 - t1 * t1) * t2, 0.0)
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
-        W_bar += matmul_bar_right(t4, inputs[np.uint64(t)], W)
+        add_outer(W_bar, True, inputs[np.uint64(t)], t4)
         h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
     # adjoint of: h[0] = h0
     t0 = unbroadcast(h_bar[0], h0_bar)

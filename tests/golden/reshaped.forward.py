@@ -13,8 +13,7 @@ def reshaped_jvp(x, W, x_dot, W_dot):
     # active (varied from W, x; useful for the result): result
     M_dot = np.reshape(np.ascontiguousarray(x_dot), (3, 2))
     M = np.reshape(x, (3, 2))
-    t0 = W @ M
-    t1 = np.tanh(x)
-    result_dot = np.sum(np.dot(W_dot, M) + np.dot(W, M_dot)) + np.sum(((1.0 - t1 * t1) * x_dot) * prod_others(t1 + 2.0))
-    result = np.sum(t0) + np.prod(t1 + 2.0)
+    t0 = np.tanh(x)
+    result_dot = np.sum(np.dot(W_dot, M) + np.dot(W, M_dot)) + np.sum(((1.0 - t0 * t0) * x_dot) * prod_others(t0 + 2.0))
+    result = np.sum(W @ M) + np.prod(t0 + 2.0)
     return result, result_dot

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -56,13 +56,13 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         best_dot_bar = s_dot_bar
         t0_bar = (2.0 * (t4 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
         t5 = 2.0 * t0 * s_dot_bar
-        w_bar += chosen(s_dot_bar != 0.0, matmul_bar_right(t5, points_dot[np.uint64(i)], w))
-        points_bar[np.uint64(i)] += chosen(s_dot_bar != 0.0, matmul_bar_left(t5, points[np.uint64(i)], w_dot))
+        add_product(w_bar, s_dot_bar != 0.0, t5, points_dot[np.uint64(i)])
+        add_product(points_bar[np.uint64(i)], s_dot_bar != 0.0, t5, w_dot)
         # adjoint of: t0 = np.dot(points[i], w)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        points_bar[np.uint64(i)] += chosen(t0_bar != 0.0, matmul_bar_left(t0_bar, points[np.uint64(i)], w))
-        w_bar += chosen(t0_bar != 0.0, matmul_bar_right(t0_bar, points[np.uint64(i)], w))
+        add_product(points_bar[np.uint64(i)], t0_bar != 0.0, t0_bar, w)
+        add_product(w_bar, t0_bar != 0.0, t0_bar, points[np.uint64(i)])
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]

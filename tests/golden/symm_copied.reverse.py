@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -75,8 +75,8 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
             symm_temp2[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2[symm_j] had before
-            B_bar[:symm_i, np.uint64(symm_j)] += chosen(symm_temp2_bar[np.uint64(symm_j)] != 0.0, matmul_bar_left(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
-            A_bar[symm_i, :symm_i] += chosen(symm_temp2_bar[np.uint64(symm_j)] != 0.0, matmul_bar_right(symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i]))
+            add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], A[symm_i, :symm_i])
+            add_product(A_bar[symm_i, :symm_i], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)])
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t1 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, record_flat, reserve, zeros_like
+from sourcead.runtime import add_product, chosen, record_flat, reserve, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
@@ -67,8 +67,8 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
             top -= 1
             B[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B[trmm_i, trmm_j] had before
             t0 = B_bar[trmm_i, np.uint64(trmm_j)]
-            A_bar[trmm_i + 1 :, trmm_i] += chosen(t0 != 0.0, matmul_bar_left(t0, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
-            B_bar[trmm_i + 1 :, np.uint64(trmm_j)] += chosen(t0 != 0.0, matmul_bar_right(t0, A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, np.uint64(trmm_j)]))
+            add_product(A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B[trmm_i + 1 :, np.uint64(trmm_j)])
+            add_product(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: B = np.copy(B0)
