@@ -164,7 +164,7 @@ KERNELS: dict[str, Kernel] = {
             {"I": 3, "J": 4, "K": 2},
             {"I": 64, "J": 64, "K": 60},
             "crash",
-            "the generated adjoint raises a broadcast error, (3,5,2) vs (4,4,2), on np.where(c, 0, res) of lap_field slices",
+            "the generated adjoint raises a broadcast error (3,5,2) vs (4,4,2) on np.where(c, 0, res) of slices",
         ),
         _k(
             "vadv",
@@ -189,7 +189,7 @@ KERNELS: dict[str, Kernel] = {
             {"ny": 6, "nx": 7, "nit": 2},
             {"ny": 61, "nx": 61, "nit": 5},
             "refused",
-            "b = channel_build_up_b(...) taken for a second name of an argument, then written (it is a fresh zeros_like)",
+            "b = channel_build_up_b(...) taken for a second name of an argument, then written (it is fresh)",
         ),
         # ---- applications
         _k("arc_distance", A, A.init_arc_distance, {"N": 6}, {"N": 100000}),
