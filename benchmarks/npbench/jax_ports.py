@@ -185,7 +185,13 @@ def _port(name: str, args: tuple):  # noqa: C901 (one branch per kernel, each a 
             def sweep(t, A):
                 def row(i, A):
                     A = A.at[i, 1:-1].add(
-                        A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:] + A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:]
+                        A[i - 1, :-2]
+                        + A[i - 1, 1:-1]
+                        + A[i - 1, 2:]
+                        + A[i, 2:]
+                        + A[i + 1, :-2]
+                        + A[i + 1, 1:-1]
+                        + A[i + 1, 2:]
                     )
                     return fori(1, n - 1, lambda j, A: A.at[i, j].set((A[i, j] + A[i, j - 1]) / 9.0), A)
 
@@ -237,7 +243,11 @@ def cavity(args, jnp, fori):
             dv_dy = (v[2:, c] - v[:-2, c]) / (2 * dy)
             du_dy = (u[2:, c] - u[:-2, c]) / (2 * dy)
             dv_dx = (v[c, 2:] - v[c, :-2]) / (2 * dx)
-            b = jnp.zeros((ny, nx)).at[c, c].set(rho * (1 / dt * (du_dx + dv_dy) - du_dx**2 - 2 * du_dy * dv_dx - dv_dy**2))
+            b = (
+                jnp.zeros((ny, nx))
+                .at[c, c]
+                .set(rho * (1 / dt * (du_dx + dv_dy) - du_dx**2 - 2 * du_dy * dv_dx - dv_dy**2))
+            )
 
             def poisson(q, p):
                 pn = p
