@@ -33,7 +33,8 @@ def cases():
     for name, kernel in KERNELS.items():
         marks = []
         if kernel.status != "ok":
-            marks = [pytest.mark.xfail(strict=True, raises=ad.SourceADError, reason=f"{kernel.status}: {kernel.reason}")]
+            why = f"{kernel.status}: {kernel.reason}"
+            marks = [pytest.mark.xfail(strict=True, raises=ad.SourceADError, reason=why)]
         yield pytest.param(name, marks=marks, id=name)
 
 
