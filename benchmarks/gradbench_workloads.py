@@ -26,6 +26,10 @@ import numba
 import numpy as np
 from numba import prange
 
+from benchmarks.gradbench_tool.kmeans import kmeans_cost
+from benchmarks.gradbench_tool.lstm import lstm_objective
+from benchmarks.gradbench_tool.ode import ode_last
+
 
 @dataclass(frozen=True)
 class GBWorkload:
@@ -155,48 +159,7 @@ def _ba_args(n_cams=50, n_points=5000, n_obs=40_000):
     return cams, X, w, obs, feats
 
 
-# --- LSTM with diagonal weights (ADBench) -----------------------------------------------------------
-
-
-@numba.njit
-def sigmoid(z):
-    return 1.0 / (1.0 + math.exp(-z))
-
-
-def lstm_objective(main_params, extra_params, state, sequence):
-    # main_params rows 2l (weights) and 2l+1 (biases) of layer l, each four blocks of b:
-    # forget, input, output gates and the cell change; state rows 2l (hidden), 2l+1 (cell)
-    n_layers = main_params.shape[0] // 2
-    b = sequence.shape[1]
-    st = state.copy()
-    x = np.empty(b)
-    ypred = np.empty(b)
-    total = 0.0
-    count = 0
-    for t in range(sequence.shape[0] - 1):
-        for j in range(b):
-            x[j] = sequence[t, j] * extra_params[0, j]
-        for layer in range(n_layers):
-            wr = 2 * layer
-            for j in range(b):
-                h = st[wr, j]
-                forget = sigmoid(x[j] * main_params[wr, j] + main_params[wr + 1, j])
-                ingate = sigmoid(h * main_params[wr, b + j] + main_params[wr + 1, b + j])
-                outgate = sigmoid(x[j] * main_params[wr, 2 * b + j] + main_params[wr + 1, 2 * b + j])
-                change = math.tanh(h * main_params[wr, 3 * b + j] + main_params[wr + 1, 3 * b + j])
-                cell = st[wr + 1, j] * forget + ingate * change
-                st[wr + 1, j] = cell
-                st[wr, j] = outgate * math.tanh(cell)
-                x[j] = st[wr, j]
-        lse = 2.0
-        for j in range(b):
-            ypred[j] = x[j] * extra_params[1, j] + extra_params[2, j]
-            lse += math.exp(ypred[j])
-        lse = math.log(lse)
-        for j in range(b):
-            total += sequence[t + 1, j] * (ypred[j] - lse)
-        count += b
-    return -total / count
+# --- LSTM with diagonal weights (ADBench): lstm_objective is the tool's ---------------------------------
 
 
 def _lstm_args(n_layers=2, b=32, c=1000):
@@ -208,40 +171,7 @@ def _lstm_args(n_layers=2, b=32, c=1000):
     return main_params, extra_params, state, sequence
 
 
-# --- RK4 ODE (GradBench `ode`) ----------------------------------------------------------------------
-
-
-@numba.njit
-def ode_rhs(x, y, z):
-    z[0] = x[0]
-    for i in range(1, x.shape[0]):
-        z[i] = x[i] * y[i - 1]
-
-
-def ode_last(x, s):
-    # y(0) = 0, integrated to t = 2 in s RK4 steps; the last element of y(2)
-    n = x.shape[0]
-    h = 2.0 / s
-    y = np.zeros(n)
-    yt = np.empty(n)
-    k1 = np.empty(n)
-    k2 = np.empty(n)
-    k3 = np.empty(n)
-    k4 = np.empty(n)
-    for _step in range(s):
-        ode_rhs(x, y, k1)
-        for i in range(n):
-            yt[i] = y[i] + 0.5 * h * k1[i]
-        ode_rhs(x, yt, k2)
-        for i in range(n):
-            yt[i] = y[i] + 0.5 * h * k2[i]
-        ode_rhs(x, yt, k3)
-        for i in range(n):
-            yt[i] = y[i] + h * k3[i]
-        ode_rhs(x, yt, k4)
-        for i in range(n):
-            y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-    return y[n - 1]
+# --- RK4 ODE (GradBench `ode`): ode_last is the tool's ---------------------------------------------------
 
 
 def _ode_args(n=200, s=500):
@@ -427,22 +357,7 @@ def _gray_scott_args(n=64, n_steps=50):
     return 1.0 - 0.5 * blob, 0.25 * blob + 0.01 * np.cos(0.3 * i + 0.2 * j), 0.037, 0.06, n_steps
 
 
-# --- k-means cost (GradBench `kmeans`) ----------------------------------------------------------------
-
-
-def kmeans_cost(points, centroids):
-    total = 0.0
-    for i in prange(points.shape[0]):
-        best = math.inf
-        for c in range(centroids.shape[0]):
-            d2 = 0.0
-            for j in range(points.shape[1]):
-                t = points[i, j] - centroids[c, j]
-                d2 += t * t
-            if d2 < best:
-                best = d2
-        total += best
-    return total
+# --- k-means cost (GradBench `kmeans`): kmeans_cost is the tool's --------------------------------------
 
 
 def _kmeans_args(n=20_000, k=32, d=8):
