@@ -1,15 +1,17 @@
 """GradBench/ADBench-style workloads, written in the loop style numba users write.
 
-Each function follows the public specification of a GradBench (or ADBench) eval, in our own
-words: `gmm` (ADBench's Gaussian mixture with a triangular inverse-covariance factor and a
-Wishart prior), `ba` (bundle adjustment: Rodrigues rotation, radial distortion, weighted
-residuals), `lstm` (ADBench's LSTM with diagonal weights and its `log(2 + sum exp)`), `ode`
-(GradBench's RK4 on y0' = x0, yi' = xi * y(i-1), gradient of the last element), `lu_logdet`
-(log |det A| by LU with partial pivoting), `particle` (the Pearlmutter-Siskind charged particle,
-naive Euler with a `while`/`break` until it crosses the x axis, one trajectory per control value),
-`nbody` (softened gravity, symplectic Euler), `gray_scott` (2-D reaction-diffusion, periodic
-indices, buffers swapped every step), `kmeans` (GradBench's k-means cost: each point's squared
-distance to its nearest centroid) and `logistic` (logistic regression with an L2 penalty).
+The five that GradBench's evals share take their objective from the GradBench tool
+(``benchmarks.gradbench_tool``), so that each is written once: ``gmm`` (the tool's
+``gmm_objective``: weights, means, log-diagonals and strictly lower parts of the inverse-covariance
+factors, Wishart prior), ``ba`` (the sum of squares of the tool's ``ba_residuals`` and
+``weight_errors``), ``lstm`` (the tool's ``lstm_objective``), ``ode`` (the tool's ``ode_last``: RK4
+on y0' = x0, yi' = xi * y(i-1), the last element of y(2)) and ``kmeans`` (the tool's ``kmeans_cost``,
+a ``prange`` over the points). Written here, in our own words from public specifications:
+``lu_logdet`` (log |det A| by LU with partial pivoting), ``particle`` (the Pearlmutter-Siskind
+charged particle, naive Euler with a ``while``/``break`` until it crosses the x axis, one trajectory
+per control value), ``nbody`` (softened gravity, symplectic Euler), ``gray_scott`` (2-D
+reaction-diffusion, periodic indices, buffers swapped every step) and ``logistic`` (logistic
+regression with an L2 penalty).
 
 Every function is in the subset sourcead supports today. Inputs are deterministic (closed forms
 or a seeded generator), sized so that the numba primal takes about 0.5-5 ms on this machine.
@@ -26,6 +28,8 @@ import numba
 import numpy as np
 from numba import prange
 
+from benchmarks.gradbench_tool.ba import ba_residuals, weight_errors
+from benchmarks.gradbench_tool.gmm import gmm_objective
 from benchmarks.gradbench_tool.kmeans import kmeans_cost
 from benchmarks.gradbench_tool.lstm import lstm_objective
 from benchmarks.gradbench_tool.ode import ode_last
@@ -45,102 +49,26 @@ class GBWorkload:
 # --- GMM (ADBench) ----------------------------------------------------------------------------------
 
 
-def gmm_objective(alphas, means, icf, x, gamma, m_dof):
-    # icf[k]: d log-diagonal entries of Q_k, then its strictly lower part column by column
-    n = x.shape[0]
-    d = x.shape[1]
-    k_n = alphas.shape[0]
-    q = np.empty(k_n)
-    total = 0.0
-    for i in range(n):
-        for k in range(k_n):
-            sq = 0.0
-            logdiag = 0.0
-            for r in range(d):
-                logdiag += icf[k, r]
-                s = math.exp(icf[k, r]) * (x[i, r] - means[k, r])
-                for c in range(r):
-                    s += icf[k, d + c * (2 * d - c - 1) // 2 + r - c - 1] * (x[i, c] - means[k, c])
-                sq += s * s
-            q[k] = alphas[k] + logdiag - 0.5 * sq
-        top = q[0]
-        for k in range(1, k_n):
-            if q[k] > top:
-                top = q[k]
-        acc = 0.0
-        for k in range(k_n):
-            acc += math.exp(q[k] - top)
-        total += math.log(acc) + top
-    amax = alphas[0]
-    for k in range(1, k_n):
-        if alphas[k] > amax:
-            amax = alphas[k]
-    asum = 0.0
-    for k in range(k_n):
-        asum += math.exp(alphas[k] - amax)
-    prior = 0.0
-    for k in range(k_n):
-        for r in range(d):
-            e = math.exp(icf[k, r])
-            prior += 0.5 * gamma * gamma * e * e - m_dof * icf[k, r]
-        for t in range(d, icf.shape[1]):
-            prior += 0.5 * gamma * gamma * icf[k, t] * icf[k, t]
-    return total - n * (math.log(asum) + amax) + prior
-
-
 def _gmm_args(n=1000, d=10, k=25):
+    # the tool's parameters: weights alpha, means mu, log-diagonals q and strictly lower parts of the
+    # inverse-covariance factors (column by column), Wishart gamma and m, and the constant term (0)
     rng = np.random.default_rng(11)
-    alphas = rng.standard_normal(k)
-    means = rng.random((k, d))
-    icf = 0.3 * rng.standard_normal((k, d + d * (d - 1) // 2))
+    alpha = rng.standard_normal(k)
+    mu = rng.random((k, d))
+    q = 0.3 * rng.standard_normal((k, d))
+    lower = 0.3 * rng.standard_normal((k, d * (d - 1) // 2))
     x = rng.random((n, d))
-    return alphas, means, icf, x, 1.0, 0.0
+    return alpha, mu, q, lower, x, 1.0, 0.0, 0.0
 
 
 # --- bundle adjustment (ADBench) --------------------------------------------------------------------
 
 
-@numba.njit
-def ba_project(cam, px, py, pz):
-    # cam: rotation (Rodrigues, 0:3), centre (3:6), focal length 6, principal point (7:9),
-    # radial distortion (9:11)
-    dx = px - cam[3]
-    dy = py - cam[4]
-    dz = pz - cam[5]
-    theta2 = cam[0] * cam[0] + cam[1] * cam[1] + cam[2] * cam[2]
-    if theta2 > 1e-12:
-        theta = math.sqrt(theta2)
-        co = math.cos(theta)
-        si = math.sin(theta)
-        wx = cam[0] / theta
-        wy = cam[1] / theta
-        wz = cam[2] / theta
-        dot = wx * dx + wy * dy + wz * dz
-        rx = dx * co + (wy * dz - wz * dy) * si + wx * dot * (1.0 - co)
-        ry = dy * co + (wz * dx - wx * dz) * si + wy * dot * (1.0 - co)
-        rz = dz * co + (wx * dy - wy * dx) * si + wz * dot * (1.0 - co)
-    else:
-        rx = dx + cam[1] * dz - cam[2] * dy
-        ry = dy + cam[2] * dx - cam[0] * dz
-        rz = dz + cam[0] * dy - cam[1] * dx
-    u = rx / rz
-    v = ry / rz
-    rsq = u * u + v * v
-    dist = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
-    return cam[6] * dist * u + cam[7], cam[6] * dist * v + cam[8]
-
-
 def ba_objective(cams, X, w, obs, feats):
-    total = 0.0
-    for i in prange(obs.shape[0]):
-        c = obs[i, 0]
-        p = obs[i, 1]
-        u, v = ba_project(cams[c], X[p, 0], X[p, 1], X[p, 2])
-        ru = w[i] * (u - feats[i, 0])
-        rv = w[i] * (v - feats[i, 1])
-        rw = 1.0 - w[i] * w[i]
-        total += ru * ru + rv * rv + rw * rw
-    return total
+    # the sum of squares of the tool's residuals: its reprojection errors and weight errors
+    err = ba_residuals(cams, X, w, obs, feats)
+    werr = weight_errors(w)
+    return np.sum(err * err) + np.sum(werr * werr)
 
 
 def _ba_args(n_cams=50, n_points=5000, n_obs=40_000):
@@ -395,7 +323,7 @@ def _logistic_args(n=50_000, d=32):
 
 
 GB_WORKLOADS = (
-    GBWorkload("gmm", gmm_objective, _gmm_args, ("alphas", "means", "icf"), "n 1000, d 10, K 25"),
+    GBWorkload("gmm", gmm_objective, _gmm_args, ("alpha", "mu", "q", "lower"), "n 1000, d 10, K 25"),
     GBWorkload("ba", ba_objective, _ba_args, ("cams", "X", "w"), "50 cams, 5000 points, 40000 obs"),
     GBWorkload("lstm", lstm_objective, _lstm_args, ("main_params", "extra_params"), "2 layers, b 32, c 1000"),
     GBWorkload("ode", ode_last, _ode_args, ("x",), "n 200, 500 RK4 steps"),
