@@ -19,23 +19,21 @@ from jax import lax  # noqa: E402
 from jax.scipy.special import logsumexp  # noqa: E402
 
 
-def gmm(alphas, means, icf, x, gamma, m_dof):
+def gmm(alpha, mu, q, lower, x, gamma, m, constant):
     n, d = x.shape
-    k_n = alphas.shape[0]
+    k_n = alpha.shape[0]
     rows, cols = [], []
     for c in range(d):  # the strictly lower part, column by column, as the loop version reads it
         for r in range(c + 1, d):
             rows.append(r)
             cols.append(c)
-    logdiag = icf[:, :d]
-    Q = jnp.zeros((k_n, d, d)).at[:, jnp.array(rows), jnp.array(cols)].set(icf[:, d:])
-    Q = Q + jax.vmap(jnp.diag)(jnp.exp(logdiag))
-    xc = x[:, None, :] - means[None, :, :]
+    Q = jnp.zeros((k_n, d, d)).at[:, jnp.array(rows), jnp.array(cols)].set(lower)
+    Q = Q + jax.vmap(jnp.diag)(jnp.exp(q))
+    xc = x[:, None, :] - mu[None, :, :]
     qx = jnp.einsum("krc,nkc->nkr", Q, xc)
-    main = alphas + jnp.sum(logdiag, axis=1) - 0.5 * jnp.sum(qx * qx, axis=2)
-    prior = jnp.sum(0.5 * gamma * gamma * jnp.exp(2.0 * logdiag) - m_dof * logdiag)
-    prior = prior + 0.5 * gamma * gamma * jnp.sum(icf[:, d:] ** 2)
-    return jnp.sum(logsumexp(main, axis=1)) - n * logsumexp(alphas) + prior
+    main = alpha + jnp.sum(q, axis=1) - 0.5 * jnp.sum(qx * qx, axis=2)
+    prior = jnp.sum(0.5 * gamma * gamma * jnp.exp(2.0 * q) - m * q) + 0.5 * gamma * gamma * jnp.sum(lower**2)
+    return jnp.sum(logsumexp(main, axis=1)) - n * logsumexp(alpha) - prior + constant
 
 
 def ba(cams, X, w, obs, feats):

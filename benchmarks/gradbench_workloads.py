@@ -1,15 +1,17 @@
 """GradBench/ADBench-style workloads, written in the loop style numba users write.
 
-Each function follows the public specification of a GradBench (or ADBench) eval, in our own
-words: `gmm` (ADBench's Gaussian mixture with a triangular inverse-covariance factor and a
-Wishart prior), `ba` (bundle adjustment: Rodrigues rotation, radial distortion, weighted
-residuals), `lstm` (ADBench's LSTM with diagonal weights and its `log(2 + sum exp)`), `ode`
-(GradBench's RK4 on y0' = x0, yi' = xi * y(i-1), gradient of the last element), `lu_logdet`
-(log |det A| by LU with partial pivoting), `particle` (the Pearlmutter-Siskind charged particle,
-naive Euler with a `while`/`break` until it crosses the x axis, one trajectory per control value),
-`nbody` (softened gravity, symplectic Euler), `gray_scott` (2-D reaction-diffusion, periodic
-indices, buffers swapped every step), `kmeans` (GradBench's k-means cost: each point's squared
-distance to its nearest centroid) and `logistic` (logistic regression with an L2 penalty).
+The five that GradBench's evals share take their objective from the GradBench tool
+(``benchmarks.gradbench_tool``), so that each is written once: ``gmm`` (the tool's
+``gmm_objective``: weights, means, log-diagonals and strictly lower parts of the inverse-covariance
+factors, Wishart prior), ``ba`` (the sum of squares of the tool's ``ba_residuals`` and
+``weight_errors``), ``lstm`` (the tool's ``lstm_objective``), ``ode`` (the tool's ``ode_last``: RK4
+on y0' = x0, yi' = xi * y(i-1), the last element of y(2)) and ``kmeans`` (the tool's ``kmeans_cost``,
+a ``prange`` over the points). Written here, in our own words from public specifications:
+``lu_logdet`` (log |det A| by LU with partial pivoting), ``particle`` (the Pearlmutter-Siskind
+charged particle, naive Euler with a ``while``/``break`` until it crosses the x axis, one trajectory
+per control value), ``nbody`` (softened gravity, symplectic Euler), ``gray_scott`` (2-D
+reaction-diffusion, periodic indices, buffers swapped every step) and ``logistic`` (logistic
+regression with an L2 penalty).
 
 Every function is in the subset sourcead supports today. Inputs are deterministic (closed forms
 or a seeded generator), sized so that the numba primal takes about 0.5-5 ms on this machine.
@@ -26,6 +28,12 @@ import numba
 import numpy as np
 from numba import prange
 
+from benchmarks.gradbench_tool.ba import ba_residuals, weight_errors
+from benchmarks.gradbench_tool.gmm import gmm_objective
+from benchmarks.gradbench_tool.kmeans import kmeans_cost
+from benchmarks.gradbench_tool.lstm import lstm_objective
+from benchmarks.gradbench_tool.ode import ode_last
+
 
 @dataclass(frozen=True)
 class GBWorkload:
@@ -41,102 +49,26 @@ class GBWorkload:
 # --- GMM (ADBench) ----------------------------------------------------------------------------------
 
 
-def gmm_objective(alphas, means, icf, x, gamma, m_dof):
-    # icf[k]: d log-diagonal entries of Q_k, then its strictly lower part column by column
-    n = x.shape[0]
-    d = x.shape[1]
-    k_n = alphas.shape[0]
-    q = np.empty(k_n)
-    total = 0.0
-    for i in range(n):
-        for k in range(k_n):
-            sq = 0.0
-            logdiag = 0.0
-            for r in range(d):
-                logdiag += icf[k, r]
-                s = math.exp(icf[k, r]) * (x[i, r] - means[k, r])
-                for c in range(r):
-                    s += icf[k, d + c * (2 * d - c - 1) // 2 + r - c - 1] * (x[i, c] - means[k, c])
-                sq += s * s
-            q[k] = alphas[k] + logdiag - 0.5 * sq
-        top = q[0]
-        for k in range(1, k_n):
-            if q[k] > top:
-                top = q[k]
-        acc = 0.0
-        for k in range(k_n):
-            acc += math.exp(q[k] - top)
-        total += math.log(acc) + top
-    amax = alphas[0]
-    for k in range(1, k_n):
-        if alphas[k] > amax:
-            amax = alphas[k]
-    asum = 0.0
-    for k in range(k_n):
-        asum += math.exp(alphas[k] - amax)
-    prior = 0.0
-    for k in range(k_n):
-        for r in range(d):
-            e = math.exp(icf[k, r])
-            prior += 0.5 * gamma * gamma * e * e - m_dof * icf[k, r]
-        for t in range(d, icf.shape[1]):
-            prior += 0.5 * gamma * gamma * icf[k, t] * icf[k, t]
-    return total - n * (math.log(asum) + amax) + prior
-
-
 def _gmm_args(n=1000, d=10, k=25):
+    # the tool's parameters: weights alpha, means mu, log-diagonals q and strictly lower parts of the
+    # inverse-covariance factors (column by column), Wishart gamma and m, and the constant term (0)
     rng = np.random.default_rng(11)
-    alphas = rng.standard_normal(k)
-    means = rng.random((k, d))
-    icf = 0.3 * rng.standard_normal((k, d + d * (d - 1) // 2))
+    alpha = rng.standard_normal(k)
+    mu = rng.random((k, d))
+    q = 0.3 * rng.standard_normal((k, d))
+    lower = 0.3 * rng.standard_normal((k, d * (d - 1) // 2))
     x = rng.random((n, d))
-    return alphas, means, icf, x, 1.0, 0.0
+    return alpha, mu, q, lower, x, 1.0, 0.0, 0.0
 
 
 # --- bundle adjustment (ADBench) --------------------------------------------------------------------
 
 
-@numba.njit
-def ba_project(cam, px, py, pz):
-    # cam: rotation (Rodrigues, 0:3), centre (3:6), focal length 6, principal point (7:9),
-    # radial distortion (9:11)
-    dx = px - cam[3]
-    dy = py - cam[4]
-    dz = pz - cam[5]
-    theta2 = cam[0] * cam[0] + cam[1] * cam[1] + cam[2] * cam[2]
-    if theta2 > 1e-12:
-        theta = math.sqrt(theta2)
-        co = math.cos(theta)
-        si = math.sin(theta)
-        wx = cam[0] / theta
-        wy = cam[1] / theta
-        wz = cam[2] / theta
-        dot = wx * dx + wy * dy + wz * dz
-        rx = dx * co + (wy * dz - wz * dy) * si + wx * dot * (1.0 - co)
-        ry = dy * co + (wz * dx - wx * dz) * si + wy * dot * (1.0 - co)
-        rz = dz * co + (wx * dy - wy * dx) * si + wz * dot * (1.0 - co)
-    else:
-        rx = dx + cam[1] * dz - cam[2] * dy
-        ry = dy + cam[2] * dx - cam[0] * dz
-        rz = dz + cam[0] * dy - cam[1] * dx
-    u = rx / rz
-    v = ry / rz
-    rsq = u * u + v * v
-    dist = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
-    return cam[6] * dist * u + cam[7], cam[6] * dist * v + cam[8]
-
-
 def ba_objective(cams, X, w, obs, feats):
-    total = 0.0
-    for i in prange(obs.shape[0]):
-        c = obs[i, 0]
-        p = obs[i, 1]
-        u, v = ba_project(cams[c], X[p, 0], X[p, 1], X[p, 2])
-        ru = w[i] * (u - feats[i, 0])
-        rv = w[i] * (v - feats[i, 1])
-        rw = 1.0 - w[i] * w[i]
-        total += ru * ru + rv * rv + rw * rw
-    return total
+    # the sum of squares of the tool's residuals: its reprojection errors and weight errors
+    err = ba_residuals(cams, X, w, obs, feats)
+    werr = weight_errors(w)
+    return np.sum(err * err) + np.sum(werr * werr)
 
 
 def _ba_args(n_cams=50, n_points=5000, n_obs=40_000):
@@ -155,48 +87,7 @@ def _ba_args(n_cams=50, n_points=5000, n_obs=40_000):
     return cams, X, w, obs, feats
 
 
-# --- LSTM with diagonal weights (ADBench) -----------------------------------------------------------
-
-
-@numba.njit
-def sigmoid(z):
-    return 1.0 / (1.0 + math.exp(-z))
-
-
-def lstm_objective(main_params, extra_params, state, sequence):
-    # main_params rows 2l (weights) and 2l+1 (biases) of layer l, each four blocks of b:
-    # forget, input, output gates and the cell change; state rows 2l (hidden), 2l+1 (cell)
-    n_layers = main_params.shape[0] // 2
-    b = sequence.shape[1]
-    st = state.copy()
-    x = np.empty(b)
-    ypred = np.empty(b)
-    total = 0.0
-    count = 0
-    for t in range(sequence.shape[0] - 1):
-        for j in range(b):
-            x[j] = sequence[t, j] * extra_params[0, j]
-        for layer in range(n_layers):
-            wr = 2 * layer
-            for j in range(b):
-                h = st[wr, j]
-                forget = sigmoid(x[j] * main_params[wr, j] + main_params[wr + 1, j])
-                ingate = sigmoid(h * main_params[wr, b + j] + main_params[wr + 1, b + j])
-                outgate = sigmoid(x[j] * main_params[wr, 2 * b + j] + main_params[wr + 1, 2 * b + j])
-                change = math.tanh(h * main_params[wr, 3 * b + j] + main_params[wr + 1, 3 * b + j])
-                cell = st[wr + 1, j] * forget + ingate * change
-                st[wr + 1, j] = cell
-                st[wr, j] = outgate * math.tanh(cell)
-                x[j] = st[wr, j]
-        lse = 2.0
-        for j in range(b):
-            ypred[j] = x[j] * extra_params[1, j] + extra_params[2, j]
-            lse += math.exp(ypred[j])
-        lse = math.log(lse)
-        for j in range(b):
-            total += sequence[t + 1, j] * (ypred[j] - lse)
-        count += b
-    return -total / count
+# --- LSTM with diagonal weights (ADBench): lstm_objective is the tool's ---------------------------------
 
 
 def _lstm_args(n_layers=2, b=32, c=1000):
@@ -208,40 +99,7 @@ def _lstm_args(n_layers=2, b=32, c=1000):
     return main_params, extra_params, state, sequence
 
 
-# --- RK4 ODE (GradBench `ode`) ----------------------------------------------------------------------
-
-
-@numba.njit
-def ode_rhs(x, y, z):
-    z[0] = x[0]
-    for i in range(1, x.shape[0]):
-        z[i] = x[i] * y[i - 1]
-
-
-def ode_last(x, s):
-    # y(0) = 0, integrated to t = 2 in s RK4 steps; the last element of y(2)
-    n = x.shape[0]
-    h = 2.0 / s
-    y = np.zeros(n)
-    yt = np.empty(n)
-    k1 = np.empty(n)
-    k2 = np.empty(n)
-    k3 = np.empty(n)
-    k4 = np.empty(n)
-    for _step in range(s):
-        ode_rhs(x, y, k1)
-        for i in range(n):
-            yt[i] = y[i] + 0.5 * h * k1[i]
-        ode_rhs(x, yt, k2)
-        for i in range(n):
-            yt[i] = y[i] + 0.5 * h * k2[i]
-        ode_rhs(x, yt, k3)
-        for i in range(n):
-            yt[i] = y[i] + h * k3[i]
-        ode_rhs(x, yt, k4)
-        for i in range(n):
-            y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-    return y[n - 1]
+# --- RK4 ODE (GradBench `ode`): ode_last is the tool's ---------------------------------------------------
 
 
 def _ode_args(n=200, s=500):
@@ -427,22 +285,7 @@ def _gray_scott_args(n=64, n_steps=50):
     return 1.0 - 0.5 * blob, 0.25 * blob + 0.01 * np.cos(0.3 * i + 0.2 * j), 0.037, 0.06, n_steps
 
 
-# --- k-means cost (GradBench `kmeans`) ----------------------------------------------------------------
-
-
-def kmeans_cost(points, centroids):
-    total = 0.0
-    for i in prange(points.shape[0]):
-        best = math.inf
-        for c in range(centroids.shape[0]):
-            d2 = 0.0
-            for j in range(points.shape[1]):
-                t = points[i, j] - centroids[c, j]
-                d2 += t * t
-            if d2 < best:
-                best = d2
-        total += best
-    return total
+# --- k-means cost (GradBench `kmeans`): kmeans_cost is the tool's --------------------------------------
 
 
 def _kmeans_args(n=20_000, k=32, d=8):
@@ -480,7 +323,7 @@ def _logistic_args(n=50_000, d=32):
 
 
 GB_WORKLOADS = (
-    GBWorkload("gmm", gmm_objective, _gmm_args, ("alphas", "means", "icf"), "n 1000, d 10, K 25"),
+    GBWorkload("gmm", gmm_objective, _gmm_args, ("alpha", "mu", "q", "lower"), "n 1000, d 10, K 25"),
     GBWorkload("ba", ba_objective, _ba_args, ("cams", "X", "w"), "50 cams, 5000 points, 40000 obs"),
     GBWorkload("lstm", lstm_objective, _lstm_args, ("main_params", "extra_params"), "2 layers, b 32, c 1000"),
     GBWorkload("ode", ode_last, _ode_args, ("x",), "n 200, 500 RK4 steps"),

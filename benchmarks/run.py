@@ -385,6 +385,7 @@ def main(argv=None):
             peer_section(),
             gradbench,
             module_section("gradbench_evals", "gradbench_evals_report", "GradBench evals"),
+            module_section("npbench.bench", "npbench_report", "NPBench"),
         ]
     text = report(rows, opts.repeats, extra)
     print(text)

@@ -26,8 +26,11 @@ class Function:
 
 
 def primal(func: Callable, jit: bool) -> Callable:
-    """The primal as numba compiles it (``jit=False``: the plain Python function, for tests)."""
-    return numba.njit(func) if jit else func
+    """The primal as numba compiles it (``jit=False``: the plain Python function, for tests); a
+    function with a ``prange`` loop is compiled parallel, as sourcead compiles its derivative."""
+    if not jit:
+        return func
+    return numba.njit(parallel="prange" in func.__code__.co_names)(func)
 
 
 def vector(values: Any) -> np.ndarray:

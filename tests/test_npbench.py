@@ -1,0 +1,95 @@
+"""NPBench's kernels as their numba versions are written (benchmarks/npbench), at tiny sizes.
+
+Each kernel with status "ok" in the registry: its gradient (w.r.t. every float array argument)
+against central finite differences, and forward against reverse (the dot-product test), as the
+generated code run by plain Python (jit=False: no compile), plus a few kernels through numba.
+Each kernel sourcead refuses today is an xfail(strict=True) naming the refusal: when a compiler
+change makes it pass, the test says so and the registry's status is to be updated.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sourcead as ad
+from benchmarks.npbench import KERNELS, LEFT_OUT
+from tests.numeric import assert_close, assert_gradient_matches, random_like, vdot
+
+NPBENCH_NUMBA_KERNELS = {  # every kernel of NPBench that has a *_numba_n.py version
+    *"adi atax bicg cholesky cholesky2 correlation covariance covariance2 deriche doitgen durbin".split(),
+    *"fdtd_2d floyd_warshall gemm gemver gesummv gramschmidt heat_3d jacobi_1d jacobi_2d k2mm k3mm".split(),
+    *"lu ludcmp mvt nussinov seidel_2d symm syr2k syrk trisolv trmm".split(),
+    *"azimint_hist azimint_naive cavity_flow channel_flow compute contour_integral crc16".split(),
+    *"conv2d_bias lenet mlp resnet softmax go_fast mandelbrot1 mandelbrot2 nbody arc_distance".split(),
+    *"scattering_self_energies spmv stockham_fft hdiff vadv".split(),
+}
+
+
+def cases():
+    for name, kernel in KERNELS.items():
+        marks = []
+        if kernel.status != "ok":
+            why = f"{kernel.status}: {kernel.reason}"
+            marks = [pytest.mark.xfail(strict=True, raises=ad.SourceADError, reason=why)]
+        yield pytest.param(name, marks=marks, id=name)
+
+
+def wrt_names(kernel, args) -> list[str]:
+    params = list(inspect.signature(kernel.objective).parameters)
+    return [params[i] for i in kernel.wrt(args)]
+
+
+def test_registry_covers_every_numba_kernel_of_npbench():
+    assert set(KERNELS) | set(LEFT_OUT) == NPBENCH_NUMBA_KERNELS
+    assert not set(KERNELS) & set(LEFT_OUT)
+    for kernel in KERNELS.values():
+        assert kernel.status in ("ok", "refused", "crash")
+        assert (kernel.status == "ok") == (kernel.reason == ""), kernel.name
+
+
+@pytest.mark.parametrize("name", list(cases()))
+def test_gradient_matches_central_differences(name):
+    kernel = KERNELS[name]
+    args = kernel.args()
+    names = wrt_names(kernel, args)
+    got = ad.grad(kernel.objective, wrt=tuple(names), jit=False)(*args)
+    assert_gradient_matches(kernel.objective, args, names, got, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(cases()))
+def test_forward_agrees_with_reverse(name):
+    kernel = KERNELS[name]
+    args = kernel.args()
+    names = tuple(wrt_names(kernel, args))
+    rng = np.random.default_rng(7)
+    tangents = tuple(random_like(rng, args[i]) for i in kernel.wrt(args))
+    value_f, dot = ad.jvp(kernel.objective, wrt=names, jit=False)(*args, tangents=tangents)
+    value_r, grads = ad.vjp(kernel.objective, wrt=names, jit=False)(*args, cotangent=1.0)
+    assert_close(value_f, kernel.objective(*args), rtol=1e-12)
+    assert_close(value_r, kernel.objective(*args), rtol=1e-12)
+    assert abs(dot - vdot(grads, tangents)) <= 1e-9 * (1.0 + abs(dot))
+
+
+@pytest.mark.parametrize("name", ["atax", "trisolv", "jacobi_1d"])
+def test_compiled_gradient_equals_plain_python(name):
+    """The same generated code through numba: a cheap kernel of each kind (matrix, loop of dots, stencil)."""
+    kernel = KERNELS[name]
+    args = kernel.args()
+    names = tuple(wrt_names(kernel, args))
+    assert_close(
+        ad.grad(kernel.objective, wrt=names)(*args),
+        ad.grad(kernel.objective, wrt=names, jit=False)(*args),
+        rtol=1e-12,
+        atol=1e-14,
+    )
+
+
+def test_kernels_are_written_as_npbench_numba_versions():
+    """The ports keep NPBench's idioms (the point is "as written"): spot checks of the source."""
+    source = "".join(Path(inspect.getfile(k.objective)).read_text() for k in KERNELS.values())
+    for idiom in ("dtype=C.dtype", "a1 = a5 = k", "np.flip(", "np.eye(M, dtype=data.dtype)", "np.hstack(", "@"):
+        assert idiom in source, idiom
