@@ -334,12 +334,6 @@ class ExpressionFence:
             and value.value.value in self.locals
         )
 
-
-def _library_name(obj: object) -> str | None:
-    """`NumPy`, `SciPy`, `math` or `numba` for a function of those packages, else None."""
-    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None) or ""
-    return {"numpy": "NumPy", "scipy": "SciPy", "math": "math", "numba": "numba"}.get(module.split(".")[0])
-
     def check_prepared(self, expr: cst.Call) -> None:
         """A prepared derivative called here: one whose derivative sourcead takes (`nested.py`),
         passed its arguments by position, and not the derivative of this very function."""
@@ -378,3 +372,9 @@ def _describe_global(value: object) -> str:
     if shape is not None:
         return f"{type(value).__name__} of {getattr(value, 'dtype', '?')}, shape {shape}"
     return type(value).__name__
+
+
+def _library_name(obj: object) -> str | None:
+    """`NumPy`, `SciPy`, `math` or `numba` for a function of those packages, else None."""
+    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", None) or ""
+    return {"numpy": "NumPy", "scipy": "SciPy", "math": "math", "numba": "numba"}.get(module.split(".")[0])
