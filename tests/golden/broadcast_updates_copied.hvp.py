@@ -94,7 +94,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     top -= shape[0] * shape[1]
     A = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array A was before
     t2_bar += A_bar
-    A_bar = zeros_like(A_bar)
+    A_bar = zeros_like(A)
     # adjoint of: A_dot = t1 * A_dot + -t2 * t1 * (b * b_dot + b * b_dot)
     itop -= 2
     shape_1 = (itape[itop + 0], itape[itop + 1])
@@ -103,7 +103,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t12 = -t2 * t1
     t13 = b * b_dot + b * b_dot
     t14 = A_dot_bar
-    A_dot_bar = zeros_like(A_dot_bar)
+    A_dot_bar = zeros_like(A_dot)
     t15 = unbroadcast(t14, t1 * A_dot)
     t1_bar += unbroadcast(A_dot * t15, t1)
     A_dot_bar += unbroadcast(t1 * t15, A_dot)
@@ -131,7 +131,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     top -= shape_2[0] * shape_2[1]
     A = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array A was before
     t6 = A_bar
-    A_bar = zeros_like(A_bar)
+    A_bar = zeros_like(A)
     A_bar += unbroadcast(np.where(t6 != 0.0, b * t6, 0.0), A)
     b_bar += unbroadcast(np.where(t6 != 0.0, A * t6, 0.0), b)
     # adjoint of: A_dot = b * A_dot + A * b_dot
@@ -140,7 +140,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     top -= shape_3[0] * shape_3[1]
     A_dot = tape[top : top + shape_3[0] * shape_3[1]].reshape(shape_3).copy()  # restore the array A_dot was before
     t4 = A_dot_bar
-    A_dot_bar = zeros_like(A_dot_bar)
+    A_dot_bar = zeros_like(A_dot)
     t5 = unbroadcast(t4, b * A_dot)
     b_bar += unbroadcast(A_dot * t5, b)
     A_dot_bar += unbroadcast(b * t5, A_dot)

@@ -60,7 +60,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     t4 = 1.0 / t3
     t5 = A / t3
     t6 = A_bar
-    A_bar = zeros_like(A_bar)
+    A_bar = zeros_like(A)
     A_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), A)
     t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
     b_bar += 2.0 * (b * t7)
@@ -73,7 +73,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     top -= shape_1[0] * shape_1[1]
     A = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array A was before
     t1 = A_bar
-    A_bar = zeros_like(A_bar)
+    A_bar = zeros_like(A)
     A_bar += unbroadcast(np.where(t1 != 0.0, b * t1, 0.0), A)
     b_bar += unbroadcast(np.where(t1 != 0.0, A * t1, 0.0), b)
     # adjoint of: A += b

@@ -82,14 +82,14 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         B_bar[np.uint64(i)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
         # adjoint of: row_dot = np.copy(B_dot[i])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
         B_dot_bar[np.uint64(i)] += row_dot_bar
-        row_dot_bar = zeros_like(row_dot_bar)
+        row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = np.cos(A)
     A_bar += np.where(B_bar != 0.0, -np.sin(A) * B_bar, 0.0)
     # adjoint of: B_dot = -np.sin(A) * A_dot

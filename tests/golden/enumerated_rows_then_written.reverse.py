@@ -57,7 +57,7 @@ def enumerated_rows_then_written_vjp(A, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         B_bar[np.uint64(i)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
     # adjoint of: B = np.cos(A)
     A_bar += np.where(B_bar != 0.0, -np.sin(A) * B_bar, 0.0)
     return value, A_bar

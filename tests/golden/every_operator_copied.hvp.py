@@ -128,7 +128,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape[0]
     x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
     t31 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += np.where(t31 != 0.0, 1.5 * x ** 0.5 * t31, 0.0)
     # adjoint of: x_dot = 1.5 * x ** 0.5 * x_dot
     itop -= 1
@@ -137,7 +137,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x_dot was before
     t29 = 1.5 * x ** 0.5
     t30 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot_bar)
+    x_dot_bar = zeros_like(x_dot)
     x_bar += 0.5 * x ** -0.5 * (1.5 * unbroadcast(np.where(t30 != 0.0, x_dot * t30, 0.0), t29))
     x_dot_bar += unbroadcast(np.where(t30 != 0.0, t29 * t30, 0.0), x_dot)
     # adjoint of: x = x / 1.5
@@ -155,7 +155,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_2[0]
     x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
     t25 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += np.where(t25 != 0.0, a * t25, 0.0)
     a_bar = np.sum(np.where(t25 != 0.0, x * t25, 0.0))
     # adjoint of: x_dot = a * x_dot + x * a_dot
@@ -164,7 +164,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_3[0]
     x_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array x_dot was before
     t23 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot_bar)
+    x_dot_bar = zeros_like(x_dot)
     t24 = unbroadcast(t23, a * x_dot)
     a_bar += np.sum(x_dot * t24)
     x_dot_bar += a * t24
@@ -180,7 +180,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_4[0]
     x = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array x was before
     t21 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += np.where(t21 != 0.0, 2.0 * x * t21, 0.0)
     # adjoint of: x_dot = 2.0 * x * x_dot
     itop -= 1
@@ -188,7 +188,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_5[0]
     x_dot = tape[top : top + shape_5[0]].reshape(shape_5).copy()  # restore the array x_dot was before
     t20 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot_bar)
+    x_dot_bar = zeros_like(x_dot)
     x_bar += 2.0 * unbroadcast(np.where(t20 != 0.0, x_dot * t20, 0.0), 2.0 * x)
     x_dot_bar += unbroadcast(np.where(t20 != 0.0, 2.0 * x * t20, 0.0), x_dot)
     # adjoint of: x = t2
@@ -197,7 +197,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_6[0]
     x = tape[top : top + shape_6[0]].reshape(shape_6).copy()  # restore the array x was before
     t2_bar += x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     # adjoint of: x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
     itop -= 1
     shape_7 = (itape[itop + 0],)
@@ -206,7 +206,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t13 = -t2 * t1
     t14 = y * y_dot + y * y_dot
     t15 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot_bar)
+    x_dot_bar = zeros_like(x_dot)
     t16 = unbroadcast(t15, t1 * x_dot)
     t1_bar += unbroadcast(x_dot * t16, t1)
     x_dot_bar += unbroadcast(t1 * t16, x_dot)
@@ -231,7 +231,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_8[0]
     x = tape[top : top + shape_8[0]].reshape(shape_8).copy()  # restore the array x was before
     t8 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += unbroadcast(np.where(t8 != 0.0, y * t8, 0.0), x)
     y_bar += unbroadcast(np.where(t8 != 0.0, x * t8, 0.0), y)
     # adjoint of: x_dot = y * x_dot + x * y_dot
@@ -240,7 +240,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     top -= shape_9[0]
     x_dot = tape[top : top + shape_9[0]].reshape(shape_9).copy()  # restore the array x_dot was before
     t6 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot_bar)
+    x_dot_bar = zeros_like(x_dot)
     t7 = unbroadcast(t6, y * x_dot)
     y_bar += unbroadcast(x_dot * t7, y)
     x_dot_bar += unbroadcast(y * t7, x_dot)

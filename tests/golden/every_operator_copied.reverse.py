@@ -76,7 +76,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     top -= shape[0]
     x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
     t13 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += np.where(t13 != 0.0, 1.5 * x ** 0.5 * t13, 0.0)
     # adjoint of: x = x / 1.5
     t11 = 1.0 / 1.5
@@ -89,7 +89,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     top -= shape_1[0]
     x = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x was before
     t10 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += np.where(t10 != 0.0, a * t10, 0.0)
     a_bar = np.sum(np.where(t10 != 0.0, x * t10, 0.0))
     # adjoint of: x += a
@@ -101,7 +101,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     top -= shape_2[0]
     x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
     t8 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += np.where(t8 != 0.0, 2.0 * x * t8, 0.0)
     # adjoint of: x = x / (1.0 + y * y)
     itop -= 1
@@ -112,7 +112,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     t4 = 1.0 / t3
     t5 = x / t3
     t6 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), x)
     t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
     y_bar += 2.0 * (y * t7)
@@ -122,7 +122,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     top -= shape_4[0]
     x = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array x was before
     t2 = x_bar
-    x_bar = zeros_like(x_bar)
+    x_bar = zeros_like(x)
     x_bar += unbroadcast(np.where(t2 != 0.0, y * t2, 0.0), x)
     y_bar += unbroadcast(np.where(t2 != 0.0, x * t2, 0.0), y)
     # adjoint of: x -= 0.5 * a

@@ -59,7 +59,7 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
         top -= shape[0]
         y = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array y was before
         _doubled_u_bar += (2.0 * y_bar)
-        y_bar = zeros_like(y_bar)
+        y_bar = zeros_like(y)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]

@@ -47,7 +47,7 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
         top -= shape[0]
         y = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array y was before
         _doubled_u_bar += (2.0 * y_bar)
-        y_bar = zeros_like(y_bar)
+        y_bar = zeros_like(y)
         # adjoint of: _doubled_u = x * (i + 1.0)
         x_bar += np.where(_doubled_u_bar != 0.0, (i + 1.0) * _doubled_u_bar, 0.0)
         _doubled_u_bar = zeros_like(_doubled_u_bar)

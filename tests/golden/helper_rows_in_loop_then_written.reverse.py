@@ -68,14 +68,14 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
         top -= shape[0]
         result_1 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array result_1 was before
         row_bar += (2.0 * result_1_bar)
-        result_1_bar = zeros_like(result_1_bar)
+        result_1_bar = zeros_like(result_1)
         # adjoint of: row = np.copy(B[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         B_bar[np.uint64(k)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
     # adjoint of: B = A * 2.0
     A_bar += (2.0 * B_bar)
     return value, A_bar

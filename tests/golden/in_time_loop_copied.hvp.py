@@ -84,7 +84,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t6 = u_bar
-        u_bar = zeros_like(u_bar)
+        u_bar = zeros_like(u)
         u_bar += unbroadcast(t6, u)
         t0_bar += unbroadcast(t6, t0)
         # adjoint of: u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))
@@ -95,7 +95,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         t2 = u * u_dot + u * u_dot
         t3 = 0.1 * (a_dot - t2)
         t4 = u_dot_bar
-        u_dot_bar = zeros_like(u_dot_bar)
+        u_dot_bar = zeros_like(u_dot)
         u_dot_bar += unbroadcast(t4, u_dot)
         t5 = unbroadcast(-(0.1 * unbroadcast(t4, t3)), t2)
         u_bar += unbroadcast(u_dot * t5, u)
@@ -110,7 +110,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         a_bar += unbroadcast(0.1 * t0_bar, a)
         t1 = unbroadcast(-(0.1 * t0_bar), u * u)
         u_bar += 2.0 * (u * t1)
-        t0_bar = zeros_like(t0_bar)
+        t0_bar = zeros_like(t0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, a_bar, c_bar

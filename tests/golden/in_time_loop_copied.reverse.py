@@ -57,7 +57,7 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t0 = 0.1 * (a - u * u)
         t1 = u_bar
-        u_bar = zeros_like(u_bar)
+        u_bar = zeros_like(u)
         u_bar += unbroadcast(t1, u)
         t2 = 0.1 * unbroadcast(t1, t0)
         a_bar += unbroadcast(t2, a)

@@ -77,7 +77,7 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     top -= shape[0]
     v = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array v was before
     t2_bar += v_bar
-    v_bar = zeros_like(v_bar)
+    v_bar = zeros_like(v)
     # adjoint of: v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
     itop -= 1
     shape_1 = (itape[itop + 0],)
@@ -86,7 +86,7 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     t12 = -t2 * t1
     t13 = x * x_dot + x * x_dot
     t14 = v_dot_bar
-    v_dot_bar = zeros_like(v_dot_bar)
+    v_dot_bar = zeros_like(v_dot)
     t15 = unbroadcast(t14, t1 * v_dot)
     t1_bar += unbroadcast(v_dot * t15, t1)
     v_dot_bar += unbroadcast(t1 * t15, v_dot)
@@ -117,7 +117,7 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     top -= shape_2[0]
     u = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array u was before
     t5 = u_bar
-    u_bar = zeros_like(u_bar)
+    u_bar = zeros_like(u)
     u_bar += 2.0 * np.where(t5 != 0.0, u * t5, 0.0)
     # adjoint of: u_dot = u * u_dot + u * u_dot
     itop -= 1
@@ -125,7 +125,7 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     top -= shape_3[0]
     u_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array u_dot was before
     t4 = u_dot_bar
-    u_dot_bar = zeros_like(u_dot_bar)
+    u_dot_bar = zeros_like(u_dot)
     u_bar += unbroadcast(np.where(t4 != 0.0, u_dot * t4, 0.0), u)
     u_dot_bar += unbroadcast(np.where(t4 != 0.0, u * t4, 0.0), u_dot)
     u_bar += unbroadcast(np.where(t4 != 0.0, u_dot * t4, 0.0), u)

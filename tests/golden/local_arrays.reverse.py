@@ -54,7 +54,7 @@ def local_arrays_vjp(x, y, out_bar):
     t4 = 1.0 / t3
     t5 = v / t3
     t6 = v_bar
-    v_bar = zeros_like(v_bar)
+    v_bar = zeros_like(v)
     v_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), v)
     t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
     x_bar += 2.0 * (x * t7)
@@ -67,7 +67,7 @@ def local_arrays_vjp(x, y, out_bar):
     top -= shape_1[0]
     u = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array u was before
     t1 = u_bar
-    u_bar = zeros_like(u_bar)
+    u_bar = zeros_like(u)
     u_bar += 2.0 * np.where(t1 != 0.0, u * t1, 0.0)
     # adjoint of: u += y
     t0 = unbroadcast(u_bar, y_bar)

@@ -65,7 +65,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         A_bar[np.uint64(i)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
@@ -88,7 +88,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         top -= shape_2[0]
         row = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array row was before
         A_bar[np.uint64(k)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
         itop -= 1
         shape_3 = (itape[itop + 0],)
         top -= shape_3[0]

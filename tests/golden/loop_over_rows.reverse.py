@@ -51,7 +51,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         A_bar[np.uint64(i)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
     for k in range(len(A) - 1, -1, -1):
         # adjoint of: s += np.sum(row * row * w)
         t0 = row * row * w
@@ -65,5 +65,5 @@ def loop_over_rows_vjp(A, w, out_bar):
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         A_bar[np.uint64(k)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
     return value, A_bar, w_bar

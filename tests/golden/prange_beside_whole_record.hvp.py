@@ -50,7 +50,7 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t0 = u_bar
-        u_bar = zeros_like(u_bar)
+        u_bar = zeros_like(u)
         u_bar += unbroadcast(t0, u)
         x_bar += 0.1 * unbroadcast(t0, 0.1 * x)
     # adjoint of: u = x + 0.0

@@ -96,7 +96,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     top -= shape[0] * shape[1]
     C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
     t11 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += 2.0 * np.where(t11 != 0.0, C * t11, 0.0)
     # adjoint of: C_dot = C * C_dot + C * C_dot
     itop -= 2
@@ -104,7 +104,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     top -= shape_1[0] * shape_1[1]
     C_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C_dot was before
     t10 = C_dot_bar
-    C_dot_bar = zeros_like(C_dot_bar)
+    C_dot_bar = zeros_like(C_dot)
     C_bar += unbroadcast(np.where(t10 != 0.0, C_dot * t10, 0.0), C)
     C_dot_bar += unbroadcast(np.where(t10 != 0.0, C * t10, 0.0), C_dot)
     C_bar += unbroadcast(np.where(t10 != 0.0, C_dot * t10, 0.0), C)
@@ -115,7 +115,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     top -= shape_2[0] * shape_2[1]
     C = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array C was before
     t9 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += t9
     C_bar += np.where(t9 != 0.0, 2.0 * C * (0.1 * -t9), 0.0)
     # adjoint of: C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
@@ -125,7 +125,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_dot = tape[top : top + shape_3[0] * shape_3[1]].reshape(shape_3).copy()  # restore the array C_dot was before
     t6 = 0.1 * (2.0 * C * C_dot)
     t7 = C_dot_bar
-    C_dot_bar = zeros_like(C_dot_bar)
+    C_dot_bar = zeros_like(C_dot)
     C_dot_bar += unbroadcast(t7, C_dot)
     t8 = 0.1 * unbroadcast(-t7, t6)
     C_bar += 2.0 * unbroadcast(C_dot * t8, 2.0 * C)
@@ -136,7 +136,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     top -= shape_4[0] * shape_4[1]
     C = tape[top : top + shape_4[0] * shape_4[1]].reshape(shape_4).copy()  # restore the array C was before
     t4 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += unbroadcast(t4, C)
     t5 = unbroadcast(t4, C * B)
     C_bar += unbroadcast(B * t5, C)
@@ -148,7 +148,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_dot = tape[top : top + shape_5[0] * shape_5[1]].reshape(shape_5).copy()  # restore the array C_dot was before
     t0 = B * C_dot + C * B_dot
     t1 = C_dot_bar
-    C_dot_bar = zeros_like(C_dot_bar)
+    C_dot_bar = zeros_like(C_dot)
     C_dot_bar += unbroadcast(t1, C_dot)
     t2 = unbroadcast(t1, t0)
     t3 = unbroadcast(t2, B * C_dot)

@@ -63,7 +63,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     top -= shape[0] * shape[1]
     C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
     t3 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += 2.0 * np.where(t3 != 0.0, C * t3, 0.0)
     # adjoint of: C = C - (0.1 * C**2)
     itop -= 2
@@ -71,7 +71,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     top -= shape_1[0] * shape_1[1]
     C = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C was before
     t2 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += t2
     C_bar += np.where(t2 != 0.0, 2.0 * C * (0.1 * -t2), 0.0)
     # adjoint of: C = C + (C * B)
@@ -80,7 +80,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     top -= shape_2[0] * shape_2[1]
     C = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array C was before
     t0 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += unbroadcast(t0, C)
     t1 = unbroadcast(t0, C * B)
     C_bar += unbroadcast(B * t1, C)

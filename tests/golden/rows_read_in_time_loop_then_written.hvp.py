@@ -86,14 +86,14 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
             top -= shape[0]
             row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
             B_bar[np.uint64(k)] += row_bar
-            row_bar = zeros_like(row_bar)
+            row_bar = zeros_like(row)
             # adjoint of: row_dot = np.copy(B_dot[k])
             itop -= 1
             shape_1 = (itape[itop + 0],)
             top -= shape_1[0]
             row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
             B_dot_bar[np.uint64(k)] += row_dot_bar
-            row_dot_bar = zeros_like(row_dot_bar)
+            row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = A * 1.0
     A_bar += B_bar
     return value, A_bar

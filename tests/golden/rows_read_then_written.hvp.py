@@ -67,7 +67,7 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         B_bar[np.uint64(k)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]

@@ -67,7 +67,7 @@ def rows_written_once_read_vjp(A, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         B_bar[np.uint64(i)] += row_bar
-        row_bar = zeros_like(row_bar)
+        row_bar = zeros_like(row)
     # adjoint of: B = A * 1.0
     A_bar += B_bar
     return value, A_bar

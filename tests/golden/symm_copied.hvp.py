@@ -131,7 +131,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
         alpha_bar += np.sum(np.where(t0_bar != 0.0, B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar), 0.0))
         B_bar[np.uint64(symm_i), :] += np.where(t0_bar != 0.0, alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar), 0.0)
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(np.where(t0_bar != 0.0, alpha * B[np.uint64(symm_i), :] * t0_bar, 0.0))
-        t0_bar = zeros_like(t0_bar)
+        t0_bar = zeros_like(t0)
         for symm_j in range(stop - 1, -1, -1):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
@@ -170,7 +170,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     top -= shape_1[0] * shape_1[1]
     C = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C was before
     t3 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += np.where(t3 != 0.0, beta * t3, 0.0)
     beta_bar = np.sum(np.where(t3 != 0.0, C * t3, 0.0))
     # adjoint of: C_dot = beta * C_dot + C * beta_dot

@@ -92,7 +92,7 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     top -= shape[0] * shape[1]
     C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
     t0 = C_bar
-    C_bar = zeros_like(C_bar)
+    C_bar = zeros_like(C)
     C_bar += np.where(t0 != 0.0, beta * t0, 0.0)
     beta_bar = np.sum(np.where(t0 != 0.0, C * t0, 0.0))
     # adjoint of: C = np.copy(C0)

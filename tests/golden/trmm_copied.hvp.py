@@ -81,7 +81,7 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     top -= shape[0] * shape[1]
     B = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array B was before
     t4 = B_bar
-    B_bar = zeros_like(B_bar)
+    B_bar = zeros_like(B)
     B_bar += np.where(t4 != 0.0, alpha * t4, 0.0)
     alpha_bar = np.sum(np.where(t4 != 0.0, B * t4, 0.0))
     # adjoint of: B_dot = alpha * B_dot + B * alpha_dot
@@ -90,7 +90,7 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     top -= shape_1[0] * shape_1[1]
     B_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array B_dot was before
     t2 = B_dot_bar
-    B_dot_bar = zeros_like(B_dot_bar)
+    B_dot_bar = zeros_like(B_dot)
     t3 = unbroadcast(t2, alpha * B_dot)
     alpha_bar += np.sum(B_dot * t3)
     B_dot_bar += alpha * t3

@@ -58,7 +58,7 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     top -= shape[0] * shape[1]
     B = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array B was before
     t1 = B_bar
-    B_bar = zeros_like(B_bar)
+    B_bar = zeros_like(B)
     B_bar += np.where(t1 != 0.0, alpha * t1, 0.0)
     alpha_bar = np.sum(np.where(t1 != 0.0, B * t1, 0.0))
     for trmm_i in range(stop_1 - 1, -1, -1):

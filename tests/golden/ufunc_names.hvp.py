@@ -55,7 +55,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t38 = 2.0 * y * y_dot
     t39 = -t7 * t7
     t40 = z_dot_bar
-    z_dot_bar = zeros_like(z_dot_bar)
+    z_dot_bar = zeros_like(z_dot)
     t41 = unbroadcast(t40, t37 + t38)
     t42 = unbroadcast(t41, t37)
     z_dot_bar += unbroadcast(unbroadcast(t42, z_dot - x_dot), z_dot)

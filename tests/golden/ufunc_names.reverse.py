@@ -46,7 +46,7 @@ def ufunc_names_vjp(x, y, out_bar):
     t10 = np.reciprocal(y + 3.0)
     t11 = t7 + t8 + t9
     t12 = z_bar
-    z_bar = zeros_like(z_bar)
+    z_bar = zeros_like(z)
     t13 = unbroadcast(t12, t11)
     t14 = unbroadcast(t13, t7 + t8)
     t15 = unbroadcast(t14, t7)

@@ -116,14 +116,14 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         top -= shape[0]
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
         b_bar += np.where(t0_bar != 0.0, np.cos(b) * t0_bar, 0.0)
-        t0_bar = zeros_like(t0_bar)
+        t0_bar = zeros_like(t0)
         # adjoint of: b = np.copy(B[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         b = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array b was before
         B_bar[np.uint64(k)] += b_bar
-        b_bar = zeros_like(b_bar)
+        b_bar = zeros_like(b)
         itop -= 1
         shape_2 = (itape[itop + 0],)
         top -= shape_2[0]
@@ -134,7 +134,7 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         top -= shape_3[0]
         a = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array a was before
         A_bar[np.uint64(k)] += a_bar
-        a_bar = zeros_like(a_bar)
+        a_bar = zeros_like(a)
         itop -= 1
         shape_4 = (itape[itop + 0],)
         top -= shape_4[0]

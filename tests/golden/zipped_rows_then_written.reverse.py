@@ -79,14 +79,14 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
         top -= shape[0]
         b = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array b was before
         B_bar[np.uint64(k)] += b_bar
-        b_bar = zeros_like(b_bar)
+        b_bar = zeros_like(b)
         # adjoint of: a = np.copy(A[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         a = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array a was before
         A_bar[np.uint64(k)] += a_bar
-        a_bar = zeros_like(a_bar)
+        a_bar = zeros_like(a)
     # adjoint of: B = Q + 0.5
     Q_bar += B_bar
     # adjoint of: A = P * 1.0
