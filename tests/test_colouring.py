@@ -330,3 +330,19 @@ def test_negative_colours_are_an_error_in_decompression() -> None:
     P = ZOO["tridiagonal"]
     with pytest.raises(SourceADError, match=">= 0"):
         decompress_columns(P, np.full(30, -1), np.zeros((30, 1)))
+
+
+def test_hubs_set_apart_keep_star_colourings_valid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a work budget, vertices of many neighbours get colours of their own (small budgets
+    here, so the small zoo takes that path)."""
+    from sourcead.colouring import colour
+
+    monkeypatch.setattr(colour, "_STAR_WORK", 10)
+    monkeypatch.setattr(colour, "_HUB", 3)
+    assert check_star(arrowhead(30)) == 2
+    for name in ("stencil9", "random", "block4"):
+        P = ZOO[name]
+        check_star(sp.csr_array((P + P.T).astype(bool)))
+    monkeypatch.setattr(colour, "_STAR_WORK", 0)  # and bicolouring without its bipartite candidate
+    for P in ZOO.values():
+        check_bicolouring(P)

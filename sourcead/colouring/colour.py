@@ -29,7 +29,8 @@ from . import kernels
 from .patterns import Pattern, adjacency, bipartite, canonical, pattern, symmetric
 
 ORDERS = ("natural", "largest_first", "smallest_last", "saturation")
-_STATIC = ORDERS[:3]
+_STAR_WORK = 10**8  # star colouring sweeps at most (sum of squared degrees) before hubs are set apart
+_HUB = 1000  # a hub: a vertex of more neighbours
 _BITSET_WORDS = 1 << 23  # DSATUR's bitsets (64 MiB) at most; past that "saturation" is largest-first
 
 
@@ -64,6 +65,11 @@ def _distance2(ptr1, idx1, ptr2, idx2, order: str) -> np.ndarray:
     """A distance-2 colouring through two hops (vertex -> lines -> vertices), the fewest colours
     among the orders `order` names."""
     names = _names(order)
+    nonempty = np.diff(ptr1) > 0
+    if int(np.diff(ptr2).max(initial=0)) == int(nonempty.sum()) > 0:
+        # a line holds every vertex that has a line (an arrowhead's dense row): each needs a colour
+        # of its own, the lower bound; found without the O(line^2) greedy sweep
+        return np.where(nonempty, np.cumsum(nonempty) - 1, 0).astype(np.int64)
     degree = kernels.distance2_degrees(ptr1, idx1, ptr2, idx2)
     found = []
     if "saturation" in names:
@@ -113,8 +119,29 @@ def star_colouring(P: object, order: str = "auto") -> np.ndarray:
     """Colours 0..k-1 of the n vertices of the symmetric (n, n) pattern P (a Hessian's; its
     diagonal may be present): a star colouring of its adjacency graph, so H is recovered directly
     from H @ seed_matrix(colours) (k Hessian-vector products)."""
-    p = symmetric(P)
-    return _star(p, order)
+    return _star_with_hubs(symmetric(P), order)
+
+
+def _star_with_hubs(p: Pattern, order: str) -> np.ndarray:
+    """`_star`, but when the sweeps over neighbours of neighbours would cost more than _STAR_WORK
+    visits, the hubs (more than _HUB neighbours: a global parameter coupled to every variable)
+    get colours of their own: a colour used once is in no two-coloured path, so the rest is star
+    coloured without them, at the cost of the rest's squared degrees. An arrowhead keeps its 2."""
+    degree = np.diff(p.indptr)
+    if int(degree @ degree) <= _STAR_WORK:
+        return _star(p, order)
+    hubs = int(np.count_nonzero(degree > _HUB))
+    if hubs == 0:
+        return _star(p, order)
+    order_by_degree = np.argsort(-degree, kind="stable")
+    keep = np.ones(p.shape[0], bool)
+    keep[order_by_degree[:hubs]] = False
+    A = sp.csr_array((np.ones(p.nnz, bool), p.indices, p.indptr), shape=p.shape)
+    rest = _star(pattern(A[keep][:, keep]), order)
+    colours = np.empty(p.shape[0], np.int64)
+    colours[keep] = rest
+    colours[order_by_degree[:hubs]] = int(rest.max(initial=-1)) + 1 + np.arange(hubs)
+    return colours
 
 
 def _determined(p: Pattern, t: Pattern, rc: np.ndarray, cc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,10 +240,12 @@ def bicolouring(P: object, order: str = "auto") -> tuple[np.ndarray, np.ndarray]
     candidates += _splits(A, best, order)
     candidates += [cr[::-1] for cr in _splits(T, best, order)]
     ptr, idx, edge = bipartite(p)
-    both = kernels.greedy_star(ptr, idx, edge, np.arange(m + n, dtype=np.int64)) + 1
-    cc = np.where(np.diff(p.col_ptr) > 0, both[:n], 0)  # an empty line needs no seed
-    rc = np.where(np.diff(p.indptr) > 0, both[n:], 0)
-    candidates.append((rc, cc))
+    degree = np.diff(ptr)
+    if int(degree @ degree) <= _STAR_WORK:  # the star colouring sweeps neighbours of neighbours
+        both = kernels.greedy_star(ptr, idx, edge, np.arange(m + n, dtype=np.int64)) + 1
+        cc = np.where(np.diff(p.col_ptr) > 0, both[:n], 0)  # an empty line needs no seed
+        rc = np.where(np.diff(p.indptr) > 0, both[n:], 0)
+        candidates.append((rc, cc))
     rc, cc = min(candidates, key=_passes)
     rc, cc = _drop_classes(p, rc, cc)
     return _renumber(rc), _renumber(cc)

@@ -1,4 +1,5 @@
-"""The compiled loops of the colourings: greedy colourings, vertex orderings, line uniqueness.
+"""The compiled loops of the colourings: greedy colourings, vertex orderings, DSATUR, the CSC
+view of a CSR structure, and the gathers and uniqueness checks of decompression.
 
 Every kernel works on index arrays only (CSR/CSC `indptr`/`indices`), so numba compiles each once
 (`cache=True`) for int64 arrays. The graphs are never built: a vertex's distance-2 neighbours in
@@ -11,7 +12,8 @@ for computing derivatives", SIAM Review 47(4), 2005 (GMP05: greedy distance-2 co
 Algorithm 3.2; orderings, section 3.3); A. H. Gebremedhin, A. Tarafdar, F. Manne, A. Pothen,
 "New acyclic and star coloring algorithms with application to computing Hessians", SIAM J. Sci.
 Comput. 29(3), 2007 (GTMP07: star colouring with two-coloured stars, Algorithm 4.1); D. W. Matula,
-L. L. Beck, "Smallest-last ordering and clustering and graph coloring algorithms", JACM 1983.
+L. L. Beck, "Smallest-last ordering and clustering and graph coloring algorithms", JACM 1983;
+D. Brelaz, "New methods to color the vertices of a graph", CACM 22(4), 1979 (DSATUR).
 """
 
 from __future__ import annotations
