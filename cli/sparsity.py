@@ -1,5 +1,6 @@
-"""`sourcead sparsity PATH:FUNC --wrt x --shape x=N[xM] [--value k=V] [--hessian] [--plot FILE.png]`:
-a pattern's size, nonzeros, colours and whether it is static, at arguments drawn for the shapes given."""
+"""`sourcead sparsity PATH:FUNC --wrt x [--hessian] [--plot FILE.png] [--shape x=N[xM]] [--value k=V]`:
+a pattern's size, nonzeros, colours and whether it is static, at arguments drawn for the shapes
+given (10 per axis for an array argument not given a shape)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,22 @@ def _value(text: str) -> tuple[str, float | int]:
     return name.strip(), number
 
 
-def _arguments(func, shapes: dict, values: dict, seed: int) -> tuple:
+DEFAULT_SIZE = 10  # each axis of an array argument not given a --shape
+
+
+def _arguments(func, wrt: tuple, shapes: dict, values: dict, seed: int) -> tuple[tuple, list[str]]:
+    """The arguments to sweep at: the shapes and values given, else the parameter's default, else
+    what the code says the parameter is (a float array of 10 per axis, a float 1.0, an int 3)."""
+    from sourcead.pipeline.driver import analyze
+
+    params = inspect.signature(func).parameters
+    unknown = (set(shapes) | set(values)) - set(params)
+    if unknown:
+        fail(f"{func.__name__} has no parameter {', '.join(sorted(unknown))}")
+    kinds = analyze(func, wrt).kinds
     rng = np.random.default_rng(seed)
-    args = []
-    for name, param in inspect.signature(func).parameters.items():
+    args, said = [], []
+    for name, param in params.items():
         if name in shapes:
             args.append(rng.uniform(0.5, 1.5, shapes[name]))
         elif name in values:
@@ -46,11 +59,16 @@ def _arguments(func, shapes: dict, values: dict, seed: int) -> tuple:
         elif param.default is not inspect.Parameter.empty:
             args.append(param.default)
         else:
-            fail(f"give `{name}` a value: --shape {name}=N (a float array) or --value {name}=V (a number)")
-    unknown = (set(shapes) | set(values)) - set(inspect.signature(func).parameters)
-    if unknown:
-        fail(f"{func.__name__} has no parameter {', '.join(sorted(unknown))}")
-    return tuple(args)
+            kind = kinds[name] if name in kinds.of else None
+            if kind is not None and kind.is_array and kind.dtype == "float":
+                args.append(rng.uniform(0.5, 1.5, (DEFAULT_SIZE,) * kind.ndim))
+                said.append(f"{name}={'x'.join([str(DEFAULT_SIZE)] * kind.ndim)}")
+            elif kind is not None and not kind.is_array and kind.dtype in ("float", "int"):
+                args.append(1.0 if kind.dtype == "float" else 3)
+                said.append(f"{name}={args[-1]}")
+            else:
+                fail(f"give `{name}` a value: --shape {name}=N (a float array) or --value {name}=V (a number)")
+    return tuple(args), said
 
 
 @click.command()
@@ -77,13 +95,17 @@ def sparsity(
 
     func = load_function(target)
     wrt_items = parse_wrt(wrt)
-    args = _arguments(func, dict(_shape(s, "--shape") for s in shapes), dict(map(_value, values)), seed)
+    args, said = _arguments(
+        func, wrt_items, dict(_shape(s, "--shape") for s in shapes), dict(map(_value, values)), seed
+    )
     of = "hessian" if hessian else "jacobian"
     prepared = ad.sparsity(func, wrt_items[0] if len(wrt_items) == 1 else wrt_items, of=of)
     pattern = prepared.pattern(*args)
     P = pattern.matrix
     m, n = P.shape
     lines = [f"{of} pattern of {func.__name__} with respect to {', '.join(map(str, wrt_items))}"]
+    if said:
+        lines.append(f"  arguments  {', '.join(said)} (not given: --shape NAME=NxM, --value NAME=V)")
     lines.append(f"  size       {m} x {n}")
     lines.append(f"  nonzeros   {P.nnz} ({100.0 * P.nnz / max(m * n, 1):.3g}% of the entries)")
     row_most = int(np.diff(P.indptr).max(initial=0))

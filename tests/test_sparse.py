@@ -233,3 +233,25 @@ def test_bad_functions_are_refused():
         ad.sparsity(_tuple_result)(x)
     with pytest.raises(ad.SourceADError, match="float result"):
         ad.sparsity(zoo.banded, of="hessian")(x)
+
+
+def _zoo_cases():
+    from zoo import ZOO
+
+    return [pytest.param(case, id=case.name) for case in ZOO]
+
+
+@pytest.mark.parametrize("case", _zoo_cases())
+def test_the_main_zoo_patterns_miss_no_nonzero(case):
+    """Every function of the numeric zoo (loops, whole arrays, helpers, prange, written arguments,
+    selections, runtime helpers): the pattern holds every nonzero of the dense Jacobian."""
+    args = case.make_args(np.random.default_rng(0))
+    wrt = case.wrt[0] if len(case.wrt) == 1 else tuple(case.wrt)
+    try:
+        P = made("sparsity", case.func, wrt)(*args)
+    except ad.SourceADError as exc:
+        assert "returns a tuple" in str(exc)  # the one refusal: a tuple result
+        return
+    D = ad.jacobian(case.func, wrt, jit=False, mode="forward")(*args)
+    for p, d in zip(P if isinstance(P, tuple) else (P,), D if isinstance(D, tuple) else (D,), strict=True):
+        assert not (np.reshape(d, p.shape) != 0)[~p.toarray()].any(), "the pattern misses a nonzero"

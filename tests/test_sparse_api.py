@@ -85,8 +85,12 @@ def test_cli_prints_size_nonzeros_colours_and_static(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
-        ("sparsity", f"{ZOO}:banded", "--wrt", "x"),  # no shape for x
-        ("sparsity", f"{ZOO}:banded", "--wrt", "x", "--shape", "x=0"),
+        (
+            "sparsity",
+            f"{ZOO}:data_index",
+            "--wrt",
+            "x",
+        ),  # an int array: no default        ("sparsity", f"{ZOO}:banded", "--wrt", "x", "--shape", "x=0"),
         ("sparsity", f"{ZOO}:banded", "--wrt", "x", "--shape", "y=3"),
         ("sparsity", f"{ZOO}:banded", "--wrt", "x", "--shape", "x=5", "--hessian"),  # an array result
         ("sparsity", f"{ZOO}:nothing", "--wrt", "x"),
@@ -95,6 +99,12 @@ def test_cli_prints_size_nonzeros_colours_and_static(tmp_path):
 def test_cli_bad_input_exits_2(args):
     result = run(*args)
     assert result.exit_code == 2, result.output
+
+
+def test_cli_defaults_to_ten_per_axis():
+    result = run("sparsity", f"{ZOO}:five_point", "--wrt", "u")
+    assert result.exit_code == 0, result.output
+    assert "u=10x10" in result.output and "size       100 x 100" in result.output
 
 
 def test_cli_help():

@@ -33,6 +33,7 @@ from ..ir.core import Assign, Break, For, If, Permute, Stmt, While
 from ..ir.emit import Line, Writer, tuple_text
 from ..ir.exprs import code, number
 from ..rules import Partials, classify, primitive
+from ..runtime import HELPERS
 from .static import local_reasons
 
 LOCAL = "pattern local to the point: "  # the API reads these comments (static or not)
@@ -158,7 +159,7 @@ class _Sweep:
                 with out.block(f"if {self.sink} is not None", "the Hessian's sweep: nonlinear edges"):
                     for partial, operand in pairs:
                         out.line(f"dep_pairs({self.sink}, {partial}, {operand})")
-            value_dot = tangent(lin.root, leaf)
+            value_dot = _helpers(tangent(lin.root, leaf))
             whole = stmt.accumulate is None and not stmt.writes_element and prog.kinds.is_array(stmt.var)
             if whole and isinstance(value_dot, (cst.Name, cst.Subscript)):
                 value_dot = cst.parse_expression(f"np.copy({code(value_dot)})")  # its own array
@@ -172,6 +173,27 @@ class _Sweep:
         if isinstance(value, cst.Name) and prog.is_active(value.value):
             return prog.dot(value.value)
         return f"dep_zeros_like({stmt.var})"
+
+
+class _HelperCalls(cst.CSTTransformer):
+    """`select_along(X_dot, ...)` -> `dep_helper("select_along", X_dot, ...)`: the runtime's
+    helpers compute on numbers; on sets, `dep_helper` gives the conservative union."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if isinstance(func, cst.Name) and func.value in HELPERS and not func.value.startswith("dep_"):
+            name = cst.Arg(cst.SimpleString(f'"{func.value}"'))
+            return updated.with_changes(func=cst.Name("dep_helper"), args=[name, *updated.args])
+        return updated
+
+
+def _helpers(node):
+    """Runtime helper calls of a tangent expression (or its text) made set-aware."""
+    if isinstance(node, str):
+        if not any(f"{h}(" in node for h in HELPERS):
+            return node
+        return code(cst.parse_expression(node).visit(_HelperCalls()))
+    return node.visit(_HelperCalls())
 
 
 def _edges(root: Node, bindings: dict, prog: Program) -> list[tuple[str, Node]]:

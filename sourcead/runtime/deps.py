@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dep_pairs", "dep_zeros_like"]
+__all__ = ["dep_helper", "dep_pairs", "dep_zeros_like"]
 
 EMPTY: frozenset[int] = frozenset()
 _EAGER = 32  # sets up to this size are joined when met; larger unions stay lazy until read
@@ -32,7 +32,12 @@ class Dep:
     running sum `s += x[i]` is then linear in the loop's length, not quadratic."""
 
     __slots__ = ("_s", "_parts")
-    __array_ufunc__ = None  # `array * Dep` comes to `__rmul__`, which broadcasts it over the array
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """A NumPy ufunc meeting a Dep (`row += s_dot`): the same ufunc over object arrays, whose
+        loops apply the operators (union) element by element."""
+        boxed = tuple(_boxed(a) if isinstance(a, Dep) else a for a in inputs)
+        return getattr(ufunc, method)(*boxed, **kwargs)
 
     def __init__(self, s: frozenset[int] | None, parts: tuple[Dep, ...] = ()):
         self._s, self._parts = s, parts
@@ -88,6 +93,28 @@ def _materialize(root: Dep) -> frozenset[int]:
                 seen.add(id(part))
                 stack.append(part)
     return frozenset(found)
+
+
+def dep_helper(name: str, *args: Any) -> Any:
+    """A runtime helper of the tangent code (`select_along`, ...) met by sets: every element of
+    its result depends on everything its arguments depend on (a superset), in the shape the helper
+    gives on numbers."""
+    import importlib
+
+    helper = getattr(importlib.import_module("sourcead.runtime"), name)
+    numbers = [np.zeros(np.shape(a)) if _holds_deps(a) else a for a in args]
+    with np.errstate(all="ignore"):
+        shape = np.shape(helper(*numbers))
+    found = Dep(None, tuple(_whole(a) for a in args if _holds_deps(a)))
+    if not shape:
+        return found
+    out = np.empty(shape, dtype=object)
+    out.fill(found)
+    return out
+
+
+def _holds_deps(value: Any) -> bool:
+    return isinstance(value, Dep) or isinstance(value, np.ndarray) and value.dtype == object
 
 
 def _boxed(value: Any) -> np.ndarray:
