@@ -200,7 +200,7 @@ def row(name: str, kernel, res: dict) -> tuple[str, float | None]:
 def report(names=None, quick: bool = False, timeout: float | None = None) -> str:
     from benchmarks.npbench import KERNELS, LEFT_OUT
 
-    timeout = timeout or (120.0 if quick else 240.0)
+    timeout = timeout or (120.0 if quick else 150.0)
     start = time.perf_counter()
     chosen = [n for n in KERNELS if not names or n in names]
     lines = [
