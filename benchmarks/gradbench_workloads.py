@@ -21,6 +21,7 @@ or a seeded generator), sized so that the numba primal takes about 0.5-5 ms on t
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,11 +29,24 @@ import numba
 import numpy as np
 from numba import prange
 
-from benchmarks.gradbench_tool.ba import ba_residuals, weight_errors
+import benchmarks.gradbench_tool.ode as _tool_ode
+from benchmarks.gradbench_tool import ba as _tool_ba
 from benchmarks.gradbench_tool.gmm import gmm_objective
 from benchmarks.gradbench_tool.kmeans import kmeans_cost
 from benchmarks.gradbench_tool.lstm import lstm_objective
-from benchmarks.gradbench_tool.ode import ode_last
+
+
+def with_compiled_callees(func: Callable, **callees: Callable) -> Callable:
+    """func (the same code, so the same source for sourcead) with the named functions it calls
+    compiled by numba, so that ``numba.njit(func)`` compiles: the benches njit a workload's primal."""
+    scope = dict(func.__globals__) | {name: numba.njit(callee) for name, callee in callees.items()}
+    return types.FunctionType(func.__code__, scope, func.__name__, func.__defaults__)
+
+
+# the tool's functions that these workloads call, as numba-compiled functions
+ba_residuals = numba.njit(_tool_ba.ba_residuals)
+weight_errors = numba.njit(_tool_ba.weight_errors)
+ode_last = with_compiled_callees(_tool_ode.ode_last, ode_solve=_tool_ode.ode_solve)
 
 
 @dataclass(frozen=True)

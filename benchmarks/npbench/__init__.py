@@ -113,7 +113,7 @@ KERNELS: dict[str, Kernel] = {
             {"M": 4, "N": 5},
             {"M": 500, "N": 600},
             "refused",
-            "np.zeros(..., dtype=data.dtype): dtype must be a literal (then chained assignment)",
+            "np.zeros(..., dtype=data.dtype): dtype must be a literal (it also uses chained assignment)",
         ),
         _k(
             "covariance2",
@@ -131,7 +131,7 @@ KERNELS: dict[str, Kernel] = {
             {"M": 4, "N": 5},
             {"M": 500, "N": 600},
             "refused",
-            "np.eye(M, dtype=data.dtype): .dtype not supported (then chained assignment)",
+            "np.eye(M, dtype=data.dtype): .dtype not supported (it also uses chained assignment)",
         ),
         # ---- stencils and time steps
         _k("jacobi_1d", ST, ST.init_jacobi_1d, {"N": 8, "TSTEPS": 3}, {"N": 3200, "TSTEPS": 800}),
@@ -201,7 +201,7 @@ KERNELS: dict[str, Kernel] = {
             {"N": 40, "npt": 4},
             {"N": 400000, "npt": 1000},
             "refused",
-            "np.zeros(npt, dtype=np.float64): np.float64 not readable (then boolean-mask indexing, .mean())",
+            "np.zeros(npt, dtype=np.float64): np.float64 not readable (it also uses a boolean mask, .mean())",
         ),
         _k(
             "azimint_hist",
@@ -219,7 +219,7 @@ KERNELS: dict[str, Kernel] = {
             {"M": 5, "N": 6, "nnz": 9},
             {"M": 4096, "N": 4096, "nnz": 8192},
             "refused",
-            "np.empty(n, A_val.dtype): dtype must be a literal (then fancy indexing x[cols])",
+            "np.empty(n, A_val.dtype): dtype must be a literal (it also uses x[cols])",
         ),
         _k(
             "softmax",
@@ -228,7 +228,7 @@ KERNELS: dict[str, Kernel] = {
             {"N": 2, "H": 2, "SM": 3},
             {"N": 16, "H": 16, "SM": 128},
             "refused",
-            "np.empty(new_shape, dtype=x.dtype): dtype must be a literal (then 4-D arrays)",
+            "np.empty(new_shape, dtype=x.dtype): dtype must be a literal (it also uses 4-D arrays)",
         ),
         _k(
             "mlp",
@@ -246,7 +246,7 @@ KERNELS: dict[str, Kernel] = {
             {"C_in": 2, "C_out": 3, "H": 4, "K": 2, "N": 2, "W": 4},
             {"N": 8, "C_in": 3, "C_out": 16, "K": 2, "H": 32, "W": 32},
             "refused",
-            "np.empty(..., dtype=np.float32): dtype must be a literal (then 4-D/5-D arrays, reshape)",
+            "np.empty(..., dtype=np.float32): dtype must be a literal (it also uses 4-D/5-D arrays, reshape)",
         ),
         _k(
             "lenet",
@@ -255,7 +255,7 @@ KERNELS: dict[str, Kernel] = {
             {"N": 1, "H": 16, "W": 16},
             {"N": 4, "H": 28, "W": 28},
             "refused",
-            "np.empty(..., dtype=np.float32) in conv2d: dtype must be a literal (then 4-D arrays)",
+            "np.empty(..., dtype=np.float32) in conv2d: dtype must be a literal (it also uses 4-D arrays)",
         ),
         _k(
             "resnet",
@@ -264,7 +264,7 @@ KERNELS: dict[str, Kernel] = {
             {"N": 2, "W": 4, "H": 4, "C1": 2, "C2": 2},
             {"N": 8, "W": 14, "H": 14, "C1": 32, "C2": 8},
             "refused",
-            "np.empty(..., dtype=np.float32) in conv2d: dtype must be a literal (then 4-D arrays)",
+            "np.empty(..., dtype=np.float32) in conv2d: dtype must be a literal (it also uses 4-D arrays)",
         ),
         _k(
             "nbody",
@@ -273,7 +273,7 @@ KERNELS: dict[str, Kernel] = {
             {"N": 4, "tEnd": 0.1, "dt": 0.05},
             {"N": 25, "tEnd": 2.0, "dt": 0.05},
             "refused",
-            "np.empty(Nt + 1, dtype=np.float64): np.float64 not readable (then np.hstack, np.triu)",
+            "np.empty(Nt + 1, dtype=np.float64): np.float64 not readable (it also uses np.hstack, np.triu)",
         ),
     ]
 }
