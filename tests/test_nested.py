@@ -169,3 +169,23 @@ def test_inside_prange_each_iteration_has_its_own_inner_derivative(jit):
     assert_close(np.sum(gX * V) + gq * 0.3, _fd2(npg.field_energy, (X, Q), V, 0.3), 1e-6, 1e-8)
     _, tangent = ad.jvp(npg.field_energy, wrt=(0, 1), jit=jit)(X, Q, tangents=(V, 0.3))
     assert_close(tangent, np.sum(gX * V) + gq * 0.3, 1e-12, 1e-12)  # dot-product test
+
+
+def test_an_inner_optimiser_tuned_through_its_steps(jit):
+    X, y = RNG.standard_normal((8, 3)), RNG.standard_normal(8)
+    Xv, yv = RNG.standard_normal((5, 3)), RNG.standard_normal(5)
+    args = (0.05, np.zeros(3), X, y, Xv, yv)
+    g_lr = ad.grad(npg.tuned, wrt=0, jit=jit)(*args)
+    assert_close(g_lr, _fd(npg.tuned, args, 0, 1.0), 1e-6, 1e-8)
+    _, t_lr = ad.jvp(npg.tuned, wrt=0, jit=jit)(*args, tangents=1.0)
+    assert_close(t_lr, g_lr, 1e-12, 1e-12)
+
+
+def test_memory_bounds_the_outer_tape_and_gives_the_same_gradient():
+    args = (X0, Q, 0.01, 2000)
+    exact = ad.grad(npg.simulate, wrt=(0, 1), jit=False)(*args)
+    bounded = ad.grad(npg.simulate, wrt=(0, 1), jit=False, memory="16kB")
+    assert "checkpoint" in bounded.source
+    got = bounded(*args)
+    assert_close(got[0], exact[0], 1e-12, 0)
+    assert_close(got[1], exact[1], 1e-12, 0)
