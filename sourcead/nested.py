@@ -77,7 +77,7 @@ def fingerprint(func: Callable) -> str:
     machine code numba caches for it (which binds the inner derivative's compiled code)."""
     digest = hashlib.sha256()
     seen: set[int] = set()
-    todo = [func]
+    todo: list[Any] = [func]
     while todo:
         f = unwrap(todo.pop())
         if id(f) in seen or not inspect.isfunction(f):
