@@ -189,3 +189,21 @@ def test_memory_bounds_the_outer_tape_and_gives_the_same_gradient():
     got = bounded(*args)
     assert_close(got[0], exact[0], 1e-12, 0)
     assert_close(got[1], exact[1], 1e-12, 0)
+
+
+@pytest.mark.parametrize("variant", ["rr", "fr", "rf", "ff"])
+def test_gradbench_particle_and_saddle_derivatives_match_central_differences(variant):
+    """The GradBench tool's nested variants (benchmarks/gradbench_tool/): each outer derivative
+    against central differences of its objective, without numba for the outer transform."""
+    from benchmarks.gradbench_tool import particle, saddle
+
+    objective, gradient = particle.outer(variant, False)
+    w = np.array([0.3])
+    fd = (objective(w + 1e-6) - objective(w - 1e-6)) / 2e-6
+    assert_close(gradient(w)[0], fd, 1e-5, 1e-7)
+    start = np.array([1.0, 1.0])
+    objective, gradient = saddle.outer(variant, False, start)
+    p1 = np.array([0.4, -0.3])
+    units = np.eye(2)
+    fd2 = [(objective(p1 + 1e-6 * e) - objective(p1 - 1e-6 * e)) / 2e-6 for e in units]
+    assert_close(gradient(p1), np.array(fd2), 1e-5, 1e-7)

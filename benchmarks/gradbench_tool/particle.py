@@ -42,15 +42,16 @@ def crossing_r(w):
     result = 0.0
     flying = True
     while flying:
-        xddot = -potential_grad(x, w)
-        x = x + dt * xdot
+        g = potential_grad(x, w)
+        x[0] = x[0] + dt * xdot[0]
+        x[1] = x[1] + dt * xdot[1]
         if x[1] <= 0.0:
-            dt_f = -x[1] / xdot[1]
-            x_f = x[0] + dt_f * xdot[0]
+            x_f = x[0] - x[1] / xdot[1] * xdot[0]
             result = x_f * x_f
             flying = False
         else:
-            xdot = xdot + dt * xddot
+            xdot[0] = xdot[0] - dt * g[0]
+            xdot[1] = xdot[1] - dt * g[1]
     return result
 
 
@@ -70,17 +71,15 @@ def crossing_f(w):
     while flying:
         p0, d0 = potential_jvp(x, w, tangents=e0)
         p1, d1 = potential_jvp(x, w, tangents=e1)
-        xddot = np.zeros(2)
-        xddot[0] = -d0
-        xddot[1] = -d1
-        x = x + dt * xdot
+        x[0] = x[0] + dt * xdot[0]
+        x[1] = x[1] + dt * xdot[1]
         if x[1] <= 0.0:
-            dt_f = -x[1] / xdot[1]
-            x_f = x[0] + dt_f * xdot[0]
+            x_f = x[0] - x[1] / xdot[1] * xdot[0]
             result = x_f * x_f
             flying = False
         else:
-            xdot = xdot + dt * xddot
+            xdot[0] = xdot[0] - dt * d0
+            xdot[1] = xdot[1] - dt * d1
     return result
 
 
