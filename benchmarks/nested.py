@@ -175,7 +175,66 @@ def jax_child() -> None:
         value = float(derivative(w))
         timed = best(lambda d=derivative: jax.block_until_ready(d(w)))
         out[v] = {"particle_grad": timed, "value": value}
+    saddle_peer(jax, jnp, out)
     print(json.dumps(out))
+
+
+def saddle_peer(jax, jnp, out: dict) -> None:
+    """JAX's saddle outer gradient: the inner argmax a `lax.while_loop` (gd.hpp's steps, branches
+    as `where`); forward mode differentiates through it, reverse mode cannot (JAX refuses)."""
+
+    def f(p1, p2):
+        return (p1[0] * p1[0] + p1[1] * p1[1]) - (p2[0] * p2[0] + p2[1] * p2[1])
+
+    eye = jnp.eye(2)
+    grads = {
+        "r": jax.grad(f, argnums=1),
+        "f": lambda p1, y: jnp.stack([jax.jvp(lambda z: f(p1, z), (y,), (eye[k],))[1] for k in range(2)]),
+    }
+
+    def max_y(p1, start, grad_y):
+        def body(s):
+            y, fy, gy, i, eta, _ = s
+            small = jnp.sqrt(jnp.sum(gy * gy)) <= 1e-5
+            ten = i == 10
+            y_prime = y - eta * gy
+            close = jnp.sqrt(jnp.sum((y - y_prime) ** 2)) <= 1e-5
+            fy_prime = -f(p1, y_prime)
+            rest = jnp.logical_not(small | ten | close)
+            accept = rest & (fy_prime < fy)
+            shrink = rest & jnp.logical_not(fy_prime < fy)
+            return (
+                jnp.where(accept, y_prime, y),
+                jnp.where(accept, fy_prime, fy),
+                jnp.where(accept, -grad_y(p1, y_prime), gy),
+                jnp.where(ten | shrink, 0, jnp.where(accept, i + 1, i)),
+                jnp.where(ten, eta * 2.0, jnp.where(shrink, eta / 2.0, eta)),
+                jnp.logical_not(small | (jnp.logical_not(ten) & close)),
+            )
+
+        init = (start, -f(p1, start), -grad_y(p1, start), 0, 1e-5, jnp.array(True))
+        y = jax.lax.while_loop(lambda s: s[5], body, init)[0]
+        return f(p1, y)
+
+    start = jnp.array([1.0, 1.0])
+    p1 = jnp.array([1.0, 1.0])
+    for v in ("rr", "fr", "rf", "ff"):
+        grad_y = grads[v[1]]
+
+        def objective(p1, grad_y=grad_y):
+            return max_y(p1, start, grad_y)
+
+        try:
+            if v[0] == "r":
+                derivative = jax.jit(jax.grad(objective))
+            else:
+                derivative = jax.jit(
+                    lambda p, objective=objective: jnp.stack([jax.jvp(objective, (p,), (eye[k],))[1] for k in range(2)])
+                )
+            derivative(p1)
+            out[v]["saddle_grad"] = best(lambda d=derivative: jax.block_until_ready(d(p1)))
+        except Exception as exc:  # reverse mode through a while_loop
+            out[v]["saddle_grad"] = type(exc).__name__
 
 
 def jax_times() -> dict | str:
@@ -189,6 +248,15 @@ def jax_times() -> dict | str:
     if done.returncode != 0:
         return "JAX failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _vs(theirs, ours: float) -> str:
+    """JAX's time and how many times faster sourcead is, or why JAX has none."""
+    if theirs is None:
+        return "- | - |"
+    if isinstance(theirs, str):
+        return f"refused ({theirs}: reverse mode through `while_loop`) | - |"
+    return f"{theirs * 1e6:.1f} µs | {theirs / ours:.1f}x |"
 
 
 def nested_report() -> str:
@@ -207,16 +275,17 @@ def nested_report() -> str:
         "derivative, and the whole argmin (saddle: argmin, then argmax), sourcead against JAX's "
         "nested jit(grad)/jvp forms. " + (peer if isinstance(peer, str) else ""),
         "",
-        "| variant | particle: outer derivative | JAX | ratio | particle argmin | saddle: outer gradient | "
-        "saddle argmin |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | particle: outer derivative | JAX | ratio | particle argmin | saddle: outer gradient | JAX "
+        "| ratio | saddle argmin |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for v, t in ours.items():
         jx = peer[v]["particle_grad"] if isinstance(peer, dict) else None
         lines.append(
             f"| {v} | {t['particle_grad'] * 1e6:.1f} µs | "
-            + (f"{jx * 1e6:.1f} µs | {jx / t['particle_grad']:.1f}x faster |" if jx else "- | - |")
-            + f" {t['particle_argmin'] * 1e3:.2f} ms | {t['saddle_grad'] * 1e6:.1f} µs |"
+            + _vs(jx, t["particle_grad"])
+            + f" {t['particle_argmin'] * 1e3:.2f} ms | {t['saddle_grad'] * 1e6:.1f} µs | "
+            + _vs(peer[v].get("saddle_grad") if isinstance(peer, dict) else None, t["saddle_grad"])
             + f" {t['saddle_argmin'] * 1e3:.2f} ms |"
         )
     return "\n".join(lines) + "\n"

@@ -382,6 +382,7 @@ def main(argv=None):
             peer_section(),
             gradbench,
             module_section("gradbench_evals", "gradbench_evals_report", "GradBench evals"),
+            module_section("nested", "nested_report", "Nested derivatives report"),
         ]
     text = report(rows, opts.repeats, extra)
     print(text)

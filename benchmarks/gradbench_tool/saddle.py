@@ -10,6 +10,8 @@ per coordinate), the second the argmax's (a prepared sourcead.grad or sourcead.j
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import sourcead
@@ -28,46 +30,51 @@ f_jvp = sourcead.jvp(f, wrt=1)  # in y, by forward mode
 
 
 def grad_y_r(p1, p2):
-    return f_grad(p1, p2)
+    """f's gradient in p2, by reverse mode (its two entries)."""
+    g = f_grad(p1, p2)
+    return g[0], g[1]
 
 
 def grad_y_f(p1, p2):
+    """f's gradient in p2, by forward mode: one direction per entry."""
     e0 = np.zeros(2)
     e0[0] = 1.0
     e1 = np.zeros(2)
     e1[1] = 1.0
     v0, d0 = f_jvp(p1, p2, tangents=e0)
     v1, d1 = f_jvp(p1, p2, tangents=e1)
-    g = np.zeros(2)
-    g[0] = d0
-    g[1] = d1
-    return g
+    return d0, d1
 
 
 def max_r(p1, start):
-    """max over y of f(p1, y): gradient ascent from start (gd.hpp's steps on -f), y's gradient by reverse mode."""
+    """max over p2 of f(p1, p2): gd.hpp's descent on -f from start, p2's gradient by reverse mode."""
     y = start.copy()
+    y_prime = start.copy()
     fy = -f(p1, y)
-    gy = -grad_y_r(p1, y)
+    g0, g1 = grad_y_r(p1, y)
     i = 0
     eta = 1e-5
     going = True
     while going:
-        if np.sqrt(np.sum(gy * gy)) <= 1e-5:
+        if math.sqrt(g0 * g0 + g1 * g1) <= 1e-5:
             going = False
         elif i == 10:
             eta = eta * 2.0
             i = 0
         else:
-            y_prime = y - eta * gy
-            if np.sqrt(np.sum((y - y_prime) * (y - y_prime))) <= 1e-5:
+            y_prime[0] = y[0] + eta * g0  # descent on -f: its gradient is -(g0, g1)
+            y_prime[1] = y[1] + eta * g1
+            d0 = y[0] - y_prime[0]
+            d1 = y[1] - y_prime[1]
+            if math.sqrt(d0 * d0 + d1 * d1) <= 1e-5:
                 going = False
             else:
                 fy_prime = -f(p1, y_prime)
                 if fy_prime < fy:
-                    y = y_prime
+                    y[0] = y_prime[0]
+                    y[1] = y_prime[1]
                     fy = fy_prime
-                    gy = -grad_y_r(p1, y)
+                    g0, g1 = grad_y_r(p1, y)
                     i = i + 1
                 else:
                     eta = eta / 2.0
@@ -76,29 +83,34 @@ def max_r(p1, start):
 
 
 def max_f(p1, start):
-    """The same, y's gradient by forward mode."""
+    """max over p2 of f(p1, p2): gd.hpp's descent on -f from start, p2's gradient by forward mode."""
     y = start.copy()
+    y_prime = start.copy()
     fy = -f(p1, y)
-    gy = -grad_y_f(p1, y)
+    g0, g1 = grad_y_f(p1, y)
     i = 0
     eta = 1e-5
     going = True
     while going:
-        if np.sqrt(np.sum(gy * gy)) <= 1e-5:
+        if math.sqrt(g0 * g0 + g1 * g1) <= 1e-5:
             going = False
         elif i == 10:
             eta = eta * 2.0
             i = 0
         else:
-            y_prime = y - eta * gy
-            if np.sqrt(np.sum((y - y_prime) * (y - y_prime))) <= 1e-5:
+            y_prime[0] = y[0] + eta * g0  # descent on -f: its gradient is -(g0, g1)
+            y_prime[1] = y[1] + eta * g1
+            d0 = y[0] - y_prime[0]
+            d1 = y[1] - y_prime[1]
+            if math.sqrt(d0 * d0 + d1 * d1) <= 1e-5:
                 going = False
             else:
                 fy_prime = -f(p1, y_prime)
                 if fy_prime < fy:
-                    y = y_prime
+                    y[0] = y_prime[0]
+                    y[1] = y_prime[1]
                     fy = fy_prime
-                    gy = -grad_y_f(p1, y)
+                    g0, g1 = grad_y_f(p1, y)
                     i = i + 1
                 else:
                     eta = eta / 2.0
@@ -134,7 +146,7 @@ def solver(variant: str, jit: bool):
             cache[key] = outer(variant, jit, start)
         objective, gradient = cache[key]
         x = argmin(objective, gradient, start)
-        y = argmax(lambda y: compiled_f(x, y), lambda y: inner_grad(x, y), start)
+        y = argmax(lambda y: compiled_f(x, y), lambda y: np.array(inner_grad(x, y)), start)
         return np.concatenate([x, y])
 
     return run
