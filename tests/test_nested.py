@@ -105,6 +105,8 @@ def test_a_prepared_transform_without_a_derivative_call_is_refused_at_the_call()
 
     error = _refused(nested_bad.calls_a_vjp, "cube_vjp(x, cotangent=1.0)")
     assert "`cube_vjp` is a prepared vjp" in error.message and "sourcead.grad(cube" in error.hint
+    error = _refused(nested_bad.calls_an_hvp, "cube_hvp(x, tangents=x)")  # third order: not yet
+    assert "`cube_hvp` is a prepared hvp" in error.message
 
 
 def test_arguments_by_keyword_and_tuples_of_gradients_are_refused_at_the_call():
