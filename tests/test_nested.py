@@ -209,3 +209,12 @@ def test_gradbench_particle_and_saddle_derivatives_match_central_differences(var
     units = np.eye(2)
     fd2 = [(objective(p1 + 1e-6 * e) - objective(p1 - 1e-6 * e)) / 2e-6 for e in units]
     assert_close(gradient(p1), np.array(fd2), 1e-5, 1e-7)
+
+
+def test_calls_with_other_kinds_of_arguments_are_refused_at_the_second_call():
+    import nested_bad
+
+    with pytest.raises(ad.SourceADError) as info:
+        ad.grad(nested_bad.mixed_kinds, jit=False)(np.ones((2, 2)))
+    assert "`cube_grad` is called here with arguments of other kinds" in info.value.message
+    assert info.value.where is not None and "cube_grad(x[:, 0])" in info.value.where.source_line

@@ -49,3 +49,7 @@ def steps(x0, n):
     for _ in range(n):
         x = x - 0.1 * cube_grad(x)
     return np.sum(x * x)
+
+
+def mixed_kinds(x):
+    return np.sum(cube_grad(x)) + np.sum(cube_grad(x[:, 0]))
