@@ -386,6 +386,7 @@ def main(argv=None):
             gradbench,
             module_section("gradbench_evals", "gradbench_evals_report", "GradBench evals"),
             module_section("npbench.bench", "npbench_report", "NPBench"),
+            module_section("nested", "nested_report", "Nested derivatives report"),
         ]
     text = report(rows, opts.repeats, extra)
     print(text)

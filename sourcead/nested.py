@@ -18,11 +18,14 @@ prepared objects, installs it. Prepared objects are known here by their protocol
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .functions import unwrap
 
 SUPPORTED = ("grad",)  # the transforms a derivative call is for now (jvp is inlined; others refused)
 INLINED = ("jvp",)  # prepared transforms whose generated code the front end inlines
@@ -61,10 +64,31 @@ class NestedCall:
         """The lines that bind the call and its derivative in a generated module, for arguments of
         these kinds (`Type.spec`) and the float arguments its derivative takes tangents for."""
         where = f'"{self.module}", "{self.name}"'
+        mark = f"  # {self.transform}({self.func.__name__}, wrt={self.wrt[0]}), {fingerprint(self.func)}"
         return [
-            f"{self.name} = nested_entry({where}, {kinds!r})",
+            f"{self.name} = nested_entry({where}, {kinds!r}){mark}",
             f"{self.hvp_name} = nested_entry({where}, {kinds!r}, hvp={floats!r})",
         ]
+
+
+def fingerprint(func: Callable) -> str:
+    """A digest of the inner function's source and of the user functions it calls: written into the
+    caller's module, so that editing them changes the caller's module text, its name and so the
+    machine code numba caches for it (which binds the inner derivative's compiled code)."""
+    digest = hashlib.sha256()
+    seen: set[int] = set()
+    todo: list[Any] = [func]
+    while todo:
+        f = unwrap(todo.pop())
+        if id(f) in seen or not inspect.isfunction(f):
+            continue
+        seen.add(id(f))
+        try:
+            digest.update(inspect.getsource(f).encode())
+        except (OSError, TypeError):
+            digest.update(f.__qualname__.encode())
+        todo += [f.__globals__.get(name) for name in f.__code__.co_names]
+    return digest.hexdigest()[:16]
 
 
 _REGISTRY: dict[str, NestedCall] = {}

@@ -105,6 +105,8 @@ def test_a_prepared_transform_without_a_derivative_call_is_refused_at_the_call()
 
     error = _refused(nested_bad.calls_a_vjp, "cube_vjp(x, cotangent=1.0)")
     assert "`cube_vjp` is a prepared vjp" in error.message and "sourcead.grad(cube" in error.hint
+    error = _refused(nested_bad.calls_an_hvp, "cube_hvp(x, tangents=x)")  # third order: not yet
+    assert "`cube_hvp` is a prepared hvp" in error.message
 
 
 def test_arguments_by_keyword_and_tuples_of_gradients_are_refused_at_the_call():
@@ -169,3 +171,50 @@ def test_inside_prange_each_iteration_has_its_own_inner_derivative(jit):
     assert_close(np.sum(gX * V) + gq * 0.3, _fd2(npg.field_energy, (X, Q), V, 0.3), 1e-6, 1e-8)
     _, tangent = ad.jvp(npg.field_energy, wrt=(0, 1), jit=jit)(X, Q, tangents=(V, 0.3))
     assert_close(tangent, np.sum(gX * V) + gq * 0.3, 1e-12, 1e-12)  # dot-product test
+
+
+def test_an_inner_optimiser_tuned_through_its_steps(jit):
+    X, y = RNG.standard_normal((8, 3)), RNG.standard_normal(8)
+    Xv, yv = RNG.standard_normal((5, 3)), RNG.standard_normal(5)
+    args = (0.05, np.zeros(3), X, y, Xv, yv)
+    g_lr = ad.grad(npg.tuned, wrt=0, jit=jit)(*args)
+    assert_close(g_lr, _fd(npg.tuned, args, 0, 1.0), 1e-6, 1e-8)
+    _, t_lr = ad.jvp(npg.tuned, wrt=0, jit=jit)(*args, tangents=1.0)
+    assert_close(t_lr, g_lr, 1e-12, 1e-12)
+
+
+def test_memory_bounds_the_outer_tape_and_gives_the_same_gradient():
+    args = (X0, Q, 0.01, 2000)
+    exact = ad.grad(npg.simulate, wrt=(0, 1), jit=False)(*args)
+    bounded = ad.grad(npg.simulate, wrt=(0, 1), jit=False, memory="16kB")
+    assert "checkpoint" in bounded.source
+    got = bounded(*args)
+    assert_close(got[0], exact[0], 1e-12, 0)
+    assert_close(got[1], exact[1], 1e-12, 0)
+
+
+@pytest.mark.parametrize("variant", ["rr", "fr", "rf", "ff"])
+def test_gradbench_particle_and_saddle_derivatives_match_central_differences(variant):
+    """The GradBench tool's nested variants (benchmarks/gradbench_tool/): each outer derivative
+    against central differences of its objective, without numba for the outer transform."""
+    from benchmarks.gradbench_tool import particle, saddle
+
+    objective, gradient = particle.outer(variant, False)
+    w = np.array([0.3])
+    fd = (objective(w + 1e-6) - objective(w - 1e-6)) / 2e-6
+    assert_close(gradient(w)[0], fd, 1e-5, 1e-7)
+    start = np.array([1.0, 1.0])
+    objective, gradient = saddle.outer(variant, False, start)
+    p1 = np.array([0.4, -0.3])
+    units = np.eye(2)
+    fd2 = [(objective(p1 + 1e-6 * e) - objective(p1 - 1e-6 * e)) / 2e-6 for e in units]
+    assert_close(gradient(p1), np.array(fd2), 1e-5, 1e-7)
+
+
+def test_calls_with_other_kinds_of_arguments_are_refused_at_the_second_call():
+    import nested_bad
+
+    with pytest.raises(ad.SourceADError) as info:
+        ad.grad(nested_bad.mixed_kinds, jit=False)(np.ones((2, 2)))
+    assert "`cube_grad` is called here with arguments of other kinds" in info.value.message
+    assert info.value.where is not None and "cube_grad(x[:, 0])" in info.value.where.source_line

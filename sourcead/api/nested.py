@@ -47,8 +47,31 @@ def entry(obj: Prepared, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...]
         with _LOCK:
             found = _ENTRIES.get(key)
             if found is None:
-                found = _ENTRIES[key] = _build(obj, name, kinds, hvp)
+                try:
+                    found = _build(obj, name, kinds, hvp)
+                except SourceADError as exc:  # kinds the caller's code only guessed: its real call builds another
+                    found = _refusing(exc, obj.__sourcead_recipe__().jit)
+                _ENTRIES[key] = found
     return found
+
+
+def _refusing(exc: SourceADError, jit: bool) -> Callable:
+    """What a module binds for a call whose kinds the inner derivative refuses: the error, when
+    (if ever) it runs. A caller's default variant guesses the kinds of arguments it only passes on;
+    the call with the real ones builds a variant of its own."""
+    message = str(exc).splitlines()[0]
+
+    def refuse(*args: Any) -> Any:
+        raise SourceADError(message)
+
+    if not jit:
+        return refuse
+    import numba
+
+    def refuse_compiled(*args: Any) -> Any:
+        raise ValueError(message)
+
+    return numba.njit(refuse_compiled)
 
 
 def _build(obj: Any, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None) -> Callable:
@@ -100,7 +123,7 @@ def _plain(call: Callable) -> Callable:
     return run
 
 
-_BINDING = re.compile(r'^(\w+) = nested_entry\("([\w.]+)", "(\w+)", \(.*\)\)$', re.M)
+_BINDING = re.compile(r'^(\w+) = nested_entry\("([\w.]+)", "(\w+)", \(.*\)\)(  #.*)?$', re.M)
 
 
 def refuse_python_inner(func: Callable, source: str) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .. import custom
+from .. import custom, nested
 from .._version import __version__
 from ..analysis.activity import analyze_activity
 from ..analysis.contract import derive as derive_contract
@@ -36,7 +36,7 @@ from ..pattern.sweep import pattern_function
 from ..postpass.sweeps import first_contributions, remove_dead_code, unsigned_indices
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
-from ..rules.nested import header_lines as nested_header_lines
+from ..rules.nested import call_sites as nested_call_sites
 from ..transforms.inplace import lower_inplace
 from ..transforms.races import serialize_races
 
@@ -215,7 +215,20 @@ _ENTRY = {"pattern": "pattern", "forward": "jvp", "primal": "primal", "gradient"
 def _bindings(key: str, prog: Program) -> list[str]:
     """The header lines of a custom rule or a derivative call (`nested.py`) the function calls."""
     if key.startswith("nested."):
-        return nested_header_lines(key, prog.fn, prog.kinds.type_of)
+        sites = nested_call_sites(key, prog.fn, prog.kinds.type_of)
+        if not sites:
+            return []
+        kinds, places, _ = sites[0]
+        name = nested.by_key(key).name  # type: ignore[union-attr]
+        for other, _, node in sites[1:]:
+            if other != kinds:  # one compiled entry per global: its variant is chosen by the kinds
+                raise prog.parsed.error(
+                    f"`{name}` is called here with arguments of other kinds ({', '.join(other)}) than at its "
+                    f"first call ({', '.join(kinds)})",
+                    node,
+                    f"Call {name} with the same kinds of arguments throughout, or prepare a second one for these.",
+                )
+        return nested.by_key(key).header_lines(kinds, places)  # type: ignore[union-attr]
     return custom.by_key(key).header_lines()  # type: ignore[union-attr]
 
 

@@ -68,17 +68,17 @@ def as_primitive(call: NestedCall) -> Primitive:
     return Primitive(call.key, signature, result, Joint(tangent, adjoint), second_order=gap, shape_like=like)
 
 
-def header_lines(key: str, fn: CoreFunction, type_of) -> list[str]:
-    """The module lines that bind the derivative call `key` and its hvp, for the kinds of the
-    arguments at its (first) call in `fn`."""
+def call_sites(key: str, fn: CoreFunction, type_of) -> list[tuple[tuple[str, ...], tuple[int, ...], cst.CSTNode]]:
+    """Each call of the derivative call `key` in `fn`: the kinds of its arguments (`Type.spec`),
+    the positions of its float arguments, and the user's statement it is in."""
     call = by_key(key)
     assert call is not None
+    found = []
     for stmt in walk_statements(fn.body):
         if not isinstance(stmt, Assign):
             continue
         for node in walk(stmt.value):
             if isinstance(node, cst.Call) and dotted(node.func) == call.name:
                 types = [type_of(arg.value) for arg in node.args]
-                kinds = tuple(t.spec() for t in types)
-                return call.header_lines(kinds, tuple(floats(types)))
-    return []
+                found.append((tuple(t.spec() for t in types), tuple(floats(types)), stmt.origin))
+    return found

@@ -11,6 +11,7 @@ def cube(x):
 
 cube_vjp = ad.vjp(cube, wrt=0, jit=False)
 cube_grad = ad.grad(cube, wrt=0, jit=False)
+cube_hvp = ad.hvp(cube, wrt=0, jit=False)
 
 
 def product(x, y):
@@ -22,6 +23,10 @@ cube_grads = ad.grad(product, wrt=(0, 1), jit=False)
 
 def calls_a_vjp(x):
     return np.sum(cube_vjp(x, cotangent=1.0)[1])
+
+
+def calls_an_hvp(x):
+    return np.sum(cube_hvp(x, tangents=x))
 
 
 def calls_by_keyword(x):
@@ -44,3 +49,7 @@ def steps(x0, n):
     for _ in range(n):
         x = x - 0.1 * cube_grad(x)
     return np.sum(x * x)
+
+
+def mixed_kinds(x):
+    return np.sum(cube_grad(x)) + np.sum(cube_grad(x[:, 0]))

@@ -75,3 +75,19 @@ def field_energy(X, q):
         f = force(X[i], q)
         e[i] = np.sum(f * f)
     return np.sum(e)
+
+
+def loss(w, X, y):
+    r = X @ w - y
+    return np.sum(r * r) / y.shape[0] + 0.01 * np.sum(w * w)
+
+
+loss_grad = ad.grad(loss, wrt=0)
+
+
+def tuned(lr, w0, X, y, X_val, y_val):
+    """The validation loss after 30 gradient steps of size lr: its gradient tunes lr."""
+    w = w0.copy()
+    for _ in range(30):
+        w = w - lr * loss_grad(w, X, y)
+    return loss(w, X_val, y_val)
