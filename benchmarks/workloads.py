@@ -145,6 +145,73 @@ def first_passage(x, limit):
     return s + t
 
 
+# NPBench-style kernels (issue 40, item 4): row dot products in loops, matrix-vector products
+# under np.sum, a linear stencil; written as NPBench's numba versions write them
+
+
+def trisolv(L, b):
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        x[i] = (b[i] - np.dot(L[i, :i], x[:i])) / L[i, i]
+    return np.sum(x)
+
+
+def cholesky(A0):
+    A = A0.copy()
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+    return np.sum(A)
+
+
+def lu(A0):
+    A = A0.copy()
+    N = A.shape[0]
+    for i in range(N):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, N):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+    return np.sum(A)
+
+
+def atax(A, x):
+    return np.sum((A @ x) @ A)
+
+
+def bicg(A, p, r):
+    return np.sum(r @ A) + np.sum(A @ p)
+
+
+def jacobi_1d(TSTEPS, A0, B0):
+    A = A0.copy()
+    B = B0.copy()
+    for t in range(1, TSTEPS):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+    return np.sum(A) + np.sum(B)
+
+
+def _spd(n):
+    m = np.random.default_rng(40).standard_normal((n, n))
+    return (m @ m.T + n * np.eye(n),)
+
+
+def _lower(n):
+    rng = np.random.default_rng(40)
+    return np.tril(rng.standard_normal((n, n))) + n * np.eye(n), rng.standard_normal(n)  # well conditioned
+
+
+def _matrix_vectors(m, n, k):
+    rng = np.random.default_rng(40)
+    return (rng.standard_normal((m, n)), *(rng.standard_normal(size) for size in (n, m)[:k]))
+
+
 def _heat_swap_args(n_points=400, n_steps=3000):
     u0, kappa, _ = heat_args(n_points)
     return u0, kappa, n_steps
@@ -307,6 +374,18 @@ WORKLOADS = (
         overwritten=lambda x, limit: sum(_passage_trips(x, limit)),
         needed=lambda x, limit: 0,
         counts="k1 + k2 (iterations run)  /  0",
+    ),
+    Workload("trisolv", trisolv, lambda: _lower(1000), ("L", "b"), "1000 x 1000"),
+    Workload("cholesky", cholesky, lambda: _spd(150), ("A0",), "150 x 150"),
+    Workload("lu", lu, lambda: _spd(150), ("A0",), "150 x 150"),
+    Workload("atax", atax, lambda: _matrix_vectors(900, 1000, 1), ("A", "x"), "900 x 1000"),
+    Workload("bicg", bicg, lambda: _matrix_vectors(900, 1000, 2), ("A", "p", "r"), "900 x 1000"),
+    Workload(
+        "jacobi_1d",
+        jacobi_1d,
+        lambda: (200, *np.random.default_rng(40).standard_normal((2, 1000))),
+        ("A0", "B0"),
+        "1000 points x 200 steps",
     ),
 )
 

@@ -39,10 +39,15 @@ RHS = RNG.standard_normal(N)
 CASES = {
     "atax": (pk.atax, (RNG.standard_normal((N, N - 1)), RNG.standard_normal(N - 1)), ("A", "x")),
     "bicg": (pk.bicg, (RNG.standard_normal((N, N - 1)), RNG.standard_normal(N - 1), RHS), ("A", "p", "r")),
+    "jacobi_1d": (pk.jacobi_1d, (5, RNG.standard_normal(N), RNG.standard_normal(N)), ("A0", "B0")),
     "trisolv": (pk.trisolv, (LOWER, RHS), ("L", "b")),
     "cholesky": (pk.cholesky, (SPD,), ("A0",)),
     "lu": (pk.lu, (SPD,), ("A0",)),
 }
+
+
+def _copy(a):
+    return a.copy() if isinstance(a, np.ndarray) else a
 
 
 def _golden(name: str, text: str, update: bool) -> None:
@@ -61,11 +66,17 @@ def _golden(name: str, text: str, update: bool) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_products_of_vectors_are_adjoined_in_place(name, update_golden):
     func, args, wrt = CASES[name]
-    kinds = {p: f"array:{a.ndim}" for p, a in zip(func.__code__.co_varnames, args, strict=False)}
+    kinds = {
+        p: f"array:{a.ndim}" if isinstance(a, np.ndarray) else "int"
+        for p, a in zip(func.__code__.co_varnames, args, strict=False)
+    }
     text = generate(func, "gradient", wrt, kinds).source
     _golden(f"{name}.gradient", text, update_golden)
+    reverse_sweep = "\n".join(line.partition("#")[0] for line in text.partition("# reverse sweep")[2].splitlines())
     text = "\n".join(line.partition("#")[0] for line in text.splitlines())  # the code, not its comments
-    if name in ("atax", "bicg"):  # no outer product allocated, nor the product under np.sum computed
+    if name == "jacobi_1d":  # linear: its adjoint reads no state, so nothing is recorded
+        assert "tape" not in text and "unbroadcast(" in text and "A[" not in reverse_sweep
+    elif name in ("atax", "bicg"):  # no outer product allocated, nor the product under np.sum computed
         assert text.count("add_outer(") == 2 and "A_bar +=" not in text
         assert "t0 @ A" not in text and "r @ A" not in text and "A @ p" not in text
     else:  # no array allocated per element of the loops
@@ -76,16 +87,16 @@ def test_products_of_vectors_are_adjoined_in_place(name, update_golden):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_row_dot_products_gradient_matches_finite_differences(name, jit):
     func, args, wrt = CASES[name]
-    got = sourcead.grad(func, wrt=wrt, jit=jit)(*(a.copy() for a in args))
+    got = sourcead.grad(func, wrt=wrt, jit=jit)(*(_copy(a) for a in args))
     assert_gradient_matches(func, args, wrt, got, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_row_dot_products_forward_and_reverse_agree(name):
     func, args, wrt = CASES[name]
-    tangents = tuple(RNG.standard_normal(a.shape) for a in args)
-    _, jv = sourcead.jvp(func, wrt=wrt)(*(a.copy() for a in args), tangents=tangents)
-    _, jtw = sourcead.vjp(func, wrt=wrt)(*(a.copy() for a in args), cotangent=0.7)
+    tangents = tuple(RNG.standard_normal(a.shape) for a in args if isinstance(a, np.ndarray))
+    _, jv = sourcead.jvp(func, wrt=wrt)(*(_copy(a) for a in args), tangents=tangents)
+    _, jtw = sourcead.vjp(func, wrt=wrt)(*(_copy(a) for a in args), cotangent=0.7)
     jtw = jtw if isinstance(jtw, tuple) else (jtw,)
     expected = 0.7 * jv
     assert_close(vdot(jtw, tangents), expected, rtol=1e-10, atol=1e-12 * norm(jtw) * norm(tangents))

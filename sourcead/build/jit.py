@@ -105,9 +105,15 @@ def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
     the others (numba compiles each at its first call). None where there are no such facts."""
     from .callplan import sufficient_test
 
-    test = sufficient_test(spec)
-    if test is None or os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
+    if os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
         return None
+    with _LOCK:  # one per module, as its dispatchers (`jit_module`)
+        made = getattr(module, "_sourcead_by_arguments", None)
+        if made is not None:
+            return made
+        test = sufficient_test(spec)
+        if test is None:
+            return None
     fast = jit_module(module, spec.entry, spec.parallel, False)
     checked = jit_module(module, spec.entry, False, True)
 
@@ -115,7 +121,11 @@ def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
         return fast(*args) if test(*args) else checked(*args)
 
     call.fast, call.checked = fast, checked  # type: ignore[attr-defined]
-    return call
+    with _LOCK:
+        made = getattr(module, "_sourcead_by_arguments", None)
+        if made is None:
+            module._sourcead_by_arguments = made = call  # type: ignore[attr-defined]
+    return made
 
 
 def warn_serial(spec: Spec, warned: set[str] = set()) -> None:  # noqa: B006 - once per process

@@ -21,6 +21,7 @@ from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
 from ..ir.emit import Line
 from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen
 from .peephole import simplify
+from .shapes import shapes_from_adjoints, steady_arrays
 
 
 class StatementAdjoints:
@@ -37,7 +38,8 @@ class StatementAdjoints:
         # the temporary that holds the whole value of `x = e` in its adjoint, where one does
         # (`t1 = m[j] / (r2 * t0)` for a quotient's partial): the value `x` holds after it
         self.root_value: dict[Assign, str] = {}
-        self.lines = {s: self.in_place(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
+        self.steady = steady_arrays(prog)
+        self.lines = {s: self.rewritten(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
         prog = self.prog
@@ -73,6 +75,11 @@ class StatementAdjoints:
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
         return lines
+
+    def rewritten(self, s: Assign, lines: list[Line]) -> list[Line]:
+        """The lines with shapes read from adjoints (`shapes.py`) and products added in place."""
+        held = {self.root_value[s]} if s in self.root_value else set()
+        return self.in_place(s, shapes_from_adjoints(self.prog, self.steady, lines, held))
 
     def in_place(self, s: Assign, lines: list[Line]) -> list[Line]:
         """Each contribution of a product of vectors to an operand's adjoint, added in place: `L_bar[i,

@@ -14,7 +14,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["unbroadcast", "chosen", "broadcast_tangent", "expand_axis", "as_vector"]
+__all__ = ["unbroadcast", "chosen", "broadcast_tangent", "broadcast_like", "expand_axis", "as_vector"]
 
 
 def unbroadcast(g, like):
@@ -89,6 +89,13 @@ def _chosen(m, g):
     if isinstance(g, (types.Float, types.Integer)):
         return lambda m, g: g if m else 0.0
     return None
+
+
+@register_jitable
+def broadcast_like(a, b):
+    """An empty array of the shape NumPy broadcasts `a` and `b` to: what `unbroadcast` reads of a
+    sum of operands, without computing the sum (`reverse/shapes.py`)."""
+    return np.empty(np.broadcast_shapes(a.shape, b.shape))
 
 
 @register_jitable

@@ -34,19 +34,19 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     t7 = X * X_dot + X * X_dot
     t8 = np.sum(t7, axis=1)
     t9 = np.full_like(t6, result_dot_bar)
-    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col))
-    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot))
-    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col))
-    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot))
+    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col_bar))
+    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot_bar))
+    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col_bar))
+    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot_bar))
     t10 = expand_axis(np.full_like(t8, result_dot_bar), t7, 1)
-    X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t10, X))
+    X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t10, X_bar))
     # adjoint of: col = t1 * w
-    t1_bar += unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1)
-    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w)
+    t1_bar += unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1_bar)
+    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w_bar)
     # adjoint of: col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
     t5 = t0 * np.sum(X_dot, axis=0)
-    w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, w * t5), w)
-    t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t1 * w_dot), t1)
+    w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, w * t5), w_bar)
+    t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t1 * w_dot), t1_bar)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t4 = 1.0 / X.shape[0]
     X_bar += expand_axis(np.where(t1_bar != 0.0, t4 * t1_bar, 0.0), X, 0)

@@ -28,7 +28,7 @@ def axis_reductions_vjp(X, w, out_bar):
     t2 = np.ones(X.shape[0])
     t3 = np.sum(X * X, axis=1)
     col_bar += 2.0 * chosen(result_bar != 0.0, col * result_bar)
-    row_bar += chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row))
+    row_bar += chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row_bar))
     t4 = expand_axis(np.full_like(t3, result_bar), X * X, 1)
     X_bar += 2.0 * chosen(result_bar != 0.0, X * t4)
     # adjoint of: row = np.sum(X, axis=1)
@@ -37,5 +37,5 @@ def axis_reductions_vjp(X, w, out_bar):
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]
     X_bar += expand_axis(t0 * unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1), X, 0)
-    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w)
+    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w_bar)
     return value, X_bar, w_bar

@@ -105,18 +105,18 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t14 = A_dot_bar
     A_dot_bar = zeros_like(A_dot)
     t15 = unbroadcast(t14, t1 * A_dot)
-    t1_bar += unbroadcast(A_dot * t15, t1)
+    t1_bar += unbroadcast(A_dot * t15, t1_bar)
     A_dot_bar += unbroadcast(t1 * t15, A_dot)
     t16 = unbroadcast(t14, t12 * t13)
     t17 = unbroadcast(t13 * t16, t12)
     t2_bar -= unbroadcast(t1 * t17, -t2)
-    t1_bar += unbroadcast(-t2 * t17, t1)
+    t1_bar += unbroadcast(-t2 * t17, t1_bar)
     t18 = unbroadcast(t12 * t16, t13)
-    b_bar += 2.0 * unbroadcast(b_dot * t18, b)
+    b_bar += 2.0 * unbroadcast(b_dot * t18, b_bar)
     # adjoint of: t2 = A / t0
     t10 = 1.0 / t0
     A_bar += unbroadcast(np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), A)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t8 = 1.0 / t0
     t0_bar += np.where(t1_bar != 0.0, -t1 * t8 * t1_bar, 0.0)
@@ -133,7 +133,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t6 = A_bar
     A_bar = zeros_like(A)
     A_bar += unbroadcast(np.where(t6 != 0.0, b * t6, 0.0), A)
-    b_bar += unbroadcast(np.where(t6 != 0.0, A * t6, 0.0), b)
+    b_bar += unbroadcast(np.where(t6 != 0.0, A * t6, 0.0), b_bar)
     # adjoint of: A_dot = b * A_dot + A * b_dot
     itop -= 2
     shape_3 = (itape[itop + 0], itape[itop + 1])
@@ -142,7 +142,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t4 = A_dot_bar
     A_dot_bar = zeros_like(A_dot)
     t5 = unbroadcast(t4, b * A_dot)
-    b_bar += unbroadcast(A_dot * t5, b)
+    b_bar += unbroadcast(A_dot * t5, b_bar)
     A_dot_bar += unbroadcast(b * t5, A_dot)
     A_bar += unbroadcast(b_dot * unbroadcast(t4, A * b_dot), A)
     # adjoint of: A += b

@@ -62,7 +62,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     t6 = A_bar
     A_bar = zeros_like(A)
     A_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), A)
-    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
+    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), b_bar)
     b_bar += 2.0 * (b * t7)
     # adjoint of: A -= a
     t2 = -np.sum(A_bar)
@@ -75,7 +75,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     t1 = A_bar
     A_bar = zeros_like(A)
     A_bar += unbroadcast(np.where(t1 != 0.0, b * t1, 0.0), A)
-    b_bar += unbroadcast(np.where(t1 != 0.0, A * t1, 0.0), b)
+    b_bar += unbroadcast(np.where(t1 != 0.0, A * t1, 0.0), b_bar)
     # adjoint of: A += b
     t0 = unbroadcast(A_bar, b_bar)
     b_bar += t0

@@ -35,8 +35,8 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t9 = p * t5 * t6
     t10 = t8 * t1 * p_dot
     t11 = np.full_like(t3, result_dot_bar)
-    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t11, x * A_dot), x))
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t11, A * x_dot), A))
+    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t11, x * A_dot), x_bar))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t11, A * x_dot), A_bar))
     x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(t4 * x_dot, result_dot_bar), t4))
     t12 = np.full_like(t9 + t10, result_dot_bar)
     t13 = unbroadcast(t12, t9)
@@ -45,10 +45,10 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t0_bar += chosen(result_dot_bar != 0.0, (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t14))
     p_bar += (np.sum(np.log(t0 + (t0 == 0.0)) * t5 * (p * t14)) if result_dot_bar != 0.0 else 0.0)
     t15 = unbroadcast(p * t5 * t13, t6)
-    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t15, x))
+    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t15, x_bar))
     t16 = p_dot * unbroadcast(t12, t10)
     t0_bar += chosen(result_dot_bar != 0.0, 1.0 / t7 * unbroadcast(t1 * t16, t8))
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t8 * t16, t1))
+    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t8 * t16, t1_bar))
     # adjoint of: t1 = t0 ** p
     t0_bar += np.where(t1_bar != 0.0, p * t0 ** (p - 1.0) * t1_bar, 0.0)
     p_bar += np.sum(np.where(t1_bar != 0.0, np.log(t0 + (t0 == 0.0)) * t1 * t1_bar, 0.0))

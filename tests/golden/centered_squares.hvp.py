@@ -23,7 +23,7 @@ def centered_squares_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
     t0 = d * d_dot + d * d_dot
     t1 = np.full_like(t0, result_dot_bar)
-    d_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t1, d))
+    d_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t1, d_bar))
     # adjoint of: d = x - np.mean(x)
     x_bar += d_bar
     x_bar += np.sum(-d_bar) / x.size

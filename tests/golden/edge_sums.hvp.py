@@ -45,10 +45,10 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = y * y_dot + y * y_dot
     t2 = np.full_like(t1, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
     for e in range(edges.shape[0] - 1, -1, -1):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]

@@ -34,7 +34,7 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     part_1_dot_bar[1] += result_dot_bar
     part_2_dot_bar[-1] += result_dot_bar
     # adjoint of: part_2_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(np.where(part_2_dot_bar != 0.0, x_dot * part_2_dot_bar, 0.0), x)
+    x_bar += 2.0 * unbroadcast(np.where(part_2_dot_bar != 0.0, x_dot * part_2_dot_bar, 0.0), x_bar)
     # adjoint of: part_1_dot = np.cos(x * 2.0) * (2.0 * x_dot)
     t0 = np.cos(x * 2.0)
     x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(np.where(part_1_dot_bar != 0.0, 2.0 * x_dot * part_1_dot_bar, 0.0), t0))

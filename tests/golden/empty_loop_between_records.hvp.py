@@ -65,10 +65,10 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     s_dot_bar = result_dot_bar
     t_dot_bar = result_dot_bar
     t9 = np.full_like(t8, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * t1
         top -= 1

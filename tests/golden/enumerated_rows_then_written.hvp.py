@@ -55,7 +55,7 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     s_dot_bar = result_dot_bar
     t6 = np.full_like(t5 * B_dot, result_dot_bar)
     B_bar += chosen(result_dot_bar != 0.0, np.cos(B) * -unbroadcast(B_dot * t6, t5))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t6, B_dot))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t6, B_dot_bar))
     # adjoint of: B[1, 0] = B[0, 1] * 2.0
     top -= 1
     B[1, 0] = tape[np.uint64(top)]  # restore the value B[1, 0] had before

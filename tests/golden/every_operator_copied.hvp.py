@@ -208,18 +208,18 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t15 = x_dot_bar
     x_dot_bar = zeros_like(x_dot)
     t16 = unbroadcast(t15, t1 * x_dot)
-    t1_bar += unbroadcast(x_dot * t16, t1)
+    t1_bar += unbroadcast(x_dot * t16, t1_bar)
     x_dot_bar += unbroadcast(t1 * t16, x_dot)
     t17 = unbroadcast(t15, t13 * t14)
     t18 = unbroadcast(t14 * t17, t13)
     t2_bar -= unbroadcast(t1 * t18, -t2)
-    t1_bar += unbroadcast(-t2 * t18, t1)
+    t1_bar += unbroadcast(-t2 * t18, t1_bar)
     t19 = unbroadcast(t13 * t17, t14)
-    y_bar += 2.0 * unbroadcast(y_dot * t19, y)
+    y_bar += 2.0 * unbroadcast(y_dot * t19, y_bar)
     # adjoint of: t2 = x / t0
     t11 = 1.0 / t0
     x_bar += unbroadcast(np.where(t2_bar != 0.0, t11 * t2_bar, 0.0), x)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t11 * t2_bar, 0.0), t0)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t11 * t2_bar, 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t9 = 1.0 / t0
     t0_bar += np.where(t1_bar != 0.0, -t1 * t9 * t1_bar, 0.0)
@@ -233,7 +233,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t8 = x_bar
     x_bar = zeros_like(x)
     x_bar += unbroadcast(np.where(t8 != 0.0, y * t8, 0.0), x)
-    y_bar += unbroadcast(np.where(t8 != 0.0, x * t8, 0.0), y)
+    y_bar += unbroadcast(np.where(t8 != 0.0, x * t8, 0.0), y_bar)
     # adjoint of: x_dot = y * x_dot + x * y_dot
     itop -= 1
     shape_9 = (itape[itop + 0],)
@@ -242,7 +242,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t6 = x_dot_bar
     x_dot_bar = zeros_like(x_dot)
     t7 = unbroadcast(t6, y * x_dot)
-    y_bar += unbroadcast(x_dot * t7, y)
+    y_bar += unbroadcast(x_dot * t7, y_bar)
     x_dot_bar += unbroadcast(y * t7, x_dot)
     x_bar += unbroadcast(y_dot * unbroadcast(t6, x * y_dot), x)
     # adjoint of: x -= 0.5 * a

@@ -114,7 +114,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     t6 = x_bar
     x_bar = zeros_like(x)
     x_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), x)
-    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
+    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), y_bar)
     y_bar += 2.0 * (y * t7)
     # adjoint of: x = x * y
     itop -= 1
@@ -124,7 +124,7 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     t2 = x_bar
     x_bar = zeros_like(x)
     x_bar += unbroadcast(np.where(t2 != 0.0, y * t2, 0.0), x)
-    y_bar += unbroadcast(np.where(t2 != 0.0, x * t2, 0.0), y)
+    y_bar += unbroadcast(np.where(t2 != 0.0, x * t2, 0.0), y_bar)
     # adjoint of: x -= 0.5 * a
     t1 = -np.sum(x_bar)
     a_bar += 0.5 * t1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
 
 
 def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
@@ -13,28 +13,14 @@ def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
     # active (varied from ey0; useful for the result): ey0
     # active (varied from fict; useful for the result): fict
     # active (varied from hz0; useful for the result): hz0
-    tape = np.empty(0)
-    top = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     ex = np.copy(ex0)
     ey = np.copy(ey0)
     hz = np.copy(hz0)
     for t in range(fict.shape[0]):
-        tape = reserve(tape, top + ey[0, :].size)  # record ey[0, :]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, ey[0, :])
-        top += ey[0, :].size
         ey[0, :] = fict[t]
-        tape = reserve(tape, top + ey[1:, :].size)  # record ey[1:, :]: overwritten next, and its own adjoint reads it
-        record_flat(tape, top, ey[1:, :])
-        top += ey[1:, :].size
         ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
-        tape = reserve(tape, top + ex[:, 1:].size)  # record ex[:, 1:]: overwritten next, and its own adjoint reads it
-        record_flat(tape, top, ex[:, 1:])
-        top += ex[:, 1:].size
         ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
-        tape = reserve(tape, top + hz[:-1, :-1].size)  # record hz[:-1, :-1]: overwritten next, and its own adjoint reads it
-        record_flat(tape, top, hz[:-1, :-1])
-        top += hz[:-1, :-1].size
         hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
     result = ex * ey + hz * hz
     value = result
@@ -48,54 +34,35 @@ def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
     hz0_bar = zeros_like(hz0)
     result_bar = out_bar.copy()
     # adjoint of: result = ex * ey + hz * hz
-    t20 = unbroadcast(result_bar, ex * ey)
-    ex_bar += unbroadcast(ey * t20, ex)
-    ey_bar += unbroadcast(ex * t20, ey)
-    t21 = unbroadcast(result_bar, hz * hz)
+    t20 = unbroadcast(result_bar, broadcast_like(ex_bar, ey_bar))
+    ex_bar += unbroadcast(ey * t20, ex_bar)
+    ey_bar += unbroadcast(ex * t20, ey_bar)
+    t21 = unbroadcast(result_bar, hz_bar)
     hz_bar += 2.0 * (hz * t21)
     for t in range(fict.shape[0] - 1, -1, -1):
         # adjoint of: hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
-        top -= hz[:-1, :-1].size
-        hz[:-1, :-1] = tape[top : top + hz[:-1, :-1].size].reshape(hz[:-1, :-1].shape)  # restore the values hz[:-1, :-1] had before
-        t9 = ex[:-1, 1:]
-        t10 = ex[:-1, :-1]
-        t11 = ey[1:, :-1]
-        t12 = t9 - t10 + t11
-        t13 = ey[:-1, :-1]
-        t14 = hz[:-1, :-1]
-        t15 = 0.7 * (t12 - t13)
         t16 = hz_bar[:-1, :-1].copy()
-        hz_bar[:-1, :-1] = unbroadcast(t16, t14)
-        t17 = 0.7 * unbroadcast(-t16, t15)
-        t18 = unbroadcast(t17, t12)
-        t19 = unbroadcast(t18, t9 - t10)
-        ex_bar[:-1, 1:] += unbroadcast(t19, t9)
-        ex_bar[:-1, :-1] += unbroadcast(-t19, t10)
-        ey_bar[1:, :-1] += unbroadcast(t18, t11)
-        ey_bar[:-1, :-1] += unbroadcast(-t17, t13)
+        hz_bar[:-1, :-1] = unbroadcast(t16, hz_bar[:-1, :-1])
+        t17 = 0.7 * unbroadcast(-t16, broadcast_like(broadcast_like(broadcast_like(ex_bar[:-1, 1:], ex_bar[:-1, :-1]), ey_bar[1:, :-1]), ey_bar[:-1, :-1]))
+        t18 = unbroadcast(t17, broadcast_like(broadcast_like(ex_bar[:-1, 1:], ex_bar[:-1, :-1]), ey_bar[1:, :-1]))
+        t19 = unbroadcast(t18, broadcast_like(ex_bar[:-1, 1:], ex_bar[:-1, :-1]))
+        ex_bar[:-1, 1:] += unbroadcast(t19, ex_bar[:-1, 1:])
+        ex_bar[:-1, :-1] += unbroadcast(-t19, ex_bar[:-1, :-1])
+        ey_bar[1:, :-1] += unbroadcast(t18, ey_bar[1:, :-1])
+        ey_bar[:-1, :-1] += unbroadcast(-t17, ey_bar[:-1, :-1])
         # adjoint of: ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
-        top -= ex[:, 1:].size
-        ex[:, 1:] = tape[top : top + ex[:, 1:].size].reshape(ex[:, 1:].shape)  # restore the values ex[:, 1:] had before
-        t5 = hz[:, :-1]
-        t6 = 0.5 * (hz[:, 1:] - t5)
         t7 = ex_bar[:, 1:].copy()
-        ex_bar[:, 1:] = unbroadcast(t7, ex[:, 1:])
-        t8 = 0.5 * unbroadcast(-t7, t6)
-        hz_bar[:, 1:] += unbroadcast(t8, hz[:, 1:])
-        hz_bar[:, :-1] += unbroadcast(-t8, t5)
+        ex_bar[:, 1:] = unbroadcast(t7, ex_bar[:, 1:])
+        t8 = 0.5 * unbroadcast(-t7, broadcast_like(hz_bar[:, 1:], hz_bar[:, :-1]))
+        hz_bar[:, 1:] += unbroadcast(t8, hz_bar[:, 1:])
+        hz_bar[:, :-1] += unbroadcast(-t8, hz_bar[:, :-1])
         # adjoint of: ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
-        top -= ey[1:, :].size
-        ey[1:, :] = tape[top : top + ey[1:, :].size].reshape(ey[1:, :].shape)  # restore the values ey[1:, :] had before
-        t1 = hz[:-1, :]
-        t2 = 0.5 * (hz[1:, :] - t1)
         t3 = ey_bar[1:, :].copy()
-        ey_bar[1:, :] = unbroadcast(t3, ey[1:, :])
-        t4 = 0.5 * unbroadcast(-t3, t2)
-        hz_bar[1:, :] += unbroadcast(t4, hz[1:, :])
-        hz_bar[:-1, :] += unbroadcast(-t4, t1)
+        ey_bar[1:, :] = unbroadcast(t3, ey_bar[1:, :])
+        t4 = 0.5 * unbroadcast(-t3, broadcast_like(hz_bar[1:, :], hz_bar[:-1, :]))
+        hz_bar[1:, :] += unbroadcast(t4, hz_bar[1:, :])
+        hz_bar[:-1, :] += unbroadcast(-t4, hz_bar[:-1, :])
         # adjoint of: ey[0, :] = fict[t]
-        top -= ey[0, :].size
-        ey[0, :] = tape[top : top + ey[0, :].size].reshape(ey[0, :].shape)  # restore the values ey[0, :] had before
         t0 = np.sum(ey_bar[0, :])
         fict_bar[np.uint64(t)] += t0
         ey_bar[0, :] = 0.0

@@ -30,10 +30,10 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)
     t10 = d * d_dot + d * d_dot
     t11 = np.full_like(t10, result_dot_bar)
-    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t11, d))
-    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t11, d_dot))
-    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t11, d))
-    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t11, d_dot))
+    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t11, d_bar))
+    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t11, d_dot_bar))
+    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t11, d_bar))
+    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t11, d_dot_bar))
     # adjoint of: d = t2
     t2_bar += d_bar
     # adjoint of: d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
@@ -45,8 +45,8 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     t1_bar += np.sum(-t2 * t9)
     # adjoint of: t2 = (x[1:] - t0) / h
     t5 = 1.0 / h
-    x_bar[1:] += unbroadcast(np.where(t2_bar != 0.0, t5 * t2_bar, 0.0), x[1:])
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -(t5 * t2_bar), 0.0), t0)
+    x_bar[1:] += unbroadcast(np.where(t2_bar != 0.0, t5 * t2_bar, 0.0), x_bar[1:])
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -(t5 * t2_bar), 0.0), t0_bar)
     h_bar = np.sum(np.where(t2_bar != 0.0, -t2 * t5 * t2_bar, 0.0))
     # adjoint of: t1 = 1.0 / h
     t3 = 1.0 / h

@@ -21,10 +21,8 @@ def finite_differences_vjp(x, h, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(d * d)
     d_bar += 2.0 * chosen(result_bar != 0.0, d * result_bar)
-    # adjoint of: d = (x[1:] - x[:-1]) / h
-    t0 = x[:-1]
     t1 = 1.0 / h
-    x_bar[1:] += unbroadcast(np.where(d_bar != 0.0, t1 * d_bar, 0.0), x[1:])
-    x_bar[:-1] += unbroadcast(np.where(d_bar != 0.0, -(t1 * d_bar), 0.0), t0)
+    x_bar[1:] += unbroadcast(np.where(d_bar != 0.0, t1 * d_bar, 0.0), x_bar[1:])
+    x_bar[:-1] += unbroadcast(np.where(d_bar != 0.0, -(t1 * d_bar), 0.0), x_bar[:-1])
     h_bar = np.sum(np.where(d_bar != 0.0, -d * t1 * d_bar, 0.0))
     return value, x_bar, h_bar

@@ -34,5 +34,5 @@ def float_parameters_hvp(x, x_dot, out_bar):
     # adjoint of: _bump_s_1_dot += np.sum(_bump_x_dot)
     _bump_x_dot_bar += _bump_s_1_dot_bar
     # adjoint of: _bump_x_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(np.where(_bump_x_dot_bar != 0.0, x_dot * _bump_x_dot_bar, 0.0), x)
+    x_bar += 2.0 * unbroadcast(np.where(_bump_x_dot_bar != 0.0, x_dot * _bump_x_dot_bar, 0.0), x_bar)
     return value, x_bar

@@ -24,7 +24,7 @@ def helper_fresh_then_written_hvp(x, x_dot, out_bar):
     # adjoint of: result_1_dot = np.sum(y * y_dot + y * y_dot)
     t0 = y * y_dot + y * y_dot
     t1 = np.full_like(t0, result_1_dot_bar)
-    y_bar += 2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
+    y_bar += 2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
     # adjoint of: y[0] = 0.0
     y_bar[0] = 0.0
     # adjoint of: y = x * 2.0

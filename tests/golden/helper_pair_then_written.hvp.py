@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helper_pair_then_written_hvp(x, x_dot, out_bar):
@@ -31,12 +31,12 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(b * a_dot + a * b_dot)
     t1 = b * a_dot + a * b_dot
     t2 = np.full_like(t1, result_dot_bar)
-    t3 = unbroadcast(t2, b * a_dot)
-    b_bar += chosen(result_dot_bar != 0.0, unbroadcast(a_dot * t3, b))
-    a_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(b * t3, a_dot))
-    t4 = unbroadcast(t2, a * b_dot)
-    a_bar += chosen(result_dot_bar != 0.0, unbroadcast(b_dot * t4, a))
-    b_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(a * t4, b_dot))
+    t3 = unbroadcast(t2, broadcast_like(b_bar, a_dot_bar))
+    b_bar += chosen(result_dot_bar != 0.0, unbroadcast(a_dot * t3, b_bar))
+    a_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(b * t3, a_dot_bar))
+    t4 = unbroadcast(t2, broadcast_like(a_bar, b_dot_bar))
+    a_bar += chosen(result_dot_bar != 0.0, unbroadcast(b_dot * t4, a_bar))
+    b_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(a * t4, b_dot_bar))
     # adjoint of: b[1] = 3.0
     b_bar[1] = 0.0
     # adjoint of: b_dot[1] = 0.0

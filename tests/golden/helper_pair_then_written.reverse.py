@@ -23,8 +23,8 @@ def helper_pair_then_written_vjp(x, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(a * b)
     t0 = np.full_like(a * b, result_bar)
-    a_bar += chosen(result_bar != 0.0, unbroadcast(b * t0, a))
-    b_bar += chosen(result_bar != 0.0, unbroadcast(a * t0, b))
+    a_bar += chosen(result_bar != 0.0, unbroadcast(b * t0, a_bar))
+    b_bar += chosen(result_bar != 0.0, unbroadcast(a * t0, b_bar))
     # adjoint of: b[1] = 3.0
     b_bar[1] = 0.0
     # adjoint of: a[0] = b[1]

@@ -36,7 +36,7 @@ def helper_returns_it_copied_hvp(x0, y, x0_dot, y_dot, out_bar):
     t1 = x * helper_returns_it_z_dot + helper_returns_it_z * x_dot
     t2 = np.full_like(t1, result_dot_bar)
     x_bar += chosen(result_dot_bar != 0.0, unbroadcast(helper_returns_it_z_dot * unbroadcast(t2, x * helper_returns_it_z_dot), x))
-    helper_returns_it_z_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t2, helper_returns_it_z * x_dot), helper_returns_it_z))
+    helper_returns_it_z_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t2, helper_returns_it_z * x_dot), helper_returns_it_z_bar))
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar
     # adjoint of: x += y

@@ -29,7 +29,7 @@ def helper_returns_it_copied_vjp(x0, y, out_bar):
     x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
     # adjoint of: result = np.sum(helper_returns_it_z * x)
     t1 = np.full_like(helper_returns_it_z * x, result_bar)
-    helper_returns_it_z_bar += chosen(result_bar != 0.0, unbroadcast(x * t1, helper_returns_it_z))
+    helper_returns_it_z_bar += chosen(result_bar != 0.0, unbroadcast(x * t1, helper_returns_it_z_bar))
     x_bar += chosen(result_bar != 0.0, unbroadcast(helper_returns_it_z * t1, x))
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar

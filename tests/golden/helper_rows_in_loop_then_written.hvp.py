@@ -88,9 +88,9 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     t6 = 1.0 - t0 * t0
     t7 = B_dot_bar[2, :].copy()
     B_dot_bar[2, :] = 0.0
-    t8 = -unbroadcast(np.where(t7 != 0.0, B_dot[1, :] * t7, 0.0), t6)
+    t8 = -unbroadcast(np.where(t7 != 0.0, B_dot[1, :] * t7, 0.0), t0_bar)
     t0_bar += 2.0 * (t0 * t8)
-    B_dot_bar[1, :] += unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), B_dot[1, :])
+    B_dot_bar[1, :] += unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), B_dot_bar[1, :])
     # adjoint of: t0 = np.tanh(B[1, :])
     B_bar[1, :] += np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
     for k in range(len(B) - 1, -1, -1):

@@ -25,8 +25,8 @@ def helpers_two_levels_then_written_vjp(x, out_bar):
     z_bar = zeros_like(z)
     # adjoint of: result_2 = np.sum(y * z)
     t0 = np.full_like(y * z, result_2_bar)
-    y_bar += chosen(result_2_bar != 0.0, unbroadcast(z * t0, y))
-    z_bar += chosen(result_2_bar != 0.0, unbroadcast(y * t0, z))
+    y_bar += chosen(result_2_bar != 0.0, unbroadcast(z * t0, y_bar))
+    z_bar += chosen(result_2_bar != 0.0, unbroadcast(y * t0, z_bar))
     # adjoint of: z[0] = 1.0
     z_bar[0] = 0.0
     # adjoint of: y[1] = z[0] * 2.0

@@ -107,7 +107,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         shape_2 = (itape[itop + 0],)
         top -= shape_2[0]
         t0 = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array t0 was before
-        a_bar += unbroadcast(0.1 * t0_bar, a)
+        a_bar += unbroadcast(0.1 * t0_bar, a_bar)
         t1 = unbroadcast(-(0.1 * t0_bar), u * u)
         u_bar += 2.0 * (u * t1)
         t0_bar = zeros_like(t0)

@@ -60,7 +60,7 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
         u_bar = zeros_like(u)
         u_bar += unbroadcast(t1, u)
         t2 = 0.1 * unbroadcast(t1, t0)
-        a_bar += unbroadcast(t2, a)
+        a_bar += unbroadcast(t2, a_bar)
         t3 = unbroadcast(-t2, u * u)
         u_bar += 2.0 * (u * t3)
     # adjoint of: u = np.copy(u0)

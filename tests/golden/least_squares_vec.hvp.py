@@ -29,15 +29,15 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     t3 = r * r_dot + r * r_dot
     t4 = np.full_like(t3, 0.5 * result_dot_bar)
-    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r))
-    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot))
-    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r))
-    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot))
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r_bar))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot_bar))
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r_bar))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot_bar))
     # adjoint of: r = A @ x - b
     t2 = unbroadcast(r_bar, matmul_like(A, x))
     add_outer(A_bar, True, t2, x)
     x_bar += matmul_bar_right(t2, A, x)
-    b_bar += unbroadcast(-r_bar, b)
+    b_bar += unbroadcast(-r_bar, b_bar)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     t0 = np.dot(A_dot, x) + np.dot(A, x_dot)
     t1 = unbroadcast(r_dot_bar, t0)

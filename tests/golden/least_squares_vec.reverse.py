@@ -28,5 +28,5 @@ def least_squares_vjp(A, x, b, out_bar):
     t0 = unbroadcast(r_bar, matmul_like(A, x))
     add_outer(A_bar, True, t0, x)
     x_bar += matmul_bar_right(t0, A, x)
-    b_bar += unbroadcast(-r_bar, b)
+    b_bar += unbroadcast(-r_bar, b_bar)
     return value, A_bar, x_bar, b_bar

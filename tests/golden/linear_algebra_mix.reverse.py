@@ -37,8 +37,8 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     y_bar += chosen(result_bar != 0.0, (1.0 - t7 * t7) * (prod_others(t7 + 2.0) * result_bar))
     # adjoint of: c = np.cumsum(x * y)
     t4 = np.cumsum(c_bar[::-1])[::-1]
-    x_bar += unbroadcast(y * t4, x)
-    y_bar += unbroadcast(x * t4, y)
+    x_bar += unbroadcast(y * t4, x_bar)
+    y_bar += unbroadcast(x * t4, y_bar)
     # adjoint of: B = np.transpose(A) @ A + np.outer(x, x)
     t0 = np.transpose(A)
     t1 = np.outer(x, x)

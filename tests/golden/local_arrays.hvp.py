@@ -88,18 +88,18 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     t14 = v_dot_bar
     v_dot_bar = zeros_like(v_dot)
     t15 = unbroadcast(t14, t1 * v_dot)
-    t1_bar += unbroadcast(v_dot * t15, t1)
+    t1_bar += unbroadcast(v_dot * t15, t1_bar)
     v_dot_bar += unbroadcast(t1 * t15, v_dot)
     t16 = unbroadcast(t14, t12 * t13)
     t17 = unbroadcast(t13 * t16, t12)
     t2_bar -= unbroadcast(t1 * t17, -t2)
-    t1_bar += unbroadcast(-t2 * t17, t1)
+    t1_bar += unbroadcast(-t2 * t17, t1_bar)
     t18 = unbroadcast(t12 * t16, t13)
-    x_bar += 2.0 * unbroadcast(x_dot * t18, x)
+    x_bar += 2.0 * unbroadcast(x_dot * t18, x_bar)
     # adjoint of: t2 = v / t0
     t10 = 1.0 / t0
     v_bar += unbroadcast(np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), v)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t8 = 1.0 / t0
     t0_bar += np.where(t1_bar != 0.0, -t1 * t8 * t1_bar, 0.0)

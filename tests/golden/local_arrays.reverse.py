@@ -56,7 +56,7 @@ def local_arrays_vjp(x, y, out_bar):
     t6 = v_bar
     v_bar = zeros_like(v)
     v_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), v)
-    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), t3)
+    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), x_bar)
     x_bar += 2.0 * (x * t7)
     # adjoint of: v -= u
     t2 = -unbroadcast(v_bar, u_bar)

@@ -27,10 +27,10 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     t5 = -y * z_dot
     t6 = t4 * (t0 * t5)
     t7 = np.full_like(t6, result_dot_bar / t6.size)
-    t0_bar += chosen(result_dot_bar != 0.0, -t4 * t3 * unbroadcast(t0 * t5 * t7, t4))
-    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * unbroadcast(t4 * t7, t0 * t5), t0))
+    t0_bar += chosen(result_dot_bar != 0.0, -t4 * t3 * unbroadcast(t0 * t5 * t7, t0_bar))
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * unbroadcast(t4 * t7, t0 * t5), t0_bar))
     # adjoint of: t0 = np.exp(-y * z)
-    z_bar += unbroadcast(np.where(t0_bar != 0.0, -y * (t0 * t0_bar), 0.0), z)
+    z_bar += unbroadcast(np.where(t0_bar != 0.0, -y * (t0 * t0_bar), 0.0), z_bar)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar

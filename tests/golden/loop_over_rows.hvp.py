@@ -77,7 +77,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         t3 = w * t1 + t2
         t4 = np.full_like(t3, s_dot_bar)
         t5 = unbroadcast(t4, w * t1)
-        w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t5, w))
+        w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t5, w_bar))
         t6 = unbroadcast(w * t5, t1)
         row_bar += 2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t6, row))
         t7 = unbroadcast(w_dot * unbroadcast(t4, t2), row * row)

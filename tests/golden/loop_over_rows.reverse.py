@@ -58,7 +58,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         t1 = np.full_like(t0, s_bar)
         t2 = unbroadcast(w * t1, row * row)
         row_bar += 2.0 * chosen(s_bar != 0.0, row * t2)
-        w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t1, w))
+        w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t1, w_bar))
         # adjoint of: row = A[k]
         itop -= 1
         shape_1 = (itape[itop + 0],)

@@ -55,16 +55,16 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t24 = 3.0 * t6 * t6
     t25 = 1.0 / t24
     t26 = 1.0 / t24
-    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), 2.0 * t1))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), t18))
+    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), t1_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), x_bar))
     choice_bar = result_dot_bar
     t27 = np.full_like(t23, result_dot_bar)
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4_bar))
     t28 = unbroadcast(t27, t20 * t21)
     t29 = unbroadcast(t21 * t28, t20)
     t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t29, -t5))
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t29, t4))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), t19)))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t29, t4_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), x_bar)))
     t6_bar = (2.0 * (t26 * x_dot[1] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     t30 = -t26 * t25 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
     t6_bar += (3.0 * (t6 * t30) if result_dot_bar != 0.0 else 0.0)
@@ -81,9 +81,9 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     # adjoint of: t5 = (x + x) / t3
     t11 = 1.0 / t3
     t12 = (x + x) / t3
-    t13 = unbroadcast(np.where(t5_bar != 0.0, t11 * t5_bar, 0.0), x + x)
+    t13 = unbroadcast(np.where(t5_bar != 0.0, t11 * t5_bar, 0.0), x_bar)
     x_bar += 2.0 * t13
-    t3_bar += unbroadcast(np.where(t5_bar != 0.0, -t12 * t11 * t5_bar, 0.0), t3)
+    t3_bar += unbroadcast(np.where(t5_bar != 0.0, -t12 * t11 * t5_bar, 0.0), t3_bar)
     # adjoint of: t4 = 1.0 / t3
     t9 = 1.0 / t3
     t10 = 1.0 / t3

@@ -48,10 +48,10 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     t0 = y * y_dot + y * y_dot
     t_dot_bar = result_dot_bar
     t1 = np.full_like(t0, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -105,5 +105,5 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     # adjoint of: y = x * x
     x_bar += 2.0 * np.where(y_bar != 0.0, x * y_bar, 0.0)
     # adjoint of: y_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(np.where(y_dot_bar != 0.0, x_dot * y_dot_bar, 0.0), x)
+    x_bar += 2.0 * unbroadcast(np.where(y_dot_bar != 0.0, x_dot * y_dot_bar, 0.0), x_bar)
     return value, x_bar, c_bar

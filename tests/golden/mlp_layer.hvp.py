@@ -39,7 +39,7 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
     t4 = np.dot(W_dot, x) + np.dot(W, x_dot)
     t5 = 1.0 - t0 * t0
-    t6 = -unbroadcast(np.where(h_dot_bar != 0.0, (t4 + b_dot) * h_dot_bar, 0.0), t5)
+    t6 = -unbroadcast(np.where(h_dot_bar != 0.0, (t4 + b_dot) * h_dot_bar, 0.0), t0_bar)
     t0_bar += 2.0 * (t0 * t6)
     t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t5 * h_dot_bar, 0.0), t4 + b_dot), t4)
     x_bar += matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
@@ -49,5 +49,5 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t3 = unbroadcast(t2, matmul_like(W, x))
     add_outer(W_bar, True, t3, x)
     x_bar += matmul_bar_right(t3, W, x)
-    b_bar += unbroadcast(t2, b)
+    b_bar += unbroadcast(t2, b_bar)
     return value, W_bar, x_bar, b_bar, v_bar

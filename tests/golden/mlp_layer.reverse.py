@@ -33,5 +33,5 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     t2 = unbroadcast(t1, matmul_like(W, x))
     add_outer(W_bar, True, t2, x)
     x_bar += matmul_bar_right(t2, W, x)
-    b_bar += unbroadcast(t1, b)
+    b_bar += unbroadcast(t1, b_bar)
     return value, W_bar, x_bar, b_bar, v_bar

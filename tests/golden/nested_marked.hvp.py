@@ -76,10 +76,10 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     t14 = u * u_dot + u * u_dot
     total_dot_bar = result_dot_bar
     t15 = np.full_like(t14, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u_bar))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot_bar))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u_bar))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot_bar))
     # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

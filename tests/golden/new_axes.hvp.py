@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, unbroadcast, zeros_like
 
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
@@ -53,16 +53,16 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     t12 = np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1))
     t13 = y * t12 + t5 * y_dot
     t14 = np.full_like(t9, result_dot_bar)
-    t15 = unbroadcast(t14, A * outer_dot)
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(outer_dot * t15, A))
-    outer_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t15, outer_dot))
-    outer_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t14, outer * A_dot), outer))
+    t15 = unbroadcast(t14, broadcast_like(A_bar, outer_dot_bar))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(outer_dot * t15, A_bar))
+    outer_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t15, outer_dot_bar))
+    outer_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t14, outer * A_dot), outer_bar))
     t16 = np.full_like(t11, result_dot_bar)
-    centred_bar += chosen(result_dot_bar != 0.0, unbroadcast(t10 * unbroadcast(t16, centred * t10), centred))
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(centred_dot * unbroadcast(t16, t4 * centred_dot), t4))
+    centred_bar += chosen(result_dot_bar != 0.0, unbroadcast(t10 * unbroadcast(t16, centred * t10), centred_bar))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(centred_dot * unbroadcast(t16, t4 * centred_dot), t4_bar))
     t17 = np.full_like(t13, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(t12 * unbroadcast(t17, y * t12), y))
-    t5_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t17, t5 * y_dot), t5))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(t12 * unbroadcast(t17, y * t12), y_bar))
+    t5_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t17, t5 * y_dot), t5_bar))
     # adjoint of: t5 = np.reshape(part_1, (part_1.shape[0], 1))
     part_1_bar += np.reshape(np.ascontiguousarray(t5_bar), part_1.shape)
     # adjoint of: t4 = np.reshape(x, (x.shape[0], 1))
@@ -70,21 +70,21 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     # adjoint of: part_1 = A[0]
     A_bar[0] += part_1_bar
     # adjoint of: centred = A - t3
-    A_bar += unbroadcast(centred_bar, A)
-    t3_bar += unbroadcast(-centred_bar, t3)
+    A_bar += unbroadcast(centred_bar, A_bar)
+    t3_bar += unbroadcast(-centred_bar, t3_bar)
     # adjoint of: t3 = np.reshape(part, (1, part.shape[0]))
     part_bar += np.reshape(np.ascontiguousarray(t3_bar), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t8 = 1.0 / A.shape[0]
     A_bar += expand_axis(np.where(part_bar != 0.0, t8 * part_bar, 0.0), A, 0)
     # adjoint of: outer = t0 * t1
-    t0_bar += unbroadcast(np.where(outer_bar != 0.0, t1 * outer_bar, 0.0), t0)
-    t1_bar += unbroadcast(np.where(outer_bar != 0.0, t0 * outer_bar, 0.0), t1)
+    t0_bar += unbroadcast(np.where(outer_bar != 0.0, t1 * outer_bar, 0.0), t0_bar)
+    t1_bar += unbroadcast(np.where(outer_bar != 0.0, t0 * outer_bar, 0.0), t1_bar)
     # adjoint of: outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
     t6 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
     t7 = np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
-    t1_bar += unbroadcast(t6 * unbroadcast(outer_dot_bar, t1 * t6), t1)
-    t0_bar += unbroadcast(t7 * unbroadcast(outer_dot_bar, t0 * t7), t0)
+    t1_bar += unbroadcast(t6 * unbroadcast(outer_dot_bar, t1 * t6), t1_bar)
+    t0_bar += unbroadcast(t7 * unbroadcast(outer_dot_bar, t0 * t7), t0_bar)
     # adjoint of: t1 = np.reshape(y, (1, y.shape[0]))
     y_bar += np.reshape(np.ascontiguousarray(t1_bar), y.shape)
     # adjoint of: t0 = np.reshape(x, (x.shape[0], 1))

@@ -33,19 +33,19 @@ def new_axes_vjp(x, y, A, out_bar):
     t4 = np.reshape(x, (x.shape[0], 1))
     t5 = np.reshape(part_1, (part_1.shape[0], 1))
     t6 = np.full_like(outer * A, result_bar)
-    outer_bar += chosen(result_bar != 0.0, unbroadcast(A * t6, outer))
-    A_bar += chosen(result_bar != 0.0, unbroadcast(outer * t6, A))
+    outer_bar += chosen(result_bar != 0.0, unbroadcast(A * t6, outer_bar))
+    A_bar += chosen(result_bar != 0.0, unbroadcast(outer * t6, A_bar))
     t7 = np.full_like(t4 * centred, result_bar)
     x_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(centred * t7, t4)), x.shape))
-    centred_bar += chosen(result_bar != 0.0, unbroadcast(t4 * t7, centred))
+    centred_bar += chosen(result_bar != 0.0, unbroadcast(t4 * t7, centred_bar))
     t8 = np.full_like(t5 * y, result_bar)
     part_1_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape))
-    y_bar += chosen(result_bar != 0.0, unbroadcast(t5 * t8, y))
+    y_bar += chosen(result_bar != 0.0, unbroadcast(t5 * t8, y_bar))
     # adjoint of: part_1 = A[0]
     A_bar[0] += part_1_bar
     # adjoint of: centred = A - np.reshape(part, (1, part.shape[0]))
     t3 = np.reshape(part, (1, part.shape[0]))
-    A_bar += unbroadcast(centred_bar, A)
+    A_bar += unbroadcast(centred_bar, A_bar)
     part_bar += np.reshape(np.ascontiguousarray(unbroadcast(-centred_bar, t3)), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t2 = 1.0 / A.shape[0]

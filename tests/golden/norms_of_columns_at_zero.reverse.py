@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
 
 
 def norms_of_columns_at_zero_vjp(B, out_bar):
@@ -22,13 +22,12 @@ def norms_of_columns_at_zero_vjp(B, out_bar):
     cinf_bar = zeros_like(cinf)
     result_bar = out_bar.copy()
     # adjoint of: result = c2 + c1 * 3.0 + cinf - B
-    t1 = c2 + c1 * 3.0
-    t2 = unbroadcast(result_bar, t1 + cinf)
-    t3 = unbroadcast(t2, t1)
-    c2_bar += unbroadcast(t3, c2)
-    c1_bar += 3.0 * unbroadcast(t3, c1 * 3.0)
-    cinf_bar += unbroadcast(t2, cinf)
-    B_bar += unbroadcast(-result_bar, B)
+    t2 = unbroadcast(result_bar, broadcast_like(broadcast_like(c2_bar, c1_bar), cinf_bar))
+    t3 = unbroadcast(t2, broadcast_like(c2_bar, c1_bar))
+    c2_bar += unbroadcast(t3, c2_bar)
+    c1_bar += 3.0 * unbroadcast(t3, c1_bar)
+    cinf_bar += unbroadcast(t2, cinf_bar)
+    B_bar += unbroadcast(-result_bar, B_bar)
     # adjoint of: cinf = norm_inf_along(B, 0)
     B_bar += np.sign(B) * select_along_bar(cinf_bar, np.abs(B), 0, True)
     # adjoint of: c1 = np.expand_dims(norm1_along(B, -2), -2)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
 
 
 def norms_of_rows_at_zero_vjp(B, out_bar):
@@ -22,12 +22,11 @@ def norms_of_rows_at_zero_vjp(B, out_bar):
     result_bar = out_bar.copy()
     rinf_bar = zeros_like(rinf)
     # adjoint of: result = r2 + 2.0 * r1 + 0.5 * rinf + np.linalg.norm(B)
-    t2 = r2 + 2.0 * r1
     t3 = np.linalg.norm(B)
-    t4 = unbroadcast(result_bar, t2)
-    r2_bar += unbroadcast(t4, r2)
-    r1_bar += 2.0 * unbroadcast(t4, 2.0 * r1)
-    rinf_bar += 0.5 * unbroadcast(result_bar, 0.5 * rinf)
+    t4 = unbroadcast(result_bar, broadcast_like(r2_bar, r1_bar))
+    r2_bar += unbroadcast(t4, r2_bar)
+    r1_bar += 2.0 * unbroadcast(t4, r1_bar)
+    rinf_bar += 0.5 * unbroadcast(result_bar, rinf_bar)
     B_bar += B * (np.sum(result_bar) / t3 if t3 != 0.0 else 0.0)
     # adjoint of: rinf = norm_inf_along(B, -1)
     B_bar += np.sign(B) * select_along_bar(rinf_bar, np.abs(B), -1, True)

@@ -77,10 +77,10 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     t6 = u * u_dot + u * u_dot
     t7 = np.full_like(t6, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u_bar))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot_bar))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u_bar))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot_bar))
     energy_dot_bar = result_dot_bar
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:

@@ -52,7 +52,7 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
         t0 = u_bar
         u_bar = zeros_like(u)
         u_bar += unbroadcast(t0, u)
-        x_bar += 0.1 * unbroadcast(t0, 0.1 * x)
+        x_bar += 0.1 * unbroadcast(t0, x_bar)
     # adjoint of: u = x + 0.0
     x_bar += u_bar
     return value, x_bar, b_bar

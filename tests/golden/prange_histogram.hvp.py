@@ -26,10 +26,10 @@ def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t2 = y * y_dot + y * y_dot
     t3 = np.full_like(t2, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot_bar))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
         t1 = y_bar[idx[np.uint64(i)]]

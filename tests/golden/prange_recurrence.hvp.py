@@ -25,7 +25,7 @@ def prange_recurrence_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = y * y_dot + y * y_dot
     t2 = np.full_like(t1, result_dot_bar)
-    y_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y))
+    y_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: y[i] = 0.5 * y[i - 1] + x[i]
         t0 = y_bar[np.uint64(i)]

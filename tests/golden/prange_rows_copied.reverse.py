@@ -68,7 +68,7 @@ def prange_rows_copied_vjp(A0, x, out_bar):
         t0 = A_bar[np.uint64(prange_rows_i)].copy()
         A_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, x * A[np.uint64(prange_rows_i)])
-        x_bar += unbroadcast(A[np.uint64(prange_rows_i)] * t1, x)
+        x_bar += unbroadcast(A[np.uint64(prange_rows_i)] * t1, x_bar)
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t1, A[np.uint64(prange_rows_i)])
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar

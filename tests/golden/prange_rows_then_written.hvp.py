@@ -44,7 +44,7 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
     t6 = B * B_dot + B * B_dot
     out_dot_bar += result_dot_bar
     t7 = np.full_like(t6, result_dot_bar)
-    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t7, B))
+    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t7, B_bar))
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before

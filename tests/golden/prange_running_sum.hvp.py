@@ -30,7 +30,7 @@ def prange_running_sum_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t0 = y * y_dot + y * y_dot
     t1 = np.full_like(t0, result_dot_bar)
-    y_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y))
+    y_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[i] = s
         s_bar += y_bar[np.uint64(i)]

@@ -37,10 +37,10 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
     t12 = h * h_dot + h * h_dot
     t13 = np.full_like(t12, result_dot_bar)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot))
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot_bar))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot_bar))
     # adjoint of: h[1] = t0
     t11 = unbroadcast(h_bar[1], t0_bar)
     t0_bar += t11
@@ -48,7 +48,7 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     # adjoint of: h_dot[1] = (1.0 - t0 * t0) * (np.dot(A_dot, x) + np.dot(A, x_dot))
     t7 = 1.0 - t0 * t0
     t8 = np.dot(A_dot, x) + np.dot(A, x_dot)
-    t9 = -unbroadcast(np.where(h_dot_bar[1] != 0.0, t8 * h_dot_bar[1], 0.0), t7)
+    t9 = -unbroadcast(np.where(h_dot_bar[1] != 0.0, t8 * h_dot_bar[1], 0.0), t0_bar)
     t0_bar += 2.0 * (t0 * t9)
     t10 = unbroadcast(np.where(h_dot_bar[1] != 0.0, t7 * h_dot_bar[1], 0.0), t8)
     x_bar += matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)

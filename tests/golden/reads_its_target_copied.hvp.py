@@ -140,7 +140,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_bar += unbroadcast(t4, C)
     t5 = unbroadcast(t4, C * B)
     C_bar += unbroadcast(B * t5, C)
-    B_bar += unbroadcast(C * t5, B)
+    B_bar += unbroadcast(C * t5, B_bar)
     # adjoint of: C_dot = C_dot + (B * C_dot + C * B_dot)
     itop -= 2
     shape_5 = (itape[itop + 0], itape[itop + 1])
@@ -152,7 +152,7 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_dot_bar += unbroadcast(t1, C_dot)
     t2 = unbroadcast(t1, t0)
     t3 = unbroadcast(t2, B * C_dot)
-    B_bar += unbroadcast(C_dot * t3, B)
+    B_bar += unbroadcast(C_dot * t3, B_bar)
     C_dot_bar += unbroadcast(B * t3, C_dot)
     C_bar += unbroadcast(B_dot * unbroadcast(t2, C * B_dot), C)
     # adjoint of: C = np.copy(C0)

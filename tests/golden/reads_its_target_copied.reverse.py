@@ -84,7 +84,7 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     C_bar += unbroadcast(t0, C)
     t1 = unbroadcast(t0, C * B)
     C_bar += unbroadcast(B * t1, C)
-    B_bar += unbroadcast(C * t1, B)
+    B_bar += unbroadcast(C * t1, B_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

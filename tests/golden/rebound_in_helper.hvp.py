@@ -29,8 +29,8 @@ def rebound_in_helper_hvp(C, C_dot, out_bar):
     # adjoint of: result_dot = np.sum(C * D_dot + D * C_dot)
     t2 = C * D_dot + D * C_dot
     t3 = np.full_like(t2, result_dot_bar)
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t3, C * D_dot), C))
-    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, D * C_dot), D))
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t3, C * D_dot), C_bar))
+    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, D * C_dot), D_bar))
     # adjoint of: D = _fresh_then_update_C
     _fresh_then_update_C_bar += D_bar
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0

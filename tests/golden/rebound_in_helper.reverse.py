@@ -23,8 +23,8 @@ def rebound_in_helper_vjp(C, out_bar):
     result_bar = out_bar
     # adjoint of: result = np.sum(D * C)
     t2 = np.full_like(D * C, result_bar)
-    D_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, D))
-    C_bar += chosen(result_bar != 0.0, unbroadcast(D * t2, C))
+    D_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, D_bar))
+    C_bar += chosen(result_bar != 0.0, unbroadcast(D * t2, C_bar))
     # adjoint of: D = _fresh_then_update_C
     _fresh_then_update_C_bar += D_bar
     # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0

@@ -47,10 +47,10 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     t12 = h[n] * h_dot[n] + h[n] * h_dot[n]
     t13 = np.full_like(t12, result_dot_bar)
-    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h[n]))
-    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot[n]))
-    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h[n]))
-    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot[n]))
+    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h_bar[n]))
+    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot_bar[n]))
+    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h_bar[n]))
+    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot_bar[n]))
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t0
         t11 = unbroadcast(h_bar[t + 1], t0_bar)
@@ -67,7 +67,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t10 = unbroadcast(t9, t5)
         add_outer(W_bar, True, inputs_dot[np.uint64(t)], unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)))
         inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
-        h_dot_bar[np.uint64(t)] += unbroadcast(t9, h_dot[np.uint64(t)])
+        h_dot_bar[np.uint64(t)] += unbroadcast(t9, h_dot_bar[np.uint64(t)])
         # adjoint of: t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         itop -= 1
         shape = (itape[itop + 0],)
@@ -78,8 +78,8 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
-        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
-        t0_bar = zeros_like(t0)
+        h_bar[np.uint64(t)] += unbroadcast(t3, h_bar[np.uint64(t)])
+        t0_bar = zeros_like(t0_bar)
     # adjoint of: h[0] = h0
     t1 = unbroadcast(h_bar[0], h0_bar)
     h0_bar += t1

@@ -37,7 +37,7 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
-        h_bar[np.uint64(t)] += unbroadcast(t3, h[np.uint64(t)])
+        h_bar[np.uint64(t)] += unbroadcast(t3, h_bar[np.uint64(t)])
     # adjoint of: h[0] = h0
     t0 = unbroadcast(h_bar[0], h0_bar)
     h0_bar += t0

@@ -100,10 +100,10 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t9 = y * y_dot + y * y_dot
     t10 = np.full_like(t9, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t10, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t10, y_dot))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t10, y))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t10, y_dot))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t10, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t10, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t10, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t10, y_dot_bar))
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

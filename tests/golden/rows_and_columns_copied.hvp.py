@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -91,7 +91,7 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     result_dot_bar = result_1_dot_bar
     t17 = np.full_like(t16 * A_dot, result_1_dot_bar)
     A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t17, t16))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_dot))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_dot_bar))
     # adjoint of: result_dot = np.sum(A_dot)
     A_dot_bar += result_dot_bar
     # adjoint of: A[1] = A[1] ** 2.0
@@ -103,8 +103,8 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     top -= A_dot[1].size
     A_dot[1] = tape[top : top + A_dot[1].size].reshape(A_dot[1].shape)  # restore the values A_dot[1] had before
     t14 = A_dot_bar[1].copy()
-    A_bar[1] += 2.0 * unbroadcast(np.where(t14 != 0.0, A_dot[1] * t14, 0.0), 2.0 * A[1])
-    A_dot_bar[1] = unbroadcast(np.where(t14 != 0.0, 2.0 * A[1] * t14, 0.0), A_dot[1])
+    A_bar[1] += 2.0 * unbroadcast(np.where(t14 != 0.0, A_dot[1] * t14, 0.0), A_bar[1])
+    A_dot_bar[1] = unbroadcast(np.where(t14 != 0.0, 2.0 * A[1] * t14, 0.0), A_dot_bar[1])
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
@@ -123,8 +123,8 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t9 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t9, A[:, np.uint64(rows_and_columns_j)])
-        t10 = unbroadcast(-t9, b[np.uint64(rows_and_columns_j)] * A[:, 0])
+        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t9, A_bar[:, np.uint64(rows_and_columns_j)])
+        t10 = unbroadcast(-t9, broadcast_like(b_bar[np.uint64(rows_and_columns_j)], A_bar[:, 0]))
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t10)
         A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t10
         # adjoint of: A_dot[:, rows_and_columns_j] = A_dot[:, rows_and_columns_j] - (A[:, 0] * b_dot[rows_and_columns_j] + b[rows_and_columns_j] * A_dot[:, 0])
@@ -132,10 +132,10 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
         t5 = A[:, 0] * b_dot[np.uint64(rows_and_columns_j)] + b[np.uint64(rows_and_columns_j)] * A_dot[:, 0]
         t6 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t6, A_dot[:, np.uint64(rows_and_columns_j)])
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t6, A_dot_bar[:, np.uint64(rows_and_columns_j)])
         t7 = unbroadcast(-t6, t5)
         A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t7, A[:, 0] * b_dot[np.uint64(rows_and_columns_j)])
-        t8 = unbroadcast(t7, b[np.uint64(rows_and_columns_j)] * A_dot[:, 0])
+        t8 = unbroadcast(t7, broadcast_like(b_bar[np.uint64(rows_and_columns_j)], A_dot_bar[:, 0]))
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t8)
         A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t8
     for rows_and_columns_i in range(stop - 1, -1, -1):
@@ -155,10 +155,10 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A_dot[np.uint64(rows_and_columns_i)].size
         A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
         t2 = A_dot_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot[np.uint64(rows_and_columns_i)])
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot[np.uint64(rows_and_columns_i)])
+        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A_bar[np.uint64(rows_and_columns_i)])
+        A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot_bar[np.uint64(rows_and_columns_i)])
+        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A_bar[np.uint64(rows_and_columns_i)])
+        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot_bar[np.uint64(rows_and_columns_i)])
         # adjoint of: A[rows_and_columns_i] += b
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -73,12 +73,8 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
             # adjoint of: d2_dot = np.sum(2.0 * (points[i] - centroids[c]) * (points_dot[i] - centroids_dot[c]))
             t1 = 2.0 * (points[i] - centroids[np.uint64(c)])
             t2 = t1 * (points_dot[i] - centroids_dot[np.uint64(c)])
-            t3 = 2.0 * unbroadcast((points_dot[i] - centroids_dot[np.uint64(c)]) * np.full_like(t2, d2_dot_bar), t1)
-            points_bar[i] += chosen(d2_dot_bar != 0.0, unbroadcast(t3, points[i]))
-            centroids_bar[np.uint64(c)] += chosen(d2_dot_bar != 0.0, unbroadcast(-t3, centroids[np.uint64(c)]))
+            t3 = 2.0 * unbroadcast((points_dot[i] - centroids_dot[np.uint64(c)]) * np.full_like(t2, d2_dot_bar), broadcast_like(points_bar[i], centroids_bar[np.uint64(c)]))
+            points_bar[i] += chosen(d2_dot_bar != 0.0, unbroadcast(t3, points_bar[i]))
+            centroids_bar[np.uint64(c)] += chosen(d2_dot_bar != 0.0, unbroadcast(-t3, centroids_bar[np.uint64(c)]))
             d2_dot_bar = 0.0
-            # once these adjoints are zero, the earlier iterations would add only zeros: skipped
-            if best_dot_bar == 0.0 and d2_dot_bar == 0.0:
-                itop -= c  # their records
-                break
     return value, points_bar, centroids_bar, w_bar

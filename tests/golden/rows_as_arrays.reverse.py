@@ -54,11 +54,7 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
                 best_bar = 0.0
             # adjoint of: d2 = np.sum((points[i] - centroids[c]) ** 2)
             t0 = 2.0 * (points[i] - centroids[np.uint64(c)]) * d2_bar
-            points_bar[i] += chosen(d2_bar != 0.0, unbroadcast(t0, points[i]))
-            centroids_bar[np.uint64(c)] += chosen(d2_bar != 0.0, unbroadcast(-t0, centroids[np.uint64(c)]))
+            points_bar[i] += chosen(d2_bar != 0.0, unbroadcast(t0, points_bar[i]))
+            centroids_bar[np.uint64(c)] += chosen(d2_bar != 0.0, unbroadcast(-t0, centroids_bar[np.uint64(c)]))
             d2_bar = 0.0
-            # once these adjoints are zero, the earlier iterations would add only zeros: skipped
-            if best_bar == 0.0 and d2_bar == 0.0:
-                itop -= c  # their records
-                break
     return value, points_bar, centroids_bar, w_bar

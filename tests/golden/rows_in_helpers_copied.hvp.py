@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -66,14 +66,14 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     result_dot_bar = result_1_dot_bar
     t10 = np.full_like(t9 * A_dot, result_1_dot_bar)
     A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t10, t9))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t9 * t10, A_dot))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t9 * t10, A_dot_bar))
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
     t7 = A * A_dot + A * A_dot
     t8 = np.full_like(t7, result_dot_bar)
     A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
-    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot_bar))
     A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
-    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot_bar))
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
@@ -85,7 +85,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         top -= A_dot[np.uint64(_scale_rows_i_1)].size
         A_dot[np.uint64(_scale_rows_i_1)] = tape[top : top + A_dot[np.uint64(_scale_rows_i_1)].size].reshape(A_dot[np.uint64(_scale_rows_i_1)].shape)  # restore the values A_dot[_scale_rows_i_1] had before
         t3 = A_dot_bar[np.uint64(_scale_rows_i_1)].copy()
-        t4 = unbroadcast(t3, _scale_rows_s[np.uint64(_scale_rows_i_1)] * A_dot[np.uint64(_scale_rows_i_1)])
+        t4 = unbroadcast(t3, broadcast_like(_scale_rows_s_bar[np.uint64(_scale_rows_i_1)], A_dot_bar[np.uint64(_scale_rows_i_1)]))
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(A_dot[np.uint64(_scale_rows_i_1)] * t4)
         A_dot_bar[np.uint64(_scale_rows_i_1)] = _scale_rows_s[np.uint64(_scale_rows_i_1)] * t4
         t5 = unbroadcast(t3, A[np.uint64(_scale_rows_i_1)] * _scale_rows_s_dot[np.uint64(_scale_rows_i_1)])
@@ -94,7 +94,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     # adjoint of: _scale_rows_s = s * s
     s_bar += 2.0 * np.where(_scale_rows_s_bar != 0.0, s * _scale_rows_s_bar, 0.0)
     # adjoint of: _scale_rows_s_dot = s * s_dot + s * s_dot
-    s_bar += 2.0 * unbroadcast(np.where(_scale_rows_s_dot_bar != 0.0, s_dot * _scale_rows_s_dot_bar, 0.0), s)
+    s_bar += 2.0 * unbroadcast(np.where(_scale_rows_s_dot_bar != 0.0, s_dot * _scale_rows_s_dot_bar, 0.0), s_bar)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -110,7 +110,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         top -= A_dot[np.uint64(_scale_rows_i)].size
         A_dot[np.uint64(_scale_rows_i)] = tape[top : top + A_dot[np.uint64(_scale_rows_i)].size].reshape(A_dot[np.uint64(_scale_rows_i)].shape)  # restore the values A_dot[_scale_rows_i] had before
         t0 = A_dot_bar[np.uint64(_scale_rows_i)].copy()
-        t1 = unbroadcast(t0, s[np.uint64(_scale_rows_i)] * A_dot[np.uint64(_scale_rows_i)])
+        t1 = unbroadcast(t0, broadcast_like(s_bar[np.uint64(_scale_rows_i)], A_dot_bar[np.uint64(_scale_rows_i)]))
         s_bar[np.uint64(_scale_rows_i)] += np.sum(A_dot[np.uint64(_scale_rows_i)] * t1)
         A_dot_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t1
         A_bar[np.uint64(_scale_rows_i)] += s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)] * s_dot[np.uint64(_scale_rows_i)])

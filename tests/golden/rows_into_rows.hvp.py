@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
@@ -38,14 +38,14 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     t6 = h * (t5 * h_dot)
     t7 = t0 * h_dot + t6
     t8 = np.full_like(t7, result_dot_bar)
-    t9 = unbroadcast(t8, t0 * h_dot)
-    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t9, t0))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t0 * t9, h_dot))
+    t9 = unbroadcast(t8, broadcast_like(t0_bar, h_dot_bar))
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t9, t0_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t0 * t9, h_dot_bar))
     t10 = unbroadcast(t8, t6)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * h_dot * t10, h))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * h_dot * t10, h_bar))
     t11 = unbroadcast(h * t10, t5 * h_dot)
     h_bar += chosen(result_dot_bar != 0.0, np.cos(h) * -unbroadcast(h_dot * t11, t5))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t11, h_dot))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t11, h_dot_bar))
     # adjoint of: t0 = np.cos(h)
     h_bar += np.where(t0_bar != 0.0, -np.sin(h) * t0_bar, 0.0)
     # adjoint of: h[:, 1] = A[:, 0]
@@ -65,7 +65,7 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     v_bar += 2.0 * np.where(t2 != 0.0, v * t2, 0.0)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = v * v_dot + v * v_dot
-    v_bar += 2.0 * unbroadcast(np.where(h_dot_bar[0] != 0.0, v_dot * h_dot_bar[0], 0.0), v)
+    v_bar += 2.0 * unbroadcast(np.where(h_dot_bar[0] != 0.0, v_dot * h_dot_bar[0], 0.0), v_bar)
     h_dot_bar[0] = 0.0
     # adjoint of: h[1:3] = v
     t1 = unbroadcast(h_bar[1:3], v_bar)

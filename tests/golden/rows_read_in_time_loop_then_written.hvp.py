@@ -59,10 +59,10 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
     t2 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar
     t3 = np.full_like(t2, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot))
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B_bar))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot_bar))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B_bar))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot_bar))
     for t in range(2, -1, -1):
         # adjoint of: B[3, t] = s * 0.5
         top -= 1

@@ -52,7 +52,7 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
     t1 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar
     t2 = np.full_like(t1, result_dot_bar)
-    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B))
+    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B_bar))
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before

@@ -67,10 +67,10 @@ def rows_written_once_read_hvp(A, A_dot, out_bar):
     t2 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar
     t3 = np.full_like(t2, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot))
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B_bar))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot_bar))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B_bar))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot_bar))
     for i in range(stop - 1, -1, -1):
         itop -= 1
         taken = itape[np.uint64(itop)]

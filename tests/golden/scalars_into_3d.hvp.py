@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -55,10 +55,10 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
     t5 = h * h_dot + h * h_dot
     t6 = np.full_like(t5, result_dot_bar)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot))
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot_bar))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot_bar))
     top -= h[0, 1:].size
     h[0, 1:] = tape[top : top + h[0, 1:].size].reshape(h[0, 1:].shape)  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):
@@ -82,7 +82,7 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
         top -= h_dot[np.uint64(t), 1].size
         h_dot[np.uint64(t), 1] = tape[top : top + h_dot[np.uint64(t), 1].size].reshape(h_dot[np.uint64(t), 1].shape)  # restore the values h_dot[t, 1] had before
         t1 = h_dot_bar[np.uint64(t), 1].copy()
-        t2 = unbroadcast(t1, x[np.uint64(t)] * h_dot[np.uint64(t), 1])
+        t2 = unbroadcast(t1, broadcast_like(x_bar[np.uint64(t)], h_dot_bar[np.uint64(t), 1]))
         x_bar[np.uint64(t)] += np.sum(h_dot[np.uint64(t), 1] * t2)
         h_dot_bar[np.uint64(t), 1] = x[np.uint64(t)] * t2
         h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t1, h[np.uint64(t), 1] * x_dot[np.uint64(t)])

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
@@ -51,17 +51,17 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
     t11 = g * h_dot + h * g_dot
     t12 = c * c_dot + c * c_dot
     t13 = np.full_like(t11, result_dot_bar)
-    t14 = unbroadcast(t13, g * h_dot)
-    g_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t14, g))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(g * t14, h_dot))
-    t15 = unbroadcast(t13, h * g_dot)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(g_dot * t15, h))
-    g_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t15, g_dot))
+    t14 = unbroadcast(t13, broadcast_like(g_bar, h_dot_bar))
+    g_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t14, g_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(g * t14, h_dot_bar))
+    t15 = unbroadcast(t13, broadcast_like(h_bar, g_dot_bar))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(g_dot * t15, h_bar))
+    g_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t15, g_dot_bar))
     t16 = np.full_like(t12, result_dot_bar)
-    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c))
-    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot))
-    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c))
-    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot))
+    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c_bar))
+    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot_bar))
+    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c_bar))
+    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot_bar))
     # adjoint of: h[:, 2] = s
     t10 = np.sum(h_bar[:, 2])
     s_bar = t10

@@ -35,8 +35,8 @@ def scalars_into_rows_vjp(x, s, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * g) + np.sum(c * c)
     t7 = np.full_like(h * g, result_bar)
-    h_bar += chosen(result_bar != 0.0, unbroadcast(g * t7, h))
-    g_bar += chosen(result_bar != 0.0, unbroadcast(h * t7, g))
+    h_bar += chosen(result_bar != 0.0, unbroadcast(g * t7, h_bar))
+    g_bar += chosen(result_bar != 0.0, unbroadcast(h * t7, g_bar))
     c_bar += 2.0 * chosen(result_bar != 0.0, c * result_bar)
     # adjoint of: h[:, 2] = s
     t6 = np.sum(h_bar[:, 2])

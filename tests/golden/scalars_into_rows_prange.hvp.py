@@ -39,9 +39,9 @@ def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
     # adjoint of: result_dot = np.sum((1.0 - t0 * t0) * h_dot)
     t6 = 1.0 - t0 * t0
     t7 = np.full_like(t6 * h_dot, result_dot_bar)
-    t8 = -unbroadcast(h_dot * t7, t6)
+    t8 = -unbroadcast(h_dot * t7, t0_bar)
     t0_bar += 2.0 * chosen(result_dot_bar != 0.0, t0 * t8)
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot_bar))
     # adjoint of: t0 = np.tanh(h)
     h_bar += np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
     # serial adjoint of a prange loop: its body reads or writes slices of arrays

@@ -44,10 +44,10 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     # adjoint of: result_dot = np.sum(out * out_dot + out * out_dot)
     t3 = out * out_dot + out * out_dot
     t4 = np.full_like(t3, result_dot_bar)
-    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t4, out))
-    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t4, out_dot))
-    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t4, out))
-    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t4, out_dot))
+    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t4, out_bar))
+    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t4, out_dot_bar))
+    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t4, out_bar))
+    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t4, out_dot_bar))
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count

@@ -70,7 +70,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     choice_2_bar = result_dot_bar
     choice_3_bar = result_dot_bar
     t17 = np.full_like(t16, result_dot_bar)
-    t18 = unbroadcast(t17, B[0] * y_dot)
+    t18 = unbroadcast(t17, B_bar[0])
     B_bar[0] += chosen(result_dot_bar != 0.0, y_dot * t18)
     y_dot_bar = (np.sum(B[0] * t18) if result_dot_bar != 0.0 else 0.0)
     y_bar = (np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0])) if result_dot_bar != 0.0 else 0.0)

@@ -29,17 +29,17 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     t8 = A * A_dot + A * A_dot
     t9 = t1 * A_dot + t7 * t8
     t10 = np.full_like(t9, result_dot_bar / t9.size)
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t10, t1 * A_dot), t1))
+    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t10, t1 * A_dot), t1_bar))
     t11 = unbroadcast(t10, t7 * t8)
     t12 = unbroadcast(t8 * t11, t7)
     t2_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t1 * t12, -t2))
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t2 * t12, t1))
+    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t2 * t12, t1_bar))
     t13 = unbroadcast(t7 * t11, t8)
-    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t13, A))
+    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t13, A_bar))
     # adjoint of: t2 = A / t0
     t5 = 1.0 / t0
-    A_bar += unbroadcast(np.where(t2_bar != 0.0, t5 * t2_bar, 0.0), A)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t5 * t2_bar, 0.0), t0)
+    A_bar += unbroadcast(np.where(t2_bar != 0.0, t5 * t2_bar, 0.0), A_bar)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t5 * t2_bar, 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
     t0_bar += np.where(t1_bar != 0.0, -t1 * t3 * t1_bar, 0.0)

@@ -45,8 +45,8 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     t0 = y[:-1]
     t1 = y_bar[:-1].copy()
     y_bar[:-1] = 0.0
-    y_bar[1:] += unbroadcast(np.where(t1 != 0.0, a * t1, 0.0), y[1:])
-    y_bar[:-1] += unbroadcast(np.where(t1 != 0.0, -(a * t1), 0.0), t0)
+    y_bar[1:] += unbroadcast(np.where(t1 != 0.0, a * t1, 0.0), y_bar[1:])
+    y_bar[:-1] += unbroadcast(np.where(t1 != 0.0, -(a * t1), 0.0), y_bar[:-1])
     a_bar += np.sum(np.where(t1 != 0.0, (y[1:] - t0) * t1, 0.0))
     # adjoint of: y = np.copy(y0)
     y0_bar += y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def slice_update_hvp(x, x_dot, out_bar):
@@ -29,16 +29,16 @@ def slice_update_hvp(x, x_dot, out_bar):
     y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
     t5 = 2.0 * y * y_dot
-    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(t5, result_dot_bar), 2.0 * y))
+    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(t5, result_dot_bar), y_bar))
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
     x_bar[::2] += (0.5 * t4)
     # adjoint of: y[1:-1] = x[2:] - t0 + t1
     t2 = y_bar[1:-1]
-    t3 = unbroadcast(t2, x[2:] - t0)
-    x_bar[2:] += unbroadcast(t3, x[2:])
-    t0_bar += unbroadcast(-t3, t0)
-    t1_bar += unbroadcast(t2, t1)
+    t3 = unbroadcast(t2, broadcast_like(x_bar[2:], t0_bar))
+    x_bar[2:] += unbroadcast(t3, x_bar[2:])
+    t0_bar += unbroadcast(-t3, t0_bar)
+    t1_bar += unbroadcast(t2, t1_bar)
     y_bar[1:-1] = 0.0
     # adjoint of: t1 = x[:-2]
     x_bar[:-2] += t1_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def slices_inplace_copied_vjp(x0, y, a, out_bar):
@@ -17,17 +17,8 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     # forward sweep
     x = np.copy(x0)
     x[:] += y
-    tape = reserve(tape, top + x[1:].size)  # record x[1:]: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x[1:])
-    top += x[1:].size
     x[1:] = x[1:] + x[:-1]
-    tape = reserve(tape, top + x[1:].size)  # record x[1:]: overwritten next, and an adjoint reads it
-    record_flat(tape, top, x[1:])
-    top += x[1:].size
     x[1:] -= 0.5 * a
-    tape = reserve(tape, top + x[1:].size)  # record x[1:]: overwritten next, and an adjoint reads it
-    record_flat(tape, top, x[1:])
-    top += x[1:].size
     x[1:] = x[1:] * 0.5
     tape = reserve(tape, top + x[:-1].size)  # record x[:-1]: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x[:-1])
@@ -68,29 +59,21 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     # adjoint of: x[:-1] = x[:-1] - (y[1:] * x[1:])
     top -= x[:-1].size
     x[:-1] = tape[top : top + x[:-1].size].reshape(x[:-1].shape)  # restore the values x[:-1] had before
-    t5 = x[:-1]
     t6 = x_bar[:-1].copy()
-    x_bar[:-1] = unbroadcast(t6, t5)
-    t7 = unbroadcast(-t6, y[1:] * x[1:])
-    y_bar[1:] += unbroadcast(x[1:] * t7, y[1:])
-    x_bar[1:] += unbroadcast(y[1:] * t7, x[1:])
+    x_bar[:-1] = unbroadcast(t6, x_bar[:-1])
+    t7 = unbroadcast(-t6, broadcast_like(y_bar[1:], x_bar[1:]))
+    y_bar[1:] += unbroadcast(x[1:] * t7, y_bar[1:])
+    x_bar[1:] += unbroadcast(y[1:] * t7, x_bar[1:])
     # adjoint of: x[1:] = x[1:] * 0.5
-    top -= x[1:].size
-    x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
     t4 = x_bar[1:].copy()
     x_bar[1:] = (0.5 * t4)
     # adjoint of: x[1:] -= 0.5 * a
-    top -= x[1:].size
-    x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
     t3 = -np.sum(x_bar[1:])
     a_bar = 0.5 * t3
     # adjoint of: x[1:] = x[1:] + x[:-1]
-    top -= x[1:].size
-    x[1:] = tape[top : top + x[1:].size].reshape(x[1:].shape)  # restore the values x[1:] had before
-    t1 = x[:-1]
     t2 = x_bar[1:].copy()
-    x_bar[1:] = unbroadcast(t2, x[1:])
-    x_bar[:-1] += unbroadcast(t2, t1)
+    x_bar[1:] = unbroadcast(t2, x_bar[1:])
+    x_bar[:-1] += unbroadcast(t2, x_bar[:-1])
     # adjoint of: x[:] += y
     t0 = unbroadcast(x_bar[:], y_bar)
     y_bar += t0

@@ -28,7 +28,7 @@ def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
     t5 = t0 * (logits_dot - m_dot)
     t6 = np.sum(t5)
     t1_bar = (-t4 * t3 * (t6 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
-    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast((logits_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0))
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast((logits_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0_bar))
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(logits - m)

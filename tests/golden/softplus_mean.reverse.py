@@ -26,7 +26,7 @@ def softplus_mean_vjp(x, w, b, out_bar):
     # adjoint of: h = np.log1p(np.exp(x * w + b))
     t0 = np.exp(x * w + b)
     t1 = np.where(h_bar != 0.0, t0 * (1.0 / (1.0 + t0) * h_bar), 0.0)
-    x_bar += unbroadcast(np.where(h_bar != 0.0, w * t1, 0.0), x)
-    w_bar += unbroadcast(np.where(h_bar != 0.0, x * t1, 0.0), w)
+    x_bar += unbroadcast(np.where(h_bar != 0.0, w * t1, 0.0), x_bar)
+    w_bar += unbroadcast(np.where(h_bar != 0.0, x * t1, 0.0), w_bar)
     b_bar = np.sum(t1)
     return value, x_bar, w_bar, b_bar

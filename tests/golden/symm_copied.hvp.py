@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -102,25 +102,24 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C[symm_i, :] += t0 + alpha * symm_temp2
         t0_bar += unbroadcast(C_bar[np.uint64(symm_i), :], t0)
-        t20 = unbroadcast(C_bar[np.uint64(symm_i), :], alpha * symm_temp2)
+        t20 = unbroadcast(C_bar[np.uint64(symm_i), :], symm_temp2_bar)
         alpha_bar += np.sum(symm_temp2 * t20)
         symm_temp2_bar += alpha * t20
         # adjoint of: C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
         t11 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
         t12 = alpha * B[np.uint64(symm_i), :] * A_dot[np.uint64(symm_i), np.uint64(symm_i)]
         t13 = A[np.uint64(symm_i), np.uint64(symm_i)] * t11 + t12
-        t14 = symm_temp2 * alpha_dot + alpha * symm_temp2_dot
         t15 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t13)
         t16 = unbroadcast(t15, A[np.uint64(symm_i), np.uint64(symm_i)] * t11)
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t11 * t16)
-        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, B[np.uint64(symm_i), :] * alpha_dot)
+        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, alpha * B_dot[np.uint64(symm_i), :]))
         t17 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t15, t12)
         alpha_bar += np.sum(B[np.uint64(symm_i), :] * t17)
         B_bar[np.uint64(symm_i), :] += alpha * t17
-        t18 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t14)
-        symm_temp2_bar += alpha_dot * unbroadcast(t18, symm_temp2 * alpha_dot)
-        t19 = unbroadcast(t18, alpha * symm_temp2_dot)
+        t18 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
+        symm_temp2_bar += alpha_dot * unbroadcast(t18, symm_temp2_bar)
+        t19 = unbroadcast(t18, symm_temp2_dot_bar)
         alpha_bar += np.sum(symm_temp2_dot * t19)
         symm_temp2_dot_bar += alpha * t19
         # adjoint of: t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]

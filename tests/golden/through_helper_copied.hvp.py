@@ -34,7 +34,7 @@ def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # adjoint of: result_dot = np.sum(B * C_dot + C * B_dot)
     t2 = B * C_dot + C * B_dot
     t3 = np.full_like(t2, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, B * C_dot), B))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, B * C_dot), B_bar))
     C_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t3, C * B_dot), C))
     # adjoint of: C += B
     t1 = unbroadcast(C_bar, B_bar)

@@ -29,7 +29,7 @@ def through_helper_copied_vjp(C0, B, out_bar):
     # adjoint of: result = np.sum(C * B)
     t2 = np.full_like(C * B, result_bar)
     C_bar += chosen(result_bar != 0.0, unbroadcast(B * t2, C))
-    B_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, B))
+    B_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, B_bar))
     # adjoint of: C += B
     t1 = unbroadcast(C_bar, B_bar)
     B_bar += t1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, record_flat, reserve, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
@@ -60,7 +60,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t42 = unbroadcast(t41, t37)
     z_dot_bar += unbroadcast(unbroadcast(t42, z_dot - x_dot), z_dot)
     x_bar += (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * (2.0 * unbroadcast(x_dot * unbroadcast(t42, t36 * x_dot), t36))
-    y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t41, t38), 2.0 * y)
+    y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t41, t38), y_bar)
     t43 = unbroadcast(y_dot * unbroadcast(t40, t39 * y_dot), t39)
     t7_bar -= t7 * t43
     t7_bar += -t7 * t43
@@ -75,39 +75,39 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t24 = x * y * (x_dot + y_dot) + (x + y) * t19
     t25 = t23 + t21 * t22
     t26 = unbroadcast(z_dot_bar, t24)
-    t27 = unbroadcast((x_dot + y_dot) * t26, x * y)
-    x_bar += unbroadcast(y * t27, x)
-    y_bar += unbroadcast(x * t27, y)
-    t28 = unbroadcast(t19 * t26, x + y)
-    x_bar += unbroadcast(t28, x)
-    y_bar += unbroadcast(t28, y)
+    t27 = unbroadcast((x_dot + y_dot) * t26, broadcast_like(x_bar, y_bar))
+    x_bar += unbroadcast(y * t27, x_bar)
+    y_bar += unbroadcast(x * t27, y_bar)
+    t28 = unbroadcast(t19 * t26, broadcast_like(x_bar, y_bar))
+    x_bar += unbroadcast(t28, x_bar)
+    y_bar += unbroadcast(t28, y_bar)
     t29 = unbroadcast((x + y) * t26, t19)
-    y_bar += unbroadcast(x_dot * unbroadcast(t29, y * x_dot), y)
-    x_bar += unbroadcast(y_dot * unbroadcast(t29, x * y_dot), x)
+    y_bar += unbroadcast(x_dot * unbroadcast(t29, y * x_dot), y_bar)
+    x_bar += unbroadcast(y_dot * unbroadcast(t29, x * y_dot), x_bar)
     t30 = unbroadcast(z_dot_bar, t25)
-    t2_bar += unbroadcast((x_dot - y_dot) * unbroadcast(t30, t23), t2)
+    t2_bar += unbroadcast((x_dot - y_dot) * unbroadcast(t30, t23), t2_bar)
     t31 = unbroadcast(t30, t21 * t22)
     t32 = unbroadcast(t22 * t31, t21)
     t3_bar -= unbroadcast(t2 * t32, -t3)
-    t2_bar += unbroadcast(-t3 * t32, t2)
+    t2_bar += unbroadcast(-t3 * t32, t2_bar)
     t33 = unbroadcast(t21 * t31, t22)
-    t0_bar += unbroadcast(x_dot * unbroadcast(t33, t0 * x_dot), t0)
+    t0_bar += unbroadcast(x_dot * unbroadcast(t33, t0 * x_dot), t0_bar)
     t34 = unbroadcast(y_dot * unbroadcast(t33, t20 * y_dot), t20)
     t1_bar -= unbroadcast(t0 * t34, -t1)
-    t0_bar += unbroadcast(-t1 * t34, t0)
+    t0_bar += unbroadcast(-t1 * t34, t0_bar)
     # adjoint of: t3 = (x - y) / t1
     t16 = 1.0 / t1
-    t18 = unbroadcast(np.where(t3_bar != 0.0, t16 * t3_bar, 0.0), x - y)
-    x_bar += unbroadcast(t18, x)
-    y_bar += unbroadcast(-t18, y)
-    t1_bar += unbroadcast(np.where(t3_bar != 0.0, -t3 * t16 * t3_bar, 0.0), t1)
+    t18 = unbroadcast(np.where(t3_bar != 0.0, t16 * t3_bar, 0.0), broadcast_like(x_bar, y_bar))
+    x_bar += unbroadcast(t18, x_bar)
+    y_bar += unbroadcast(-t18, y_bar)
+    t1_bar += unbroadcast(np.where(t3_bar != 0.0, -t3 * t16 * t3_bar, 0.0), t1_bar)
     # adjoint of: t2 = 1.0 / t1
     t14 = 1.0 / t1
     t1_bar += np.where(t2_bar != 0.0, -t2 * t14 * t2_bar, 0.0)
     # adjoint of: t1 = x / (y + 3.0)
     t12 = 1.0 / (y + 3.0)
-    x_bar += unbroadcast(np.where(t1_bar != 0.0, t12 * t1_bar, 0.0), x)
-    y_bar += unbroadcast(np.where(t1_bar != 0.0, -t1 * t12 * t1_bar, 0.0), y + 3.0)
+    x_bar += unbroadcast(np.where(t1_bar != 0.0, t12 * t1_bar, 0.0), x_bar)
+    y_bar += unbroadcast(np.where(t1_bar != 0.0, -t1 * t12 * t1_bar, 0.0), y_bar)
     # adjoint of: t0 = 1.0 / (y + 3.0)
     t10 = 1.0 / (y + 3.0)
     y_bar += np.where(t0_bar != 0.0, -t0 * t10 * t0_bar, 0.0)

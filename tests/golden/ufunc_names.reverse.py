@@ -61,14 +61,14 @@ def ufunc_names_vjp(x, y, out_bar):
     t2 = 1.0 / t1
     t3 = (x - y) / t1
     t4 = np.where(z_bar != 0.0, x * y * z_bar, 0.0)
-    x_bar += unbroadcast(t4, x)
-    y_bar += unbroadcast(t4, y)
+    x_bar += unbroadcast(t4, x_bar)
+    y_bar += unbroadcast(t4, y_bar)
     t5 = np.where(z_bar != 0.0, (x + y) * z_bar, 0.0)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, y * t5, 0.0), x)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, x * t5, 0.0), y)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, t2 * z_bar, 0.0), x)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, -(t2 * z_bar), 0.0), y)
+    x_bar += unbroadcast(np.where(z_bar != 0.0, y * t5, 0.0), x_bar)
+    y_bar += unbroadcast(np.where(z_bar != 0.0, x * t5, 0.0), y_bar)
+    x_bar += unbroadcast(np.where(z_bar != 0.0, t2 * z_bar, 0.0), x_bar)
+    y_bar += unbroadcast(np.where(z_bar != 0.0, -(t2 * z_bar), 0.0), y_bar)
     t6 = np.where(z_bar != 0.0, -t3 * t2 * z_bar, 0.0)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, t0 * t6, 0.0), x)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, -t1 * t0 * t6, 0.0), y + 3.0)
+    x_bar += unbroadcast(np.where(z_bar != 0.0, t0 * t6, 0.0), x_bar)
+    y_bar += unbroadcast(np.where(z_bar != 0.0, -t1 * t0 * t6, 0.0), y_bar)
     return value, x_bar, y_bar

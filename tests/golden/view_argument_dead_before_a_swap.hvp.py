@@ -39,10 +39,10 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     p_bar = (q_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     q_dot_bar = (p * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     t1 = np.full_like(t0, result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot))
-    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot))
+    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A_bar))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot_bar))
+    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A_bar))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot_bar))
     q_dot_bar, p_dot_bar = p_dot_bar, q_dot_bar
     q_bar, p_bar = p_bar, q_bar
     # adjoint of: A[2, 2] = p

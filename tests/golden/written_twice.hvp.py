@@ -39,10 +39,10 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot)
     t2 = v * v_dot + v * v_dot
     t3 = np.full_like(t2, result_dot_bar)
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t3, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t3, v_dot))
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t3, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t3, v_dot))
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t3, v_bar))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t3, v_dot_bar))
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t3, v_bar))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t3, v_dot_bar))
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1

@@ -89,7 +89,7 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     t7 = np.cos(B)
     s_dot_bar = result_dot_bar
     t8 = np.full_like(t6, result_dot_bar)
-    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
+    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A_bar))
     B_bar += chosen(result_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * np.full_like(t7 * B_dot, result_dot_bar), t7))
     # adjoint of: B[1, 1] = 0.5
     top -= 1

@@ -1,0 +1,161 @@
+"""Shapes from the adjoints: what `unbroadcast` sums back to, without reading a primal value (used by
+`reverse/adjoint.py`).
+
+`unbroadcast(g, like)` reads only the shape of `like`. Where `like` is an operand of the statement
+(`B[:-2]`, or a sum of such, `B[:-2] + B[1:-1]`), the adjoint's lines compute it from the primal
+arrays: the sum again, for its shape alone, and the reverse sweep reads the primal `B`, so the
+to-be-recorded analysis keeps `B`'s old values (a linear stencil recorded its state every step).
+An active array's adjoint has its shape, slice for slice, so the shape comes from there:
+
+    t4 = B[:-2]                                      t6 = A_bar[1:-1]
+    t5 = B[1:-1]                                     t7 = unbroadcast(0.33333 * t6,
+    t6 = A_bar[1:-1]                        ->                    broadcast_like(B_bar[:-2], B_bar[1:-1]))
+    t7 = unbroadcast(0.33333 * t6, t4 + t5)          B_bar[:-2] += unbroadcast(t7, B_bar[:-2])
+    B_bar[:-2] += unbroadcast(t7, t4)                B_bar[1:-1] += unbroadcast(t7, B_bar[1:-1])
+    B_bar[1:-1] += unbroadcast(t7, t5)
+
+(`broadcast_like`: an empty array of the operands' broadcast shape.) Only for arrays bound once as
+a whole (an argument, or one assignment outside loops) and never swapped: their adjoint is
+allocated with the shape they keep. The temporaries nothing reads any more are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from dataclasses import replace
+
+import libcst as cst
+
+from ..analysis.program import Program
+from ..ir.core import Assign, For, Permute, While, walk_statements
+from ..ir.emit import Line
+from ..ir.exprs import code, dotted, names_in, unparen
+
+_ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+
+def steady_arrays(prog: Program) -> frozenset[str]:
+    """The active arrays whose shape never changes: bound at most once as a whole, never swapped."""
+    statements = list(walk_statements(prog.fn.body))
+    swapped = {n for s in statements if isinstance(s, Permute) for n in (*s.targets, *s.sources)}
+    in_loops = {t for s in statements if isinstance(s, (For, While)) for t in walk_statements(s.body)}
+    bound: dict[str, int] = {}
+    for s in statements:
+        if isinstance(s, Assign) and not s.writes_element:
+            bound[s.var] = bound.get(s.var, 0) + (2 if s in in_loops else 1)  # in a loop: bound again
+    return frozenset(
+        v
+        for v in prog.kinds.of
+        if prog.kinds.is_array(v)
+        and prog.is_active(v)
+        and v not in swapped
+        and bound.get(v, 0) <= (0 if v in prog.fn.params else 1)
+    )
+
+
+def shapes_from_adjoints(
+    prog: Program, steady: frozenset[str], lines: list[Line], kept: AbstractSet[str] = frozenset()
+) -> list[Line]:
+    """`lines` with each `unbroadcast(g, like)` reading its shape from adjoints where it can (see
+    the module docstring), and the temporaries left unread dropped (but those in `kept`)."""
+    bound = {line.target.value: line.value for line in lines if line.op == "=" and isinstance(line.target, cst.Name)}
+    rewriter = _Shapes(prog, steady, bound)
+    out = [_replace_value(line, line.value.visit(rewriter)) for line in lines]  # type: ignore[arg-type]
+    if not rewriter.released:
+        return lines
+    return _drop_unread(out, rewriter.released, kept)
+
+
+def _replace_value(line: Line, value: cst.BaseExpression) -> Line:
+    return line if value is line.value else replace(line, value=value)
+
+
+class _Shapes(cst.CSTTransformer):
+    def __init__(self, prog: Program, steady: frozenset[str], bound: dict[str, cst.BaseExpression]):
+        self.prog, self.steady, self.bound = prog, steady, bound
+        self.released: set[str] = set()  # the names the replaced shapes read: temporaries perhaps unread now
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if dotted(updated.func) != "unbroadcast" or len(updated.args) != 2:
+            return updated
+        like = self.stand_in(updated.args[1].value, 0)
+        if like is None:
+            return updated
+        self.released |= names_in(updated.args[1].value)
+        return updated.with_changes(args=[updated.args[0], updated.args[1].with_changes(value=like)])
+
+    def stand_in(self, e: cst.BaseExpression, depth: int) -> cst.BaseExpression | None:
+        """An expression of `e`'s shape that reads no primal value, or None."""
+        e = unparen(e)
+        if depth > 8:
+            return None
+        if isinstance(e, cst.Name) and e.value in self.bound:
+            return self.stand_in(self.bound[e.value], depth + 1)
+        if isinstance(e, (cst.Name, cst.Subscript)):
+            base = e if isinstance(e, cst.Name) else e.value
+            if not isinstance(base, cst.Name) or base.value not in self.steady:
+                return None
+            if isinstance(e, cst.Subscript) and any(base.value in names_in(s) for s in e.slice):
+                return None
+            return self.prog.shadow(e, "_bar")
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _ELEMENTWISE):
+            parts = [self.operand(side, depth) for side in (e.left, e.right)]
+            if any(p is False for p in parts):
+                return None
+            arrays = [p for p in parts if p is not None]
+            if len(arrays) == 1:
+                return arrays[0]  # type: ignore[return-value]
+            if len(arrays) == 2 and code(arrays[0]) == code(arrays[1]):  # type: ignore[arg-type]
+                return arrays[0]  # type: ignore[return-value]
+            if len(arrays) == 2:
+                return cst.parse_expression(f"broadcast_like({code(arrays[0])}, {code(arrays[1])})")  # type: ignore[arg-type]
+        return None
+
+    def operand(self, e: cst.BaseExpression, depth: int) -> cst.BaseExpression | bool | None:
+        """An operand's stand-in; None for a float (it does not shape the result); False: unknown."""
+        e = unparen(e)
+        if isinstance(e, (cst.Float, cst.Integer)):
+            return None
+        if isinstance(e, cst.Name) and e.value in self.prog.kinds.of and not self.prog.kinds.is_array(e.value):
+            return None
+        found = self.stand_in(e, depth + 1)
+        return False if found is None else found
+
+
+def _drop_unread(lines: list[Line], released: set[str], kept: AbstractSet[str]) -> list[Line]:
+    """Without the bindings of the `released` temporaries (and of those their values read) that no
+    later line reads (nor `kept`), to a fixed point."""
+    candidates = set(released)
+    while True:
+        later: set[str] = set(kept)
+        drop = set()
+        for k in range(len(lines) - 1, -1, -1):
+            line = lines[k]
+            name = line.target.value if line.op == "=" and isinstance(line.target, cst.Name) else None
+            if name in candidates and name not in later and _is_temporary(name, lines) and _pure(line.value):
+                drop.add(k)
+                candidates |= names_in(line.value)
+                continue
+            later |= line.reads()
+        if not drop:
+            return lines
+        lines = [line for k, line in enumerate(lines) if k not in drop]
+
+
+def _is_temporary(name: str, lines: list[Line]) -> bool:
+    """A name the adjoint's lines bind once, as the linearization's temporaries (`t4`)."""
+    return sum(1 for line in lines if isinstance(line.target, cst.Name) and line.target.value == name) == 1
+
+
+def _pure(value: cst.BaseExpression) -> bool:
+    """Reads and arithmetic only (a slice, a sum): dropping it changes nothing but its value."""
+    for node in _walk(value):
+        if isinstance(node, cst.Call):
+            return False
+    return True
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
