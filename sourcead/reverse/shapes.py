@@ -114,12 +114,33 @@ class _Shapes(cst.CSTTransformer):
     def operand(self, e: cst.BaseExpression, depth: int) -> cst.BaseExpression | bool | None:
         """An operand's stand-in; None for a float (it does not shape the result); False: unknown."""
         e = unparen(e)
-        if isinstance(e, (cst.Float, cst.Integer)):
-            return None
-        if isinstance(e, cst.Name) and e.value in self.prog.kinds.of and not self.prog.kinds.is_array(e.value):
+        kind = self.is_array(e, depth)
+        if kind is None:
+            return False
+        if not kind:
             return None
         found = self.stand_in(e, depth + 1)
         return False if found is None else found
+
+    def is_array(self, e: cst.BaseExpression, depth: int) -> bool | None:
+        """Is `e` an array (False: a float, `b[j]` of a vector, a literal), read through the
+        temporaries' bindings; None where its type is not known here."""
+        e = unparen(e)
+        if isinstance(e, (cst.Float, cst.Integer)):
+            return False
+        if depth > 8:
+            return None
+        if isinstance(e, cst.Name) and e.value in self.bound:
+            return self.is_array(self.bound[e.value], depth + 1)
+        if isinstance(e, cst.UnaryOperation):
+            return self.is_array(e.expression, depth + 1)
+        if isinstance(e, cst.BinaryOperation):
+            sides = [self.is_array(side, depth + 1) for side in (e.left, e.right)]
+            return None if None in sides else any(sides)
+        kinds = self.prog.kinds
+        if any(name not in kinds.of for name in names_in(e)):
+            return None
+        return kinds.type_of(e).is_array
 
 
 def _drop_unread(lines: list[Line], released: set[str], kept: AbstractSet[str]) -> list[Line]:

@@ -32,8 +32,8 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t11 = 1.0 / sigma
     t12 = np.full_like(t9, result_dot_bar)
     z_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z_dot * t12, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t12, -0.5 * z_dot))
-    z_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z_dot * t12, -0.5 * z))
+    z_dot_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t12, z_dot_bar))
+    z_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z_dot * t12, z_bar))
     z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z * t12, z_dot_bar))
     sigma_bar = (-t11 * t10 * (sigma_dot * (x.size * -result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: z = t1

@@ -124,18 +124,17 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t9 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
         A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t9, A_bar[:, np.uint64(rows_and_columns_j)])
-        t10 = unbroadcast(-t9, broadcast_like(b_bar[np.uint64(rows_and_columns_j)], A_bar[:, 0]))
+        t10 = unbroadcast(-t9, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t10)
         A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t10
         # adjoint of: A_dot[:, rows_and_columns_j] = A_dot[:, rows_and_columns_j] - (A[:, 0] * b_dot[rows_and_columns_j] + b[rows_and_columns_j] * A_dot[:, 0])
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
-        t5 = A[:, 0] * b_dot[np.uint64(rows_and_columns_j)] + b[np.uint64(rows_and_columns_j)] * A_dot[:, 0]
         t6 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
         A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t6, A_dot_bar[:, np.uint64(rows_and_columns_j)])
-        t7 = unbroadcast(-t6, t5)
-        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t7, A[:, 0] * b_dot[np.uint64(rows_and_columns_j)])
-        t8 = unbroadcast(t7, broadcast_like(b_bar[np.uint64(rows_and_columns_j)], A_dot_bar[:, 0]))
+        t7 = unbroadcast(-t6, broadcast_like(A_bar[:, 0], A_dot_bar[:, 0]))
+        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t7, A_bar[:, 0])
+        t8 = unbroadcast(t7, A_dot_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t8)
         A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t8
     for rows_and_columns_i in range(stop - 1, -1, -1):

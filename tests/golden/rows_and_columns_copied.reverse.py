@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_vjp(A0, b, a, out_bar):
@@ -75,7 +75,7 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t3 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
         A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t3, A_bar[:, np.uint64(rows_and_columns_j)])
-        t4 = unbroadcast(-t3, broadcast_like(b_bar[np.uint64(rows_and_columns_j)], A_bar[:, 0]))
+        t4 = unbroadcast(-t3, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t4)
         A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t4
     for rows_and_columns_i in range(stop - 1, -1, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -85,7 +85,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         top -= A_dot[np.uint64(_scale_rows_i_1)].size
         A_dot[np.uint64(_scale_rows_i_1)] = tape[top : top + A_dot[np.uint64(_scale_rows_i_1)].size].reshape(A_dot[np.uint64(_scale_rows_i_1)].shape)  # restore the values A_dot[_scale_rows_i_1] had before
         t3 = A_dot_bar[np.uint64(_scale_rows_i_1)].copy()
-        t4 = unbroadcast(t3, broadcast_like(_scale_rows_s_bar[np.uint64(_scale_rows_i_1)], A_dot_bar[np.uint64(_scale_rows_i_1)]))
+        t4 = unbroadcast(t3, A_dot_bar[np.uint64(_scale_rows_i_1)])
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(A_dot[np.uint64(_scale_rows_i_1)] * t4)
         A_dot_bar[np.uint64(_scale_rows_i_1)] = _scale_rows_s[np.uint64(_scale_rows_i_1)] * t4
         t5 = unbroadcast(t3, A[np.uint64(_scale_rows_i_1)] * _scale_rows_s_dot[np.uint64(_scale_rows_i_1)])
@@ -110,7 +110,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         top -= A_dot[np.uint64(_scale_rows_i)].size
         A_dot[np.uint64(_scale_rows_i)] = tape[top : top + A_dot[np.uint64(_scale_rows_i)].size].reshape(A_dot[np.uint64(_scale_rows_i)].shape)  # restore the values A_dot[_scale_rows_i] had before
         t0 = A_dot_bar[np.uint64(_scale_rows_i)].copy()
-        t1 = unbroadcast(t0, broadcast_like(s_bar[np.uint64(_scale_rows_i)], A_dot_bar[np.uint64(_scale_rows_i)]))
+        t1 = unbroadcast(t0, A_dot_bar[np.uint64(_scale_rows_i)])
         s_bar[np.uint64(_scale_rows_i)] += np.sum(A_dot[np.uint64(_scale_rows_i)] * t1)
         A_dot_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t1
         A_bar[np.uint64(_scale_rows_i)] += s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)] * s_dot[np.uint64(_scale_rows_i)])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -82,10 +82,10 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
         top -= h_dot[np.uint64(t), 1].size
         h_dot[np.uint64(t), 1] = tape[top : top + h_dot[np.uint64(t), 1].size].reshape(h_dot[np.uint64(t), 1].shape)  # restore the values h_dot[t, 1] had before
         t1 = h_dot_bar[np.uint64(t), 1].copy()
-        t2 = unbroadcast(t1, broadcast_like(x_bar[np.uint64(t)], h_dot_bar[np.uint64(t), 1]))
+        t2 = unbroadcast(t1, h_dot_bar[np.uint64(t), 1])
         x_bar[np.uint64(t)] += np.sum(h_dot[np.uint64(t), 1] * t2)
         h_dot_bar[np.uint64(t), 1] = x[np.uint64(t)] * t2
-        h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t1, h[np.uint64(t), 1] * x_dot[np.uint64(t)])
+        h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t1, h_bar[np.uint64(t), 1])
         # adjoint of: h[t] = x[t]
         top -= h[np.uint64(t)].size
         h[np.uint64(t)] = tape[top : top + h[np.uint64(t)].size].reshape(h[np.uint64(t)].shape)  # restore the values h[t] had before

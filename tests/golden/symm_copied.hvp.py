@@ -114,7 +114,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t11 * t16)
         B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, alpha * B_dot[np.uint64(symm_i), :]))
-        t17 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t15, t12)
+        t17 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t15, B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B[np.uint64(symm_i), :] * t17)
         B_bar[np.uint64(symm_i), :] += alpha * t17
         t18 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
@@ -153,7 +153,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             # adjoint of: C_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
             t4 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
             t5 = alpha * B[symm_i, np.uint64(symm_j)] * A_dot[symm_i, :symm_i]
-            t6 = unbroadcast(C_dot_bar[:symm_i, np.uint64(symm_j)], A[symm_i, :symm_i] * t4)
+            t6 = unbroadcast(C_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
             A_bar[symm_i, :symm_i] += t4 * t6
             t7 = np.sum(A[symm_i, :symm_i] * t6)
             B_bar[symm_i, np.uint64(symm_j)] += alpha_dot * t7

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -63,7 +63,7 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     C_bar += 2.0 * chosen(result_bar != 0.0, C * result_bar)
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
-        t4 = unbroadcast(C_bar[np.uint64(symm_i), :], broadcast_like(B_bar[np.uint64(symm_i), :], A_bar[np.uint64(symm_i), np.uint64(symm_i)]))
+        t4 = unbroadcast(C_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t4))
         B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t4)
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t4)
