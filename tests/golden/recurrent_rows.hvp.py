@@ -79,7 +79,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
         h_bar[np.uint64(t)] += unbroadcast(t3, h_bar[np.uint64(t)])
-        t0_bar = zeros_like(t0_bar)
+        t0_bar = zeros_like(t0)
     # adjoint of: h[0] = h0
     t1 = unbroadcast(h_bar[0], h0_bar)
     h0_bar += t1
