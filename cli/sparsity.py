@@ -138,7 +138,7 @@ def _plot(P, path: str, title: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        fail("--plot needs matplotlib: pip install 'sourcead[bench]' (or matplotlib)")
+        fail("--plot needs matplotlib: pip install 'sourcead[plot]'")
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.spy(P, markersize=max(0.5, min(4.0, 200.0 / max(P.shape))))
     ax.set_title(title, fontsize=9)

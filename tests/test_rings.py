@@ -100,15 +100,16 @@ def test_ring_indices_are_in_range_by_the_contract(tmp_path):
     assert contract["complete"] and contract["uncovered"] == []
 
 
-@pytest.mark.parametrize("center, complete", [(" - 2.0 * u0[i]", True), ("", False)])
-def test_a_ring_larger_than_the_array_is_an_error(tmp_path, center, complete):
+@pytest.mark.parametrize("center, sufficient", [(" - 2.0 * u0[i]", False), ("", True)])
+def test_a_ring_larger_than_the_array_is_an_error(tmp_path, center, sufficient):
     """range(n + 1) over an array of n: ip reaches n, out of range. With `u0[i]` read too, the
-    contract's check at the call says so; without, the ring's accesses are left to numba's bounds
-    checks (the contract is incomplete). Either way a positioned ShapeError, as the primal's
-    IndexError, never a read out of range."""
+    contract's exact check at the call says so; without, the ring's accesses give a sufficient
+    fact (`u0.shape[0] >= n + 1`), and a call that fails it runs the bounds-checked variant.
+    Either way a positioned ShapeError, as the primal's IndexError, never a read out of range."""
     text = _STENCIL.format(size="n + 1").replace(" - 2.0 * u0[i]", center)
     f = function_from_source(tmp_path, text, "stencil")
-    assert _contract(f, ("u0", "k"))["complete"] == complete
+    contract = _contract(f, ("u0", "k"))
+    assert contract["complete"] and bool(contract["sufficient"]) == sufficient
     with pytest.raises(IndexError):
         f(np.ones(4), 0.5)
     with pytest.raises(sourcead.ShapeError):
@@ -129,7 +130,7 @@ def f(x, y, n, m):
     "loop, size, complete",
     [
         ("x.shape[0]", "x.shape[0]", True),  # e % n in a loop over range(n): 0 .. n - 1, and n > 0 there
-        ("n", "n", False),  # in range of x only for n <= its size, a fact not checked at the call
+        ("n", "n", True),  # in range of x for n <= its size: a sufficient fact, tested at the call
         ("x.shape[0]", "m", False),  # m is no loop's bound: it may be 0 or negative where this runs
         ("1, x.shape[0]", "x.shape[0]", False),  # not a loop over range(n) from 0
     ],
