@@ -182,8 +182,6 @@ KERNELS: dict[str, Kernel] = {
             cfd.init_channel_flow,
             {"ny": 6, "nx": 7, "nit": 2},
             {"ny": 61, "nx": 61, "nit": 5},
-            "refused",
-            "b = channel_build_up_b(...) taken for a second name of an argument, then written (it is fresh)",
         ),
         # ---- applications
         _k("arc_distance", A, A.init_arc_distance, {"N": 6}, {"N": 100000}),
