@@ -9,6 +9,8 @@ make them separate arrays:
   is inlined. Where the helper's name is read nowhere else, the helper assigns `y` itself
   (`y = x * 2.0`): a fresh array stays one name, and a helper that returns its argument or a
   view of it leaves `y = x` or `y = x[1:]`, which `adjoint.py` refuses at the user's line.
+  A helper's local built in place and then returned (`b = np.zeros_like(u); b[1:-1] = ...;
+  return b`, NPBench's channel_flow) is read by nothing else: it is called `y` throughout.
 - a view that nothing reads once its array is written: `for row in B:` reading `row`, then
   `B[0, 0] = 1.0` after the loop. The view becomes a copy (`row = np.copy(B[k])`): no read of
   `row` can see the difference, and reverse mode then follows both arrays.
@@ -29,13 +31,15 @@ import libcst as cst
 from ..ir.core import Assign, Break, Continue, CoreFunction, For, If, Permute, Stmt, While, walk_statements
 from ..ir.exprs import code, names_in
 from ..rules import primitive
+from .loopvars import renamed
 
 
 def merge_results(fn: CoreFunction) -> CoreFunction:
     """`fn` with each helper's result that only the caller's name reads assigned to that name."""
     body = fn.body
     written = {t.var for t in walk_statements(body) if writes_in_place(t)}
-    if not any(_is_whole(t) and isinstance(t.value, cst.Name) and t.var in written for t in walk_statements(body)):
+    renames = [t for t in walk_statements(body) if _is_whole(t) and isinstance(t.value, cst.Name)]
+    if not any({t.var, code(t.value)} & written for t in renames):
         return fn  # no second name written in place: nothing to merge
     while (merged := _merge_results(body, replace(fn, body=body))) is not body:
         body = merged
@@ -113,22 +117,47 @@ def _merge_results(body: tuple[Stmt, ...], fn: CoreFunction) -> tuple[Stmt, ...]
         if not (_is_whole(rename) and isinstance(rename.value, cst.Name)):
             continue
         y, v = rename.var, rename.value.value
-        if y not in written or v == y or v in fn.params or v in returned or counts.get(v) != 2:
+        if v == y or v in fn.params or v in returned:
             continue
-        for i in range(j - 1, -1, -1):
-            d = body[i]
-            if _is_whole(d) and d.var == v:
-                if not (isinstance(d.value, cst.Name) and d.value.value == y):
-                    merged = Assign(cst.Name(y), d.value, None, rename.origin)
-                    return (*body[:i], merged, *body[i + 1 : j], *body[j + 1 :])
-                break
-            if y in _mentioned((d,)):
-                break
+        if y in written and counts.get(v) == 2:
+            for i in range(j - 1, -1, -1):
+                d = body[i]
+                if _is_whole(d) and d.var == v:
+                    if not (isinstance(d.value, cst.Name) and d.value.value == y):
+                        merged = Assign(cst.Name(y), d.value, None, rename.origin)
+                        return (*body[:i], merged, *body[i + 1 : j], *body[j + 1 :])
+                    break
+                if y in _mentioned((d,)):
+                    break
+        # an element or slice written once the rename has run (an array: kinds are not known yet)
+        after = {t.var for t in statements_after(fn.body, rename) if isinstance(t, Assign) and t.writes_element}
+        if {y, v} & after and y not in fn.params and rename.shares is None:  # else two names are harmless
+            local = _local_renamed(body, j, y, v, counts)
+            if local is not None:
+                return local
     for k, stmt in enumerate(body):
         inner = _rebuilt(stmt, lambda block: _merge_results(block, fn))
         if inner is not stmt:
             return (*body[:k], inner, *body[k + 1 :])
     return body
+
+
+def _local_renamed(body: tuple[Stmt, ...], j: int, y: str, v: str, counts: dict[str, int]) -> tuple[Stmt, ...] | None:
+    """`v = e; ...; y = v` where `v` lives only there (a helper's fresh result, built in place
+    before it is returned: `b = np.zeros_like(u); b[1:-1] = ...; return b`) and `y` is not
+    mentioned in between: `y = e; ...` with `v` called `y` (one name, where a loop around would
+    otherwise see `v`'s writes in the next iteration as writes to `y`'s array). A helper that
+    returns its argument or a view of it stays a second name (`v` is a parameter, or `e` is a
+    view and the views' checks see it)."""
+    first = next((i for i in range(j) if v in _mentioned(body[i : i + 1])), None)
+    if first is None:
+        return None
+    d = body[first]
+    if not (_is_whole(d) and d.var == v and v not in names_in(d.value)) or y in _mentioned(body[first + 1 : j]):
+        return None
+    if sum(_names_of(t).count(v) for t in walk_statements(body[first : j + 1])) != counts.get(v):
+        return None  # `v` is read elsewhere too
+    return (*body[:first], *renamed(body[first:j], v, y), *body[j + 1 :])
 
 
 def writes_in_place(t: Stmt) -> TypeGuard[Assign]:

@@ -1,0 +1,76 @@
+"""Issue 40: the sourcead bugs NPBench's ports found (`programs/npbench_found.py`), each checked by
+`sourcead.check_derivative` (jvp, vjp and grad against Ridders' central differences and the
+dot-product test), compiled and as plain Python; the true second names next to them stay refused
+at the user's line."""
+
+from __future__ import annotations
+
+import inspect
+
+import npbench_found as k
+import numpy as np
+import pytest
+
+import sourcead
+from sourcead import SourceADError
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+SUPPORTED = {
+    "fresh_result_in_loop": (k.fresh_result_in_loop, lambda r: (r.uniform(0.2, 1.0, 6), r.uniform(0.2, 1.0, 6), 0.3)),
+    "fresh_result_in_while": (k.fresh_result_in_while,
+                              lambda r: (r.uniform(0.2, 1.0, 6), r.uniform(0.2, 1.0, 6), 0.3)),
+    "own_name_dead_after_rename": (k.own_name_dead_after_rename,
+                                   lambda r: (r.uniform(0.2, 1.0, 5), r.uniform(0.2, 1.0, 5))),
+    # seeded away from np.where's kinks (finite differences across one do not settle)
+    "hdiff_like": (k.hdiff_like, lambda _: (_rng(2).uniform(0.0, 1.0, (7, 8, 2)),
+                                            _rng(2).uniform(0.0, 1.0, (3, 4, 2)))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+@pytest.mark.parametrize("name", sorted(SUPPORTED))
+def test_found_bug_is_fixed(name, jit):
+    func, make = SUPPORTED[name]
+    args = make(_rng(len(name)))
+    wrt = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
+    report = sourcead.check_derivative(func, *args, wrt=wrt, jit=jit)
+    assert report.ok, str(report)
+
+
+@pytest.mark.xfail(strict=True, raises=SourceADError, reason="the first `res` is not recorded: its adjoint's reset")
+def test_a_temporary_rebound_with_another_shape_and_not_recorded():
+    """`res` rebound with another shape where only linear code reads the first one: nothing records
+    it, and the reset of `res_bar` after the second one's adjoint takes the second's shape."""
+    a = _rng(3).uniform(-1.0, 1.0, (4, 5))
+    report = sourcead.check_derivative(k.rebound_linear, a, jit=False)
+    assert report.ok, str(report)
+
+
+def _line(func) -> int:
+    lines, first = inspect.getsourcelines(func)
+    return first + next(i for i, text in enumerate(lines) if "# refused" in text)
+
+
+@pytest.mark.parametrize(
+    "func, at, needle",
+    [
+        (k.returns_its_argument_in_loop, k.returns_its_argument_in_loop,
+         "`b = _same(a)` makes `b` a second name for `a`"),
+        (k.returns_a_view_in_loop, k._tail, "`t` is a view of `u` (a row or slice), and `u` is written"),
+        (k.own_name_read_after_rename, k.own_name_read_after_rename, "`b = a` makes two names for one array"),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)  # fmt: skip
+def test_a_true_second_name_stays_refused(func, at, needle):
+    u, p = _rng(1).uniform(0.2, 1.0, 5), _rng(2).uniform(0.2, 1.0, 5)
+    with pytest.raises(SourceADError) as info:
+        sourcead.grad(func, wrt=(0, 1), jit=False)(u, p)
+    err = info.value
+    assert needle in str(err), str(err)
+    assert err.hint and ".copy()" in err.hint
+    assert err.where is not None and err.where.filename.endswith("npbench_found.py"), str(err)
+    assert err.where.line == _line(at)
