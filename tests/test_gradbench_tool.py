@@ -301,8 +301,11 @@ def test_ht_jacobian_columns_are_u_then_theta(complicated):
     if not complicated:
         raw["us"] = []
     functions = ht.define(jit=False)
-    args = functions["jacobian"].decode(raw)
-    got = np.array(functions["jacobian"].encode(functions["jacobian"].run(*args)))
+    buffered = functions["jacobian"].decode(raw)  # the arguments, then the Jacobian's buffer
+    got = np.array(functions["jacobian"].encode(functions["jacobian"].run(*buffered)))
+    again = np.array(functions["jacobian"].encode(functions["jacobian"].run(*buffered)))
+    assert np.array_equal(got, again)  # a second run into the same buffer: the same Jacobian
+    args = functions["objective"].decode(raw)
     n_points = len(raw["data"]["correspondences"])
     extra = 2 if complicated else 0
     assert got.shape == (3 * n_points, extra + ht.N_THETA)
