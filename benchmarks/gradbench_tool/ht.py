@@ -98,22 +98,27 @@ def ht_objective(
                     for k in range(4):
                         acc += absolutes[parents[b], i, k] * relative[k, j]
                     absolutes[b, i, j] = acc
-    # skinning: every vertex moved by every bone's transform, blended by the weights
-    positions = np.zeros((n_verts, 3))
-    transform = np.zeros((3, 4))
+    # skinning: every bone's transform first, then for each vertex the weighted blend of the
+    # transforms applied to its base position (the blend is linear: the same as blending the moved
+    # positions, with fewer products)
+    transforms = np.zeros((n_bones, 3, 4))
     for b in range(n_bones):
         for i in range(3):
             for j in range(4):
                 acc = 0.0
                 for k in range(4):
                     acc += absolutes[b, i, k] * inverse_base_absolutes[b, k, j]
-                transform[i, j] = acc
-        for v in range(n_verts):
-            for i in range(3):
-                moved = 0.0
-                for k in range(4):
-                    moved += transform[i, k] * base_positions[v, k]
-                positions[v, i] += moved * weights[v, b]
+                transforms[b, i, j] = acc
+    positions = np.zeros((n_verts, 3))
+    for v in range(n_verts):
+        for i in range(3):
+            moved = 0.0
+            for k in range(4):
+                blend = 0.0
+                for b in range(n_bones):
+                    blend += weights[v, b] * transforms[b, i, k]
+                moved += blend * base_positions[v, k]
+            positions[v, i] = moved
     if mirrored == 1:
         for v in range(n_verts):
             positions[v, 0] = -positions[v, 0]
