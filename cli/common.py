@@ -33,6 +33,12 @@ def load_function(target: str):
 
 
 def import_file(path: Path) -> ModuleType:
+    # the module already imported from this very file, if any: importing it again under another
+    # name would compile its functions with numba's disk cache under that name, which a later
+    # process, importing the file under its own name, could not load
+    loaded = sys.modules.get(path.stem)
+    if loaded is not None and _same_file(getattr(loaded, "__file__", None), path):
+        return loaded
     # its own name when free, so generated code refers to it as a program importing it would
     name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules else f"sourcead_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -53,3 +59,7 @@ def parse_wrt(text: str) -> tuple[str | int, ...]:
     if not items:
         fail("--wrt needs at least one argument name or position")
     return tuple(int(item) if item.lstrip("-").isdigit() else item for item in items)
+
+
+def _same_file(loaded: str | None, path: Path) -> bool:
+    return loaded is not None and os.path.exists(loaded) and os.path.samefile(loaded, path)
