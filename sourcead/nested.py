@@ -27,8 +27,12 @@ from typing import Any
 
 from .functions import unwrap
 
-SUPPORTED = ("grad",)  # the transforms a derivative call is for now (jvp is inlined; others refused)
+SUPPORTED = ("grad",)  # the transforms whose call is a derivative call of their own
 INLINED = ("jvp",)  # prepared transforms whose generated code the front end inlines
+# prepared transforms lowered into a plain call and the derivative call of a scalar function's
+# gradient (`Part`): the front end inlines a small generated helper (`lowered_function`)
+LOWERED = ("value_and_grad", "vjp", "hvp")
+KEYWORDS = {"jvp": "tangents", "hvp": "tangents", "vjp": "cotangent"}  # the one keyword each call takes
 
 
 class NestedRefusal(Exception):
@@ -51,24 +55,50 @@ class NestedCall:
     wrt: tuple[int, ...]  # positions differentiated
     single: bool
     jit: bool
+    part: str = ""  # "" for a prepared grad; else the gradient a lowered call needs (`Part`)
 
     @property
     def key(self) -> str:
-        return f"nested.{self.module}.{self.name}"
+        return f"nested.{self.module}.{self.name}" + (f".{self.part}" if self.part else "")
+
+    @property
+    def call_name(self) -> str:
+        """The name generated code calls it by: the user's, or `vf_vjp` for a part of `vf`."""
+        return f"{self.name}_{self.part}" if self.part else self.name
 
     @property
     def hvp_name(self) -> str:
-        return f"{self.name}_hvp"
+        return f"{self.call_name}_hvp"
 
     def header_lines(self, kinds: tuple[str, ...], floats: tuple[int, ...]) -> list[str]:
         """The lines that bind the call and its derivative in a generated module, for arguments of
         these kinds (`Type.spec`) and the float arguments its derivative takes tangents for."""
         where = f'"{self.module}", "{self.name}"'
+        part = f', part="{self.part}"' if self.part else ""
         mark = f"  # {self.transform}({self.func.__name__}, wrt={self.wrt[0]}), {fingerprint(self.func)}"
         return [
-            f"{self.name} = nested_entry({where}, {kinds!r}){mark}",
-            f"{self.hvp_name} = nested_entry({where}, {kinds!r}, hvp={floats!r})",
+            f"{self.call_name} = nested_entry({where}, {kinds!r}{part}){mark}",
+            f"{self.hvp_name} = nested_entry({where}, {kinds!r}, hvp={floats!r}{part})",
         ]
+
+
+@dataclass(frozen=True)
+class Part:
+    """The gradient a lowered call needs (`LOWERED`), as a global of the helper the front end
+    inlines for the call of the prepared object `obj`, held in `module` as the global `name`:
+
+        part "grad"  of value_and_grad(f, w):  grad(f, w)
+        part "vjp"   of vjp(f, w):             grad(s, w), s(a..., c) = np.sum(c * f(a...))
+        part "hvp"   of hvp(f, w):             grad(t, w), t(a..., v) = the tangent of jvp(f, w) along v
+
+    The scalar functions s and t are generated source (`scalar_function`), rebuilt from the
+    prepared object's recipe in any process: a generated module binds the part by the user's global
+    (`nested_entry("mod", "vf", kinds, part="vjp")`)."""
+
+    module: str
+    name: str
+    part: str
+    obj: Any = None
 
 
 def fingerprint(func: Callable) -> str:
@@ -103,15 +133,26 @@ def recipe_of(obj: Any) -> Any:
     return recipe if recipe is not None and recipe.transform not in ("differentiable", "primal") else None
 
 
-def register(obj: Any, module: str, name: str) -> NestedCall:
-    """The derivative call of the prepared object `obj`, held in `module` as the global `name`;
-    `NestedRefusal` when it is one whose derivative sourcead does not take yet."""
+def register(obj: Any, module: str, name: str, part: str = "") -> NestedCall:
+    """The derivative call of the prepared object `obj`, held in `module` as the global `name` (or
+    of its `part`, `Part`); `NestedRefusal` when it is one whose derivative sourcead does not take yet."""
     recipe = recipe_of(obj)
     transform = recipe.transform
+    if transform in LOWERED:
+        refuse_lowered(obj, name)
+    if part:
+        params = tuple(inspect.signature(recipe.func).parameters)
+        w = recipe.wrt
+        position = params.index(w) if isinstance(w, str) else w % len(params)
+        scalar = scalar_function(obj, module, name, part)
+        params = tuple(inspect.signature(scalar).parameters)
+        found = NestedCall(module, name, transform, scalar, params, (position,), True, recipe.jit, part)
+        _REGISTRY[found.key] = found
+        return found
     if transform not in SUPPORTED:
         raise NestedRefusal(
-            f"`{name}` is a prepared {transform}; sourcead differentiates calls of prepared grad "
-            f"objects only, not of {transform} yet",
+            f"`{name}` is a prepared {transform}; sourcead differentiates calls of prepared grad, "
+            f"value_and_grad, jvp, vjp and hvp objects, not of {transform}",
             "Call a plain function that computes it instead, or prepare the inner derivative "
             f"with sourcead.grad({recipe.func.__name__}, wrt=...).",
         )
@@ -134,7 +175,28 @@ def by_key(key: str) -> NestedCall | None:
 
 def by_name(name: str) -> NestedCall | None:
     """The derivative call that generated code calls as `name`."""
-    return next((c for c in _REGISTRY.values() if c.name == name), None)
+    return next((c for c in _REGISTRY.values() if c.call_name == name), None)
+
+
+def refuse_lowered(obj: Any, name: str) -> None:
+    """`NestedRefusal` for a lowered call (`LOWERED`) with a tuple wrt: its result is a tuple of
+    gradients, which a derivative call does not return."""
+    recipe = recipe_of(obj)
+    if not recipe.single:
+        raise NestedRefusal(
+            f"`{name}` is a prepared {recipe.transform} with a tuple wrt ({recipe.wrt!r}); inside a "
+            "differentiated function sourcead takes one wrt argument",
+            f"Prepare one per argument: sourcead.{recipe.transform}({recipe.func.__name__}, "
+            f"wrt={recipe.wrt[0]!r}), ...",
+        )
+
+
+def refused_object(obj: Any) -> str | None:
+    """What a sourcead object that no derivative call covers is (a jacobian, a hessian), or None."""
+    kind = type(obj)
+    if kind.__module__.startswith("sourcead.") and kind.__name__ in ("Jacobian", "Hessian", "SparseHessian"):
+        return kind.__name__.lower().replace("sparsehessian", "sparse hessian")
+    return None
 
 
 def install(**hooks: Callable) -> None:
@@ -163,9 +225,24 @@ def forward_function(obj: Any) -> Callable:
     return _hook("forward")(obj)
 
 
-def nested_entry(module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None = None) -> Callable:
-    """What a generated module binds for the global `name` of `module`: its value call, or (with
-    `hvp`, the positions of the float arguments) the Hessian-vector product of its function,
-    `(*args, *tangents of those) -> (adjoint of each)`."""
+def lowered_function(obj: Any, module: str, name: str) -> Callable:
+    """The generated helper the front end inlines for a call of a prepared value_and_grad, vjp or
+    hvp (`LOWERED`) held in `module` as the global `name`: a plain call of the function and a call
+    of its `Part`, `vf(x, q, cotangent) -> (f(x, q), vf_vjp(x, q, cotangent))`."""
+    refuse_lowered(obj, name)
+    return _hook("lowered")(obj, module, name)
+
+
+def scalar_function(obj: Any, module: str, name: str, part: str) -> Callable:
+    """The scalar function whose gradient is the `Part` `part` of the prepared object `obj`."""
+    return _hook("scalar")(obj, module, name, part)
+
+
+def nested_entry(
+    module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None = None, part: str = ""
+) -> Callable:
+    """What a generated module binds for the global `name` of `module` (or for its `part`): its
+    value call, or (with `hvp`, the positions of the float arguments) the Hessian-vector product
+    of its function, `(*args, *tangents of those) -> (adjoint of each)`."""
     obj = getattr(importlib.import_module(module), name)
-    return _hook("entry")(obj, name, kinds, hvp)
+    return _hook("entry")(obj, module, name, kinds, hvp, part)

@@ -11,6 +11,7 @@ generated code compiled or not; under `jit=False` plain Python, which compiled c
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import threading
 from collections.abc import Callable
@@ -39,16 +40,19 @@ def _example(spec: str) -> Any:
     return np.zeros((1,) * kind.ndim, dtype=dtype)
 
 
-def entry(obj: Prepared, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None) -> Callable:
-    """The callable generated code binds as `name` (hvp None) or as `name_hvp`."""
-    key = (id(obj), kinds, hvp)
+def entry(
+    obj: Prepared, module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None, part: str = ""
+) -> Callable:
+    """The callable generated code binds as `name` (hvp None) or as `name_hvp`; for a lowered call
+    (`api/lowering.py`), those of its part: `name_part` and `name_part_hvp`."""
+    key = (id(obj), kinds, hvp, part)
     found = _ENTRIES.get(key)
     if found is None:
         with _LOCK:
             found = _ENTRIES.get(key)
             if found is None:
                 try:
-                    found = _build(obj, name, kinds, hvp)
+                    found = _build(obj, module, name, kinds, hvp, part)
                 except SourceADError as exc:  # kinds the caller's code only guessed: its real call builds another
                     found = _refusing(exc, obj.__sourcead_recipe__().jit)
                 _ENTRIES[key] = found
@@ -74,20 +78,28 @@ def _refusing(exc: SourceADError, jit: bool) -> Callable:
     return numba.njit(refuse_compiled)
 
 
-def _build(obj: Any, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None) -> Callable:
+def _build(
+    obj: Any, module: str, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | None, part: str
+) -> Callable:
     recipe = obj.__sourcead_recipe__()
     examples = tuple(_example(k) for k in kinds)
+    func = recipe.func
+    if part:  # a lowered call's gradient: of the function, or of a scalar function made from it
+        func = nested.scalar_function(obj, module, name, part)
+        name = f"{name}_{part}"
+        if hvp is None:
+            obj = _part_gradient(obj, func)
     if hvp is None:
         if recipe.jit:
             return obj.njit_for(*examples)
         return lambda *args: obj(*args)
-    second = HVP(recipe.func, tuple(hvp), recipe.jit, recipe.memory)
+    second = HVP(func, tuple(hvp), recipe.jit, recipe.memory)
     variant = second._variant(examples)
     if variant.written:
         raise SourceADError(
-            f"`{name}` differentiates {recipe.func.__name__}, which writes into its arguments: "
+            f"`{name}` differentiates {func.__name__}, which writes into its arguments: "
             "its derivative inside a differentiated function is not supported yet",
-            hint=f"Let {recipe.func.__name__} compute on copies of its arguments.",
+            hint=f"Let {func.__name__} compute on copies of its arguments.",
         )
     n = len(kinds)
     params = [f"a{k}" for k in range(n)]
@@ -113,6 +125,25 @@ def _build(obj: Any, name: str, kinds: tuple[str, ...], hvp: tuple[int, ...] | N
     return function
 
 
+def _part_gradient(obj: Any, func: Callable) -> Any:
+    """The prepared `grad(func, w)` of a lowered call's part (one per prepared object and part)."""
+    from .first_order import Gradient
+
+    recipe = obj.__sourcead_recipe__()
+    params = list(inspect.signature(recipe.func).parameters)
+    w = recipe.wrt if isinstance(recipe.wrt, int) else params.index(recipe.wrt)
+    key = (id(obj), id(func))
+    found = _GRADIENTS.get(key)
+    if found is None:
+        with _PART_LOCK:  # `entry` holds _LOCK while it builds
+            found = _GRADIENTS.setdefault(key, Gradient(func, w, recipe.jit, memory=recipe.memory))
+    return found
+
+
+_GRADIENTS: dict[tuple[int, int], Any] = {}
+_PART_LOCK = threading.Lock()
+
+
 def _plain(call: Callable) -> Callable:
     """The plain-Python generated code, on NumPy floats as `_Prepared._run` calls it."""
 
@@ -123,7 +154,7 @@ def _plain(call: Callable) -> Callable:
     return run
 
 
-_BINDING = re.compile(r'^(\w+) = nested_entry\("([\w.]+)", "(\w+)", \(.*\)\)(  #.*)?$', re.M)
+_BINDING = re.compile(r'^(\w+) = nested_entry\("([\w.]+)", "(\w+)", \(.*\)(, part="\w+")?\)(  #.*)?$', re.M)
 
 
 def refuse_python_inner(func: Callable, source: str) -> None:
@@ -137,7 +168,7 @@ def refuse_python_inner(func: Callable, source: str) -> None:
         from ..ir.exprs import walk
 
         parsed = parse_function(func)
-        name = found.group(1)
+        name = found.group(3)
         calls = [n for n in walk(parsed.node) if isinstance(n, cst_call()) and _calls(n, name)]
         raise parsed.error(
             f"`{name}` was prepared with jit=False, and the compiled code of {func.__name__} cannot call plain Python",
@@ -165,3 +196,5 @@ def forward_function(obj: Any) -> Callable:
 
 
 nested.install(entry=entry, check=refuse_python_inner, forward=forward_function)
+
+from . import lowering as _lowering  # noqa: E402, F401  (installs the lowered calls' helpers)

@@ -15,8 +15,9 @@ from typing import NoReturn
 import libcst as cst
 import numpy as np
 
+from ..functions import unwrap
 from ..ir.exprs import code, dotted, walk
-from ..nested import NestedRefusal
+from ..nested import KEYWORDS, NestedRefusal, recipe_of, refused_object
 from ..rules import ATTRIBUTES, METHOD_TABLE, NOT_LITERAL, BindError, bind, primitive
 from .bound_names import local_names
 from .parse import ParsedFunction
@@ -336,23 +337,46 @@ class ExpressionFence:
 
     def check_prepared(self, expr: cst.Call) -> None:
         """A prepared derivative called here: one whose derivative sourcead takes (`nested.py`),
-        passed its arguments by position, and not the derivative of this very function."""
+        passed its arguments by position (the one keyword its call takes aside: `tangents=` of a
+        jvp or hvp, `cotangent=` of a vjp), and not the derivative of this very function."""
+        func = expr.func.value if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "njit" else expr.func
+        obj = lookup(func, self.parsed.globals) if isinstance(func, cst.Name) else None
+        refused = refused_object(obj)
+        if refused is not None:
+            self.fail(
+                expr.func,
+                f"`{code(func)}` is a prepared {refused}; inside a differentiated function sourcead calls prepared "
+                f"grad, value_and_grad, jvp, vjp and hvp objects, not a {refused} yet",
+                "Build it column by column from a prepared jvp: jf = sourcead.jvp(f, wrt=...) at module level, "
+                "and in a loop `_, column = jf(x, ..., tangents=e)` for each unit vector e.",
+            )
         try:
             call = prepared_call(expr.func, self.parsed.globals)
         except NestedRefusal as exc:
             self.fail(expr.func, str(exc), exc.hint)
-        if call is None:
+        recipe = recipe_of(obj)
+        if recipe is None or not isinstance(func, cst.Name):
             return
-        if call.func.__name__ == self.parsed.name and getattr(call.func, "__globals__", None) is self.parsed.globals:
+        name = func.value
+        inner = unwrap(recipe.func)
+        if inner.__name__ == self.parsed.name and getattr(inner, "__globals__", None) is self.parsed.globals:
             self.fail(
                 expr.func,
-                f"`{call.name}` is the derivative of {self.parsed.name} itself: "
-                "a function cannot call its own derivative",
-                f"Compute {call.name} outside {self.parsed.name} and pass it in as an argument.",
+                f"`{name}` is the derivative of {self.parsed.name} itself: a function cannot call its own derivative",
+                f"Compute {name} outside {self.parsed.name} and pass it in as an argument.",
             )
+        keyword = KEYWORDS.get(recipe.transform)
         for arg in expr.args:
-            if arg.keyword is not None or arg.star:
-                self.fail(arg, f"pass the arguments of `{call.name}` by position", f"Write {call.name}(x, q, ...).")
+            if arg.star or (arg.keyword is not None and arg.keyword.value != keyword):
+                allowed = f" (and {keyword}=...)" if keyword else ""
+                self.fail(
+                    arg,
+                    f"pass the arguments of `{name}` by position{allowed}",
+                    f"Write {name}(x, q, ...{', ' + keyword + '=...' if keyword else ''}).",
+                )
+        if keyword is not None and not any(a.keyword is not None and a.keyword.value == keyword for a in expr.args):
+            self.fail(expr, f"`{name}` is a prepared {recipe.transform}: its call needs {keyword}=...",
+                      f"Write {name}(x, ..., {keyword}=...).")  # fmt: skip
 
 
 def _full_slice(s: cst.BaseSlice) -> bool:

@@ -70,23 +70,33 @@ def lookup(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> Any:
 
 def prepared_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> nested.NestedCall | None:
     """The derivative call (`nested.py`) of a call to a prepared derivative held in a module global
-    (`force(x, q)` or `force.njit(x, q)`, with `force = sourcead.grad(potential, wrt=0)`), or None
-    for any other call; `nested.NestedRefusal` for one whose derivative is not taken yet."""
+    (`force(x, q)` or `force.njit(x, q)`, with `force = sourcead.grad(potential, wrt=0)`), or of a
+    `nested.Part` in a lowered call's helper; None for any other call; `nested.NestedRefusal` for
+    one whose derivative is not taken."""
     if not _prepared_global(func, scope):
         return None
     if isinstance(func, cst.Attribute):
         func = func.value
     assert isinstance(func, cst.Name)
-    if nested.recipe_of(scope[func.value]).transform in nested.INLINED:
-        return None  # its generated code is inlined (`user_function`)
-    return nested.register(scope[func.value], str(scope.get("__name__")), func.value)
+    value = scope[func.value]
+    if isinstance(value, nested.Part):
+        return nested.register(value.obj, value.module, value.name, value.part)
+    transform = nested.recipe_of(value).transform
+    if transform in nested.INLINED or transform in nested.LOWERED:
+        if transform in nested.LOWERED:
+            nested.refuse_lowered(value, func.value)
+        return None  # its generated code, or a helper lowering it, is inlined (`user_function`)
+    return nested.register(value, str(scope.get("__name__")), func.value)
 
 
 def _prepared_global(func: cst.BaseExpression, scope: Mapping[str, Any]) -> bool:
     """Is `func` a prepared derivative held in a global, or its `.njit`?"""
     if isinstance(func, cst.Attribute) and func.attr.value == "njit":
         func = func.value
-    return isinstance(func, cst.Name) and nested.recipe_of(scope.get(func.value)) is not None
+    if not isinstance(func, cst.Name):
+        return False
+    value = scope.get(func.value)
+    return isinstance(value, nested.Part) or nested.recipe_of(value) is not None
 
 
 def canonical_call(func: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
@@ -113,8 +123,17 @@ def user_function(func: cst.BaseExpression, scope: Mapping[str, Any]):
     from .parse import unwrap
 
     if _prepared_global(func, scope):  # a derivative call (not inlined), or a jvp's code (inlined)
-        obj = lookup(func.value if isinstance(func, cst.Attribute) else func, scope)
-        return nested.forward_function(obj) if nested.recipe_of(obj).transform in nested.INLINED else None
+        name = func.value if isinstance(func, cst.Attribute) else func
+        obj = lookup(name, scope)
+        if isinstance(obj, nested.Part):
+            return None
+        transform = nested.recipe_of(obj).transform
+        if transform in nested.LOWERED:  # value_and_grad, vjp, hvp: a helper of a plain call and a gradient
+            try:
+                return nested.lowered_function(obj, str(scope.get("__name__")), name.value)  # type: ignore[attr-defined]
+            except nested.NestedRefusal:
+                return None  # the fence says why, at the call
+        return nested.forward_function(obj) if transform in nested.INLINED else None
     obj = lookup(func, scope)
     if obj is None or id(obj) in _CANONICAL or custom.lookup(obj) is not None:
         return None
@@ -135,13 +154,15 @@ def _library(func) -> bool:
 
 
 def inlined_call(call: cst.Call, scope: Mapping[str, Any]) -> cst.Call:
-    """A call of a prepared jvp, `g(x, q, tangents=v)`, as a call of its generated code, which
-    takes the tangents after the arguments: `g(x, q, v)` (a tuple of tangents spread out)."""
+    """A call of a prepared jvp, vjp or hvp, `g(x, q, tangents=v)`, as a call of its inlined code,
+    which takes the tangents (or the cotangent) after the arguments: `g(x, q, v)` (a tuple of
+    tangents spread out)."""
     if not _prepared_global(call.func, scope):
         return call
-    args = [a for a in call.args if a.keyword is None or a.keyword.value != "tangents"]
+    extra = ("tangents", "cotangent")
+    args = [a for a in call.args if a.keyword is None or a.keyword.value not in extra]
     for a in call.args:
-        if a.keyword is not None and a.keyword.value == "tangents":
+        if a.keyword is not None and a.keyword.value in extra:
             value = a.value
             items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
             args += [cst.Arg(item) for item in items]
@@ -153,7 +174,7 @@ def canonical_func_node(key: str) -> cst.BaseExpression:
     if key.startswith("custom."):
         return cst.Name(custom.by_key(key).func_name)  # type: ignore[union-attr]
     if key.startswith("nested."):
-        return cst.Name(nested.by_key(key).name)  # type: ignore[union-attr]
+        return cst.Name(nested.by_key(key).call_name)  # type: ignore[union-attr]
     return cst.parse_expression(key)  # math.sin, np.linalg.norm, abs
 
 

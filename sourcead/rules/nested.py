@@ -78,7 +78,7 @@ def call_sites(key: str, fn: CoreFunction, type_of) -> list[tuple[tuple[str, ...
         if not isinstance(stmt, Assign):
             continue
         for node in walk(stmt.value):
-            if isinstance(node, cst.Call) and dotted(node.func) == call.name:
+            if isinstance(node, cst.Call) and dotted(node.func) == call.call_name:
                 types = [type_of(arg.value) for arg in node.args]
                 found.append((tuple(t.spec() for t in types), tuple(floats(types)), stmt.origin))
     return found

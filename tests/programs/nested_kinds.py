@@ -1,0 +1,115 @@
+"""Programs that call a prepared value_and_grad, vjp or hvp inside a differentiated function (issue 42)."""
+
+import numpy as np
+from numba import prange
+
+import sourcead as ad
+
+
+def potential(x, q):
+    return q * np.sum(x * x * x * x) / 4.0 + q * q * np.sum(np.sin(x))
+
+
+def field(x, q):
+    """An array result: what a vjp pulls a cotangent back through."""
+    return q * np.sin(x) * x + x * x
+
+
+def make(jit):
+    """The prepared inner derivatives, with numba or without."""
+    return {
+        "vg": ad.value_and_grad(potential, wrt=0, jit=jit),
+        "vf": ad.vjp(field, wrt=0, jit=jit),
+        "h": ad.hvp(potential, wrt=0, jit=jit),
+    }
+
+
+vg = ad.value_and_grad(potential, wrt=0)
+vf = ad.vjp(field, wrt=0)
+h = ad.hvp(potential, wrt=0)
+vg_py = ad.value_and_grad(potential, wrt=0, jit=False)
+vf_py = ad.vjp(field, wrt=0, jit=False)
+h_py = ad.hvp(potential, wrt=0, jit=False)
+
+
+def with_vg(x0, q, dt, steps):
+    x = x0.copy()
+    e = 0.0
+    for _ in range(steps):
+        value, g = vg(x, q)
+        x = x - dt * g
+        e = e + value
+    return np.sum(x * x) + e
+
+
+def with_vf(x0, q, dt, steps):
+    x = x0.copy()
+    for _ in range(steps):
+        y, g = vf(x, q, cotangent=x)
+        x = x - dt * g + 0.1 * dt * y
+    return np.sum(x * x)
+
+
+def with_h(x0, q, dt, steps):
+    """Newton-like steps: the Hessian of the potential along the current velocity."""
+    x = x0.copy()
+    v = x0 * 0.5
+    for _ in range(steps):
+        v = v - dt * h(x, q, tangents=v)
+        x = x + dt * v
+    return np.sum(x * x)
+
+
+def with_vg_py(x0, q, dt, steps):
+    x = x0.copy()
+    e = 0.0
+    for _ in range(steps):
+        value, g = vg_py(x, q)
+        x = x - dt * g
+        e = e + value
+    return np.sum(x * x) + e
+
+
+def with_vf_py(x0, q, dt, steps):
+    x = x0.copy()
+    for _ in range(steps):
+        y, g = vf_py(x, q, cotangent=x)
+        x = x - dt * g + 0.1 * dt * y
+    return np.sum(x * x)
+
+
+def with_h_py(x0, q, dt, steps):
+    x = x0.copy()
+    v = x0 * 0.5
+    for _ in range(steps):
+        v = v - dt * h_py(x, q, tangents=v)
+        x = x + dt * v
+    return np.sum(x * x)
+
+
+def rows_h(X, q):
+    """Each row its own inner hvp, in parallel."""
+    n = X.shape[0]
+    e = np.zeros(n)
+    for i in prange(n):
+        hv = h(X[i], q, tangents=X[i])
+        e[i] = np.sum(hv * hv)
+    return np.sum(e)
+
+
+def rows_vf(X, q):
+    n = X.shape[0]
+    e = np.zeros(n)
+    for i in prange(n):
+        y, g = vf.njit(X[i], q, cotangent=X[i])
+        e[i] = np.sum(g * g) + np.sum(y)
+    return np.sum(e)
+
+
+def rows_vg(X, q):
+    n = X.shape[0]
+    e = np.zeros(n)
+    for i in prange(n):
+        value, g = vg(X[i], q)
+        e[i] = np.sum(g * g) + value
+    return np.sum(e)
