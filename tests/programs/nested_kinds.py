@@ -101,6 +101,17 @@ def rows_vf(X, q):
     n = X.shape[0]
     e = np.zeros(n)
     for i in prange(n):
+        y, g = vf(X[i], q, cotangent=X[i])
+        e[i] = np.sum(g * g) + np.sum(y)
+    return np.sum(e)
+
+
+def rows_vf_njit(X, q):
+    """The same through `.njit` (whose default variant, called from Python, takes x as a float:
+    only the differentiated code calls it, with the kinds of its call)."""
+    n = X.shape[0]
+    e = np.zeros(n)
+    for i in prange(n):
         y, g = vf.njit(X[i], q, cotangent=X[i])
         e[i] = np.sum(g * g) + np.sum(y)
     return np.sum(e)
@@ -113,3 +124,41 @@ def rows_vg(X, q):
         value, g = vg(X[i], q)
         e[i] = np.sum(g * g) + value
     return np.sum(e)
+
+
+# refused, each at the user's line (tests/test_nested_kinds.py)
+cube_vf = ad.vjp(potential, wrt=0, jit=False)
+jac = ad.jacobian(field, wrt=0, jit=False)
+vg_pair = ad.value_and_grad(potential, wrt=(0, 1), jit=False)
+
+
+def bad_keyword(x):
+    value, g = cube_vf(x, 0.5, cotangent=1.0, scale=2.0)
+    return np.sum(g)
+
+
+def missing_cotangent(x):
+    value, g = cube_vf(x, 0.5)
+    return np.sum(g)
+
+
+def python_inner(x):
+    value, g = vg_py(x, 0.5)
+    return np.sum(g * g)
+
+
+def calls_a_jacobian(x):
+    return np.sum(jac(x, 0.5))
+
+
+def calls_a_pair(x):
+    value, grads = vg_pair(x, 0.5)
+    return value
+
+
+def selfish(x, q):
+    value, g = own(x, q)
+    return value + np.sum(g)
+
+
+own = vg_py  # the test rebinds it to selfish's own value_and_grad
