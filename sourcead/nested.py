@@ -75,7 +75,8 @@ class NestedCall:
         these kinds (`Type.spec`) and the float arguments its derivative takes tangents for."""
         where = f'"{self.module}", "{self.name}"'
         part = f', part="{self.part}"' if self.part else ""
-        mark = f"  # {self.transform}({self.func.__name__}, wrt={self.wrt[0]}), {fingerprint(self.func)}"
+        what = "grad" if self.part else self.transform
+        mark = f"  # {what}({self.func.__name__}, wrt={self.wrt[0]}), {fingerprint(self.func)}"
         return [
             f"{self.call_name} = nested_entry({where}, {kinds!r}{part}){mark}",
             f"{self.hvp_name} = nested_entry({where}, {kinds!r}, hvp={floats!r}{part})",
@@ -233,9 +234,10 @@ def lowered_function(obj: Any, module: str, name: str) -> Callable:
     return _hook("lowered")(obj, module, name)
 
 
-def scalar_function(obj: Any, module: str, name: str, part: str) -> Callable:
-    """The scalar function whose gradient is the `Part` `part` of the prepared object `obj`."""
-    return _hook("scalar")(obj, module, name, part)
+def scalar_function(obj: Any, module: str, name: str, part: str, kinds: tuple[str, ...] | None = None) -> Callable:
+    """The scalar function whose gradient is the `Part` `part` of the prepared object `obj` (for
+    a call with arguments of these kinds, where they matter)."""
+    return _hook("scalar")(obj, module, name, part, kinds)
 
 
 def nested_entry(

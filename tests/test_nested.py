@@ -100,13 +100,18 @@ def _refused(f, line_text, *, jit=False, **kwargs):
     return info.value
 
 
-def test_a_prepared_transform_without_a_derivative_call_is_refused_at_the_call():
+def test_an_inner_vjp_with_a_float_cotangent_and_an_inner_hvp_run_right():
+    """Once refused (tests/test_nested_kinds.py covers every kind): a vjp of a float result, whose
+    lowering drops the np.sum, and an hvp, each against central differences."""
     import nested_bad
 
-    error = _refused(nested_bad.calls_a_vjp, "cube_vjp(x, cotangent=1.0)")
-    assert "`cube_vjp` is a prepared vjp" in error.message and "sourcead.grad(cube" in error.hint
-    error = _refused(nested_bad.calls_an_hvp, "cube_hvp(x, tangents=x)")  # third order: not yet
-    assert "`cube_hvp` is a prepared hvp" in error.message
+    x = np.array([0.3, 0.4])
+    for f in (nested_bad.calls_a_vjp, nested_bad.calls_an_hvp):
+        g = ad.grad(f, jit=False)(x)
+        for k in range(2):
+            e = np.zeros(2)
+            e[k] = 1.0
+            assert_close(g[k], _fd(f, (x,), 0, e), 1e-6, 1e-8)
 
 
 def test_arguments_by_keyword_and_tuples_of_gradients_are_refused_at_the_call():

@@ -85,7 +85,7 @@ def _build(
     examples = tuple(_example(k) for k in kinds)
     func = recipe.func
     if part:  # a lowered call's gradient: of the function, or of a scalar function made from it
-        func = nested.scalar_function(obj, module, name, part)
+        func = nested.scalar_function(obj, module, name, part, kinds)
         name = f"{name}_{part}"
         if hvp is None:
             obj = _part_gradient(obj, func)
