@@ -111,8 +111,8 @@ def _build(
         f"    return ({', '.join(outs)},)\n"
     )
     if recipe.jit:
-        module = __import__(_core_dispatcher(variant), fromlist=["_"])
-        core = getattr(module, jitted_name(bounds_checked(variant.spec)))
+        found = __import__(_core_dispatcher(variant), fromlist=["_"])
+        core = getattr(found, jitted_name(bounds_checked(variant.spec)))
     else:
         core = _plain(variant.call)
     scope: dict[str, Any] = {"core": core}

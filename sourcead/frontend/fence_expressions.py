@@ -351,7 +351,7 @@ class ExpressionFence:
                 "and in a loop `_, column = jf(x, ..., tangents=e)` for each unit vector e.",
             )
         try:
-            call = prepared_call(expr.func, self.parsed.globals)
+            prepared_call(expr.func, self.parsed.globals)  # registers it, or refuses it here
         except NestedRefusal as exc:
             self.fail(expr.func, str(exc), exc.hint)
         recipe = recipe_of(obj)
