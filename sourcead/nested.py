@@ -10,6 +10,10 @@ adjoints of all of a are H(a)[:, w] F_bar, by the symmetry of H; both are one ca
 reverse sweep records the inner call's arguments only: the inner gradient has no tape in the
 outer one, and its hvp recomputes from those arguments.
 
+A prepared value_and_grad, vjp or hvp is lowered into a plain call and the derivative call of a
+scalar function's gradient (`Part`, `lowered_function`; `api/lowering.py` writes them), and a
+prepared jvp's generated tangent code is inlined (`forward_function`).
+
 This module is the registry (the resolver registers each prepared global a function calls) and
 the hook generated modules bind through (`nested_entry`): `api/nested.py`, which can build
 prepared objects, installs it. Prepared objects are known here by their protocol alone

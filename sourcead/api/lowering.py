@@ -62,7 +62,7 @@ def _text(obj: Any, module: str, name: str) -> str:
             "",
             "",
             f"def {name}_{part}_scalar({full}):",
-            f"    # its gradient with respect to {wrt!r} is the vjp of {fname}: <{extra}, d{fname}>",
+            f"    # its gradient with respect to argument {wrt!r} is the vjp of {fname}: <{extra}, d{fname}>",
             f"    return np.sum({extra} * {fname}({args}))",
             "",
             "",
@@ -76,7 +76,7 @@ def _text(obj: Any, module: str, name: str) -> str:
             "",
             "",
             f"def {name}_{part}_scalar({full}):",
-            f"    # its gradient with respect to {wrt!r} is the hvp of {fname}: d/dw <grad {fname}, {extra}>",
+            f"    # its gradient with respect to argument {wrt!r} is the hvp of {fname}: d/dw <grad {fname}, {extra}>",
             f"    _value, _tangent = {fname}_jvp({full})",
             "    return _tangent",
         ]
