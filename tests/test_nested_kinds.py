@@ -113,3 +113,38 @@ def test_a_jacobian_and_a_tuple_wrt_are_refused_with_what_to_write():
     assert "prepared jacobian" in error.message and "jvp" in error.hint
     error = _refused(nk.calls_a_pair, "vg_pair(x, 0.5)")
     assert "tuple wrt" in error.message and "wrt=0" in error.hint
+
+
+def test_a_vjp_of_a_tuple_result_is_refused_with_what_to_write():
+    error = _refused(nk.calls_a_tuple_vjp, "cotangent=(x, 1.0)")
+    assert "returns a tuple" in error.message and "one per result" in error.hint
+    error = _refused(nk.calls_a_tuple_vjp_by_name, "cotangent=c")
+    assert "returns a tuple" in error.message
+
+
+_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import sourcead as ad
+import nested_kinds as nk
+gx, gq = ad.grad(nk.with_h, wrt=(0, 1))(np.array([0.3, -0.2, 0.5]), 0.7, 0.05, 4)
+print(json.dumps([list(gx), gq]))
+"""
+
+
+def test_a_fresh_process_rebuilds_the_lowered_call_from_the_recipe():
+    """The caller's module, found in the disk cache by a new process, binds the inner hvp's part
+    by the user's global (`nested_entry(..., part="hvp")`): the same third-order gradient."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    gx, gq = ad.grad(nk.with_h, wrt=(0, 1))(X0, Q, DT, STEPS)
+    programs = str(Path(nk.__file__).parent)
+    out = subprocess.run([sys.executable, "-c", _CHILD, programs], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    child_gx, child_gq = json.loads(out.stdout.strip().splitlines()[-1])
+    assert_close(np.array(child_gx), gx, 1e-14, 0)
+    assert_close(child_gq, gq, 1e-14, 0)

@@ -374,9 +374,37 @@ class ExpressionFence:
                     f"pass the arguments of `{name}` by position{allowed}",
                     f"Write {name}(x, q, ...{', ' + keyword + '=...' if keyword else ''}).",
                 )
+        for arg in expr.args:
+            if arg.keyword is None or recipe.transform not in ("vjp", "hvp"):
+                continue
+            if recipe.transform == "vjp" and _returns_tuple(inner):
+                self.fail(
+                    arg.value,
+                    f"`{name}` is the vjp of {inner.__name__}, which returns a tuple: inside a differentiated "
+                    "function sourcead takes the vjp of a function with one result",
+                    f"Prepare a vjp of a function that returns one float or array, one per result of {inner.__name__}.",
+                )
+            if isinstance(arg.value, cst.Tuple):
+                self.fail(
+                    arg.value,
+                    f"`{name}` is called with a tuple of {keyword}: inside a differentiated function a prepared "
+                    f"{recipe.transform} takes one",
+                    f"Prepare one {recipe.transform} per argument, each called with one {keyword}=... .",
+                )
         if keyword is not None and not any(a.keyword is not None and a.keyword.value == keyword for a in expr.args):
             self.fail(expr, f"`{name}` is a prepared {recipe.transform}: its call needs {keyword}=...",
                       f"Write {name}(x, ..., {keyword}=...).")  # fmt: skip
+
+
+def _returns_tuple(func) -> bool:
+    """Does `func` return a tuple (`return a, b`) anywhere?"""
+    from .parse import parse_function
+
+    try:
+        node = parse_function(func).node
+    except Exception:  # its own transform says why, if it is ever made
+        return False
+    return any(isinstance(n, cst.Return) and isinstance(n.value, cst.Tuple) for n in walk(node))
 
 
 def _full_slice(s: cst.BaseSlice) -> bool:

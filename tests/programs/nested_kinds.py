@@ -162,3 +162,21 @@ def selfish(x, q):
 
 
 own = vg_py  # the test rebinds it to selfish's own value_and_grad
+
+
+def pair(x, q):
+    return x * q, np.sum(x)
+
+
+vf_pair = ad.vjp(pair, wrt=0, jit=False)
+
+
+def calls_a_tuple_vjp(x):
+    value, g = vf_pair(x, 0.5, cotangent=(x, 1.0))
+    return np.sum(g)
+
+
+def calls_a_tuple_vjp_by_name(x):
+    c = (x, 1.0)
+    value, g = vf_pair(x, 0.5, cotangent=c)
+    return np.sum(g)
