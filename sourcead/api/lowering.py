@@ -15,7 +15,6 @@ prepared object's recipe (`nested_entry(..., part=...)` in a caller's module doe
 from __future__ import annotations
 
 import inspect
-import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +23,6 @@ from .. import nested
 from ..build.compile import companion
 from ..functions import unwrap
 
-_LOCK = threading.Lock()
 _MODULES: dict[tuple[int, str, str], types.ModuleType] = {}
 PARTS = {"value_and_grad": "grad", "vjp": "vjp", "hvp": "hvp"}  # the part each lowered transform needs
 
@@ -84,23 +82,23 @@ def _text(obj: Any, module: str, name: str) -> str:
 
 
 def _module(obj: Any, module: str, name: str) -> types.ModuleType:
+    """The module of the lowered call (built once per process). No lock of its own: `companion`
+    loads under the build lock, and the globals set here are the same values in every thread (a
+    lock held across the load could invert with a module load that binds a derivative call)."""
     key = (id(obj), module, name)
     found = _MODULES.get(key)
     if found is not None:
         return found
-    with _LOCK:
-        found = _MODULES.get(key)
-        if found is None:
-            recipe, fname, _, _, part = _names(obj, name)
-            found = companion("lowered", _text(obj, module, name))
-            found.__dict__[fname] = recipe.func
-            found.__dict__[f"{name}_{part}"] = nested.Part(module, name, part, obj)
-            if recipe.transform == "hvp":
-                from .first_order import JVP
+    recipe, fname, _, _, part = _names(obj, name)
+    found = companion("lowered", _text(obj, module, name))
+    found.__dict__[fname] = recipe.func
+    found.__dict__[f"{name}_{part}"] = nested.Part(module, name, part, obj)
+    if recipe.transform == "hvp":
+        from .first_order import JVP
 
-                jf = JVP(recipe.func, recipe.wrt, jit=False)  # its generated source: never compiled
-                found.__dict__[f"{fname}_jvp"] = nested.forward_function(jf)
-            _MODULES[key] = found
+        jf = JVP(recipe.func, recipe.wrt, jit=False)  # its generated source: never compiled
+        found.__dict__[f"{fname}_jvp"] = nested.forward_function(jf)
+    _MODULES[key] = found
     return found
 
 
