@@ -148,3 +148,21 @@ def test_a_fresh_process_rebuilds_the_lowered_call_from_the_recipe():
     child_gx, child_gq = json.loads(out.stdout.strip().splitlines()[-1])
     assert_close(np.array(child_gx), gx, 1e-14, 0)
     assert_close(child_gq, gq, 1e-14, 0)
+
+
+def test_differentiable_and_the_other_outer_transforms_take_the_same_calls(outer):
+    """`@differentiable`'s .grad is the same outer transform; value_and_grad and vjp (cotangent
+    c) give the value and c times the gradient."""
+    f, g, _ = outer
+    jit = f not in (nk.with_vg_py, nk.with_vf_py, nk.with_h_py)
+    args = (X0, Q, DT, STEPS)
+    gx, gq = g(*args)
+    dx, dq = ad.differentiable(f).grad(wrt=(0, 1), jit=jit)(*args)
+    assert_close(dx, gx, 1e-14, 0)
+    assert_close(dq, gq, 1e-14, 0)
+    if not jit:
+        value, vq = ad.value_and_grad(f, wrt=1, jit=False)(*args)
+        assert_close(value, f(*args), 1e-12, 1e-14)
+        assert_close(vq, gq, 1e-12, 1e-14)
+        _, cq = ad.vjp(f, wrt=1, jit=False)(*args, cotangent=2.0)
+        assert_close(cq, 2.0 * gq, 1e-12, 1e-14)
