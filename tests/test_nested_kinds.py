@@ -166,3 +166,11 @@ def test_differentiable_and_the_other_outer_transforms_take_the_same_calls(outer
         assert_close(vq, gq, 1e-12, 1e-14)
         _, cq = ad.vjp(f, wrt=1, jit=False)(*args, cotangent=2.0)
         assert_close(cq, 2.0 * gq, 1e-12, 1e-14)
+
+
+def test_second_order_of_a_function_calling_a_lowered_kind_is_refused_at_the_users_call():
+    with pytest.raises(ad.SourceADError) as info:
+        ad.hvp(nk.with_vg_py, wrt=0, jit=False)(X0, Q, DT, STEPS, tangents=X0)
+    assert "third derivatives" in info.value.message
+    where = info.value.where
+    assert where is not None and where.filename.endswith("nested_kinds.py") and "vg_py(x, q)" in where.source_line

@@ -98,6 +98,7 @@ def _module(obj: Any, module: str, name: str) -> types.ModuleType:
 
         jf = JVP(recipe.func, recipe.wrt, jit=False)  # its generated source: never compiled
         found.__dict__[f"{fname}_jvp"] = nested.forward_function(jf)
+    getattr(found, name).__sourcead_lowered__ = True  # errors about it name the user's call (normalize)
     _MODULES[key] = found
     return found
 

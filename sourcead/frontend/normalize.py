@@ -95,6 +95,21 @@ class Normalizer(Statements):
 
     # --- calls to user functions ---------------------------------------------------------------
 
+    def at_the_call(self, func, callee: ParsedFunction, renamed: cst.CSTNode, call: cst.Call, positions: dict):
+        """A lowered call's helper (`api/lowering.py`, generated): its nodes located at the user's
+        call, so that an error about them (second order of a derivative call) names the user's line."""
+        where = self.parsed._owner(call) if getattr(func, "__sourcead_lowered__", False) else None
+        if where is None:
+            return callee, positions
+        owner, code_range = where
+        stack: list[cst.CSTNode] = [callee.node, renamed]
+        found: dict = {}
+        while stack:
+            node = stack.pop()
+            found[node] = code_range
+            stack.extend(node.children)
+        return replace(callee, filename=owner.filename, lines=owner.lines), found
+
     def inline(self, func, call: cst.Call) -> tuple[list[Stmt], Return]:
         """The body of a user function, its names made fresh, its parameters bound to the arguments.
 
@@ -140,6 +155,7 @@ class Normalizer(Statements):
             mapping[local] = cst.Name(self.namer.fresh(f"{func.__name__}_{local}"))
         renamed = cst.ensure_type(callee.node.visit(Rename(mapping)), cst.FunctionDef)
         positions = {**callee.positions, **carried_positions(callee.node, renamed, callee.positions)}
+        callee, positions = self.at_the_call(func, callee, renamed, call, positions)
         inner = self.parsed.adopt(replace(callee, node=renamed, positions=positions))  # later errors locate its nodes
         core = Normalizer(inner, self.namer, (*self.callers, _function_of(self.parsed))).function()
         for name, value in core.constants:

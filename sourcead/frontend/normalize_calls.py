@@ -29,7 +29,10 @@ class Calls(Expressions):
     def call(self, node: cst.Call, result_used: bool = True) -> Flat:
         func = user_function(node.func, self.parsed.globals)
         if func is not None:
-            body, ret = self.inline(func, inlined_call(node, self.parsed.globals))
+            rewritten = inlined_call(node, self.parsed.globals)
+            if rewritten is not node:
+                self.parsed.carry(node, rewritten)  # errors at the call name the user's line
+            body, ret = self.inline(func, rewritten)
             if not ret.values:
                 if result_used:
                     raise self.fail(f"{func.__name__} returns nothing; its result is used here", node)
