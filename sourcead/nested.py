@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -252,3 +253,19 @@ def nested_entry(
     of its function, `(*args, *tangents of those) -> (adjoint of each)`."""
     obj = getattr(importlib.import_module(module), name)
     return _hook("entry")(obj, module, name, kinds, hvp, part)
+
+
+_BINDING_LINE = re.compile(r"^\w+ = nested_entry\(.*$", re.M)
+
+
+def bind_ahead(text: str) -> None:
+    """Build the derivative calls a generated module's header binds before the module is run.
+
+    A module runs under the lock every module load holds (`build/modules.py`); building an inner
+    derivative there would take the inner prepared object's lock after that load lock, while a
+    thread preparing the inner object itself takes them the other way round, and the two could
+    wait on each other for ever. Built here first, with no load lock held, the header's own
+    `nested_entry` calls find them made."""
+    lines = _BINDING_LINE.findall(text)
+    if lines:
+        exec("\n".join(lines), {"nested_entry": nested_entry})

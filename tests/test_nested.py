@@ -223,3 +223,33 @@ def test_calls_with_other_kinds_of_arguments_are_refused_at_the_second_call():
         ad.grad(nested_bad.mixed_kinds, jit=False)(np.ones((2, 2)))
     assert "`cube_grad` is called here with arguments of other kinds" in info.value.message
     assert info.value.where is not None and "cube_grad(x[:, 0])" in info.value.where.source_line
+
+
+def test_a_module_load_never_waits_on_an_inner_derivative_another_thread_prepares():
+    # a thread preparing the inner object holds its lock, then loads its module; the outer build
+    # must not hold the load lock while it waits for that inner object (each would wait for ever)
+    import threading
+    import time
+
+    import nested_lock
+
+    from sourcead.build import modules
+
+    held, loaded = threading.Event(), {}
+
+    def preparer():
+        with nested_lock.force._lock:
+            held.set()
+            time.sleep(1.0)  # the outer build reaches the inner object meanwhile
+            loaded["ok"] = modules._LOCK.acquire(timeout=20)
+            if loaded["ok"]:
+                modules._LOCK.release()
+
+    thread = threading.Thread(target=preparer)
+    thread.start()
+    held.wait()
+    x = np.array([0.3, -0.2, 0.5])
+    g = ad.grad(nested_lock.pull, wrt=0, jit=False)(x, 0.5)
+    thread.join()
+    assert loaded["ok"], "the outer module's load held the load lock while building its derivative call"
+    assert_close(g, 9.0 * 0.5 * x * x, 1e-12, 1e-12)  # pull = sum(3 q x^3)

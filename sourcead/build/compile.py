@@ -38,6 +38,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .. import nested
 from . import cache_writes
 from .cache_folder import _read_private, cache_dir
 from .jit import bounds_checked, by_arguments, compiled_parallel, jit_module, warn_serial
@@ -83,6 +84,7 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
         spec = Spec.of(gen)
         check(spec)
         name, digest = module_name(spec.entry, gen.source)
+        nested.bind_ahead(gen.source)  # with no load lock held (nested.py)
         with _LOCK:
             module = _LOADED.get(name)
             if module is None:
@@ -127,22 +129,25 @@ def _cached(folder: Path, key: str) -> tuple[Spec, types.ModuleType] | None:
             return None  # the spec must name its own function's entry (the module's name holds it)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    with _LOCK:
-        module = _LOADED.get(name)
-        if module is None:
-            path = folder / f"{name}.py"
-            raw = _read_private(path)
-            if raw is None:
-                return None
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-            if module_name(spec.entry, text) != (name, digest) or not re.search(
-                rf"^def {re.escape(spec.entry)}\(", text, re.M
-            ):
-                return None  # truncated, edited or damaged: rebuilt from the pipeline
-            module = _LOADED[name] = _execute(name, path, text)
+    module = _LOADED.get(name)
+    if module is None:
+        path = folder / f"{name}.py"
+        raw = _read_private(path)
+        if raw is None:
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if module_name(spec.entry, text) != (name, digest) or not re.search(
+            rf"^def {re.escape(spec.entry)}\(", text, re.M
+        ):
+            return None  # truncated, edited or damaged: rebuilt from the pipeline
+        nested.bind_ahead(text)  # with no load lock held (nested.py)
+        with _LOCK:
+            module = _LOADED.get(name)
+            if module is None:
+                module = _LOADED[name] = _execute(name, path, text)
     return spec, module
 
 
