@@ -9,8 +9,8 @@ folders (a cold first call, as ``benchmarks.gradbench`` measures it), it splits 
   * transform: sourcead's passes, from the function to the generated module's text (libcst,
     the analyses, the emitters; the first use imports the pipeline and libcst);
   * compile, the generated function: numba's typing, lowering and LLVM of the gradient itself,
-    itself split (from numba's compile metadata, ``pipeline_times`` and, with
-    ``NUMBA_LLVM_PASS_TIMINGS=1`` set in the child, ``llvm_pass_timings``) into numba's typing
+    itself split (from numba's compile metadata, ``pipeline_times`` and, with ``--llvm``
+    (NUMBA_LLVM_PASS_TIMINGS=1 in the child, which slows the compile a lot), ``llvm_pass_timings``) into numba's typing
     (type inference and the passes before it), numba's parfor passes (parallel modules only),
     numba's lowering to LLVM IR (Python) and LLVM (optimisation passes and machine code, the
     function's own); typing and lowering include the helpers numba compiles inside them;
@@ -138,13 +138,13 @@ def child(name: str, tool: str) -> None:
     print(json.dumps({"total": total, "transform": transform, **split}))
 
 
-def _run_child(name: str, tool: str) -> dict:
+def _run_child(name: str, tool: str, llvm: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="sourcead-ca-") as tmp:
         env = dict(
             os.environ,
             SOURCEAD_CACHE_DIR=f"{tmp}/sourcead",
             NUMBA_CACHE_DIR=f"{tmp}/numba",
-            NUMBA_LLVM_PASS_TIMINGS="1",
+            NUMBA_LLVM_PASS_TIMINGS="1" if llvm else os.environ.get("NUMBA_LLVM_PASS_TIMINGS", "0"),
             PYTHONPATH=str(ROOT),
         )
         cmd = [sys.executable, "-m", "benchmarks.compile_anatomy", "--child", name, tool]
@@ -167,6 +167,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--llvm",
+        action="store_true",
+        help="record LLVM's pass timings (NUMBA_LLVM_PASS_TIMINGS=1): fills the LLVM column, but the "
+        "recording itself slowed heat_3d's cold call from 71 to 243 s, so the totals are not a cold call's",
+    )
     parser.add_argument("--child", nargs=2, metavar=("NAME", "TOOL"), help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.child:
@@ -184,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             for _ in range(opts.repeats):
                 for tool in runs:
-                    runs[tool].append(_run_child(name, tool))
+                    runs[tool].append(_run_child(name, tool, opts.llvm))
         except RuntimeError as exc:
             print(f"| {name} | failed: {exc} |", flush=True)
             continue
