@@ -5,6 +5,7 @@ the private folder (`numba_cache.py`).
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import types
@@ -12,6 +13,9 @@ import warnings
 from typing import Any
 
 import numba
+from llvmlite import ir as llvm_ir
+from numba.core.compiler_lock import global_compiler_lock
+from numba.np import npyimpl
 
 from . import cache_writes
 from .cache_folder import cache_dir
@@ -56,6 +60,55 @@ warnings.filterwarnings(
 )
 
 
+# How numba lowers a whole-array statement (`a[1:-1] + a[2:]`, NumPy's ufuncs on arrays): a loop
+# nest in which each operand's index along each axis is set by a branch, "is this operand
+# broadcast along this axis (length 1)?" (numba/np/npyimpl.py, `_ArrayIndexingHelper`). At -O3
+# LLVM unswitches the loop on every such loop-invariant branch, cloning the loop for each
+# combination: heat_3d's gradient, 60 such statements on 3-D slices, spent 190 of its 200 s of
+# compile in LLVM, most of it on the clones. For generated modules the index is computed without
+# a branch, `i * (length > 1)` (the same value: 0 along an axis of length 1), which LLVM has no
+# reason to unswitch: the compile takes half the time and the loops run faster (the clones kept
+# the per-element branches LLVM could not remove; benchmarks/README.md, "Compile time").
+def _branch_free_indices(self: Any, loop_indices: Any, name: str) -> None:
+    """numba's `_ArrayIndexingHelper.update_indices` (numba 0.59-0.68), without the branch."""
+    builder = self.array.builder
+    indices = loop_indices[len(loop_indices) - len(self.indices) :]
+    for src, dst, dim in zip(indices, self.indices, self.array.shape, strict=False):
+        broadcast = builder.icmp_unsigned(">", dim, llvm_ir.Constant(dim.type, 1))
+        builder.store(builder.mul(src, builder.zext(broadcast, src.type)), dst)
+
+
+_HELPER: Any = getattr(npyimpl, "_ArrayIndexingHelper", None)
+_NUMBA_INDICES: Any = getattr(_HELPER, "update_indices", None)
+if _NUMBA_INDICES is not None and list(inspect.signature(_NUMBA_INDICES).parameters) != [
+    "self",
+    "loop_indices",
+    "name",
+]:
+    _NUMBA_INDICES = None  # another numba: its own lowering
+
+
+def _own_lowering(jitted: Any) -> None:
+    """Make `jitted` compile (with what it compiles inside) with `_branch_free_indices`: set for
+    the compile only, under numba's compiler lock, so no other compile sees it (the lock is
+    reentrant: a compile inside ours keeps it). A numba without that helper compiles as it is."""
+    if _NUMBA_INDICES is None:
+        return
+    compile_ = jitted.compile
+
+    def compile_branch_free(sig: Any) -> Any:
+        with global_compiler_lock:
+            if _HELPER.update_indices is not _NUMBA_INDICES:  # a compile of ours, inside ours
+                return compile_(sig)
+            _HELPER.update_indices = _branch_free_indices
+            try:
+                return compile_(sig)
+            finally:
+                _HELPER.update_indices = _NUMBA_INDICES
+
+    jitted.compile = compile_branch_free
+
+
 def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, boundscheck: bool = False) -> Any:
     """The numba dispatcher of a loaded module's function `entry`, made once per module (as
     `module._sourcead_jitted`, or `_sourcead_jitted_boundscheck` compiled with numba's bounds
@@ -77,6 +130,7 @@ def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, bou
             jitted = numba.njit(cache=False, nogil=True, parallel=threads, error_model="numpy", **options)(  # type: ignore[call-overload]
                 python
             )
+            _own_lowering(jitted)
             tag = "-".join((["parallel2"] if parallel else []) + (["boundscheck"] if boundscheck else []))
             jitted._cache = cache_writes.tolerant(_CheckedCache(python, cache_dir(), _module_hash(module), tag))
             setattr(module, attribute, jitted)
