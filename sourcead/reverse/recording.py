@@ -143,14 +143,14 @@ class ArrayOnTape(Recording):
     def save(self, value: str, comment: str, out: Writer, at: Where) -> None:
         (tape, top), (itape, itop) = at.tapes[self.index], at.tapes[1]
         at.helpers.update(("reserve", "record_flat"))
-        if self.whole:
+        out.line(f"{tape} = reserve({tape}, {top} + {value}.size)  # {comment}")
+        out.line(f"record_flat({tape}, {top}, {value})")
+        out.line(f"{top} += {value}.size")
+        if self.whole:  # the shape last: the load pops it first, and an int or bool array's values share its tape
             out.line(f"{itape} = reserve({itape}, {itop} + {self.ndim})")
             for k in range(self.ndim):
                 out.line(f"{itape}[{position(itop)}] = {value}.shape[{k}]")
                 out.line(f"{itop} += 1")
-        out.line(f"{tape} = reserve({tape}, {top} + {value}.size)  # {comment}")
-        out.line(f"record_flat({tape}, {top}, {value})")
-        out.line(f"{top} += {value}.size")
 
     def load(self, target: str, comment: str, out: Writer, at: Where) -> None:
         (tape, top), (itape, itop) = at.tapes[self.index], at.tapes[1]

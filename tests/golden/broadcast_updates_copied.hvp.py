@@ -22,46 +22,46 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     A_dot = np.copy(A0_dot)
     A_dot += b_dot
     A += b
+    tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, A_dot)
+    top += A_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A_dot)
-    top += A_dot.size
     A_dot = b * A_dot + A * b_dot
+    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, A)
+    top += A.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
     A = A * b
     A_dot -= a_dot
     A -= a
     t0 = 1.0 + b * b
     t1 = 1.0 / t0
     t2 = A / t0
+    tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, A_dot)
+    top += A_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A_dot)
-    top += A_dot.size
     A_dot = t1 * A_dot + -t2 * t1 * (b * b_dot + b * b_dot)
+    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
+    record_flat(tape, top, A)
+    top += A.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
     A = t2
     result_dot = np.sum(A * A_dot + A * A_dot)
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)

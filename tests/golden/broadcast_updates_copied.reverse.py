@@ -19,24 +19,24 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     # forward sweep
     A = np.copy(A0)
     A += b
+    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, A)
+    top += A.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
     A = A * b
     A -= a
+    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, A)
+    top += A.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
     A = A / (1.0 + b * b)
     result = np.sum(A * A)
     result_1 = result + np.sum(np.sin(A))

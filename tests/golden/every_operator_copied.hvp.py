@@ -24,83 +24,83 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x += y
     x_dot -= 0.5 * a_dot
     x -= 0.5 * a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x_dot)
     top += x_dot.size
-    x_dot = y * x_dot + x * y_dot
     itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
+    itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
+    x_dot = y * x_dot + x * y_dot
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x * y
     t0 = 1.0 + y * y
     t1 = 1.0 / t0
     t2 = x / t0
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x_dot)
     top += x_dot.size
-    x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
     itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
+    itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
+    x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and an adjoint reads it
     record_flat(tape, top, x)
     top += x.size
-    x = t2
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x_dot)
-    top += x_dot.size
-    x_dot = 2.0 * x * x_dot
     itape = reserve(itape, itop + 1)
     itape[np.uint64(itop)] = x.shape[0]
     itop += 1
+    x = t2
+    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, x_dot)
+    top += x_dot.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x_dot.shape[0]
+    itop += 1
+    x_dot = 2.0 * x * x_dot
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x ** 2.0
     x_dot += a_dot
     x = x + a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x_dot)
     top += x_dot.size
-    x_dot = a * x_dot + x * a_dot
     itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
+    itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
+    x_dot = a * x_dot + x * a_dot
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x * a
     t3 = 1.0 / 1.5
     x_dot = t3 * x_dot
     x = x / 1.5
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x_dot)
     top += x_dot.size
-    x_dot = 1.5 * x ** 0.5 * x_dot
     itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
+    itape[np.uint64(itop)] = x_dot.shape[0]
     itop += 1
+    x_dot = 1.5 * x ** 0.5 * x_dot
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x ** 1.5
     result_dot = np.sum(x_dot)
     result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)

@@ -20,42 +20,42 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     x = np.copy(x0)
     x += y
     x -= 0.5 * a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x * y
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x / (1.0 + y * y)
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x ** 2.0
     x += a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x * a
     x = x / 1.5
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
     tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
     record_flat(tape, top, x)
     top += x.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = x.shape[0]
+    itop += 1
     x = x ** 1.5
     result = np.sum(x)
     result_1 = result + np.sum(np.sin(x))

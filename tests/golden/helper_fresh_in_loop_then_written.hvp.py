@@ -22,19 +22,19 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
     for i in range(3):
         _doubled_u_dot = (i + 1.0) * x_dot
         _doubled_u = x * (i + 1.0)
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = y_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + y_dot.size)  # record y_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, y_dot)
         top += y_dot.size
-        y_dot = 2.0 * _doubled_u_dot
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = y.shape[0]
+        itape[np.uint64(itop)] = y_dot.shape[0]
         itop += 1
+        y_dot = 2.0 * _doubled_u_dot
         tape = reserve(tape, top + y.size)  # record y: overwritten next, and an adjoint reads it
         record_flat(tape, top, y)
         top += y.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = y.shape[0]
+        itop += 1
         y = _doubled_u * 2.0
         y_dot[i] = 0.5 * y_dot[i + 1]
         y[i] = 0.5 * y[i + 1]

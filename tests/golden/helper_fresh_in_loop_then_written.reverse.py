@@ -19,12 +19,12 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
     s = 0.0
     for i in range(3):
         _doubled_u = x * (i + 1.0)
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = y.shape[0]
-        itop += 1
         tape = reserve(tape, top + y.size)  # record y: overwritten next, and an adjoint reads it
         record_flat(tape, top, y)
         top += y.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = y.shape[0]
+        itop += 1
         y = _doubled_u * 2.0
         y[i] = 0.5 * y[i + 1]
         s += np.sum(np.sin(y))

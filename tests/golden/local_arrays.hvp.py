@@ -21,19 +21,19 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     u = x * 2.0
     u_dot += y_dot
     u += y
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = u_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + u_dot.size)  # record u_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, u_dot)
     top += u_dot.size
-    u_dot = u * u_dot + u * u_dot
     itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = u.shape[0]
+    itape[np.uint64(itop)] = u_dot.shape[0]
     itop += 1
+    u_dot = u * u_dot + u * u_dot
     tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
     record_flat(tape, top, u)
     top += u.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = u.shape[0]
+    itop += 1
     u = u * u
     v = np.zeros_like(x)
     v_dot = np.zeros_like(v)
@@ -42,19 +42,19 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     t0 = 1.0 + x * x
     t1 = 1.0 / t0
     t2 = v / t0
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = v_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + v_dot.size)  # record v_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, v_dot)
     top += v_dot.size
-    v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
     itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = v.shape[0]
+    itape[np.uint64(itop)] = v_dot.shape[0]
     itop += 1
+    v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
     tape = reserve(tape, top + v.size)  # record v: overwritten next, and an adjoint reads it
     record_flat(tape, top, v)
     top += v.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = v.shape[0]
+    itop += 1
     v = t2
     result_dot = np.sum(v_dot) + np.sum(x_dot)
     value = result_dot

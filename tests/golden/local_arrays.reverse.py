@@ -18,21 +18,21 @@ def local_arrays_vjp(x, y, out_bar):
     # forward sweep
     u = x * 2.0
     u += y
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = u.shape[0]
-    itop += 1
     tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
     record_flat(tape, top, u)
     top += u.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = u.shape[0]
+    itop += 1
     u = u * u
     v = np.zeros_like(x)
     v -= u
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = v.shape[0]
-    itop += 1
     tape = reserve(tape, top + v.size)  # record v: overwritten next, and its own adjoint reads it
     record_flat(tape, top, v)
     top += v.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = v.shape[0]
+    itop += 1
     v = v / (1.0 + x * x)
     result = np.sum(v) + np.sum(x)
     value = result

@@ -19,59 +19,59 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # forward sweep
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
+    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C_dot)
+    top += C_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
     C_dot = C_dot + (B * C_dot + C * B_dot)
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C + (C * B)
+    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C_dot)
+    top += C_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
     C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C - (0.1 * C**2)
+    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C_dot)
+    top += C_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
     C_dot = C * C_dot + C * C_dot
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C * C
     result_dot = np.sum(C_dot)
     result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)

@@ -17,32 +17,32 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     itop = 0
     # forward sweep
     C = np.copy(C0)
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C + (C * B)
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C - (0.1 * C**2)
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C * C
     result = np.sum(C)
     result_1 = result + np.sum(np.sin(C))

@@ -28,23 +28,23 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     C_dot = np.copy(C0_dot)
     symm_temp2 = np.empty(C.shape[1])
     symm_temp2_dot = np.zeros_like(symm_temp2)
+    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C_dot)
+    top += C_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
     C_dot = beta * C_dot + C * beta_dot
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C * beta
     stop_1 = C.shape[0]
     for symm_i in range(stop_1):
@@ -63,12 +63,12 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             tape[np.uint64(top)] = symm_temp2[symm_j]  # record symm_temp2[symm_j]: overwritten next, and an adjoint reads it
             top += 1
             symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
-        itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         record_flat(tape, top, t0)
         top += t0.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = t0.shape[0]
+        itop += 1
         t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
         C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
         C[symm_i, :] += t0 + alpha * symm_temp2

@@ -23,14 +23,14 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     # forward sweep
     C = np.copy(C0)
     symm_temp2 = np.empty(C.shape[1])
+    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, C)
+    top += C.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = C.shape[0]
     itop += 1
     itape[np.uint64(itop)] = C.shape[1]
     itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
     C = C * beta
     stop_1 = C.shape[0]
     itape = reserve(itape, itop + stop_1)  # room for all its records: trip counts are known here

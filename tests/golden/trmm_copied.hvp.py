@@ -35,23 +35,23 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
             tape[np.uint64(top)] = B[trmm_i, trmm_j]  # record B[trmm_i, trmm_j]: overwritten next, and its own adjoint reads it
             top += 1
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
+    tape = reserve(tape, top + B_dot.size)  # record B_dot: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, B_dot)
+    top += B_dot.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = B_dot.shape[0]
     itop += 1
     itape[np.uint64(itop)] = B_dot.shape[1]
     itop += 1
-    tape = reserve(tape, top + B_dot.size)  # record B_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, B_dot)
-    top += B_dot.size
     B_dot = alpha * B_dot + B * alpha_dot
+    tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, B)
+    top += B.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = B.shape[0]
     itop += 1
     itape[np.uint64(itop)] = B.shape[1]
     itop += 1
-    tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, B)
-    top += B.size
     B = B * alpha
     result_dot = np.sum(B * B_dot + B * B_dot)
     result_1_dot = result_dot + np.sum(np.cos(B) * B_dot)

@@ -30,14 +30,14 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
             tape[np.uint64(top)] = B[trmm_i, trmm_j]  # record B[trmm_i, trmm_j]: overwritten next, and its own adjoint reads it
             top += 1
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
+    tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
+    record_flat(tape, top, B)
+    top += B.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = B.shape[0]
     itop += 1
     itape[np.uint64(itop)] = B.shape[1]
     itop += 1
-    tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, B)
-    top += B.size
     B = B * alpha
     result = np.sum(B * B)
     result_1 = result + np.sum(np.sin(B))

@@ -23,12 +23,12 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t3 = (x - y) / t1
     z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
     t7 = np.reciprocal(y + 3.0)
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = z_dot.shape[0]
-    itop += 1
     tape = reserve(tape, top + z_dot.size)  # record z_dot: overwritten next, and its own adjoint reads it
     record_flat(tape, top, z_dot)
     top += z_dot.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = z_dot.shape[0]
+    itop += 1
     z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
     t9 = 1.0 / 2.0
     result_dot = np.sum(z_dot) + t9 * x_dot[0]

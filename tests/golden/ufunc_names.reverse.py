@@ -17,12 +17,12 @@ def ufunc_names_vjp(x, y, out_bar):
     itop = 0
     # forward sweep
     z = (x + y) * (x * y) + (x - y) / (x / (y + 3.0))
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = z.shape[0]
-    itop += 1
     tape = reserve(tape, top + z.size)  # record z: overwritten next, and its own adjoint reads it
     record_flat(tape, top, z)
     top += z.size
+    itape = reserve(itape, itop + 1)
+    itape[np.uint64(itop)] = z.shape[0]
+    itop += 1
     z = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
     result = np.sum(z) + (x[0] / 2.0)
     value = result
