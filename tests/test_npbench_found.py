@@ -25,6 +25,8 @@ SUPPORTED = {
                               lambda r: (r.uniform(0.2, 1.0, 6), r.uniform(0.2, 1.0, 6), 0.3)),
     "own_name_dead_after_rename": (k.own_name_dead_after_rename,
                                    lambda r: (r.uniform(0.2, 1.0, 5), r.uniform(0.2, 1.0, 5))),
+    "mask_rebound_in_loop": (k.mask_rebound_in_loop,
+                             lambda r: (r.uniform(0.2, 1.2, 7), r.uniform(0.5, 1.5, 7))),
     # seeded away from np.where's kinks (finite differences across one do not settle)
     "hdiff_like": (k.hdiff_like, lambda _: (_rng(2).uniform(0.0, 1.0, (7, 8, 2)),
                                             _rng(2).uniform(0.0, 1.0, (3, 4, 2)))),
