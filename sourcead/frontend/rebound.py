@@ -12,7 +12,9 @@ shape and the first value's adjoint no longer fitted it (NPBench's hdiff rebinds
 shape; where nothing recorded the first `res`, the generated code failed on a broadcast). A
 statement at the top level runs once and every later statement sees its value, so naming it
 afresh there changes nothing the function computes, and each value keeps its own adjoint. Inside
-a loop or a branch a name may hold either value at a later read; those stay one name.
+a loop or a branch a name may hold either value at a later read; those stay one name. An argument
+bound again is named afresh too (its adjoint keeps the argument's shape), but not one whose
+caller's array the function writes (`CoreFunction.mutated`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .loopvars import renamed
 
 def rename_rebound(fn: CoreFunction, is_array: Callable[[str], bool], namer: Namer) -> CoreFunction:
     """`fn` with each array bound again as a whole at the top level named afresh from there on."""
-    kept = {*fn.params, *fn.mutated, *fn.finals}  # the caller sees these names' arrays
+    kept = {*fn.mutated, *fn.finals}  # the caller sees these names' arrays
     body = fn.body
     ret = fn.ret
     first: dict[str, str] = {}  # a fresh name -> the name kinds know it by
@@ -39,7 +41,7 @@ def rename_rebound(fn: CoreFunction, is_array: Callable[[str], bool], namer: Nam
         s = body[j]
         if not (_rebinds(s) and is_array(first.get(s.var, s.var)) and s.var not in kept and s.shares is None):
             continue
-        if not any(s.var in _bound(t) for t in walk_statements(body[:j])):
+        if s.var not in fn.params and not any(s.var in _bound(t) for t in walk_statements(body[:j])):
             continue  # the first binding: nothing to tell apart
         new = namer.fresh(first.get(s.var, s.var))
         first[new] = first.get(s.var, s.var)
