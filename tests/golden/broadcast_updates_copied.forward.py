@@ -6,26 +6,25 @@ import numpy as np
 
 def broadcast_updates_copied_jvp(A0, b, a, A0_dot, b_dot, a_dot):
     # forward mode (tangents) of broadcast_updates_copied with respect to A0, b, a
-    # active (varied from A0, b; useful for the result): A
+    # active (varied from A0, a, b; useful for the result): A, result, result_1
     # active (varied from A0; useful for the result): A0
-    # active (varied from A0, a, b; useful for the result): A_1, A_2, result, result_1
     # active (varied from a; useful for the result): a
     # active (varied from b; useful for the result): b
     A = np.copy(A0)
     A_dot = np.copy(A0_dot)
     A_dot += b_dot
     A += b
-    A_1_dot = b * A_dot + A * b_dot
-    A_1 = A * b
-    A_1_dot -= a_dot
-    A_1 -= a
+    A_dot = b * A_dot + A * b_dot
+    A = A * b
+    A_dot -= a_dot
+    A -= a
     t0 = 1.0 + b * b
     t1 = 1.0 / t0
-    t2 = A_1 / t0
-    A_2_dot = t1 * A_1_dot + -t2 * t1 * (b * b_dot + b * b_dot)
-    A_2 = t2
-    result_dot = np.sum(A_2 * A_2_dot + A_2 * A_2_dot)
-    result = np.sum(A_2 * A_2)
-    result_1_dot = result_dot + np.sum(np.cos(A_2) * A_2_dot)
-    result_1 = result + np.sum(np.sin(A_2))
+    t2 = A / t0
+    A_dot = t1 * A_dot + -t2 * t1 * (b * b_dot + b * b_dot)
+    A = t2
+    result_dot = np.sum(A * A_dot + A * A_dot)
+    result = np.sum(A * A)
+    result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
+    result_1 = result + np.sum(np.sin(A))
     return result_1, result_1_dot

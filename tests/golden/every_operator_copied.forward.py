@@ -7,7 +7,7 @@ import numpy as np
 def every_operator_copied_jvp(x0, y, a, x0_dot, y_dot, a_dot):
     # forward mode (tangents) of every_operator_copied with respect to x0, y, a
     # active (varied from a; useful for the result): a
-    # active (varied from a, x0, y; useful for the result): result, result_1, x, x_1, x_2, x_3, x_4, x_5, x_6
+    # active (varied from a, x0, y; useful for the result): result, result_1, x
     # active (varied from x0; useful for the result): x0
     # active (varied from y; useful for the result): y
     x = np.copy(x0)
@@ -16,26 +16,26 @@ def every_operator_copied_jvp(x0, y, a, x0_dot, y_dot, a_dot):
     x += y
     x_dot -= 0.5 * a_dot
     x -= 0.5 * a
-    x_1_dot = y * x_dot + x * y_dot
-    x_1 = x * y
+    x_dot = y * x_dot + x * y_dot
+    x = x * y
     t0 = 1.0 + y * y
     t1 = 1.0 / t0
-    t2 = x_1 / t0
-    x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
-    x_2 = t2
-    x_3_dot = 2.0 * x_2 * x_2_dot
-    x_3 = x_2 ** 2.0
-    x_3_dot += a_dot
-    x_3 += a
-    x_4_dot = a * x_3_dot + x_3 * a_dot
-    x_4 = x_3 * a
+    t2 = x / t0
+    x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
+    x = t2
+    x_dot = 2.0 * x * x_dot
+    x = x ** 2.0
+    x_dot += a_dot
+    x += a
+    x_dot = a * x_dot + x * a_dot
+    x = x * a
     t3 = 1.0 / 1.5
-    x_5_dot = t3 * x_4_dot
-    x_5 = x_4 / 1.5
-    x_6_dot = 1.5 * x_5 ** 0.5 * x_5_dot
-    x_6 = x_5 ** 1.5
-    result_dot = np.sum(x_6_dot)
-    result = np.sum(x_6)
-    result_1_dot = result_dot + np.sum(np.cos(x_6) * x_6_dot)
-    result_1 = result + np.sum(np.sin(x_6))
+    x_dot = t3 * x_dot
+    x = x / 1.5
+    x_dot = 1.5 * x ** 0.5 * x_dot
+    x = x ** 1.5
+    result_dot = np.sum(x_dot)
+    result = np.sum(x)
+    result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
+    result_1 = result + np.sum(np.sin(x))
     return result_1, result_1_dot

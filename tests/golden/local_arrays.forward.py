@@ -6,24 +6,24 @@ import numpy as np
 
 def local_arrays_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of local_arrays with respect to x, y
-    # active (varied from x, y; useful for the result): result, u, u_1, v, v_1
+    # active (varied from x, y; useful for the result): result, u, v
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
     u_dot = 2.0 * x_dot
     u = x * 2.0
     u_dot += y_dot
     u += y
-    u_1_dot = u * u_dot + u * u_dot
-    u_1 = u * u
+    u_dot = u * u_dot + u * u_dot
+    u = u * u
     v = np.zeros_like(x)
     v_dot = np.zeros_like(v)
-    v_dot -= u_1_dot
-    v -= u_1
+    v_dot -= u_dot
+    v -= u
     t0 = 1.0 + x * x
     t1 = 1.0 / t0
     t2 = v / t0
-    v_1_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
-    v_1 = t2
-    result_dot = np.sum(v_1_dot) + np.sum(x_dot)
-    result = np.sum(v_1) + np.sum(x)
+    v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
+    v = t2
+    result_dot = np.sum(v_dot) + np.sum(x_dot)
+    result = np.sum(v) + np.sum(x)
     return result, result_dot

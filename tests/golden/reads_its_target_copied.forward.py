@@ -7,18 +7,18 @@ import numpy as np
 def reads_its_target_copied_jvp(C0, B, C0_dot, B_dot):
     # forward mode (tangents) of reads_its_target_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from C0; useful for the result): C, C0
-    # active (varied from B, C0; useful for the result): C_1, C_2, C_3, result, result_1
+    # active (varied from B, C0; useful for the result): C, result, result_1
+    # active (varied from C0; useful for the result): C0
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
-    C_1_dot = C_dot + (B * C_dot + C * B_dot)
-    C_1 = C + (C * B)
-    C_2_dot = C_1_dot - (0.1 * (2.0 * C_1 * C_1_dot))
-    C_2 = C_1 - (0.1 * C_1**2)
-    C_3_dot = C_2 * C_2_dot + C_2 * C_2_dot
-    C_3 = C_2 * C_2
-    result_dot = np.sum(C_3_dot)
-    result = np.sum(C_3)
-    result_1_dot = result_dot + np.sum(np.cos(C_3) * C_3_dot)
-    result_1 = result + np.sum(np.sin(C_3))
+    C_dot = C_dot + (B * C_dot + C * B_dot)
+    C = C + (C * B)
+    C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
+    C = C - (0.1 * C**2)
+    C_dot = C * C_dot + C * C_dot
+    C = C * C
+    result_dot = np.sum(C_dot)
+    result = np.sum(C)
+    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    result_1 = result + np.sum(np.sin(C))
     return result_1, result_1_dot

@@ -6,11 +6,11 @@ import numpy as np
 
 def rebind_then_write_jvp(x, x_dot):
     # forward mode (tangents) of rebind_then_write with respect to x
-    # active (varied from x; useful for the result): result, x, x_1
-    x_1_dot = 2.0 * x_dot
-    x_1 = x * 2.0
-    x_1_dot[0] = 0.0
-    x_1[0] = 1.0
-    result_dot = np.sum(x_1 * x_1_dot + x_1 * x_1_dot)
-    result = np.sum(x_1 * x_1)
+    # active (varied from x; useful for the result): result, x
+    x_dot = 2.0 * x_dot
+    x = x * 2.0
+    x_dot[0] = 0.0
+    x[0] = 1.0
+    result_dot = np.sum(x * x_dot + x * x_dot)
+    result = np.sum(x * x)
     return result, result_dot

@@ -6,15 +6,15 @@ import numpy as np
 
 def rebound_in_helper_jvp(C, C_dot):
     # forward mode (tangents) of rebound_in_helper with respect to C
-    # active (varied from C; useful for the result): C, D, _fresh_then_update_C, _fresh_then_update_C_1, _fresh_then_update_C_2, result
+    # active (varied from C; useful for the result): C, D, _fresh_then_update_C, result
     _fresh_then_update_C = C
     _fresh_then_update_C_dot = C_dot
-    _fresh_then_update_C_1_dot = 2.0 * _fresh_then_update_C_dot
-    _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
-    _fresh_then_update_C_2_dot = np.copy(_fresh_then_update_C_1_dot)
-    _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
-    D = _fresh_then_update_C_2
-    D_dot = _fresh_then_update_C_2_dot
+    _fresh_then_update_C_dot = 2.0 * _fresh_then_update_C_dot
+    _fresh_then_update_C = _fresh_then_update_C * 2.0
+    _fresh_then_update_C_dot = np.copy(_fresh_then_update_C_dot)
+    _fresh_then_update_C = _fresh_then_update_C + 1.0
+    D = _fresh_then_update_C
+    D_dot = _fresh_then_update_C_dot
     result_dot = np.sum(C * D_dot + D * C_dot)
     result = np.sum(D * C)
     return result, result_dot

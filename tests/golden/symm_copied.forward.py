@@ -8,8 +8,8 @@ def symm_copied_jvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     # forward mode (tangents) of symm_copied with respect to alpha, beta, C0, A, B
     # active (varied from A; useful for the result): A
     # active (varied from B; useful for the result): B
-    # active (varied from C0; useful for the result): C, C0
-    # active (varied from A, B, C0, alpha, beta; useful for the result): C_1, result, result_1
+    # active (varied from A, B, C0, alpha, beta; useful for the result): C, result, result_1
+    # active (varied from C0; useful for the result): C0
     # active (varied from alpha; useful for the result): alpha
     # active (varied from beta; useful for the result): beta
     # active (varied from A, B; useful for the result): symm_temp2
@@ -17,21 +17,21 @@ def symm_copied_jvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     C_dot = np.copy(C0_dot)
     symm_temp2 = np.empty(C.shape[1])
     symm_temp2_dot = np.zeros_like(symm_temp2)
-    C_1_dot = beta * C_dot + C * beta_dot
-    C_1 = C * beta
-    stop_1 = C_1.shape[0]
+    C_dot = beta * C_dot + C * beta_dot
+    C = C * beta
+    stop_1 = C.shape[0]
     for symm_i in range(stop_1):
-        stop = C_1.shape[1]
+        stop = C.shape[1]
         for symm_j in range(stop):
-            C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
-            C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
+            C_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
+            C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             symm_temp2_dot[symm_j] = np.dot(B_dot[:symm_i, symm_j], A[symm_i, :symm_i]) + np.dot(B[:symm_i, symm_j], A_dot[symm_i, :symm_i])
             symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
         t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
-        C_1_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        C_1[symm_i, :] += t0 + alpha * symm_temp2
-    result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
-    result = np.sum(C_1 * C_1)
-    result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
-    result_1 = result + np.sum(np.sin(C_1))
+        C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
+        C[symm_i, :] += t0 + alpha * symm_temp2
+    result_dot = np.sum(C * C_dot + C * C_dot)
+    result = np.sum(C * C)
+    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    result_1 = result + np.sum(np.sin(C))
     return result_1, result_1_dot

@@ -7,16 +7,16 @@ import numpy as np
 def through_helper_copied_jvp(C0, B, C0_dot, B_dot):
     # forward mode (tangents) of through_helper_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from C0; useful for the result): C, C0
-    # active (varied from B, C0; useful for the result): C_1, result, result_1
+    # active (varied from B, C0; useful for the result): C, result, result_1
+    # active (varied from C0; useful for the result): C0
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
-    C_1_dot = 1.2 * C_dot
-    C_1 = C * 1.2
-    C_1_dot += B_dot
-    C_1 += B
-    result_dot = np.sum(B * C_1_dot + C_1 * B_dot)
-    result = np.sum(C_1 * B)
-    result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
-    result_1 = result + np.sum(np.sin(C_1))
+    C_dot = 1.2 * C_dot
+    C = C * 1.2
+    C_dot += B_dot
+    C += B
+    result_dot = np.sum(B * C_dot + C * B_dot)
+    result = np.sum(C * B)
+    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    result_1 = result + np.sum(np.sin(C))
     return result_1, result_1_dot

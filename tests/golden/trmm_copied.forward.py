@@ -7,9 +7,8 @@ import numpy as np
 def trmm_copied_jvp(alpha, A, B0, alpha_dot, A_dot, B0_dot):
     # forward mode (tangents) of trmm_copied with respect to alpha, A, B0
     # active (varied from A; useful for the result): A
-    # active (varied from A, B0; useful for the result): B
+    # active (varied from A, B0, alpha; useful for the result): B, result, result_1
     # active (varied from B0; useful for the result): B0
-    # active (varied from A, B0, alpha; useful for the result): B_1, result, result_1
     # active (varied from alpha; useful for the result): alpha
     B = np.copy(B0)
     B_dot = np.copy(B0_dot)
@@ -19,10 +18,10 @@ def trmm_copied_jvp(alpha, A, B0, alpha_dot, A_dot, B0_dot):
         for trmm_j in range(stop):
             B_dot[trmm_i, trmm_j] = B_dot[trmm_i, trmm_j] + (np.dot(A_dot[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j]) + np.dot(A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, trmm_j]))
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
-    B_1_dot = alpha * B_dot + B * alpha_dot
-    B_1 = B * alpha
-    result_dot = np.sum(B_1 * B_1_dot + B_1 * B_1_dot)
-    result = np.sum(B_1 * B_1)
-    result_1_dot = result_dot + np.sum(np.cos(B_1) * B_1_dot)
-    result_1 = result + np.sum(np.sin(B_1))
+    B_dot = alpha * B_dot + B * alpha_dot
+    B = B * alpha
+    result_dot = np.sum(B * B_dot + B * B_dot)
+    result = np.sum(B * B)
+    result_1_dot = result_dot + np.sum(np.cos(B) * B_dot)
+    result_1 = result + np.sum(np.sin(B))
     return result_1, result_1_dot

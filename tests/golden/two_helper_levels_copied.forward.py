@@ -7,22 +7,22 @@ import numpy as np
 def two_helper_levels_copied_jvp(C0, B, C0_dot, B_dot):
     # forward mode (tangents) of two_helper_levels_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from C0; useful for the result): C, C0
-    # active (varied from B, C0; useful for the result): C_1, C_2, result, result_1
+    # active (varied from B, C0; useful for the result): C, result, result_1
+    # active (varied from C0; useful for the result): C0
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
-    C_1_dot = 1.2 * C_dot
-    C_1 = C * 1.2
-    C_1_dot += B_dot
-    C_1 += B
-    C_1_dot -= 0.5 * B_dot
-    C_1 -= 0.5 * B
-    C_2_dot = 1.2 * C_1_dot
-    C_2 = C_1 * 1.2
-    C_2_dot += C_2_dot
-    C_2 += C_2
-    result_dot = np.sum(np.cos(C_2) * C_2_dot)
-    result = np.sum(np.sin(C_2))
-    result_1_dot = result_dot + np.sum(np.cos(C_2) * C_2_dot)
-    result_1 = result + np.sum(np.sin(C_2))
+    C_dot = 1.2 * C_dot
+    C = C * 1.2
+    C_dot += B_dot
+    C += B
+    C_dot -= 0.5 * B_dot
+    C -= 0.5 * B
+    C_dot = 1.2 * C_dot
+    C = C * 1.2
+    C_dot += C_dot
+    C += C
+    result_dot = np.sum(np.cos(C) * C_dot)
+    result = np.sum(np.sin(C))
+    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    result_1 = result + np.sum(np.sin(C))
     return result_1, result_1_dot

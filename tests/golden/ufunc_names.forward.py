@@ -6,7 +6,7 @@ import numpy as np
 
 def ufunc_names_jvp(x, y, x_dot, y_dot):
     # forward mode (tangents) of ufunc_names with respect to x, y
-    # active (varied from x, y; useful for the result): result, z, z_1
+    # active (varied from x, y; useful for the result): result, z
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
     t0 = 1.0 / (y + 3.0)
@@ -20,9 +20,9 @@ def ufunc_names_jvp(x, y, x_dot, y_dot):
     t6 = np.square(y)
     t7 = np.reciprocal(y + 3.0)
     t8 = t4 + t5 + t6
-    z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
-    z_1 = t8 + t7
+    z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
+    z = t8 + t7
     t9 = 1.0 / 2.0
-    result_dot = np.sum(z_1_dot) + t9 * x_dot[0]
-    result = np.sum(z_1) + (x[0] / 2.0)
+    result_dot = np.sum(z_dot) + t9 * x_dot[0]
+    result = np.sum(z) + (x[0] / 2.0)
     return result, result_dot
