@@ -14,7 +14,8 @@ statement at the top level runs once and every later statement sees its value, s
 afresh there changes nothing the function computes, and each value keeps its own adjoint. Inside
 a loop or a branch a name may hold either value at a later read; those stay one name. An argument
 bound again is named afresh too (its adjoint keeps the argument's shape), but not one whose
-caller's array the function writes (`CoreFunction.mutated`).
+caller's array the function writes (`CoreFunction.mutated`). Forward modes have no adjoint to
+reset and skip the pass (`pipeline/stages.py`).
 """
 
 from __future__ import annotations
