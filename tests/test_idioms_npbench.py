@@ -52,6 +52,8 @@ def _rng(seed: int) -> np.random.Generator:
 # each supported idiom: the function, its arguments (away from kinks), the arguments to differentiate,
 # and the order checked (2 unless said)
 SUPPORTED = {
+    "segment_sums": (k.segment_sums,
+                     lambda r: (np.array([0, 2, 2, 5, 6]), r.uniform(0.2, 1.0, 6), r.uniform(0.2, 1.0, 4)), (1, 2)),
     "dtypes_of_arrays": (k.dtypes_of_arrays, lambda r: (r.uniform(0.2, 1.0, 4), r.uniform(0.2, 1.0, (4, 3))), (0, 1)),
     "dtypes_named": (k.dtypes_named, lambda r: (r.uniform(0.2, 1.0, 4),), (0,)),
     "dtypes_in_helper_and_prange": (k.dtypes_in_helper_and_prange,
@@ -118,3 +120,22 @@ def test_an_undeclared_numpy_function_in_a_helper_is_refused_at_the_helpers_line
         token="np.tri(",
         at=k._lower_triangle_of_ones,
     )
+
+
+def test_a_mask_index_is_refused_with_the_np_where_spelling():
+    err = _refused(
+        k.masked_update,
+        np.linspace(0.0, 1.0, 5),
+        needle="an index must be an integer, not a 1-D bool array",
+        token="x[",
+    )
+    assert "np.where(m, v, x)" in err.hint
+
+
+def test_a_gather_by_an_integer_array_is_refused_with_the_loop_spelling():
+    with pytest.raises(SourceADError) as info:
+        sourcead.grad(k.gathered, wrt=0, jit=False)(np.ones(4), np.array([0, 2]))
+    err = info.value
+    assert "not a 1-D integer array" in str(err), str(err)
+    assert "x[idx[k]]" in err.hint
+    assert err.where is not None and err.where.line == _line(k.gathered)

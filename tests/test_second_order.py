@@ -576,3 +576,23 @@ def test_a_second_run_refusal_names_the_users_variable_not_its_tangent():
     namer.bar("t")
     said = in_user_words("the array passed as `a_dot` is swapped; `t_bar` and `t` stay", namer)
     assert said == "the array passed as the tangent of `a` is swapped; `t_bar` and `t` stay"
+
+
+def _reads_past_its_argument(x):
+    s = 0.0
+    for i in range(4):
+        s += x[i] ** 3
+    return s
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["nojit", "jit"])
+@pytest.mark.parametrize("batched", [False, True], ids=["one", "batch"])
+def test_an_hvp_whose_function_fails_says_where_not_a_raw_error(jit, batched):
+    """The generated code's raw IndexError was re-raised as it was by hvp (one direction and a batch):
+    like grad, it is the user's index, at the user's line."""
+    tangents = np.ones((2, 3)) if batched else np.ones(3)
+    with pytest.raises(sourcead.SourceADError) as info:
+        sourcead.hvp(_reads_past_its_argument, jit=jit)(np.ones(3), tangents=tangents)
+    err = info.value
+    assert "out of range" in str(err), str(err)
+    assert err.where is not None and err.where.source_line.strip() == "s += x[i] ** 3"

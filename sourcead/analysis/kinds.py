@@ -239,12 +239,21 @@ def _subscript_type(node: cst.Subscript, env, fail: Fail) -> Type:
         position = cst.ensure_type(element.slice, cst.Index).value
         index = expression_type(position, env, fail)
         if index not in (INT, BOOL):
-            fail(
-                position,
-                f"an index must be an integer, not {index.describe()}",
-                "Convert it with int(...), or index with a loop variable.",
-            )
+            fail(position, f"an index must be an integer, not {index.describe()}", _index_hint(index))
     return base.with_ndim(kept + base.ndim - len(node.slice))
+
+
+def _index_hint(index: Type) -> str:
+    """What to write instead of an index that is not an integer: a mask, a gather, a float."""
+    if index.is_array and index.dtype == "bool":  # boolean-mask indexing: a data-dependent length
+        return (
+            "A mask selects a data-dependent number of elements: for `x[m] = v` write `x = np.where(m, v, x)`, "
+            "for `np.sum(x[m])` write `np.sum(np.where(m, x, 0.0))` (a mean: divide by `np.sum(m)`), "
+            "or loop with `if m[i]:`."
+        )
+    if index.is_array:  # a gather by an integer array
+        return "For a gather `x[idx]`, loop over `idx` and read one element at a time: `x[idx[k]]`."
+    return "Convert it with int(...), or index with a loop variable."
 
 
 def _shown(node: cst.BaseExpression) -> str:
@@ -303,9 +312,10 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
                     _mark_int(size, params, ints)
                 if isinstance(node, cst.Subscript):
                     for index in subscript_indices(node):
-                        if not isinstance(index, cst.Slice):
-                            _mark_int(index, params, ints)
-                            index_arrays |= _indexed_names(index)
+                        bounds = (index.lower, index.upper, index.step) if isinstance(index, cst.Slice) else (index,)
+                        for bound in (b for b in bounds if b is not None):  # `A_val[A_row[i] : A_row[i + 1]]`
+                            _mark_int(bound, params, ints)
+                            index_arrays |= _indexed_names(bound)
         if isinstance(stmt, For):
             for bound in (stmt.start, stmt.stop, stmt.step):
                 _mark_int(bound, params, ints)
@@ -394,8 +404,9 @@ def _index_operands(root: cst.BaseExpression) -> list[cst.Name]:
     for node in walk(root):
         if isinstance(node, cst.Subscript):
             for index in subscript_indices(node):
-                if not isinstance(index, cst.Slice):
-                    found += _arithmetic_names(index)
+                bounds = (index.lower, index.upper, index.step) if isinstance(index, cst.Slice) else (index,)
+                for bound in bounds:
+                    found += _arithmetic_names(bound) if bound is not None else []
     return found
 
 

@@ -70,15 +70,15 @@ def _directions(directions: Any, converted: list, variant: _Variant, single: boo
 def _run_batch(prepared: _Prepared, variant: _Variant, kind: str, args: list, dirs: list, extra: list) -> Any:
     """Call the derivative once per direction, in compiled code when jit=True (`batch.py`)."""
     dirs = [np.ascontiguousarray(d, dtype=np.float64) for d in dirs]
-    if not prepared._jit:
-        with np.errstate(all="ignore"):
-            plain = [np.float64(a) if type(a) is float else a for a in args]
-            return python_loop(variant, kind, plain, dirs, extra)
     try:
+        if not prepared._jit:
+            with np.errstate(all="ignore"):
+                plain = [np.float64(a) if type(a) is float else a for a in args]
+                return python_loop(variant, kind, plain, dirs, extra)
         return compiled_loop(variant, kind)(*args, *dirs, *extra)
-    except SystemError as exc:
+    except callplan.RAW_ERRORS as exc:  # as `_Prepared._run`: positioned, the user's function run to tell whose
         rerun.reraise_interrupt(exc)
-        raise
+        raise callplan.explain(exc, prepared._func, tuple(args), str(variant.compiled.path), variant.plan) from None
     except (NumbaError, AssertionError) as exc:
         raise numba_failure(exc, f"the batch loop over {variant.compiled.path}") from None
 

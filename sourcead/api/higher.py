@@ -65,7 +65,7 @@ class HVP(_Prepared):
         if batched:
             _, *flat = _run_batch(self, variant, "hvp", converted, dots, zeros)
             return flat[0] if self._single else tuple(flat)
-        _, *flat = self._run(variant, [*converted, *dots, 1.0, *zeros])
+        _, *flat = self._run(variant, [*converted, *dots, 1.0, *zeros], args)
         return self._grads(variant, flat, None)
 
 

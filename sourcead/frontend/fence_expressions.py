@@ -51,6 +51,11 @@ _OPERATORS = (
     cst.MatrixMultiply,
 )
 
+_DTYPE_HINT = (
+    "sourcead differentiates in float64: write dtype=np.float64, or the dtype of a float64 argument "
+    "(dtype=x.dtype), and convert to float32 outside the function where you need it."
+)
+
 
 class ExpressionFence:
     """The fence's state, its errors, and its checks of expressions (the root of `Fence`)."""
@@ -266,6 +271,8 @@ class ExpressionFence:
             try:
                 found = bind(signature, args, name, expr, literal_here)
             except BindError as exc:
+                if str(exc).startswith("`dtype`"):  # np.float32, np.float16, np.int32, ...
+                    self.fail(exc.node, str(exc), _DTYPE_HINT)
                 self.fail(exc.node, str(exc), f"Write it as {signature.describe(name)}.")
             sequence = found.get("arrays")  # np.concatenate([a, b]): a list written in the call
             if isinstance(sequence, (cst.List, cst.Tuple)):

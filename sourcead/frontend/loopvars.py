@@ -179,7 +179,9 @@ def renamed(body: tuple[Stmt, ...], old: str, new: str) -> tuple[Stmt, ...]:
             s = replace(s, target=expr(s.target), value=expr(s.value))
         elif isinstance(s, For):
             var = new if s.var == old else s.var
-            s = For(var, expr(s.start), expr(s.stop), expr(s.step), renamed(s.body, old, new), s.parallel, s.origin)
+            s = replace(
+                s, var=var, start=expr(s.start), stop=expr(s.stop), step=expr(s.step), body=renamed(s.body, old, new)
+            )
         elif isinstance(s, While):
             s = While(expr(s.test), renamed(s.body, old, new), s.origin)
         elif isinstance(s, If):

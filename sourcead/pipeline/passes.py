@@ -50,6 +50,8 @@ FRONT = (
          ("core", "kinds"), "core", stages.inplace, True),
     Pass("copy_dead_views", "a view dead wherever its array is written becomes a copy (frontend/aliases.py)",
          ("core", "kinds"), "core", stages.dead_views, True),
+    Pass("rebound", "an array bound again at the top level takes a fresh name from there on (frontend/rebound.py)",
+         ("core", "kinds"), "core", stages.rebound, True),
     Pass("activity", "varied and useful: the variables that carry derivatives (analysis/activity.py)",
          ("core", "kinds"), "prog", stages.activity, True),
 )  # fmt: skip

@@ -29,6 +29,7 @@ from ..frontend.bound_names import local_names
 from ..frontend.fence import fence
 from ..frontend.normalize import normalize
 from ..frontend.parse import ParsedFunction, parse_function
+from ..frontend.rebound import rename_rebound
 from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
@@ -142,6 +143,15 @@ def dead_views(u: Unit) -> None:
     assert u.core is not None and u.kinds is not None and u.parsed is not None
     if (copied := copy_dead_views(u.core, u.kinds.is_array)) is not u.core:
         u.core, u.kinds = copied, infer_kinds(copied, u.parsed, u.arg_kinds)
+
+
+def rebound(u: Unit) -> None:
+    assert u.core is not None and u.kinds is not None and u.parsed is not None and u.namer is not None
+    if u.mode in ("forward", "vector", "primal", "sparsity"):
+        return  # no adjoint to reset: the code stays the user's (a name bound once can make numba's
+        # parfors take a prange loop it then fails to lower: conv2d_bias_loops' jvp)
+    if (fresh := rename_rebound(u.core, u.kinds.is_array, u.namer)) is not u.core:
+        u.core, u.kinds = fresh, infer_kinds(fresh, u.parsed, u.arg_kinds)
 
 
 def activity(u: Unit) -> None:

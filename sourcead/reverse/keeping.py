@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from ..analysis.program import Program
 from ..ir.core import Assign, For, If, Stmt, While, has_break, walk_statements
 from .adjoint import StatementAdjoints
-from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording
+from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording, ShapeOnTape
 from .records import records_array
 
 
@@ -46,6 +46,7 @@ def recordings_of(
     counters: dict[Stmt, str],
     tape: str,
     slot: str,
+    reshaped: AbstractSet[Assign] = frozenset(),
 ) -> dict[Stmt, Recording]:
     """How each record is kept: in a register where a replayed parallel iteration makes it once,
     in the iteration's slot for the elements a parallel loop overwrites, else on a tape."""
@@ -65,6 +66,8 @@ def recordings_of(
                 )
             else:
                 found[s] = InRegister(prog.namer.fresh(f"{s.var}_old")) if registered else OnTape(_tape_index(prog, s))
+        elif isinstance(s, Assign) and s in reshaped:
+            found[s] = ShapeOnTape(prog.kinds.type_of(s.target).ndim)
         elif s in decisions:
             found[s] = InRegister(prog.namer.fresh("branch")) if s in once else OnTape(1)
         elif s in counters:

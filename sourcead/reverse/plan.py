@@ -12,6 +12,7 @@ decides and what it reads):
    (`recompute.py`), each taken where it saves records;
 3. `control` (`keeping.py`): the `if`s whose branch and the loops whose trip count the reversal needs;
 4. `recordings` (`keeping.py`): how each record is kept, a `Recording` (`recording.py`) per statement;
+   an array bound again whose old value is not recorded records its old shape (`reshaped`);
 5. `checkpoints` (`reversals.py`): the time loops checkpointed instead (`checkpoint.py`), and their
    snapshot buffers;
 6. `forward_reversals` (`reversals.py`): the loops whose reversal runs in the loop's own order;
@@ -73,6 +74,7 @@ class ReversePlan:
     serial_reason: Mapping[For, str]  # prange loops with a serial one, and why
     slot_arrays: Mapping[For, frozenset[str]]  # arrays a parallel loop records in its iterations' slots
     sites: frozenset[Assign]  # the assignments whose old values are recorded
+    reshaped: frozenset[Assign]  # whole arrays bound again, not in sites: their old shape is recorded
     in_parallel: frozenset[Stmt]  # the statements inside parallel loops
     chunk_rows: Mapping[For, tuple[str, ...]]  # the shared arrays a parallel adjoint scatters into
     iteration_locals: Mapping[For, frozenset[str]]  # a parallel loop's variables nothing outside mentions
@@ -294,7 +296,7 @@ class ReversePlan:
         """Scalars recorded inside a compound statement before any top-level assignment defines them."""
         defined = set(self.prog.fn.params)
         missing: set[str] = set()
-        sites = self.sites - self.in_parallel
+        sites = (self.sites | self.reshaped) - self.in_parallel
         for s in self.prog.fn.body:
             if isinstance(s, (For, While, If)):
                 inside = set(walk_statements((s,)))
@@ -319,7 +321,10 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
     slot, chunk = fresh("slot"), fresh("chunk")
     decisions, counters = control_records(statements, adjoints, sites, fresh)  # 3
-    recordings = recordings_of(prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot)  # 4
+    reshaped = _reshaped(prog, adjoints, sites, reversals.in_parallel(parallel))
+    recordings = recordings_of(
+        prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot, reshaped
+    )  # 4
     checkpointed, not_checkpointed, snapshots = reversals.checkpoints(prog, recordings, memory)  # 5
     forward_reversals = reversals.forward_reversals(prog, statements, records, recordings, prefixes)  # 6
     gathers = reversals.gathers(prog, adjoints, statements, prefixes, sites, checkpointed, parallel, returned)  # 7
@@ -338,6 +343,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         serial_reason=records.serial_reason,
         slot_arrays={loop: frozenset(names) for loop, names in records.slot_arrays.items()},
         sites=frozenset(sites),
+        reshaped=reshaped,
         in_parallel=in_parallel,
         chunk_rows=chunk_rows,
         iteration_locals=reversals.iteration_locals(prog, parallel, returned),
@@ -367,6 +373,51 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     )
     first, reserved = reservations(plan.bound_stmt, fn.body)  # 11
     return replace(plan, reservations=reserved, first_allocation=first)  # they count with the plan
+
+
+def _reshaped(
+    prog: Program, adjoints: StatementAdjoints, sites: set[Assign], in_parallel: frozenset[Stmt]
+) -> frozenset[Assign]:
+    """The whole arrays bound again whose adjoint then starts at zero, where nothing restores the old
+    value: that zero takes the old value's shape, recorded (`t = x[:k] * 2.0` in a loop: `t_bar`
+    of the last `t`'s shape took the earlier `t`'s adjoints, summed by `unbroadcast`)."""
+    return frozenset(
+        s
+        for s in walk_statements(prog.fn.body)
+        if isinstance(s, Assign)
+        and s not in sites
+        and s not in in_parallel
+        and resets_adjoint(prog, s, adjoints.lines[s])
+        and not _keeps_shape(prog, s)
+    )
+
+
+def _keeps_shape(prog: Program, s: Assign) -> bool:
+    """Is the new value of `s` shaped like the old one: arithmetic of the array itself and scalars
+    (`u = u * 0.95`)?"""
+    leaves: list[cst.BaseExpression] = []
+    todo = [s.value]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, cst.BinaryOperation):
+            todo += [e.left, e.right]
+        elif isinstance(e, cst.UnaryOperation):
+            todo.append(e.expression)
+        else:
+            leaves.append(e)
+    names = [e.value for e in leaves if isinstance(e, cst.Name)]
+    numbers = all(isinstance(e, (cst.Name, cst.Integer, cst.Float)) for e in leaves)
+    return numbers and s.var in names and all(n == s.var or not prog.kinds.is_array(n) for n in names)
+
+
+def resets_adjoint(prog: Program, s: Assign, lines) -> bool:
+    """Do `s`'s adjoint lines start its whole array's adjoint again at zero (`x_bar = zeros_like(x_bar)`)?"""
+    if not lines or s.writes_element or not prog.kinds.is_array(s.var):
+        return False  # (no lines: no adjoint name to ask for, which would take the name)
+    bar = prog.bar(s.var)
+    return any(
+        line.op == "=" and code(line.target) == bar and code(line.value) == f"zeros_like({bar})" for line in lines
+    )
 
 
 def _outside_loops(body: tuple[Stmt, ...]) -> Iterator[Stmt]:

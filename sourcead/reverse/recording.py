@@ -143,14 +143,14 @@ class ArrayOnTape(Recording):
     def save(self, value: str, comment: str, out: Writer, at: Where) -> None:
         (tape, top), (itape, itop) = at.tapes[self.index], at.tapes[1]
         at.helpers.update(("reserve", "record_flat"))
-        if self.whole:
+        out.line(f"{tape} = reserve({tape}, {top} + {value}.size)  # {comment}")
+        out.line(f"record_flat({tape}, {top}, {value})")
+        out.line(f"{top} += {value}.size")
+        if self.whole:  # the shape last: the load pops it first, and an int or bool array's values share its tape
             out.line(f"{itape} = reserve({itape}, {itop} + {self.ndim})")
             for k in range(self.ndim):
                 out.line(f"{itape}[{position(itop)}] = {value}.shape[{k}]")
                 out.line(f"{itop} += 1")
-        out.line(f"{tape} = reserve({tape}, {top} + {value}.size)  # {comment}")
-        out.line(f"record_flat({tape}, {top}, {value})")
-        out.line(f"{top} += {value}.size")
 
     def load(self, target: str, comment: str, out: Writer, at: Where) -> None:
         (tape, top), (itape, itop) = at.tapes[self.index], at.tapes[1]
@@ -168,6 +168,37 @@ class ArrayOnTape(Recording):
         out.line(f"{top} -= {size}")
         out.line(f"{target} = {tape}[{top} : {top} + {size}].reshape({shape}).copy(){cast}"
                  f"  # restore the array {target} was before")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ShapeOnTape(Recording):
+    """The shape an array had before it is bound again, on the int tape: its adjoint starts again
+    at zero with that shape (`t = x[:k] * 2.0` in a loop changes `t`'s shape every iteration)."""
+
+    ndim: int
+
+    def counts(self, index: int) -> Count | None:
+        return Count.of(self.ndim if index == 1 else 0)
+
+    def uses(self, index: int) -> bool:
+        return index == 1
+
+    def save(self, value: str, comment: str, out: Writer, at: Where) -> None:
+        itape, itop = at.tapes[1]
+        if itape not in at.exact:
+            at.helpers.add("reserve")
+            out.line(f"{itape} = reserve({itape}, {itop} + {self.ndim})  # {comment}")
+        for k in range(self.ndim):
+            out.line(f"{itape}[{position(itop)}] = {value}.shape[{k}]")
+            out.line(f"{itop} += 1")
+
+    def load(self, target: str, comment: str, out: Writer, at: Where) -> None:
+        itape, itop = at.tapes[1]
+        out.line(f"{itop} -= {self.ndim}")
+        dims = ", ".join(f"{itape}[{itop} + {k}]" for k in range(self.ndim))
+        out.line(
+            f"{target} = ({dims},){_suffix(comment)}" if self.ndim == 1 else f"{target} = ({dims}){_suffix(comment)}"
+        )
 
 
 @dataclass(frozen=True)

@@ -3,148 +3,91 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     # reverse mode (adjoints) of broadcast_updates_copied with respect to A0, b, a
-    # active (varied from A0, a, b; useful for the result): A, A_dot, result_1_dot, result_dot, t2
+    # active (varied from A0, b; useful for the result): A, A_1_dot
     # active (varied from A0; useful for the result): A0
+    # active (varied from A0, a, b; useful for the result): A_1, A_2, A_2_dot, result_1_dot, result_dot, t2
     # active (varied from a; useful for the result): a
     # active (varied from b; useful for the result): b, t0, t1
-    # constant (no derivative code): A0_dot, a_dot, b_dot, result, result_1
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # constant (no derivative code): A0_dot, A_dot, a_dot, b_dot, result, result_1
+    # forward sweep: nothing the reverse sweep reads is overwritten
     A = np.copy(A0)
     A_dot = np.copy(A0_dot)
     A_dot += b_dot
     A += b
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = A_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = A_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A_dot)
-    top += A_dot.size
-    A_dot = b * A_dot + A * b_dot
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = A.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = A.shape[1]
-    itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
-    A = A * b
-    A_dot -= a_dot
-    A -= a
+    A_1_dot = b * A_dot + A * b_dot
+    A_1 = A * b
+    A_1_dot -= a_dot
+    A_1 -= a
     t0 = 1.0 + b * b
     t1 = 1.0 / t0
-    t2 = A / t0
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = A_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = A_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + A_dot.size)  # record A_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A_dot)
-    top += A_dot.size
-    A_dot = t1 * A_dot + -t2 * t1 * (b * b_dot + b * b_dot)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = A.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = A.shape[1]
-    itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
-    A = t2
-    result_dot = np.sum(A * A_dot + A * A_dot)
-    result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
+    t2 = A_1 / t0
+    A_2_dot = t1 * A_1_dot + -t2 * t1 * (b * b_dot + b * b_dot)
+    A_2 = t2
+    result_dot = np.sum(A_2 * A_2_dot + A_2 * A_2_dot)
+    result_1_dot = result_dot + np.sum(np.cos(A_2) * A_2_dot)
     value = result_1_dot
     # reverse sweep
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
-    A_dot_bar = zeros_like(A_dot)
+    A_1_bar = zeros_like(A_1)
+    A_1_dot_bar = zeros_like(A_1_dot)
+    A_2_bar = zeros_like(A_2)
+    A_2_dot_bar = zeros_like(A_2_dot)
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
-    t21 = np.cos(A)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A_2) * A_2_dot)
+    t17 = np.cos(A_2)
     result_dot_bar = result_1_dot_bar
-    t22 = np.full_like(t21 * A_dot, result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t22, t21))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t21 * t22, A_dot))
-    # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
-    t19 = A * A_dot + A * A_dot
-    t20 = np.full_like(t19, result_dot_bar)
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t20, A))
-    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t20, A_dot))
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t20, A))
-    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t20, A_dot))
-    # adjoint of: A = t2
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    A = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array A was before
-    t2_bar += A_bar
-    A_bar = zeros_like(A)
-    # adjoint of: A_dot = t1 * A_dot + -t2 * t1 * (b * b_dot + b * b_dot)
-    itop -= 2
-    shape_1 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_1[0] * shape_1[1]
-    A_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array A_dot was before
-    t12 = -t2 * t1
-    t13 = b * b_dot + b * b_dot
-    t14 = A_dot_bar
-    A_dot_bar = zeros_like(A_dot)
-    t15 = unbroadcast(t14, t1 * A_dot)
-    t1_bar += unbroadcast(A_dot * t15, t1_bar)
-    A_dot_bar += unbroadcast(t1 * t15, A_dot)
-    t16 = unbroadcast(t14, t12 * t13)
-    t17 = unbroadcast(t13 * t16, t12)
-    t2_bar -= unbroadcast(t1 * t17, -t2)
-    t1_bar += unbroadcast(-t2 * t17, t1_bar)
-    t18 = unbroadcast(t12 * t16, t13)
-    b_bar += 2.0 * unbroadcast(b_dot * t18, b_bar)
-    # adjoint of: t2 = A / t0
-    t10 = 1.0 / t0
-    A_bar += unbroadcast(np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), A)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0_bar)
+    t18 = np.full_like(t17 * A_2_dot, result_1_dot_bar)
+    A_2_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A_2) * unbroadcast(A_2_dot * t18, t17))
+    A_2_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t17 * t18, A_2_dot_bar))
+    # adjoint of: result_dot = np.sum(A_2 * A_2_dot + A_2 * A_2_dot)
+    t15 = A_2 * A_2_dot + A_2 * A_2_dot
+    t16 = np.full_like(t15, result_dot_bar)
+    A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t16, A_2_bar))
+    A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t16, A_2_dot_bar))
+    A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t16, A_2_bar))
+    A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t16, A_2_dot_bar))
+    # adjoint of: A_2 = t2
+    t2_bar += A_2_bar
+    # adjoint of: A_2_dot = t1 * A_1_dot + -t2 * t1 * (b * b_dot + b * b_dot)
+    t9 = -t2 * t1
+    t10 = b * b_dot + b * b_dot
+    t11 = unbroadcast(A_2_dot_bar, t1 * A_1_dot)
+    t1_bar += unbroadcast(A_1_dot * t11, t1_bar)
+    A_1_dot_bar += unbroadcast(t1 * t11, A_1_dot)
+    t12 = unbroadcast(A_2_dot_bar, t9 * t10)
+    t13 = unbroadcast(t10 * t12, t9)
+    t2_bar -= unbroadcast(t1 * t13, -t2)
+    t1_bar += unbroadcast(-t2 * t13, t1_bar)
+    t14 = unbroadcast(t9 * t12, t10)
+    b_bar += 2.0 * unbroadcast(b_dot * t14, b_bar)
+    # adjoint of: t2 = A_1 / t0
+    t7 = 1.0 / t0
+    A_1_bar += unbroadcast(np.where(t2_bar != 0.0, t7 * t2_bar, 0.0), A_1)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t7 * t2_bar, 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
-    t8 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t8 * t1_bar, 0.0)
+    t5 = 1.0 / t0
+    t0_bar += np.where(t1_bar != 0.0, -t1 * t5 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + b * b
     b_bar += 2.0 * np.where(t0_bar != 0.0, b * t0_bar, 0.0)
-    # adjoint of: A -= a
-    t7 = -np.sum(A_bar)
-    a_bar = t7
-    # adjoint of: A = A * b
-    itop -= 2
-    shape_2 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_2[0] * shape_2[1]
-    A = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array A was before
-    t6 = A_bar
-    A_bar = zeros_like(A)
-    A_bar += unbroadcast(np.where(t6 != 0.0, b * t6, 0.0), A)
-    b_bar += unbroadcast(np.where(t6 != 0.0, A * t6, 0.0), b_bar)
-    # adjoint of: A_dot = b * A_dot + A * b_dot
-    itop -= 2
-    shape_3 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_3[0] * shape_3[1]
-    A_dot = tape[top : top + shape_3[0] * shape_3[1]].reshape(shape_3).copy()  # restore the array A_dot was before
-    t4 = A_dot_bar
-    A_dot_bar = zeros_like(A_dot)
-    t5 = unbroadcast(t4, b * A_dot)
-    b_bar += unbroadcast(A_dot * t5, b_bar)
-    A_dot_bar += unbroadcast(b * t5, A_dot)
-    A_bar += unbroadcast(b_dot * unbroadcast(t4, A * b_dot), A)
+    # adjoint of: A_1 -= a
+    t4 = -np.sum(A_1_bar)
+    a_bar = t4
+    # adjoint of: A_1 = A * b
+    A_bar += unbroadcast(np.where(A_1_bar != 0.0, b * A_1_bar, 0.0), A)
+    b_bar += unbroadcast(np.where(A_1_bar != 0.0, A * A_1_bar, 0.0), b_bar)
+    # adjoint of: A_1_dot = b * A_dot + A * b_dot
+    b_bar += unbroadcast(A_dot * unbroadcast(A_1_dot_bar, b * A_dot), b_bar)
+    A_bar += unbroadcast(b_dot * unbroadcast(A_1_dot_bar, A * b_dot), A)
     # adjoint of: A += b
     t3 = unbroadcast(A_bar, b_bar)
     b_bar += t3

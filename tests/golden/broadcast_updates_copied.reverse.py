@@ -3,79 +3,49 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     # reverse mode (adjoints) of broadcast_updates_copied with respect to A0, b, a
-    # active (varied from A0, a, b; useful for the result): A, result, result_1
+    # active (varied from A0, b; useful for the result): A
     # active (varied from A0; useful for the result): A0
+    # active (varied from A0, a, b; useful for the result): A_1, A_2, result, result_1
     # active (varied from a; useful for the result): a
     # active (varied from b; useful for the result): b
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     A = np.copy(A0)
     A += b
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = A.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = A.shape[1]
-    itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
-    A = A * b
-    A -= a
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = A.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = A.shape[1]
-    itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
-    A = A / (1.0 + b * b)
-    result = np.sum(A * A)
-    result_1 = result + np.sum(np.sin(A))
+    A_1 = A * b
+    A_1 -= a
+    A_2 = A_1 / (1.0 + b * b)
+    result = np.sum(A_2 * A_2)
+    result_1 = result + np.sum(np.sin(A_2))
     value = result_1
     # reverse sweep
     A_bar = zeros_like(A)
     A0_bar = zeros_like(A0)
+    A_1_bar = zeros_like(A_1)
+    A_2_bar = zeros_like(A_2)
     b_bar = zeros_like(b)
     result_1_bar = out_bar
-    # adjoint of: result_1 = result + np.sum(np.sin(A))
+    # adjoint of: result_1 = result + np.sum(np.sin(A_2))
     result_bar = result_1_bar
-    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
-    # adjoint of: result = np.sum(A * A)
-    A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
-    # adjoint of: A = A / (1.0 + b * b)
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    A = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array A was before
-    t3 = 1.0 + b * b
-    t4 = 1.0 / t3
-    t5 = A / t3
-    t6 = A_bar
-    A_bar = zeros_like(A)
-    A_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), A)
-    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), b_bar)
-    b_bar += 2.0 * (b * t7)
-    # adjoint of: A -= a
-    t2 = -np.sum(A_bar)
-    a_bar = t2
-    # adjoint of: A = A * b
-    itop -= 2
-    shape_1 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_1[0] * shape_1[1]
-    A = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array A was before
-    t1 = A_bar
-    A_bar = zeros_like(A)
-    A_bar += unbroadcast(np.where(t1 != 0.0, b * t1, 0.0), A)
-    b_bar += unbroadcast(np.where(t1 != 0.0, A * t1, 0.0), b_bar)
+    A_2_bar += chosen(result_1_bar != 0.0, np.cos(A_2) * result_1_bar)
+    # adjoint of: result = np.sum(A_2 * A_2)
+    A_2_bar += 2.0 * chosen(result_bar != 0.0, A_2 * result_bar)
+    # adjoint of: A_2 = A_1 / (1.0 + b * b)
+    t2 = 1.0 + b * b
+    t3 = 1.0 / t2
+    A_1_bar += unbroadcast(np.where(A_2_bar != 0.0, t3 * A_2_bar, 0.0), A_1)
+    t5 = unbroadcast(np.where(A_2_bar != 0.0, -A_2 * t3 * A_2_bar, 0.0), b_bar)
+    b_bar += 2.0 * (b * t5)
+    # adjoint of: A_1 -= a
+    t1 = -np.sum(A_1_bar)
+    a_bar = t1
+    # adjoint of: A_1 = A * b
+    A_bar += unbroadcast(np.where(A_1_bar != 0.0, b * A_1_bar, 0.0), A)
+    b_bar += unbroadcast(np.where(A_1_bar != 0.0, A * A_1_bar, 0.0), b_bar)
     # adjoint of: A += b
     t0 = unbroadcast(A_bar, b_bar)
     b_bar += t0

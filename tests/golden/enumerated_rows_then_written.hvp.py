@@ -21,19 +21,19 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     B = np.cos(A)
     s_dot = 0.0
     for i in range(len(B)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, row_dot)
         top += row_dot.size
-        row_dot = np.copy(B_dot[i])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
+        itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
+        row_dot = np.copy(B_dot[i])
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = np.copy(B[i])
         s_dot += (i + 1.0) * np.sum(np.cos(row) * row_dot) + (row[1] * row_dot[0] + row[0] * row_dot[1])
     tape = reserve(tape, top + 1)  # room for the records after the loop

@@ -18,12 +18,12 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     B = np.cos(A)
     s = 0.0
     for i in range(len(B)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
-        itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = np.copy(B[i])
         s += np.sum(np.sin(row)) * (i + 1.0) + row[0] * row[1]
     tape = reserve(tape, top + 1)  # room for the records after the loop

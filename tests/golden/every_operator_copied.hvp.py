@@ -3,107 +3,43 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     # reverse mode (adjoints) of every_operator_copied with respect to x0, y, a
     # active (varied from a; useful for the result): a
-    # active (varied from a, x0, y; useful for the result): result_1_dot, result_dot, t2, x, x_dot
+    # active (varied from a, x0, y; useful for the result): result_1_dot, result_dot, t2, x, x_1, x_1_dot, x_2, x_2_dot, x_3, x_3_dot, x_4, x_4_dot, x_5, x_5_dot, x_6, x_6_dot
     # active (varied from y; useful for the result): t0, t1, y
     # active (varied from x0; useful for the result): x0
-    # constant (no derivative code): a_dot, result, result_1, t3, x0_dot, y_dot
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # constant (no derivative code): a_dot, result, result_1, t3, x0_dot, x_dot, y_dot
+    # forward sweep: nothing the reverse sweep reads is overwritten
     x = np.copy(x0)
     x_dot = np.copy(x0_dot)
     x_dot += y_dot
     x += y
     x_dot -= 0.5 * a_dot
     x -= 0.5 * a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x_dot)
-    top += x_dot.size
-    x_dot = y * x_dot + x * y_dot
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x * y
+    x_1_dot = y * x_dot + x * y_dot
+    x_1 = x * y
     t0 = 1.0 + y * y
     t1 = 1.0 / t0
-    t2 = x / t0
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x_dot)
-    top += x_dot.size
-    x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and an adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = t2
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x_dot)
-    top += x_dot.size
-    x_dot = 2.0 * x * x_dot
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x ** 2.0
-    x_dot += a_dot
-    x = x + a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x_dot)
-    top += x_dot.size
-    x_dot = a * x_dot + x * a_dot
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x * a
+    t2 = x_1 / t0
+    x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
+    x_2 = t2
+    x_3_dot = 2.0 * x_2 * x_2_dot
+    x_3 = x_2 ** 2.0
+    x_3_dot += a_dot
+    x_3 += a
+    x_4_dot = a * x_3_dot + x_3 * a_dot
+    x_4 = x_3 * a
     t3 = 1.0 / 1.5
-    x_dot = t3 * x_dot
-    x = x / 1.5
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x_dot.size)  # record x_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x_dot)
-    top += x_dot.size
-    x_dot = 1.5 * x ** 0.5 * x_dot
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x ** 1.5
-    result_dot = np.sum(x_dot)
-    result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
+    x_5_dot = t3 * x_4_dot
+    x_5 = x_4 / 1.5
+    x_6_dot = 1.5 * x_5 ** 0.5 * x_5_dot
+    x_6 = x_5 ** 1.5
+    result_dot = np.sum(x_6_dot)
+    result_1_dot = result_dot + np.sum(np.cos(x_6) * x_6_dot)
     value = result_1_dot
     # reverse sweep
     result_1_dot_bar = out_bar
@@ -112,139 +48,83 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t2_bar = zeros_like(t2)
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)
-    x_dot_bar = zeros_like(x_dot)
+    x_1_bar = zeros_like(x_1)
+    x_1_dot_bar = zeros_like(x_1_dot)
+    x_2_bar = zeros_like(x_2)
+    x_2_dot_bar = zeros_like(x_2_dot)
+    x_3_bar = zeros_like(x_3)
+    x_3_dot_bar = zeros_like(x_3_dot)
+    x_4_bar = zeros_like(x_4)
+    x_4_dot_bar = zeros_like(x_4_dot)
+    x_5_bar = zeros_like(x_5)
+    x_5_dot_bar = zeros_like(x_5_dot)
+    x_6_bar = zeros_like(x_6)
+    x_6_dot_bar = zeros_like(x_6_dot)
     y_bar = zeros_like(y)
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
-    t32 = np.cos(x)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x_6) * x_6_dot)
+    t20 = np.cos(x_6)
     result_dot_bar = result_1_dot_bar
-    t33 = np.full_like(t32 * x_dot, result_1_dot_bar)
-    x_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x) * unbroadcast(x_dot * t33, t32))
-    x_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t32 * t33, x_dot))
-    # adjoint of: result_dot = np.sum(x_dot)
-    x_dot_bar += result_dot_bar
-    # adjoint of: x = x ** 1.5
-    itop -= 1
-    shape = (itape[itop + 0],)
-    top -= shape[0]
-    x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
-    t31 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += np.where(t31 != 0.0, 1.5 * x ** 0.5 * t31, 0.0)
-    # adjoint of: x_dot = 1.5 * x ** 0.5 * x_dot
-    itop -= 1
-    shape_1 = (itape[itop + 0],)
-    top -= shape_1[0]
-    x_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x_dot was before
-    t29 = 1.5 * x ** 0.5
-    t30 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot)
-    x_bar += 0.5 * x ** -0.5 * (1.5 * unbroadcast(np.where(t30 != 0.0, x_dot * t30, 0.0), t29))
-    x_dot_bar += unbroadcast(np.where(t30 != 0.0, t29 * t30, 0.0), x_dot)
-    # adjoint of: x = x / 1.5
-    t27 = 1.0 / 1.5
-    t28 = x_bar
-    x_bar = zeros_like(x_bar)
-    x_bar += np.where(t28 != 0.0, t27 * t28, 0.0)
-    # adjoint of: x_dot = t3 * x_dot
-    t26 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot_bar)
-    x_dot_bar += np.where(t26 != 0.0, t3 * t26, 0.0)
-    # adjoint of: x = x * a
-    itop -= 1
-    shape_2 = (itape[itop + 0],)
-    top -= shape_2[0]
-    x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
-    t25 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += np.where(t25 != 0.0, a * t25, 0.0)
-    a_bar = np.sum(np.where(t25 != 0.0, x * t25, 0.0))
-    # adjoint of: x_dot = a * x_dot + x * a_dot
-    itop -= 1
-    shape_3 = (itape[itop + 0],)
-    top -= shape_3[0]
-    x_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array x_dot was before
-    t23 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot)
-    t24 = unbroadcast(t23, a * x_dot)
-    a_bar += np.sum(x_dot * t24)
-    x_dot_bar += a * t24
-    x_bar += a_dot * unbroadcast(t23, x * a_dot)
-    # adjoint of: x = x + a
-    t22 = x_bar
-    x_bar = zeros_like(x_bar)
-    x_bar += t22
-    a_bar += np.sum(t22)
-    # adjoint of: x = x ** 2.0
-    itop -= 1
-    shape_4 = (itape[itop + 0],)
-    top -= shape_4[0]
-    x = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array x was before
-    t21 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += np.where(t21 != 0.0, 2.0 * x * t21, 0.0)
-    # adjoint of: x_dot = 2.0 * x * x_dot
-    itop -= 1
-    shape_5 = (itape[itop + 0],)
-    top -= shape_5[0]
-    x_dot = tape[top : top + shape_5[0]].reshape(shape_5).copy()  # restore the array x_dot was before
-    t20 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot)
-    x_bar += 2.0 * unbroadcast(np.where(t20 != 0.0, x_dot * t20, 0.0), 2.0 * x)
-    x_dot_bar += unbroadcast(np.where(t20 != 0.0, 2.0 * x * t20, 0.0), x_dot)
-    # adjoint of: x = t2
-    itop -= 1
-    shape_6 = (itape[itop + 0],)
-    top -= shape_6[0]
-    x = tape[top : top + shape_6[0]].reshape(shape_6).copy()  # restore the array x was before
-    t2_bar += x_bar
-    x_bar = zeros_like(x)
-    # adjoint of: x_dot = t1 * x_dot + -t2 * t1 * (y * y_dot + y * y_dot)
-    itop -= 1
-    shape_7 = (itape[itop + 0],)
-    top -= shape_7[0]
-    x_dot = tape[top : top + shape_7[0]].reshape(shape_7).copy()  # restore the array x_dot was before
-    t13 = -t2 * t1
-    t14 = y * y_dot + y * y_dot
-    t15 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot)
-    t16 = unbroadcast(t15, t1 * x_dot)
-    t1_bar += unbroadcast(x_dot * t16, t1_bar)
-    x_dot_bar += unbroadcast(t1 * t16, x_dot)
-    t17 = unbroadcast(t15, t13 * t14)
-    t18 = unbroadcast(t14 * t17, t13)
-    t2_bar -= unbroadcast(t1 * t18, -t2)
-    t1_bar += unbroadcast(-t2 * t18, t1_bar)
-    t19 = unbroadcast(t13 * t17, t14)
-    y_bar += 2.0 * unbroadcast(y_dot * t19, y_bar)
-    # adjoint of: t2 = x / t0
-    t11 = 1.0 / t0
-    x_bar += unbroadcast(np.where(t2_bar != 0.0, t11 * t2_bar, 0.0), x)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t11 * t2_bar, 0.0), t0_bar)
+    t21 = np.full_like(t20 * x_6_dot, result_1_dot_bar)
+    x_6_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x_6) * unbroadcast(x_6_dot * t21, t20))
+    x_6_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t20 * t21, x_6_dot_bar))
+    # adjoint of: result_dot = np.sum(x_6_dot)
+    x_6_dot_bar += result_dot_bar
+    # adjoint of: x_6 = x_5 ** 1.5
+    x_5_bar += np.where(x_6_bar != 0.0, 1.5 * x_5 ** 0.5 * x_6_bar, 0.0)
+    # adjoint of: x_6_dot = 1.5 * x_5 ** 0.5 * x_5_dot
+    t19 = 1.5 * x_5 ** 0.5
+    x_5_bar += 0.5 * x_5 ** -0.5 * (1.5 * unbroadcast(np.where(x_6_dot_bar != 0.0, x_5_dot * x_6_dot_bar, 0.0), t19))
+    x_5_dot_bar += unbroadcast(np.where(x_6_dot_bar != 0.0, t19 * x_6_dot_bar, 0.0), x_5_dot_bar)
+    # adjoint of: x_5 = x_4 / 1.5
+    t18 = 1.0 / 1.5
+    x_4_bar += np.where(x_5_bar != 0.0, t18 * x_5_bar, 0.0)
+    # adjoint of: x_5_dot = t3 * x_4_dot
+    x_4_dot_bar += np.where(x_5_dot_bar != 0.0, t3 * x_5_dot_bar, 0.0)
+    # adjoint of: x_4 = x_3 * a
+    x_3_bar += np.where(x_4_bar != 0.0, a * x_4_bar, 0.0)
+    a_bar = np.sum(np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0))
+    # adjoint of: x_4_dot = a * x_3_dot + x_3 * a_dot
+    t17 = unbroadcast(x_4_dot_bar, a * x_3_dot)
+    a_bar += np.sum(x_3_dot * t17)
+    x_3_dot_bar += a * t17
+    x_3_bar += a_dot * unbroadcast(x_4_dot_bar, x_3 * a_dot)
+    # adjoint of: x_3 += a
+    t16 = np.sum(x_3_bar)
+    a_bar += t16
+    # adjoint of: x_3 = x_2 ** 2.0
+    x_2_bar += np.where(x_3_bar != 0.0, 2.0 * x_2 * x_3_bar, 0.0)
+    # adjoint of: x_3_dot = 2.0 * x_2 * x_2_dot
+    x_2_bar += 2.0 * unbroadcast(np.where(x_3_dot_bar != 0.0, x_2_dot * x_3_dot_bar, 0.0), x_2_bar)
+    x_2_dot_bar += unbroadcast(np.where(x_3_dot_bar != 0.0, 2.0 * x_2 * x_3_dot_bar, 0.0), x_2_dot_bar)
+    # adjoint of: x_2 = t2
+    t2_bar += x_2_bar
+    # adjoint of: x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
+    t10 = -t2 * t1
+    t11 = y * y_dot + y * y_dot
+    t12 = unbroadcast(x_2_dot_bar, broadcast_like(t1_bar, x_1_dot_bar))
+    t1_bar += unbroadcast(x_1_dot * t12, t1_bar)
+    x_1_dot_bar += unbroadcast(t1 * t12, x_1_dot_bar)
+    t13 = unbroadcast(x_2_dot_bar, t10 * t11)
+    t14 = unbroadcast(t11 * t13, t10)
+    t2_bar -= unbroadcast(t1 * t14, -t2)
+    t1_bar += unbroadcast(-t2 * t14, t1_bar)
+    t15 = unbroadcast(t10 * t13, t11)
+    y_bar += 2.0 * unbroadcast(y_dot * t15, y_bar)
+    # adjoint of: t2 = x_1 / t0
+    t8 = 1.0 / t0
+    x_1_bar += unbroadcast(np.where(t2_bar != 0.0, t8 * t2_bar, 0.0), x_1_bar)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t8 * t2_bar, 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
-    t9 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t9 * t1_bar, 0.0)
+    t6 = 1.0 / t0
+    t0_bar += np.where(t1_bar != 0.0, -t1 * t6 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + y * y
     y_bar += 2.0 * np.where(t0_bar != 0.0, y * t0_bar, 0.0)
-    # adjoint of: x = x * y
-    itop -= 1
-    shape_8 = (itape[itop + 0],)
-    top -= shape_8[0]
-    x = tape[top : top + shape_8[0]].reshape(shape_8).copy()  # restore the array x was before
-    t8 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += unbroadcast(np.where(t8 != 0.0, y * t8, 0.0), x)
-    y_bar += unbroadcast(np.where(t8 != 0.0, x * t8, 0.0), y_bar)
-    # adjoint of: x_dot = y * x_dot + x * y_dot
-    itop -= 1
-    shape_9 = (itape[itop + 0],)
-    top -= shape_9[0]
-    x_dot = tape[top : top + shape_9[0]].reshape(shape_9).copy()  # restore the array x_dot was before
-    t6 = x_dot_bar
-    x_dot_bar = zeros_like(x_dot)
-    t7 = unbroadcast(t6, y * x_dot)
-    y_bar += unbroadcast(x_dot * t7, y_bar)
-    x_dot_bar += unbroadcast(y * t7, x_dot)
-    x_bar += unbroadcast(y_dot * unbroadcast(t6, x * y_dot), x)
+    # adjoint of: x_1 = x * y
+    x_bar += unbroadcast(np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), x)
+    y_bar += unbroadcast(np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), y_bar)
+    # adjoint of: x_1_dot = y * x_dot + x * y_dot
+    y_bar += unbroadcast(x_dot * unbroadcast(x_1_dot_bar, y * x_dot), y_bar)
+    x_bar += unbroadcast(y_dot * unbroadcast(x_1_dot_bar, x * y_dot), x)
     # adjoint of: x -= 0.5 * a
     t5 = -np.sum(x_bar)
     a_bar += 0.5 * t5

@@ -3,128 +3,67 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 
 def every_operator_copied_vjp(x0, y, a, out_bar):
     # reverse mode (adjoints) of every_operator_copied with respect to x0, y, a
     # active (varied from a; useful for the result): a
-    # active (varied from a, x0, y; useful for the result): result, result_1, x
+    # active (varied from a, x0, y; useful for the result): result, result_1, x, x_1, x_2, x_3, x_4, x_5, x_6
     # active (varied from x0; useful for the result): x0
     # active (varied from y; useful for the result): y
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     x = np.copy(x0)
     x += y
     x -= 0.5 * a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x * y
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x / (1.0 + y * y)
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x ** 2.0
-    x += a
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x * a
-    x = x / 1.5
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = x.shape[0]
-    itop += 1
-    tape = reserve(tape, top + x.size)  # record x: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, x)
-    top += x.size
-    x = x ** 1.5
-    result = np.sum(x)
-    result_1 = result + np.sum(np.sin(x))
+    x_1 = x * y
+    x_2 = x_1 / (1.0 + y * y)
+    x_3 = x_2 ** 2.0
+    x_3 += a
+    x_4 = x_3 * a
+    x_5 = x_4 / 1.5
+    x_6 = x_5 ** 1.5
+    result = np.sum(x_6)
+    result_1 = result + np.sum(np.sin(x_6))
     value = result_1
     # reverse sweep
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     x0_bar = zeros_like(x0)
+    x_1_bar = zeros_like(x_1)
+    x_2_bar = zeros_like(x_2)
+    x_3_bar = zeros_like(x_3)
+    x_4_bar = zeros_like(x_4)
+    x_5_bar = zeros_like(x_5)
+    x_6_bar = zeros_like(x_6)
     y_bar = zeros_like(y)
-    # adjoint of: result_1 = result + np.sum(np.sin(x))
+    # adjoint of: result_1 = result + np.sum(np.sin(x_6))
     result_bar = result_1_bar
-    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
-    # adjoint of: result = np.sum(x)
-    x_bar += result_bar
-    # adjoint of: x = x ** 1.5
-    itop -= 1
-    shape = (itape[itop + 0],)
-    top -= shape[0]
-    x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
-    t13 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += np.where(t13 != 0.0, 1.5 * x ** 0.5 * t13, 0.0)
-    # adjoint of: x = x / 1.5
-    t11 = 1.0 / 1.5
-    t12 = x_bar
-    x_bar = zeros_like(x_bar)
-    x_bar += np.where(t12 != 0.0, t11 * t12, 0.0)
-    # adjoint of: x = x * a
-    itop -= 1
-    shape_1 = (itape[itop + 0],)
-    top -= shape_1[0]
-    x = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array x was before
-    t10 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += np.where(t10 != 0.0, a * t10, 0.0)
-    a_bar = np.sum(np.where(t10 != 0.0, x * t10, 0.0))
-    # adjoint of: x += a
-    t9 = np.sum(x_bar)
-    a_bar += t9
-    # adjoint of: x = x ** 2.0
-    itop -= 1
-    shape_2 = (itape[itop + 0],)
-    top -= shape_2[0]
-    x = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array x was before
-    t8 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += np.where(t8 != 0.0, 2.0 * x * t8, 0.0)
-    # adjoint of: x = x / (1.0 + y * y)
-    itop -= 1
-    shape_3 = (itape[itop + 0],)
-    top -= shape_3[0]
-    x = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array x was before
-    t3 = 1.0 + y * y
-    t4 = 1.0 / t3
-    t5 = x / t3
-    t6 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), x)
-    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), y_bar)
-    y_bar += 2.0 * (y * t7)
-    # adjoint of: x = x * y
-    itop -= 1
-    shape_4 = (itape[itop + 0],)
-    top -= shape_4[0]
-    x = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array x was before
-    t2 = x_bar
-    x_bar = zeros_like(x)
-    x_bar += unbroadcast(np.where(t2 != 0.0, y * t2, 0.0), x)
-    y_bar += unbroadcast(np.where(t2 != 0.0, x * t2, 0.0), y_bar)
+    x_6_bar += chosen(result_1_bar != 0.0, np.cos(x_6) * result_1_bar)
+    # adjoint of: result = np.sum(x_6)
+    x_6_bar += result_bar
+    # adjoint of: x_6 = x_5 ** 1.5
+    x_5_bar += np.where(x_6_bar != 0.0, 1.5 * x_5 ** 0.5 * x_6_bar, 0.0)
+    # adjoint of: x_5 = x_4 / 1.5
+    t7 = 1.0 / 1.5
+    x_4_bar += np.where(x_5_bar != 0.0, t7 * x_5_bar, 0.0)
+    # adjoint of: x_4 = x_3 * a
+    x_3_bar += np.where(x_4_bar != 0.0, a * x_4_bar, 0.0)
+    a_bar = np.sum(np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0))
+    # adjoint of: x_3 += a
+    t6 = np.sum(x_3_bar)
+    a_bar += t6
+    # adjoint of: x_3 = x_2 ** 2.0
+    x_2_bar += np.where(x_3_bar != 0.0, 2.0 * x_2 * x_3_bar, 0.0)
+    # adjoint of: x_2 = x_1 / (1.0 + y * y)
+    t2 = 1.0 + y * y
+    t3 = 1.0 / t2
+    x_1_bar += unbroadcast(np.where(x_2_bar != 0.0, t3 * x_2_bar, 0.0), x_1_bar)
+    t5 = unbroadcast(np.where(x_2_bar != 0.0, -x_2 * t3 * x_2_bar, 0.0), y_bar)
+    y_bar += 2.0 * (y * t5)
+    # adjoint of: x_1 = x * y
+    x_bar += unbroadcast(np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), x)
+    y_bar += unbroadcast(np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), y_bar)
     # adjoint of: x -= 0.5 * a
     t1 = -np.sum(x_bar)
     a_bar += 0.5 * t1

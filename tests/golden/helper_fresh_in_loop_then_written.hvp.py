@@ -21,20 +21,23 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
     s_dot = 0.0
     for i in range(3):
         _doubled_u_dot = (i + 1.0) * x_dot
-        _doubled_u = x * (i + 1.0)
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = y_dot.shape[0]
+        itape = reserve(itape, itop + 1)  # record _doubled_u's shape: its adjoint starts again at zero with it
+        itape[np.uint64(itop)] = _doubled_u.shape[0]
         itop += 1
+        _doubled_u = x * (i + 1.0)
         tape = reserve(tape, top + y_dot.size)  # record y_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, y_dot)
         top += y_dot.size
-        y_dot = 2.0 * _doubled_u_dot
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = y.shape[0]
+        itape[np.uint64(itop)] = y_dot.shape[0]
         itop += 1
+        y_dot = 2.0 * _doubled_u_dot
         tape = reserve(tape, top + y.size)  # record y: overwritten next, and an adjoint reads it
         record_flat(tape, top, y)
         top += y.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = y.shape[0]
+        itop += 1
         y = _doubled_u * 2.0
         y_dot[i] = 0.5 * y_dot[i + 1]
         y[i] = 0.5 * y[i + 1]
@@ -65,6 +68,8 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
         top -= shape_1[0]
         y_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array y_dot was before
         # adjoint of: _doubled_u = x * (i + 1.0)
+        itop -= 1
+        shape_2 = (itape[itop + 0],)  # the shape _doubled_u had before
         x_bar += np.where(_doubled_u_bar != 0.0, (i + 1.0) * _doubled_u_bar, 0.0)
-        _doubled_u_bar = zeros_like(_doubled_u_bar)
+        _doubled_u_bar = np.zeros(shape_2)
     return value, x_bar

@@ -18,13 +18,16 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
     # forward sweep
     s = 0.0
     for i in range(3):
-        _doubled_u = x * (i + 1.0)
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = y.shape[0]
+        itape = reserve(itape, itop + 1)  # record _doubled_u's shape: its adjoint starts again at zero with it
+        itape[np.uint64(itop)] = _doubled_u.shape[0]
         itop += 1
+        _doubled_u = x * (i + 1.0)
         tape = reserve(tape, top + y.size)  # record y: overwritten next, and an adjoint reads it
         record_flat(tape, top, y)
         top += y.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = y.shape[0]
+        itop += 1
         y = _doubled_u * 2.0
         y[i] = 0.5 * y[i + 1]
         s += np.sum(np.sin(y))
@@ -49,6 +52,8 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
         _doubled_u_bar += (2.0 * y_bar)
         y_bar = zeros_like(y)
         # adjoint of: _doubled_u = x * (i + 1.0)
+        itop -= 1
+        shape_1 = (itape[itop + 0],)  # the shape _doubled_u had before
         x_bar += np.where(_doubled_u_bar != 0.0, (i + 1.0) * _doubled_u_bar, 0.0)
-        _doubled_u_bar = zeros_like(_doubled_u_bar)
+        _doubled_u_bar = np.zeros(shape_1)
     return value, x_bar

@@ -23,33 +23,33 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     B = A * 2.0
     s_dot = 0.0
     for k in range(len(B)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, row_dot)
         top += row_dot.size
-        row_dot = np.copy(B_dot[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
+        itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
+        row_dot = np.copy(B_dot[k])
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
-        row = np.copy(B[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = result_1_dot.shape[0]
+        itape[np.uint64(itop)] = row.shape[0]
         itop += 1
+        row = np.copy(B[k])
         tape = reserve(tape, top + result_1_dot.size)  # record result_1_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, result_1_dot)
         top += result_1_dot.size
-        result_1_dot = 2.0 * row_dot
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = result_1.shape[0]
+        itape[np.uint64(itop)] = result_1_dot.shape[0]
         itop += 1
+        result_1_dot = 2.0 * row_dot
         tape = reserve(tape, top + result_1.size)  # record result_1: overwritten next, and an adjoint reads it
         record_flat(tape, top, result_1)
         top += result_1.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = result_1.shape[0]
+        itop += 1
         result_1 = row * 2.0
         s_dot += np.sum(row * result_1_dot + result_1 * row_dot)
     t0 = np.tanh(B[1, :])

@@ -19,19 +19,19 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     B = A * 2.0
     s = 0.0
     for k in range(len(B)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
-        itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
-        row = np.copy(B[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = result_1.shape[0]
+        itape[np.uint64(itop)] = row.shape[0]
         itop += 1
+        row = np.copy(B[k])
         tape = reserve(tape, top + result_1.size)  # record result_1: overwritten next, and an adjoint reads it
         record_flat(tape, top, result_1)
         top += result_1.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = result_1.shape[0]
+        itop += 1
         result_1 = row * 2.0
         s += np.sum(result_1 * row)
     tape = reserve(tape, top + B[2, :].size)  # record B[2, :]: overwritten next, and its own adjoint reads it

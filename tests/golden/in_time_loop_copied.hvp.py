@@ -22,26 +22,26 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     u = np.copy(u0)
     u_dot = np.copy(u0_dot)
     for in_time_loop__t in range(4):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
-        itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         record_flat(tape, top, t0)
         top += t0.size
-        t0 = 0.1 * (a - u * u)
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = u_dot.shape[0]
+        itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
+        t0 = 0.1 * (a - u * u)
         tape = reserve(tape, top + u_dot.size)  # record u_dot: overwritten next, and its own adjoint reads it
         record_flat(tape, top, u_dot)
         top += u_dot.size
-        u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = u.shape[0]
+        itape[np.uint64(itop)] = u_dot.shape[0]
         itop += 1
+        u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))
         tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
         record_flat(tape, top, u)
         top += u.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = u.shape[0]
+        itop += 1
         u = u + t0
         u_dot = 0.95 * u_dot
         u = u * 0.95

@@ -19,12 +19,12 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
     # forward sweep
     u = np.copy(u0)
     for in_time_loop__t in range(4):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = u.shape[0]
-        itop += 1
         tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
         record_flat(tape, top, u)
         top += u.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = u.shape[0]
+        itop += 1
         u = u + (0.1 * (a - u * u))
         u = u * 0.95
         u -= c

@@ -3,60 +3,31 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse mode (adjoints) of local_arrays with respect to x, y
-    # active (varied from x, y; useful for the result): result_dot, t2, u, u_dot, v, v_dot
+    # active (varied from x, y; useful for the result): result_dot, t2, u, u_1, u_1_dot, v, v_1_dot, v_dot
     # active (varied from x; useful for the result): t0, t1, x
     # active (varied from y; useful for the result): y
-    # constant (no derivative code): result, x_dot, y_dot
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # constant (no derivative code): result, u_dot, v_1, x_dot, y_dot
+    # forward sweep: nothing the reverse sweep reads is overwritten
     u_dot = 2.0 * x_dot
     u = x * 2.0
     u_dot += y_dot
     u += y
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = u_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + u_dot.size)  # record u_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, u_dot)
-    top += u_dot.size
-    u_dot = u * u_dot + u * u_dot
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = u.shape[0]
-    itop += 1
-    tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, u)
-    top += u.size
-    u = u * u
+    u_1_dot = u * u_dot + u * u_dot
+    u_1 = u * u
     v = np.zeros_like(x)
     v_dot = np.zeros_like(v)
-    v_dot -= u_dot
-    v -= u
+    v_dot -= u_1_dot
+    v -= u_1
     t0 = 1.0 + x * x
     t1 = 1.0 / t0
     t2 = v / t0
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = v_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + v_dot.size)  # record v_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, v_dot)
-    top += v_dot.size
-    v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = v.shape[0]
-    itop += 1
-    tape = reserve(tape, top + v.size)  # record v: overwritten next, and an adjoint reads it
-    record_flat(tape, top, v)
-    top += v.size
-    v = t2
-    result_dot = np.sum(v_dot) + np.sum(x_dot)
+    v_1_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
+    result_dot = np.sum(v_1_dot) + np.sum(x_dot)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
@@ -64,72 +35,46 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)
     u_bar = zeros_like(u)
-    u_dot_bar = zeros_like(u_dot)
+    u_1_bar = zeros_like(u_1)
+    u_1_dot_bar = zeros_like(u_1_dot)
     v_bar = zeros_like(v)
+    v_1_dot_bar = zeros_like(v_1_dot)
     v_dot_bar = zeros_like(v_dot)
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
-    # adjoint of: result_dot = np.sum(v_dot) + np.sum(x_dot)
-    v_dot_bar += result_dot_bar
-    # adjoint of: v = t2
-    itop -= 1
-    shape = (itape[itop + 0],)
-    top -= shape[0]
-    v = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array v was before
-    t2_bar += v_bar
-    v_bar = zeros_like(v)
-    # adjoint of: v_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
-    itop -= 1
-    shape_1 = (itape[itop + 0],)
-    top -= shape_1[0]
-    v_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array v_dot was before
-    t12 = -t2 * t1
-    t13 = x * x_dot + x * x_dot
-    t14 = v_dot_bar
-    v_dot_bar = zeros_like(v_dot)
-    t15 = unbroadcast(t14, t1 * v_dot)
-    t1_bar += unbroadcast(v_dot * t15, t1_bar)
-    v_dot_bar += unbroadcast(t1 * t15, v_dot)
-    t16 = unbroadcast(t14, t12 * t13)
-    t17 = unbroadcast(t13 * t16, t12)
-    t2_bar -= unbroadcast(t1 * t17, -t2)
-    t1_bar += unbroadcast(-t2 * t17, t1_bar)
-    t18 = unbroadcast(t12 * t16, t13)
-    x_bar += 2.0 * unbroadcast(x_dot * t18, x_bar)
+    # adjoint of: result_dot = np.sum(v_1_dot) + np.sum(x_dot)
+    v_1_dot_bar += result_dot_bar
+    # adjoint of: v_1_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
+    t10 = -t2 * t1
+    t11 = x * x_dot + x * x_dot
+    t12 = unbroadcast(v_1_dot_bar, t1 * v_dot)
+    t1_bar += unbroadcast(v_dot * t12, t1_bar)
+    v_dot_bar += unbroadcast(t1 * t12, v_dot)
+    t13 = unbroadcast(v_1_dot_bar, t10 * t11)
+    t14 = unbroadcast(t11 * t13, t10)
+    t2_bar -= unbroadcast(t1 * t14, -t2)
+    t1_bar += unbroadcast(-t2 * t14, t1_bar)
+    t15 = unbroadcast(t10 * t13, t11)
+    x_bar += 2.0 * unbroadcast(x_dot * t15, x_bar)
     # adjoint of: t2 = v / t0
-    t10 = 1.0 / t0
-    v_bar += unbroadcast(np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), v)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t10 * t2_bar, 0.0), t0_bar)
-    # adjoint of: t1 = 1.0 / t0
     t8 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t8 * t1_bar, 0.0)
+    v_bar += unbroadcast(np.where(t2_bar != 0.0, t8 * t2_bar, 0.0), v)
+    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t8 * t2_bar, 0.0), t0_bar)
+    # adjoint of: t1 = 1.0 / t0
+    t6 = 1.0 / t0
+    t0_bar += np.where(t1_bar != 0.0, -t1 * t6 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + x * x
     x_bar += 2.0 * np.where(t0_bar != 0.0, x * t0_bar, 0.0)
-    # adjoint of: v -= u
-    t7 = -unbroadcast(v_bar, u_bar)
-    u_bar += t7
-    # adjoint of: v_dot -= u_dot
-    t6 = -unbroadcast(v_dot_bar, u_dot_bar)
-    u_dot_bar += t6
-    # adjoint of: u = u * u
-    itop -= 1
-    shape_2 = (itape[itop + 0],)
-    top -= shape_2[0]
-    u = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array u was before
-    t5 = u_bar
-    u_bar = zeros_like(u)
-    u_bar += 2.0 * np.where(t5 != 0.0, u * t5, 0.0)
-    # adjoint of: u_dot = u * u_dot + u * u_dot
-    itop -= 1
-    shape_3 = (itape[itop + 0],)
-    top -= shape_3[0]
-    u_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array u_dot was before
-    t4 = u_dot_bar
-    u_dot_bar = zeros_like(u_dot)
-    u_bar += unbroadcast(np.where(t4 != 0.0, u_dot * t4, 0.0), u)
-    u_dot_bar += unbroadcast(np.where(t4 != 0.0, u * t4, 0.0), u_dot)
-    u_bar += unbroadcast(np.where(t4 != 0.0, u_dot * t4, 0.0), u)
-    u_dot_bar += unbroadcast(np.where(t4 != 0.0, u * t4, 0.0), u_dot)
+    # adjoint of: v -= u_1
+    t5 = -unbroadcast(v_bar, u_1_bar)
+    u_1_bar += t5
+    # adjoint of: v_dot -= u_1_dot
+    t4 = -unbroadcast(v_dot_bar, u_1_dot_bar)
+    u_1_dot_bar += t4
+    # adjoint of: u_1 = u * u
+    u_bar += 2.0 * np.where(u_1_bar != 0.0, u * u_1_bar, 0.0)
+    # adjoint of: u_1_dot = u * u_dot + u * u_dot
+    u_bar += 2.0 * unbroadcast(np.where(u_1_dot_bar != 0.0, u_dot * u_1_dot_bar, 0.0), u)
     # adjoint of: u += y
     t3 = unbroadcast(u_bar, y_bar)
     y_bar += t3

@@ -3,72 +3,46 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def local_arrays_vjp(x, y, out_bar):
     # reverse mode (adjoints) of local_arrays with respect to x, y
-    # active (varied from x, y; useful for the result): result, u, v
+    # active (varied from x, y; useful for the result): result, u, u_1, v, v_1
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     u = x * 2.0
     u += y
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = u.shape[0]
-    itop += 1
-    tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, u)
-    top += u.size
-    u = u * u
+    u_1 = u * u
     v = np.zeros_like(x)
-    v -= u
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = v.shape[0]
-    itop += 1
-    tape = reserve(tape, top + v.size)  # record v: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, v)
-    top += v.size
-    v = v / (1.0 + x * x)
-    result = np.sum(v) + np.sum(x)
+    v -= u_1
+    v_1 = v / (1.0 + x * x)
+    result = np.sum(v_1) + np.sum(x)
     value = result
     # reverse sweep
     result_bar = out_bar
     u_bar = zeros_like(u)
+    u_1_bar = zeros_like(u_1)
     v_bar = zeros_like(v)
+    v_1_bar = zeros_like(v_1)
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
-    # adjoint of: result = np.sum(v) + np.sum(x)
-    v_bar += result_bar
+    # adjoint of: result = np.sum(v_1) + np.sum(x)
+    v_1_bar += result_bar
     x_bar += result_bar
-    # adjoint of: v = v / (1.0 + x * x)
-    itop -= 1
-    shape = (itape[itop + 0],)
-    top -= shape[0]
-    v = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array v was before
-    t3 = 1.0 + x * x
-    t4 = 1.0 / t3
-    t5 = v / t3
-    t6 = v_bar
-    v_bar = zeros_like(v)
-    v_bar += unbroadcast(np.where(t6 != 0.0, t4 * t6, 0.0), v)
-    t7 = unbroadcast(np.where(t6 != 0.0, -t5 * t4 * t6, 0.0), x_bar)
-    x_bar += 2.0 * (x * t7)
-    # adjoint of: v -= u
-    t2 = -unbroadcast(v_bar, u_bar)
-    u_bar += t2
-    # adjoint of: u = u * u
-    itop -= 1
-    shape_1 = (itape[itop + 0],)
-    top -= shape_1[0]
-    u = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array u was before
-    t1 = u_bar
-    u_bar = zeros_like(u)
-    u_bar += 2.0 * np.where(t1 != 0.0, u * t1, 0.0)
+    # adjoint of: v_1 = v / (1.0 + x * x)
+    t2 = 1.0 + x * x
+    t3 = 1.0 / t2
+    t4 = v / t2
+    v_bar += unbroadcast(np.where(v_1_bar != 0.0, t3 * v_1_bar, 0.0), v)
+    t5 = unbroadcast(np.where(v_1_bar != 0.0, -t4 * t3 * v_1_bar, 0.0), x_bar)
+    x_bar += 2.0 * (x * t5)
+    # adjoint of: v -= u_1
+    t1 = -unbroadcast(v_bar, u_1_bar)
+    u_1_bar += t1
+    # adjoint of: u_1 = u * u
+    u_bar += 2.0 * np.where(u_1_bar != 0.0, u * u_1_bar, 0.0)
     # adjoint of: u += y
     t0 = unbroadcast(u_bar, y_bar)
     y_bar += t0

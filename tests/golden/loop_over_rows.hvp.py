@@ -21,35 +21,35 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     # forward sweep
     s_dot = 0.0
     for k in range(len(A)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, row_dot)
         top += row_dot.size
-        row_dot = A_dot[k]
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
+        itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
+        row_dot = A_dot[k]
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = A[k]
         s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
     for i in range(len(A)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, row_dot)
         top += row_dot.size
-        row_dot = A_dot[i]
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
+        itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
+        row_dot = A_dot[i]
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = A[i]
         s_dot += (i + 1.0) * row_dot[0]
     value = s_dot

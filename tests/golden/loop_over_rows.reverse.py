@@ -19,21 +19,21 @@ def loop_over_rows_vjp(A, w, out_bar):
     # forward sweep
     s = 0.0
     for k in range(len(A)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
-        itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = A[k]
         s += np.sum(row * row * w)
     for i in range(len(A)):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
-        itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = A[i]
         s += row[0] * (i + 1.0)
     value = s

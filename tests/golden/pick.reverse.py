@@ -12,13 +12,16 @@ def pick_vjp(x, c, t, out_bar):
     # constant (no derivative code): c, t
     itape = np.empty(0, np.int64)
     itop = 0
+    y = np.empty(0)  # recorded before it is first assigned: give it a typed value
     # forward sweep
-    itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + 2)  # room for all its records: trip counts are known here
     if t > 0.0:
         y = x
         itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
+        itape[np.uint64(itop)] = y.shape[0]
+        itop += 1
         y = c
         itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1

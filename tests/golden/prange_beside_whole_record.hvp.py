@@ -25,12 +25,12 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
     u = x + 0.0
     for t in range(3):
         u_dot = u_dot + 0.1 * x_dot
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = u.shape[0]
-        itop += 1
         tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
         record_flat(tape, top, u)
         top += u.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = u.shape[0]
+        itop += 1
         u = u + 0.1 * x
     result_dot = s_dot + np.sum(u * u_dot + u * u_dot)
     value = result_dot

@@ -24,12 +24,12 @@ def prange_beside_whole_record_vjp(x, b, n, out_bar):
         s += b
     u = x + 0.0
     for t in range(3):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = u.shape[0]
-        itop += 1
         tape = reserve(tape, top + u.size)  # record u: overwritten next, and its own adjoint reads it
         record_flat(tape, top, u)
         top += u.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = u.shape[0]
+        itop += 1
         u = u + 0.1 * x
     result = s + np.sum(u * u)
     value = result

@@ -39,14 +39,14 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         record_flat(tape, top, A[prange_rows_i])
         top += A[prange_rows_i].size
         A[prange_rows_i] = A[prange_rows_i] * 0.5
+    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
+    record_flat(tape, top, A)
+    top += A.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
     A += 1.0
     result_dot = np.sum(A * A_dot + A * A_dot)
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)

@@ -3,158 +3,71 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # reverse mode (adjoints) of reads_its_target_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from B, C0; useful for the result): C, C_dot, result_1_dot, result_dot
-    # active (varied from C0; useful for the result): C0
-    # constant (no derivative code): B_dot, C0_dot, result, result_1
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from B, C0; useful for the result): C_1, C_1_dot, C_2, C_2_dot, C_3, C_3_dot, result_1_dot, result_dot
+    # constant (no derivative code): B_dot, C0_dot, C_dot, result, result_1
+    # forward sweep: nothing the reverse sweep reads is overwritten
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
-    C_dot = C_dot + (B * C_dot + C * B_dot)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C + (C * B)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
-    C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C - (0.1 * C**2)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
-    C_dot = C * C_dot + C * C_dot
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C * C
-    result_dot = np.sum(C_dot)
-    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    C_1_dot = C_dot + (B * C_dot + C * B_dot)
+    C_1 = C + (C * B)
+    C_2_dot = C_1_dot - (0.1 * (2.0 * C_1 * C_1_dot))
+    C_2 = C_1 - (0.1 * C_1**2)
+    C_3_dot = C_2 * C_2_dot + C_2 * C_2_dot
+    C_3 = C_2 * C_2
+    result_dot = np.sum(C_3_dot)
+    result_1_dot = result_dot + np.sum(np.cos(C_3) * C_3_dot)
     value = result_1_dot
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
-    C_dot_bar = zeros_like(C_dot)
+    C_1_bar = zeros_like(C_1)
+    C_1_dot_bar = zeros_like(C_1_dot)
+    C_2_bar = zeros_like(C_2)
+    C_2_dot_bar = zeros_like(C_2_dot)
+    C_3_bar = zeros_like(C_3)
+    C_3_dot_bar = zeros_like(C_3_dot)
     result_1_dot_bar = out_bar
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t12 = np.cos(C)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_3) * C_3_dot)
+    t5 = np.cos(C_3)
     result_dot_bar = result_1_dot_bar
-    t13 = np.full_like(t12 * C_dot, result_1_dot_bar)
-    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * t13, t12))
-    C_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t12 * t13, C_dot))
-    # adjoint of: result_dot = np.sum(C_dot)
-    C_dot_bar += result_dot_bar
-    # adjoint of: C = C * C
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
-    t11 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += 2.0 * np.where(t11 != 0.0, C * t11, 0.0)
-    # adjoint of: C_dot = C * C_dot + C * C_dot
-    itop -= 2
-    shape_1 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_1[0] * shape_1[1]
-    C_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C_dot was before
-    t10 = C_dot_bar
-    C_dot_bar = zeros_like(C_dot)
-    C_bar += unbroadcast(np.where(t10 != 0.0, C_dot * t10, 0.0), C)
-    C_dot_bar += unbroadcast(np.where(t10 != 0.0, C * t10, 0.0), C_dot)
-    C_bar += unbroadcast(np.where(t10 != 0.0, C_dot * t10, 0.0), C)
-    C_dot_bar += unbroadcast(np.where(t10 != 0.0, C * t10, 0.0), C_dot)
-    # adjoint of: C = C - (0.1 * C**2)
-    itop -= 2
-    shape_2 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_2[0] * shape_2[1]
-    C = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array C was before
-    t9 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += t9
-    C_bar += np.where(t9 != 0.0, 2.0 * C * (0.1 * -t9), 0.0)
-    # adjoint of: C_dot = C_dot - (0.1 * (2.0 * C * C_dot))
-    itop -= 2
-    shape_3 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_3[0] * shape_3[1]
-    C_dot = tape[top : top + shape_3[0] * shape_3[1]].reshape(shape_3).copy()  # restore the array C_dot was before
-    t6 = 0.1 * (2.0 * C * C_dot)
-    t7 = C_dot_bar
-    C_dot_bar = zeros_like(C_dot)
-    C_dot_bar += unbroadcast(t7, C_dot)
-    t8 = 0.1 * unbroadcast(-t7, t6)
-    C_bar += 2.0 * unbroadcast(C_dot * t8, 2.0 * C)
-    C_dot_bar += unbroadcast(2.0 * C * t8, C_dot)
-    # adjoint of: C = C + (C * B)
-    itop -= 2
-    shape_4 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_4[0] * shape_4[1]
-    C = tape[top : top + shape_4[0] * shape_4[1]].reshape(shape_4).copy()  # restore the array C was before
-    t4 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += unbroadcast(t4, C)
-    t5 = unbroadcast(t4, C * B)
-    C_bar += unbroadcast(B * t5, C)
-    B_bar += unbroadcast(C * t5, B_bar)
-    # adjoint of: C_dot = C_dot + (B * C_dot + C * B_dot)
-    itop -= 2
-    shape_5 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_5[0] * shape_5[1]
-    C_dot = tape[top : top + shape_5[0] * shape_5[1]].reshape(shape_5).copy()  # restore the array C_dot was before
+    t6 = np.full_like(t5 * C_3_dot, result_1_dot_bar)
+    C_3_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_3) * unbroadcast(C_3_dot * t6, t5))
+    C_3_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t5 * t6, C_3_dot_bar))
+    # adjoint of: result_dot = np.sum(C_3_dot)
+    C_3_dot_bar += result_dot_bar
+    # adjoint of: C_3 = C_2 * C_2
+    C_2_bar += 2.0 * np.where(C_3_bar != 0.0, C_2 * C_3_bar, 0.0)
+    # adjoint of: C_3_dot = C_2 * C_2_dot + C_2 * C_2_dot
+    C_2_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2_dot * C_3_dot_bar, 0.0), C_2_bar)
+    C_2_dot_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2 * C_3_dot_bar, 0.0), C_2_dot_bar)
+    C_2_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2_dot * C_3_dot_bar, 0.0), C_2_bar)
+    C_2_dot_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2 * C_3_dot_bar, 0.0), C_2_dot_bar)
+    # adjoint of: C_2 = C_1 - (0.1 * C_1**2)
+    C_1_bar += C_2_bar
+    C_1_bar += np.where(C_2_bar != 0.0, 2.0 * C_1 * (0.1 * -C_2_bar), 0.0)
+    # adjoint of: C_2_dot = C_1_dot - (0.1 * (2.0 * C_1 * C_1_dot))
+    C_1_dot_bar += unbroadcast(C_2_dot_bar, C_1_dot_bar)
+    t4 = 0.1 * unbroadcast(-C_2_dot_bar, broadcast_like(C_1_bar, C_1_dot_bar))
+    C_1_bar += 2.0 * unbroadcast(C_1_dot * t4, C_1_bar)
+    C_1_dot_bar += unbroadcast(2.0 * C_1 * t4, C_1_dot_bar)
+    # adjoint of: C_1 = C + (C * B)
+    C_bar += unbroadcast(C_1_bar, C_bar)
+    t2 = unbroadcast(C_1_bar, broadcast_like(C_bar, B_bar))
+    C_bar += unbroadcast(B * t2, C_bar)
+    B_bar += unbroadcast(C * t2, B_bar)
+    # adjoint of: C_1_dot = C_dot + (B * C_dot + C * B_dot)
     t0 = B * C_dot + C * B_dot
-    t1 = C_dot_bar
-    C_dot_bar = zeros_like(C_dot)
-    C_dot_bar += unbroadcast(t1, C_dot)
-    t2 = unbroadcast(t1, t0)
-    t3 = unbroadcast(t2, B * C_dot)
-    B_bar += unbroadcast(C_dot * t3, B_bar)
-    C_dot_bar += unbroadcast(B * t3, C_dot)
-    C_bar += unbroadcast(B_dot * unbroadcast(t2, C * B_dot), C)
+    t1 = unbroadcast(C_1_dot_bar, t0)
+    B_bar += unbroadcast(C_dot * unbroadcast(t1, B * C_dot), B_bar)
+    C_bar += unbroadcast(B_dot * unbroadcast(t1, C * B_dot), C_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

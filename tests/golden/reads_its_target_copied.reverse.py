@@ -3,88 +3,45 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_vjp(C0, B, out_bar):
     # reverse mode (adjoints) of reads_its_target_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from B, C0; useful for the result): C, result, result_1
-    # active (varied from C0; useful for the result): C0
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from B, C0; useful for the result): C_1, C_2, C_3, result, result_1
+    # forward sweep: nothing the reverse sweep reads is overwritten
     C = np.copy(C0)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C + (C * B)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C - (0.1 * C**2)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C * C
-    result = np.sum(C)
-    result_1 = result + np.sum(np.sin(C))
+    C_1 = C + (C * B)
+    C_2 = C_1 - (0.1 * C_1**2)
+    C_3 = C_2 * C_2
+    result = np.sum(C_3)
+    result_1 = result + np.sum(np.sin(C_3))
     value = result_1
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
+    C_1_bar = zeros_like(C_1)
+    C_2_bar = zeros_like(C_2)
+    C_3_bar = zeros_like(C_3)
     result_1_bar = out_bar
-    # adjoint of: result_1 = result + np.sum(np.sin(C))
+    # adjoint of: result_1 = result + np.sum(np.sin(C_3))
     result_bar = result_1_bar
-    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
-    # adjoint of: result = np.sum(C)
-    C_bar += result_bar
-    # adjoint of: C = C * C
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
-    t3 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += 2.0 * np.where(t3 != 0.0, C * t3, 0.0)
-    # adjoint of: C = C - (0.1 * C**2)
-    itop -= 2
-    shape_1 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_1[0] * shape_1[1]
-    C = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C was before
-    t2 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += t2
-    C_bar += np.where(t2 != 0.0, 2.0 * C * (0.1 * -t2), 0.0)
-    # adjoint of: C = C + (C * B)
-    itop -= 2
-    shape_2 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_2[0] * shape_2[1]
-    C = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array C was before
-    t0 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += unbroadcast(t0, C)
-    t1 = unbroadcast(t0, C * B)
-    C_bar += unbroadcast(B * t1, C)
-    B_bar += unbroadcast(C * t1, B_bar)
+    C_3_bar += chosen(result_1_bar != 0.0, np.cos(C_3) * result_1_bar)
+    # adjoint of: result = np.sum(C_3)
+    C_3_bar += result_bar
+    # adjoint of: C_3 = C_2 * C_2
+    C_2_bar += 2.0 * np.where(C_3_bar != 0.0, C_2 * C_3_bar, 0.0)
+    # adjoint of: C_2 = C_1 - (0.1 * C_1**2)
+    C_1_bar += C_2_bar
+    C_1_bar += np.where(C_2_bar != 0.0, 2.0 * C_1 * (0.1 * -C_2_bar), 0.0)
+    # adjoint of: C_1 = C + (C * B)
+    C_bar += unbroadcast(C_1_bar, C_bar)
+    t0 = unbroadcast(C_1_bar, broadcast_like(C_bar, B_bar))
+    C_bar += unbroadcast(B * t0, C_bar)
+    B_bar += unbroadcast(C * t0, B_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

@@ -8,26 +8,25 @@ from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 def rebind_then_write_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of rebind_then_write with respect to x
-    # active (varied from x; useful for the result): result_dot, x
-    # constant (no derivative code): result, x_dot
+    # active (varied from x; useful for the result): result_dot, x, x_1
+    # constant (no derivative code): result, x_1_dot, x_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
-    x_dot = 2.0 * x_dot
-    x = x * 2.0
-    x_dot[0] = 0.0
-    x[0] = 1.0
-    result_dot = np.sum(x * x_dot + x * x_dot)
+    x_1_dot = 2.0 * x_dot
+    x_1 = x * 2.0
+    x_1_dot[0] = 0.0
+    x_1[0] = 1.0
+    result_dot = np.sum(x_1 * x_1_dot + x_1 * x_1_dot)
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
-    # adjoint of: result_dot = np.sum(x * x_dot + x * x_dot)
-    t1 = x * x_dot + x * x_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t2, x))
-    # adjoint of: x[0] = 1.0
-    x_bar[0] = 0.0
-    # adjoint of: x = x * 2.0
-    t0 = x_bar
-    x_bar = zeros_like(x_bar)
-    x_bar += (2.0 * t0)
+    x_1_bar = zeros_like(x_1)
+    # adjoint of: result_dot = np.sum(x_1 * x_1_dot + x_1 * x_1_dot)
+    t0 = x_1 * x_1_dot + x_1 * x_1_dot
+    t1 = np.full_like(t0, result_dot_bar)
+    x_1_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_1_dot * t1, x_1_bar))
+    # adjoint of: x_1[0] = 1.0
+    x_1_bar[0] = 0.0
+    # adjoint of: x_1 = x * 2.0
+    x_bar += (2.0 * x_1_bar)
     return value, x_bar

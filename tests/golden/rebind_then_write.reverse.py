@@ -8,21 +8,20 @@ from sourcead.runtime import chosen, zeros_like
 
 def rebind_then_write_vjp(x, out_bar):
     # reverse mode (adjoints) of rebind_then_write with respect to x
-    # active (varied from x; useful for the result): result, x
+    # active (varied from x; useful for the result): result, x, x_1
     # forward sweep: nothing the reverse sweep reads is overwritten
-    x = x * 2.0
-    x[0] = 1.0
-    result = np.sum(x * x)
+    x_1 = x * 2.0
+    x_1[0] = 1.0
+    result = np.sum(x_1 * x_1)
     value = result
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
-    # adjoint of: result = np.sum(x * x)
-    x_bar += 2.0 * chosen(result_bar != 0.0, x * result_bar)
-    # adjoint of: x[0] = 1.0
-    x_bar[0] = 0.0
-    # adjoint of: x = x * 2.0
-    t0 = x_bar
-    x_bar = zeros_like(x_bar)
-    x_bar += (2.0 * t0)
+    x_1_bar = zeros_like(x_1)
+    # adjoint of: result = np.sum(x_1 * x_1)
+    x_1_bar += 2.0 * chosen(result_bar != 0.0, x_1 * result_bar)
+    # adjoint of: x_1[0] = 1.0
+    x_1_bar[0] = 0.0
+    # adjoint of: x_1 = x * 2.0
+    x_bar += (2.0 * x_1_bar)
     return value, x_bar

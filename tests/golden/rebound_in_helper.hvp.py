@@ -8,39 +8,37 @@ from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 def rebound_in_helper_hvp(C, C_dot, out_bar):
     # reverse mode (adjoints) of rebound_in_helper with respect to C
-    # active (varied from C; useful for the result): C, D, _fresh_then_update_C, result_dot
-    # constant (no derivative code): C_dot, D_dot, _fresh_then_update_C_dot, result
+    # active (varied from C; useful for the result): C, D, _fresh_then_update_C, _fresh_then_update_C_1, _fresh_then_update_C_2, result_dot
+    # constant (no derivative code): C_dot, D_dot, _fresh_then_update_C_1_dot, _fresh_then_update_C_2_dot, _fresh_then_update_C_dot, result
     # forward sweep: nothing the reverse sweep reads is overwritten
     _fresh_then_update_C = C
     _fresh_then_update_C_dot = C_dot
-    _fresh_then_update_C_dot = 2.0 * _fresh_then_update_C_dot
-    _fresh_then_update_C = _fresh_then_update_C * 2.0
-    _fresh_then_update_C_dot = np.copy(_fresh_then_update_C_dot)
-    _fresh_then_update_C = _fresh_then_update_C + 1.0
-    D = _fresh_then_update_C
-    D_dot = _fresh_then_update_C_dot
+    _fresh_then_update_C_1_dot = 2.0 * _fresh_then_update_C_dot
+    _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
+    _fresh_then_update_C_2_dot = np.copy(_fresh_then_update_C_1_dot)
+    _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
+    D = _fresh_then_update_C_2
+    D_dot = _fresh_then_update_C_2_dot
     result_dot = np.sum(C * D_dot + D * C_dot)
     value = result_dot
     # reverse sweep
     C_bar = zeros_like(C)
     D_bar = zeros_like(D)
     _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C)
+    _fresh_then_update_C_1_bar = zeros_like(_fresh_then_update_C_1)
+    _fresh_then_update_C_2_bar = zeros_like(_fresh_then_update_C_2)
     result_dot_bar = out_bar
     # adjoint of: result_dot = np.sum(C * D_dot + D * C_dot)
-    t2 = C * D_dot + D * C_dot
-    t3 = np.full_like(t2, result_dot_bar)
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t3, C * D_dot), C_bar))
-    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, D * C_dot), D_bar))
-    # adjoint of: D = _fresh_then_update_C
-    _fresh_then_update_C_bar += D_bar
-    # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0
-    t1 = _fresh_then_update_C_bar
-    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
-    _fresh_then_update_C_bar += t1
-    # adjoint of: _fresh_then_update_C = _fresh_then_update_C * 2.0
-    t0 = _fresh_then_update_C_bar
-    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
-    _fresh_then_update_C_bar += (2.0 * t0)
+    t0 = C * D_dot + D * C_dot
+    t1 = np.full_like(t0, result_dot_bar)
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t1, C * D_dot), C_bar))
+    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t1, D * C_dot), D_bar))
+    # adjoint of: D = _fresh_then_update_C_2
+    _fresh_then_update_C_2_bar += D_bar
+    # adjoint of: _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
+    _fresh_then_update_C_1_bar += _fresh_then_update_C_2_bar
+    # adjoint of: _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
+    _fresh_then_update_C_bar += (2.0 * _fresh_then_update_C_1_bar)
     # adjoint of: _fresh_then_update_C = C
     C_bar += _fresh_then_update_C_bar
     return value, C_bar

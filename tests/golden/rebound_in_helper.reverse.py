@@ -8,33 +8,31 @@ from sourcead.runtime import chosen, unbroadcast, zeros_like
 
 def rebound_in_helper_vjp(C, out_bar):
     # reverse mode (adjoints) of rebound_in_helper with respect to C
-    # active (varied from C; useful for the result): C, D, _fresh_then_update_C, result
+    # active (varied from C; useful for the result): C, D, _fresh_then_update_C, _fresh_then_update_C_1, _fresh_then_update_C_2, result
     # forward sweep: nothing the reverse sweep reads is overwritten
     _fresh_then_update_C = C
-    _fresh_then_update_C = _fresh_then_update_C * 2.0
-    _fresh_then_update_C = _fresh_then_update_C + 1.0
-    D = _fresh_then_update_C
+    _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
+    _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
+    D = _fresh_then_update_C_2
     result = np.sum(D * C)
     value = result
     # reverse sweep
     C_bar = zeros_like(C)
     D_bar = zeros_like(D)
     _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C)
+    _fresh_then_update_C_1_bar = zeros_like(_fresh_then_update_C_1)
+    _fresh_then_update_C_2_bar = zeros_like(_fresh_then_update_C_2)
     result_bar = out_bar
     # adjoint of: result = np.sum(D * C)
-    t2 = np.full_like(D * C, result_bar)
-    D_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, D_bar))
-    C_bar += chosen(result_bar != 0.0, unbroadcast(D * t2, C_bar))
-    # adjoint of: D = _fresh_then_update_C
-    _fresh_then_update_C_bar += D_bar
-    # adjoint of: _fresh_then_update_C = _fresh_then_update_C + 1.0
-    t1 = _fresh_then_update_C_bar
-    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
-    _fresh_then_update_C_bar += t1
-    # adjoint of: _fresh_then_update_C = _fresh_then_update_C * 2.0
-    t0 = _fresh_then_update_C_bar
-    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C_bar)
-    _fresh_then_update_C_bar += (2.0 * t0)
+    t0 = np.full_like(D * C, result_bar)
+    D_bar += chosen(result_bar != 0.0, unbroadcast(C * t0, D_bar))
+    C_bar += chosen(result_bar != 0.0, unbroadcast(D * t0, C_bar))
+    # adjoint of: D = _fresh_then_update_C_2
+    _fresh_then_update_C_2_bar += D_bar
+    # adjoint of: _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
+    _fresh_then_update_C_1_bar += _fresh_then_update_C_2_bar
+    # adjoint of: _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
+    _fresh_then_update_C_bar += (2.0 * _fresh_then_update_C_1_bar)
     # adjoint of: _fresh_then_update_C = C
     C_bar += _fresh_then_update_C_bar
     return value, C_bar

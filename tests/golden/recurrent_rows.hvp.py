@@ -25,12 +25,12 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     h_dot[0] = h0_dot
     h[0] = h0
     for t in range(n):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
-        itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         record_flat(tape, top, t0)
         top += t0.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = t0.shape[0]
+        itop += 1
         t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
         h[t + 1] = t0

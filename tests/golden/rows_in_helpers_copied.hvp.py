@@ -29,14 +29,14 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         record_flat(tape, top, A[_scale_rows_i])
         top += A[_scale_rows_i].size
         A[_scale_rows_i] = A[_scale_rows_i] * s[_scale_rows_i]
+    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
+    record_flat(tape, top, A)
+    top += A.size
     itape = reserve(itape, itop + 2)
     itape[np.uint64(itop)] = A.shape[0]
     itop += 1
     itape[np.uint64(itop)] = A.shape[1]
     itop += 1
-    tape = reserve(tape, top + A.size)  # record A: overwritten next, and an adjoint reads it
-    record_flat(tape, top, A)
-    top += A.size
     A += 1.0
     _scale_rows_s_dot = s * s_dot + s * s_dot
     _scale_rows_s = s * s

@@ -19,12 +19,12 @@ def rows_read_in_time_loop_then_written_vjp(A, out_bar):
     s = 0.0
     for t in range(3):
         for k in range(len(B)):
-            itape = reserve(itape, itop + 1)
-            itape[np.uint64(itop)] = row.shape[0]
-            itop += 1
             tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
             record_flat(tape, top, row)
             top += row.size
+            itape = reserve(itape, itop + 1)
+            itape[np.uint64(itop)] = row.shape[0]
+            itop += 1
             row = np.copy(B[k])
             s += np.sum(np.sin(row))
         if top == tape.shape[0]:

@@ -23,19 +23,19 @@ def rows_written_once_read_hvp(A, A_dot, out_bar):
     s = 0.0
     stop = len(B)
     for i in range(stop):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, row_dot)
         top += row_dot.size
-        row_dot = np.copy(B_dot[i])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
+        itape[np.uint64(itop)] = row_dot.shape[0]
         itop += 1
+        row_dot = np.copy(B_dot[i])
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = np.copy(B[i])
         s_dot += np.sum(np.cos(row) * row_dot)
         s += np.sum(np.sin(row))

@@ -19,12 +19,12 @@ def rows_written_once_read_vjp(A, out_bar):
     s = 0.0
     stop = len(B)
     for i in range(stop):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row.shape[0]
-        itop += 1
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
         top += row.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = row.shape[0]
+        itop += 1
         row = np.copy(B[i])
         s += np.sum(np.sin(row))
         B[i, 0] = s

@@ -10,13 +10,13 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     # reverse mode (adjoints) of symm_copied with respect to alpha, beta, C0, A, B
     # active (varied from A; useful for the result): A
     # active (varied from B; useful for the result): B
-    # active (varied from A, B, C0, alpha, beta; useful for the result): C, C_dot, result_1_dot, result_dot
-    # active (varied from C0; useful for the result): C0
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from A, B, C0, alpha, beta; useful for the result): C_1, C_1_dot, result_1_dot, result_dot
     # active (varied from alpha; useful for the result): alpha
     # active (varied from beta; useful for the result): beta
     # active (varied from A, B; useful for the result): symm_temp2, symm_temp2_dot
     # active (varied from A, B, alpha; useful for the result): t0
-    # constant (no derivative code): A_dot, B_dot, C0_dot, alpha_dot, beta_dot, result, result_1
+    # constant (no derivative code): A_dot, B_dot, C0_dot, C_dot, alpha_dot, beta_dot, result, result_1
     stop = 0  # not assigned on every path: a typed placeholder
     t0 = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
@@ -28,100 +28,85 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     C_dot = np.copy(C0_dot)
     symm_temp2 = np.empty(C.shape[1])
     symm_temp2_dot = np.zeros_like(symm_temp2)
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C_dot.size)  # record C_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C_dot)
-    top += C_dot.size
-    C_dot = beta * C_dot + C * beta_dot
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C * beta
-    stop_1 = C.shape[0]
+    C_1_dot = beta * C_dot + C * beta_dot
+    C_1 = C * beta
+    stop_1 = C_1.shape[0]
     for symm_i in range(stop_1):
         if itop == itape.shape[0]:
             itape = reserve(itape, 2 * itop + 16)
         itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
         itop += 1
-        stop = C.shape[1]
+        stop = C_1.shape[1]
         tape = reserve(tape, top + 2 * stop)  # room for this loop's records
         for symm_j in range(stop):
-            C_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
-            C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
+            C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
+            C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             tape[np.uint64(top)] = symm_temp2_dot[symm_j]  # record symm_temp2_dot[symm_j]: overwritten next, and an adjoint reads it
             top += 1
             symm_temp2_dot[symm_j] = np.dot(B_dot[:symm_i, symm_j], A[symm_i, :symm_i]) + np.dot(B[:symm_i, symm_j], A_dot[symm_i, :symm_i])
             tape[np.uint64(top)] = symm_temp2[symm_j]  # record symm_temp2[symm_j]: overwritten next, and an adjoint reads it
             top += 1
             symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
-        itop += 1
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         record_flat(tape, top, t0)
         top += t0.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = t0.shape[0]
+        itop += 1
         t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
-        C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        C[symm_i, :] += t0 + alpha * symm_temp2
-    result_dot = np.sum(C * C_dot + C * C_dot)
-    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+        C_1_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
+        C_1[symm_i, :] += t0 + alpha * symm_temp2
+    result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
+    result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
     value = result_1_dot
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
-    C_dot_bar = zeros_like(C_dot)
+    C_1_bar = zeros_like(C_1)
+    C_1_dot_bar = zeros_like(C_1_dot)
     alpha_bar = 0.0
     result_1_dot_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
     symm_temp2_dot_bar = zeros_like(symm_temp2_dot)
     t0_bar = zeros_like(t0)
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t23 = np.cos(C)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
+    t20 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
-    t24 = np.full_like(t23 * C_dot, result_1_dot_bar)
-    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * t24, t23))
-    C_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t23 * t24, C_dot))
-    # adjoint of: result_dot = np.sum(C * C_dot + C * C_dot)
-    t21 = C * C_dot + C * C_dot
-    t22 = np.full_like(t21, result_dot_bar)
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t22, C))
-    C_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C * t22, C_dot))
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t22, C))
-    C_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C * t22, C_dot))
+    t21 = np.full_like(t20 * C_1_dot, result_1_dot_bar)
+    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t21, t20))
+    C_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t20 * t21, C_1_dot_bar))
+    # adjoint of: result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
+    t18 = C_1 * C_1_dot + C_1 * C_1_dot
+    t19 = np.full_like(t18, result_dot_bar)
+    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t19, C_1_bar))
+    C_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1 * t19, C_1_dot_bar))
+    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t19, C_1_bar))
+    C_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1 * t19, C_1_dot_bar))
     for symm_i in range(stop_1 - 1, -1, -1):
-        # adjoint of: C[symm_i, :] += t0 + alpha * symm_temp2
-        t0_bar += unbroadcast(C_bar[np.uint64(symm_i), :], t0)
-        t20 = unbroadcast(C_bar[np.uint64(symm_i), :], symm_temp2_bar)
-        alpha_bar += np.sum(symm_temp2 * t20)
-        symm_temp2_bar += alpha * t20
-        # adjoint of: C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        t11 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
-        t12 = alpha * B[np.uint64(symm_i), :] * A_dot[np.uint64(symm_i), np.uint64(symm_i)]
-        t13 = A[np.uint64(symm_i), np.uint64(symm_i)] * t11 + t12
-        t15 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], t13)
-        t16 = unbroadcast(t15, A[np.uint64(symm_i), np.uint64(symm_i)] * t11)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t11 * t16)
-        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, B_bar[np.uint64(symm_i), :])
-        alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t16, alpha * B_dot[np.uint64(symm_i), :]))
-        t17 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t15, B_bar[np.uint64(symm_i), :])
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * t17)
-        B_bar[np.uint64(symm_i), :] += alpha * t17
-        t18 = unbroadcast(C_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
-        symm_temp2_bar += alpha_dot * unbroadcast(t18, symm_temp2_bar)
-        t19 = unbroadcast(t18, symm_temp2_dot_bar)
-        alpha_bar += np.sum(symm_temp2_dot * t19)
-        symm_temp2_dot_bar += alpha * t19
+        # adjoint of: C_1[symm_i, :] += t0 + alpha * symm_temp2
+        t0_bar += unbroadcast(C_1_bar[np.uint64(symm_i), :], t0)
+        t17 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
+        alpha_bar += np.sum(symm_temp2 * t17)
+        symm_temp2_bar += alpha * t17
+        # adjoint of: C_1_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
+        t8 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
+        t9 = alpha * B[np.uint64(symm_i), :] * A_dot[np.uint64(symm_i), np.uint64(symm_i)]
+        t10 = A[np.uint64(symm_i), np.uint64(symm_i)] * t8 + t9
+        t12 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], t10)
+        t13 = unbroadcast(t12, A[np.uint64(symm_i), np.uint64(symm_i)] * t8)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t8 * t13)
+        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t13, B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t13, alpha * B_dot[np.uint64(symm_i), :]))
+        t14 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t12, B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * t14)
+        B_bar[np.uint64(symm_i), :] += alpha * t14
+        t15 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
+        symm_temp2_bar += alpha_dot * unbroadcast(t15, symm_temp2_bar)
+        t16 = unbroadcast(t15, symm_temp2_dot_bar)
+        alpha_bar += np.sum(symm_temp2_dot * t16)
+        symm_temp2_dot_bar += alpha * t16
         # adjoint of: t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
         itop -= 1
         shape = (itape[itop + 0],)
@@ -144,43 +129,31 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             add_product(A_bar[symm_i, :symm_i], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], B_dot[:symm_i, np.uint64(symm_j)])
             add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], A_dot[symm_i, :symm_i])
             symm_temp2_dot_bar[np.uint64(symm_j)] = 0.0
-            # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
-            t9 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t10 = np.sum(np.where(t9 != 0.0, A[symm_i, :symm_i] * t9, 0.0))
-            alpha_bar += B[symm_i, np.uint64(symm_j)] * t10
-            B_bar[symm_i, np.uint64(symm_j)] += alpha * t10
-            A_bar[symm_i, :symm_i] += np.where(t9 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t9, 0.0)
-            # adjoint of: C_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
-            t4 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
-            t5 = alpha * B[symm_i, np.uint64(symm_j)] * A_dot[symm_i, :symm_i]
-            t6 = unbroadcast(C_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            A_bar[symm_i, :symm_i] += t4 * t6
-            t7 = np.sum(A[symm_i, :symm_i] * t6)
-            B_bar[symm_i, np.uint64(symm_j)] += alpha_dot * t7
-            alpha_bar += B_dot[symm_i, np.uint64(symm_j)] * t7
-            t8 = np.sum(A_dot[symm_i, :symm_i] * unbroadcast(C_dot_bar[:symm_i, np.uint64(symm_j)], t5))
-            alpha_bar += B[symm_i, np.uint64(symm_j)] * t8
-            B_bar[symm_i, np.uint64(symm_j)] += alpha * t8
+            # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
+            t6 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            t7 = np.sum(np.where(t6 != 0.0, A[symm_i, :symm_i] * t6, 0.0))
+            alpha_bar += B[symm_i, np.uint64(symm_j)] * t7
+            B_bar[symm_i, np.uint64(symm_j)] += alpha * t7
+            A_bar[symm_i, :symm_i] += np.where(t6 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t6, 0.0)
+            # adjoint of: C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
+            t1 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
+            t2 = alpha * B[symm_i, np.uint64(symm_j)] * A_dot[symm_i, :symm_i]
+            t3 = unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            A_bar[symm_i, :symm_i] += t1 * t3
+            t4 = np.sum(A[symm_i, :symm_i] * t3)
+            B_bar[symm_i, np.uint64(symm_j)] += alpha_dot * t4
+            alpha_bar += B_dot[symm_i, np.uint64(symm_j)] * t4
+            t5 = np.sum(A_dot[symm_i, :symm_i] * unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], t2))
+            alpha_bar += B[symm_i, np.uint64(symm_j)] * t5
+            B_bar[symm_i, np.uint64(symm_j)] += alpha * t5
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
-    # adjoint of: C = C * beta
-    itop -= 2
-    shape_1 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_1[0] * shape_1[1]
-    C = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array C was before
-    t3 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += np.where(t3 != 0.0, beta * t3, 0.0)
-    beta_bar = np.sum(np.where(t3 != 0.0, C * t3, 0.0))
-    # adjoint of: C_dot = beta * C_dot + C * beta_dot
-    itop -= 2
-    shape_2 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_2[0] * shape_2[1]
-    C_dot = tape[top : top + shape_2[0] * shape_2[1]].reshape(shape_2).copy()  # restore the array C_dot was before
-    t1 = C_dot_bar
-    t2 = unbroadcast(t1, beta * C_dot)
-    beta_bar += np.sum(C_dot * t2)
-    C_bar += beta_dot * unbroadcast(t1, C * beta_dot)
+    # adjoint of: C_1 = C * beta
+    C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
+    beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))
+    # adjoint of: C_1_dot = beta * C_dot + C * beta_dot
+    beta_bar += np.sum(C_dot * unbroadcast(C_1_dot_bar, beta * C_dot))
+    C_bar += beta_dot * unbroadcast(C_1_dot_bar, C_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

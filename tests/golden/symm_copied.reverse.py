@@ -3,15 +3,15 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     # reverse mode (adjoints) of symm_copied with respect to alpha, beta, C0, A, B
     # active (varied from A; useful for the result): A
     # active (varied from B; useful for the result): B
-    # active (varied from A, B, C0, alpha, beta; useful for the result): C, result, result_1
-    # active (varied from C0; useful for the result): C0
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from A, B, C0, alpha, beta; useful for the result): C_1, result, result_1
     # active (varied from alpha; useful for the result): alpha
     # active (varied from beta; useful for the result): beta
     # active (varied from A, B; useful for the result): symm_temp2
@@ -23,53 +23,46 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     # forward sweep
     C = np.copy(C0)
     symm_temp2 = np.empty(C.shape[1])
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = C.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = C.shape[1]
-    itop += 1
-    tape = reserve(tape, top + C.size)  # record C: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, C)
-    top += C.size
-    C = C * beta
-    stop_1 = C.shape[0]
+    C_1 = C * beta
+    stop_1 = C_1.shape[0]
     itape = reserve(itape, itop + stop_1)  # room for all its records: trip counts are known here
     for symm_i in range(stop_1):
         itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
         itop += 1
-        stop = C.shape[1]
+        stop = C_1.shape[1]
         tape = reserve(tape, top + stop)  # room for this loop's records
         for symm_j in range(stop):
-            C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
+            C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             tape[np.uint64(top)] = symm_temp2[symm_j]  # record symm_temp2[symm_j]: overwritten next, and an adjoint reads it
             top += 1
             symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
-        C[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
-    result = np.sum(C * C)
-    result_1 = result + np.sum(np.sin(C))
+        C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
+    result = np.sum(C_1 * C_1)
+    result_1 = result + np.sum(np.sin(C_1))
     value = result_1
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
+    C_1_bar = zeros_like(C_1)
     alpha_bar = 0.0
     result_1_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
-    # adjoint of: result_1 = result + np.sum(np.sin(C))
+    # adjoint of: result_1 = result + np.sum(np.sin(C_1))
     result_bar = result_1_bar
-    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
-    # adjoint of: result = np.sum(C * C)
-    C_bar += 2.0 * chosen(result_bar != 0.0, C * result_bar)
+    C_1_bar += chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar)
+    # adjoint of: result = np.sum(C_1 * C_1)
+    C_1_bar += 2.0 * chosen(result_bar != 0.0, C_1 * result_bar)
     for symm_i in range(stop_1 - 1, -1, -1):
-        # adjoint of: C[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
-        t4 = unbroadcast(C_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t4))
-        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t4)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t4)
-        t5 = unbroadcast(C_bar[np.uint64(symm_i), :], symm_temp2_bar)
-        alpha_bar += np.sum(symm_temp2 * t5)
-        symm_temp2_bar += alpha * t5
+        # adjoint of: C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
+        t3 = unbroadcast(C_1_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t3))
+        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t3)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t3)
+        t4 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
+        alpha_bar += np.sum(symm_temp2 * t4)
+        symm_temp2_bar += alpha * t4
         for symm_j in range(stop - 1, -1, -1):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
@@ -77,23 +70,17 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], A[symm_i, :symm_i])
             add_product(A_bar[symm_i, :symm_i], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)])
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
-            # adjoint of: C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
-            t1 = unbroadcast(C_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t2 = np.sum(np.where(t1 != 0.0, A[symm_i, :symm_i] * t1, 0.0))
-            alpha_bar += B[symm_i, np.uint64(symm_j)] * t2
-            B_bar[symm_i, np.uint64(symm_j)] += alpha * t2
-            A_bar[symm_i, :symm_i] += np.where(t1 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t1, 0.0)
+            # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
+            t0 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            t1 = np.sum(np.where(t0 != 0.0, A[symm_i, :symm_i] * t0, 0.0))
+            alpha_bar += B[symm_i, np.uint64(symm_j)] * t1
+            B_bar[symm_i, np.uint64(symm_j)] += alpha * t1
+            A_bar[symm_i, :symm_i] += np.where(t0 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t0, 0.0)
         itop -= 1
         stop = itape[np.uint64(itop)]  # restore the value stop had before
-    # adjoint of: C = C * beta
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    C = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array C was before
-    t0 = C_bar
-    C_bar = zeros_like(C)
-    C_bar += np.where(t0 != 0.0, beta * t0, 0.0)
-    beta_bar = np.sum(np.where(t0 != 0.0, C * t0, 0.0))
+    # adjoint of: C_1 = C * beta
+    C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
+    beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

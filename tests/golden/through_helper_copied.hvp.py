@@ -9,40 +9,39 @@ from sourcead.runtime import chosen, unbroadcast, zeros_like
 def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # reverse mode (adjoints) of through_helper_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from B, C0; useful for the result): C, result_1_dot, result_dot
-    # active (varied from C0; useful for the result): C0
-    # constant (no derivative code): B_dot, C0_dot, C_dot, result, result_1
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from B, C0; useful for the result): C_1, result_1_dot, result_dot
+    # constant (no derivative code): B_dot, C0_dot, C_1_dot, C_dot, result, result_1
     # forward sweep: nothing the reverse sweep reads is overwritten
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
-    C_dot = 1.2 * C_dot
-    C = C * 1.2
-    C_dot += B_dot
-    C += B
-    result_dot = np.sum(B * C_dot + C * B_dot)
-    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    C_1_dot = 1.2 * C_dot
+    C_1 = C * 1.2
+    C_1_dot += B_dot
+    C_1 += B
+    result_dot = np.sum(B * C_1_dot + C_1 * B_dot)
+    result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
     value = result_1_dot
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
+    C_1_bar = zeros_like(C_1)
     result_1_dot_bar = out_bar
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t4 = np.cos(C)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
+    t3 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
-    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t4 * C_dot, result_1_dot_bar), t4))
-    # adjoint of: result_dot = np.sum(B * C_dot + C * B_dot)
-    t2 = B * C_dot + C * B_dot
-    t3 = np.full_like(t2, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t3, B * C_dot), B_bar))
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t3, C * B_dot), C))
-    # adjoint of: C += B
-    t1 = unbroadcast(C_bar, B_bar)
-    B_bar += t1
-    # adjoint of: C = C * 1.2
-    t0 = C_bar
-    C_bar = zeros_like(C_bar)
-    C_bar += (1.2 * t0)
+    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * np.full_like(t3 * C_1_dot, result_1_dot_bar), t3))
+    # adjoint of: result_dot = np.sum(B * C_1_dot + C_1 * B_dot)
+    t1 = B * C_1_dot + C_1 * B_dot
+    t2 = np.full_like(t1, result_dot_bar)
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * unbroadcast(t2, B * C_1_dot), B_bar))
+    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t2, C_1 * B_dot), C_1))
+    # adjoint of: C_1 += B
+    t0 = unbroadcast(C_1_bar, B_bar)
+    B_bar += t0
+    # adjoint of: C_1 = C * 1.2
+    C_bar += (1.2 * C_1_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

@@ -9,34 +9,33 @@ from sourcead.runtime import chosen, unbroadcast, zeros_like
 def through_helper_copied_vjp(C0, B, out_bar):
     # reverse mode (adjoints) of through_helper_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from B, C0; useful for the result): C, result, result_1
-    # active (varied from C0; useful for the result): C0
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from B, C0; useful for the result): C_1, result, result_1
     # forward sweep: nothing the reverse sweep reads is overwritten
     C = np.copy(C0)
-    C = C * 1.2
-    C += B
-    result = np.sum(C * B)
-    result_1 = result + np.sum(np.sin(C))
+    C_1 = C * 1.2
+    C_1 += B
+    result = np.sum(C_1 * B)
+    result_1 = result + np.sum(np.sin(C_1))
     value = result_1
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
+    C_1_bar = zeros_like(C_1)
     result_1_bar = out_bar
-    # adjoint of: result_1 = result + np.sum(np.sin(C))
+    # adjoint of: result_1 = result + np.sum(np.sin(C_1))
     result_bar = result_1_bar
-    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
-    # adjoint of: result = np.sum(C * B)
-    t2 = np.full_like(C * B, result_bar)
-    C_bar += chosen(result_bar != 0.0, unbroadcast(B * t2, C))
-    B_bar += chosen(result_bar != 0.0, unbroadcast(C * t2, B_bar))
-    # adjoint of: C += B
-    t1 = unbroadcast(C_bar, B_bar)
-    B_bar += t1
-    # adjoint of: C = C * 1.2
-    t0 = C_bar
-    C_bar = zeros_like(C_bar)
-    C_bar += (1.2 * t0)
+    C_1_bar += chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar)
+    # adjoint of: result = np.sum(C_1 * B)
+    t1 = np.full_like(C_1 * B, result_bar)
+    C_1_bar += chosen(result_bar != 0.0, unbroadcast(B * t1, C_1))
+    B_bar += chosen(result_bar != 0.0, unbroadcast(C_1 * t1, B_bar))
+    # adjoint of: C_1 += B
+    t0 = unbroadcast(C_1_bar, B_bar)
+    B_bar += t0
+    # adjoint of: C_1 = C * 1.2
+    C_bar += (1.2 * C_1_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

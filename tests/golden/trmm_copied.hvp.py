@@ -3,14 +3,15 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     # reverse mode (adjoints) of trmm_copied with respect to alpha, A, B0
     # active (varied from A; useful for the result): A
-    # active (varied from A, B0, alpha; useful for the result): B, B_dot, result_1_dot, result_dot
+    # active (varied from A, B0; useful for the result): B, B_dot
     # active (varied from B0; useful for the result): B0
+    # active (varied from A, B0, alpha; useful for the result): B_1, B_1_dot, result_1_dot, result_dot
     # active (varied from alpha; useful for the result): alpha
     # constant (no derivative code): A_dot, B0_dot, alpha_dot, result, result_1
     stop = 0  # not assigned on every path: a typed placeholder
@@ -35,66 +36,40 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
             tape[np.uint64(top)] = B[trmm_i, trmm_j]  # record B[trmm_i, trmm_j]: overwritten next, and its own adjoint reads it
             top += 1
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = B_dot.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = B_dot.shape[1]
-    itop += 1
-    tape = reserve(tape, top + B_dot.size)  # record B_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, B_dot)
-    top += B_dot.size
-    B_dot = alpha * B_dot + B * alpha_dot
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = B.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = B.shape[1]
-    itop += 1
-    tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, B)
-    top += B.size
-    B = B * alpha
-    result_dot = np.sum(B * B_dot + B * B_dot)
-    result_1_dot = result_dot + np.sum(np.cos(B) * B_dot)
+    B_1_dot = alpha * B_dot + B * alpha_dot
+    B_1 = B * alpha
+    result_dot = np.sum(B_1 * B_1_dot + B_1 * B_1_dot)
+    result_1_dot = result_dot + np.sum(np.cos(B_1) * B_1_dot)
     value = result_1_dot
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
     B0_bar = zeros_like(B0)
+    B_1_bar = zeros_like(B_1)
+    B_1_dot_bar = zeros_like(B_1_dot)
     B_dot_bar = zeros_like(B_dot)
     result_1_dot_bar = out_bar
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(B) * B_dot)
-    t7 = np.cos(B)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(B_1) * B_1_dot)
+    t5 = np.cos(B_1)
     result_dot_bar = result_1_dot_bar
-    t8 = np.full_like(t7 * B_dot, result_1_dot_bar)
-    B_bar += chosen(result_1_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * t8, t7))
-    B_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t7 * t8, B_dot))
-    # adjoint of: result_dot = np.sum(B * B_dot + B * B_dot)
-    t5 = B * B_dot + B * B_dot
-    t6 = np.full_like(t5, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t6, B))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t6, B_dot))
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t6, B))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t6, B_dot))
-    # adjoint of: B = B * alpha
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    B = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array B was before
-    t4 = B_bar
-    B_bar = zeros_like(B)
-    B_bar += np.where(t4 != 0.0, alpha * t4, 0.0)
-    alpha_bar = np.sum(np.where(t4 != 0.0, B * t4, 0.0))
-    # adjoint of: B_dot = alpha * B_dot + B * alpha_dot
-    itop -= 2
-    shape_1 = (itape[itop + 0], itape[itop + 1])
-    top -= shape_1[0] * shape_1[1]
-    B_dot = tape[top : top + shape_1[0] * shape_1[1]].reshape(shape_1).copy()  # restore the array B_dot was before
-    t2 = B_dot_bar
-    B_dot_bar = zeros_like(B_dot)
-    t3 = unbroadcast(t2, alpha * B_dot)
-    alpha_bar += np.sum(B_dot * t3)
-    B_dot_bar += alpha * t3
-    B_bar += alpha_dot * unbroadcast(t2, B * alpha_dot)
+    t6 = np.full_like(t5 * B_1_dot, result_1_dot_bar)
+    B_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(B_1) * unbroadcast(B_1_dot * t6, t5))
+    B_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t5 * t6, B_1_dot_bar))
+    # adjoint of: result_dot = np.sum(B_1 * B_1_dot + B_1 * B_1_dot)
+    t3 = B_1 * B_1_dot + B_1 * B_1_dot
+    t4 = np.full_like(t3, result_dot_bar)
+    B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t4, B_1_bar))
+    B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t4, B_1_dot_bar))
+    B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t4, B_1_bar))
+    B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t4, B_1_dot_bar))
+    # adjoint of: B_1 = B * alpha
+    B_bar += np.where(B_1_bar != 0.0, alpha * B_1_bar, 0.0)
+    alpha_bar = np.sum(np.where(B_1_bar != 0.0, B * B_1_bar, 0.0))
+    # adjoint of: B_1_dot = alpha * B_dot + B * alpha_dot
+    t2 = unbroadcast(B_1_dot_bar, B_dot_bar)
+    alpha_bar += np.sum(B_dot * t2)
+    B_dot_bar += alpha * t2
+    B_bar += alpha_dot * unbroadcast(B_1_dot_bar, B_bar)
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
             # adjoint of: B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])

@@ -3,14 +3,15 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import add_product, chosen, reserve, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
     # reverse mode (adjoints) of trmm_copied with respect to alpha, A, B0
     # active (varied from A; useful for the result): A
-    # active (varied from A, B0, alpha; useful for the result): B, result, result_1
+    # active (varied from A, B0; useful for the result): B
     # active (varied from B0; useful for the result): B0
+    # active (varied from A, B0, alpha; useful for the result): B_1, result, result_1
     # active (varied from alpha; useful for the result): alpha
     stop = 0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
@@ -30,37 +31,24 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
             tape[np.uint64(top)] = B[trmm_i, trmm_j]  # record B[trmm_i, trmm_j]: overwritten next, and its own adjoint reads it
             top += 1
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
-    itape = reserve(itape, itop + 2)
-    itape[np.uint64(itop)] = B.shape[0]
-    itop += 1
-    itape[np.uint64(itop)] = B.shape[1]
-    itop += 1
-    tape = reserve(tape, top + B.size)  # record B: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, B)
-    top += B.size
-    B = B * alpha
-    result = np.sum(B * B)
-    result_1 = result + np.sum(np.sin(B))
+    B_1 = B * alpha
+    result = np.sum(B_1 * B_1)
+    result_1 = result + np.sum(np.sin(B_1))
     value = result_1
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
     B0_bar = zeros_like(B0)
+    B_1_bar = zeros_like(B_1)
     result_1_bar = out_bar
-    # adjoint of: result_1 = result + np.sum(np.sin(B))
+    # adjoint of: result_1 = result + np.sum(np.sin(B_1))
     result_bar = result_1_bar
-    B_bar += chosen(result_1_bar != 0.0, np.cos(B) * result_1_bar)
-    # adjoint of: result = np.sum(B * B)
-    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
-    # adjoint of: B = B * alpha
-    itop -= 2
-    shape = (itape[itop + 0], itape[itop + 1])
-    top -= shape[0] * shape[1]
-    B = tape[top : top + shape[0] * shape[1]].reshape(shape).copy()  # restore the array B was before
-    t1 = B_bar
-    B_bar = zeros_like(B)
-    B_bar += np.where(t1 != 0.0, alpha * t1, 0.0)
-    alpha_bar = np.sum(np.where(t1 != 0.0, B * t1, 0.0))
+    B_1_bar += chosen(result_1_bar != 0.0, np.cos(B_1) * result_1_bar)
+    # adjoint of: result = np.sum(B_1 * B_1)
+    B_1_bar += 2.0 * chosen(result_bar != 0.0, B_1 * result_bar)
+    # adjoint of: B_1 = B * alpha
+    B_bar += np.where(B_1_bar != 0.0, alpha * B_1_bar, 0.0)
+    alpha_bar = np.sum(np.where(B_1_bar != 0.0, B * B_1_bar, 0.0))
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
             # adjoint of: B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])

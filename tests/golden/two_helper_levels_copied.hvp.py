@@ -9,55 +9,52 @@ from sourcead.runtime import chosen, unbroadcast, zeros_like
 def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # reverse mode (adjoints) of two_helper_levels_copied with respect to C0, B
     # active (varied from B; useful for the result): B
-    # active (varied from B, C0; useful for the result): C, result_1_dot, result_dot
-    # active (varied from C0; useful for the result): C0
-    # constant (no derivative code): B_dot, C0_dot, C_dot, result, result_1
+    # active (varied from C0; useful for the result): C, C0
+    # active (varied from B, C0; useful for the result): C_1, C_2, C_2_1, result_1_dot, result_dot
+    # constant (no derivative code): B_dot, C0_dot, C_1_dot, C_2_dot, C_2_dot_1, C_dot, result, result_1
     # forward sweep: nothing the reverse sweep reads is overwritten
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
-    C_dot = 1.2 * C_dot
-    C = C * 1.2
-    C_dot += B_dot
-    C += B
-    C_dot -= 0.5 * B_dot
-    C -= 0.5 * B
-    C_dot = 1.2 * C_dot
-    C = C * 1.2
-    C_dot = C_dot + C_dot
-    C = C + C
-    result_dot = np.sum(np.cos(C) * C_dot)
-    result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
+    C_1_dot = 1.2 * C_dot
+    C_1 = C * 1.2
+    C_1_dot += B_dot
+    C_1 += B
+    C_1_dot -= 0.5 * B_dot
+    C_1 -= 0.5 * B
+    C_2_dot = 1.2 * C_1_dot
+    C_2 = C_1 * 1.2
+    C_2_dot_1 = C_2_dot + C_2_dot
+    C_2_1 = C_2 + C_2
+    result_dot = np.sum(np.cos(C_2_1) * C_2_dot_1)
+    result_1_dot = result_dot + np.sum(np.cos(C_2_1) * C_2_dot_1)
     value = result_1_dot
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
     C0_bar = zeros_like(C0)
+    C_1_bar = zeros_like(C_1)
+    C_2_bar = zeros_like(C_2)
+    C_2_1_bar = zeros_like(C_2_1)
     result_1_dot_bar = out_bar
-    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t6 = np.cos(C)
+    # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_2_1) * C_2_dot_1)
+    t3 = np.cos(C_2_1)
     result_dot_bar = result_1_dot_bar
-    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t6 * C_dot, result_1_dot_bar), t6))
-    # adjoint of: result_dot = np.sum(np.cos(C) * C_dot)
-    t5 = np.cos(C)
-    C_bar += chosen(result_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t5 * C_dot, result_dot_bar), t5))
-    # adjoint of: C = C + C
-    t4 = C_bar
-    C_bar = zeros_like(C_bar)
-    C_bar += 2.0 * t4
-    # adjoint of: C = C * 1.2
-    t3 = C_bar
-    C_bar = zeros_like(C_bar)
-    C_bar += (1.2 * t3)
-    # adjoint of: C -= 0.5 * B
-    t2 = -unbroadcast(C_bar, B_bar)
-    B_bar += (0.5 * t2)
-    # adjoint of: C += B
-    t1 = unbroadcast(C_bar, B_bar)
-    B_bar += t1
-    # adjoint of: C = C * 1.2
-    t0 = C_bar
-    C_bar = zeros_like(C_bar)
-    C_bar += (1.2 * t0)
+    C_2_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(t3 * C_2_dot_1, result_1_dot_bar), t3))
+    # adjoint of: result_dot = np.sum(np.cos(C_2_1) * C_2_dot_1)
+    t2 = np.cos(C_2_1)
+    C_2_1_bar += chosen(result_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(t2 * C_2_dot_1, result_dot_bar), t2))
+    # adjoint of: C_2_1 = C_2 + C_2
+    C_2_bar += 2.0 * C_2_1_bar
+    # adjoint of: C_2 = C_1 * 1.2
+    C_1_bar += (1.2 * C_2_bar)
+    # adjoint of: C_1 -= 0.5 * B
+    t1 = -unbroadcast(C_1_bar, B_bar)
+    B_bar += (0.5 * t1)
+    # adjoint of: C_1 += B
+    t0 = unbroadcast(C_1_bar, B_bar)
+    B_bar += t0
+    # adjoint of: C_1 = C * 1.2
+    C_bar += (1.2 * C_1_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

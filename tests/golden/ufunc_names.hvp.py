@@ -3,35 +3,25 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse mode (adjoints) of ufunc_names with respect to x, y
-    # active (varied from x, y; useful for the result): result_dot, t1, t2, t3, z_dot
+    # active (varied from x, y; useful for the result): result_dot, t1, t2, t3, z_1_dot, z_dot
     # active (varied from y; useful for the result): t0, t7, y
     # active (varied from x; useful for the result): x
-    # constant (no derivative code): result, t4, t5, t6, t8, t9, x_dot, y_dot, z
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # constant (no derivative code): result, t4, t5, t6, t8, t9, x_dot, y_dot, z, z_1
+    # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = 1.0 / (y + 3.0)
     t1 = x / (y + 3.0)
     t2 = 1.0 / t1
     t3 = (x - y) / t1
     z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
     t7 = np.reciprocal(y + 3.0)
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = z_dot.shape[0]
-    itop += 1
-    tape = reserve(tape, top + z_dot.size)  # record z_dot: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, z_dot)
-    top += z_dot.size
-    z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
+    z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
     t9 = 1.0 / 2.0
-    result_dot = np.sum(z_dot) + t9 * x_dot[0]
+    result_dot = np.sum(z_1_dot) + t9 * x_dot[0]
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
@@ -42,28 +32,23 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t7_bar = zeros_like(t7)
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
+    z_1_dot_bar = zeros_like(z_1_dot)
     z_dot_bar = zeros_like(z_dot)
-    # adjoint of: result_dot = np.sum(z_dot) + t9 * x_dot[0]
-    z_dot_bar += result_dot_bar
-    # adjoint of: z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
-    itop -= 1
-    shape = (itape[itop + 0],)
-    top -= shape[0]
-    z_dot = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array z_dot was before
+    # adjoint of: result_dot = np.sum(z_1_dot) + t9 * x_dot[0]
+    z_1_dot_bar += result_dot_bar
+    # adjoint of: z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
     t36 = 2.0 * x ** (2.0 - 1.0)
     t37 = z_dot - x_dot + t36 * x_dot
     t38 = 2.0 * y * y_dot
     t39 = -t7 * t7
-    t40 = z_dot_bar
-    z_dot_bar = zeros_like(z_dot)
-    t41 = unbroadcast(t40, t37 + t38)
-    t42 = unbroadcast(t41, t37)
-    z_dot_bar += unbroadcast(unbroadcast(t42, z_dot - x_dot), z_dot)
-    x_bar += (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * (2.0 * unbroadcast(x_dot * unbroadcast(t42, t36 * x_dot), t36))
-    y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t41, t38), y_bar)
-    t43 = unbroadcast(y_dot * unbroadcast(t40, t39 * y_dot), t39)
-    t7_bar -= t7 * t43
-    t7_bar += -t7 * t43
+    t40 = unbroadcast(z_1_dot_bar, t37 + t38)
+    t41 = unbroadcast(t40, t37)
+    z_dot_bar += unbroadcast(unbroadcast(t41, z_dot - x_dot), z_dot_bar)
+    x_bar += (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * (2.0 * unbroadcast(x_dot * unbroadcast(t41, t36 * x_dot), t36))
+    y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t40, t38), y_bar)
+    t42 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, t39 * y_dot), t39)
+    t7_bar -= t7 * t42
+    t7_bar += -t7 * t42
     # adjoint of: t7 = np.reciprocal(y + 3.0)
     y_bar += np.where(t7_bar != 0.0, -t7 * t7 * t7_bar, 0.0)
     # adjoint of: z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))

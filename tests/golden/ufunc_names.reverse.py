@@ -3,58 +3,43 @@
 
 import numpy as np
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import unbroadcast, zeros_like
 
 
 def ufunc_names_vjp(x, y, out_bar):
     # reverse mode (adjoints) of ufunc_names with respect to x, y
-    # active (varied from x, y; useful for the result): result, z
+    # active (varied from x, y; useful for the result): result, z, z_1
     # active (varied from x; useful for the result): x
     # active (varied from y; useful for the result): y
-    tape = np.empty(0)
-    top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # forward sweep: nothing the reverse sweep reads is overwritten
     z = (x + y) * (x * y) + (x - y) / (x / (y + 3.0))
-    itape = reserve(itape, itop + 1)
-    itape[np.uint64(itop)] = z.shape[0]
-    itop += 1
-    tape = reserve(tape, top + z.size)  # record z: overwritten next, and its own adjoint reads it
-    record_flat(tape, top, z)
-    top += z.size
-    z = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
-    result = np.sum(z) + (x[0] / 2.0)
+    z_1 = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
+    result = np.sum(z_1) + (x[0] / 2.0)
     value = result
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     z_bar = zeros_like(z)
-    # adjoint of: result = np.sum(z) + (x[0] / 2.0)
-    t16 = 1.0 / 2.0
-    z_bar += result_bar
-    x_bar[0] += (t16 * result_bar if result_bar != 0.0 else 0.0)
-    # adjoint of: z = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
-    itop -= 1
-    shape = (itape[itop + 0],)
-    top -= shape[0]
-    z = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array z was before
+    z_1_bar = zeros_like(z_1)
+    # adjoint of: result = np.sum(z_1) + (x[0] / 2.0)
+    t15 = 1.0 / 2.0
+    z_1_bar += result_bar
+    x_bar[0] += (t15 * result_bar if result_bar != 0.0 else 0.0)
+    # adjoint of: z_1 = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
     t7 = z + (-x)
     t8 = np.power(x, 2.0)
     t9 = np.square(y)
     t10 = np.reciprocal(y + 3.0)
     t11 = t7 + t8 + t9
-    t12 = z_bar
-    z_bar = zeros_like(z)
-    t13 = unbroadcast(t12, t11)
-    t14 = unbroadcast(t13, t7 + t8)
-    t15 = unbroadcast(t14, t7)
-    z_bar += unbroadcast(t15, z)
-    x_bar -= unbroadcast(t15, -x)
-    x_bar += 2.0 * x ** (2.0 - 1.0) * unbroadcast(t14, t8)
-    y_bar += 2.0 * y * unbroadcast(t13, t9)
-    y_bar += -t10 * t10 * unbroadcast(t12, t10)
+    t12 = unbroadcast(z_1_bar, t11)
+    t13 = unbroadcast(t12, t7 + t8)
+    t14 = unbroadcast(t13, t7)
+    z_bar += unbroadcast(t14, z_bar)
+    x_bar -= unbroadcast(t14, -x)
+    x_bar += 2.0 * x ** (2.0 - 1.0) * unbroadcast(t13, t8)
+    y_bar += 2.0 * y * unbroadcast(t12, t9)
+    y_bar += -t10 * t10 * unbroadcast(z_1_bar, t10)
     # adjoint of: z = (x + y) * (x * y) + (x - y) / (x / (y + 3.0))
     t0 = 1.0 / (y + 3.0)
     t1 = x / (y + 3.0)

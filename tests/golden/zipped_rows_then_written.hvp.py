@@ -28,40 +28,40 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     B = Q + 0.5
     s_dot = 0.0
     for k in range(min(len(A), len(B))):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = a_dot.shape[0]
-        itop += 1
         tape = reserve(tape, top + a_dot.size)  # record a_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, a_dot)
         top += a_dot.size
-        a_dot = np.copy(A_dot[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = a.shape[0]
+        itape[np.uint64(itop)] = a_dot.shape[0]
         itop += 1
+        a_dot = np.copy(A_dot[k])
         tape = reserve(tape, top + a.size)  # record a: overwritten next, and an adjoint reads it
         record_flat(tape, top, a)
         top += a.size
-        a = np.copy(A[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = b_dot.shape[0]
+        itape[np.uint64(itop)] = a.shape[0]
         itop += 1
+        a = np.copy(A[k])
         tape = reserve(tape, top + b_dot.size)  # record b_dot: overwritten next, and an adjoint reads it
         record_flat(tape, top, b_dot)
         top += b_dot.size
-        b_dot = np.copy(B_dot[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = b.shape[0]
+        itape[np.uint64(itop)] = b_dot.shape[0]
         itop += 1
+        b_dot = np.copy(B_dot[k])
         tape = reserve(tape, top + b.size)  # record b: overwritten next, and an adjoint reads it
         record_flat(tape, top, b)
         top += b.size
-        b = np.copy(B[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
+        itape[np.uint64(itop)] = b.shape[0]
         itop += 1
+        b = np.copy(B[k])
         tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
         record_flat(tape, top, t0)
         top += t0.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = t0.shape[0]
+        itop += 1
         t0 = np.sin(b)
         s_dot += np.sum(t0 * a_dot + a * (np.cos(b) * b_dot))
     tape = reserve(tape, top + 2)  # room for the records after the loop

@@ -22,19 +22,19 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
     B = Q + 0.5
     s = 0.0
     for k in range(min(len(A), len(B))):
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = a.shape[0]
-        itop += 1
         tape = reserve(tape, top + a.size)  # record a: overwritten next, and an adjoint reads it
         record_flat(tape, top, a)
         top += a.size
-        a = np.copy(A[k])
         itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = b.shape[0]
+        itape[np.uint64(itop)] = a.shape[0]
         itop += 1
+        a = np.copy(A[k])
         tape = reserve(tape, top + b.size)  # record b: overwritten next, and an adjoint reads it
         record_flat(tape, top, b)
         top += b.size
+        itape = reserve(itape, itop + 1)
+        itape[np.uint64(itop)] = b.shape[0]
+        itop += 1
         b = np.copy(B[k])
         s += np.sum(a * np.sin(b))
     tape = reserve(tape, top + 2)  # room for the records after the loop

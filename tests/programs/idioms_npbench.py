@@ -292,3 +292,22 @@ def conv2d_bias_loops(inp, weights, bias):
 
 def max_over_a_middle_axis(x):
     return np.sum(np.max(x, axis=1))  # refused
+
+
+def segment_sums(row_start, values, x):
+    # spmv's row loop with the gather written as a loop: slices bounded by an integer array's elements
+    y = np.empty(row_start.size - 1, values.dtype)
+    for i in range(row_start.size - 1):
+        vals = values[row_start[i] : row_start[i + 1]]
+        y[i] = np.sum(vals * vals) * x[i]
+    return np.sum(y * y)
+
+
+def masked_update(x):
+    x[x <= 0.5] = 1.0  # refused
+    return np.sum(x * x)
+
+
+def gathered(x, idx):  # spmv's `x[cols]`, cols a slice of an integer array
+    cols = idx[1:]
+    return np.sum(x[cols] * 2.0)  # refused

@@ -118,3 +118,22 @@ def rebound_linear(a):  # the same where nothing records the first `res` (only l
     res = a[:, 1:] - a[:, :-1]
     g = 3.0 * res
     return np.sum(f * f) + np.sum(g)
+
+
+# --- nbody: a bool array rebound in a loop, read by a later loop's branches ----------------------
+# the record of the mask's old value put its shape and then its values on the int tape; the
+# reverse sweep popped the shape first, so read the values as the shape (nbody: broadcast of
+# (4,1) vs (4,0) in its generated gradient)
+
+
+def mask_rebound_in_loop(x, w):
+    s = 0.0
+    for t in range(3):
+        r = x * w + 0.1 * t
+        mask = r > 0.6
+        for i in range(mask.shape[0]):
+            if mask[i]:
+                r[i] = r[i] ** 2
+        s += np.sum(r * w)
+        x = np.sin(r)
+    return s

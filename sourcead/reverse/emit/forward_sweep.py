@@ -74,6 +74,8 @@ class ForwardSweep:
                 why = "its own adjoint reads it" if reads_itself else "an adjoint reads it"
                 target = code(s.target)
                 self.record(s, target, f"record {target}: overwritten next, and {why}", out, here)
+            elif s in plan.reshaped and records:
+                self.record(s, s.var, f"record {s.var}'s shape: its adjoint starts again at zero with it", out, here)
             out.line(s.text())
 
     def record(self, s: Stmt, value: str, comment: str, out: Writer, exact: set[str]) -> None:

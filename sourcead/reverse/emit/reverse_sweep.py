@@ -97,17 +97,22 @@ class ReverseSweep:
             target = code(s.target)
             self.restore(s, target, out, f"restore the value {target} had before")
             lines = self.reset_to_restored(s, lines)
+        elif s in self.plan.reshaped:
+            shape = self.prog.namer.fresh("shape")
+            self.restore(s, shape, out, f"the shape {s.var} had before")
+            lines = self.reset_to_restored(s, lines, f"np.zeros({shape})")
         out.emit(lines)
 
-    def reset_to_restored(self, s: Assign, lines: list) -> list:
-        """An array's adjoint starts again at zero shaped like the array restored just now, not like
-        the adjoint it replaces: `t = np.sin(r[:k])` in a loop changes `t`'s shape every iteration."""
+    def reset_to_restored(self, s: Assign, lines: list, zero: str = "") -> list:
+        """An array's adjoint starts again at zero shaped like the array restored just now (or
+        `zero`, of the shape recorded), not like the adjoint it replaces: `t = np.sin(r[:k])` in a
+        loop changes `t`'s shape every iteration."""
         if s.writes_element or not self.prog.kinds.is_array(s.var):
             return lines
         bar = self.prog.bar(s.var)
         reset = f"zeros_like({bar})"
         return [
-            replace(line, value=cst.parse_expression(f"zeros_like({s.var})"))
+            replace(line, value=cst.parse_expression(zero or f"zeros_like({s.var})"))
             if line.op == "=" and code(line.target) == bar and code(line.value) == reset
             else line
             for line in lines
