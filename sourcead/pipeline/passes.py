@@ -31,7 +31,7 @@ class Pass:
     guessed: bool = False  # its errors may come from parameter types guessed from usage (no call yet)
 
 
-FRONT = (
+CORE = (
     Pass("parse", "find the function in its file: a libcst tree with positions (frontend/parse.py)",
          (), "parsed", stages.parse),
     Pass("fence", "refuse anything outside the supported subset, at the user's line (frontend/fence.py)",
@@ -50,10 +50,17 @@ FRONT = (
          ("core", "kinds"), "core", stages.inplace, True),
     Pass("copy_dead_views", "a view dead wherever its array is written becomes a copy (frontend/aliases.py)",
          ("core", "kinds"), "core", stages.dead_views, True),
+)  # fmt: skip
+ACTIVITY = Pass("activity", "varied and useful: the variables that carry derivatives (analysis/activity.py)",
+                ("core", "kinds"), "prog", stages.activity, True)  # fmt: skip
+FRONT = CORE + (ACTIVITY,)
+# reverse modes: each value of an array bound again keeps an adjoint of its own shape (forward modes
+# have no adjoint to reset, and keep the user's names: numba's parfors take a loop over a name
+# bound once that they then fail to lower, conv2d_bias_loops' jvp)
+ADJOINT_FRONT = CORE + (
     Pass("rebound", "an array bound again at the top level takes a fresh name from there on (frontend/rebound.py)",
          ("core", "kinds"), "core", stages.rebound, True),
-    Pass("activity", "varied and useful: the variables that carry derivatives (analysis/activity.py)",
-         ("core", "kinds"), "prog", stages.activity, True),
+    ACTIVITY,
 )  # fmt: skip
 
 MODULE = Pass("module", "the module text (ir/emit.py) and what a call needs to know about it",
@@ -80,7 +87,7 @@ REVERSE = (
 
 
 def _reanalyze(u: Unit) -> None:
-    for p in FRONT[1:]:
+    for p in ADJOINT_FRONT[1:]:
         _run_one(p, u)
 
 
@@ -98,11 +105,11 @@ HVP = (
 
 PIPELINES: dict[str, tuple[Pass, ...]] = {
     "forward": FRONT + FORWARD,
-    "reverse": FRONT + REVERSE + (MODULE,),
-    "gradient": FRONT + REVERSE + (MODULE,),
+    "reverse": ADJOINT_FRONT + REVERSE + (MODULE,),
+    "gradient": ADJOINT_FRONT + REVERSE + (MODULE,),
     "primal": FRONT + (Pass("primal", "the function's own code, without derivatives (forward/tangent.py)",
                             ("prog",), "body", stages.primal, True), MODULE),
-    "hvp": FRONT + HVP,
+    "hvp": ADJOINT_FRONT + HVP,
     "sparsity": FRONT + (Pass("pattern", "the pattern sweep: forward mode whose tangents are sets of inputs, "
                               "and the pairs that meet nonlinearly (pattern/sweep.py)",
                               ("prog",), "body", stages.pattern, True), MODULE),

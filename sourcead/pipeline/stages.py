@@ -147,9 +147,6 @@ def dead_views(u: Unit) -> None:
 
 def rebound(u: Unit) -> None:
     assert u.core is not None and u.kinds is not None and u.parsed is not None and u.namer is not None
-    if u.mode in ("forward", "vector", "primal", "sparsity"):
-        return  # no adjoint to reset: the code stays the user's (a name bound once can make numba's
-        # parfors take a prange loop it then fails to lower: conv2d_bias_loops' jvp)
     if (fresh := rename_rebound(u.core, u.kinds.is_array, u.namer)) is not u.core:
         u.core, u.kinds = fresh, infer_kinds(fresh, u.parsed, u.arg_kinds)
 
