@@ -136,3 +136,17 @@ def assert_gradient_matches(f: Callable, args: tuple, wrt_names: Sequence[str], 
     got = got if isinstance(got, tuple) else (got,)
     for g, e in zip(got, finite_difference_gradient(f, args, wrt_names), strict=True):
         assert_close(g, e, rtol=rtol, atol=atol)
+
+
+def assert_compiled_equals_plain(f: Callable, args: tuple, wrt: tuple, seed: int = 1) -> None:
+    """numba runs the generated text that a plain-Python check (`check_derivative(..., jit=False)`)
+    vouches for; what compiling can change is typing and NumPy's semantics. So the compiled
+    gradient and tangent (two compiles) must equal the plain ones, on copies of `args`."""
+    import sourcead
+
+    rng = np.random.default_rng(seed)
+    tangents = tuple(random_like(rng, args[p]) for p in wrt)
+    got = sourcead.grad(f, wrt=wrt, jit=True)(*copy_tree(tuple(args)))
+    assert_close(got, sourcead.grad(f, wrt=wrt, jit=False)(*copy_tree(tuple(args))), rtol=1e-10, atol=1e-12)
+    got = sourcead.jvp(f, wrt=wrt, jit=True)(*copy_tree(tuple(args)), tangents=tangents)
+    assert_close(got, sourcead.jvp(f, wrt=wrt, jit=False)(*copy_tree(tuple(args)), tangents=tangents), 1e-10, 1e-12)

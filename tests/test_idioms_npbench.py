@@ -1,7 +1,8 @@
 """Issue 40, item 2: NPBench's kernels differentiated as written. Each supported idiom
 (`programs/idioms_npbench.py`) is checked by `sourcead.check_derivative` (jvp, vjp and grad against
-Ridders' central differences, the dot-product test, and hvp to second order), compiled and as plain
-Python; each refused one is refused at the user's line, in the user's names, with what to write."""
+Ridders' central differences, the dot-product test, and hvp to second order) as plain Python and
+compiled (its gradient and tangent equal the plain ones); each refused one is refused at the user's
+line, in the user's names, with what to write."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import inspect
 import idioms_npbench as k
 import numpy as np
 import pytest
+from numeric import assert_compiled_equals_plain
 
 import sourcead
 from sourcead import SourceADError
@@ -87,28 +89,10 @@ def test_an_idiom_is_differentiated_as_written(name):
     assert report.ok, str(report)
 
 
-def _copies(args: tuple) -> tuple:
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-
-
 @pytest.mark.parametrize("name", sorted(SUPPORTED))
 def test_an_idioms_compiled_derivatives_equal_the_checked_plain_ones(name):
-    """numba runs the same generated text the plain-Python check above vouches for (against central
-    differences and by the dot-product test); what compiling can change is typing and NumPy
-    semantics, so the compiled gradient and tangent must equal the plain ones. Two compiles per
-    idiom (gradient and tangent modes) instead of check_derivative's five keep the suite fast."""
     func, make, wrt, *_ = SUPPORTED[name]
-    args = make(_rng(len(name)))
-    rng = np.random.default_rng(1)
-    tangents = tuple(rng.standard_normal(np.shape(args[p])) if np.ndim(args[p]) else rng.standard_normal() for p in wrt)
-    for jit_grad, plain_grad in zip(
-        sourcead.grad(func, wrt=wrt, jit=True)(*_copies(args)), sourcead.grad(func, wrt=wrt, jit=False)(*_copies(args))
-    ):
-        np.testing.assert_allclose(jit_grad, plain_grad, rtol=1e-10, atol=1e-12)
-    jit_value, jit_tangent = sourcead.jvp(func, wrt=wrt, jit=True)(*_copies(args), tangents=tangents)
-    value, tangent = sourcead.jvp(func, wrt=wrt, jit=False)(*_copies(args), tangents=tangents)
-    np.testing.assert_allclose(jit_value, value, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(jit_tangent, tangent, rtol=1e-10, atol=1e-12)
+    assert_compiled_equals_plain(func, make(_rng(len(name))), wrt)
 
 
 def test_a_dtype_outside_the_subset_says_which_are_accepted():
