@@ -78,6 +78,8 @@ SUPPORTED = {
     "softmax_loops": (k.softmax_loops, lambda r: (r.uniform(0.0, 1.0, (2, 2, 3, 4)),), (0,)),
     "conv2d_bias_loops": (k.conv2d_bias_loops, lambda r: (r.uniform(0.0, 1.0, (2, 4, 4, 3)),
                           r.uniform(0.0, 1.0, (2, 2, 3, 2)), r.uniform(0.0, 1.0, 2)), (0, 1, 2)),
+    "covariances": (k.covariances, lambda r: (r.uniform(0.2, 1.0, (6, 4)), r.uniform(0.2, 1.0, 5),
+                                              r.uniform(0.2, 1.0, 5)), (0, 1, 2)),
 }  # fmt: skip
 
 
@@ -146,3 +148,10 @@ def test_a_gather_by_an_integer_array_is_refused_with_the_loop_spelling():
     assert "not a 1-D integer array" in str(err), str(err)
     assert "x[idx[k]]" in err.hint
     assert err.where is not None and err.where.line == _line(k.gathered)
+
+
+def test_np_cov_of_two_arrays_or_of_a_vector_is_refused_with_the_spelling_to_write():
+    err = _refused(k.covariance_of_two_arrays, np.ones(3), np.ones(3), needle="np.cov takes one array here", token="y")
+    assert "np.cov(np.vstack((x, y)))" in err.hint
+    err = _refused(k.covariance_of_a_vector, np.ones(3), needle="np.cov takes a 2-D array here", token="return")
+    assert "np.var(x, ddof=1)" in err.hint

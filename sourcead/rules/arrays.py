@@ -10,6 +10,8 @@ entries in (0.1, 1), for the tests.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ..ir.exprs import code, paren, template
@@ -88,6 +90,29 @@ def _variance(std: bool):
         return template("np.sqrt({v})", v=variance) if std else variance
 
     return lower
+
+
+def _literal_value(node: cst.BaseExpression | None) -> object:
+    """The value of an argument the signature makes a literal (`!`): None where it is not given."""
+    return None if node is None else ast.literal_eval(code(node))
+
+
+def _covariance(bound) -> cst.BaseExpression | None:
+    """np.cov(m) is c @ c.T / (n - ddof), c the rows of m less their means (n observations in
+    each row; with rowvar=False, its columns and c.T @ c); ddof is 1, or 0 with bias=True, unless
+    given. rowvar, bias and ddof are literals (the signature's `!`), read as NumPy reads them. None
+    with a second array y (`results.covariance` refuses it, with the np.vstack to write).
+    `as_matrix` refuses an m that is not 2-D (np.cov of a vector is a 0-d array of its variance)."""
+    rowvar, bias, given = (_literal_value(bound.get(k)) for k in ("rowvar", "bias", "ddof"))
+    rowvar, bias = bool(True if rowvar is None else rowvar), bool(bias)
+    ddof = bound.get("ddof") if given is not None else cst.Integer("0" if bias else "1")
+    a = paren(bound.get("a"))
+    if bound.get("y") is not None:
+        return None
+    k = "1" if rowvar else "0"
+    centred = template(f"(as_matrix({{a}}) - np.expand_dims(np.sum({{a}}, axis={k}) / {{a}}.shape[{k}], {k}))", a=a)
+    product = "{c} @ np.transpose({c})" if rowvar else "np.transpose({c}) @ {c}"
+    return template(f"{product} / ({{a}}.shape[{k}] - {{ddof}})", c=centred, a=a, ddof=paren(ddof))
 
 
 # np.linalg.norm's vector norms by ord, each a primitive of its own (sourcead.norms computes them)
@@ -190,6 +215,12 @@ ARRAYS: list[Primitive] = [
     # a 1-D array as it is: the vector norms refuse a matrix through it
     Primitive("as_vector", S("a"), results.vector, Pullback("{t}", "{g}"), helpers=("as_vector",),
               example="np.linalg.norm(b, 1) * np.linalg.norm(c, np.inf)"),
+    Primitive("np.cov", S("a, y=, rowvar=!, bias=!, ddof=!"), results.covariance, lower=_covariance,
+              example="np.sum(np.cov(a) * np.cov(a, bias=True)) + np.sum(np.cov(np.vstack((b, d[:3]))) ** 2)"
+                      " + np.sum(np.cov(a, rowvar=False) * np.cov(a, ddof=0, rowvar=False))"),
+    # a 2-D array as it is: np.cov refuses a vector through it
+    Primitive("as_matrix", S("a"), results.matrix, Pullback("{t}", "{g}"), helpers=("as_matrix",),
+              example="np.sum(np.cov(np.transpose(a)))"),
     Primitive("np.prod", S("a, axis=!, keepdims=!"), results.reduced(),
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
               lower=_over_axis("prod_along"),

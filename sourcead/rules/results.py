@@ -339,3 +339,26 @@ def vector(args: Args) -> Type:
             "a",
         )
     return t
+
+
+def matrix(args: Args) -> Type:
+    """as_matrix(a): a 2-D array, as np.cov's lowering needs (variables in rows, observations in
+    columns)."""
+    t = args["a"]
+    if not t.is_array or t.ndim != 2:
+        raise ResultError(
+            f"np.cov takes a 2-D array here (a variable in each row), got {t.describe()}",
+            "For one variable write np.var(x, ddof=1); for several, stack them as rows of a 2-D array.",
+            "a",
+        )
+    return t
+
+
+def covariance(args: Args) -> Type:
+    """np.cov(a, y): typed only where its lowering (`arrays._covariance`) left it, with a second
+    array."""
+    raise ResultError(
+        "np.cov takes one array here, not a second array y",
+        "Stack the variables as rows: np.cov(np.vstack((x, y))) (with rowvar=False, np.vstack((x.T, y.T))).",
+        "y",
+    )

@@ -14,7 +14,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["unbroadcast", "chosen", "broadcast_tangent", "broadcast_like", "expand_axis", "as_vector"]
+__all__ = ["unbroadcast", "chosen", "broadcast_tangent", "broadcast_like", "expand_axis", "as_vector", "as_matrix"]
 
 
 def unbroadcast(g, like):
@@ -200,6 +200,16 @@ def as_vector(x):
 
 @overload(as_vector)
 def _as_vector(x):
+    return lambda x: x
+
+
+def as_matrix(x):
+    """x itself: np.cov's lowering takes a 2-D x only (`rules.results.matrix` says so)."""
+    return x
+
+
+@overload(as_matrix)
+def _as_matrix(x):
     return lambda x: x
 
 

@@ -311,3 +311,19 @@ def masked_update(x):
 def gathered(x, idx):  # spmv's `x[cols]`, cols a slice of an integer array
     cols = idx[1:]
     return np.sum(x[cols] * 2.0)  # refused
+
+
+def covariances(data, x, y):
+    # covariance2's np.cov(np.transpose(data)), and the other spellings NumPy reads
+    cov = np.cov(np.transpose(data))
+    by_columns = np.cov(data, rowvar=False, bias=True)
+    pair = np.cov(np.vstack((x, y)), ddof=0)
+    return np.sum(cov * by_columns) + np.sum(pair * pair) + np.sum(np.cov(data.T, ddof=2))
+
+
+def covariance_of_two_arrays(x, y):
+    return np.sum(np.cov(x, y))  # refused
+
+
+def covariance_of_a_vector(x):
+    return np.sum(np.cov(x))  # refused
