@@ -51,6 +51,11 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def _spd(r: np.random.Generator, n: int) -> np.ndarray:
+    m = r.uniform(0.0, 1.0, (n, n))
+    return m @ m.T + n * np.eye(n)
+
+
 # each supported idiom: the function, its arguments (away from kinks), the arguments to differentiate,
 # and the order checked (2 unless said)
 SUPPORTED = {
@@ -80,6 +85,8 @@ SUPPORTED = {
                           r.uniform(0.0, 1.0, (2, 2, 3, 2)), r.uniform(0.0, 1.0, 2)), (0, 1, 2)),
     "covariances": (k.covariances, lambda r: (r.uniform(0.2, 1.0, (6, 4)), r.uniform(0.2, 1.0, 5),
                                               r.uniform(0.2, 1.0, 5)), (0, 1, 2)),
+    # first order: second order refuses np.linalg.cholesky (its own test in test_second_order.py)
+    "cholesky_factor": (k.cholesky_factor, lambda r: (_spd(r, 5),), (0,), 1),
 }  # fmt: skip
 
 

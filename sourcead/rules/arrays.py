@@ -221,6 +221,13 @@ ARRAYS: list[Primitive] = [
     # a 2-D array as it is: np.cov refuses a vector through it
     Primitive("as_matrix", S("a"), results.matrix, Pullback("{t}", "{g}"), helpers=("as_matrix",),
               example="np.sum(np.cov(np.transpose(a)))"),
+    # the lower triangle of A is read (NumPy's and numba's potrf): an entry above has no derivative
+    Primitive("np.linalg.cholesky", S("a"), results.factor, Pullback("cholesky_tangent({z}, {t})",
+              "cholesky_bar({g}, {z})"), helpers=("cholesky_tangent", "cholesky_bar"),
+              example="np.sum(np.linalg.cholesky(np.transpose(a) @ a + np.eye(3)) * np.cos(a[:3, :]))",
+              second_order=SecondOrderGap(
+                  "its tangent calls `cholesky_tangent`, which has no derivative rule",
+                  "Write the factorisation as loops (NPBench's cholesky kernel), which second order differentiates.")),
     Primitive("np.prod", S("a, axis=!, keepdims=!"), results.reduced(),
               Pullback("np.sum({t} * prod_others({x}))", "prod_others({x}) * {g}"), helpers=("prod_others",),
               lower=_over_axis("prod_along"),

@@ -362,3 +362,15 @@ def covariance(args: Args) -> Type:
         "Stack the variables as rows: np.cov(np.vstack((x, y))) (with rowvar=False, np.vstack((x.T, y.T))).",
         "y",
     )
+
+
+def factor(args: Args) -> Type:
+    """np.linalg.cholesky(a): the lower-triangular factor of a square float matrix."""
+    t = args["a"]
+    if not t.is_array or t.ndim != 2 or t.dtype != "float":
+        raise ResultError(
+            f"np.linalg.cholesky takes a 2-D float array here (a square matrix), got {t.describe()}",
+            "Factor each matrix of a stack in a loop: np.linalg.cholesky(A[k]).",
+            "a",
+        )
+    return t

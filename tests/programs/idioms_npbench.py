@@ -327,3 +327,9 @@ def covariance_of_two_arrays(x, y):
 
 def covariance_of_a_vector(x):
     return np.sum(np.cov(x))  # refused
+
+
+def cholesky_factor(A):
+    # cholesky2's np.linalg.cholesky: NumPy reads A's lower triangle, so the upper has no derivative
+    A[:] = np.linalg.cholesky(A) + np.triu(A, k=1)
+    return np.sum(np.sin(A)) + np.sum(np.linalg.cholesky(A[:3, :3] @ A[:3, :3].T + np.eye(3)))
