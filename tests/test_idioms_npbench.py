@@ -15,6 +15,7 @@ from numeric import assert_compiled_equals_plain
 
 import sourcead
 from sourcead import SourceADError
+from sourcead.errors import ShapeError
 
 
 def _line(func) -> int:
@@ -56,6 +57,12 @@ def _spd(r: np.random.Generator, n: int) -> np.ndarray:
     return m @ m.T + n * np.eye(n)
 
 
+def _masked_data(r: np.random.Generator) -> np.ndarray:
+    """Columns away from masked_writes' thresholds: one clamped (norm < 0.7), one doubled (entries
+    in (0.3, 0.6)), one left (entries above 0.6), so finite differences cross no kink."""
+    return np.stack((r.uniform(0.1, 0.15, 5), r.uniform(0.4, 0.5, 5), r.uniform(0.75, 0.95, 5)), axis=1)
+
+
 # each supported idiom: the function, its arguments (away from kinks), the arguments to differentiate,
 # and the order checked (2 unless said)
 SUPPORTED = {
@@ -87,6 +94,9 @@ SUPPORTED = {
                                               r.uniform(0.2, 1.0, 5)), (0, 1, 2)),
     # first order: second order refuses np.linalg.cholesky (its own test in test_second_order.py)
     "cholesky_factor": (k.cholesky_factor, lambda r: (_spd(r, 5),), (0,), 1),
+    "masked_writes": (k.masked_writes, lambda r: (_masked_data(r), np.concatenate((r.uniform(0.1, 0.3, 2),
+                                                                                   r.uniform(0.7, 0.9, 2)))), (0, 1)),
+    "masked_writes_in_loop": (k.masked_writes_in_loop, lambda r: (r.uniform(0.0, 1.0, 6), 3), (0,)),
 }  # fmt: skip
 
 
@@ -143,7 +153,7 @@ def test_a_mask_index_is_refused_with_the_np_where_spelling():
         k.masked_update,
         np.linspace(0.0, 1.0, 5),
         needle="an index must be an integer, not a 1-D bool array",
-        token="x[",
+        token="m]",
     )
     assert "np.where(m, v, x)" in err.hint
 
@@ -162,3 +172,19 @@ def test_np_cov_of_two_arrays_or_of_a_vector_is_refused_with_the_spelling_to_wri
     assert "np.cov(np.vstack((x, y)))" in err.hint
     err = _refused(k.covariance_of_a_vector, np.ones(3), needle="np.cov takes a 2-D array here", token="return")
     assert "np.var(x, ddof=1)" in err.hint
+
+
+def test_a_write_through_a_mask_is_refused_where_numpy_means_something_else():
+    err = _refused(
+        k.mask_of_other_dimensions, np.ones((3, 2)), np.ones(3), needle="a bool array of the array's 2 dimensions",
+        token="A[",
+    )  # fmt: skip
+    assert "m[:, None]" in err.hint
+    err = _refused(k.mask_given_an_array, np.ones(3), np.ones(3), needle="takes a number v here", token="y")
+    assert "np.where(m, v, x)" in err.hint
+
+
+def test_a_mask_of_another_shape_raises_numpys_index_error():
+    for jit in (False, True):
+        with pytest.raises(ShapeError, match="boolean index did not match"):
+            sourcead.grad(k.mask_of_another_shape, wrt=0, jit=jit)(np.ones(3), np.ones(4))

@@ -247,7 +247,8 @@ def _index_hint(index: Type) -> str:
     """What to write instead of an index that is not an integer: a mask, a gather, a float."""
     if index.is_array and index.dtype == "bool":  # boolean-mask indexing: a data-dependent length
         return (
-            "A mask selects a data-dependent number of elements: for `x[m] = v` write `x = np.where(m, v, x)`, "
+            "A mask selects a data-dependent number of elements: for `x[m] = v` write the comparison in the "
+            "index (`x[x > 0.5] = v`, v a number) or `x = np.where(m, v, x)`, "
             "for `np.sum(x[m])` write `np.sum(np.where(m, x, 0.0))` (a mean: divide by `np.sum(m)`), "
             "or loop with `if m[i]:`."
         )

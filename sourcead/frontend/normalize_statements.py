@@ -18,6 +18,7 @@ import libcst as cst
 from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names
 from ..ir.exprs import code, is_number, names_in, paren, unparen
 from .aliases import from_loop
+from .masks import mask_index, masked_write
 from .normalize_calls import Calls
 from .normalize_expressions import _is_shape, _one_line
 from .resolve import canonical_call
@@ -163,6 +164,10 @@ class Statements(Calls):
                 "Use another name for the single value.",
             )
         assert isinstance(target, (cst.Name, cst.Subscript))  # a place (`target`)
+        mask = mask_index(target, self.parsed.globals)
+        if mask is not None:  # `x[x > 1.0] = v`: masks.py
+            assert isinstance(target, cst.Subscript)
+            return [masked_write(target, mask, unparen(value), unparen(value), origin, self.parsed.locate(origin))]
         return [Assign(target, unparen(value), None, origin)]
 
     def tuple_variable(self, name: str, length: int, origin) -> tuple[str, ...]:
@@ -230,6 +235,17 @@ class Statements(Calls):
         pre_target, target = self.target(small.target)
         pre, value = self.value(small.value)
         var = _var(target)
+        mask = mask_index(target, self.parsed.globals)
+        if mask is not None:  # `x[x > 1.0] *= v`: masks.py
+            assert isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
+            if assigned_names(tuple(pre)) & {var}:
+                raise self.fail(
+                    f"a function called on the right writes `{var}`, which this updates through a mask",
+                    small,
+                    "Call the function on its own line first.",
+                )
+            new = cst.BinaryOperation(target.value, _AUG_TO_BINARY[type(small.operator)](), paren(value))
+            return pre_target + pre + [masked_write(target, mask, new, value, small, self.parsed.locate(small))]
         inplace = isinstance(target, cst.Name)
         where = self.parsed.locate(small) if inplace else None
         if var in self.tuples:

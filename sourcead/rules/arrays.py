@@ -284,6 +284,8 @@ ARRAYS: list[Primitive] = [
     Primitive("np.where", S("condition, x, y"), results.where,
               Selection(("{a0}", "np.logical_not({a0})")), operands=("x", "y"),
               example="np.sum(np.where(a > 0.55, a * a, np.sin(a)))"),
+    # `x[m] = v` through a bool mask is np.where(mask_of(m, x, v), v, x) (frontend/masks.py): m, checked
+    Primitive("mask_of", S("condition, a, value"), results.masked, constant=True, helpers=("mask_of",)),
     Primitive("np.clip", S("x, a_min, a_max"), results.like("x"),
               Selection(("({a0} >= {a1}) & ({a0} <= {a2})", "{a0} < {a1}", "{a0} > {a2}")),
               example="np.sum(np.clip(a, 0.33, 0.77) * a)"),

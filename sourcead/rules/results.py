@@ -374,3 +374,28 @@ def factor(args: Args) -> Type:
             "a",
         )
     return t
+
+
+def masked(args: Args) -> Type:
+    """mask_of(m, x, v), written for `x[m] = v` (frontend/masks.py): the mask m, a bool array of
+    x's dimensions (or a bool), where v is a number of x's dtype."""
+    mask, a, value = args["condition"], args["a"], args["value"]
+    if mask.dtype != "bool" or (mask.is_array and mask.ndim != a.ndim):
+        raise ResultError(
+            f"a boolean mask index takes a bool array of the array's {a.ndim} dimensions here, got {mask.describe()}",
+            "Write the mask with the array's shape (x[m[:, None] & (x > 0.0)] = v), or loop with `if m[i]:`.",
+            "condition",
+        )
+    if not value.is_scalar:
+        raise ResultError(
+            f"`x[m] = v` through a boolean mask takes a number v here, got {value.describe()}",
+            "NumPy assigns an array's elements in order; for elementwise values write x = np.where(m, v, x).",
+            "value",
+        )
+    if a.dtype == "int" and value.dtype == "float":
+        raise ResultError(
+            "this stores a float into an integer array through a mask (NumPy would truncate it)",
+            "Convert explicitly with int(...), or make the array a float array.",
+            "value",
+        )
+    return mask

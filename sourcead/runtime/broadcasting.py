@@ -14,7 +14,16 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["unbroadcast", "chosen", "broadcast_tangent", "broadcast_like", "expand_axis", "as_vector", "as_matrix"]
+__all__ = [
+    "unbroadcast",
+    "chosen",
+    "broadcast_tangent",
+    "broadcast_like",
+    "expand_axis",
+    "as_vector",
+    "as_matrix",
+    "mask_of",
+]
 
 
 def unbroadcast(g, like):
@@ -211,6 +220,26 @@ def as_matrix(x):
 @overload(as_matrix)
 def _as_matrix(x):
     return lambda x: x
+
+
+def mask_of(m, x, v):
+    """m itself, the mask of `x[m] = v` (frontend/masks.py), after NumPy's check of its shape."""
+    if np.ndim(m) != 0 and np.shape(m) != np.shape(x):
+        raise IndexError("boolean index did not match the indexed array's shape")
+    return m
+
+
+@overload(mask_of)
+def _mask_of(m, x, v):
+    if isinstance(m, types.Array):
+
+        def checked(m, x, v):
+            if m.shape != x.shape:
+                raise IndexError("boolean index did not match the indexed array's shape")
+            return m
+
+        return checked
+    return lambda m, x, v: m
 
 
 def expand_axis(g, x, axis):

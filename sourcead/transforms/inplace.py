@@ -298,8 +298,10 @@ def _lowered(s: Assign, kinds: Kinds) -> Assign:
     value: cst.BaseExpression
     if s.accumulate is not None:  # `C += C * B` once a helper's parameter became the caller's C
         value = cst.BinaryOperation(cst.Name(s.var), _SIGN[s.accumulate](), paren(s.value))
-    else:  # the array as it is now, after what a call on the right wrote into it
+    elif isinstance(s.value, cst.BinaryOperation):  # the array as it is now, after what a call on the right wrote
         value = s.value.with_changes(left=cst.Name(s.var))
+    else:  # a write through a mask (frontend/masks.py): np.where(mask_of(m, C, v), new, C) reads C itself
+        value = s.value
     return replace(s, target=everything, value=value, accumulate=None, inplace=False)
 
 

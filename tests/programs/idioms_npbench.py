@@ -304,7 +304,8 @@ def segment_sums(row_start, values, x):
 
 
 def masked_update(x):
-    x[x <= 0.5] = 1.0  # refused
+    m = x <= 0.5  # a mask held in a name: only kinds know it is one
+    x[m] = 1.0  # refused
     return np.sum(x * x)
 
 
@@ -333,3 +334,37 @@ def cholesky_factor(A):
     # cholesky2's np.linalg.cholesky: NumPy reads A's lower triangle, so the upper has no derivative
     A[:] = np.linalg.cholesky(A) + np.triu(A, k=1)
     return np.sum(np.sin(A)) + np.sum(np.linalg.cholesky(A[:3, :3] @ A[:3, :3].T + np.eye(3)))
+
+
+def masked_writes(data, y):
+    # correlation's `stddev[stddev <= 0.1] = 1.0`, and the other spellings of a write through a mask
+    stddev = np.sqrt(np.sum(data * data, axis=0))
+    stddev[stddev <= 0.7] = 1.0
+    data[np.logical_and(data > 0.3, data < 0.6)] *= 2.0  # an argument: its elements are written
+    y[np.isnan(y)] = 0.0
+    y[y > 0.5] -= 0.25
+    return np.sum(data / stddev) + np.sum(y * y)
+
+
+def masked_writes_in_loop(x, steps):
+    s = x.copy()
+    for _ in range(steps):
+        s = np.sin(s) + 0.5
+        s[s < 0.9] += 0.1
+    return np.sum(s * s)
+
+
+def mask_of_other_dimensions(A, m):
+    A[m > 0.5] = 0.0  # refused
+    return np.sum(A)
+
+
+def mask_given_an_array(x, y):
+    x[x > 0.5] = y  # refused
+    return np.sum(x)
+
+
+def mask_of_another_shape(x, y):
+    s = np.sin(x)
+    s[y > 0.5] = 2.0  # NumPy's IndexError where y's shape is not x's
+    return np.sum(s * s)
