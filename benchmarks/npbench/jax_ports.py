@@ -227,7 +227,35 @@ def _port(name: str, args: tuple):  # noqa: C901 (one branch per kernel, each a 
         return (lambda a: s(a + jnp.sum(jnp.tanh(jnp.diagonal(a))))), args
     if name == "cavity_flow":
         return cavity(args, jnp, fori)
+    if name in ("covariance", "covariance2", "correlation"):
+        return statistics(name, args, jnp)
+    if name == "cholesky2":
+        # NumPy's cholesky reads the lower triangle; JAX's derivative assumes a symmetric tangent,
+        # so the port factors the symmetric matrix that triangle stands for
+        factor = lambda A: jnp.linalg.cholesky(jnp.tril(A) + jnp.tril(A, -1).T)  # noqa: E731
+        return (lambda A: s(factor(A) + jnp.triu(A, 1))), args
     return "no JAX port written"
+
+
+def statistics(name: str, args: tuple, jnp):
+    """covariance (loops, and np.cov) and correlation: the products of the centred (and, for
+    correlation, scaled) columns as one matrix product; correlation's diagonal is 1."""
+    M, float_n, data = args
+
+    def centred(d):
+        return d - jnp.sum(d, axis=0) / float_n
+
+    if name != "correlation":
+        return (lambda d: jnp.sum(centred(d).T @ centred(d)) / (float_n - 1.0)), (data,)
+
+    def correlation(d):
+        c = centred(d)
+        stddev = jnp.sqrt(jnp.sum(c**2, axis=0) / float_n)
+        z = c / (jnp.sqrt(float_n) * jnp.where(stddev <= 0.1, 1.0, stddev))
+        product = z.T @ z
+        return M + jnp.sum(product) - jnp.trace(product)
+
+    return correlation, (data,)
 
 
 def cavity(args, jnp, fori):
