@@ -3,7 +3,7 @@
 Augmented assignments on whole arrays and slices (also inside helpers that write their argument),
 written arguments rebound or swapped afterwards, helpers returning arrays that are then written,
 `for row in A` followed by writes, a `prange` loop beside a whole array recorded in a time loop,
-norms along an axis at an exactly zero row, scalars written into rows. Each is a feature of
+norms along an axis at an exactly zero row, scalars written into rows, writes through a mask. Each is a feature of
 `FEATURES`; all are in the README's supported subset.
 
 They are drawn from a random stream of their own (`ArrayExtras`): a program either gets one or two
@@ -31,6 +31,7 @@ ARRAY_FEATURES: dict[str, tuple[bool, str]] = {
     "prange_tape": (True, "a prange reduction, then a whole array rebound in a time loop (recorded whole)"),
     "axis_norms": (True, "np.linalg.norm along an axis (keepdims, ord) of an array with an exactly zero row"),
     "scalar_rows": (True, "a scalar written into a row or a slice: h[t] = x[t], h[:, j] = s, y[1:] = s"),
+    "masked_writes": (True, "writes through a boolean mask in the index: x[x > 0.5] = s, x[np.logical_and(...)] *= c"),
     "array_extras_all": (False, "every program gets one or two of the constructs above (by default about 30%)"),
 }  # fmt: skip
 KINDS = [name for name in ARRAY_FEATURES if name != "array_extras_all"]
@@ -415,4 +416,35 @@ class ArrayExtras:
         value = rnd.choice([value, f"{self.const()} * {value}", f"np.sin({value})"])
         self.line(f"{h}[{t}{rnd.choice(['', ', :', ', 1:'])}] = {value}", 1)
         self.fold_sum(rnd.choice([f"np.sum({h} * {h})", f"np.sum(np.sin({h}))", f"np.sum({h}[:, 0]) * {x}[0]"]))
+        return True
+
+    def c_masked_writes(self) -> bool:
+        rnd = self.rnd
+        owners = [
+            (nm, sh) for nm, sh in self.arrays(writable=True) if self.sc.arrays[nm].local or nm in dict(self.params())
+        ]
+        if not owners:
+            return False
+        nm, shape = rnd.choice(owners)
+        other = rnd.choice([t for t, u in self.arrays() if u == shape])  # nm itself, or an array of its shape
+        threshold = rnd.choice(["0.5", "0.0", "-0.25", "1.0"])
+        mask = rnd.choice(
+            [
+                f"{nm} > {threshold}",
+                f"{other} < {threshold}",
+                f"np.isnan({nm})",
+                f"np.logical_and({nm} > -0.5, {other} < {threshold})",
+                f"np.logical_not({nm} <= {threshold})",
+            ]
+        )
+        op = rnd.choice(["=", "=", "+=", "-=", "*="])
+        value = rnd.choice(["0.5", "2.0", "-1.0"]) if op == "*=" else self.scalar()
+        if rnd.random() < 0.3:  # in a time loop
+            var = self.name(_LOOPS, "i")
+            self.line(f"for {var} in range({rnd.randint(2, 3)}):")
+            self.line(f"{nm} *= {rnd.choice(['0.9', '-0.75'])}", 1)
+            self.line(f"{nm}[{mask}] {op} {value}", 1)
+        else:
+            self.line(f"{nm}[{mask}] {op} {value}")
+        self.folded(nm)
         return True
