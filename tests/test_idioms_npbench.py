@@ -15,7 +15,7 @@ from numeric import assert_compiled_equals_plain
 
 import sourcead
 from sourcead import SourceADError
-from sourcead.errors import ShapeError
+from sourcead.errors import BoundsWarning, ShapeError
 
 
 def _line(func) -> int:
@@ -96,6 +96,8 @@ SUPPORTED = {
     "cholesky_factor": (k.cholesky_factor, lambda r: (_spd(r, 5),), (0,), 1),
     "masked_writes": (k.masked_writes, lambda r: (_masked_data(r), np.concatenate((r.uniform(0.1, 0.3, 2),
                                                                                    r.uniform(0.7, 0.9, 2)))), (0, 1)),
+    "gathered": (k.gathered, lambda r: (r.uniform(0.2, 1.0, 5), np.array([0, 4, 4, -2, 1, 3]),
+                                        r.uniform(0.2, 1.0, (2, 3))), (0, 2)),
     "masked_writes_in_loop": (k.masked_writes_in_loop, lambda r: (r.uniform(0.0, 1.0, 6), 3), (0,)),
 }  # fmt: skip
 
@@ -158,13 +160,27 @@ def test_a_mask_index_is_refused_with_the_np_where_spelling():
     assert "np.where(m, v, x)" in err.hint
 
 
-def test_a_gather_by_an_integer_array_is_refused_with_the_loop_spelling():
-    with pytest.raises(SourceADError) as info:
-        sourcead.grad(k.gathered, wrt=0, jit=False)(np.ones(4), np.array([0, 2]))
-    err = info.value
-    assert "not a 1-D integer array" in str(err), str(err)
-    assert "x[idx[k]]" in err.hint
-    assert err.where is not None and err.where.line == _line(k.gathered)
+def test_a_gather_of_rows_or_a_write_at_an_array_of_indices_is_refused_with_the_loop_spelling():
+    err = _refused(k.gathered_rows, np.ones((4, 2)), np.array([0, 2]), needle="not a 1-D integer array", token="idx")
+    assert "A[idx[k]]" in err.hint
+    err = _refused(k.scattered, np.ones(4), np.array([0, 2]), np.ones(2), needle="writes at an array of indices",
+                   token="idx")  # fmt: skip
+    assert "x[idx[k]] += v[k]" in err.hint
+
+
+def test_a_gather_out_of_range_raises_at_the_users_line():
+    for jit in (False, True):
+        with pytest.raises(ShapeError, match="out of bounds") as info:
+            sourcead.grad(k.gathered, wrt=0, jit=jit)(np.ones(4), np.array([0, 2, 9]), np.ones((2, 3)))
+        assert info.value.where is not None and info.value.where.filename.endswith("idioms_npbench.py")
+
+
+def test_a_gather_in_a_prange_loop_runs_bounds_checked_and_says_so():
+    r = _rng(7)
+    args = (r.uniform(0.2, 1.0, 5), np.array([1, 1, -1, 2]), r.uniform(0.2, 1.0, 3))
+    with pytest.warns(BoundsWarning, match=r"`x\[idx\]`"):
+        report = sourcead.check_derivative(k.gathered_in_prange, *args, wrt=(0, 2))
+    assert report.ok, str(report)
 
 
 def test_np_cov_of_two_arrays_or_of_a_vector_is_refused_with_the_spelling_to_write():

@@ -186,8 +186,6 @@ KERNELS: dict[str, Kernel] = {
             A.init_spmv,
             {"M": 5, "N": 6, "nnz": 9},
             {"M": 4096, "N": 4096, "nnz": 8192},
-            "refused",
-            "`x[cols]`: a gather by an integer array (the slices `A_col[A_row[i] : A_row[i + 1]]` are supported)",
         ),
         _k(
             "softmax",

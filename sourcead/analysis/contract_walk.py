@@ -35,7 +35,7 @@ from ..ir.core import (
     has_break,
     walk_statements,
 )
-from ..ir.exprs import code, unparen
+from ..ir.exprs import code, dotted, unparen, walk
 from .affine import Affine, constant
 from .contract_facts import Facts, Pending, implies
 from .contract_terms import Loop, Scope, affine_of, dump, lesser, made_shape, static
@@ -228,6 +228,12 @@ class Walker(Facts):
                 self.access(sub, stmt, Scope(scope.ints, scope.shapes, scope.loops, True, scope.data))
             else:
                 self.access(sub, stmt, scope)
+        for call in walk(node):  # a gather `x[idx]` (transforms/gathers.py): indices that are data
+            if isinstance(call, cst.Call) and dotted(call.func) == "np.take":
+                self.out.complete = False
+                line = self.where(call, stmt)
+                shown = f"{code(call.args[0].value)}[{code(call.args[1].value)}]"
+                self.out.uncovered.append(shown + (f" (line {line[0]})" if line else ""))
 
     def access(self, sub: cst.Subscript, stmt: Stmt, scope: Scope) -> None:
         raw, scope = scope, self.view(scope)

@@ -144,9 +144,24 @@ def _check_statement(stmt, env: dict[str, Type], fail: Fail) -> None:
         if target.is_tuple or value.is_tuple:
             fail(stmt.origin, "tuples cannot be assigned here", "Unpack the tuple into names.")
         if stmt.writes_element:
+            _refuse_scatter(stmt, env.get, fail)
             _check_store(stmt, target, value, fail)
         elif stmt.accumulate is not None and value.ndim > target.ndim:
             fail(stmt.origin, f"`{stmt.var}` is {target.describe()} but this adds {value.describe()} to it")
+
+
+def _refuse_scatter(stmt: Assign, env: Callable[[str], Type | None], fail: Fail) -> None:
+    """`x[idx] = v` at an integer array of indices: NumPy's buffered writes (a repeated index takes
+    one value, and `x[idx] += v` adds once), which sourcead does not follow."""
+    target = cst.ensure_type(stmt.target, cst.Subscript)
+    for element in target.slice:
+        if isinstance(element.slice, cst.Index) and expression_type(element.slice.value, env, fail).is_array:
+            fail(
+                element.slice.value,
+                f"`{_shown(target)}` writes at an array of indices, which sourcead does not follow",
+                f"Loop over the indices: `for k in range(len(idx)): {_shown(target.value)}[idx[k]] += v[k]` "
+                "(NumPy's `x[idx] += v` adds once at a repeated index; the loop adds each).",
+            )
 
 
 def _check_store(stmt: Assign, target: Type, value: Type, fail: Fail) -> None:
@@ -239,8 +254,17 @@ def _subscript_type(node: cst.Subscript, env, fail: Fail) -> Type:
         position = cst.ensure_type(element.slice, cst.Index).value
         index = expression_type(position, env, fail)
         if index not in (INT, BOOL):
+            if is_gather(base, index, len(node.slice)):
+                return array(base.dtype, 1)  # transforms/gathers.py writes it np.take(x, idx)
             fail(position, f"an index must be an integer, not {index.describe()}", _index_hint(index))
     return base.with_ndim(kept + base.ndim - len(node.slice))
+
+
+def is_gather(base: Type, index: Type, count: int) -> bool:
+    """`x[idx]`: a 1-D array read at a 1-D integer array of indices (the pass `gathers`)."""
+    return (
+        count == 1 and base.is_array and base.ndim == 1 and index.is_array and index.ndim == 1 and index.dtype == "int"
+    )
 
 
 def _index_hint(index: Type) -> str:
@@ -252,8 +276,11 @@ def _index_hint(index: Type) -> str:
             "for `np.sum(x[m])` write `np.sum(np.where(m, x, 0.0))` (a mean: divide by `np.sum(m)`), "
             "or loop with `if m[i]:`."
         )
-    if index.is_array:  # a gather by an integer array
-        return "For a gather `x[idx]`, loop over `idx` and read one element at a time: `x[idx[k]]`."
+    if index.is_array:  # a gather by an integer array, other than a 1-D array's at a 1-D one
+        return (
+            "sourcead gathers a 1-D array at a 1-D integer array (`x[idx]`); for others, loop over `idx` "
+            "and read one element or row at a time: `A[idx[k]]`."
+        )
     return "Convert it with int(...), or index with a loop variable."
 
 
@@ -291,7 +318,9 @@ def _index_counts(fn: CoreFunction) -> dict[str, int]:
 
 
 def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
-    """A type for every parameter from usage, and the parameters usage fixes (ints: bounds and indices)."""
+    """A type for every parameter from usage, and the parameters usage fixes (ints: bounds and indices
+    in arithmetic; a parameter only ever a whole index, `x[k]`, is guessed an int but the call may
+    make it the int array of a gather)."""
     params = set(fn.params)
     statements = list(walk_statements(fn.body))
     copies = [(s.var, source.value) for s in statements if isinstance(s, Assign) and not s.writes_element
@@ -304,6 +333,7 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
     ndim: dict[str, int] = {}
     index_arrays: set[str] = set()
     ints: set[str] = set()
+    loose: set[str] = set()  # parameters only ever a whole index: an int, or the int array of a gather
     for stmt in statements:
         for root in _roots(stmt):
             for node in walk(root):
@@ -313,6 +343,9 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
                     _mark_int(size, params, ints)
                 if isinstance(node, cst.Subscript):
                     for index in subscript_indices(node):
+                        if isinstance(index, cst.Name) and index.value in params:  # `x[k]`, or a gather `x[idx]`
+                            loose.add(index.value)
+                            continue
                         bounds = (index.lower, index.upper, index.step) if isinstance(index, cst.Slice) else (index,)
                         for bound in (b for b in bounds if b is not None):  # `A_val[A_row[i] : A_row[i + 1]]`
                             _mark_int(bound, params, ints)
@@ -322,7 +355,7 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
                 _mark_int(bound, params, ints)
                 index_arrays |= _indexed_names(bound)
     index_names = {n.value for s in statements for root in _roots(s) for n in _index_operands(root)}
-    index_names |= ints
+    index_names |= ints | loose
     changed = True
     while changed:  # `y = x` and y used as an array: x is an array too; `a = e[k]` and a an index: e holds ints
         changed = False
@@ -345,7 +378,7 @@ def _parameter_guesses(fn: CoreFunction) -> tuple[dict[str, Type], set[str]]:
     for p in fn.params:
         if p in ndim:
             guesses[p] = array("int" if p in index_arrays else "float", max(ndim[p], 1))
-        elif p in ints:
+        elif p in ints or p in loose:
             guesses[p] = INT
         else:
             guesses[p] = FLOAT

@@ -46,6 +46,8 @@ CORE = (
     Pass("wrt", "the arguments to differentiate, by name or position: none an int by its usage",
          ("core",), "", stages.wrt_by_usage),
     Pass("kinds", "float / int / array of every variable (analysis/kinds.py)", ("core",), "kinds", stages.kinds, True),
+    Pass("gathers", "`x[idx]` at an integer array of indices is np.take(x, idx) (transforms/gathers.py)",
+         ("core", "kinds"), "core", stages.gathers, True),
     Pass("inplace", "`C += B` on an array writes C's elements, as NumPy does (transforms/inplace.py)",
          ("core", "kinds"), "core", stages.inplace, True),
     Pass("copy_dead_views", "a view dead wherever its array is written becomes a copy (frontend/aliases.py)",

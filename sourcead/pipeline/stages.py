@@ -38,6 +38,7 @@ from ..postpass.sweeps import first_contributions, remove_dead_code, unsigned_in
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
 from ..rules.nested import call_sites as nested_call_sites
+from ..transforms.gathers import lower_gathers
 from ..transforms.inplace import lower_inplace
 from ..transforms.races import serialize_races
 
@@ -129,6 +130,11 @@ def wrt_by_usage(u: Unit) -> None:
 def kinds(u: Unit) -> None:
     assert u.core is not None and u.parsed is not None
     u.kinds = infer_kinds(u.core, u.parsed, u.arg_kinds)
+
+
+def gathers(u: Unit) -> None:
+    assert u.core is not None and u.kinds is not None
+    u.core = lower_gathers(u.core, u.kinds)
 
 
 def inplace(u: Unit) -> None:

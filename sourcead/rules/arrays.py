@@ -286,6 +286,10 @@ ARRAYS: list[Primitive] = [
               example="np.sum(np.where(a > 0.55, a * a, np.sin(a)))"),
     # `x[m] = v` through a bool mask is np.where(mask_of(m, x, v), v, x) (frontend/masks.py): m, checked
     Primitive("mask_of", S("condition, a, value"), results.masked, constant=True, helpers=("mask_of",)),
+    # a gather `x[idx]` is np.take(x, idx) (transforms/gathers.py); its adjoint adds at repeated indices
+    Primitive("np.take", S("a, indices"), results.taken, Pullback("np.take({t}, {indices})",
+              "take_bar({g}, {x}, {indices})"), operands=("a",), helpers=("take_bar",),
+              example="np.sum(np.take(d, np.arange(4) % 3) * c) + np.sum(d[np.arange(3) * 2] ** 2)"),
     Primitive("np.clip", S("x, a_min, a_max"), results.like("x"),
               Selection(("({a0} >= {a1}) & ({a0} <= {a2})", "{a0} < {a1}", "{a0} > {a2}")),
               example="np.sum(np.clip(a, 0.33, 0.77) * a)"),

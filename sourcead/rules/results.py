@@ -399,3 +399,17 @@ def masked(args: Args) -> Type:
             "value",
         )
     return mask
+
+
+def taken(args: Args) -> Type:
+    """np.take(a, indices): a 1-D array a at a 1-D integer array of indices (`x[idx]` too)."""
+    a, indices = args["a"], args["indices"]
+    if not a.is_array or a.ndim != 1:
+        raise ResultError(f"np.take takes a 1-D array here, got {a.describe()}", "Loop over the rows: A[idx[k]].", "a")
+    if not indices.is_array or indices.ndim != 1 or indices.dtype != "int":
+        raise ResultError(
+            f"np.take takes a 1-D integer array of indices here, got {indices.describe()}",
+            "For one element, index the array: x[k].",
+            "indices",
+        )
+    return array(a.dtype, 1)

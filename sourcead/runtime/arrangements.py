@@ -1,7 +1,8 @@
 """Runtime helpers that rearrange arrays along one axis, where numba's NumPy takes no `axis`:
 `flip_along` (np.flip(x, axis), a view as NumPy's), `roll_along` (np.roll(x, shift, axis), a new
 array), `join_along` (np.concatenate((a, b), axis) of 1-D or 2-D arrays) and the adjoints of a
-join, `first_part` and `second_part` (the slices of g that a and b became, as new arrays).
+join, `first_part` and `second_part` (the slices of g that a and b became, as new arrays), and
+`take_bar`, the adjoint of a gather np.take(x, idx) (`x[idx]`): g added back at each index.
 
 Each is a Python function (run with `jit=False`) with a numba `overload` by number of dimensions
 (1-D to 3-D); the axis may be negative, as NumPy's.
@@ -10,10 +11,10 @@ Each is a Python function (run with `jit=False`) with a numba `overload` by numb
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["flip_along", "roll_along", "join_along", "first_part", "second_part"]
+__all__ = ["flip_along", "roll_along", "join_along", "first_part", "second_part", "take_bar"]
 
 
 def flip_along(x, axis):
@@ -141,3 +142,19 @@ def _part(first: bool):
 
 overload(first_part)(_part(True))
 overload(second_part)(_part(False))
+
+
+@register_jitable
+def take_bar(g, x, indices):
+    """The adjoint of x in np.take(x, indices) from the result's adjoint g: each g[k] added at
+    indices[k] (a repeated index adds up; a negative one counts from the end, as NumPy's)."""
+    out = np.zeros_like(x)
+    n = x.shape[0]
+    for k in range(indices.shape[0]):
+        i = indices[k]
+        if i < 0:
+            i += n
+        if i < 0 or i >= n:
+            raise IndexError("index out of bounds in a gather x[idx]")
+        out[i] += g[k]
+    return out

@@ -309,9 +309,23 @@ def masked_update(x):
     return np.sum(x * x)
 
 
-def gathered(x, idx):  # spmv's `x[cols]`, cols a slice of an integer array
+def gathered(x, idx, A):
+    # spmv's `x[cols]`, cols a slice of an integer array; repeated and negative indices; a parameter
+    # only ever a whole index (`x[idx]`); a gather inside a loop and of a gather
     cols = idx[1:]
-    return np.sum(x[cols] * 2.0)  # refused
+    s = np.sum(x[cols] * 2.0) + np.sum(np.sin(x[idx]) * x[idx[::-1]])
+    for i in range(A.shape[0]):
+        s += np.sum(A[i] * x[idx[:3]]) + np.dot(x[cols], x[cols])
+    return s + np.sum(x[(idx + 1) % x.shape[0]] ** 2)
+
+
+def gathered_rows(A, idx):
+    return np.sum(A[idx] * 2.0)  # refused
+
+
+def scattered(x, idx, v):
+    x[idx] += v  # refused
+    return np.sum(x * x)
 
 
 def covariances(data, x, y):
@@ -368,3 +382,10 @@ def mask_of_another_shape(x, y):
     s = np.sin(x)
     s[y > 0.5] = 2.0  # NumPy's IndexError where y's shape is not x's
     return np.sum(s * s)
+
+
+def gathered_in_prange(x, idx, w):
+    out = np.zeros(w.shape[0])
+    for i in prange(w.shape[0]):
+        out[i] = np.sum(x[idx] * w[i])
+    return np.sum(out * out)

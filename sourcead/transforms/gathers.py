@@ -1,0 +1,72 @@
+"""The pass `gathers`: `x[idx]`, a 1-D array read at a 1-D integer array of indices, is np.take(x, idx).
+
+NumPy's `x[idx]` gathers x's elements at idx (repeats and negative indices included); its
+derivative scatters back (`runtime.take_bar`, where a repeated index adds up). Kinds type the
+subscript (`kinds.is_gather`: a 1-D array of x's dtype) and this pass, right after them, writes
+it as the declared primitive, the one spelling every later pass knows:
+
+    y[i] = vals @ x[cols]      ->  y[i] = vals @ np.take(x, cols)
+
+No later pass sees a subscript indexed by an array. Kinds refuse a write at an array of indices
+(`x[idx] += v`: NumPy adds once at a repeated index). The indices are data, so the shape
+contract cannot bound them: a function that gathers runs with numba's bounds checks
+(`analysis/contract_walk.py`), and np.take and take_bar raise IndexError out of range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from ..analysis.kinds import Kinds, is_gather
+from ..ir.core import Assign, CoreFunction, Exit, For, If, Return, Stmt, While
+
+_TAKE = cst.Attribute(cst.Name("np"), cst.Name("take"))
+
+
+class _Gathers(cst.CSTTransformer):
+    def __init__(self, kinds: Kinds):
+        self.kinds = kinds
+        self.found = False
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        if len(original.slice) != 1 or not isinstance(original.slice[0].slice, cst.Index):
+            return updated
+        index = original.slice[0].slice.value
+        if not is_gather(self.kinds.type_of(original.value), self.kinds.type_of(index), 1):
+            return updated
+        self.found = True
+        taken = cst.ensure_type(updated.slice[0].slice, cst.Index).value
+        return cst.Call(_TAKE, [cst.Arg(updated.value), cst.Arg(taken)])
+
+
+def lower_gathers(fn: CoreFunction, kinds: Kinds) -> CoreFunction:
+    """`fn` with every gather `x[idx]` written `np.take(x, idx)` (itself where there is none)."""
+    gathers = _Gathers(kinds)
+    body = _mapped(fn.body, gathers)
+    ret = replace(fn.ret, values=tuple(v.visit(gathers) for v in fn.ret.values))
+    return replace(fn, body=body, ret=ret) if gathers.found else fn
+
+
+def _mapped(body: tuple[Stmt, ...], gathers: _Gathers) -> tuple[Stmt, ...]:
+    def expr(e: cst.BaseExpression) -> cst.BaseExpression:
+        out = e.visit(gathers)
+        assert isinstance(out, cst.BaseExpression)
+        return out
+
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Assign):
+            target = s.target if isinstance(s.target, cst.Name) else cst.ensure_type(expr(s.target), cst.Subscript)
+            s = replace(s, target=target, value=expr(s.value))
+        elif isinstance(s, For):
+            s = replace(s, start=expr(s.start), stop=expr(s.stop), step=expr(s.step), body=_mapped(s.body, gathers))
+        elif isinstance(s, While):
+            s = replace(s, test=expr(s.test), body=_mapped(s.body, gathers))
+        elif isinstance(s, If):
+            s = replace(s, test=expr(s.test), body=_mapped(s.body, gathers), orelse=_mapped(s.orelse, gathers))
+        elif isinstance(s, (Exit, Return)):
+            s = replace(s, values=tuple(expr(v) for v in s.values))
+        out.append(s)
+    return tuple(out)
