@@ -229,6 +229,13 @@ def _port(name: str, args: tuple):  # noqa: C901 (one branch per kernel, each a 
         return cavity(args, jnp, fori)
     if name in ("covariance", "covariance2", "correlation"):
         return statistics(name, args, jnp)
+    if name == "spmv":  # the rows' products summed by segment: one gather and one scatter
+        import numpy as np
+
+        A_row, A_col, A_val, x = args
+        rows = np.repeat(np.arange(A_row.size - 1), np.diff(A_row))
+        count = A_row.size - 1
+        return (lambda v, x: s(jax.ops.segment_sum(v * x[A_col], rows, num_segments=count))), (A_val, x)
     if name == "cholesky2":
         # NumPy's cholesky reads the lower triangle; JAX's derivative assumes a symmetric tangent,
         # so the port factors the symmetric matrix that triangle stands for
