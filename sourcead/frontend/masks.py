@@ -18,6 +18,9 @@ mask held in a name is typed only by kinds, which refuse it with this spelling a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import libcst as cst
 
 from ..ir.core import Assign
@@ -29,7 +32,7 @@ _MASK_CALLS = frozenset(
 )
 
 
-def mask_index(target: cst.BaseExpression, globals_: dict) -> cst.BaseExpression | None:
+def mask_index(target: cst.BaseExpression, globals_: Mapping[str, Any]) -> cst.BaseExpression | None:
     """The mask of a target `x[m]` whose one index is spelled as a bool array, else None."""
     if not isinstance(target, cst.Subscript) or len(target.slice) != 1:
         return None
@@ -39,7 +42,7 @@ def mask_index(target: cst.BaseExpression, globals_: dict) -> cst.BaseExpression
     return index.value
 
 
-def _is_mask(node: cst.BaseExpression, globals_: dict) -> bool:
+def _is_mask(node: cst.BaseExpression, globals_: Mapping[str, Any]) -> bool:
     if isinstance(node, cst.Comparison):
         return True
     if isinstance(node, cst.Call):

@@ -21,6 +21,7 @@ import libcst as cst
 
 from ..analysis.kinds import Kinds, is_gather
 from ..ir.core import Assign, CoreFunction, Exit, For, If, Return, Stmt, While
+from ..ir.exprs import transformed
 
 _TAKE = cst.Attribute(cst.Name("np"), cst.Name("take"))
 
@@ -45,15 +46,13 @@ def lower_gathers(fn: CoreFunction, kinds: Kinds) -> CoreFunction:
     """`fn` with every gather `x[idx]` written `np.take(x, idx)` (itself where there is none)."""
     gathers = _Gathers(kinds)
     body = _mapped(fn.body, gathers)
-    ret = replace(fn.ret, values=tuple(v.visit(gathers) for v in fn.ret.values))
+    ret = replace(fn.ret, values=tuple(transformed(v, gathers) for v in fn.ret.values))
     return replace(fn, body=body, ret=ret) if gathers.found else fn
 
 
 def _mapped(body: tuple[Stmt, ...], gathers: _Gathers) -> tuple[Stmt, ...]:
     def expr(e: cst.BaseExpression) -> cst.BaseExpression:
-        out = e.visit(gathers)
-        assert isinstance(out, cst.BaseExpression)
-        return out
+        return transformed(e, gathers)
 
     out: list[Stmt] = []
     for s in body:
