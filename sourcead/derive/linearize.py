@@ -456,7 +456,9 @@ class _Builder:
             forward = lambda t, k=k, o=other: _instantiate(  # noqa: E731
                 form.tangents[k], {"t": t, o: {"a": a, "b": b}[o], **others}
             )
-            back = lambda g, k=k: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b, **others})  # noqa: E731
+            # bilinear: an operand's own adjoint reads no value of it, at most its shape (`alpha * A`: A's)
+            own = {p: operand_shape({"a": a, "b": b}[p], self.is_array) or {"a": a, "b": b}[p]}
+            back = lambda g, k=k, own=own: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b, **own, **others})  # noqa: E731
             edges.append(Edge(children[p], forward, back))
         return rebuilt, Node(edges=edges, elementwise=False)
 
