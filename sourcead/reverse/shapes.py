@@ -14,9 +14,12 @@ An active array's adjoint has its shape, slice for slice, so the shape comes fro
     B_bar[:-2] += unbroadcast(t7, t4)                B_bar[1:-1] += unbroadcast(t7, B_bar[1:-1])
     B_bar[1:-1] += unbroadcast(t7, t5)
 
-(`broadcast_like`: an empty array of the operands' broadcast shape.) Only for arrays bound once as
-a whole (an argument, or one assignment outside loops) and never swapped: their adjoint is
-allocated with the shape they keep. The temporaries nothing reads any more are dropped.
+(`broadcast_like`: a float array of the operands' broadcast shape, `derive/shape_like.py`.) Only
+for arrays bound once as a whole (an argument, or one assignment outside loops) and never swapped:
+their adjoint is allocated with the shape they keep. The temporaries nothing reads any more are
+dropped. The same facts give grad's adjoint zeros from the operands' shapes (`zeros_from_operands`:
+`result_bar = zeros_like(matmul_like(matmul_like(A, x), A))`), so that the forward sweep does not
+compute `result = (A @ x) @ A` for its shape alone.
 """
 
 from __future__ import annotations
@@ -27,15 +30,15 @@ from dataclasses import replace
 import libcst as cst
 
 from ..analysis.program import Program
-from ..derive.linearize import float_shaped, shape_like
+from ..derive.shape_like import float_shaped, shape_like
 from ..ir.core import Assign, For, Permute, While, walk_statements
 from ..ir.emit import Line
 from ..ir.exprs import code, dotted, names_in, unparen
 from ..rules import new_array_shape
 
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-# read their operands' shapes only (matmul_like's are not read from adjoints: `A_bar += outer(g, x)`
-# is added in place only where g does not read A_bar, `adjoint.py`)
+# stand-ins that read their operands' shapes only (only broadcast_like's are read from adjoints:
+# `A_bar += outer(g, x)` is added in place only where g does not read A_bar, `adjoint.py`)
 _SHAPE_HELPERS = ("broadcast_like", "matmul_like")
 _DEPTH = 32  # bindings and operations followed for a stand-in
 
