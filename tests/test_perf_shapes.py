@@ -6,6 +6,10 @@
   product takes its shape from the operands (`matmul_like`), not from the product computed again:
   golden files pin the code, central differences and the dot-product test its numbers, with and
   without numba.
+- Nothing is computed only for its shape: an adjoint's zero, `unbroadcast` and `np.full_like` read
+  the operands' shapes (`matmul_like`, `broadcast_like`), so atax, bicg, gesummv and mvt have empty
+  forward sweeps, heat_3d records nothing, and a time step `x = x - dt * g + ...` with x bound
+  again each step does not compute `x - dt * g` again in the reverse sweep.
 - An index the call contract bounds only by a sufficient fact (`w[k % 8]` in a prange loop) keeps
   the gradient parallel and unchecked where the arguments meet the fact, and runs the
   bounds-checked variant where they do not; an index it cannot bound (`w[i * i]`) is named, with
@@ -41,6 +45,10 @@ CASES = {
     "bicg": (pk.bicg, (RNG.standard_normal((N, N - 1)), RNG.standard_normal(N - 1), RHS), ("A", "p", "r")),
     "jacobi_1d": (pk.jacobi_1d, (5, RNG.standard_normal(N), RNG.standard_normal(N)), ("A0", "B0")),
     "trisolv": (pk.trisolv, (LOWER, RHS), ("L", "b")),
+    "gesummv": (pk.gesummv, (1.5, 1.2, _M, SPD, RHS), ("A", "B", "x")),
+    "mvt": (pk.mvt, (RHS, RHS + 1.0, RHS * 0.5, RHS - 1.0, _M), ("x1", "x2", "y_1", "y_2", "A")),
+    "heat_3d": (pk.heat_3d, (3, RNG.standard_normal((4, 4, 4)), RNG.standard_normal((4, 4, 4))), ("A0", "B0")),
+    "time_steps": (pk.time_steps, (RHS, RHS * 0.3, RHS + 0.5, 0.1, 3), ("x0", "y")),
     "cholesky": (pk.cholesky, (SPD,), ("A0",)),
     "lu": (pk.lu, (SPD,), ("A0",)),
 }
@@ -66,21 +74,34 @@ def _golden(name: str, text: str, update: bool) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_products_of_vectors_are_adjoined_in_place(name, update_golden):
     func, args, wrt = CASES[name]
-    kinds = {
-        p: f"array:{a.ndim}" if isinstance(a, np.ndarray) else "int"
-        for p, a in zip(func.__code__.co_varnames, args, strict=False)
-    }
+    kinds = {p: _kind(a) for p, a in zip(func.__code__.co_varnames, args, strict=False)}
     text = generate(func, "gradient", wrt, kinds).source
     _golden(f"{name}.gradient", text, update_golden)
-    reverse_sweep = "\n".join(line.partition("#")[0] for line in text.partition("# reverse sweep")[2].splitlines())
-    text = "\n".join(line.partition("#")[0] for line in text.splitlines())  # the code, not its comments
-    if name == "jacobi_1d":  # linear: its adjoint reads no state, so nothing is recorded
+    forward_sweep, _, reverse_sweep = (_code(part) for part in text.partition("# reverse sweep"))
+    forward_sweep = forward_sweep.partition("# forward sweep")[2]
+    text = _code(text)
+    if name in ("jacobi_1d", "heat_3d"):  # linear: its adjoint reads no state, so nothing is recorded
         assert "tape" not in text and "unbroadcast(" in text and "A[" not in reverse_sweep
+        assert "B[" not in reverse_sweep  # nor is a sum of slices computed again for its shape
     elif name in ("atax", "bicg"):  # no outer product allocated, nor the product under np.sum computed
         assert text.count("add_outer(") == 2 and "A_bar +=" not in text
         assert "t0 @ A" not in text and "r @ A" not in text and "A @ p" not in text
+        assert "@" not in forward_sweep  # nor computed in the forward sweep for its adjoint's shape
+    elif name in ("gesummv", "mvt"):  # nothing computed in the forward sweep for a shape
+        assert "@" not in forward_sweep and "matmul_like(" in text
+    elif name == "time_steps":  # `x - dt * g`: the shape of its operands, not the difference again
+        assert "broadcast_like(x, g)" in reverse_sweep and " - dt * g" not in reverse_sweep
     else:  # no array allocated per element of the loops
         assert "add_product(" in text and "matmul_bar" not in text and "chosen(" not in text
+
+
+def _kind(a) -> str:
+    return f"array:{a.ndim}" if isinstance(a, np.ndarray) else "float" if isinstance(a, float) else "int"
+
+
+def _code(text: str) -> str:
+    """The code, not its comments."""
+    return "\n".join(line.partition("#")[0] for line in text.splitlines())
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
@@ -94,7 +115,8 @@ def test_row_dot_products_gradient_matches_finite_differences(name, jit):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_row_dot_products_forward_and_reverse_agree(name):
     func, args, wrt = CASES[name]
-    tangents = tuple(RNG.standard_normal(a.shape) for a in args if isinstance(a, np.ndarray))
+    params = func.__code__.co_varnames
+    tangents = tuple(RNG.standard_normal(a.shape) for p, a in zip(params, args, strict=False) if p in wrt)
     _, jv = sourcead.jvp(func, wrt=wrt)(*(_copy(a) for a in args), tangents=tangents)
     _, jtw = sourcead.vjp(func, wrt=wrt)(*(_copy(a) for a in args), cotangent=0.7)
     jtw = jtw if isinstance(jtw, tuple) else (jtw,)

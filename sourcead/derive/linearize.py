@@ -20,6 +20,7 @@ from ..ir.exprs import code, is_cheap, paren, plus, template, times, transformed
 from ..ir.naming import Namer
 from ..ir.types import Type
 from ..rules import Bilinear, Bound, Joint, Partials, Primitive, Pullback, Selection, classify
+from .shape_like import float_shaped, operand_shape, shape_like
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
 TypeOf = Callable[[cst.BaseExpression], Type]
@@ -314,13 +315,13 @@ class _Builder:
         widening = [k for k in range(len(operands)) if self.widens(types, k, active, used, originals)]
         reads = used.replace("{r}", "{y}")  # the reciprocal reads y
         for k, key in enumerate("xy"[: len(operands)]):
-            if is_cheap(names[key]):
-                continue
-            if "{" + key + "}" not in reads and k not in widening and k in shaped:
+            if "{" + key + "}" not in reads and k not in widening and k in shaped and not is_cheap(names[key], 0):
                 like = self.scaled_shape_like(names[key])
                 if like is not None:  # only its shape is read: not the value computed again
                     names[key] = like
                     continue
+            if is_cheap(names[key]):
+                continue
             if "{" + key + "}" in reads or k in shaped or k in widening:
                 names[key] = self.bind(names[key])  # read by a partial, or the shape to sum back to
                 values = {**values, operands[k]: names[key]}
@@ -344,7 +345,8 @@ class _Builder:
             if not types[k].is_array and arrays:  # a float operand broadcast over an array result
                 back = lambda g, p=partial, a=a: _call("np.sum", times(p, g, a))  # noqa: E731
             elif k in shaped:  # arrays of possibly different shapes meet: sum back to the operand's shape
-                back = lambda g, p=partial, o=names["xy"[k]], a=a: _call("unbroadcast", times(p, g, a), o)  # noqa: E731
+                o = operand_shape(names["xy"[k]], self.is_array) or names["xy"[k]]  # `q * t0`: its shape, not its value
+                back = lambda g, p=partial, o=o, a=a: _call("unbroadcast", times(p, g, a), o)  # noqa: E731
             else:
                 back = lambda g, p=partial, a=a: times(p, g, a)  # noqa: E731
             child = children[operands[k]]
@@ -359,23 +361,8 @@ class _Builder:
         return rebuilt, Node(edges=edges, shape_of=shape_of)
 
     def scaled_shape_like(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
-        """`shape_like`, also through a float factor (`dt * force(x, q)` has the shape of
-        `force(x, q)`): never computing a derivative call again for its shape alone."""
-        like = shape_like(value)
-        inner = unparen(value)
-        if like is not None or not isinstance(inner, cst.BinaryOperation):
-            return like
-        if not isinstance(inner.operator, (cst.Multiply, cst.Divide)):
-            return None
-        try:
-            left, right = self.is_array(inner.left), self.is_array(inner.right)
-        except Exception:  # a temporary of this expression: no type yet
-            return None
-        if left and not right:
-            return self.scaled_shape_like(inner.left)
-        if right and not left and isinstance(inner.operator, cst.Multiply):
-            return self.scaled_shape_like(inner.right)
-        return None
+        """`shape_like`, knowing which operands are floats."""
+        return shape_like(value, self.is_array)
 
     def widens(self, types: list[Type], k: int, active: list[int], used: str, originals) -> bool:
         """Is operand k a constant array that may make the result larger than the tangent, which is
@@ -437,8 +424,9 @@ class _Builder:
         reads = form.tangent + form.adjoint
         spread = form.spread and not child.takes_float_adjoint
         shape = None  # what the spread adjoint takes its shape from: the operand, or a cheap stand-in
-        if not is_cheap(value) and "{x}" not in reads and spread:
-            shape = shape_like(value)  # `np.sum((A @ x) @ A)`: its shape, not the product computed again
+        if not is_cheap(value, 0) and "{x}" not in reads and spread:
+            # `np.sum((A @ x) @ A)`: its shape, not the product again (full_like takes its dtype too)
+            shape = float_shaped(self.scaled_shape_like(value), self.type_of)
         if not is_cheap(value) and ("{x}" in reads or spread) and shape is None:
             value = self.bind(value)
         rebuilt = _with_args(original, prim, bound, {**values, operand: value})
@@ -468,7 +456,9 @@ class _Builder:
             forward = lambda t, k=k, o=other: _instantiate(  # noqa: E731
                 form.tangents[k], {"t": t, o: {"a": a, "b": b}[o], **others}
             )
-            back = lambda g, k=k: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b, **others})  # noqa: E731
+            # bilinear: an operand's own adjoint reads no value of it, at most its shape (`alpha * A`: A's)
+            own = {p: operand_shape({"a": a, "b": b}[p], self.is_array) or {"a": a, "b": b}[p]}
+            back = lambda g, k=k, own=own: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b, **own, **others})  # noqa: E731
             edges.append(Edge(children[p], forward, back))
         return rebuilt, Node(edges=edges, elementwise=False)
 
@@ -518,20 +508,6 @@ def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: 
             )
         return node.with_changes(args=args)
     return node
-
-
-def shape_like(value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """A cheap expression with the shape of `value`, an operation whose primitive declares one
-    (`Primitive.shape_like`) on cheap arguments; None for any other value."""
-    found = classify(unparen(value))
-    if found is None or found[0].shape_like is None:
-        return None
-    prim, bound = found
-    assert prim.shape_like is not None
-    arguments = {p.name: bound.args[p.name] for p in prim.signature.params if p.name in bound.args}
-    if not all(is_cheap(a) for a in arguments.values()):
-        return None
-    return template(prim.shape_like, **{k: v for k, v in arguments.items() if "{" + k + "}" in prim.shape_like})
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:

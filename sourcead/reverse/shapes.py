@@ -14,9 +14,12 @@ An active array's adjoint has its shape, slice for slice, so the shape comes fro
     B_bar[:-2] += unbroadcast(t7, t4)                B_bar[1:-1] += unbroadcast(t7, B_bar[1:-1])
     B_bar[1:-1] += unbroadcast(t7, t5)
 
-(`broadcast_like`: an empty array of the operands' broadcast shape.) Only for arrays bound once as
-a whole (an argument, or one assignment outside loops) and never swapped: their adjoint is
-allocated with the shape they keep. The temporaries nothing reads any more are dropped.
+(`broadcast_like`: a float array of the operands' broadcast shape, `derive/shape_like.py`.) Only
+for arrays bound once as a whole (an argument, or one assignment outside loops) and never swapped:
+their adjoint is allocated with the shape they keep. The temporaries nothing reads any more are
+dropped. The same facts give grad's adjoint zeros from the operands' shapes (`zeros_from_operands`:
+`result_bar = zeros_like(matmul_like(matmul_like(A, x), A))`), so that the forward sweep does not
+compute `result = (A @ x) @ A` for its shape alone.
 """
 
 from __future__ import annotations
@@ -27,11 +30,17 @@ from dataclasses import replace
 import libcst as cst
 
 from ..analysis.program import Program
+from ..derive.shape_like import float_shaped, shape_like
 from ..ir.core import Assign, For, Permute, While, walk_statements
 from ..ir.emit import Line
 from ..ir.exprs import code, dotted, names_in, unparen
+from ..rules import new_array_shape
 
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+# stand-ins that read their operands' shapes only (only broadcast_like's are read from adjoints:
+# `A_bar += outer(g, x)` is added in place only where g does not read A_bar, `adjoint.py`)
+_SHAPE_HELPERS = ("broadcast_like", "matmul_like")
+_DEPTH = 32  # bindings and operations followed for a stand-in
 
 
 def steady_arrays(prog: Program) -> frozenset[str]:
@@ -87,7 +96,7 @@ class _Shapes(cst.CSTTransformer):
     def stand_in(self, e: cst.BaseExpression, depth: int) -> cst.BaseExpression | None:
         """An expression of `e`'s shape that reads no primal value, or None."""
         e = unparen(e)
-        if depth > 8:
+        if depth > _DEPTH:
             return None
         if isinstance(e, cst.Name) and e.value in self.bound:
             return self.stand_in(self.bound[e.value], depth + 1)
@@ -98,6 +107,16 @@ class _Shapes(cst.CSTTransformer):
             if isinstance(e, cst.Subscript) and any(base.value in names_in(s) for s in e.slice):
                 return None
             return self.prog.shadow(e, "_bar")
+        if isinstance(e, cst.Call) and dotted(e.func) == "broadcast_like":  # broadcast_like(B[:-2], B[1:-1])
+            args = [self.operand(arg.value, depth) for arg in e.args]
+            if any(a is False for a in args):
+                return None
+            arrays = list({code(a): a for a in args if a is not None}.values())  # type: ignore[arg-type]
+            if len(arrays) == 1:  # a float does not shape it, nor a repeated operand
+                return arrays[0]  # type: ignore[return-value]
+            return e.with_changes(
+                args=[arg if a is None else arg.with_changes(value=a) for arg, a in zip(e.args, args, strict=True)]
+            )
         if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _ELEMENTWISE):
             parts = [self.operand(side, depth) for side in (e.left, e.right)]
             if any(p is False for p in parts):
@@ -128,12 +147,14 @@ class _Shapes(cst.CSTTransformer):
         e = unparen(e)
         if isinstance(e, (cst.Float, cst.Integer)):
             return False
-        if depth > 8:
+        if depth > _DEPTH:
             return None
         if isinstance(e, cst.Name) and e.value in self.bound:
             return self.is_array(self.bound[e.value], depth + 1)
         if isinstance(e, cst.UnaryOperation):
             return self.is_array(e.expression, depth + 1)
+        if isinstance(e, cst.Call) and dotted(e.func) in _SHAPE_HELPERS:
+            return True  # (a float stand-in, where every operand is one, is read the same way)
         if isinstance(e, cst.BinaryOperation):
             sides = [self.is_array(side, depth + 1) for side in (e.left, e.right)]
             return None if None in sides else any(sides)
@@ -141,6 +162,49 @@ class _Shapes(cst.CSTTransformer):
         if any(name not in kinds.of for name in names_in(e)):
             return None
         return kinds.type_of(e).is_array
+
+
+def zeros_from_operands(prog: Program) -> dict[str, cst.BaseExpression]:
+    """The adjoint's zero of each active float array bound once, at the top of the function, by an
+    operation with a shape stand-in (`result = (A @ x) @ A`: `zeros_like(matmul_like(matmul_like(A,
+    x), A))`, `Primitive.shape_like`) on arrays whose shapes stay: where nothing else in the reverse
+    sweep reads the array (nor restores it: `sweeps.py`), the forward sweep need not compute it for
+    its shape alone. An array's shape stays through accumulations into it (`u += v`, in place)."""
+    statements = list(walk_statements(prog.fn.body))
+    swapped = {n for s in statements if isinstance(s, Permute) for n in (*s.targets, *s.sources)}
+    bound: dict[str, int] = {}
+    for s in statements:
+        if isinstance(s, Assign) and not s.writes_element and s.accumulate is None:  # (`u += v`: in place)
+            bound[s.var] = bound.get(s.var, 0) + 1
+    top = {s.var: s.value for s in prog.fn.body if isinstance(s, Assign) and not s.writes_element and not s.accumulate}
+    steady = {v for v in prog.fn.params if v not in bound} | {v for v in top if bound[v] == 1}
+    steady -= swapped
+
+    def stand_in(value: cst.BaseExpression, depth: int) -> cst.BaseExpression | None:
+        value = unparen(value)
+        if isinstance(value, cst.Name):  # `s = result0`: result0's
+            if value.value not in steady:
+                return None
+            inner = stand_in(top[value.value], depth + 1) if value.value in top and depth < _DEPTH else None
+            return inner or value
+        made = new_array_shape(value)
+        if made is not None and made[0] != "shape":  # np.copy(a), np.zeros_like(a): a's shape
+            return stand_in(made[1], depth + 1) if depth < _DEPTH else None
+        like = shape_like(value, lambda e: prog.kinds.type_of(e).is_array)
+        if like is None or not names_in(like) <= steady:
+            return None
+        return like
+
+    # an array written element by element stays in the forward sweep (`postpass/deadcode.py` keeps
+    # element writes): its own shape is as cheap
+    written = {s.var for s in statements if isinstance(s, Assign) and s.writes_element}
+    zeros = {}
+    for var in sorted(steady & set(top) - written):
+        if prog.kinds.is_array(var) and prog.kinds[var].dtype == "float" and prog.is_active(var):
+            like = float_shaped(stand_in(top[var], 0), prog.kinds.type_of)  # (zeros_like reads its dtype)
+            if like is not None and (not isinstance(like, cst.Name) or like.value in prog.fn.params):
+                zeros[var] = cst.parse_expression(f"zeros_like({code(like)})")
+    return zeros
 
 
 def _drop_unread(lines: list[Line], released: set[str], kept: AbstractSet[str]) -> list[Line]:

@@ -29,6 +29,7 @@ from .emit.dispatch import Emitters
 from .emit.scope import Emission, Scope
 from .plan import ReversePlan
 from .recording import InSlot
+from .shapes import zeros_from_operands
 
 FORWARD_SWEEP = "# forward sweep"
 GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does not return the value)"
@@ -75,7 +76,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
             value = namer.fresh("value")
             out.line(f"{value} = {_captured_value(plan)}")
         out.line(REVERSE_SWEEP)
-        _initialize_adjoints(plan, seeds, written_seeds, out)
+        _initialize_adjoints(plan, seeds, written_seeds, out, with_value)
         for array, rows in plan.rows.items():
             emission.helpers.add("chunk_zeros")  # zeros of shape (chunks, *shape): a contiguous slab per chunk
             out.line(
@@ -151,7 +152,9 @@ def _captured_value(plan: ReversePlan) -> str:
     return value
 
 
-def _initialize_adjoints(plan: ReversePlan, seeds: list[str], written_seeds: list[str], out: Writer) -> None:
+def _initialize_adjoints(
+    plan: ReversePlan, seeds: list[str], written_seeds: list[str], out: Writer, with_value: bool
+) -> None:
     prog = plan.prog
     seeded: dict[str, list[str]] = {}
     names = [v.value if isinstance(v, cst.Name) else None for v in prog.fn.ret.values] + list(prog.fn.final_states)
@@ -163,6 +166,10 @@ def _initialize_adjoints(plan: ReversePlan, seeds: list[str], written_seeds: lis
     iteration_own = {v for p in plan.parallel.values() for v in p.private if prog.kinds.is_array(v)}
     iteration_own |= set().union(*plan.iteration_locals.values())
     bar = prog.bar
+    # grad: an array nothing else in the reverse sweep reads gets its adjoint's zero from its
+    # operands' shapes, and the forward sweep need not compute it (`postpass/deadcode.py`)
+    zeros = {} if with_value else zeros_from_operands(prog)
+    zeros = {v: z for v, z in zeros.items() if v not in _reverse_reads(plan)}
     for var in sorted(prog.activity.active | set(prog.wrt)):
         if var in iteration_own and var not in seeded and var not in prog.wrt:
             continue
@@ -173,4 +180,12 @@ def _initialize_adjoints(plan: ReversePlan, seeds: list[str], written_seeds: lis
             for seed in rest:
                 out.line(f"{bar(var)} += {seed}")
         else:
-            out.line(f"{bar(var)} = {code(prog.adjoint_zero(var))}")
+            out.line(f"{bar(var)} = {code(zeros.get(var) or prog.adjoint_zero(var))}")
+
+
+def _reverse_reads(plan: ReversePlan) -> set[str]:
+    """The primal names the reverse sweep's adjoints, undos, restores and reversed loops read."""
+    reads = {n for lines in plan.adjoints.lines.values() for line in lines for n in line.reads()}
+    reads |= {n for p in plan.permutes() for n in p.targets + p.sources}
+    reads |= {s.var for s in plan.sites | plan.reshaped}  # restored: its records and restores read it
+    return reads | plan.read_again(plan.prog.fn.body)

@@ -148,12 +148,19 @@ UFUNC_OPERATORS: list[Primitive] = [
     Primitive("np.positive", ONE, results.arithmetic(), lower=_operator("+{x}"), domain=(WHOLE,)),
 ]  # fmt: skip
 
+# the shape NumPy broadcasts the operands to, not the values: what unbroadcast reads of `x + y`
+_BROADCAST_LIKE = "broadcast_like({x}, {y})"
+_SHAPE = ("broadcast_like",)
+
 OPERATORS: list[Primitive] = [
-    Primitive("Add", TWO, results.arithmetic(), Partials(("1.0", "1.0")), domain=(WHOLE, WHOLE)),
-    Primitive("Subtract", TWO, results.arithmetic(), Partials(("1.0", "-1.0")), domain=(WHOLE, WHOLE)),
-    Primitive("Multiply", TWO, results.arithmetic(), Partials(("{y}", "{x}")), domain=(WHOLE, WHOLE)),
+    Primitive("Add", TWO, results.arithmetic(), Partials(("1.0", "1.0")), domain=(WHOLE, WHOLE),
+              shape_like=_BROADCAST_LIKE, helpers=_SHAPE),
+    Primitive("Subtract", TWO, results.arithmetic(), Partials(("1.0", "-1.0")), domain=(WHOLE, WHOLE),
+              shape_like=_BROADCAST_LIKE, helpers=_SHAPE),
+    Primitive("Multiply", TWO, results.arithmetic(), Partials(("{y}", "{x}")), domain=(WHOLE, WHOLE),
+              shape_like=_BROADCAST_LIKE, helpers=_SHAPE),
     Primitive("Divide", TWO, results.arithmetic(divides=True), Partials(("{r}", "-{z} * {r}")),
-              domain=(WHOLE, POSITIVE)),
+              domain=(WHOLE, POSITIVE), shape_like=_BROADCAST_LIKE, helpers=_SHAPE),
     Primitive("Power", TWO, results.arithmetic(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE),
               special=_literal_exponent),
     Primitive("Modulo", TWO, results.arithmetic(), Partials(("1.0", "-{m}.floor({x} / {y})")),

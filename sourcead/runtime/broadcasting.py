@@ -100,11 +100,40 @@ def _chosen(m, g):
     return None
 
 
-@register_jitable
 def broadcast_like(a, b):
-    """An empty array of the shape NumPy broadcasts `a` and `b` to: what `unbroadcast` reads of a
-    sum of operands, without computing the sum (`reverse/shapes.py`)."""
-    return np.empty(np.broadcast_shapes(a.shape, b.shape))
+    """A float array of the shape NumPy broadcasts `a` and `b` to (floats or arrays), its contents
+    undefined (0.0 for two floats): what `unbroadcast`, `np.full_like` and `zeros_like` read of a
+    sum or product of operands, from their shapes alone, without computing it (`linearize.py`,
+    `reverse/shapes.py`). A float array of that shape itself where there is one, else an empty one."""
+    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
+        return 0.0
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    for x in (a, b):
+        if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == shape:
+            return x
+    return np.empty(shape)
+
+
+@overload(broadcast_like)
+def _broadcast_like(a, b):
+    arrays = isinstance(a, types.Array), isinstance(b, types.Array)
+    if arrays == (False, False):
+        return lambda a, b: 0.0
+    if arrays == (False, True):
+        return lambda a, b: broadcast_like(b, a)
+    if arrays == (True, False):
+        if a.dtype == types.float64:
+            return lambda a, b: a
+        return lambda a, b: np.empty(a.shape)
+    if a.ndim == b.ndim and a.dtype == types.float64:
+
+        def same(a, b):
+            if a.shape == b.shape:
+                return a  # nothing to allocate (a view's layout joins np.empty's as "A")
+            return np.empty(np.broadcast_shapes(a.shape, b.shape))
+
+        return same
+    return lambda a, b: np.empty(np.broadcast_shapes(a.shape, b.shape))
 
 
 @register_jitable

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def add_inplace_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -26,13 +26,12 @@ def add_inplace_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C0_bar = zeros_like(C0)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
-    t3 = np.cos(C)
+    t2 = np.cos(C)
     result_dot_bar = result_1_dot_bar
-    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(t3 * C_dot, result_1_dot_bar), t3))
+    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(broadcast_like(t2, C_dot), result_1_dot_bar), t2))
     # adjoint of: result_dot = np.sum(C * C_dot + C * C_dot)
-    t1 = C * C_dot + C * C_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    C_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t2, C))
+    t1 = np.full_like(broadcast_like(C, C_dot), result_dot_bar)
+    C_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t1, C))
     # adjoint of: C += B
     t0 = unbroadcast(C_bar, B_bar)
     B_bar += t0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, unbroadcast, zeros_like
 
 
 def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
@@ -30,23 +30,22 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     t1_bar = zeros_like(t1)
     w_bar = zeros_like(w)
     # adjoint of: result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
-    t6 = col * col_dot + col * col_dot
-    t7 = X * X_dot + X * X_dot
-    t8 = np.sum(t7, axis=1)
-    t9 = np.full_like(t6, result_dot_bar)
-    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col_bar))
-    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot_bar))
-    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t9, col_bar))
-    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t9, col_dot_bar))
-    t10 = expand_axis(np.full_like(t8, result_dot_bar), t7, 1)
-    X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t10, X_bar))
+    t6 = X * X_dot + X * X_dot
+    t7 = np.sum(t6, axis=1)
+    t8 = np.full_like(broadcast_like(col, col_dot), result_dot_bar)
+    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t8, col_bar))
+    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t8, col_dot_bar))
+    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t8, col_bar))
+    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t8, col_dot_bar))
+    t9 = expand_axis(np.full_like(t7, result_dot_bar), t6, 1)
+    X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t9, X_bar))
     # adjoint of: col = t1 * w
     t1_bar += unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1_bar)
     w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w_bar)
     # adjoint of: col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
     t5 = t0 * np.sum(X_dot, axis=0)
-    w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, w * t5), w_bar)
-    t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, t1 * w_dot), t1_bar)
+    w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, broadcast_like(w, t5)), w_bar)
+    t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, broadcast_like(t1, w_dot)), t1_bar)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t4 = 1.0 / X.shape[0]
     X_bar += expand_axis(np.where(t1_bar != 0.0, t4 * t1_bar, 0.0), X, 0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -44,27 +44,26 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A_2) * A_2_dot)
-    t17 = np.cos(A_2)
+    t16 = np.cos(A_2)
     result_dot_bar = result_1_dot_bar
-    t18 = np.full_like(t17 * A_2_dot, result_1_dot_bar)
-    A_2_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A_2) * unbroadcast(A_2_dot * t18, t17))
-    A_2_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t17 * t18, A_2_dot_bar))
+    t17 = np.full_like(broadcast_like(t16, A_2_dot), result_1_dot_bar)
+    A_2_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A_2) * unbroadcast(A_2_dot * t17, t16))
+    A_2_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_2_dot_bar))
     # adjoint of: result_dot = np.sum(A_2 * A_2_dot + A_2 * A_2_dot)
-    t15 = A_2 * A_2_dot + A_2 * A_2_dot
-    t16 = np.full_like(t15, result_dot_bar)
-    A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t16, A_2_bar))
-    A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t16, A_2_dot_bar))
-    A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t16, A_2_bar))
-    A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t16, A_2_dot_bar))
+    t15 = np.full_like(broadcast_like(A_2, A_2_dot), result_dot_bar)
+    A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t15, A_2_bar))
+    A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t15, A_2_dot_bar))
+    A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t15, A_2_bar))
+    A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t15, A_2_dot_bar))
     # adjoint of: A_2 = t2
     t2_bar += A_2_bar
     # adjoint of: A_2_dot = t1 * A_1_dot + -t2 * t1 * (b * b_dot + b * b_dot)
     t9 = -t2 * t1
     t10 = b * b_dot + b * b_dot
-    t11 = unbroadcast(A_2_dot_bar, t1 * A_1_dot)
+    t11 = unbroadcast(A_2_dot_bar, broadcast_like(t1, A_1_dot))
     t1_bar += unbroadcast(A_1_dot * t11, t1_bar)
     A_1_dot_bar += unbroadcast(t1 * t11, A_1_dot)
-    t12 = unbroadcast(A_2_dot_bar, t9 * t10)
+    t12 = unbroadcast(A_2_dot_bar, broadcast_like(t9, t10))
     t13 = unbroadcast(t10 * t12, t9)
     t2_bar -= unbroadcast(t1 * t13, -t2)
     t1_bar += unbroadcast(-t2 * t13, t1_bar)
@@ -86,8 +85,8 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     A_bar += unbroadcast(np.where(A_1_bar != 0.0, b * A_1_bar, 0.0), A)
     b_bar += unbroadcast(np.where(A_1_bar != 0.0, A * A_1_bar, 0.0), b_bar)
     # adjoint of: A_1_dot = b * A_dot + A * b_dot
-    b_bar += unbroadcast(A_dot * unbroadcast(A_1_dot_bar, b * A_dot), b_bar)
-    A_bar += unbroadcast(b_dot * unbroadcast(A_1_dot_bar, A * b_dot), A)
+    b_bar += unbroadcast(A_dot * unbroadcast(A_1_dot_bar, broadcast_like(b, A_dot)), b_bar)
+    A_bar += unbroadcast(b_dot * unbroadcast(A_1_dot_bar, broadcast_like(A, b_dot)), A)
     # adjoint of: A += b
     t3 = unbroadcast(A_bar, b_bar)
     b_bar += t3

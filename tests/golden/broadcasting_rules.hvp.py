@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
@@ -26,29 +26,26 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t1_bar = zeros_like(t1)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(p * t0 ** (p - 1.0) * (x * x_dot + x * x_dot) + np.log(t0 + (t0 == 0.0)) * t1 * p_dot) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
-    t3 = x * A_dot + A * x_dot
-    t4 = np.copysign(1.0, x)
-    t5 = t0 ** (p - 1.0)
-    t6 = x * x_dot + x * x_dot
-    t7 = t0 + (t0 == 0.0)
-    t8 = np.log(t7)
-    t9 = p * t5 * t6
-    t10 = t8 * t1 * p_dot
-    t11 = np.full_like(t3, result_dot_bar)
-    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t11, x * A_dot), x_bar))
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t11, A * x_dot), A_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(t4 * x_dot, result_dot_bar), t4))
-    t12 = np.full_like(t9 + t10, result_dot_bar)
-    t13 = unbroadcast(t12, t9)
-    t14 = unbroadcast(t6 * t13, p * t5)
-    p_bar = (np.sum(t5 * t14) if result_dot_bar != 0.0 else 0.0)
-    t0_bar += chosen(result_dot_bar != 0.0, (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t14))
-    p_bar += (np.sum(np.log(t0 + (t0 == 0.0)) * t5 * (p * t14)) if result_dot_bar != 0.0 else 0.0)
-    t15 = unbroadcast(p * t5 * t13, t6)
-    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t15, x_bar))
-    t16 = p_dot * unbroadcast(t12, t10)
-    t0_bar += chosen(result_dot_bar != 0.0, 1.0 / t7 * unbroadcast(t1 * t16, t8))
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t8 * t16, t1_bar))
+    t3 = np.copysign(1.0, x)
+    t4 = t0 ** (p - 1.0)
+    t5 = x * x_dot + x * x_dot
+    t6 = t0 + (t0 == 0.0)
+    t7 = np.log(t6)
+    t8 = np.full_like(broadcast_like(broadcast_like(x, A_dot), broadcast_like(A, x_dot)), result_dot_bar)
+    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t8, broadcast_like(x, A_dot)), x_bar))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t8, broadcast_like(A, x_dot)), A_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(broadcast_like(t3, x_dot), result_dot_bar), t3))
+    t9 = np.full_like(broadcast_like(broadcast_like(t4, t5), broadcast_like(t7, t1)), result_dot_bar)
+    t10 = unbroadcast(t9, broadcast_like(t4, t5))
+    t11 = unbroadcast(t5 * t10, t4)
+    p_bar = (np.sum(t4 * t11) if result_dot_bar != 0.0 else 0.0)
+    t0_bar += chosen(result_dot_bar != 0.0, (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * (p * t11))
+    p_bar += (np.sum(np.log(t0 + (t0 == 0.0)) * t4 * (p * t11)) if result_dot_bar != 0.0 else 0.0)
+    t12 = unbroadcast(p * t4 * t10, t5)
+    x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t12, x_bar))
+    t13 = p_dot * unbroadcast(t9, broadcast_like(t7, t1))
+    t0_bar += chosen(result_dot_bar != 0.0, 1.0 / t6 * unbroadcast(t1 * t13, t7))
+    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t7 * t13, t1_bar))
     # adjoint of: t1 = t0 ** p
     t0_bar += np.where(t1_bar != 0.0, p * t0 ** (p - 1.0) * t1_bar, 0.0)
     p_bar += np.sum(np.where(t1_bar != 0.0, np.log(t0 + (t0 == 0.0)) * t1 * t1_bar, 0.0))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def broadcasting_rules_vjp(A, x, p, out_bar):
@@ -22,7 +22,7 @@ def broadcasting_rules_vjp(A, x, p, out_bar):
     # adjoint of: result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
     t0 = 1.0 + x * x
     t1 = t0 ** p
-    t2 = np.full_like(A * x, result_bar)
+    t2 = np.full_like(broadcast_like(A, x), result_bar)
     A_bar += chosen(result_bar != 0.0, unbroadcast(x * t2, A_bar))
     x_bar += chosen(result_bar != 0.0, unbroadcast(A * t2, x_bar))
     x_bar += chosen(result_bar != 0.0, np.copysign(1.0, x) * result_bar)
@@ -30,7 +30,7 @@ def broadcasting_rules_vjp(A, x, p, out_bar):
     x_bar += 2.0 * chosen(result_bar != 0.0, x * t3)
     p_bar = (np.sum(np.log(t0 + (t0 == 0.0)) * t1 * result_bar) if result_bar != 0.0 else 0.0)
     x_bar += chosen(result_bar != 0.0, -np.floor(3.0 / (x + 2.0)) * result_bar)
-    t4 = np.full_like(A + x, result_bar)
+    t4 = np.full_like(broadcast_like(A, x), result_bar)
     A_bar += chosen(result_bar != 0.0, unbroadcast(t4, A_bar))
     x_bar += chosen(result_bar != 0.0, unbroadcast(t4, x_bar))
     return value, A_bar, x_bar, p_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def centered_squares_hvp(x, x_dot, out_bar):
@@ -21,9 +21,8 @@ def centered_squares_hvp(x, x_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
-    t0 = d * d_dot + d * d_dot
-    t1 = np.full_like(t0, result_dot_bar)
-    d_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t1, d_bar))
+    t0 = np.full_like(broadcast_like(d, d_dot), result_dot_bar)
+    d_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t0, d_bar))
     # adjoint of: d = x - np.mean(x)
     x_bar += d_bar
     x_bar += np.sum(-d_bar) / x.size

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -41,7 +41,7 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
         if 0 <= i_1 - 1 < n:
             x_bar[i_1] += 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar) if s_bar != 0.0 else 0.0
     # adjoint of: s = np.sum(result * WEIGHTS) + np.sum(result_1 ** 2) * alpha
-    result_bar += chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(result * WEIGHTS, s_bar), result_bar))
+    result_bar += chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(broadcast_like(result, WEIGHTS), s_bar), result_bar))
     result_1_bar += chosen(s_bar != 0.0, 2.0 * result_1 * (alpha * s_bar))
     # adjoint of: result_1 = x * _scaled_scale_1 + _scaled_shift_1
     x_bar += np.where(result_1_bar != 0.0, _scaled_scale_1 * result_1_bar, 0.0)

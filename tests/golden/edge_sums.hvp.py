@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
@@ -43,12 +43,11 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
-    t1 = y * y_dot + y * y_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
+    t1 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
     for e in range(edges.shape[0] - 1, -1, -1):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
@@ -53,7 +53,7 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     # adjoint of: result_dot = s_dot + np.sum(-np.sin(B) * B_dot)
     t5 = -np.sin(B)
     s_dot_bar = result_dot_bar
-    t6 = np.full_like(t5 * B_dot, result_dot_bar)
+    t6 = np.full_like(broadcast_like(t5, B_dot), result_dot_bar)
     B_bar += chosen(result_dot_bar != 0.0, np.cos(B) * -unbroadcast(B_dot * t6, t5))
     B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t6, B_dot_bar))
     # adjoint of: B[1, 0] = B[0, 1] * 2.0
@@ -69,7 +69,7 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     for i in range(len(B) - 1, -1, -1):
         # adjoint of: s_dot += (i + 1.0) * np.sum(np.cos(row) * row_dot) + (row[1] * row_dot[0] + row[0] * row_dot[1])
         t1 = np.cos(row)
-        t2 = np.full_like(t1 * row_dot, (i + 1.0) * s_dot_bar)
+        t2 = np.full_like(broadcast_like(t1, row_dot), (i + 1.0) * s_dot_bar)
         row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t2, t1))
         row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t2, row_dot))
         row_bar[1] += (row_dot[0] * s_dot_bar if s_dot_bar != 0.0 else 0.0)

@@ -64,7 +64,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x_6) * x_6_dot)
     t20 = np.cos(x_6)
     result_dot_bar = result_1_dot_bar
-    t21 = np.full_like(t20 * x_6_dot, result_1_dot_bar)
+    t21 = np.full_like(broadcast_like(t20, x_6_dot), result_1_dot_bar)
     x_6_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x_6) * unbroadcast(x_6_dot * t21, t20))
     x_6_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t20 * t21, x_6_dot_bar))
     # adjoint of: result_dot = np.sum(x_6_dot)
@@ -84,10 +84,10 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_3_bar += np.where(x_4_bar != 0.0, a * x_4_bar, 0.0)
     a_bar = np.sum(np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0))
     # adjoint of: x_4_dot = a * x_3_dot + x_3 * a_dot
-    t17 = unbroadcast(x_4_dot_bar, a * x_3_dot)
+    t17 = unbroadcast(x_4_dot_bar, x_3_dot)
     a_bar += np.sum(x_3_dot * t17)
     x_3_dot_bar += a * t17
-    x_3_bar += a_dot * unbroadcast(x_4_dot_bar, x_3 * a_dot)
+    x_3_bar += a_dot * unbroadcast(x_4_dot_bar, x_3)
     # adjoint of: x_3 += a
     t16 = np.sum(x_3_bar)
     a_bar += t16
@@ -104,7 +104,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t12 = unbroadcast(x_2_dot_bar, broadcast_like(t1_bar, x_1_dot_bar))
     t1_bar += unbroadcast(x_1_dot * t12, t1_bar)
     x_1_dot_bar += unbroadcast(t1 * t12, x_1_dot_bar)
-    t13 = unbroadcast(x_2_dot_bar, t10 * t11)
+    t13 = unbroadcast(x_2_dot_bar, broadcast_like(t10, t11))
     t14 = unbroadcast(t11 * t13, t10)
     t2_bar -= unbroadcast(t1 * t14, -t2)
     t1_bar += unbroadcast(-t2 * t14, t1_bar)
@@ -123,8 +123,8 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_bar += unbroadcast(np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), x)
     y_bar += unbroadcast(np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), y_bar)
     # adjoint of: x_1_dot = y * x_dot + x * y_dot
-    y_bar += unbroadcast(x_dot * unbroadcast(x_1_dot_bar, y * x_dot), y_bar)
-    x_bar += unbroadcast(y_dot * unbroadcast(x_1_dot_bar, x * y_dot), x)
+    y_bar += unbroadcast(x_dot * unbroadcast(x_1_dot_bar, broadcast_like(y, x_dot)), y_bar)
+    x_bar += unbroadcast(y_dot * unbroadcast(x_1_dot_bar, broadcast_like(x, y_dot)), x)
     # adjoint of: x -= 0.5 * a
     t5 = -np.sum(x_bar)
     a_bar += 0.5 * t5

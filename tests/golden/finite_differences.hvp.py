@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
@@ -28,18 +28,17 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     t2_bar = zeros_like(t2)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)
-    t10 = d * d_dot + d * d_dot
-    t11 = np.full_like(t10, result_dot_bar)
-    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t11, d_bar))
-    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t11, d_dot_bar))
-    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t11, d_bar))
-    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t11, d_dot_bar))
+    t10 = np.full_like(broadcast_like(d, d_dot), result_dot_bar)
+    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d_bar))
+    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot_bar))
+    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d_bar))
+    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot_bar))
     # adjoint of: d = t2
     t2_bar += d_bar
     # adjoint of: d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
     t7 = x_dot[1:] - x_dot[:-1]
     t8 = -t2 * t1 * h_dot
-    t1_bar = np.sum(t7 * unbroadcast(d_dot_bar, t1 * t7))
+    t1_bar = np.sum(t7 * unbroadcast(d_dot_bar, t7))
     t9 = h_dot * unbroadcast(d_dot_bar, t8)
     t2_bar -= t1 * t9
     t1_bar += np.sum(-t2 * t9)

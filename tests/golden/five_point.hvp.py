@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -46,12 +46,11 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
-    t2 = u * u_dot + u * u_dot
-    t3 = np.full_like(t2, 0.5 * result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
+    t2 = np.full_like(broadcast_like(u, u_dot), 0.5 * result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
     for _t in range(steps - 1, -1, -1):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
@@ -61,14 +61,13 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = s_dot + t_dot + np.sum(y * y_dot + y * y_dot)
-    t8 = y * y_dot + y * y_dot
     s_dot_bar = result_dot_bar
     t_dot_bar = result_dot_bar
-    t9 = np.full_like(t8, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
+    t8 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t8, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t8, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t8, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t8, y_dot_bar))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * t1
         top -= 1

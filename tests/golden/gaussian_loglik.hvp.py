@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
@@ -27,24 +27,22 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     z_bar = zeros_like(z)
     z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
-    t9 = z * (-0.5 * z_dot) + -0.5 * z * z_dot
-    t10 = 1.0 / sigma
-    t11 = 1.0 / sigma
-    t12 = np.full_like(t9, result_dot_bar)
-    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z_dot * t12, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t12, z_dot_bar))
-    z_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z_dot * t12, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z * t12, z_dot_bar))
-    sigma_bar = (-t11 * t10 * (sigma_dot * (x.size * -result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
+    t8 = 1.0 / sigma
+    t9 = 1.0 / sigma
+    t10 = np.full_like(broadcast_like(z, z_dot), result_dot_bar)
+    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z_dot * t10, z_bar))
+    z_dot_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t10, z_dot_bar))
+    z_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z_dot * t10, z_bar))
+    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z * t10, z_dot_bar))
+    sigma_bar = (-t9 * t8 * (sigma_dot * (x.size * -result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: z = t1
     t1_bar += z_bar
     # adjoint of: z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
-    t6 = t0 * (x_dot - mu_dot)
-    t7 = -t1 * t0 * sigma_dot
-    t0_bar = np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, t6))
-    t8 = sigma_dot * unbroadcast(z_dot_bar, t7)
-    t1_bar -= t0 * t8
-    t0_bar += np.sum(-t1 * t8)
+    t6 = -t1 * t0 * sigma_dot
+    t0_bar = np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, x_dot))
+    t7 = sigma_dot * unbroadcast(z_dot_bar, t6)
+    t1_bar -= t0 * t7
+    t0_bar += np.sum(-t1 * t7)
     # adjoint of: t1 = (x - mu) / sigma
     t4 = 1.0 / sigma
     x_bar += np.where(t1_bar != 0.0, t4 * t1_bar, 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -84,12 +84,11 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
-    t4 = u * u_dot + u * u_dot
-    t5 = np.full_like(t4, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
+    t4 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

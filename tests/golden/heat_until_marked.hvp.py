@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
@@ -106,12 +106,11 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
-    t4 = u * u_dot + u * u_dot
-    t5 = np.full_like(t4, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
+    t4 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
     # adjoint of the checkpointed while loop: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

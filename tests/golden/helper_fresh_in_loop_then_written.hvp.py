@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
@@ -51,7 +51,7 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
     for i in range(2, -1, -1):
         # adjoint of: s_dot += np.sum(np.cos(y) * y_dot)
         t1 = np.cos(y)
-        y_bar += chosen(s_dot_bar != 0.0, -np.sin(y) * unbroadcast(y_dot * np.full_like(t1 * y_dot, s_dot_bar), t1))
+        y_bar += chosen(s_dot_bar != 0.0, -np.sin(y) * unbroadcast(y_dot * np.full_like(broadcast_like(t1, y_dot), s_dot_bar), t1))
         # adjoint of: y[i] = 0.5 * y[i + 1]
         t0 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helper_fresh_then_written_hvp(x, x_dot, out_bar):
@@ -22,9 +22,8 @@ def helper_fresh_then_written_hvp(x, x_dot, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_1_dot = np.sum(y * y_dot + y * y_dot)
-    t0 = y * y_dot + y * y_dot
-    t1 = np.full_like(t0, result_1_dot_bar)
-    y_bar += 2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    t0 = np.full_like(broadcast_like(y, y_dot), result_1_dot_bar)
+    y_bar += 2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t0, y_bar))
     # adjoint of: y[0] = 0.0
     y_bar[0] = 0.0
     # adjoint of: y = x * 2.0

@@ -29,14 +29,13 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(b * a_dot + a * b_dot)
-    t1 = b * a_dot + a * b_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    t3 = unbroadcast(t2, broadcast_like(b_bar, a_dot_bar))
-    b_bar += chosen(result_dot_bar != 0.0, unbroadcast(a_dot * t3, b_bar))
-    a_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(b * t3, a_dot_bar))
-    t4 = unbroadcast(t2, broadcast_like(a_bar, b_dot_bar))
-    a_bar += chosen(result_dot_bar != 0.0, unbroadcast(b_dot * t4, a_bar))
-    b_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(a * t4, b_dot_bar))
+    t1 = np.full_like(broadcast_like(broadcast_like(b, a_dot), broadcast_like(a, b_dot)), result_dot_bar)
+    t2 = unbroadcast(t1, broadcast_like(b_bar, a_dot_bar))
+    b_bar += chosen(result_dot_bar != 0.0, unbroadcast(a_dot * t2, b_bar))
+    a_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(b * t2, a_dot_bar))
+    t3 = unbroadcast(t1, broadcast_like(a_bar, b_dot_bar))
+    a_bar += chosen(result_dot_bar != 0.0, unbroadcast(b_dot * t3, a_bar))
+    b_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(a * t3, b_dot_bar))
     # adjoint of: b[1] = 3.0
     b_bar[1] = 0.0
     # adjoint of: b_dot[1] = 0.0

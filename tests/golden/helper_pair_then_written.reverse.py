@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helper_pair_then_written_vjp(x, out_bar):
@@ -22,7 +22,7 @@ def helper_pair_then_written_vjp(x, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(a * b)
-    t0 = np.full_like(a * b, result_bar)
+    t0 = np.full_like(broadcast_like(a, b), result_bar)
     a_bar += chosen(result_bar != 0.0, unbroadcast(b * t0, a_bar))
     b_bar += chosen(result_bar != 0.0, unbroadcast(a * t0, b_bar))
     # adjoint of: b[1] = 3.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helper_returns_it_copied_hvp(x0, y, x0_dot, y_dot, out_bar):
@@ -29,14 +29,13 @@ def helper_returns_it_copied_hvp(x0, y, x0_dot, y_dot, out_bar):
     x0_bar = zeros_like(x0)
     y_bar = zeros_like(y)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
-    t3 = np.cos(x)
+    t2 = np.cos(x)
     result_dot_bar = result_1_dot_bar
-    x_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x) * unbroadcast(x_dot * np.full_like(t3 * x_dot, result_1_dot_bar), t3))
+    x_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x) * unbroadcast(x_dot * np.full_like(broadcast_like(t2, x_dot), result_1_dot_bar), t2))
     # adjoint of: result_dot = np.sum(x * helper_returns_it_z_dot + helper_returns_it_z * x_dot)
-    t1 = x * helper_returns_it_z_dot + helper_returns_it_z * x_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(helper_returns_it_z_dot * unbroadcast(t2, x * helper_returns_it_z_dot), x))
-    helper_returns_it_z_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t2, helper_returns_it_z * x_dot), helper_returns_it_z_bar))
+    t1 = np.full_like(broadcast_like(broadcast_like(x, helper_returns_it_z_dot), broadcast_like(helper_returns_it_z, x_dot)), result_dot_bar)
+    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(helper_returns_it_z_dot * unbroadcast(t1, broadcast_like(x, helper_returns_it_z_dot)), x))
+    helper_returns_it_z_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t1, broadcast_like(helper_returns_it_z, x_dot)), helper_returns_it_z_bar))
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar
     # adjoint of: x += y

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helper_returns_it_copied_vjp(x0, y, out_bar):
@@ -28,7 +28,7 @@ def helper_returns_it_copied_vjp(x0, y, out_bar):
     result_bar = result_1_bar
     x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
     # adjoint of: result = np.sum(helper_returns_it_z * x)
-    t1 = np.full_like(helper_returns_it_z * x, result_bar)
+    t1 = np.full_like(broadcast_like(helper_returns_it_z, x), result_bar)
     helper_returns_it_z_bar += chosen(result_bar != 0.0, unbroadcast(x * t1, helper_returns_it_z_bar))
     x_bar += chosen(result_bar != 0.0, unbroadcast(helper_returns_it_z * t1, x))
     # adjoint of: helper_returns_it_z = x

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
@@ -79,30 +79,29 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     # adjoint of: B[2, :] = t0
     top -= B[2, :].size
     B[2, :] = tape[top : top + B[2, :].size].reshape(B[2, :].shape)  # restore the values B[2, :] had before
-    t9 = unbroadcast(B_bar[2, :], t0_bar)
-    t0_bar += t9
+    t8 = unbroadcast(B_bar[2, :], t0_bar)
+    t0_bar += t8
     B_bar[2, :] = 0.0
     # adjoint of: B_dot[2, :] = (1.0 - t0 * t0) * B_dot[1, :]
     top -= B_dot[2, :].size
     B_dot[2, :] = tape[top : top + B_dot[2, :].size].reshape(B_dot[2, :].shape)  # restore the values B_dot[2, :] had before
-    t6 = 1.0 - t0 * t0
-    t7 = B_dot_bar[2, :].copy()
+    t5 = 1.0 - t0 * t0
+    t6 = B_dot_bar[2, :].copy()
     B_dot_bar[2, :] = 0.0
-    t8 = -unbroadcast(np.where(t7 != 0.0, B_dot[1, :] * t7, 0.0), t0_bar)
-    t0_bar += 2.0 * (t0 * t8)
-    B_dot_bar[1, :] += unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), B_dot_bar[1, :])
+    t7 = -unbroadcast(np.where(t6 != 0.0, B_dot[1, :] * t6, 0.0), t0_bar)
+    t0_bar += 2.0 * (t0 * t7)
+    B_dot_bar[1, :] += unbroadcast(np.where(t6 != 0.0, t5 * t6, 0.0), B_dot_bar[1, :])
     # adjoint of: t0 = np.tanh(B[1, :])
     B_bar[1, :] += np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(row * result_1_dot + result_1 * row_dot)
-        t1 = row * result_1_dot + result_1 * row_dot
-        t2 = np.full_like(t1, s_dot_bar)
-        t3 = unbroadcast(t2, row * result_1_dot)
-        row_bar += chosen(s_dot_bar != 0.0, unbroadcast(result_1_dot * t3, row))
-        result_1_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(row * t3, result_1_dot))
-        t4 = unbroadcast(t2, result_1 * row_dot)
-        result_1_bar += chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t4, result_1))
-        row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(result_1 * t4, row_dot))
+        t1 = np.full_like(broadcast_like(broadcast_like(row, result_1_dot), broadcast_like(result_1, row_dot)), s_dot_bar)
+        t2 = unbroadcast(t1, broadcast_like(row, result_1_dot))
+        row_bar += chosen(s_dot_bar != 0.0, unbroadcast(result_1_dot * t2, row))
+        result_1_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(row * t2, result_1_dot))
+        t3 = unbroadcast(t1, broadcast_like(result_1, row_dot))
+        result_1_bar += chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, result_1))
+        row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(result_1 * t3, row_dot))
         # adjoint of: result_1 = row * 2.0
         itop -= 1
         shape = (itape[itop + 0],)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_vjp(A, out_bar):
@@ -59,7 +59,7 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     B_bar[1, :] += np.where(t3 != 0.0, (1.0 - t1 * t1) * t3, 0.0)
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(result_1 * row)
-        t0 = np.full_like(result_1 * row, s_bar)
+        t0 = np.full_like(broadcast_like(result_1, row), s_bar)
         result_1_bar += chosen(s_bar != 0.0, unbroadcast(row * t0, result_1))
         row_bar += chosen(s_bar != 0.0, unbroadcast(result_1 * t0, row))
         # adjoint of: result_1 = row * 2.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
@@ -30,10 +30,9 @@ def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
     y_bar = zeros_like(y)
     z_bar = zeros_like(z)
     # adjoint of: result_2_dot = np.sum(z * y_dot + y * z_dot)
-    t0 = z * y_dot + y * z_dot
-    t1 = np.full_like(t0, result_2_dot_bar)
-    z_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t1, z * y_dot), z_bar))
-    y_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t1, y * z_dot), y_bar))
+    t0 = np.full_like(broadcast_like(broadcast_like(z, y_dot), broadcast_like(y, z_dot)), result_2_dot_bar)
+    z_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t0, broadcast_like(z, y_dot)), z_bar))
+    y_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t0, broadcast_like(y, z_dot)), y_bar))
     # adjoint of: z[0] = 1.0
     z_bar[0] = 0.0
     # adjoint of: y[1] = z[0] * 2.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def helpers_two_levels_then_written_vjp(x, out_bar):
@@ -24,7 +24,7 @@ def helpers_two_levels_then_written_vjp(x, out_bar):
     y_bar = zeros_like(y)
     z_bar = zeros_like(z)
     # adjoint of: result_2 = np.sum(y * z)
-    t0 = np.full_like(y * z, result_2_bar)
+    t0 = np.full_like(broadcast_like(y, z), result_2_bar)
     y_bar += chosen(result_2_bar != 0.0, unbroadcast(z * t0, y_bar))
     z_bar += chosen(result_2_bar != 0.0, unbroadcast(y * t0, z_bar))
     # adjoint of: z[0] = 1.0

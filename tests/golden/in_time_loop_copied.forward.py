@@ -13,9 +13,8 @@ def in_time_loop_copied_jvp(u0, a, c, u0_dot, a_dot, c_dot):
     u = np.copy(u0)
     u_dot = np.copy(u0_dot)
     for in_time_loop__t in range(4):
-        t0 = 0.1 * (a - u * u)
         u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))
-        u = u + t0
+        u = u + (0.1 * (a - u * u))
         u_dot = 0.95 * u_dot
         u = u * 0.95
         u_dot -= c_dot

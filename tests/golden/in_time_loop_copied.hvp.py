@@ -3,17 +3,16 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     # reverse mode (adjoints) of in_time_loop_copied with respect to u0, a, c
     # active (varied from a; useful for the result): a
     # active (varied from c; useful for the result): c
-    # active (varied from a, c, u0; useful for the result): result_1_dot, result_dot, t0, u, u_dot
+    # active (varied from a, c, u0; useful for the result): result_1_dot, result_dot, u, u_dot
     # active (varied from u0; useful for the result): u0
     # constant (no derivative code): a_dot, c_dot, result, result_1, u0_dot
-    t0 = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -22,13 +21,6 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     u = np.copy(u0)
     u_dot = np.copy(u0_dot)
     for in_time_loop__t in range(4):
-        tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        record_flat(tape, top, t0)
-        top += t0.size
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
-        itop += 1
-        t0 = 0.1 * (a - u * u)
         tape = reserve(tape, top + u_dot.size)  # record u_dot: overwritten next, and its own adjoint reads it
         record_flat(tape, top, u_dot)
         top += u_dot.size
@@ -42,7 +34,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         itape = reserve(itape, itop + 1)
         itape[np.uint64(itop)] = u.shape[0]
         itop += 1
-        u = u + t0
+        u = u + (0.1 * (a - u * u))
         u_dot = 0.95 * u_dot
         u = u * 0.95
         u_dot -= c_dot
@@ -54,63 +46,54 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     a_bar = zeros_like(a)
     c_bar = 0.0
     result_1_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(u) * u_dot)
-    t10 = np.cos(u)
+    t8 = np.cos(u)
     result_dot_bar = result_1_dot_bar
-    t11 = np.full_like(t10 * u_dot, result_1_dot_bar)
-    u_bar += chosen(result_1_dot_bar != 0.0, -np.sin(u) * unbroadcast(u_dot * t11, t10))
-    u_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t10 * t11, u_dot))
+    t9 = np.full_like(broadcast_like(t8, u_dot), result_1_dot_bar)
+    u_bar += chosen(result_1_dot_bar != 0.0, -np.sin(u) * unbroadcast(u_dot * t9, t8))
+    u_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, u_dot))
     # adjoint of: result_dot = np.sum(u_dot)
     u_dot_bar += result_dot_bar
     for in_time_loop__t in range(3, -1, -1):
         # adjoint of: u -= c
-        t9 = -np.sum(u_bar)
-        c_bar += t9
+        t7 = -np.sum(u_bar)
+        c_bar += t7
         # adjoint of: u = u * 0.95
-        t8 = u_bar
+        t6 = u_bar
         u_bar = zeros_like(u_bar)
-        u_bar += (0.95 * t8)
+        u_bar += (0.95 * t6)
         # adjoint of: u_dot = 0.95 * u_dot
-        t7 = u_dot_bar
+        t5 = u_dot_bar
         u_dot_bar = zeros_like(u_dot_bar)
-        u_dot_bar += (0.95 * t7)
-        # adjoint of: u = u + t0
+        u_dot_bar += (0.95 * t5)
+        # adjoint of: u = u + (0.1 * (a - u * u))
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
-        t6 = u_bar
+        t2 = u_bar
         u_bar = zeros_like(u)
-        u_bar += unbroadcast(t6, u)
-        t0_bar += unbroadcast(t6, t0)
+        u_bar += unbroadcast(t2, u)
+        t3 = 0.1 * unbroadcast(t2, broadcast_like(a, u))
+        a_bar += unbroadcast(t3, a_bar)
+        t4 = unbroadcast(-t3, u)
+        u_bar += 2.0 * (u * t4)
         # adjoint of: u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         u_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array u_dot was before
-        t2 = u * u_dot + u * u_dot
-        t3 = 0.1 * (a_dot - t2)
-        t4 = u_dot_bar
+        t0 = u_dot_bar
         u_dot_bar = zeros_like(u_dot)
-        u_dot_bar += unbroadcast(t4, u_dot)
-        t5 = unbroadcast(-(0.1 * unbroadcast(t4, t3)), t2)
-        u_bar += unbroadcast(u_dot * t5, u)
-        u_dot_bar += unbroadcast(u * t5, u_dot)
-        u_bar += unbroadcast(u_dot * t5, u)
-        u_dot_bar += unbroadcast(u * t5, u_dot)
-        # adjoint of: t0 = 0.1 * (a - u * u)
-        itop -= 1
-        shape_2 = (itape[itop + 0],)
-        top -= shape_2[0]
-        t0 = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array t0 was before
-        a_bar += unbroadcast(0.1 * t0_bar, a_bar)
-        t1 = unbroadcast(-(0.1 * t0_bar), u * u)
-        u_bar += 2.0 * (u * t1)
-        t0_bar = zeros_like(t0)
+        u_dot_bar += unbroadcast(t0, u_dot)
+        t1 = unbroadcast(-(0.1 * unbroadcast(t0, broadcast_like(a_dot, broadcast_like(u, u_dot)))), broadcast_like(u, u_dot))
+        u_bar += unbroadcast(u_dot * t1, u)
+        u_dot_bar += unbroadcast(u * t1, u_dot)
+        u_bar += unbroadcast(u_dot * t1, u)
+        u_dot_bar += unbroadcast(u * t1, u_dot)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, a_bar, c_bar

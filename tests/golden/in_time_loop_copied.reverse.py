@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_vjp(u0, a, c, out_bar):
@@ -44,25 +44,24 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
     u_bar += result_bar
     for in_time_loop__t in range(3, -1, -1):
         # adjoint of: u -= c
-        t5 = -np.sum(u_bar)
-        c_bar += t5
+        t4 = -np.sum(u_bar)
+        c_bar += t4
         # adjoint of: u = u * 0.95
-        t4 = u_bar
+        t3 = u_bar
         u_bar = zeros_like(u_bar)
-        u_bar += (0.95 * t4)
+        u_bar += (0.95 * t3)
         # adjoint of: u = u + (0.1 * (a - u * u))
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
-        t0 = 0.1 * (a - u * u)
-        t1 = u_bar
+        t0 = u_bar
         u_bar = zeros_like(u)
-        u_bar += unbroadcast(t1, u)
-        t2 = 0.1 * unbroadcast(t1, t0)
-        a_bar += unbroadcast(t2, a_bar)
-        t3 = unbroadcast(-t2, u * u)
-        u_bar += 2.0 * (u * t3)
+        u_bar += unbroadcast(t0, u)
+        t1 = 0.1 * unbroadcast(t0, broadcast_like(a, u))
+        a_bar += unbroadcast(t1, a_bar)
+        t2 = unbroadcast(-t1, u)
+        u_bar += 2.0 * (u * t2)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, a_bar, c_bar

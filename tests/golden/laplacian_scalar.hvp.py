@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -48,12 +48,11 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
-    t0 = u * u_dot + u * u_dot
-    t1 = np.full_like(t0, 0.5 * result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
+    t0 = np.full_like(broadcast_like(u, u_dot), 0.5 * result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t0, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t0, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t0, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t0, u_dot))
     for _t in range(steps - 1, -1, -1):
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
         v_bar, u_bar = u_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -27,20 +27,18 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
-    t3 = r * r_dot + r * r_dot
-    t4 = np.full_like(t3, 0.5 * result_dot_bar)
-    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r_bar))
-    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot_bar))
-    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t4, r_bar))
-    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t4, r_dot_bar))
+    t2 = np.full_like(broadcast_like(r, r_dot), 0.5 * result_dot_bar)
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
     # adjoint of: r = A @ x - b
-    t2 = unbroadcast(r_bar, matmul_like(A, x))
-    add_outer(A_bar, True, t2, x)
-    x_bar += matmul_bar_right(t2, A, x)
+    t1 = unbroadcast(r_bar, matmul_like(A, x))
+    add_outer(A_bar, True, t1, x)
+    x_bar += matmul_bar_right(t1, A, x)
     b_bar += unbroadcast(-r_bar, b_bar)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
-    t0 = np.dot(A_dot, x) + np.dot(A, x_dot)
-    t1 = unbroadcast(r_dot_bar, t0)
-    x_bar += matmul_bar_right(unbroadcast(t1, matmul_like(A_dot, x)), A_dot, x)
-    add_outer(A_bar, True, unbroadcast(t1, matmul_like(A, x_dot)), x_dot)
+    t0 = unbroadcast(r_dot_bar, broadcast_like(matmul_like(A_dot, x), matmul_like(A, x_dot)))
+    x_bar += matmul_bar_right(unbroadcast(t0, matmul_like(A_dot, x)), A_dot, x)
+    add_outer(A_bar, True, unbroadcast(t0, matmul_like(A, x_dot)), x_dot)
     return value, A_bar, x_bar, b_bar

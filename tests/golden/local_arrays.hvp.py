@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
 
 
 def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
@@ -47,10 +47,10 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     # adjoint of: v_1_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
     t10 = -t2 * t1
     t11 = x * x_dot + x * x_dot
-    t12 = unbroadcast(v_1_dot_bar, t1 * v_dot)
+    t12 = unbroadcast(v_1_dot_bar, broadcast_like(t1, v_dot))
     t1_bar += unbroadcast(v_dot * t12, t1_bar)
     v_dot_bar += unbroadcast(t1 * t12, v_dot)
-    t13 = unbroadcast(v_1_dot_bar, t10 * t11)
+    t13 = unbroadcast(v_1_dot_bar, broadcast_like(t10, t11))
     t14 = unbroadcast(t11 * t13, t10)
     t2_bar -= unbroadcast(t1 * t14, -t2)
     t1_bar += unbroadcast(-t2 * t14, t1_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, unbroadcast, zeros_like
 
 
 def logistic_regression_hvp(w, X, y, w_dot, out_bar):
@@ -28,7 +28,7 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     t6 = t4 * (t0 * t5)
     t7 = np.full_like(t6, result_dot_bar / t6.size)
     t0_bar += chosen(result_dot_bar != 0.0, -t4 * t3 * unbroadcast(t0 * t5 * t7, t0_bar))
-    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * unbroadcast(t4 * t7, t0 * t5), t0_bar))
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * unbroadcast(t4 * t7, broadcast_like(t0, t5)), t0_bar))
     # adjoint of: t0 = np.exp(-y * z)
     z_bar += unbroadcast(np.where(t0_bar != 0.0, -y * (t0 * t0_bar), 0.0), z_bar)
     # adjoint of: z = X @ w

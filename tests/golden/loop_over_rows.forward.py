@@ -14,9 +14,8 @@ def loop_over_rows_jvp(A, w, A_dot, w_dot):
     for k in range(len(A)):
         row_dot = A_dot[k]
         row = A[k]
-        t0 = row * row * w
         s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
-        s += np.sum(t0)
+        s += np.sum(row * row * w)
     for i in range(len(A)):
         row_dot = A_dot[i]
         row = A[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
@@ -11,7 +11,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     # active (varied from A; useful for the result): A, row
     # active (varied from A, w; useful for the result): s_dot
     # active (varied from w; useful for the result): w
-    # constant (no derivative code): A_dot, row_dot, s, t0, w_dot
+    # constant (no derivative code): A_dot, row_dot, s, w_dot
     row = np.empty(0)  # not assigned on every path: a typed placeholder
     row_dot = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
@@ -72,16 +72,14 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
     for k in range(len(A) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
-        t1 = row * row_dot + row * row_dot
-        t2 = row * row * w_dot
-        t3 = w * t1 + t2
-        t4 = np.full_like(t3, s_dot_bar)
-        t5 = unbroadcast(t4, w * t1)
-        w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t5, w_bar))
-        t6 = unbroadcast(w * t5, t1)
-        row_bar += 2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t6, row))
-        t7 = unbroadcast(w_dot * unbroadcast(t4, t2), row * row)
-        row_bar += 2.0 * chosen(s_dot_bar != 0.0, row * t7)
+        t0 = row * row_dot + row * row_dot
+        t1 = np.full_like(broadcast_like(broadcast_like(w, t0), broadcast_like(row, w_dot)), s_dot_bar)
+        t2 = unbroadcast(t1, broadcast_like(w, t0))
+        w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t0 * t2, w_bar))
+        t3 = unbroadcast(w * t2, t0)
+        row_bar += 2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, row))
+        t4 = unbroadcast(w_dot * unbroadcast(t1, broadcast_like(row, w_dot)), row)
+        row_bar += 2.0 * chosen(s_dot_bar != 0.0, row * t4)
         # adjoint of: row = A[k]
         itop -= 1
         shape_2 = (itape[itop + 0],)

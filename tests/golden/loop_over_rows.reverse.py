@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -54,11 +54,10 @@ def loop_over_rows_vjp(A, w, out_bar):
         row_bar = zeros_like(row)
     for k in range(len(A) - 1, -1, -1):
         # adjoint of: s += np.sum(row * row * w)
-        t0 = row * row * w
-        t1 = np.full_like(t0, s_bar)
-        t2 = unbroadcast(w * t1, row * row)
-        row_bar += 2.0 * chosen(s_bar != 0.0, row * t2)
-        w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t1, w_bar))
+        t0 = np.full_like(broadcast_like(row, w), s_bar)
+        t1 = unbroadcast(w * t0, row)
+        row_bar += 2.0 * chosen(s_bar != 0.0, row * t1)
+        w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t0, w_bar))
         # adjoint of: row = A[k]
         itop -= 1
         shape_1 = (itape[itop + 0],)

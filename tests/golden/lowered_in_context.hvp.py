@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, reserve, unbroadcast, zeros_like
 
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
@@ -45,30 +45,25 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
     t16 = t0 * np.sum(X_dot, axis=0)
-    t17 = 2.0 * t1 * t16
-    t18 = 2.0 * (x - 1.0)
-    t19 = 2.0 * (x * 2.0)
-    t20 = -t5 * t4
-    t21 = t19 * (2.0 * x_dot)
-    t22 = t4 * (x_dot + x_dot)
-    t23 = t22 + t20 * t21
-    t24 = 3.0 * t6 * t6
-    t25 = 1.0 / t24
-    t26 = 1.0 / t24
-    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(t17, result_dot_bar), t1_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(t18 * x_dot, result_dot_bar), x_bar))
+    t17 = -t5 * t4
+    t18 = 2.0 * (x * 2.0) * (2.0 * x_dot)
+    t19 = 3.0 * t6 * t6
+    t20 = 1.0 / t19
+    t21 = 1.0 / t19
+    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(broadcast_like(t1, t16), result_dot_bar), t1_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(broadcast_like(x, x_dot), result_dot_bar), x_bar))
     choice_bar = result_dot_bar
-    t27 = np.full_like(t23, result_dot_bar)
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t27, t22), t4_bar))
-    t28 = unbroadcast(t27, t20 * t21)
-    t29 = unbroadcast(t21 * t28, t20)
-    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t29, -t5))
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t29, t4_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t20 * t28, t21), x_bar)))
-    t6_bar = (2.0 * (t26 * x_dot[1] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
-    t30 = -t26 * t25 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
-    t6_bar += (3.0 * (t6 * t30) if result_dot_bar != 0.0 else 0.0)
-    t6_bar += (3.0 * t6 * t30 if result_dot_bar != 0.0 else 0.0)
+    t22 = np.full_like(broadcast_like(broadcast_like(t4, x_dot), broadcast_like(t17, t18)), result_dot_bar)
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t22, broadcast_like(t4, x_dot)), t4_bar))
+    t23 = unbroadcast(t22, broadcast_like(t17, t18))
+    t24 = unbroadcast(t18 * t23, t17)
+    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t24, -t5))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t24, t4_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t17 * t23, t18), x_bar)))
+    t6_bar = (2.0 * (t21 * x_dot[1] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    t25 = -t21 * t20 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
+    t6_bar += (3.0 * (t6 * t25) if result_dot_bar != 0.0 else 0.0)
+    t6_bar += (3.0 * t6 * t25 if result_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

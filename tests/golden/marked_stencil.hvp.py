@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -45,13 +45,12 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = t_dot + np.sum(y * y_dot + y * y_dot)
-    t0 = y * y_dot + y * y_dot
     t_dot_bar = result_dot_bar
-    t1 = np.full_like(t0, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
+    t0 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t0, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t0, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t0, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t0, y_dot_bar))
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_product, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, add_product, broadcast_like, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -37,11 +37,11 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     # adjoint of: h = t0
     t0_bar += h_bar
     # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
-    t4 = np.dot(W_dot, x) + np.dot(W, x_dot)
-    t5 = 1.0 - t0 * t0
-    t6 = -unbroadcast(np.where(h_dot_bar != 0.0, (t4 + b_dot) * h_dot_bar, 0.0), t0_bar)
+    t4 = 1.0 - t0 * t0
+    t5 = np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot
+    t6 = -unbroadcast(np.where(h_dot_bar != 0.0, t5 * h_dot_bar, 0.0), t0_bar)
     t0_bar += 2.0 * (t0 * t6)
-    t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t5 * h_dot_bar, 0.0), t4 + b_dot), t4)
+    t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t4 * h_dot_bar, 0.0), t5), broadcast_like(matmul_like(W_dot, x), matmul_like(W, x_dot)))
     x_bar += matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
     add_outer(W_bar, True, unbroadcast(t7, matmul_like(W, x_dot)), x_dot)
     # adjoint of: t0 = np.tanh(W @ x + b)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, unbroadcast, zeros_like
 
 
 def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
@@ -87,18 +87,16 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
     vn_bar = zeros_like(vn)
     vn_dot_bar = zeros_like(vn_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v * v_dot + v * v_dot)
-    t1 = u * u_dot + u * u_dot
-    t2 = v * v_dot + v * v_dot
-    t3 = np.full_like(t1, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
-    t4 = np.full_like(t2, result_dot_bar)
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t4, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t4, v_dot))
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t4, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t4, v_dot))
+    t1 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
+    t2 = np.full_like(broadcast_like(v, v_dot), result_dot_bar)
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot))
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot))
     for _t in range(steps - 1, -1, -1):
         vn_dot, v_dot = v_dot, vn_dot  # undo: v_dot, vn_dot = vn_dot, v_dot
         vn_dot_bar, v_dot_bar = v_dot_bar, vn_dot_bar

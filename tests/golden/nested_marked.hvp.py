@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
@@ -73,13 +73,12 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
     u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
     # adjoint of: result_dot = total_dot + np.sum(u * u_dot + u * u_dot)
-    t14 = u * u_dot + u * u_dot
     total_dot_bar = result_dot_bar
-    t15 = np.full_like(t14, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u_bar))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot_bar))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t15, u_bar))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t15, u_dot_bar))
+    t14 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t14, u_bar))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t14, u_dot_bar))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t14, u_bar))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t14, u_dot_bar))
     # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

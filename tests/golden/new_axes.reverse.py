@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, unbroadcast, zeros_like
 
 
 def new_axes_vjp(x, y, A, out_bar):
@@ -32,13 +32,13 @@ def new_axes_vjp(x, y, A, out_bar):
     # adjoint of: result = np.sum(outer * A) + np.sum(np.reshape(x, (x.shape[0], 1)) * centred) + np.sum(np.reshape(part_1, (part_1.shape[0], 1)) * y)
     t4 = np.reshape(x, (x.shape[0], 1))
     t5 = np.reshape(part_1, (part_1.shape[0], 1))
-    t6 = np.full_like(outer * A, result_bar)
+    t6 = np.full_like(broadcast_like(outer, A), result_bar)
     outer_bar += chosen(result_bar != 0.0, unbroadcast(A * t6, outer_bar))
     A_bar += chosen(result_bar != 0.0, unbroadcast(outer * t6, A_bar))
-    t7 = np.full_like(t4 * centred, result_bar)
+    t7 = np.full_like(broadcast_like(t4, centred), result_bar)
     x_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(centred * t7, t4)), x.shape))
     centred_bar += chosen(result_bar != 0.0, unbroadcast(t4 * t7, centred_bar))
-    t8 = np.full_like(t5 * y, result_bar)
+    t8 = np.full_like(broadcast_like(t5, y), result_bar)
     part_1_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape))
     y_bar += chosen(result_bar != 0.0, unbroadcast(t5 * t8, y_bar))
     # adjoint of: part_1 = A[0]

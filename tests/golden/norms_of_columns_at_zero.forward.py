@@ -16,7 +16,6 @@ def norms_of_columns_at_zero_jvp(B, B_dot):
     c1 = np.expand_dims(norm1_along(B, -2), -2)
     cinf_dot = select_along(np.sign(B) * B_dot, np.abs(B), 0, True)
     cinf = norm_inf_along(B, 0)
-    t1 = c2 + c1 * 3.0
     result_dot = c2_dot + 3.0 * c1_dot + cinf_dot - B_dot
-    result = t1 + cinf - B
+    result = c2 + c1 * 3.0 + cinf - B
     return result, result_dot

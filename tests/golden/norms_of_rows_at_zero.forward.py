@@ -17,8 +17,7 @@ def norms_of_rows_at_zero_jvp(B, B_dot):
     r1 = norm1_along(B, 1)
     rinf_dot = select_along(np.sign(B) * B_dot, np.abs(B), -1, True)
     rinf = norm_inf_along(B, -1)
-    t2 = r2 + 2.0 * r1
-    t3 = np.linalg.norm(B)
-    result_dot = r2_dot + 2.0 * r1_dot + 0.5 * rinf_dot + (np.dot(np.ravel(B), np.ravel(B_dot)) / t3 if t3 != 0.0 else 0.0)
-    result = t2 + 0.5 * rinf + t3
+    t2 = np.linalg.norm(B)
+    result_dot = r2_dot + 2.0 * r1_dot + 0.5 * rinf_dot + (np.dot(np.ravel(B), np.ravel(B_dot)) / t2 if t2 != 0.0 else 0.0)
+    result = r2 + 2.0 * r1 + 0.5 * rinf + t2
     return result, result_dot

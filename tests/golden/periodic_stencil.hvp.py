@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -50,12 +50,11 @@ def periodic_stencil_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
-    t5 = u * u_dot + u * u_dot
-    t6 = np.full_like(t5, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot))
+    t5 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
     for t in range(steps - 1, -1, -1):
         un_dot, u_dot = u_dot, un_dot  # undo: u_dot, un_dot = un_dot, u_dot
         un_dot_bar, u_dot_bar = u_dot_bar, un_dot_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
@@ -40,9 +40,8 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
     u_bar = zeros_like(u)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + np.sum(u * u_dot + u * u_dot)
-    t1 = u * u_dot + u * u_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    u_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
+    t1 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
     for t in range(2, -1, -1):
         # adjoint of: u = u + 0.1 * x
         itop -= 1

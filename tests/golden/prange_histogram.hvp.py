@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
@@ -24,12 +24,11 @@ def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
-    t2 = y * y_dot + y * y_dot
-    t3 = np.full_like(t2, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot_bar))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t3, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t3, y_dot_bar))
+    t2 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
         t1 = y_bar[idx[np.uint64(i)]]

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def prange_rows_then_written_hvp(A, A_dot, out_bar):
@@ -41,10 +41,9 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
     out_dot_bar = zeros_like(out_dot)
     result_dot_bar = out_bar
     # adjoint of: result_dot = np.sum(out_dot) + np.sum(B * B_dot + B * B_dot)
-    t6 = B * B_dot + B * B_dot
     out_dot_bar += result_dot_bar
-    t7 = np.full_like(t6, result_dot_bar)
-    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t7, B_bar))
+    t4 = np.full_like(broadcast_like(B, B_dot), result_dot_bar)
+    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t4, B_bar))
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before
@@ -64,13 +63,11 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
             t0_bar = zeros_like(t0)
             # adjoint of: out_dot[i] = np.sum(row * (np.cos(row) * row_dot) + t0 * row_dot)
             t1 = np.cos(row)
-            t2 = row * (t1 * row_dot)
-            t3 = t2 + t0 * row_dot
-            t4 = np.full_like(t3, out_dot_bar[i])
-            t5 = unbroadcast(t4, t2)
-            row_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(t1 * row_dot * t5, row))
-            row_bar += chosen(out_dot_bar[i] != 0.0, -np.sin(row) * unbroadcast(row_dot * unbroadcast(row * t5, t1 * row_dot), t1))
-            t0_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(row_dot * unbroadcast(t4, t0 * row_dot), t0))
+            t2 = np.full_like(broadcast_like(broadcast_like(row, broadcast_like(t1, row_dot)), broadcast_like(t0, row_dot)), out_dot_bar[i])
+            t3 = unbroadcast(t2, broadcast_like(row, broadcast_like(t1, row_dot)))
+            row_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(t1 * row_dot * t3, row))
+            row_bar += chosen(out_dot_bar[i] != 0.0, -np.sin(row) * unbroadcast(row_dot * unbroadcast(row * t3, broadcast_like(t1, row_dot)), t1))
+            t0_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(row_dot * unbroadcast(t2, broadcast_like(t0, row_dot)), t0))
             out_dot_bar[i] = 0.0
             # adjoint of: t0 = np.sin(row)
             row_bar += np.where(t0_bar != 0.0, np.cos(row) * t0_bar, 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
@@ -35,12 +35,11 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
-    t12 = h * h_dot + h * h_dot
-    t13 = np.full_like(t12, result_dot_bar)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot_bar))
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t13, h_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, h_dot_bar))
+    t12 = np.full_like(broadcast_like(h, h_dot), result_dot_bar)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t12, h_dot_bar))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t12, h_dot_bar))
     # adjoint of: h[1] = t0
     t11 = unbroadcast(h_bar[1], t0_bar)
     t0_bar += t11

@@ -36,11 +36,11 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_3_dot_bar = zeros_like(C_3_dot)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_3) * C_3_dot)
-    t5 = np.cos(C_3)
+    t3 = np.cos(C_3)
     result_dot_bar = result_1_dot_bar
-    t6 = np.full_like(t5 * C_3_dot, result_1_dot_bar)
-    C_3_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_3) * unbroadcast(C_3_dot * t6, t5))
-    C_3_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t5 * t6, C_3_dot_bar))
+    t4 = np.full_like(broadcast_like(t3, C_3_dot), result_1_dot_bar)
+    C_3_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_3) * unbroadcast(C_3_dot * t4, t3))
+    C_3_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t3 * t4, C_3_dot_bar))
     # adjoint of: result_dot = np.sum(C_3_dot)
     C_3_dot_bar += result_dot_bar
     # adjoint of: C_3 = C_2 * C_2
@@ -55,19 +55,18 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_1_bar += np.where(C_2_bar != 0.0, 2.0 * C_1 * (0.1 * -C_2_bar), 0.0)
     # adjoint of: C_2_dot = C_1_dot - (0.1 * (2.0 * C_1 * C_1_dot))
     C_1_dot_bar += unbroadcast(C_2_dot_bar, C_1_dot_bar)
-    t4 = 0.1 * unbroadcast(-C_2_dot_bar, broadcast_like(C_1_bar, C_1_dot_bar))
-    C_1_bar += 2.0 * unbroadcast(C_1_dot * t4, C_1_bar)
-    C_1_dot_bar += unbroadcast(2.0 * C_1 * t4, C_1_dot_bar)
+    t2 = 0.1 * unbroadcast(-C_2_dot_bar, broadcast_like(C_1_bar, C_1_dot_bar))
+    C_1_bar += 2.0 * unbroadcast(C_1_dot * t2, C_1_bar)
+    C_1_dot_bar += unbroadcast(2.0 * C_1 * t2, C_1_dot_bar)
     # adjoint of: C_1 = C + (C * B)
     C_bar += unbroadcast(C_1_bar, C_bar)
-    t2 = unbroadcast(C_1_bar, broadcast_like(C_bar, B_bar))
-    C_bar += unbroadcast(B * t2, C_bar)
-    B_bar += unbroadcast(C * t2, B_bar)
+    t1 = unbroadcast(C_1_bar, broadcast_like(C_bar, B_bar))
+    C_bar += unbroadcast(B * t1, C_bar)
+    B_bar += unbroadcast(C * t1, B_bar)
     # adjoint of: C_1_dot = C_dot + (B * C_dot + C * B_dot)
-    t0 = B * C_dot + C * B_dot
-    t1 = unbroadcast(C_1_dot_bar, t0)
-    B_bar += unbroadcast(C_dot * unbroadcast(t1, B * C_dot), B_bar)
-    C_bar += unbroadcast(B_dot * unbroadcast(t1, C * B_dot), C_bar)
+    t0 = unbroadcast(C_1_dot_bar, broadcast_like(broadcast_like(B, C_dot), broadcast_like(C, B_dot)))
+    B_bar += unbroadcast(C_dot * unbroadcast(t0, broadcast_like(B, C_dot)), B_bar)
+    C_bar += unbroadcast(B_dot * unbroadcast(t0, broadcast_like(C, B_dot)), C_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def rebind_then_write_hvp(x, x_dot, out_bar):
@@ -22,9 +22,8 @@ def rebind_then_write_hvp(x, x_dot, out_bar):
     x_bar = zeros_like(x)
     x_1_bar = zeros_like(x_1)
     # adjoint of: result_dot = np.sum(x_1 * x_1_dot + x_1 * x_1_dot)
-    t0 = x_1 * x_1_dot + x_1 * x_1_dot
-    t1 = np.full_like(t0, result_dot_bar)
-    x_1_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_1_dot * t1, x_1_bar))
+    t0 = np.full_like(broadcast_like(x_1, x_1_dot), result_dot_bar)
+    x_1_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_1_dot * t0, x_1_bar))
     # adjoint of: x_1[0] = 1.0
     x_1_bar[0] = 0.0
     # adjoint of: x_1 = x * 2.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def rebound_in_helper_hvp(C, C_dot, out_bar):
@@ -29,10 +29,9 @@ def rebound_in_helper_hvp(C, C_dot, out_bar):
     _fresh_then_update_C_2_bar = zeros_like(_fresh_then_update_C_2)
     result_dot_bar = out_bar
     # adjoint of: result_dot = np.sum(C * D_dot + D * C_dot)
-    t0 = C * D_dot + D * C_dot
-    t1 = np.full_like(t0, result_dot_bar)
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t1, C * D_dot), C_bar))
-    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t1, D * C_dot), D_bar))
+    t0 = np.full_like(broadcast_like(broadcast_like(C, D_dot), broadcast_like(D, C_dot)), result_dot_bar)
+    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t0, broadcast_like(C, D_dot)), C_bar))
+    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t0, broadcast_like(D, C_dot)), D_bar))
     # adjoint of: D = _fresh_then_update_C_2
     _fresh_then_update_C_2_bar += D_bar
     # adjoint of: _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0

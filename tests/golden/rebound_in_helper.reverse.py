@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def rebound_in_helper_vjp(C, out_bar):
@@ -24,7 +24,7 @@ def rebound_in_helper_vjp(C, out_bar):
     _fresh_then_update_C_2_bar = zeros_like(_fresh_then_update_C_2)
     result_bar = out_bar
     # adjoint of: result = np.sum(D * C)
-    t0 = np.full_like(D * C, result_bar)
+    t0 = np.full_like(broadcast_like(D, C), result_bar)
     D_bar += chosen(result_bar != 0.0, unbroadcast(C * t0, D_bar))
     C_bar += chosen(result_bar != 0.0, unbroadcast(D * t0, C_bar))
     # adjoint of: D = _fresh_then_update_C_2

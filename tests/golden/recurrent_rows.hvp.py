@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_like, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_left, matmul_like, record_flat, reserve, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -45,26 +45,25 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
-    t12 = h[n] * h_dot[n] + h[n] * h_dot[n]
-    t13 = np.full_like(t12, result_dot_bar)
-    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h_bar[n]))
-    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot_bar[n]))
-    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t13, h_bar[n]))
-    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t13, h_dot_bar[n]))
+    t12 = np.full_like(broadcast_like(h[n], h_dot[n]), result_dot_bar)
+    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n]))
+    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n]))
+    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n]))
+    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n]))
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t0
         t11 = unbroadcast(h_bar[t + 1], t0_bar)
         t0_bar += t11
         h_bar[t + 1] = 0.0
         # adjoint of: h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
-        t5 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot)
-        t6 = 1.0 - t0 * t0
+        t5 = 1.0 - t0 * t0
+        t6 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot) + h_dot[np.uint64(t)]
         t7 = h_dot_bar[t + 1].copy()
         h_dot_bar[t + 1] = 0.0
-        t8 = -unbroadcast(np.where(t7 != 0.0, (t5 + h_dot[np.uint64(t)]) * t7, 0.0), t6)
+        t8 = -unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), t5)
         t0_bar += 2.0 * (t0 * t8)
-        t9 = unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), t5 + h_dot[np.uint64(t)])
-        t10 = unbroadcast(t9, t5)
+        t9 = unbroadcast(np.where(t7 != 0.0, t5 * t7, 0.0), t6)
+        t10 = unbroadcast(t9, broadcast_like(matmul_like(inputs_dot[np.uint64(t)], W), matmul_like(inputs[np.uint64(t)], W_dot)))
         add_outer(W_bar, True, inputs_dot[np.uint64(t)], unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)))
         inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
         h_dot_bar[np.uint64(t)] += unbroadcast(t9, h_dot_bar[np.uint64(t)])

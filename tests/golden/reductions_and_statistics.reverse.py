@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, unsort, zeros_like
+from sourcead.runtime import as_vector, broadcast_like, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, unsort, zeros_like
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -26,7 +26,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t34 = np.sort(x)
     t35 = np.arange(x.shape[0])
     s_bar = result_bar
-    x_bar += chosen(result_bar != 0.0, unsort(unbroadcast(t35 * np.full_like(t34 * t35, result_bar), t34), x))
+    x_bar += chosen(result_bar != 0.0, unsort(unbroadcast(t35 * np.full_like(broadcast_like(t34, t35), result_bar), t34), x))
     # adjoint of: s += norm1_along(as_vector(x), 0) + norm_inf_along(as_vector(x), 0) + np.sum(norm2_along(X, 0)) + np.linalg.norm(X)
     t30 = as_vector(x)
     t31 = as_vector(x)
@@ -70,7 +70,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t5 = 1.0 / X.shape[0]
     t6 = np.expand_dims(np.sum(X, axis=0) / X.shape[0], 0)
     t7 = np.sum(X, axis=-2)
-    t8 = np.full_like(t6 * X, s_bar)
+    t8 = np.full_like(broadcast_like(t6, X), s_bar)
     X_bar += chosen(s_bar != 0.0, expand_axis(t5 * np.sum(unbroadcast(X * t8, t6), axis=0), X, 0))
     X_bar += chosen(s_bar != 0.0, unbroadcast(t6 * t8, X_bar))
     X_bar += chosen(s_bar != 0.0, expand_axis(2.0 * t7 * s_bar, X, -2))
@@ -79,10 +79,10 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t1 = min_along(X, -1)
     t2 = np.expand_dims(max_along(X, 1), 1)
     X_bar += chosen(s_bar != 0.0, select_along_bar(np.full_like(t0, s_bar), X, 0, True))
-    t3 = np.full_like(t1 * x[:3], s_bar)
+    t3 = np.full_like(broadcast_like(t1, x[:3]), s_bar)
     X_bar += chosen(s_bar != 0.0, select_along_bar(unbroadcast(x[:3] * t3, t1), X, -1, False))
     x_bar[:3] += chosen(s_bar != 0.0, unbroadcast(t1 * t3, x_bar[:3]))
-    t4 = np.full_like(t2 * X, s_bar)
+    t4 = np.full_like(broadcast_like(t2, X), s_bar)
     X_bar += chosen(s_bar != 0.0, select_along_bar(np.sum(unbroadcast(X * t4, t2), axis=1), X, 1, True))
     X_bar += chosen(s_bar != 0.0, unbroadcast(t2 * t4, X_bar))
     return value, X_bar, x_bar

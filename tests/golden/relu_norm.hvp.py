@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
@@ -26,7 +26,7 @@ def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
     t4 = np.where(t2, t3, 0.0)
     t5 = np.copysign(1.0, x)
     t0_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast((x_dot - t_dot) * unbroadcast(np.where(t2, np.full_like(t4, result_dot_bar), 0.0), t3), t0_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(t5 * x_dot, result_dot_bar), t5))
+    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(broadcast_like(t5, x_dot), result_dot_bar), t5))
     # adjoint of: t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, t0_bar, 0.0)
     x_bar += np.where(x - t >= 0.0, t1, 0.0)

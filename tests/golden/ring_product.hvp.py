@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
@@ -34,12 +34,11 @@ def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
-    t1 = y * y_dot + y * y_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
+    t1 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
     # what every iteration adds into k_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring

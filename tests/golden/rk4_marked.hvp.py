@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
 
 
 def rk4_stages_hvp(x, s, x_dot, out_bar):
@@ -98,12 +98,11 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
     yt_bar = zeros_like(yt)
     yt_dot_bar = zeros_like(yt_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
-    t9 = y * y_dot + y * y_dot
-    t10 = np.full_like(t9, result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t10, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t10, y_dot_bar))
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t10, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t10, y_dot_bar))
+    t9 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
+    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
+    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

@@ -87,56 +87,56 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
-    t16 = np.cos(A)
+    t15 = np.cos(A)
     result_dot_bar = result_1_dot_bar
-    t17 = np.full_like(t16 * A_dot, result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t17, t16))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_dot_bar))
+    t16 = np.full_like(broadcast_like(t15, A_dot), result_1_dot_bar)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t16, t15))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, A_dot_bar))
     # adjoint of: result_dot = np.sum(A_dot)
     A_dot_bar += result_dot_bar
     # adjoint of: A[1] = A[1] ** 2.0
     top -= A[1].size
     A[1] = tape[top : top + A[1].size].reshape(A[1].shape)  # restore the values A[1] had before
-    t15 = A_bar[1].copy()
-    A_bar[1] = np.where(t15 != 0.0, 2.0 * A[1] * t15, 0.0)
+    t14 = A_bar[1].copy()
+    A_bar[1] = np.where(t14 != 0.0, 2.0 * A[1] * t14, 0.0)
     # adjoint of: A_dot[1] = 2.0 * A[1] * A_dot[1]
     top -= A_dot[1].size
     A_dot[1] = tape[top : top + A_dot[1].size].reshape(A_dot[1].shape)  # restore the values A_dot[1] had before
-    t14 = A_dot_bar[1].copy()
-    A_bar[1] += 2.0 * unbroadcast(np.where(t14 != 0.0, A_dot[1] * t14, 0.0), A_bar[1])
-    A_dot_bar[1] = unbroadcast(np.where(t14 != 0.0, 2.0 * A[1] * t14, 0.0), A_dot_bar[1])
+    t13 = A_dot_bar[1].copy()
+    A_bar[1] += 2.0 * unbroadcast(np.where(t13 != 0.0, A_dot[1] * t13, 0.0), A_bar[1])
+    A_dot_bar[1] = unbroadcast(np.where(t13 != 0.0, 2.0 * A[1] * t13, 0.0), A_dot_bar[1])
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
-        t12 = 1.0 / 2.0
-        t13 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = np.where(t13 != 0.0, t12 * t13, 0.0)
+        t11 = 1.0 / 2.0
+        t12 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_bar[:, np.uint64(rows_and_columns_j)] = np.where(t12 != 0.0, t11 * t12, 0.0)
         # adjoint of: A_dot[:, rows_and_columns_j] = t0 * A_dot[:, rows_and_columns_j]
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
-        t11 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = np.where(t11 != 0.0, t0 * t11, 0.0)
+        t10 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = np.where(t10 != 0.0, t0 * t10, 0.0)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
-        t9 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t9, A_bar[:, np.uint64(rows_and_columns_j)])
-        t10 = unbroadcast(-t9, A_bar[:, 0])
-        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t10)
-        A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t10
+        t8 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t8, A_bar[:, np.uint64(rows_and_columns_j)])
+        t9 = unbroadcast(-t8, A_bar[:, 0])
+        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t9)
+        A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t9
         # adjoint of: A_dot[:, rows_and_columns_j] = A_dot[:, rows_and_columns_j] - (A[:, 0] * b_dot[rows_and_columns_j] + b[rows_and_columns_j] * A_dot[:, 0])
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
-        t6 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t6, A_dot_bar[:, np.uint64(rows_and_columns_j)])
-        t7 = unbroadcast(-t6, broadcast_like(A_bar[:, 0], A_dot_bar[:, 0]))
-        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t7, A_bar[:, 0])
-        t8 = unbroadcast(t7, A_dot_bar[:, 0])
-        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t8)
-        A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t8
+        t5 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t5, A_dot_bar[:, np.uint64(rows_and_columns_j)])
+        t6 = unbroadcast(-t5, broadcast_like(A_bar[:, 0], A_dot_bar[:, 0]))
+        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t6, A_bar[:, 0])
+        t7 = unbroadcast(t6, A_dot_bar[:, 0])
+        b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t7)
+        A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t7
     for rows_and_columns_i in range(stop - 1, -1, -1):
         # adjoint of: A[rows_and_columns_i] += a
         top -= A[np.uint64(rows_and_columns_i)].size

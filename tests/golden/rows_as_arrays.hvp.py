@@ -52,12 +52,12 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
     w_bar = zeros_like(w)
     for i in range(points.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
-        t4 = np.dot(points_dot[np.uint64(i)], w) + np.dot(points[np.uint64(i)], w_dot)
+        t2 = np.dot(points_dot[np.uint64(i)], w) + np.dot(points[np.uint64(i)], w_dot)
         best_dot_bar = s_dot_bar
-        t0_bar = (2.0 * (t4 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        t5 = 2.0 * t0 * s_dot_bar
-        add_product(w_bar, s_dot_bar != 0.0, t5, points_dot[np.uint64(i)])
-        add_product(points_bar[np.uint64(i)], s_dot_bar != 0.0, t5, w_dot)
+        t0_bar = (2.0 * (t2 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        t3 = 2.0 * t0 * s_dot_bar
+        add_product(w_bar, s_dot_bar != 0.0, t3, points_dot[np.uint64(i)])
+        add_product(points_bar[np.uint64(i)], s_dot_bar != 0.0, t3, w_dot)
         # adjoint of: t0 = np.dot(points[i], w)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
@@ -71,10 +71,8 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
                 d2_dot_bar = best_dot_bar
                 best_dot_bar = 0.0
             # adjoint of: d2_dot = np.sum(2.0 * (points[i] - centroids[c]) * (points_dot[i] - centroids_dot[c]))
-            t1 = 2.0 * (points[i] - centroids[np.uint64(c)])
-            t2 = t1 * (points_dot[i] - centroids_dot[np.uint64(c)])
-            t3 = 2.0 * unbroadcast((points_dot[i] - centroids_dot[np.uint64(c)]) * np.full_like(t2, d2_dot_bar), broadcast_like(points_bar[i], centroids_bar[np.uint64(c)]))
-            points_bar[i] += chosen(d2_dot_bar != 0.0, unbroadcast(t3, points_bar[i]))
-            centroids_bar[np.uint64(c)] += chosen(d2_dot_bar != 0.0, unbroadcast(-t3, centroids_bar[np.uint64(c)]))
+            t1 = 2.0 * unbroadcast((points_dot[i] - centroids_dot[np.uint64(c)]) * np.full_like(broadcast_like(broadcast_like(points[i], centroids[np.uint64(c)]), broadcast_like(points_dot[i], centroids_dot[np.uint64(c)])), d2_dot_bar), broadcast_like(points_bar[i], centroids_bar[np.uint64(c)]))
+            points_bar[i] += chosen(d2_dot_bar != 0.0, unbroadcast(t1, points_bar[i]))
+            centroids_bar[np.uint64(c)] += chosen(d2_dot_bar != 0.0, unbroadcast(-t1, centroids_bar[np.uint64(c)]))
             d2_dot_bar = 0.0
     return value, points_bar, centroids_bar, w_bar

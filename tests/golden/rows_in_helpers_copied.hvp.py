@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -62,18 +62,17 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     result_1_dot_bar = out_bar
     s_bar = zeros_like(s)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
-    t9 = np.cos(A)
+    t8 = np.cos(A)
     result_dot_bar = result_1_dot_bar
-    t10 = np.full_like(t9 * A_dot, result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t10, t9))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t9 * t10, A_dot_bar))
+    t9 = np.full_like(broadcast_like(t8, A_dot), result_1_dot_bar)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot_bar))
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
-    t7 = A * A_dot + A * A_dot
-    t8 = np.full_like(t7, result_dot_bar)
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
-    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot_bar))
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A))
-    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t8, A_dot_bar))
+    t7 = np.full_like(broadcast_like(A, A_dot), result_dot_bar)
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t7, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t7, A_dot_bar))
+    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t7, A))
+    A_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t7, A_dot_bar))
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
@@ -88,7 +87,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         t4 = unbroadcast(t3, A_dot_bar[np.uint64(_scale_rows_i_1)])
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(A_dot[np.uint64(_scale_rows_i_1)] * t4)
         A_dot_bar[np.uint64(_scale_rows_i_1)] = _scale_rows_s[np.uint64(_scale_rows_i_1)] * t4
-        t5 = unbroadcast(t3, A[np.uint64(_scale_rows_i_1)] * _scale_rows_s_dot[np.uint64(_scale_rows_i_1)])
+        t5 = unbroadcast(t3, A[np.uint64(_scale_rows_i_1)])
         A_bar[np.uint64(_scale_rows_i_1)] += _scale_rows_s_dot[np.uint64(_scale_rows_i_1)] * t5
         _scale_rows_s_dot_bar[np.uint64(_scale_rows_i_1)] += np.sum(A[np.uint64(_scale_rows_i_1)] * t5)
     # adjoint of: _scale_rows_s = s * s
@@ -113,7 +112,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         t1 = unbroadcast(t0, A_dot_bar[np.uint64(_scale_rows_i)])
         s_bar[np.uint64(_scale_rows_i)] += np.sum(A_dot[np.uint64(_scale_rows_i)] * t1)
         A_dot_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t1
-        A_bar[np.uint64(_scale_rows_i)] += s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)] * s_dot[np.uint64(_scale_rows_i)])
+        A_bar[np.uint64(_scale_rows_i)] += s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)])
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, s_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, unbroadcast, zeros_like
+from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, unbroadcast, zeros_like
 
 
 def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
@@ -66,16 +66,15 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
             cam_bar[2] += (t0 * -r_bar if r_bar != 0.0 else 0.0)
             t0_bar += (cam[2] * -r_bar if r_bar != 0.0 else 0.0)
             # adjoint of: r_dot = p[0] * cam_dot[0] + cam[0] * p_dot[0] + (p[1] * cam_dot[1] + cam[1] * p_dot[1]) - (t0 * cam_dot[2] + cam[2] * np.sum(p * p_dot + p * p_dot))
-            t1 = p * p_dot + p * p_dot
-            t2 = np.sum(t1)
+            t1 = np.sum(p * p_dot + p * p_dot)
             p_bar[0] += (cam_dot[0] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
             cam_bar[0] += (p_dot[0] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
             p_bar[1] += (cam_dot[1] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
             cam_bar[1] += (p_dot[1] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
             t0_bar += (cam_dot[2] * -r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            cam_bar[2] += (t2 * -r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            t3 = np.full_like(t1, cam[2] * -r_dot_bar)
-            p_bar += 2.0 * chosen(r_dot_bar != 0.0, unbroadcast(p_dot * t3, p))
+            cam_bar[2] += (t1 * -r_dot_bar if r_dot_bar != 0.0 else 0.0)
+            t2 = np.full_like(broadcast_like(p, p_dot), cam[2] * -r_dot_bar)
+            p_bar += 2.0 * chosen(r_dot_bar != 0.0, unbroadcast(p_dot * t2, p))
             # adjoint of: t0 = np.sum(p * p)
             p_bar += 2.0 * chosen(t0_bar != 0.0, p * t0_bar)
             # adjoint of: p = X[obs[i, 1]]

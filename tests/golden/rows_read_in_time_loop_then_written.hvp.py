@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
@@ -56,13 +56,12 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
     row_dot_bar = zeros_like(row_dot)
     s_bar = 0.0
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
-    t2 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar
-    t3 = np.full_like(t2, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B_bar))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot_bar))
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t3, B_bar))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t3, B_dot_bar))
+    t2 = np.full_like(broadcast_like(B, B_dot), result_dot_bar)
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B_bar))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t2, B_dot_bar))
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B_bar))
+    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t2, B_dot_bar))
     for t in range(2, -1, -1):
         # adjoint of: B[3, t] = s * 0.5
         top -= 1
@@ -77,7 +76,7 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
             row_bar += chosen(s_bar != 0.0, np.cos(row) * s_bar)
             # adjoint of: s_dot += np.sum(np.cos(row) * row_dot)
             t0 = np.cos(row)
-            t1 = np.full_like(t0 * row_dot, s_dot_bar)
+            t1 = np.full_like(broadcast_like(t0, row_dot), s_dot_bar)
             row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t1, t0))
             row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t0 * t1, row_dot))
             # adjoint of: row = np.copy(B[k])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_read_then_written_hvp(A, A_dot, out_bar):
@@ -49,10 +49,9 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
     result_dot_bar = out_bar
     row_bar = zeros_like(row)
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
-    t1 = B * B_dot + B * B_dot
     s_dot_bar = result_dot_bar
-    t2 = np.full_like(t1, result_dot_bar)
-    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B_bar))
+    t1 = np.full_like(broadcast_like(B, B_dot), result_dot_bar)
+    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t1, B_bar))
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before
@@ -60,7 +59,7 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(np.cos(row) * row_dot)
         t0 = np.cos(row)
-        row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * np.full_like(t0 * row_dot, s_dot_bar), t0))
+        row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * np.full_like(broadcast_like(t0, row_dot), s_dot_bar), t0))
         # adjoint of: row = np.copy(B[k])
         itop -= 1
         shape = (itape[itop + 0],)

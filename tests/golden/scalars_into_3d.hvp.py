@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -53,12 +53,11 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
-    t5 = h * h_dot + h * h_dot
-    t6 = np.full_like(t5, result_dot_bar)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot_bar))
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t6, h_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t6, h_dot_bar))
+    t5 = np.full_like(broadcast_like(h, h_dot), result_dot_bar)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot_bar))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot_bar))
     top -= h[0, 1:].size
     h[0, 1:] = tape[top : top + h[0, 1:].size].reshape(h[0, 1:].shape)  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):

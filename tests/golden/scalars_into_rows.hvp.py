@@ -48,20 +48,18 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(g * h_dot + h * g_dot) + np.sum(c * c_dot + c * c_dot)
-    t11 = g * h_dot + h * g_dot
-    t12 = c * c_dot + c * c_dot
-    t13 = np.full_like(t11, result_dot_bar)
-    t14 = unbroadcast(t13, broadcast_like(g_bar, h_dot_bar))
-    g_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t14, g_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(g * t14, h_dot_bar))
-    t15 = unbroadcast(t13, broadcast_like(h_bar, g_dot_bar))
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(g_dot * t15, h_bar))
-    g_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t15, g_dot_bar))
-    t16 = np.full_like(t12, result_dot_bar)
-    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c_bar))
-    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot_bar))
-    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t16, c_bar))
-    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t16, c_dot_bar))
+    t11 = np.full_like(broadcast_like(broadcast_like(g, h_dot), broadcast_like(h, g_dot)), result_dot_bar)
+    t12 = unbroadcast(t11, broadcast_like(g_bar, h_dot_bar))
+    g_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, g_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(g * t12, h_dot_bar))
+    t13 = unbroadcast(t11, broadcast_like(h_bar, g_dot_bar))
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(g_dot * t13, h_bar))
+    g_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, g_dot_bar))
+    t14 = np.full_like(broadcast_like(c, c_dot), result_dot_bar)
+    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t14, c_bar))
+    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t14, c_dot_bar))
+    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t14, c_bar))
+    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t14, c_dot_bar))
     # adjoint of: h[:, 2] = s
     t10 = np.sum(h_bar[:, 2])
     s_bar = t10

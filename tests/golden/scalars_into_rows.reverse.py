@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def scalars_into_rows_vjp(x, s, out_bar):
@@ -34,7 +34,7 @@ def scalars_into_rows_vjp(x, s, out_bar):
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * g) + np.sum(c * c)
-    t7 = np.full_like(h * g, result_bar)
+    t7 = np.full_like(broadcast_like(h, g), result_bar)
     h_bar += chosen(result_bar != 0.0, unbroadcast(g * t7, h_bar))
     g_bar += chosen(result_bar != 0.0, unbroadcast(h * t7, g_bar))
     c_bar += 2.0 * chosen(result_bar != 0.0, c * result_bar)

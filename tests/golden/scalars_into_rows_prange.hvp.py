@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
@@ -38,7 +38,7 @@ def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum((1.0 - t0 * t0) * h_dot)
     t6 = 1.0 - t0 * t0
-    t7 = np.full_like(t6 * h_dot, result_dot_bar)
+    t7 = np.full_like(broadcast_like(t6, h_dot), result_dot_bar)
     t8 = -unbroadcast(h_dot * t7, t0_bar)
     t0_bar += 2.0 * chosen(result_dot_bar != 0.0, t0 * t8)
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot_bar))

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
@@ -66,14 +66,13 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     t1_bar = 0.0
     t2_bar = 0.0
     # adjoint of: result_dot = choice_2 + choice_3 + np.sum(B[0] * y_dot + y * B_dot[0])
-    t16 = B[0] * y_dot + y * B_dot[0]
     choice_2_bar = result_dot_bar
     choice_3_bar = result_dot_bar
-    t17 = np.full_like(t16, result_dot_bar)
-    t18 = unbroadcast(t17, B_bar[0])
-    B_bar[0] += chosen(result_dot_bar != 0.0, y_dot * t18)
-    y_dot_bar = (np.sum(B[0] * t18) if result_dot_bar != 0.0 else 0.0)
-    y_bar = (np.sum(B_dot[0] * unbroadcast(t17, y * B_dot[0])) if result_dot_bar != 0.0 else 0.0)
+    t16 = np.full_like(broadcast_like(B[0], B_dot[0]), result_dot_bar)
+    t17 = unbroadcast(t16, B_bar[0])
+    B_bar[0] += chosen(result_dot_bar != 0.0, y_dot * t17)
+    y_dot_bar = (np.sum(B[0] * t17) if result_dot_bar != 0.0 else 0.0)
+    y_bar = (np.sum(B_dot[0] * unbroadcast(t16, B_dot[0])) if result_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
@@ -84,7 +83,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t15 = np.sum(t14 * B_dot[1, :])
         t1_bar = (t12 * (t15 * choice_3_bar) if choice_3_bar != 0.0 else 0.0)
         t2_bar = (-t13 * t12 * (t15 * choice_3_bar) if choice_3_bar != 0.0 else 0.0)
-        B_bar[1, :] += chosen(choice_3_bar != 0.0, np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(t14 * B_dot[1, :], t13 * choice_3_bar), t14))
+        B_bar[1, :] += chosen(choice_3_bar != 0.0, np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(broadcast_like(t14, B_dot[1, :]), t13 * choice_3_bar), t14))
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
@@ -31,15 +31,13 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     z_bar = zeros_like(z)
     z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * t2 * (np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))
-    t8 = z * z_dot + z * z_dot
-    t9 = np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)
-    t10 = 2.0 * t2 * t9
-    t11 = np.full_like(t8, result_dot_bar)
-    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t11, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t11, z_dot_bar))
-    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t11, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t11, z_dot_bar))
-    t2_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t9 * np.full_like(t10, result_dot_bar), t2_bar))
+    t8 = np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)
+    t9 = np.full_like(broadcast_like(z, z_dot), result_dot_bar)
+    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t9, z_bar))
+    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t9, z_dot_bar))
+    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t9, z_bar))
+    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t9, z_dot_bar))
+    t2_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t8 * np.full_like(broadcast_like(t2, t8), result_dot_bar), t2_bar))
     # adjoint of: t2 = np.clip(x, lo, 0.9)
     x_bar += np.where((x >= lo) & (x <= 0.9), t2_bar, 0.0)
     lo_bar = np.sum(np.where(x < lo, t2_bar, 0.0))
@@ -53,7 +51,7 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     t4 = np.cos(x)
     t5 = np.logical_not(t0)
     t6 = unbroadcast(np.where(t0, z_dot_bar, 0.0), t3)
-    y_bar += np.sum(x_dot * unbroadcast(t6, y * x_dot))
+    y_bar += np.sum(x_dot * unbroadcast(t6, x_dot))
     x_bar += y_dot * unbroadcast(t6, x_bar)
     x_bar += -np.sin(x) * unbroadcast(x_dot * unbroadcast(np.where(t5, z_dot_bar, 0.0), t4 * x_dot), t4)
     # adjoint of: t1 = np.sin(x)

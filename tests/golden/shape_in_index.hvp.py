@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def shape_in_index_hvp(x, A, A_dot, out_bar):
@@ -29,8 +29,8 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     t8 = A * A_dot + A * A_dot
     t9 = t1 * A_dot + t7 * t8
     t10 = np.full_like(t9, result_dot_bar / t9.size)
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t10, t1 * A_dot), t1_bar))
-    t11 = unbroadcast(t10, t7 * t8)
+    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t10, broadcast_like(t1, A_dot)), t1_bar))
+    t11 = unbroadcast(t10, broadcast_like(t7, t8))
     t12 = unbroadcast(t8 * t11, t7)
     t2_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t1 * t12, -t2))
     t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t2 * t12, t1_bar))

@@ -28,8 +28,7 @@ def slice_update_hvp(x, x_dot, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
-    t5 = 2.0 * y * y_dot
-    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(t5, result_dot_bar), y_bar))
+    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y_bar))
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
     x_bar[::2] += (0.5 * t4)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmax, chosen, unbroadcast, zeros_like
+from sourcead.runtime import at_argmax, broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
@@ -25,10 +25,9 @@ def softmax_cross_entropy_hvp(logits, label, logits_dot, out_bar):
     # adjoint of: result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (logits_dot - m_dot)) - logits_dot[label]
     t3 = 1.0 / t1
     t4 = 1.0 / t1
-    t5 = t0 * (logits_dot - m_dot)
-    t6 = np.sum(t5)
-    t1_bar = (-t4 * t3 * (t6 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
-    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast((logits_dot - m_dot) * np.full_like(t5, t4 * result_dot_bar), t0_bar))
+    t5 = np.sum(t0 * (logits_dot - m_dot))
+    t1_bar = (-t4 * t3 * (t5 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast((logits_dot - m_dot) * np.full_like(broadcast_like(t0, logits_dot), t4 * result_dot_bar), t0_bar))
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(logits - m)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
@@ -31,11 +31,11 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     t3 = 1.0 / (1.0 + t0)
     t4 = w * x_dot + x * w_dot + b_dot
     t0_bar += -t3 * t2 * unbroadcast(np.where(h_dot_bar != 0.0, t0 * t4 * h_dot_bar, 0.0), t0_bar)
-    t5 = unbroadcast(np.where(h_dot_bar != 0.0, t3 * h_dot_bar, 0.0), t0 * t4)
+    t5 = unbroadcast(np.where(h_dot_bar != 0.0, t3 * h_dot_bar, 0.0), broadcast_like(t0, t4))
     t0_bar += unbroadcast(t4 * t5, t0_bar)
     t6 = unbroadcast(t0 * t5, t4)
-    w_bar += unbroadcast(x_dot * unbroadcast(t6, w * x_dot), w_bar)
-    x_bar += unbroadcast(w_dot * unbroadcast(t6, x * w_dot), x_bar)
+    w_bar += unbroadcast(x_dot * unbroadcast(t6, broadcast_like(w, x_dot)), w_bar)
+    x_bar += unbroadcast(w_dot * unbroadcast(t6, broadcast_like(x, w_dot)), x_bar)
     # adjoint of: t0 = np.exp(x * w + b)
     x_bar += unbroadcast(np.where(t0_bar != 0.0, w * (t0 * t0_bar), 0.0), x_bar)
     w_bar += unbroadcast(np.where(t0_bar != 0.0, x * (t0 * t0_bar), 0.0), w_bar)

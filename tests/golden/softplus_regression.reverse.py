@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, unbroadcast, zeros_like
 
 
 def softplus_regression_vjp(w, X, y, lam, out_bar):
@@ -27,7 +27,7 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     t3 = np.sum(w * w)
     t4 = np.full_like(t2, result_bar / t2.size)
     z_bar += chosen(result_bar != 0.0, t0 * (1.0 / (1.0 + t0) * unbroadcast(t4, t1)))
-    z_bar += chosen(result_bar != 0.0, unbroadcast(y * unbroadcast(-t4, y * z), z_bar))
+    z_bar += chosen(result_bar != 0.0, unbroadcast(y * unbroadcast(-t4, broadcast_like(y, z)), z_bar))
     lam_bar = (0.5 * (t3 * result_bar) if result_bar != 0.0 else 0.0)
     t5 = 0.5 * lam * result_bar
     w_bar += 2.0 * chosen(result_bar != 0.0, w * t5)

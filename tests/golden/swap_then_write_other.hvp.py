@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def swap_then_write_other_hvp(x, x_dot, out_bar):
@@ -26,12 +26,11 @@ def swap_then_write_other_hvp(x, x_dot, out_bar):
     x_bar = zeros_like(x)
     x_dot_bar = zeros_like(x_dot)
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot) + np.sum(x_dot)
-    t0 = v * v_dot + v * v_dot
-    t1 = np.full_like(t0, result_dot_bar)
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t1, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t1, v_dot))
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t1, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t1, v_dot))
+    t0 = np.full_like(broadcast_like(v, v_dot), result_dot_bar)
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t0, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t0, v_dot))
+    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t0, v))
+    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t0, v_dot))
     x_dot_bar += result_dot_bar
     # adjoint of: x[0] = v[1] * v[2]
     v_bar[1] += (v[2] * x_bar[0] if x_bar[0] != 0.0 else 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
@@ -57,12 +57,11 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
     v_dot_bar = zeros_like(v_dot)
     x0_bar = zeros_like(x0)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v_dot)
-    t7 = u * u_dot + u * u_dot
-    t8 = np.full_like(t7, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t8, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t8, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t8, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t8, u_dot))
+    t7 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
     v_dot_bar += result_dot_bar
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
@@ -100,8 +99,8 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
         # adjoint of: v_dot[:] = u * a_dot + a * u_dot
         top -= v_dot[:].size
         v_dot[:] = tape[top : top + v_dot[:].size].reshape(v_dot[:].shape)  # restore the values v_dot[:] had before
-        u_bar += a_dot * unbroadcast(v_dot_bar[:], u * a_dot)
-        t0 = unbroadcast(v_dot_bar[:], a * u_dot)
+        u_bar += a_dot * unbroadcast(v_dot_bar[:], u)
+        t0 = unbroadcast(v_dot_bar[:], u_dot)
         a_bar += np.sum(u_dot * t0)
         u_dot_bar += a * t0
         v_dot_bar[:] = 0.0

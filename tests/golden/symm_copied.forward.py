@@ -27,9 +27,8 @@ def symm_copied_jvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             C[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             symm_temp2_dot[symm_j] = np.dot(B_dot[:symm_i, symm_j], A[symm_i, :symm_i]) + np.dot(B[:symm_i, symm_j], A_dot[symm_i, :symm_i])
             symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
-        t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
         C_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        C[symm_i, :] += t0 + alpha * symm_temp2
+        C[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
     result_dot = np.sum(C * C_dot + C * C_dot)
     result = np.sum(C * C)
     result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)

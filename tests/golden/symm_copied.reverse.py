@@ -56,13 +56,13 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     C_1_bar += 2.0 * chosen(result_bar != 0.0, C_1 * result_bar)
     for symm_i in range(stop_1 - 1, -1, -1):
         # adjoint of: C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
-        t3 = unbroadcast(C_1_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t3))
-        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t3)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t3)
-        t4 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
-        alpha_bar += np.sum(symm_temp2 * t4)
-        symm_temp2_bar += alpha * t4
+        t2 = unbroadcast(C_1_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t2))
+        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t2)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t2)
+        t3 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
+        alpha_bar += np.sum(symm_temp2 * t3)
+        symm_temp2_bar += alpha * t3
         for symm_j in range(stop - 1, -1, -1):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -29,14 +29,13 @@ def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     C_1_bar = zeros_like(C_1)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
-    t3 = np.cos(C_1)
+    t2 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
-    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * np.full_like(t3 * C_1_dot, result_1_dot_bar), t3))
+    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * np.full_like(broadcast_like(t2, C_1_dot), result_1_dot_bar), t2))
     # adjoint of: result_dot = np.sum(B * C_1_dot + C_1 * B_dot)
-    t1 = B * C_1_dot + C_1 * B_dot
-    t2 = np.full_like(t1, result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * unbroadcast(t2, B * C_1_dot), B_bar))
-    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t2, C_1 * B_dot), C_1))
+    t1 = np.full_like(broadcast_like(broadcast_like(B, C_1_dot), broadcast_like(C_1, B_dot)), result_dot_bar)
+    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * unbroadcast(t1, broadcast_like(B, C_1_dot)), B_bar))
+    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t1, broadcast_like(C_1, B_dot)), C_1))
     # adjoint of: C_1 += B
     t0 = unbroadcast(C_1_bar, B_bar)
     B_bar += t0

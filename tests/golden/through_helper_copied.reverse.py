@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def through_helper_copied_vjp(C0, B, out_bar):
@@ -28,7 +28,7 @@ def through_helper_copied_vjp(C0, B, out_bar):
     result_bar = result_1_bar
     C_1_bar += chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar)
     # adjoint of: result = np.sum(C_1 * B)
-    t1 = np.full_like(C_1 * B, result_bar)
+    t1 = np.full_like(broadcast_like(C_1, B), result_bar)
     C_1_bar += chosen(result_bar != 0.0, unbroadcast(B * t1, C_1))
     B_bar += chosen(result_bar != 0.0, unbroadcast(C_1 * t1, B_bar))
     # adjoint of: C_1 += B

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -50,18 +50,17 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     B_dot_bar = zeros_like(B_dot)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(B_1) * B_1_dot)
-    t5 = np.cos(B_1)
+    t4 = np.cos(B_1)
     result_dot_bar = result_1_dot_bar
-    t6 = np.full_like(t5 * B_1_dot, result_1_dot_bar)
-    B_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(B_1) * unbroadcast(B_1_dot * t6, t5))
-    B_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t5 * t6, B_1_dot_bar))
+    t5 = np.full_like(broadcast_like(t4, B_1_dot), result_1_dot_bar)
+    B_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(B_1) * unbroadcast(B_1_dot * t5, t4))
+    B_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t4 * t5, B_1_dot_bar))
     # adjoint of: result_dot = np.sum(B_1 * B_1_dot + B_1 * B_1_dot)
-    t3 = B_1 * B_1_dot + B_1 * B_1_dot
-    t4 = np.full_like(t3, result_dot_bar)
-    B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t4, B_1_bar))
-    B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t4, B_1_dot_bar))
-    B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t4, B_1_bar))
-    B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t4, B_1_dot_bar))
+    t3 = np.full_like(broadcast_like(B_1, B_1_dot), result_dot_bar)
+    B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t3, B_1_bar))
+    B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t3, B_1_dot_bar))
+    B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t3, B_1_bar))
+    B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t3, B_1_dot_bar))
     # adjoint of: B_1 = B * alpha
     B_bar += np.where(B_1_bar != 0.0, alpha * B_1_bar, 0.0)
     alpha_bar = np.sum(np.where(B_1_bar != 0.0, B * B_1_bar, 0.0))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -39,10 +39,10 @@ def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_2_1) * C_2_dot_1)
     t3 = np.cos(C_2_1)
     result_dot_bar = result_1_dot_bar
-    C_2_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(t3 * C_2_dot_1, result_1_dot_bar), t3))
+    C_2_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(broadcast_like(t3, C_2_dot_1), result_1_dot_bar), t3))
     # adjoint of: result_dot = np.sum(np.cos(C_2_1) * C_2_dot_1)
     t2 = np.cos(C_2_1)
-    C_2_1_bar += chosen(result_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(t2 * C_2_dot_1, result_dot_bar), t2))
+    C_2_1_bar += chosen(result_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(broadcast_like(t2, C_2_dot_1), result_dot_bar), t2))
     # adjoint of: C_2_1 = C_2 + C_2
     C_2_bar += 2.0 * C_2_1_bar
     # adjoint of: C_2 = C_1 * 1.2

@@ -19,10 +19,9 @@ def ufunc_names_jvp(x, y, x_dot, y_dot):
     t5 = np.power(x, 2.0)
     t6 = np.square(y)
     t7 = np.reciprocal(y + 3.0)
-    t8 = t4 + t5 + t6
     z_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
-    z = t8 + t7
-    t9 = 1.0 / 2.0
-    result_dot = np.sum(z_dot) + t9 * x_dot[0]
+    z = t4 + t5 + t6 + t7
+    t8 = 1.0 / 2.0
+    result_dot = np.sum(z_dot) + t8 * x_dot[0]
     result = np.sum(z) + (x[0] / 2.0)
     return result, result_dot

@@ -11,7 +11,7 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     # active (varied from x, y; useful for the result): result_dot, t1, t2, t3, z_1_dot, z_dot
     # active (varied from y; useful for the result): t0, t7, y
     # active (varied from x; useful for the result): x
-    # constant (no derivative code): result, t4, t5, t6, t8, t9, x_dot, y_dot, z, z_1
+    # constant (no derivative code): result, t4, t5, t6, t8, x_dot, y_dot, z, z_1
     # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = 1.0 / (y + 3.0)
     t1 = x / (y + 3.0)
@@ -20,8 +20,8 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
     t7 = np.reciprocal(y + 3.0)
     z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
-    t9 = 1.0 / 2.0
-    result_dot = np.sum(z_1_dot) + t9 * x_dot[0]
+    t8 = 1.0 / 2.0
+    result_dot = np.sum(z_1_dot) + t8 * x_dot[0]
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
@@ -34,66 +34,61 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     y_bar = zeros_like(y)
     z_1_dot_bar = zeros_like(z_1_dot)
     z_dot_bar = zeros_like(z_dot)
-    # adjoint of: result_dot = np.sum(z_1_dot) + t9 * x_dot[0]
+    # adjoint of: result_dot = np.sum(z_1_dot) + t8 * x_dot[0]
     z_1_dot_bar += result_dot_bar
     # adjoint of: z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
-    t36 = 2.0 * x ** (2.0 - 1.0)
-    t37 = z_dot - x_dot + t36 * x_dot
-    t38 = 2.0 * y * y_dot
-    t39 = -t7 * t7
-    t40 = unbroadcast(z_1_dot_bar, t37 + t38)
-    t41 = unbroadcast(t40, t37)
-    z_dot_bar += unbroadcast(unbroadcast(t41, z_dot - x_dot), z_dot_bar)
-    x_bar += (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * (2.0 * unbroadcast(x_dot * unbroadcast(t41, t36 * x_dot), t36))
-    y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t40, t38), y_bar)
-    t42 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, t39 * y_dot), t39)
-    t7_bar -= t7 * t42
-    t7_bar += -t7 * t42
+    t32 = 2.0 * x ** (2.0 - 1.0)
+    t33 = -t7 * t7
+    t34 = unbroadcast(z_1_dot_bar, broadcast_like(broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)), broadcast_like(y, y_dot)))
+    t35 = unbroadcast(t34, broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)))
+    z_dot_bar += unbroadcast(unbroadcast(t35, broadcast_like(z_dot, x_dot)), z_dot_bar)
+    x_bar += (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * (2.0 * unbroadcast(x_dot * unbroadcast(t35, broadcast_like(t32, x_dot)), t32))
+    y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t34, broadcast_like(y, y_dot)), y_bar)
+    t36 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, broadcast_like(t33, y_dot)), t33)
+    t7_bar -= t7 * t36
+    t7_bar += -t7 * t36
     # adjoint of: t7 = np.reciprocal(y + 3.0)
     y_bar += np.where(t7_bar != 0.0, -t7 * t7 * t7_bar, 0.0)
     # adjoint of: z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
-    t19 = y * x_dot + x * y_dot
-    t20 = -t1 * t0
-    t21 = -t3 * t2
-    t22 = t0 * x_dot + t20 * y_dot
-    t23 = t2 * (x_dot - y_dot)
-    t24 = x * y * (x_dot + y_dot) + (x + y) * t19
-    t25 = t23 + t21 * t22
-    t26 = unbroadcast(z_dot_bar, t24)
-    t27 = unbroadcast((x_dot + y_dot) * t26, broadcast_like(x_bar, y_bar))
-    x_bar += unbroadcast(y * t27, x_bar)
-    y_bar += unbroadcast(x * t27, y_bar)
-    t28 = unbroadcast(t19 * t26, broadcast_like(x_bar, y_bar))
-    x_bar += unbroadcast(t28, x_bar)
-    y_bar += unbroadcast(t28, y_bar)
-    t29 = unbroadcast((x + y) * t26, t19)
-    y_bar += unbroadcast(x_dot * unbroadcast(t29, y * x_dot), y_bar)
-    x_bar += unbroadcast(y_dot * unbroadcast(t29, x * y_dot), x_bar)
-    t30 = unbroadcast(z_dot_bar, t25)
-    t2_bar += unbroadcast((x_dot - y_dot) * unbroadcast(t30, t23), t2_bar)
-    t31 = unbroadcast(t30, t21 * t22)
-    t32 = unbroadcast(t22 * t31, t21)
-    t3_bar -= unbroadcast(t2 * t32, -t3)
-    t2_bar += unbroadcast(-t3 * t32, t2_bar)
-    t33 = unbroadcast(t21 * t31, t22)
-    t0_bar += unbroadcast(x_dot * unbroadcast(t33, t0 * x_dot), t0_bar)
-    t34 = unbroadcast(y_dot * unbroadcast(t33, t20 * y_dot), t20)
-    t1_bar -= unbroadcast(t0 * t34, -t1)
-    t0_bar += unbroadcast(-t1 * t34, t0_bar)
+    t18 = y * x_dot + x * y_dot
+    t19 = -t1 * t0
+    t20 = -t3 * t2
+    t21 = t0 * x_dot + t19 * y_dot
+    t22 = unbroadcast(z_dot_bar, broadcast_like(broadcast_like(broadcast_like(x, y), broadcast_like(x_dot, y_dot)), broadcast_like(broadcast_like(x, y), t18)))
+    t23 = unbroadcast((x_dot + y_dot) * t22, broadcast_like(x_bar, y_bar))
+    x_bar += unbroadcast(y * t23, x_bar)
+    y_bar += unbroadcast(x * t23, y_bar)
+    t24 = unbroadcast(t18 * t22, broadcast_like(x_bar, y_bar))
+    x_bar += unbroadcast(t24, x_bar)
+    y_bar += unbroadcast(t24, y_bar)
+    t25 = unbroadcast((x + y) * t22, t18)
+    y_bar += unbroadcast(x_dot * unbroadcast(t25, broadcast_like(y, x_dot)), y_bar)
+    x_bar += unbroadcast(y_dot * unbroadcast(t25, broadcast_like(x, y_dot)), x_bar)
+    t26 = unbroadcast(z_dot_bar, broadcast_like(broadcast_like(t2, broadcast_like(x_dot, y_dot)), broadcast_like(t20, t21)))
+    t2_bar += unbroadcast((x_dot - y_dot) * unbroadcast(t26, broadcast_like(t2, broadcast_like(x_dot, y_dot))), t2_bar)
+    t27 = unbroadcast(t26, broadcast_like(t20, t21))
+    t28 = unbroadcast(t21 * t27, t20)
+    t3_bar -= unbroadcast(t2 * t28, -t3)
+    t2_bar += unbroadcast(-t3 * t28, t2_bar)
+    t29 = unbroadcast(t20 * t27, t21)
+    t0_bar += unbroadcast(x_dot * unbroadcast(t29, broadcast_like(t0, x_dot)), t0_bar)
+    t30 = unbroadcast(y_dot * unbroadcast(t29, broadcast_like(t19, y_dot)), t19)
+    t1_bar -= unbroadcast(t0 * t30, -t1)
+    t0_bar += unbroadcast(-t1 * t30, t0_bar)
     # adjoint of: t3 = (x - y) / t1
-    t16 = 1.0 / t1
-    t18 = unbroadcast(np.where(t3_bar != 0.0, t16 * t3_bar, 0.0), broadcast_like(x_bar, y_bar))
-    x_bar += unbroadcast(t18, x_bar)
-    y_bar += unbroadcast(-t18, y_bar)
-    t1_bar += unbroadcast(np.where(t3_bar != 0.0, -t3 * t16 * t3_bar, 0.0), t1_bar)
+    t15 = 1.0 / t1
+    t17 = unbroadcast(np.where(t3_bar != 0.0, t15 * t3_bar, 0.0), broadcast_like(x_bar, y_bar))
+    x_bar += unbroadcast(t17, x_bar)
+    y_bar += unbroadcast(-t17, y_bar)
+    t1_bar += unbroadcast(np.where(t3_bar != 0.0, -t3 * t15 * t3_bar, 0.0), t1_bar)
     # adjoint of: t2 = 1.0 / t1
-    t14 = 1.0 / t1
-    t1_bar += np.where(t2_bar != 0.0, -t2 * t14 * t2_bar, 0.0)
+    t13 = 1.0 / t1
+    t1_bar += np.where(t2_bar != 0.0, -t2 * t13 * t2_bar, 0.0)
     # adjoint of: t1 = x / (y + 3.0)
-    t12 = 1.0 / (y + 3.0)
-    x_bar += unbroadcast(np.where(t1_bar != 0.0, t12 * t1_bar, 0.0), x_bar)
-    y_bar += unbroadcast(np.where(t1_bar != 0.0, -t1 * t12 * t1_bar, 0.0), y_bar)
+    t11 = 1.0 / (y + 3.0)
+    x_bar += unbroadcast(np.where(t1_bar != 0.0, t11 * t1_bar, 0.0), x_bar)
+    y_bar += unbroadcast(np.where(t1_bar != 0.0, -t1 * t11 * t1_bar, 0.0), y_bar)
     # adjoint of: t0 = 1.0 / (y + 3.0)
-    t10 = 1.0 / (y + 3.0)
-    y_bar += np.where(t0_bar != 0.0, -t0 * t10 * t0_bar, 0.0)
+    t9 = 1.0 / (y + 3.0)
+    y_bar += np.where(t0_bar != 0.0, -t0 * t9 * t0_bar, 0.0)
     return value, x_bar, y_bar

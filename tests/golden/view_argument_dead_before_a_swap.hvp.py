@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
@@ -33,16 +33,15 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     A_dot_bar = zeros_like(A_dot)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = q * p_dot + p * q_dot + np.sum(A * A_dot + A * A_dot)
-    t0 = A * A_dot + A * A_dot
     q_bar = (p_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     p_dot_bar = (q * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     p_bar = (q_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     q_dot_bar = (p * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
-    t1 = np.full_like(t0, result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A_bar))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot_bar))
-    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t1, A_bar))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t1, A_dot_bar))
+    t0 = np.full_like(broadcast_like(A, A_dot), result_1_dot_bar)
+    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t0, A_bar))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t0, A_dot_bar))
+    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t0, A_bar))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t0, A_dot_bar))
     q_dot_bar, p_dot_bar = p_dot_bar, q_dot_bar
     q_bar, p_bar = p_bar, q_bar
     # adjoint of: A[2, 2] = p

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
 
 
 def whole_arrays_under_max_vjp(a, v, d, out_bar):
@@ -25,6 +25,6 @@ def whole_arrays_under_max_vjp(a, v, d, out_bar):
     t2 = t1 + np.sum(a * d)
     a_bar[0] += 2.0 * (a[0] * result_bar if (a[0] * a[0] >= t2) and (result_bar != 0.0) else 0.0)
     v_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), np.dot(t0 * (result_bar / t1 if t1 != 0.0 else 0.0), d))
-    a_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), unbroadcast(d * np.full_like(a * d, result_bar), a_bar))
+    a_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), unbroadcast(d * np.full_like(broadcast_like(a, d), result_bar), a_bar))
     v_bar[1] += result_bar
     return value, a_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
@@ -43,12 +43,11 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
-    t2 = u * u_dot + u * u_dot
-    t3 = np.full_like(t2, result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
+    t2 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
     for _t in range(steps - 1, -1, -1):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar

@@ -12,7 +12,6 @@ def widened_tangent_jvp(v, base, X, v_dot):
     # constant (no derivative code): X, base
     row_dot = np.sum(X * v_dot, axis=-2)
     row = np.sum(X * v, axis=-2)
-    t0 = v - base * 2.0
     result_dot = np.sum(broadcast_tangent(v_dot, base)) + np.sum(broadcast_tangent(v_dot, base * 2.0)) + np.sum(row_dot)
-    result = np.sum(base + v) + np.sum(t0) + np.sum(row + base[0])
+    result = np.sum(base + v) + np.sum(v - base * 2.0) + np.sum(row + base[0])
     return result, result_dot

@@ -9,7 +9,7 @@ from sourcead.runtime import broadcast_tangent
 def widened_tangent_hvp(v, base, X, v_dot, out_bar):
     # reverse mode (adjoints) of widened_tangent with respect to v
     # active: none
-    # constant (no derivative code): X, base, result, result_dot, row, row_dot, t0, v, v_dot
+    # constant (no derivative code): X, base, result, result_dot, row, row_dot, v, v_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
     row_dot = np.sum(X * v_dot, axis=-2)
     result_dot = np.sum(broadcast_tangent(v_dot, base)) + np.sum(broadcast_tangent(v_dot, base * 2.0)) + np.sum(row_dot)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
@@ -85,12 +85,11 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     # adjoint of: result_dot = s_dot + np.sum(A * A_dot + A * A_dot) + np.sum(np.cos(B) * B_dot)
-    t6 = A * A_dot + A * A_dot
-    t7 = np.cos(B)
+    t4 = np.cos(B)
     s_dot_bar = result_dot_bar
-    t8 = np.full_like(t6, result_dot_bar)
-    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t8, A_bar))
-    B_bar += chosen(result_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * np.full_like(t7 * B_dot, result_dot_bar), t7))
+    t5 = np.full_like(broadcast_like(A, A_dot), result_dot_bar)
+    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t5, A_bar))
+    B_bar += chosen(result_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * np.full_like(broadcast_like(t4, B_dot), result_dot_bar), t4))
     # adjoint of: B[1, 1] = 0.5
     top -= 1
     B[1, 1] = tape[np.uint64(top)]  # restore the value B[1, 1] had before
@@ -103,13 +102,11 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     for k in range(min(len(A), len(B)) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(t0 * a_dot + a * (np.cos(b) * b_dot))
         t1 = np.cos(b)
-        t2 = a * (t1 * b_dot)
-        t3 = t0 * a_dot + t2
-        t4 = np.full_like(t3, s_dot_bar)
-        t0_bar += chosen(s_dot_bar != 0.0, unbroadcast(a_dot * unbroadcast(t4, t0 * a_dot), t0))
-        t5 = unbroadcast(t4, t2)
-        a_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * b_dot * t5, a))
-        b_bar += chosen(s_dot_bar != 0.0, -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t5, t1 * b_dot), t1))
+        t2 = np.full_like(broadcast_like(broadcast_like(t0, a_dot), broadcast_like(a, broadcast_like(t1, b_dot))), s_dot_bar)
+        t0_bar += chosen(s_dot_bar != 0.0, unbroadcast(a_dot * unbroadcast(t2, broadcast_like(t0, a_dot)), t0))
+        t3 = unbroadcast(t2, broadcast_like(a, broadcast_like(t1, b_dot)))
+        a_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * b_dot * t3, a))
+        b_bar += chosen(s_dot_bar != 0.0, -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t3, broadcast_like(t1, b_dot)), t1))
         # adjoint of: t0 = np.sin(b)
         itop -= 1
         shape = (itape[itop + 0],)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_vjp(P, Q, out_bar):
@@ -70,7 +70,7 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
     for k in range(min(len(A), len(B)) - 1, -1, -1):
         # adjoint of: s += np.sum(a * np.sin(b))
         t0 = np.sin(b)
-        t1 = np.full_like(a * t0, s_bar)
+        t1 = np.full_like(broadcast_like(a, t0), s_bar)
         a_bar += chosen(s_bar != 0.0, unbroadcast(t0 * t1, a))
         b_bar += chosen(s_bar != 0.0, np.cos(b) * unbroadcast(a * t1, t0))
         # adjoint of: b = np.copy(B[k])

@@ -75,3 +75,46 @@ def jacobi_1d(TSTEPS, A0, B0):
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
         A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
     return np.sum(A) + np.sum(B)
+
+
+def gesummv(alpha, beta, A, B, x):
+    # np.sum of a sum of products: nothing computed in the forward sweep for its shape alone
+    y = alpha * A @ x + beta * B @ x
+    return np.sum(y)
+
+
+def mvt(x1, x2, y_1, y_2, A):
+    x1_out = x1.copy()
+    x2_out = x2.copy()
+    x1_out += A @ y_1
+    x2_out += y_2 @ A
+    return np.sum(x1_out) + np.sum(x2_out)
+
+
+def heat_3d(TSTEPS, A0, B0):
+    # a linear stencil of sums and differences: no state recorded, no sum computed for its shape
+    A = A0.copy()
+    B = B0.copy()
+    for t in range(1, TSTEPS):
+        B[1:-1, 1:-1, 1:-1] = (
+            0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[:-2, 1:-1, 1:-1])
+            + 0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, :-2, 1:-1])
+            + 0.125 * (A[1:-1, 1:-1, 2:] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, 1:-1, 0:-2])
+            + A[1:-1, 1:-1, 1:-1]
+        )
+        A[1:-1, 1:-1, 1:-1] = (
+            0.125 * (B[2:, 1:-1, 1:-1] - 2.0 * B[1:-1, 1:-1, 1:-1] + B[:-2, 1:-1, 1:-1])
+            + 0.125 * (B[1:-1, 2:, 1:-1] - 2.0 * B[1:-1, 1:-1, 1:-1] + B[1:-1, :-2, 1:-1])
+            + 0.125 * (B[1:-1, 1:-1, 2:] - 2.0 * B[1:-1, 1:-1, 1:-1] + B[1:-1, 1:-1, 0:-2])
+            + B[1:-1, 1:-1, 1:-1]
+        )
+    return np.sum(A) + np.sum(B)
+
+
+def time_steps(x0, q, y, dt, steps):
+    # x is bound again each step: `x - dt * g` is not computed again for unbroadcast's shape
+    x = x0.copy()
+    for _ in range(steps):
+        g = q * np.sin(x)
+        x = x - dt * g + 0.1 * dt * y
+    return np.sum(x * x)
