@@ -97,9 +97,11 @@ class StatementAdjoints:
         out = []
         for line in lines:
             kind = self.product_kind(line, bound)
-            out.append(
-                line if kind is None else ProductLine(line.target, line.op, line.value, line.comment, kind == "outer")
-            )
+            if kind is not None:
+                line = ProductLine(line.target, line.op, line.value, line.comment, kind == "outer")
+            elif (taken := _taken_parts(line)) is not None and not _adds_into_what_it_reads(line, taken[1:], bound):
+                line = TakenLine(line.target, line.op, line.value, line.comment)
+            out.append(line)
         return out
 
     def product_kind(self, line: Line, bound: dict[str, cst.BaseExpression]) -> str | None:
@@ -116,8 +118,7 @@ class StatementAdjoints:
             kind, arrays = "outer", [a, g] if right else [g, b]
         else:
             return None
-        base = line.target.value if isinstance(line.target, cst.Subscript) else line.target
-        if isinstance(base, cst.Name) and any(base.value in _reads(e, bound) for e in arrays):
+        if _adds_into_what_it_reads(line, arrays, bound):
             return None  # `A_bar += outer(A_bar[1], x)`: a vector it reads is what it adds into
         return kind
 
@@ -238,6 +239,12 @@ class StatementAdjoints:
         )
 
 
+def _adds_into_what_it_reads(line: Line, arrays, bound: dict[str, cst.BaseExpression]) -> bool:
+    """Does an array the in-place call reads name the array it adds into?"""
+    base = line.target.value if isinstance(line.target, cst.Subscript) else line.target
+    return isinstance(base, cst.Name) and any(base.value in _reads(e, bound) for e in arrays)
+
+
 def _reads(e: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> set[str]:
     """The names `e` reads, through the bindings of the adjoint's temporaries."""
     seen: set[str] = set()
@@ -294,3 +301,33 @@ def _returns(s: Assign) -> bool:
     """Is `s` a `return` (as `exits.py` writes one: the result variable set, then the function ends
     on that path)? A second name made there is never written afterwards."""
     return isinstance(s.origin, cst.Return)
+
+
+def _taken_parts(line: Line):
+    """`(m, g, indices)` of `X += chosen(m, take_bar(g, x, indices))` (a gather's adjoint, `x[idx]`),
+    or of the same without `chosen` (m is True), else None."""
+    if line.op != "+=" or not isinstance(line.target, (cst.Name, cst.Subscript)):
+        return None
+    value, m = unparen(line.value), cst.parse_expression("True")
+    if isinstance(value, cst.Call) and dotted(value.func) == "chosen" and len(value.args) == 2:
+        m, value = value.args[0].value, unparen(value.args[1].value)
+    if not (isinstance(value, cst.Call) and dotted(value.func) == "take_bar" and len(value.args) == 3):
+        return None
+    if any(a.keyword or a.star for a in value.args):
+        return None
+    g, _x, indices = (unparen(arg.value) for arg in value.args)
+    return m, g, indices
+
+
+@dataclass(frozen=True)
+class TakenLine(Line):
+    """`X += chosen(m, take_bar(g, x, idx))` written as the runtime's in-place `add_taken(X, m, g,
+    idx)`: g added at the gathered indices, with no array of x's size made for it (a gather in a
+    loop, as spmv's `x[cols]`). Only its text differs from the line it stands for."""
+
+    def text(self) -> str:
+        found = _taken_parts(self)
+        assert found is not None
+        m, g, indices = found
+        call = f"add_taken({code(self.target)}, {code(m)}, {code(g)}, {code(indices)})"
+        return f"{call}  # {self.comment}" if self.comment else call

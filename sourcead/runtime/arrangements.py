@@ -14,7 +14,7 @@ import numpy as np
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["flip_along", "roll_along", "join_along", "first_part", "second_part", "take_bar"]
+__all__ = ["flip_along", "roll_along", "join_along", "first_part", "second_part", "take_bar", "add_taken"]
 
 
 def flip_along(x, axis):
@@ -158,3 +158,20 @@ def take_bar(g, x, indices):
             raise IndexError("index out of bounds in a gather x[idx]")
         out[i] += g[k]
     return out
+
+
+@register_jitable
+def add_taken(out, m, g, indices):
+    """`out += take_bar(g, x, indices)` in place where m holds (out of x's shape): a gather's adjoint
+    without the array of x's size take_bar makes; g is an array of the indices' length or a float."""
+    if not m:
+        return
+    n = out.shape[0]
+    gs = np.broadcast_to(np.asarray(g, dtype=np.float64), indices.shape)
+    for k in range(indices.shape[0]):
+        i = indices[k]
+        if i < 0:
+            i += n
+        if i < 0 or i >= n:
+            raise IndexError("index out of bounds in a gather x[idx]")
+        out[i] += gs[k]
