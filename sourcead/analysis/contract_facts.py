@@ -67,7 +67,7 @@ class Facts:
             for n, shape in shapes.items()
             if all(shapes.get(m) == shape for m in self.swapped.get(n, frozenset()))
         }
-        return Scope(scope.ints, kept, scope.loops, scope.conditional, scope.data)
+        return Scope(scope.ints, kept, scope.loops, scope.conditional, scope.data, scope.exprs)
 
     def data_read(self, value: cst.BaseExpression, scope: Scope) -> tuple[int, tuple[Affine, ...]] | None:
         """`obs[i, 0]`: an element of an int array argument the function never writes or rebinds,

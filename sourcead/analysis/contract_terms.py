@@ -59,6 +59,7 @@ class Scope:
     loops: tuple[Loop, ...] = ()
     conditional: bool = False  # some enclosing statement may not run it (an if, a while, a break)
     data: dict[str, tuple[int, tuple[Affine, ...]]] = field(default_factory=dict)  # `c = obs[i, 0]`
+    exprs: dict[str, cst.BaseExpression] = field(default_factory=dict)  # int locals bound once: their values
 
     def nested(self, loops: tuple[Loop, ...] | None = None, conditional: bool | None = None) -> Scope:
         """A copy for a nested block (its bindings stay in it)."""
@@ -68,6 +69,7 @@ class Scope:
             self.loops if loops is None else loops,
             self.conditional if conditional is None else conditional,
             dict(self.data),
+            dict(self.exprs),
         )
 
 
