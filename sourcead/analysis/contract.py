@@ -26,8 +26,11 @@ large, guards among its own: whenever it runs, that fact was checked); else its 
 without bounds checks, one that does not runs the bounds-checked variant, which fails only where
 the user's code indexes out of range. An array that swaps with
 arrays of other shapes may hold any of them: a read needs a fact for each (`swapped_access`). An access nothing covers
-(`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
-compiled with numba's bounds checks (`compile.jit_module`), so no input reads or writes out of range.
+(`x[idx[k] - 1]`, `w[i * i]`) gets a *probe* where its index can be computed before the call
+(`contract_probe.py`: a sufficient fact the call tests by a pass over the index's values); where
+not (`r[i]` of an array whose length only the call tells, an index from floats), it makes the
+contract *incomplete*, and that variant is compiled with numba's bounds checks
+(`compile.jit_module`), so no input reads or writes out of range.
 
 The contract is JSON (stored in the key file with the module's spec) so a warm process has it
 without running the pipeline. Affine expressions are lists of `[atom, coefficient]`, an atom being
