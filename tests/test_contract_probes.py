@@ -1,5 +1,6 @@
 """Probes (issue 40, item 5): an index no argument shape bounds, computable before the call
-(`x[idx[k] - 1]`, `w[i * i]`, `w[e % n]`), is tested by one pass over its values at the call
+(`x[idx[k] - 1]`, `w[i * i]`, `w[e % n]`, a CSR matrix's `x[indices[p]]` for p in
+range(indptr[i], indptr[i + 1])), is tested by one pass over its values at the call
 (`analysis/contract_probe.py`, `build/probes.py`). In range, the variant without bounds checks
 runs, parallel; out of range, the bounds-checked one, which fails where the user's code does
 (negative indices count from the end, as in NumPy). Checked against central differences and the
@@ -30,18 +31,22 @@ _WRT = {
     "scatter_shifted": "x",
     "squares": ("x", "w"),
     "ring_modulo": ("x", "w"),
+    "csr_quadratic": ("values", "x"),
 }
+_CSR = (np.array([0, 2, 2, 5, 6]), np.array([1, 3, 0, 2, 3, 1]))  # 4 rows of a 4 x 4 matrix, one empty
 _ARGS = {  # in range, negative indices among them
     "gather_shifted": lambda: (RNG.standard_normal(7), np.array([1, 5, -6, 3, 1, -2])),
     "gather_rows": lambda: (RNG.standard_normal((6, 2)), np.array([[0, 5], [2, 1], [-3, -1], [4, -4]])),
     "scatter_shifted": lambda: (RNG.standard_normal(5), np.array([0, 3, -5, 3, -1]), 5),
     "squares": lambda: (RNG.standard_normal(4), RNG.standard_normal(10)),
     "ring_modulo": lambda: (RNG.standard_normal(5), np.array([4, -3, 0, 11, -20]), RNG.standard_normal(3)),
+    "csr_quadratic": lambda: (RNG.standard_normal(6), RNG.standard_normal(4), *_CSR),
 }
-_OUT_OF_RANGE = {  # the arguments of _ARGS with one index out of range, above or below
-    "gather_shifted": [np.array([1, 6, 2]), np.array([3, 8, 1]), np.array([-7, 2])],
-    "gather_rows": [np.array([[0, 5], [2, 4]]), np.array([[-7, 1]]), np.array([[1, -8]])],
-    "scatter_shifted": [np.array([0, 4]), np.array([-7, 1])],
+_OUT_OF_RANGE = {  # (argument, value) of _ARGS with one index out of range, above or below
+    "gather_shifted": [(1, np.array([1, 6, 2])), (1, np.array([3, 8, 1])), (1, np.array([-7, 2]))],
+    "gather_rows": [(1, np.array([[0, 5], [2, 4]])), (1, np.array([[-7, 1]])), (1, np.array([[1, -8]]))],
+    "scatter_shifted": [(1, np.array([0, 4])), (1, np.array([-7, 1]))],
+    "csr_quadratic": [(2, np.array([0, 2, 2, 5, 7])), (3, np.array([1, 3, 0, 2, 4, 1])), (3, np.array([1, -5]))],
 }
 
 
@@ -87,7 +92,8 @@ def test_probed_derivatives_pass_the_numeric_checks(name, jit):
 @pytest.mark.parametrize(("name", "k"), [(n, k) for n, bad in _OUT_OF_RANGE.items() for k in range(len(bad))])
 def test_an_index_out_of_range_runs_the_checked_variant_and_fails_where_the_code_does(name, k):
     args = list(_ARGS[name]())
-    args[1] = _OUT_OF_RANGE[name][k]
+    position, value = _OUT_OF_RANGE[name][k]
+    args[position] = value
     with pytest.raises(IndexError):
         getattr(pk, name)(*args)  # the user's own code fails: so must the gradient, never run past
     before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]

@@ -72,3 +72,14 @@ def cubes(x, w):
         j = i * i * i
         out[i] = x[i] * w[j]
     return np.sum(out * out)
+
+
+def csr_quadratic(values, x, indptr, indices):
+    # a sparse matrix in CSR form: each row's range of entries is read from indptr
+    s = 0.0
+    for i in prange(indptr.shape[0] - 1):
+        r = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            r += values[p] * x[indices[p]]
+        s += r * r
+    return s
