@@ -159,3 +159,27 @@ def test_a_probed_index_is_named_once_in_a_warning_that_says_the_loops_stay_para
     assert "in parallel without bounds checks" in message
     assert ours[0].filename == pk.__file__ and ours[0].lineno == line
     assert_gradient_matches(pk.cubes, (x, w), ("x", "w"), gradient(x, w))
+
+
+# --- row views: `cam = cams[c]` has the shape of a row of cams, so `cam[2]` is a shape fact ---------
+
+
+def test_row_views_picked_by_data_keep_the_contract_complete_and_the_loop_parallel():
+    from sourcead.build.jit import compiled_parallel
+
+    contract = json.loads(generate(pk.picked_rows, "reverse", ("cams", "X")).contract)
+    assert contract["complete"] and contract["uncovered"] == [] and contract["sufficient"] == []
+    assert {"cam[2]", "p[1]"} <= {fact["access"] for fact in contract["facts"]}
+    cams, X = RNG.standard_normal((3, 4)), RNG.standard_normal((5, 2))
+    obs = np.array([[0, 4], [2, -1], [-3, 0], [1, 1]])
+    gradient = sourcead.grad(pk.picked_rows, wrt=("cams", "X"))
+    got = gradient(cams, X, obs)
+    ((_key, variant),) = gradient._variants.items()
+    assert compiled_parallel(variant.compiled.spec)
+    assert variant.call.targetoptions.get("parallel") not in (None, False)
+    assert not variant.call.targetoptions.get("boundscheck")
+    assert_gradient_matches(pk.picked_rows, (cams, X, obs), ("cams", "X"), got)
+    with pytest.raises(ShapeError, match=r"cam\[2\]"):
+        gradient(cams[:, :2], X, obs)  # a row of two: cam[2] is out of range in every iteration
+    with pytest.raises(ShapeError, match="do not fit"):
+        gradient(cams, X, np.array([[3, 0]]))  # a row that is not there

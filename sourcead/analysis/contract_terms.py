@@ -134,6 +134,18 @@ def made_shape(value: cst.BaseExpression, scope: Scope, ndim: int) -> tuple[Affi
     return tuple(dims)  # type: ignore[arg-type]
 
 
+def row_shape(value: cst.BaseExpression, scope: Scope, ndim: int) -> tuple[Affine, ...] | None:
+    """The static shape of a view `A[i]`, `A[i, j]` (integers on the leading axes of an array of
+    static shape): the trailing axes of A, whichever row it is (its indices have facts of their own)."""
+    value = unparen(value)
+    if not isinstance(value, cst.Subscript) or not all(isinstance(e.slice, cst.Index) for e in value.slice):
+        return None
+    shape = shape_of(value.value, scope)
+    if shape is None or len(shape) - len(value.slice) != ndim or ndim < 1:
+        return None
+    return shape[len(value.slice) :]
+
+
 def nonnegative(a: Affine) -> bool:
     """Sizes (and their quotients) and a nonnegative constant, with nonnegative coefficients: never
     below zero."""

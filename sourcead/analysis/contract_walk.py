@@ -39,7 +39,7 @@ from ..ir.exprs import code, unparen
 from .affine import Affine, constant
 from .contract_facts import Facts, Pending, implies
 from .contract_probe import probe
-from .contract_terms import Loop, Scope, affine_of, dump, lesser, made_shape, static
+from .contract_terms import Loop, Scope, affine_of, dump, lesser, made_shape, row_shape, static
 from .definite import possibly_undefined
 from .kinds import Kinds
 
@@ -158,7 +158,7 @@ class Walker(Facts):
                 if read is not None:
                     scope.data[var] = read
         elif t.is_array:
-            shape = made_shape(stmt.value, self.view(scope), t.ndim)
+            shape = made_shape(stmt.value, self.view(scope), t.ndim) or row_shape(stmt.value, self.view(scope), t.ndim)
             if shape is not None:
                 scope.shapes[var] = shape
 

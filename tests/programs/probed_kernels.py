@@ -83,3 +83,14 @@ def csr_quadratic(values, x, indptr, indices):
             r += values[p] * x[indices[p]]
         s += r * r
     return s
+
+
+def picked_rows(cams, X, obs):
+    # bundle adjustment with row views: `cam` has the shape of a row of cams, whichever row
+    total = 0.0
+    for i in prange(obs.shape[0]):
+        cam = cams[obs[i, 0]]
+        p = X[obs[i, 1]]
+        r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
+        total += r * r
+    return total
