@@ -11,8 +11,8 @@ Index expressions are affine in loop variables, int arguments and argument sizes
 `len(x)`, their floor quotients by a constant, and locals assigned once from them, at the top level
 or in a loop from its variables); the indexed array is an argument or a local made once with such a
 shape (`np.zeros(n)`, `np.zeros_like(x)`), or bound once to a row of one (`cam = cams[obs[i, 0]]`:
-the trailing axes of cams, whichever row; its index has a fact of its own). A fact that holds for every call (`x[i]` for i in
-range(x.shape[0])) is dropped; the others are checked before each call (`callplan.py`).
+the trailing axes of cams, whichever row; its index has a fact of its own). A fact that holds for
+every call (`x[i]` for i in range(x.shape[0])) is dropped; the others are checked before each call (`callplan.py`).
 
 A fact checked at the call must be exact: the call fails only where the user's code would index out
 of range. Some accesses cannot give one: one under an `if` or a `while`, or in a loop with a
