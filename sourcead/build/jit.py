@@ -153,13 +153,17 @@ def compiled_parallel(spec: Spec) -> bool:
     return spec.parallel and not bounds_checked(spec)
 
 
-def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
+def by_arguments(
+    spec: Spec, module: types.ModuleType, companion: Callable[[str, str], types.ModuleType] | None = None
+) -> Any | None:
     """Where the contract is complete but for sufficient facts (an index `w[k % 8]`: in range
     where w has 8 elements), what to call: the variant without bounds checks (parallel where the
     module has prange loops) for arguments that meet every such fact, the bounds-checked one for
-    the others (numba compiles each at its first call). None where there are no such facts."""
+    the others (numba compiles each at its first call). Indices the contract probes
+    (`probes.py`) are tested by their pass, compiled in a module of its own (`companion`, which
+    writes and loads one: `compile.companion`). None where there is nothing to test."""
     from .callplan import sufficient_test
-    from .probes import probe_test
+    from .probes import passes, probe_source, probes
 
     if os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
         return None
@@ -169,7 +173,10 @@ def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
             return made
         shapes = sufficient_test(spec)
     complete = bool(spec.contract) and json.loads(spec.contract).get("complete", False)
-    probed = probe_test(spec) if complete else None  # the pass over indices no shape bounds
+    probed = None
+    if complete and companion is not None and probes(spec):  # the pass over indices no shape bounds
+        pass_module = companion(f"{spec.entry}_probe", probe_source(spec))
+        probed = passes(jit_module(pass_module, "probe", parallel=False, boundscheck=True), len(spec.params))
     if shapes is None and probed is None:
         return None
     test = _both(shapes, probed)

@@ -60,22 +60,14 @@ def probe_source(spec: Spec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def probe_test(spec: Spec) -> Callable[..., bool] | None:
-    """The probe pass of a variant, as a test of the call's arguments (True where every probed
-    index is in range; False where one is not or the pass fails), or None where it has no probes."""
-    if not probes(spec):
-        return None
-    from .compile import companion  # the load step: compile.py imports this module's users
-    from .jit import jit_module
+def passes(jitted: Callable[..., bool], count: int) -> Callable[..., bool]:
+    """The compiled probe pass as a test of the call's arguments (the first `count`): True where
+    every probed index is in range; False where one is not or the pass fails."""
 
-    module = companion(f"{spec.entry}_probe", probe_source(spec))
-    jitted = jit_module(module, "probe", parallel=False, boundscheck=True)
-    count = len(spec.params)
-
-    def passes(*args: Any) -> bool:
+    def test(*args: Any) -> bool:
         try:
             return bool(jitted(*args[:count]))
         except Exception:  # noqa: BLE001 - any failure of the pass: the bounds-checked variant runs and says why
             return False
 
-    return passes
+    return test
