@@ -78,8 +78,8 @@ class Facts:
         if not isinstance(node, cst.Subscript) or not isinstance(node.value, cst.Name):
             return None
         name = node.value.value
-        if name not in self.fn.params or self.assigned[name] or name in self.written:
-            return None
+        if name not in self.fn.params or self.assigned[name] or name in self.written or name in self.swapped:
+            return None  # (after a swap, the name may hold another array)
         t = self.kinds[name]
         if not t.is_array or t.dtype != "int" or len(node.slice) != t.ndim:
             return None

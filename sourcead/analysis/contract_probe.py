@@ -41,7 +41,7 @@ class Translation:
     def __init__(self, facts: Facts, scope: Scope, around: dict[str, For]):
         self.scope, self.around = scope, around
         self.params = {p: k for k, p in enumerate(facts.fn.params) if not facts.assigned[p]}
-        self.kinds, self.written = facts.kinds, facts.written
+        self.kinds, self.written = facts.kinds, facts.written | set(facts.swapped)  # a swap moves its arrays
         self.loops: set[str] = set()
 
     def text(self, node: cst.BaseExpression, depth: int = 0) -> str | None:
