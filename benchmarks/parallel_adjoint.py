@@ -2,14 +2,16 @@
 
     python -m benchmarks.parallel_adjoint
 
-Three workloads. `mapped_recurrence` maps an expensive per-element body (an inner recurrence of 200
+Five workloads. `mapped_recurrence` maps an expensive per-element body (an inner recurrence of 200
 steps, with a shared parameter) over 20,000 elements with `numba.prange`; its adjoint is a prange
 loop in which every iteration replays its own body on its own tape. `periodic_diffusion`, a 2-D
 heat equation on a periodic grid (320 x 320, 100 steps, rows in parallel, neighbours by the
 `ip = i + 1; if ip == n: ip = 0` idiom): its ring indices keep the shape contract complete (no
 bounds checks, so the module compiles parallel) and its adjoint gathers them;
 `periodic_diffusion_modulo` is the same written with `u[(i + 1) % n, j]`, which `rings.py` turns
-into the idiom. Medians of repeated runs, after warm-up, in one process.
+into the idiom; `weights_modulo` is issue 40's held-out workload, weights `w[k % 8]` in a prange
+loop (a sufficient fact, tested per call); `gather_neighbours` reads `x[idx[k] - 1]`, which no
+shape bounds: the call probes its values in one pass first. Medians of repeated runs, after warm-up, in one process.
 """
 
 from __future__ import annotations
@@ -80,6 +82,28 @@ def periodic_diffusion_modulo(u0, kappa, steps):
     return 0.5 * np.sum(u * u)
 
 
+def weights_modulo(x, w):
+    # the held-out workload of issue 40: a weight picked by `k % 8` in a prange loop
+    n = x.shape[0]
+    out = np.zeros(n)
+    for i in prange(n):
+        k = 5 * i + 3
+        z = x[i]
+        for _r in range(8):
+            z = math.sin(z * w[k % 8]) + w[(k + _r) % 8]
+        out[i] = z
+    return np.sum(out * out)
+
+
+def gather_neighbours(x, idx):
+    # neighbours of elements picked by an int array: `idx[k] - 1` no shape bounds (a probe)
+    s = 0.0
+    for k in prange(idx.shape[0]):
+        a, b = x[idx[k] - 1], x[idx[k] + 1]
+        s += math.sin(a * b) + math.cos(a - b) * math.exp(-a * a)
+    return s
+
+
 def _median_time(func, *args) -> float:
     func(*args)
     times = []
@@ -105,6 +129,17 @@ def _rows(func, wrt, args) -> dict[int, tuple[float, float]]:
     return rows
 
 
+def _checks(contract: dict) -> str:
+    """What the call does about bounds, from the gradient's contract."""
+    if not contract["complete"]:
+        return "bounds-checked, compiled serially"
+    probes = sum(1 for fact in contract["sufficient"] if fact.get("probe"))
+    facts = len(contract["sufficient"]) - probes
+    tested = [f"{facts} sufficient fact(s) tested per call"] if facts else []
+    tested += [f"{probes} index(es) probed per call (one serial pass)"] if probes else []
+    return "no bounds checks" + (f" where {' and '.join(tested)} pass" if tested else "")
+
+
 def parallel_report() -> str:
     from sourcead.pipeline.driver import generate
 
@@ -115,11 +150,15 @@ def parallel_report() -> str:
          periodic_diffusion, ("u0", "kappa"), (np.random.default_rng(1).random((320, 320)), 0.1, 100)),
         ("periodic_diffusion_modulo", "the same, neighbours written `u[(i + 1) % n, j]`",
          periodic_diffusion_modulo, ("u0", "kappa"), (np.random.default_rng(1).random((320, 320)), 0.1, 100)),
+        ("weights_modulo", f"{N * 50} elements, weights `w[k % 8]`, wrt x and w",
+         weights_modulo, ("x", "w"), (np.linspace(-1.0, 1.0, N * 50), np.linspace(0.5, 1.5, 8))),
+        ("gather_neighbours", f"{N * 50} picks `x[idx[k] - 1]`, `x[idx[k] + 1]` of {N} elements, wrt x",
+         gather_neighbours, ("x",), (np.linspace(-1.0, 1.0, N),
+                                     np.random.default_rng(2).integers(-N + 1, N - 1, N * 50))),
     ]  # fmt: skip
     lines = ["## prange adjoint: threads", ""]
     for name, what, func, wrt, args in workloads:
-        complete = json.loads(generate(func, "reverse", wrt).contract)["complete"]
-        checks = "no bounds checks" if complete else "bounds-checked, compiled serially"
+        checks = _checks(json.loads(generate(func, "reverse", wrt).contract))
         lines += [
             f"`{name}`: {what}; {checks}; medians of {REPEATS} runs.",
             "",

@@ -10,8 +10,9 @@ core form covers both. A fact is derived where the access is reached whenever it
 Index expressions are affine in loop variables, int arguments and argument sizes (`x.shape[k]`,
 `len(x)`, their floor quotients by a constant, and locals assigned once from them, at the top level
 or in a loop from its variables); the indexed array is an argument or a local made once with such a
-shape (`np.zeros(n)`, `np.zeros_like(x)`). A fact that holds for every call (`x[i]` for i in
-range(x.shape[0])) is dropped; the others are checked before each call (`callplan.py`).
+shape (`np.zeros(n)`, `np.zeros_like(x)`), or bound once to a row of one (`cam = cams[obs[i, 0]]`:
+the trailing axes of cams, whichever row; its index has a fact of its own). A fact that holds for
+every call (`x[i]` for i in range(x.shape[0])) is dropped; the others are checked before each call (`callplan.py`).
 
 A fact checked at the call must be exact: the call fails only where the user's code would index out
 of range. Some accesses cannot give one: one under an `if` or a `while`, or in a loop with a
@@ -26,8 +27,11 @@ large, guards among its own: whenever it runs, that fact was checked); else its 
 without bounds checks, one that does not runs the bounds-checked variant, which fails only where
 the user's code indexes out of range. An array that swaps with
 arrays of other shapes may hold any of them: a read needs a fact for each (`swapped_access`). An access nothing covers
-(`x[idx[k]]`, an index computed in the loop) makes the contract *incomplete*, and that variant is
-compiled with numba's bounds checks (`compile.jit_module`), so no input reads or writes out of range.
+(`x[idx[k] - 1]`, `w[i * i]`) gets a *probe* where its index can be computed before the call
+(`contract_probe.py`: a sufficient fact the call tests by a pass over the index's values); where
+not (`r[i]` of an array whose length only the call tells, an index from floats), it makes the
+contract *incomplete*, and that variant is compiled with numba's bounds checks
+(`compile.jit_module`), so no input reads or writes out of range.
 
 The contract is JSON (stored in the key file with the module's spec) so a warm process has it
 without running the pipeline. Affine expressions are lists of `[atom, coefficient]`, an atom being

@@ -67,7 +67,7 @@ class Facts:
             for n, shape in shapes.items()
             if all(shapes.get(m) == shape for m in self.swapped.get(n, frozenset()))
         }
-        return Scope(scope.ints, kept, scope.loops, scope.conditional, scope.data)
+        return Scope(scope.ints, kept, scope.loops, scope.conditional, scope.data, scope.exprs)
 
     def data_read(self, value: cst.BaseExpression, scope: Scope) -> tuple[int, tuple[Affine, ...]] | None:
         """`obs[i, 0]`: an element of an int array argument the function never writes or rebinds,
@@ -78,8 +78,8 @@ class Facts:
         if not isinstance(node, cst.Subscript) or not isinstance(node.value, cst.Name):
             return None
         name = node.value.value
-        if name not in self.fn.params or self.assigned[name] or name in self.written:
-            return None
+        if name not in self.fn.params or self.assigned[name] or name in self.written or name in self.swapped:
+            return None  # (after a swap, the name may hold another array)
         t = self.kinds[name]
         if not t.is_array or t.dtype != "int" or len(node.slice) != t.ndim:
             return None

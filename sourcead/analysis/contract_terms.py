@@ -59,6 +59,7 @@ class Scope:
     loops: tuple[Loop, ...] = ()
     conditional: bool = False  # some enclosing statement may not run it (an if, a while, a break)
     data: dict[str, tuple[int, tuple[Affine, ...]]] = field(default_factory=dict)  # `c = obs[i, 0]`
+    exprs: dict[str, cst.BaseExpression] = field(default_factory=dict)  # int locals bound once: their values
 
     def nested(self, loops: tuple[Loop, ...] | None = None, conditional: bool | None = None) -> Scope:
         """A copy for a nested block (its bindings stay in it)."""
@@ -68,6 +69,7 @@ class Scope:
             self.loops if loops is None else loops,
             self.conditional if conditional is None else conditional,
             dict(self.data),
+            dict(self.exprs),
         )
 
 
@@ -130,6 +132,18 @@ def made_shape(value: cst.BaseExpression, scope: Scope, ndim: int) -> tuple[Affi
     if len(dims) != ndim or any(d is None for d in dims):
         return None
     return tuple(dims)  # type: ignore[arg-type]
+
+
+def row_shape(value: cst.BaseExpression, scope: Scope, ndim: int) -> tuple[Affine, ...] | None:
+    """The static shape of a view `A[i]`, `A[i, j]` (integers on the leading axes of an array of
+    static shape): the trailing axes of A, whichever row it is (its indices have facts of their own)."""
+    value = unparen(value)
+    if not isinstance(value, cst.Subscript) or not all(isinstance(e.slice, cst.Index) for e in value.slice):
+        return None
+    shape = shape_of(value.value, scope)
+    if shape is None or len(shape) - len(value.slice) != ndim or ndim < 1:
+        return None
+    return shape[len(value.slice) :]
 
 
 def nonnegative(a: Affine) -> bool:

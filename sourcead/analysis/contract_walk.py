@@ -38,7 +38,8 @@ from ..ir.core import (
 from ..ir.exprs import code, dotted, unparen, walk
 from .affine import Affine, constant
 from .contract_facts import Facts, Pending, implies
-from .contract_terms import Loop, Scope, affine_of, dump, lesser, made_shape, static
+from .contract_probe import probe
+from .contract_terms import Loop, Scope, affine_of, dump, lesser, made_shape, row_shape, static
 from .definite import possibly_undefined
 from .kinds import Kinds
 
@@ -148,6 +149,7 @@ class Walker(Facts):
         if stmt.accumulate is not None:
             return
         if t.is_scalar and t.dtype == "int":  # in the enclosing loops' variables (`wr = 2 * layer`)
+            scope.exprs[var] = stmt.value  # for probes (`contract_probe.py`), whatever it is
             value = affine_of(stmt.value, self.view(scope), {loop.var: loop for loop in scope.loops})
             if value is not None:
                 scope.ints[var] = value
@@ -156,7 +158,7 @@ class Walker(Facts):
                 if read is not None:
                     scope.data[var] = read
         elif t.is_array:
-            shape = made_shape(stmt.value, self.view(scope), t.ndim)
+            shape = made_shape(stmt.value, self.view(scope), t.ndim) or row_shape(stmt.value, self.view(scope), t.ndim)
             if shape is not None:
                 scope.shapes[var] = shape
 
@@ -225,7 +227,7 @@ class Walker(Facts):
     def accesses(self, node: cst.CSTNode, stmt: Stmt, scope: Scope) -> None:
         for sub, maybe in _subscripts(node):
             if maybe and not scope.conditional:  # `a and x[i]`, `x[i] if c else 0.0`: may not run
-                self.access(sub, stmt, Scope(scope.ints, scope.shapes, scope.loops, True, scope.data))
+                self.access(sub, stmt, Scope(scope.ints, scope.shapes, scope.loops, True, scope.data, scope.exprs))
             else:
                 self.access(sub, stmt, scope)
         for call in walk(node):  # a gather `x[idx]` (transforms/gathers.py): indices that are data
@@ -255,7 +257,8 @@ class Walker(Facts):
                 else self.fact(name, axis, shape[axis], index, scope)
             )
             if fact is None:
-                self.uncover(sub, stmt)
+                dim = None if shape is None or axis >= len(shape) else shape[axis]
+                self.unbounded(sub, stmt, name, axis, dim, index, scope)
             elif fact.get("always"):
                 continue
             elif scope.conditional or fact.pop("relaxed", False):
@@ -311,6 +314,43 @@ class Walker(Facts):
                     self.check(fact, sub, stmt)
                 else:
                     self.pending.append(Pending(fact, sub, stmt, assumed, promote=exact and past))
+
+    def unbounded(
+        self,
+        sub: cst.Subscript,
+        stmt: Stmt,
+        name: str | None,
+        axis: int,
+        dim: Affine | None,
+        index: cst.BaseExpression,
+        scope: Scope,
+    ) -> None:
+        """An access whose index no fact bounds: a probe (`contract_probe.py`) where its values can be
+        computed before the call, which tests them (a sufficient fact); else uncovered."""
+        found = None if name is None or dim is None else probe(self, self.open, index, dim, scope)
+        if found is None or name is None or dim is None:
+            self.uncover(sub, stmt)
+            return
+        array_param = self.fn.params.index(name) if name in self.fn.params else None
+        self.out.sufficient.append(
+            {
+                "probe": found,
+                "guards": [],
+                "need": None,
+                "floor": None,
+                "array": self.fn.user_params[array_param] if array_param is not None else name,
+                "param": array_param,
+                "axis": axis,
+                "dim": dump(dim),
+                "index": [],
+                "loops": [],
+                "upper": True,
+                "lower": True,
+                "always": False,
+                "where": self.where(sub, stmt),
+                "access": code(sub),
+            }
+        )
 
     def uncover(self, sub: cst.Subscript, stmt: Stmt) -> None:
         self.out.complete = False

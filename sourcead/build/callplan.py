@@ -116,7 +116,7 @@ def sufficient_test(spec: Any) -> Callable[..., bool] | None:
     if not spec.contract:
         return None
     contract = json.loads(spec.contract)
-    facts = contract.get("sufficient") or []
+    facts = [fact for fact in contract.get("sufficient") or () if not fact.get("probe")]  # probes: `probes.py`
     if not facts or not contract.get("complete", False):
         return None
     params = tuple(spec.params)

@@ -101,7 +101,7 @@ def load(key: str | None, generate: Callable[[], Any], jit: bool, check: Callabl
     if not jit:
         plain = _plain_python(module, spec.entry)
         return Compiled(spec, source, plain, plain, path)
-    chosen = by_arguments(spec, module)
+    chosen = by_arguments(spec, module, companion)
     if chosen is not None:
         return Compiled(spec, source, python, chosen, path)
     warn_serial(spec)

@@ -10,6 +10,7 @@ import json
 import os
 import types
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -152,12 +153,17 @@ def compiled_parallel(spec: Spec) -> bool:
     return spec.parallel and not bounds_checked(spec)
 
 
-def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
+def by_arguments(
+    spec: Spec, module: types.ModuleType, companion: Callable[[str, str], types.ModuleType] | None = None
+) -> Any | None:
     """Where the contract is complete but for sufficient facts (an index `w[k % 8]`: in range
     where w has 8 elements), what to call: the variant without bounds checks (parallel where the
     module has prange loops) for arguments that meet every such fact, the bounds-checked one for
-    the others (numba compiles each at its first call). None where there are no such facts."""
+    the others (numba compiles each at its first call). Indices the contract probes
+    (`probes.py`) are tested by their pass, compiled in a module of its own (`companion`, which
+    writes and loads one: `compile.companion`). None where there is nothing to test."""
     from .callplan import sufficient_test
+    from .probes import passes, probe_source, probes
 
     if os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
         return None
@@ -165,9 +171,17 @@ def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
         made = getattr(module, "_sourcead_by_arguments", None)
         if made is not None:
             return made
-        test = sufficient_test(spec)
-        if test is None:
-            return None
+        shapes = sufficient_test(spec)
+    complete = bool(spec.contract) and json.loads(spec.contract).get("complete", False)
+    probed = None
+    if complete and companion is not None and probes(spec):  # the pass over indices no shape bounds
+        pass_module = companion(f"{spec.entry}_probe", probe_source(spec))
+        probed = passes(jit_module(pass_module, "probe", parallel=False, boundscheck=True), len(spec.params))
+    if shapes is None and probed is None:
+        return None
+    test = _both(shapes, probed)
+    if probed is not None:
+        warn_serial(spec)  # says what the probes do
     fast = jit_module(module, spec.entry, spec.parallel, False)
     checked = jit_module(module, spec.entry, False, True)
 
@@ -182,33 +196,63 @@ def by_arguments(spec: Spec, module: types.ModuleType) -> Any | None:
     return made
 
 
+def _both(first: Callable[..., bool] | None, second: Callable[..., bool] | None) -> Callable[..., bool]:
+    """The test that passes where both do (the cheap shape facts first; None passes)."""
+    if first is None or second is None:
+        return first or second  # type: ignore[return-value]
+
+    def both(*args: Any) -> bool:
+        return first(*args) and second(*args)
+
+    return both
+
+
 def warn_serial(spec: Spec, warned: set[str] = set()) -> None:  # noqa: B006 - once per process
-    """Say, once per variant and process, that a module with prange loops runs serially with
-    numba's bounds checks because of indices the call contract cannot bound, naming them."""
+    """Say, once per variant and process, what a module with prange loops does about indices the
+    argument shapes do not bound, naming each with its line: where some index escapes the call
+    contract, its prange loops run serially with numba's bounds checks; where each such index is
+    probed (`probes.py`), each call tests their values first and stays parallel where they pass."""
     from ..errors import BoundsWarning
     from .callplan import uncovered
+    from .probes import probes
 
     if not spec.parallel or spec.contract == "" or spec.entry + spec.contract in warned:
         return
     if os.environ.get("SOURCEAD_BOUNDSCHECK", "") not in ("", "0"):
         return
     found = uncovered(spec)
-    if not found:
+    probed = [
+        f"{fact['access']} (line {fact['where'][0]})" if fact.get("where") else fact["access"] for fact in probes(spec)
+    ]
+    if not found and not probed:
         return
     warned.add(spec.entry + spec.contract)
-    named = []
-    for access in found:  # `x[i * i] (line 12)`
-        index, _, line = access.partition(" (line ")
-        named.append(f"`{index}`" + (f" (line {line}" if line else ""))
-    first = found[0].partition(" (line ")[2].rstrip(")")
-    message = (
-        f"{spec.entry} of {spec.name}: the argument shapes do not bound the index {', '.join(named)}, so "
-        "its prange loops run serially, with numba's bounds checks (numba's parallel loops lose an "
-        "IndexError). Write the index affine in loop variables, sizes and int arguments "
-        "(`w[2 * i + 1]`), or `e % c` with a constant c, and the call checks it."
-    )
+    if found:
+        message = (
+            f"{spec.entry} of {spec.name}: the argument shapes do not bound the index {_named(found)}, so "
+            "its prange loops run serially, with numba's bounds checks (numba's parallel loops lose an "
+            "IndexError). Write the index affine in loop variables, sizes and int arguments "
+            "(`w[2 * i + 1]`), or `e % c` with a constant c, and the call checks it."
+        )
+    else:
+        message = (
+            f"{spec.entry} of {spec.name}: the argument shapes do not bound the index {_named(probed)}, so "
+            "each call first computes its values over its loops in one serial pass; where all are in range "
+            "the prange loops run in parallel without bounds checks, where one is not they run serially "
+            "with numba's bounds checks, failing where the code indexes out of range."
+        )
+    first = (found or probed)[0].partition(" (line ")[2].rstrip(")")
     filename = json.loads(spec.contract).get("file") or spec.name
     warnings.warn_explicit(BoundsWarning(message), BoundsWarning, filename, int(first) if first.isdigit() else 1)
+
+
+def _named(accesses: list[str]) -> str:
+    """`x[i * i]` (line 12), ... from `x[i * i] (line 12)`."""
+    named = []
+    for access in accesses:
+        index, _, line = access.partition(" (line ")
+        named.append(f"`{index}`" + (f" (line {line}" if line else ""))
+    return ", ".join(named)
 
 
 def bounds_checked(spec: Spec) -> bool:
