@@ -71,7 +71,7 @@ def records_with(
             if isinstance(t, Assign) and t in reads:
                 reads[t] = reads[t] - own
     parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal)
-    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set())
+    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim)
     slots = {
         t: loop
         for loop, names in slot_arrays.items()

@@ -1,0 +1,155 @@
+"""Kernels whose element writes may need no record, or whose adjoint may read a written value from
+its element instead of computing it again (`reverse/elements.py`, `reverse/covers.py`,
+`reverse/held.py`): forward substitution, a scratch vector reset and accumulated per pair, and the
+edge cases around them (a later nonlinear read of the element, a slice that includes it, one
+index written again and again, a `while` loop)."""
+
+import math
+
+import numpy as np
+
+
+def trisolv(L, x, b):
+    """Forward substitution in place: each x[i] reads only x[:i], before i."""
+    y = x.copy()
+    for i in range(y.shape[0]):
+        y[i] = (b[i] - L[i, :i] @ y[:i]) / L[i, i]
+    return np.sum(y)
+
+
+def backsolv(U, x, b):
+    """Backward substitution: each y[i] reads only y[i + 1:], after i."""
+    y = x.copy()
+    n = y.shape[0]
+    for k in range(n):
+        i = n - 1 - k
+        y[i] = (b[i] - U[i, i + 1 :] @ y[i + 1 :]) / U[i, i]
+    return np.sum(y)
+
+
+def trisolv_then_squares(L, x, b):
+    """The element written is read later by a nonlinear use (its square, its exp)."""
+    y = x.copy()
+    for i in range(y.shape[0]):
+        y[i] = (b[i] - L[i, :i] @ y[:i]) / L[i, i]
+    total = 0.0
+    for i in range(y.shape[0]):
+        total += y[i] * y[i] + math.exp(0.1 * y[i])
+    return total
+
+
+def overlapping_slice(L, x, b):
+    """The adjoint reads y[:i + 1], which includes the element written: its old value is needed."""
+    y = x.copy()
+    for i in range(y.shape[0]):
+        y[i] = math.exp(0.1 * (b[i] - L[i, : i + 1] @ y[: i + 1]))
+    return np.sum(y * y)
+
+
+def same_index(x, w):
+    """One element written again and again: every write's adjoint reads the one before it."""
+    y = x.copy()
+    for k in range(w.shape[0]):
+        y[0] = math.sin(w[k] * y[0]) / (1.0 + y[1] * y[1])
+    return y[0] * y[1]
+
+
+def same_index_exp(x, w):
+    """One element written again and again from other values: its value is that of its expression."""
+    y = x.copy()
+    total = 0.0
+    for k in range(w.shape[0]):
+        y[0] = math.exp(w[k] * y[1])
+        total += y[0] * y[0]
+    return total
+
+
+def while_substitution(L, x, b):
+    """Forward substitution in a `while` loop."""
+    y = x.copy()
+    i = 0
+    while i < y.shape[0]:
+        y[i] = (b[i] - L[i, :i] @ y[:i]) / L[i, i]
+        i += 1
+    return np.sum(y)
+
+
+def gmm_scratch(alpha, mu, q, lower, x):
+    """A Gaussian mixture's log-likelihood with the Cholesky-factor product in a scratch vector
+    `qx`, reset and accumulated for every (point, component): the loop style of a new user."""
+    n = x.shape[0]
+    d = x.shape[1]
+    k = alpha.shape[0]
+    qx = np.zeros(d)
+    xc = np.zeros(d)
+    main = np.zeros(k)
+    total = 0.0
+    for i in range(n):
+        for j in range(k):
+            sum_q = 0.0
+            for r in range(d):
+                xc[r] = x[i, r] - mu[j, r]
+                qx[r] = math.exp(q[j, r]) * xc[r]
+                sum_q += q[j, r]
+            idx = 0
+            for c in range(d):
+                for r in range(c + 1, d):
+                    qx[r] += lower[j, idx] * xc[c]
+                    idx += 1
+            sq = 0.0
+            for r in range(d):
+                sq += qx[r] * qx[r]
+            main[j] = alpha[j] + sum_q - 0.5 * sq
+        top = main[0]
+        for j in range(1, k):
+            top = max(top, main[j])
+        acc = 0.0
+        for j in range(k):
+            acc += math.exp(main[j] - top)
+        total += math.log(acc) + top
+    return total
+
+
+def scratch_read_between(a, w):
+    """A scratch vector reset per step and accumulated into, with a nonlinear read between the
+    reset and the increments: the increments' old values are read, so they keep their records."""
+    s = np.zeros(a.shape[0])
+    total = 0.0
+    for t in range(w.shape[0]):
+        for r in range(a.shape[0]):
+            s[r] = a[r] * w[t]
+        for r in range(a.shape[0]):
+            total += math.sin(s[r])
+            s[r] += w[t] * w[t]
+        for r in range(a.shape[0]):
+            total += s[r] * s[r]
+    return total
+
+
+def scratch_partial_reset(a, w):
+    """Only part of the scratch vector is reset: the increments of the rest keep their records."""
+    s = np.zeros(a.shape[0])
+    total = 0.0
+    for t in range(w.shape[0]):
+        for r in range(1, a.shape[0]):
+            s[r] = a[r] * w[t]
+        for r in range(a.shape[0]):
+            s[r] += w[t] * a[r]
+        for r in range(a.shape[0]):
+            total += s[r] * s[r]
+    return total
+
+
+def scratch_reset_in_branch(a, w):
+    """The reset happens only on some steps: the increments keep their records."""
+    s = np.zeros(a.shape[0])
+    total = 0.0
+    for t in range(w.shape[0]):
+        if w[t] > 0.0:
+            for r in range(a.shape[0]):
+                s[r] = a[r] * w[t]
+        for r in range(a.shape[0]):
+            s[r] += w[t] * a[r]
+        for r in range(a.shape[0]):
+            total += s[r] * s[r]
+    return total
