@@ -5,12 +5,16 @@ forward mode (the dot-product test), with and without numba, and what the genera
 
 from __future__ import annotations
 
+import difflib
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tape_kernels as tk
 from numeric import assert_close
 
 import sourcead
+from sourcead.pipeline.driver import generate
 
 _RNG = np.random.default_rng(40)
 _N = 5
@@ -28,19 +32,21 @@ _GMM = (
     _RNG.random((4, _D)),
 )
 
-# (kernel, arguments, the arguments differentiated, records that must stay, records that must go)
+# (kernel, arguments, the arguments differentiated, records that must stay, records that must go,
+#  whether an adjoint reads a value from the element its statement wrote)
 CASES = [
-    (tk.trisolv, (_LOWER, _VEC, _RHS), (0, 1, 2), (), ("record y[i]",)),
-    (tk.backsolv, (_UPPER, _VEC, _RHS), (0, 1, 2), (), ()),
-    (tk.trisolv_then_squares, (_LOWER, _VEC, _RHS), (0, 1, 2), (), ("record y[i]",)),
-    (tk.overlapping_slice, (0.2 * _LOWER, _VEC, _RHS), (0, 1, 2), ("record y[i]",), ()),
-    (tk.same_index, (_VEC, _W), (0, 1), ("record y[0]",), ()),
-    (tk.same_index_exp, (_VEC, _W), (0, 1), ("record y[0]",), ()),
-    (tk.while_substitution, (_LOWER, _VEC, _RHS), (0, 1, 2), (), ()),
-    (tk.gmm_scratch, _GMM, (0, 1, 2, 3), ("record qx[r]",), ()),
-    (tk.scratch_read_between, (_VEC, _W), (0, 1), (), ()),
-    (tk.scratch_partial_reset, (_VEC, _W), (0, 1), (), ()),
-    (tk.scratch_reset_in_branch, (_VEC, _W), (0, 1), (), ()),
+    (tk.trisolv, (_LOWER, _VEC, _RHS), (0, 1, 2), (), ("record y[i]",), True),
+    (tk.backsolv, (_UPPER, _VEC, _RHS), (0, 1, 2), (), (), True),
+    (tk.trisolv_then_squares, (_LOWER, _VEC, _RHS), (0, 1, 2), (), ("record y[i]",), True),
+    (tk.overlapping_slice, (0.2 * _LOWER, _VEC, _RHS), (0, 1, 2), ("record y[i]",), (), True),
+    (tk.same_index, (_VEC, _W), (0, 1), ("record y[0]",), (), True),
+    (tk.same_index_exp, (_VEC, _W), (0, 1), ("record y[0]",), (), True),
+    (tk.while_substitution, (_LOWER, _VEC, _RHS), (0, 1, 2), (), (), True),
+    (tk.gmm_scratch, _GMM, (0, 1, 2, 3), ("record qx[r]",), (), False),
+    (tk.scratch_read_between, (_VEC, _W), (0, 1), (), (), False),
+    (tk.scratch_partial_reset, (_VEC, _W), (0, 1), (), (), False),
+    (tk.scratch_reset_in_branch, (_VEC, _W), (0, 1), (), (), False),
+    (tk.held_then_overwritten, (_VEC, _W[:1].repeat(_N)), (0, 1), (), ("record y[i]",), False),
 ]
 
 
@@ -49,8 +55,8 @@ def _records(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
-@pytest.mark.parametrize("func, args, wrt, kept, gone", CASES, ids=[c[0].__name__ for c in CASES])
-def test_gradient_is_right_and_records_are_where_they_must_be(func, args, wrt, kept, gone, jit):
+@pytest.mark.parametrize("func, args, wrt, kept, gone, held", CASES, ids=[c[0].__name__ for c in CASES])
+def test_gradient_is_right_and_records_are_where_they_must_be(func, args, wrt, kept, gone, held, jit):
     gradient = sourcead.grad(func, wrt=wrt, jit=jit)
     g = gradient(*args)
     records = _records(gradient.source)
@@ -58,6 +64,7 @@ def test_gradient_is_right_and_records_are_where_they_must_be(func, args, wrt, k
         assert any(r.startswith(text) for r in records), records
     for text in gone:
         assert not any(r.startswith(text) for r in records), records
+    assert ("# its value, " in gradient.source) == held, gradient.source
     rng = np.random.default_rng(3)
     v = [rng.standard_normal(np.shape(args[k])) for k in wrt]
     eps = 1e-6
@@ -82,3 +89,24 @@ def test_the_scratch_increments_record_nothing():
     assert increments
     lines = source.splitlines()
     assert all("# record" not in lines[k - 1] for k in increments)
+
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize(
+    "func, wrt", [(tk.gmm_scratch, (0, 1, 2, 3)), (tk.trisolv_then_squares, (0, 1, 2))], ids=["gmm", "trisolv"]
+)
+def test_generated_code_matches_golden_file(func, wrt, update_golden):
+    """The scratch vector's one snapshot per reset, the element read rather than computed again."""
+    text = generate(func, "gradient", wrt)
+    path = GOLDEN / f"tape_{func.__name__}.gradient.py"
+    if update_golden or not path.exists():
+        path.write_text(text.source, encoding="utf-8")
+        if not update_golden:
+            pytest.fail(f"{path.name} did not exist; written now, check it in")
+        return
+    expected = path.read_text(encoding="utf-8")
+    if text.source != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.source.splitlines(True), "golden", "now"))
+        pytest.fail(f"generated code for {func.__name__} differs from {path.name}:\n{diff}")

@@ -76,8 +76,8 @@ def unneeded_element_records(
             continue
         loops, position, path = context[s]
         indices = tuple(subscript_indices(s.target))  # type: ignore[arg-type]
-        if len(indices) != ndim(s.var):
-            continue  # a row or slice: not one element
+        if len(indices) > ndim(s.var) or any(isinstance(e, cst.Slice) for e in indices):
+            continue  # a slice: its elements are not one index apart (a row is: `h[t + 1]`)
         write = _Access(s, indices, loops, position, path)
         found_covers = covers(write, writes.get(s.var, []), fixed, positions)
         if all(_disjoint(write, read, fixed, found_covers, positions) for read in reads.get(s.var, [])):
@@ -96,12 +96,12 @@ def _contexts(body: tuple[Stmt, ...], loops: tuple, path: tuple, out: dict) -> N
 
 
 def _writes(context: Mapping[Stmt, tuple], ndim: Callable[[str], int]) -> dict[str, list[_Access]]:
-    """The writes of one element each, per array: the candidates to cover another (`covers.py`)."""
+    """The writes of one element or row each, per array: the candidates to cover another (`Cover`)."""
     found: dict[str, list[_Access]] = {}
     for s, (loops, position, path) in context.items():
         if isinstance(s, Assign) and s.writes_element:
             indices = tuple(subscript_indices(s.target))  # type: ignore[arg-type]
-            if len(indices) == ndim(s.var) and not any(isinstance(e, cst.Slice) for e in indices):
+            if len(indices) <= ndim(s.var) and not any(isinstance(e, cst.Slice) for e in indices):
                 found.setdefault(s.var, []).append(_Access(s, indices, loops, position, path))
     return found
 
@@ -263,7 +263,9 @@ def _disjoint(
             return False
         if any(low is None or low < 0 for low in (space.minimum(x) for x in w)):  # type: ignore[arg-type]
             return False  # an index that may be negative wraps around
-        padded = (*read.indices, *[cst.Slice(None, None)] * (len(w) - len(read.indices)))
+        # the write's leading indices (an element's all, a row's first): a read's further ones
+        # pick within them, fewer take all of the rest
+        padded = (*read.indices, *[cst.Slice(None, None)] * max(0, len(w) - len(read.indices)))[: len(w)]
         if not any(space.outside(x, e) for x, e in zip(w, padded, strict=True)):  # type: ignore[arg-type]
             return False
     return True
@@ -306,8 +308,8 @@ def covers(write: _Access, candidates: list[_Access], fixed: set[str], positions
     """The covers of `write` among the one-element writes of its array (`Cover`)."""
     found = []
     for p in candidates:
-        if p.stmt is write.stmt:
-            continue
+        if p.stmt is write.stmt or len(p.indices or ()) != len(write.indices or ()):
+            continue  # (a row covers a row, an element an element)
         level = 0
         while level < min(len(p.loops), len(write.loops)) and p.loops[level] is write.loops[level]:
             level += 1

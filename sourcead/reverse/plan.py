@@ -98,7 +98,7 @@ class ReversePlan:
         For, tuple[int, int]
     ]  # loops reversed in their own order: records per iteration per tape
     gathers: Mapping[For, Gather]  # loops whose contributions at constant offsets are gathered
-    held: Mapping[Assign, str]  # `x = e` whose adjoint reads e's value from x: the temporary it sets
+    held: Mapping[Assign, str]  # `x = e`, `x[i] = e` whose adjoint reads e's value from x: the temporary it sets
     promoted: Mapping[For, tuple[Promoted, ...]]  # elements a reversed loop sums into a local first
     accumulators: Mapping[Assign, Mapping[str, str]]  # its lines' targets (as code) -> that local
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
@@ -365,7 +365,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         inner_loops=reversals.inner_loops(statements),
         forward_reversals=forward_reversals,
         gathers=gathers,
-        held=held_values(fn.body, adjoints),  # 10
+        held=held_values(fn.body, adjoints, records.held),  # 10
         promoted=promoted,
         accumulators=accumulators,
         reservations={},

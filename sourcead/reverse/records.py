@@ -38,6 +38,7 @@ class Records:
     slots: dict[Assign, For]  # the element writes recorded in their iteration's slot
     sites: set[Assign]  # the assignments TBR chose, slots included
     at_entry: dict[Stmt, set[str]]  # the variables needed at each loop's entry
+    held: frozenset[Assign] = frozenset()  # `x[e] = v` whose adjoint reads v's value from x[e] (`held.py`)
 
 
 def plan_records(
@@ -48,6 +49,7 @@ def plan_records(
     fn = prog.fn
     candidates = recomputed_prefixes(fn.body, fn.params, returned, lambda v: scalar_dtype(prog, v))
     chosen, records = choose_prefixes(prog, statements, adjoints, primal, candidates)
+    records = held_elements(prog, statements, adjoints, primal, chosen, records)
     prefixes = {loop: p.statements for loop, p in chosen.items()}
     recomputed = {t for prefix in prefixes.values() for t in walk_statements(prefix)}
     sites = {s for s in records.sites if s not in recomputed}
@@ -60,9 +62,11 @@ def records_with(
     adjoints: StatementAdjoints,
     primal: frozenset[str],
     prefixes: Mapping[For, Prefix],
+    held: frozenset[Assign] = frozenset(),
 ) -> Records:
     """The records, where the reverse sweep computes `prefixes` again: it reads what their
-    assignments read, and their variables' values inside their loops are its own."""
+    assignments read, and their variables' values inside their loops are its own; and where the
+    adjoints of `held` read their element (`x[e]`) before its restore."""
     lines = _with_prefix_reads(adjoints.lines, prefixes.values())
     reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in lines.items()}
     for loop, prefix in prefixes.items():
@@ -70,15 +74,17 @@ def records_with(
         for t in walk_statements(loop.body):
             if isinstance(t, Assign) and t in reads:
                 reads[t] = reads[t] - own
-    parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal)
-    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim)
+    after = {s: s.target for s in held}
+    after_names = {s: names_in(s.target) & primal for s in held}
+    parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal, after_names)
+    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim, after)
     slots = {
         t: loop
         for loop, names in slot_arrays.items()
         for t in walk_statements(loop.body)
         if isinstance(t, Assign) and t.writes_element and t.var in names
     }
-    return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry)
+    return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry, held)
 
 
 def choose_prefixes(
@@ -124,6 +130,51 @@ def choose_prefixes(
     return chosen, records
 
 
+_HELD_TRIALS = 8  # the candidates tried one at a time where taking all of them adds a record
+
+
+def held_elements(
+    prog: Program,
+    statements: list[Stmt],
+    adjoints: StatementAdjoints,
+    primal: frozenset[str],
+    prefixes: Mapping[For, Prefix],
+    records: Records,
+) -> Records:
+    """The records where the element writes `x[e] = v` whose adjoint needs v's value (a quotient's,
+    an exp's: `StatementAdjoints.root_value`) read it from `x[e]`, in the state just after the
+    write (before its restore), rather than compute it again (trisolv's dot product): each taken
+    where that read adds no record (`x[e]` holds that value there anyway: the later writes of the
+    element are restored first, or write it again after a read that needs no restore) and changes
+    no parallel adjoint nor prefix. The to-be-recorded analysis and `elements.py` see the read
+    (`records_with`), so what they keep is what makes it right. Not in a prange loop, whose
+    iterations replay their bodies."""
+    loops = [loop for loop in statements if isinstance(loop, For) and loop.parallel]
+    in_prange = {t for loop in loops for t in walk_statements(loop.body)}
+    candidates = [
+        s
+        for s in statements
+        if isinstance(s, Assign) and s.writes_element and s in adjoints.root_value and s not in in_prange
+    ]
+    held: frozenset[Assign] = frozenset()
+    # all at once, then (where that adds a record) one at a time, a few: each trial is an analysis
+    singles = [[s] for s in candidates[:_HELD_TRIALS]] if len(candidates) > 1 else []
+    for trial_set in [candidates, *singles]:
+        if set(trial_set) <= held:
+            continue
+        trial_held = held | frozenset(trial_set)
+        trial = records_with(prog, statements, adjoints, primal, prefixes, trial_held)
+        if (
+            trial.sites == records.sites
+            and (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
+            and not any(p.outside & trial.at_entry.get(q, set()) for q, p in prefixes.items())
+        ):
+            held, records = trial_held, trial
+            if len(held) == len(candidates):
+                break
+    return records
+
+
 def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes: Iterable[Prefix]) -> dict[Assign, list[Line]]:
     """The adjoint lines, with each recomputed assignment as a line of its own: the reverse sweep
     runs it again."""
@@ -158,7 +209,11 @@ def _fewer_records(added: set[Assign], saved: set[Assign], loops: Mapping[Stmt, 
 
 
 def parallel_loops(
-    prog: Program, statements: list[Stmt], reads: dict[Assign, set[str]], primal: frozenset[str]
+    prog: Program,
+    statements: list[Stmt],
+    reads: dict[Assign, set[str]],
+    primal: frozenset[str],
+    after: Mapping[Assign, set[str]] | None = None,
 ) -> tuple[dict[For, ParallelLoop], dict[For, str], dict[For, set[str]], set[Assign], dict[Stmt, set[str]]]:
     """Which prange loops get a parallel adjoint, which a serial one (and why), the arrays each
     records in its iterations' slots, the to-be-recorded assignments, and the variables needed at
@@ -180,7 +235,7 @@ def parallel_loops(
             for loop, loop_plan in parallel.items()
         }
         at_entry: dict[Stmt, set[str]] = {}
-        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque, at_entry)
+        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque, at_entry, after)
         if not conflicts:
             break
         for loop, names in conflicts.items():

@@ -153,3 +153,14 @@ def scratch_reset_in_branch(a, w):
         for r in range(a.shape[0]):
             total += s[r] * s[r]
     return total
+
+
+def held_then_overwritten(x, w):
+    """The element written is overwritten later by a linear statement that records nothing: reading
+    the first value from it would need a record, so its adjoint computes the value again."""
+    y = x.copy()
+    for i in range(y.shape[0]):
+        y[i] = math.exp(w[i] * x[i])
+    for i in range(y.shape[0]):
+        y[i] = 2.0 * y[i] + 1.0
+    return np.sum(y * y)
