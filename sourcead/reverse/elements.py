@@ -466,7 +466,9 @@ class _Space:
         `lower:upper` slice, step 1, whose bound that proves it is never negative)?"""
         if not isinstance(read, cst.Slice):
             r = self.affine(read, "r")
-            low = None if r is None else self.minimum(r)
+            if r is None:
+                return False
+            low = self.minimum(r)
             return low is not None and low >= 0 and self.apart(affine_minus(written, r))
         if read.step is not None and not (is_number(read.step) and number_value(read.step) == 1):
             return False
