@@ -47,6 +47,8 @@ CASES = [
     (tk.scratch_partial_reset, (_VEC, _W), (0, 1), (), (), False),
     (tk.scratch_reset_in_branch, (_VEC, _W), (0, 1), (), (), False),
     (tk.held_then_overwritten, (_VEC, _W[:1].repeat(_N)), (0, 1), (), ("record y[i]",), False),
+    (tk.counted_reads, (_VEC, _W, 2), (0, 1), ("record idx",), (), False),
+    (tk.counted_in_array, (_VEC, _W), (0, 1), ("record pos[1]",), ("record pos[0]",), False),
 ]
 
 
@@ -83,12 +85,15 @@ def test_gradient_is_right_and_records_are_where_they_must_be(func, args, wrt, k
 
 
 def test_the_scratch_increments_record_nothing():
-    """gmm_scratch records qx once per reset (D per pair), never before an increment."""
+    """gmm_scratch records qx once per reset (D per pair), never before an increment, and its
+    counter once per pair (the reset), its increments undone by their inverse."""
     source = sourcead.grad(tk.gmm_scratch, wrt=(0, 1, 2, 3), jit=False).source
-    increments = [k for k, line in enumerate(source.splitlines()) if "qx[r] += " in line and "_bar" not in line]
-    assert increments
     lines = source.splitlines()
+    increments = [k for k, line in enumerate(lines) if line.strip() in ("qx[r] += lower[j, idx] * xc[c]", "idx += 1")]
+    assert len(increments) == 2
     assert all("# record" not in lines[k - 1] for k in increments)
+    assert any(line.strip().startswith("idx -= 1  # undo it") for line in lines)
+    assert sum("record idx" in line for line in lines) == 1
 
 
 GOLDEN = Path(__file__).parent / "golden"

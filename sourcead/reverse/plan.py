@@ -323,7 +323,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     decisions, counters = control_records(statements, adjoints, sites, fresh)  # 3
     reshaped = _reshaped(prog, adjoints, sites, reversals.in_parallel(parallel))
     recordings = recordings_of(
-        prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot, reshaped
+        prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot, reshaped, records.undone
     )  # 4
     checkpointed, not_checkpointed, snapshots = reversals.checkpoints(prog, recordings, memory)  # 5
     forward_reversals = reversals.forward_reversals(prog, statements, records, recordings, prefixes)  # 6

@@ -15,13 +15,15 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+import libcst as cst
+
 from ..analysis.program import Program
 from ..ir.core import Assign, For, If, Stmt, While, assigned_names, walk_statements
 from ..ir.counts import Count
 from ..ir.emit import Line
-from ..ir.exprs import is_number, names_in
+from ..ir.exprs import code, is_number, names_in, paren, walk
 from .adjoint import StatementAdjoints
-from .elements import unneeded_element_records
+from .elements import fixed_names, unneeded_element_records
 from .parallel import ParallelLoop, plan_parallel
 from .recompute import Prefix, recomputed_prefixes
 from .tbr import record_in_iteration, to_be_recorded
@@ -39,6 +41,7 @@ class Records:
     sites: set[Assign]  # the assignments TBR chose, slots included
     at_entry: dict[Stmt, set[str]]  # the variables needed at each loop's entry
     held: frozenset[Assign] = frozenset()  # `x[e] = v` whose adjoint reads v's value from x[e] (`held.py`)
+    undone: frozenset[Assign] = frozenset()  # integer increments undone by their inverse (`recording.Undone`)
 
 
 def plan_records(
@@ -50,6 +53,7 @@ def plan_records(
     candidates = recomputed_prefixes(fn.body, fn.params, returned, lambda v: scalar_dtype(prog, v))
     chosen, records = choose_prefixes(prog, statements, adjoints, primal, candidates)
     records = held_elements(prog, statements, adjoints, primal, chosen, records)
+    records = undone_increments(prog, statements, adjoints, primal, chosen, records)
     prefixes = {loop: p.statements for loop, p in chosen.items()}
     recomputed = {t for prefix in prefixes.values() for t in walk_statements(prefix)}
     sites = {s for s in records.sites if s not in recomputed}
@@ -63,6 +67,7 @@ def records_with(
     primal: frozenset[str],
     prefixes: Mapping[For, Prefix],
     held: frozenset[Assign] = frozenset(),
+    undone: frozenset[Assign] = frozenset(),
 ) -> Records:
     """The records, where the reverse sweep computes `prefixes` again: it reads what their
     assignments read, and their variables' values inside their loops are its own; and where the
@@ -74,8 +79,8 @@ def records_with(
         for t in walk_statements(loop.body):
             if isinstance(t, Assign) and t in reads:
                 reads[t] = reads[t] - own
-    after = {s: s.target for s in held}
-    after_names = {s: names_in(s.target) & primal for s in held}
+    after = {s: s.target for s in held | undone}  # read in the state just after them
+    after_names = {s: names_in(s.target) & primal for s in held | undone}
     parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal, after_names)
     sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim, after)
     slots = {
@@ -84,7 +89,7 @@ def records_with(
         for t in walk_statements(loop.body)
         if isinstance(t, Assign) and t.writes_element and t.var in names
     }
-    return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry, held)
+    return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry, held, undone)
 
 
 def choose_prefixes(
@@ -163,7 +168,7 @@ def held_elements(
         if set(trial_set) <= held:
             continue
         trial_held = held | frozenset(trial_set)
-        trial = records_with(prog, statements, adjoints, primal, prefixes, trial_held)
+        trial = records_with(prog, statements, adjoints, primal, prefixes, trial_held, records.undone)
         if (
             trial.sites == records.sites
             and (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
@@ -173,6 +178,57 @@ def held_elements(
             if len(held) == len(candidates):
                 break
     return records
+
+
+def undone_increments(
+    prog: Program,
+    statements: list[Stmt],
+    adjoints: StatementAdjoints,
+    primal: frozenset[str],
+    prefixes: Mapping[For, Prefix],
+    records: Records,
+) -> Records:
+    """The records where the recorded integer increments by a value that never changes (`idx += 1`,
+    `recording.Undone`) are undone by their inverse instead: the inverse reads the variable just
+    after the increment, so the analyses see that read (`records_with`: the reset `idx = 0` before
+    them then records the value it overwrites). Taken where every record that adds sits in fewer
+    loops than each increment it saves (`_fewer_records`: a counter reset per pair and counted up
+    per element, one record per pair, not one per element), no parallel adjoint changes and no
+    prefix's variable is needed at its loop's entry. Not in a prange loop."""
+    loops = [loop for loop in statements if isinstance(loop, For) and loop.parallel]
+    in_prange = {t for loop in loops for t in walk_statements(loop.body)}
+    fixed = fixed_names(prog.fn.body, prog.fn.params)
+    candidates = frozenset(
+        s
+        for s in records.sites
+        if isinstance(s, Assign) and s not in in_prange and undone_by_inverse(prog, s, fixed) is not None
+    )
+    if not candidates:
+        return records
+    trial = records_with(prog, statements, adjoints, primal, prefixes, records.held, candidates)
+    added = trial.sites - records.sites
+    if (
+        (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
+        and not any(p.outside & trial.at_entry.get(q, set()) for q, p in prefixes.items())
+        and candidates <= trial.sites
+        and _fewer_records(added, set(candidates), _enclosing_loops(prog.fn.body))
+    ):
+        return trial
+    return records
+
+
+def undone_by_inverse(prog: Program, s: Assign, fixed: AbstractSet[str]) -> str | None:
+    """The statement that undoes an integer increment `x += v` (`-=`, of a name or an element of an
+    integer array) by a `v` of integer literals, arithmetic and names with one value wherever they
+    are read (`elements.fixed_names`): `x -= v`, exact in integers; else None."""
+    target = prog.kinds.type_of(s.target)
+    if s.accumulate is None or target.dtype != "int" or target.is_array:
+        return None
+    if prog.kinds.type_of(s.value).dtype != "int" or not names_in(s.value) <= fixed:
+        return None
+    if any(isinstance(n, (cst.Call, cst.Subscript, cst.Attribute)) for n in walk(s.value)):
+        return None  # only names, literals and arithmetic
+    return f"{code(s.target)} {'-' if s.accumulate == '+' else '+'}= {code(paren(s.value))}"
 
 
 def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes: Iterable[Prefix]) -> dict[Assign, list[Line]]:

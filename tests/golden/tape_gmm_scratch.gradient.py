@@ -17,6 +17,7 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
     # active (varied from lower, mu, q; useful for the result): qx, sq
     # constant (no derivative code): x
     acc = 0.0  # not assigned on every path: a typed placeholder
+    idx = 0  # not assigned on every path: a typed placeholder
     top = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top_1 = 0
@@ -30,6 +31,7 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
     xc = np.zeros(d)
     main = np.zeros(k)
     tape = reserve(tape, top_1 + max(n, 0) * (2 * max(k, 0) * max(d, 0) + max(k, 0) + 2 + max(k - 1, 0)))  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + max(n, 0) * max(k, 0))  # room for all its records: trip counts are known here
     for i in range(n):
         for j in range(k):
             sum_q = 0.0
@@ -41,13 +43,12 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
                 top_1 += 1
                 qx[r] = math.exp(q[j, r]) * xc[r]
                 sum_q += q[j, r]
+            itape[np.uint64(itop)] = idx  # record idx: overwritten next, and an adjoint reads it
+            itop += 1
             idx = 0
             for c in range(d):
-                itape = reserve(itape, itop + (d - (c + 1)))  # room for this iteration's records
                 for r in range(c + 1, d):
                     qx[r] += lower[j, idx] * xc[c]
-                    itape[np.uint64(itop)] = idx  # record idx: overwritten next, and an adjoint reads it
-                    itop += 1
                     idx += 1
             sq = 0.0
             for r in range(d):
@@ -119,13 +120,14 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
             for c in range(d - 1, -1, -1):
                 xc_bar_c = 0.0  # what every iteration adds into xc_bar[c]
                 for r in range(d - 1, (c + 1) - 1, -1):
-                    itop -= 1
-                    idx = itape[np.uint64(itop)]  # restore the value idx had before
+                    idx -= 1  # undo it: the value idx had before
                     # adjoint of: qx[r] += lower[j, idx] * xc[c]
                     lower_bar[j, idx] += (xc[c] * qx_bar[np.uint64(r)] if qx_bar[np.uint64(r)] != 0.0 else 0.0)
                     xc_bar_c += (lower[j, idx] * qx_bar[np.uint64(r)] if qx_bar[np.uint64(r)] != 0.0 else 0.0)
                 if xc_bar_c != 0.0:
                     xc_bar[np.uint64(c)] += xc_bar_c
+            itop -= 1
+            idx = itape[np.uint64(itop)]  # restore the value idx had before
             for r in range(d - 1, -1, -1):
                 # adjoint of: sum_q += q[j, r]
                 q_bar[j, np.uint64(r)] += sum_q_bar

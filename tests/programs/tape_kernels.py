@@ -164,3 +164,33 @@ def held_then_overwritten(x, w):
     for i in range(y.shape[0]):
         y[i] = 2.0 * y[i] + 1.0
     return np.sum(y * y)
+
+
+def counted_reads(x, w, stride):
+    """A counter never reset, counted up by an integer argument and by 1 in a branch, read as an
+    index by a nonlinear statement: its increments are undone, not recorded."""
+    n = x.shape[0]
+    idx = 0
+    total = 0.0
+    for t in range(w.shape[0]):
+        for i in range(n - 1):
+            total += math.sin(w[t] * x[idx % n]) * x[(idx + 1) % n]
+            idx += stride
+            if x[i] > 0.0:
+                idx += 1
+    return total
+
+
+def counted_in_array(x, w):
+    """A counter kept in an integer array's element."""
+    n = x.shape[0]
+    pos = np.zeros(2, dtype=np.int64)
+    total = 0.0
+    for t in range(w.shape[0]):
+        pos[1] = 0
+        for i in range(n):
+            total += math.cos(w[t] * x[pos[1]]) * x[i]
+            pos[1] += 1
+            pos[0] += 2
+        total += x[pos[0] % n] * w[t]
+    return total
