@@ -9,7 +9,9 @@ decides and what it reads):
    with the to-be-recorded analysis (`tbr.py`) until no parallel loop overwrites a value an
    earlier adjoint still needs; the element writes whose old value no later-reversed read can see
    (`elements.py`) drop their records; the loop-body prefixes computed again instead of recorded
-   (`recompute.py`), each taken where it saves records;
+   (`recompute.py`), each taken where it saves records; the element writes whose adjoint reads the
+   value from the element (`held_elements`) and the integer increments undone by their inverse
+   (`undone_increments`), each taken where the analyses, seeing those reads, keep no worse records;
 3. `control` (`keeping.py`): the `if`s whose branch and the loops whose trip count the reversal needs;
 4. `recordings` (`keeping.py`): how each record is kept, a `Recording` (`recording.py`) per statement;
    an array bound again whose old value is not recorded records its old shape (`reshaped`);

@@ -7,6 +7,9 @@ to-be-recorded analysis (`tbr.py`), iterated until no parallel loop overwrites a
 adjoint still needs (such a loop records those elements in its iterations' own slots of the tape,
 or turns serial); then the element writes whose old value no later-reversed read can see
 (`elements.py`) drop their records. A prefix is taken where it saves records (`choose_prefixes`).
+Then the reads the reverse sweep may make just after an assignment, before its restore: an element
+write's value read from its element (`held_elements`), an integer increment undone by its inverse
+(`undone_increments`), each analysed again with that read and taken where the records allow it.
 """
 
 from __future__ import annotations
