@@ -49,6 +49,7 @@ CASES = [
     (tk.held_then_overwritten, (_VEC, _W[:1].repeat(_N)), (0, 1), (), ("record y[i]",), False),
     (tk.counted_reads, (_VEC, _W, 2), (0, 1), ("record idx",), (), False),
     (tk.counted_in_array, (_VEC, _W), (0, 1), ("record pos[1]",), ("record pos[0]",), False),
+    (tk.scratch_matrix, (_VEC, _W), (0, 1), ("record S[r, c]",), ("record S[r, 1]",), False),
 ]
 
 

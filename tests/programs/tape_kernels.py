@@ -194,3 +194,20 @@ def counted_in_array(x, w):
             pos[0] += 2
         total += x[pos[0] % n] * w[t]
     return total
+
+
+def scratch_matrix(a, w):
+    """A scratch matrix reset per step by two loops of its own (one counting down), then one
+    column accumulated from the other: the increments need no record."""
+    n = a.shape[0]
+    S = np.zeros((n, 2))
+    total = 0.0
+    for t in range(w.shape[0]):
+        for c in range(2):
+            for r in range(n - 1, -1, -1):
+                S[r, c] = a[r] * w[t] + c
+        for r in range(n):
+            S[r, 1] += w[t] * S[r, 0]
+        for r in range(n):
+            total += math.sin(S[r, 1]) * S[r, 0]
+    return total
