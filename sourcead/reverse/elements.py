@@ -39,7 +39,7 @@ import libcst as cst
 from ..analysis.affine import ONE, Affine, affine_form, affine_minus, affine_plus, affine_scale, constant, size_of
 from ..ir.core import Assign, Break, For, If, Permute, Stmt, While, walk_statements
 from ..ir.emit import Line
-from ..ir.exprs import children, is_number, names_in, number_value, subscript_indices
+from ..ir.exprs import children, code, is_number, names_in, number_value, subscript_indices
 
 
 @dataclass(frozen=True)
@@ -135,10 +135,13 @@ def fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
     fixed = {p for p in params if p not in assigned and p not in unfixed}
     once = {n: ss[0] for n, ss in assigned.items() if len(ss) == 1 and n not in unfixed}
     fixed |= {n for n, s in once.items() if s in top_level}
+    # assigned the same expression everywhere (normalize hoists `stop = A.shape[0]` before each
+    # loop that reads it): one value too, where that expression is fixed
+    same = {n: ss[0] for n, ss in assigned.items() if n not in unfixed and len({code(s.value) for s in ss}) == 1}
     changed = True
     while changed:  # an integer expression of fixed names is fixed, wherever it is assigned
         changed = False
-        for n, s in once.items():
+        for n, s in same.items():
             if n not in fixed and _fixed_value(s.value, fixed):
                 fixed.add(n)
                 changed = True

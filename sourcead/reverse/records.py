@@ -86,6 +86,10 @@ def records_with(
     after_names = {s: names_in(s.target) & primal for s in held | undone}
     parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal, after_names)
     sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim, after)
+    # a name with one value wherever it is read (`stop = A.shape[0]` before each inner loop) is
+    # assigned that value again: nothing to restore
+    fixed = fixed_names(prog.fn.body, prog.fn.params)
+    sites = {s for s in sites if s.writes_element or s.var not in fixed}
     slots = {
         t: loop
         for loop, names in slot_arrays.items()

@@ -32,10 +32,6 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     C_1 = C * beta
     stop_1 = C_1.shape[0]
     for symm_i in range(stop_1):
-        if itop == itape.shape[0]:
-            itape = reserve(itape, 2 * itop + 16)
-        itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
-        itop += 1
         stop = C_1.shape[1]
         tape = reserve(tape, top + 2 * stop)  # room for this loop's records
         for symm_j in range(stop):
@@ -146,8 +142,6 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             t5 = np.sum(A_dot[symm_i, :symm_i] * unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], t2))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t5
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t5
-        itop -= 1
-        stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: C_1 = C * beta
     C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
     beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))
