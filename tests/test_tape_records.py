@@ -50,6 +50,8 @@ CASES = [
     (tk.counted_reads, (_VEC, _W, 2), (0, 1), ("record idx",), (), False),
     (tk.counted_in_array, (_VEC, _W), (0, 1), ("record pos[1]",), ("record pos[0]",), False),
     (tk.scratch_matrix, (_VEC, _W), (0, 1), ("record S[r, c]",), ("record S[r, 1]",), False),
+    (tk.parameter_assigned, (_VEC, 0.8), (0, 1), ("record a",), (), False),
+    (tk.index_parameter_assigned, (_VEC, 1), (0,), (), (), False),
 ]
 
 

@@ -133,11 +133,16 @@ def fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
     visit(body)
     top_level = {s for s in body if isinstance(s, Assign)}
     fixed = {p for p in params if p not in assigned and p not in unfixed}
-    once = {n: ss[0] for n, ss in assigned.items() if len(ss) == 1 and n not in unfixed}
+    # (a parameter assigned has two values: the one passed, then the one assigned)
+    once = {n: ss[0] for n, ss in assigned.items() if len(ss) == 1 and n not in unfixed and n not in params}
     fixed |= {n for n, s in once.items() if s in top_level}
     # assigned the same expression everywhere (normalize hoists `stop = A.shape[0]` before each
     # loop that reads it): one value too, where that expression is fixed
-    same = {n: ss[0] for n, ss in assigned.items() if n not in unfixed and len({code(s.value) for s in ss}) == 1}
+    same = {
+        n: ss[0]
+        for n, ss in assigned.items()
+        if n not in unfixed and n not in params and len({code(s.value) for s in ss}) == 1
+    }
     changed = True
     while changed:  # an integer expression of fixed names is fixed, wherever it is assigned
         changed = False

@@ -211,3 +211,20 @@ def scratch_matrix(a, w):
         for r in range(n):
             total += math.sin(S[r, 1]) * S[r, 0]
     return total
+
+
+def parameter_assigned(x, a):
+    """A parameter assigned once: two values (the one passed, the one assigned), so its assignment
+    records the old one, which its own adjoint reads."""
+    a /= 2.0 + math.cos(x[0])
+    return a * a + x[1]
+
+
+def index_parameter_assigned(x, k):
+    """An integer parameter assigned once, an index before and after: `y[k + 1]` read with the
+    value passed is the element `y[k]` written with the value assigned."""
+    y = x.copy()
+    s = math.sin(y[k + 1])
+    k = k + 1
+    y[k] = 2.0 * x[0]
+    return s + np.sum(y * y)
