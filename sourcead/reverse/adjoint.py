@@ -168,9 +168,15 @@ class StatementAdjoints:
     def holds_its_value(self, s: Assign) -> bool:
         """Does the target of `s` hold the value of its right-hand side once `s` has run? A name
         (a float, or a whole array: `h = np.tanh(W @ x + b)`) assigned with `=`, from an expression
-        that does not read it. (An array's other names are refused where either is written:
-        `check_view`, `array_assignment`.)"""
-        return isinstance(s.target, cst.Name) and s.accumulate is None and s.var not in names_in(s.value)
+        that does not read it; or a float element (`x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]`:
+        the value is computed before the element is written). (An array's other names are refused
+        where either is written: `check_view`, `array_assignment`.)"""
+        if s.accumulate is not None:
+            return False
+        if isinstance(s.target, cst.Subscript):
+            of = self.prog.kinds.type_of(s.target)
+            return of.dtype == "float" and of.ndim == 0
+        return s.var not in names_in(s.value)
 
     def check_view(self, s: Assign) -> None:
         """`b = a[i]` makes b a view of a row of a (as `b = a.T` of all of it, and the other

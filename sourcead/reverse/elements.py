@@ -6,11 +6,18 @@ k and column k of U, and step k's eliminations write only rows and columns after
 they overwrite is read by an adjoint that runs after their mirror point in the reverse sweep.
 
 A write `S: A[e(w)] = ...` needs no record if, for every read `R: A[r(v)]` that the reverse sweep
-makes (the adjoint lines of every statement, as they index A) at an instance v that runs before
-the instance w of S in the forward sweep (or is the same instance: S's own adjoint), some index
-differs: e_d(w) - r_d(v) is provably positive or provably negative. Indices must be affine in the
-loop variables and in names that never change (parameters never assigned, names assigned once at
-the top level); each loop variable ranges over its loop's bounds, affine in the outer ones.
+makes (the adjoint lines of every statement, as they index A; the indices a restore reads; an
+element read just after its statement, `held.py`) at an instance v that runs before the instance w
+of S in the forward sweep (or is the same instance: S's own adjoint), some index differs:
+e_d(w) - r_d(v) is provably positive or provably negative, or e_d(w) lies provably outside a slice
+`lo:hi` that R reads (`e_d(w) >= hi` or `e_d(w) < lo`, the bound provably not negative: trisolv's
+`x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]` reads only `x[:i]`); or a *cover* runs between them: a
+write of the same element in the iteration of the loops S shares with it, before S and
+unconditional there (`Cover`: a scratch vector reset per step, `qx[r] = ...`, then accumulated,
+`qx[r] += ...`: the increments' old values are read by no adjoint, whatever read qx in earlier
+steps read the values the reset overwrites). Indices must be affine in the loop variables and in
+names that never change (parameters never assigned, names assigned once at the top level); each
+loop variable ranges over its loop's bounds, affine in the outer ones.
 "Runs before" is split by the first common loop where the instances differ: there the read's
 variable is the write's minus delta (delta >= the step), the common loops outside are equal, and
 the loops inside are free; or every common loop is equal and R is S or comes before it in the
@@ -24,15 +31,15 @@ elements a loop's bounds read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
 from ..analysis.affine import ONE, Affine, affine_form, affine_minus, affine_plus, affine_scale, constant, size_of
-from ..ir.core import Assign, For, If, Permute, Stmt, While
+from ..ir.core import Assign, Break, For, If, Permute, Stmt, While, walk_statements
 from ..ir.emit import Line
-from ..ir.exprs import children, is_number, names_in, number_value, subscript_indices
+from ..ir.exprs import children, code, is_number, names_in, number_value, subscript_indices
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,8 @@ class _Access:
     stmt: Assign  # the statement whose adjoint reads (or which writes)
     indices: tuple[cst.BaseExpression, ...] | None  # None: the whole array (a read only)
     loops: tuple[For | While, ...]  # the enclosing loops, outermost first
-    position: int  # textual order
+    position: float  # textual order (a read just after a statement: its position + 0.5)
+    path: tuple[Stmt, ...] = ()  # the compound statements around it, outermost first
 
 
 def unneeded_element_records(
@@ -49,40 +57,53 @@ def unneeded_element_records(
     lines: Mapping[Assign, list[Line]],
     params: tuple[str, ...],
     excluded: set[str],
+    ndim: Callable[[str], int],
+    after: Mapping[Assign, cst.BaseExpression] | None = None,
 ) -> set[Assign]:
-    """The element writes among `sites` that need no record. `excluded`: arrays not analysed."""
-    context: dict[Stmt, tuple[tuple, int]] = {}
-    _contexts(body, (), context)
+    """The element writes among `sites` that need no record. `excluded`: arrays not analysed;
+    `ndim`: an array's number of dimensions; `after`: elements read just after an assignment runs,
+    before its record is restored (`held.py`: the value an adjoint takes from its element)."""
+    context: dict[Stmt, tuple[tuple, int, tuple]] = {}
+    _contexts(body, (), (), context)
     fixed = fixed_names(body, params)
-    reads = _accesses(body, lines, context, excluded)
+    sites = set(sites)
+    reads = _accesses(body, lines, context, excluded, sites, after or {})
+    positions = {t: position for t, (_, position, _) in context.items()}
+    writes = _writes(context, ndim)
     found = set()
     for s in sites:
         if s not in context or not s.writes_element or s.var in excluded:
             continue
-        loops, position = context[s]
+        loops, position, path = context[s]
         indices = tuple(subscript_indices(s.target))  # type: ignore[arg-type]
-        write = _Access(s, indices, loops, position)
-        if len(indices) != _rank(reads.get(s.var, []), len(indices)):
-            continue  # a row or slice (or indices of another rank): not one element
-        if all(_disjoint(write, read, fixed) for read in reads.get(s.var, [])):
+        if len(indices) > ndim(s.var) or any(isinstance(e, cst.Slice) for e in indices):
+            continue  # a slice: its elements are not one index apart (a row is: `h[t + 1]`)
+        write = _Access(s, indices, loops, position, path)
+        found_covers = covers(write, writes.get(s.var, []), fixed, positions)
+        if all(_disjoint(write, read, fixed, found_covers, positions) for read in reads.get(s.var, [])):
             found.add(s)
     return found
 
 
-def _rank(reads: list[_Access], written: int) -> int:
-    """The one number of indices the reads and the write (`written` indices) use, else -1."""
-    ranks = {len(r.indices) for r in reads if r.indices is not None} | {written}
-    return ranks.pop() if len(ranks) == 1 else -1
-
-
-def _contexts(body: tuple[Stmt, ...], loops: tuple, out: dict) -> None:
+def _contexts(body: tuple[Stmt, ...], loops: tuple, path: tuple, out: dict) -> None:
     for s in body:
-        out[s] = (loops, len(out))
+        out[s] = (loops, len(out), path)
         if isinstance(s, (For, While)):
-            _contexts(s.body, (*loops, s), out)
+            _contexts(s.body, (*loops, s), (*path, s), out)
         elif isinstance(s, If):
-            _contexts(s.body, loops, out)
-            _contexts(s.orelse, loops, out)
+            _contexts(s.body, loops, (*path, s), out)
+            _contexts(s.orelse, loops, (*path, s), out)
+
+
+def _writes(context: Mapping[Stmt, tuple], ndim: Callable[[str], int]) -> dict[str, list[_Access]]:
+    """The writes of one element or row each, per array: the candidates to cover another (`Cover`)."""
+    found: dict[str, list[_Access]] = {}
+    for s, (loops, position, path) in context.items():
+        if isinstance(s, Assign) and s.writes_element:
+            indices = tuple(subscript_indices(s.target))  # type: ignore[arg-type]
+            if len(indices) <= ndim(s.var) and not any(isinstance(e, cst.Slice) for e in indices):
+                found.setdefault(s.var, []).append(_Access(s, indices, loops, position, path))
+    return found
 
 
 def fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
@@ -112,12 +133,20 @@ def fixed_names(body: tuple[Stmt, ...], params: tuple[str, ...]) -> set[str]:
     visit(body)
     top_level = {s for s in body if isinstance(s, Assign)}
     fixed = {p for p in params if p not in assigned and p not in unfixed}
-    once = {n: ss[0] for n, ss in assigned.items() if len(ss) == 1 and n not in unfixed}
+    # (a parameter assigned has two values: the one passed, then the one assigned)
+    once = {n: ss[0] for n, ss in assigned.items() if len(ss) == 1 and n not in unfixed and n not in params}
     fixed |= {n for n, s in once.items() if s in top_level}
+    # assigned the same expression everywhere (normalize hoists `stop = A.shape[0]` before each
+    # loop that reads it): one value too, where that expression is fixed
+    same = {
+        n: ss[0]
+        for n, ss in assigned.items()
+        if n not in unfixed and n not in params and len({code(s.value) for s in ss}) == 1
+    }
     changed = True
     while changed:  # an integer expression of fixed names is fixed, wherever it is assigned
         changed = False
-        for n, s in once.items():
+        for n, s in same.items():
             if n not in fixed and _fixed_value(s.value, fixed):
                 fixed.add(n)
                 changed = True
@@ -139,14 +168,17 @@ def _fixed_value(node: cst.BaseExpression, fixed: set[str]) -> bool:
     return False
 
 
-def _accesses(body, lines, context, excluded: set[str]):
-    """The reads of the reverse sweep per array (elements, or the whole array); adds to
+def _accesses(body, lines, context, excluded: set[str], sites: set[Assign], after):
+    """The reads of the reverse sweep per array (elements, or the whole array): the adjoint lines,
+    the indices a restore reads, the elements read just after an assignment (`after`); adds to
     `excluded` the arrays that loop bounds read, parallel loops mention, or two names share."""
     reads: dict[str, list[_Access]] = {}
-    for s, (loops, position) in context.items():
+    for s, (loops, position, path) in context.items():
         if isinstance(s, For):
-            for bound in (s.start, s.stop, s.step):
-                excluded |= names_in(bound)  # the reversed loop reads its bounds again
+            for bound in (s.start, s.stop, s.step):  # the reversed loop reads its bounds again
+                in_bound: dict[str, list[_Access]] = {}
+                _collect(bound, s, (loops, position, path), in_bound)  # type: ignore[arg-type]
+                excluded |= set(in_bound)  # (a size, `a.shape[0]`, reads no element)
             if s.parallel:  # its adjoint replays the body: reads beyond the adjoint lines
                 excluded |= _names_in_body(s.body)
         elif isinstance(s, Permute):
@@ -155,7 +187,12 @@ def _accesses(body, lines, context, excluded: set[str]):
             if not s.writes_element and isinstance(s.value, cst.Name):
                 excluded |= {s.var, s.value.value}  # two names for one array
             for line in lines.get(s, []):
-                _reads_in(line, s, loops, position, reads)
+                _reads_in(line, s, (loops, position, path), reads)
+            if s in sites and s.writes_element:  # its restore reads the indices
+                for index in subscript_indices(s.target):  # type: ignore[arg-type]
+                    _collect(index, s, (loops, position, path), reads)
+            if s in after:  # read before its restore, in the state just after it
+                _collect(after[s], s, (loops, position + 0.5, path), reads)
     return reads
 
 
@@ -176,58 +213,164 @@ def _names_in_body(body: tuple[Stmt, ...]) -> set[str]:
     return found
 
 
-def _reads_in(line: Line, s: Assign, loops, position, reads) -> None:
+def _reads_in(line: Line, s: Assign, where: tuple, reads) -> None:
     roots: list[cst.BaseExpression] = [line.value]
     if isinstance(line.target, cst.Subscript):
         roots += list(subscript_indices(line.target))
     for root in roots:
-        _collect(root, s, loops, position, reads)
+        _collect(root, s, where, reads)
 
 
-def _collect(node: cst.CSTNode, s: Assign, loops, position, reads) -> None:
+def _collect(node: cst.CSTNode, s: Assign, where: tuple, reads) -> None:
+    """The reads in `node`, made by `s`'s adjoint at `where` (its loops, position and path)."""
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
         indices = tuple(subscript_indices(node))
-        reads.setdefault(node.value.value, []).append(_Access(s, indices, loops, position))
+        reads.setdefault(node.value.value, []).append(_Access(s, indices, *where))
         for index in indices:
-            _collect(index, s, loops, position, reads)
+            if isinstance(index, cst.Slice):
+                for part in (index.lower, index.upper, index.step):
+                    if part is not None:
+                        _collect(part, s, where, reads)
+            else:
+                _collect(index, s, where, reads)
         return
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
         if node.attr.value in ("shape", "size", "ndim"):
             return  # a size: the same for every value of the array
     if isinstance(node, cst.Name):
-        reads.setdefault(node.value, []).append(_Access(s, None, loops, position))
+        reads.setdefault(node.value, []).append(_Access(s, None, *where))
         return
     for child in children(node):
-        _collect(child, s, loops, position, reads)
+        _collect(child, s, where, reads)
 
 
 # --- the proof -----------------------------------------------------------------------------------
 
 
-def _disjoint(write: _Access, read: _Access, fixed: set[str]) -> bool:
+def _disjoint(
+    write: _Access, read: _Access, fixed: set[str], found_covers: Sequence[Cover] = (), positions=None
+) -> bool:
     """Does every instance of `read` that runs before (or is) an instance of `write` index another
-    element? (False where it cannot be shown.)"""
+    element, or run before a write of that element that comes before `write` (a cover)? (False
+    where it cannot be shown.)"""
     common = 0
     while common < min(len(write.loops), len(read.loops)) and write.loops[common] is read.loops[common]:
         common += 1
-    if read.indices is None:  # the whole array: apart only if it is read after every write
-        return common == 0 and read.position > write.position
     assert write.indices is not None  # a write is of one element (`unneeded_element_records`)
     cases = list(range(common))  # the first common loop where the read's iteration is earlier
     if read.position <= write.position:
         cases.append(common)  # every common loop in the same iteration, R first in the body (or R is S)
     for differ in cases:
+        if any(cover.covers(read, differ, common, positions) for cover in found_covers):
+            continue
+        if read.indices is None:  # the whole array
+            return False
         space = _Space(write, read, differ, common, fixed)
         w = [space.affine(e, "w") for e in write.indices]
-        r = [space.affine(e, "r") for e in read.indices]
-        if any(x is None for x in w + r):
+        if any(x is None for x in w):
             return False
-        lows = [space.minimum(x) for x in w + r]  # type: ignore[arg-type]
-        if any(low is None or low < 0 for low in lows):
+        if any(low is None or low < 0 for low in (space.minimum(x) for x in w)):  # type: ignore[arg-type]
             return False  # an index that may be negative wraps around
-        if not any(space.apart(affine_minus(a, b)) for a, b in zip(w, r, strict=True)):  # type: ignore[arg-type]
+        # the write's leading indices (an element's all, a row's first): a read's further ones
+        # pick within them, fewer take all of the rest
+        padded = (*read.indices, *[cst.Slice(None, None)] * max(0, len(w) - len(read.indices)))[: len(w)]
+        if not any(space.outside(x, e) for x, e in zip(w, padded, strict=True)):  # type: ignore[arg-type]
             return False
     return True
+
+
+# --- covers: a write of the element between the read and the write --------------------------------
+
+
+@dataclass(frozen=True)
+class Cover:
+    """A write P of the element a write W overwrites, in every iteration of the loops they share
+    (`level` of them) before W: P's statement in that loop body (`top`, at `position`) comes
+    before W's and runs unconditionally (only `for` loops between, whose ranges hold W's index).
+    A read that runs before P's instance in W's iteration reads a value P overwrites, not W's
+    old value: its element needs no proof of disjointness."""
+
+    level: int
+    position: int
+    loops: tuple[For | While, ...]
+
+    def covers(self, read: _Access, differ: int, common: int, positions: Mapping[Stmt, int]) -> bool:
+        """Does every instance of `read` in case `differ` of `_disjoint` run before this cover's
+        instance in the write's iteration (`common`: the loops the read shares with the write)?"""
+        if differ < self.level or common < self.level:
+            return True  # an earlier iteration of a loop around P, or before the loop that holds P
+        chain = (*read.path, read.stmt)
+        ancestor = chain[_after(chain, self.loops, self.level)]
+        return positions[ancestor] < self.position
+
+
+def _after(chain: tuple[Stmt, ...], loops: tuple[For | While, ...], level: int) -> int:
+    """The index in `chain` (a statement's path and itself) of its statement in the body of
+    `loops[level - 1]` (at the top level for level 0)."""
+    if level == 0:
+        return 0
+    return next(k for k, t in enumerate(chain) if t is loops[level - 1]) + 1
+
+
+def covers(write: _Access, candidates: list[_Access], fixed: set[str], positions: Mapping[Stmt, int]) -> list[Cover]:
+    """The covers of `write` among the one-element writes of its array (`Cover`)."""
+    found = []
+    for p in candidates:
+        if p.stmt is write.stmt or len(p.indices or ()) != len(write.indices or ()):
+            continue  # (a row covers a row, an element an element)
+        level = 0
+        while level < min(len(p.loops), len(write.loops)) and p.loops[level] is write.loops[level]:
+            level += 1
+        chain, own_chain = (*p.path, p.stmt), (*write.path, write.stmt)
+        top, own_top = chain[_after(chain, p.loops, level)], own_chain[_after(own_chain, write.loops, level)]
+        between = chain[_after(chain, p.loops, level) : -1]
+        if not all(isinstance(t, For) for t in between) or positions[top] >= positions[own_top]:
+            continue  # a branch or a while between (it may not run), or not before the write
+        if any(isinstance(t, Break) for t in walk_statements((top,))):
+            continue  # a loop of its own may stop early
+        if _reaches(write, p, level, fixed):
+            found.append(Cover(level, positions[top], write.loops))
+    return found
+
+
+def _reaches(write: _Access, cover: _Access, level: int, fixed: set[str]) -> bool:
+    """Does `cover`, in the iteration of the `level` loops it shares with `write`, write the
+    element `write` writes? Each index of the cover is the write's (the same affine form), or one
+    of its own loop variables plus an affine form of the shared ones, its loop (step 1 or -1)
+    ranging over the write's index less that form, every own loop variable in one index."""
+    assert write.indices is not None and cover.indices is not None
+    space = _Space(write, cover, level, level, fixed)
+    own = [loop for loop in cover.loops[level:] if isinstance(loop, For)]
+    if any(_step(loop) not in (1, -1) for loop in own):
+        return False
+    w = [space.affine(e, "w") for e in write.indices]
+    c = [space.affine(e, "r") for e in cover.indices]
+    used: set = set()
+    for wd, cd in zip(w, c, strict=True):
+        if wd is None or cd is None:
+            return False
+        mine = [atom for atom in cd if _own(atom)]
+        if not mine:
+            if affine_minus(cd, wd):
+                return False  # not the same index
+            continue
+        var = mine[0]
+        bounds = space.bounds.get(var)
+        if len(mine) != 1 or cd[var] != 1 or var in used or bounds is None or None in bounds:
+            return False
+        used.add(var)
+        lower, upper = bounds
+        if any(_own(atom) for atom in (*lower, *upper)):
+            return False  # a bound of another loop of its own: not a rectangle
+        value = affine_minus(wd, {k: v for k, v in cd.items() if k != var})  # what var must be
+        lows = space.minimum(affine_minus(value, lower)), space.minimum(affine_minus(upper, value))
+        if any(low is None or low < 0 for low in lows):
+            return False
+    return len(used) == len(own)
+
+
+def _own(atom) -> bool:
+    return isinstance(atom, tuple) and atom[0] == "r"
 
 
 _DELTA = ("delta",)
@@ -325,6 +468,28 @@ class _Space:
             del expr[var]
             expr = affine_plus(expr, affine_scale(bound, c))
         return constant(expr)  # None where it depends on a size or another fixed name
+
+    def outside(self, written: Affine, read: cst.BaseExpression) -> bool:
+        """Is the index `written` never the index `read`, or never within the slice `read` (a
+        `lower:upper` slice, step 1, whose bound that proves it is never negative)?"""
+        if not isinstance(read, cst.Slice):
+            r = self.affine(read, "r")
+            if r is None:
+                return False
+            low = self.minimum(r)
+            return low is not None and low >= 0 and self.apart(affine_minus(written, r))
+        if read.step is not None and not (is_number(read.step) and number_value(read.step) == 1):
+            return False
+        for bound, past in ((read.upper, True), (read.lower, False)):
+            b = None if bound is None else self.affine(bound, "r")
+            least = None if b is None else self.minimum(b)
+            if b is None or least is None or least < 0:
+                continue  # absent (0 or the size), or not known to be a position from the start
+            beyond = affine_minus(written, b) if past else affine_minus(b, affine_plus(written, {ONE: 1}))
+            low = self.minimum(beyond)
+            if low is not None and low >= 0:
+                return True
+        return False
 
     def apart(self, difference: Affine) -> bool:
         """Is `difference` never zero: provably positive or provably negative?"""

@@ -1,17 +1,21 @@
-"""The plan's step `held`: the assignments `x = e` whose adjoint takes e's value from `x` rather
-than compute it again (`ReversePlan.held`). It reads the adjoint lines (`adjoint.py`) and each
-assignment's value at the root of its linearization (`StatementAdjoints.root_value`).
+"""The plan's step `held`: the assignments `x = e` (and `x[i] = e`) whose adjoint takes e's value
+from `x` (from `x[i]`) rather than compute it again (`ReversePlan.held`). It reads the adjoint lines
+(`adjoint.py`), each assignment's value at the root of its linearization
+(`StatementAdjoints.root_value`), and the element writes the records step chose (`records.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 
 from ..ir.core import Assign, Stmt, blocks, walk_statements
 from .adjoint import StatementAdjoints
 
 
-def held_values(body: tuple[Stmt, ...], adjoints: StatementAdjoints) -> dict[Assign, str]:
+def held_values(
+    body: tuple[Stmt, ...], adjoints: StatementAdjoints, elements: AbstractSet[Assign] = frozenset()
+) -> dict[Assign, str]:
     """The assignments `x = e` whose adjoint may take e's value (a quotient's, an exp's: what its
     partials read) from `x` rather than compute it again, and the temporary that gets it.
 
@@ -21,11 +25,16 @@ def held_values(body: tuple[Stmt, ...], adjoints: StatementAdjoints) -> dict[Ass
     undone first, or recomputed as a prefix, which assigns `x` only there), and between R's
     adjoint and this one the reverse sweep restores only the targets of the assignments between.
     The reading adds no record (the value is kept for R already); where `x = e` records the old
-    `x`, the temporary takes the value before the restore puts the old one back."""
-    held: dict[Assign, str] = {}
+    `x`, the temporary takes the value before the restore puts the old one back.
+
+    An element write `x[i] = e` is held where the records step says (`elements`,
+    `records.held_elements`): the analyses that decide the records saw its read of `x[i]` there."""
+    held: dict[Assign, str] = {s: adjoints.root_value[s] for s in elements}
     for block in _blocks_within(body):
         for k, s in enumerate(block):
-            if isinstance(s, Assign) and s in adjoints.root_value and _read_later(s, block[k + 1 :], adjoints):
+            if not isinstance(s, Assign) or s.writes_element or s not in adjoints.root_value:
+                continue
+            if _read_later(s, block[k + 1 :], adjoints):
                 held[s] = adjoints.root_value[s]
     return held
 

@@ -14,8 +14,9 @@ from collections.abc import Set as AbstractSet
 from ..analysis.program import Program
 from ..ir.core import Assign, For, If, Stmt, While, has_break, walk_statements
 from .adjoint import StatementAdjoints
-from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording, ShapeOnTape
-from .records import records_array
+from .elements import fixed_names
+from .recording import ArrayInRegister, ArrayOnTape, InRegister, InSlot, OnTape, Recording, ShapeOnTape, Undone
+from .records import records_array, undone_by_inverse
 
 
 def control_records(
@@ -47,10 +48,13 @@ def recordings_of(
     tape: str,
     slot: str,
     reshaped: AbstractSet[Assign] = frozenset(),
+    undone: AbstractSet[Assign] = frozenset(),
 ) -> dict[Stmt, Recording]:
     """How each record is kept: in a register where a replayed parallel iteration makes it once,
-    in the iteration's slot for the elements a parallel loop overwrites, else on a tape."""
+    in the iteration's slot for the elements a parallel loop overwrites, by the inverse for the
+    integer increments the records step chose (`undone`), else on a tape."""
     once = {s for loop in parallel for s in _once_per_iteration(loop.body)}
+    fixed = fixed_names(prog.fn.body, prog.fn.params)
     found: dict[Stmt, Recording] = {}
     for s in walk_statements(prog.fn.body):
         if s in slots:
@@ -64,8 +68,11 @@ def recordings_of(
                     if registered
                     else ArrayOnTape(_tape_index(prog, s), t.ndim, t.dtype, not s.writes_element)
                 )
+            elif registered:
+                found[s] = InRegister(prog.namer.fresh(f"{s.var}_old"))
             else:
-                found[s] = InRegister(prog.namer.fresh(f"{s.var}_old")) if registered else OnTape(_tape_index(prog, s))
+                inverse = undone_by_inverse(prog, s, fixed) if s in undone else None
+                found[s] = Undone(inverse) if inverse is not None else OnTape(_tape_index(prog, s))
         elif isinstance(s, Assign) and s in reshaped:
             found[s] = ShapeOnTape(prog.kinds.type_of(s.target).ndim)
         elif s in decisions:

@@ -9,7 +9,9 @@ decides and what it reads):
    with the to-be-recorded analysis (`tbr.py`) until no parallel loop overwrites a value an
    earlier adjoint still needs; the element writes whose old value no later-reversed read can see
    (`elements.py`) drop their records; the loop-body prefixes computed again instead of recorded
-   (`recompute.py`), each taken where it saves records;
+   (`recompute.py`), each taken where it saves records; the element writes whose adjoint reads the
+   value from the element (`held_elements`) and the integer increments undone by their inverse
+   (`undone_increments`), each taken where the analyses, seeing those reads, keep no worse records;
 3. `control` (`keeping.py`): the `if`s whose branch and the loops whose trip count the reversal needs;
 4. `recordings` (`keeping.py`): how each record is kept, a `Recording` (`recording.py`) per statement;
    an array bound again whose old value is not recorded records its old shape (`reshaped`);
@@ -98,7 +100,7 @@ class ReversePlan:
         For, tuple[int, int]
     ]  # loops reversed in their own order: records per iteration per tape
     gathers: Mapping[For, Gather]  # loops whose contributions at constant offsets are gathered
-    held: Mapping[Assign, str]  # `x = e` whose adjoint reads e's value from x: the temporary it sets
+    held: Mapping[Assign, str]  # `x = e`, `x[i] = e` whose adjoint reads e's value from x: the temporary it sets
     promoted: Mapping[For, tuple[Promoted, ...]]  # elements a reversed loop sums into a local first
     accumulators: Mapping[Assign, Mapping[str, str]]  # its lines' targets (as code) -> that local
     reservations: Mapping[Stmt, tuple[Reservation, Reservation]]  # per main tape
@@ -323,7 +325,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     decisions, counters = control_records(statements, adjoints, sites, fresh)  # 3
     reshaped = _reshaped(prog, adjoints, sites, reversals.in_parallel(parallel))
     recordings = recordings_of(
-        prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot, reshaped
+        prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot, reshaped, records.undone
     )  # 4
     checkpointed, not_checkpointed, snapshots = reversals.checkpoints(prog, recordings, memory)  # 5
     forward_reversals = reversals.forward_reversals(prog, statements, records, recordings, prefixes)  # 6
@@ -365,7 +367,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         inner_loops=reversals.inner_loops(statements),
         forward_reversals=forward_reversals,
         gathers=gathers,
-        held=held_values(fn.body, adjoints),  # 10
+        held=held_values(fn.body, adjoints, records.held),  # 10
         promoted=promoted,
         accumulators=accumulators,
         reservations={},

@@ -9,7 +9,9 @@ branch its reversal needs, or a loop whose trip count its reversal needs. The re
 - `InRegister`: a local variable, for what a replayed parallel iteration records once;
 - `InSlot`: the iteration's own slot of the main tape, for the elements a parallel loop overwrites
   (each iteration owns a range of the tape at an offset computed from the loop index);
-- `ArrayOnTape` and `ArrayInRegister`: the same for rows, slices and whole arrays, flattened.
+- `ArrayOnTape` and `ArrayInRegister`: the same for rows, slices and whole arrays, flattened;
+- `Undone`: nothing kept, an integer increment by a value that never changes (`idx += 1`) is
+  undone by its inverse (`idx -= 1`), exact in integers.
 
 A whole time loop can instead be checkpointed (`checkpoint.py`): snapshots of its state and a
 replay of each step, emitted by `reverse/emit/checkpoint.py`.
@@ -199,6 +201,20 @@ class ShapeOnTape(Recording):
         out.line(
             f"{target} = ({dims},){_suffix(comment)}" if self.ndim == 1 else f"{target} = ({dims}){_suffix(comment)}"
         )
+
+
+@dataclass(frozen=True)
+class Undone(Recording):
+    """An integer `x += v` (or `-=`) whose `v` has one value wherever it runs: nothing saved, the
+    reverse sweep subtracts `v` again (a counter `idx += 1` in a loop: no record per increment)."""
+
+    inverse: str  # the statement that undoes it, `idx -= 1`
+
+    def save(self, value: str, comment: str, out: Writer, at: Where) -> None:
+        pass
+
+    def load(self, target: str, comment: str, out: Writer, at: Where) -> None:
+        out.line(f"{self.inverse}  # undo it: the value {target} had before")
 
 
 @dataclass(frozen=True)

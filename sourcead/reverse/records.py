@@ -7,6 +7,9 @@ to-be-recorded analysis (`tbr.py`), iterated until no parallel loop overwrites a
 adjoint still needs (such a loop records those elements in its iterations' own slots of the tape,
 or turns serial); then the element writes whose old value no later-reversed read can see
 (`elements.py`) drop their records. A prefix is taken where it saves records (`choose_prefixes`).
+Then the reads the reverse sweep may make just after an assignment, before its restore: an element
+write's value read from its element (`held_elements`), an integer increment undone by its inverse
+(`undone_increments`), each analysed again with that read and taken where the records allow it.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+import libcst as cst
+
 from ..analysis.program import Program
 from ..ir.core import Assign, For, If, Stmt, While, assigned_names, walk_statements
 from ..ir.counts import Count
 from ..ir.emit import Line
-from ..ir.exprs import is_number, names_in
+from ..ir.exprs import code, is_number, names_in, paren, walk
 from .adjoint import StatementAdjoints
-from .elements import unneeded_element_records
+from .elements import fixed_names, unneeded_element_records
 from .parallel import ParallelLoop, plan_parallel
 from .recompute import Prefix, recomputed_prefixes
 from .tbr import record_in_iteration, to_be_recorded
@@ -38,6 +43,8 @@ class Records:
     slots: dict[Assign, For]  # the element writes recorded in their iteration's slot
     sites: set[Assign]  # the assignments TBR chose, slots included
     at_entry: dict[Stmt, set[str]]  # the variables needed at each loop's entry
+    held: frozenset[Assign] = frozenset()  # `x[e] = v` whose adjoint reads v's value from x[e] (`held.py`)
+    undone: frozenset[Assign] = frozenset()  # integer increments undone by their inverse (`recording.Undone`)
 
 
 def plan_records(
@@ -48,6 +55,8 @@ def plan_records(
     fn = prog.fn
     candidates = recomputed_prefixes(fn.body, fn.params, returned, lambda v: scalar_dtype(prog, v))
     chosen, records = choose_prefixes(prog, statements, adjoints, primal, candidates)
+    records = held_elements(prog, statements, adjoints, primal, chosen, records)
+    records = undone_increments(prog, statements, adjoints, primal, chosen, records)
     prefixes = {loop: p.statements for loop, p in chosen.items()}
     recomputed = {t for prefix in prefixes.values() for t in walk_statements(prefix)}
     sites = {s for s in records.sites if s not in recomputed}
@@ -60,9 +69,12 @@ def records_with(
     adjoints: StatementAdjoints,
     primal: frozenset[str],
     prefixes: Mapping[For, Prefix],
+    held: frozenset[Assign] = frozenset(),
+    undone: frozenset[Assign] = frozenset(),
 ) -> Records:
     """The records, where the reverse sweep computes `prefixes` again: it reads what their
-    assignments read, and their variables' values inside their loops are its own."""
+    assignments read, and their variables' values inside their loops are its own; and where the
+    adjoints of `held` read their element (`x[e]`) before its restore."""
     lines = _with_prefix_reads(adjoints.lines, prefixes.values())
     reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in lines.items()}
     for loop, prefix in prefixes.items():
@@ -70,15 +82,21 @@ def records_with(
         for t in walk_statements(loop.body):
             if isinstance(t, Assign) and t in reads:
                 reads[t] = reads[t] - own
-    parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal)
-    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set())
+    after = {s: s.target for s in held | undone}  # read in the state just after them
+    after_names = {s: names_in(s.target) & primal for s in held | undone}
+    parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal, after_names)
+    sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim, after)
+    # a name with one value wherever it is read (`stop = A.shape[0]` before each inner loop) is
+    # assigned that value again: nothing to restore
+    fixed = fixed_names(prog.fn.body, prog.fn.params)
+    sites = {s for s in sites if s.writes_element or s.var not in fixed}
     slots = {
         t: loop
         for loop, names in slot_arrays.items()
         for t in walk_statements(loop.body)
         if isinstance(t, Assign) and t.writes_element and t.var in names
     }
-    return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry)
+    return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry, held, undone)
 
 
 def choose_prefixes(
@@ -124,6 +142,102 @@ def choose_prefixes(
     return chosen, records
 
 
+_HELD_TRIALS = 8  # the candidates tried one at a time where taking all of them adds a record
+
+
+def held_elements(
+    prog: Program,
+    statements: list[Stmt],
+    adjoints: StatementAdjoints,
+    primal: frozenset[str],
+    prefixes: Mapping[For, Prefix],
+    records: Records,
+) -> Records:
+    """The records where the element writes `x[e] = v` whose adjoint needs v's value (a quotient's,
+    an exp's: `StatementAdjoints.root_value`) read it from `x[e]`, in the state just after the
+    write (before its restore), rather than compute it again (trisolv's dot product): each taken
+    where that read adds no record (`x[e]` holds that value there anyway: the later writes of the
+    element are restored first, or write it again after a read that needs no restore) and changes
+    no parallel adjoint nor prefix. The to-be-recorded analysis and `elements.py` see the read
+    (`records_with`), so what they keep is what makes it right. Not in a prange loop, whose
+    iterations replay their bodies."""
+    loops = [loop for loop in statements if isinstance(loop, For) and loop.parallel]
+    in_prange = {t for loop in loops for t in walk_statements(loop.body)}
+    candidates = [
+        s
+        for s in statements
+        if isinstance(s, Assign) and s.writes_element and s in adjoints.root_value and s not in in_prange
+    ]
+    held: frozenset[Assign] = frozenset()
+    # all at once, then (where that adds a record) one at a time, a few: each trial is an analysis
+    singles = [[s] for s in candidates[:_HELD_TRIALS]] if len(candidates) > 1 else []
+    for trial_set in [candidates, *singles]:
+        if set(trial_set) <= held:
+            continue
+        trial_held = held | frozenset(trial_set)
+        trial = records_with(prog, statements, adjoints, primal, prefixes, trial_held, records.undone)
+        if (
+            trial.sites == records.sites
+            and (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
+            and not any(p.outside & trial.at_entry.get(q, set()) for q, p in prefixes.items())
+        ):
+            held, records = trial_held, trial
+            if len(held) == len(candidates):
+                break
+    return records
+
+
+def undone_increments(
+    prog: Program,
+    statements: list[Stmt],
+    adjoints: StatementAdjoints,
+    primal: frozenset[str],
+    prefixes: Mapping[For, Prefix],
+    records: Records,
+) -> Records:
+    """The records where the recorded integer increments by a value that never changes (`idx += 1`,
+    `recording.Undone`) are undone by their inverse instead: the inverse reads the variable just
+    after the increment, so the analyses see that read (`records_with`: the reset `idx = 0` before
+    them then records the value it overwrites). Taken where every record that adds sits in fewer
+    loops than each increment it saves (`_fewer_records`: a counter reset per pair and counted up
+    per element, one record per pair, not one per element), no parallel adjoint changes and no
+    prefix's variable is needed at its loop's entry. Not in a prange loop."""
+    loops = [loop for loop in statements if isinstance(loop, For) and loop.parallel]
+    in_prange = {t for loop in loops for t in walk_statements(loop.body)}
+    fixed = fixed_names(prog.fn.body, prog.fn.params)
+    candidates = frozenset(
+        s
+        for s in records.sites
+        if isinstance(s, Assign) and s not in in_prange and undone_by_inverse(prog, s, fixed) is not None
+    )
+    if not candidates:
+        return records
+    trial = records_with(prog, statements, adjoints, primal, prefixes, records.held, candidates)
+    added = trial.sites - records.sites
+    if (
+        (trial.parallel.keys(), trial.slot_arrays) == (records.parallel.keys(), records.slot_arrays)
+        and not any(p.outside & trial.at_entry.get(q, set()) for q, p in prefixes.items())
+        and candidates <= trial.sites
+        and _fewer_records(added, set(candidates), _enclosing_loops(prog.fn.body))
+    ):
+        return trial
+    return records
+
+
+def undone_by_inverse(prog: Program, s: Assign, fixed: AbstractSet[str]) -> str | None:
+    """The statement that undoes an integer increment `x += v` (`-=`, of a name or an element of an
+    integer array) by a `v` of integer literals, arithmetic and names with one value wherever they
+    are read (`elements.fixed_names`): `x -= v`, exact in integers; else None."""
+    target = prog.kinds.type_of(s.target)
+    if s.accumulate is None or target.dtype != "int" or target.is_array:
+        return None
+    if prog.kinds.type_of(s.value).dtype != "int" or not names_in(s.value) <= fixed:
+        return None
+    if any(isinstance(n, (cst.Call, cst.Subscript, cst.Attribute)) for n in walk(s.value)):
+        return None  # only names, literals and arithmetic
+    return f"{code(s.target)} {'-' if s.accumulate == '+' else '+'}= {code(paren(s.value))}"
+
+
 def _with_prefix_reads(lines: Mapping[Assign, list[Line]], prefixes: Iterable[Prefix]) -> dict[Assign, list[Line]]:
     """The adjoint lines, with each recomputed assignment as a line of its own: the reverse sweep
     runs it again."""
@@ -158,7 +272,11 @@ def _fewer_records(added: set[Assign], saved: set[Assign], loops: Mapping[Stmt, 
 
 
 def parallel_loops(
-    prog: Program, statements: list[Stmt], reads: dict[Assign, set[str]], primal: frozenset[str]
+    prog: Program,
+    statements: list[Stmt],
+    reads: dict[Assign, set[str]],
+    primal: frozenset[str],
+    after: Mapping[Assign, set[str]] | None = None,
 ) -> tuple[dict[For, ParallelLoop], dict[For, str], dict[For, set[str]], set[Assign], dict[Stmt, set[str]]]:
     """Which prange loops get a parallel adjoint, which a serial one (and why), the arrays each
     records in its iterations' slots, the to-be-recorded assignments, and the variables needed at
@@ -180,7 +298,7 @@ def parallel_loops(
             for loop, loop_plan in parallel.items()
         }
         at_entry: dict[Stmt, set[str]] = {}
-        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque, at_entry)
+        sites, conflicts = to_be_recorded(prog.fn.body, reads, primal, opaque, at_entry, after)
         if not conflicts:
             break
         for loop, names in conflicts.items():

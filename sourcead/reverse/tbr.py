@@ -26,10 +26,13 @@ def to_be_recorded(
     primal: AbstractSet[str],
     opaque: Mapping[For, tuple[frozenset[str], frozenset[str]]] | None = None,
     at_entry: dict[Stmt, set[str]] | None = None,
+    after: Mapping[Assign, set[str]] | None = None,
 ) -> tuple[set[Assign], dict[For, set[str]]]:
     """The assignments that must record the value they overwrite.
 
-    `reads[s]` are the primal variables the adjoint of `s` reads (in the state before `s`).
+    `reads[s]` are the primal variables the adjoint of `s` reads (in the state before `s`);
+    `after[s]` those the reverse sweep reads at `s` before restoring its record (in the state
+    just after `s`: the element an adjoint takes its value from, `held.py`).
     `opaque` loops (parallel adjoints, which record on their own tapes) are seen as a whole:
     (what they read, what they write). An opaque loop that writes a needed variable is returned
     as a conflict, with the needed variables it writes. `at_entry`, if given, receives the
@@ -37,7 +40,9 @@ def to_be_recorded(
     """
     sites: set[Assign] = set()
     conflicts: dict[For, set[str]] = {}
-    _block(body, set(), reads, primal, sites, opaque or {}, conflicts, {} if at_entry is None else at_entry)
+    _block(
+        body, set(), reads, primal, sites, opaque or {}, conflicts, {} if at_entry is None else at_entry, after or {}
+    )
     return sites, conflicts
 
 
@@ -54,8 +59,9 @@ def record_in_iteration(
 
 
 def _block(
-    body, needed: set[str], reads, primal: AbstractSet[str], sites: set[Assign], opaque, conflicts, at_entry
+    body, needed: set[str], reads, primal: AbstractSet[str], sites: set[Assign], opaque, conflicts, at_entry, after=None
 ) -> set[str]:
+    after = after or {}
     for stmt in body:
         if stmt in opaque:
             loop_reads, loop_writes = opaque[stmt]
@@ -65,17 +71,17 @@ def _block(
         elif isinstance(stmt, For):
             header = set().union(*(names_in(b) for b in (stmt.start, stmt.stop, stmt.step))) & primal
             entry = (needed | header) - {stmt.var}
-            needed = _loop(stmt, entry, {stmt.var}, reads, primal, sites, opaque, conflicts, at_entry)
+            needed = _loop(stmt, entry, {stmt.var}, reads, primal, sites, opaque, conflicts, at_entry, after)
         elif isinstance(stmt, While):
-            needed = _loop(stmt, needed, set(), reads, primal, sites, opaque, conflicts, at_entry)
+            needed = _loop(stmt, needed, set(), reads, primal, sites, opaque, conflicts, at_entry, after)
         elif isinstance(stmt, If):
-            then = _block(stmt.body, needed, reads, primal, sites, opaque, conflicts, at_entry)
-            needed = then | _block(stmt.orelse, needed, reads, primal, sites, opaque, conflicts, at_entry)
+            then = _block(stmt.body, needed, reads, primal, sites, opaque, conflicts, at_entry, after)
+            needed = then | _block(stmt.orelse, needed, reads, primal, sites, opaque, conflicts, at_entry, after)
         elif isinstance(stmt, Permute):
             moved = dict(zip(stmt.targets, stmt.sources, strict=True))
             needed = {n for n in needed if n not in moved} | {t for t, s in moved.items() if s in needed}
         elif isinstance(stmt, Assign):
-            needed = _assign(stmt, needed, reads.get(stmt, set()), primal, sites)
+            needed = _assign(stmt, needed, reads.get(stmt, set()), primal, sites) | after.get(stmt, set())
     return needed
 
 
@@ -88,10 +94,12 @@ def _assign(stmt: Assign, needed: set[str], read: set[str], primal: AbstractSet[
     return needed if stmt.writes_element else needed - {stmt.var}
 
 
-def _loop(loop, entry: set[str], recomputed: set[str], reads, primal, sites, opaque, conflicts, at_entry) -> set[str]:
+def _loop(
+    loop, entry: set[str], recomputed: set[str], reads, primal, sites, opaque, conflicts, at_entry, after
+) -> set[str]:
     while True:
         at_entry.setdefault(loop, set()).update(entry)
-        exit_ = _block(loop.body, entry, reads, primal, sites, opaque, conflicts, at_entry)
+        exit_ = _block(loop.body, entry, reads, primal, sites, opaque, conflicts, at_entry, after)
         widened = entry | (exit_ - recomputed)
         if widened == entry:  # a loop variable is never read after its loop (the fence sees to it)
             return (entry | exit_) - recomputed

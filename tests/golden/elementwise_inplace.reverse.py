@@ -49,11 +49,11 @@ def elementwise_inplace_vjp(x, y, out_bar):
         z_bar[np.uint64(i)] += (0.5 * (z[np.uint64(i)] * -t6) if t6 != 0.0 else 0.0)
         z_bar[np.uint64(i)] += (0.5 * z[np.uint64(i)] * -t6 if t6 != 0.0 else 0.0)
         # adjoint of: z[i] = z[i] / (1.0 + y[i] * y[i])
+        t3 = z[np.uint64(i)]  # its value, before the old one is restored
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
         t1 = 1.0 + y[np.uint64(i)] * y[np.uint64(i)]
         t2 = 1.0 / t1
-        t3 = z[np.uint64(i)] / t1
         t4 = z_bar[np.uint64(i)]
         z_bar[np.uint64(i)] = (t2 * t4 if t4 != 0.0 else 0.0)
         t5 = -t3 * t2 * t4

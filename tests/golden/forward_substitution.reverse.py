@@ -32,8 +32,8 @@ def forward_substitution_vjp(L, b, out_bar):
     x_bar = out_bar.copy()
     for i in range(n - 1, -1, -1):
         # adjoint of: x[i] = r / L[i, i]
+        t1 = x[np.uint64(i)]  # its value, read rather than computed again
         t0 = 1.0 / L[np.uint64(i), np.uint64(i)]
-        t1 = r / L[np.uint64(i), np.uint64(i)]
         r_bar = (t0 * x_bar[np.uint64(i)] if x_bar[np.uint64(i)] != 0.0 else 0.0)
         L_bar[np.uint64(i), np.uint64(i)] += (-t1 * t0 * x_bar[np.uint64(i)] if x_bar[np.uint64(i)] != 0.0 else 0.0)
         x_bar[np.uint64(i)] = 0.0

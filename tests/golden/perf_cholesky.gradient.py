@@ -18,16 +18,12 @@ def cholesky_grad(A0, out_bar):
     A[0, 0] = np.sqrt(A[0, 0])
     stop = A.shape[0]
     for i in range(1, stop):
-        tape = reserve(tape, top + (2 * max(i, 0) + 2))  # room for this iteration's records
+        tape = reserve(tape, top + (max(i, 0) + 1))  # room for this iteration's records
         for j in range(i):
-            tape[np.uint64(top)] = A[i, j]  # record A[i, j]: overwritten next, and its own adjoint reads it
-            top += 1
             A[i, j] = A[i, j] - np.dot(A[i, :j], A[j, :j])
             tape[np.uint64(top)] = A[i, j]  # record A[i, j]: overwritten next, and its own adjoint reads it
             top += 1
             A[i, j] = A[i, j] / A[j, j]
-        tape[np.uint64(top)] = A[i, i]  # record A[i, i]: overwritten next, and its own adjoint reads it
-        top += 1
         A[i, i] = A[i, i] - np.dot(A[i, :i], A[i, :i])
         tape[np.uint64(top)] = A[i, i]  # record A[i, i]: overwritten next, and its own adjoint reads it
         top += 1
@@ -40,36 +36,32 @@ def cholesky_grad(A0, out_bar):
     A_bar += result_bar
     for i in range(stop - 1, 0, -1):
         # adjoint of: A[i, i] = np.sqrt(A[i, i])
+        t7 = A[np.uint64(i), np.uint64(i)]  # its value, before the old one is restored
         top -= 1
         A[np.uint64(i), np.uint64(i)] = tape[np.uint64(top)]  # restore the value A[i, i] had before
-        t7 = np.sqrt(A[np.uint64(i), np.uint64(i)])
         t8 = A_bar[np.uint64(i), np.uint64(i)]
         A_bar[np.uint64(i), np.uint64(i)] = (0.5 / t7 * t8 if t8 != 0.0 else 0.0)
         # adjoint of: A[i, i] = A[i, i] - np.dot(A[i, :i], A[i, :i])
-        top -= 1
-        A[np.uint64(i), np.uint64(i)] = tape[np.uint64(top)]  # restore the value A[i, i] had before
         t6 = A_bar[np.uint64(i), np.uint64(i)]
         add_product(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
         add_product(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
         for j in range(i - 1, -1, -1):
             # adjoint of: A[i, j] = A[i, j] / A[j, j]
+            t4 = A[i, np.uint64(j)]  # its value, before the old one is restored
             top -= 1
             A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t3 = 1.0 / A[np.uint64(j), np.uint64(j)]
-            t4 = A[i, np.uint64(j)] / A[np.uint64(j), np.uint64(j)]
             t5 = A_bar[i, np.uint64(j)]
             A_bar[i, np.uint64(j)] = (t3 * t5 if t5 != 0.0 else 0.0)
             A_bar[np.uint64(j), np.uint64(j)] += (-t4 * t3 * t5 if t5 != 0.0 else 0.0)
             # adjoint of: A[i, j] = A[i, j] - np.dot(A[i, :j], A[j, :j])
-            top -= 1
-            A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t2 = A_bar[i, np.uint64(j)]
             add_product(A_bar[i, :j], t2 != 0.0, -t2, A[np.uint64(j), :j])
             add_product(A_bar[np.uint64(j), :j], t2 != 0.0, -t2, A[i, :j])
     # adjoint of: A[0, 0] = np.sqrt(A[0, 0])
+    t0 = A[0, 0]  # its value, before the old one is restored
     top -= 1
     A[0, 0] = tape[np.uint64(top)]  # restore the value A[0, 0] had before
-    t0 = np.sqrt(A[0, 0])
     t1 = A_bar[0, 0]
     A_bar[0, 0] = (0.5 / t0 * t1 if t1 != 0.0 else 0.0)
     # adjoint of: A = np.copy(A0)

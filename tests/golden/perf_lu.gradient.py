@@ -15,17 +15,13 @@ def lu_grad(A0, out_bar):
     A = np.copy(A0)
     N = A.shape[0]
     for i in range(N):
-        tape = reserve(tape, top + (2 * max(i, 0) + max(N - i, 0)))  # room for this iteration's records
+        tape = reserve(tape, top + i)  # room for this iteration's records
         for j in range(i):
-            tape[np.uint64(top)] = A[i, j]  # record A[i, j]: overwritten next, and its own adjoint reads it
-            top += 1
             A[i, j] = A[i, j] - (A[i, :j] @ A[:j, j])
             tape[np.uint64(top)] = A[i, j]  # record A[i, j]: overwritten next, and its own adjoint reads it
             top += 1
             A[i, j] = A[i, j] / A[j, j]
         for j in range(i, N):
-            tape[np.uint64(top)] = A[i, j]  # record A[i, j]: overwritten next, and its own adjoint reads it
-            top += 1
             A[i, j] = A[i, j] - (A[i, :i] @ A[:i, j])
     # reverse sweep
     A_bar = zeros_like(A)
@@ -36,23 +32,19 @@ def lu_grad(A0, out_bar):
     for i in range(N - 1, -1, -1):
         for j in range(N - 1, i - 1, -1):
             # adjoint of: A[i, j] = A[i, j] - (A[i, :i] @ A[:i, j])
-            top -= 1
-            A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t4 = A_bar[i, np.uint64(j)]
             add_product(A_bar[i, :i], t4 != 0.0, -t4, A[:i, np.uint64(j)])
             add_product(A_bar[:i, np.uint64(j)], t4 != 0.0, -t4, A[i, :i])
         for j in range(i - 1, -1, -1):
             # adjoint of: A[i, j] = A[i, j] / A[j, j]
+            t2 = A[i, np.uint64(j)]  # its value, before the old one is restored
             top -= 1
             A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t1 = 1.0 / A[np.uint64(j), np.uint64(j)]
-            t2 = A[i, np.uint64(j)] / A[np.uint64(j), np.uint64(j)]
             t3 = A_bar[i, np.uint64(j)]
             A_bar[i, np.uint64(j)] = (t1 * t3 if t3 != 0.0 else 0.0)
             A_bar[np.uint64(j), np.uint64(j)] += (-t2 * t1 * t3 if t3 != 0.0 else 0.0)
             # adjoint of: A[i, j] = A[i, j] - (A[i, :j] @ A[:j, j])
-            top -= 1
-            A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t0 = A_bar[i, np.uint64(j)]
             add_product(A_bar[i, :j], t0 != 0.0, -t0, A[:j, np.uint64(j)])
             add_product(A_bar[:j, np.uint64(j)], t0 != 0.0, -t0, A[i, :j])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, zeros_like
+from sourcead.runtime import add_product, zeros_like
 
 
 def trisolv_grad(L, b, out_bar):
@@ -11,14 +11,9 @@ def trisolv_grad(L, b, out_bar):
     # active (varied from L; useful for the result): L
     # active (varied from b; useful for the result): b
     # active (varied from L, b; useful for the result): result, x
-    tape = np.empty(0)
-    top = 0
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     x = np.zeros_like(b)
-    tape = reserve(tape, top + b.shape[0])  # room for all its records: trip counts are known here
     for i in range(b.shape[0]):
-        tape[np.uint64(top)] = x[i]  # record x[i]: overwritten next, and its own adjoint reads it
-        top += 1
         x[i] = (b[i] - np.dot(L[i, :i], x[:i])) / L[i, i]
     # reverse sweep
     L_bar = zeros_like(L)
@@ -29,10 +24,8 @@ def trisolv_grad(L, b, out_bar):
     x_bar += result_bar
     for i in range(b.shape[0] - 1, -1, -1):
         # adjoint of: x[i] = (b[i] - np.dot(L[i, :i], x[:i])) / L[i, i]
-        top -= 1
-        x[np.uint64(i)] = tape[np.uint64(top)]  # restore the value x[i] had before
+        t1 = x[np.uint64(i)]  # its value, read rather than computed again
         t0 = 1.0 / L[np.uint64(i), np.uint64(i)]
-        t1 = (b[np.uint64(i)] - np.dot(L[np.uint64(i), :i], x[:i])) / L[np.uint64(i), np.uint64(i)]
         t2 = x_bar[np.uint64(i)]
         x_bar[np.uint64(i)] = 0.0
         b_bar[np.uint64(i)] += (t0 * t2 if t2 != 0.0 else 0.0)

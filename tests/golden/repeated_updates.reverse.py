@@ -15,14 +15,9 @@ def repeated_updates_vjp(x, a, out_bar):
     stop = 0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
     # forward sweep
     y = np.copy(x)
-    itape = reserve(itape, itop + 5)  # room for all its records: trip counts are known here
     for _k in range(5):
-        itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
-        itop += 1
         stop = y.shape[0]
         tape = reserve(tape, top + stop)  # room for this loop's records
         for j in range(stop):
@@ -43,8 +38,6 @@ def repeated_updates_vjp(x, a, out_bar):
             y_bar[np.uint64(j)] = (a * t0 if t0 != 0.0 else 0.0)
             a_bar += (y[np.uint64(j)] * t0 if t0 != 0.0 else 0.0)
             y_bar[np.uint64(j)] += (math.cos(y[np.uint64(j)]) * t0 if t0 != 0.0 else 0.0)
-        itop -= 1
-        stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar, a_bar

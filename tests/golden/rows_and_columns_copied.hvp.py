@@ -21,13 +21,7 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     A_dot = np.copy(A0_dot)
     stop = A.shape[0]
     for rows_and_columns_i in range(stop):
-        tape = reserve(tape, top + A_dot[rows_and_columns_i].size)  # record A_dot[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, A_dot[rows_and_columns_i])
-        top += A_dot[rows_and_columns_i].size
         A_dot[rows_and_columns_i] += b_dot
-        tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, A[rows_and_columns_i])
-        top += A[rows_and_columns_i].size
         A[rows_and_columns_i] += b
         tape = reserve(tape, top + A_dot[rows_and_columns_i].size)  # record A_dot[rows_and_columns_i]: overwritten next, and its own adjoint reads it
         record_flat(tape, top, A_dot[rows_and_columns_i])
@@ -159,12 +153,8 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A_bar[np.uint64(rows_and_columns_i)])
         A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot_bar[np.uint64(rows_and_columns_i)])
         # adjoint of: A[rows_and_columns_i] += b
-        top -= A[np.uint64(rows_and_columns_i)].size
-        A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
         t1 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t1
-        top -= A_dot[np.uint64(rows_and_columns_i)].size
-        A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

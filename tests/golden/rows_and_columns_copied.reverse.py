@@ -18,9 +18,6 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
     A = np.copy(A0)
     stop = A.shape[0]
     for rows_and_columns_i in range(stop):
-        tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, A[rows_and_columns_i])
-        top += A[rows_and_columns_i].size
         A[rows_and_columns_i] += b
         tape = reserve(tape, top + A[rows_and_columns_i].size)  # record A[rows_and_columns_i]: overwritten next, and its own adjoint reads it
         record_flat(tape, top, A[rows_and_columns_i])
@@ -90,8 +87,6 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         t1 = A_bar[np.uint64(rows_and_columns_i)].copy()
         A_bar[np.uint64(rows_and_columns_i)] = 2.0 * np.where(t1 != 0.0, A[np.uint64(rows_and_columns_i)] * t1, 0.0)
         # adjoint of: A[rows_and_columns_i] += b
-        top -= A[np.uint64(rows_and_columns_i)].size
-        A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
         t0 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t0
     # adjoint of: A = np.copy(A0)

@@ -17,13 +17,7 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
     h = np.zeros((n, 2, 3))
     h_dot = np.zeros_like(h)
     for t in range(n):
-        tape = reserve(tape, top + h_dot[t].size)  # record h_dot[t]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, h_dot[t])
-        top += h_dot[t].size
         h_dot[t] = x_dot[t]
-        tape = reserve(tape, top + h[t].size)  # record h[t]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, h[t])
-        top += h[t].size
         h[t] = x[t]
         tape = reserve(tape, top + h_dot[t, 1].size)  # record h_dot[t, 1]: overwritten next, and its own adjoint reads it
         record_flat(tape, top, h_dot[t, 1])
@@ -86,13 +80,9 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
         h_dot_bar[np.uint64(t), 1] = x[np.uint64(t)] * t2
         h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t1, h_bar[np.uint64(t), 1])
         # adjoint of: h[t] = x[t]
-        top -= h[np.uint64(t)].size
-        h[np.uint64(t)] = tape[top : top + h[np.uint64(t)].size].reshape(h[np.uint64(t)].shape)  # restore the values h[t] had before
         t0 = np.sum(h_bar[np.uint64(t)])
         x_bar[np.uint64(t)] += t0
         h_bar[np.uint64(t)] = 0.0
         # adjoint of: h_dot[t] = x_dot[t]
-        top -= h_dot[np.uint64(t)].size
-        h_dot[np.uint64(t)] = tape[top : top + h_dot[np.uint64(t)].size].reshape(h_dot[np.uint64(t)].shape)  # restore the values h_dot[t] had before
         h_dot_bar[np.uint64(t)] = 0.0
     return value, x_bar

@@ -15,9 +15,6 @@ def scalars_into_3d_vjp(x, out_bar):
     n = x.shape[0]
     h = np.zeros((n, 2, 3))
     for t in range(n):
-        tape = reserve(tape, top + h[t].size)  # record h[t]: overwritten next, and an adjoint reads it
-        record_flat(tape, top, h[t])
-        top += h[t].size
         h[t] = x[t]
         tape = reserve(tape, top + h[t, 1].size)  # record h[t, 1]: overwritten next, and its own adjoint reads it
         record_flat(tape, top, h[t, 1])
@@ -55,8 +52,6 @@ def scalars_into_3d_vjp(x, out_bar):
         h_bar[np.uint64(t), 1] = np.where(t1 != 0.0, x[np.uint64(t)] * t1, 0.0)
         x_bar[np.uint64(t)] += np.sum(np.where(t1 != 0.0, h[np.uint64(t), 1] * t1, 0.0))
         # adjoint of: h[t] = x[t]
-        top -= h[np.uint64(t)].size
-        h[np.uint64(t)] = tape[top : top + h[np.uint64(t)].size].reshape(h[np.uint64(t)].shape)  # restore the values h[t] had before
         t0 = np.sum(h_bar[np.uint64(t)])
         x_bar[np.uint64(t)] += t0
         h_bar[np.uint64(t)] = 0.0

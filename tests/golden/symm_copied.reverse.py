@@ -18,17 +18,12 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     stop = 0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
     # forward sweep
     C = np.copy(C0)
     symm_temp2 = np.empty(C.shape[1])
     C_1 = C * beta
     stop_1 = C_1.shape[0]
-    itape = reserve(itape, itop + stop_1)  # room for all its records: trip counts are known here
     for symm_i in range(stop_1):
-        itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
-        itop += 1
         stop = C_1.shape[1]
         tape = reserve(tape, top + stop)  # room for this loop's records
         for symm_j in range(stop):
@@ -76,8 +71,6 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t1
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t1
             A_bar[symm_i, :symm_i] += np.where(t0 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t0, 0.0)
-        itop -= 1
-        stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: C_1 = C * beta
     C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
     beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))

@@ -16,15 +16,10 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     stop = 0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
     # forward sweep
     B = np.copy(B0)
     stop_1 = B.shape[0]
-    itape = reserve(itape, itop + stop_1)  # room for all its records: trip counts are known here
     for trmm_i in range(stop_1):
-        itape[np.uint64(itop)] = stop  # record stop: overwritten next, and an adjoint reads it
-        itop += 1
         stop = B.shape[1]
         tape = reserve(tape, top + stop)  # room for this loop's records
         for trmm_j in range(stop):
@@ -57,8 +52,6 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
             t0 = B_bar[trmm_i, np.uint64(trmm_j)]
             add_product(A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B[trmm_i + 1 :, np.uint64(trmm_j)])
             add_product(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
-        itop -= 1
-        stop = itape[np.uint64(itop)]  # restore the value stop had before
     # adjoint of: B = np.copy(B0)
     B0_bar += B_bar
     return value, alpha_bar, A_bar, B0_bar

@@ -74,11 +74,11 @@ class ReverseSweep:
         if not any(code(line.target) == held for line in lines):
             held = None  # not computed in what is left of its adjoint (a gather took its use)
         restored = s in self.plan.sites
-        if held is not None and restored and self.prog.kinds.is_array(s.var):
+        if held is not None and restored and self.prog.kinds.is_array(s.var) and not s.writes_element:
             held = None  # an array's restore may write the elements a name for it would read
         if held is not None:  # e's value is x's here (ReversePlan.held): read, not computed again
             lines = [line for line in lines if code(line.target) != held]
-            if not restored:
+            if not restored and not s.writes_element:
                 rename = Rename({held: s.target})
                 lines = [replace(line, value=line.value.visit(rename)) for line in lines]  # type: ignore[arg-type]
         accumulators = self.plan.accumulators.get(s)
@@ -93,6 +93,8 @@ class ReverseSweep:
             out.comment(f"adjoint of: {s.text()}")
         if held is not None and restored:
             out.line(f"{held} = {code(s.target)}  # its value, before the old one is restored")
+        elif held is not None and s.writes_element:
+            out.line(f"{held} = {code(s.target)}  # its value, read rather than computed again")
         if restored:
             target = code(s.target)
             self.restore(s, target, out, f"restore the value {target} had before")
