@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -15,14 +15,10 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     # active (varied from alpha; useful for the result): alpha
     # active (varied from beta; useful for the result): beta
     # active (varied from A, B; useful for the result): symm_temp2, symm_temp2_dot
-    # active (varied from A, B, alpha; useful for the result): t0
     # constant (no derivative code): A_dot, B_dot, C0_dot, C_dot, alpha_dot, beta_dot, result, result_1
     stop = 0  # not assigned on every path: a typed placeholder
-    t0 = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
-    itape = np.empty(0, np.int64)
-    itop = 0
     # forward sweep
     C = np.copy(C0)
     C_dot = np.copy(C0_dot)
@@ -43,15 +39,8 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             tape[np.uint64(top)] = symm_temp2[symm_j]  # record symm_temp2[symm_j]: overwritten next, and an adjoint reads it
             top += 1
             symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
-        tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        record_flat(tape, top, t0)
-        top += t0.size
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = t0.shape[0]
-        itop += 1
-        t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
         C_1_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        C_1[symm_i, :] += t0 + alpha * symm_temp2
+        C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
     result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
     result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
     value = result_1_dot
@@ -66,52 +55,42 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     result_1_dot_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
     symm_temp2_dot_bar = zeros_like(symm_temp2_dot)
-    t0_bar = zeros_like(t0)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
-    t20 = np.cos(C_1)
+    t15 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
-    t21 = np.full_like(t20 * C_1_dot, result_1_dot_bar)
-    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t21, t20))
-    C_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t20 * t21, C_1_dot_bar))
+    t16 = np.full_like(broadcast_like(t15, C_1_dot), result_1_dot_bar)
+    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t16, t15))
+    C_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, C_1_dot_bar))
     # adjoint of: result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
-    t18 = C_1 * C_1_dot + C_1 * C_1_dot
-    t19 = np.full_like(t18, result_dot_bar)
-    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t19, C_1_bar))
-    C_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1 * t19, C_1_dot_bar))
-    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t19, C_1_bar))
-    C_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1 * t19, C_1_dot_bar))
+    t14 = np.full_like(broadcast_like(C_1, C_1_dot), result_dot_bar)
+    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t14, C_1_bar))
+    C_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1 * t14, C_1_dot_bar))
+    C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t14, C_1_bar))
+    C_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1 * t14, C_1_dot_bar))
     for symm_i in range(stop_1 - 1, -1, -1):
-        # adjoint of: C_1[symm_i, :] += t0 + alpha * symm_temp2
-        t0_bar += unbroadcast(C_1_bar[np.uint64(symm_i), :], t0)
-        t17 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
-        alpha_bar += np.sum(symm_temp2 * t17)
-        symm_temp2_bar += alpha * t17
+        # adjoint of: C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
+        t12 = unbroadcast(C_1_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t12))
+        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t12)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t12)
+        t13 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
+        alpha_bar += np.sum(symm_temp2 * t13)
+        symm_temp2_bar += alpha * t13
         # adjoint of: C_1_dot[symm_i, :] += A[symm_i, symm_i] * (B[symm_i, :] * alpha_dot + alpha * B_dot[symm_i, :]) + alpha * B[symm_i, :] * A_dot[symm_i, symm_i] + (symm_temp2 * alpha_dot + alpha * symm_temp2_dot)
-        t8 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
-        t9 = alpha * B[np.uint64(symm_i), :] * A_dot[np.uint64(symm_i), np.uint64(symm_i)]
-        t10 = A[np.uint64(symm_i), np.uint64(symm_i)] * t8 + t9
-        t12 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], t10)
-        t13 = unbroadcast(t12, A[np.uint64(symm_i), np.uint64(symm_i)] * t8)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t8 * t13)
-        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t13, B_bar[np.uint64(symm_i), :])
-        alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t13, alpha * B_dot[np.uint64(symm_i), :]))
-        t14 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t12, B_bar[np.uint64(symm_i), :])
-        alpha_bar += np.sum(B[np.uint64(symm_i), :] * t14)
-        B_bar[np.uint64(symm_i), :] += alpha * t14
-        t15 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
-        symm_temp2_bar += alpha_dot * unbroadcast(t15, symm_temp2_bar)
-        t16 = unbroadcast(t15, symm_temp2_dot_bar)
-        alpha_bar += np.sum(symm_temp2_dot * t16)
-        symm_temp2_dot_bar += alpha * t16
-        # adjoint of: t0 = alpha * B[symm_i, :] * A[symm_i, symm_i]
-        itop -= 1
-        shape = (itape[itop + 0],)
-        top -= shape[0]
-        t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
-        alpha_bar += np.sum(np.where(t0_bar != 0.0, B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar), 0.0))
-        B_bar[np.uint64(symm_i), :] += np.where(t0_bar != 0.0, alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t0_bar), 0.0)
-        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(np.where(t0_bar != 0.0, alpha * B[np.uint64(symm_i), :] * t0_bar, 0.0))
-        t0_bar = zeros_like(t0)
+        t6 = B[np.uint64(symm_i), :] * alpha_dot + alpha * B_dot[np.uint64(symm_i), :]
+        t7 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], broadcast_like(t6, B[np.uint64(symm_i), :]))
+        t8 = unbroadcast(t7, t6)
+        A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t6 * t8)
+        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t8, B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t8, B_dot[np.uint64(symm_i), :]))
+        t9 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t7, B_bar[np.uint64(symm_i), :])
+        alpha_bar += np.sum(B[np.uint64(symm_i), :] * t9)
+        B_bar[np.uint64(symm_i), :] += alpha * t9
+        t10 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
+        symm_temp2_bar += alpha_dot * unbroadcast(t10, symm_temp2_bar)
+        t11 = unbroadcast(t10, symm_temp2_dot_bar)
+        alpha_bar += np.sum(symm_temp2_dot * t11)
+        symm_temp2_dot_bar += alpha * t11
         for symm_j in range(stop - 1, -1, -1):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
@@ -126,27 +105,26 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], A_dot[symm_i, :symm_i])
             symm_temp2_dot_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
-            t6 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t7 = np.sum(np.where(t6 != 0.0, A[symm_i, :symm_i] * t6, 0.0))
-            alpha_bar += B[symm_i, np.uint64(symm_j)] * t7
-            B_bar[symm_i, np.uint64(symm_j)] += alpha * t7
-            A_bar[symm_i, :symm_i] += np.where(t6 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t6, 0.0)
-            # adjoint of: C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
-            t1 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
-            t2 = alpha * B[symm_i, np.uint64(symm_j)] * A_dot[symm_i, :symm_i]
-            t3 = unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            A_bar[symm_i, :symm_i] += t1 * t3
-            t4 = np.sum(A[symm_i, :symm_i] * t3)
-            B_bar[symm_i, np.uint64(symm_j)] += alpha_dot * t4
-            alpha_bar += B_dot[symm_i, np.uint64(symm_j)] * t4
-            t5 = np.sum(A_dot[symm_i, :symm_i] * unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], t2))
+            t4 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            t5 = np.sum(np.where(t4 != 0.0, A[symm_i, :symm_i] * t4, 0.0))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t5
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t5
+            A_bar[symm_i, :symm_i] += np.where(t4 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t4, 0.0)
+            # adjoint of: C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
+            t0 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
+            t1 = unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
+            A_bar[symm_i, :symm_i] += t0 * t1
+            t2 = np.sum(A[symm_i, :symm_i] * t1)
+            B_bar[symm_i, np.uint64(symm_j)] += alpha_dot * t2
+            alpha_bar += B_dot[symm_i, np.uint64(symm_j)] * t2
+            t3 = np.sum(A_dot[symm_i, :symm_i] * unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], A_dot[symm_i, :symm_i]))
+            alpha_bar += B[symm_i, np.uint64(symm_j)] * t3
+            B_bar[symm_i, np.uint64(symm_j)] += alpha * t3
     # adjoint of: C_1 = C * beta
     C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
     beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))
     # adjoint of: C_1_dot = beta * C_dot + C * beta_dot
-    beta_bar += np.sum(C_dot * unbroadcast(C_1_dot_bar, beta * C_dot))
+    beta_bar += np.sum(C_dot * unbroadcast(C_1_dot_bar, C_dot))
     C_bar += beta_dot * unbroadcast(C_1_dot_bar, C_bar)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
