@@ -34,7 +34,8 @@ ARRAY_FEATURES: dict[str, tuple[bool, str]] = {
     "masked_writes": (True, "writes through a boolean mask in the index: x[x > 0.5] = s, x[np.logical_and(...)] *= c"),
     "array_extras_all": (False, "every program gets one or two of the constructs above (by default about 30%)"),
 }  # fmt: skip
-KINDS = [name for name in ARRAY_FEATURES if name != "array_extras_all"]
+KINDS = [name for name in ARRAY_FEATURES if name not in ("array_extras_all", "masked_writes")]
+LATER = ("masked_writes",)  # drawn apart: the programs drawn before they existed keep their text
 SHARE = 0.3  # programs that get any of them
 SALT = 300  # their stream: program_seed(seed, index, SALT + attempt)
 
@@ -53,6 +54,10 @@ class ArrayExtras:
         self.pending: list[str] = []
         if enabled and rnd.random() < share:
             self.pending = rnd.sample(enabled, min(len(enabled), rnd.choice([1, 1, 2])))
+        shadow = random.Random()
+        shadow.setstate(rnd.getstate())  # a stream of its own that leaves rnd's as it was
+        later = random.Random(shadow.random())
+        self.pending += [kind for kind in LATER if kind in features and later.random() < share / 2]
         self.used: set[str] = set()
         self.helpers: list[str] = []  # module-level sources, placed before the main function
         self.results: list[str] = []  # floats added to the main function's result
@@ -439,10 +444,9 @@ class ArrayExtras:
         )
         op = rnd.choice(["=", "=", "+=", "-=", "*="])
         value = rnd.choice(["0.5", "2.0", "-1.0"]) if op == "*=" else self.scalar()
-        if rnd.random() < 0.3:  # in a time loop
+        if rnd.random() < 0.3:  # in a time loop (the mask changes as the array does)
             var = self.name(_LOOPS, "i")
             self.line(f"for {var} in range({rnd.randint(2, 3)}):")
-            self.line(f"{nm} *= {rnd.choice(['0.9', '-0.75'])}", 1)
             self.line(f"{nm}[{mask}] {op} {value}", 1)
         else:
             self.line(f"{nm}[{mask}] {op} {value}")

@@ -50,6 +50,7 @@ TANGENT_HELPERS: list[Primitive] = [
     # refuses their primitives on values that carry derivatives, with a position: `second_order=`)
     Primitive("prod_others", S("a"), results.like("a")),  # of np.prod
     Primitive("prod_others_along", S("a, axis=!"), results.like("a")),  # of np.prod over an axis
+    Primitive("cholesky_tangent", S("a, b"), results.like("a")),  # of np.linalg.cholesky
     Primitive("digamma", S("x"), results.math_floats),  # of math.gamma and math.lgamma
 ]  # fmt: skip
 
