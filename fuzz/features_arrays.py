@@ -36,6 +36,7 @@ ARRAY_FEATURES: dict[str, tuple[bool, str]] = {
 }  # fmt: skip
 KINDS = [name for name in ARRAY_FEATURES if name not in ("array_extras_all", "masked_writes")]
 LATER = ("masked_writes",)  # drawn apart: the programs drawn before they existed keep their text
+CONSTRUCTS = [*KINDS, *LATER]  # every construct
 SHARE = 0.3  # programs that get any of them
 SALT = 300  # their stream: program_seed(seed, index, SALT + attempt)
 

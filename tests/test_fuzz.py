@@ -233,14 +233,14 @@ def test_written_arguments_follow_the_callers_memory(body: str, written: tuple[s
 def test_programs_without_the_array_constructs_keep_their_text() -> None:
     """The constructs come from a stream of their own: a program that gets none is the program
     the generator wrote without them (the same seed, the same text)."""
-    from fuzz.features_arrays import KINDS
+    from fuzz.features_arrays import CONSTRUCTS
 
-    without = DEFAULT_FEATURES - set(KINDS)
+    without = DEFAULT_FEATURES - set(CONSTRUCTS)
     touched = 0
     for index in range(80):
         program, plain = generate(SEED, index), generate(SEED, index, without)
         assert program is not None and plain is not None
-        if set(program.used) & set(KINDS):
+        if set(program.used) & set(CONSTRUCTS):
             touched += 1
         else:
             assert program.source == plain.source and program.written == plain.written
@@ -248,7 +248,7 @@ def test_programs_without_the_array_constructs_keep_their_text() -> None:
 
 
 def test_every_array_construct_is_generated_and_its_programs_run() -> None:
-    from fuzz.features_arrays import KINDS
+    from fuzz.features_arrays import CONSTRUCTS
     from fuzz.written import writes_agree
 
     features = resolve_features("+array_extras_all")
@@ -258,8 +258,8 @@ def test_every_array_construct_is_generated_and_its_programs_run() -> None:
         assert program is not None and runs_finite(program)
         func = load_source(program.source, program.name)
         assert writes_agree(func, program.params, program.written, program.args(0))
-        seen |= set(program.used) & set(KINDS)
-    assert seen == set(KINDS)
+        seen |= set(program.used) & set(CONSTRUCTS)
+    assert seen == set(CONSTRUCTS)
 
 
 def _zero_adjoint_case(case):
