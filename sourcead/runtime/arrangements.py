@@ -145,22 +145,6 @@ overload(second_part)(_part(False))
 
 
 @register_jitable
-def take_bar(g, x, indices):
-    """The adjoint of x in np.take(x, indices) from the result's adjoint g: each g[k] added at
-    indices[k] (a repeated index adds up; a negative one counts from the end, as NumPy's)."""
-    out = np.zeros_like(x)
-    n = x.shape[0]
-    for k in range(indices.shape[0]):
-        i = indices[k]
-        if i < 0:
-            i += n
-        if i < 0 or i >= n:
-            raise IndexError("index out of bounds in a gather x[idx]")
-        out[i] += g[k]
-    return out
-
-
-@register_jitable
 def add_taken(out, m, g, indices):
     """`out += take_bar(g, x, indices)` in place where m holds (out of x's shape): a gather's adjoint
     without the array of x's size take_bar makes; g is an array of the indices' length or a float."""
@@ -175,3 +159,12 @@ def add_taken(out, m, g, indices):
         if i < 0 or i >= n:
             raise IndexError("index out of bounds in a gather x[idx]")
         out[i] += gs[k]
+
+
+@register_jitable
+def take_bar(g, x, indices):
+    """The adjoint of x in np.take(x, indices) from the result's adjoint g: each g[k] added at
+    indices[k] (a repeated index adds up; a negative one counts from the end, as NumPy's)."""
+    out = np.zeros_like(x)
+    add_taken(out, True, g, indices)
+    return out
