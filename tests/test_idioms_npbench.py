@@ -99,6 +99,13 @@ SUPPORTED = {
     "gathered": (k.gathered, lambda r: (r.uniform(0.2, 1.0, 5), np.array([0, 4, 4, -2, 1, 3]),
                                         r.uniform(0.2, 1.0, (2, 3))), (0, 2)),
     "masked_writes_in_loop": (k.masked_writes_in_loop, lambda r: (r.uniform(0.0, 1.0, 6), 3), (0,)),
+    # radii spread over the bins (none empty), away from the thresholds
+    "masked_reads": (k.masked_reads, lambda r: (r.uniform(0.2, 1.0, 8), np.array([0.05, 0.2, 0.35, 0.45, 0.6,
+                     0.75, 0.9, 1.0]), np.where(r.uniform(0, 1, (3, 4)) > 0.5, 0.8, 0.3) + r.uniform(0, 0.1, (3, 4))),
+                     (0, 2)),
+    "masked_reads_of_a_changing_array": (k.masked_reads_of_a_changing_array,
+                                            lambda r: (r.uniform(0.2, 1.0, 6), np.array([0.1, 0.3, 0.45, 0.9, 0.2,
+                                                                                         0.8])), (0,)),
 }  # fmt: skip
 
 
@@ -154,10 +161,10 @@ def test_a_mask_index_is_refused_with_the_np_where_spelling():
     err = _refused(
         k.masked_update,
         np.linspace(0.0, 1.0, 5),
-        needle="an index must be an integer, not a 1-D bool array",
+        needle="writes through a mask held in a name",
         token="m]",
     )
-    assert "np.where(m, v, x)" in err.hint
+    assert "x = np.where(m, v, x)" in err.hint and "x[x > 0.5] = v" in err.hint
 
 
 def test_a_gather_of_rows_or_a_write_at_an_array_of_indices_is_refused_with_the_loop_spelling():
@@ -204,3 +211,24 @@ def test_a_mask_of_another_shape_raises_numpys_index_error():
     for jit in (False, True):
         with pytest.raises(ShapeError, match="boolean index did not match"):
             sourcead.grad(k.mask_of_another_shape, wrt=0, jit=jit)(np.ones(3), np.ones(4))
+
+
+def test_a_mask_read_of_another_shape_raises_numpys_index_error():
+    for jit in (False, True):
+        with pytest.raises(ShapeError, match="boolean index did not match"):
+            sourcead.grad(k.mask_read_of_another_shape, wrt=0, jit=jit)(np.ones(3), np.ones(4))
+
+
+def test_a_mask_read_records_no_mask_it_can_compute_again():
+    """azimint's mask of constant radii is computed again in each reversed iteration (one mask per
+    bin on the tape would be bins x N values); the mask of an array written in the loop is recorded."""
+    sources = {}
+    for name in ("masked_reads", "masked_reads_of_a_changing_array"):
+        func, make, wrt, *_ = SUPPORTED[name]
+        gradient = sourcead.grad(func, wrt=wrt, jit=False)
+        gradient(*make(_rng(0)))
+        sources[name] = gradient.source
+    source = sources["masked_reads"]
+    assert "record mask_r12" not in source and source.count("mask_r12 = np.logical_and(") == 2
+    assert "record m:" in sources["masked_reads_of_a_changing_array"]
+

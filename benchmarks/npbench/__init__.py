@@ -168,8 +168,6 @@ KERNELS: dict[str, Kernel] = {
             A.init_azimint,
             {"N": 40, "npt": 4},
             {"N": 400000, "npt": 1000},
-            "refused",
-            "`data[mask_r12].mean()`: boolean-mask indexing (the hint: `np.sum(np.where(m, x, 0.0)) / np.sum(m)`)",
         ),
         _k(
             "azimint_hist",

@@ -155,7 +155,15 @@ def _refuse_scatter(stmt: Assign, env: Callable[[str], Type | None], fail: Fail)
     one value, and `x[idx] += v` adds once), which sourcead does not follow."""
     target = cst.ensure_type(stmt.target, cst.Subscript)
     for element in target.slice:
-        if isinstance(element.slice, cst.Index) and expression_type(element.slice.value, env, fail).is_array:
+        index = expression_type(element.slice.value, env, fail) if isinstance(element.slice, cst.Index) else None
+        if index is not None and index.is_array and index.dtype == "bool":
+            fail(
+                element.slice.value,
+                f"`{_shown(target)}` writes through a mask held in a name, which sourcead does not follow",
+                f"Write the comparison in the index (`{_shown(target.value)}[{_shown(target.value)} > 0.5] = v`, "
+                f"v a number), or `{_shown(target.value)} = np.where(m, v, {_shown(target.value)})`.",
+            )
+        if index is not None and index.is_array:
             fail(
                 element.slice.value,
                 f"`{_shown(target)}` writes at an array of indices, which sourcead does not follow",
@@ -254,8 +262,8 @@ def _subscript_type(node: cst.Subscript, env, fail: Fail) -> Type:
         position = cst.ensure_type(element.slice, cst.Index).value
         index = expression_type(position, env, fail)
         if index not in (INT, BOOL):
-            if is_gather(base, index, len(node.slice)):
-                return array(base.dtype, 1)  # transforms/gathers.py writes it np.take(x, idx)
+            if is_gather(base, index, len(node.slice)) or is_selection(base, index, len(node.slice)):
+                return array(base.dtype, 1)  # transforms/gathers.py writes it np.take or np.extract
             fail(position, f"an index must be an integer, not {index.describe()}", _index_hint(index))
     return base.with_ndim(kept + base.ndim - len(node.slice))
 
@@ -265,6 +273,11 @@ def is_gather(base: Type, index: Type, count: int) -> bool:
     return (
         count == 1 and base.is_array and base.ndim == 1 and index.is_array and index.ndim == 1 and index.dtype == "int"
     )
+
+
+def is_selection(base: Type, index: Type, count: int) -> bool:
+    """`x[m]`: an array read through a bool mask of its dimensions (the pass `gathers`)."""
+    return count == 1 and base.is_array and index.is_array and index.dtype == "bool" and index.ndim == base.ndim
 
 
 def _index_hint(index: Type) -> str:

@@ -27,6 +27,15 @@ So every read after the prefix sees the value the prefix leaves, in the forward 
 reverse sweep alike; the same operands give the same bits (no fast-math), so the recomputed value
 is the recorded one exactly. Calls other than the cheap ones (and `**`) are not recomputed
 (`math.exp` costs more than a record).
+
+An array that carries no derivative may be in a prefix too, where recording it would cost as much
+as computing it: a view of an array at such bounds (`cols = A_col[A_row[i] : A_row[i + 1]]`, free),
+and a bool mask or a selection (`m = np.logical_and(r1 <= radius, radius < r2)`, `np.extract(m,
+data)`, calls declared `recomputed`) of such names, rather than n records per iteration. Its
+elements are never written (it is a prefix variable), and it reads only arrays that nothing writes,
+through any name: `aliased` holds every array an array-valued assignment reads whose result is
+written, or reads another such (a view of a view), so an array written through a view is never
+taken as unchanged.
 """
 
 from __future__ import annotations
@@ -63,30 +72,52 @@ class Prefix:
 
 
 def recomputed_prefixes(
-    body: tuple[Stmt, ...], params: tuple[str, ...], returned: set[str], scalar_dtype: Callable[[str], str | None]
+    body: tuple[Stmt, ...],
+    params: tuple[str, ...],
+    returned: set[str],
+    scalar_dtype: Callable[[str], str | None],
+    constant_array: Callable[[str], bool] = lambda var: False,
 ) -> dict[For, Prefix]:
     """For each `for` loop whose body starts with a recomputable prefix: that prefix. `returned`:
     the names the function returns; `scalar_dtype(var)`: "int", "float" or "bool" for a scalar,
-    None for anything else."""
+    None for anything else; `constant_array(var)`: whether var is an array without a derivative."""
     counts: dict[str, int] = {}
     for s in walk_statements(body):
         for var in _assigned_by(s):
             counts[var] = counts.get(var, 0) + 1
     stable = {p for p in params if p not in counts}
-    # an array an array-valued assignment reads may have a view or alias written under another name
-    aliased = {
-        n
-        for s in walk_statements(body)
-        if isinstance(s, Assign) and not s.writes_element and scalar_dtype(s.var) is None
-        for n in names_in(s.value)
-    }
+    aliased = _written_through_views(body, scalar_dtype)
     names = set(params) | assigned_names(body)
     found: dict[For, Prefix] = {}
     for top in body:
-        _visit(top, _Context(body, returned, names, aliased, scalar_dtype), frozenset(), set(stable), found)
+        cx = _Context(body, returned, names, aliased, scalar_dtype, constant_array)
+        _visit(top, cx, frozenset(), set(stable), found)
         if isinstance(top, Assign) and not top.writes_element and counts.get(top.var) == 1:
             stable.add(top.var)  # assigned once, here: the same value for every later statement
     return found
+
+
+def _written_through_views(body: tuple[Stmt, ...], scalar_dtype) -> set[str]:
+    """The arrays an array-valued assignment reads whose result may be written, directly or
+    through further views (`v = A[1:]; w = v[2:]; w[0] = 1.0` writes A): they may change under
+    another name. Arrays exchanged with a written one (`u, v = v, u`) count as written."""
+    arrays = [
+        s
+        for s in walk_statements(body)
+        if isinstance(s, Assign) and not s.writes_element and scalar_dtype(s.var) is None
+    ]
+    written = {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
+    permutes = [s for s in walk_statements(body) if isinstance(s, Permute)]
+    aliased: set[str] = set()
+    while True:
+        tainted = written | aliased
+        for s in permutes:
+            if set(s.targets) & tainted:
+                tainted = tainted | set(s.targets)
+        more = {n for s in arrays if s.var in tainted for n in names_in(s.value)} | (tainted - written)
+        if more <= aliased:
+            return aliased
+        aliased |= more
 
 
 @dataclass(frozen=True)
@@ -96,6 +127,7 @@ class _Context:
     names: set[str]  # every name the function has
     aliased: set[str]
     scalar_dtype: Callable[[str], str | None]
+    constant_array: Callable[[str], bool]
 
 
 def _visit(s: Stmt, cx: _Context, counters: frozenset[str], stable: set[str], found) -> None:
@@ -130,7 +162,10 @@ def _prefix(loop: For, cx: _Context, allowed: set[str], arrays: set[str], loose:
     changed: set[str] = set()
     for s in loop.body:
         names = allowed | defined
-        if isinstance(s, Assign) and _computes(s, names | unchanged_scalars, arrays | unchanged_arrays, scalar_dtype):
+        if isinstance(s, Assign) and (
+            _computes(s, names | unchanged_scalars, arrays | unchanged_arrays, scalar_dtype)
+            or _constant_array(s, names | unchanged_scalars, arrays | unchanged_arrays, cx)
+        ):
             if s.var in allowed or s.accumulate is not None and s.var not in defined:
                 break  # an update of a counter or a stable name, or of a value from before: not a prefix
             reads = names_in(s.value) | ({s.var} if s.accumulate is not None else set())
@@ -181,6 +216,27 @@ def _computes(s: Assign, names: set[str], arrays: set[str], scalar_dtype) -> boo
     if _assigns(s, scalar_dtype, "int"):
         return _arithmetic(s.value, names, arrays)
     return _assigns(s, scalar_dtype, "float") and _arithmetic(s.value, names, arrays, _FLOAT_OPERATORS)
+
+
+def _constant_array(s: Assign, names: set[str], arrays: set[str], cx: _Context) -> bool:
+    """An array without a derivative assigned a view of one of `arrays` at integer-arithmetic
+    bounds, or a call of cheap primitives (masks, selections) of `names` and `arrays`."""
+    if s.writes_element or s.accumulate is not None or not cx.constant_array(s.var):
+        return False
+    value = s.value
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value in arrays:
+        return all(_bound(e.slice, names, arrays) for e in value.slice)
+    return isinstance(value, (cst.Call, cst.Comparison)) and _arithmetic(
+        value, names | arrays, arrays, _FLOAT_OPERATORS
+    )
+
+
+def _bound(part: cst.BaseSlice, names: set[str], arrays: set[str]) -> bool:
+    """An index or slice of integer arithmetic (a view's bounds)."""
+    if isinstance(part, cst.Index):
+        return _arithmetic(part.value, names, arrays)
+    assert isinstance(part, cst.Slice)
+    return all(e is None or _arithmetic(e, names, arrays) for e in (part.lower, part.upper, part.step))
 
 
 def _assigns(s: Assign, scalar_dtype, dtype: str) -> bool:

@@ -53,7 +53,13 @@ def plan_records(
     """The prefixes recomputed (per loop, its statements), the records with them, and the
     assignments that record their old value (TBR's choice, less the recomputed statements)."""
     fn = prog.fn
-    candidates = recomputed_prefixes(fn.body, fn.params, returned, lambda v: scalar_dtype(prog, v))
+    candidates = recomputed_prefixes(
+        fn.body,
+        fn.params,
+        returned,
+        lambda v: scalar_dtype(prog, v),
+        lambda v: prog.kinds.is_array(v) and not prog.is_active(v),
+    )
     chosen, records = choose_prefixes(prog, statements, adjoints, primal, candidates)
     records = held_elements(prog, statements, adjoints, primal, chosen, records)
     records = undone_increments(prog, statements, adjoints, primal, chosen, records)

@@ -285,11 +285,16 @@ ARRAYS: list[Primitive] = [
               Selection(("{a0}", "np.logical_not({a0})")), operands=("x", "y"),
               example="np.sum(np.where(a > 0.55, a * a, np.sin(a)))"),
     # `x[m] = v` through a bool mask is np.where(mask_of(m, x, v), v, x) (frontend/masks.py): m, checked
-    Primitive("mask_of", S("condition, a, value"), results.masked, constant=True, helpers=("mask_of",)),
+    Primitive("mask_of", S("condition, a, value"), results.masked, constant=True, helpers=("mask_of",),
+              recomputed=True),
     # a gather `x[idx]` is np.take(x, idx) (transforms/gathers.py); its adjoint adds at repeated indices
     Primitive("np.take", S("a, indices"), results.taken, Pullback("np.take({t}, {indices})",
               "take_bar({g}, {x}, {indices})"), operands=("a",), helpers=("take_bar",),
               example="np.sum(np.take(d, np.arange(4) % 3) * c) + np.sum(d[np.arange(3) * 2] ** 2)"),
+    # a selection `x[m]` through a bool mask is np.extract(mask_of(m, x, False), x) (transforms/gathers.py)
+    Primitive("np.extract", S("condition, arr"), results.extracted, Pullback("np.extract({condition}, {t})",
+              "extract_bar({g}, {condition}, {x})"), operands=("arr",), helpers=("extract_bar",), recomputed=True,
+              example="np.sum(np.extract(a > 0.5, a) ** 2) + np.mean(c[c < 0.6]) + np.sum(np.extract(c > 0.3, c))"),
     Primitive("np.clip", S("x, a_min, a_max"), results.like("x"),
               Selection(("({a0} >= {a1}) & ({a0} <= {a2})", "{a0} < {a1}", "{a0} > {a2}")),
               example="np.sum(np.clip(a, 0.33, 0.77) * a)"),
@@ -324,12 +329,12 @@ ARRAYS: list[Primitive] = [
     Primitive("np.argmax", S("a"), results.of_array(INT), constant=True),
     Primitive("np.argsort", S("a"), results.array_operand("a", (1,), dtype="int"), constant=True),
     Primitive("np.argmin", S("a"), results.of_array(INT), constant=True),
-    Primitive("np.isnan", S("x"), results.booleans, constant=True),
-    Primitive("np.isinf", S("x"), results.booleans, constant=True),
-    Primitive("np.isfinite", S("x"), results.booleans, constant=True),
-    Primitive("np.logical_not", S("x"), results.booleans, constant=True),
-    Primitive("np.logical_and", S("x, y"), results.booleans, constant=True),
-    Primitive("np.logical_or", S("x, y"), results.booleans, constant=True),
+    Primitive("np.isnan", S("x"), results.booleans, constant=True, recomputed=True),
+    Primitive("np.isinf", S("x"), results.booleans, constant=True, recomputed=True),
+    Primitive("np.isfinite", S("x"), results.booleans, constant=True, recomputed=True),
+    Primitive("np.logical_not", S("x"), results.booleans, constant=True, recomputed=True),
+    Primitive("np.logical_and", S("x, y"), results.booleans, constant=True, recomputed=True),
+    Primitive("np.logical_or", S("x, y"), results.booleans, constant=True, recomputed=True),
 ]  # fmt: skip
 
 # x.name(...) as a primitive call with x first

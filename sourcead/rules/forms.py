@@ -136,8 +136,9 @@ class Primitive:
     lower: Callable[..., Any] | None = None  # normalize rewrites some calls into other primitives (bound -> expr)
     copies: bool = False  # the result is a copy of its operand (np.copy): a new array the code may then write
     view: bool = False  # the result is a view of its first operand (np.transpose): writes show through
-    # on scalars, about as cheap as a record and its restore: a loop body's prefix may compute it
-    # again in the reverse sweep rather than record its result (recompute.py)
+    # about as cheap as a record and its restore (on scalars; on arrays, a mask or selection that
+    # carries no derivative): a loop body's prefix may compute it again in the reverse sweep rather
+    # than record its result (recompute.py)
     recomputed: bool = False
     # a new array whose shape is that of this parameter: `shape` (a size or a tuple of sizes, as
     # np.zeros takes it) or `a` (an array: np.zeros_like, np.copy); the shape contract and the

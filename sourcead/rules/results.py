@@ -401,6 +401,21 @@ def masked(args: Args) -> Type:
     return mask
 
 
+def extracted(args: Args) -> Type:
+    """np.extract(condition, arr), and `x[m]` through a bool mask m of x's dimensions (the pass
+    `gathers`): the elements of arr where condition holds, in C order, as a 1-D array."""
+    condition, a = args["condition"], args["arr"]
+    if not a.is_array:
+        raise ResultError(f"np.extract takes an array here, got {a.describe()}", "", "arr")
+    if not condition.is_array or condition.dtype != "bool" or condition.ndim != a.ndim:
+        raise ResultError(
+            f"np.extract takes a bool array of the array's {a.ndim} dimensions here, got {condition.describe()}",
+            "Write the condition as a comparison of arrays of that shape (x > 0.0), or `c != 0` for numbers.",
+            "condition",
+        )
+    return array(a.dtype, 1)
+
+
 def taken(args: Args) -> Type:
     """np.take(a, indices): a 1-D array a at a 1-D integer array of indices (`x[idx]` too)."""
     a, indices = args["a"], args["indices"]

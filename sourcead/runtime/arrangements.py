@@ -2,7 +2,8 @@
 `flip_along` (np.flip(x, axis), a view as NumPy's), `roll_along` (np.roll(x, shift, axis), a new
 array), `join_along` (np.concatenate((a, b), axis) of 1-D or 2-D arrays) and the adjoints of a
 join, `first_part` and `second_part` (the slices of g that a and b became, as new arrays), and
-`take_bar`, the adjoint of a gather np.take(x, idx) (`x[idx]`): g added back at each index.
+`take_bar`, the adjoint of a gather np.take(x, idx) (`x[idx]`): g added back at each index, and
+`extract_bar`, the adjoint of a selection np.extract(m, x) (`x[m]`): g put back where m holds.
 
 Each is a Python function (run with `jit=False`) with a numba `overload` by number of dimensions
 (1-D to 3-D); the axis may be negative, as NumPy's.
@@ -14,7 +15,16 @@ import numpy as np
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["flip_along", "roll_along", "join_along", "first_part", "second_part", "take_bar", "add_taken"]
+__all__ = [
+    "flip_along",
+    "roll_along",
+    "join_along",
+    "first_part",
+    "second_part",
+    "take_bar",
+    "add_taken",
+    "extract_bar",
+]
 
 
 def flip_along(x, axis):
@@ -168,3 +178,23 @@ def take_bar(g, x, indices):
     out = np.zeros_like(x)
     add_taken(out, True, g, indices)
     return out
+
+
+@register_jitable
+def extract_bar(g, m, x):
+    """The adjoint of x in np.extract(m, x) (`x[m]` through a bool mask) from the result's adjoint
+    g: g[k] at the k-th element of x, in C order, where m holds, zero elsewhere. g is an array of
+    the selection's length or a float (the same adjoint for each selected element)."""
+    out = np.zeros(x.size)
+    flat = m.ravel()
+    count = 0
+    for i in range(min(flat.size, out.size)):
+        if flat[i]:
+            count += 1
+    gs = np.broadcast_to(np.asarray(g, dtype=np.float64), (count,))
+    k = 0
+    for i in range(min(flat.size, out.size)):
+        if flat[i]:
+            out[i] = gs[k]
+            k += 1
+    return out.reshape(x.shape)

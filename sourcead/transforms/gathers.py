@@ -1,14 +1,19 @@
-"""The pass `gathers`: `x[idx]`, a 1-D array read at a 1-D integer array of indices, is np.take(x, idx).
+"""The pass `gathers`: reads at an array index are the declared primitives np.take and np.extract.
 
-NumPy's `x[idx]` gathers x's elements at idx (repeats and negative indices included); its
-derivative scatters back (`runtime.take_bar`, where a repeated index adds up). Kinds type the
-subscript (`kinds.is_gather`: a 1-D array of x's dtype) and this pass, right after them, writes
-it as the declared primitive, the one spelling every later pass knows:
+NumPy's `x[idx]` at a 1-D integer array gathers x's elements at idx (repeats and negative indices
+included); its derivative scatters back (`runtime.take_bar`, where a repeated index adds up).
+NumPy's `x[m]` through a bool mask of x's shape selects the elements where m holds, in C order;
+its derivative puts g back there (`runtime.extract_bar`), and `mask_of` raises NumPy's IndexError
+for a mask of another shape (np.extract itself would read one of the same size). Kinds type the
+subscript (`kinds.is_gather`, `kinds.is_selection`: a 1-D array of x's dtype) and this pass, right
+after them, writes it as the declared primitive, the one spelling every later pass knows:
 
     y[i] = vals @ x[cols]      ->  y[i] = vals @ np.take(x, cols)
+    v = data[mask]             ->  v = np.extract(mask_of(mask, data, False), data)
 
 No later pass sees a subscript indexed by an array. Kinds refuse a write at an array of indices
-(`x[idx] += v`: NumPy adds once at a repeated index). The indices are data, so the shape
+(`x[idx] += v`: NumPy adds once at a repeated index) and through a mask held in a name (a mask
+spelled in the index is `np.where`, frontend/masks.py). The indices are data, so the shape
 contract cannot bound them: a function that gathers runs with numba's bounds checks
 (`analysis/contract_walk.py`), and np.take and take_bar raise IndexError out of range.
 """
@@ -19,11 +24,12 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ..analysis.kinds import Kinds, is_gather
+from ..analysis.kinds import Kinds, is_gather, is_selection
 from ..ir.core import Assign, CoreFunction, Exit, For, If, Return, Stmt, While
 from ..ir.exprs import transformed
 
 _TAKE = cst.Attribute(cst.Name("np"), cst.Name("take"))
+_EXTRACT = cst.Attribute(cst.Name("np"), cst.Name("extract"))
 
 
 class _Gathers(cst.CSTTransformer):
@@ -35,11 +41,18 @@ class _Gathers(cst.CSTTransformer):
         if len(original.slice) != 1 or not isinstance(original.slice[0].slice, cst.Index):
             return updated
         index = original.slice[0].slice.value
-        if not is_gather(self.kinds.type_of(original.value), self.kinds.type_of(index), 1):
-            return updated
-        self.found = True
-        taken = cst.ensure_type(updated.slice[0].slice, cst.Index).value
-        return cst.Call(_TAKE, [cst.Arg(updated.value), cst.Arg(taken)])
+        base, at = self.kinds.type_of(original.value), self.kinds.type_of(index)
+        chosen = cst.ensure_type(updated.slice[0].slice, cst.Index).value
+        if is_gather(base, at, 1):
+            self.found = True
+            return cst.Call(_TAKE, [cst.Arg(updated.value), cst.Arg(chosen)])
+        if is_selection(base, at, 1):
+            self.found = True
+            checked = cst.Call(
+                cst.Name("mask_of"), [cst.Arg(chosen), cst.Arg(updated.value), cst.Arg(cst.Name("False"))]
+            )
+            return cst.Call(_EXTRACT, [cst.Arg(checked), cst.Arg(updated.value)])
+        return updated
 
 
 def lower_gathers(fn: CoreFunction, kinds: Kinds) -> CoreFunction:

@@ -389,3 +389,33 @@ def gathered_in_prange(x, idx, w):
     for i in prange(w.shape[0]):
         out[i] = np.sum(x[idx] * w[i])
     return np.sum(out * out)
+
+
+def masked_reads(data, radius, A):
+    # azimint_naive's bins: a mask held in a name, the elements it selects held in another, their
+    # mean; a 2-D mask read (C order), np.extract itself, and a selection of a selection
+    rmax = radius.max()
+    res = np.zeros(3, dtype=np.float64)
+    for i in range(3):
+        r1 = rmax * i / 3
+        r2 = rmax * (i + 1) / 3
+        mask_r12 = np.logical_and((r1 <= radius), (radius < r2))
+        values_r12 = data[mask_r12]
+        res[i] = values_r12.mean()
+    big = A[A > 0.5]
+    picked = np.extract(radius > 0.3, data * data)
+    return np.sum(res * res) + np.sum(np.sin(big) * big[::-1]) + np.sum(picked) + np.sum(big[big > 0.7] ** 3)
+
+
+def masked_reads_of_a_changing_array(data, radius):
+    # the mask's operand changes each step: its mask is recorded, not computed again
+    s = 0.0
+    for i in range(3):
+        m = radius < 0.5
+        s += np.sum(data[m] ** 2) * (i + 1)
+        radius[1] = radius[1] + 0.3
+    return s
+
+
+def mask_read_of_another_shape(x, y):
+    return np.sum(x[y > 0.5])  # NumPy's IndexError where y's shape is not x's
