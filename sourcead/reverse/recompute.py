@@ -98,13 +98,14 @@ def recomputed_prefixes(
 
 
 def _written_through_views(body: tuple[Stmt, ...], scalar_dtype) -> set[str]:
-    """The arrays an array-valued assignment reads whose result may be written, directly or
-    through further views (`v = A[1:]; w = v[2:]; w[0] = 1.0` writes A): they may change under
-    another name. Arrays exchanged with a written one (`u, v = v, u`) count as written."""
+    """The arrays a view (or a value that may be one) reads whose result may be written, directly
+    or through further views (`v = A[1:]; w = v[2:]; w[0] = 1.0` writes A): they may change under
+    another name. A view exchanged with a written array (`v, u = u, v`) counts as written (an
+    exchange itself is no alias: the names' changes are assignments, which the prefixes see)."""
     arrays = [
         s
         for s in walk_statements(body)
-        if isinstance(s, Assign) and not s.writes_element and scalar_dtype(s.var) is None
+        if isinstance(s, Assign) and not s.writes_element and scalar_dtype(s.var) is None and _may_view(s.value)
     ]
     written = {s.var for s in walk_statements(body) if isinstance(s, Assign) and s.writes_element}
     permutes = [s for s in walk_statements(body) if isinstance(s, Permute)]
@@ -114,10 +115,21 @@ def _written_through_views(body: tuple[Stmt, ...], scalar_dtype) -> set[str]:
         for s in permutes:
             if set(s.targets) & tainted:
                 tainted = tainted | set(s.targets)
-        more = {n for s in arrays if s.var in tainted for n in names_in(s.value)} | (tainted - written)
+        more = {n for s in arrays if s.var in tainted for n in names_in(s.value)}
         if more <= aliased:
             return aliased
         aliased |= more
+
+
+def _may_view(value: cst.BaseExpression) -> bool:
+    """Whether an array value may share memory with the arrays it reads: anything but arithmetic
+    and the calls of primitives that make a new array (np.empty, np.take; not np.transpose)."""
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)):
+        return False
+    if isinstance(value, cst.Call):
+        prim = primitive(dotted(value.func))
+        return prim is None or prim.view
+    return True
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     # active (varied from w; useful for the result): w
     # constant (no derivative code): A_dot, row_dot, s, w_dot
     row = np.empty(0)  # not assigned on every path: a typed placeholder
-    row_dot = np.empty(0)  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -21,12 +20,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
     # forward sweep
     s_dot = 0.0
     for k in range(len(A)):
-        tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
-        record_flat(tape, top, row_dot)
-        top += row_dot.size
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         row_dot = A_dot[k]
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
@@ -37,12 +30,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         row = A[k]
         s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
     for i in range(len(A)):
-        tape = reserve(tape, top + row_dot.size)  # record row_dot: overwritten next, and an adjoint reads it
-        record_flat(tape, top, row_dot)
-        top += row_dot.size
-        itape = reserve(itape, itop + 1)
-        itape[np.uint64(itop)] = row_dot.shape[0]
-        itop += 1
         row_dot = A_dot[i]
         tape = reserve(tape, top + row.size)  # record row: overwritten next, and an adjoint reads it
         record_flat(tape, top, row)
@@ -66,11 +53,9 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         A_bar[np.uint64(i)] += row_bar
         row_bar = zeros_like(row)
-        itop -= 1
-        shape_1 = (itape[itop + 0],)
-        top -= shape_1[0]
-        row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
     for k in range(len(A) - 1, -1, -1):
+        # the values this iteration computes first, again (cheaper than records)
+        row_dot = A_dot[np.uint64(k)]
         # adjoint of: s_dot += np.sum(w * (row * row_dot + row * row_dot) + row * row * w_dot)
         t0 = row * row_dot + row * row_dot
         t1 = np.full_like(broadcast_like(broadcast_like(w, t0), broadcast_like(row, w_dot)), s_dot_bar)
@@ -82,13 +67,9 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         row_bar += 2.0 * chosen(s_dot_bar != 0.0, row * t4)
         # adjoint of: row = A[k]
         itop -= 1
-        shape_2 = (itape[itop + 0],)
-        top -= shape_2[0]
-        row = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array row was before
+        shape_1 = (itape[itop + 0],)
+        top -= shape_1[0]
+        row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         A_bar[np.uint64(k)] += row_bar
         row_bar = zeros_like(row)
-        itop -= 1
-        shape_3 = (itape[itop + 0],)
-        top -= shape_3[0]
-        row_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array row_dot was before
     return value, A_bar, w_bar
