@@ -46,7 +46,7 @@ CORE = (
     Pass("wrt", "the arguments to differentiate, by name or position: none an int by its usage",
          ("core",), "", stages.wrt_by_usage),
     Pass("kinds", "float / int / array of every variable (analysis/kinds.py)", ("core",), "kinds", stages.kinds, True),
-    Pass("gathers", "`x[idx]` at an int array is np.take(x, idx), `x[m]` through a bool mask np.extract (transforms/gathers.py)",
+    Pass("gathers", "`x[idx]` at an int array is np.take(x, idx), `x[m]` at a mask np.extract (transforms/gathers.py)",
          ("core", "kinds"), "core", stages.gathers, True),
     Pass("inplace", "`C += B` on an array writes C's elements, as NumPy does (transforms/inplace.py)",
          ("core", "kinds"), "core", stages.inplace, True),
