@@ -3,8 +3,8 @@
 Augmented assignments on whole arrays and slices (also inside helpers that write their argument),
 written arguments rebound or swapped afterwards, helpers returning arrays that are then written,
 `for row in A` followed by writes, a `prange` loop beside a whole array recorded in a time loop,
-norms along an axis at an exactly zero row, scalars written into rows, writes through a mask. Each is a feature of
-`FEATURES`; all are in the README's supported subset.
+norms along an axis at an exactly zero row, scalars written into rows, writes and reads through a
+mask. Each is a feature of `FEATURES`; all are in the README's supported subset.
 
 They are drawn from a random stream of their own (`ArrayExtras`): a program either gets one or two
 of them (`SHARE` of the programs; all with `array_extras_all`) or none, and the main generator's
@@ -32,10 +32,12 @@ ARRAY_FEATURES: dict[str, tuple[bool, str]] = {
     "axis_norms": (True, "np.linalg.norm along an axis (keepdims, ord) of an array with an exactly zero row"),
     "scalar_rows": (True, "a scalar written into a row or a slice: h[t] = x[t], h[:, j] = s, y[1:] = s"),
     "masked_writes": (True, "writes through a boolean mask in the index: x[x > 0.5] = s, x[np.logical_and(...)] *= c"),
+    "masked_reads": (True, "reads through a boolean mask, in a name or not: np.sum(x[m] * y[m]), np.extract(m, x),"
+                           " A[A > 0.5], and in a loop whose mask is computed again or recorded"),
     "array_extras_all": (False, "every program gets one or two of the constructs above (by default about 30%)"),
 }  # fmt: skip
-KINDS = [name for name in ARRAY_FEATURES if name not in ("array_extras_all", "masked_writes")]
-LATER = ("masked_writes",)  # drawn apart: the programs drawn before they existed keep their text
+KINDS = [name for name in ARRAY_FEATURES if name not in ("array_extras_all", "masked_writes", "masked_reads")]
+LATER = ("masked_writes", "masked_reads")  # drawn apart: the programs drawn before they existed keep their text
 CONSTRUCTS = [*KINDS, *LATER]  # every construct
 SHARE = 0.3  # programs that get any of them
 SALT = 300  # their stream: program_seed(seed, index, SALT + attempt)
@@ -452,4 +454,31 @@ class ArrayExtras:
         else:
             self.line(f"{nm}[{mask}] {op} {value}")
         self.folded(nm)
+        return True
+
+    def c_masked_reads(self) -> bool:
+        rnd = self.rnd
+        arrays = self.arrays()
+        if not arrays:
+            return False
+        nm, shape = rnd.choice(arrays)
+        other = rnd.choice([t for t, u in arrays if u == shape])  # nm itself, or an array of its shape
+        threshold = rnd.choice(["0.5", "0.0", "-0.25"])
+        mask = rnd.choice([f"{other} > {threshold}", f"np.logical_and({nm} > -0.5, {other} < {threshold})"])
+        form = rnd.choice(["named", "inline", "extract", "loop"])
+        if form == "named":
+            m = self.name(_ARRAYS, "a")
+            self.line(f"{m} = {mask}")
+            self.fold_sum(rnd.choice([f"np.sum({nm}[{m}] * {other}[{m}])", f"np.sum(np.sin({nm}[{m}]))"]))
+        elif form == "inline":
+            self.fold_sum(rnd.choice([f"np.sum({nm}[{mask}] ** 2)", f"{self.scalar()} * np.sum({nm}[{mask}])"]))
+        elif form == "extract":
+            self.fold_sum(f"np.sum(np.extract({mask}, {nm}) * {self.const()})")
+        else:  # one mask per step: computed again in the reverse sweep, or recorded where it changes
+            var, m, acc = self.name(_LOOPS, "i"), self.name(_ARRAYS, "a"), self.name(_FLOATS, "f")
+            self.line(f"{acc} = 0.0")
+            self.line(f"for {var} in range({rnd.randint(2, 3)}):")
+            self.line(f"{m} = {other} > {threshold} + 0.25 * {var}", 1)
+            self.line(f"{acc} = {acc} + np.sum({nm}[{m}] ** 2) * ({var} + 1.0)", 1)
+            self.results.append(acc)
         return True
