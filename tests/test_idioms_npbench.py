@@ -182,7 +182,7 @@ def test_a_gather_out_of_range_raises_at_the_users_line():
         assert info.value.where is not None and info.value.where.filename.endswith("idioms_npbench.py")
 
 
-def test_a_gather_in_a_prange_loop_runs_bounds_checked_and_says_so():
+def test_a_gather_in_a_prange_loop_is_probed_at_the_call_and_says_so():
     r = _rng(7)
     args = (r.uniform(0.2, 1.0, 5), np.array([1, 1, -1, 2]), r.uniform(0.2, 1.0, 3))
     with pytest.warns(BoundsWarning, match=r"`x\[idx\]`"):

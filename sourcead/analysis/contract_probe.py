@@ -124,6 +124,31 @@ def probe(facts: Facts, open_loops: list, index: cst.BaseExpression, dim: Affine
     return {"loops": loops[::-1], "index": value, "size": affine_text(dim)}
 
 
+def take_probe(facts: Facts, indices: cst.BaseExpression, dim: Affine, scope: Scope) -> dict | None:
+    """The probe of a gather np.take(x, indices) (`x[idx]`) along x's axis of static size `dim`:
+    every element of the int argument the indices are (`idx`) or a slice of (spmv's `cols =
+    A_col[A_row[i] : A_row[i + 1]]`, through int-array names bound once), all of it: sufficient."""
+    translation = Translation(facts, scope, {})
+    node = unparen(indices)
+    for _ in range(_DEPTH):
+        if isinstance(node, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in node.slice):
+            node = unparen(node.value)  # a slice of it: its elements are some of the array's
+        elif isinstance(node, cst.Name) and node.value not in translation.params:
+            bound = scope.exprs.get(node.value)
+            if bound is None:
+                return None
+            node = unparen(bound)
+        else:
+            break
+    if not isinstance(node, cst.Name) or node.value not in translation.params or node.value in translation.written:
+        return None
+    t = facts.kinds[node.value]
+    if not static(dim) or not t.is_array or t.dtype != "int" or t.ndim != 1:
+        return None
+    array = f"a{translation.params[node.value]}"
+    return {"loops": [["_g", "0", f"{array}.shape[0]", "1"]], "index": f"{array}[_g]", "size": affine_text(dim)}
+
+
 def affine_text(form: Affine) -> str:
     """A static form as probe code (`a0.shape[1] - 1`), arguments by position."""
     terms = []

@@ -38,7 +38,7 @@ from ..ir.core import (
 from ..ir.exprs import code, dotted, unparen, walk
 from .affine import Affine, constant
 from .contract_facts import Facts, Pending, implies
-from .contract_probe import probe
+from .contract_probe import probe, take_probe
 from .contract_terms import Loop, Scope, affine_of, dump, lesser, made_shape, row_shape, static
 from .definite import possibly_undefined
 from .kinds import Kinds
@@ -158,6 +158,8 @@ class Walker(Facts):
                 if read is not None:
                     scope.data[var] = read
         elif t.is_array:
+            if t.dtype == "int":  # indices a gather may read (`cols = indices[a:b]`: `take_probe`)
+                scope.exprs[var] = stmt.value
             shape = made_shape(stmt.value, self.view(scope), t.ndim) or row_shape(stmt.value, self.view(scope), t.ndim)
             if shape is not None:
                 scope.shapes[var] = shape
@@ -232,10 +234,23 @@ class Walker(Facts):
                 self.access(sub, stmt, scope)
         for call in walk(node):  # a gather `x[idx]` (transforms/gathers.py): indices that are data
             if isinstance(call, cst.Call) and dotted(call.func) == "np.take":
-                self.out.complete = False
-                line = self.where(call, stmt)
-                shown = f"{code(call.args[0].value)}[{code(call.args[1].value)}]"
-                self.out.uncovered.append(shown + (f" (line {line[0]})" if line else ""))
+                self.gather(call, stmt, scope)
+
+    def gather(self, call: cst.Call, stmt: Stmt, scope: Scope) -> None:
+        """np.take(x, idx): a probe of idx's elements against x's size where idx is (a slice of) an
+        int argument (`contract_probe.take_probe`); else uncovered."""
+        array, indices = call.args[0].value, call.args[1].value
+        shown = f"{code(array)}[{code(indices)}]"
+        line = self.where(call, stmt)
+        view = self.view(scope)
+        name = array.value if isinstance(array, cst.Name) else None
+        shape = view.shapes.get(name) if name is not None else None
+        found = None if not shape or name in self.swapped else take_probe(self, indices, shape[0], view)
+        if found is None or name is None or shape is None:
+            self.out.complete = False
+            self.out.uncovered.append(shown + (f" (line {line[0]})" if line else ""))
+            return
+        self.probed(found, name, 0, shape[0], line, shown)
 
     def access(self, sub: cst.Subscript, stmt: Stmt, scope: Scope) -> None:
         raw, scope = scope, self.view(scope)
@@ -331,6 +346,10 @@ class Walker(Facts):
         if found is None or name is None or dim is None:
             self.uncover(sub, stmt)
             return
+        self.probed(found, name, axis, dim, self.where(sub, stmt), code(sub))
+
+    def probed(self, found: dict, name: str, axis: int, dim: Affine, where: list[int] | None, access: str) -> None:
+        """Keep a probe of an access along `axis` of `name`, `dim` long, as a sufficient fact."""
         array_param = self.fn.params.index(name) if name in self.fn.params else None
         self.out.sufficient.append(
             {
@@ -347,8 +366,8 @@ class Walker(Facts):
                 "upper": True,
                 "lower": True,
                 "always": False,
-                "where": self.where(sub, stmt),
-                "access": code(sub),
+                "where": where,
+                "access": access,
             }
         )
 

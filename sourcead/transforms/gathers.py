@@ -14,8 +14,10 @@ after them, writes it as the declared primitive, the one spelling every later pa
 No later pass sees a subscript indexed by an array. Kinds refuse a write at an array of indices
 (`x[idx] += v`: NumPy adds once at a repeated index) and through a mask held in a name (a mask
 spelled in the index is `np.where`, frontend/masks.py). The indices are data, so the shape
-contract cannot bound them: a function that gathers runs with numba's bounds checks
-(`analysis/contract_walk.py`), and np.take and take_bar raise IndexError out of range.
+contract cannot bound them: where they are (a slice of) an int argument, the call probes all its
+elements against x's size first (`analysis/contract_probe.py`: in range, the variant without
+bounds checks runs, its prange loops parallel); else the function runs with numba's bounds checks.
+np.take and take_bar raise IndexError out of range.
 """
 
 from __future__ import annotations

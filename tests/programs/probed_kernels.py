@@ -94,3 +94,21 @@ def picked_rows(cams, X, obs):
         r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
         total += r * r
     return total
+
+
+def gather_whole(x, idx, w):
+    # a gather `x[idx]` at an int argument, in every iteration of a prange
+    out = np.zeros(w.shape[0])
+    for i in prange(w.shape[0]):
+        out[i] = np.sum(x[idx] * w[i])
+    return np.sum(out * out)
+
+
+def csr_gather(values, x, indptr, indices):
+    # NPBench's spmv in a prange: a row's columns, a slice of an int argument, gathered from x
+    y = np.empty(indptr.shape[0] - 1)
+    for i in prange(indptr.shape[0] - 1):
+        cols = indices[indptr[i] : indptr[i + 1]]
+        vals = values[indptr[i] : indptr[i + 1]]
+        y[i] = vals @ x[cols]
+    return np.sum(y * y)
