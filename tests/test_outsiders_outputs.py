@@ -40,6 +40,7 @@ WRITTEN = [
     (oo.rebound_in_one_branch, lambda rng: (_x(rng), -0.6), ("x", "a"), (0,)),
     (oo.returned_on_one_path, lambda rng: (_x(rng), 0.6), ("x", "a"), (0,)),
     (oo.returned_on_one_path, lambda rng: (_x(rng), -0.6), ("x", "a"), (0,)),
+    (oo.iterated_then_updated, lambda rng: (_x(rng), 0.3 + 0.1 * rng.random(5)), ("x", "w"), (0,)),
     (oo.rebind_then_write, lambda rng: (_x(rng),), ("x",), ()),
     (oo.swap_then_write_other, lambda rng: (_x(rng),), ("x",), ()),
 ]

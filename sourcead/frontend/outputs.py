@@ -79,8 +79,11 @@ def _block(body: tuple[Stmt, ...], state: State, follow: _Follow) -> State:
 
 
 def _statement(s: Stmt, state: State, follow: _Follow) -> State:
-    if isinstance(s, Assign) and s.accumulate is not None and not s.writes_element:
-        return state  # `a += e` on a name: a float's new value, or an array's (in place, as numpy does)
+    if isinstance(s, Assign) and (s.accumulate is not None or s.inplace) and not s.writes_element:
+        # `a += e`, `a *= e`, `a[m] = v` on a name: a float's new value, or an array's elements
+        # updated in place (as NumPy does), which only kinds tell apart: the pass `inplace` writes
+        # an array's update element by element and follows the written arguments again
+        return state
     if isinstance(s, Assign) and s.writes_element:
         if s.var in state:
             p, kind = state[s.var]

@@ -99,6 +99,18 @@ def returned_on_one_path(x, a):
     return np.sum(x * x)
 
 
+def iterated_then_updated(x, w):
+    # `for v in x` binds elements (an array's rows, for all normalize knows), then x is written and
+    # updated in place, whole and through a mask: x's memory all along, never a second holder
+    s = 0.0
+    for v in x:
+        s += v * v
+    x[0] = s
+    x *= w
+    x[x > 1.5] = 1.5
+    return s + np.sum(x * x)
+
+
 # --- not outputs: no write reaches the caller's array --------------------------------------------
 
 
