@@ -231,4 +231,3 @@ def test_a_mask_read_records_no_mask_it_can_compute_again():
     source = sources["masked_reads"]
     assert "record mask_r12" not in source and source.count("mask_r12 = np.logical_and(") == 2
     assert "record m:" in sources["masked_reads_of_a_changing_array"]
-
