@@ -155,17 +155,20 @@ def _refuse_scatter(stmt: Assign, env: Callable[[str], Type | None], fail: Fail)
     one value, and `x[idx] += v` adds once), which sourcead does not follow."""
     target = cst.ensure_type(stmt.target, cst.Subscript)
     for element in target.slice:
-        index = expression_type(element.slice.value, env, fail) if isinstance(element.slice, cst.Index) else None
-        if index is not None and index.is_array and index.dtype == "bool":
+        if not isinstance(element.slice, cst.Index):
+            continue
+        position = element.slice.value
+        index = expression_type(position, env, fail)
+        if index.is_array and index.dtype == "bool":
             fail(
-                element.slice.value,
+                position,
                 f"`{_shown(target)}` writes through a mask held in a name, which sourcead does not follow",
                 f"Write the comparison in the index (`{_shown(target.value)}[{_shown(target.value)} > 0.5] = v`, "
                 f"v a number), or `{_shown(target.value)} = np.where(m, v, {_shown(target.value)})`.",
             )
-        if index is not None and index.is_array:
+        if index.is_array:
             fail(
-                element.slice.value,
+                position,
                 f"`{_shown(target)}` writes at an array of indices, which sourcead does not follow",
                 f"Loop over the indices: `for k in range(len(idx)): {_shown(target.value)}[idx[k]] += v[k]` "
                 "(NumPy's `x[idx] += v` adds once at a repeated index; the loop adds each).",
