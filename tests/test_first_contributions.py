@@ -135,3 +135,36 @@ def test_a_loop_carried_adjoint_assigned_matches_finite_differences(tmp_path):
             args = (np.random.default_rng(n).standard_normal(n), 0.7, 1.5)
             for got, expected in zip(g(*args), finite_difference_gradient(f, args, ("p", "w")), strict=True):
                 assert_close(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_an_array_adjoints_first_product_is_assigned_where_nothing_touches_it_before():
+    """`a_bar = zeros_like(W)` then `a_bar += matmul_bar_right(g, x, W)` (a new array of W's shape)
+    is one assignment; an element write, a view or an in-place helper of a_bar, a rebinding of W,
+    another helper, or `-=` keep the zeros and the add."""
+    out = _rewritten("""
+        a_bar = zeros_like(W)
+        t = W[0]
+        a_bar += matmul_bar_right(g, x, W)
+        a_bar += matmul_bar_right(g, x, W)
+    """)
+    assert "a_bar = matmul_bar_right(g, x, W)\na_bar += matmul_bar_right(g, x, W)\n" in out
+    kept = {
+        "a_bar[0] = 1.0": "element",
+        "v = a_bar[1:]": "view",
+        "add_outer(a_bar, True, g, x)": "helper",
+        "W = W * 2.0": "rebound",
+    }
+    for line in kept:
+        out = _rewritten(f"""
+            a_bar = zeros_like(W)
+            {line}
+            a_bar += matmul_bar_right(g, x, W)
+        """)
+        assert "a_bar += matmul_bar_right(g, x, W)" in out, line
+    for value in ("matmul_bar_left(g, x, W)", "np.outer(g, W)", "matmul_bar_right(g, W, x)"):
+        out = _rewritten(f"a_bar = zeros_like(W)\na_bar += {value}")
+        assert f"a_bar += {value}" in out, value
+    out = _rewritten("a_bar = zeros_like(W)\na_bar -= matmul_bar_right(g, x, W)")
+    assert "a_bar -= matmul_bar_right(g, x, W)" in out
+    out = _rewritten("a_bar = zeros_like(x)\nfor i in range(n):\n    a_bar += matmul_bar_left(g, x, W)")
+    assert "a_bar += matmul_bar_left(g, x, W)" in out  # the second iteration adds to the first

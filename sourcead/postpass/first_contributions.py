@@ -18,6 +18,13 @@ there is numba's reduction across threads) and everything it assigns is unknown 
 everything after a compound statement the flow does not model. Names are bound by assignments and
 loops alone (the fence admits no `:=`, and no emitter writes one).
 
+An array adjoint is zero after `x_bar = zeros_like(y)`; its first contribution is written as an
+assignment where the value is a new array of y's shape: `x_bar += matmul_bar_left(g, y, b)`
+(`matmul_bar_right(g, a, y)`), the adjoint of a matrix product, which the runtime computes into a
+new array of that operand's shape (mlp's weights: a zeroed matrix of 60 M entries, then the product
+added to it, took three passes over memory where one writes it). Such a zero holds only while no
+statement mentions x_bar or y (an element write, a view, an in-place helper such as `add_outer`).
+
 Only the function's adjoints are rewritten (the names `Namer.bar` gave): their values flow
 linearly, so the sign of a zero never changes a number of the result. A primal value (a replayed
 step's `s = 0.0; s += x[i]`) keeps its add, where the sign of a zero could reach `atan2` or a
@@ -88,6 +95,11 @@ class _Flow:
         if isinstance(small, cst.Continue):
             self.continues.append(zero)
             return small, None
+        arrays = _touched(small, zero)
+        if isinstance(small, cst.AugAssign) and arrays and _fresh_of(small, arrays):
+            target = cst.ensure_type(small.target, cst.Name).value
+            return cst.Assign([cst.AssignTarget(small.target)], small.value), zero - arrays - {target}
+        zero = zero - arrays  # an array adjoint mentioned otherwise: it may not be zero any more
         if isinstance(small, cst.AugAssign):
             if not isinstance(small.target, cst.Name):
                 return small, zero  # into an element: no name is bound
@@ -104,6 +116,11 @@ class _Flow:
             zero = zero - bound
             if _is_zero(small.value):
                 zero = zero | {t.target.value for t in small.targets if isinstance(t.target, cst.Name)} & self.adjoints
+            shaped = _zeros_like(small.value)
+            if shaped is not None and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                name = small.targets[0].target.value
+                if name in self.adjoints and name != shaped:
+                    zero = zero | {f"{name}:{shaped}"}  # zero, of shaped's shape
             return small, zero
         if isinstance(small, (cst.Expr, cst.Pass)):
             return small, zero
@@ -130,7 +147,7 @@ class _Flow:
         header: frozenset[str] = zero
         while True:
             self.breaks, self.continues = [], []
-            body, end = self.block(statement.body.body, header - bound)
+            body, end = self.block(statement.body.body, _without(header, bound))
             new = _join((zero, end, *self.continues))
             assert new is not None  # the loop is entered with `zero`
             if new == header:
@@ -140,6 +157,51 @@ class _Flow:
         self.breaks, self.continues = outer
         after = _join((header, *breaks))
         return statement.with_changes(body=statement.body.with_changes(body=body)), after
+
+
+_FRESH = {"matmul_bar_left": 1, "matmul_bar_right": 2}  # a new array of the shape of this argument
+
+
+def _touched(small: cst.BaseSmallStatement, zero: frozenset[str]) -> frozenset[str]:
+    """The zero arrays (`x_bar:y`) that `small` may change: it mentions x_bar (a write, a view, an
+    in-place helper), or binds y (another shape)."""
+    mentioned = names_in(small)
+    bound: set[str] = set()
+    if isinstance(small, cst.Assign):
+        bound = {n for t in small.targets for n in _target_names(t.target)}
+    elif isinstance(small, cst.AugAssign):
+        bound = _target_names(small.target)
+    found = (z.split(":") for z in zero if ":" in z)
+    return frozenset(f"{x}:{y}" for x, y in found if x in mentioned or y in bound)
+
+
+def _without(zero: frozenset[str], names: set[str]) -> frozenset[str]:
+    """`zero` less `names` and the zero arrays (`x_bar:y`) that mention one."""
+    return frozenset(z for z in zero if z not in names and not set(z.split(":")) & names)
+
+
+def _zeros_like(value: cst.BaseExpression) -> str | None:
+    """y of `zeros_like(y)` (the runtime's or NumPy's, one named argument), else None."""
+    value = unparen(value)
+    if not isinstance(value, cst.Call) or dotted(value.func) not in ("zeros_like", "np.zeros_like"):
+        return None
+    if len(value.args) != 1 or value.args[0].keyword is not None or not isinstance(value.args[0].value, cst.Name):
+        return None
+    return value.args[0].value.value
+
+
+def _fresh_of(small: cst.AugAssign, arrays: frozenset[str]) -> bool:
+    """`x_bar += f(...)` with `x_bar:y` among the zero arrays and f a runtime helper that returns a new
+    array of y's shape (`_FRESH`), not reading x_bar."""
+    if not isinstance(small.target, cst.Name) or not isinstance(small.operator, cst.AddAssign):
+        return False
+    value = unparen(small.value)
+    if not isinstance(value, cst.Call) or dotted(value.func) not in _FRESH or len(value.args) != 3:
+        return False
+    if small.target.value in names_in(value) or any(a.keyword is not None or a.star for a in value.args):
+        return False
+    shaped = value.args[_FRESH[dotted(value.func)]].value
+    return isinstance(shaped, cst.Name) and f"{small.target.value}:{shaped.value}" in arrays
 
 
 def _is_zero(value: cst.BaseExpression) -> bool:

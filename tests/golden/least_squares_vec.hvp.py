@@ -25,7 +25,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     r_bar = zeros_like(r)
     r_dot_bar = zeros_like(r_dot)
     result_dot_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     t2 = np.full_like(broadcast_like(r, r_dot), 0.5 * result_dot_bar)
     r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
@@ -35,7 +34,7 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # adjoint of: r = A @ x - b
     t1 = unbroadcast(r_bar, matmul_like(A, x))
     add_outer(A_bar, True, t1, x)
-    x_bar += matmul_bar_right(t1, A, x)
+    x_bar = matmul_bar_right(t1, A, x)
     b_bar += unbroadcast(-r_bar, b_bar)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     t0 = unbroadcast(r_dot_bar, broadcast_like(matmul_like(A_dot, x), matmul_like(A, x_dot)))

@@ -21,12 +21,11 @@ def least_squares_vjp(A, x, b, out_bar):
     b_bar = zeros_like(b)
     r_bar = zeros_like(r)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = 0.5 * np.sum(r * r)
     r_bar += 2.0 * chosen(result_bar != 0.0, r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b
     t0 = unbroadcast(r_bar, matmul_like(A, x))
     add_outer(A_bar, True, t0, x)
-    x_bar += matmul_bar_right(t0, A, x)
+    x_bar = matmul_bar_right(t0, A, x)
     b_bar += unbroadcast(-r_bar, b_bar)
     return value, A_bar, x_bar, b_bar

@@ -19,7 +19,6 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    w_bar = zeros_like(w)
     z_bar = zeros_like(z)
     # adjoint of: result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * (-y * z_dot)))
     t3 = 1.0 / (1.0 + t0)
@@ -32,5 +31,5 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     # adjoint of: t0 = np.exp(-y * z)
     z_bar += unbroadcast(np.where(t0_bar != 0.0, -y * (t0 * t0_bar), 0.0), z_bar)
     # adjoint of: z = X @ w
-    w_bar += matmul_bar_right(z_bar, X, w)
+    w_bar = matmul_bar_right(z_bar, X, w)
     return value, w_bar

@@ -29,7 +29,6 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     v_bar = zeros_like(v)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     add_product(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot)
     add_product(v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
@@ -42,7 +41,7 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t6 = -unbroadcast(np.where(h_dot_bar != 0.0, t5 * h_dot_bar, 0.0), t0_bar)
     t0_bar += 2.0 * (t0 * t6)
     t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t4 * h_dot_bar, 0.0), t5), broadcast_like(matmul_like(W_dot, x), matmul_like(W, x_dot)))
-    x_bar += matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
+    x_bar = matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
     add_outer(W_bar, True, unbroadcast(t7, matmul_like(W, x_dot)), x_dot)
     # adjoint of: t0 = np.tanh(W @ x + b)
     t2 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)

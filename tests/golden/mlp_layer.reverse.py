@@ -24,7 +24,6 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     h_bar = zeros_like(h)
     result_bar = out_bar
     v_bar = zeros_like(v)
-    x_bar = zeros_like(x)
     # adjoint of: result = np.dot(v, h)
     add_product(v_bar, result_bar != 0.0, result_bar, h)
     add_product(h_bar, result_bar != 0.0, result_bar, v)
@@ -32,6 +31,6 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     t1 = np.where(h_bar != 0.0, (1.0 - h * h) * h_bar, 0.0)
     t2 = unbroadcast(t1, matmul_like(W, x))
     add_outer(W_bar, True, t2, x)
-    x_bar += matmul_bar_right(t2, W, x)
+    x_bar = matmul_bar_right(t2, W, x)
     b_bar += unbroadcast(t1, b_bar)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -33,7 +33,6 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     v_bar = zeros_like(v)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
     t12 = np.full_like(broadcast_like(h, h_dot), result_dot_bar)
     h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, h_bar))
@@ -50,7 +49,7 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     t9 = -unbroadcast(np.where(h_dot_bar[1] != 0.0, t8 * h_dot_bar[1], 0.0), t0_bar)
     t0_bar += 2.0 * (t0 * t9)
     t10 = unbroadcast(np.where(h_dot_bar[1] != 0.0, t7 * h_dot_bar[1], 0.0), t8)
-    x_bar += matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)
+    x_bar = matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)
     add_outer(A_bar, True, unbroadcast(t10, matmul_like(A, x_dot)), x_dot)
     h_dot_bar[1] = 0.0
     # adjoint of: t0 = np.tanh(A @ x)

@@ -24,7 +24,6 @@ def products_into_rows_vjp(A, x, v, out_bar):
     h_bar = zeros_like(h)
     result_bar = out_bar
     v_bar = zeros_like(v)
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * h)
     h_bar += 2.0 * chosen(result_bar != 0.0, h * result_bar)
     # adjoint of: h[1] = np.tanh(A @ x)
@@ -33,7 +32,7 @@ def products_into_rows_vjp(A, x, v, out_bar):
     t6 = unbroadcast(h_bar[1], t5)
     t7 = np.where(t6 != 0.0, (1.0 - t4 * t4) * t6, 0.0)
     add_outer(A_bar, True, t7, x)
-    x_bar += matmul_bar_right(t7, A, x)
+    x_bar = matmul_bar_right(t7, A, x)
     h_bar[1] = 0.0
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t2 = np.transpose(v)
