@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
@@ -48,8 +48,8 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
     y_bar = zeros_like(y)
     for i in range(min(len(x), len(seq)) - 1, -1, -1):
         # adjoint of: s_dot += b * (i * a_dot) + i * a * b_dot
-        b_bar = (i * a_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        a_bar = (i * (b_dot * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        b_bar = strong_zero(i * a_dot * s_dot_bar, s_dot_bar)
+        a_bar = strong_zero(i * (b_dot * s_dot_bar), s_dot_bar)
         # adjoint of: b = seq[i]
         seq_bar[np.uint64(i)] += b_bar
         top -= 1
@@ -64,8 +64,8 @@ def loop_over_pairs_hvp(x, y, x_dot, y_dot, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         a_dot = x_dot[np.uint64(k)]
         # adjoint of: s_dot += b * a_dot + a * b_dot
-        b_bar = (a_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        a_bar = (b_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        b_bar = strong_zero(a_dot * s_dot_bar, s_dot_bar)
+        a_bar = strong_zero(b_dot * s_dot_bar, s_dot_bar)
         # adjoint of: b = y[k]
         y_bar[np.uint64(k)] += b_bar
         top -= 1

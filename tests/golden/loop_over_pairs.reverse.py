@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def loop_over_pairs_vjp(x, y, out_bar):
@@ -42,8 +42,8 @@ def loop_over_pairs_vjp(x, y, out_bar):
     y_bar = zeros_like(y)
     for i in range(min(len(x), len(seq)) - 1, -1, -1):
         # adjoint of: s += i * a * b
-        a_bar = (i * (b * s_bar) if s_bar != 0.0 else 0.0)
-        b_bar = (i * a * s_bar if s_bar != 0.0 else 0.0)
+        a_bar = strong_zero(i * (b * s_bar), s_bar)
+        b_bar = strong_zero(i * a * s_bar, s_bar)
         # adjoint of: b = seq[i]
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
@@ -58,8 +58,8 @@ def loop_over_pairs_vjp(x, y, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         a = x[np.uint64(k)]
         # adjoint of: s += a * b
-        a_bar = (b * s_bar if s_bar != 0.0 else 0.0)
-        b_bar = (a * s_bar if s_bar != 0.0 else 0.0)
+        a_bar = strong_zero(b * s_bar, s_bar)
+        b_bar = strong_zero(a * s_bar, s_bar)
         # adjoint of: b = y[k]
         top -= 1
         b = tape[np.uint64(top)]  # restore the value b had before
