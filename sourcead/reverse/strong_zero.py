@@ -4,8 +4,8 @@ An adjoint's contribution is guarded by its seed (`derive/linearize.py`: an exac
 contributes exactly zero, also where the partial is infinite). Written as a conditional
 expression, numba lowers the guard to a branch around the evaluation of `p`; the loads of `p`
 then happen only under the branch, and LLVM, which may not read an array element the program
-might not read, cannot turn the branch into a select: the loop does not vectorise. ode's reversed
-RK4 stages ran 7.3x its primal for this alone, 4.9x with the select.
+might not read, cannot turn the branch into a select: the loop does not vectorise. ode's gradient
+(reversed RK4 stages) ran 7.3x its primal, 4.9x with the select.
 
 `strong_zero(p, g)` (`runtime/lowered.py`) evaluates `p` whether or not `g` is zero, and lowers
 to a compare and a select. That is the same value, and nothing else changes, wherever evaluating
