@@ -14,6 +14,9 @@ names and integers, `+`, `-` and `*` only (a float product overflows to inf, nev
 plain Python too; a division, a power or a call could raise, and stays guarded by a branch). The
 elements `p` reads are the operands of a primal statement at the iteration that read them, in
 range wherever the guard would have let them be read.
+In plain Python (`jit=False`) an eager product of NumPy scalars may raise NumPy's RuntimeWarning
+(`inf * 0.0`) where the branch skipped it, as the array seeds' `np.where` always did; the value is
+the same.
 """
 
 from __future__ import annotations
