@@ -161,6 +161,10 @@ class Walker(Facts):
             if t.dtype == "int":  # indices a gather may read (`cols = indices[a:b]`: `take_probe`)
                 scope.exprs[var] = stmt.value
             shape = made_shape(stmt.value, self.view(scope), t.ndim) or row_shape(stmt.value, self.view(scope), t.ndim)
+            other = unparen(stmt.value)
+            if shape is None and isinstance(other, cst.Name) and other.value not in self.swapped:
+                # `y = z` (an inlined helper's result): the same buffer, whose shape never changes
+                shape = self.view(scope).shapes.get(other.value)
             if shape is not None:
                 scope.shapes[var] = shape
 

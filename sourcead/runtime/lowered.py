@@ -3,7 +3,8 @@ the adjoint of a whole array, `chunk_zeros(shape)` the per-chunk rows of a paral
 `add_chunk_rows(total, rows, part)` adds those rows up; `advise_huge_pages(array)` asks Linux to
 back a large array with 2 MiB pages (`madvise(MADV_HUGEPAGE)`); `add_unordered(total, term)` is
 `total + term` as an addition LLVM may reorder among the other such additions of its loop (an
-adjoint's sum: `unordered.py`).
+adjoint's sum: `unordered.py`); `strong_zero(part, seed)` is `part if seed != 0.0 else 0.0` with
+`part` evaluated either way, a select rather than a branch (`reverse/strong_zero.py`).
 
 They are lowered straight to IR under numba (`type_callable` / `lower_builtin`) rather than
 written as jitted helpers or NumPy calls, so they add nothing to a cold first call: numba compiles
@@ -35,7 +36,7 @@ from numba.extending import lower_builtin, type_callable
 from numba.np.arrayobj import _empty_nd_impl, make_array
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["zeros_like", "add_unordered", "chunk_zeros", "add_chunk_rows"]
+__all__ = ["zeros_like", "add_unordered", "strong_zero", "chunk_zeros", "add_chunk_rows"]
 
 # the iterations of a parallel adjoint run in this many fixed chunks, whatever the thread count, so
 # that shared adjoints are summed in the same order (bit for bit the same gradient on 1 or N threads)
@@ -237,3 +238,31 @@ def _add_unordered_lower(context, builder, signature, args):
     else:
         total = context.get_function(operator.add, add)(builder, operands)
     return context.cast(builder, total, add.return_type, signature.return_type)
+
+
+def strong_zero(part, seed):
+    """`part if seed != 0.0 else 0.0`, an adjoint's contribution under its seed's strong zero, with
+    `part` evaluated whether or not it is used: the generated code calls it only where evaluating
+    `part` cannot raise (`reverse/strong_zero.py`), so that it lowers to a select, not a branch
+    around `part`'s loads, which keeps LLVM from vectorising the loop."""
+    return part if seed != 0.0 else 0.0
+
+
+@type_callable(strong_zero)
+def _strong_zero_type(context):
+    def typer(part, seed):
+        if isinstance(part, types.Float) and isinstance(seed, (types.Float, types.Integer)):
+            return part
+
+    return typer
+
+
+@lower_builtin(strong_zero, types.Float, types.Float)
+@lower_builtin(strong_zero, types.Float, types.Integer)
+def _strong_zero_lower(context, builder, signature, args):
+    part, seed = args
+    if isinstance(signature.args[1], types.Float):
+        used = builder.fcmp_unordered("!=", seed, ir.Constant(seed.type, 0.0))  # nan != 0.0 holds
+    else:
+        used = builder.icmp_signed("!=", seed, ir.Constant(seed.type, 0))
+    return builder.select(used, part, ir.Constant(part.type, 0.0))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
@@ -54,15 +54,15 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = (p * t1 if t1 != 0.0 else 0.0)
-        p_bar += (y[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] = strong_zero(p * t1, t1)
+        p_bar += strong_zero(y[np.uint64(i)] * t1, t1)
         # adjoint of: y_dot[i] = p * y_dot[i] + y[i] * p_dot
         top -= 1
         y_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[np.uint64(i)]
-        p_bar += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] = (p * t0 if t0 != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (p_dot * t0 if t0 != 0.0 else 0.0)
+        p_bar += strong_zero(y_dot[np.uint64(i)] * t0, t0)
+        y_dot_bar[np.uint64(i)] = strong_zero(p * t0, t0)
+        y_bar[np.uint64(i)] += strong_zero(p_dot * t0, t0)
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar
     # adjoint of: y = np.copy(y0)

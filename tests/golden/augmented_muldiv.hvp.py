@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
@@ -64,8 +64,8 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
     s_dot_bar = 2.0 * t11
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot -= y[i] * (0.25 * x_dot[i]) + 0.25 * x[i] * y_dot[i]
-        y_bar[np.uint64(i)] += (0.25 * x_dot[np.uint64(i)] * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (0.25 * (y_dot[np.uint64(i)] * -s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(0.25 * x_dot[np.uint64(i)] * -s_dot_bar, s_dot_bar)
+        x_bar[np.uint64(i)] += strong_zero(0.25 * (y_dot[np.uint64(i)] * -s_dot_bar), s_dot_bar)
         # adjoint of: s_dot += p_dot
         p_dot_bar += s_dot_bar
         # adjoint of: p = t1
@@ -76,34 +76,34 @@ def augmented_muldiv_hvp(x, y, x_dot, y_dot, out_bar):
         top -= 1
         p_dot = tape[np.uint64(top)]  # restore the value p_dot had before
         t10 = p_dot_bar
-        t0_bar = (p_dot * t10 if t10 != 0.0 else 0.0)
-        p_dot_bar = (t0 * t10 if t10 != 0.0 else 0.0)
-        t1_bar += (-(t0 * (y_dot[np.uint64(i)] * t10)) if t10 != 0.0 else 0.0)
-        t0_bar += (-t1 * (y_dot[np.uint64(i)] * t10) if t10 != 0.0 else 0.0)
+        t0_bar = strong_zero(p_dot * t10, t10)
+        p_dot_bar = strong_zero(t0 * t10, t10)
+        t1_bar += strong_zero(-(t0 * (y_dot[np.uint64(i)] * t10)), t10)
+        t0_bar += strong_zero(-t1 * (y_dot[np.uint64(i)] * t10), t10)
         # adjoint of: t1 = p / y[i]
         t9 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t8 = 1.0 / y[np.uint64(i)]
-        p_bar = (t8 * t1_bar if t1_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (-t9 * t8 * t1_bar if t1_bar != 0.0 else 0.0)
+        p_bar = strong_zero(t8 * t1_bar, t1_bar)
+        y_bar[np.uint64(i)] += strong_zero(-t9 * t8 * t1_bar, t1_bar)
         # adjoint of: t0 = 1.0 / y[i]
         t7 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         t6 = 1.0 / y[np.uint64(i)]
-        y_bar[np.uint64(i)] += (-t7 * t6 * t0_bar if t0_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(-t7 * t6 * t0_bar, t0_bar)
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t5 = p_bar
-        p_bar = (x[np.uint64(i)] * t5 if t5 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (p * t5 if t5 != 0.0 else 0.0)
+        p_bar = strong_zero(x[np.uint64(i)] * t5, t5)
+        x_bar[np.uint64(i)] += strong_zero(p * t5, t5)
         # adjoint of: p_dot = x[i] * p_dot + p * x_dot[i]
         top -= 1
         p_dot = tape[np.uint64(top)]  # restore the value p_dot had before
         t4 = p_dot_bar
-        x_bar[np.uint64(i)] += (p_dot * t4 if t4 != 0.0 else 0.0)
-        p_dot_bar = (x[np.uint64(i)] * t4 if t4 != 0.0 else 0.0)
-        p_bar += (x_dot[np.uint64(i)] * t4 if t4 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(p_dot * t4, t4)
+        p_dot_bar = strong_zero(x[np.uint64(i)] * t4, t4)
+        p_bar += strong_zero(x_dot[np.uint64(i)] * t4, t4)
     return value, x_bar, y_bar

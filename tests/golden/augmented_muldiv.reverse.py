@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def augmented_muldiv_vjp(x, y, out_bar):
@@ -47,8 +47,8 @@ def augmented_muldiv_vjp(x, y, out_bar):
     s_bar = 2.0 * t4
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s -= 0.25 * x[i] * y[i]
-        x_bar[np.uint64(i)] += (0.25 * (y[np.uint64(i)] * -s_bar) if s_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (0.25 * x[np.uint64(i)] * -s_bar if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(0.25 * (y[np.uint64(i)] * -s_bar), s_bar)
+        y_bar[np.uint64(i)] += strong_zero(0.25 * x[np.uint64(i)] * -s_bar, s_bar)
         # adjoint of: s += p
         p_bar += s_bar
         # adjoint of: p = p / y[i]
@@ -57,12 +57,12 @@ def augmented_muldiv_vjp(x, y, out_bar):
         t1 = 1.0 / y[np.uint64(i)]
         t2 = p / y[np.uint64(i)]
         t3 = p_bar
-        p_bar = (t1 * t3 if t3 != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (-t2 * t1 * t3 if t3 != 0.0 else 0.0)
+        p_bar = strong_zero(t1 * t3, t3)
+        y_bar[np.uint64(i)] += strong_zero(-t2 * t1 * t3, t3)
         # adjoint of: p = p * x[i]
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
-        p_bar = (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (p * t0 if t0 != 0.0 else 0.0)
+        p_bar = strong_zero(x[np.uint64(i)] * t0, t0)
+        x_bar[np.uint64(i)] += strong_zero(p * t0, t0)
     return value, x_bar, y_bar

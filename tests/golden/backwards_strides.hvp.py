@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import last_index, reserve, zeros_like
+from sourcead.runtime import last_index, reserve, strong_zero, zeros_like
 
 
 def backwards_strides_hvp(x, x_dot, out_bar):
@@ -40,22 +40,22 @@ def backwards_strides_hvp(x, x_dot, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t3 = s_bar
-        x_bar[i] += (s * t3 if t3 != 0.0 else 0.0)
-        s_bar += (x[i] * t3 if t3 != 0.0 else 0.0)
+        x_bar[i] += strong_zero(s * t3, t3)
+        s_bar += strong_zero(x[i] * t3, t3)
         # adjoint of: s_dot = s_dot + (s * x_dot[i] + x[i] * s_dot)
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t2 = s_dot_bar
-        s_bar += (x_dot[i] * t2 if t2 != 0.0 else 0.0)
-        x_bar[i] += (s_dot * t2 if t2 != 0.0 else 0.0)
-        s_dot_bar += (x[i] * t2 if t2 != 0.0 else 0.0)
+        s_bar += strong_zero(x_dot[i] * t2, t2)
+        x_bar[i] += strong_zero(s_dot * t2, t2)
+        s_dot_bar += strong_zero(x[i] * t2, t2)
     for i in range(-1 + 1, (n - 1) + 1):
         # adjoint of: s = 0.5 * s + x[i] * x[i]
         t1 = s_bar
         s_bar = 0.5 * t1
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x[np.uint64(i)] * t1, t1)
         # adjoint of: s_dot = 0.5 * s_dot + (x[i] * x_dot[i] + x[i] * x_dot[i])
         t0 = s_dot_bar
         s_dot_bar = 0.5 * t0
-        x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x_dot[np.uint64(i)] * t0, t0)
     return value, x_bar

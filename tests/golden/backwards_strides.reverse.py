@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import last_index, reserve, zeros_like
+from sourcead.runtime import last_index, reserve, strong_zero, zeros_like
 
 
 def backwards_strides_vjp(x, out_bar):
@@ -37,11 +37,11 @@ def backwards_strides_vjp(x, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
-        x_bar[i] += (s * t1 if t1 != 0.0 else 0.0)
-        s_bar += (x[i] * t1 if t1 != 0.0 else 0.0)
+        x_bar[i] += strong_zero(s * t1, t1)
+        s_bar += strong_zero(x[i] * t1, t1)
     for i in range(-1 + 1, (n - 1) + 1):
         # adjoint of: s = 0.5 * s + x[i] * x[i]
         t0 = s_bar
         s_bar = 0.5 * t0
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x[np.uint64(i)] * t0, t0)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def gather_squares_hvp(x, idx, x_dot, out_bar):
@@ -22,7 +22,7 @@ def gather_squares_hvp(x, idx, x_dot, out_bar):
     for k in range(idx.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += (k + 1.0) * (2.0 * t0 * x_dot[idx[k]])
         t1 = x_dot[idx[np.uint64(k)]]
-        t0_bar = (2.0 * (t1 * ((k + 1.0) * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(2.0 * (t1 * ((k + 1.0) * s_dot_bar)), s_dot_bar)
         # adjoint of: t0 = x[idx[k]]
         x_bar[idx[np.uint64(k)]] += t0_bar
     return value, x_bar

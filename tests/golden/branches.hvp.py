@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def branches_hvp(x, y, x_dot, y_dot, out_bar):
@@ -82,31 +82,31 @@ def branches_hvp(x, y, x_dot, y_dot, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
-            x_bar[np.uint64(i)] += (y * s_bar if s_bar != 0.0 else 0.0)
-            y_bar += (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += strong_zero(y * s_bar, s_bar)
+            y_bar += strong_zero(x[np.uint64(i)] * s_bar, s_bar)
             # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot
-            y_bar += (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-            x_bar[np.uint64(i)] += (y_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            y_bar += strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
+            x_bar[np.uint64(i)] += strong_zero(y_dot * s_dot_bar, s_dot_bar)
         else:
             itop -= 1
             taken_2 = itape[np.uint64(itop)]
             if taken_2 == 1:
                 # adjoint of: s -= t0 * y * y
                 t5 = y * -s_bar
-                t0_bar = (y * t5 if s_bar != 0.0 else 0.0)
-                y_bar += (t0 * t5 if s_bar != 0.0 else 0.0)
-                y_bar += (t0 * y * -s_bar if s_bar != 0.0 else 0.0)
+                t0_bar = strong_zero(y * t5, s_bar)
+                y_bar += strong_zero(t0 * t5, s_bar)
+                y_bar += strong_zero(t0 * y * -s_bar, s_bar)
                 # adjoint of: s_dot -= y * (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot) + t0 * y * y_dot
                 t1 = math.cos(x[np.uint64(i)]) * x_dot[np.uint64(i)]
                 t2 = y * t1 + t0 * y_dot
-                y_bar += (t2 * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
+                y_bar += strong_zero(t2 * -s_dot_bar, s_dot_bar)
                 t3 = y * -s_dot_bar
-                y_bar += (t1 * t3 if s_dot_bar != 0.0 else 0.0)
+                y_bar += strong_zero(t1 * t3, s_dot_bar)
                 x_bar[np.uint64(i)] += (-math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * t3)) if s_dot_bar != 0.0 else 0.0)
-                t0_bar += (y_dot * t3 if s_dot_bar != 0.0 else 0.0)
+                t0_bar += strong_zero(y_dot * t3, s_dot_bar)
                 t4 = y_dot * -s_dot_bar
-                t0_bar += (y * t4 if s_dot_bar != 0.0 else 0.0)
-                y_bar += (t0 * t4 if s_dot_bar != 0.0 else 0.0)
+                t0_bar += strong_zero(y * t4, s_dot_bar)
+                y_bar += strong_zero(t0 * t4, s_dot_bar)
                 # adjoint of: t0 = math.sin(x[i])
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before

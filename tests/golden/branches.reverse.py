@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def branches_vjp(x, y, out_bar):
@@ -64,8 +64,8 @@ def branches_vjp(x, y, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: s += x[i] * y
-            x_bar[np.uint64(i)] += (y * s_bar if s_bar != 0.0 else 0.0)
-            y_bar += (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += strong_zero(y * s_bar, s_bar)
+            y_bar += strong_zero(x[np.uint64(i)] * s_bar, s_bar)
         else:
             itop -= 1
             taken_2 = itape[np.uint64(itop)]
@@ -74,8 +74,8 @@ def branches_vjp(x, y, out_bar):
                 t0 = math.sin(x[np.uint64(i)])
                 t1 = y * -s_bar
                 x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)]) * (y * t1) if s_bar != 0.0 else 0.0)
-                y_bar += (t0 * t1 if s_bar != 0.0 else 0.0)
-                y_bar += (t0 * y * -s_bar if s_bar != 0.0 else 0.0)
+                y_bar += strong_zero(t0 * t1, s_bar)
+                y_bar += strong_zero(t0 * y * -s_bar, s_bar)
             else:
                 # adjoint of: s += 2.0 * x[i]
                 x_bar[np.uint64(i)] += 2.0 * s_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def calls_a_procedure_vjp(x, c, out_bar):
@@ -27,15 +27,15 @@ def calls_a_procedure_vjp(x, c, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += y[i] * y[i]
-        y_bar[i] += 2.0 * (y[i] * s_bar if s_bar != 0.0 else 0.0)
+        y_bar[i] += 2.0 * strong_zero(y[i] * s_bar, s_bar)
     # what every iteration adds into c_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for fill_scaled_i_1 in range(0, x.shape[0]):
-        c_bar = add_unordered(c_bar, x[fill_scaled_i_1] * y_bar[fill_scaled_i_1] if y_bar[fill_scaled_i_1] != 0.0 else 0.0)
+        c_bar = add_unordered(c_bar, strong_zero(x[fill_scaled_i_1] * y_bar[fill_scaled_i_1], y_bar[fill_scaled_i_1]))
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for fill_scaled_i in range(x.shape[0]):
         # adjoint of: y[fill_scaled_i] = c * x[fill_scaled_i]
-        x_bar[fill_scaled_i] += (c * y_bar[fill_scaled_i] if y_bar[fill_scaled_i] != 0.0 else 0.0)
+        x_bar[fill_scaled_i] += strong_zero(c * y_bar[fill_scaled_i], y_bar[fill_scaled_i])
         y_bar[fill_scaled_i] = 0.0
     return value, x_bar, c_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 SCALE = 0.5
@@ -62,9 +62,9 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
     w_bar = 2.0 * (w_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s_dot += result * (SCALE * w_dot) + w * SCALE * result_dot
-        result_bar += (SCALE * w_dot * weighted_s_dot_bar if weighted_s_dot_bar != 0.0 else 0.0)
-        w_bar += (SCALE * (result_dot * weighted_s_dot_bar) if weighted_s_dot_bar != 0.0 else 0.0)
-        result_dot_bar += (w * SCALE * weighted_s_dot_bar if weighted_s_dot_bar != 0.0 else 0.0)
+        result_bar += strong_zero(SCALE * w_dot * weighted_s_dot_bar, weighted_s_dot_bar)
+        w_bar += strong_zero(SCALE * (result_dot * weighted_s_dot_bar), weighted_s_dot_bar)
+        result_dot_bar += strong_zero(w * SCALE * weighted_s_dot_bar, weighted_s_dot_bar)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
@@ -86,6 +86,6 @@ def calls_across_modules_hvp(x, w, x_dot, w_dot, out_bar):
             result_dot = tape[np.uint64(top)]  # restore the value result_dot had before
             t0 = 1.0 / x[np.uint64(weighted_i)]
             t1 = 1.0 / x[np.uint64(weighted_i)]
-            x_bar[np.uint64(weighted_i)] += (-t1 * t0 * (x_dot[np.uint64(weighted_i)] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+            x_bar[np.uint64(weighted_i)] += strong_zero(-t1 * t0 * (x_dot[np.uint64(weighted_i)] * result_dot_bar), result_dot_bar)
             result_dot_bar = 0.0
     return value, x_bar, w_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 SCALE = 0.5
@@ -58,8 +58,8 @@ def calls_across_modules_vjp(x, w, out_bar):
     w_bar = 2.0 * (w * result_1_bar if result_1_bar != 0.0 else 0.0)
     for weighted_i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: weighted_s += w * SCALE * result
-        w_bar += (SCALE * (result * weighted_s_bar) if weighted_s_bar != 0.0 else 0.0)
-        result_bar += (w * SCALE * weighted_s_bar if weighted_s_bar != 0.0 else 0.0)
+        w_bar += strong_zero(SCALE * (result * weighted_s_bar), weighted_s_bar)
+        result_bar += strong_zero(w * SCALE * weighted_s_bar, weighted_s_bar)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:

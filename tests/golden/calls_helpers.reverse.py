@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def calls_helpers_vjp(x, y, out_bar):
@@ -58,11 +58,11 @@ def calls_helpers_vjp(x, y, out_bar):
         # adjoint of: a = result0
         result0_bar = a_bar
         # adjoint of: result1 = _rotate_d * _rotate_a + _rotate_c * b
-        _rotate_a_bar = (_rotate_d * result1_bar if result1_bar != 0.0 else 0.0)
-        b_bar = (_rotate_c * result1_bar if result1_bar != 0.0 else 0.0)
+        _rotate_a_bar = strong_zero(_rotate_d * result1_bar, result1_bar)
+        b_bar = strong_zero(_rotate_c * result1_bar, result1_bar)
         # adjoint of: result0 = _rotate_c * _rotate_a - _rotate_d * b
-        _rotate_a_bar += (_rotate_c * result0_bar if result0_bar != 0.0 else 0.0)
-        b_bar += (_rotate_d * -result0_bar if result0_bar != 0.0 else 0.0)
+        _rotate_a_bar += strong_zero(_rotate_c * result0_bar, result0_bar)
+        b_bar += strong_zero(_rotate_d * -result0_bar, result0_bar)
         top -= 1
         _rotate_d = tape[np.uint64(top)]  # restore the value _rotate_d had before
         top -= 1
@@ -77,5 +77,5 @@ def calls_helpers_vjp(x, y, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for _sq_norm_i in range(x.shape[0]):
         # adjoint of: _sq_norm_s += x[_sq_norm_i] * x[_sq_norm_i]
-        x_bar[_sq_norm_i] += 2.0 * (x[_sq_norm_i] * _sq_norm_s_bar if _sq_norm_s_bar != 0.0 else 0.0)
+        x_bar[_sq_norm_i] += 2.0 * strong_zero(x[_sq_norm_i] * _sq_norm_s_bar, _sq_norm_s_bar)
     return value, x_bar, y_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_schedule, checkpoint_slots, reserve, strong_zero, zeros_like
 
 
 def checkpointed_array_result_vjp(data, c, out_bar):
@@ -63,8 +63,8 @@ def checkpointed_array_result_vjp(data, c, out_bar):
             taken = itape[np.uint64(itop)]
             if taken == 1:
                 # adjoint of: acc[i] = c * data[i]
-                c_bar += (data[i] * acc_bar[i] if acc_bar[i] != 0.0 else 0.0)
-                data_bar[i] += (c * acc_bar[i] if acc_bar[i] != 0.0 else 0.0)
+                c_bar += strong_zero(data[i] * acc_bar[i], acc_bar[i])
+                data_bar[i] += strong_zero(c * acc_bar[i], acc_bar[i])
                 acc_bar[i] = 0.0
             else:
                 # adjoint of: acc[i] = math.sin(data[i])

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
@@ -77,8 +77,8 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
         t0 = math.copysign(1.0, a - 0.3)
         choice_bar = s_dot_bar
         choice_1_bar = s_dot_bar
-        a_bar = (0.0 * (a_dot * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        a_dot_bar = (t0 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        a_bar = strong_zero(0.0 * (a_dot * s_dot_bar), s_dot_bar)
+        a_dot_bar = strong_zero(t0 * s_dot_bar, s_dot_bar)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
@@ -95,13 +95,13 @@ def choose_min_max_hvp(x, y, x_dot, y_dot, out_bar):
             # adjoint of: a = x[i] * y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[np.uint64(i)] += (y * a_bar if a_bar != 0.0 else 0.0)
-            y_bar += (x[np.uint64(i)] * a_bar if a_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += strong_zero(y * a_bar, a_bar)
+            y_bar += strong_zero(x[np.uint64(i)] * a_bar, a_bar)
             # adjoint of: a_dot = y * x_dot[i] + x[i] * y_dot
             top -= 1
             a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
-            y_bar += (x_dot[np.uint64(i)] * a_dot_bar if a_dot_bar != 0.0 else 0.0)
-            x_bar[np.uint64(i)] += (y_dot * a_dot_bar if a_dot_bar != 0.0 else 0.0)
+            y_bar += strong_zero(x_dot[np.uint64(i)] * a_dot_bar, a_dot_bar)
+            x_bar[np.uint64(i)] += strong_zero(y_dot * a_dot_bar, a_dot_bar)
         else:
             # adjoint of: a = x[i] - y
             top -= 1

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def choose_min_max_vjp(x, y, out_bar):
@@ -53,8 +53,8 @@ def choose_min_max_vjp(x, y, out_bar):
             # adjoint of: a = x[i] * y
             top -= 1
             a = tape[np.uint64(top)]  # restore the value a had before
-            x_bar[np.uint64(i)] += (y * a_bar if a_bar != 0.0 else 0.0)
-            y_bar += (x[np.uint64(i)] * a_bar if a_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += strong_zero(y * a_bar, a_bar)
+            y_bar += strong_zero(x[np.uint64(i)] * a_bar, a_bar)
         else:
             # adjoint of: a = x[i] - y
             top -= 1

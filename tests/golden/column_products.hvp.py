@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, zeros_like
+from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
 
 
 def column_products_hvp(A, v, A_dot, v_dot, out_bar):
@@ -31,7 +31,7 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
     for j in range(A.shape[1] - 1, -1, -1):
         # adjoint of: s_dot += 2.0 * t0 * (np.dot(A_dot[:, j], v) + np.dot(A[:, j], v_dot))
         t1 = np.dot(A_dot[:, np.uint64(j)], v) + np.dot(A[:, np.uint64(j)], v_dot)
-        t0_bar = (2.0 * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(2.0 * (t1 * s_dot_bar), s_dot_bar)
         t2 = 2.0 * t0 * s_dot_bar
         add_product(v_bar, s_dot_bar != 0.0, t2, A_dot[:, np.uint64(j)])
         add_product(A_bar[:, np.uint64(j)], s_dot_bar != 0.0, t2, v_dot)

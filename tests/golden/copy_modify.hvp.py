@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def copy_modify_hvp(x, x_dot, out_bar):
@@ -48,36 +48,36 @@ def copy_modify_hvp(x, x_dot, out_bar):
         # adjoint of: s_dot += math.cos(y[i]) * y_dot[i]
         t4 = math.cos(y[i])
         y_bar[i] += (-math.sin(y[i]) * (y_dot[i] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        y_dot_bar[i] += (t4 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_dot_bar[i] += strong_zero(t4 * s_dot_bar, s_dot_bar)
     for i in range(stop_1 - 1, 0, -1):
         # adjoint of: y[i] = y[i] * y[i - 1]
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t3 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = (y[i - 1] * t3 if t3 != 0.0 else 0.0)
-        y_bar[i - 1] += (y[np.uint64(i)] * t3 if t3 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] = strong_zero(y[i - 1] * t3, t3)
+        y_bar[i - 1] += strong_zero(y[np.uint64(i)] * t3, t3)
         # adjoint of: y_dot[i] = y[i - 1] * y_dot[i] + y[i] * y_dot[i - 1]
         top -= 1
         y_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t2 = y_dot_bar[np.uint64(i)]
-        y_bar[i - 1] += (y_dot[np.uint64(i)] * t2 if t2 != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] = (y[i - 1] * t2 if t2 != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (y_dot[i - 1] * t2 if t2 != 0.0 else 0.0)
-        y_dot_bar[i - 1] += (y[np.uint64(i)] * t2 if t2 != 0.0 else 0.0)
+        y_bar[i - 1] += strong_zero(y_dot[np.uint64(i)] * t2, t2)
+        y_dot_bar[np.uint64(i)] = strong_zero(y[i - 1] * t2, t2)
+        y_bar[np.uint64(i)] += strong_zero(y_dot[i - 1] * t2, t2)
+        y_dot_bar[i - 1] += strong_zero(y[np.uint64(i)] * t2, t2)
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] = 2.0 * strong_zero(y[np.uint64(i)] * t1, t1)
         # adjoint of: y_dot[i] = y[i] * y_dot[i] + y[i] * y_dot[i]
         top -= 1
         y_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y_dot[i] had before
         t0 = y_dot_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] = (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] += (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(y_dot[np.uint64(i)] * t0, t0)
+        y_dot_bar[np.uint64(i)] = strong_zero(y[np.uint64(i)] * t0, t0)
+        y_bar[np.uint64(i)] += strong_zero(y_dot[np.uint64(i)] * t0, t0)
+        y_dot_bar[np.uint64(i)] += strong_zero(y[np.uint64(i)] * t0, t0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

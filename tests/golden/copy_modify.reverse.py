@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def copy_modify_vjp(x, out_bar):
@@ -43,14 +43,14 @@ def copy_modify_vjp(x, out_bar):
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t1 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = (y[i - 1] * t1 if t1 != 0.0 else 0.0)
-        y_bar[i - 1] += (y[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] = strong_zero(y[i - 1] * t1, t1)
+        y_bar[i - 1] += strong_zero(y[np.uint64(i)] * t1, t1)
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = y[i] * y[i] + 1.0
         top -= 1
         y[np.uint64(i)] = tape[np.uint64(top)]  # restore the value y[i] had before
         t0 = y_bar[np.uint64(i)]
-        y_bar[np.uint64(i)] = 2.0 * (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] = 2.0 * strong_zero(y[np.uint64(i)] * t0, t0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def crossed_writes_hvp(x, x_dot, out_bar):
@@ -37,28 +37,28 @@ def crossed_writes_hvp(x, x_dot, out_bar):
             for b in range(n):
                 # adjoint of: s_dot += (a + 1) * (B[a, b] * B_dot[a, b] + B[a, b] * B_dot[a, b])
                 t0 = (a + 1) * s_dot_bar
-                B_bar[a, b] += (B_dot[a, b] * t0 if s_dot_bar != 0.0 else 0.0)
-                B_dot_bar[a, b] += (B[a, b] * t0 if s_dot_bar != 0.0 else 0.0)
-                B_bar[a, b] += (B_dot[a, b] * t0 if s_dot_bar != 0.0 else 0.0)
-                B_dot_bar[a, b] += (B[a, b] * t0 if s_dot_bar != 0.0 else 0.0)
+                B_bar[a, b] += strong_zero(B_dot[a, b] * t0, s_dot_bar)
+                B_dot_bar[a, b] += strong_zero(B[a, b] * t0, s_dot_bar)
+                B_bar[a, b] += strong_zero(B_dot[a, b] * t0, s_dot_bar)
+                B_dot_bar[a, b] += strong_zero(B[a, b] * t0, s_dot_bar)
     for j in range(n - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         k = (3 * j) % n
         # adjoint of: B[k, j] = x[j] + 2.0 * x[k] * x[j]
         x_bar[np.uint64(j)] += B_bar[k, np.uint64(j)]
-        x_bar[k] += (2.0 * (x[np.uint64(j)] * B_bar[k, np.uint64(j)]) if B_bar[k, np.uint64(j)] != 0.0 else 0.0)
-        x_bar[np.uint64(j)] += (2.0 * x[k] * B_bar[k, np.uint64(j)] if B_bar[k, np.uint64(j)] != 0.0 else 0.0)
+        x_bar[k] += strong_zero(2.0 * (x[np.uint64(j)] * B_bar[k, np.uint64(j)]), B_bar[k, np.uint64(j)])
+        x_bar[np.uint64(j)] += strong_zero(2.0 * x[k] * B_bar[k, np.uint64(j)], B_bar[k, np.uint64(j)])
         B_bar[k, np.uint64(j)] = 0.0
         # adjoint of: B_dot[k, j] = x_dot[j] + (x[j] * (2.0 * x_dot[k]) + 2.0 * x[k] * x_dot[j])
-        x_bar[np.uint64(j)] += (2.0 * x_dot[k] * B_dot_bar[k, np.uint64(j)] if B_dot_bar[k, np.uint64(j)] != 0.0 else 0.0)
-        x_bar[k] += (2.0 * (x_dot[np.uint64(j)] * B_dot_bar[k, np.uint64(j)]) if B_dot_bar[k, np.uint64(j)] != 0.0 else 0.0)
+        x_bar[np.uint64(j)] += strong_zero(2.0 * x_dot[k] * B_dot_bar[k, np.uint64(j)], B_dot_bar[k, np.uint64(j)])
+        x_bar[k] += strong_zero(2.0 * (x_dot[np.uint64(j)] * B_dot_bar[k, np.uint64(j)]), B_dot_bar[k, np.uint64(j)])
         B_dot_bar[k, np.uint64(j)] = 0.0
         # adjoint of: B[j, k] = x[j] * x[k]
-        x_bar[np.uint64(j)] += (x[k] * B_bar[np.uint64(j), k] if B_bar[np.uint64(j), k] != 0.0 else 0.0)
-        x_bar[k] += (x[np.uint64(j)] * B_bar[np.uint64(j), k] if B_bar[np.uint64(j), k] != 0.0 else 0.0)
+        x_bar[np.uint64(j)] += strong_zero(x[k] * B_bar[np.uint64(j), k], B_bar[np.uint64(j), k])
+        x_bar[k] += strong_zero(x[np.uint64(j)] * B_bar[np.uint64(j), k], B_bar[np.uint64(j), k])
         B_bar[np.uint64(j), k] = 0.0
         # adjoint of: B_dot[j, k] = x[k] * x_dot[j] + x[j] * x_dot[k]
-        x_bar[k] += (x_dot[np.uint64(j)] * B_dot_bar[np.uint64(j), k] if B_dot_bar[np.uint64(j), k] != 0.0 else 0.0)
-        x_bar[np.uint64(j)] += (x_dot[k] * B_dot_bar[np.uint64(j), k] if B_dot_bar[np.uint64(j), k] != 0.0 else 0.0)
+        x_bar[k] += strong_zero(x_dot[np.uint64(j)] * B_dot_bar[np.uint64(j), k], B_dot_bar[np.uint64(j), k])
+        x_bar[np.uint64(j)] += strong_zero(x_dot[k] * B_dot_bar[np.uint64(j), k], B_dot_bar[np.uint64(j), k])
         B_dot_bar[np.uint64(j), k] = 0.0
     return value, x_bar

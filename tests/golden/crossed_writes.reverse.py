@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def crossed_writes_vjp(x, out_bar):
@@ -32,17 +32,17 @@ def crossed_writes_vjp(x, out_bar):
             for b in range(n):
                 # adjoint of: s += B[a, b] * B[a, b] * (a + 1)
                 t0 = (a + 1) * s_bar
-                B_bar[a, b] += 2.0 * (B[a, b] * t0 if s_bar != 0.0 else 0.0)
+                B_bar[a, b] += 2.0 * strong_zero(B[a, b] * t0, s_bar)
     for j in range(n - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         k = (3 * j) % n
         # adjoint of: B[k, j] = x[j] + 2.0 * x[k] * x[j]
         x_bar[np.uint64(j)] += B_bar[k, np.uint64(j)]
-        x_bar[k] += (2.0 * (x[np.uint64(j)] * B_bar[k, np.uint64(j)]) if B_bar[k, np.uint64(j)] != 0.0 else 0.0)
-        x_bar[np.uint64(j)] += (2.0 * x[k] * B_bar[k, np.uint64(j)] if B_bar[k, np.uint64(j)] != 0.0 else 0.0)
+        x_bar[k] += strong_zero(2.0 * (x[np.uint64(j)] * B_bar[k, np.uint64(j)]), B_bar[k, np.uint64(j)])
+        x_bar[np.uint64(j)] += strong_zero(2.0 * x[k] * B_bar[k, np.uint64(j)], B_bar[k, np.uint64(j)])
         B_bar[k, np.uint64(j)] = 0.0
         # adjoint of: B[j, k] = x[j] * x[k]
-        x_bar[np.uint64(j)] += (x[k] * B_bar[np.uint64(j), k] if B_bar[np.uint64(j), k] != 0.0 else 0.0)
-        x_bar[k] += (x[np.uint64(j)] * B_bar[np.uint64(j), k] if B_bar[np.uint64(j), k] != 0.0 else 0.0)
+        x_bar[np.uint64(j)] += strong_zero(x[k] * B_bar[np.uint64(j), k], B_bar[np.uint64(j), k])
+        x_bar[k] += strong_zero(x[np.uint64(j)] * B_bar[np.uint64(j), k], B_bar[np.uint64(j), k])
         B_bar[np.uint64(j), k] = 0.0
     return value, x_bar

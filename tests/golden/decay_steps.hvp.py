@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
@@ -40,25 +40,25 @@ def decay_steps_hvp(y0, rate, n_steps, y0_dot, rate_dot, out_bar):
         top -= 1
         y = tape[np.uint64(top)]  # restore the value y had before
         t4 = y_bar
-        t0_bar = (y * -t4 if t4 != 0.0 else 0.0)
-        y_bar += (t0 * -t4 if t4 != 0.0 else 0.0)
+        t0_bar = strong_zero(y * -t4, t4)
+        y_bar += strong_zero(t0 * -t4, t4)
         # adjoint of: y_dot = y_dot - (y * (y * (dt * rate_dot) + dt * rate * y_dot) + t0 * y_dot)
         top -= 1
         y_dot = tape[np.uint64(top)]  # restore the value y_dot had before
         t1 = y * (dt * rate_dot) + dt * rate * y_dot
         t2 = y_dot_bar
-        y_bar += (t1 * -t2 if t2 != 0.0 else 0.0)
+        y_bar += strong_zero(t1 * -t2, t2)
         t3 = y * -t2
-        y_bar += (dt * rate_dot * t3 if t2 != 0.0 else 0.0)
-        rate_bar += (dt * (y_dot * t3) if t2 != 0.0 else 0.0)
-        y_dot_bar += (dt * rate * t3 if t2 != 0.0 else 0.0)
-        t0_bar += (y_dot * -t2 if t2 != 0.0 else 0.0)
-        y_dot_bar += (t0 * -t2 if t2 != 0.0 else 0.0)
+        y_bar += strong_zero(dt * rate_dot * t3, t2)
+        rate_bar += strong_zero(dt * (y_dot * t3), t2)
+        y_dot_bar += strong_zero(dt * rate * t3, t2)
+        t0_bar += strong_zero(y_dot * -t2, t2)
+        y_dot_bar += strong_zero(t0 * -t2, t2)
         # adjoint of: t0 = dt * rate * y
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        rate_bar += (dt * (y * t0_bar) if t0_bar != 0.0 else 0.0)
-        y_bar += (dt * rate * t0_bar if t0_bar != 0.0 else 0.0)
+        rate_bar += strong_zero(dt * (y * t0_bar), t0_bar)
+        y_bar += strong_zero(dt * rate * t0_bar, t0_bar)
     # adjoint of: y = y0
     y0_bar = y_bar
     return value, y0_bar, rate_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def decay_steps_vjp(y0, rate, n_steps, out_bar):
@@ -33,9 +33,9 @@ def decay_steps_vjp(y0, rate, n_steps, out_bar):
         t0 = dt * rate * y
         t1 = y_bar
         t2 = y * -t1
-        rate_bar += (dt * (y * t2) if t1 != 0.0 else 0.0)
-        y_bar += (dt * rate * t2 if t1 != 0.0 else 0.0)
-        y_bar += (t0 * -t1 if t1 != 0.0 else 0.0)
+        rate_bar += strong_zero(dt * (y * t2), t1)
+        y_bar += strong_zero(dt * rate * t2, t1)
+        y_bar += strong_zero(t0 * -t1, t1)
     # adjoint of: y = y0
     y0_bar = y_bar
     return value, y0_bar, rate_bar

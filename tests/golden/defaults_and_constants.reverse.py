@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -33,13 +33,13 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(0, n - 1):  # every contribution exists here: element i_1 + 1
-        x_bar[i_1 + 1] += (STENCIL[i_1 + 1, 0] * s_bar if s_bar != 0.0 else 0.0) + (2.0 * x[i_1 + 1] * (STENCIL[i_1, 1] * s_bar) if s_bar != 0.0 else 0.0)
+        x_bar[i_1 + 1] += strong_zero(STENCIL[i_1 + 1, 0] * s_bar, s_bar) + strong_zero(2.0 * x[i_1 + 1] * (STENCIL[i_1, 1] * s_bar), s_bar)
     for i_1 in range(0, min(1, n + 1)):  # the first elements: the contributions that exist
         if 0 <= i_1 < n:
-            x_bar[i_1] += STENCIL[i_1, 0] * s_bar if s_bar != 0.0 else 0.0
+            x_bar[i_1] += strong_zero(STENCIL[i_1, 0] * s_bar, s_bar)
     for i_1 in range(max(n, 1), n + 1):  # the last elements: the contributions that exist
         if 0 <= i_1 - 1 < n:
-            x_bar[i_1] += 2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar) if s_bar != 0.0 else 0.0
+            x_bar[i_1] += strong_zero(2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar), s_bar)
     # adjoint of: s = np.sum(result * WEIGHTS) + np.sum(result_1 ** 2) * alpha
     result_bar += chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(broadcast_like(result, WEIGHTS), s_bar), result_bar))
     result_1_bar += chosen(s_bar != 0.0, 2.0 * result_1 * (alpha * s_bar))

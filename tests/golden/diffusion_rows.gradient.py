@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def diffusion_rows_grad(u0, kappa, n_steps, out_bar):
@@ -47,7 +47,7 @@ def diffusion_rows_grad(u0, kappa, n_steps, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(m):
                 # adjoint of: s += u[i, j] * u[i, j]
-                u_bar[i, j] += 2.0 * (u[i, j] * s_bar if s_bar != 0.0 else 0.0)
+                u_bar[i, j] += 2.0 * strong_zero(u[i, j] * s_bar, s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
@@ -55,27 +55,27 @@ def diffusion_rows_grad(u0, kappa, n_steps, out_bar):
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + (kappa * v_bar[i_1 + 3, j] if v_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (4.0 * -(kappa * v_bar[i_1 + 2, j]) if v_bar[i_1 + 2, j] != 0.0 else 0.0)
+                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + strong_zero(kappa * v_bar[i_1 + 3, j], v_bar[i_1 + 3, j]) + strong_zero(kappa * v_bar[i_1 + 1, j], v_bar[i_1 + 1, j]) + strong_zero(4.0 * -(kappa * v_bar[i_1 + 2, j]), v_bar[i_1 + 2, j])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0
+                    u_bar[i_1, j] += strong_zero(kappa * v_bar[i_1 + 1, j], v_bar[i_1 + 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j]) if v_bar[i_1, j] != 0.0 else 0.0
+                    u_bar[i_1, j] += strong_zero(4.0 * -(kappa * v_bar[i_1, j]), v_bar[i_1, j])
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += kappa * v_bar[i_1 - 1, j] if v_bar[i_1 - 1, j] != 0.0 else 0.0
+                    u_bar[i_1, j] += strong_zero(kappa * v_bar[i_1 - 1, j], v_bar[i_1 - 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -(kappa * v_bar[i_1, j]) if v_bar[i_1, j] != 0.0 else 0.0
+                    u_bar[i_1, j] += strong_zero(4.0 * -(kappa * v_bar[i_1, j]), v_bar[i_1, j])
         # the rest of its adjoint:
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -91,17 +91,17 @@ def diffusion_rows_grad(u0, kappa, n_steps, out_bar):
                 # the contributions at constant offsets from j, gathered: each element takes its own
                 # in one place (no iteration adds into another's element: a loop that vectorises)
                 for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                    u_bar[i, j_1 + 2] += (kappa * v_bar[i, j_1 + 3] if v_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0)
+                    u_bar[i, j_1 + 2] += strong_zero(kappa * v_bar[i, j_1 + 3], v_bar[i, j_1 + 3]) + strong_zero(kappa * v_bar[i, j_1 + 1], v_bar[i, j_1 + 1])
                 for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                     if 1 <= j_1 + 1 < m - 1:
-                        u_bar[i, j_1] += kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0
+                        u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 + 1], v_bar[i, j_1 + 1])
                 for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                     if 1 <= j_1 - 1 < m - 1:
-                        u_bar[i, j_1] += kappa * v_bar[i, j_1 - 1] if v_bar[i, j_1 - 1] != 0.0 else 0.0
+                        u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 - 1], v_bar[i, j_1 - 1])
                 # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
                 # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
                 for j_1 in range(1, m - 1):
-                    kappa_bar_i = add_unordered(kappa_bar_i, (u[i - 1, j_1] + u[i + 1, j_1] + u[i, j_1 - 1] + u[i, j_1 + 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
+                    kappa_bar_i = add_unordered(kappa_bar_i, strong_zero((u[i - 1, j_1] + u[i + 1, j_1] + u[i, j_1 - 1] + u[i, j_1 + 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1], v_bar[i, j_1]))
                 # the rest of its adjoint:
                 for j in range((m - 1) - 1, 0, -1):
                     # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
@@ -93,12 +93,12 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t23 = x[np.uint64(i)] ** (a - 1.0)
         q_dot_bar = s_dot_bar
         t4_bar += (-0.5 * t4 ** -1.5 * (0.5 * (t22 * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
-        t3_bar = (x_dot[np.uint64(i)] * (t21 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        t3_bar = strong_zero(x_dot[np.uint64(i)] * (t21 * s_dot_bar), s_dot_bar)
         t24 = y_dot[np.uint64(i)] * (t21 * s_dot_bar)
-        t4_bar += (-(t3 * t24) if s_dot_bar != 0.0 else 0.0)
-        t3_bar += (-t4 * t24 if s_dot_bar != 0.0 else 0.0)
+        t4_bar += strong_zero(-(t3 * t24), s_dot_bar)
+        t3_bar += strong_zero(-t4 * t24, s_dot_bar)
         t25 = x_dot[np.uint64(i)] * -s_dot_bar
-        a_bar += (t23 * t25 if s_dot_bar != 0.0 else 0.0)
+        a_bar += strong_zero(t23 * t25, s_dot_bar)
         x_bar[np.uint64(i)] += ((a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * (a * t25) if s_dot_bar != 0.0 else 0.0)
         a_bar += ((math.log(x[np.uint64(i)]) * t23 * (a * t25) if x[np.uint64(i)] != 0.0 else 0.0) if s_dot_bar != 0.0 else 0.0)
         choice_bar = -s_dot_bar
@@ -108,7 +108,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
             # adjoint of: choice = math.log(x[i]) * t5 * a_dot
             t20 = math.log(x[np.uint64(i)])
             x_bar[np.uint64(i)] += (1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_bar)) if choice_bar != 0.0 else 0.0)
-            t5_bar += (t20 * (a_dot * choice_bar) if choice_bar != 0.0 else 0.0)
+            t5_bar += strong_zero(t20 * (a_dot * choice_bar), choice_bar)
         # adjoint of: t5 = x[i] ** a
         top -= 1
         t5 = tape[np.uint64(top)]  # restore the value t5 had before
@@ -120,40 +120,40 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         t4 = tape[np.uint64(top)]  # restore the value t4 had before
         t17 = 1.0 / y[np.uint64(i)]
         t18 = x[np.uint64(i)] / y[np.uint64(i)]
-        x_bar[np.uint64(i)] += (t17 * t4_bar if t4_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (-t18 * t17 * t4_bar if t4_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(t17 * t4_bar, t4_bar)
+        y_bar[np.uint64(i)] += strong_zero(-t18 * t17 * t4_bar, t4_bar)
         # adjoint of: t3 = 1.0 / y[i]
         top -= 1
         t3 = tape[np.uint64(top)]  # restore the value t3 had before
         t15 = 1.0 / y[np.uint64(i)]
         t16 = 1.0 / y[np.uint64(i)]
-        y_bar[np.uint64(i)] += (-t16 * t15 * t3_bar if t3_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(-t16 * t15 * t3_bar, t3_bar)
         # adjoint of: q = t2
         t2_bar = q_bar
         # adjoint of: q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
         t12 = 1.5 * x[np.uint64(i)] ** 0.5 * x_dot[np.uint64(i)]
         t13 = -t2 * t1
         t14 = 2.0 * y[np.uint64(i)] * y_dot[np.uint64(i)]
-        t1_bar = (t12 * q_dot_bar if q_dot_bar != 0.0 else 0.0)
+        t1_bar = strong_zero(t12 * q_dot_bar, q_dot_bar)
         x_bar[np.uint64(i)] += (0.5 * x[np.uint64(i)] ** -0.5 * (1.5 * (x_dot[np.uint64(i)] * (t1 * q_dot_bar))) if q_dot_bar != 0.0 else 0.0)
-        t2_bar += (-(t1 * (t14 * q_dot_bar)) if q_dot_bar != 0.0 else 0.0)
-        t1_bar += (-t2 * (t14 * q_dot_bar) if q_dot_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (2.0 * (y_dot[np.uint64(i)] * (t13 * q_dot_bar)) if q_dot_bar != 0.0 else 0.0)
+        t2_bar += strong_zero(-(t1 * (t14 * q_dot_bar)), q_dot_bar)
+        t1_bar += strong_zero(-t2 * (t14 * q_dot_bar), q_dot_bar)
+        y_bar[np.uint64(i)] += strong_zero(2.0 * (y_dot[np.uint64(i)] * (t13 * q_dot_bar)), q_dot_bar)
         # adjoint of: t2 = x[i] ** 1.5 / t0
         t11 = t2  # its value, before the old one is restored
         top -= 1
         t2 = tape[np.uint64(top)]  # restore the value t2 had before
         t10 = 1.0 / t0
         x_bar[np.uint64(i)] += (1.5 * x[np.uint64(i)] ** 0.5 * (t10 * t2_bar) if t2_bar != 0.0 else 0.0)
-        t0_bar = (-t11 * t10 * t2_bar if t2_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(-t11 * t10 * t2_bar, t2_bar)
         # adjoint of: t1 = 1.0 / t0
         t9 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t8 = 1.0 / t0
-        t0_bar += (-t9 * t8 * t1_bar if t1_bar != 0.0 else 0.0)
+        t0_bar += strong_zero(-t9 * t8 * t1_bar, t1_bar)
         # adjoint of: t0 = 1.0 + y[i] ** 2.0
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        y_bar[np.uint64(i)] += (2.0 * y[np.uint64(i)] * t0_bar if t0_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(2.0 * y[np.uint64(i)] * t0_bar, t0_bar)
     return value, x_bar, y_bar, a_bar

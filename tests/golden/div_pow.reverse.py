@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def div_pow_vjp(x, y, a, out_bar):
@@ -37,8 +37,8 @@ def div_pow_vjp(x, y, a, out_bar):
         t5 = x[np.uint64(i)] ** a
         q_bar = s_bar
         t6 = 0.5 * t4 ** -0.5 * s_bar
-        x_bar[np.uint64(i)] += (t3 * t6 if s_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (-t4 * t3 * t6 if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(t3 * t6, s_bar)
+        y_bar[np.uint64(i)] += strong_zero(-t4 * t3 * t6, s_bar)
         x_bar[np.uint64(i)] += (a * x[np.uint64(i)] ** (a - 1.0) * -s_bar if s_bar != 0.0 else 0.0)
         a_bar += ((math.log(x[np.uint64(i)]) * t5 * -s_bar if x[np.uint64(i)] != 0.0 else 0.0) if s_bar != 0.0 else 0.0)
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)
@@ -46,5 +46,5 @@ def div_pow_vjp(x, y, a, out_bar):
         t1 = 1.0 / t0
         t2 = x[np.uint64(i)] ** 1.5 / t0
         x_bar[np.uint64(i)] += (1.5 * x[np.uint64(i)] ** 0.5 * (t1 * q_bar) if q_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (2.0 * y[np.uint64(i)] * (-t2 * t1 * q_bar) if q_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(2.0 * y[np.uint64(i)] * (-t2 * t1 * q_bar), q_bar)
     return value, x_bar, y_bar, a_bar

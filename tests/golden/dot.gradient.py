@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def dot_grad(x, y, out_bar):
@@ -19,6 +19,6 @@ def dot_grad(x, y, out_bar):
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: s = s + x[i] * y[i]
         t0 = s_bar
-        x_bar[np.uint64(i)] += (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(y[np.uint64(i)] * t0, t0)
+        y_bar[np.uint64(i)] += strong_zero(x[np.uint64(i)] * t0, t0)
     return (x_bar, y_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def dot_hvp(x, y, x_dot, y_dot, out_bar):
@@ -24,6 +24,6 @@ def dot_hvp(x, y, x_dot, y_dot, out_bar):
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: s_dot = s_dot + (y[i] * x_dot[i] + x[i] * y_dot[i])
         t0 = s_dot_bar
-        y_bar[np.uint64(i)] += (x_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(x_dot[np.uint64(i)] * t0, t0)
+        x_bar[np.uint64(i)] += strong_zero(y_dot[np.uint64(i)] * t0, t0)
     return value, x_bar, y_bar

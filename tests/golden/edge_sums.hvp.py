@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
@@ -54,16 +54,16 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
         itop -= 1
         a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
-        weights_bar[np.uint64(e)] += (x[b] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
-        x_bar[b] += (weights[np.uint64(e)] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
-        x_bar[b] += (weights[np.uint64(e)] * x[b] * y_bar[a] if y_bar[a] != 0.0 else 0.0)
+        weights_bar[np.uint64(e)] += strong_zero(x[b] * (x[b] * y_bar[a]), y_bar[a])
+        x_bar[b] += strong_zero(weights[np.uint64(e)] * (x[b] * y_bar[a]), y_bar[a])
+        x_bar[b] += strong_zero(weights[np.uint64(e)] * x[b] * y_bar[a], y_bar[a])
         # adjoint of: y_dot[a] += x[b] * (x[b] * weights_dot[e] + weights[e] * x_dot[b]) + weights[e] * x[b] * x_dot[b]
         t0 = x[b] * weights_dot[np.uint64(e)] + weights[np.uint64(e)] * x_dot[b]
-        x_bar[b] += (t0 * y_dot_bar[a] if y_dot_bar[a] != 0.0 else 0.0)
-        x_bar[b] += (weights_dot[np.uint64(e)] * (x[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
-        weights_bar[np.uint64(e)] += (x_dot[b] * (x[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
-        weights_bar[np.uint64(e)] += (x[b] * (x_dot[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
-        x_bar[b] += (weights[np.uint64(e)] * (x_dot[b] * y_dot_bar[a]) if y_dot_bar[a] != 0.0 else 0.0)
+        x_bar[b] += strong_zero(t0 * y_dot_bar[a], y_dot_bar[a])
+        x_bar[b] += strong_zero(weights_dot[np.uint64(e)] * (x[b] * y_dot_bar[a]), y_dot_bar[a])
+        weights_bar[np.uint64(e)] += strong_zero(x_dot[b] * (x[b] * y_dot_bar[a]), y_dot_bar[a])
+        weights_bar[np.uint64(e)] += strong_zero(x[b] * (x_dot[b] * y_dot_bar[a]), y_dot_bar[a])
+        x_bar[b] += strong_zero(weights[np.uint64(e)] * (x_dot[b] * y_dot_bar[a]), y_dot_bar[a])
         itop -= 1
         b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def edge_sums_vjp(x, edges, weights, out_bar):
@@ -45,9 +45,9 @@ def edge_sums_vjp(x, edges, weights, out_bar):
         itop -= 1
         a = itape[np.uint64(itop)]  # restore the value a had before
         # adjoint of: y[a] += weights[e] * x[b] * x[b]
-        weights_bar[np.uint64(e)] += (x[b] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
-        x_bar[b] += (weights[np.uint64(e)] * (x[b] * y_bar[a]) if y_bar[a] != 0.0 else 0.0)
-        x_bar[b] += (weights[np.uint64(e)] * x[b] * y_bar[a] if y_bar[a] != 0.0 else 0.0)
+        weights_bar[np.uint64(e)] += strong_zero(x[b] * (x[b] * y_bar[a]), y_bar[a])
+        x_bar[b] += strong_zero(weights[np.uint64(e)] * (x[b] * y_bar[a]), y_bar[a])
+        x_bar[b] += strong_zero(weights[np.uint64(e)] * x[b] * y_bar[a], y_bar[a])
         itop -= 1
         b = itape[np.uint64(itop)]  # restore the value b had before
         itop -= 1

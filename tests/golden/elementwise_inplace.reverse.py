@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def elementwise_inplace_vjp(x, y, out_bar):
@@ -46,8 +46,8 @@ def elementwise_inplace_vjp(x, y, out_bar):
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
         t6 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] += (0.5 * (z[np.uint64(i)] * -t6) if t6 != 0.0 else 0.0)
-        z_bar[np.uint64(i)] += (0.5 * z[np.uint64(i)] * -t6 if t6 != 0.0 else 0.0)
+        z_bar[np.uint64(i)] += strong_zero(0.5 * (z[np.uint64(i)] * -t6), t6)
+        z_bar[np.uint64(i)] += strong_zero(0.5 * z[np.uint64(i)] * -t6, t6)
         # adjoint of: z[i] = z[i] / (1.0 + y[i] * y[i])
         t3 = z[np.uint64(i)]  # its value, before the old one is restored
         top -= 1
@@ -55,15 +55,15 @@ def elementwise_inplace_vjp(x, y, out_bar):
         t1 = 1.0 + y[np.uint64(i)] * y[np.uint64(i)]
         t2 = 1.0 / t1
         t4 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] = (t2 * t4 if t4 != 0.0 else 0.0)
+        z_bar[np.uint64(i)] = strong_zero(t2 * t4, t4)
         t5 = -t3 * t2 * t4
-        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * t5 if t4 != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += 2.0 * strong_zero(y[np.uint64(i)] * t5, t4)
         # adjoint of: z[i] = z[i] * y[i]
         top -= 1
         z[np.uint64(i)] = tape[np.uint64(top)]  # restore the value z[i] had before
         t0 = z_bar[np.uint64(i)]
-        z_bar[np.uint64(i)] = (y[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (z[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        z_bar[np.uint64(i)] = strong_zero(y[np.uint64(i)] * t0, t0)
+        y_bar[np.uint64(i)] += strong_zero(z[np.uint64(i)] * t0, t0)
     # adjoint of: z = np.copy(x)
     x_bar += z_bar
     return value, x_bar, y_bar

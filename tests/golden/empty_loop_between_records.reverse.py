@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def empty_loop_between_records_vjp(x, m, out_bar):
@@ -48,7 +48,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         t = tape[np.uint64(top)]  # restore the value t had before
         t2 = math.cos(y[np.uint64(i)])
         t3 = t_bar
-        t_bar = (t2 * t3 if t3 != 0.0 else 0.0)
+        t_bar = strong_zero(t2 * t3, t3)
         y_bar[np.uint64(i)] += (-math.sin(y[np.uint64(i)]) * (t * t3) if t3 != 0.0 else 0.0)
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     top -= max(m - 2, 0)  # this loop's records
@@ -70,10 +70,10 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         t = tape[np.uint64(top)]  # restore the value t had before
         t0 = math.sin(x[np.uint64(i)] + 1.0)
         t1 = t_bar
-        t_bar = (t0 * t1 if t1 != 0.0 else 0.0)
+        t_bar = strong_zero(t0 * t1, t1)
         x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)] + 1.0) * (t * t1) if t1 != 0.0 else 0.0)
         # adjoint of: s += y[i] * y[i]
-        y_bar[np.uint64(i)] += 2.0 * (y[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += 2.0 * strong_zero(y[np.uint64(i)] * s_bar, s_bar)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
@@ -72,10 +72,10 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         t2 = np.full_like(broadcast_like(t1, row_dot), (i + 1.0) * s_dot_bar)
         row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t2, t1))
         row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t2, row_dot))
-        row_bar[1] += (row_dot[0] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        row_dot_bar[0] += (row[1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        row_bar[0] += (row_dot[1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        row_dot_bar[1] += (row[0] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        row_bar[1] += strong_zero(row_dot[0] * s_dot_bar, s_dot_bar)
+        row_dot_bar[0] += strong_zero(row[1] * s_dot_bar, s_dot_bar)
+        row_bar[0] += strong_zero(row_dot[1] * s_dot_bar, s_dot_bar)
+        row_dot_bar[1] += strong_zero(row[0] * s_dot_bar, s_dot_bar)
         # adjoint of: row = np.copy(B[i])
         itop -= 1
         shape = (itape[itop + 0],)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero, zeros_like
 
 
 def enumerated_rows_then_written_vjp(A, out_bar):
@@ -49,8 +49,8 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     for i in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(np.sin(row)) * (i + 1.0) + row[0] * row[1]
         row_bar += chosen(s_bar != 0.0, np.cos(row) * ((i + 1.0) * s_bar))
-        row_bar[0] += (row[1] * s_bar if s_bar != 0.0 else 0.0)
-        row_bar[1] += (row[0] * s_bar if s_bar != 0.0 else 0.0)
+        row_bar[0] += strong_zero(row[1] * s_bar, s_bar)
+        row_bar[1] += strong_zero(row[0] * s_bar, s_bar)
         # adjoint of: row = np.copy(B[i])
         itop -= 1
         shape = (itape[itop + 0],)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def first_passage_grad(x, limit, out_bar):
@@ -76,17 +76,17 @@ def first_passage_grad(x, limit, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result = s * t
-            s_bar += (t * result_bar if result_bar != 0.0 else 0.0)
-            t_bar += (s * result_bar if result_bar != 0.0 else 0.0)
+            s_bar += strong_zero(t * result_bar, result_bar)
+            t_bar += strong_zero(s * result_bar, result_bar)
             result_bar = 0.0
         # adjoint of: t += math.exp(0.1 * x[i])
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t0 = math.exp(0.1 * x[np.uint64(i)])
-        x_bar[np.uint64(i)] += (0.1 * (t0 * t_bar) if t_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(0.1 * (t0 * t_bar), t_bar)
     itop -= 1
     trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x[np.uint64(i)] * s_bar, s_bar)
     return (x_bar,)

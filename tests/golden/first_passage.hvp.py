@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def first_passage_hvp(x, limit, x_dot, out_bar):
@@ -95,10 +95,10 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
         taken_1 = itape[np.uint64(itop)]
         if taken_1 == 1:
             # adjoint of: result_dot = t * s_dot + s * t_dot
-            t_bar += (s_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
-            s_dot_bar += (t * result_dot_bar if result_dot_bar != 0.0 else 0.0)
-            s_bar += (t_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
-            t_dot_bar += (s * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+            t_bar += strong_zero(s_dot * result_dot_bar, result_dot_bar)
+            s_dot_bar += strong_zero(t * result_dot_bar, result_dot_bar)
+            s_bar += strong_zero(t_dot * result_dot_bar, result_dot_bar)
+            t_dot_bar += strong_zero(s * result_dot_bar, result_dot_bar)
             result_dot_bar = 0.0
         # adjoint of: t += t0
         top -= 1
@@ -107,15 +107,15 @@ def first_passage_hvp(x, limit, x_dot, out_bar):
         # adjoint of: t_dot += t0 * (0.1 * x_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
-        t0_bar += (0.1 * x_dot[np.uint64(i)] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+        t0_bar += strong_zero(0.1 * x_dot[np.uint64(i)] * t_dot_bar, t_dot_bar)
         # adjoint of: t0 = math.exp(0.1 * x[i])
         t1 = math.exp(0.1 * x[np.uint64(i)])
-        x_bar[np.uint64(i)] += (0.1 * (t1 * t0_bar) if t0_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(0.1 * (t1 * t0_bar), t0_bar)
     itop -= 1
     trips = itape[np.uint64(itop)]
     for i in range(trips - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x[np.uint64(i)] * s_bar, s_bar)
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def forward_substitution_vjp(L, b, out_bar):
@@ -34,16 +34,16 @@ def forward_substitution_vjp(L, b, out_bar):
         # adjoint of: x[i] = r / L[i, i]
         t1 = x[np.uint64(i)]  # its value, read rather than computed again
         t0 = 1.0 / L[np.uint64(i), np.uint64(i)]
-        r_bar = (t0 * x_bar[np.uint64(i)] if x_bar[np.uint64(i)] != 0.0 else 0.0)
-        L_bar[np.uint64(i), np.uint64(i)] += (-t1 * t0 * x_bar[np.uint64(i)] if x_bar[np.uint64(i)] != 0.0 else 0.0)
+        r_bar = strong_zero(t0 * x_bar[np.uint64(i)], x_bar[np.uint64(i)])
+        L_bar[np.uint64(i), np.uint64(i)] += strong_zero(-t1 * t0 * x_bar[np.uint64(i)], x_bar[np.uint64(i)])
         x_bar[np.uint64(i)] = 0.0
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(i):
                 # adjoint of: r -= L[i, j] * x[j]
-                L_bar[i, j] += (x[j] * -r_bar if r_bar != 0.0 else 0.0)
-                x_bar[j] += (L[i, j] * -r_bar if r_bar != 0.0 else 0.0)
+                L_bar[i, j] += strong_zero(x[j] * -r_bar, r_bar)
+                x_bar[j] += strong_zero(L[i, j] * -r_bar, r_bar)
         # adjoint of: r = b[i]
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
@@ -73,18 +73,18 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t7 = t_bar
-        t_bar = (t1 * t7 if t7 != 0.0 else 0.0)
-        t1_bar = (t * t7 if t7 != 0.0 else 0.0)
+        t_bar = strong_zero(t1 * t7, t7)
+        t1_bar = strong_zero(t * t7, t7)
         # adjoint of: t_dot = t1 * t_dot + t * (-math.sin(y[i]) * y_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t5 = -math.sin(y[np.uint64(i)])
         t6 = t_dot_bar
-        t1_bar += (t_dot * t6 if t6 != 0.0 else 0.0)
-        t_dot_bar = (t1 * t6 if t6 != 0.0 else 0.0)
-        t_bar += (t5 * y_dot[np.uint64(i)] * t6 if t6 != 0.0 else 0.0)
+        t1_bar += strong_zero(t_dot * t6, t6)
+        t_dot_bar = strong_zero(t1 * t6, t6)
+        t_bar += strong_zero(t5 * y_dot[np.uint64(i)] * t6, t6)
         y_bar[np.uint64(i)] += (math.cos(y[np.uint64(i)]) * -(y_dot[np.uint64(i)] * (t * t6)) if t6 != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] += (t5 * (t * t6) if t6 != 0.0 else 0.0)
+        y_dot_bar[np.uint64(i)] += strong_zero(t5 * (t * t6), t6)
         # adjoint of: t1 = math.cos(y[i])
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
@@ -113,26 +113,26 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t4 = t_bar
-        t_bar = (t0 * t4 if t4 != 0.0 else 0.0)
-        t0_bar = (t * t4 if t4 != 0.0 else 0.0)
+        t_bar = strong_zero(t0 * t4, t4)
+        t0_bar = strong_zero(t * t4, t4)
         # adjoint of: t_dot = t0 * t_dot + t * (math.cos(x[i] + 1.0) * x_dot[i])
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t2 = math.cos(x[np.uint64(i)] + 1.0) * x_dot[np.uint64(i)]
         t3 = t_dot_bar
-        t0_bar += (t_dot * t3 if t3 != 0.0 else 0.0)
-        t_dot_bar = (t0 * t3 if t3 != 0.0 else 0.0)
-        t_bar += (t2 * t3 if t3 != 0.0 else 0.0)
+        t0_bar += strong_zero(t_dot * t3, t3)
+        t_dot_bar = strong_zero(t0 * t3, t3)
+        t_bar += strong_zero(t2 * t3, t3)
         x_bar[np.uint64(i)] += (-math.sin(x[np.uint64(i)] + 1.0) * (x_dot[np.uint64(i)] * (t * t3)) if t3 != 0.0 else 0.0)
         # adjoint of: t0 = math.sin(x[i] + 1.0)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)] + 1.0) * t0_bar if t0_bar != 0.0 else 0.0)
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
-        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] += (y[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_bar[np.uint64(i)] += (y_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_dot_bar[np.uint64(i)] += (y[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_bar[np.uint64(i)] += strong_zero(y_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
+        y_dot_bar[np.uint64(i)] += strong_zero(y[np.uint64(i)] * s_dot_bar, s_dot_bar)
+        y_bar[np.uint64(i)] += strong_zero(y_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
+        y_dot_bar[np.uint64(i)] += strong_zero(y[np.uint64(i)] * s_dot_bar, s_dot_bar)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return value, x_bar

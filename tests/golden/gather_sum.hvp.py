@@ -5,7 +5,7 @@ import math
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def gather_sum_hvp(x, idx, x_dot, out_bar):
@@ -38,9 +38,9 @@ def gather_sum_hvp(x, idx, x_dot, out_bar):
             v_bar = 0.0
             # adjoint of: s_dot += v * (math.cos(v) * v_dot) + t0 * v_dot
             t1 = math.cos(v) * v_dot
-            v_bar += (t1 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            v_bar += strong_zero(t1 * s_dot_bar, s_dot_bar)
             v_bar += (-math.sin(v) * (v_dot * (v * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
-            t0_bar += (v_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            t0_bar += strong_zero(v_dot * s_dot_bar, s_dot_bar)
             # adjoint of: t0 = math.sin(v)
             v_bar += (math.cos(v) * t0_bar if t0_bar != 0.0 else 0.0)
             # adjoint of: v = x[idx[i]]

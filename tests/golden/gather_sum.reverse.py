@@ -5,7 +5,7 @@ import math
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def gather_sum_vjp(x, idx, out_bar):
@@ -34,7 +34,7 @@ def gather_sum_vjp(x, idx, out_bar):
             # adjoint of: s += math.sin(v) * v
             t0 = math.sin(v)
             v_bar += (math.cos(v) * (v * s_bar) if s_bar != 0.0 else 0.0)
-            v_bar += (t0 * s_bar if s_bar != 0.0 else 0.0)
+            v_bar += strong_zero(t0 * s_bar, s_bar)
             # adjoint of: v = x[idx[i]]
             x_bar_mine[idx[i]] += v_bar
     # x_bar += the chunks' rows in chunk order, parts of the first axis in parallel

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def gram_vjp(X, out_bar):
@@ -33,15 +33,15 @@ def gram_vjp(X, out_bar):
         for j in range(n - 1, -1, -1):
             # adjoint of: G[i, j] = math.tanh(s)
             t0 = G[i, np.uint64(j)]  # its value, read rather than computed again
-            s_bar = ((1.0 - t0 * t0) * G_bar[i, np.uint64(j)] if G_bar[i, np.uint64(j)] != 0.0 else 0.0)
+            s_bar = strong_zero((1.0 - t0 * t0) * G_bar[i, np.uint64(j)], G_bar[i, np.uint64(j)])
             G_bar[i, np.uint64(j)] = 0.0
             if s_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for k in range(X.shape[1]):
                     # adjoint of: s += X[i, k] * X[j, k]
-                    X_bar[i, k] += (X[j, k] * s_bar if s_bar != 0.0 else 0.0)
-                    X_bar[j, k] += (X[i, k] * s_bar if s_bar != 0.0 else 0.0)
+                    X_bar[i, k] += strong_zero(X[j, k] * s_bar, s_bar)
+                    X_bar[j, k] += strong_zero(X[i, k] * s_bar, s_bar)
             # adjoint of: s = 0.0
             top -= 1
             s = tape[np.uint64(top)]  # restore the value s had before

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, zeros_like
+from sourcead.runtime import chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -57,10 +57,10 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     v_dot_bar = zeros_like(v_dot)
     for i in range(n - 1, -1, -1):
         # adjoint of: s_dot += t1 * (u[i] * u_dot[i] + u[i] * u_dot[i])
-        u_bar[np.uint64(i)] += (u_dot[np.uint64(i)] * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        u_dot_bar[np.uint64(i)] += (u[np.uint64(i)] * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        u_bar[np.uint64(i)] += (u_dot[np.uint64(i)] * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        u_dot_bar[np.uint64(i)] += (u[np.uint64(i)] * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        u_bar[np.uint64(i)] += strong_zero(u_dot[np.uint64(i)] * (t1 * s_dot_bar), s_dot_bar)
+        u_dot_bar[np.uint64(i)] += strong_zero(u[np.uint64(i)] * (t1 * s_dot_bar), s_dot_bar)
+        u_bar[np.uint64(i)] += strong_zero(u_dot[np.uint64(i)] * (t1 * s_dot_bar), s_dot_bar)
+        u_dot_bar[np.uint64(i)] += strong_zero(u[np.uint64(i)] * (t1 * s_dot_bar), s_dot_bar)
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
     for _step in range(n_steps - 1, -1, -1):
@@ -71,37 +71,37 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_bar[i_1 + 2] += v_bar[i_1 + 2] + ((kappa * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0)) + 2.0 * -((kappa * v_bar[i_1 + 2] if v_bar[i_1 + 2] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0)) + ((kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0))
+            u_bar[i_1 + 2] += v_bar[i_1 + 2] + (strong_zero(kappa * v_bar[i_1 + 3], v_bar[i_1 + 3]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 3], v_dot_bar[i_1 + 3])) + 2.0 * -(strong_zero(kappa * v_bar[i_1 + 2], v_bar[i_1 + 2]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 2], v_dot_bar[i_1 + 2])) + (strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1]))
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_bar[i_1] += (kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
+                u_bar[i_1] += strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -((kappa * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
+                u_bar[i_1] += 2.0 * -(strong_zero(kappa * v_bar[i_1], v_bar[i_1]) + strong_zero(kappa_dot * v_dot_bar[i_1], v_dot_bar[i_1]))
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -((kappa * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
+                u_bar[i_1] += 2.0 * -(strong_zero(kappa * v_bar[i_1], v_bar[i_1]) + strong_zero(kappa_dot * v_dot_bar[i_1], v_dot_bar[i_1]))
             if 1 <= i_1 - 1 < n - 1:
-                u_bar[i_1] += (kappa * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0)
+                u_bar[i_1] += strong_zero(kappa * v_bar[i_1 - 1], v_bar[i_1 - 1]) + strong_zero(kappa_dot * v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
         for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_dot_bar[i_1 + 2] += v_dot_bar[i_1 + 2] + (kappa * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(kappa * v_dot_bar[i_1 + 2]) if v_dot_bar[i_1 + 2] != 0.0 else 0.0) + (kappa * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
+            u_dot_bar[i_1 + 2] += v_dot_bar[i_1 + 2] + strong_zero(kappa * v_dot_bar[i_1 + 3], v_dot_bar[i_1 + 3]) + strong_zero(2.0 * -(kappa * v_dot_bar[i_1 + 2]), v_dot_bar[i_1 + 2]) + strong_zero(kappa * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(kappa * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
             if 1 <= i_1 < n - 1:
-                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1]) if v_dot_bar[i_1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(2.0 * -(kappa * v_dot_bar[i_1]), v_dot_bar[i_1])
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1]) if v_dot_bar[i_1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(2.0 * -(kappa * v_dot_bar[i_1]), v_dot_bar[i_1])
             if 1 <= i_1 - 1 < n - 1:
-                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(kappa * v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
         # the rest of its adjoint:
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -114,17 +114,20 @@ def heat_steps_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
                 i = 1 + k
                 slot = top + ((i - 1) + 1) * 2  # the end of this iteration's slot
                 t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                t0_bar = 0.0
                 kappa_bar_i = 0.0
                 # adjoint of: v[i] = u[i] + kappa * t0
                 slot -= 1
                 v[i] = tape[np.uint64(slot)]  # restore the value v[i] had before
-                kappa_bar_i += (t0 * v_bar[i] if v_bar[i] != 0.0 else 0.0)
+                kappa_bar_i += strong_zero(t0 * v_bar[i], v_bar[i])
+                t0_bar += strong_zero(kappa * v_bar[i], v_bar[i])
                 v_bar[i] = 0.0
                 # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                 slot -= 1
                 v_dot[i] = tape[np.uint64(slot)]  # restore the value v_dot[i] had before
                 t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                kappa_bar_i += (t2 * v_dot_bar[i] if v_dot_bar[i] != 0.0 else 0.0)
+                t0_bar += strong_zero(kappa_dot * v_dot_bar[i], v_dot_bar[i])
+                kappa_bar_i += strong_zero(t2 * v_dot_bar[i], v_dot_bar[i])
                 v_dot_bar[i] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
 
 
 def heat_swap_grad(u0, kappa, n_steps, out_bar):
@@ -41,32 +41,32 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += u[i] * u[i]
-        u_bar[i] += 2.0 * (u[i] * s_bar if s_bar != 0.0 else 0.0)
+        u_bar[i] += 2.0 * strong_zero(u[i] * s_bar, s_bar)
     for _step in range(n_steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_bar[i_1 + 2] += v_bar[i_1 + 2] + (kappa * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(kappa * v_bar[i_1 + 2]) if v_bar[i_1 + 2] != 0.0 else 0.0) + (kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0)
+            u_bar[i_1 + 2] += v_bar[i_1 + 2] + strong_zero(kappa * v_bar[i_1 + 3], v_bar[i_1 + 3]) + strong_zero(2.0 * -(kappa * v_bar[i_1 + 2]), v_bar[i_1 + 2]) + strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_bar[i_1] += kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1])
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1]) if v_bar[i_1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(2.0 * -(kappa * v_bar[i_1]), v_bar[i_1])
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1]) if v_bar[i_1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(2.0 * -(kappa * v_bar[i_1]), v_bar[i_1])
             if 1 <= i_1 - 1 < n - 1:
-                u_bar[i_1] += kappa * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(kappa * v_bar[i_1 - 1], v_bar[i_1 - 1])
         # what every iteration adds into kappa_bar, summed first in a loop of its own,
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(1, n - 1):
-            kappa_bar = add_unordered(kappa_bar, (u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0)
+            kappa_bar = add_unordered(kappa_bar, strong_zero((u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1], v_bar[i_1]))
         # the rest of its adjoint:
         top -= max(n - 2, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring

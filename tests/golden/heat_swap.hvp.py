@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
 
 
 def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -59,10 +59,10 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += u[i] * u_dot[i] + u[i] * u_dot[i]
-        u_bar[i] += (u_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        u_dot_bar[i] += (u[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        u_bar[i] += (u_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        u_dot_bar[i] += (u[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        u_bar[i] += strong_zero(u_dot[i] * s_dot_bar, s_dot_bar)
+        u_dot_bar[i] += strong_zero(u[i] * s_dot_bar, s_dot_bar)
+        u_bar[i] += strong_zero(u_dot[i] * s_dot_bar, s_dot_bar)
+        u_dot_bar[i] += strong_zero(u[i] * s_dot_bar, s_dot_bar)
     for _step in range(n_steps - 1, -1, -1):
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
@@ -70,49 +70,51 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_bar[i_1 + 2] += v_bar[i_1 + 2] + ((kappa * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0)) + 2.0 * -((kappa * v_bar[i_1 + 2] if v_bar[i_1 + 2] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0)) + ((kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0))
+            u_bar[i_1 + 2] += v_bar[i_1 + 2] + (strong_zero(kappa * v_bar[i_1 + 3], v_bar[i_1 + 3]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 3], v_dot_bar[i_1 + 3])) + 2.0 * -(strong_zero(kappa * v_bar[i_1 + 2], v_bar[i_1 + 2]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 2], v_dot_bar[i_1 + 2])) + (strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1]))
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_bar[i_1] += (kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
+                u_bar[i_1] += strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -((kappa * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
+                u_bar[i_1] += 2.0 * -(strong_zero(kappa * v_bar[i_1], v_bar[i_1]) + strong_zero(kappa_dot * v_dot_bar[i_1], v_dot_bar[i_1]))
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_bar[i_1] += v_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_bar[i_1] += 2.0 * -((kappa * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
+                u_bar[i_1] += 2.0 * -(strong_zero(kappa * v_bar[i_1], v_bar[i_1]) + strong_zero(kappa_dot * v_dot_bar[i_1], v_dot_bar[i_1]))
             if 1 <= i_1 - 1 < n - 1:
-                u_bar[i_1] += (kappa * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0)
+                u_bar[i_1] += strong_zero(kappa * v_bar[i_1 - 1], v_bar[i_1 - 1]) + strong_zero(kappa_dot * v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
-            u_dot_bar[i_1 + 2] += v_dot_bar[i_1 + 2] + (kappa * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(kappa * v_dot_bar[i_1 + 2]) if v_dot_bar[i_1 + 2] != 0.0 else 0.0) + (kappa * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
+            u_dot_bar[i_1 + 2] += v_dot_bar[i_1 + 2] + strong_zero(kappa * v_dot_bar[i_1 + 3], v_dot_bar[i_1 + 3]) + strong_zero(2.0 * -(kappa * v_dot_bar[i_1 + 2]), v_dot_bar[i_1 + 2]) + strong_zero(kappa * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 1 <= i_1 + 1 < n - 1:
-                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(kappa * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
             if 1 <= i_1 < n - 1:
-                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1]) if v_dot_bar[i_1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(2.0 * -(kappa * v_dot_bar[i_1]), v_dot_bar[i_1])
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 1 <= i_1 < n - 1:
-                u_dot_bar[i_1] += 2.0 * -(kappa * v_dot_bar[i_1]) if v_dot_bar[i_1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(2.0 * -(kappa * v_dot_bar[i_1]), v_dot_bar[i_1])
             if 1 <= i_1 - 1 < n - 1:
-                u_dot_bar[i_1] += kappa * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(kappa * v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
         # what every iteration adds into kappa_bar, summed first in a loop of its own,
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(1, n - 1):
-            kappa_bar = add_unordered(kappa_bar, (u_dot[i_1 - 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 + 1]) * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0)
+            kappa_bar = add_unordered(kappa_bar, strong_zero((u_dot[i_1 - 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 + 1]) * v_dot_bar[i_1], v_dot_bar[i_1]))
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
-            kappa_bar += (t0 * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+            kappa_bar += strong_zero(t0 * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
+            t0_bar = strong_zero(kappa * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
             v_bar[np.uint64(i)] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             top -= 1
             v_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v_dot[i] had before
+            t0_bar += strong_zero(kappa_dot * v_dot_bar[np.uint64(i)], v_dot_bar[np.uint64(i)])
             v_dot_bar[np.uint64(i)] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
@@ -214,8 +214,8 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 top -= 1
                 un[np.uint64(i)] = tape[np.uint64(top)]  # restore the value un[i] had before
                 u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
-                k_bar += (t0 * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
-                t0_bar = (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                k_bar += strong_zero(t0 * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
+                t0_bar = strong_zero(k * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
                 u_bar[np.uint64(i)] += (3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
                 un_bar[np.uint64(i)] = 0.0
                 # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (left_dot - (2.0 * u_dot[i]) + right_dot)) - (0.01 * (3.0 * u[i] ** 2.0 * u_dot[i]))
@@ -224,14 +224,14 @@ def heat_until_hvp(u0, k, floor, most, u0_dot, k_dot, out_bar):
                 t1 = left_dot - (2.0 * u_dot[np.uint64(i)]) + right_dot
                 t2 = 3.0 * u[np.uint64(i)] ** 2.0
                 u_dot_bar[np.uint64(i)] += un_dot_bar[np.uint64(i)]
-                t0_bar += (k_dot * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-                k_bar += (t1 * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-                left_dot_bar = (k * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-                u_dot_bar[np.uint64(i)] += (2.0 * -(k * un_dot_bar[np.uint64(i)]) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-                right_dot_bar = (k * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                t0_bar += strong_zero(k_dot * un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
+                k_bar += strong_zero(t1 * un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
+                left_dot_bar = strong_zero(k * un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
+                u_dot_bar[np.uint64(i)] += strong_zero(2.0 * -(k * un_dot_bar[np.uint64(i)]), un_dot_bar[np.uint64(i)])
+                right_dot_bar = strong_zero(k * un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
                 t3 = 0.01 * -un_dot_bar[np.uint64(i)]
-                u_bar[np.uint64(i)] += (2.0 * u[np.uint64(i)] * (3.0 * (u_dot[np.uint64(i)] * t3)) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-                u_dot_bar[np.uint64(i)] += (t2 * t3 if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+                u_bar[np.uint64(i)] += strong_zero(2.0 * u[np.uint64(i)] * (3.0 * (u_dot[np.uint64(i)] * t3)), un_dot_bar[np.uint64(i)])
+                u_dot_bar[np.uint64(i)] += strong_zero(t2 * t3, un_dot_bar[np.uint64(i)])
                 un_dot_bar[np.uint64(i)] = 0.0
                 # adjoint of: t0 = left - 2.0 * u[i] + right
                 top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, zeros_like
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, strong_zero, zeros_like
 
 
 def heat_until_vjp(u0, k, floor, most, out_bar):
@@ -145,10 +145,10 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
                 un[np.uint64(i)] = tape[np.uint64(top)]  # restore the value un[i] had before
                 t0 = left - 2.0 * u[np.uint64(i)] + right
                 u_bar[np.uint64(i)] += un_bar[np.uint64(i)]
-                k_bar += (t0 * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
-                left_bar = (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
-                u_bar[np.uint64(i)] += (2.0 * -(k * un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
-                right_bar = (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+                k_bar += strong_zero(t0 * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
+                left_bar = strong_zero(k * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
+                u_bar[np.uint64(i)] += strong_zero(2.0 * -(k * un_bar[np.uint64(i)]), un_bar[np.uint64(i)])
+                right_bar = strong_zero(k * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
                 u_bar[np.uint64(i)] += (3.0 * u[np.uint64(i)] ** 2.0 * (0.01 * -un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
                 un_bar[np.uint64(i)] = 0.0
                 itop -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
@@ -29,7 +29,7 @@ def index_before_its_loop_hvp(x, w, x_dot, w_dot, out_bar):
     x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[i] += 2.0 * strong_zero(x_dot[i] * s_dot_bar, s_dot_bar)
         itop -= 1
         i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s_dot = w * x_dot[i + 1] + x[i + 1] * w_dot

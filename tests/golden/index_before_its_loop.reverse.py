@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def index_before_its_loop_vjp(x, w, out_bar):
@@ -28,7 +28,7 @@ def index_before_its_loop_vjp(x, w, out_bar):
     x_bar = zeros_like(x)
     for i_loop in range((x.shape[0] - 3) - 1, -1, -1):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += 2.0 * strong_zero(x[i] * s_bar, s_bar)
         itop -= 1
         i = itape[np.uint64(itop)]  # restore the value i had before
     # adjoint of: s = x[i + 1] * w

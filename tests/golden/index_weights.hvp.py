@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def index_weights_hvp(x, x_dot, out_bar):
@@ -29,10 +29,10 @@ def index_weights_hvp(x, x_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += x[i] * ((w + 1.0) * x_dot[i]) + t0 * x_dot[i] - (0.5 * w * x_dot[i])
         t1 = (w + 1.0) * x_dot[np.uint64(i)]
-        x_bar[np.uint64(i)] += (t1 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t0_bar = (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(t1 * s_dot_bar, s_dot_bar)
+        t0_bar = strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
         # adjoint of: t0 = (w + 1.0) * x[i]
-        x_bar[np.uint64(i)] += ((w + 1.0) * t0_bar if t0_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero((w + 1.0) * t0_bar, t0_bar)
         top -= 1
         w = tape[np.uint64(top)]  # restore the value w had before
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def index_weights_vjp(x, out_bar):
@@ -28,9 +28,9 @@ def index_weights_vjp(x, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += (w + 1.0) * x[i] * x[i] - 0.5 * w * x[i]
         t0 = (w + 1.0) * x[np.uint64(i)]
-        x_bar[np.uint64(i)] += ((w + 1.0) * (x[np.uint64(i)] * s_bar) if s_bar != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (t0 * s_bar if s_bar != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (0.5 * w * -s_bar if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero((w + 1.0) * (x[np.uint64(i)] * s_bar), s_bar)
+        x_bar[np.uint64(i)] += strong_zero(t0 * s_bar, s_bar)
+        x_bar[np.uint64(i)] += strong_zero(0.5 * w * -s_bar, s_bar)
         top -= 1
         w = tape[np.uint64(top)]  # restore the value w had before
     return value, x_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def infinities_hvp(x, x_dot, out_bar):
@@ -88,7 +88,7 @@ def infinities_hvp(x, x_dot, out_bar):
         taken_2 = itape[np.uint64(itop)]
         if taken_2 == 1:
             # adjoint of: choice_1 = x[i] * x_dot[i] + x[i] * x_dot[i]
-            x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * choice_1_bar if choice_1_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += 2.0 * strong_zero(x_dot[np.uint64(i)] * choice_1_bar, choice_1_bar)
             choice_1_bar = 0.0
         else:
             # adjoint of: choice_1 = 0.0

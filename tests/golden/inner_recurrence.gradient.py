@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, zeros_like
+from sourcead.runtime import chunk_zeros, strong_zero, zeros_like
 
 
 def inner_recurrence_grad(x, w, out_bar_1):
@@ -30,7 +30,7 @@ def inner_recurrence_grad(x, w, out_bar_1):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += out[i] * out[i]
-        out_bar[i] += 2.0 * (out[i] * s_bar if s_bar != 0.0 else 0.0)
+        out_bar[i] += 2.0 * strong_zero(out[i] * s_bar, s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -57,10 +57,10 @@ def inner_recurrence_grad(x, w, out_bar_1):
                 t0 = math.sin(z)
                 t1 = z_bar
                 z_bar = (math.cos(z) * (w * t1) if t1 != 0.0 else 0.0)
-                w_bar_i += (t0 * t1 if t1 != 0.0 else 0.0)
+                w_bar_i += strong_zero(t0 * t1, t1)
                 t2 = -math.sin(z * w) * t1
-                z_bar += (w * t2 if t1 != 0.0 else 0.0)
-                w_bar_i += (z * t2 if t1 != 0.0 else 0.0)
+                z_bar += strong_zero(w * t2, t1)
+                w_bar_i += strong_zero(z * t2, t1)
             # adjoint of: z = x[i]
             x_bar[i] += z_bar
             w_bar_chunks[chunk] += w_bar_i

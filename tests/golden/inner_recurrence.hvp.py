@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, zeros_like
+from sourcead.runtime import chunk_zeros, strong_zero, zeros_like
 
 
 def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
@@ -41,10 +41,10 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
-        out_bar[i] += (out_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        out_dot_bar[i] += (out[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        out_bar[i] += (out_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        out_dot_bar[i] += (out[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        out_bar[i] += strong_zero(out_dot[i] * s_dot_bar, s_dot_bar)
+        out_dot_bar[i] += strong_zero(out[i] * s_dot_bar, s_dot_bar)
+        out_bar[i] += strong_zero(out_dot[i] * s_dot_bar, s_dot_bar)
+        out_dot_bar[i] += strong_zero(out[i] * s_dot_bar, s_dot_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -82,11 +82,11 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 ltop -= 1
                 z = ltape[np.uint64(ltop)]  # restore the value z had before
                 t6 = z_bar
-                t0_bar += (w * t6 if t6 != 0.0 else 0.0)
-                w_bar_i += (t0 * t6 if t6 != 0.0 else 0.0)
+                t0_bar += strong_zero(w * t6, t6)
+                w_bar_i += strong_zero(t0 * t6, t6)
                 t7 = -math.sin(z * w) * t6
-                z_bar = (w * t7 if t6 != 0.0 else 0.0)
-                w_bar_i += (z * t7 if t6 != 0.0 else 0.0)
+                z_bar = strong_zero(w * t7, t6)
+                w_bar_i += strong_zero(z * t7, t6)
                 # adjoint of: z_dot = w * (math.cos(z) * z_dot) + t0 * w_dot + -math.sin(z * w) * (w * z_dot + z * w_dot)
                 ltop -= 1
                 z_dot = ltape[np.uint64(ltop)]  # restore the value z_dot had before
@@ -94,16 +94,16 @@ def inner_recurrence_hvp(x, w, x_dot, w_dot, out_bar_1):
                 t2 = -math.sin(z * w)
                 t3 = w * z_dot + z * w_dot
                 t4 = z_dot_bar
-                w_bar_i += (t1 * z_dot * t4 if t4 != 0.0 else 0.0)
+                w_bar_i += strong_zero(t1 * z_dot * t4, t4)
                 z_bar += (-math.sin(z) * (z_dot * (w * t4)) if t4 != 0.0 else 0.0)
-                z_dot_bar = (t1 * (w * t4) if t4 != 0.0 else 0.0)
-                t0_bar += (w_dot * t4 if t4 != 0.0 else 0.0)
+                z_dot_bar = strong_zero(t1 * (w * t4), t4)
+                t0_bar += strong_zero(w_dot * t4, t4)
                 t5 = math.cos(z * w) * -(t3 * t4)
-                z_bar += (w * t5 if t4 != 0.0 else 0.0)
-                w_bar_i += (z * t5 if t4 != 0.0 else 0.0)
-                w_bar_i += (z_dot * (t2 * t4) if t4 != 0.0 else 0.0)
-                z_dot_bar += (w * (t2 * t4) if t4 != 0.0 else 0.0)
-                z_bar += (w_dot * (t2 * t4) if t4 != 0.0 else 0.0)
+                z_bar += strong_zero(w * t5, t4)
+                w_bar_i += strong_zero(z * t5, t4)
+                w_bar_i += strong_zero(z_dot * (t2 * t4), t4)
+                z_dot_bar += strong_zero(w * (t2 * t4), t4)
+                z_bar += strong_zero(w_dot * (t2 * t4), t4)
                 # adjoint of: t0 = math.sin(z)
                 ltop -= 1
                 t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -60,76 +60,80 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + ((kappa * v_bar[i_1 + 3, j] if v_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 3, j] if v_dot_bar[i_1 + 3, j] != 0.0 else 0.0)) + ((kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0)) + 4.0 * -((kappa * v_bar[i_1 + 2, j] if v_bar[i_1 + 2, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 2, j] if v_dot_bar[i_1 + 2, j] != 0.0 else 0.0))
+                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + (strong_zero(kappa * v_bar[i_1 + 3, j], v_bar[i_1 + 3, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 3, j], v_dot_bar[i_1 + 3, j])) + (strong_zero(kappa * v_bar[i_1 + 1, j], v_bar[i_1 + 1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j])) + 4.0 * -(strong_zero(kappa * v_bar[i_1 + 2, j], v_bar[i_1 + 2, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 2, j], v_dot_bar[i_1 + 2, j]))
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += (kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0)
+                    u_bar[i_1, j] += strong_zero(kappa * v_bar[i_1 + 1, j], v_bar[i_1 + 1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -((kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0))
+                    u_bar[i_1, j] += 4.0 * -(strong_zero(kappa * v_bar[i_1, j], v_bar[i_1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1, j], v_dot_bar[i_1, j]))
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += (kappa * v_bar[i_1 - 1, j] if v_bar[i_1 - 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 - 1, j] if v_dot_bar[i_1 - 1, j] != 0.0 else 0.0)
+                    u_bar[i_1, j] += strong_zero(kappa * v_bar[i_1 - 1, j], v_bar[i_1 - 1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 - 1, j], v_dot_bar[i_1 - 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -((kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0))
+                    u_bar[i_1, j] += 4.0 * -(strong_zero(kappa * v_bar[i_1, j], v_bar[i_1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1, j], v_dot_bar[i_1, j]))
         for i_1 in range(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + (kappa * v_dot_bar[i_1 + 3, j] if v_dot_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0) + 4.0 * -(kappa * v_dot_bar[i_1 + 2, j] if v_dot_bar[i_1 + 2, j] != 0.0 else 0.0)
+                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + strong_zero(kappa * v_dot_bar[i_1 + 3, j], v_dot_bar[i_1 + 3, j]) + strong_zero(kappa * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j]) + 4.0 * -strong_zero(kappa * v_dot_bar[i_1 + 2, j], v_dot_bar[i_1 + 2, j])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0
+                    u_dot_bar[i_1, j] += strong_zero(kappa * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0)
+                    u_dot_bar[i_1, j] += 4.0 * -strong_zero(kappa * v_dot_bar[i_1, j], v_dot_bar[i_1, j])
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 - 1, j] if v_dot_bar[i_1 - 1, j] != 0.0 else 0.0
+                    u_dot_bar[i_1, j] += strong_zero(kappa * v_dot_bar[i_1 - 1, j], v_dot_bar[i_1 - 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0)
+                    u_dot_bar[i_1, j] += 4.0 * -strong_zero(kappa * v_dot_bar[i_1, j], v_dot_bar[i_1, j])
         # the rest of its adjoint:
         for i in range((n - 1) - 1, 0, -1):
             # the contributions at constant offsets from j, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                u_bar[i, j_1 + 2] += (kappa * v_bar[i, j_1 + 3] if v_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 3] if v_dot_bar[i, j_1 + 3] != 0.0 else 0.0) + ((kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0))
+                u_bar[i, j_1 + 2] += strong_zero(kappa * v_bar[i, j_1 + 3], v_bar[i, j_1 + 3]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 + 3], v_dot_bar[i, j_1 + 3]) + (strong_zero(kappa * v_bar[i, j_1 + 1], v_bar[i, j_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1]))
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                 if 1 <= j_1 + 1 < m - 1:
-                    u_bar[i, j_1] += (kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0)
+                    u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 + 1], v_bar[i, j_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1])
             for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                 if 1 <= j_1 - 1 < m - 1:
-                    u_bar[i, j_1] += (kappa * v_bar[i, j_1 - 1] if v_bar[i, j_1 - 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 - 1] if v_dot_bar[i, j_1 - 1] != 0.0 else 0.0)
+                    u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 - 1], v_bar[i, j_1 - 1]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 - 1], v_dot_bar[i, j_1 - 1])
             for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                u_dot_bar[i, j_1 + 2] += (kappa * v_dot_bar[i, j_1 + 3] if v_dot_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0)
+                u_dot_bar[i, j_1 + 2] += strong_zero(kappa * v_dot_bar[i, j_1 + 3], v_dot_bar[i, j_1 + 3]) + strong_zero(kappa * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1])
             for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                 if 1 <= j_1 + 1 < m - 1:
-                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0
+                    u_dot_bar[i, j_1] += strong_zero(kappa * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1])
             for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                 if 1 <= j_1 - 1 < m - 1:
-                    u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 - 1] if v_dot_bar[i, j_1 - 1] != 0.0 else 0.0
+                    u_dot_bar[i, j_1] += strong_zero(kappa * v_dot_bar[i, j_1 - 1], v_dot_bar[i, j_1 - 1])
             # the rest of its adjoint:
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * lap
-                kappa_bar += (lap * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                kappa_bar += strong_zero(lap * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
+                lap_bar = strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
                 v_bar[i, np.uint64(j)] = 0.0
-                kappa_bar += (lap_dot * v_dot_bar[i, np.uint64(j)] if v_dot_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                # adjoint of: v_dot[i, j] = u_dot[i, j] + (lap * kappa_dot + kappa * lap_dot)
+                lap_bar += strong_zero(kappa_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
+                kappa_bar += strong_zero(lap_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
+                lap_dot_bar = strong_zero(kappa * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
                 v_dot_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1

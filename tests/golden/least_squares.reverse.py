@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -33,15 +33,15 @@ def least_squares_vjp(A, x, b, out_bar):
     x_bar = zeros_like(x)
     for i in range(A.shape[0] - 1, -1, -1):
         # adjoint of: s += 0.5 * r * r
-        r_bar = (0.5 * (r * s_bar) if s_bar != 0.0 else 0.0)
-        r_bar += (0.5 * r * s_bar if s_bar != 0.0 else 0.0)
+        r_bar = strong_zero(0.5 * (r * s_bar), s_bar)
+        r_bar += strong_zero(0.5 * r * s_bar, s_bar)
         if r_bar != 0.0:
             # else this loop's adjoints would add only zeros: it is skipped
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(A.shape[1]):
                 # adjoint of: r += A[i, j] * x[j]
-                A_bar[i, j] += (x[j] * r_bar if r_bar != 0.0 else 0.0)
-                x_bar[j] += (A[i, j] * r_bar if r_bar != 0.0 else 0.0)
+                A_bar[i, j] += strong_zero(x[j] * r_bar, r_bar)
+                x_bar[j] += strong_zero(A[i, j] * r_bar, r_bar)
         # adjoint of: r = -b[i]
         top -= 1
         r = tape[np.uint64(top)]  # restore the value r had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
@@ -36,23 +36,23 @@ def logistic_long_hvp(r, x0, r_dot, x0_dot, out_bar):
         x = tape[np.uint64(top)]  # restore the value x had before
         t4 = x_bar
         t5 = (1.0 - x) * t4
-        r_bar += (x * t5 if t4 != 0.0 else 0.0)
-        x_bar = (r * t5 if t4 != 0.0 else 0.0)
-        x_bar += (-(r * x * t4) if t4 != 0.0 else 0.0)
+        r_bar += strong_zero(x * t5, t4)
+        x_bar = strong_zero(r * t5, t4)
+        x_bar += strong_zero(-(r * x * t4), t4)
         # adjoint of: x_dot = (1.0 - x) * (x * r_dot + r * x_dot) + r * x * -x_dot
         top -= 1
         x_dot = tape[np.uint64(top)]  # restore the value x_dot had before
         t0 = x * r_dot + r * x_dot
         t1 = x_dot_bar
-        x_bar += (-(t0 * t1) if t1 != 0.0 else 0.0)
+        x_bar += strong_zero(-(t0 * t1), t1)
         t2 = (1.0 - x) * t1
-        x_bar += (r_dot * t2 if t1 != 0.0 else 0.0)
-        r_bar += (x_dot * t2 if t1 != 0.0 else 0.0)
-        x_dot_bar = (r * t2 if t1 != 0.0 else 0.0)
+        x_bar += strong_zero(r_dot * t2, t1)
+        r_bar += strong_zero(x_dot * t2, t1)
+        x_dot_bar = strong_zero(r * t2, t1)
         t3 = -x_dot * t1
-        r_bar += (x * t3 if t1 != 0.0 else 0.0)
-        x_bar += (r * t3 if t1 != 0.0 else 0.0)
-        x_dot_bar += (-(r * x * t1) if t1 != 0.0 else 0.0)
+        r_bar += strong_zero(x * t3, t1)
+        x_bar += strong_zero(r * t3, t1)
+        x_dot_bar += strong_zero(-(r * x * t1), t1)
     # adjoint of: x = x0
     x0_bar = x_bar
     return value, r_bar, x0_bar

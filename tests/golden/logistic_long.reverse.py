@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def logistic_long_vjp(r, x0, out_bar):
@@ -30,9 +30,9 @@ def logistic_long_vjp(r, x0, out_bar):
         x = tape[np.uint64(top)]  # restore the value x had before
         t0 = x_bar
         t1 = (1.0 - x) * t0
-        r_bar += (x * t1 if t0 != 0.0 else 0.0)
-        x_bar = (r * t1 if t0 != 0.0 else 0.0)
-        x_bar += (-(r * x * t0) if t0 != 0.0 else 0.0)
+        r_bar += strong_zero(x * t1, t0)
+        x_bar = strong_zero(r * t1, t0)
+        x_bar += strong_zero(-(r * x * t0), t0)
     # adjoint of: x = x0
     x0_bar = x_bar
     return value, r_bar, x0_bar

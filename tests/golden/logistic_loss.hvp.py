@@ -5,7 +5,7 @@ import math
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def logistic_loss_hvp(w, X, y, w_dot, out_bar):
@@ -66,33 +66,33 @@ def logistic_loss_hvp(w, X, y, w_dot, out_bar):
             t13 = 1.0 / (1.0 - p)
             t14 = 1.0 / (1.0 - p)
             t15 = y[i] * -total_dot_bar
-            p_bar += (-t12 * t11 * (p_dot * t15) if total_dot_bar != 0.0 else 0.0)
-            p_dot_bar += (t12 * t15 if total_dot_bar != 0.0 else 0.0)
+            p_bar += strong_zero(-t12 * t11 * (p_dot * t15), total_dot_bar)
+            p_dot_bar += strong_zero(t12 * t15, total_dot_bar)
             t16 = (1.0 - y[i]) * -total_dot_bar
-            p_bar += (-(-t14 * t13 * (-p_dot * t16)) if total_dot_bar != 0.0 else 0.0)
-            p_dot_bar += (-(t14 * t16) if total_dot_bar != 0.0 else 0.0)
+            p_bar += strong_zero(-(-t14 * t13 * (-p_dot * t16)), total_dot_bar)
+            p_dot_bar += strong_zero(-(t14 * t16), total_dot_bar)
             # adjoint of: p = t2
             t2_bar += p_bar
             # adjoint of: p_dot = -t2 * t1 * (t0 * -z_dot)
             t9 = -t2 * t1
             t10 = t0 * -z_dot
-            t2_bar += (-(t1 * (t10 * p_dot_bar)) if p_dot_bar != 0.0 else 0.0)
-            t1_bar += (-t2 * (t10 * p_dot_bar) if p_dot_bar != 0.0 else 0.0)
-            t0_bar += (-z_dot * (t9 * p_dot_bar) if p_dot_bar != 0.0 else 0.0)
+            t2_bar += strong_zero(-(t1 * (t10 * p_dot_bar)), p_dot_bar)
+            t1_bar += strong_zero(-t2 * (t10 * p_dot_bar), p_dot_bar)
+            t0_bar += strong_zero(-z_dot * (t9 * p_dot_bar), p_dot_bar)
             # adjoint of: t2 = 1.0 / (1.0 + t0)
             t7 = 1.0 / (1.0 + t0)
-            t0_bar += (-t2 * t7 * t2_bar if t2_bar != 0.0 else 0.0)
+            t0_bar += strong_zero(-t2 * t7 * t2_bar, t2_bar)
             # adjoint of: t1 = 1.0 / (1.0 + t0)
             t5 = 1.0 / (1.0 + t0)
-            t0_bar += (-t1 * t5 * t1_bar if t1_bar != 0.0 else 0.0)
+            t0_bar += strong_zero(-t1 * t5 * t1_bar, t1_bar)
             # adjoint of: t0 = math.exp(-z)
-            z_bar += (-(t0 * t0_bar) if t0_bar != 0.0 else 0.0)
+            z_bar += strong_zero(-(t0 * t0_bar), t0_bar)
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(X.shape[1]):
                     # adjoint of: z += X[i, j] * w[j]
-                    w_bar_mine[j] += (X[i, j] * z_bar if z_bar != 0.0 else 0.0)
+                    w_bar_mine[j] += strong_zero(X[i, j] * z_bar, z_bar)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

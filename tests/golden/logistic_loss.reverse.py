@@ -5,7 +5,7 @@ import math
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def logistic_loss_vjp(w, X, y, out_bar):
@@ -50,13 +50,13 @@ def logistic_loss_vjp(w, X, y, out_bar):
             # adjoint of: p = 1.0 / (1.0 + math.exp(-z))
             t0 = math.exp(-z)
             t1 = 1.0 / (1.0 + t0)
-            z_bar += (-(t0 * (-p * t1 * p_bar)) if p_bar != 0.0 else 0.0)
+            z_bar += strong_zero(-(t0 * (-p * t1 * p_bar)), p_bar)
             if z_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(X.shape[1]):
                     # adjoint of: z += X[i, j] * w[j]
-                    w_bar_mine[j] += (X[i, j] * z_bar if z_bar != 0.0 else 0.0)
+                    w_bar_mine[j] += strong_zero(X[i, j] * z_bar, z_bar)
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):
         add_chunk_rows(w_bar, w_bar_rows, part)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
@@ -36,23 +36,23 @@ def logistic_map_hvp(r, y0, r_dot, y0_dot, out_bar):
         y = tape[np.uint64(top)]  # restore the value y had before
         t4 = y_bar
         t5 = (1.0 - y) * t4
-        r_bar += (y * t5 if t4 != 0.0 else 0.0)
-        y_bar = (r * t5 if t4 != 0.0 else 0.0)
-        y_bar += (-(r * y * t4) if t4 != 0.0 else 0.0)
+        r_bar += strong_zero(y * t5, t4)
+        y_bar = strong_zero(r * t5, t4)
+        y_bar += strong_zero(-(r * y * t4), t4)
         # adjoint of: y_dot = (1.0 - y) * (y * r_dot + r * y_dot) + r * y * -y_dot
         top -= 1
         y_dot = tape[np.uint64(top)]  # restore the value y_dot had before
         t0 = y * r_dot + r * y_dot
         t1 = y_dot_bar
-        y_bar += (-(t0 * t1) if t1 != 0.0 else 0.0)
+        y_bar += strong_zero(-(t0 * t1), t1)
         t2 = (1.0 - y) * t1
-        y_bar += (r_dot * t2 if t1 != 0.0 else 0.0)
-        r_bar += (y_dot * t2 if t1 != 0.0 else 0.0)
-        y_dot_bar = (r * t2 if t1 != 0.0 else 0.0)
+        y_bar += strong_zero(r_dot * t2, t1)
+        r_bar += strong_zero(y_dot * t2, t1)
+        y_dot_bar = strong_zero(r * t2, t1)
         t3 = -y_dot * t1
-        r_bar += (y * t3 if t1 != 0.0 else 0.0)
-        y_bar += (r * t3 if t1 != 0.0 else 0.0)
-        y_dot_bar += (-(r * y * t1) if t1 != 0.0 else 0.0)
+        r_bar += strong_zero(y * t3, t1)
+        y_bar += strong_zero(r * t3, t1)
+        y_dot_bar += strong_zero(-(r * y * t1), t1)
     # adjoint of: y = y0
     y0_bar = y_bar
     return value, r_bar, y0_bar

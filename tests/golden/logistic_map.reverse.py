@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def logistic_map_vjp(r, y0, out_bar):
@@ -30,9 +30,9 @@ def logistic_map_vjp(r, y0, out_bar):
         y = tape[np.uint64(top)]  # restore the value y had before
         t0 = y_bar
         t1 = (1.0 - y) * t0
-        r_bar += (y * t1 if t0 != 0.0 else 0.0)
-        y_bar = (r * t1 if t0 != 0.0 else 0.0)
-        y_bar += (-(r * y * t0) if t0 != 0.0 else 0.0)
+        r_bar += strong_zero(y * t1, t0)
+        y_bar = strong_zero(r * t1, t0)
+        y_bar += strong_zero(-(r * y * t0), t0)
     # adjoint of: y = y0
     y0_bar = y_bar
     return value, r_bar, y0_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
@@ -35,8 +35,8 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         v = x[np.uint64(i)]
         # adjoint of: s_dot += t0 * w_dot[i] + w[i] * (math.cos(v) * v_dot)
         t1 = math.cos(v) * v_dot
-        t0_bar = (w_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        w_bar[np.uint64(i)] += (t1 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(w_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
+        w_bar[np.uint64(i)] += strong_zero(t1 * s_dot_bar, s_dot_bar)
         v_bar = (-math.sin(v) * (v_dot * (w[np.uint64(i)] * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
         # adjoint of: t0 = math.sin(v)
         v_bar += (math.cos(v) * t0_bar if t0_bar != 0.0 else 0.0)
@@ -47,7 +47,7 @@ def loop_over_elements_hvp(x, w, x_dot, w_dot, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         v_dot = x_dot[k]
         # adjoint of: s_dot += v * v_dot + v * v_dot
-        v_bar = 2.0 * (v_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        v_bar = 2.0 * strong_zero(v_dot * s_dot_bar, s_dot_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
     return value, x_bar, w_bar

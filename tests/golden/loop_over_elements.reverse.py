@@ -3,7 +3,7 @@
 
 import math
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def loop_over_elements_vjp(x, w, out_bar):
@@ -30,7 +30,7 @@ def loop_over_elements_vjp(x, w, out_bar):
         v = x[i]
         # adjoint of: s += w[i] * math.sin(v)
         t0 = math.sin(v)
-        w_bar[i] += (t0 * s_bar if s_bar != 0.0 else 0.0)
+        w_bar[i] += strong_zero(t0 * s_bar, s_bar)
         v_bar = (math.cos(v) * (w[i] * s_bar) if s_bar != 0.0 else 0.0)
         # adjoint of: v = x[i]
         x_bar[i] += v_bar
@@ -39,7 +39,7 @@ def loop_over_elements_vjp(x, w, out_bar):
         # the values this iteration computes first, again (cheaper than records)
         v = x[k]
         # adjoint of: s += v * v
-        v_bar = 2.0 * (v * s_bar if s_bar != 0.0 else 0.0)
+        v_bar = 2.0 * strong_zero(v * s_bar, s_bar)
         # adjoint of: v = x[k]
         x_bar[k] += v_bar
     return value, x_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -44,7 +44,7 @@ def loop_over_rows_vjp(A, w, out_bar):
     w_bar = zeros_like(w)
     for i in range(len(A) - 1, -1, -1):
         # adjoint of: s += row[0] * (i + 1.0)
-        row_bar[0] += ((i + 1.0) * s_bar if s_bar != 0.0 else 0.0)
+        row_bar[0] += strong_zero((i + 1.0) * s_bar, s_bar)
         # adjoint of: row = A[i]
         itop -= 1
         shape = (itape[itop + 0],)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
@@ -48,23 +48,23 @@ def loop_variable_after_loop_hvp(x, w, x_dot, w_dot, out_bar):
         t1 = math.cos(x[k] * w)
         t2 = w * x_dot[k] + x[k] * w_dot
         t3 = -math.sin(x[k] * w) * (t2 * s_dot_bar)
-        x_bar[k] += (w * t3 if s_dot_bar != 0.0 else 0.0)
-        w_bar += (x[k] * t3 if s_dot_bar != 0.0 else 0.0)
-        w_bar += (x_dot[k] * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        x_bar[k] += (w_dot * (t1 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        x_bar[k] += strong_zero(w * t3, s_dot_bar)
+        w_bar += strong_zero(x[k] * t3, s_dot_bar)
+        w_bar += strong_zero(x_dot[k] * (t1 * s_dot_bar), s_dot_bar)
+        x_bar[k] += strong_zero(w_dot * (t1 * s_dot_bar), s_dot_bar)
     for i in range((x.shape[0] - 2) - 1, -1, -1):
         x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s_dot += x[i] * x_dot[j] + x[j] * x_dot[i]
-            x_bar_i += (x_dot[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-            x_bar[j] += (x_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            x_bar_i += strong_zero(x_dot[j] * s_dot_bar, s_dot_bar)
+            x_bar[j] += strong_zero(x_dot[i] * s_dot_bar, s_dot_bar)
             itop -= 1
             j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
             x_bar[np.uint64(i)] += x_bar_i
         # adjoint of: s_dot += w * (x[j] * x_dot[j] + x[j] * x_dot[j]) + x[j] * x[j] * w_dot
         t0 = x[j] * x_dot[j] + x[j] * x_dot[j]
-        w_bar += (t0 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        x_bar[j] += 2.0 * (x_dot[j] * (w * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        x_bar[j] += 2.0 * (x[j] * (w_dot * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        w_bar += strong_zero(t0 * s_dot_bar, s_dot_bar)
+        x_bar[j] += 2.0 * strong_zero(x_dot[j] * (w * s_dot_bar), s_dot_bar)
+        x_bar[j] += 2.0 * strong_zero(x[j] * (w_dot * s_dot_bar), s_dot_bar)
     return value, x_bar, w_bar

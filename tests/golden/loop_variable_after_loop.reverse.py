@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def loop_variable_after_loop_vjp(x, w, out_bar):
@@ -45,19 +45,19 @@ def loop_variable_after_loop_vjp(x, w, out_bar):
         k = k_loop
         # adjoint of: s += math.sin(x[k] * w)
         t0 = math.cos(x[k] * w) * s_bar
-        x_bar[k] += (w * t0 if s_bar != 0.0 else 0.0)
-        w_bar += (x[k] * t0 if s_bar != 0.0 else 0.0)
+        x_bar[k] += strong_zero(w * t0, s_bar)
+        w_bar += strong_zero(x[k] * t0, s_bar)
     for i in range((x.shape[0] - 2) - 1, -1, -1):
         x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         for j_loop in range((i + 3) - 1, i - 1, -1):
             # adjoint of: s += x[j] * x[i]
-            x_bar[j] += (x[i] * s_bar if s_bar != 0.0 else 0.0)
-            x_bar_i += (x[j] * s_bar if s_bar != 0.0 else 0.0)
+            x_bar[j] += strong_zero(x[i] * s_bar, s_bar)
+            x_bar_i += strong_zero(x[j] * s_bar, s_bar)
             itop -= 1
             j = itape[np.uint64(itop)]  # restore the value j had before
         if x_bar_i != 0.0:
             x_bar[np.uint64(i)] += x_bar_i
         # adjoint of: s += x[j] * x[j] * w
-        x_bar[j] += 2.0 * (x[j] * (w * s_bar) if s_bar != 0.0 else 0.0)
-        w_bar += (x[j] * x[j] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[j] += 2.0 * strong_zero(x[j] * (w * s_bar), s_bar)
+        w_bar += strong_zero(x[j] * x[j] * s_bar, s_bar)
     return value, x_bar, w_bar

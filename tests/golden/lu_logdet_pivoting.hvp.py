@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
 
 
 def lu_logdet_hvp(A, A_dot, out_bar):
@@ -91,18 +91,18 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             # what every iteration adds into f_bar, f_dot_bar, summed first in a loop of its own,
             # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
             for j_1 in range(k + 1, n):
-                f_bar = add_unordered(f_bar, U[k, np.uint64(j_1)] * -U_bar[i, np.uint64(j_1)] if U_bar[i, np.uint64(j_1)] != 0.0 else 0.0)
-                f_dot_bar = add_unordered(f_dot_bar, U[k, np.uint64(j_1)] * -U_dot_bar[i, np.uint64(j_1)] if U_dot_bar[i, np.uint64(j_1)] != 0.0 else 0.0)
-                f_bar = add_unordered(f_bar, U_dot[k, np.uint64(j_1)] * -U_dot_bar[i, np.uint64(j_1)] if U_dot_bar[i, np.uint64(j_1)] != 0.0 else 0.0)
+                f_bar = add_unordered(f_bar, strong_zero(U[k, np.uint64(j_1)] * -U_bar[i, np.uint64(j_1)], U_bar[i, np.uint64(j_1)]))
+                f_dot_bar = add_unordered(f_dot_bar, strong_zero(U[k, np.uint64(j_1)] * -U_dot_bar[i, np.uint64(j_1)], U_dot_bar[i, np.uint64(j_1)]))
+                f_bar = add_unordered(f_bar, strong_zero(U_dot[k, np.uint64(j_1)] * -U_dot_bar[i, np.uint64(j_1)], U_dot_bar[i, np.uint64(j_1)]))
             # the rest of its adjoint:
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
                 t14 = U_bar[i, np.uint64(j)]
-                U_bar[k, np.uint64(j)] += (f * -t14 if t14 != 0.0 else 0.0)
+                U_bar[k, np.uint64(j)] += strong_zero(f * -t14, t14)
                 # adjoint of: U_dot[i, j] = U_dot[i, j] - (U[k, j] * f_dot + f * U_dot[k, j])
                 t13 = U_dot_bar[i, np.uint64(j)]
-                U_bar[k, np.uint64(j)] += (f_dot * -t13 if t13 != 0.0 else 0.0)
-                U_dot_bar[k, np.uint64(j)] += (f * -t13 if t13 != 0.0 else 0.0)
+                U_bar[k, np.uint64(j)] += strong_zero(f_dot * -t13, t13)
+                U_dot_bar[k, np.uint64(j)] += strong_zero(f * -t13, t13)
             # adjoint of: f = t2
             top -= 1
             f = tape[np.uint64(top)]  # restore the value f had before
@@ -112,32 +112,32 @@ def lu_logdet_hvp(A, A_dot, out_bar):
             top -= 1
             f_dot = tape[np.uint64(top)]  # restore the value f_dot had before
             t12 = -t2 * t1
-            t1_bar = (U_dot[np.uint64(i), k] * f_dot_bar if f_dot_bar != 0.0 else 0.0)
-            U_dot_bar[np.uint64(i), k] += (t1 * f_dot_bar if f_dot_bar != 0.0 else 0.0)
-            t2_bar += (-(t1 * (U_dot[k, k] * f_dot_bar)) if f_dot_bar != 0.0 else 0.0)
-            t1_bar += (-t2 * (U_dot[k, k] * f_dot_bar) if f_dot_bar != 0.0 else 0.0)
-            U_dot_bar[k, k] += (t12 * f_dot_bar if f_dot_bar != 0.0 else 0.0)
+            t1_bar = strong_zero(U_dot[np.uint64(i), k] * f_dot_bar, f_dot_bar)
+            U_dot_bar[np.uint64(i), k] += strong_zero(t1 * f_dot_bar, f_dot_bar)
+            t2_bar += strong_zero(-(t1 * (U_dot[k, k] * f_dot_bar)), f_dot_bar)
+            t1_bar += strong_zero(-t2 * (U_dot[k, k] * f_dot_bar), f_dot_bar)
+            U_dot_bar[k, k] += strong_zero(t12 * f_dot_bar, f_dot_bar)
             f_dot_bar = 0.0
             # adjoint of: t2 = U[i, k] / U[k, k]
             t11 = t2  # its value, before the old one is restored
             top -= 1
             t2 = tape[np.uint64(top)]  # restore the value t2 had before
             t10 = 1.0 / U[k, k]
-            U_bar[np.uint64(i), k] += (t10 * t2_bar if t2_bar != 0.0 else 0.0)
-            U_bar[k, k] += (-t11 * t10 * t2_bar if t2_bar != 0.0 else 0.0)
+            U_bar[np.uint64(i), k] += strong_zero(t10 * t2_bar, t2_bar)
+            U_bar[k, k] += strong_zero(-t11 * t10 * t2_bar, t2_bar)
             # adjoint of: t1 = 1.0 / U[k, k]
             t9 = t1  # its value, before the old one is restored
             top -= 1
             t1 = tape[np.uint64(top)]  # restore the value t1 had before
             t8 = 1.0 / U[k, k]
-            U_bar[k, k] += (-t9 * t8 * t1_bar if t1_bar != 0.0 else 0.0)
+            U_bar[k, k] += strong_zero(-t9 * t8 * t1_bar, t1_bar)
         # adjoint of: logdet_dot += 1.0 / t0 * (math.copysign(1.0, U[k, k]) * U_dot[k, k])
         t5 = 1.0 / t0
         t6 = 1.0 / t0
         t7 = math.copysign(1.0, U[np.uint64(k), np.uint64(k)])
-        t0_bar = (-t6 * t5 * (t7 * U_dot[np.uint64(k), np.uint64(k)] * logdet_dot_bar) if logdet_dot_bar != 0.0 else 0.0)
-        U_bar[np.uint64(k), np.uint64(k)] += (0.0 * (U_dot[np.uint64(k), np.uint64(k)] * (t6 * logdet_dot_bar)) if logdet_dot_bar != 0.0 else 0.0)
-        U_dot_bar[np.uint64(k), np.uint64(k)] += (t7 * (t6 * logdet_dot_bar) if logdet_dot_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(-t6 * t5 * (t7 * U_dot[np.uint64(k), np.uint64(k)] * logdet_dot_bar), logdet_dot_bar)
+        U_bar[np.uint64(k), np.uint64(k)] += strong_zero(0.0 * (U_dot[np.uint64(k), np.uint64(k)] * (t6 * logdet_dot_bar)), logdet_dot_bar)
+        U_dot_bar[np.uint64(k), np.uint64(k)] += strong_zero(t7 * (t6 * logdet_dot_bar), logdet_dot_bar)
         # adjoint of: t0 = abs(U[k, k])
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, zeros_like
+from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
 
 
 def lu_logdet_vjp(A, out_bar):
@@ -64,19 +64,19 @@ def lu_logdet_vjp(A, out_bar):
             # what every iteration adds into f_bar, summed first in a loop of its own,
             # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
             for j_1 in range(k + 1, n):
-                f_bar = add_unordered(f_bar, U[k, np.uint64(j_1)] * -U_bar[i, np.uint64(j_1)] if U_bar[i, np.uint64(j_1)] != 0.0 else 0.0)
+                f_bar = add_unordered(f_bar, strong_zero(U[k, np.uint64(j_1)] * -U_bar[i, np.uint64(j_1)], U_bar[i, np.uint64(j_1)]))
             # the rest of its adjoint:
             for j in range(n - 1, (k + 1) - 1, -1):
                 # adjoint of: U[i, j] = U[i, j] - f * U[k, j]
                 t4 = U_bar[i, np.uint64(j)]
-                U_bar[k, np.uint64(j)] += (f * -t4 if t4 != 0.0 else 0.0)
+                U_bar[k, np.uint64(j)] += strong_zero(f * -t4, t4)
             # adjoint of: f = U[i, k] / U[k, k]
             top -= 1
             f = tape[np.uint64(top)]  # restore the value f had before
             t2 = 1.0 / U[k, k]
             t3 = U[np.uint64(i), k] / U[k, k]
-            U_bar[np.uint64(i), k] += (t2 * f_bar if f_bar != 0.0 else 0.0)
-            U_bar[k, k] += (-t3 * t2 * f_bar if f_bar != 0.0 else 0.0)
+            U_bar[np.uint64(i), k] += strong_zero(t2 * f_bar, f_bar)
+            U_bar[k, k] += strong_zero(-t3 * t2 * f_bar, f_bar)
             f_bar = 0.0
         # adjoint of: logdet += math.log(abs(U[k, k]))
         t1 = abs(U[np.uint64(k), np.uint64(k)])

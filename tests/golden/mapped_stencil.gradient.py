@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, zeros_like
+from sourcead.runtime import chunk_zeros, strong_zero, zeros_like
 
 
 def mapped_stencil_grad(u, c, out_bar):
@@ -29,25 +29,25 @@ def mapped_stencil_grad(u, c, out_bar):
     for i in range(n):
         # adjoint of: s += math.tanh(v[i])
         t1 = math.tanh(v[i])
-        v_bar[i] += ((1.0 - t1 * t1) * s_bar if s_bar != 0.0 else 0.0)
+        v_bar[i] += strong_zero((1.0 - t1 * t1) * s_bar, s_bar)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-        u_bar[i_1 + 2] += v_bar[i_1 + 2] + (c * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(c * v_bar[i_1 + 2]) if v_bar[i_1 + 2] != 0.0 else 0.0) + (c * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0)
+        u_bar[i_1 + 2] += v_bar[i_1 + 2] + strong_zero(c * v_bar[i_1 + 3], v_bar[i_1 + 3]) + strong_zero(2.0 * -(c * v_bar[i_1 + 2]), v_bar[i_1 + 2]) + strong_zero(c * v_bar[i_1 + 1], v_bar[i_1 + 1])
     for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
         if 1 <= i_1 < n - 1:
             u_bar[i_1] += v_bar[i_1]
         if 1 <= i_1 + 1 < n - 1:
-            u_bar[i_1] += c * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0
+            u_bar[i_1] += strong_zero(c * v_bar[i_1 + 1], v_bar[i_1 + 1])
         if 1 <= i_1 < n - 1:
-            u_bar[i_1] += 2.0 * -(c * v_bar[i_1]) if v_bar[i_1] != 0.0 else 0.0
+            u_bar[i_1] += strong_zero(2.0 * -(c * v_bar[i_1]), v_bar[i_1])
     for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
         if 1 <= i_1 < n - 1:
             u_bar[i_1] += v_bar[i_1]
         if 1 <= i_1 < n - 1:
-            u_bar[i_1] += 2.0 * -(c * v_bar[i_1]) if v_bar[i_1] != 0.0 else 0.0
+            u_bar[i_1] += strong_zero(2.0 * -(c * v_bar[i_1]), v_bar[i_1])
         if 1 <= i_1 - 1 < n - 1:
-            u_bar[i_1] += c * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0
+            u_bar[i_1] += strong_zero(c * v_bar[i_1 - 1], v_bar[i_1 - 1])
     # the rest of its adjoint:
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -60,7 +60,7 @@ def mapped_stencil_grad(u, c, out_bar):
             c_bar_i = 0.0
             # adjoint of: v[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            c_bar_i += (t0 * v_bar[i] if v_bar[i] != 0.0 else 0.0)
+            c_bar_i += strong_zero(t0 * v_bar[i], v_bar[i])
             v_bar[i] = 0.0
             c_bar_chunks[chunk] += c_bar_i
     for chunk in range(16):

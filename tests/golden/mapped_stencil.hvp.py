@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chunk_zeros, reserve, zeros_like
+from sourcead.runtime import chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
@@ -45,31 +45,31 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         # adjoint of: s_dot += (1.0 - t1 * t1) * v_dot[i]
         t4 = 1.0 - t1 * t1
         t5 = -(v_dot[np.uint64(i)] * s_dot_bar)
-        t1_bar = 2.0 * (t1 * t5 if s_dot_bar != 0.0 else 0.0)
-        v_dot_bar[np.uint64(i)] += (t4 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        t1_bar = 2.0 * strong_zero(t1 * t5, s_dot_bar)
+        v_dot_bar[np.uint64(i)] += strong_zero(t4 * s_dot_bar, s_dot_bar)
         # adjoint of: t1 = math.tanh(v[i])
         t3 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
-        v_bar[np.uint64(i)] += ((1.0 - t3 * t3) * t1_bar if t1_bar != 0.0 else 0.0)
+        v_bar[np.uint64(i)] += strong_zero((1.0 - t3 * t3) * t1_bar, t1_bar)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-        u_bar[i_1 + 2] += v_bar[i_1 + 2] + ((c * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 3] if v_dot_bar[i_1 + 3] != 0.0 else 0.0)) + 2.0 * -((c * v_bar[i_1 + 2] if v_bar[i_1 + 2] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0)) + ((c * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0))
+        u_bar[i_1 + 2] += v_bar[i_1 + 2] + (strong_zero(c * v_bar[i_1 + 3], v_bar[i_1 + 3]) + strong_zero(c_dot * v_dot_bar[i_1 + 3], v_dot_bar[i_1 + 3])) + 2.0 * -(strong_zero(c * v_bar[i_1 + 2], v_bar[i_1 + 2]) + strong_zero(c_dot * v_dot_bar[i_1 + 2], v_dot_bar[i_1 + 2])) + (strong_zero(c * v_bar[i_1 + 1], v_bar[i_1 + 1]) + strong_zero(c_dot * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1]))
     for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
         if 1 <= i_1 < n - 1:
             u_bar[i_1] += v_bar[i_1]
         if 1 <= i_1 + 1 < n - 1:
-            u_bar[i_1] += (c * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 1] if v_dot_bar[i_1 + 1] != 0.0 else 0.0)
+            u_bar[i_1] += strong_zero(c * v_bar[i_1 + 1], v_bar[i_1 + 1]) + strong_zero(c_dot * v_dot_bar[i_1 + 1], v_dot_bar[i_1 + 1])
         if 1 <= i_1 < n - 1:
-            u_bar[i_1] += 2.0 * -((c * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
+            u_bar[i_1] += 2.0 * -(strong_zero(c * v_bar[i_1], v_bar[i_1]) + strong_zero(c_dot * v_dot_bar[i_1], v_dot_bar[i_1]))
     for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
         if 1 <= i_1 < n - 1:
             u_bar[i_1] += v_bar[i_1]
         if 1 <= i_1 < n - 1:
-            u_bar[i_1] += 2.0 * -((c * v_bar[i_1] if v_bar[i_1] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0))
+            u_bar[i_1] += 2.0 * -(strong_zero(c * v_bar[i_1], v_bar[i_1]) + strong_zero(c_dot * v_dot_bar[i_1], v_dot_bar[i_1]))
         if 1 <= i_1 - 1 < n - 1:
-            u_bar[i_1] += (c * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0)
+            u_bar[i_1] += strong_zero(c * v_bar[i_1 - 1], v_bar[i_1 - 1]) + strong_zero(c_dot * v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
     # the rest of its adjoint:
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -80,13 +80,16 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             i = 1 + k
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+            t0_bar = 0.0
             c_bar_i = 0.0
             # adjoint of: v[i] = u[i] + c * t0
-            c_bar_i += (t0 * v_bar[i] if v_bar[i] != 0.0 else 0.0)
+            c_bar_i += strong_zero(t0 * v_bar[i], v_bar[i])
+            t0_bar += strong_zero(c * v_bar[i], v_bar[i])
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-            c_bar_i += (t2 * v_dot_bar[i] if v_dot_bar[i] != 0.0 else 0.0)
+            t0_bar += strong_zero(c_dot * v_dot_bar[i], v_dot_bar[i])
+            c_bar_i += strong_zero(t2 * v_dot_bar[i], v_dot_bar[i])
             v_dot_bar[i] = 0.0
             c_bar_chunks[chunk] += c_bar_i
     for chunk in range(16):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, zeros_like
 
 
 def marked_stencil_vjp(x, c, out_bar):
@@ -63,10 +63,10 @@ def marked_stencil_vjp(x, c, out_bar):
             # adjoint of: y[i] = c * x[i - 1] + x[i + 1] * x[i]
             top -= 1
             y[i] = tape[np.uint64(top)]  # restore the value y[i] had before
-            c_bar += (x[i - 1] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
-            x_bar[i - 1] += (c * y_bar[i] if y_bar[i] != 0.0 else 0.0)
-            x_bar[i + 1] += (x[i] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
-            x_bar[i] += (x[i + 1] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            c_bar += strong_zero(x[i - 1] * y_bar[i], y_bar[i])
+            x_bar[i - 1] += strong_zero(c * y_bar[i], y_bar[i])
+            x_bar[i + 1] += strong_zero(x[i] * y_bar[i], y_bar[i])
+            x_bar[i] += strong_zero(x[i + 1] * y_bar[i], y_bar[i])
             y_bar[i] = 0.0
     if ck_steps > 0:
         # the state at the loop's entry, which the adjoints before it read

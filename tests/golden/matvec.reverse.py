@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def matvec_vjp(A, x, out_bar):
@@ -24,6 +24,6 @@ def matvec_vjp(A, x, out_bar):
     for i in range(A.shape[0] - 1, -1, -1):
         for j in range(A.shape[1] - 1, -1, -1):
             # adjoint of: y[i] += A[i, j] * x[j]
-            A_bar[i, np.uint64(j)] += (x[np.uint64(j)] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
-            x_bar[np.uint64(j)] += (A[i, np.uint64(j)] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+            A_bar[i, np.uint64(j)] += strong_zero(x[np.uint64(j)] * y_bar[i], y_bar[i])
+            x_bar[np.uint64(j)] += strong_zero(A[i, np.uint64(j)] * y_bar[i], y_bar[i])
     return value, A_bar, x_bar

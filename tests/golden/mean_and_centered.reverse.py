@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def mean_and_centered_vjp(x, out0_bar, out1_bar):
@@ -33,9 +33,9 @@ def mean_and_centered_vjp(x, out0_bar, out1_bar):
     for i in range(n):
         # adjoint of: y[i] = (x[i] - m) * math.exp(x[i])
         t3 = math.exp(x[i])
-        x_bar[i] += (t3 * y_bar[i] if y_bar[i] != 0.0 else 0.0)
-        m_bar += (-(t3 * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
-        x_bar[i] += (t3 * ((x[i] - m) * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
+        x_bar[i] += strong_zero(t3 * y_bar[i], y_bar[i])
+        m_bar += strong_zero(-(t3 * y_bar[i]), y_bar[i])
+        x_bar[i] += strong_zero(t3 * ((x[i] - m) * y_bar[i]), y_bar[i])
         y_bar[i] = 0.0
     # adjoint of: m = m / float(n)
     t0 = float(n)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
@@ -164,10 +164,10 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
                 # what every iteration adds into feed_bar_i, summed first in a loop of its own,
                 # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
                 for j_1 in range(0, m):
-                    feed_bar_i = add_unordered(feed_bar_i, v[i, j_1] * -vn_bar[i, j_1] if vn_bar[i, j_1] != 0.0 else 0.0)
-                    feed_bar_i = add_unordered(feed_bar_i, v_dot[i, j_1] * -vn_dot_bar[i, j_1] if vn_dot_bar[i, j_1] != 0.0 else 0.0)
-                    feed_bar_i = add_unordered(feed_bar_i, (1.0 - u[i, j_1]) * un_bar[i, j_1] if un_bar[i, j_1] != 0.0 else 0.0)
-                    feed_bar_i = add_unordered(feed_bar_i, -u_dot[i, j_1] * un_dot_bar[i, j_1] if un_dot_bar[i, j_1] != 0.0 else 0.0)
+                    feed_bar_i = add_unordered(feed_bar_i, strong_zero(v[i, j_1] * -vn_bar[i, j_1], vn_bar[i, j_1]))
+                    feed_bar_i = add_unordered(feed_bar_i, strong_zero(v_dot[i, j_1] * -vn_dot_bar[i, j_1], vn_dot_bar[i, j_1]))
+                    feed_bar_i = add_unordered(feed_bar_i, strong_zero((1.0 - u[i, j_1]) * un_bar[i, j_1], un_bar[i, j_1]))
+                    feed_bar_i = add_unordered(feed_bar_i, strong_zero(-u_dot[i, j_1] * un_dot_bar[i, j_1], un_dot_bar[i, j_1]))
                 # the rest of its adjoint:
                 for j in range(m - 1, -1, -1):
                     # the values this iteration computes first, again (cheaper than records)
@@ -184,7 +184,7 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
                     lap_v_bar += 0.1 * vn_bar[i, np.uint64(j)]
                     v_bar[i, np.uint64(j)] += 4.0 * -(0.1 * vn_bar[i, np.uint64(j)])
                     uvv_bar += vn_bar[i, np.uint64(j)]
-                    v_bar[i, np.uint64(j)] += (feed * -vn_bar[i, np.uint64(j)] if vn_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    v_bar[i, np.uint64(j)] += strong_zero(feed * -vn_bar[i, np.uint64(j)], vn_bar[i, np.uint64(j)])
                     vn_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: vn_dot[i, j] = v_dot[i, j] + 0.1 * (lap_v_dot - (4.0 * v_dot[i, j])) + uvv_dot - (v[i, j] * feed_dot + feed * v_dot[i, j])
                     slot -= 1
@@ -193,8 +193,8 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
                     lap_v_dot_bar += 0.1 * vn_dot_bar[i, np.uint64(j)]
                     v_dot_bar[i, np.uint64(j)] += 4.0 * -(0.1 * vn_dot_bar[i, np.uint64(j)])
                     uvv_dot_bar += vn_dot_bar[i, np.uint64(j)]
-                    v_bar[i, np.uint64(j)] += (feed_dot * -vn_dot_bar[i, np.uint64(j)] if vn_dot_bar[i, np.uint64(j)] != 0.0 else 0.0)
-                    v_dot_bar[i, np.uint64(j)] += (feed * -vn_dot_bar[i, np.uint64(j)] if vn_dot_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    v_bar[i, np.uint64(j)] += strong_zero(feed_dot * -vn_dot_bar[i, np.uint64(j)], vn_dot_bar[i, np.uint64(j)])
+                    v_dot_bar[i, np.uint64(j)] += strong_zero(feed * -vn_dot_bar[i, np.uint64(j)], vn_dot_bar[i, np.uint64(j)])
                     vn_dot_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: un[i, j] = u[i, j] + 0.2 * lap_u - uvv + feed * (1.0 - u[i, j])
                     slot -= 1
@@ -202,7 +202,7 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
                     u_bar[i, np.uint64(j)] += un_bar[i, np.uint64(j)]
                     lap_u_bar += 0.2 * un_bar[i, np.uint64(j)]
                     uvv_bar -= un_bar[i, np.uint64(j)]
-                    u_bar[i, np.uint64(j)] += (-(feed * un_bar[i, np.uint64(j)]) if un_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    u_bar[i, np.uint64(j)] += strong_zero(-(feed * un_bar[i, np.uint64(j)]), un_bar[i, np.uint64(j)])
                     un_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: un_dot[i, j] = u_dot[i, j] + 0.2 * lap_u_dot - uvv_dot + ((1.0 - u[i, j]) * feed_dot + feed * -u_dot[i, j])
                     slot -= 1
@@ -210,24 +210,24 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
                     u_dot_bar[i, np.uint64(j)] += un_dot_bar[i, np.uint64(j)]
                     lap_u_dot_bar += 0.2 * un_dot_bar[i, np.uint64(j)]
                     uvv_dot_bar -= un_dot_bar[i, np.uint64(j)]
-                    u_bar[i, np.uint64(j)] += (-(feed_dot * un_dot_bar[i, np.uint64(j)]) if un_dot_bar[i, np.uint64(j)] != 0.0 else 0.0)
-                    u_dot_bar[i, np.uint64(j)] += (-(feed * un_dot_bar[i, np.uint64(j)]) if un_dot_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    u_bar[i, np.uint64(j)] += strong_zero(-(feed_dot * un_dot_bar[i, np.uint64(j)]), un_dot_bar[i, np.uint64(j)])
+                    u_dot_bar[i, np.uint64(j)] += strong_zero(-(feed * un_dot_bar[i, np.uint64(j)]), un_dot_bar[i, np.uint64(j)])
                     un_dot_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: uvv = u[i, j] * v[i, j] * v[i, j]
-                    u_bar[i, np.uint64(j)] += (v[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar) if uvv_bar != 0.0 else 0.0)
-                    v_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar) if uvv_bar != 0.0 else 0.0)
-                    v_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * v[i, np.uint64(j)] * uvv_bar if uvv_bar != 0.0 else 0.0)
+                    u_bar[i, np.uint64(j)] += strong_zero(v[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar), uvv_bar)
+                    v_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar), uvv_bar)
+                    v_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * v[i, np.uint64(j)] * uvv_bar, uvv_bar)
                     uvv_bar = 0.0
                     # adjoint of: uvv_dot = v[i, j] * (v[i, j] * u_dot[i, j] + u[i, j] * v_dot[i, j]) + u[i, j] * v[i, j] * v_dot[i, j]
                     t0 = v[i, np.uint64(j)] * u_dot[i, np.uint64(j)] + u[i, np.uint64(j)] * v_dot[i, np.uint64(j)]
-                    v_bar[i, np.uint64(j)] += (t0 * uvv_dot_bar if uvv_dot_bar != 0.0 else 0.0)
-                    v_bar[i, np.uint64(j)] += (u_dot[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar) if uvv_dot_bar != 0.0 else 0.0)
-                    u_dot_bar[i, np.uint64(j)] += (v[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar) if uvv_dot_bar != 0.0 else 0.0)
-                    u_bar[i, np.uint64(j)] += (v_dot[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar) if uvv_dot_bar != 0.0 else 0.0)
-                    v_dot_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar) if uvv_dot_bar != 0.0 else 0.0)
-                    u_bar[i, np.uint64(j)] += (v[i, np.uint64(j)] * (v_dot[i, np.uint64(j)] * uvv_dot_bar) if uvv_dot_bar != 0.0 else 0.0)
-                    v_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * (v_dot[i, np.uint64(j)] * uvv_dot_bar) if uvv_dot_bar != 0.0 else 0.0)
-                    v_dot_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * v[i, np.uint64(j)] * uvv_dot_bar if uvv_dot_bar != 0.0 else 0.0)
+                    v_bar[i, np.uint64(j)] += strong_zero(t0 * uvv_dot_bar, uvv_dot_bar)
+                    v_bar[i, np.uint64(j)] += strong_zero(u_dot[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar), uvv_dot_bar)
+                    u_dot_bar[i, np.uint64(j)] += strong_zero(v[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar), uvv_dot_bar)
+                    u_bar[i, np.uint64(j)] += strong_zero(v_dot[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar), uvv_dot_bar)
+                    v_dot_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_dot_bar), uvv_dot_bar)
+                    u_bar[i, np.uint64(j)] += strong_zero(v[i, np.uint64(j)] * (v_dot[i, np.uint64(j)] * uvv_dot_bar), uvv_dot_bar)
+                    v_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * (v_dot[i, np.uint64(j)] * uvv_dot_bar), uvv_dot_bar)
+                    v_dot_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * v[i, np.uint64(j)] * uvv_dot_bar, uvv_dot_bar)
                     uvv_dot_bar = 0.0
                     # adjoint of: lap_v = v[i_next, j] + v[i_prev, j] + v[i, j_next] + v[i, j_prev]
                     v_bar[i, j_next] += lap_v_bar

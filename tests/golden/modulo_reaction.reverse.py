@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def modulo_reaction_vjp(u0, v0, feed, steps, out_bar):
@@ -111,8 +111,8 @@ def modulo_reaction_vjp(u0, v0, feed, steps, out_bar):
                 # what every iteration adds into feed_bar_i, summed first in a loop of its own,
                 # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
                 for j_1 in range(0, m):
-                    feed_bar_i = add_unordered(feed_bar_i, v[i, j_1] * -vn_bar[i, j_1] if vn_bar[i, j_1] != 0.0 else 0.0)
-                    feed_bar_i = add_unordered(feed_bar_i, (1.0 - u[i, j_1]) * un_bar[i, j_1] if un_bar[i, j_1] != 0.0 else 0.0)
+                    feed_bar_i = add_unordered(feed_bar_i, strong_zero(v[i, j_1] * -vn_bar[i, j_1], vn_bar[i, j_1]))
+                    feed_bar_i = add_unordered(feed_bar_i, strong_zero((1.0 - u[i, j_1]) * un_bar[i, j_1], un_bar[i, j_1]))
                 # the rest of its adjoint:
                 for j in range(m - 1, -1, -1):
                     # the values this iteration computes first, again (cheaper than records)
@@ -129,7 +129,7 @@ def modulo_reaction_vjp(u0, v0, feed, steps, out_bar):
                     lap_v_bar += 0.1 * vn_bar[i, np.uint64(j)]
                     v_bar[i, np.uint64(j)] += 4.0 * -(0.1 * vn_bar[i, np.uint64(j)])
                     uvv_bar += vn_bar[i, np.uint64(j)]
-                    v_bar[i, np.uint64(j)] += (feed * -vn_bar[i, np.uint64(j)] if vn_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    v_bar[i, np.uint64(j)] += strong_zero(feed * -vn_bar[i, np.uint64(j)], vn_bar[i, np.uint64(j)])
                     vn_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: un[i, j] = u[i, j] + 0.2 * lap_u - uvv + feed * (1.0 - u[i, j])
                     slot -= 1
@@ -137,12 +137,12 @@ def modulo_reaction_vjp(u0, v0, feed, steps, out_bar):
                     u_bar[i, np.uint64(j)] += un_bar[i, np.uint64(j)]
                     lap_u_bar += 0.2 * un_bar[i, np.uint64(j)]
                     uvv_bar -= un_bar[i, np.uint64(j)]
-                    u_bar[i, np.uint64(j)] += (-(feed * un_bar[i, np.uint64(j)]) if un_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    u_bar[i, np.uint64(j)] += strong_zero(-(feed * un_bar[i, np.uint64(j)]), un_bar[i, np.uint64(j)])
                     un_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: uvv = u[i, j] * v[i, j] * v[i, j]
-                    u_bar[i, np.uint64(j)] += (v[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar) if uvv_bar != 0.0 else 0.0)
-                    v_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar) if uvv_bar != 0.0 else 0.0)
-                    v_bar[i, np.uint64(j)] += (u[i, np.uint64(j)] * v[i, np.uint64(j)] * uvv_bar if uvv_bar != 0.0 else 0.0)
+                    u_bar[i, np.uint64(j)] += strong_zero(v[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar), uvv_bar)
+                    v_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * (v[i, np.uint64(j)] * uvv_bar), uvv_bar)
+                    v_bar[i, np.uint64(j)] += strong_zero(u[i, np.uint64(j)] * v[i, np.uint64(j)] * uvv_bar, uvv_bar)
                     uvv_bar = 0.0
                     # adjoint of: lap_v = v[i_next, j] + v[i_prev, j] + v[i, j_next] + v[i, j_prev]
                     v_bar[i, j_next] += lap_v_bar

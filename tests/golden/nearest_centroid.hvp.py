@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
@@ -62,7 +62,7 @@ def nearest_centroid_hvp(points, centroids, points_dot, centroids_dot, out_bar):
                     # the values this iteration computes first, again (cheaper than records)
                     t_dot = points_dot[i, j] - centroids_dot[c, j]
                     # adjoint of: d2_dot += t * t_dot + t * t_dot
-                    t_bar = 2.0 * (t_dot * d2_dot_bar if d2_dot_bar != 0.0 else 0.0)
+                    t_bar = 2.0 * strong_zero(t_dot * d2_dot_bar, d2_dot_bar)
                     # adjoint of: t = points[i, j] - centroids[c, j]
                     points_bar[i, j] += t_bar
                     centroids_bar[c, j] -= t_bar

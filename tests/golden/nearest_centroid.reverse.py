@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def nearest_centroid_vjp(points, centroids, out_bar):
@@ -56,7 +56,7 @@ def nearest_centroid_vjp(points, centroids, out_bar):
                     # the values this iteration computes first, again (cheaper than records)
                     t = points[i, j] - centroids[c, j]
                     # adjoint of: d2 += t * t
-                    t_bar = 2.0 * (t * d2_bar if d2_bar != 0.0 else 0.0)
+                    t_bar = 2.0 * strong_zero(t * d2_bar, d2_bar)
                     # adjoint of: t = points[i, j] - centroids[c, j]
                     points_bar[i, j] += t_bar
                     centroids_bar[c, j] -= t_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
@@ -171,15 +171,15 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
             t12 = u_dot_bar[0]
             u_dot_bar[0] = 0.0
             u_bar[1] += (-math.sin(u[1]) * (u_dot[1] * t12) if t12 != 0.0 else 0.0)
-            u_dot_bar[1] += (t11 * t12 if t12 != 0.0 else 0.0)
+            u_dot_bar[1] += strong_zero(t11 * t12, t12)
             # adjoint of: total_dot = total_dot + (t3 * u_dot[n // 2] + t2 * u_dot[n // 2])
             t8 = u_dot[n // 2]
             t9 = u_dot[n // 2]
             t10 = total_dot_bar
-            t3_bar = (t8 * t10 if t10 != 0.0 else 0.0)
-            u_dot_bar[n // 2] += (t3 * t10 if t10 != 0.0 else 0.0)
-            t2_bar = (t9 * t10 if t10 != 0.0 else 0.0)
-            u_dot_bar[n // 2] += (t2 * t10 if t10 != 0.0 else 0.0)
+            t3_bar = strong_zero(t8 * t10, t10)
+            u_dot_bar[n // 2] += strong_zero(t3 * t10, t10)
+            t2_bar = strong_zero(t9 * t10, t10)
+            u_dot_bar[n // 2] += strong_zero(t2 * t10, t10)
             # adjoint of: t3 = u[n // 2]
             top -= 1
             t3 = tape[np.uint64(top)]  # restore the value t3 had before
@@ -234,19 +234,19 @@ def nested_steps_hvp(u0, k, outer, inner, u0_dot, k_dot, out_bar):
                         top -= 1
                         u[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u[i] had before
                         t7 = u_bar[np.uint64(i)]
-                        k_bar += (t0 * (t1 * t7) if t7 != 0.0 else 0.0)
-                        t0_bar = (k * (t1 * t7) if t7 != 0.0 else 0.0)
+                        k_bar += strong_zero(t0 * (t1 * t7), t7)
+                        t0_bar = strong_zero(k * (t1 * t7), t7)
                         # adjoint of: u_dot[i] = u_dot[i] + t1 * (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
                         top -= 1
                         u_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value u_dot[i] had before
                         t4 = u_dot[i - 1] - (2.0 * u_dot[np.uint64(i)]) + u_dot[i + 1]
                         t5 = u_dot_bar[np.uint64(i)]
-                        t0_bar += (k_dot * (t1 * t5) if t5 != 0.0 else 0.0)
-                        k_bar += (t4 * (t1 * t5) if t5 != 0.0 else 0.0)
+                        t0_bar += strong_zero(k_dot * (t1 * t5), t5)
+                        k_bar += strong_zero(t4 * (t1 * t5), t5)
                         t6 = k * (t1 * t5)
-                        u_dot_bar[i - 1] += (t6 if t5 != 0.0 else 0.0)
-                        u_dot_bar[np.uint64(i)] += (2.0 * -t6 if t5 != 0.0 else 0.0)
-                        u_dot_bar[i + 1] += (t6 if t5 != 0.0 else 0.0)
+                        u_dot_bar[i - 1] += strong_zero(t6, t5)
+                        u_dot_bar[np.uint64(i)] += strong_zero(2.0 * -t6, t5)
+                        u_dot_bar[i + 1] += strong_zero(t6, t5)
                         top -= 1
                         t1 = tape[np.uint64(top)]  # restore the value t1 had before
                         # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]

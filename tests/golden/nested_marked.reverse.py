@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, zeros_like
 
 
 def nested_steps_vjp(u0, k, outer, inner, out_bar):
@@ -103,8 +103,8 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
             t4 = u[n // 2]
             t5 = u[n // 2]
             t6 = total_bar
-            u_bar[n // 2] += (t5 * t6 if t6 != 0.0 else 0.0)
-            u_bar[n // 2] += (t4 * t6 if t6 != 0.0 else 0.0)
+            u_bar[n // 2] += strong_zero(t5 * t6, t6)
+            u_bar[n // 2] += strong_zero(t4 * t6, t6)
             # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
             while True:
                 ck_schedule_1, ck_do_1, ck_a_1, ck_b_1, ck_slot_1 = checkpoint_next(ck_schedule_1, ck_slots_1)
@@ -135,11 +135,11 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                         t0 = u[i - 1] - 2.0 * u[np.uint64(i)] + u[i + 1]
                         t1 = 1.0 + 0.1 * s
                         t2 = u_bar[np.uint64(i)]
-                        k_bar += (t0 * (t1 * t2) if t2 != 0.0 else 0.0)
+                        k_bar += strong_zero(t0 * (t1 * t2), t2)
                         t3 = k * (t1 * t2)
-                        u_bar[i - 1] += (t3 if t2 != 0.0 else 0.0)
-                        u_bar[np.uint64(i)] += (2.0 * -t3 if t2 != 0.0 else 0.0)
-                        u_bar[i + 1] += (t3 if t2 != 0.0 else 0.0)
+                        u_bar[i - 1] += strong_zero(t3, t2)
+                        u_bar[np.uint64(i)] += strong_zero(2.0 * -t3, t2)
+                        u_bar[i + 1] += strong_zero(t3, t2)
             if ck_steps_1 > 0:
                 # the state at the loop's entry, which the adjoints before it read
                 n = n_snaps[0]

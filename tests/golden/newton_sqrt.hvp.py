@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def newton_sqrt_hvp(a, a_dot, out_bar):
@@ -64,24 +64,24 @@ def newton_sqrt_hvp(a, a_dot, out_bar):
         t6 = -t1 * t0
         t7 = x_dot_bar
         x_dot_bar = 0.5 * t7
-        t0_bar = (a_dot * (0.5 * t7) if t7 != 0.0 else 0.0)
+        t0_bar = strong_zero(a_dot * (0.5 * t7), t7)
         t8 = x_dot * (0.5 * t7)
-        t1_bar += (-(t0 * t8) if t7 != 0.0 else 0.0)
-        t0_bar += (-t1 * t8 if t7 != 0.0 else 0.0)
-        x_dot_bar += (t6 * (0.5 * t7) if t7 != 0.0 else 0.0)
+        t1_bar += strong_zero(-(t0 * t8), t7)
+        t0_bar += strong_zero(-t1 * t8, t7)
+        x_dot_bar += strong_zero(t6 * (0.5 * t7), t7)
         # adjoint of: t1 = a / x
         t5 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
         t4 = 1.0 / x
-        a_bar += (t4 * t1_bar if t1_bar != 0.0 else 0.0)
-        x_bar += (-t5 * t4 * t1_bar if t1_bar != 0.0 else 0.0)
+        a_bar += strong_zero(t4 * t1_bar, t1_bar)
+        x_bar += strong_zero(-t5 * t4 * t1_bar, t1_bar)
         # adjoint of: t0 = 1.0 / x
         t3 = t0  # its value, before the old one is restored
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         t2 = 1.0 / x
-        x_bar += (-t3 * t2 * t0_bar if t0_bar != 0.0 else 0.0)
+        x_bar += strong_zero(-t3 * t2 * t0_bar, t0_bar)
     # adjoint of: x = a
     a_bar += x_bar
     return value, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def newton_sqrt_vjp(a, out_bar):
@@ -45,8 +45,8 @@ def newton_sqrt_vjp(a, out_bar):
         t1 = a / x
         t2 = x_bar
         x_bar = 0.5 * t2
-        a_bar += (t0 * (0.5 * t2) if t2 != 0.0 else 0.0)
-        x_bar += (-t1 * t0 * (0.5 * t2) if t2 != 0.0 else 0.0)
+        a_bar += strong_zero(t0 * (0.5 * t2), t2)
+        x_bar += strong_zero(-t1 * t0 * (0.5 * t2), t2)
     # adjoint of: x = a
     a_bar += x_bar
     return value, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
@@ -32,29 +32,29 @@ def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += y[i] * y_dot[i] + y[i] * y_dot[i]
-        y_bar[i] += (y_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_dot_bar[i] += (y[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_bar[i] += (y_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_dot_bar[i] += (y[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_bar[i] += strong_zero(y_dot[i] * s_dot_bar, s_dot_bar)
+        y_dot_bar[i] += strong_zero(y[i] * s_dot_bar, s_dot_bar)
+        y_bar[i] += strong_zero(y_dot[i] * s_dot_bar, s_dot_bar)
+        y_dot_bar[i] += strong_zero(y[i] * s_dot_bar, s_dot_bar)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(lo + 2, n - 1):  # every contribution exists here
-        x_bar[i_1] += (w * y_bar[i_1 - 2] if y_bar[i_1 - 2] != 0.0 else 0.0) + 2.0 * (x[i_1] * -y_bar[i_1 - 1] if y_bar[i_1 - 1] != 0.0 else 0.0) + (w_dot * y_dot_bar[i_1 - 2] if y_dot_bar[i_1 - 2] != 0.0 else 0.0) + 2.0 * (x_dot[i_1] * -y_dot_bar[i_1 - 1] if y_dot_bar[i_1 - 1] != 0.0 else 0.0)
+        x_bar[i_1] += strong_zero(w * y_bar[i_1 - 2], y_bar[i_1 - 2]) + 2.0 * strong_zero(x[i_1] * -y_bar[i_1 - 1], y_bar[i_1 - 1]) + strong_zero(w_dot * y_dot_bar[i_1 - 2], y_dot_bar[i_1 - 2]) + 2.0 * strong_zero(x_dot[i_1] * -y_dot_bar[i_1 - 1], y_dot_bar[i_1 - 1])
     for i_1 in range(lo + 1, min(lo + 2, n)):  # the first elements: the contributions that exist
         if lo <= i_1 - 1 < n - 2:
-            x_bar[i_1] += 2.0 * (x[i_1] * -y_bar[i_1 - 1] if y_bar[i_1 - 1] != 0.0 else 0.0)
+            x_bar[i_1] += 2.0 * strong_zero(x[i_1] * -y_bar[i_1 - 1], y_bar[i_1 - 1])
         if lo <= i_1 - 1 < n - 2:
-            x_bar[i_1] += 2.0 * (x_dot[i_1] * -y_dot_bar[i_1 - 1] if y_dot_bar[i_1 - 1] != 0.0 else 0.0)
+            x_bar[i_1] += 2.0 * strong_zero(x_dot[i_1] * -y_dot_bar[i_1 - 1], y_dot_bar[i_1 - 1])
     for i_1 in range(max(n - 1, lo + 2), n):  # the last elements: the contributions that exist
         if lo <= i_1 - 2 < n - 2:
-            x_bar[i_1] += w * y_bar[i_1 - 2] if y_bar[i_1 - 2] != 0.0 else 0.0
+            x_bar[i_1] += strong_zero(w * y_bar[i_1 - 2], y_bar[i_1 - 2])
         if lo <= i_1 - 2 < n - 2:
-            x_bar[i_1] += w_dot * y_dot_bar[i_1 - 2] if y_dot_bar[i_1 - 2] != 0.0 else 0.0
+            x_bar[i_1] += strong_zero(w_dot * y_dot_bar[i_1 - 2], y_dot_bar[i_1 - 2])
     # what every iteration adds into w_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(lo, n - 2):
-        w_bar = add_unordered(w_bar, x[i_1 + 2] * y_bar[i_1] if y_bar[i_1] != 0.0 else 0.0)
-        w_bar = add_unordered(w_bar, x_dot[i_1 + 2] * y_dot_bar[i_1] if y_dot_bar[i_1] != 0.0 else 0.0)
+        w_bar = add_unordered(w_bar, strong_zero(x[i_1 + 2] * y_bar[i_1], y_bar[i_1]))
+        w_bar = add_unordered(w_bar, strong_zero(x_dot[i_1 + 2] * y_dot_bar[i_1], y_dot_bar[i_1]))
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(lo, n - 2):

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
@@ -92,18 +92,18 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 t21 = 1.0 / t4
                 t22 = 0.5 / t4
                 t23 = d * d_dot + d * d_dot
-                t4_bar = (-t22 * t21 * (t23 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
-                d_bar = (d_dot * (t22 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
-                d_dot_bar = (d * (t22 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
-                d_bar += (d_dot * (t22 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
-                d_dot_bar += (d * (t22 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
-                v_bar[np.uint64(j)] += (v_dot[i] * e_dot_bar if e_dot_bar != 0.0 else 0.0)
-                v_dot_bar_i += (v[np.uint64(j)] * e_dot_bar if e_dot_bar != 0.0 else 0.0)
-                v_bar_i += (v_dot[np.uint64(j)] * e_dot_bar if e_dot_bar != 0.0 else 0.0)
-                v_dot_bar[np.uint64(j)] += (v[i] * e_dot_bar if e_dot_bar != 0.0 else 0.0)
+                t4_bar = strong_zero(-t22 * t21 * (t23 * e_dot_bar), e_dot_bar)
+                d_bar = strong_zero(d_dot * (t22 * e_dot_bar), e_dot_bar)
+                d_dot_bar = strong_zero(d * (t22 * e_dot_bar), e_dot_bar)
+                d_bar += strong_zero(d_dot * (t22 * e_dot_bar), e_dot_bar)
+                d_dot_bar += strong_zero(d * (t22 * e_dot_bar), e_dot_bar)
+                v_bar[np.uint64(j)] += strong_zero(v_dot[i] * e_dot_bar, e_dot_bar)
+                v_dot_bar_i += strong_zero(v[np.uint64(j)] * e_dot_bar, e_dot_bar)
+                v_bar_i += strong_zero(v_dot[np.uint64(j)] * e_dot_bar, e_dot_bar)
+                v_dot_bar[np.uint64(j)] += strong_zero(v[i] * e_dot_bar, e_dot_bar)
                 # adjoint of: t4 = math.sqrt(d * d + 0.1)
                 t20 = 0.5 / t4 * t4_bar
-                d_bar += 2.0 * (d * t20 if t4_bar != 0.0 else 0.0)
+                d_bar += 2.0 * strong_zero(d * t20, t4_bar)
                 t4_bar = 0.0
                 # adjoint of: d = p[j] - p[i]
                 p_bar[np.uint64(j)] += d_bar
@@ -130,16 +130,16 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
             # adjoint of: p[i] += dt * v[i]
             top_at -= 1
             p[i] = tape[np.uint64(top_at)]  # restore the value p[i] had before
-            v_bar[i] += (dt * p_bar[i] if p_bar[i] != 0.0 else 0.0)
+            v_bar[i] += strong_zero(dt * p_bar[i], p_bar[i])
             # adjoint of: p_dot[i] += dt * v_dot[i]
             top_at -= 1
             p_dot[i] = tape[np.uint64(top_at)]  # restore the value p_dot[i] had before
-            v_dot_bar[i] += (dt * p_dot_bar[i] if p_dot_bar[i] != 0.0 else 0.0)
+            v_dot_bar[i] += strong_zero(dt * p_dot_bar[i], p_dot_bar[i])
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f
-            f_bar = (dt * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+            f_bar = strong_zero(dt * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
             # adjoint of: v_dot[i] += dt * f_dot
-            f_dot_bar = (dt * v_dot_bar[np.uint64(i)] if v_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            f_dot_bar = strong_zero(dt * v_dot_bar[np.uint64(i)], v_dot_bar[np.uint64(i)])
             if d_bar != 0.0 or d_dot_bar != 0.0 or f_bar != 0.0 or f_dot_bar != 0.0 or r_bar != 0.0 or r_dot_bar != 0.0 or t0_bar != 0.0 or t1_bar != 0.0 or t2_bar != 0.0 or t3_bar != 0.0 or w_bar != 0.0 or w_dot_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 p_dot_bar_i = 0.0  # what every iteration adds into p_dot_bar[i]
@@ -166,32 +166,32 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     t14 = r * r_dot + r * r_dot
                     t15 = -t3 * t2
                     t16 = r * t14 + r * r * r_dot
-                    t2_bar = (d_dot * w_dot_bar if w_dot_bar != 0.0 else 0.0)
-                    d_dot_bar = (t2 * w_dot_bar if w_dot_bar != 0.0 else 0.0)
-                    t3_bar += (-(t2 * (t16 * w_dot_bar)) if w_dot_bar != 0.0 else 0.0)
-                    t2_bar += (-t3 * (t16 * w_dot_bar) if w_dot_bar != 0.0 else 0.0)
-                    r_bar = (t14 * (t15 * w_dot_bar) if w_dot_bar != 0.0 else 0.0)
+                    t2_bar = strong_zero(d_dot * w_dot_bar, w_dot_bar)
+                    d_dot_bar = strong_zero(t2 * w_dot_bar, w_dot_bar)
+                    t3_bar += strong_zero(-(t2 * (t16 * w_dot_bar)), w_dot_bar)
+                    t2_bar += strong_zero(-t3 * (t16 * w_dot_bar), w_dot_bar)
+                    r_bar = strong_zero(t14 * (t15 * w_dot_bar), w_dot_bar)
                     t17 = r * (t15 * w_dot_bar)
-                    r_bar += (r_dot * t17 if w_dot_bar != 0.0 else 0.0)
-                    r_dot_bar = (r * t17 if w_dot_bar != 0.0 else 0.0)
-                    r_bar += (r_dot * t17 if w_dot_bar != 0.0 else 0.0)
-                    r_dot_bar += (r * t17 if w_dot_bar != 0.0 else 0.0)
+                    r_bar += strong_zero(r_dot * t17, w_dot_bar)
+                    r_dot_bar = strong_zero(r * t17, w_dot_bar)
+                    r_bar += strong_zero(r_dot * t17, w_dot_bar)
+                    r_dot_bar += strong_zero(r * t17, w_dot_bar)
                     t18 = r_dot * (t15 * w_dot_bar)
-                    r_bar += 2.0 * (r * t18 if w_dot_bar != 0.0 else 0.0)
-                    r_dot_bar += (r * r * (t15 * w_dot_bar) if w_dot_bar != 0.0 else 0.0)
+                    r_bar += 2.0 * strong_zero(r * t18, w_dot_bar)
+                    r_dot_bar += strong_zero(r * r * (t15 * w_dot_bar), w_dot_bar)
                     w_dot_bar = 0.0
                     # adjoint of: t3 = d / t1
                     t12 = 1.0 / t1
-                    d_bar = (t12 * t3_bar if t3_bar != 0.0 else 0.0)
-                    t1_bar = (-t3 * t12 * t3_bar if t3_bar != 0.0 else 0.0)
+                    d_bar = strong_zero(t12 * t3_bar, t3_bar)
+                    t1_bar = strong_zero(-t3 * t12 * t3_bar, t3_bar)
                     t3_bar = 0.0
                     # adjoint of: t2 = 1.0 / t1
                     t10 = 1.0 / t1
-                    t1_bar += (-t2 * t10 * t2_bar if t2_bar != 0.0 else 0.0)
+                    t1_bar += strong_zero(-t2 * t10 * t2_bar, t2_bar)
                     t2_bar = 0.0
                     # adjoint of: t1 = r * r * r
-                    r_bar += 2.0 * (r * (r * t1_bar) if t1_bar != 0.0 else 0.0)
-                    r_bar += (r * r * t1_bar if t1_bar != 0.0 else 0.0)
+                    r_bar += 2.0 * strong_zero(r * (r * t1_bar), t1_bar)
+                    r_bar += strong_zero(r * r * t1_bar, t1_bar)
                     t1_bar = 0.0
                     # adjoint of: r = t0
                     t0_bar = r_bar
@@ -200,15 +200,15 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                     t7 = 1.0 / t0
                     t8 = 0.5 / t0
                     t9 = d * d_dot + d * d_dot
-                    t0_bar += (-t8 * t7 * (t9 * r_dot_bar) if r_dot_bar != 0.0 else 0.0)
-                    d_bar += (d_dot * (t8 * r_dot_bar) if r_dot_bar != 0.0 else 0.0)
-                    d_dot_bar += (d * (t8 * r_dot_bar) if r_dot_bar != 0.0 else 0.0)
-                    d_bar += (d_dot * (t8 * r_dot_bar) if r_dot_bar != 0.0 else 0.0)
-                    d_dot_bar += (d * (t8 * r_dot_bar) if r_dot_bar != 0.0 else 0.0)
+                    t0_bar += strong_zero(-t8 * t7 * (t9 * r_dot_bar), r_dot_bar)
+                    d_bar += strong_zero(d_dot * (t8 * r_dot_bar), r_dot_bar)
+                    d_dot_bar += strong_zero(d * (t8 * r_dot_bar), r_dot_bar)
+                    d_bar += strong_zero(d_dot * (t8 * r_dot_bar), r_dot_bar)
+                    d_dot_bar += strong_zero(d * (t8 * r_dot_bar), r_dot_bar)
                     r_dot_bar = 0.0
                     # adjoint of: t0 = math.sqrt(d * d + 0.1)
                     t6 = 0.5 / t0 * t0_bar
-                    d_bar += 2.0 * (d * t6 if t0_bar != 0.0 else 0.0)
+                    d_bar += 2.0 * strong_zero(d * t6, t0_bar)
                     t0_bar = 0.0
                     # adjoint of: d = p[j] - p[i]
                     p_bar[j] += d_bar

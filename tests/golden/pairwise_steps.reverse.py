@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
@@ -60,9 +60,9 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 # adjoint of: e += math.sqrt(d * d + 0.1) + v[i] * v[j]
                 t6 = math.sqrt(d * d + 0.1)
                 t7 = 0.5 / t6 * e_bar
-                d_bar = 2.0 * (d * t7 if e_bar != 0.0 else 0.0)
-                v_bar_i += (v[np.uint64(j)] * e_bar if e_bar != 0.0 else 0.0)
-                v_bar[np.uint64(j)] += (v[i] * e_bar if e_bar != 0.0 else 0.0)
+                d_bar = 2.0 * strong_zero(d * t7, e_bar)
+                v_bar_i += strong_zero(v[np.uint64(j)] * e_bar, e_bar)
+                v_bar[np.uint64(j)] += strong_zero(v[i] * e_bar, e_bar)
                 # adjoint of: d = p[j] - p[i]
                 p_bar[np.uint64(j)] += d_bar
                 p_bar_i_1 -= d_bar
@@ -80,10 +80,10 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
             # adjoint of: p[i] += dt * v[i]
             top_at -= 1
             p[i] = tape[np.uint64(top_at)]  # restore the value p[i] had before
-            v_bar[i] += (dt * p_bar[i] if p_bar[i] != 0.0 else 0.0)
+            v_bar[i] += strong_zero(dt * p_bar[i], p_bar[i])
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f
-            f_bar = (dt * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+            f_bar = strong_zero(dt * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
             if d_bar != 0.0 or f_bar != 0.0 or r_bar != 0.0 or w_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 p_bar_i = 0.0  # what every iteration adds into p_bar[i]
@@ -98,14 +98,14 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                     t2 = r * r * r
                     t3 = 1.0 / t2
                     t4 = d / t2
-                    d_bar = (t3 * w_bar if w_bar != 0.0 else 0.0)
+                    d_bar = strong_zero(t3 * w_bar, w_bar)
                     t5 = -t4 * t3 * w_bar
-                    r_bar = 2.0 * (r * (r * t5) if w_bar != 0.0 else 0.0)
-                    r_bar += (r * r * t5 if w_bar != 0.0 else 0.0)
+                    r_bar = 2.0 * strong_zero(r * (r * t5), w_bar)
+                    r_bar += strong_zero(r * r * t5, w_bar)
                     w_bar = 0.0
                     # adjoint of: r = math.sqrt(d * d + 0.1)
                     t1 = 0.5 / r * r_bar
-                    d_bar += 2.0 * (d * t1 if r_bar != 0.0 else 0.0)
+                    d_bar += 2.0 * strong_zero(d * t1, r_bar)
                     r_bar = 0.0
                     # adjoint of: d = p[j] - p[i]
                     p_bar[j] += d_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
@@ -47,7 +47,7 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
     for i in range(n):
         # adjoint of: s += u[i] * u[i] * float(i)
         t1 = float(i)
-        u_bar[i] += 2.0 * (u[i] * (t1 * s_bar) if s_bar != 0.0 else 0.0)
+        u_bar[i] += 2.0 * strong_zero(u[i] * (t1 * s_bar), s_bar)
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -79,21 +79,21 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
             # the contributions at constant offsets from i, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-                u_bar[i_1 + 2] += v_bar[i_1 + 2] + (kappa * v_bar[i_1 + 3] if v_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(kappa * v_bar[i_1 + 2]) if v_bar[i_1 + 2] != 0.0 else 0.0) + (kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0)
+                u_bar[i_1 + 2] += v_bar[i_1 + 2] + strong_zero(kappa * v_bar[i_1 + 3], v_bar[i_1 + 3]) + strong_zero(2.0 * -(kappa * v_bar[i_1 + 2]), v_bar[i_1 + 2]) + strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1])
             for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += v_bar[i_1]
                 if 1 <= i_1 + 1 < n - 1:
-                    u_bar[i_1] += kappa * v_bar[i_1 + 1] if v_bar[i_1 + 1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(kappa * v_bar[i_1 + 1], v_bar[i_1 + 1])
                 if 1 <= i_1 < n - 1:
-                    u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1]) if v_bar[i_1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(2.0 * -(kappa * v_bar[i_1]), v_bar[i_1])
             for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += v_bar[i_1]
                 if 1 <= i_1 < n - 1:
-                    u_bar[i_1] += 2.0 * -(kappa * v_bar[i_1]) if v_bar[i_1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(2.0 * -(kappa * v_bar[i_1]), v_bar[i_1])
                 if 1 <= i_1 - 1 < n - 1:
-                    u_bar[i_1] += kappa * v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(kappa * v_bar[i_1 - 1], v_bar[i_1 - 1])
             # the rest of its adjoint:
             # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
             # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -110,7 +110,7 @@ def parallel_slots_in_a_marked_loop_grad(u0, kappa, n_steps, out_bar):
                     slot -= 1
                     v[i] = tape[np.uint64(slot)]  # restore the value v[i] had before
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    kappa_bar_i += (t0 * v_bar[i] if v_bar[i] != 0.0 else 0.0)
+                    kappa_bar_i += strong_zero(t0 * v_bar[i], v_bar[i])
                     v_bar[i] = 0.0
                     kappa_bar_chunks[chunk] += kappa_bar_i
             for chunk in range(16):

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -140,10 +140,10 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             # adjoint of: energy_dot = 0.5 * energy_dot + t1 * (u[1] * u_dot[1] + u[1] * u_dot[1])
             t5 = energy_dot_bar
             energy_dot_bar = 0.5 * t5
-            u_bar[1] += (u_dot[1] * (t1 * t5) if t5 != 0.0 else 0.0)
-            u_dot_bar[1] += (u[1] * (t1 * t5) if t5 != 0.0 else 0.0)
-            u_bar[1] += (u_dot[1] * (t1 * t5) if t5 != 0.0 else 0.0)
-            u_dot_bar[1] += (u[1] * (t1 * t5) if t5 != 0.0 else 0.0)
+            u_bar[1] += strong_zero(u_dot[1] * (t1 * t5), t5)
+            u_dot_bar[1] += strong_zero(u[1] * (t1 * t5), t5)
+            u_bar[1] += strong_zero(u_dot[1] * (t1 * t5), t5)
+            u_dot_bar[1] += strong_zero(u[1] * (t1 * t5), t5)
             top -= 1
             t1 = tape[np.uint64(top)]  # restore the value t1 had before
             top -= 2 * max(n - 2, 0)  # this loop's records
@@ -164,7 +164,7 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
             # the contributions at constant offsets from i, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-                u_bar[i_1 + 2] += un_bar[i_1 + 2] + (math.cos(u[i_1 + 2]) * (0.05 * -un_bar[i_1 + 2]) if un_bar[i_1 + 2] != 0.0 else 0.0) + (-math.sin(u[i_1 + 2]) * (u_dot[i_1 + 2] * (0.05 * -un_dot_bar[i_1 + 2])) if un_dot_bar[i_1 + 2] != 0.0 else 0.0) + ((k * un_bar[i_1 + 3] if un_bar[i_1 + 3] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 + 3] if un_dot_bar[i_1 + 3] != 0.0 else 0.0)) + 2.0 * -((k * un_bar[i_1 + 2] if un_bar[i_1 + 2] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 + 2] if un_dot_bar[i_1 + 2] != 0.0 else 0.0)) + ((k * un_bar[i_1 + 1] if un_bar[i_1 + 1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 + 1] if un_dot_bar[i_1 + 1] != 0.0 else 0.0))
+                u_bar[i_1 + 2] += un_bar[i_1 + 2] + (math.cos(u[i_1 + 2]) * (0.05 * -un_bar[i_1 + 2]) if un_bar[i_1 + 2] != 0.0 else 0.0) + (-math.sin(u[i_1 + 2]) * (u_dot[i_1 + 2] * (0.05 * -un_dot_bar[i_1 + 2])) if un_dot_bar[i_1 + 2] != 0.0 else 0.0) + (strong_zero(k * un_bar[i_1 + 3], un_bar[i_1 + 3]) + strong_zero(k_dot * un_dot_bar[i_1 + 3], un_dot_bar[i_1 + 3])) + 2.0 * -(strong_zero(k * un_bar[i_1 + 2], un_bar[i_1 + 2]) + strong_zero(k_dot * un_dot_bar[i_1 + 2], un_dot_bar[i_1 + 2])) + (strong_zero(k * un_bar[i_1 + 1], un_bar[i_1 + 1]) + strong_zero(k_dot * un_dot_bar[i_1 + 1], un_dot_bar[i_1 + 1]))
             for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += un_bar[i_1]
@@ -173,9 +173,9 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += -math.sin(u[i_1]) * (u_dot[i_1] * (0.05 * -un_dot_bar[i_1])) if un_dot_bar[i_1] != 0.0 else 0.0
                 if 1 <= i_1 + 1 < n - 1:
-                    u_bar[i_1] += (k * un_bar[i_1 + 1] if un_bar[i_1 + 1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 + 1] if un_dot_bar[i_1 + 1] != 0.0 else 0.0)
+                    u_bar[i_1] += strong_zero(k * un_bar[i_1 + 1], un_bar[i_1 + 1]) + strong_zero(k_dot * un_dot_bar[i_1 + 1], un_dot_bar[i_1 + 1])
                 if 1 <= i_1 < n - 1:
-                    u_bar[i_1] += 2.0 * -((k * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0))
+                    u_bar[i_1] += 2.0 * -(strong_zero(k * un_bar[i_1], un_bar[i_1]) + strong_zero(k_dot * un_dot_bar[i_1], un_dot_bar[i_1]))
             for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += un_bar[i_1]
@@ -184,27 +184,27 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += -math.sin(u[i_1]) * (u_dot[i_1] * (0.05 * -un_dot_bar[i_1])) if un_dot_bar[i_1] != 0.0 else 0.0
                 if 1 <= i_1 < n - 1:
-                    u_bar[i_1] += 2.0 * -((k * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0))
+                    u_bar[i_1] += 2.0 * -(strong_zero(k * un_bar[i_1], un_bar[i_1]) + strong_zero(k_dot * un_dot_bar[i_1], un_dot_bar[i_1]))
                 if 1 <= i_1 - 1 < n - 1:
-                    u_bar[i_1] += (k * un_bar[i_1 - 1] if un_bar[i_1 - 1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 - 1] if un_dot_bar[i_1 - 1] != 0.0 else 0.0)
+                    u_bar[i_1] += strong_zero(k * un_bar[i_1 - 1], un_bar[i_1 - 1]) + strong_zero(k_dot * un_dot_bar[i_1 - 1], un_dot_bar[i_1 - 1])
             for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-                u_dot_bar[i_1 + 2] += un_dot_bar[i_1 + 2] + (k * un_dot_bar[i_1 + 3] if un_dot_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(k * un_dot_bar[i_1 + 2]) if un_dot_bar[i_1 + 2] != 0.0 else 0.0) + (k * un_dot_bar[i_1 + 1] if un_dot_bar[i_1 + 1] != 0.0 else 0.0) + (math.cos(u[i_1 + 2]) * (0.05 * -un_dot_bar[i_1 + 2]) if un_dot_bar[i_1 + 2] != 0.0 else 0.0)
+                u_dot_bar[i_1 + 2] += un_dot_bar[i_1 + 2] + strong_zero(k * un_dot_bar[i_1 + 3], un_dot_bar[i_1 + 3]) + strong_zero(2.0 * -(k * un_dot_bar[i_1 + 2]), un_dot_bar[i_1 + 2]) + strong_zero(k * un_dot_bar[i_1 + 1], un_dot_bar[i_1 + 1]) + (math.cos(u[i_1 + 2]) * (0.05 * -un_dot_bar[i_1 + 2]) if un_dot_bar[i_1 + 2] != 0.0 else 0.0)
             for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_dot_bar[i_1] += un_dot_bar[i_1]
                 if 1 <= i_1 + 1 < n - 1:
-                    u_dot_bar[i_1] += k * un_dot_bar[i_1 + 1] if un_dot_bar[i_1 + 1] != 0.0 else 0.0
+                    u_dot_bar[i_1] += strong_zero(k * un_dot_bar[i_1 + 1], un_dot_bar[i_1 + 1])
                 if 1 <= i_1 < n - 1:
-                    u_dot_bar[i_1] += 2.0 * -(k * un_dot_bar[i_1]) if un_dot_bar[i_1] != 0.0 else 0.0
+                    u_dot_bar[i_1] += strong_zero(2.0 * -(k * un_dot_bar[i_1]), un_dot_bar[i_1])
                 if 1 <= i_1 < n - 1:
                     u_dot_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_dot_bar[i_1]) if un_dot_bar[i_1] != 0.0 else 0.0
             for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_dot_bar[i_1] += un_dot_bar[i_1]
                 if 1 <= i_1 < n - 1:
-                    u_dot_bar[i_1] += 2.0 * -(k * un_dot_bar[i_1]) if un_dot_bar[i_1] != 0.0 else 0.0
+                    u_dot_bar[i_1] += strong_zero(2.0 * -(k * un_dot_bar[i_1]), un_dot_bar[i_1])
                 if 1 <= i_1 - 1 < n - 1:
-                    u_dot_bar[i_1] += k * un_dot_bar[i_1 - 1] if un_dot_bar[i_1 - 1] != 0.0 else 0.0
+                    u_dot_bar[i_1] += strong_zero(k * un_dot_bar[i_1 - 1], un_dot_bar[i_1 - 1])
                 if 1 <= i_1 < n - 1:
                     u_dot_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_dot_bar[i_1]) if un_dot_bar[i_1] != 0.0 else 0.0
             # the rest of its adjoint:
@@ -217,13 +217,16 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 for k_1 in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                     i = 1 + k_1
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
+                    t0_bar = 0.0
                     k_bar_i = 0.0
                     # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
-                    k_bar_i += (t0 * un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                    k_bar_i += strong_zero(t0 * un_bar[i], un_bar[i])
+                    t0_bar += strong_zero(k * un_bar[i], un_bar[i])
                     un_bar[i] = 0.0
                     # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
                     t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                    k_bar_i += (t2 * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+                    t0_bar += strong_zero(k_dot * un_dot_bar[i], un_dot_bar[i])
+                    k_bar_i += strong_zero(t2 * un_dot_bar[i], un_dot_bar[i])
                     un_dot_bar[i] = 0.0
                     k_bar_chunks[chunk] += k_bar_i
             for chunk in range(16):

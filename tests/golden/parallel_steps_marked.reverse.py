@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def parallel_steps_vjp(u0, k, steps, out_bar):
@@ -90,7 +90,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             t1 = 1.0 / t
             t2 = energy_bar
             energy_bar = 0.5 * t2
-            u_bar[1] += 2.0 * (u[1] * (t1 * t2) if t2 != 0.0 else 0.0)
+            u_bar[1] += 2.0 * strong_zero(u[1] * (t1 * t2), t2)
             top -= max(n - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
@@ -104,23 +104,23 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             # the contributions at constant offsets from i, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
-                u_bar[i_1 + 2] += un_bar[i_1 + 2] + (k * un_bar[i_1 + 3] if un_bar[i_1 + 3] != 0.0 else 0.0) + (2.0 * -(k * un_bar[i_1 + 2]) if un_bar[i_1 + 2] != 0.0 else 0.0) + (k * un_bar[i_1 + 1] if un_bar[i_1 + 1] != 0.0 else 0.0) + (math.cos(u[i_1 + 2]) * (0.05 * -un_bar[i_1 + 2]) if un_bar[i_1 + 2] != 0.0 else 0.0)
+                u_bar[i_1 + 2] += un_bar[i_1 + 2] + strong_zero(k * un_bar[i_1 + 3], un_bar[i_1 + 3]) + strong_zero(2.0 * -(k * un_bar[i_1 + 2]), un_bar[i_1 + 2]) + strong_zero(k * un_bar[i_1 + 1], un_bar[i_1 + 1]) + (math.cos(u[i_1 + 2]) * (0.05 * -un_bar[i_1 + 2]) if un_bar[i_1 + 2] != 0.0 else 0.0)
             for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += un_bar[i_1]
                 if 1 <= i_1 + 1 < n - 1:
-                    u_bar[i_1] += k * un_bar[i_1 + 1] if un_bar[i_1 + 1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(k * un_bar[i_1 + 1], un_bar[i_1 + 1])
                 if 1 <= i_1 < n - 1:
-                    u_bar[i_1] += 2.0 * -(k * un_bar[i_1]) if un_bar[i_1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(2.0 * -(k * un_bar[i_1]), un_bar[i_1])
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_bar[i_1]) if un_bar[i_1] != 0.0 else 0.0
             for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += un_bar[i_1]
                 if 1 <= i_1 < n - 1:
-                    u_bar[i_1] += 2.0 * -(k * un_bar[i_1]) if un_bar[i_1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(2.0 * -(k * un_bar[i_1]), un_bar[i_1])
                 if 1 <= i_1 - 1 < n - 1:
-                    u_bar[i_1] += k * un_bar[i_1 - 1] if un_bar[i_1 - 1] != 0.0 else 0.0
+                    u_bar[i_1] += strong_zero(k * un_bar[i_1 - 1], un_bar[i_1 - 1])
                 if 1 <= i_1 < n - 1:
                     u_bar[i_1] += math.cos(u[i_1]) * (0.05 * -un_bar[i_1]) if un_bar[i_1] != 0.0 else 0.0
             # the rest of its adjoint:
@@ -135,7 +135,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
                     k_bar_i = 0.0
                     # adjoint of: un[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.05 * np.sin(u[i])
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    k_bar_i += (t0 * un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                    k_bar_i += strong_zero(t0 * un_bar[i], un_bar[i])
                     un_bar[i] = 0.0
                     k_bar_chunks[chunk] += k_bar_i
             for chunk in range(16):

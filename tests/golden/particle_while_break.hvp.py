@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def particle_loss_hvp(w, dt, w_dot, out_bar):
@@ -250,24 +250,24 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
     w_bar = zeros_like(w)
     for j in range(w.shape[0] - 1, -1, -1):
         # adjoint of: total_dot += xf * xf_dot + xf * xf_dot
-        xf_bar = (xf_dot * total_dot_bar if total_dot_bar != 0.0 else 0.0)
-        xf_dot_bar = (xf * total_dot_bar if total_dot_bar != 0.0 else 0.0)
-        xf_bar += (xf_dot * total_dot_bar if total_dot_bar != 0.0 else 0.0)
-        xf_dot_bar += (xf * total_dot_bar if total_dot_bar != 0.0 else 0.0)
+        xf_bar = strong_zero(xf_dot * total_dot_bar, total_dot_bar)
+        xf_dot_bar = strong_zero(xf * total_dot_bar, total_dot_bar)
+        xf_bar += strong_zero(xf_dot * total_dot_bar, total_dot_bar)
+        xf_dot_bar += strong_zero(xf * total_dot_bar, total_dot_bar)
         # adjoint of: xf = px + tf * vx
         top -= 1
         xf = tape[np.uint64(top)]  # restore the value xf had before
         px_bar = xf_bar
-        tf_bar = (vx * xf_bar if xf_bar != 0.0 else 0.0)
-        vx_bar = (tf * xf_bar if xf_bar != 0.0 else 0.0)
+        tf_bar = strong_zero(vx * xf_bar, xf_bar)
+        vx_bar = strong_zero(tf * xf_bar, xf_bar)
         # adjoint of: xf_dot = px_dot + (vx * tf_dot + tf * vx_dot)
         top -= 1
         xf_dot = tape[np.uint64(top)]  # restore the value xf_dot had before
         px_dot_bar = xf_dot_bar
-        vx_bar += (tf_dot * xf_dot_bar if xf_dot_bar != 0.0 else 0.0)
-        tf_dot_bar = (vx * xf_dot_bar if xf_dot_bar != 0.0 else 0.0)
-        tf_bar += (vx_dot * xf_dot_bar if xf_dot_bar != 0.0 else 0.0)
-        vx_dot_bar = (tf * xf_dot_bar if xf_dot_bar != 0.0 else 0.0)
+        vx_bar += strong_zero(tf_dot * xf_dot_bar, xf_dot_bar)
+        tf_dot_bar = strong_zero(vx * xf_dot_bar, xf_dot_bar)
+        tf_bar += strong_zero(vx_dot * xf_dot_bar, xf_dot_bar)
+        vx_dot_bar = strong_zero(tf * xf_dot_bar, xf_dot_bar)
         # adjoint of: tf = t15
         top -= 1
         tf = tape[np.uint64(top)]  # restore the value tf had before
@@ -276,24 +276,24 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
         top -= 1
         tf_dot = tape[np.uint64(top)]  # restore the value tf_dot had before
         t70 = -t15 * t14
-        t14_bar = (-py_dot * tf_dot_bar if tf_dot_bar != 0.0 else 0.0)
-        py_dot_bar = (-(t14 * tf_dot_bar) if tf_dot_bar != 0.0 else 0.0)
-        t15_bar += (-(t14 * (vy_dot * tf_dot_bar)) if tf_dot_bar != 0.0 else 0.0)
-        t14_bar += (-t15 * (vy_dot * tf_dot_bar) if tf_dot_bar != 0.0 else 0.0)
-        vy_dot_bar = (t70 * tf_dot_bar if tf_dot_bar != 0.0 else 0.0)
+        t14_bar = strong_zero(-py_dot * tf_dot_bar, tf_dot_bar)
+        py_dot_bar = strong_zero(-(t14 * tf_dot_bar), tf_dot_bar)
+        t15_bar += strong_zero(-(t14 * (vy_dot * tf_dot_bar)), tf_dot_bar)
+        t14_bar += strong_zero(-t15 * (vy_dot * tf_dot_bar), tf_dot_bar)
+        vy_dot_bar = strong_zero(t70 * tf_dot_bar, tf_dot_bar)
         # adjoint of: t15 = -py / vy
         t69 = t15  # its value, before the old one is restored
         top -= 1
         t15 = tape[np.uint64(top)]  # restore the value t15 had before
         t68 = 1.0 / vy
-        py_bar = (-(t68 * t15_bar) if t15_bar != 0.0 else 0.0)
-        vy_bar = (-t69 * t68 * t15_bar if t15_bar != 0.0 else 0.0)
+        py_bar = strong_zero(-(t68 * t15_bar), t15_bar)
+        vy_bar = strong_zero(-t69 * t68 * t15_bar, t15_bar)
         # adjoint of: t14 = 1.0 / vy
         t67 = t14  # its value, before the old one is restored
         top -= 1
         t14 = tape[np.uint64(top)]  # restore the value t14 had before
         t66 = 1.0 / vy
-        vy_bar += (-t67 * t66 * t14_bar if t14_bar != 0.0 else 0.0)
+        vy_bar += strong_zero(-t67 * t66 * t14_bar, t14_bar)
         itop -= 1
         trips = itape[np.uint64(itop)]
         for __1 in range(trips):
@@ -310,16 +310,16 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 nx_dot_bar = px_dot_bar
                 # adjoint of: vy = vy + dt * ay
                 t65 = vy_bar
-                ay_bar = (dt * t65 if t65 != 0.0 else 0.0)
+                ay_bar = strong_zero(dt * t65, t65)
                 # adjoint of: vy_dot = vy_dot + dt * ay_dot
                 t64 = vy_dot_bar
-                ay_dot_bar = (dt * t64 if t64 != 0.0 else 0.0)
+                ay_dot_bar = strong_zero(dt * t64, t64)
                 # adjoint of: vx = vx + dt * ax
                 t63 = vx_bar
-                ax_bar = (dt * t63 if t63 != 0.0 else 0.0)
+                ax_bar = strong_zero(dt * t63, t63)
                 # adjoint of: vx_dot = vx_dot + dt * ax_dot
                 t62 = vx_dot_bar
-                ax_dot_bar = (dt * t62 if t62 != 0.0 else 0.0)
+                ax_dot_bar = strong_zero(dt * t62, t62)
                 # adjoint of: ay = particle_accel_ay
                 particle_accel_ay_bar = ay_bar
                 # adjoint of: ay_dot = particle_accel_ay_dot
@@ -334,74 +334,74 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 t57 = particle_accel_r * particle_accel_r_dot + particle_accel_r * particle_accel_r_dot
                 t58 = -t13 * t12
                 t59 = particle_accel_r * t57 + particle_accel_r * particle_accel_r * particle_accel_r_dot
-                t12_bar = (particle_accel_dy_dot * particle_accel_ay_dot_bar if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_dot_bar = (t12 * particle_accel_ay_dot_bar if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                t13_bar += (-(t12 * (t59 * particle_accel_ay_dot_bar)) if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                t12_bar += (-t13 * (t59 * particle_accel_ay_dot_bar) if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar = (t57 * (t58 * particle_accel_ay_dot_bar) if particle_accel_ay_dot_bar != 0.0 else 0.0)
+                t12_bar = strong_zero(particle_accel_dy_dot * particle_accel_ay_dot_bar, particle_accel_ay_dot_bar)
+                particle_accel_dy_dot_bar = strong_zero(t12 * particle_accel_ay_dot_bar, particle_accel_ay_dot_bar)
+                t13_bar += strong_zero(-(t12 * (t59 * particle_accel_ay_dot_bar)), particle_accel_ay_dot_bar)
+                t12_bar += strong_zero(-t13 * (t59 * particle_accel_ay_dot_bar), particle_accel_ay_dot_bar)
+                particle_accel_r_bar = strong_zero(t57 * (t58 * particle_accel_ay_dot_bar), particle_accel_ay_dot_bar)
                 t60 = particle_accel_r * (t58 * particle_accel_ay_dot_bar)
-                particle_accel_r_bar += (particle_accel_r_dot * t60 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar = (particle_accel_r * t60 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r_dot * t60 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * t60 if particle_accel_ay_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t60, particle_accel_ay_dot_bar)
+                particle_accel_r_dot_bar = strong_zero(particle_accel_r * t60, particle_accel_ay_dot_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t60, particle_accel_ay_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * t60, particle_accel_ay_dot_bar)
                 t61 = particle_accel_r_dot * (t58 * particle_accel_ay_dot_bar)
-                particle_accel_r_bar += 2.0 * (particle_accel_r * t61 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * particle_accel_r * (t58 * particle_accel_ay_dot_bar) if particle_accel_ay_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * t61, particle_accel_ay_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * particle_accel_r * (t58 * particle_accel_ay_dot_bar), particle_accel_ay_dot_bar)
                 # adjoint of: t13 = particle_accel_dy / t11
                 t56 = t13  # its value, before the old one is restored
                 top -= 1
                 t13 = tape[np.uint64(top)]  # restore the value t13 had before
                 t55 = 1.0 / t11
-                particle_accel_dy_bar = (t55 * t13_bar if t13_bar != 0.0 else 0.0)
-                t11_bar = (-t56 * t55 * t13_bar if t13_bar != 0.0 else 0.0)
+                particle_accel_dy_bar = strong_zero(t55 * t13_bar, t13_bar)
+                t11_bar = strong_zero(-t56 * t55 * t13_bar, t13_bar)
                 # adjoint of: t12 = 1.0 / t11
                 t54 = t12  # its value, before the old one is restored
                 top -= 1
                 t12 = tape[np.uint64(top)]  # restore the value t12 had before
                 t53 = 1.0 / t11
-                t11_bar += (-t54 * t53 * t12_bar if t12_bar != 0.0 else 0.0)
+                t11_bar += strong_zero(-t54 * t53 * t12_bar, t12_bar)
                 # adjoint of: t11 = particle_accel_r * particle_accel_r * particle_accel_r
                 top -= 1
                 t11 = tape[np.uint64(top)]  # restore the value t11 had before
-                particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t11_bar) if t11_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t11_bar if t11_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t11_bar), t11_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t11_bar, t11_bar)
                 # adjoint of: particle_accel_ax += t10
                 t10_bar = particle_accel_ax_bar
                 # adjoint of: particle_accel_ax_dot += t9 * particle_accel_dx_dot + -t10 * t9 * (particle_accel_r * (particle_accel_r * particle_accel_r_dot + particle_accel_r * particle_accel_r_dot) + particle_accel_r * particle_accel_r * particle_accel_r_dot)
                 t48 = particle_accel_r * particle_accel_r_dot + particle_accel_r * particle_accel_r_dot
                 t49 = -t10 * t9
                 t50 = particle_accel_r * t48 + particle_accel_r * particle_accel_r * particle_accel_r_dot
-                t9_bar = (particle_accel_dx_dot * particle_accel_ax_dot_bar if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_dot_bar = (t9 * particle_accel_ax_dot_bar if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                t10_bar += (-(t9 * (t50 * particle_accel_ax_dot_bar)) if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                t9_bar += (-t10 * (t50 * particle_accel_ax_dot_bar) if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (t48 * (t49 * particle_accel_ax_dot_bar) if particle_accel_ax_dot_bar != 0.0 else 0.0)
+                t9_bar = strong_zero(particle_accel_dx_dot * particle_accel_ax_dot_bar, particle_accel_ax_dot_bar)
+                particle_accel_dx_dot_bar = strong_zero(t9 * particle_accel_ax_dot_bar, particle_accel_ax_dot_bar)
+                t10_bar += strong_zero(-(t9 * (t50 * particle_accel_ax_dot_bar)), particle_accel_ax_dot_bar)
+                t9_bar += strong_zero(-t10 * (t50 * particle_accel_ax_dot_bar), particle_accel_ax_dot_bar)
+                particle_accel_r_bar += strong_zero(t48 * (t49 * particle_accel_ax_dot_bar), particle_accel_ax_dot_bar)
                 t51 = particle_accel_r * (t49 * particle_accel_ax_dot_bar)
-                particle_accel_r_bar += (particle_accel_r_dot * t51 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * t51 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r_dot * t51 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * t51 if particle_accel_ax_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t51, particle_accel_ax_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * t51, particle_accel_ax_dot_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t51, particle_accel_ax_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * t51, particle_accel_ax_dot_bar)
                 t52 = particle_accel_r_dot * (t49 * particle_accel_ax_dot_bar)
-                particle_accel_r_bar += 2.0 * (particle_accel_r * t52 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * particle_accel_r * (t49 * particle_accel_ax_dot_bar) if particle_accel_ax_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * t52, particle_accel_ax_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * particle_accel_r * (t49 * particle_accel_ax_dot_bar), particle_accel_ax_dot_bar)
                 # adjoint of: t10 = particle_accel_dx / t8
                 t47 = t10  # its value, before the old one is restored
                 top -= 1
                 t10 = tape[np.uint64(top)]  # restore the value t10 had before
                 t46 = 1.0 / t8
-                particle_accel_dx_bar = (t46 * t10_bar if t10_bar != 0.0 else 0.0)
-                t8_bar = (-t47 * t46 * t10_bar if t10_bar != 0.0 else 0.0)
+                particle_accel_dx_bar = strong_zero(t46 * t10_bar, t10_bar)
+                t8_bar = strong_zero(-t47 * t46 * t10_bar, t10_bar)
                 # adjoint of: t9 = 1.0 / t8
                 t45 = t9  # its value, before the old one is restored
                 top -= 1
                 t9 = tape[np.uint64(top)]  # restore the value t9 had before
                 t44 = 1.0 / t8
-                t8_bar += (-t45 * t44 * t9_bar if t9_bar != 0.0 else 0.0)
+                t8_bar += strong_zero(-t45 * t44 * t9_bar, t9_bar)
                 # adjoint of: t8 = particle_accel_r * particle_accel_r * particle_accel_r
                 top -= 1
                 t8 = tape[np.uint64(top)]  # restore the value t8 had before
-                particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t8_bar) if t8_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t8_bar if t8_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t8_bar), t8_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t8_bar, t8_bar)
                 # adjoint of: particle_accel_r = t7
                 top -= 1
                 particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
@@ -412,22 +412,22 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 t41 = 1.0 / t7
                 t42 = 0.5 / t7
                 t43 = particle_accel_dx * particle_accel_dx_dot + particle_accel_dx * particle_accel_dx_dot + (particle_accel_dy * particle_accel_dy_dot + particle_accel_dy * particle_accel_dy_dot)
-                t7_bar += (-t42 * t41 * (t43 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_bar += (particle_accel_dx_dot * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_dot_bar += (particle_accel_dx * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_bar += (particle_accel_dx_dot * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_dot_bar += (particle_accel_dx * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += (particle_accel_dy_dot * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_dot_bar += (particle_accel_dy * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += (particle_accel_dy_dot * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_dot_bar += (particle_accel_dy * (t42 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
+                t7_bar += strong_zero(-t42 * t41 * (t43 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_bar += strong_zero(particle_accel_dx_dot * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_dot_bar += strong_zero(particle_accel_dx * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_bar += strong_zero(particle_accel_dx_dot * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_dot_bar += strong_zero(particle_accel_dx * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_bar += strong_zero(particle_accel_dy_dot * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_dot_bar += strong_zero(particle_accel_dy * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_bar += strong_zero(particle_accel_dy_dot * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_dot_bar += strong_zero(particle_accel_dy * (t42 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
                 # adjoint of: t7 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t39 = t7  # its value, before the old one is restored
                 top -= 1
                 t7 = tape[np.uint64(top)]  # restore the value t7 had before
                 t40 = 0.5 / t39 * t7_bar
-                particle_accel_dx_bar += 2.0 * (particle_accel_dx * t40 if t7_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += 2.0 * (particle_accel_dy * t40 if t7_bar != 0.0 else 0.0)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t40, t7_bar)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t40, t7_bar)
                 # adjoint of: particle_accel_dy = py
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
@@ -442,74 +442,74 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 t34 = particle_accel_r * particle_accel_r_dot + particle_accel_r * particle_accel_r_dot
                 t35 = -t6 * t5
                 t36 = particle_accel_r * t34 + particle_accel_r * particle_accel_r * particle_accel_r_dot
-                t5_bar = (particle_accel_dy_dot * particle_accel_ay_dot_bar if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_dot_bar = (t5 * particle_accel_ay_dot_bar if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                t6_bar += (-(t5 * (t36 * particle_accel_ay_dot_bar)) if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                t5_bar += (-t6 * (t36 * particle_accel_ay_dot_bar) if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar = (t34 * (t35 * particle_accel_ay_dot_bar) if particle_accel_ay_dot_bar != 0.0 else 0.0)
+                t5_bar = strong_zero(particle_accel_dy_dot * particle_accel_ay_dot_bar, particle_accel_ay_dot_bar)
+                particle_accel_dy_dot_bar = strong_zero(t5 * particle_accel_ay_dot_bar, particle_accel_ay_dot_bar)
+                t6_bar += strong_zero(-(t5 * (t36 * particle_accel_ay_dot_bar)), particle_accel_ay_dot_bar)
+                t5_bar += strong_zero(-t6 * (t36 * particle_accel_ay_dot_bar), particle_accel_ay_dot_bar)
+                particle_accel_r_bar = strong_zero(t34 * (t35 * particle_accel_ay_dot_bar), particle_accel_ay_dot_bar)
                 t37 = particle_accel_r * (t35 * particle_accel_ay_dot_bar)
-                particle_accel_r_bar += (particle_accel_r_dot * t37 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar = (particle_accel_r * t37 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r_dot * t37 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * t37 if particle_accel_ay_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t37, particle_accel_ay_dot_bar)
+                particle_accel_r_dot_bar = strong_zero(particle_accel_r * t37, particle_accel_ay_dot_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t37, particle_accel_ay_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * t37, particle_accel_ay_dot_bar)
                 t38 = particle_accel_r_dot * (t35 * particle_accel_ay_dot_bar)
-                particle_accel_r_bar += 2.0 * (particle_accel_r * t38 if particle_accel_ay_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * particle_accel_r * (t35 * particle_accel_ay_dot_bar) if particle_accel_ay_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * t38, particle_accel_ay_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * particle_accel_r * (t35 * particle_accel_ay_dot_bar), particle_accel_ay_dot_bar)
                 # adjoint of: t6 = particle_accel_dy / t4
                 t33 = t6  # its value, before the old one is restored
                 top -= 1
                 t6 = tape[np.uint64(top)]  # restore the value t6 had before
                 t32 = 1.0 / t4
-                particle_accel_dy_bar = (t32 * t6_bar if t6_bar != 0.0 else 0.0)
-                t4_bar = (-t33 * t32 * t6_bar if t6_bar != 0.0 else 0.0)
+                particle_accel_dy_bar = strong_zero(t32 * t6_bar, t6_bar)
+                t4_bar = strong_zero(-t33 * t32 * t6_bar, t6_bar)
                 # adjoint of: t5 = 1.0 / t4
                 t31 = t5  # its value, before the old one is restored
                 top -= 1
                 t5 = tape[np.uint64(top)]  # restore the value t5 had before
                 t30 = 1.0 / t4
-                t4_bar += (-t31 * t30 * t5_bar if t5_bar != 0.0 else 0.0)
+                t4_bar += strong_zero(-t31 * t30 * t5_bar, t5_bar)
                 # adjoint of: t4 = particle_accel_r * particle_accel_r * particle_accel_r
                 top -= 1
                 t4 = tape[np.uint64(top)]  # restore the value t4 had before
-                particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t4_bar) if t4_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t4_bar if t4_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t4_bar), t4_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t4_bar, t4_bar)
                 # adjoint of: particle_accel_ax += t3
                 t3_bar = particle_accel_ax_bar
                 # adjoint of: particle_accel_ax_dot += t2 * particle_accel_dx_dot + -t3 * t2 * (particle_accel_r * (particle_accel_r * particle_accel_r_dot + particle_accel_r * particle_accel_r_dot) + particle_accel_r * particle_accel_r * particle_accel_r_dot)
                 t25 = particle_accel_r * particle_accel_r_dot + particle_accel_r * particle_accel_r_dot
                 t26 = -t3 * t2
                 t27 = particle_accel_r * t25 + particle_accel_r * particle_accel_r * particle_accel_r_dot
-                t2_bar = (particle_accel_dx_dot * particle_accel_ax_dot_bar if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_dot_bar += (t2 * particle_accel_ax_dot_bar if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                t3_bar += (-(t2 * (t27 * particle_accel_ax_dot_bar)) if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                t2_bar += (-t3 * (t27 * particle_accel_ax_dot_bar) if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (t25 * (t26 * particle_accel_ax_dot_bar) if particle_accel_ax_dot_bar != 0.0 else 0.0)
+                t2_bar = strong_zero(particle_accel_dx_dot * particle_accel_ax_dot_bar, particle_accel_ax_dot_bar)
+                particle_accel_dx_dot_bar += strong_zero(t2 * particle_accel_ax_dot_bar, particle_accel_ax_dot_bar)
+                t3_bar += strong_zero(-(t2 * (t27 * particle_accel_ax_dot_bar)), particle_accel_ax_dot_bar)
+                t2_bar += strong_zero(-t3 * (t27 * particle_accel_ax_dot_bar), particle_accel_ax_dot_bar)
+                particle_accel_r_bar += strong_zero(t25 * (t26 * particle_accel_ax_dot_bar), particle_accel_ax_dot_bar)
                 t28 = particle_accel_r * (t26 * particle_accel_ax_dot_bar)
-                particle_accel_r_bar += (particle_accel_r_dot * t28 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * t28 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r_dot * t28 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * t28 if particle_accel_ax_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t28, particle_accel_ax_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * t28, particle_accel_ax_dot_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r_dot * t28, particle_accel_ax_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * t28, particle_accel_ax_dot_bar)
                 t29 = particle_accel_r_dot * (t26 * particle_accel_ax_dot_bar)
-                particle_accel_r_bar += 2.0 * (particle_accel_r * t29 if particle_accel_ax_dot_bar != 0.0 else 0.0)
-                particle_accel_r_dot_bar += (particle_accel_r * particle_accel_r * (t26 * particle_accel_ax_dot_bar) if particle_accel_ax_dot_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * t29, particle_accel_ax_dot_bar)
+                particle_accel_r_dot_bar += strong_zero(particle_accel_r * particle_accel_r * (t26 * particle_accel_ax_dot_bar), particle_accel_ax_dot_bar)
                 # adjoint of: t3 = particle_accel_dx / t1
                 t24 = t3  # its value, before the old one is restored
                 top -= 1
                 t3 = tape[np.uint64(top)]  # restore the value t3 had before
                 t23 = 1.0 / t1
-                particle_accel_dx_bar += (t23 * t3_bar if t3_bar != 0.0 else 0.0)
-                t1_bar = (-t24 * t23 * t3_bar if t3_bar != 0.0 else 0.0)
+                particle_accel_dx_bar += strong_zero(t23 * t3_bar, t3_bar)
+                t1_bar = strong_zero(-t24 * t23 * t3_bar, t3_bar)
                 # adjoint of: t2 = 1.0 / t1
                 t22 = t2  # its value, before the old one is restored
                 top -= 1
                 t2 = tape[np.uint64(top)]  # restore the value t2 had before
                 t21 = 1.0 / t1
-                t1_bar += (-t22 * t21 * t2_bar if t2_bar != 0.0 else 0.0)
+                t1_bar += strong_zero(-t22 * t21 * t2_bar, t2_bar)
                 # adjoint of: t1 = particle_accel_r * particle_accel_r * particle_accel_r
                 top -= 1
                 t1 = tape[np.uint64(top)]  # restore the value t1 had before
-                particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t1_bar) if t1_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t1_bar if t1_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t1_bar), t1_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t1_bar, t1_bar)
                 # adjoint of: particle_accel_r = t0
                 top -= 1
                 particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
@@ -520,22 +520,22 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 t18 = 1.0 / t0
                 t19 = 0.5 / t0
                 t20 = particle_accel_dx * particle_accel_dx_dot + particle_accel_dx * particle_accel_dx_dot + (particle_accel_dy * particle_accel_dy_dot + particle_accel_dy * particle_accel_dy_dot)
-                t0_bar += (-t19 * t18 * (t20 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_bar += (particle_accel_dx_dot * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_dot_bar += (particle_accel_dx * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_bar += (particle_accel_dx_dot * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dx_dot_bar += (particle_accel_dx * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += (particle_accel_dy_dot * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_dot_bar += (particle_accel_dy * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += (particle_accel_dy_dot * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
-                particle_accel_dy_dot_bar += (particle_accel_dy * (t19 * particle_accel_r_dot_bar) if particle_accel_r_dot_bar != 0.0 else 0.0)
+                t0_bar += strong_zero(-t19 * t18 * (t20 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_bar += strong_zero(particle_accel_dx_dot * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_dot_bar += strong_zero(particle_accel_dx * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_bar += strong_zero(particle_accel_dx_dot * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dx_dot_bar += strong_zero(particle_accel_dx * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_bar += strong_zero(particle_accel_dy_dot * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_dot_bar += strong_zero(particle_accel_dy * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_bar += strong_zero(particle_accel_dy_dot * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
+                particle_accel_dy_dot_bar += strong_zero(particle_accel_dy * (t19 * particle_accel_r_dot_bar), particle_accel_r_dot_bar)
                 # adjoint of: t0 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t16 = t0  # its value, before the old one is restored
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
                 t17 = 0.5 / t16 * t0_bar
-                particle_accel_dx_bar += 2.0 * (particle_accel_dx * t17 if t0_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += 2.0 * (particle_accel_dy * t17 if t0_bar != 0.0 else 0.0)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t17, t0_bar)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t17, t0_bar)
                 # adjoint of: particle_accel_dy = py - (10.0 - w[j])
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
@@ -555,19 +555,19 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 px_dot_bar = particle_accel_dx_dot_bar
             # adjoint of: ny = py + dt * vy
             py_bar += ny_bar
-            vy_bar += (dt * ny_bar if ny_bar != 0.0 else 0.0)
+            vy_bar += strong_zero(dt * ny_bar, ny_bar)
             ny_bar = 0.0
             # adjoint of: ny_dot = py_dot + dt * vy_dot
             py_dot_bar += ny_dot_bar
-            vy_dot_bar += (dt * ny_dot_bar if ny_dot_bar != 0.0 else 0.0)
+            vy_dot_bar += strong_zero(dt * ny_dot_bar, ny_dot_bar)
             ny_dot_bar = 0.0
             # adjoint of: nx = px + dt * vx
             px_bar += nx_bar
-            vx_bar += (dt * nx_bar if nx_bar != 0.0 else 0.0)
+            vx_bar += strong_zero(dt * nx_bar, nx_bar)
             nx_bar = 0.0
             # adjoint of: nx_dot = px_dot + dt * vx_dot
             px_dot_bar += nx_dot_bar
-            vx_dot_bar += (dt * nx_dot_bar if nx_dot_bar != 0.0 else 0.0)
+            vx_dot_bar += strong_zero(dt * nx_dot_bar, nx_dot_bar)
             nx_dot_bar = 0.0
         # adjoint of: vy = 0.0
         top -= 1

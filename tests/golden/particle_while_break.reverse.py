@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def particle_loss_vjp(w, dt, out_bar):
@@ -114,20 +114,20 @@ def particle_loss_vjp(w, dt, out_bar):
     w_bar = zeros_like(w)
     for j in range(w.shape[0] - 1, -1, -1):
         # adjoint of: total += xf * xf
-        xf_bar = 2.0 * (xf * total_bar if total_bar != 0.0 else 0.0)
+        xf_bar = 2.0 * strong_zero(xf * total_bar, total_bar)
         # adjoint of: xf = px + tf * vx
         top -= 1
         xf = tape[np.uint64(top)]  # restore the value xf had before
         px_bar = xf_bar
-        tf_bar = (vx * xf_bar if xf_bar != 0.0 else 0.0)
-        vx_bar = (tf * xf_bar if xf_bar != 0.0 else 0.0)
+        tf_bar = strong_zero(vx * xf_bar, xf_bar)
+        vx_bar = strong_zero(tf * xf_bar, xf_bar)
         # adjoint of: tf = -py / vy
         t23 = tf  # its value, before the old one is restored
         top -= 1
         tf = tape[np.uint64(top)]  # restore the value tf had before
         t22 = 1.0 / vy
-        py_bar = (-(t22 * tf_bar) if tf_bar != 0.0 else 0.0)
-        vy_bar = (-t23 * t22 * tf_bar if tf_bar != 0.0 else 0.0)
+        py_bar = strong_zero(-(t22 * tf_bar), tf_bar)
+        vy_bar = strong_zero(-t23 * t22 * tf_bar, tf_bar)
         itop -= 1
         trips = itape[np.uint64(itop)]
         for __1 in range(trips):
@@ -140,10 +140,10 @@ def particle_loss_vjp(w, dt, out_bar):
                 nx_bar = px_bar
                 # adjoint of: vy = vy + dt * ay
                 t21 = vy_bar
-                ay_bar = (dt * t21 if t21 != 0.0 else 0.0)
+                ay_bar = strong_zero(dt * t21, t21)
                 # adjoint of: vx = vx + dt * ax
                 t20 = vx_bar
-                ax_bar = (dt * t20 if t20 != 0.0 else 0.0)
+                ax_bar = strong_zero(dt * t20, t20)
                 # adjoint of: ay = particle_accel_ay
                 particle_accel_ay_bar = ay_bar
                 # adjoint of: ax = particle_accel_ax
@@ -152,25 +152,25 @@ def particle_loss_vjp(w, dt, out_bar):
                 t16 = particle_accel_r * particle_accel_r * particle_accel_r
                 t17 = 1.0 / t16
                 t18 = particle_accel_dy / t16
-                particle_accel_dy_bar = (t17 * particle_accel_ay_bar if particle_accel_ay_bar != 0.0 else 0.0)
+                particle_accel_dy_bar = strong_zero(t17 * particle_accel_ay_bar, particle_accel_ay_bar)
                 t19 = -t18 * t17 * particle_accel_ay_bar
-                particle_accel_r_bar = 2.0 * (particle_accel_r * (particle_accel_r * t19) if particle_accel_ay_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t19 if particle_accel_ay_bar != 0.0 else 0.0)
+                particle_accel_r_bar = 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t19), particle_accel_ay_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t19, particle_accel_ay_bar)
                 # adjoint of: particle_accel_ax += particle_accel_dx / (particle_accel_r * particle_accel_r * particle_accel_r)
                 t12 = particle_accel_r * particle_accel_r * particle_accel_r
                 t13 = 1.0 / t12
                 t14 = particle_accel_dx / t12
-                particle_accel_dx_bar = (t13 * particle_accel_ax_bar if particle_accel_ax_bar != 0.0 else 0.0)
+                particle_accel_dx_bar = strong_zero(t13 * particle_accel_ax_bar, particle_accel_ax_bar)
                 t15 = -t14 * t13 * particle_accel_ax_bar
-                particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t15) if particle_accel_ax_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t15 if particle_accel_ax_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t15), particle_accel_ax_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t15, particle_accel_ax_bar)
                 # adjoint of: particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t10 = particle_accel_r  # its value, before the old one is restored
                 top -= 1
                 particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
                 t11 = 0.5 / t10 * particle_accel_r_bar
-                particle_accel_dx_bar += 2.0 * (particle_accel_dx * t11 if particle_accel_r_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += 2.0 * (particle_accel_dy * t11 if particle_accel_r_bar != 0.0 else 0.0)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t11, particle_accel_r_bar)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t11, particle_accel_r_bar)
                 # adjoint of: particle_accel_dy = py
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
@@ -179,25 +179,25 @@ def particle_loss_vjp(w, dt, out_bar):
                 t6 = particle_accel_r * particle_accel_r * particle_accel_r
                 t7 = 1.0 / t6
                 t8 = particle_accel_dy / t6
-                particle_accel_dy_bar = (t7 * particle_accel_ay_bar if particle_accel_ay_bar != 0.0 else 0.0)
+                particle_accel_dy_bar = strong_zero(t7 * particle_accel_ay_bar, particle_accel_ay_bar)
                 t9 = -t8 * t7 * particle_accel_ay_bar
-                particle_accel_r_bar = 2.0 * (particle_accel_r * (particle_accel_r * t9) if particle_accel_ay_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t9 if particle_accel_ay_bar != 0.0 else 0.0)
+                particle_accel_r_bar = 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t9), particle_accel_ay_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t9, particle_accel_ay_bar)
                 # adjoint of: particle_accel_ax += particle_accel_dx / (particle_accel_r * particle_accel_r * particle_accel_r)
                 t2 = particle_accel_r * particle_accel_r * particle_accel_r
                 t3 = 1.0 / t2
                 t4 = particle_accel_dx / t2
-                particle_accel_dx_bar += (t3 * particle_accel_ax_bar if particle_accel_ax_bar != 0.0 else 0.0)
+                particle_accel_dx_bar += strong_zero(t3 * particle_accel_ax_bar, particle_accel_ax_bar)
                 t5 = -t4 * t3 * particle_accel_ax_bar
-                particle_accel_r_bar += 2.0 * (particle_accel_r * (particle_accel_r * t5) if particle_accel_ax_bar != 0.0 else 0.0)
-                particle_accel_r_bar += (particle_accel_r * particle_accel_r * t5 if particle_accel_ax_bar != 0.0 else 0.0)
+                particle_accel_r_bar += 2.0 * strong_zero(particle_accel_r * (particle_accel_r * t5), particle_accel_ax_bar)
+                particle_accel_r_bar += strong_zero(particle_accel_r * particle_accel_r * t5, particle_accel_ax_bar)
                 # adjoint of: particle_accel_r = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
                 t0 = particle_accel_r  # its value, before the old one is restored
                 top -= 1
                 particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
                 t1 = 0.5 / t0 * particle_accel_r_bar
-                particle_accel_dx_bar += 2.0 * (particle_accel_dx * t1 if particle_accel_r_bar != 0.0 else 0.0)
-                particle_accel_dy_bar += 2.0 * (particle_accel_dy * t1 if particle_accel_r_bar != 0.0 else 0.0)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t1, particle_accel_r_bar)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t1, particle_accel_r_bar)
                 # adjoint of: particle_accel_dy = py - (10.0 - w[j])
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
@@ -209,11 +209,11 @@ def particle_loss_vjp(w, dt, out_bar):
                 px_bar = particle_accel_dx_bar
             # adjoint of: ny = py + dt * vy
             py_bar += ny_bar
-            vy_bar += (dt * ny_bar if ny_bar != 0.0 else 0.0)
+            vy_bar += strong_zero(dt * ny_bar, ny_bar)
             ny_bar = 0.0
             # adjoint of: nx = px + dt * vx
             px_bar += nx_bar
-            vx_bar += (dt * nx_bar if nx_bar != 0.0 else 0.0)
+            vx_bar += strong_zero(dt * nx_bar, nx_bar)
             nx_bar = 0.0
         # adjoint of: vy = 0.0
         top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
@@ -65,30 +65,30 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
                 ip = 0
             # adjoint of: un[i] = c + k * (u[ip] - c) - t0 * c
             c_bar = un_bar[np.uint64(i)]
-            u_bar[ip] += (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (-(k * un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
-            t0_bar = (c * -un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (t0 * -un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            u_bar[ip] += strong_zero(k * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
+            c_bar += strong_zero(-(k * un_bar[np.uint64(i)]), un_bar[np.uint64(i)])
+            t0_bar = strong_zero(c * -un_bar[np.uint64(i)], un_bar[np.uint64(i)])
+            c_bar += strong_zero(t0 * -un_bar[np.uint64(i)], un_bar[np.uint64(i)])
             un_bar[np.uint64(i)] = 0.0
             # adjoint of: un_dot[i] = c_dot + k * (u_dot[ip] - c_dot) - (c * (c * (0.1 * c_dot) + 0.1 * c * c_dot) + t0 * c_dot)
             t1 = c * (0.1 * c_dot) + 0.1 * c * c_dot
             c_dot_bar = un_dot_bar[np.uint64(i)]
-            u_dot_bar[ip] += (k * un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_dot_bar += (-(k * un_dot_bar[np.uint64(i)]) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (t1 * -un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            u_dot_bar[ip] += strong_zero(k * un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
+            c_dot_bar += strong_zero(-(k * un_dot_bar[np.uint64(i)]), un_dot_bar[np.uint64(i)])
+            c_bar += strong_zero(t1 * -un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
             t2 = c * -un_dot_bar[np.uint64(i)]
-            c_bar += (0.1 * c_dot * t2 if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_dot_bar += (0.1 * (c * t2) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (0.1 * (c_dot * t2) if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_dot_bar += (0.1 * c * t2 if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            t0_bar += (c_dot * -un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_dot_bar += (t0 * -un_dot_bar[np.uint64(i)] if un_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += strong_zero(0.1 * c_dot * t2, un_dot_bar[np.uint64(i)])
+            c_dot_bar += strong_zero(0.1 * (c * t2), un_dot_bar[np.uint64(i)])
+            c_bar += strong_zero(0.1 * (c_dot * t2), un_dot_bar[np.uint64(i)])
+            c_dot_bar += strong_zero(0.1 * c * t2, un_dot_bar[np.uint64(i)])
+            t0_bar += strong_zero(c_dot * -un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
+            c_dot_bar += strong_zero(t0 * -un_dot_bar[np.uint64(i)], un_dot_bar[np.uint64(i)])
             un_dot_bar[np.uint64(i)] = 0.0
             # adjoint of: t0 = 0.1 * c * c
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
-            c_bar += (0.1 * (c * t0_bar) if t0_bar != 0.0 else 0.0)
-            c_bar += (0.1 * c * t0_bar if t0_bar != 0.0 else 0.0)
+            c_bar += strong_zero(0.1 * (c * t0_bar), t0_bar)
+            c_bar += strong_zero(0.1 * c * t0_bar, t0_bar)
             # adjoint of: c = u[i]
             top -= 1
             c = tape[np.uint64(top)]  # restore the value c had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def periodic_reread_vjp(u0, k, steps, out_bar):
@@ -47,12 +47,12 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             # adjoint of: un[i] = c + k * (u[ip] - c) - 0.1 * c * c * c
             t0 = 0.1 * c * c
             c_bar = un_bar[np.uint64(i)]
-            u_bar[ip] += (k * un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (-(k * un_bar[np.uint64(i)]) if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            u_bar[ip] += strong_zero(k * un_bar[np.uint64(i)], un_bar[np.uint64(i)])
+            c_bar += strong_zero(-(k * un_bar[np.uint64(i)]), un_bar[np.uint64(i)])
             t1 = c * -un_bar[np.uint64(i)]
-            c_bar += (0.1 * (c * t1) if un_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (0.1 * c * t1 if un_bar[np.uint64(i)] != 0.0 else 0.0)
-            c_bar += (t0 * -un_bar[np.uint64(i)] if un_bar[np.uint64(i)] != 0.0 else 0.0)
+            c_bar += strong_zero(0.1 * (c * t1), un_bar[np.uint64(i)])
+            c_bar += strong_zero(0.1 * c * t1, un_bar[np.uint64(i)])
+            c_bar += strong_zero(t0 * -un_bar[np.uint64(i)], un_bar[np.uint64(i)])
             un_bar[np.uint64(i)] = 0.0
             # adjoint of: c = u[i]
             top -= 1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def pick_vjp(x, c, t, out_bar):
@@ -36,8 +36,8 @@ def pick_vjp(x, c, t, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
         # adjoint of: s += y[i] * y[i] * x[i]
-        y_bar[i] += 2.0 * (y[i] * (x[i] * s_bar) if s_bar != 0.0 else 0.0)
-        x_bar[i] += (y[i] * y[i] * s_bar if s_bar != 0.0 else 0.0)
+        y_bar[i] += 2.0 * strong_zero(y[i] * (x[i] * s_bar), s_bar)
+        x_bar[i] += strong_zero(y[i] * y[i] * s_bar, s_bar)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
 
 
 def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
@@ -32,8 +32,8 @@ def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
         t1 = y_bar[idx[np.uint64(i)]]
-        x_bar[np.uint64(i)] += (2.0 * x[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(2.0 * x[np.uint64(i)] * t1, t1)
         # adjoint of: y_dot[idx[i]] += 2.0 * x[i] * x_dot[i]
         t0 = y_dot_bar[idx[np.uint64(i)]]
-        x_bar[np.uint64(i)] += (2.0 * (x_dot[np.uint64(i)] * t0) if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(2.0 * (x_dot[np.uint64(i)] * t0), t0)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, strong_zero, zeros_like
 
 
 def prange_histogram_vjp(x, idx, m, out_bar):
@@ -25,5 +25,5 @@ def prange_histogram_vjp(x, idx, m, out_bar):
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
         t0 = y_bar[idx[np.uint64(i)]]
-        x_bar[np.uint64(i)] += (2.0 * x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(2.0 * x[np.uint64(i)] * t0, t0)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def prange_last_value_hvp(x, x_dot, out_bar):
@@ -23,6 +23,6 @@ def prange_last_value_hvp(x, x_dot, out_bar):
     t_dot_bar = result_dot_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t_dot = x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[np.uint64(i)] += 2.0 * (x_dot[np.uint64(i)] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x_dot[np.uint64(i)] * t_dot_bar, t_dot_bar)
         t_dot_bar = 0.0
     return value, x_bar

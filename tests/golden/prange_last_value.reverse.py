@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def prange_last_value_vjp(x, out_bar):
@@ -24,6 +24,6 @@ def prange_last_value_vjp(x, out_bar):
     x_bar[0] += result_bar
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = x[i] * x[i]
-        x_bar[np.uint64(i)] += 2.0 * (x[np.uint64(i)] * t_bar if t_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += 2.0 * strong_zero(x[np.uint64(i)] * t_bar, t_bar)
         t_bar = 0.0
     return value, x_bar

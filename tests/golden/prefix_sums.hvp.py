@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def prefix_sums_hvp(x, x_dot, out_bar):
@@ -29,7 +29,7 @@ def prefix_sums_hvp(x, x_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s_dot += c[i] * c_dot[i] + c[i] * c_dot[i]
-        c_bar[i] += 2.0 * (c_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        c_bar[i] += 2.0 * strong_zero(c_dot[i] * s_dot_bar, s_dot_bar)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: c[i] = c[i - 1] + x[i]
         t0 = c_bar[np.uint64(i)]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def prefix_sums_vjp(x, out_bar):
@@ -25,7 +25,7 @@ def prefix_sums_vjp(x, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += c[i] * c[i]
-        c_bar[i] += 2.0 * (c[i] * s_bar if s_bar != 0.0 else 0.0)
+        c_bar[i] += 2.0 * strong_zero(c[i] * s_bar, s_bar)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: c[i] = c[i - 1] + x[i]
         t0 = c_bar[np.uint64(i)]

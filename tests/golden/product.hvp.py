@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def product_hvp(x, x_dot, out_bar):
@@ -33,13 +33,13 @@ def product_hvp(x, x_dot, out_bar):
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t1 = p_bar
-        p_bar = (x[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (p * t1 if t1 != 0.0 else 0.0)
+        p_bar = strong_zero(x[np.uint64(i)] * t1, t1)
+        x_bar[np.uint64(i)] += strong_zero(p * t1, t1)
         # adjoint of: p_dot = x[i] * p_dot + p * x_dot[i]
         top -= 1
         p_dot = tape[np.uint64(top)]  # restore the value p_dot had before
         t0 = p_dot_bar
-        x_bar[np.uint64(i)] += (p_dot * t0 if t0 != 0.0 else 0.0)
-        p_dot_bar = (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        p_bar += (x_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(p_dot * t0, t0)
+        p_dot_bar = strong_zero(x[np.uint64(i)] * t0, t0)
+        p_bar += strong_zero(x_dot[np.uint64(i)] * t0, t0)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def product_vjp(x, out_bar):
@@ -27,6 +27,6 @@ def product_vjp(x, out_bar):
         top -= 1
         p = tape[np.uint64(top)]  # restore the value p had before
         t0 = p_bar
-        p_bar = (x[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (p * t0 if t0 != 0.0 else 0.0)
+        p_bar = strong_zero(x[np.uint64(i)] * t0, t0)
+        x_bar[np.uint64(i)] += strong_zero(p * t0, t0)
     return value, x_bar

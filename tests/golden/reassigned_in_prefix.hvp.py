@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
@@ -57,40 +57,42 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s_dot += x[i] * t_dot + t * x_dot[i] + (a[k] * (a[k] * u_dot + u * a_dot[k]) + u * a[k] * a_dot[k])
         t2 = a[k] * u_dot + u * a_dot[k]
-        x_bar[np.uint64(i)] += (t_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_dot_bar = (x[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_bar = (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        a_bar[k] += (t2 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        a_bar[k] += (u_dot * (a[k] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        u_dot_bar = (a[k] * (a[k] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        u_bar = (a_dot[k] * (a[k] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        u_bar += (a[k] * (a_dot[k] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-        a_bar[k] += (u * (a_dot[k] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(t_dot * s_dot_bar, s_dot_bar)
+        t_dot_bar = strong_zero(x[np.uint64(i)] * s_dot_bar, s_dot_bar)
+        t_bar = strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
+        a_bar[k] += strong_zero(t2 * s_dot_bar, s_dot_bar)
+        a_bar[k] += strong_zero(u_dot * (a[k] * s_dot_bar), s_dot_bar)
+        u_dot_bar = strong_zero(a[k] * (a[k] * s_dot_bar), s_dot_bar)
+        u_bar = strong_zero(a_dot[k] * (a[k] * s_dot_bar), s_dot_bar)
+        u_bar += strong_zero(a[k] * (a_dot[k] * s_dot_bar), s_dot_bar)
+        a_bar[k] += strong_zero(u * (a_dot[k] * s_dot_bar), s_dot_bar)
         itop -= 1
         k = itape[np.uint64(itop)]  # restore the value k had before
         # adjoint of: u = a[k] * x[k]
         top -= 1
         u = tape[np.uint64(top)]  # restore the value u had before
-        a_bar[k] += (x[k] * u_bar if u_bar != 0.0 else 0.0)
-        x_bar[k] += (a[k] * u_bar if u_bar != 0.0 else 0.0)
+        a_bar[k] += strong_zero(x[k] * u_bar, u_bar)
+        x_bar[k] += strong_zero(a[k] * u_bar, u_bar)
         # adjoint of: u_dot = x[k] * a_dot[k] + a[k] * x_dot[k]
         top -= 1
         u_dot = tape[np.uint64(top)]  # restore the value u_dot had before
-        x_bar[k] += (a_dot[k] * u_dot_bar if u_dot_bar != 0.0 else 0.0)
-        a_bar[k] += (x_dot[k] * u_dot_bar if u_dot_bar != 0.0 else 0.0)
+        x_bar[k] += strong_zero(a_dot[k] * u_dot_bar, u_dot_bar)
+        a_bar[k] += strong_zero(x_dot[k] * u_dot_bar, u_dot_bar)
         itop -= 1
         k = itape[np.uint64(itop)]  # restore the value k had before
         # adjoint of: t = t * t
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t1 = t_bar
-        t_bar = 2.0 * (t * t1 if t1 != 0.0 else 0.0)
+        t_bar = 2.0 * strong_zero(t * t1, t1)
         # adjoint of: t_dot = t * t_dot + t * t_dot
         top -= 1
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t0 = t_dot_bar
-        t_bar += (t_dot * t0 if t0 != 0.0 else 0.0)
-        t_bar += (t_dot * t0 if t0 != 0.0 else 0.0)
+        t_bar += strong_zero(t_dot * t0, t0)
+        t_dot_bar = strong_zero(t * t0, t0)
+        t_bar += strong_zero(t_dot * t0, t0)
+        t_dot_bar += strong_zero(t * t0, t0)
         # adjoint of: t = a[i] * 1.5
         a_bar[np.uint64(i)] += 1.5 * t_bar
         # adjoint of: t_dot = 1.5 * a_dot[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def reassigned_in_prefix_vjp(a, x, out_bar):
@@ -47,25 +47,25 @@ def reassigned_in_prefix_vjp(a, x, out_bar):
     x_bar = zeros_like(x)
     for i in range((n - 1) - 1, -1, -1):
         # adjoint of: s += t * x[i] + u * a[k] * a[k]
-        t_bar = (x[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (t * s_bar if s_bar != 0.0 else 0.0)
-        u_bar = (a[k] * (a[k] * s_bar) if s_bar != 0.0 else 0.0)
-        a_bar[k] += (u * (a[k] * s_bar) if s_bar != 0.0 else 0.0)
-        a_bar[k] += (u * a[k] * s_bar if s_bar != 0.0 else 0.0)
+        t_bar = strong_zero(x[np.uint64(i)] * s_bar, s_bar)
+        x_bar[np.uint64(i)] += strong_zero(t * s_bar, s_bar)
+        u_bar = strong_zero(a[k] * (a[k] * s_bar), s_bar)
+        a_bar[k] += strong_zero(u * (a[k] * s_bar), s_bar)
+        a_bar[k] += strong_zero(u * a[k] * s_bar, s_bar)
         itop -= 1
         k = itape[np.uint64(itop)]  # restore the value k had before
         # adjoint of: u = a[k] * x[k]
         top -= 1
         u = tape[np.uint64(top)]  # restore the value u had before
-        a_bar[k] += (x[k] * u_bar if u_bar != 0.0 else 0.0)
-        x_bar[k] += (a[k] * u_bar if u_bar != 0.0 else 0.0)
+        a_bar[k] += strong_zero(x[k] * u_bar, u_bar)
+        x_bar[k] += strong_zero(a[k] * u_bar, u_bar)
         itop -= 1
         k = itape[np.uint64(itop)]  # restore the value k had before
         # adjoint of: t = t * t
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before
         t0 = t_bar
-        t_bar = 2.0 * (t * t0 if t0 != 0.0 else 0.0)
+        t_bar = 2.0 * strong_zero(t * t0, t0)
         # adjoint of: t = a[i] * 1.5
         top -= 1
         t = tape[np.uint64(top)]  # restore the value t had before

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
@@ -186,14 +186,14 @@ def records_after_loop_hvp(x, a, x_dot, a_dot, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
-        s_bar = (a * t1 if t1 != 0.0 else 0.0)
-        a_bar += (s * t1 if t1 != 0.0 else 0.0)
+        s_bar = strong_zero(a * t1, t1)
+        a_bar += strong_zero(s * t1, t1)
         x_bar[np.uint64(i)] += t1
         # adjoint of: s_dot = a * s_dot + s * a_dot + x_dot[i]
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t0 = s_dot_bar
-        a_bar += (s_dot * t0 if t0 != 0.0 else 0.0)
-        s_dot_bar = (a * t0 if t0 != 0.0 else 0.0)
-        s_bar += (a_dot * t0 if t0 != 0.0 else 0.0)
+        a_bar += strong_zero(s_dot * t0, t0)
+        s_dot_bar = strong_zero(a * t0, t0)
+        s_bar += strong_zero(a_dot * t0, t0)
     return value, x_bar, a_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def records_after_loop_vjp(x, a, out_bar):
@@ -106,7 +106,7 @@ def records_after_loop_vjp(x, a, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t0 = s_bar
-        s_bar = (a * t0 if t0 != 0.0 else 0.0)
-        a_bar += (s * t0 if t0 != 0.0 else 0.0)
+        s_bar = strong_zero(a * t0, t0)
+        a_bar += strong_zero(s * t0, t0)
         x_bar[np.uint64(i)] += t0
     return value, x_bar, a_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def repeated_updates_vjp(x, a, out_bar):
@@ -35,8 +35,8 @@ def repeated_updates_vjp(x, a, out_bar):
             top -= 1
             y[np.uint64(j)] = tape[np.uint64(top)]  # restore the value y[j] had before
             t0 = y_bar[np.uint64(j)]
-            y_bar[np.uint64(j)] = (a * t0 if t0 != 0.0 else 0.0)
-            a_bar += (y[np.uint64(j)] * t0 if t0 != 0.0 else 0.0)
+            y_bar[np.uint64(j)] = strong_zero(a * t0, t0)
+            a_bar += strong_zero(y[np.uint64(j)] * t0, t0)
             y_bar[np.uint64(j)] += (math.cos(y[np.uint64(j)]) * t0 if t0 != 0.0 else 0.0)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar

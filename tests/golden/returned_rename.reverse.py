@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def returned_rename_vjp(x, n, out_bar):
@@ -24,6 +24,6 @@ def returned_rename_vjp(x, n, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: y[i] = x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+        x_bar[i] += 2.0 * strong_zero(x[i] * y_bar[i], y_bar[i])
         y_bar[i] = 0.0
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def reversed_reads_hvp(x, x_dot, out_bar):
@@ -29,9 +29,9 @@ def reversed_reads_hvp(x, x_dot, out_bar):
         t0 = t * t_dot + t * t_dot
         t1 = s_dot_bar
         s_dot_bar = 0.9 * t1
-        x_bar[np.uint64(i)] += (t0 * t1 if t1 != 0.0 else 0.0)
-        t_bar = 2.0 * (t_dot * (x[np.uint64(i)] * t1) if t1 != 0.0 else 0.0)
-        t_bar += 2.0 * (t * (x_dot[np.uint64(i)] * t1) if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(t0 * t1, t1)
+        t_bar = 2.0 * strong_zero(t_dot * (x[np.uint64(i)] * t1), t1)
+        t_bar += 2.0 * strong_zero(t * (x_dot[np.uint64(i)] * t1), t1)
         # adjoint of: t = x[n - 1 - i]
         x_bar[n - 1 - i] += t_bar
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def reversed_reads_vjp(x, out_bar):
@@ -25,8 +25,8 @@ def reversed_reads_vjp(x, out_bar):
         # adjoint of: s = 0.9 * s + t * t * x[i]
         t0 = s_bar
         s_bar = 0.9 * t0
-        t_bar = 2.0 * (t * (x[np.uint64(i)] * t0) if t0 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (t * t * t0 if t0 != 0.0 else 0.0)
+        t_bar = 2.0 * strong_zero(t * (x[np.uint64(i)] * t0), t0)
+        x_bar[np.uint64(i)] += strong_zero(t * t * t0, t0)
         # adjoint of: t = x[n - 1 - i]
         x_bar[n - 1 - i] += t_bar
     return value, x_bar

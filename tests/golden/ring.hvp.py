@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
@@ -65,7 +65,7 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
         for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
             k_bar = add_unordered(k_bar, (u_dot[(i_1 + 1) % n] - (2.0 * u_dot[i_1]) + u_dot[(i_1 - 1) % n]) * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0)
         for i_1 in range(1, n - 1):  # no ring index wraps here
-            k_bar = add_unordered(k_bar, (u_dot[i_1 + 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 - 1]) * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0)
+            k_bar = add_unordered(k_bar, strong_zero((u_dot[i_1 + 1] - (2.0 * u_dot[i_1]) + u_dot[i_1 - 1]) * un_dot_bar[i_1], un_dot_bar[i_1]))
         for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
             k_bar = add_unordered(k_bar, (u_dot[(i_1 + 1) % n] - (2.0 * u_dot[i_1]) + u_dot[(i_1 - 1) % n]) * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0)
         # the rest of its adjoint:
@@ -87,32 +87,32 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
             top_at -= 1
             un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
             u_bar[i] += un_bar[i]
-            k_bar += (t0 * un_bar[i] if un_bar[i] != 0.0 else 0.0)
-            t0_bar = (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
-            t1_bar = (u[i] * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
-            u_bar[i] += (t1 * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
+            k_bar += strong_zero(t0 * un_bar[i], un_bar[i])
+            t0_bar = strong_zero(k * un_bar[i], un_bar[i])
+            t1_bar = strong_zero(u[i] * -un_bar[i], un_bar[i])
+            u_bar[i] += strong_zero(t1 * -un_bar[i], un_bar[i])
             un_bar[i] = 0.0
             # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
             top_at -= 1
             un_dot[i] = tape[np.uint64(top_at)]  # restore the value un_dot[i] had before
             t3 = u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]
             u_dot_bar[i] += un_dot_bar[i]
-            t0_bar += (k_dot * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-            u_dot_bar[ip] += (k * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-            u_dot_bar[i] += (2.0 * -(k * un_dot_bar[i]) if un_dot_bar[i] != 0.0 else 0.0)
-            u_dot_bar[im] += (k * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-            u_bar[i] += (t3 * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+            t0_bar += strong_zero(k_dot * un_dot_bar[i], un_dot_bar[i])
+            u_dot_bar[ip] += strong_zero(k * un_dot_bar[i], un_dot_bar[i])
+            u_dot_bar[i] += strong_zero(2.0 * -(k * un_dot_bar[i]), un_dot_bar[i])
+            u_dot_bar[im] += strong_zero(k * un_dot_bar[i], un_dot_bar[i])
+            u_bar[i] += strong_zero(t3 * -un_dot_bar[i], un_dot_bar[i])
             t4 = u[i] * -un_dot_bar[i]
-            u_bar[i] += (0.02 * u_dot[i] * t4 if un_dot_bar[i] != 0.0 else 0.0)
-            u_dot_bar[i] += (0.02 * (u[i] * t4) if un_dot_bar[i] != 0.0 else 0.0)
-            u_bar[i] += (0.02 * (u_dot[i] * t4) if un_dot_bar[i] != 0.0 else 0.0)
-            u_dot_bar[i] += (0.02 * u[i] * t4 if un_dot_bar[i] != 0.0 else 0.0)
-            t1_bar += (u_dot[i] * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-            u_dot_bar[i] += (t1 * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+            u_bar[i] += strong_zero(0.02 * u_dot[i] * t4, un_dot_bar[i])
+            u_dot_bar[i] += strong_zero(0.02 * (u[i] * t4), un_dot_bar[i])
+            u_bar[i] += strong_zero(0.02 * (u_dot[i] * t4), un_dot_bar[i])
+            u_dot_bar[i] += strong_zero(0.02 * u[i] * t4, un_dot_bar[i])
+            t1_bar += strong_zero(u_dot[i] * -un_dot_bar[i], un_dot_bar[i])
+            u_dot_bar[i] += strong_zero(t1 * -un_dot_bar[i], un_dot_bar[i])
             un_dot_bar[i] = 0.0
             # adjoint of: t1 = 0.02 * u[i] * u[i]
-            u_bar[i] += (0.02 * (u[i] * t1_bar) if t1_bar != 0.0 else 0.0)
-            u_bar[i] += (0.02 * u[i] * t1_bar if t1_bar != 0.0 else 0.0)
+            u_bar[i] += strong_zero(0.02 * (u[i] * t1_bar), t1_bar)
+            u_bar[i] += strong_zero(0.02 * u[i] * t1_bar, t1_bar)
             # adjoint of: t0 = u[ip] - 2.0 * u[i] + u[im]
             u_bar[ip] += t0_bar
             u_bar[i] += 2.0 * -t0_bar

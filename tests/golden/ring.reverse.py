@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, reserve, zeros_like
+from sourcead.runtime import add_unordered, chosen, reserve, strong_zero, zeros_like
 
 
 def ring_vjp(x, k, steps, out_bar):
@@ -48,7 +48,7 @@ def ring_vjp(x, k, steps, out_bar):
         for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
             k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0)
         for i_1 in range(1, n - 1):  # no ring index wraps here
-            k_bar = add_unordered(k_bar, (u[i_1 + 1] - 2.0 * u[i_1] + u[i_1 - 1]) * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0)
+            k_bar = add_unordered(k_bar, strong_zero((u[i_1 + 1] - 2.0 * u[i_1] + u[i_1 - 1]) * un_bar[i_1], un_bar[i_1]))
         for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
             k_bar = add_unordered(k_bar, (u[(i_1 + 1) % n] - 2.0 * u[i_1] + u[(i_1 - 1) % n]) * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0)
         # the rest of its adjoint:
@@ -69,13 +69,13 @@ def ring_vjp(x, k, steps, out_bar):
             un[i] = tape[np.uint64(top_at)]  # restore the value un[i] had before
             t1 = 0.02 * u[i] * u[i]
             u_bar[i] += un_bar[i]
-            u_bar[ip] += (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
-            u_bar[i] += (2.0 * -(k * un_bar[i]) if un_bar[i] != 0.0 else 0.0)
-            u_bar[im] += (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
+            u_bar[ip] += strong_zero(k * un_bar[i], un_bar[i])
+            u_bar[i] += strong_zero(2.0 * -(k * un_bar[i]), un_bar[i])
+            u_bar[im] += strong_zero(k * un_bar[i], un_bar[i])
             t2 = u[i] * -un_bar[i]
-            u_bar[i] += (0.02 * (u[i] * t2) if un_bar[i] != 0.0 else 0.0)
-            u_bar[i] += (0.02 * u[i] * t2 if un_bar[i] != 0.0 else 0.0)
-            u_bar[i] += (t1 * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
+            u_bar[i] += strong_zero(0.02 * (u[i] * t2), un_bar[i])
+            u_bar[i] += strong_zero(0.02 * u[i] * t2, un_bar[i])
+            u_bar[i] += strong_zero(t1 * -un_bar[i], un_bar[i])
             un_bar[i] = 0.0
     # adjoint of: u = np.copy(x)
     x_bar += u_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
@@ -69,13 +69,13 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
         # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_dot_bar[i_1 + 1] += (k * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0) + (k * un_dot_bar[i_1 + 2] if un_dot_bar[i_1 + 2] != 0.0 else 0.0)
+            u_dot_bar[i_1 + 1] += strong_zero(k * un_dot_bar[i_1], un_dot_bar[i_1]) + strong_zero(k * un_dot_bar[i_1 + 2], un_dot_bar[i_1 + 2])
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
             u_dot_bar[i_1] += (k * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0)
         for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
             u_dot_bar[i_1] += (k * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += (k * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1] if un_dot_bar[i_1] != 0.0 else 0.0) + ((k * un_bar[i_1 + 2] if un_bar[i_1 + 2] != 0.0 else 0.0) + (k_dot * un_dot_bar[i_1 + 2] if un_dot_bar[i_1 + 2] != 0.0 else 0.0))
+            u_bar[i_1 + 1] += strong_zero(k * un_bar[i_1], un_bar[i_1]) + strong_zero(k_dot * un_dot_bar[i_1], un_dot_bar[i_1]) + (strong_zero(k * un_bar[i_1 + 2], un_bar[i_1 + 2]) + strong_zero(k_dot * un_dot_bar[i_1 + 2], un_dot_bar[i_1 + 2]))
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
             u_bar[i_1] += (k * un_bar[(i_1 - 1) % n] if un_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k_dot * un_dot_bar[(i_1 - 1) % n] if un_dot_bar[(i_1 - 1) % n] != 0.0 else 0.0) + ((k * un_bar[(i_1 + 1) % n] if un_bar[(i_1 + 1) % n] != 0.0 else 0.0) + (k_dot * un_dot_bar[(i_1 + 1) % n] if un_dot_bar[(i_1 + 1) % n] != 0.0 else 0.0))
         for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
@@ -105,10 +105,10 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
                 slot -= 1
                 un[i] = tape[np.uint64(slot)]  # restore the value un[i] had before
                 u_bar[i] += un_bar[i]
-                k_bar_i += (t0 * un_bar[i] if un_bar[i] != 0.0 else 0.0)
-                t0_bar += (k * un_bar[i] if un_bar[i] != 0.0 else 0.0)
-                t1_bar += (u[i] * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
-                u_bar[i] += (t1 * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                k_bar_i += strong_zero(t0 * un_bar[i], un_bar[i])
+                t0_bar += strong_zero(k * un_bar[i], un_bar[i])
+                t1_bar += strong_zero(u[i] * -un_bar[i], un_bar[i])
+                u_bar[i] += strong_zero(t1 * -un_bar[i], un_bar[i])
                 un_bar[i] = 0.0
                 # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im])) - (u[i] * (u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]) + t1 * u_dot[i])
                 slot -= 1
@@ -116,21 +116,21 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
                 t2 = u_dot[ip] - (2.0 * u_dot[i]) + u_dot[im]
                 t3 = u[i] * (0.02 * u_dot[i]) + 0.02 * u[i] * u_dot[i]
                 u_dot_bar[i] += un_dot_bar[i]
-                t0_bar += (k_dot * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-                k_bar_i += (t2 * un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-                u_dot_bar[i] += (2.0 * -(k * un_dot_bar[i]) if un_dot_bar[i] != 0.0 else 0.0)
-                u_bar[i] += (t3 * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+                t0_bar += strong_zero(k_dot * un_dot_bar[i], un_dot_bar[i])
+                k_bar_i += strong_zero(t2 * un_dot_bar[i], un_dot_bar[i])
+                u_dot_bar[i] += strong_zero(2.0 * -(k * un_dot_bar[i]), un_dot_bar[i])
+                u_bar[i] += strong_zero(t3 * -un_dot_bar[i], un_dot_bar[i])
                 t4 = u[i] * -un_dot_bar[i]
-                u_bar[i] += (0.02 * u_dot[i] * t4 if un_dot_bar[i] != 0.0 else 0.0)
-                u_dot_bar[i] += (0.02 * (u[i] * t4) if un_dot_bar[i] != 0.0 else 0.0)
-                u_bar[i] += (0.02 * (u_dot[i] * t4) if un_dot_bar[i] != 0.0 else 0.0)
-                u_dot_bar[i] += (0.02 * u[i] * t4 if un_dot_bar[i] != 0.0 else 0.0)
-                t1_bar += (u_dot[i] * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
-                u_dot_bar[i] += (t1 * -un_dot_bar[i] if un_dot_bar[i] != 0.0 else 0.0)
+                u_bar[i] += strong_zero(0.02 * u_dot[i] * t4, un_dot_bar[i])
+                u_dot_bar[i] += strong_zero(0.02 * (u[i] * t4), un_dot_bar[i])
+                u_bar[i] += strong_zero(0.02 * (u_dot[i] * t4), un_dot_bar[i])
+                u_dot_bar[i] += strong_zero(0.02 * u[i] * t4, un_dot_bar[i])
+                t1_bar += strong_zero(u_dot[i] * -un_dot_bar[i], un_dot_bar[i])
+                u_dot_bar[i] += strong_zero(t1 * -un_dot_bar[i], un_dot_bar[i])
                 un_dot_bar[i] = 0.0
                 # adjoint of: t1 = 0.02 * u[i] * u[i]
-                u_bar[i] += (0.02 * (u[i] * t1_bar) if t1_bar != 0.0 else 0.0)
-                u_bar[i] += (0.02 * u[i] * t1_bar if t1_bar != 0.0 else 0.0)
+                u_bar[i] += strong_zero(0.02 * (u[i] * t1_bar), t1_bar)
+                u_bar[i] += strong_zero(0.02 * u[i] * t1_bar, t1_bar)
                 # adjoint of: t0 = u[ip] - 2.0 * u[i] + u[im]
                 u_bar[i] += 2.0 * -t0_bar
                 k_bar_chunks[chunk] += k_bar_i

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import chosen, chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def ring_in_prange_vjp(x, k, steps, out_bar):
@@ -52,7 +52,7 @@ def ring_in_prange_vjp(x, k, steps, out_bar):
         # the contributions at constant offsets from i (around the ring of n), gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
-            u_bar[i_1 + 1] += (k * un_bar[i_1] if un_bar[i_1] != 0.0 else 0.0) + (k * un_bar[i_1 + 2] if un_bar[i_1 + 2] != 0.0 else 0.0)
+            u_bar[i_1 + 1] += strong_zero(k * un_bar[i_1], un_bar[i_1]) + strong_zero(k * un_bar[i_1 + 2], un_bar[i_1 + 2])
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
             u_bar[i_1] += (k * un_bar[(i_1 - 1) % n] if un_bar[(i_1 - 1) % n] != 0.0 else 0.0) + (k * un_bar[(i_1 + 1) % n] if un_bar[(i_1 + 1) % n] != 0.0 else 0.0)
         for i_1 in range(max(n - 1, 1), n):  # the last elements: contributions from around the ring
@@ -80,12 +80,12 @@ def ring_in_prange_vjp(x, k, steps, out_bar):
                 t0 = u[ip] - 2.0 * u[i] + u[im]
                 t1 = 0.02 * u[i] * u[i]
                 u_bar[i] += un_bar[i]
-                k_bar_i += (t0 * un_bar[i] if un_bar[i] != 0.0 else 0.0)
-                u_bar[i] += (2.0 * -(k * un_bar[i]) if un_bar[i] != 0.0 else 0.0)
+                k_bar_i += strong_zero(t0 * un_bar[i], un_bar[i])
+                u_bar[i] += strong_zero(2.0 * -(k * un_bar[i]), un_bar[i])
                 t2 = u[i] * -un_bar[i]
-                u_bar[i] += (0.02 * (u[i] * t2) if un_bar[i] != 0.0 else 0.0)
-                u_bar[i] += (0.02 * u[i] * t2 if un_bar[i] != 0.0 else 0.0)
-                u_bar[i] += (t1 * -un_bar[i] if un_bar[i] != 0.0 else 0.0)
+                u_bar[i] += strong_zero(0.02 * (u[i] * t2), un_bar[i])
+                u_bar[i] += strong_zero(0.02 * u[i] * t2, un_bar[i])
+                u_bar[i] += strong_zero(t1 * -un_bar[i], un_bar[i])
                 un_bar[i] = 0.0
                 k_bar_chunks[chunk] += k_bar_i
         for chunk in range(16):

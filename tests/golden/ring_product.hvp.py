@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
 
 
 def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
@@ -46,9 +46,9 @@ def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
         k_bar = add_unordered(k_bar, x_dot[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_dot_bar[i_1]) if y_dot_bar[i_1] != 0.0 else 0.0)
         k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x_dot[(i_1 - 1) % n] * y_dot_bar[i_1]) if y_dot_bar[i_1] != 0.0 else 0.0)
     for i_1 in range(1, n - 1):  # no ring index wraps here
-        k_bar = add_unordered(k_bar, x[i_1 + 1] * (x[i_1 - 1] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
-        k_bar = add_unordered(k_bar, x_dot[i_1 + 1] * (x[i_1 - 1] * y_dot_bar[i_1]) if y_dot_bar[i_1] != 0.0 else 0.0)
-        k_bar = add_unordered(k_bar, x[i_1 + 1] * (x_dot[i_1 - 1] * y_dot_bar[i_1]) if y_dot_bar[i_1] != 0.0 else 0.0)
+        k_bar = add_unordered(k_bar, strong_zero(x[i_1 + 1] * (x[i_1 - 1] * y_bar[i_1]), y_bar[i_1]))
+        k_bar = add_unordered(k_bar, strong_zero(x_dot[i_1 + 1] * (x[i_1 - 1] * y_dot_bar[i_1]), y_dot_bar[i_1]))
+        k_bar = add_unordered(k_bar, strong_zero(x[i_1 + 1] * (x_dot[i_1 - 1] * y_dot_bar[i_1]), y_dot_bar[i_1]))
     for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
         k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
         k_bar = add_unordered(k_bar, x_dot[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_dot_bar[i_1]) if y_dot_bar[i_1] != 0.0 else 0.0)
@@ -65,13 +65,13 @@ def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
             im += n
         # adjoint of: y[i] = x[i] + k * x[ip] * x[im]
         x_bar[i] += y_bar[i]
-        x_bar[ip] += (k * (x[im] * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
-        x_bar[im] += (k * x[ip] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+        x_bar[ip] += strong_zero(k * (x[im] * y_bar[i]), y_bar[i])
+        x_bar[im] += strong_zero(k * x[ip] * y_bar[i], y_bar[i])
         y_bar[i] = 0.0
         # adjoint of: y_dot[i] = x_dot[i] + (x[im] * (x[ip] * k_dot + k * x_dot[ip]) + k * x[ip] * x_dot[im])
         t0 = x[ip] * k_dot + k * x_dot[ip]
-        x_bar[im] += (t0 * y_dot_bar[i] if y_dot_bar[i] != 0.0 else 0.0)
-        x_bar[ip] += (k_dot * (x[im] * y_dot_bar[i]) if y_dot_bar[i] != 0.0 else 0.0)
-        x_bar[ip] += (k * (x_dot[im] * y_dot_bar[i]) if y_dot_bar[i] != 0.0 else 0.0)
+        x_bar[im] += strong_zero(t0 * y_dot_bar[i], y_dot_bar[i])
+        x_bar[ip] += strong_zero(k_dot * (x[im] * y_dot_bar[i]), y_dot_bar[i])
+        x_bar[ip] += strong_zero(k * (x_dot[im] * y_dot_bar[i]), y_dot_bar[i])
         y_dot_bar[i] = 0.0
     return value, x_bar, k_bar

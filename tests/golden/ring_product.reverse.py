@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, zeros_like
+from sourcead.runtime import add_unordered, chosen, strong_zero, zeros_like
 
 
 def ring_product_vjp(x, k, out_bar):
@@ -36,7 +36,7 @@ def ring_product_vjp(x, k, out_bar):
     for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring
         k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
     for i_1 in range(1, n - 1):  # no ring index wraps here
-        k_bar = add_unordered(k_bar, x[i_1 + 1] * (x[i_1 - 1] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
+        k_bar = add_unordered(k_bar, strong_zero(x[i_1 + 1] * (x[i_1 - 1] * y_bar[i_1]), y_bar[i_1]))
     for i_1 in range(max(n - 1, 1), n):  # the last elements: ring indices around the ring
         k_bar = add_unordered(k_bar, x[(i_1 + 1) % n] * (x[(i_1 - 1) % n] * y_bar[i_1]) if y_bar[i_1] != 0.0 else 0.0)
     # the rest of its adjoint:
@@ -51,7 +51,7 @@ def ring_product_vjp(x, k, out_bar):
             im += n
         # adjoint of: y[i] = x[i] + k * x[ip] * x[im]
         x_bar[i] += y_bar[i]
-        x_bar[ip] += (k * (x[im] * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
-        x_bar[im] += (k * x[ip] * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+        x_bar[ip] += strong_zero(k * (x[im] * y_bar[i]), y_bar[i])
+        x_bar[im] += strong_zero(k * x[ip] * y_bar[i], y_bar[i])
         y_bar[i] = 0.0
     return value, x_bar, k_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, zeros_like
+from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, strong_zero, zeros_like
 
 
 def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
@@ -62,7 +62,7 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 2):  # every contribution exists here: element i_1 + 1
             for j in range(m):
-                u_bar[i_1 + 1, j] += (kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa * v_bar[i_1 + 2, j] if v_bar[i_1 + 2, j] != 0.0 else 0.0)
+                u_bar[i_1 + 1, j] += strong_zero(kappa * v_bar[i_1, j], v_bar[i_1, j]) + strong_zero(kappa * v_bar[i_1 + 2, j], v_bar[i_1 + 2, j])
         for i_1 in range(0, min(1, n)):  # the first elements: contributions from around the ring
             for j in range(m):
                 u_bar[i_1, j] += (kappa * v_bar[(i_1 - 1) % n, j] if v_bar[(i_1 - 1) % n, j] != 0.0 else 0.0) + (kappa * v_bar[(i_1 + 1) % n, j] if v_bar[(i_1 + 1) % n, j] != 0.0 else 0.0)
@@ -91,7 +91,7 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 for j_1 in range(0, min(1, m)):  # the first elements: ring indices around the ring
                     kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
                 for j_1 in range(1, m - 1):  # no ring index wraps here
-                    kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, j_1 + 1] + u[i, j_1 - 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
+                    kappa_bar_i = add_unordered(kappa_bar_i, strong_zero((u[ip, j_1] + u[im, j_1] + u[i, j_1 + 1] + u[i, j_1 - 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1], v_bar[i, j_1]))
                 for j_1 in range(max(m - 1, 1), m):  # the last elements: ring indices around the ring
                     kappa_bar_i = add_unordered(kappa_bar_i, (u[ip, j_1] + u[im, j_1] + u[i, (j_1 + 1) % m] + u[i, (j_1 - 1) % m] - 4.0 * u[i, j_1]) * v_bar[i, j_1] if v_bar[i, j_1] != 0.0 else 0.0)
                 # the rest of its adjoint:
@@ -107,9 +107,9 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
                     slot -= 1
                     v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
                     u_bar[i, np.uint64(j)] += v_bar[i, np.uint64(j)]
-                    u_bar[i, jp] += (kappa * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
-                    u_bar[i, jm] += (kappa * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
-                    u_bar[i, np.uint64(j)] += (4.0 * -(kappa * v_bar[i, np.uint64(j)]) if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    u_bar[i, jp] += strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
+                    u_bar[i, jm] += strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
+                    u_bar[i, np.uint64(j)] += strong_zero(4.0 * -(kappa * v_bar[i, np.uint64(j)]), v_bar[i, np.uint64(j)])
                     v_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, zeros_like
 
 
 def rk4_stages_vjp(x, s, out_bar):
@@ -139,17 +139,17 @@ def rk4_stages_vjp(x, s, out_bar):
                 top_at -= 1
                 y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
                 t0 = h / 6.0
-                k1_bar[i] += (t0 * y_bar[i] if y_bar[i] != 0.0 else 0.0)
-                k2_bar[i] += (2.0 * (t0 * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
-                k3_bar[i] += (2.0 * (t0 * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
-                k4_bar[i] += (t0 * y_bar[i] if y_bar[i] != 0.0 else 0.0)
+                k1_bar[i] += strong_zero(t0 * y_bar[i], y_bar[i])
+                k2_bar[i] += strong_zero(2.0 * (t0 * y_bar[i]), y_bar[i])
+                k3_bar[i] += strong_zero(2.0 * (t0 * y_bar[i]), y_bar[i])
+                k4_bar[i] += strong_zero(t0 * y_bar[i], y_bar[i])
             # the contributions at constant offsets from _rk4_rhs_i_3, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for _rk4_rhs_i_3_1 in range(0, x.shape[0] - 2):  # every contribution exists here: element _rk4_rhs_i_3_1 + 1
-                yt_bar[_rk4_rhs_i_3_1 + 1] += (x[_rk4_rhs_i_3_1 + 2] * k4_bar[_rk4_rhs_i_3_1 + 2] if k4_bar[_rk4_rhs_i_3_1 + 2] != 0.0 else 0.0) + (math.cos(yt[_rk4_rhs_i_3_1 + 1]) * (0.1 * -k4_bar[_rk4_rhs_i_3_1 + 1]) if k4_bar[_rk4_rhs_i_3_1 + 1] != 0.0 else 0.0)
+                yt_bar[_rk4_rhs_i_3_1 + 1] += strong_zero(x[_rk4_rhs_i_3_1 + 2] * k4_bar[_rk4_rhs_i_3_1 + 2], k4_bar[_rk4_rhs_i_3_1 + 2]) + (math.cos(yt[_rk4_rhs_i_3_1 + 1]) * (0.1 * -k4_bar[_rk4_rhs_i_3_1 + 1]) if k4_bar[_rk4_rhs_i_3_1 + 1] != 0.0 else 0.0)
             for _rk4_rhs_i_3_1 in range(0, min(1, x.shape[0])):  # the first elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_3_1 + 1 < x.shape[0]:
-                    yt_bar[_rk4_rhs_i_3_1] += x[_rk4_rhs_i_3_1 + 1] * k4_bar[_rk4_rhs_i_3_1 + 1] if k4_bar[_rk4_rhs_i_3_1 + 1] != 0.0 else 0.0
+                    yt_bar[_rk4_rhs_i_3_1] += strong_zero(x[_rk4_rhs_i_3_1 + 1] * k4_bar[_rk4_rhs_i_3_1 + 1], k4_bar[_rk4_rhs_i_3_1 + 1])
             for _rk4_rhs_i_3_1 in range(max(x.shape[0] - 1, 1), x.shape[0]):  # the last elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_3_1 < x.shape[0]:
                     yt_bar[_rk4_rhs_i_3_1] += math.cos(yt[_rk4_rhs_i_3_1]) * (0.1 * -k4_bar[_rk4_rhs_i_3_1]) if k4_bar[_rk4_rhs_i_3_1] != 0.0 else 0.0
@@ -157,7 +157,7 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for _rk4_rhs_i_3 in range(1, x.shape[0]):
                 # adjoint of: k4[_rk4_rhs_i_3] = x[_rk4_rhs_i_3] * yt[_rk4_rhs_i_3 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_3])
-                x_bar[_rk4_rhs_i_3] += (yt[_rk4_rhs_i_3 - 1] * k4_bar[_rk4_rhs_i_3] if k4_bar[_rk4_rhs_i_3] != 0.0 else 0.0)
+                x_bar[_rk4_rhs_i_3] += strong_zero(yt[_rk4_rhs_i_3 - 1] * k4_bar[_rk4_rhs_i_3], k4_bar[_rk4_rhs_i_3])
                 k4_bar[_rk4_rhs_i_3] = 0.0
             # adjoint of: k4[0] = x[0]
             x_bar[0] += k4_bar[0]
@@ -171,15 +171,15 @@ def rk4_stages_vjp(x, s, out_bar):
                 top_at_1 -= 1
                 yt[i] = tape[np.uint64(top_at_1)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
-                k3_bar[i] += (h * yt_bar[i] if yt_bar[i] != 0.0 else 0.0)
+                k3_bar[i] += strong_zero(h * yt_bar[i], yt_bar[i])
                 yt_bar[i] = 0.0
             # the contributions at constant offsets from _rk4_rhs_i_2, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for _rk4_rhs_i_2_1 in range(0, x.shape[0] - 2):  # every contribution exists here: element _rk4_rhs_i_2_1 + 1
-                yt_bar[_rk4_rhs_i_2_1 + 1] += (x[_rk4_rhs_i_2_1 + 2] * k3_bar[_rk4_rhs_i_2_1 + 2] if k3_bar[_rk4_rhs_i_2_1 + 2] != 0.0 else 0.0) + (math.cos(yt[_rk4_rhs_i_2_1 + 1]) * (0.1 * -k3_bar[_rk4_rhs_i_2_1 + 1]) if k3_bar[_rk4_rhs_i_2_1 + 1] != 0.0 else 0.0)
+                yt_bar[_rk4_rhs_i_2_1 + 1] += strong_zero(x[_rk4_rhs_i_2_1 + 2] * k3_bar[_rk4_rhs_i_2_1 + 2], k3_bar[_rk4_rhs_i_2_1 + 2]) + (math.cos(yt[_rk4_rhs_i_2_1 + 1]) * (0.1 * -k3_bar[_rk4_rhs_i_2_1 + 1]) if k3_bar[_rk4_rhs_i_2_1 + 1] != 0.0 else 0.0)
             for _rk4_rhs_i_2_1 in range(0, min(1, x.shape[0])):  # the first elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_2_1 + 1 < x.shape[0]:
-                    yt_bar[_rk4_rhs_i_2_1] += x[_rk4_rhs_i_2_1 + 1] * k3_bar[_rk4_rhs_i_2_1 + 1] if k3_bar[_rk4_rhs_i_2_1 + 1] != 0.0 else 0.0
+                    yt_bar[_rk4_rhs_i_2_1] += strong_zero(x[_rk4_rhs_i_2_1 + 1] * k3_bar[_rk4_rhs_i_2_1 + 1], k3_bar[_rk4_rhs_i_2_1 + 1])
             for _rk4_rhs_i_2_1 in range(max(x.shape[0] - 1, 1), x.shape[0]):  # the last elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_2_1 < x.shape[0]:
                     yt_bar[_rk4_rhs_i_2_1] += math.cos(yt[_rk4_rhs_i_2_1]) * (0.1 * -k3_bar[_rk4_rhs_i_2_1]) if k3_bar[_rk4_rhs_i_2_1] != 0.0 else 0.0
@@ -187,7 +187,7 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for _rk4_rhs_i_2 in range(1, x.shape[0]):
                 # adjoint of: k3[_rk4_rhs_i_2] = x[_rk4_rhs_i_2] * yt[_rk4_rhs_i_2 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_2])
-                x_bar[_rk4_rhs_i_2] += (yt[_rk4_rhs_i_2 - 1] * k3_bar[_rk4_rhs_i_2] if k3_bar[_rk4_rhs_i_2] != 0.0 else 0.0)
+                x_bar[_rk4_rhs_i_2] += strong_zero(yt[_rk4_rhs_i_2 - 1] * k3_bar[_rk4_rhs_i_2], k3_bar[_rk4_rhs_i_2])
                 k3_bar[_rk4_rhs_i_2] = 0.0
             # adjoint of: k3[0] = x[0]
             x_bar[0] += k3_bar[0]
@@ -201,15 +201,15 @@ def rk4_stages_vjp(x, s, out_bar):
                 top_at_2 -= 1
                 yt[i] = tape[np.uint64(top_at_2)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
-                k2_bar[i] += (0.5 * h * yt_bar[i] if yt_bar[i] != 0.0 else 0.0)
+                k2_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])
                 yt_bar[i] = 0.0
             # the contributions at constant offsets from _rk4_rhs_i_1, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for _rk4_rhs_i_1_1 in range(0, x.shape[0] - 2):  # every contribution exists here: element _rk4_rhs_i_1_1 + 1
-                yt_bar[_rk4_rhs_i_1_1 + 1] += (x[_rk4_rhs_i_1_1 + 2] * k2_bar[_rk4_rhs_i_1_1 + 2] if k2_bar[_rk4_rhs_i_1_1 + 2] != 0.0 else 0.0) + (math.cos(yt[_rk4_rhs_i_1_1 + 1]) * (0.1 * -k2_bar[_rk4_rhs_i_1_1 + 1]) if k2_bar[_rk4_rhs_i_1_1 + 1] != 0.0 else 0.0)
+                yt_bar[_rk4_rhs_i_1_1 + 1] += strong_zero(x[_rk4_rhs_i_1_1 + 2] * k2_bar[_rk4_rhs_i_1_1 + 2], k2_bar[_rk4_rhs_i_1_1 + 2]) + (math.cos(yt[_rk4_rhs_i_1_1 + 1]) * (0.1 * -k2_bar[_rk4_rhs_i_1_1 + 1]) if k2_bar[_rk4_rhs_i_1_1 + 1] != 0.0 else 0.0)
             for _rk4_rhs_i_1_1 in range(0, min(1, x.shape[0])):  # the first elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_1_1 + 1 < x.shape[0]:
-                    yt_bar[_rk4_rhs_i_1_1] += x[_rk4_rhs_i_1_1 + 1] * k2_bar[_rk4_rhs_i_1_1 + 1] if k2_bar[_rk4_rhs_i_1_1 + 1] != 0.0 else 0.0
+                    yt_bar[_rk4_rhs_i_1_1] += strong_zero(x[_rk4_rhs_i_1_1 + 1] * k2_bar[_rk4_rhs_i_1_1 + 1], k2_bar[_rk4_rhs_i_1_1 + 1])
             for _rk4_rhs_i_1_1 in range(max(x.shape[0] - 1, 1), x.shape[0]):  # the last elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_1_1 < x.shape[0]:
                     yt_bar[_rk4_rhs_i_1_1] += math.cos(yt[_rk4_rhs_i_1_1]) * (0.1 * -k2_bar[_rk4_rhs_i_1_1]) if k2_bar[_rk4_rhs_i_1_1] != 0.0 else 0.0
@@ -217,7 +217,7 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for _rk4_rhs_i_1 in range(1, x.shape[0]):
                 # adjoint of: k2[_rk4_rhs_i_1] = x[_rk4_rhs_i_1] * yt[_rk4_rhs_i_1 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_1])
-                x_bar[_rk4_rhs_i_1] += (yt[_rk4_rhs_i_1 - 1] * k2_bar[_rk4_rhs_i_1] if k2_bar[_rk4_rhs_i_1] != 0.0 else 0.0)
+                x_bar[_rk4_rhs_i_1] += strong_zero(yt[_rk4_rhs_i_1 - 1] * k2_bar[_rk4_rhs_i_1], k2_bar[_rk4_rhs_i_1])
                 k2_bar[_rk4_rhs_i_1] = 0.0
             # adjoint of: k2[0] = x[0]
             x_bar[0] += k2_bar[0]
@@ -231,15 +231,15 @@ def rk4_stages_vjp(x, s, out_bar):
                 top_at_3 -= 1
                 yt[i] = tape[np.uint64(top_at_3)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
-                k1_bar[i] += (0.5 * h * yt_bar[i] if yt_bar[i] != 0.0 else 0.0)
+                k1_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])
                 yt_bar[i] = 0.0
             # the contributions at constant offsets from _rk4_rhs_i, gathered: each element takes its own
             # in one place (no iteration adds into another's element: a loop that vectorises)
             for _rk4_rhs_i_4 in range(0, x.shape[0] - 2):  # every contribution exists here: element _rk4_rhs_i_4 + 1
-                y_bar[_rk4_rhs_i_4 + 1] += (x[_rk4_rhs_i_4 + 2] * k1_bar[_rk4_rhs_i_4 + 2] if k1_bar[_rk4_rhs_i_4 + 2] != 0.0 else 0.0) + (math.cos(y[_rk4_rhs_i_4 + 1]) * (0.1 * -k1_bar[_rk4_rhs_i_4 + 1]) if k1_bar[_rk4_rhs_i_4 + 1] != 0.0 else 0.0)
+                y_bar[_rk4_rhs_i_4 + 1] += strong_zero(x[_rk4_rhs_i_4 + 2] * k1_bar[_rk4_rhs_i_4 + 2], k1_bar[_rk4_rhs_i_4 + 2]) + (math.cos(y[_rk4_rhs_i_4 + 1]) * (0.1 * -k1_bar[_rk4_rhs_i_4 + 1]) if k1_bar[_rk4_rhs_i_4 + 1] != 0.0 else 0.0)
             for _rk4_rhs_i_4 in range(0, min(1, x.shape[0])):  # the first elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_4 + 1 < x.shape[0]:
-                    y_bar[_rk4_rhs_i_4] += x[_rk4_rhs_i_4 + 1] * k1_bar[_rk4_rhs_i_4 + 1] if k1_bar[_rk4_rhs_i_4 + 1] != 0.0 else 0.0
+                    y_bar[_rk4_rhs_i_4] += strong_zero(x[_rk4_rhs_i_4 + 1] * k1_bar[_rk4_rhs_i_4 + 1], k1_bar[_rk4_rhs_i_4 + 1])
             for _rk4_rhs_i_4 in range(max(x.shape[0] - 1, 1), x.shape[0]):  # the last elements: the contributions that exist
                 if 1 <= _rk4_rhs_i_4 < x.shape[0]:
                     y_bar[_rk4_rhs_i_4] += math.cos(y[_rk4_rhs_i_4]) * (0.1 * -k1_bar[_rk4_rhs_i_4]) if k1_bar[_rk4_rhs_i_4] != 0.0 else 0.0
@@ -247,7 +247,7 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for _rk4_rhs_i in range(1, x.shape[0]):
                 # adjoint of: k1[_rk4_rhs_i] = x[_rk4_rhs_i] * y[_rk4_rhs_i - 1] - 0.1 * np.sin(y[_rk4_rhs_i])
-                x_bar[_rk4_rhs_i] += (y[_rk4_rhs_i - 1] * k1_bar[_rk4_rhs_i] if k1_bar[_rk4_rhs_i] != 0.0 else 0.0)
+                x_bar[_rk4_rhs_i] += strong_zero(y[_rk4_rhs_i - 1] * k1_bar[_rk4_rhs_i], k1_bar[_rk4_rhs_i])
                 k1_bar[_rk4_rhs_i] = 0.0
             # adjoint of: k1[0] = x[0]
             x_bar[0] += k1_bar[0]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -54,7 +54,7 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         # adjoint of: s_dot += best_dot + 2.0 * t0 * (np.dot(points_dot[i], w) + np.dot(points[i], w_dot))
         t2 = np.dot(points_dot[np.uint64(i)], w) + np.dot(points[np.uint64(i)], w_dot)
         best_dot_bar = s_dot_bar
-        t0_bar = (2.0 * (t2 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(2.0 * (t2 * s_dot_bar), s_dot_bar)
         t3 = 2.0 * t0 * s_dot_bar
         add_product(w_bar, s_dot_bar != 0.0, t3, points_dot[np.uint64(i)])
         add_product(points_bar[np.uint64(i)], s_dot_bar != 0.0, t3, w_dot)

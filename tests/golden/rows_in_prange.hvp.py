@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, unbroadcast, zeros_like
+from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, strong_zero, unbroadcast, zeros_like
 
 
 def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
@@ -54,25 +54,25 @@ def rows_in_prange_hvp(cams, X, obs, cams_dot, X_dot, out_bar):
             r_dot_bar = 0.0
             t0_bar = 0.0
             # adjoint of: total_dot += r * r_dot + r * r_dot
-            r_bar += (r_dot * total_dot_bar if total_dot_bar != 0.0 else 0.0)
-            r_dot_bar += (r * total_dot_bar if total_dot_bar != 0.0 else 0.0)
-            r_bar += (r_dot * total_dot_bar if total_dot_bar != 0.0 else 0.0)
-            r_dot_bar += (r * total_dot_bar if total_dot_bar != 0.0 else 0.0)
+            r_bar += strong_zero(r_dot * total_dot_bar, total_dot_bar)
+            r_dot_bar += strong_zero(r * total_dot_bar, total_dot_bar)
+            r_bar += strong_zero(r_dot * total_dot_bar, total_dot_bar)
+            r_dot_bar += strong_zero(r * total_dot_bar, total_dot_bar)
             # adjoint of: r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * t0
-            cam_bar[0] += (p[0] * r_bar if r_bar != 0.0 else 0.0)
-            p_bar[0] += (cam[0] * r_bar if r_bar != 0.0 else 0.0)
-            cam_bar[1] += (p[1] * r_bar if r_bar != 0.0 else 0.0)
-            p_bar[1] += (cam[1] * r_bar if r_bar != 0.0 else 0.0)
-            cam_bar[2] += (t0 * -r_bar if r_bar != 0.0 else 0.0)
-            t0_bar += (cam[2] * -r_bar if r_bar != 0.0 else 0.0)
+            cam_bar[0] += strong_zero(p[0] * r_bar, r_bar)
+            p_bar[0] += strong_zero(cam[0] * r_bar, r_bar)
+            cam_bar[1] += strong_zero(p[1] * r_bar, r_bar)
+            p_bar[1] += strong_zero(cam[1] * r_bar, r_bar)
+            cam_bar[2] += strong_zero(t0 * -r_bar, r_bar)
+            t0_bar += strong_zero(cam[2] * -r_bar, r_bar)
             # adjoint of: r_dot = p[0] * cam_dot[0] + cam[0] * p_dot[0] + (p[1] * cam_dot[1] + cam[1] * p_dot[1]) - (t0 * cam_dot[2] + cam[2] * np.sum(p * p_dot + p * p_dot))
             t1 = np.sum(p * p_dot + p * p_dot)
-            p_bar[0] += (cam_dot[0] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            cam_bar[0] += (p_dot[0] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            p_bar[1] += (cam_dot[1] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            cam_bar[1] += (p_dot[1] * r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            t0_bar += (cam_dot[2] * -r_dot_bar if r_dot_bar != 0.0 else 0.0)
-            cam_bar[2] += (t1 * -r_dot_bar if r_dot_bar != 0.0 else 0.0)
+            p_bar[0] += strong_zero(cam_dot[0] * r_dot_bar, r_dot_bar)
+            cam_bar[0] += strong_zero(p_dot[0] * r_dot_bar, r_dot_bar)
+            p_bar[1] += strong_zero(cam_dot[1] * r_dot_bar, r_dot_bar)
+            cam_bar[1] += strong_zero(p_dot[1] * r_dot_bar, r_dot_bar)
+            t0_bar += strong_zero(cam_dot[2] * -r_dot_bar, r_dot_bar)
+            cam_bar[2] += strong_zero(t1 * -r_dot_bar, r_dot_bar)
             t2 = np.full_like(broadcast_like(p, p_dot), cam[2] * -r_dot_bar)
             p_bar += 2.0 * chosen(r_dot_bar != 0.0, unbroadcast(p_dot * t2, p))
             # adjoint of: t0 = np.sum(p * p)

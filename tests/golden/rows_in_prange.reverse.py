@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, strong_zero, zeros_like
 
 
 def rows_in_prange_vjp(cams, X, obs, out_bar):
@@ -43,14 +43,14 @@ def rows_in_prange_vjp(cams, X, obs, out_bar):
             p_bar = zeros_like(p)
             r_bar = 0.0
             # adjoint of: total += r * r
-            r_bar += 2.0 * (r * total_bar if total_bar != 0.0 else 0.0)
+            r_bar += 2.0 * strong_zero(r * total_bar, total_bar)
             # adjoint of: r = cam[0] * p[0] + cam[1] * p[1] - cam[2] * np.sum(p * p)
             t0 = np.sum(p * p)
-            cam_bar[0] += (p[0] * r_bar if r_bar != 0.0 else 0.0)
-            p_bar[0] += (cam[0] * r_bar if r_bar != 0.0 else 0.0)
-            cam_bar[1] += (p[1] * r_bar if r_bar != 0.0 else 0.0)
-            p_bar[1] += (cam[1] * r_bar if r_bar != 0.0 else 0.0)
-            cam_bar[2] += (t0 * -r_bar if r_bar != 0.0 else 0.0)
+            cam_bar[0] += strong_zero(p[0] * r_bar, r_bar)
+            p_bar[0] += strong_zero(cam[0] * r_bar, r_bar)
+            cam_bar[1] += strong_zero(p[1] * r_bar, r_bar)
+            p_bar[1] += strong_zero(cam[1] * r_bar, r_bar)
+            cam_bar[2] += strong_zero(t0 * -r_bar, r_bar)
             t1 = cam[2] * -r_bar
             p_bar += 2.0 * chosen(r_bar != 0.0, p * t1)
             # adjoint of: p = X[obs[i, 1]]

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -66,50 +66,50 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + ((kappa * v_bar[i_1 + 3, j] if v_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 3, j] if v_dot_bar[i_1 + 3, j] != 0.0 else 0.0)) + ((kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0)) + 4.0 * -((kappa * v_bar[i_1 + 2, j] if v_bar[i_1 + 2, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 2, j] if v_dot_bar[i_1 + 2, j] != 0.0 else 0.0))
+                u_bar[i_1 + 2, j] += v_bar[i_1 + 2, j] + (strong_zero(kappa * v_bar[i_1 + 3, j], v_bar[i_1 + 3, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 3, j], v_dot_bar[i_1 + 3, j])) + (strong_zero(kappa * v_bar[i_1 + 1, j], v_bar[i_1 + 1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j])) + 4.0 * -(strong_zero(kappa * v_bar[i_1 + 2, j], v_bar[i_1 + 2, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 2, j], v_dot_bar[i_1 + 2, j]))
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += (kappa * v_bar[i_1 + 1, j] if v_bar[i_1 + 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0)
+                    u_bar[i_1, j] += strong_zero(kappa * v_bar[i_1 + 1, j], v_bar[i_1 + 1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -((kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0))
+                    u_bar[i_1, j] += 4.0 * -(strong_zero(kappa * v_bar[i_1, j], v_bar[i_1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1, j], v_dot_bar[i_1, j]))
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_bar[i_1, j] += v_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += (kappa * v_bar[i_1 - 1, j] if v_bar[i_1 - 1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1 - 1, j] if v_dot_bar[i_1 - 1, j] != 0.0 else 0.0)
+                    u_bar[i_1, j] += strong_zero(kappa * v_bar[i_1 - 1, j], v_bar[i_1 - 1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1 - 1, j], v_dot_bar[i_1 - 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_bar[i_1, j] += 4.0 * -((kappa * v_bar[i_1, j] if v_bar[i_1, j] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i_1, j] if v_dot_bar[i_1, j] != 0.0 else 0.0))
+                    u_bar[i_1, j] += 4.0 * -(strong_zero(kappa * v_bar[i_1, j], v_bar[i_1, j]) + strong_zero(kappa_dot * v_dot_bar[i_1, j], v_dot_bar[i_1, j]))
         for i_1 in prange(0, n - 4):  # every contribution exists here: element i_1 + 2
             for j in range(1, m - 1):
-                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + (kappa * v_dot_bar[i_1 + 3, j] if v_dot_bar[i_1 + 3, j] != 0.0 else 0.0) + (kappa * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0) + (4.0 * -(kappa * v_dot_bar[i_1 + 2, j]) if v_dot_bar[i_1 + 2, j] != 0.0 else 0.0)
+                u_dot_bar[i_1 + 2, j] += v_dot_bar[i_1 + 2, j] + strong_zero(kappa * v_dot_bar[i_1 + 3, j], v_dot_bar[i_1 + 3, j]) + strong_zero(kappa * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j]) + strong_zero(4.0 * -(kappa * v_dot_bar[i_1 + 2, j]), v_dot_bar[i_1 + 2, j])
         for i_1 in range(0, min(2, n)):  # the first elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
             if 1 <= i_1 + 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 + 1, j] if v_dot_bar[i_1 + 1, j] != 0.0 else 0.0
+                    u_dot_bar[i_1, j] += strong_zero(kappa * v_dot_bar[i_1 + 1, j], v_dot_bar[i_1 + 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j]) if v_dot_bar[i_1, j] != 0.0 else 0.0
+                    u_dot_bar[i_1, j] += strong_zero(4.0 * -(kappa * v_dot_bar[i_1, j]), v_dot_bar[i_1, j])
         for i_1 in range(max(n - 2, 2), n):  # the last elements: the contributions that exist
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
                     u_dot_bar[i_1, j] += v_dot_bar[i_1, j]
             if 1 <= i_1 - 1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += kappa * v_dot_bar[i_1 - 1, j] if v_dot_bar[i_1 - 1, j] != 0.0 else 0.0
+                    u_dot_bar[i_1, j] += strong_zero(kappa * v_dot_bar[i_1 - 1, j], v_dot_bar[i_1 - 1, j])
             if 1 <= i_1 < n - 1:
                 for j in range(1, m - 1):
-                    u_dot_bar[i_1, j] += 4.0 * -(kappa * v_dot_bar[i_1, j]) if v_dot_bar[i_1, j] != 0.0 else 0.0
+                    u_dot_bar[i_1, j] += strong_zero(4.0 * -(kappa * v_dot_bar[i_1, j]), v_dot_bar[i_1, j])
         # the rest of its adjoint:
         # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
         # adjoints at the loop index are plain stores; the iterations run in 16 fixed
@@ -121,29 +121,30 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                 i = 1 + k
                 slot = top + ((i - 1) + 1) * (2 * (m - 2))  # the end of this iteration's slot
+                t0_bar = 0.0
                 kappa_bar_i = 0.0
                 # the contributions at constant offsets from j, gathered: each element takes its own
                 # in one place (no iteration adds into another's element: a loop that vectorises)
                 for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                    u_dot_bar[i, j_1 + 2] += (kappa * v_dot_bar[i, j_1 + 3] if v_dot_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0)
+                    u_dot_bar[i, j_1 + 2] += strong_zero(kappa * v_dot_bar[i, j_1 + 3], v_dot_bar[i, j_1 + 3]) + strong_zero(kappa * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1])
                 for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                     if 1 <= j_1 + 1 < m - 1:
-                        u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0
+                        u_dot_bar[i, j_1] += strong_zero(kappa * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1])
                 for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                     if 1 <= j_1 - 1 < m - 1:
-                        u_dot_bar[i, j_1] += kappa * v_dot_bar[i, j_1 - 1] if v_dot_bar[i, j_1 - 1] != 0.0 else 0.0
+                        u_dot_bar[i, j_1] += strong_zero(kappa * v_dot_bar[i, j_1 - 1], v_dot_bar[i, j_1 - 1])
                 for j_1 in range(0, m - 4):  # every contribution exists here: element j_1 + 2
-                    u_bar[i, j_1 + 2] += (kappa * v_bar[i, j_1 + 3] if v_bar[i, j_1 + 3] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 3] if v_dot_bar[i, j_1 + 3] != 0.0 else 0.0) + ((kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0))
+                    u_bar[i, j_1 + 2] += strong_zero(kappa * v_bar[i, j_1 + 3], v_bar[i, j_1 + 3]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 + 3], v_dot_bar[i, j_1 + 3]) + (strong_zero(kappa * v_bar[i, j_1 + 1], v_bar[i, j_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1]))
                 for j_1 in range(0, min(2, m)):  # the first elements: the contributions that exist
                     if 1 <= j_1 + 1 < m - 1:
-                        u_bar[i, j_1] += (kappa * v_bar[i, j_1 + 1] if v_bar[i, j_1 + 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 + 1] if v_dot_bar[i, j_1 + 1] != 0.0 else 0.0)
+                        u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 + 1], v_bar[i, j_1 + 1]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 + 1], v_dot_bar[i, j_1 + 1])
                 for j_1 in range(max(m - 2, 2), m):  # the last elements: the contributions that exist
                     if 1 <= j_1 - 1 < m - 1:
-                        u_bar[i, j_1] += (kappa * v_bar[i, j_1 - 1] if v_bar[i, j_1 - 1] != 0.0 else 0.0) + (kappa_dot * v_dot_bar[i, j_1 - 1] if v_dot_bar[i, j_1 - 1] != 0.0 else 0.0)
+                        u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 - 1], v_bar[i, j_1 - 1]) + strong_zero(kappa_dot * v_dot_bar[i, j_1 - 1], v_dot_bar[i, j_1 - 1])
                 # what every iteration adds into kappa_bar_i, summed first in a loop of its own,
                 # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
                 for j_1 in range(1, m - 1):
-                    kappa_bar_i = add_unordered(kappa_bar_i, (u_dot[i - 1, j_1] + u_dot[i + 1, j_1] + u_dot[i, j_1 - 1] + u_dot[i, j_1 + 1] - (4.0 * u_dot[i, j_1])) * v_dot_bar[i, j_1] if v_dot_bar[i, j_1] != 0.0 else 0.0)
+                    kappa_bar_i = add_unordered(kappa_bar_i, strong_zero((u_dot[i - 1, j_1] + u_dot[i + 1, j_1] + u_dot[i, j_1 - 1] + u_dot[i, j_1 + 1] - (4.0 * u_dot[i, j_1])) * v_dot_bar[i, j_1], v_dot_bar[i, j_1]))
                 # the rest of its adjoint:
                 for j in range((m - 1) - 1, 0, -1):
                     # the values this iteration computes first, again (cheaper than records)
@@ -151,12 +152,16 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     # adjoint of: v[i, j] = u[i, j] + kappa * t0
                     slot -= 1
                     v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
-                    kappa_bar_i += (t0 * v_bar[i, np.uint64(j)] if v_bar[i, np.uint64(j)] != 0.0 else 0.0)
+                    kappa_bar_i += strong_zero(t0 * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
+                    t0_bar += strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
                     v_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                     slot -= 1
                     v_dot[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
+                    t0_bar += strong_zero(kappa_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
                     v_dot_bar[i, np.uint64(j)] = 0.0
+                    # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
+                    t0_bar = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def scalar_sums_hvp(x, a, b, m, x_dot, a_dot, b_dot, out_bar):
@@ -39,37 +39,37 @@ def scalar_sums_hvp(x, a, b, m, x_dot, a_dot, b_dot, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(m):
                 # adjoint of: s_dot += y[i, j] * y_dot[i, j] + y[i, j] * y_dot[i, j]
-                y_bar[i, j] += (y_dot[i, j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                y_dot_bar[i, j] += (y[i, j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                y_bar[i, j] += (y_dot[i, j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                y_dot_bar[i, j] += (y[i, j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+                y_bar[i, j] += strong_zero(y_dot[i, j] * s_dot_bar, s_dot_bar)
+                y_dot_bar[i, j] += strong_zero(y[i, j] * s_dot_bar, s_dot_bar)
+                y_bar[i, j] += strong_zero(y_dot[i, j] * s_dot_bar, s_dot_bar)
+                y_dot_bar[i, j] += strong_zero(y[i, j] * s_dot_bar, s_dot_bar)
     # what every iteration adds into a_bar, b_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, n):
         for j in range(m):
-            a_bar = add_unordered(a_bar, x[i_1] * y_bar[i_1, j] if y_bar[i_1, j] != 0.0 else 0.0)
-            b_bar = add_unordered(b_bar, x[i_1] * (x[i_1] * ((j + 1.0) * -y_bar[i_1, j])) if y_bar[i_1, j] != 0.0 else 0.0)
-            a_bar = add_unordered(a_bar, x_dot[i_1] * y_dot_bar[i_1, j] if y_dot_bar[i_1, j] != 0.0 else 0.0)
-            b_bar = add_unordered(b_bar, x_dot[i_1] * (x[i_1] * ((j + 1.0) * -y_dot_bar[i_1, j])) if y_dot_bar[i_1, j] != 0.0 else 0.0)
-            b_bar = add_unordered(b_bar, x[i_1] * (x_dot[i_1] * ((j + 1.0) * -y_dot_bar[i_1, j])) if y_dot_bar[i_1, j] != 0.0 else 0.0)
+            a_bar = add_unordered(a_bar, strong_zero(x[i_1] * y_bar[i_1, j], y_bar[i_1, j]))
+            b_bar = add_unordered(b_bar, strong_zero(x[i_1] * (x[i_1] * ((j + 1.0) * -y_bar[i_1, j])), y_bar[i_1, j]))
+            a_bar = add_unordered(a_bar, strong_zero(x_dot[i_1] * y_dot_bar[i_1, j], y_dot_bar[i_1, j]))
+            b_bar = add_unordered(b_bar, strong_zero(x_dot[i_1] * (x[i_1] * ((j + 1.0) * -y_dot_bar[i_1, j])), y_dot_bar[i_1, j]))
+            b_bar = add_unordered(b_bar, strong_zero(x[i_1] * (x_dot[i_1] * ((j + 1.0) * -y_dot_bar[i_1, j])), y_dot_bar[i_1, j]))
     # the rest of its adjoint:
     for i in range(n - 1, -1, -1):
         x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         # its iterations' adjoints are independent: run in the loop's order
         for j in range(m):
             # adjoint of: y[i, j] = a * x[i] - b * x[i] * x[i] * (j + 1.0)
-            x_bar_i += (a * y_bar[i, j] if y_bar[i, j] != 0.0 else 0.0)
+            x_bar_i += strong_zero(a * y_bar[i, j], y_bar[i, j])
             t2 = (j + 1.0) * -y_bar[i, j]
-            x_bar_i += (b * (x[i] * t2) if y_bar[i, j] != 0.0 else 0.0)
-            x_bar_i += (b * x[i] * t2 if y_bar[i, j] != 0.0 else 0.0)
+            x_bar_i += strong_zero(b * (x[i] * t2), y_bar[i, j])
+            x_bar_i += strong_zero(b * x[i] * t2, y_bar[i, j])
             y_bar[i, j] = 0.0
             # adjoint of: y_dot[i, j] = x[i] * a_dot + a * x_dot[i] - ((j + 1.0) * (x[i] * (x[i] * b_dot + b * x_dot[i]) + b * x[i] * x_dot[i]))
             t0 = x[i] * b_dot + b * x_dot[i]
-            x_bar_i += (a_dot * y_dot_bar[i, j] if y_dot_bar[i, j] != 0.0 else 0.0)
+            x_bar_i += strong_zero(a_dot * y_dot_bar[i, j], y_dot_bar[i, j])
             t1 = (j + 1.0) * -y_dot_bar[i, j]
-            x_bar_i += (t0 * t1 if y_dot_bar[i, j] != 0.0 else 0.0)
-            x_bar_i += (b_dot * (x[i] * t1) if y_dot_bar[i, j] != 0.0 else 0.0)
-            x_bar_i += (b * (x_dot[i] * t1) if y_dot_bar[i, j] != 0.0 else 0.0)
+            x_bar_i += strong_zero(t0 * t1, y_dot_bar[i, j])
+            x_bar_i += strong_zero(b_dot * (x[i] * t1), y_dot_bar[i, j])
+            x_bar_i += strong_zero(b * (x_dot[i] * t1), y_dot_bar[i, j])
             y_dot_bar[i, j] = 0.0
         if x_bar_i != 0.0:
             x_bar[np.uint64(i)] += x_bar_i

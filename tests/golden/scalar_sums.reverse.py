@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def scalar_sums_vjp(x, a, b, m, out_bar):
@@ -35,23 +35,23 @@ def scalar_sums_vjp(x, a, b, m, out_bar):
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(m):
                 # adjoint of: s += y[i, j] * y[i, j]
-                y_bar[i, j] += 2.0 * (y[i, j] * s_bar if s_bar != 0.0 else 0.0)
+                y_bar[i, j] += 2.0 * strong_zero(y[i, j] * s_bar, s_bar)
     # what every iteration adds into a_bar, b_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, n):
         for j in range(m):
-            a_bar = add_unordered(a_bar, x[i_1] * y_bar[i_1, j] if y_bar[i_1, j] != 0.0 else 0.0)
-            b_bar = add_unordered(b_bar, x[i_1] * (x[i_1] * ((j + 1.0) * -y_bar[i_1, j])) if y_bar[i_1, j] != 0.0 else 0.0)
+            a_bar = add_unordered(a_bar, strong_zero(x[i_1] * y_bar[i_1, j], y_bar[i_1, j]))
+            b_bar = add_unordered(b_bar, strong_zero(x[i_1] * (x[i_1] * ((j + 1.0) * -y_bar[i_1, j])), y_bar[i_1, j]))
     # the rest of its adjoint:
     for i in range(n - 1, -1, -1):
         x_bar_i = 0.0  # what every iteration adds into x_bar[i]
         # its iterations' adjoints are independent: run in the loop's order
         for j in range(m):
             # adjoint of: y[i, j] = a * x[i] - b * x[i] * x[i] * (j + 1.0)
-            x_bar_i += (a * y_bar[i, j] if y_bar[i, j] != 0.0 else 0.0)
+            x_bar_i += strong_zero(a * y_bar[i, j], y_bar[i, j])
             t0 = (j + 1.0) * -y_bar[i, j]
-            x_bar_i += (b * (x[i] * t0) if y_bar[i, j] != 0.0 else 0.0)
-            x_bar_i += (b * x[i] * t0 if y_bar[i, j] != 0.0 else 0.0)
+            x_bar_i += strong_zero(b * (x[i] * t0), y_bar[i, j])
+            x_bar_i += strong_zero(b * x[i] * t0, y_bar[i, j])
             y_bar[i, j] = 0.0
         if x_bar_i != 0.0:
             x_bar[np.uint64(i)] += x_bar_i

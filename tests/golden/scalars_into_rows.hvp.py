@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
 
 
 def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
@@ -85,22 +85,22 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
         c_dot_bar[:, np.uint64(t)] = 0.0
         # adjoint of: g[t, 1:] -= x[t] * x[t]
         t5 = -np.sum(g_bar[np.uint64(t), 1:])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t5 if t5 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += 2.0 * strong_zero(x[np.uint64(t)] * t5, t5)
         # adjoint of: g_dot[t, 1:] -= x[t] * x_dot[t] + x[t] * x_dot[t]
         t4 = -np.sum(g_dot_bar[np.uint64(t), 1:])
-        x_bar[np.uint64(t)] += 2.0 * (x_dot[np.uint64(t)] * t4 if t4 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += 2.0 * strong_zero(x_dot[np.uint64(t)] * t4, t4)
         # adjoint of: g[t] += s
         t3 = np.sum(g_bar[np.uint64(t)])
         s_bar += t3
         # adjoint of: g[t, :] = 2.0 * x[t] * s
         t2 = np.sum(g_bar[np.uint64(t), :])
-        x_bar[np.uint64(t)] += (2.0 * (s * t2) if t2 != 0.0 else 0.0)
-        s_bar += (2.0 * x[np.uint64(t)] * t2 if t2 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += strong_zero(2.0 * (s * t2), t2)
+        s_bar += strong_zero(2.0 * x[np.uint64(t)] * t2, t2)
         g_bar[np.uint64(t), :] = 0.0
         # adjoint of: g_dot[t, :] = s * (2.0 * x_dot[t]) + 2.0 * x[t] * s_dot
         t1 = np.sum(g_dot_bar[np.uint64(t), :])
-        s_bar += (2.0 * x_dot[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
-        x_bar[np.uint64(t)] += (2.0 * (s_dot * t1) if t1 != 0.0 else 0.0)
+        s_bar += strong_zero(2.0 * x_dot[np.uint64(t)] * t1, t1)
+        x_bar[np.uint64(t)] += strong_zero(2.0 * (s_dot * t1), t1)
         g_dot_bar[np.uint64(t), :] = 0.0
         # adjoint of: h[t] = x[t]
         t0 = np.sum(h_bar[np.uint64(t)])

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
 
 
 def scalars_into_rows_vjp(x, s, out_bar):
@@ -53,14 +53,14 @@ def scalars_into_rows_vjp(x, s, out_bar):
         c_bar[:, np.uint64(t)] = 0.0
         # adjoint of: g[t, 1:] -= x[t] * x[t]
         t3 = -np.sum(g_bar[np.uint64(t), 1:])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t3 if t3 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += 2.0 * strong_zero(x[np.uint64(t)] * t3, t3)
         # adjoint of: g[t] += s
         t2 = np.sum(g_bar[np.uint64(t)])
         s_bar += t2
         # adjoint of: g[t, :] = 2.0 * x[t] * s
         t1 = np.sum(g_bar[np.uint64(t), :])
-        x_bar[np.uint64(t)] += (2.0 * (s * t1) if t1 != 0.0 else 0.0)
-        s_bar += (2.0 * x[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += strong_zero(2.0 * (s * t1), t1)
+        s_bar += strong_zero(2.0 * x[np.uint64(t)] * t1, t1)
         g_bar[np.uint64(t), :] = 0.0
         # adjoint of: h[t] = x[t]
         t0 = np.sum(h_bar[np.uint64(t)])

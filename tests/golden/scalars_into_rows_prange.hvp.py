@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
 
 
 def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
@@ -50,20 +50,20 @@ def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
         x_bar[np.uint64(t)] += h_bar[np.uint64(t), 3]
         # adjoint of: h[t, 1:3] = x[t] * x[t]
         t4 = np.sum(h_bar[np.uint64(t), 1:3])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t4 if t4 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += 2.0 * strong_zero(x[np.uint64(t)] * t4, t4)
         h_bar[np.uint64(t), 1:3] = 0.0
         # adjoint of: h_dot[t, 1:3] = x[t] * x_dot[t] + x[t] * x_dot[t]
         t3 = np.sum(h_dot_bar[np.uint64(t), 1:3])
-        x_bar[np.uint64(t)] += 2.0 * (x_dot[np.uint64(t)] * t3 if t3 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += 2.0 * strong_zero(x_dot[np.uint64(t)] * t3, t3)
         h_dot_bar[np.uint64(t), 1:3] = 0.0
         # adjoint of: h[t] = w * x[t]
         t2 = np.sum(h_bar[np.uint64(t)])
-        w_bar += (x[np.uint64(t)] * t2 if t2 != 0.0 else 0.0)
-        x_bar[np.uint64(t)] += (w * t2 if t2 != 0.0 else 0.0)
+        w_bar += strong_zero(x[np.uint64(t)] * t2, t2)
+        x_bar[np.uint64(t)] += strong_zero(w * t2, t2)
         h_bar[np.uint64(t)] = 0.0
         # adjoint of: h_dot[t] = x[t] * w_dot + w * x_dot[t]
         t1 = np.sum(h_dot_bar[np.uint64(t)])
-        x_bar[np.uint64(t)] += (w_dot * t1 if t1 != 0.0 else 0.0)
-        w_bar += (x_dot[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += strong_zero(w_dot * t1, t1)
+        w_bar += strong_zero(x_dot[np.uint64(t)] * t1, t1)
         h_dot_bar[np.uint64(t)] = 0.0
     return value, x_bar, w_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, strong_zero, zeros_like
 
 
 def scalars_into_rows_prange_vjp(x, w, out_bar):
@@ -37,11 +37,11 @@ def scalars_into_rows_prange_vjp(x, w, out_bar):
         x_bar[np.uint64(t)] += h_bar[np.uint64(t), 3]
         # adjoint of: h[t, 1:3] = x[t] * x[t]
         t1 = np.sum(h_bar[np.uint64(t), 1:3])
-        x_bar[np.uint64(t)] += 2.0 * (x[np.uint64(t)] * t1 if t1 != 0.0 else 0.0)
+        x_bar[np.uint64(t)] += 2.0 * strong_zero(x[np.uint64(t)] * t1, t1)
         h_bar[np.uint64(t), 1:3] = 0.0
         # adjoint of: h[t] = w * x[t]
         t0 = np.sum(h_bar[np.uint64(t)])
-        w_bar += (x[np.uint64(t)] * t0 if t0 != 0.0 else 0.0)
-        x_bar[np.uint64(t)] += (w * t0 if t0 != 0.0 else 0.0)
+        w_bar += strong_zero(x[np.uint64(t)] * t0, t0)
+        x_bar[np.uint64(t)] += strong_zero(w * t0, t0)
         h_bar[np.uint64(t)] = 0.0
     return value, x_bar, w_bar

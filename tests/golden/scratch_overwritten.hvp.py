@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
@@ -79,26 +79,26 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
                 for j in range(d):
                     # adjoint of: s_dot += X[i, j] * (acc[j] * acc_dot[j] + acc[j] * acc_dot[j]) + acc[j] * acc[j] * X_dot[i, j]
                     t2 = acc[j] * acc_dot[j] + acc[j] * acc_dot[j]
-                    X_bar[i, j] += (t2 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                    acc_bar[j] += (acc_dot[j] * (X[i, j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    acc_dot_bar[j] += (acc[j] * (X[i, j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    acc_bar[j] += (acc_dot[j] * (X[i, j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    acc_dot_bar[j] += (acc[j] * (X[i, j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    acc_bar[j] += 2.0 * (acc[j] * (X_dot[i, j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+                    X_bar[i, j] += strong_zero(t2 * s_dot_bar, s_dot_bar)
+                    acc_bar[j] += strong_zero(acc_dot[j] * (X[i, j] * s_dot_bar), s_dot_bar)
+                    acc_dot_bar[j] += strong_zero(acc[j] * (X[i, j] * s_dot_bar), s_dot_bar)
+                    acc_bar[j] += strong_zero(acc_dot[j] * (X[i, j] * s_dot_bar), s_dot_bar)
+                    acc_dot_bar[j] += strong_zero(acc[j] * (X[i, j] * s_dot_bar), s_dot_bar)
+                    acc_bar[j] += 2.0 * strong_zero(acc[j] * (X_dot[i, j] * s_dot_bar), s_dot_bar)
             for j in range(d - 1, -1, -1):
                 # adjoint of: acc[j] = t0 * w[j]
                 ltop -= 1
                 acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
-                t0_bar += (w[np.uint64(j)] * acc_bar[np.uint64(j)] if acc_bar[np.uint64(j)] != 0.0 else 0.0)
-                w_bar_mine[np.uint64(j)] += (t0 * acc_bar[np.uint64(j)] if acc_bar[np.uint64(j)] != 0.0 else 0.0)
+                t0_bar += strong_zero(w[np.uint64(j)] * acc_bar[np.uint64(j)], acc_bar[np.uint64(j)])
+                w_bar_mine[np.uint64(j)] += strong_zero(t0 * acc_bar[np.uint64(j)], acc_bar[np.uint64(j)])
                 acc_bar[np.uint64(j)] = 0.0
                 # adjoint of: acc_dot[j] = w[j] * (math.cos(X[i, j]) * X_dot[i, j]) + t0 * w_dot[j]
                 ltop -= 1
                 acc_dot[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
                 t1 = math.cos(X[i, np.uint64(j)]) * X_dot[i, np.uint64(j)]
-                w_bar_mine[np.uint64(j)] += (t1 * acc_dot_bar[np.uint64(j)] if acc_dot_bar[np.uint64(j)] != 0.0 else 0.0)
+                w_bar_mine[np.uint64(j)] += strong_zero(t1 * acc_dot_bar[np.uint64(j)], acc_dot_bar[np.uint64(j)])
                 X_bar[i, np.uint64(j)] += (-math.sin(X[i, np.uint64(j)]) * (X_dot[i, np.uint64(j)] * (w[np.uint64(j)] * acc_dot_bar[np.uint64(j)])) if acc_dot_bar[np.uint64(j)] != 0.0 else 0.0)
-                t0_bar += (w_dot[np.uint64(j)] * acc_dot_bar[np.uint64(j)] if acc_dot_bar[np.uint64(j)] != 0.0 else 0.0)
+                t0_bar += strong_zero(w_dot[np.uint64(j)] * acc_dot_bar[np.uint64(j)], acc_dot_bar[np.uint64(j)])
                 acc_dot_bar[np.uint64(j)] = 0.0
                 # adjoint of: t0 = np.sin(X[i, j])
                 ltop -= 1
@@ -110,19 +110,19 @@ def scratch_overwritten_hvp(X, w, X_dot, w_dot, out_bar):
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(d):
                     # adjoint of: s_dot += acc[j] * acc_dot[j] + acc[j] * acc_dot[j]
-                    acc_bar[j] += (acc_dot[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                    acc_dot_bar[j] += (acc[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                    acc_bar[j] += (acc_dot[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                    acc_dot_bar[j] += (acc[j] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+                    acc_bar[j] += strong_zero(acc_dot[j] * s_dot_bar, s_dot_bar)
+                    acc_dot_bar[j] += strong_zero(acc[j] * s_dot_bar, s_dot_bar)
+                    acc_bar[j] += strong_zero(acc_dot[j] * s_dot_bar, s_dot_bar)
+                    acc_dot_bar[j] += strong_zero(acc[j] * s_dot_bar, s_dot_bar)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
-                X_bar[i, j] += (w[j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
-                w_bar_mine[j] += (X[i, j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                X_bar[i, j] += strong_zero(w[j] * acc_bar[j], acc_bar[j])
+                w_bar_mine[j] += strong_zero(X[i, j] * acc_bar[j], acc_bar[j])
                 acc_bar[j] = 0.0
                 # adjoint of: acc_dot[j] = w[j] * X_dot[i, j] + X[i, j] * w_dot[j]
-                w_bar_mine[j] += (X_dot[i, j] * acc_dot_bar[j] if acc_dot_bar[j] != 0.0 else 0.0)
-                X_bar[i, j] += (w_dot[j] * acc_dot_bar[j] if acc_dot_bar[j] != 0.0 else 0.0)
+                w_bar_mine[j] += strong_zero(X_dot[i, j] * acc_dot_bar[j], acc_dot_bar[j])
+                X_bar[i, j] += strong_zero(w_dot[j] * acc_dot_bar[j], acc_dot_bar[j])
                 acc_dot_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

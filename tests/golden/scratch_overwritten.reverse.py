@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def scratch_overwritten_vjp(X, w, out_bar):
@@ -62,8 +62,8 @@ def scratch_overwritten_vjp(X, w, out_bar):
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(d):
                     # adjoint of: s += acc[j] * acc[j] * X[i, j]
-                    acc_bar[j] += 2.0 * (acc[j] * (X[i, j] * s_bar) if s_bar != 0.0 else 0.0)
-                    X_bar[i, j] += (acc[j] * acc[j] * s_bar if s_bar != 0.0 else 0.0)
+                    acc_bar[j] += 2.0 * strong_zero(acc[j] * (X[i, j] * s_bar), s_bar)
+                    X_bar[i, j] += strong_zero(acc[j] * acc[j] * s_bar, s_bar)
             ltop -= max(d, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
@@ -74,19 +74,19 @@ def scratch_overwritten_vjp(X, w, out_bar):
                 acc[j] = ltape[np.uint64(ltop_at)]  # restore the value acc[j] had before
                 t0 = np.sin(X[i, j])
                 X_bar[i, j] += (math.cos(X[i, j]) * (w[j] * acc_bar[j]) if acc_bar[j] != 0.0 else 0.0)
-                w_bar_mine[j] += (t0 * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                w_bar_mine[j] += strong_zero(t0 * acc_bar[j], acc_bar[j])
                 acc_bar[j] = 0.0
             if s_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(d):
                     # adjoint of: s += acc[j] * acc[j]
-                    acc_bar[j] += 2.0 * (acc[j] * s_bar if s_bar != 0.0 else 0.0)
+                    acc_bar[j] += 2.0 * strong_zero(acc[j] * s_bar, s_bar)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
-                X_bar[i, j] += (w[j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
-                w_bar_mine[j] += (X[i, j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                X_bar[i, j] += strong_zero(w[j] * acc_bar[j], acc_bar[j])
+                w_bar_mine[j] += strong_zero(X[i, j] * acc_bar[j], acc_bar[j])
                 acc_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, unbroadcast, zeros_like
+from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, strong_zero, unbroadcast, zeros_like
 
 
 def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
@@ -81,29 +81,29 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
                 ltop -= 1
                 acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t2 = acc_bar[np.uint64(j)]
-                acc_bar[np.uint64(j)] = (acc[j - 1] * t2 if t2 != 0.0 else 0.0)
-                acc_bar[j - 1] += (acc[np.uint64(j)] * t2 if t2 != 0.0 else 0.0)
+                acc_bar[np.uint64(j)] = strong_zero(acc[j - 1] * t2, t2)
+                acc_bar[j - 1] += strong_zero(acc[np.uint64(j)] * t2, t2)
                 acc_bar[np.uint64(j)] += (math.cos(acc[np.uint64(j)]) * t2 if t2 != 0.0 else 0.0)
                 # adjoint of: acc_dot[j] = acc[j - 1] * acc_dot[j] + acc[j] * acc_dot[j - 1] + math.cos(acc[j]) * acc_dot[j]
                 ltop -= 1
                 acc_dot[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc_dot[j] had before
                 t0 = math.cos(acc[np.uint64(j)])
                 t1 = acc_dot_bar[np.uint64(j)]
-                acc_bar[j - 1] += (acc_dot[np.uint64(j)] * t1 if t1 != 0.0 else 0.0)
-                acc_dot_bar[np.uint64(j)] = (acc[j - 1] * t1 if t1 != 0.0 else 0.0)
-                acc_bar[np.uint64(j)] += (acc_dot[j - 1] * t1 if t1 != 0.0 else 0.0)
-                acc_dot_bar[j - 1] += (acc[np.uint64(j)] * t1 if t1 != 0.0 else 0.0)
+                acc_bar[j - 1] += strong_zero(acc_dot[np.uint64(j)] * t1, t1)
+                acc_dot_bar[np.uint64(j)] = strong_zero(acc[j - 1] * t1, t1)
+                acc_bar[np.uint64(j)] += strong_zero(acc_dot[j - 1] * t1, t1)
+                acc_dot_bar[j - 1] += strong_zero(acc[np.uint64(j)] * t1, t1)
                 acc_bar[np.uint64(j)] += (-math.sin(acc[np.uint64(j)]) * (acc_dot[np.uint64(j)] * t1) if t1 != 0.0 else 0.0)
-                acc_dot_bar[np.uint64(j)] += (t0 * t1 if t1 != 0.0 else 0.0)
+                acc_dot_bar[np.uint64(j)] += strong_zero(t0 * t1, t1)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
-                X_bar[i, j] += (w[j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
-                w_bar_mine[j] += (X[i, j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                X_bar[i, j] += strong_zero(w[j] * acc_bar[j], acc_bar[j])
+                w_bar_mine[j] += strong_zero(X[i, j] * acc_bar[j], acc_bar[j])
                 acc_bar[j] = 0.0
                 # adjoint of: acc_dot[j] = w[j] * X_dot[i, j] + X[i, j] * w_dot[j]
-                w_bar_mine[j] += (X_dot[i, j] * acc_dot_bar[j] if acc_dot_bar[j] != 0.0 else 0.0)
-                X_bar[i, j] += (w_dot[j] * acc_dot_bar[j] if acc_dot_bar[j] != 0.0 else 0.0)
+                w_bar_mine[j] += strong_zero(X_dot[i, j] * acc_dot_bar[j], acc_dot_bar[j])
+                X_bar[i, j] += strong_zero(w_dot[j] * acc_dot_bar[j], acc_dot_bar[j])
                 acc_dot_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

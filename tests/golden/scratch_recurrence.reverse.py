@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, strong_zero, zeros_like
 
 
 def scratch_recurrence_vjp(X, w, out_bar_1):
@@ -61,14 +61,14 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
                 ltop -= 1
                 acc[np.uint64(j)] = ltape[np.uint64(ltop)]  # restore the value acc[j] had before
                 t0 = acc_bar[np.uint64(j)]
-                acc_bar[np.uint64(j)] = (acc[j - 1] * t0 if t0 != 0.0 else 0.0)
-                acc_bar[j - 1] += (acc[np.uint64(j)] * t0 if t0 != 0.0 else 0.0)
+                acc_bar[np.uint64(j)] = strong_zero(acc[j - 1] * t0, t0)
+                acc_bar[j - 1] += strong_zero(acc[np.uint64(j)] * t0, t0)
                 acc_bar[np.uint64(j)] += (math.cos(acc[np.uint64(j)]) * t0 if t0 != 0.0 else 0.0)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: acc[j] = X[i, j] * w[j]
-                X_bar[i, j] += (w[j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
-                w_bar_mine[j] += (X[i, j] * acc_bar[j] if acc_bar[j] != 0.0 else 0.0)
+                X_bar[i, j] += strong_zero(w[j] * acc_bar[j], acc_bar[j])
+                w_bar_mine[j] += strong_zero(X[i, j] * acc_bar[j], acc_bar[j])
                 acc_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

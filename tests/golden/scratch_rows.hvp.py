@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
@@ -66,12 +66,12 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 for j in range(d):
                     # adjoint of: s_dot += w[j] * (row[j] * row_dot[j] + row[j] * row_dot[j]) + row[j] * row[j] * w_dot[j]
                     t6 = row[j] * row_dot[j] + row[j] * row_dot[j]
-                    w_bar_mine[j] += (t6 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                    row_bar[j] += (row_dot[j] * (w[j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    row_dot_bar[j] += (row[j] * (w[j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    row_bar[j] += (row_dot[j] * (w[j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    row_dot_bar[j] += (row[j] * (w[j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-                    row_bar[j] += 2.0 * (row[j] * (w_dot[j] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+                    w_bar_mine[j] += strong_zero(t6 * s_dot_bar, s_dot_bar)
+                    row_bar[j] += strong_zero(row_dot[j] * (w[j] * s_dot_bar), s_dot_bar)
+                    row_dot_bar[j] += strong_zero(row[j] * (w[j] * s_dot_bar), s_dot_bar)
+                    row_bar[j] += strong_zero(row_dot[j] * (w[j] * s_dot_bar), s_dot_bar)
+                    row_dot_bar[j] += strong_zero(row[j] * (w[j] * s_dot_bar), s_dot_bar)
+                    row_bar[j] += 2.0 * strong_zero(row[j] * (w_dot[j] * s_dot_bar), s_dot_bar)
             for j in range(d - 1, -1, -1):
                 # adjoint of: row[j] = t0
                 t0_bar += row_bar[np.uint64(j)]
@@ -80,17 +80,17 @@ def scratch_rows_hvp(X, w, X_dot, w_dot, out_bar):
                 t3 = 1.0 - t0 * t0
                 t4 = w[np.uint64(j)] * X_dot[i, np.uint64(j)] + X[i, np.uint64(j)] * w_dot[np.uint64(j)]
                 t5 = -(t4 * row_dot_bar[np.uint64(j)])
-                t0_bar += 2.0 * (t0 * t5 if row_dot_bar[np.uint64(j)] != 0.0 else 0.0)
-                w_bar_mine[np.uint64(j)] += (X_dot[i, np.uint64(j)] * (t3 * row_dot_bar[np.uint64(j)]) if row_dot_bar[np.uint64(j)] != 0.0 else 0.0)
-                X_bar[i, np.uint64(j)] += (w_dot[np.uint64(j)] * (t3 * row_dot_bar[np.uint64(j)]) if row_dot_bar[np.uint64(j)] != 0.0 else 0.0)
+                t0_bar += 2.0 * strong_zero(t0 * t5, row_dot_bar[np.uint64(j)])
+                w_bar_mine[np.uint64(j)] += strong_zero(X_dot[i, np.uint64(j)] * (t3 * row_dot_bar[np.uint64(j)]), row_dot_bar[np.uint64(j)])
+                X_bar[i, np.uint64(j)] += strong_zero(w_dot[np.uint64(j)] * (t3 * row_dot_bar[np.uint64(j)]), row_dot_bar[np.uint64(j)])
                 row_dot_bar[np.uint64(j)] = 0.0
                 # adjoint of: t0 = np.tanh(X[i, j] * w[j])
                 t1 = t0  # its value, before the old one is restored
                 ltop -= 1
                 t0 = ltape[np.uint64(ltop)]  # restore the value t0 had before
                 t2 = (1.0 - t1 * t1) * t0_bar
-                X_bar[i, np.uint64(j)] += (w[np.uint64(j)] * t2 if t0_bar != 0.0 else 0.0)
-                w_bar_mine[np.uint64(j)] += (X[i, np.uint64(j)] * t2 if t0_bar != 0.0 else 0.0)
+                X_bar[i, np.uint64(j)] += strong_zero(w[np.uint64(j)] * t2, t0_bar)
+                w_bar_mine[np.uint64(j)] += strong_zero(X[i, np.uint64(j)] * t2, t0_bar)
                 t0_bar = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

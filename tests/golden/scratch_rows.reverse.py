@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def scratch_rows_vjp(X, w, out_bar):
@@ -51,15 +51,15 @@ def scratch_rows_vjp(X, w, out_bar):
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(d):
                     # adjoint of: s += row[j] * row[j] * w[j]
-                    row_bar[j] += 2.0 * (row[j] * (w[j] * s_bar) if s_bar != 0.0 else 0.0)
-                    w_bar_mine[j] += (row[j] * row[j] * s_bar if s_bar != 0.0 else 0.0)
+                    row_bar[j] += 2.0 * strong_zero(row[j] * (w[j] * s_bar), s_bar)
+                    w_bar_mine[j] += strong_zero(row[j] * row[j] * s_bar, s_bar)
             # its iterations' adjoints are independent: run in the loop's order
             for j in range(d):
                 # adjoint of: row[j] = np.tanh(X[i, j] * w[j])
                 t0 = np.tanh(X[i, j] * w[j])
                 t1 = (1.0 - t0 * t0) * row_bar[j]
-                X_bar[i, j] += (w[j] * t1 if row_bar[j] != 0.0 else 0.0)
-                w_bar_mine[j] += (X[i, j] * t1 if row_bar[j] != 0.0 else 0.0)
+                X_bar[i, j] += strong_zero(w[j] * t1, row_bar[j])
+                w_bar_mine[j] += strong_zero(X[i, j] * t1, row_bar[j])
                 row_bar[j] = 0.0
     # w_bar += the chunks' rows in chunk order, parts of the first axis in parallel
     for part in prange(16):

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def shifted_slice_in_parallel_vjp(y0, a, out_bar):
@@ -38,7 +38,7 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     for chunk in prange(16):
         for i in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             # adjoint of: s += y[i] * y[i]
-            y_bar[i] += 2.0 * (y[i] * s_bar if s_bar != 0.0 else 0.0)
+            y_bar[i] += 2.0 * strong_zero(y[i] * s_bar, s_bar)
     # adjoint of: y[:-1] = (y[1:] - y[:-1]) * a
     top -= y[:-1].size
     y[:-1] = tape[top : top + y[:-1].size].reshape(y[:-1].shape)  # restore the values y[:-1] had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def shifting_offset_hvp(x, x_dot, out_bar):
@@ -39,6 +39,6 @@ def shifting_offset_hvp(x, x_dot, out_bar):
                 j = (i + off) % n
                 # adjoint of: s_dot += (t + 1) * (x[j] * x_dot[i] + x[i] * x_dot[j])
                 t0 = (t + 1) * s_dot_bar
-                x_bar[j] += (x_dot[i] * t0 if s_dot_bar != 0.0 else 0.0)
-                x_bar[i] += (x_dot[j] * t0 if s_dot_bar != 0.0 else 0.0)
+                x_bar[j] += strong_zero(x_dot[i] * t0, s_dot_bar)
+                x_bar[i] += strong_zero(x_dot[j] * t0, s_dot_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def shifting_offset_vjp(x, out_bar):
@@ -38,6 +38,6 @@ def shifting_offset_vjp(x, out_bar):
                 j = (i + off) % n
                 # adjoint of: s += x[i] * x[j] * (t + 1)
                 t0 = (t + 1) * s_bar
-                x_bar[i] += (x[j] * t0 if s_bar != 0.0 else 0.0)
-                x_bar[j] += (x[i] * t0 if s_bar != 0.0 else 0.0)
+                x_bar[i] += strong_zero(x[j] * t0, s_bar)
+                x_bar[j] += strong_zero(x[i] * t0, s_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def short_range_vjp(x, k, out_bar):
@@ -28,21 +28,21 @@ def short_range_vjp(x, k, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += (i + 1.0) * y[i]
-        y_bar[i] += ((i + 1.0) * s_bar if s_bar != 0.0 else 0.0)
+        y_bar[i] += strong_zero((i + 1.0) * s_bar, s_bar)
     # the contributions at constant offsets from i, gathered: each element takes its own
     # in one place (no iteration adds into another's element: a loop that vectorises)
     for i_1 in range(0, n - 6):  # every contribution exists here: element i_1 + 3
-        x_bar[i_1 + 3] += (k * y_bar[i_1 + 5] if y_bar[i_1 + 5] != 0.0 else 0.0) + 2.0 * (x[i_1 + 3] * y_bar[i_1 + 2] if y_bar[i_1 + 2] != 0.0 else 0.0)
+        x_bar[i_1 + 3] += strong_zero(k * y_bar[i_1 + 5], y_bar[i_1 + 5]) + 2.0 * strong_zero(x[i_1 + 3] * y_bar[i_1 + 2], y_bar[i_1 + 2])
     for i_1 in range(0, min(3, n)):  # the first elements: the contributions that exist
         if 2 <= i_1 + 2 < n - 1:
-            x_bar[i_1] += k * y_bar[i_1 + 2] if y_bar[i_1 + 2] != 0.0 else 0.0
+            x_bar[i_1] += strong_zero(k * y_bar[i_1 + 2], y_bar[i_1 + 2])
     for i_1 in range(max(n - 3, 3), n):  # the last elements: the contributions that exist
         if 2 <= i_1 - 1 < n - 1:
-            x_bar[i_1] += 2.0 * (x[i_1] * y_bar[i_1 - 1] if y_bar[i_1 - 1] != 0.0 else 0.0)
+            x_bar[i_1] += 2.0 * strong_zero(x[i_1] * y_bar[i_1 - 1], y_bar[i_1 - 1])
     # what every iteration adds into k_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(2, n - 1):
-        k_bar = add_unordered(k_bar, x[i_1 - 2] * y_bar[i_1] if y_bar[i_1] != 0.0 else 0.0)
+        k_bar = add_unordered(k_bar, strong_zero(x[i_1 - 2] * y_bar[i_1], y_bar[i_1]))
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(2, n - 1):

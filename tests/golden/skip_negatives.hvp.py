@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def skip_negatives_hvp(x, x_dot, out_bar):
@@ -45,9 +45,9 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             # adjoint of: s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
             t2 = 1.0 / t0
             t3 = 0.5 / t0
-            x_bar[np.uint64(i)] += (t3 * x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-            t0_bar = (-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
-            t0_bar += (x_dot[np.uint64(i)] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += strong_zero(t3 * x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
+            t0_bar = strong_zero(-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar)), s_dot_bar)
+            t0_bar += strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
             t1 = t0  # its value, before the old one is restored
             top -= 1

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def skip_negatives_vjp(x, out_bar):
@@ -37,5 +37,5 @@ def skip_negatives_vjp(x, out_bar):
             # adjoint of: s += math.sqrt(x[i] + 1.0) * x[i]
             t0 = math.sqrt(x[np.uint64(i)] + 1.0)
             x_bar[np.uint64(i)] += (0.5 / t0 * (x[np.uint64(i)] * s_bar) if s_bar != 0.0 else 0.0)
-            x_bar[np.uint64(i)] += (t0 * s_bar if s_bar != 0.0 else 0.0)
+            x_bar[np.uint64(i)] += strong_zero(t0 * s_bar, s_bar)
     return value, x_bar

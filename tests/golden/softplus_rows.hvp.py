@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
@@ -48,10 +48,10 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s_dot += out[i] * out_dot[i] + out[i] * out_dot[i]
-        out_bar[i] += (out_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        out_dot_bar[i] += (out[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        out_bar[i] += (out_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        out_dot_bar[i] += (out[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        out_bar[i] += strong_zero(out_dot[i] * s_dot_bar, s_dot_bar)
+        out_dot_bar[i] += strong_zero(out[i] * s_dot_bar, s_dot_bar)
+        out_bar[i] += strong_zero(out_dot[i] * s_dot_bar, s_dot_bar)
+        out_dot_bar[i] += strong_zero(out[i] * s_dot_bar, s_dot_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -86,11 +86,11 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 t3 = 1.0 / (1.0 + t0)
                 t4 = 1.0 / (1.0 + t0)
                 t5 = t0 * -a_dot
-                t0_bar += (-t4 * t3 * (t5 * out_dot_bar[i]) if out_dot_bar[i] != 0.0 else 0.0)
-                t0_bar += (-a_dot * (t4 * out_dot_bar[i]) if out_dot_bar[i] != 0.0 else 0.0)
+                t0_bar += strong_zero(-t4 * t3 * (t5 * out_dot_bar[i]), out_dot_bar[i])
+                t0_bar += strong_zero(-a_dot * (t4 * out_dot_bar[i]), out_dot_bar[i])
                 out_dot_bar[i] = 0.0
                 # adjoint of: t0 = math.exp(-a)
-                a_bar += (-(t0 * t0_bar) if t0_bar != 0.0 else 0.0)
+                a_bar += strong_zero(-(t0 * t0_bar), t0_bar)
             else:
                 # adjoint of: out[i] = math.log(1.0 + t1)
                 t1_bar += (1.0 / (1.0 + t1) * out_bar[i] if out_bar[i] != 0.0 else 0.0)
@@ -98,17 +98,17 @@ def softplus_rows_hvp(W, X, b, W_dot, b_dot, out_bar_1):
                 # adjoint of: out_dot[i] = 1.0 / (1.0 + t1) * (t1 * a_dot)
                 t7 = 1.0 / (1.0 + t1)
                 t8 = 1.0 / (1.0 + t1)
-                t1_bar += (-t8 * t7 * (t1 * a_dot * out_dot_bar[i]) if out_dot_bar[i] != 0.0 else 0.0)
-                t1_bar += (a_dot * (t8 * out_dot_bar[i]) if out_dot_bar[i] != 0.0 else 0.0)
+                t1_bar += strong_zero(-t8 * t7 * (t1 * a_dot * out_dot_bar[i]), out_dot_bar[i])
+                t1_bar += strong_zero(a_dot * (t8 * out_dot_bar[i]), out_dot_bar[i])
                 out_dot_bar[i] = 0.0
                 # adjoint of: t1 = math.exp(a)
-                a_bar += (t1 * t1_bar if t1_bar != 0.0 else 0.0)
+                a_bar += strong_zero(t1 * t1_bar, t1_bar)
             if a_bar != 0.0:
                 # else this loop's adjoints would add only zeros: it is skipped
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(X.shape[1]):
                     # adjoint of: a += W[j] * X[i, j]
-                    W_bar_mine[j] += (X[i, j] * a_bar if a_bar != 0.0 else 0.0)
+                    W_bar_mine[j] += strong_zero(X[i, j] * a_bar, a_bar)
             # adjoint of: a = b
             b_bar_i += a_bar
             b_bar_chunks[chunk] += b_bar_i

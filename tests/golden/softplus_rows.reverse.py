@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chunk_zeros, zeros_like
+from sourcead.runtime import add_chunk_rows, chunk_zeros, strong_zero, zeros_like
 
 
 def softplus_rows_vjp(W, X, b, out_bar_1):
@@ -40,7 +40,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: s += out[i] * out[i]
-        out_bar[i] += 2.0 * (out[i] * s_bar if s_bar != 0.0 else 0.0)
+        out_bar[i] += 2.0 * strong_zero(out[i] * s_bar, s_bar)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count
@@ -74,7 +74,7 @@ def softplus_rows_vjp(W, X, b, out_bar_1):
                 # its iterations' adjoints are independent: run in the loop's order
                 for j in range(X.shape[1]):
                     # adjoint of: a += W[j] * X[i, j]
-                    W_bar_mine[j] += (X[i, j] * a_bar if a_bar != 0.0 else 0.0)
+                    W_bar_mine[j] += strong_zero(X[i, j] * a_bar, a_bar)
             # adjoint of: a = b
             b_bar_i += a_bar
             b_bar_chunks[chunk] += b_bar_i

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, digamma, reserve, zeros_like
+from sourcead.runtime import chosen, digamma, reserve, strong_zero, zeros_like
 
 
 def special_functions_vjp(x, counts, out_bar):
@@ -43,7 +43,7 @@ def special_functions_vjp(x, counts, out_bar):
         t3 = math.expm1(x[np.uint64(i)])
         x_bar[np.uint64(i)] += (1.0 / (3.0 * t2 * t2) * s_bar if s_bar != 0.0 else 0.0)
         rate_bar = (1.0 / (1.0 + rate) * s_bar if s_bar != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += ((t3 + 1.0) * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero((t3 + 1.0) * s_bar, s_bar)
         # adjoint of: s += math.lgamma(rate + 1.0) + math.gamma(x[i] + 2.0) + math.erf(x[i]) + math.erfc(x[i])
         t1 = math.gamma(x[np.uint64(i)] + 2.0)
         rate_bar += (digamma(rate + 1.0) * s_bar if s_bar != 0.0 else 0.0)
@@ -51,11 +51,11 @@ def special_functions_vjp(x, counts, out_bar):
         x_bar[np.uint64(i)] += (1.1283791670955126 * math.exp(-x[np.uint64(i)] * x[np.uint64(i)]) * s_bar if s_bar != 0.0 else 0.0)
         x_bar[np.uint64(i)] += (-1.1283791670955126 * math.exp(-x[np.uint64(i)] * x[np.uint64(i)]) * s_bar if s_bar != 0.0 else 0.0)
         # adjoint of: s += counts[i] * x[i] - rate - math.lgamma(counts[i] + 1.0)
-        x_bar[np.uint64(i)] += (counts[np.uint64(i)] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(counts[np.uint64(i)] * s_bar, s_bar)
         rate_bar -= s_bar
         # adjoint of: rate = math.exp(x[i])
         t0 = rate  # its value, before the old one is restored
         top -= 1
         rate = tape[np.uint64(top)]  # restore the value rate had before
-        x_bar[np.uint64(i)] += (t0 * rate_bar if rate_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(t0 * rate_bar, rate_bar)
     return value, x_bar

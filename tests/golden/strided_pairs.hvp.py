@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def strided_pairs_hvp(x, x_dot, out_bar):
@@ -32,24 +32,24 @@ def strided_pairs_hvp(x, x_dot, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, len(x), 3):
         # adjoint of: s_dot -= t[i] * t_dot[i] + t[i] * t_dot[i]
-        t_bar[i] += (t_dot[i] * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_dot_bar[i] += (t[i] * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_bar[i] += (t_dot[i] * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_dot_bar[i] += (t[i] * -s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        t_bar[i] += strong_zero(t_dot[i] * -s_dot_bar, s_dot_bar)
+        t_dot_bar[i] += strong_zero(t[i] * -s_dot_bar, s_dot_bar)
+        t_bar[i] += strong_zero(t_dot[i] * -s_dot_bar, s_dot_bar)
+        t_dot_bar[i] += strong_zero(t[i] * -s_dot_bar, s_dot_bar)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(0, len(x) - 1, 2):
         # adjoint of: s_dot += x[i + 1] * t_dot[i] + t[i] * x_dot[i + 1]
-        x_bar[i + 1] += (t_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_dot_bar[i] += (x[i + 1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        t_bar[i] += (x_dot[i + 1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[i + 1] += strong_zero(t_dot[i] * s_dot_bar, s_dot_bar)
+        t_dot_bar[i] += strong_zero(x[i + 1] * s_dot_bar, s_dot_bar)
+        t_bar[i] += strong_zero(x_dot[i + 1] * s_dot_bar, s_dot_bar)
     for i in range(len(x) - 1, -1, -1):
         # adjoint of: t[i] = t0
         t0_bar = t_bar[np.uint64(i)]
         t_bar[np.uint64(i)] = 0.0
         # adjoint of: t_dot[i] = t0 * -x_dot[i]
-        t0_bar += (-x_dot[np.uint64(i)] * t_dot_bar[np.uint64(i)] if t_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+        t0_bar += strong_zero(-x_dot[np.uint64(i)] * t_dot_bar[np.uint64(i)], t_dot_bar[np.uint64(i)])
         t_dot_bar[np.uint64(i)] = 0.0
         # adjoint of: t0 = math.exp(-x[i])
         t1 = math.exp(-x[np.uint64(i)])
-        x_bar[np.uint64(i)] += (-(t1 * t0_bar) if t0_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(-(t1 * t0_bar), t0_bar)
     return value, x_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def strided_pairs_vjp(x, out_bar):
@@ -27,16 +27,16 @@ def strided_pairs_vjp(x, out_bar):
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(1, len(x), 3):
         # adjoint of: s -= t[i] * t[i]
-        t_bar[i] += 2.0 * (t[i] * -s_bar if s_bar != 0.0 else 0.0)
+        t_bar[i] += 2.0 * strong_zero(t[i] * -s_bar, s_bar)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(0, len(x) - 1, 2):
         # adjoint of: s += t[i] * x[i + 1]
-        t_bar[i] += (x[i + 1] * s_bar if s_bar != 0.0 else 0.0)
-        x_bar[i + 1] += (t[i] * s_bar if s_bar != 0.0 else 0.0)
+        t_bar[i] += strong_zero(x[i + 1] * s_bar, s_bar)
+        x_bar[i + 1] += strong_zero(t[i] * s_bar, s_bar)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(len(x)):
         # adjoint of: t[i] = math.exp(-x[i])
         t0 = t[i]  # its value, read rather than computed again
-        x_bar[i] += (-(t0 * t_bar[i]) if t_bar[i] != 0.0 else 0.0)
+        x_bar[i] += strong_zero(-(t0 * t_bar[i]), t_bar[i])
         t_bar[i] = 0.0
     return value, x_bar

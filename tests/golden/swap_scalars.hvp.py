@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
@@ -61,11 +61,11 @@ def swap_scalars_hvp(a, b, a_dot, b_dot, out_bar):
         a_dot = tape[np.uint64(top)]  # restore the value a_dot had before
         b_dot_bar = a_dot_bar
         # adjoint of: new = a * b + 0.5
-        a_bar = (b * new_bar if new_bar != 0.0 else 0.0)
-        b_bar += (a * new_bar if new_bar != 0.0 else 0.0)
+        a_bar = strong_zero(b * new_bar, new_bar)
+        b_bar += strong_zero(a * new_bar, new_bar)
         # adjoint of: new_dot = b * a_dot + a * b_dot
-        b_bar += (a_dot * new_dot_bar if new_dot_bar != 0.0 else 0.0)
-        a_dot_bar = (b * new_dot_bar if new_dot_bar != 0.0 else 0.0)
-        a_bar += (b_dot * new_dot_bar if new_dot_bar != 0.0 else 0.0)
-        b_dot_bar += (a * new_dot_bar if new_dot_bar != 0.0 else 0.0)
+        b_bar += strong_zero(a_dot * new_dot_bar, new_dot_bar)
+        a_dot_bar = strong_zero(b * new_dot_bar, new_dot_bar)
+        a_bar += strong_zero(b_dot * new_dot_bar, new_dot_bar)
+        b_dot_bar += strong_zero(a * new_dot_bar, new_dot_bar)
     return value, a_bar, b_bar

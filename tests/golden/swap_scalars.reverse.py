@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def swap_scalars_vjp(a, b, out_bar):
@@ -41,6 +41,6 @@ def swap_scalars_vjp(a, b, out_bar):
         a = tape[np.uint64(top)]  # restore the value a had before
         b_bar = a_bar
         # adjoint of: new = a * b + 0.5
-        a_bar = (b * new_bar if new_bar != 0.0 else 0.0)
-        b_bar += (a * new_bar if new_bar != 0.0 else 0.0)
+        a_bar = strong_zero(b * new_bar, new_bar)
+        b_bar += strong_zero(a * new_bar, new_bar)
     return value, a_bar, b_bar

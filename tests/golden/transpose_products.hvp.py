@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def transpose_products_hvp(A, A_dot, out_bar):
@@ -39,22 +39,22 @@ def transpose_products_hvp(A, A_dot, out_bar):
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
             # adjoint of: s_dot += t0 * (B[j, i] * B_dot[i, j] + B[i, j] * B_dot[j, i])
-            B_bar[np.uint64(j), i] += (B_dot[i, np.uint64(j)] * (t0 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-            B_dot_bar[i, np.uint64(j)] += (B[np.uint64(j), i] * (t0 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-            B_bar[i, np.uint64(j)] += (B_dot[np.uint64(j), i] * (t0 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
-            B_dot_bar[np.uint64(j), i] += (B[i, np.uint64(j)] * (t0 * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+            B_bar[np.uint64(j), i] += strong_zero(B_dot[i, np.uint64(j)] * (t0 * s_dot_bar), s_dot_bar)
+            B_dot_bar[i, np.uint64(j)] += strong_zero(B[np.uint64(j), i] * (t0 * s_dot_bar), s_dot_bar)
+            B_bar[i, np.uint64(j)] += strong_zero(B_dot[np.uint64(j), i] * (t0 * s_dot_bar), s_dot_bar)
+            B_dot_bar[np.uint64(j), i] += strong_zero(B[i, np.uint64(j)] * (t0 * s_dot_bar), s_dot_bar)
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
     for i in range(n - 1, -1, -1):
         # its iterations' adjoints are independent: run in the loop's order
         for j in range(m):
             # adjoint of: B[i, j] = A[i, j] * A[j, i] + A[i, j]
-            A_bar[i, j] += (A[j, i] * B_bar[i, j] if B_bar[i, j] != 0.0 else 0.0)
-            A_bar[j, i] += (A[i, j] * B_bar[i, j] if B_bar[i, j] != 0.0 else 0.0)
+            A_bar[i, j] += strong_zero(A[j, i] * B_bar[i, j], B_bar[i, j])
+            A_bar[j, i] += strong_zero(A[i, j] * B_bar[i, j], B_bar[i, j])
             A_bar[i, j] += B_bar[i, j]
             B_bar[i, j] = 0.0
             # adjoint of: B_dot[i, j] = A[j, i] * A_dot[i, j] + A[i, j] * A_dot[j, i] + A_dot[i, j]
-            A_bar[j, i] += (A_dot[i, j] * B_dot_bar[i, j] if B_dot_bar[i, j] != 0.0 else 0.0)
-            A_bar[i, j] += (A_dot[j, i] * B_dot_bar[i, j] if B_dot_bar[i, j] != 0.0 else 0.0)
+            A_bar[j, i] += strong_zero(A_dot[i, j] * B_dot_bar[i, j], B_dot_bar[i, j])
+            A_bar[i, j] += strong_zero(A_dot[j, i] * B_dot_bar[i, j], B_dot_bar[i, j])
             B_dot_bar[i, j] = 0.0
     return value, A_bar

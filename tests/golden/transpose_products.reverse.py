@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def transpose_products_vjp(A, out_bar):
@@ -32,14 +32,14 @@ def transpose_products_vjp(A, out_bar):
             for j in range(m):
                 # adjoint of: s += B[i, j] * B[j, i] * float(i + j + 1)
                 t0 = float(i + j + 1)
-                B_bar[i, j] += (B[j, i] * (t0 * s_bar) if s_bar != 0.0 else 0.0)
-                B_bar[j, i] += (B[i, j] * (t0 * s_bar) if s_bar != 0.0 else 0.0)
+                B_bar[i, j] += strong_zero(B[j, i] * (t0 * s_bar), s_bar)
+                B_bar[j, i] += strong_zero(B[i, j] * (t0 * s_bar), s_bar)
     for i in range(n - 1, -1, -1):
         # its iterations' adjoints are independent: run in the loop's order
         for j in range(m):
             # adjoint of: B[i, j] = A[i, j] * A[j, i] + A[i, j]
-            A_bar[i, j] += (A[j, i] * B_bar[i, j] if B_bar[i, j] != 0.0 else 0.0)
-            A_bar[j, i] += (A[i, j] * B_bar[i, j] if B_bar[i, j] != 0.0 else 0.0)
+            A_bar[i, j] += strong_zero(A[j, i] * B_bar[i, j], B_bar[i, j])
+            A_bar[j, i] += strong_zero(A[i, j] * B_bar[i, j], B_bar[i, j])
             A_bar[i, j] += B_bar[i, j]
             B_bar[i, j] = 0.0
     return value, A_bar

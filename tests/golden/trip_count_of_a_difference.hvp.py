@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
@@ -86,14 +86,14 @@ def trip_count_of_a_difference_hvp(c, h, coef, c_dot, h_dot, out_bar):
                     top -= 1
                     lo = tape[np.uint64(top)]  # restore the value lo had before
                     t1 = lo_bar
-                    lo_bar = (c * t1 if t1 != 0.0 else 0.0)
-                    c_bar += (lo * t1 if t1 != 0.0 else 0.0)
+                    lo_bar = strong_zero(c * t1, t1)
+                    c_bar += strong_zero(lo * t1, t1)
                     h_bar += t1
                     # adjoint of: lo_dot = c * lo_dot + lo * c_dot + h_dot
                     top -= 1
                     lo_dot = tape[np.uint64(top)]  # restore the value lo_dot had before
                     t0 = lo_dot_bar
-                    c_bar += (lo_dot * t0 if t0 != 0.0 else 0.0)
-                    lo_dot_bar = (c * t0 if t0 != 0.0 else 0.0)
-                    lo_bar += (c_dot * t0 if t0 != 0.0 else 0.0)
+                    c_bar += strong_zero(lo_dot * t0, t0)
+                    lo_dot_bar = strong_zero(c * t0, t0)
+                    lo_bar += strong_zero(c_dot * t0, t0)
     return value, c_bar, h_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import reserve, strong_zero
 
 
 def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
@@ -73,7 +73,7 @@ def trip_count_of_a_difference_vjp(c, h, coef, out_bar):
                     top -= 1
                     lo = tape[np.uint64(top)]  # restore the value lo had before
                     t0 = lo_bar
-                    lo_bar = (c * t0 if t0 != 0.0 else 0.0)
-                    c_bar += (lo * t0 if t0 != 0.0 else 0.0)
+                    lo_bar = strong_zero(c * t0, t0)
+                    c_bar += strong_zero(lo * t0, t0)
                     h_bar += t0
     return value, c_bar, h_bar

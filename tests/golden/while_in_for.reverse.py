@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def while_in_for_vjp(x, out_bar):
@@ -35,7 +35,7 @@ def while_in_for_vjp(x, out_bar):
     x_bar = zeros_like(x)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += y * y
-        y_bar = 2.0 * (y * s_bar if s_bar != 0.0 else 0.0)
+        y_bar = 2.0 * strong_zero(y * s_bar, s_bar)
         itop -= 1
         trips = itape[np.uint64(itop)]
         for _ in range(trips):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
@@ -56,57 +56,57 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
         # the contributions at constant offsets from i, gathered: each element takes its own
         # in one place (no iteration adds into another's element: a loop that vectorises)
         for i_1 in range(0, n - 10):  # every contribution exists here: element i_1 + 5
-            u_bar[i_1 + 5] += v_bar[i_1 + 5] + (0.1 * (u[i_1 + 7] * -v_bar[i_1 + 6]) if v_bar[i_1 + 6] != 0.0 else 0.0) + (0.1 * u[i_1 + 3] * -v_bar[i_1 + 4] if v_bar[i_1 + 4] != 0.0 else 0.0) + (0.1 * u_dot[i_1 + 3] * -v_dot_bar[i_1 + 4] if v_dot_bar[i_1 + 4] != 0.0 else 0.0) + (0.1 * (u_dot[i_1 + 7] * -v_dot_bar[i_1 + 6]) if v_dot_bar[i_1 + 6] != 0.0 else 0.0) + ((c * v_bar[i_1 + 2] if v_bar[i_1 + 2] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0)) + 2.0 * -((c * v_bar[i_1 + 7] if v_bar[i_1 + 7] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 7] if v_dot_bar[i_1 + 7] != 0.0 else 0.0))
+            u_bar[i_1 + 5] += v_bar[i_1 + 5] + strong_zero(0.1 * (u[i_1 + 7] * -v_bar[i_1 + 6]), v_bar[i_1 + 6]) + strong_zero(0.1 * u[i_1 + 3] * -v_bar[i_1 + 4], v_bar[i_1 + 4]) + strong_zero(0.1 * u_dot[i_1 + 3] * -v_dot_bar[i_1 + 4], v_dot_bar[i_1 + 4]) + strong_zero(0.1 * (u_dot[i_1 + 7] * -v_dot_bar[i_1 + 6]), v_dot_bar[i_1 + 6]) + (strong_zero(c * v_bar[i_1 + 2], v_bar[i_1 + 2]) + strong_zero(c_dot * v_dot_bar[i_1 + 2], v_dot_bar[i_1 + 2])) + 2.0 * -(strong_zero(c * v_bar[i_1 + 7], v_bar[i_1 + 7]) + strong_zero(c_dot * v_dot_bar[i_1 + 7], v_dot_bar[i_1 + 7]))
         for i_1 in range(0, min(5, n)):  # the first elements: the contributions that exist
             if 2 <= i_1 < n - 3:
                 u_bar[i_1] += v_bar[i_1]
             if 2 <= i_1 + 1 < n - 3:
-                u_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]) if v_bar[i_1 + 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]), v_bar[i_1 + 1])
             if 2 <= i_1 - 1 < n - 3:
-                u_bar[i_1] += 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * u[i_1 - 2] * -v_bar[i_1 - 1], v_bar[i_1 - 1])
             if 2 <= i_1 - 1 < n - 3:
-                u_bar[i_1] += 0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
             if 2 <= i_1 + 1 < n - 3:
-                u_bar[i_1] += 0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1]) if v_dot_bar[i_1 + 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1]), v_dot_bar[i_1 + 1])
             if 2 <= i_1 + 2 < n - 3:
-                u_bar[i_1] += 2.0 * -((c * v_bar[i_1 + 2] if v_bar[i_1 + 2] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0))
+                u_bar[i_1] += 2.0 * -(strong_zero(c * v_bar[i_1 + 2], v_bar[i_1 + 2]) + strong_zero(c_dot * v_dot_bar[i_1 + 2], v_dot_bar[i_1 + 2]))
         for i_1 in range(max(n - 5, 5), n):  # the last elements: the contributions that exist
             if 2 <= i_1 < n - 3:
                 u_bar[i_1] += v_bar[i_1]
             if 2 <= i_1 + 1 < n - 3:
-                u_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]) if v_bar[i_1 + 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * (u[i_1 + 2] * -v_bar[i_1 + 1]), v_bar[i_1 + 1])
             if 2 <= i_1 - 1 < n - 3:
-                u_bar[i_1] += 0.1 * u[i_1 - 2] * -v_bar[i_1 - 1] if v_bar[i_1 - 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * u[i_1 - 2] * -v_bar[i_1 - 1], v_bar[i_1 - 1])
             if 2 <= i_1 - 1 < n - 3:
-                u_bar[i_1] += 0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * u_dot[i_1 - 2] * -v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
             if 2 <= i_1 + 1 < n - 3:
-                u_bar[i_1] += 0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1]) if v_dot_bar[i_1 + 1] != 0.0 else 0.0
+                u_bar[i_1] += strong_zero(0.1 * (u_dot[i_1 + 2] * -v_dot_bar[i_1 + 1]), v_dot_bar[i_1 + 1])
             if 2 <= i_1 - 3 < n - 3:
-                u_bar[i_1] += (c * v_bar[i_1 - 3] if v_bar[i_1 - 3] != 0.0 else 0.0) + (c_dot * v_dot_bar[i_1 - 3] if v_dot_bar[i_1 - 3] != 0.0 else 0.0)
+                u_bar[i_1] += strong_zero(c * v_bar[i_1 - 3], v_bar[i_1 - 3]) + strong_zero(c_dot * v_dot_bar[i_1 - 3], v_dot_bar[i_1 - 3])
         for i_1 in range(0, n - 10):  # every contribution exists here: element i_1 + 5
-            u_dot_bar[i_1 + 5] += v_dot_bar[i_1 + 5] + (c * v_dot_bar[i_1 + 2] if v_dot_bar[i_1 + 2] != 0.0 else 0.0) + (2.0 * -(c * v_dot_bar[i_1 + 7]) if v_dot_bar[i_1 + 7] != 0.0 else 0.0) + (0.1 * (u[i_1 + 7] * -v_dot_bar[i_1 + 6]) if v_dot_bar[i_1 + 6] != 0.0 else 0.0) + (0.1 * u[i_1 + 3] * -v_dot_bar[i_1 + 4] if v_dot_bar[i_1 + 4] != 0.0 else 0.0)
+            u_dot_bar[i_1 + 5] += v_dot_bar[i_1 + 5] + strong_zero(c * v_dot_bar[i_1 + 2], v_dot_bar[i_1 + 2]) + strong_zero(2.0 * -(c * v_dot_bar[i_1 + 7]), v_dot_bar[i_1 + 7]) + strong_zero(0.1 * (u[i_1 + 7] * -v_dot_bar[i_1 + 6]), v_dot_bar[i_1 + 6]) + strong_zero(0.1 * u[i_1 + 3] * -v_dot_bar[i_1 + 4], v_dot_bar[i_1 + 4])
         for i_1 in range(0, min(5, n)):  # the first elements: the contributions that exist
             if 2 <= i_1 < n - 3:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 2 <= i_1 + 2 < n - 3:
-                u_dot_bar[i_1] += 2.0 * -(c * v_dot_bar[i_1 + 2]) if v_dot_bar[i_1 + 2] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(2.0 * -(c * v_dot_bar[i_1 + 2]), v_dot_bar[i_1 + 2])
             if 2 <= i_1 + 1 < n - 3:
-                u_dot_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1]) if v_dot_bar[i_1 + 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1]), v_dot_bar[i_1 + 1])
             if 2 <= i_1 - 1 < n - 3:
-                u_dot_bar[i_1] += 0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
         for i_1 in range(max(n - 5, 5), n):  # the last elements: the contributions that exist
             if 2 <= i_1 < n - 3:
                 u_dot_bar[i_1] += v_dot_bar[i_1]
             if 2 <= i_1 - 3 < n - 3:
-                u_dot_bar[i_1] += c * v_dot_bar[i_1 - 3] if v_dot_bar[i_1 - 3] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(c * v_dot_bar[i_1 - 3], v_dot_bar[i_1 - 3])
             if 2 <= i_1 + 1 < n - 3:
-                u_dot_bar[i_1] += 0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1]) if v_dot_bar[i_1 + 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(0.1 * (u[i_1 + 2] * -v_dot_bar[i_1 + 1]), v_dot_bar[i_1 + 1])
             if 2 <= i_1 - 1 < n - 3:
-                u_dot_bar[i_1] += 0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1] if v_dot_bar[i_1 - 1] != 0.0 else 0.0
+                u_dot_bar[i_1] += strong_zero(0.1 * u[i_1 - 2] * -v_dot_bar[i_1 - 1], v_dot_bar[i_1 - 1])
         # what every iteration adds into c_bar, summed first in a loop of its own,
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(2, n - 3):
-            c_bar = add_unordered(c_bar, (u_dot[i_1 + 3] - (2.0 * u_dot[i_1 - 2])) * v_dot_bar[i_1] if v_dot_bar[i_1] != 0.0 else 0.0)
+            c_bar = add_unordered(c_bar, strong_zero((u_dot[i_1 + 3] - (2.0 * u_dot[i_1 - 2])) * v_dot_bar[i_1], v_dot_bar[i_1]))
         # the rest of its adjoint:
         top -= 2 * max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -118,11 +118,13 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
             # adjoint of: v[i] = u[i] + c * t0 - 0.1 * u[i - 1] * u[i + 1]
             top_at -= 1
             v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
-            c_bar += (t0 * v_bar[i] if v_bar[i] != 0.0 else 0.0)
+            c_bar += strong_zero(t0 * v_bar[i], v_bar[i])
+            t0_bar = strong_zero(c * v_bar[i], v_bar[i])
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i + 3] - (2.0 * u_dot[i - 2]))) - (u[i + 1] * (0.1 * u_dot[i - 1]) + 0.1 * u[i - 1] * u_dot[i + 1])
             top_at -= 1
             v_dot[i] = tape[np.uint64(top_at)]  # restore the value v_dot[i] had before
+            t0_bar += strong_zero(c_dot * v_dot_bar[i], v_dot_bar[i])
             v_dot_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
@@ -26,15 +26,15 @@ def wrapped_lines_hvp(x, y, x_dot, y_dot, out_bar):
     # what every iteration adds into y_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, x.shape[0]):
-        y_bar = add_unordered(y_bar, x_dot[i_1] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        y_bar = add_unordered(y_bar, strong_zero(x_dot[i_1] * s_dot_bar, s_dot_bar))
     # the rest of its adjoint:
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s_dot += y * x_dot[i] + x[i] * y_dot + (y * (math.cos(x[i]) * x_dot[i]) + t0 * y_dot)
         t1 = math.cos(x[np.uint64(i)]) * x_dot[np.uint64(i)]
-        x_bar[np.uint64(i)] += (y_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-        y_bar += (t1 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(y_dot * s_dot_bar, s_dot_bar)
+        y_bar += strong_zero(t1 * s_dot_bar, s_dot_bar)
         x_bar[np.uint64(i)] += (-math.sin(x[np.uint64(i)]) * (x_dot[np.uint64(i)] * (y * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
-        t0_bar = (y_dot * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(y_dot * s_dot_bar, s_dot_bar)
         # adjoint of: t0 = math.sin(x[i])
         x_bar[np.uint64(i)] += (math.cos(x[np.uint64(i)]) * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar, y_bar

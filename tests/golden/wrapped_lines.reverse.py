@@ -3,7 +3,7 @@
 
 import math
 
-from sourcead.runtime import add_unordered, zeros_like
+from sourcead.runtime import add_unordered, strong_zero, zeros_like
 
 
 def wrapped_lines_vjp(x, y, out_bar):
@@ -23,13 +23,13 @@ def wrapped_lines_vjp(x, y, out_bar):
     # what every iteration adds into y_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, x.shape[0]):
-        y_bar = add_unordered(y_bar, x[i_1] * s_bar if s_bar != 0.0 else 0.0)
+        y_bar = add_unordered(y_bar, strong_zero(x[i_1] * s_bar, s_bar))
     # the rest of its adjoint:
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += (x[i] * y + math.sin(x[i]) * y)
         t0 = math.sin(x[i])
-        x_bar[i] += (y * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += strong_zero(y * s_bar, s_bar)
         x_bar[i] += (math.cos(x[i]) * (y * s_bar) if s_bar != 0.0 else 0.0)
-        y_bar += (t0 * s_bar if s_bar != 0.0 else 0.0)
+        y_bar += strong_zero(t0 * s_bar, s_bar)
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def wrapped_neighbours_grad(x, w, out_bar):
@@ -32,10 +32,10 @@ def wrapped_neighbours_grad(x, w, out_bar):
                 # adjoint of: s += w * x[i] * x[j] * x[m]
                 t0 = w * x[i] * x[j]
                 t1 = x[j] * (x[m] * s_bar)
-                w_bar += (x[i] * t1 if s_bar != 0.0 else 0.0)
-                x_bar_i += (w * t1 if s_bar != 0.0 else 0.0)
-                x_bar_j += (w * x[i] * (x[m] * s_bar) if s_bar != 0.0 else 0.0)
-                x_bar[m] += (t0 * s_bar if s_bar != 0.0 else 0.0)
+                w_bar += strong_zero(x[i] * t1, s_bar)
+                x_bar_i += strong_zero(w * t1, s_bar)
+                x_bar_j += strong_zero(w * x[i] * (x[m] * s_bar), s_bar)
+                x_bar[m] += strong_zero(t0 * s_bar, s_bar)
             if x_bar_i != 0.0:
                 x_bar[np.uint64(i)] += x_bar_i
             if x_bar_j != 0.0:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero, zeros_like
 
 
 def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
@@ -44,19 +44,19 @@ def wrapped_neighbours_hvp(x, w, x_dot, w_dot, out_bar):
                 # adjoint of: s_dot += x[m] * (x[j] * (x[i] * w_dot + w * x_dot[i]) + w * x[i] * x_dot[j]) + t0 * x_dot[m]
                 t1 = x[i] * w_dot + w * x_dot[i]
                 t2 = x[j] * t1 + w * x[i] * x_dot[j]
-                x_bar[m] += (t2 * s_dot_bar if s_dot_bar != 0.0 else 0.0)
-                x_bar_j += (t1 * (x[m] * s_dot_bar) if s_dot_bar != 0.0 else 0.0)
+                x_bar[m] += strong_zero(t2 * s_dot_bar, s_dot_bar)
+                x_bar_j += strong_zero(t1 * (x[m] * s_dot_bar), s_dot_bar)
                 t3 = x[j] * (x[m] * s_dot_bar)
-                x_bar_i += (w_dot * t3 if s_dot_bar != 0.0 else 0.0)
-                w_bar += (x_dot[i] * t3 if s_dot_bar != 0.0 else 0.0)
+                x_bar_i += strong_zero(w_dot * t3, s_dot_bar)
+                w_bar += strong_zero(x_dot[i] * t3, s_dot_bar)
                 t4 = x_dot[j] * (x[m] * s_dot_bar)
-                w_bar += (x[i] * t4 if s_dot_bar != 0.0 else 0.0)
-                x_bar_i += (w * t4 if s_dot_bar != 0.0 else 0.0)
-                t0_bar = (x_dot[m] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+                w_bar += strong_zero(x[i] * t4, s_dot_bar)
+                x_bar_i += strong_zero(w * t4, s_dot_bar)
+                t0_bar = strong_zero(x_dot[m] * s_dot_bar, s_dot_bar)
                 # adjoint of: t0 = w * x[i] * x[j]
-                w_bar += (x[i] * (x[j] * t0_bar) if t0_bar != 0.0 else 0.0)
-                x_bar_i += (w * (x[j] * t0_bar) if t0_bar != 0.0 else 0.0)
-                x_bar_j += (w * x[i] * t0_bar if t0_bar != 0.0 else 0.0)
+                w_bar += strong_zero(x[i] * (x[j] * t0_bar), t0_bar)
+                x_bar_i += strong_zero(w * (x[j] * t0_bar), t0_bar)
+                x_bar_j += strong_zero(w * x[i] * t0_bar, t0_bar)
                 t0_bar = 0.0
             if x_bar_i != 0.0:
                 x_bar[np.uint64(i)] += x_bar_i

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
@@ -47,21 +47,21 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
         top -= 1
         v[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v[i] had before
         t1 = v_bar[np.uint64(i)]
-        v_bar[np.uint64(i)] = (x[i + 1] * t1 if t1 != 0.0 else 0.0)
-        x_bar[i + 1] += (v[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
+        v_bar[np.uint64(i)] = strong_zero(x[i + 1] * t1, t1)
+        x_bar[i + 1] += strong_zero(v[np.uint64(i)] * t1, t1)
         # adjoint of: v_dot[i] = x[i + 1] * v_dot[i] + v[i] * x_dot[i + 1]
         top -= 1
         v_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v_dot[i] had before
         t0 = v_dot_bar[np.uint64(i)]
-        x_bar[i + 1] += (v_dot[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
-        v_dot_bar[np.uint64(i)] = (x[i + 1] * t0 if t0 != 0.0 else 0.0)
-        v_bar[np.uint64(i)] += (x_dot[i + 1] * t0 if t0 != 0.0 else 0.0)
+        x_bar[i + 1] += strong_zero(v_dot[np.uint64(i)] * t0, t0)
+        v_dot_bar[np.uint64(i)] = strong_zero(x[i + 1] * t0, t0)
+        v_bar[np.uint64(i)] += strong_zero(x_dot[i + 1] * t0, t0)
         # adjoint of: v[i] = a * x[i - 1]
-        a_bar += (x[i - 1] * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
-        x_bar[i - 1] += (a * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+        a_bar += strong_zero(x[i - 1] * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
+        x_bar[i - 1] += strong_zero(a * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
         v_bar[np.uint64(i)] = 0.0
         # adjoint of: v_dot[i] = x[i - 1] * a_dot + a * x_dot[i - 1]
-        x_bar[i - 1] += (a_dot * v_dot_bar[np.uint64(i)] if v_dot_bar[np.uint64(i)] != 0.0 else 0.0)
-        a_bar += (x_dot[i - 1] * v_dot_bar[np.uint64(i)] if v_dot_bar[np.uint64(i)] != 0.0 else 0.0)
+        x_bar[i - 1] += strong_zero(a_dot * v_dot_bar[np.uint64(i)], v_dot_bar[np.uint64(i)])
+        a_bar += strong_zero(x_dot[i - 1] * v_dot_bar[np.uint64(i)], v_dot_bar[np.uint64(i)])
         v_dot_bar[np.uint64(i)] = 0.0
     return value, x_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def written_twice_vjp(x, a, out_bar):
@@ -36,10 +36,10 @@ def written_twice_vjp(x, a, out_bar):
         top -= 1
         v[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v[i] had before
         t0 = v_bar[np.uint64(i)]
-        v_bar[np.uint64(i)] = (x[i + 1] * t0 if t0 != 0.0 else 0.0)
-        x_bar[i + 1] += (v[np.uint64(i)] * t0 if t0 != 0.0 else 0.0)
+        v_bar[np.uint64(i)] = strong_zero(x[i + 1] * t0, t0)
+        x_bar[i + 1] += strong_zero(v[np.uint64(i)] * t0, t0)
         # adjoint of: v[i] = a * x[i - 1]
-        a_bar += (x[i - 1] * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
-        x_bar[i - 1] += (a * v_bar[np.uint64(i)] if v_bar[np.uint64(i)] != 0.0 else 0.0)
+        a_bar += strong_zero(x[i - 1] * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
+        x_bar[i - 1] += strong_zero(a * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
         v_bar[np.uint64(i)] = 0.0
     return value, x_bar, a_bar

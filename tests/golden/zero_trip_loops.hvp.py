@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
@@ -49,36 +49,36 @@ def zero_trip_loops_hvp(x, n_extra, x_dot, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t3 = s_bar
-        s_bar = (x[np.uint64(i)] * t3 if t3 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (s * t3 if t3 != 0.0 else 0.0)
+        s_bar = strong_zero(x[np.uint64(i)] * t3, t3)
+        x_bar[np.uint64(i)] += strong_zero(s * t3, t3)
         # adjoint of: s_dot = x[i] * s_dot + s * x_dot[i]
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t2 = s_dot_bar
-        x_bar[np.uint64(i)] += (s_dot * t2 if t2 != 0.0 else 0.0)
-        s_dot_bar = (x[np.uint64(i)] * t2 if t2 != 0.0 else 0.0)
-        s_bar += (x_dot[np.uint64(i)] * t2 if t2 != 0.0 else 0.0)
+        x_bar[np.uint64(i)] += strong_zero(s_dot * t2, t2)
+        s_dot_bar = strong_zero(x[np.uint64(i)] * t2, t2)
+        s_bar += strong_zero(x_dot[np.uint64(i)] * t2, t2)
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
-        s_bar = (x[0] * t1 if t1 != 0.0 else 0.0)
-        x_bar_0 += (s * t1 if t1 != 0.0 else 0.0)
+        s_bar = strong_zero(x[0] * t1, t1)
+        x_bar_0 += strong_zero(s * t1, t1)
         # adjoint of: s_dot = x[0] * s_dot + s * x_dot[0]
         top -= 1
         s_dot = tape[np.uint64(top)]  # restore the value s_dot had before
         t0 = s_dot_bar
-        x_bar_0 += (s_dot * t0 if t0 != 0.0 else 0.0)
-        s_dot_bar = (x[0] * t0 if t0 != 0.0 else 0.0)
-        s_bar += (x_dot[0] * t0 if t0 != 0.0 else 0.0)
+        x_bar_0 += strong_zero(s_dot * t0, t0)
+        s_dot_bar = strong_zero(x[0] * t0, t0)
+        s_bar += strong_zero(x_dot[0] * t0, t0)
     if x_bar_0 != 0.0:
         x_bar[0] += x_bar_0
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += 2.0 * strong_zero(x[i] * s_bar, s_bar)
         # adjoint of: s_dot += x[i] * x_dot[i] + x[i] * x_dot[i]
-        x_bar[i] += 2.0 * (x_dot[i] * s_dot_bar if s_dot_bar != 0.0 else 0.0)
+        x_bar[i] += 2.0 * strong_zero(x_dot[i] * s_dot_bar, s_dot_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def zero_trip_loops_vjp(x, n_extra, out_bar):
@@ -40,20 +40,20 @@ def zero_trip_loops_vjp(x, n_extra, out_bar):
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t1 = s_bar
-        s_bar = (x[np.uint64(i)] * t1 if t1 != 0.0 else 0.0)
-        x_bar[np.uint64(i)] += (s * t1 if t1 != 0.0 else 0.0)
+        s_bar = strong_zero(x[np.uint64(i)] * t1, t1)
+        x_bar[np.uint64(i)] += strong_zero(s * t1, t1)
     x_bar_0 = 0.0  # what every iteration adds into x_bar[0]
     for _k in range(n_extra - 1, -1, -1):
         # adjoint of: s = s * x[0]
         top -= 1
         s = tape[np.uint64(top)]  # restore the value s had before
         t0 = s_bar
-        s_bar = (x[0] * t0 if t0 != 0.0 else 0.0)
-        x_bar_0 += (s * t0 if t0 != 0.0 else 0.0)
+        s_bar = strong_zero(x[0] * t0, t0)
+        x_bar_0 += strong_zero(s * t0, t0)
     if x_bar_0 != 0.0:
         x_bar[0] += x_bar_0
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(x.shape[0]):
         # adjoint of: s += x[i] * x[i]
-        x_bar[i] += 2.0 * (x[i] * s_bar if s_bar != 0.0 else 0.0)
+        x_bar[i] += 2.0 * strong_zero(x[i] * s_bar, s_bar)
     return value, x_bar

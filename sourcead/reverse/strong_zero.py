@@ -1,0 +1,132 @@
+"""Strong zeros as selects: `(p if g != 0.0 else 0.0)` becomes `strong_zero(p, g)` in the reverse sweep.
+
+An adjoint's contribution is guarded by its seed (`derive/linearize.py`: an exactly zero seed
+contributes exactly zero, also where the partial is infinite). Written as a conditional
+expression, numba lowers the guard to a branch around the evaluation of `p`; the loads of `p`
+then happen only under the branch, and LLVM, which may not read an array element the program
+might not read, cannot turn the branch into a select: the loop does not vectorise. ode's gradient
+(reversed RK4 stages) ran 7.3x its primal, 4.9x with the select.
+
+`strong_zero(p, g)` (`runtime/lowered.py`) evaluates `p` whether or not `g` is zero, and lowers
+to a compare and a select. That is the same value, and nothing else changes, wherever evaluating
+`p` cannot raise or fail: `p` is built from names, numbers, elements read at index arithmetic of
+names and integers, `+`, `-` and `*` only (a float product overflows to inf, never raises, in
+plain Python too; a division, a power or a call could raise, and stays guarded by a branch). The
+elements `p` reads are the operands of a primal statement at the iteration that read them, in
+range wherever the guard would have let them be read.
+In plain Python (`jit=False`) an eager product of NumPy scalars may raise NumPy's RuntimeWarning
+(`inf * 0.0`) where the branch skipped it, as the array seeds' `np.where` always did; the value is
+the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..ir.exprs import unparen
+
+HELPER = "strong_zero"
+
+
+def eager_selects(text: str, marker: str) -> tuple[str, bool]:
+    """`text` (one generated function) with the strong-zero guards in the loops after its `marker`
+    comment (the reverse sweep) written as `strong_zero` calls; and whether any was."""
+    module = cst.parse_module(text)
+    rewriter = _Rewriter(marker)
+    new = module.visit(rewriter)
+    return (new.code, True) if rewriter.count else (text, False)
+
+
+class _Rewriter(cst.CSTTransformer):
+    def __init__(self, marker: str):
+        self.marker, self.count = marker, 0
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        body: list[Any] = list(updated.body.body)
+        for k, stmt in enumerate(body):
+            leading = getattr(stmt, "leading_lines", ())
+            if any(line.comment is not None and line.comment.value == self.marker for line in leading):
+                select = _Select()
+                body[k:] = [s.visit(select) for s in body[k:]]
+                self.count += select.count
+                break
+        return updated.with_changes(body=updated.body.with_changes(body=body))
+
+
+class _Select(cst.CSTTransformer):
+    """Inside loops only: where LLVM would vectorise; straight-line code keeps its branches."""
+
+    def __init__(self) -> None:
+        self.count, self.loops = 0, 0
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += 1
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        self.loops -= 1
+        return updated
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops += 1
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        self.loops -= 1
+        return updated
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+        if not self.loops:
+            return updated
+        seed = _seed_test(updated.test)
+        orelse = unparen(updated.orelse)
+        if seed is None or not (isinstance(orelse, cst.Float) and orelse.value == "0.0"):
+            return updated
+        if not _eager_safe(updated.body):
+            return updated
+        self.count += 1
+        args = [cst.Arg(unparen(updated.body)), cst.Arg(seed)]
+        return cst.Call(cst.Name(HELPER), args)  # a call needs no parentheses of its own
+
+
+def _seed_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`g` of a test `g != 0.0` whose `g` is a name or an element: the strong zero's seed."""
+    test = unparen(test)
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    zero = unparen(target.comparator)
+    if not (isinstance(target.operator, cst.NotEqual) and isinstance(zero, cst.Float) and zero.value == "0.0"):
+        return None
+    seed = unparen(test.left)
+    return seed if isinstance(seed, cst.Name) or _safe_element(seed) else None
+
+
+def _eager_safe(node: cst.BaseExpression) -> bool:
+    """Evaluating `node` cannot raise: names, numbers, elements at index arithmetic, + - * of them."""
+    node = unparen(node)
+    if isinstance(node, (cst.Name, cst.Float, cst.Integer)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _eager_safe(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        return _eager_safe(node.left) and _eager_safe(node.right)
+    return _safe_element(node)
+
+
+def _safe_element(node: cst.BaseExpression) -> bool:
+    """`a[i + 1, j]`: an element of a named array at index arithmetic of names and integers."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)):
+        return False
+    return all(isinstance(e.slice, cst.Index) and _index_arithmetic(e.slice.value) for e in node.slice)
+
+
+def _index_arithmetic(node: cst.BaseExpression) -> bool:
+    node = unparen(node)
+    if isinstance(node, (cst.Name, cst.Integer)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _index_arithmetic(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+        return _index_arithmetic(node.left) and _index_arithmetic(node.right)
+    return False
