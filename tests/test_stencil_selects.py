@@ -1,4 +1,4 @@
-"""A reversed loop's strong-zero guards are selects (`reverse/strong_zero.py`): `strong_zero(p, g)`
+"""A reversed loop's strong-zero guards are selects (the pass `strong_zeros`): `strong_zero(p, g)`
 evaluates `p` whether or not the seed `g` is zero, so that LLVM vectorises the loop.
 
 Pinned: the loops of heat's reverse sweep call `strong_zero` and keep no conditional expression;
@@ -17,7 +17,7 @@ import pytest
 import sourcead
 from benchmarks.gradbench_workloads import ode_last  # the tool's, its callee compiled for the primal
 from examples.heat import heat_loss
-from sourcead.reverse.strong_zero import eager_selects
+from sourcead.postpass.strong_zero import eager_selects
 
 
 def heat_swap(u0, kappa, n_steps):

@@ -83,6 +83,8 @@ REVERSE = (
          "(postpass/first_contributions.py)", ("sweeps",), "sweeps", stages.first_assigned),
     Pass("dead_stores", "dead-code removal again: the `x_bar = 0.0` a first contribution now overwrites "
          "(postpass/deadcode.py)", ("sweeps",), "sweeps", stages.dead_code),
+    Pass("strong_zeros", "a reversed loop's guard `p if g != 0.0 else 0.0` is the select strong_zero(p, g) "
+         "(postpass/strong_zero.py)", ("sweeps",), "sweeps", stages.strong_zeros),
     Pass("unsigned", "indices that never go below zero in the reverse sweep made unsigned (postpass/unsigned.py)",
          ("sweeps",), "body", stages.unsigned),
 )  # fmt: skip

@@ -34,7 +34,7 @@ from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..pattern.sweep import pattern_function
-from ..postpass.sweeps import first_contributions, remove_dead_code, unsigned_indices
+from ..postpass.sweeps import first_contributions, remove_dead_code, select_strong_zeros, unsigned_indices
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
 from ..rules.nested import call_sites as nested_call_sites
@@ -214,6 +214,11 @@ def dead_code(u: Unit) -> None:
 def first_assigned(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = first_contributions(u.sweeps)
+
+
+def strong_zeros(u: Unit) -> None:
+    assert u.sweeps is not None
+    u.sweeps = select_strong_zeros(u.sweeps)
 
 
 def unsigned(u: Unit) -> None:

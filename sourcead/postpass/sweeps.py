@@ -1,6 +1,7 @@
 """The post-passes on the text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
 runs them: dead code removed (`deadcode.py`), then first contributions assigned
-(`first_contributions.py`) and indices made unsigned (`unsigned.py`) in the reverse sweep.
+(`first_contributions.py`), strong-zero guards in loops written as selects (`strong_zero.py`) and
+indices made unsigned (`unsigned.py`) in the reverse sweep.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from ..reverse.sweeps import REVERSE_SWEEP, Sweeps
 from .deadcode import eliminate_dead_code
 from .first_contributions import assign_first_contributions
 from .marked import rewrite_after
+from .strong_zero import HELPER as STRONG_ZERO
+from .strong_zero import eager_selects
 from .unsigned import unsigned_statements
 
 
@@ -26,6 +29,14 @@ def first_contributions(sweeps: Sweeps) -> Sweeps:
         return assign_first_contributions(statements, sweeps.adjoints)
 
     return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
+
+
+def select_strong_zeros(sweeps: Sweeps) -> Sweeps:
+    """The reverse sweep with its loops' strong-zero guards written as `strong_zero` selects."""
+    text, selects = eager_selects(sweeps.text, REVERSE_SWEEP)
+    if not selects:
+        return sweeps
+    return replace(sweeps, text=text, helpers=tuple(sorted({*sweeps.helpers, STRONG_ZERO})))
 
 
 def unsigned_indices(sweeps: Sweeps) -> Sweeps:

@@ -12,7 +12,7 @@ the statements backwards, each restoring what it overwrote before its adjoint ru
 loops other emitters write to them through one dispatcher (`emit/dispatch.py`). The post-passes on
 this text are `postpass/`'s (`postpass/sweeps.py`). This module
 writes the function around them: the placeholders numba needs, the tapes, the primal result and
-the seeds of the adjoints; the reverse sweep's strong-zero guards become selects (`strong_zero.py`).
+the seeds of the adjoints.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from .emit.scope import Emission, Scope
 from .plan import ReversePlan
 from .recording import InSlot
 from .shapes import zeros_from_operands
-from .strong_zero import HELPER as STRONG_ZERO
-from .strong_zero import eager_selects
 
 FORWARD_SWEEP = "# forward sweep"
 GRADIENT_SWEEP = "# forward sweep: only what the reverse sweep reads (grad does not return the value)"
@@ -89,10 +87,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
     adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
-    text, selects = eager_selects(out.text(), REVERSE_SWEEP)  # strong zeros as selects (strong_zero.py)
-    if selects:
-        emission.helpers.add(STRONG_ZERO)
-    return Sweeps(text, tuple(sorted(emission.helpers)), sections, adjoints)
+    return Sweeps(out.text(), tuple(sorted(emission.helpers)), sections, adjoints)
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:

@@ -132,12 +132,10 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * t0
                 kappa_bar += strong_zero(t0 * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
-                t0_bar = strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
                 v_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                 top -= 1
                 v_dot[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value v_dot[i, j] had before
-                t0_bar += strong_zero(kappa_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
                 v_dot_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1

@@ -109,9 +109,7 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
             kappa_bar += strong_zero(t0 * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
-            t0_bar = strong_zero(kappa * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
             v_bar[np.uint64(i)] = 0.0
-            t0_bar += strong_zero(kappa_dot * v_dot_bar[np.uint64(i)], v_dot_bar[np.uint64(i)])
             v_dot_bar[np.uint64(i)] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1

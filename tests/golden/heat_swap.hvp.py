@@ -109,12 +109,10 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         for i in range((n - 1) - 1, 0, -1):
             # adjoint of: v[i] = u[i] + kappa * t0
             kappa_bar += strong_zero(t0 * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
-            t0_bar = strong_zero(kappa * v_bar[np.uint64(i)], v_bar[np.uint64(i)])
             v_bar[np.uint64(i)] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * kappa_dot + kappa * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             top -= 1
             v_dot[np.uint64(i)] = tape[np.uint64(top)]  # restore the value v_dot[i] had before
-            t0_bar += strong_zero(kappa_dot * v_dot_bar[np.uint64(i)], v_dot_bar[np.uint64(i)])
             v_dot_bar[np.uint64(i)] = 0.0
             # adjoint of: t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
             top -= 1

@@ -128,12 +128,8 @@ def laplacian_scalar_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * lap
                 kappa_bar += strong_zero(lap * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
-                lap_bar = strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
                 v_bar[i, np.uint64(j)] = 0.0
-                # adjoint of: v_dot[i, j] = u_dot[i, j] + (lap * kappa_dot + kappa * lap_dot)
-                lap_bar += strong_zero(kappa_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
                 kappa_bar += strong_zero(lap_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
-                lap_dot_bar = strong_zero(kappa * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
                 v_dot_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1

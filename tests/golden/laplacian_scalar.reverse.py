@@ -81,7 +81,6 @@ def laplacian_scalar_vjp(u0, kappa, steps, out_bar):
             for j in range((m - 1) - 1, 0, -1):
                 # adjoint of: v[i, j] = u[i, j] + kappa * lap
                 kappa_bar += strong_zero(lap * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
-                lap_bar = strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
                 v_bar[i, np.uint64(j)] = 0.0
                 # adjoint of: lap = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
                 top -= 1

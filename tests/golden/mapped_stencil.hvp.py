@@ -80,15 +80,12 @@ def mapped_stencil_hvp(u, c, u_dot, c_dot, out_bar):
         for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
             i = 1 + k
             t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-            t0_bar = 0.0
             c_bar_i = 0.0
             # adjoint of: v[i] = u[i] + c * t0
             c_bar_i += strong_zero(t0 * v_bar[i], v_bar[i])
-            t0_bar += strong_zero(c * v_bar[i], v_bar[i])
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]))
             t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-            t0_bar += strong_zero(c_dot * v_dot_bar[i], v_dot_bar[i])
             c_bar_i += strong_zero(t2 * v_dot_bar[i], v_dot_bar[i])
             v_dot_bar[i] = 0.0
             c_bar_chunks[chunk] += c_bar_i

@@ -217,15 +217,12 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
                 for k_1 in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                     i = 1 + k_1
                     t0 = u[i - 1] - 2.0 * u[i] + u[i + 1]
-                    t0_bar = 0.0
                     k_bar_i = 0.0
                     # adjoint of: un[i] = u[i] + k * t0 - 0.05 * np.sin(u[i])
                     k_bar_i += strong_zero(t0 * un_bar[i], un_bar[i])
-                    t0_bar += strong_zero(k * un_bar[i], un_bar[i])
                     un_bar[i] = 0.0
                     # adjoint of: un_dot[i] = u_dot[i] + (t0 * k_dot + k * (u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1])) - (0.05 * (math.cos(u[i]) * u_dot[i]))
                     t2 = u_dot[i - 1] - (2.0 * u_dot[i]) + u_dot[i + 1]
-                    t0_bar += strong_zero(k_dot * un_dot_bar[i], un_dot_bar[i])
                     k_bar_i += strong_zero(t2 * un_dot_bar[i], un_dot_bar[i])
                     un_dot_bar[i] = 0.0
                     k_bar_chunks[chunk] += k_bar_i

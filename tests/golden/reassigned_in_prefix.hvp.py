@@ -90,9 +90,7 @@ def reassigned_in_prefix_hvp(a, x, a_dot, x_dot, out_bar):
         t_dot = tape[np.uint64(top)]  # restore the value t_dot had before
         t0 = t_dot_bar
         t_bar += strong_zero(t_dot * t0, t0)
-        t_dot_bar = strong_zero(t * t0, t0)
         t_bar += strong_zero(t_dot * t0, t0)
-        t_dot_bar += strong_zero(t * t0, t0)
         # adjoint of: t = a[i] * 1.5
         a_bar[np.uint64(i)] += 1.5 * t_bar
         # adjoint of: t_dot = 1.5 * a_dot[i]

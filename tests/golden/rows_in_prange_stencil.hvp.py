@@ -121,7 +121,6 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
             for k in range(trips * chunk // 16, trips * (chunk + 1) // 16):
                 i = 1 + k
                 slot = top + ((i - 1) + 1) * (2 * (m - 2))  # the end of this iteration's slot
-                t0_bar = 0.0
                 kappa_bar_i = 0.0
                 # the contributions at constant offsets from j, gathered: each element takes its own
                 # in one place (no iteration adds into another's element: a loop that vectorises)
@@ -153,15 +152,11 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                     slot -= 1
                     v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
                     kappa_bar_i += strong_zero(t0 * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
-                    t0_bar += strong_zero(kappa * v_bar[i, np.uint64(j)], v_bar[i, np.uint64(j)])
                     v_bar[i, np.uint64(j)] = 0.0
                     # adjoint of: v_dot[i, j] = u_dot[i, j] + (t0 * kappa_dot + kappa * (u_dot[i - 1, j] + u_dot[i + 1, j] + u_dot[i, j - 1] + u_dot[i, j + 1] - (4.0 * u_dot[i, j])))
                     slot -= 1
                     v_dot[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v_dot[i, j] had before
-                    t0_bar += strong_zero(kappa_dot * v_dot_bar[i, np.uint64(j)], v_dot_bar[i, np.uint64(j)])
                     v_dot_bar[i, np.uint64(j)] = 0.0
-                    # adjoint of: t0 = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j]
-                    t0_bar = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):
             # the chunks' sums of shared scalar adjoints, in order

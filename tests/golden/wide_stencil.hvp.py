@@ -119,12 +119,10 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
             top_at -= 1
             v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
             c_bar += strong_zero(t0 * v_bar[i], v_bar[i])
-            t0_bar = strong_zero(c * v_bar[i], v_bar[i])
             v_bar[i] = 0.0
             # adjoint of: v_dot[i] = u_dot[i] + (t0 * c_dot + c * (u_dot[i + 3] - (2.0 * u_dot[i - 2]))) - (u[i + 1] * (0.1 * u_dot[i - 1]) + 0.1 * u[i - 1] * u_dot[i + 1])
             top_at -= 1
             v_dot[i] = tape[np.uint64(top_at)]  # restore the value v_dot[i] had before
-            t0_bar += strong_zero(c_dot * v_dot_bar[i], v_dot_bar[i])
             v_dot_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
