@@ -124,7 +124,7 @@ def child(name: str, tool: str) -> None:
     import sourcead
 
     func, args, wrt, primal = _workload(name)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with event.install_recorder("numba:compile") as rec:
         if tool == "sourcead":
             g = sourcead.grad(func, wrt=wrt)
@@ -135,7 +135,35 @@ def child(name: str, tool: str) -> None:
             primal(*args)
     total = time.perf_counter() - start
     split = _compile_split(rec.buffer, total - transform)
-    print(json.dumps({"total": total, "transform": transform, **split}))
+    folder = Path(os.environ["SOURCEAD_CACHE_DIR"])
+    lines = sum(len(p.read_text().splitlines()) for p in folder.glob("sourcead_*.py")) if tool == "sourcead" else 0
+    entries = sorted({_name(ev.data["dispatcher"]) for ev in _outermost(rec.buffer)})
+    print(
+        json.dumps(
+            {
+                "total": total,
+                "cpu": time.process_time() - cpu,
+                "transform": transform,
+                "lines": lines,
+                "entries": entries,
+                **split,
+            }
+        )
+    )
+
+
+def _outermost(events):
+    """The end events of the outermost compiles: the functions the first call compiled itself."""
+    depth = 0
+    for _ts, ev in events:
+        depth += 1 if ev.is_start else -1
+        if not ev.is_start and depth == 0:
+            yield ev
+
+
+def _name(dispatcher) -> str:
+    py = getattr(dispatcher, "py_func", None)
+    return getattr(py, "__name__", str(dispatcher))
 
 
 def _run_child(name: str, tool: str, llvm: bool = False) -> dict:
@@ -154,15 +182,6 @@ def _run_child(name: str, tool: str, llvm: bool = False) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _lines(name: str) -> tuple[int, int]:
-    from sourcead.pipeline.driver import generate
-
-    func, _, wrt, _ = _workload(name)
-    primal = len(inspect.getsource(func).splitlines())
-    generated = generate(func, "gradient", wrt).source.count("\n")
-    return primal, generated
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*")
@@ -179,11 +198,12 @@ def main(argv: list[str] | None = None) -> None:
         child(*opts.child)
         return
     print(
-        "| workload | lines: primal, generated | numba primal cold | sourcead cold | ratio "
-        "| transform | compile: generated | typing, parfors, lowering (with helpers), LLVM | compile: helpers | rest "
+        "| workload | lines: primal, generated | numba primal cold (CPU) | sourcead cold (CPU) | ratio (CPU) "
+        "| first call compiles | transform | compile: generated "
+        "| typing, parfors, lowering (with helpers), LLVM | compile: helpers | rest "
         "| numba primal: own, helpers |"
     )
-    print("|" + "---|" * 11)
+    print("|" + "---|" * 12)
     for name in _names(opts.names):
         print(f"[{name}] ...", file=sys.stderr, flush=True)
         runs: dict[str, list[dict]] = {tool: [] for tool in ("sourcead", "numba")}
@@ -194,12 +214,16 @@ def main(argv: list[str] | None = None) -> None:
         except RuntimeError as exc:
             print(f"| {name} | failed: {exc} |", flush=True)
             continue
-        med = {tool: {k: statistics.median(r[k] for r in rs) for k in ("total", *PARTS)} for tool, rs in runs.items()}
+        keys = ("total", "cpu", "lines", *PARTS)
+        med = {tool: {k: statistics.median(r[k] for r in rs) for k in keys} for tool, rs in runs.items()}
         s, n = med["sourcead"], med["numba"]
-        primal, generated = _lines(name)
+        primal = len(inspect.getsource(_workload(name)[0]).splitlines())
+        generated = int(s["lines"])
+        entries = ", ".join(runs["sourcead"][0]["entries"])
         print(
-            f"| {name} | {primal}, {generated} | {n['total']:.2f} s | {s['total']:.2f} s "
-            f"| {s['total'] / n['total']:.1f}x "
+            f"| {name} | {primal}, {generated} | {n['total']:.2f} s ({n['cpu']:.2f}) "
+            f"| {s['total']:.2f} s ({s['cpu']:.2f}) | {s['total'] / n['total']:.1f}x ({s['cpu'] / n['cpu']:.1f}x) "
+            f"| {entries} "
             f"| {s['transform']:.2f} | {s['generated']:.2f} "
             f"| {s['typing']:.2f}, {s['parfors']:.2f}, {s['lowering']:.2f}, {s['llvm']:.2f} "
             f"| {s['helpers']:.2f} | {s['rest']:.2f} "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba.core import event
-from numba.np import npyimpl
+from numba.np import arrayobj, npyimpl
 from numeric import assert_close
 
 import sourcead
@@ -38,9 +38,11 @@ class _Lowering(event.Listener):
 
     def __init__(self):
         self.seen = []
+        self.errors = []
 
     def on_start(self, ev):
         self.seen.append((ev.data["dispatcher"].py_func.__name__, npyimpl._ArrayIndexingHelper.update_indices))
+        self.errors.append((ev.data["dispatcher"].py_func.__name__, arrayobj.raise_with_shape_context))
 
     def on_end(self, ev):
         pass
@@ -81,3 +83,36 @@ def test_parallel_only_where_the_module_has_prange():
     threaded = sourcead.grad(rows, wrt=(0, 1))._default.call
     options = threaded.targetoptions.get("parallel")
     assert options not in (None, False)
+
+
+def scatter(v, starts):
+    """A slice assigned from an array in the adjoint (`v_bar[a:b] += ...`), not in the primal."""
+    y = np.zeros(starts.shape[0] - 1)
+    for i in range(starts.shape[0] - 1):
+        y[i] = np.sum(v[starts[i] : starts[i + 1]] ** 2)
+    return np.sum(y * y)
+
+
+def test_generated_code_raises_numbas_plain_slice_shape_error_and_only_it(monkeypatch, tmp_path):
+    """numba's shape message for a slice assignment (an f-string of both shapes, about 2 s to
+    compile) is swapped for its generic target's plain one during a generated module's compile
+    only; a user's function compiled next gets numba's own; the derivative is right."""
+    monkeypatch.setenv("SOURCEAD_CACHE_DIR", str(tmp_path))
+    numbas = arrayobj.raise_with_shape_context
+    listener = _Lowering()
+    rng = np.random.default_rng(11)
+    v, starts = rng.standard_normal(7), np.array([0, 2, 5, 7])
+
+    def user(a, b):
+        a[1:3] = b
+        return a
+
+    with event.install_listener("numba:compile", listener):
+        (grad,) = sourcead.grad(scatter, wrt=(0,))(v, starts)
+        numba.njit(user)(np.zeros(4), np.ones(2))
+    assert arrayobj.raise_with_shape_context is numbas
+    assert ("scatter_grad", jit._slice_shape_error) in listener.errors
+    assert ("user", numbas) in listener.errors
+    fd = np.array([(scatter(v + 1e-6 * e, starts) - scatter(v - 1e-6 * e, starts)) / 2e-6 for e in np.eye(7)])
+    assert_close(grad, fd, rtol=1e-6, atol=1e-8)
+    assert_close(sourcead.grad(scatter, wrt=(0,), jit=False)(v, starts), (grad,), rtol=1e-12, atol=1e-12)

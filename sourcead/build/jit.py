@@ -16,7 +16,8 @@ from typing import Any
 import numba
 from llvmlite import ir as llvm_ir
 from numba.core.compiler_lock import global_compiler_lock
-from numba.np import npyimpl
+from numba.extending import overload
+from numba.np import arrayobj, npyimpl
 
 from . import cache_writes
 from .cache_folder import cache_dir
@@ -89,25 +90,54 @@ if _NUMBA_INDICES is not None and list(inspect.signature(_NUMBA_INDICES).paramet
     _NUMBA_INDICES = None  # another numba: its own lowering
 
 
+# numba's error for a slice assigned from an array of another shape ("cannot assign slice of shape
+# (3,) from input of shape (4,)") formats the two shapes in an f-string, compiled once per process
+# and number of axes: 2.1 of spmv's 5.4 s cold first call (its adjoint `A_val_bar[a:b] += v_bar`;
+# the primal assigns no slice). The generated code never shows it: a ValueError out of it is
+# explained by the user's own function run again in Python (`callplan.explain`). So generated
+# modules raise the message of numba's generic target, which formats nothing.
+def _slice_shape_error(src_shapes: Any, index_shape: Any) -> None:
+    raise ValueError("cannot assign slice from input of different size")
+
+
+@overload(_slice_shape_error)
+def _ol_slice_shape_error(src_shapes: Any, index_shape: Any) -> Any:
+    def impl(src_shapes: Any, index_shape: Any) -> None:
+        raise ValueError("cannot assign slice from input of different size")
+
+    return impl
+
+
+_NUMBA_SHAPE_ERROR: Any = getattr(arrayobj, "raise_with_shape_context", None)
+
+
 def _own_lowering(jitted: Any) -> None:
-    """Make `jitted` compile (with what it compiles inside) with `_branch_free_indices`: set for
-    the compile only, under numba's compiler lock, so no other compile sees it (the lock is
-    reentrant: a compile inside ours keeps it). A numba without that helper compiles as it is."""
-    if _NUMBA_INDICES is None:
+    """Make `jitted` compile (with what it compiles inside) with `_branch_free_indices` and
+    `_slice_shape_error`: set for the compile only, under numba's compiler lock, so no other
+    compile sees them (the lock is reentrant: a compile inside ours keeps them). A numba without
+    those helpers compiles as it is."""
+    patches: list[tuple[Any, str, Any, Any]] = []
+    if _NUMBA_INDICES is not None:
+        patches.append((_HELPER, "update_indices", _NUMBA_INDICES, _branch_free_indices))
+    if _NUMBA_SHAPE_ERROR is not None:
+        patches.append((arrayobj, "raise_with_shape_context", _NUMBA_SHAPE_ERROR, _slice_shape_error))
+    if not patches:
         return
     compile_ = jitted.compile
 
-    def compile_branch_free(sig: Any) -> Any:
+    def compile_ours(sig: Any) -> Any:
         with global_compiler_lock:
-            if _HELPER.update_indices is not _NUMBA_INDICES:  # a compile of ours, inside ours
-                return compile_(sig)
-            _HELPER.update_indices = _branch_free_indices
+            if any(getattr(owner, name) is not numbas for owner, name, numbas, _ in patches):
+                return compile_(sig)  # a compile of ours, inside ours
+            for owner, name, _, ours in patches:
+                setattr(owner, name, ours)
             try:
                 return compile_(sig)
             finally:
-                _HELPER.update_indices = _NUMBA_INDICES
+                for owner, name, numbas, _ in patches:
+                    setattr(owner, name, numbas)
 
-    jitted.compile = compile_branch_free
+    jitted.compile = compile_ours
 
 
 def jit_module(module: types.ModuleType, entry: str, parallel: bool = False, boundscheck: bool = False) -> Any:
