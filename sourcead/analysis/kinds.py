@@ -98,7 +98,8 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
                         f"`{target}` holds {old.describe()} in one place and {t.describe()} in another",
                         "Use a different name for each.",
                     )
-                if new != env.get(target):
+                old_type = env.get(target)
+                if old_type is None or new != old_type or new.single != old_type.single:
                     env[target] = new
                     changed = True
     for stmt in statements:
@@ -218,11 +219,20 @@ def expression_type(node: cst.BaseExpression, env: Callable[[str], Type | None],
             value = literal(bound.args[param.name])
             literals[param.name] = None if value is NOT_LITERAL else value
     try:
-        return prim.result(Args(prim.name, types, operands, literals))
+        result = prim.result(Args(prim.name, types, operands, literals))
     except ResultError as exc:
         at = bound.args.get(exc.param, node) if exc.param else node
         fail(at, str(exc), exc.hint)
-    raise AssertionError("unreachable")
+        raise AssertionError("unreachable") from exc
+    return _storage(result, [*types.values(), *operands])
+
+
+def _storage(result: Type, inputs: list[Type]) -> Type:
+    """A float result read from maybe-float32 storage (or asked for as `dtype=np.float32`) may be
+    float32 itself: marked `single`, so that its derivatives are allocated float64 (`Type.single`)."""
+    if result.dtype == "float" and any(t.single or any(e.single for e in t.elements) for t in inputs):
+        return result.as_single()
+    return result
 
 
 def _is_math(node: cst.BaseExpression) -> bool:

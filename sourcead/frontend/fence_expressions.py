@@ -52,8 +52,9 @@ _OPERATORS = (
 )
 
 _DTYPE_HINT = (
-    "sourcead differentiates in float64: write dtype=np.float64, or the dtype of a float64 argument "
-    "(dtype=x.dtype), and convert to float32 outside the function where you need it."
+    "Write dtype=np.float64 (or float), np.float32 (stored rounded; differentiated as real numbers), "
+    "np.int64 (or int), np.bool_ (or bool), or x.dtype. float16, complex and other integer widths are not "
+    "supported: compute in float64 and convert outside the function where you need them."
 )
 
 
@@ -326,13 +327,12 @@ class ExpressionFence:
                 self.fail(
                     arg.value,
                     f"dtype `{code(arg.value)}` is not supported",
-                    "Write dtype=np.float64 (or float), np.int64 (or int), np.bool_ (or bool), or x.dtype "
-                    "for the dtype of an array x.",
+                    _DTYPE_HINT,
                 )
 
     def is_dtype(self, value: cst.BaseExpression) -> bool:
-        """A dtype as `dtype=` takes it: np.float64, float, np.int64, int, np.bool_, bool, or
-        `x.dtype` of a variable x."""
+        """A dtype as `dtype=` takes it: np.float64, float, np.float32, np.int64, int, np.bool_, bool,
+        or `x.dtype` of a variable x."""
         if dtype_name(value, self.parsed.globals) is not None:
             return True
         return (

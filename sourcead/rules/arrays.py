@@ -321,6 +321,7 @@ ARRAYS: list[Primitive] = [
     # which is what the creation rules read (results.dtype_given)
     Primitive("dtype", S("a"), results.dtype_of, constant=True),  # x.dtype
     *(Primitive(f"dtype.{t.dtype}", S(""), results.fixed(t), constant=True) for t in (FLOAT, INT, BOOL)),
+    Primitive("dtype.float32", S(""), results.fixed(FLOAT.as_single()), constant=True),  # float storage
     Primitive("np.argmax", S("a"), results.of_array(INT), constant=True),
     Primitive("np.argsort", S("a"), results.array_operand("a", (1,), dtype="int"), constant=True),
     Primitive("np.argmin", S("a"), results.of_array(INT), constant=True),
