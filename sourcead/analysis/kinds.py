@@ -22,8 +22,10 @@ from ..errors import SourceADError
 from ..frontend.parse import ParsedFunction
 from ..ir.core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from ..ir.exprs import names_in, paren, subscript_indices, walk
+from ..ir.naming import Namer
 from ..ir.types import BOOL, FLOAT, INT, Type, array, join, parse_spec, tuple_of
 from ..rules import NOT_LITERAL, Args, BindError, ResultError, classify, literal
+from .rebinding import Rebinding, rename_from, top_rebinding
 
 # re-exported for the passes that only need the names
 ARRAY = array(FLOAT, 1)
@@ -61,9 +63,25 @@ def _unreachable(node: cst.CSTNode, message: str, hint: str = "") -> NoReturn:
 Fail = Callable[..., NoReturn]
 
 
-def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
+def infer_kinds_renaming(
+    fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None, namer: Namer
+) -> tuple[CoreFunction, Kinds]:
+    """`infer_kinds`, where a variable bound again as a whole at the function's top level with
+    another type first takes a fresh name from there on (`rebinding.py`)."""
+    for _ in range(len(fn.body)):
+        try:
+            return fn, infer_kinds(fn, parsed, given, rebinding=True)
+        except Rebinding as found:
+            fn = rename_from(fn, found.index, namer)
+    return fn, infer_kinds(fn, parsed, given)
+
+
+def infer_kinds(
+    fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None, rebinding: bool = False
+) -> Kinds:
     """Types of every variable; `given` (spec strings from the call's arguments, see `Type.spec`)
-    decides the parameters whose type the code leaves to the call."""
+    decides the parameters whose type the code leaves to the call. With `rebinding`, a top-level
+    binding of another type raises `Rebinding` for `infer_kinds_renaming`."""
 
     def fail(node: cst.CSTNode | None, message: str, hint: str = "") -> NoReturn:
         raise parsed.error(message, node if node is not None and parsed.locate(node) else origin[0], hint)
@@ -92,6 +110,9 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
             for target, t in _assigned_types(stmt, env, fail):
                 new = join(env.get(target), t)
                 if new is None:
+                    at = top_rebinding(fn, stmt, target) if rebinding else None
+                    if at is not None:
+                        raise Rebinding(at)
                     old = env[target]
                     fail(
                         stmt.origin,
@@ -521,7 +542,7 @@ def _check_indexing(fn: CoreFunction, params: dict[str, Type], fail: Fail, origi
                         )
 
 
-__all__ = ["ARRAY", "BOOL", "FLOAT", "INT", "Kinds", "expression_type", "infer_kinds"]
+__all__ = ["ARRAY", "BOOL", "FLOAT", "INT", "Kinds", "expression_type", "infer_kinds", "infer_kinds_renaming"]
 
 
 def _constant_type(value: object) -> Type:

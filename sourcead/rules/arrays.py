@@ -183,7 +183,7 @@ _DOT = Bilinear(
 
 ARRAYS: list[Primitive] = [
     # reductions
-    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(ndim=4),
+    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(ndim=5),
               Pullback("np.sum({t})", "{g}", spread=True),
               special=_sum_over_axis, helpers=("expand_axis",),
               example="np.sum(np.sin(a) * a) + np.sum(np.sum(a, axis=0) ** 2) + np.sum(np.sum(a * a, axis=1) * c)"),
