@@ -191,9 +191,17 @@ class ExpressionFence:
     def refuse_library_call(self, func: cst.BaseExpression) -> None:
         """A NumPy, SciPy or math function that rules/ does not declare: refused here, at the user's
         call (never inlined from the library's own source)."""
-        library = _library_name(lookup(func, self.parsed.globals))
+        found = lookup(func, self.parsed.globals)
+        library = _library_name(found)
         if library is None:
             return
+        if isinstance(found, type) and issubclass(found, np.generic):  # np.float32(x), np.float16(x), ...
+            self.fail(
+                func,
+                f"`{dotted(func) or code(func)}(...)` (a conversion to a NumPy scalar type) is not supported",
+                "Write float(x) (float64), or store the value into a float32 array "
+                "(`a = np.empty(n, dtype=np.float32)`; `a[i] = x`), which rounds it as np.float32(x) does.",
+            )
         self.fail(
             func,
             f"`{dotted(func) or code(func)}` is a {library} function that sourcead does not declare",
@@ -296,6 +304,13 @@ class ExpressionFence:
         key = canonical_call(func, scope)
         if key is None and isinstance(func, cst.Attribute) and not self.module_path(func):
             method = METHOD_TABLE.get(func.attr.value)
+            if func.attr.value == "astype":
+                self.fail(
+                    func.attr,
+                    "method `.astype()` is not supported",
+                    "Allocate the array of the dtype and store into it: `y = np.empty(x.shape, dtype=np.float32)`; "
+                    "`y[:] = x` (one `:` per dimension; np.float64, np.float32, np.int64 and np.bool_ are the dtypes taken).",
+                )
             if method is None:
                 self.fail(
                     func.attr,
