@@ -309,7 +309,8 @@ class ExpressionFence:
                     func.attr,
                     "method `.astype()` is not supported",
                     "Allocate the array of the dtype and store into it: `y = np.empty(x.shape, dtype=np.float32)`; "
-                    "`y[:] = x` (one `:` per dimension; np.float64, np.float32, np.int64 and np.bool_ are the dtypes taken).",
+                    "`y[:] = x` (one `:` per dimension; np.float64, np.float32, np.int64 and np.bool_ are the "
+                    "dtypes taken).",
                 )
             if method is None:
                 self.fail(
