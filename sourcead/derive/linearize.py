@@ -447,7 +447,10 @@ class _Builder:
                 )
             return _call("np.full_like", shape or value, contribution) if spread else contribution
 
-        edge = Edge(child, lambda t: _instantiate(form.tangent, {"t": t, **names}), back)
+        tangent_form = form.tangent
+        if prim.name == "np.full_like" and self.type_of(bound.args["a"]).single:  # like float32 storage
+            tangent_form = "np.full_like({a}, {t}, dtype=np.float64)"  # a float64 tangent all the same
+        edge = Edge(child, lambda t: _instantiate(tangent_form, {"t": t, **names}), back)
         return rebuilt, Node(edges=[edge], elementwise=False)
 
     # --- products: linear in each operand -----------------------------------------------------------

@@ -56,7 +56,8 @@ def dtype_of_storage(x):
     a[:] = x * 3.0
     b = np.empty(x.shape[0], dtype=a.dtype)
     b[:] = a * a
-    return np.sum(b)
+    c = np.full_like(a, np.sum(x * x))  # float32 too: like `a`
+    return np.sum(b) + np.sum(c * x)
 
 
 def mixed_scalars(x):
