@@ -63,20 +63,22 @@ def finite_difference_gradient(f: Callable, args: tuple, wrt_names: Sequence[str
     for name in wrt_names:
         value = args[argument_index(f, name)]
         if not isinstance(value, np.ndarray):
-            grads.append(_single_direction(f, args, wrt_names, name, 1.0))
+            grads.append(_single_direction(f, args, wrt_names, name, 1.0, eps))
             continue
         grad = np.zeros(value.shape)
         for position in np.ndindex(value.shape):
             unit = np.zeros(value.shape)
             unit[position] = 1.0
-            grad[position] = _single_direction(f, args, wrt_names, name, unit)
+            grad[position] = _single_direction(f, args, wrt_names, name, unit, eps)
         grads.append(grad)
     return tuple(grads)
 
 
-def _single_direction(f: Callable, args: tuple, wrt_names: Sequence[str], name: str, direction) -> float:
+def _single_direction(
+    f: Callable, args: tuple, wrt_names: Sequence[str], name: str, direction, eps: float = 1e-6
+) -> float:
     tangents = [direction if other == name else zero_like(args[argument_index(f, other)]) for other in wrt_names]
-    return float(central_difference_jvp(f, args, wrt_names, tangents))
+    return float(central_difference_jvp(f, args, wrt_names, tangents, eps))
 
 
 def random_like(rng: np.random.Generator, value):

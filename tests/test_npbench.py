@@ -1,7 +1,8 @@
 """NPBench's kernels as their numba versions are written (benchmarks/npbench), at tiny sizes.
 
 Each kernel with status "ok" in the registry: its gradient (w.r.t. every float array argument)
-against central finite differences, and forward against reverse (the dot-product test), as the
+against central finite differences (of the float64 twin for the kernels that store into float32
+arrays: their derivative is the real-valued program's), and forward against reverse (the dot-product test), as the
 generated code run by plain Python (jit=False: no compile), plus a few kernels through numba.
 Each kernel sourcead refuses today is an xfail(strict=True) naming the refusal: when a compiler
 change makes it pass, the test says so and the registry's status is to be updated.
@@ -16,8 +17,8 @@ import numpy as np
 import pytest
 
 import sourcead as ad
-from benchmarks.npbench import KERNELS, LEFT_OUT
-from tests.numeric import assert_close, assert_gradient_matches, random_like, vdot
+from benchmarks.npbench import KERNELS, LEFT_OUT, float64_twin
+from tests.numeric import assert_close, assert_gradient_matches, finite_difference_gradient, random_like, vdot
 
 NPBENCH_NUMBA_KERNELS = {  # every kernel of NPBench that has a *_numba_n.py version
     *"adi atax bicg cholesky cholesky2 correlation covariance covariance2 deriche doitgen durbin".split(),
@@ -57,10 +58,29 @@ def test_gradient_matches_central_differences(name):
     args = kernel.args()
     names = wrt_names(kernel, args)
     got = ad.grad(kernel.objective, wrt=tuple(names), jit=False)(*args)
-    assert_gradient_matches(kernel.objective, args, names, got, rtol=1e-5, atol=1e-6)
+    if not kernel.float32:
+        assert_gradient_matches(kernel.objective, args, names, got, rtol=1e-5, atol=1e-6)
+        return
+    # float32 storage: the derivative is the real-valued program's, evaluated at float32-rounded
+    # values; differences of the float32 program measure its rounding (an ulp over a step of 1e-6),
+    # so the reference is the float64 twin's differences (a step of 1e-4: lenet's objective is about
+    # 1e8, whose float64 rounding over a step of 1e-6 is 5e-3 of its bias gradients), to float32
+    # tolerance relative to each gradient's largest element (resnet's batch norms amplify the
+    # rounding of their inputs: 3e-6 of the largest, more of the small elements)
+    with float64_twin(kernel) as twin:
+        expected = finite_difference_gradient(twin, args, names, eps=1e-4)
+    for g, e in zip(got, expected, strict=True):
+        assert_close(g, e, rtol=1e-4, atol=1e-4 * float(np.max(np.abs(e))))
 
 
-@pytest.mark.parametrize("name", list(cases()))
+def forward_cases():
+    for param in cases():
+        gap = KERNELS[param.values[0]].forward_gap
+        marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else list(param.marks)
+        yield pytest.param(*param.values, marks=marks, id=param.id)
+
+
+@pytest.mark.parametrize("name", list(forward_cases()))
 def test_forward_agrees_with_reverse(name):
     kernel = KERNELS[name]
     args = kernel.args()

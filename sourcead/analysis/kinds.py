@@ -22,8 +22,10 @@ from ..errors import SourceADError
 from ..frontend.parse import ParsedFunction
 from ..ir.core import Assign, CoreFunction, For, If, Permute, While, walk_statements
 from ..ir.exprs import names_in, paren, subscript_indices, walk
+from ..ir.naming import Namer
 from ..ir.types import BOOL, FLOAT, INT, Type, array, join, parse_spec, tuple_of
 from ..rules import NOT_LITERAL, Args, BindError, ResultError, classify, literal
+from .rebinding import Rebinding, rename_from, top_rebinding
 
 # re-exported for the passes that only need the names
 ARRAY = array(FLOAT, 1)
@@ -61,9 +63,25 @@ def _unreachable(node: cst.CSTNode, message: str, hint: str = "") -> NoReturn:
 Fail = Callable[..., NoReturn]
 
 
-def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None) -> Kinds:
+def infer_kinds_renaming(
+    fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None, namer: Namer
+) -> tuple[CoreFunction, Kinds]:
+    """`infer_kinds`, where a variable bound again as a whole at the function's top level with
+    another type first takes a fresh name from there on (`rebinding.py`)."""
+    for _ in range(len(fn.body)):
+        try:
+            return fn, infer_kinds(fn, parsed, given, rebinding=True)
+        except Rebinding as found:
+            fn = rename_from(fn, found.index, namer)
+    return fn, infer_kinds(fn, parsed, given)
+
+
+def infer_kinds(
+    fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, str] | None = None, rebinding: bool = False
+) -> Kinds:
     """Types of every variable; `given` (spec strings from the call's arguments, see `Type.spec`)
-    decides the parameters whose type the code leaves to the call."""
+    decides the parameters whose type the code leaves to the call. With `rebinding`, a top-level
+    binding of another type raises `Rebinding` for `infer_kinds_renaming`."""
 
     def fail(node: cst.CSTNode | None, message: str, hint: str = "") -> NoReturn:
         raise parsed.error(message, node if node is not None and parsed.locate(node) else origin[0], hint)
@@ -92,13 +110,17 @@ def infer_kinds(fn: CoreFunction, parsed: ParsedFunction, given: Mapping[str, st
             for target, t in _assigned_types(stmt, env, fail):
                 new = join(env.get(target), t)
                 if new is None:
+                    at = top_rebinding(fn, stmt, target) if rebinding else None
+                    if at is not None:
+                        raise Rebinding(at)
                     old = env[target]
                     fail(
                         stmt.origin,
                         f"`{target}` holds {old.describe()} in one place and {t.describe()} in another",
                         "Use a different name for each.",
                     )
-                if new != env.get(target):
+                old_type = env.get(target)
+                if old_type is None or new != old_type or new.single != old_type.single:
                     env[target] = new
                     changed = True
     for stmt in statements:
@@ -229,11 +251,20 @@ def expression_type(node: cst.BaseExpression, env: Callable[[str], Type | None],
             value = literal(bound.args[param.name])
             literals[param.name] = None if value is NOT_LITERAL else value
     try:
-        return prim.result(Args(prim.name, types, operands, literals))
+        result = prim.result(Args(prim.name, types, operands, literals))
     except ResultError as exc:
         at = bound.args.get(exc.param, node) if exc.param else node
         fail(at, str(exc), exc.hint)
-    raise AssertionError("unreachable")
+        raise AssertionError("unreachable") from exc
+    return _storage(result, [*types.values(), *operands])
+
+
+def _storage(result: Type, inputs: list[Type]) -> Type:
+    """A float result read from maybe-float32 storage (or asked for as `dtype=np.float32`) may be
+    float32 itself: marked `single`, so that its derivatives are allocated float64 (`Type.single`)."""
+    if result.dtype == "float" and any(t.single or any(e.single for e in t.elements) for t in inputs):
+        return result.as_single()
+    return result
 
 
 def _is_math(node: cst.BaseExpression) -> bool:
@@ -527,7 +558,7 @@ def _check_indexing(fn: CoreFunction, params: dict[str, Type], fail: Fail, origi
                         )
 
 
-__all__ = ["ARRAY", "BOOL", "FLOAT", "INT", "Kinds", "expression_type", "infer_kinds"]
+__all__ = ["ARRAY", "BOOL", "FLOAT", "INT", "Kinds", "expression_type", "infer_kinds", "infer_kinds_renaming"]
 
 
 def _constant_type(value: object) -> Type:

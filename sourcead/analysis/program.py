@@ -129,7 +129,8 @@ class Program:
     def zero(self, var: str) -> cst.BaseExpression:
         """A zero derivative shaped like `var` (float64 whatever `var`'s dtype)."""
         if self.kinds.is_array(var):
-            like = "np.zeros_like({})" if self.kinds[var].dtype == "float" else "np.zeros({}.shape)"
+            t = self.kinds[var]  # float32 storage gets float64 derivatives
+            like = "np.zeros_like({})" if t.dtype == "float" and not t.single else "np.zeros({}.shape)"
             return cst.parse_expression(like.format(var))
         return number(0.0)
 

@@ -236,7 +236,7 @@ def _scales(g: cst.BaseExpression, seed: list[str]) -> bool:
         return _scales(g.left, seed) and _finite(g.right)
     if isinstance(g, cst.Call) and g.args and code(g.func) in _SHAPING:
         return _scales(g.args[0].value, seed)
-    if isinstance(g, cst.Call) and len(g.args) == 2 and code(g.func) == "np.full_like":
+    if isinstance(g, cst.Call) and len(g.args) in (2, 3) and code(g.func) == "np.full_like":
         return _scales(g.args[1].value, seed)
     return False
 
@@ -436,11 +436,21 @@ class _Builder:
             rebuilt = self.bind(rebuilt)
             names["z"] = rebuilt
 
+        # spread over float32 storage: the adjoint stays float64 (its dtype, not the operand's)
+        single = spread and shape is None and self.type_of(bound.args[operand]).single
+
         def back(g: cst.BaseExpression) -> cst.BaseExpression:
             contribution = g if form.adjoint == "{g}" else (_instantiate(form.adjoint, {"g": g, **names}))
+            if single:
+                return _unparen_args(
+                    cst.parse_expression(f"np.full_like({code(value)}, {code(contribution)}, dtype=np.float64)")
+                )
             return _call("np.full_like", shape or value, contribution) if spread else contribution
 
-        edge = Edge(child, lambda t: _instantiate(form.tangent, {"t": t, **names}), back)
+        tangent_form = form.tangent
+        if prim.name == "np.full_like" and self.type_of(bound.args["a"]).single:  # like float32 storage
+            tangent_form = "np.full_like({a}, {t}, dtype=np.float64)"  # a float64 tangent all the same
+        edge = Edge(child, lambda t: _instantiate(tangent_form, {"t": t, **names}), back)
         return rebuilt, Node(edges=[edge], elementwise=False)
 
     # --- products: linear in each operand -----------------------------------------------------------

@@ -65,7 +65,7 @@ def float_shaped(like: cst.BaseExpression | None, type_of: TypeOf) -> cst.BaseEx
         t = type_of(like)
     except Exception:  # a temporary: its type is not known here
         return None
-    return like if t.is_array and t.dtype == "float" else None
+    return like if t.is_array and t.dtype == "float" and not t.single else None  # float64 (not float32 storage)
 
 
 def _maybe_array(value: cst.BaseExpression, is_array: Callable[[cst.BaseExpression], bool]) -> bool:

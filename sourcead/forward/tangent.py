@@ -145,7 +145,7 @@ def _array_tangent(prog: Program, stmt: Assign) -> str:
         return f"np.copy({prog.dot(source.value)})"
     if isinstance(value, cst.Name) and prog.is_active(value.value):
         return prog.dot(value.value)  # the same array under two names: the same tangent
-    return f"np.zeros_like({stmt.var})"
+    return code(prog.zero(stmt.var))  # np.zeros_like, or float64 zeros for float32 storage
 
 
 def _returned_tangents(prog: Program, values: tuple[cst.BaseExpression, ...]) -> list[str]:

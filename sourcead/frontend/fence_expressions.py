@@ -52,8 +52,9 @@ _OPERATORS = (
 )
 
 _DTYPE_HINT = (
-    "sourcead differentiates in float64: write dtype=np.float64, or the dtype of a float64 argument "
-    "(dtype=x.dtype), and convert to float32 outside the function where you need it."
+    "Write dtype=np.float64 (or float), np.float32 (stored rounded; differentiated as real numbers), "
+    "np.int64 (or int), np.bool_ (or bool), or x.dtype. float16, complex and other integer widths are not "
+    "supported: compute in float64 and convert outside the function where you need them."
 )
 
 
@@ -190,9 +191,17 @@ class ExpressionFence:
     def refuse_library_call(self, func: cst.BaseExpression) -> None:
         """A NumPy, SciPy or math function that rules/ does not declare: refused here, at the user's
         call (never inlined from the library's own source)."""
-        library = _library_name(lookup(func, self.parsed.globals))
+        found = lookup(func, self.parsed.globals)
+        library = _library_name(found)
         if library is None:
             return
+        if isinstance(found, type) and issubclass(found, np.generic):  # np.float32(x), np.float16(x), ...
+            self.fail(
+                func,
+                f"`{dotted(func) or code(func)}(...)` (a conversion to a NumPy scalar type) is not supported",
+                "Write float(x) (float64), or store the value into a float32 array "
+                "(`a = np.empty(n, dtype=np.float32)`; `a[i] = x`), which rounds it as np.float32(x) does.",
+            )
         self.fail(
             func,
             f"`{dotted(func) or code(func)}` is a {library} function that sourcead does not declare",
@@ -295,6 +304,14 @@ class ExpressionFence:
         key = canonical_call(func, scope)
         if key is None and isinstance(func, cst.Attribute) and not self.module_path(func):
             method = METHOD_TABLE.get(func.attr.value)
+            if func.attr.value == "astype":
+                self.fail(
+                    func.attr,
+                    "method `.astype()` is not supported",
+                    "Allocate the array of the dtype and store into it: `y = np.empty(x.shape, dtype=np.float32)`; "
+                    "`y[:] = x` (one `:` per dimension; np.float64, np.float32, np.int64 and np.bool_ are the "
+                    "dtypes taken).",
+                )
             if method is None:
                 self.fail(
                     func.attr,
@@ -326,13 +343,12 @@ class ExpressionFence:
                 self.fail(
                     arg.value,
                     f"dtype `{code(arg.value)}` is not supported",
-                    "Write dtype=np.float64 (or float), np.int64 (or int), np.bool_ (or bool), or x.dtype "
-                    "for the dtype of an array x.",
+                    _DTYPE_HINT,
                 )
 
     def is_dtype(self, value: cst.BaseExpression) -> bool:
-        """A dtype as `dtype=` takes it: np.float64, float, np.int64, int, np.bool_, bool, or
-        `x.dtype` of a variable x."""
+        """A dtype as `dtype=` takes it: np.float64, float, np.float32, np.int64, int, np.bool_, bool,
+        or `x.dtype` of a variable x."""
         if dtype_name(value, self.parsed.globals) is not None:
             return True
         return (

@@ -149,7 +149,8 @@ class Calls(Expressions):
         if is_literal(value):
             return value
         raise self.fail(
-            "dtype= must be np.float64, float, np.int64, int, np.bool_, bool or `x.dtype` of a variable x here",
+            "dtype= must be np.float64, float, np.float32, np.int64, int, np.bool_, bool or `x.dtype` of a variable x "
+            "here",
             value,
             "Write dtype=np.float64 (or the dtype of an argument array: dtype=x.dtype).",
         )

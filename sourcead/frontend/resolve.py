@@ -19,9 +19,10 @@ from ..rules import NOT_LITERAL, PRIMITIVES, literal
 # what a `for` loop may run over: ranges, and (normalize writes them as ranges) arrays, enumerate, zip
 LOOPS = {"range": range, "prange": numba.prange, "enumerate": enumerate, "zip": zip}
 _DTYPE_OBJECTS = {np.float64: "np.float64", float: "np.float64", np.int64: "np.int64", int: "np.int64",
-                  np.bool_: "np.bool_", bool: "np.bool_"}  # fmt: skip
+                  np.bool_: "np.bool_", bool: "np.bool_", np.float32: "np.float32"}  # fmt: skip
 _DTYPE_STRINGS = {"float64": "np.float64", "f8": "np.float64", "float": "np.float64", "int64": "np.int64",
-                  "i8": "np.int64", "int": "np.int64", "bool": "np.bool_"}  # fmt: skip
+                  "i8": "np.int64", "int": "np.int64", "bool": "np.bool_", "float32": "np.float32",
+                  "f4": "np.float32"}  # fmt: skip
 
 
 def _resolve_path(key: str) -> Any:
@@ -195,7 +196,7 @@ def is_frozen_constant(value: Any) -> bool:
 
 def dtype_name(expr: cst.BaseExpression, scope: Mapping[str, Any]) -> str | None:
     """`np.float64` for the expressions np.float64, float, numpy.float64 and "float64"; the same for
-    int64 and bool."""
+    float32 (float storage: rounded where stored, a real number to differentiation), int64 and bool."""
     if isinstance(expr, cst.SimpleString):
         return _DTYPE_STRINGS.get(str(expr.evaluated_value))
     obj = lookup(expr, scope)

@@ -10,7 +10,7 @@ float); an array never joins a scalar, nor an array of another dtype or number o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _DTYPES = ("bool", "int", "float")  # in promotion order
 
@@ -20,6 +20,10 @@ class Type:
     dtype: str  # "float", "int", "bool", or "tuple"
     ndim: int = 0
     elements: tuple[Type, ...] = ()  # of a tuple
+    # a float that may be stored in float32 (`np.empty(n, dtype=np.float32)` and what reads it): a
+    # real number to differentiation, but its derivatives are allocated float64, not `_like` it.
+    # Over-approximate (a float32 array plus a float64 one may be float64) and left out of equality.
+    single: bool = field(default=False, compare=False)
 
     @property
     def is_array(self) -> bool:
@@ -41,10 +45,14 @@ class Type:
     @property
     def scalar(self) -> Type:
         """The type of one element."""
-        return Type(self.dtype)
+        return Type(self.dtype, single=self.single)
 
     def with_ndim(self, ndim: int) -> Type:
-        return Type(self.dtype, ndim) if ndim > 0 else Type(self.dtype)
+        return Type(self.dtype, max(ndim, 0), single=self.single)
+
+    def as_single(self, single: bool = True) -> Type:
+        """This type, marked as maybe float32 storage (floats only)."""
+        return Type(self.dtype, self.ndim, self.elements, single and self.dtype == "float")
 
     def spec(self) -> str:
         """A short stable spelling, for call specs and cache keys: `float`, `int`, `array:2`, `int_array:1`."""
@@ -72,8 +80,9 @@ FLOAT, INT, BOOL = Type("float"), Type("int"), Type("bool")
 
 
 def array(dtype: Type | str, ndim: int) -> Type:
-    name = dtype.dtype if isinstance(dtype, Type) else dtype
-    return Type(name, ndim)
+    if isinstance(dtype, Type):
+        return Type(dtype.dtype, ndim, single=dtype.single)
+    return Type(dtype, ndim)
 
 
 def tuple_of(*elements: Type) -> Type:
@@ -105,8 +114,12 @@ def promote(*dtypes: str) -> str:
 
 def join(old: Type | None, new: Type) -> Type | None:
     """The type of a variable assigned values of both types, or None when they cannot share one."""
-    if old is None or old == new:
+    if old is None:
         return new
+    if old == new:
+        return new.as_single(old.single or new.single)
     if old.is_scalar and new.is_scalar:
-        return Type(_DTYPES[max(_DTYPES.index(old.dtype), _DTYPES.index(new.dtype))])
+        return Type(_DTYPES[max(_DTYPES.index(old.dtype), _DTYPES.index(new.dtype))]).as_single(
+            old.single or new.single
+        )
     return None

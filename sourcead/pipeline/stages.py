@@ -18,7 +18,7 @@ from .. import custom, nested
 from .._version import __version__
 from ..analysis.activity import analyze_activity
 from ..analysis.contract import derive as derive_contract
-from ..analysis.kinds import Kinds, fixed_ints, infer_kinds, other_guess
+from ..analysis.kinds import Kinds, fixed_ints, infer_kinds, infer_kinds_renaming, other_guess
 from ..analysis.program import Program
 from ..errors import SourceADError
 from ..forward.second import check_forward, hvp_source, refuse_first_order_limits, tangent_function
@@ -129,7 +129,8 @@ def wrt_by_usage(u: Unit) -> None:
 
 def kinds(u: Unit) -> None:
     assert u.core is not None and u.parsed is not None
-    u.kinds = infer_kinds(u.core, u.parsed, u.arg_kinds)
+    assert u.namer is not None
+    u.core, u.kinds = infer_kinds_renaming(u.core, u.parsed, u.arg_kinds, u.namer)
 
 
 def gathers(u: Unit) -> None:

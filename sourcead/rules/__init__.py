@@ -46,7 +46,8 @@ PRIMITIVES: dict[str, Primitive] = {
 }
 METHOD_TABLE: dict[str, Method] = {m.name: m for m in METHODS}
 CONSTANT_TABLE: dict[str, Constant] = {c.name: c for c in CONSTANTS}
-DTYPES = {"np.float64": "float", "np.int64": "int", "np.bool_": "bool"}  # canonical dtype literals
+# canonical dtype literals; np.float32 is float storage (its primitive `dtype.float32` types it so)
+DTYPES = {"np.float64": "float", "np.int64": "int", "np.bool_": "bool", "np.float32": "float32"}
 NOT_LITERAL = object()
 
 

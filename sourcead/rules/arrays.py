@@ -183,7 +183,7 @@ _DOT = Bilinear(
 
 ARRAYS: list[Primitive] = [
     # reductions
-    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(ndim=4),
+    Primitive("np.sum", S("a, axis=!, keepdims=!"), results.reduced(ndim=5),
               Pullback("np.sum({t})", "{g}", spread=True),
               special=_sum_over_axis, helpers=("expand_axis",),
               example="np.sum(np.sin(a) * a) + np.sum(np.sum(a, axis=0) ** 2) + np.sum(np.sum(a * a, axis=1) * c)"),
@@ -326,6 +326,7 @@ ARRAYS: list[Primitive] = [
     # which is what the creation rules read (results.dtype_given)
     Primitive("dtype", S("a"), results.dtype_of, constant=True),  # x.dtype
     *(Primitive(f"dtype.{t.dtype}", S(""), results.fixed(t), constant=True) for t in (FLOAT, INT, BOOL)),
+    Primitive("dtype.float32", S(""), results.fixed(FLOAT.as_single()), constant=True),  # float storage
     Primitive("np.argmax", S("a"), results.of_array(INT), constant=True),
     Primitive("np.argsort", S("a"), results.array_operand("a", (1,), dtype="int"), constant=True),
     Primitive("np.argmin", S("a"), results.of_array(INT), constant=True),

@@ -67,7 +67,9 @@ class Signature:
 
 
 _LITERAL = "a literal (a constant such as 0 or -1)"
-_LITERALS = {"dtype": "np.float64 (or float), np.int64 (or int), np.bool_ (or bool), or x.dtype of an array x"}
+_LITERALS = {
+    "dtype": "np.float64 (or float), np.float32, np.int64 (or int), np.bool_ (or bool), or x.dtype of an array x"
+}
 
 
 class BindError(Exception):

@@ -53,7 +53,7 @@ def _unbroadcast(g, like):
             return np.full(like.shape, g)
 
         return spread
-    if not isinstance(g, types.Array) or not 1 <= like.ndim <= 4 or not 1 <= g.ndim <= 4:
+    if not isinstance(g, types.Array) or not 1 <= like.ndim <= 5 or not 1 <= g.ndim <= 5:
         return None
     gn, ln = g.ndim, like.ndim
     if gn == ln:
@@ -166,6 +166,26 @@ def _pad_3_4(a):
     return a.reshape((1, a.shape[0], a.shape[1], a.shape[2]))
 
 
+@register_jitable
+def _pad_1_5(a):
+    return a.reshape((1, 1, 1, 1, a.shape[0]))
+
+
+@register_jitable
+def _pad_2_5(a):
+    return a.reshape((1, 1, 1, a.shape[0], a.shape[1]))
+
+
+@register_jitable
+def _pad_3_5(a):
+    return a.reshape((1, 1, a.shape[0], a.shape[1], a.shape[2]))
+
+
+@register_jitable
+def _pad_4_5(a):
+    return a.reshape((1, a.shape[0], a.shape[1], a.shape[2], a.shape[3]))
+
+
 _PADS = {
     (1, 2): _pad_1_2,
     (1, 3): _pad_1_3,
@@ -173,7 +193,11 @@ _PADS = {
     (1, 4): _pad_1_4,
     (2, 4): _pad_2_4,
     (3, 4): _pad_3_4,
-}  # a shape with leading 1s, as NumPy aligns
+    (1, 5): _pad_1_5,
+    (2, 5): _pad_2_5,
+    (3, 5): _pad_3_5,
+    (4, 5): _pad_4_5,
+}  # a shape with leading 1s, as NumPy aligns (up to 5-D: NPBench's convolutions broadcast 5-D products)
 
 
 def _accumulate(out, g):
@@ -202,9 +226,9 @@ def _accumulate_impl(out, g):
 
         return two
 
-    if out.ndim == 4:
+    if out.ndim >= 4:
 
-        def four(out, g):  # over the leading axis, each 3-D block as `three` does it
+        def four(out, g):  # over the leading axis, each block one dimension fewer (down to `three`)
             n = max(out.shape[0], g.shape[0])
             for i in range(n):
                 _accumulate(out[i if out.shape[0] > 1 else 0], g[i if g.shape[0] > 1 else 0])

@@ -90,7 +90,7 @@ def dtypes_in_helper_and_prange(x, A):
 
 
 def dtype_not_supported(x):
-    a = np.zeros(x.shape[0], dtype=np.float32)  # refused
+    a = np.zeros(x.shape[0], dtype=np.float16)  # refused
     return np.sum(a * x)
 
 
