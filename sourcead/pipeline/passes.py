@@ -45,7 +45,8 @@ CORE = (
          ("core",), "core", stages.races),
     Pass("wrt", "the arguments to differentiate, by name or position: none an int by its usage",
          ("core",), "", stages.wrt_by_usage),
-    Pass("kinds", "float / int / array of every variable (analysis/kinds.py)", ("core",), "kinds", stages.kinds, True),
+    Pass("kinds", "float / int / array of every variable; a variable bound again at the top level with another "
+         "type is renamed from there (analysis/kinds.py, rebinding.py)", ("core",), "kinds", stages.kinds, True),
     Pass("gathers", "`x[idx]` at an int array is np.take(x, idx), `x[m]` at a mask np.extract (transforms/gathers.py)",
          ("core", "kinds"), "core", stages.gathers, True),
     Pass("inplace", "`C += B` on an array writes C's elements, as NumPy does (transforms/inplace.py)",
