@@ -129,7 +129,7 @@ def test_emit_for_an_integer_array_the_code_copies_first(tmp_path):
     assert guessed.exit_code != 0 and "an index must be an integer" in guessed.output
     told = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x", "--array", "idx:1:int")
     assert told.exit_code == 0, told.output
-    assert "x_bar[J[i]] += (2.0 * t0 * s_bar if s_bar != 0.0 else 0.0)" in told.output
+    assert "x_bar[J[i]] += strong_zero(2.0 * t0 * s_bar, s_bar)" in told.output
     bad = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x", "--array", "idx:1:long")
     assert bad.exit_code == 2 and "NAME:NDIM:DTYPE (float, int or bool)" in bad.output
     sys.path.insert(0, str(tmp_path))

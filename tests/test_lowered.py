@@ -59,9 +59,9 @@ def _numba_zeros_like_three(a, b, c):
 
 
 def test_zeros_like_is_numpys():
-    """The runtime's zeros_like gives what numba's np.zeros_like gives: shape, dtype, layout (a
-    non-contiguous view becomes C, Fortran order stays) and zeros, also over memory that held
-    other values."""
+    """The runtime's zeros_like gives what numba's np.zeros_like gives for a float64 array: shape,
+    dtype, layout (a non-contiguous view becomes C, Fortran order stays) and zeros, also over
+    memory that held other values; for an array of another dtype, float64 zeros (an adjoint's)."""
     a = np.arange(12.0).reshape(4, 3)
     b, c = np.asfortranarray(a), a[:, ::2]
     ours, numbas = _zeros_like_three(a, b, c), _numba_zeros_like_three(a, b, c)
@@ -73,7 +73,8 @@ def test_zeros_like_is_numpys():
         assert got.shape == expected.shape and got.dtype == expected.dtype and got.strides == expected.strides
         assert not got.any()
     ints = np.arange(5)
-    assert _zeros_like_three(ints, np.float64(2.0) * np.ones((2, 2, 2)), np.zeros(0))[0].dtype == np.int64
+    assert _zeros_like_three(ints, np.float64(2.0) * np.ones((2, 2, 2)), np.zeros(0))[0].dtype == np.float64
+    assert zeros_like(ints.astype(np.float32)).dtype == np.float64
     np.testing.assert_array_equal(zeros_like(a), np.zeros_like(a))  # plain Python: NumPy's
 
 

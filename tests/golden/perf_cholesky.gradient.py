@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, zeros_like
+from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
 
 
 def cholesky_grad(A0, out_bar):
@@ -52,8 +52,8 @@ def cholesky_grad(A0, out_bar):
             A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t3 = 1.0 / A[np.uint64(j), np.uint64(j)]
             t5 = A_bar[i, np.uint64(j)]
-            A_bar[i, np.uint64(j)] = (t3 * t5 if t5 != 0.0 else 0.0)
-            A_bar[np.uint64(j), np.uint64(j)] += (-t4 * t3 * t5 if t5 != 0.0 else 0.0)
+            A_bar[i, np.uint64(j)] = strong_zero(t3 * t5, t5)
+            A_bar[np.uint64(j), np.uint64(j)] += strong_zero(-t4 * t3 * t5, t5)
             # adjoint of: A[i, j] = A[i, j] - np.dot(A[i, :j], A[j, :j])
             t2 = A_bar[i, np.uint64(j)]
             add_product(A_bar[i, :j], t2 != 0.0, -t2, A[np.uint64(j), :j])

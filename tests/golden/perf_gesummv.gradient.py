@@ -18,14 +18,13 @@ def gesummv_grad(alpha, beta, A, B, x, out_bar):
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     y_bar = zeros_like(broadcast_like(matmul_like(A, x), matmul_like(B, x)))
     # adjoint of: result = np.sum(y)
     y_bar += result_bar
     # adjoint of: y = alpha * A @ x + beta * B @ x
     t0 = unbroadcast(y_bar, matmul_like(A, x))
     A_bar += alpha * matmul_bar_left(t0, A, x)
-    x_bar += matmul_bar_right(t0, alpha * A, x)
+    x_bar = matmul_bar_right(t0, alpha * A, x)
     t1 = unbroadcast(y_bar, matmul_like(B, x))
     B_bar += beta * matmul_bar_left(t1, B, x)
     x_bar += matmul_bar_right(t1, beta * B, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, zeros_like
+from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
 
 
 def lu_grad(A0, out_bar):
@@ -42,8 +42,8 @@ def lu_grad(A0, out_bar):
             A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t1 = 1.0 / A[np.uint64(j), np.uint64(j)]
             t3 = A_bar[i, np.uint64(j)]
-            A_bar[i, np.uint64(j)] = (t1 * t3 if t3 != 0.0 else 0.0)
-            A_bar[np.uint64(j), np.uint64(j)] += (-t2 * t1 * t3 if t3 != 0.0 else 0.0)
+            A_bar[i, np.uint64(j)] = strong_zero(t1 * t3, t3)
+            A_bar[np.uint64(j), np.uint64(j)] += strong_zero(-t2 * t1 * t3, t3)
             # adjoint of: A[i, j] = A[i, j] - (A[i, :j] @ A[:j, j])
             t0 = A_bar[i, np.uint64(j)]
             add_product(A_bar[i, :j], t0 != 0.0, -t0, A[:j, np.uint64(j)])

@@ -24,21 +24,19 @@ def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
     x1_out_bar = zeros_like(x1)
     x2_bar = zeros_like(x2)
     x2_out_bar = zeros_like(x2)
-    y_1_bar = zeros_like(y_1)
-    y_2_bar = zeros_like(y_2)
     # adjoint of: result = np.sum(x1_out) + np.sum(x2_out)
     x1_out_bar += result_bar
     x2_out_bar += result_bar
     # adjoint of: x2_out += y_2 @ A
     t2 = matmul_like(y_2, A)
     t3 = unbroadcast(x2_out_bar, t2)
-    y_2_bar += matmul_bar_left(t3, y_2, A)
+    y_2_bar = matmul_bar_left(t3, y_2, A)
     add_outer(A_bar, True, y_2, t3)
     # adjoint of: x1_out += A @ y_1
     t0 = matmul_like(A, y_1)
     t1 = unbroadcast(x1_out_bar, t0)
     add_outer(A_bar, True, t1, y_1)
-    y_1_bar += matmul_bar_right(t1, A, y_1)
+    y_1_bar = matmul_bar_right(t1, A, y_1)
     # adjoint of: x2_out = np.copy(x2)
     x2_bar += x2_out_bar
     # adjoint of: x1_out = np.copy(x1)

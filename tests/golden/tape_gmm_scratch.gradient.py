@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, zeros_like
+from sourcead.runtime import reserve, strong_zero, zeros_like
 
 
 def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
@@ -87,8 +87,8 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
             for j in range(k):
                 # adjoint of: acc += math.exp(main[j] - top)
                 t2 = math.exp(main[j] - top)
-                main_bar[j] += (t2 * acc_bar if acc_bar != 0.0 else 0.0)
-                top_bar += (-(t2 * acc_bar) if acc_bar != 0.0 else 0.0)
+                main_bar[j] += strong_zero(t2 * acc_bar, acc_bar)
+                top_bar += strong_zero(-(t2 * acc_bar), acc_bar)
         # adjoint of: acc = 0.0
         top_1 -= 1
         acc = tape[np.uint64(top_1)]  # restore the value acc had before
@@ -116,14 +116,14 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
                 # its iterations' adjoints are independent: run in the loop's order
                 for r in range(d):
                     # adjoint of: sq += qx[r] * qx[r]
-                    qx_bar[r] += 2.0 * (qx[r] * sq_bar if sq_bar != 0.0 else 0.0)
+                    qx_bar[r] += 2.0 * strong_zero(qx[r] * sq_bar, sq_bar)
             for c in range(d - 1, -1, -1):
                 xc_bar_c = 0.0  # what every iteration adds into xc_bar[c]
                 for r in range(d - 1, (c + 1) - 1, -1):
                     idx -= 1  # undo it: the value idx had before
                     # adjoint of: qx[r] += lower[j, idx] * xc[c]
-                    lower_bar[j, idx] += (xc[c] * qx_bar[np.uint64(r)] if qx_bar[np.uint64(r)] != 0.0 else 0.0)
-                    xc_bar_c += (lower[j, idx] * qx_bar[np.uint64(r)] if qx_bar[np.uint64(r)] != 0.0 else 0.0)
+                    lower_bar[j, idx] += strong_zero(xc[c] * qx_bar[np.uint64(r)], qx_bar[np.uint64(r)])
+                    xc_bar_c += strong_zero(lower[j, idx] * qx_bar[np.uint64(r)], qx_bar[np.uint64(r)])
                 if xc_bar_c != 0.0:
                     xc_bar[np.uint64(c)] += xc_bar_c
             itop -= 1
@@ -135,8 +135,8 @@ def gmm_scratch_grad(alpha, mu, q, lower, x, out_bar):
                 top_1 -= 1
                 qx[np.uint64(r)] = tape[np.uint64(top_1)]  # restore the value qx[r] had before
                 t0 = math.exp(q[j, np.uint64(r)])
-                q_bar[j, np.uint64(r)] += (t0 * (xc[np.uint64(r)] * qx_bar[np.uint64(r)]) if qx_bar[np.uint64(r)] != 0.0 else 0.0)
-                xc_bar[np.uint64(r)] += (t0 * qx_bar[np.uint64(r)] if qx_bar[np.uint64(r)] != 0.0 else 0.0)
+                q_bar[j, np.uint64(r)] += strong_zero(t0 * (xc[np.uint64(r)] * qx_bar[np.uint64(r)]), qx_bar[np.uint64(r)])
+                xc_bar[np.uint64(r)] += strong_zero(t0 * qx_bar[np.uint64(r)], qx_bar[np.uint64(r)])
                 qx_bar[np.uint64(r)] = 0.0
                 # adjoint of: xc[r] = x[i, r] - mu[j, r]
                 top_1 -= 1

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_product, zeros_like
+from sourcead.runtime import add_product, strong_zero, zeros_like
 
 
 def trisolv_then_squares_grad(L, x, b, out_bar):
@@ -28,19 +28,19 @@ def trisolv_then_squares_grad(L, x, b, out_bar):
     for i in range(y.shape[0]):
         # adjoint of: total += y[i] * y[i] + math.exp(0.1 * y[i])
         t4 = math.exp(0.1 * y[i])
-        y_bar[i] += 2.0 * (y[i] * total_bar if total_bar != 0.0 else 0.0)
-        y_bar[i] += (0.1 * (t4 * total_bar) if total_bar != 0.0 else 0.0)
+        y_bar[i] += 2.0 * strong_zero(y[i] * total_bar, total_bar)
+        y_bar[i] += strong_zero(0.1 * (t4 * total_bar), total_bar)
     for i in range(stop - 1, -1, -1):
         # adjoint of: y[i] = (b[i] - L[i, :i] @ y[:i]) / L[i, i]
         t1 = y[np.uint64(i)]  # its value, read rather than computed again
         t0 = 1.0 / L[np.uint64(i), np.uint64(i)]
         t2 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 0.0
-        b_bar[np.uint64(i)] += (t0 * t2 if t2 != 0.0 else 0.0)
+        b_bar[np.uint64(i)] += strong_zero(t0 * t2, t2)
         t3 = -(t0 * t2)
         add_product(L_bar[np.uint64(i), :i], t2 != 0.0, t3, y[:i])
         add_product(y_bar[:i], t2 != 0.0, t3, L[np.uint64(i), :i])
-        L_bar[np.uint64(i), np.uint64(i)] += (-t1 * t0 * t2 if t2 != 0.0 else 0.0)
+        L_bar[np.uint64(i), np.uint64(i)] += strong_zero(-t1 * t0 * t2, t2)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar
     return (L_bar, x_bar, b_bar)
