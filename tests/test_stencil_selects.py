@@ -16,24 +16,9 @@ import pytest
 
 import sourcead
 from benchmarks.gradbench_workloads import ode_last  # the tool's, its callee compiled for the primal
+from benchmarks.workloads import heat_swap
 from examples.heat import heat_loss
 from sourcead.postpass.strong_zero import eager_selects
-
-
-def heat_swap(u0, kappa, n_steps):
-    n = u0.shape[0]
-    u = u0.copy()
-    v = np.zeros(n)
-    for _step in range(n_steps):
-        v[0] = u[0]
-        v[n - 1] = u[n - 1]
-        for i in range(1, n - 1):
-            v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        u, v = v, u
-    s = 0.0
-    for i in range(n):
-        s += u[i] * u[i]
-    return 0.5 * s
 
 
 def gauss_seidel(u0, kappa, n_steps):

@@ -350,6 +350,11 @@ def _primal(func: Callable, jit: bool) -> Callable:
         except NumbaError:
             chosen[0] = func
             return func(*args)
+        except ModuleNotFoundError:
+            # numba's cache beside the file was written where the file was imported under another
+            # module name (`heat`, then `examples.heat`): compile again, without that cache
+            chosen[0] = numba.njit(nogil=True)(func)
+            return chosen[0](*args)
 
     return call
 
