@@ -23,10 +23,12 @@ if str(PROGRAMS) not in sys.path:
 # workers share it, as any two processes of a user may: modules are written by atomic renames and
 # numba's records are checksummed, so a write racing a read costs a compile, never a wrong module.
 os.environ.setdefault("SOURCEAD_CACHE_DIR", str(ROOT / ".cache" / "sourcead-tests" / "main"))
-# LLVM's level 1 instead of numba's default 3: compiles (most of a cold run) take about a third
-# less, and without fast-math flags every level computes the same IEEE results; the benchmarks and
-# the demo run at numba's default. Set before numba is imported (here: before any test module).
-os.environ.setdefault("NUMBA_OPT", "1")
+# LLVM's level 0 instead of numba's default 3: compiles are most of a cold run, and the tests run
+# tiny sizes. Level 1 took about a third less than 3; level 0 another fifth (tests/test_zoo_numeric.py
+# cold, 2900 tests: 1061 s at 1, 850 s at 0, on the same loaded machine). Without fast-math flags every
+# level computes the same IEEE results; the benchmarks and the demo run at numba's default. Set
+# before numba is imported (here: before any test module).
+os.environ.setdefault("NUMBA_OPT", "0")
 
 # The CLI under test is this checkout's cli/ (installed as `_sourcead_cli`): an editable install made
 # from another checkout maps that name to its own folder.
