@@ -100,6 +100,9 @@ class _Lanes(cst.CSTTransformer):
         else:
             return updated
         base = target.value if isinstance(target, cst.Subscript) else target
+        if isinstance(base, cst.Name) and base.value not in self.tangents and _reads(stmt.value, self.tangents):
+            # a tangent bound to a temporary for a strong zero's guard (`derive/linearize.py`)
+            raise NotVectorized(f"a tangent bound to a temporary: {base.value}")
         if not isinstance(base, cst.Name) or base.value not in self.tangents:
             return updated  # primal statements and tangent swaps (a tuple target) stay as they are
         lines = self._statement(target, op, stmt.value)
@@ -234,6 +237,10 @@ def _lane_of(name: str, ndim: int, lane: str) -> str:
 
 def _is_tangent_name(node: cst.BaseExpression, tangents: dict[str, int]) -> bool:
     return isinstance(node, cst.Name) and node.value in tangents
+
+
+def _reads(node: cst.BaseExpression | None, tangents: dict[str, int]) -> bool:
+    return node is not None and bool(_names(node) & tangents.keys())
 
 
 def _is_negative_number(node: cst.BaseExpression) -> bool:
