@@ -45,8 +45,10 @@ class Edge:
     # contribution that reaches a leaf through this edge, not around the adjoint that crosses it
     mask: str | None = None
     # the partial may be non-finite where the value is finite (`Partials.singular`): forward mode's
-    # contribution guarded by the child's tangent, `strong(t)`, so that t == 0.0 contributes 0.0
+    # contribution guarded by the child's tangent, `strong(t)`, so that t == 0.0 contributes 0.0;
+    # `axes`: the child's number of axes (0 for a float), what a tangent bound for it is
     strong: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None
+    axes: int = 0
 
     @property
     def float_crosses(self) -> bool:
@@ -108,11 +110,12 @@ def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Nam
 def tangent(
     root: Node,
     leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression],
-    bind: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None,
+    bind: Callable[[cst.BaseExpression, int], cst.BaseExpression] | None = None,
 ) -> cst.BaseExpression:
     """Forward mode: the sum over active children of their contributions (partial * child tangent).
 
-    With `bind` (forward mode binds a tangent that is read twice to a temporary), an exactly zero
+    With `bind` (forward mode binds a tangent that is read twice to a temporary, given its number
+    of axes), an exactly zero
     tangent contributes exactly zero through a singular partial, as reverse mode's zero seed does:
     `(0.5 / t0 * t1 if t1 != 0.0 else 0.0)` for `math.sqrt(v)`, which is nan at v = 0 unguarded,
     and `np.where(t1 != 0.0, ..., 0.0)` for an array tangent. Only the edges whose primitive
@@ -129,7 +132,7 @@ def tangent(
         if edge.strong is None or bind is None:
             parts.append(edge.forward(t))
             continue
-        parts.append(edge.strong(t if is_cheap(t, 0) else bind(t)))  # read twice: bound unless a name
+        parts.append(edge.strong(t if is_cheap(t, 0) else bind(t, edge.axes)))  # read twice: bound unless a name
     total = plus(parts)
     return root.shape_of(total) if root.shape_of is not None else total
 
@@ -376,7 +379,7 @@ class _Builder:
             here = k not in shaped and (types[k].is_array or not arrays)
             forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
             strong = _strong(partial, arrays, types[k].is_array) if k in form.singular else None
-            edges.append(Edge(child, forward, back, full_partial, here, strong=strong))
+            edges.append(Edge(child, forward, back, full_partial, here, strong=strong, axes=types[k].ndim))
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]

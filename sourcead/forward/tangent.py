@@ -16,6 +16,9 @@ from ..ir.emit import Line, Writer, tuple_text
 from ..ir.exprs import code, number, unparen
 from ..rules import primitive
 
+# the comment on a tangent bound for a strong zero's guard: vector mode reads its number of axes
+STRONG_TANGENT = "a tangent ({axes}-D), read twice by the strong zero's guard"
+
 
 def primal_function(prog: Program) -> str:
     """The core form itself, compiled as the primal of `@differentiable` (calls are inlined)."""
@@ -113,9 +116,9 @@ def _statement(prog: Program, stmt: Stmt, out: Writer, strong: bool) -> None:
         op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
         bound: list[Line] = []  # tangents read twice by a strong zero's guard (`derive/linearize.py`)
 
-        def bind(value: cst.BaseExpression) -> cst.BaseExpression:
+        def bind(value: cst.BaseExpression, axes: int) -> cst.BaseExpression:
             temp = cst.Name(prog.namer.temp())
-            bound.append(Line(temp, "=", value))
+            bound.append(Line(temp, "=", value, STRONG_TANGENT.format(axes=axes)))
             return temp
 
         value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), bind if strong else None)
