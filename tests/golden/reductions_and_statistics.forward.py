@@ -38,8 +38,8 @@ def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
     t20 = 1.0 / X.size
     t21 = X - np.sum(X) / X.size
     t22 = 1.0 / (X.size - 0)
-    t23 = t8 * np.sum(2.0 * t7 * (x_dot - (t6 * np.sum(x_dot))))
-    t24 = t18 * np.sum(2.0 * (X - t16) * (X_dot - np.expand_dims(t15 * np.sum(X_dot, axis=1), 1)), axis=1)
+    t23 = t8 * np.sum(2.0 * t7 * (x_dot - (t6 * np.sum(x_dot))))  # a tangent (0-D), read twice by the strong zero's guard
+    t24 = t18 * np.sum(2.0 * (X - t16) * (X_dot - np.expand_dims(t15 * np.sum(X_dot, axis=1), 1)), axis=1)  # a tangent (1-D), read twice by the strong zero's guard
     s_dot += (0.5 / t9 * t23 if t23 != 0.0 else 0.0) + t14 * np.sum(2.0 * t12 * (2.0 * x_dot - (t11 * np.sum(2.0 * x_dot)))) + np.sum(np.where(t24 != 0.0, 0.5 / t19 * t24, 0.0)) + t22 * np.sum(2.0 * t21 * (X_dot - (t20 * np.sum(X_dot))))
     s += t9 + (np.sum(t12 ** 2) / t13) + np.sum(t19) + (np.sum(t21 ** 2) / (X.size - 0))
     t25 = as_vector(x)
