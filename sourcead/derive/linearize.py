@@ -44,11 +44,11 @@ class Edge:
     # a float selection's condition (`a0 <= a1` for min): the reverse sweep puts it around each
     # contribution that reaches a leaf through this edge, not around the adjoint that crosses it
     mask: str | None = None
-    # the partial may be non-finite where the value is finite (`Partials.singular`): forward mode's
-    # contribution guarded by the child's tangent, `strong(t)`, so that t == 0.0 contributes 0.0;
-    # `axes`: the child's number of axes (0 for a float), what a tangent bound for it is
+    # a singular partial (`Partials.singular`): forward mode's contribution guarded by the child's
+    # tangent, `strong(t)`; `axes`: the child's number of axes (0: a float), `result_axes` the result's
     strong: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None
     axes: int = 0
+    result_axes: int = 0
 
     @property
     def float_crosses(self) -> bool:
@@ -114,14 +114,12 @@ def tangent(
 ) -> cst.BaseExpression:
     """Forward mode: the sum over active children of their contributions (partial * child tangent).
 
-    With `bind` (forward mode binds a tangent that is read twice to a temporary, given its number
-    of axes), an exactly zero
-    tangent contributes exactly zero through a singular partial, as reverse mode's zero seed does:
-    `(0.5 / t0 * t1 if t1 != 0.0 else 0.0)` for `math.sqrt(v)`, which is nan at v = 0 unguarded,
-    and `np.where(t1 != 0.0, ..., 0.0)` for an array tangent. Only the edges whose primitive
-    declares its partial singular (`Partials.singular`: sqrt, x ** 0.5, arcsin, ...) are guarded;
-    products, sums, exp and sin stay branch-free. Without `bind` (the sparsity sweep, which reads
-    structure only) nothing is guarded."""
+    With `bind` (forward mode binds a value to a temporary, given its number of axes), an exactly
+    zero tangent contributes exactly zero through a partial its primitive declares singular
+    (`Partials.singular`: sqrt, x ** 0.5, arcsin, ...), as reverse mode's zero seed does:
+    `(0.5 / t0 * t1 if t1 != 0.0 else 0.0)` for `math.sqrt(v)` (nan at v = 0 unguarded),
+    `np.where(t1 != 0.0, ..., 0.0)` for an array. Products, sums, exp stay branch-free. Without
+    `bind` (the sparsity sweep: structure only) nothing is guarded."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
     if root.joint is not None:
@@ -132,7 +130,10 @@ def tangent(
         if edge.strong is None or bind is None:
             parts.append(edge.forward(t))
             continue
-        parts.append(edge.strong(t if is_cheap(t, 0) else bind(t, edge.axes)))  # read twice: bound unless a name
+        guarded = edge.strong(t if is_cheap(t, 0) else bind(t, edge.axes))  # read twice: bound unless a name
+        # an array's select stays the size of this contribution: the factors above multiply it, not
+        # enter it (they are finite where their values are, or guarded on their own edges)
+        parts.append(bind(guarded, edge.result_axes) if edge.result_axes else guarded)
     total = plus(parts)
     return root.shape_of(total) if root.shape_of is not None else total
 
@@ -379,7 +380,10 @@ class _Builder:
             here = k not in shaped and (types[k].is_array or not arrays)
             forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
             strong = _strong(partial, arrays, types[k].is_array) if k in form.singular else None
-            edges.append(Edge(child, forward, back, full_partial, here, strong=strong, axes=types[k].ndim))
+            axes = (types[k].ndim, max(t.ndim for t in types))
+            edges.append(
+                Edge(child, forward, back, full_partial, here, strong=strong, axes=axes[0], result_axes=axes[1])
+            )
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]

@@ -17,7 +17,7 @@ from ..ir.exprs import code, number, unparen
 from ..rules import primitive
 
 # the comment on a tangent bound for a strong zero's guard: vector mode reads its number of axes
-STRONG_TANGENT = "a tangent ({axes}-D), read twice by the strong zero's guard"
+STRONG_TANGENT = "a tangent ({axes}-D), bound for the strong zero's guard"
 
 
 def primal_function(prog: Program) -> str:
@@ -122,6 +122,8 @@ def _statement(prog: Program, stmt: Stmt, out: Writer, strong: bool) -> None:
             return temp
 
         value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), bind if strong else None)
+        if bound and isinstance(value_dot, cst.Name) and code(bound[-1].target) == value_dot.value:
+            value_dot = bound.pop().value  # the whole tangent: assigned as it is, not bound first
         out.emit(bound)
         whole = stmt.accumulate is None and not stmt.writes_element and prog.kinds.is_array(stmt.var)
         if whole and not aliases(stmt.value) and aliases(value_dot):

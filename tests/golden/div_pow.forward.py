@@ -22,7 +22,7 @@ def div_pow_jvp(x, y, a, x_dot, y_dot, a_dot):
         t3 = 1.0 / y[i]
         t4 = x[i] / y[i]
         t5 = x[i] ** a
-        t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]  # a tangent (0-D), read twice by the strong zero's guard
+        t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]  # a tangent (0-D), bound for the strong zero's guard
         s_dot += q_dot + (0.5 * t4 ** -0.5 * t6 if t6 != 0.0 else 0.0) - ((a * x[i] ** (a - 1.0) * x_dot[i] if x_dot[i] != 0.0 else 0.0) + ((math.log(x[i]) * t5 * a_dot if x[i] != 0.0 else 0.0) if a_dot != 0.0 else 0.0))
         s += q + t4 ** 0.5 - t5
     t7 = 1.0 / a

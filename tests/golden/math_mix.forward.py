@@ -18,7 +18,7 @@ def math_mix_jvp(x, y, x_dot, y_dot):
     b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
     b = t3 + math.log(y)
     t4 = math.sqrt(x * x + y * y)
-    t5 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)  # a tangent (0-D), read twice by the strong zero's guard
+    t5 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)  # a tangent (0-D), bound for the strong zero's guard
     c_dot = (0.5 / t4 * t5 if t5 != 0.0 else 0.0)
     c = t4
     t6 = math.tanh(x - y)

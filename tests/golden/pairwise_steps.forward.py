@@ -24,7 +24,7 @@ def pairwise_steps_jvp(p0, v0, dt, n_steps, p0_dot, v0_dot):
                 d_dot = p_dot[j] - p_dot[i]
                 d = p[j] - p[i]
                 t0 = math.sqrt(d * d + 0.1)
-                t1 = d * d_dot + d * d_dot  # a tangent (0-D), read twice by the strong zero's guard
+                t1 = d * d_dot + d * d_dot  # a tangent (0-D), bound for the strong zero's guard
                 r_dot = (0.5 / t0 * t1 if t1 != 0.0 else 0.0)
                 r = t0
                 t2 = r * r * r
@@ -46,7 +46,7 @@ def pairwise_steps_jvp(p0, v0, dt, n_steps, p0_dot, v0_dot):
             d_dot = p_dot[j] - p_dot[i]
             d = p[j] - p[i]
             t5 = math.sqrt(d * d + 0.1)
-            t6 = d * d_dot + d * d_dot  # a tangent (0-D), read twice by the strong zero's guard
+            t6 = d * d_dot + d * d_dot  # a tangent (0-D), bound for the strong zero's guard
             e_dot += (0.5 / t5 * t6 if t6 != 0.0 else 0.0) + (v[j] * v_dot[i] + v[i] * v_dot[j])
             e += t5 + v[i] * v[j]
     return e, e_dot

@@ -37,7 +37,7 @@ def particle_loss_jvp(w, dt, w_dot):
                 particle_accel_dy_dot = py_dot + w_dot[j]
                 particle_accel_dy = py - (10.0 - w[j])
                 t0 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
-                t1 = particle_accel_dx * particle_accel_dx_dot + particle_accel_dx * particle_accel_dx_dot + (particle_accel_dy * particle_accel_dy_dot + particle_accel_dy * particle_accel_dy_dot)  # a tangent (0-D), read twice by the strong zero's guard
+                t1 = particle_accel_dx * particle_accel_dx_dot + particle_accel_dx * particle_accel_dx_dot + (particle_accel_dy * particle_accel_dy_dot + particle_accel_dy * particle_accel_dy_dot)  # a tangent (0-D), bound for the strong zero's guard
                 particle_accel_r_dot = (0.5 / t0 * t1 if t1 != 0.0 else 0.0)
                 particle_accel_r = t0
                 t2 = particle_accel_r * particle_accel_r * particle_accel_r
@@ -53,7 +53,7 @@ def particle_loss_jvp(w, dt, w_dot):
                 particle_accel_dy_dot = py_dot
                 particle_accel_dy = py
                 t8 = math.sqrt(particle_accel_dx * particle_accel_dx + particle_accel_dy * particle_accel_dy)
-                t9 = particle_accel_dx * particle_accel_dx_dot + particle_accel_dx * particle_accel_dx_dot + (particle_accel_dy * particle_accel_dy_dot + particle_accel_dy * particle_accel_dy_dot)  # a tangent (0-D), read twice by the strong zero's guard
+                t9 = particle_accel_dx * particle_accel_dx_dot + particle_accel_dx * particle_accel_dx_dot + (particle_accel_dy * particle_accel_dy_dot + particle_accel_dy * particle_accel_dy_dot)  # a tangent (0-D), bound for the strong zero's guard
                 particle_accel_r_dot = (0.5 / t8 * t9 if t9 != 0.0 else 0.0)
                 particle_accel_r = t8
                 t10 = particle_accel_r * particle_accel_r * particle_accel_r
