@@ -247,9 +247,6 @@ KERNELS: dict[str, Kernel] = {
             {"N": 2, "W": 4, "H": 4, "C1": 2, "C2": 2},
             {"N": 8, "W": 14, "H": 14, "C1": 32, "C2": 8},
             float32=True,
-            forward_gap="batchnorm2d's `np.sqrt(...)` of a zero variance (the zero padding: the same 0 for every "
-            "image): its tangent is 0 / 0 = nan, where reverse mode's exactly zero seed gives 0 (the float64 "
-            "twin alike)",
         ),
         _k(
             "nbody",

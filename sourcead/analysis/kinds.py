@@ -25,7 +25,7 @@ from ..ir.exprs import names_in, paren, subscript_indices, walk
 from ..ir.naming import Namer
 from ..ir.types import BOOL, FLOAT, INT, Type, array, join, parse_spec, tuple_of
 from ..rules import NOT_LITERAL, Args, BindError, ResultError, classify, literal
-from .rebinding import Rebinding, rename_from, top_rebinding
+from .rebinding import Rebinding, mixed_storage, rename_from, top_rebinding
 
 # re-exported for the passes that only need the names
 ARRAY = array(FLOAT, 1)
@@ -123,6 +123,17 @@ def infer_kinds(
                 if old_type is None or new != old_type or new.single != old_type.single:
                     env[target] = new
                     changed = True
+    mixed = mixed_storage(fn, statements, lambda node: expression_type(node, env.get, fail))
+    if mixed is not None:  # numba gives a variable one dtype (rebinding.py)
+        at = top_rebinding(fn, mixed, mixed.var) if rebinding else None
+        if at is not None:
+            raise Rebinding(at)
+        fail(
+            mixed.origin,
+            f"`{mixed.var}` holds a float32 array in one place and a float64 array in another",
+            "numba gives a variable one dtype: use a different name for each, store into the float32 array "
+            f"(`{mixed.var}[:] = ...`), or give both the same dtype.",
+        )
     for stmt in statements:
         origin[0] = stmt.origin
         _check_statement(stmt, env, fail)

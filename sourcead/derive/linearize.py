@@ -44,6 +44,11 @@ class Edge:
     # a float selection's condition (`a0 <= a1` for min): the reverse sweep puts it around each
     # contribution that reaches a leaf through this edge, not around the adjoint that crosses it
     mask: str | None = None
+    # a singular partial (`Partials.singular`): forward mode's contribution guarded by the child's
+    # tangent, `strong(t)`; `axes`: the child's number of axes (0: a float), `result_axes` the result's
+    strong: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None
+    axes: int = 0
+    result_axes: int = 0
 
     @property
     def float_crosses(self) -> bool:
@@ -102,13 +107,34 @@ def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Nam
     return Linearized(builder.bindings, value, root)
 
 
-def tangent(root: Node, leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression]) -> cst.BaseExpression:
-    """Forward mode: the sum over active children of their contributions (partial * child tangent)."""
+def tangent(
+    root: Node,
+    leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression],
+    bind: Callable[[cst.BaseExpression, int], cst.BaseExpression] | None = None,
+) -> cst.BaseExpression:
+    """Forward mode: the sum over active children of their contributions (partial * child tangent).
+
+    With `bind` (forward mode binds a value to a temporary, given its number of axes), an exactly
+    zero tangent contributes exactly zero through a partial its primitive declares singular
+    (`Partials.singular`: sqrt, x ** 0.5, arcsin, ...), as reverse mode's zero seed does:
+    `(0.5 / t0 * t1 if t1 != 0.0 else 0.0)` for `math.sqrt(v)` (nan at v = 0 unguarded),
+    `np.where(t1 != 0.0, ..., 0.0)` for an array. Products, sums, exp stay branch-free. Without
+    `bind` (the sparsity sweep: structure only) nothing is guarded."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
     if root.joint is not None:
-        return root.joint.tangent([tangent(edge.child, leaf_tangent) for edge in root.edges])
-    total = plus([edge.forward(tangent(edge.child, leaf_tangent)) for edge in root.edges])
+        return root.joint.tangent([tangent(edge.child, leaf_tangent, bind) for edge in root.edges])
+    parts = []
+    for edge in root.edges:
+        t = tangent(edge.child, leaf_tangent, bind)
+        if edge.strong is None or bind is None:
+            parts.append(edge.forward(t))
+            continue
+        guarded = edge.strong(t if is_cheap(t, 0) else bind(t, edge.axes))  # read twice: bound unless a name
+        # an array's select stays the size of this contribution: the factors above multiply it, not
+        # enter it (they are finite where their values are, or guarded on their own edges)
+        parts.append(bind(guarded, edge.result_axes) if edge.result_axes else guarded)
+    total = plus(parts)
     return root.shape_of(total) if root.shape_of is not None else total
 
 
@@ -353,7 +379,11 @@ class _Builder:
             full_partial = any("{" + key + "}" in templates[k] for key in full)
             here = k not in shaped and (types[k].is_array or not arrays)
             forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
-            edges.append(Edge(child, forward, back, full_partial, here))
+            strong = _strong(partial, arrays, types[k].is_array) if k in form.singular else None
+            axes = (types[k].ndim, max(t.ndim for t in types))
+            edges.append(
+                Edge(child, forward, back, full_partial, here, strong=strong, axes=axes[0], result_axes=axes[1])
+            )
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]
@@ -495,6 +525,18 @@ class _Builder:
         edges = [Edge(children[params[k]], lambda t: t, lambda g: g) for k in active]
         joint = JointNode(forward, back, [index[k] for k in active])
         return rebuilt, Node(edges=edges, elementwise=False, joint=joint)
+
+
+def _strong(partial: cst.BaseExpression, arrays: bool, array_tangent: bool) -> Derive:
+    """Forward mode's contribution `partial * t` through a singular partial, exactly zero where the
+    tangent t is: a conditional on floats, `np.where` on an array tangent, and for a float tangent
+    of an array result (`x ** A`) a conditional whose zero has the partial's shape."""
+    if array_tangent:
+        return lambda t: cst.parse_expression(f"np.where({code(t)} != 0.0, {code(times(partial, t, True))}, 0.0)")
+    if arrays:
+        zeros = f"np.zeros_like({code(unparen(partial))})"
+        return lambda t: cst.parse_expression(f"({code(times(partial, t, True))} if {code(t)} != 0.0 else {zeros})")
+    return lambda t: cst.parse_expression(f"({code(times(partial, t))} if {code(t)} != 0.0 else 0.0)")
 
 
 def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: dict) -> cst.BaseExpression:

@@ -16,6 +16,9 @@ from ..ir.emit import Line, Writer, tuple_text
 from ..ir.exprs import code, number, unparen
 from ..rules import primitive
 
+# the comment on a tangent bound for a strong zero's guard: vector mode reads its number of axes
+STRONG_TANGENT = "a tangent ({axes}-D), bound for the strong zero's guard"
+
 
 def primal_function(prog: Program) -> str:
     """The core form itself, compiled as the primal of `@differentiable` (calls are inlined)."""
@@ -31,7 +34,11 @@ def primal_function(prog: Program) -> str:
     return out.text()
 
 
-def forward_function(prog: Program) -> str:
+def forward_function(prog: Program, strong: bool = True) -> str:
+    """`strong`: an exactly zero tangent contributes exactly zero through a singular partial
+    (`derive/linearize.py`). Not in the tangent code that second order differentiates again: there
+    the guard's branch would drop the derivative of `p * t` where t vanishes at a point (H v of
+    sqrt(x * x + 1) at 0 would be 0, not 1)."""
     fn = prog.fn
     params = list(fn.params) + [prog.dot(w) for w in prog.wrt]
     out = Writer()
@@ -43,7 +50,7 @@ def forward_function(prog: Program) -> str:
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
                 out.line(f"{prog.dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
-        _block(prog, fn.body, out)
+        _block(prog, fn.body, out, strong)
         values = [code(v) for v in fn.ret.values]
         tangents = _returned_tangents(prog, fn.ret.values)
         value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])
@@ -59,26 +66,26 @@ def _active_comment(prog: Program, out: Writer) -> None:
         out.comment(line)
 
 
-def _block(prog: Program, body: tuple[Stmt, ...], out: Writer) -> None:
+def _block(prog: Program, body: tuple[Stmt, ...], out: Writer, strong: bool = False) -> None:
     for stmt in body:
-        _statement(prog, stmt, out)
+        _statement(prog, stmt, out, strong)
 
 
-def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
+def _statement(prog: Program, stmt: Stmt, out: Writer, strong: bool) -> None:
     if isinstance(stmt, (For, While)) and marked(stmt):
         out.comment(f"{MARKER} (marked in the source: the reverse sweep of hvp checkpoints it too)")
     if isinstance(stmt, For):
         if stmt.serial:
             out.comment(f"a prange loop run serially: {stmt.serial}")
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
-            _block(prog, stmt.body, out)
+            _block(prog, stmt.body, out, strong)
         return
     if isinstance(stmt, While):
         with out.block(f"while {code(stmt.test)}"):
-            _block(prog, stmt.body, out)
+            _block(prog, stmt.body, out, strong)
         return
     if isinstance(stmt, If):
-        _branch(prog, stmt, out, "if")
+        _branch(prog, stmt, out, "if", strong)
         return
     if isinstance(stmt, Break):
         out.line("break")
@@ -107,7 +114,17 @@ def _statement(prog: Program, stmt: Stmt, out: Writer) -> None:
             return
     else:
         op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
-        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"))
+        bound: list[Line] = []  # tangents read twice by a strong zero's guard (`derive/linearize.py`)
+
+        def bind(value: cst.BaseExpression, axes: int) -> cst.BaseExpression:
+            temp = cst.Name(prog.namer.temp())
+            bound.append(Line(temp, "=", value, STRONG_TANGENT.format(axes=axes)))
+            return temp
+
+        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), bind if strong else None)
+        if bound and isinstance(value_dot, cst.Name) and code(bound[-1].target) == value_dot.value:
+            value_dot = bound.pop().value  # the whole tangent: assigned as it is, not bound first
+        out.emit(bound)
         whole = stmt.accumulate is None and not stmt.writes_element and prog.kinds.is_array(stmt.var)
         if whole and not aliases(stmt.value) and aliases(value_dot):
             # `r = x * 1.0` is a new array, its tangent x_dot is not: a later write to x_dot must
@@ -128,14 +145,14 @@ def aliases(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _branch(prog: Program, stmt: If, out: Writer, keyword: str) -> None:
+def _branch(prog: Program, stmt: If, out: Writer, keyword: str, strong: bool) -> None:
     with out.block(f"{keyword} {code(stmt.test)}"):
-        _block(prog, stmt.body, out)
+        _block(prog, stmt.body, out, strong)
     if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], If):
-        _branch(prog, stmt.orelse[0], out, "elif")
+        _branch(prog, stmt.orelse[0], out, "elif", strong)
     elif stmt.orelse:
         with out.block("else"):
-            _block(prog, stmt.orelse, out)
+            _block(prog, stmt.orelse, out, strong)
 
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:

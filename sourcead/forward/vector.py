@@ -27,12 +27,16 @@ shared tangent accumulations would race as in-place lane updates.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import libcst as cst
 
 from ..analysis.program import Program
 from ..errors import SourceADError
+from .tangent import STRONG_TANGENT
+
+_STRONG = re.compile("# " + re.escape(STRONG_TANGENT).replace(re.escape("{axes}"), "([0-9]+)"))
 
 
 class NotVectorized(SourceADError):
@@ -100,6 +104,14 @@ class _Lanes(cst.CSTTransformer):
         else:
             return updated
         base = target.value if isinstance(target, cst.Subscript) else target
+        if isinstance(base, cst.Name) and base.value not in self.tangents and _reads(stmt.value, self.tangents):
+            # a tangent bound to a temporary for a strong zero's guard (`derive/linearize.py`): a
+            # tangent from here on, its number of axes said by its comment
+            comment = updated.trailing_whitespace.comment
+            found = _STRONG.fullmatch(comment.value) if comment is not None else None
+            if found is None:
+                raise NotVectorized(f"a tangent bound to a temporary: {base.value}")
+            self.tangents[base.value] = int(found.group(1))
         if not isinstance(base, cst.Name) or base.value not in self.tangents:
             return updated  # primal statements and tangent swaps (a tuple target) stay as they are
         lines = self._statement(target, op, stmt.value)
@@ -234,6 +246,10 @@ def _lane_of(name: str, ndim: int, lane: str) -> str:
 
 def _is_tangent_name(node: cst.BaseExpression, tangents: dict[str, int]) -> bool:
     return isinstance(node, cst.Name) and node.value in tangents
+
+
+def _reads(node: cst.BaseExpression | None, tangents: dict[str, int]) -> bool:
+    return node is not None and bool(_names(node) & tangents.keys())
 
 
 def _is_negative_number(node: cst.BaseExpression) -> bool:

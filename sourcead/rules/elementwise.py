@@ -49,12 +49,20 @@ _MATH = (
 )
 # one instruction on a float (a square root, a sign bit): cheaper to compute again than to record
 _CHEAP = ("sqrt", "copysign")
+# partials infinite or nan where the value is finite: sqrt at 0, arcsin and arccos at -1 and 1,
+# arccosh at 1, arctan2 at the origin (0 / 0). Forward mode guards their contributions by the
+# tangent (`Partials.singular`). Not log (-inf at 0, as its partial), nor a division (x / 0 is not
+# finite either), nor hypot (0 at the origin, `_AT_ORIGIN`)
+_SINGULAR = ("asin", "acos", "acosh", "sqrt", "atan2")
 
 # The partial of x ** y with respect to y is log(x) x ** y: zero where x is 0 (0 ** y is flat for
 # y > 0), never log(0) * 0. On arrays, log(x + (x == 0)) is log(x) where x is not 0, and 0 there.
+# Both partials are singular: x ** (y - 1) is infinite at x = 0 for y < 1, and log(x) is nan for
+# x < 0 where an integral y gives a finite value.
 _POWER_PARTIALS = Partials(
     ("{y} * {x} ** ({y} - 1.0)", "({m}.log({x}) * {z} if {x} != 0.0 else 0.0)"),
     arrays=("{y} * {x} ** ({y} - 1.0)", "np.log({x} + ({x} == 0.0)) * {z}"),
+    singular=(0, 1),
 )
 
 
@@ -73,32 +81,49 @@ def _math_twins() -> list[Primitive]:
     found = []
     for name, np_name, partials, domain in _MATH:
         sig = ONE if len(partials) == 1 else TWO
-        form = _AT_ORIGIN if name == "hypot" else Partials(partials)
+        singular = tuple(range(len(partials))) if name in _SINGULAR else ()
+        form = _AT_ORIGIN if name == "hypot" else Partials(partials, singular=singular)
         cheap = name in _CHEAP
         found.append(Primitive(f"math.{name}", sig, results.math_floats, form, domain=domain, recomputed=cheap))
         found.append(Primitive(f"np.{np_name}", sig, results.floats(), form, domain=domain, recomputed=cheap))
     return found
 
 
+def _literal_operand(bound, simplify: bool) -> Partials | None:
+    """`x ** c`, `math.pow(x, c)`, `np.power(x, c)` for a literal c: singular only for 0 < c < 1
+    (`x ** 0.5` at x = 0, where the value is 0), and for the operator a simpler partial (none at
+    all for c == 0). `c ** y` for a literal c >= 0: log(c) is finite (or guarded at 0), not singular."""
+    base, exponent = bound.get("x"), bound.get("y")
+    if exponent is not None and is_number(exponent):
+        c = number_value(exponent)
+        singular = (0,) if 0.0 < c < 1.0 else ()
+        if not simplify:
+            return Partials(_POWER_PARTIALS.templates, _POWER_PARTIALS.arrays, singular)
+        if c == 0.0:
+            return Partials(("0.0",))
+        if c == 1.0:
+            return Partials(("1.0",))
+        if c == 2.0:
+            return Partials(("2.0 * {x}",))
+        return Partials((f"{c!r} * {{x}} ** {c - 1.0!r}",), singular=singular)
+    if base is not None and is_number(base) and number_value(base) >= 0.0:
+        return Partials(_POWER_PARTIALS.templates, _POWER_PARTIALS.arrays)
+    return None
+
+
 def _literal_exponent(bound) -> Partials | None:
-    """`x ** c` for a literal c: a simpler partial (and none at all for c == 0)."""
-    exponent = bound.get("y")
-    if exponent is None or not is_number(exponent):
-        return None
-    c = number_value(exponent)
-    if c == 0.0:
-        return Partials(("0.0",))
-    if c == 1.0:
-        return Partials(("1.0",))
-    if c == 2.0:
-        return Partials(("2.0 * {x}",))
-    return Partials((f"{c!r} * {{x}} ** {c - 1.0!r}",))
+    return _literal_operand(bound, simplify=True)
+
+
+def _literal_power(bound) -> Partials | None:
+    return _literal_operand(bound, simplify=False)
 
 
 ELEMENTWISE: list[Primitive] = [
     *_math_twins(),
-    Primitive("math.pow", TWO, results.math_floats, _POWER_PARTIALS, domain=(POSITIVE, WHOLE)),
-    Primitive("np.power", TWO, results.floats(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE)),
+    Primitive("math.pow", TWO, results.math_floats, _POWER_PARTIALS, domain=(POSITIVE, WHOLE),
+              special=_literal_power),
+    Primitive("np.power", TWO, results.floats(), _POWER_PARTIALS, domain=(POSITIVE, WHOLE), special=_literal_power),
     Primitive("math.fabs", ONE, results.math_floats, Partials(("math.copysign(1.0, {x})",)), domain=(NEGATIVE,),
               recomputed=True),
     Primitive("np.fabs", ONE, results.floats(), Partials(("{m}.copysign(1.0, {x})",)), domain=(POSITIVE,)),
@@ -112,7 +137,8 @@ ELEMENTWISE: list[Primitive] = [
               domain=(WHOLE,)),
     Primitive("np.square", ONE, results.floats(), Partials(("2.0 * {x}",)), domain=(WHOLE,)),
     Primitive("np.reciprocal", ONE, results.like("x"), Partials(("-{z} * {z}",)), domain=(POSITIVE,)),
-    Primitive("np.cbrt", ONE, results.floats(), Partials(("1.0 / (3.0 * {z} * {z})",)), domain=(POSITIVE,)),
+    Primitive("np.cbrt", ONE, results.floats(), Partials(("1.0 / (3.0 * {z} * {z})",), singular=(0,)),
+              domain=(POSITIVE,)),
     # numba has no math.cbrt: np.cbrt of a float is the same number
     Primitive("math.cbrt", ONE, results.math_floats, lower=lambda bound: template("np.cbrt({x})", x=bound.get("x")),
               domain=(POSITIVE,)),

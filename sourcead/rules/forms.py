@@ -8,6 +8,7 @@ imports the runtime helpers. The derivative forms:
     Partials    elementwise: one partial derivative per operand, over {x}, {y}, the result {z}
                 and the reciprocal {r} of y;
                 `{m}` is `math` on floats and `np` on arrays. Both modes come from these.
+                `singular` names the operands whose partial may be non-finite at a finite value.
     Selection   piecewise: each operand's derivative passes where it is the one selected (a mask
                 per operand), so an unselected operand contributes exactly zero, never 0 * inf.
     Pullback    one operand, not elementwise: the tangent from the operand's tangent {t}, and the
@@ -63,6 +64,10 @@ class Args:
 class Partials:
     templates: tuple[str, ...]  # per operand in `Primitive.operands` order
     arrays: tuple[str, ...] | None = None  # where they differ: the partials when an operand is an array
+    # the operands (positions) whose partial may be infinite or nan where the value and the operands
+    # are finite (sqrt at 0, arcsin at 1, x ** 0.5 at 0): forward mode guards their contributions,
+    # an exactly zero tangent contributing exactly zero (the strong zero), and only theirs
+    singular: tuple[int, ...] = ()
 
     def for_arrays(self, arrays: bool) -> tuple[str, ...]:
         return self.arrays if arrays and self.arrays is not None else self.templates

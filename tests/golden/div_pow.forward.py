@@ -22,10 +22,11 @@ def div_pow_jvp(x, y, a, x_dot, y_dot, a_dot):
         t3 = 1.0 / y[i]
         t4 = x[i] / y[i]
         t5 = x[i] ** a
-        s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + (math.log(x[i]) * t5 * a_dot if x[i] != 0.0 else 0.0))
+        t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]  # a tangent (0-D), bound for the strong zero's guard
+        s_dot += q_dot + (0.5 * t4 ** -0.5 * t6 if t6 != 0.0 else 0.0) - ((a * x[i] ** (a - 1.0) * x_dot[i] if x_dot[i] != 0.0 else 0.0) + ((math.log(x[i]) * t5 * a_dot if x[i] != 0.0 else 0.0) if a_dot != 0.0 else 0.0))
         s += q + t4 ** 0.5 - t5
-    t6 = 1.0 / a
-    t7 = s / a
-    result_dot = t6 * s_dot + -t7 * t6 * a_dot
-    result = t7
+    t7 = 1.0 / a
+    t8 = s / a
+    result_dot = t7 * s_dot + -t8 * t7 * a_dot
+    result = t8
     return result, result_dot

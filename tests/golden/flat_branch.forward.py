@@ -11,6 +11,8 @@ def flat_branch_jvp(v, w, v_dot, w_dot):
     # active (varied from w; useful for the result): w
     t0 = math.sqrt(max(v, 0.0))
     t1 = math.sqrt(max(-v, 0.0))
-    result_dot = (0.5 / t0 * v_dot if v >= 0.0 else 0.0) + (t1 * w_dot + (w * (0.5 / t1 * -v_dot) if -v >= 0.0 else 0.0))
+    t2 = (v_dot if v >= 0.0 else 0.0)  # a tangent (0-D), bound for the strong zero's guard
+    t3 = (-v_dot if -v >= 0.0 else 0.0)  # a tangent (0-D), bound for the strong zero's guard
+    result_dot = (0.5 / t0 * t2 if t2 != 0.0 else 0.0) + (t1 * w_dot + (w * (0.5 / t1 * t3) if t3 != 0.0 else 0.0))
     result = t0 + w * t1
     return result, result_dot

@@ -17,6 +17,6 @@ def lowered_in_context_jvp(X, x, X_dot, x_dot):
     t4 = 1.0 / t3
     t5 = (x + x) / t3
     t6 = np.cbrt(x[1] + 2.0)
-    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + (math.log(2.0) * t2 * -x_dot[0] if 2.0 != 0.0 else 0.0) + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
+    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + (math.log(2.0) * t2 * -x_dot[0] if 2.0 != 0.0 else 0.0) + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + (2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1]) if x_dot[1] != 0.0 else 0.0)
     result = (np.sum(t1 ** 2) + np.sum((x - 1.0) ** 2) + t2 + np.sum(t5) + t6 ** 2)
     return result, result_dot

@@ -18,15 +18,16 @@ def math_mix_jvp(x, y, x_dot, y_dot):
     b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
     b = t3 + math.log(y)
     t4 = math.sqrt(x * x + y * y)
-    c_dot = 0.5 / t4 * (x * x_dot + x * x_dot + (y * y_dot + y * y_dot))
+    t5 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)  # a tangent (0-D), bound for the strong zero's guard
+    c_dot = (0.5 / t4 * t5 if t5 != 0.0 else 0.0)
     c = t4
-    t5 = math.tanh(x - y)
-    d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
-    d = t5
-    t6 = math.pow(y, x)
-    t7 = x - 2.0 * y
-    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + (math.log(y) * t6 * x_dot if y != 0.0 else 0.0)) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
-    e = math.pow(y, 1.7) + t6 + abs(t7)
+    t6 = math.tanh(x - y)
+    d_dot = (1.0 - t6 * t6) * (x_dot - y_dot)
+    d = t6
+    t7 = math.pow(y, x)
+    t8 = x - 2.0 * y
+    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + ((x * y ** (x - 1.0) * y_dot if y_dot != 0.0 else 0.0) + ((math.log(y) * t7 * x_dot if y != 0.0 else 0.0) if x_dot != 0.0 else 0.0)) + math.copysign(1.0, t8) * (x_dot - (2.0 * y_dot))
+    e = math.pow(y, 1.7) + t7 + abs(t8)
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     result = a + b * c - d + e + -x
     return result, result_dot

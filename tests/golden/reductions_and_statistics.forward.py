@@ -38,16 +38,19 @@ def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
     t20 = 1.0 / X.size
     t21 = X - np.sum(X) / X.size
     t22 = 1.0 / (X.size - 0)
-    s_dot += 0.5 / t9 * (t8 * np.sum(2.0 * t7 * (x_dot - (t6 * np.sum(x_dot))))) + t14 * np.sum(2.0 * t12 * (2.0 * x_dot - (t11 * np.sum(2.0 * x_dot)))) + np.sum(0.5 / t19 * (t18 * np.sum(2.0 * (X - t16) * (X_dot - np.expand_dims(t15 * np.sum(X_dot, axis=1), 1)), axis=1))) + t22 * np.sum(2.0 * t21 * (X_dot - (t20 * np.sum(X_dot))))
+    t23 = t8 * np.sum(2.0 * t7 * (x_dot - (t6 * np.sum(x_dot))))  # a tangent (0-D), bound for the strong zero's guard
+    t24 = t18 * np.sum(2.0 * (X - t16) * (X_dot - np.expand_dims(t15 * np.sum(X_dot, axis=1), 1)), axis=1)  # a tangent (1-D), bound for the strong zero's guard
+    t25 = np.where(t24 != 0.0, 0.5 / t19 * t24, 0.0)  # a tangent (1-D), bound for the strong zero's guard
+    s_dot += (0.5 / t9 * t23 if t23 != 0.0 else 0.0) + t14 * np.sum(2.0 * t12 * (2.0 * x_dot - (t11 * np.sum(2.0 * x_dot)))) + np.sum(t25) + t22 * np.sum(2.0 * t21 * (X_dot - (t20 * np.sum(X_dot))))
     s += t9 + (np.sum(t12 ** 2) / t13) + np.sum(t19) + (np.sum(t21 ** 2) / (X.size - 0))
-    t23 = as_vector(x)
-    t24 = as_vector(x)
-    t25 = norm2_along(X, 0)
-    t26 = np.linalg.norm(X)
-    s_dot += np.sum(np.sign(t23) * x_dot, axis=0) + select_along(np.sign(t24) * x_dot, np.abs(t24), 0, True) + np.sum(np.sum(X * X_dot, axis=0) / (t25 + (t25 == 0.0))) + (np.dot(np.ravel(X), np.ravel(X_dot)) / t26 if t26 != 0.0 else 0.0)
-    s += norm1_along(t23, 0) + norm_inf_along(t24, 0) + np.sum(t25) + t26
-    t27 = np.sort(x)
-    t28 = np.arange(x.shape[0])
-    result_dot = s_dot + np.sum(t28 * x_dot[np.argsort(x)])
-    result = s + np.sum(t27 * t28)
+    t26 = as_vector(x)
+    t27 = as_vector(x)
+    t28 = norm2_along(X, 0)
+    t29 = np.linalg.norm(X)
+    s_dot += np.sum(np.sign(t26) * x_dot, axis=0) + select_along(np.sign(t27) * x_dot, np.abs(t27), 0, True) + np.sum(np.sum(X * X_dot, axis=0) / (t28 + (t28 == 0.0))) + (np.dot(np.ravel(X), np.ravel(X_dot)) / t29 if t29 != 0.0 else 0.0)
+    s += norm1_along(t26, 0) + norm_inf_along(t27, 0) + np.sum(t28) + t29
+    t30 = np.sort(x)
+    t31 = np.arange(x.shape[0])
+    result_dot = s_dot + np.sum(t31 * x_dot[np.argsort(x)])
+    result = s + np.sum(t30 * t31)
     return result, result_dot

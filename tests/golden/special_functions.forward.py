@@ -24,11 +24,12 @@ def special_functions_jvp(x, counts, x_dot):
         s += math.lgamma(rate + 1.0) + t1 + math.erf(x[i]) + math.erfc(x[i])
         t2 = np.cbrt(x[i] + 2.0)
         t3 = math.expm1(x[i])
-        s_dot += 1.0 / (3.0 * t2 * t2) * x_dot[i] + 1.0 / (1.0 + rate) * rate_dot + (t3 + 1.0) * x_dot[i]
+        s_dot += (1.0 / (3.0 * t2 * t2) * x_dot[i] if x_dot[i] != 0.0 else 0.0) + 1.0 / (1.0 + rate) * rate_dot + (t3 + 1.0) * x_dot[i]
         s += t2 + math.log1p(rate) + t3
     t4 = np.cbrt(x + 2.0)
     t5 = np.exp(x)
     t6 = np.expm1(x)
-    result_dot = s_dot + np.sum(1.0 / (3.0 * t4 * t4) * x_dot + 1.0 / (1.0 + t5) * (t5 * x_dot) + (t6 + 1.0) * x_dot)
+    t7 = np.where(x_dot != 0.0, 1.0 / (3.0 * t4 * t4) * x_dot, 0.0)  # a tangent (1-D), bound for the strong zero's guard
+    result_dot = s_dot + np.sum(t7 + 1.0 / (1.0 + t5) * (t5 * x_dot) + (t6 + 1.0) * x_dot)
     result = s + np.sum(t4 + np.log1p(t5) + t6)
     return result, result_dot
