@@ -170,7 +170,7 @@ def test_gradients_through_the_rewrites_match_central_differences(functions, nam
     g = sourcead.grad(functions[name], wrt=wrt, jit=jit)
     assert_gradient_matches(functions[name], args, wrt, g(*args), rtol=1e-6, atol=1e-8)
     params = functions[name].__code__.co_varnames[: len(args)]
-    kinds = {p: f"array:{a.ndim}" if isinstance(a, np.ndarray) else "float" for p, a in zip(params, args)}
+    kinds = {p: f"array:{a.ndim}" if isinstance(a, np.ndarray) else "float" for p, a in zip(params, args, strict=True)}
     text = generate(functions[name], "gradient", wrt, kinds).source  # the code for these arguments
     code = "\n".join(line.partition("#")[0] for line in text.split("# reverse sweep")[1].splitlines())
     if name == "atax":
