@@ -76,6 +76,41 @@ def test_updates_of_two_matrices_or_reading_their_own_stay_apart():
     assert "add_outers" not in out
 
 
+def test_a_dot_products_two_contributions_are_one_loop():
+    out = _fused("add_product(A_bar[i, :i], m, g, x[:i])\nadd_product(x_bar[:i], m, g, A[i, :i])")
+    assert out == "add_products(A_bar[i, :i], m, g, x[:i], x_bar[:i], m, g, A[i, :i])\n", out
+    apart = [
+        "add_product(A_bar[i, :i], m, g, x[:i])\nt = 1.0\nadd_product(x_bar[:i], m, g, A[i, :i])",  # not adjacent
+        "add_product(A_bar[i, :i], m, g, x_bar[:i])\nadd_product(x_bar[:i], m, g, A[i, :i])",  # reads the other's
+        "add_product(A_bar[i, :i], m, g, A_bar[0, :i])\nadd_product(x_bar[:i], m, g, A[i, :i])",  # its own
+        "add_product(A[i, :i], m, g, x[:i])\nadd_product(x_bar[:i], m, g, A[i, :i])",  # not into an adjoint
+    ]
+    for body in apart:
+        assert "add_products" not in _fused(body), body
+
+
+def test_the_product_helper_adds_as_two_loops_do():
+    from sourcead.runtime import add_product, add_products
+
+    rng = np.random.default_rng(4)
+    v, w, start = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((2, 5))
+    for m, n, k in ((True, True, 5), (True, False, 5), (False, True, 5), (True, True, 3)):
+        expected = start.copy()
+        add_product(expected[0, :k], m, 0.3, v[:k])
+        add_product(expected[1], n, -1.7, w)
+        got = start.copy()
+        add_products(got[0, :k], m, 0.3, v[:k], got[1], n, -1.7, w)
+        assert np.array_equal(got, expected)
+    same = start.copy()
+    add_products(same[0], True, 0.3, v, same[0], True, -1.7, w)  # one slice twice: each element's two adds in order
+    expected = start.copy()
+    add_product(expected[0], True, 0.3, v)
+    add_product(expected[0], True, -1.7, w)
+    assert np.array_equal(same, expected)
+    with pytest.raises(ValueError, match="inner sizes differ"):
+        add_products(start[0], True, 0.3, v[:3], start[1], True, 1.0, w)
+
+
 def test_an_update_of_a_zero_matrix_is_a_new_array():
     def first(body: str) -> str:
         return _sweep(body, lambda s: assign_first_contributions(s, _ADJOINTS))

@@ -15,6 +15,13 @@ that mentions neither X nor binds or writes a name the first update reads; no el
 call whose result is dropped (an in-place helper). So X and the vectors u, v and the condition m
 hold the same values there. Only within one block of statements: a loop or a branch between
 them ends the search.
+
+The same for a dot product's two contributions, one to each operand (`reverse/adjoint.py`'s
+`add_product`): trisolv's `L_bar[i, :i] += g * x[:i]` and `x_bar[:i] += g * L[i, :i]`, two loops
+over one range, are one loop, `add_products(X, m, g, v, Y, n, h, w)`. Only for two adjacent
+statements into adjoints (arrays of their own), where neither adjoint is read by the other's
+operands nor its own (each element's sum then gets the same terms; where X and Y are slices of
+one adjoint, in another order, the same value up to rounding).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import libcst as cst
 from ..ir.exprs import dotted, names_in
 
 ONE, TWO = "add_outer", "add_outers"
+PRODUCT, PRODUCTS = "add_product", "add_products"
 
 
 def fuse_outers(statements: list[cst.CSTNode], adjoints: frozenset[str]) -> list[cst.CSTNode]:
@@ -33,6 +41,9 @@ def fuse_outers(statements: list[cst.CSTNode], adjoints: frozenset[str]) -> list
     pending = [_inside(s, adjoints) for s in statements]
     while pending:
         statement = pending.pop(0)
+        if pending and _products_apart(statement, pending[0], adjoints) is not None:
+            pending[0] = _products_fused(statement, pending[0])
+            continue
         parts = _update(statement)
         partner = _partner(pending, parts, adjoints) if parts is not None else None
         if parts is None or partner is None:
@@ -122,3 +133,40 @@ def _leaves_alone(statement: cst.CSTNode, target: str, operands: set[str], adjoi
 def _fused_call(first: tuple[str, list[cst.Arg]], later: list[cst.Arg]) -> cst.Call:
     _, args = first
     return cst.Call(cst.Name(TWO), [*args, *later[1:]])
+
+
+def _call_of(statement: cst.CSTNode, name: str, nargs: int) -> list[cst.Arg] | None:
+    """The arguments of a statement that is one call `name(...)` of `nargs` positional arguments."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None
+    call = small.value
+    if dotted(call.func) != name or len(call.args) != nargs or any(a.keyword or a.star for a in call.args):
+        return None
+    return list(call.args)
+
+
+def _products_apart(first: cst.CSTNode, second: cst.CSTNode, adjoints: frozenset[str]) -> tuple | None:
+    """The arguments of two `add_product` statements that one loop may run: each into an adjoint
+    (a name or an element or slice of one) that no operand of either reads; else None."""
+    a, b = _call_of(first, PRODUCT, 4), _call_of(second, PRODUCT, 4)
+    if a is None or b is None:
+        return None
+    operands = set().union(*(names_in(arg.value) for arg in a[1:] + b[1:]))
+    for args in (a, b):
+        base = args[0].value
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        if not isinstance(base, cst.Name) or base.value not in adjoints or base.value in operands:
+            return None
+    return a, b
+
+
+def _products_fused(first: cst.CSTNode, second: cst.CSTNode) -> cst.CSTNode:
+    a, b = _call_of(first, PRODUCT, 4), _call_of(second, PRODUCT, 4)
+    assert a is not None and b is not None
+    call = cst.Call(cst.Name(PRODUCTS), [*a, *b])
+    leading = [*getattr(first, "leading_lines", ()), *getattr(second, "leading_lines", ())]
+    return second.with_changes(body=[cst.Expr(call)], leading_lines=leading)

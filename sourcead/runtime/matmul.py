@@ -19,6 +19,7 @@ __all__ = [
     "add_outer",
     "add_outers",
     "add_product",
+    "add_products",
     "matmul_bar_left",
     "matmul_bar_right",
     "matmul_like",
@@ -111,6 +112,22 @@ def add_product(out, m, g, v):
     if m:
         for k in range(out.shape[0]):
             out[k] += g * v[k]
+
+
+@register_jitable
+def add_products(out, m, g, v, out2, n, h, w):
+    """`add_product(out, m, g, v)` then `add_product(out2, n, h, w)` in one loop where both add
+    over one length (a dot product's contributions to its two operands' adjoints: trisolv's
+    `L_bar[i, :i]` and `x_bar[:i]`), each element's add as either would make it."""
+    if out.shape[0] != v.shape[0] or out2.shape[0] != w.shape[0]:
+        raise ValueError("matmul: the operands' inner sizes differ")
+    if m and n and out.shape[0] == out2.shape[0]:
+        for k in range(out.shape[0]):
+            out[k] += g * v[k]
+            out2[k] += h * w[k]
+    else:
+        add_product(out, m, g, v)
+        add_product(out2, n, h, w)
 
 
 @register_jitable

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
+from sourcead.runtime import add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -29,8 +29,7 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t0_bar = zeros_like(t0)
     v_bar = zeros_like(v)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
-    add_product(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot)
-    add_product(v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
+    add_products(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot, v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
     add_product(h_dot_bar, result_dot_bar != 0.0, result_dot_bar, v)
     # adjoint of: h = t0
     t0_bar += h_bar
