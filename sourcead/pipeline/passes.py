@@ -80,6 +80,8 @@ REVERSE = (
          ("plan",), "sweeps", stages.sweeps, True),
     Pass("dead_code", "remove what nothing reads; for grad, what only the value needs (postpass/deadcode.py)",
          ("sweeps",), "sweeps", stages.dead_code),
+    Pass("outers", "two rank-1 updates of one adjoint matrix, or a dot product's two contributions, made one "
+         "pass (postpass/outers.py)", ("sweeps",), "sweeps", stages.outers),
     Pass("first_contributions", "an adjoint's first contribution assigns instead of adding to zero "
          "(postpass/first_contributions.py)", ("sweeps",), "sweeps", stages.first_assigned),
     Pass("dead_stores", "dead-code removal again: the `x_bar = 0.0` a first contribution now overwrites "

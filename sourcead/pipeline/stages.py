@@ -34,7 +34,13 @@ from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..pattern.sweep import pattern_function
-from ..postpass.sweeps import first_contributions, remove_dead_code, select_strong_zeros, unsigned_indices
+from ..postpass.sweeps import (
+    first_contributions,
+    fused_outers,
+    remove_dead_code,
+    select_strong_zeros,
+    unsigned_indices,
+)
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
 from ..rules.nested import call_sites as nested_call_sites
@@ -210,6 +216,11 @@ def sweeps(u: Unit) -> None:
 def dead_code(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = remove_dead_code(u.sweeps)
+
+
+def outers(u: Unit) -> None:
+    assert u.sweeps is not None
+    u.sweeps = fused_outers(u.sweeps)
 
 
 def first_assigned(u: Unit) -> None:

@@ -24,6 +24,9 @@ assignment where the value is a new array of y's shape: `x_bar += matmul_bar_lef
 new array of that operand's shape (mlp's weights: a zeroed matrix of 60 M entries, then the product
 added to it, took three passes over memory where one writes it). Such a zero holds only while no
 statement mentions x_bar or y (an element write, a view, an in-place helper such as `add_outer`).
+An in-place rank-1 update of a zero matrix, `add_outer(x_bar, m, u, v)` (`add_outers`, two of
+them: `outers.py`), is the new array `x_bar = outer_of(y, m, u, v)` (`outers_of`), written in one
+pass (atax's A_bar: no zeros written, then read and written again).
 
 Only the function's adjoints are rewritten (the names `Namer.bar` gave): their values flow
 linearly, so the sign of a zero never changes a number of the result. A primal value (a replayed
@@ -96,6 +99,10 @@ class _Flow:
             self.continues.append(zero)
             return small, None
         arrays = _touched(small, zero)
+        outer = _outer_into(small, arrays)
+        if outer is not None:
+            target = cst.ensure_type(small, cst.Expr).value.args[0].value  # type: ignore[attr-defined]
+            return cst.Assign([cst.AssignTarget(target)], outer), zero - arrays
         if isinstance(small, cst.AugAssign) and arrays and _fresh_of(small, arrays):
             target = cst.ensure_type(small.target, cst.Name).value
             return cst.Assign([cst.AssignTarget(small.target)], small.value), zero - arrays - {target}
@@ -202,6 +209,27 @@ def _fresh_of(small: cst.AugAssign, arrays: frozenset[str]) -> bool:
         return False
     shaped = value.args[_FRESH[dotted(value.func)]].value
     return isinstance(shaped, cst.Name) and f"{small.target.value}:{shaped.value}" in arrays
+
+
+_OUTER_OF = {"add_outer": "outer_of", "add_outers": "outers_of"}  # into a zero matrix: a new one
+
+
+def _outer_into(small: cst.BaseSmallStatement, arrays: frozenset[str]) -> cst.Call | None:
+    """`outer_of(y, m, u, v)` for a statement `add_outer(x_bar, m, u, v)` (`outers_of` for
+    `add_outers`) with `x_bar:y` among the zero arrays and no operand reading x_bar, else None."""
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None
+    call = small.value
+    name = dotted(call.func)
+    if name not in _OUTER_OF or not call.args or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    target = call.args[0].value
+    if not isinstance(target, cst.Name) or any(target.value in names_in(a.value) for a in call.args[1:]):
+        return None
+    shaped = next((z.split(":")[1] for z in arrays if z.split(":")[0] == target.value), None)
+    if shaped is None:
+        return None
+    return cst.Call(cst.Name(_OUTER_OF[name]), [cst.Arg(cst.Name(shaped)), *call.args[1:]])
 
 
 def _is_zero(value: cst.BaseExpression) -> bool:

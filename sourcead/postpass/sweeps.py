@@ -1,7 +1,8 @@
 """The post-passes on the text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
-runs them: dead code removed (`deadcode.py`), then first contributions assigned
-(`first_contributions.py`), strong-zero guards in loops written as selects (`strong_zero.py`) and
-indices made unsigned (`unsigned.py`) in the reverse sweep.
+runs them: dead code removed (`deadcode.py`), then two rank-1 updates of one matrix fused
+(`outers.py`), first contributions assigned (`first_contributions.py`), strong-zero guards in
+loops written as selects (`strong_zero.py`) and indices made unsigned (`unsigned.py`) in the
+reverse sweep.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ..reverse.sweeps import REVERSE_SWEEP, Sweeps
 from .deadcode import eliminate_dead_code
 from .first_contributions import assign_first_contributions
 from .marked import rewrite_after
+from .outers import fuse_outers
 from .strong_zero import HELPER as STRONG_ZERO
 from .strong_zero import eager_selects
 from .unsigned import unsigned_statements
@@ -22,8 +24,18 @@ def remove_dead_code(sweeps: Sweeps) -> Sweeps:
     return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
 
 
+def fused_outers(sweeps: Sweeps) -> Sweeps:
+    """The reverse sweep with each pair of rank-1 updates of one matrix made one pass (the module's
+    imports find `add_outers` in the text)."""
+
+    def fuse(statements: list) -> list:
+        return fuse_outers(statements, sweeps.adjoints)
+
+    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, fuse))
+
+
 def first_contributions(sweeps: Sweeps) -> Sweeps:
-    """The reverse sweep with each first contribution into a zero scalar adjoint assigned, not added."""
+    """The reverse sweep with each first contribution into a zero adjoint assigned, not added."""
 
     def assign(statements: list) -> list:
         return assign_first_contributions(statements, sweeps.adjoints)

@@ -19,8 +19,9 @@ from ..frontend.alias_errors import rename_error, view_error
 from ..frontend.aliases import statements_after, view_conflict, writes_in_place
 from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
 from ..ir.emit import Line
-from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen
+from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen, walk
 from .peephole import simplify
+from .scaled import scalars_onto_seeds
 from .shapes import shapes_from_adjoints, steady_arrays
 
 
@@ -77,9 +78,18 @@ class StatementAdjoints:
         return lines
 
     def rewritten(self, s: Assign, lines: list[Line]) -> list[Line]:
-        """The lines with shapes read from adjoints (`shapes.py`) and products added in place."""
+        """The lines with shapes read from adjoints (`shapes.py`), scalar factors of products on
+        their seeds (`scaled.py`) and products added in place."""
         held = {self.root_value[s]} if s in self.root_value else set()
-        return self.in_place(s, shapes_from_adjoints(self.prog, self.steady, lines, held))
+        lines = scalars_onto_seeds(shapes_from_adjoints(self.prog, self.steady, lines, held), self.is_scalar)
+        return self.in_place(s, lines)
+
+    def is_scalar(self, e: cst.BaseExpression) -> bool:
+        """Is `e` a float or int of the function's variables (not a temporary of the lines)?"""
+        kinds = self.prog.kinds
+        if any(name not in kinds.of for name in _variables(e)):
+            return False
+        return not kinds.type_of(e).is_array
 
     def in_place(self, s: Assign, lines: list[Line]) -> list[Line]:
         """Each contribution of a product of vectors to an operand's adjoint, added in place: `L_bar[i,
@@ -128,7 +138,7 @@ class StatementAdjoints:
         if isinstance(e, cst.Name) and e.value in bound and depth < 4:
             return self.ndim(bound[e.value], bound, depth + 1)
         kinds = self.prog.kinds
-        if any(name not in kinds.of for name in names_in(e)):
+        if any(name not in kinds.of for name in _variables(e)):
             return None
         t = kinds.type_of(e)
         return t.ndim if t.is_array else None
@@ -243,6 +253,12 @@ class StatementAdjoints:
             isinstance(s, Permute) or isinstance(s, Assign) and (s in sites or self.lines[s])
             for s in walk_statements(body)
         )
+
+
+def _variables(e: cst.BaseExpression) -> set[str]:
+    """The names `e` reads, less the modules of the functions it calls (`np` of `np.take(x, i)`)."""
+    modules = {dotted(c.func).split(".")[0] for c in walk(e) if isinstance(c, cst.Call) and "." in dotted(c.func)}
+    return names_in(e) - modules
 
 
 def _adds_into_what_it_reads(line: Line, arrays, bound: dict[str, cst.BaseExpression]) -> bool:

@@ -323,7 +323,8 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
     main_tapes = ((fresh("tape"), fresh("top")), (fresh("itape"), fresh("itop")))
     slot, chunk = fresh("slot"), fresh("chunk")
     decisions, counters = control_records(statements, adjoints, sites, fresh)  # 3
-    reshaped = _reshaped(prog, adjoints, sites, reversals.in_parallel(parallel))
+    recomputed = frozenset(t for prefix in prefixes.values() for t in walk_statements(prefix))
+    reshaped = _reshaped(prog, adjoints, sites | recomputed, reversals.in_parallel(parallel))  # type: ignore[operator]
     recordings = recordings_of(
         prog, parallel, sites, records.slots, decisions, counters, main_tapes[0][0], slot, reshaped, records.undone
     )  # 4
@@ -382,7 +383,8 @@ def _reshaped(
 ) -> frozenset[Assign]:
     """The whole arrays bound again whose adjoint then starts at zero, where nothing restores the old
     value: that zero takes the old value's shape, recorded (`t = x[:k] * 2.0` in a loop: `t_bar`
-    of the last `t`'s shape took the earlier `t`'s adjoints, summed by `unbroadcast`)."""
+    of the last `t`'s shape took the earlier `t`'s adjoints, summed by `unbroadcast`). Not those
+    in `sites` (restored) nor recomputed prefixes (zeroed where each reversed iteration starts)."""
     return frozenset(
         s
         for s in walk_statements(prog.fn.body)

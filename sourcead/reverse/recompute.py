@@ -36,6 +36,12 @@ elements are never written (it is a prefix variable), and it reads only arrays t
 through any name: `aliased` holds every array an array-valued assignment reads whose result is
 written, or reads another such (a view of a view), so an array written through a view is never
 taken as unchanged.
+
+A view with a derivative (spmv's `vals = A_val[A_row[i] : A_row[i + 1]]`) is in a prefix on the
+same terms, where no statement outside its loop mentions it: each reversed iteration computes it
+again and zeroes its adjoint shaped like it, after the prefix (the adjoint's reset after its
+restore would otherwise take the shape of the view it replaces: a row of another length, or of
+length 1, which would broadcast). Its adjoint's lines add into its array's at the same bounds.
 """
 
 from __future__ import annotations
@@ -77,10 +83,12 @@ def recomputed_prefixes(
     returned: set[str],
     scalar_dtype: Callable[[str], str | None],
     constant_array: Callable[[str], bool] = lambda var: False,
+    active_array: Callable[[str], bool] = lambda var: False,
 ) -> dict[For, Prefix]:
     """For each `for` loop whose body starts with a recomputable prefix: that prefix. `returned`:
     the names the function returns; `scalar_dtype(var)`: "int", "float" or "bool" for a scalar,
-    None for anything else; `constant_array(var)`: whether var is an array without a derivative."""
+    None for anything else; `constant_array(var)` (`active_array(var)`): whether var is an array
+    without (with) a derivative."""
     counts: dict[str, int] = {}
     for s in walk_statements(body):
         for var in _assigned_by(s):
@@ -90,7 +98,7 @@ def recomputed_prefixes(
     names = set(params) | assigned_names(body)
     found: dict[For, Prefix] = {}
     for top in body:
-        cx = _Context(body, returned, names, aliased, scalar_dtype, constant_array)
+        cx = _Context(body, returned, names, aliased, scalar_dtype, constant_array, active_array)
         _visit(top, cx, frozenset(), set(stable), found)
         if isinstance(top, Assign) and not top.writes_element and counts.get(top.var) == 1:
             stable.add(top.var)  # assigned once, here: the same value for every later statement
@@ -140,6 +148,7 @@ class _Context:
     aliased: set[str]
     scalar_dtype: Callable[[str], str | None]
     constant_array: Callable[[str], bool]
+    active_array: Callable[[str], bool]
 
 
 def _visit(s: Stmt, cx: _Context, counters: frozenset[str], stable: set[str], found) -> None:
@@ -177,6 +186,7 @@ def _prefix(loop: For, cx: _Context, allowed: set[str], arrays: set[str], loose:
         if isinstance(s, Assign) and (
             _computes(s, names | unchanged_scalars, arrays | unchanged_arrays, scalar_dtype)
             or _constant_array(s, names | unchanged_scalars, arrays | unchanged_arrays, cx)
+            or _active_view(s, names | unchanged_scalars, arrays | unchanged_arrays, cx, loop)
         ):
             if s.var in allowed or s.accumulate is not None and s.var not in defined:
                 break  # an update of a counter or a stable name, or of a value from before: not a prefix
@@ -241,6 +251,21 @@ def _constant_array(s: Assign, names: set[str], arrays: set[str], cx: _Context) 
     return isinstance(value, (cst.Call, cst.Comparison)) and _arithmetic(
         value, names | arrays, arrays, _FLOAT_OPERATORS
     )
+
+
+def _active_view(s: Assign, names: set[str], arrays: set[str], cx: _Context, loop: For) -> bool:
+    """An array with a derivative assigned a view of one of `arrays` at integer-arithmetic bounds
+    (spmv's `vals = A_val[A_row[i] : A_row[i + 1]]`), mentioned nowhere outside the loop: its
+    adjoint then lives in one iteration, and the reverse sweep zeroes it at the start of each
+    reversed iteration, shaped like the view computed again there (`reverse_sweep.backward`)."""
+    if s.writes_element or s.accumulate is not None or not cx.active_array(s.var):
+        return False
+    value = s.value
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value in arrays):
+        return False
+    if not all(_bound(e.slice, names, arrays) for e in value.slice):
+        return False
+    return s.var not in mentioned_outside(cx.body, loop)
 
 
 def _bound(part: cst.BaseSlice, names: set[str], arrays: set[str]) -> bool:

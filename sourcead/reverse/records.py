@@ -59,6 +59,7 @@ def plan_records(
         returned,
         lambda v: scalar_dtype(prog, v),
         lambda v: prog.kinds.is_array(v) and not prog.is_active(v),
+        lambda v: prog.kinds.is_array(v) and prog.is_active(v),
     )
     chosen, records = choose_prefixes(prog, statements, adjoints, primal, candidates)
     records = held_elements(prog, statements, adjoints, primal, chosen, records)

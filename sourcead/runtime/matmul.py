@@ -3,7 +3,9 @@ each operand (`matmul_bar_left`, `matmul_bar_right`) and `matmul_like`, an array
 shape without computing it (what `unbroadcast` reads); `add_product`, the adjoint of a dot product
 of two vectors added in place into an operand's adjoint (no array allocated: `np.dot(A[i, :i], x[:i])`
 in a loop, as trisolv, cholesky and lu write it), and `add_outer`, the adjoint of a matrix-vector
-product added into the matrix's (atax, bicg).
+product added into the matrix's (atax, bicg); `add_outers`, two such updates in one pass over
+the matrix, and `outer_of` / `outers_of`, the same into a new matrix where the adjoint was zero
+(`postpass/outers.py`, `postpass/first_contributions.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,17 @@ from numba.core import types
 from numba.extending import overload, register_jitable
 
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
-__all__ = ["add_outer", "add_product", "matmul_bar_left", "matmul_bar_right", "matmul_like"]
+__all__ = [
+    "add_outer",
+    "add_outers",
+    "add_product",
+    "add_products",
+    "matmul_bar_left",
+    "matmul_bar_right",
+    "matmul_like",
+    "outer_of",
+    "outers_of",
+]
 
 
 def matmul_bar_left(g, a, b):
@@ -103,14 +115,87 @@ def add_product(out, m, g, v):
 
 
 @register_jitable
+def add_products(out, m, g, v, out2, n, h, w):
+    """`add_product(out, m, g, v)` then `add_product(out2, n, h, w)` in one loop where both add
+    over one length (a dot product's contributions to its two operands' adjoints: trisolv's
+    `L_bar[i, :i]` and `x_bar[:i]`), each element's add as either would make it."""
+    if out.shape[0] != v.shape[0] or out2.shape[0] != w.shape[0]:
+        raise ValueError("matmul: the operands' inner sizes differ")
+    if m and n and out.shape[0] == out2.shape[0]:
+        for k in range(out.shape[0]):
+            out[k] += g * v[k]
+            out2[k] += h * w[k]
+    else:
+        add_product(out, m, g, v)
+        add_product(out2, n, h, w)
+
+
+@register_jitable
+def _check_outer(shape, u, v):
+    if shape[0] != u.shape[0] or shape[1] != v.shape[0]:
+        raise ValueError("matmul: the operands' sizes do not match the matrix")
+
+
+@register_jitable
 def add_outer(out, m, u, v):
     """`out += np.outer(u, v)` in place where `m` holds (`out` of shape (len(u), len(v))): the
     contribution of a matrix-vector product's adjoint to its matrix, `A_bar += chosen(m,
     matmul_bar_left(g, A, x))`, without the outer product and `chosen`'s copy of it."""
-    if out.shape[0] != u.shape[0] or out.shape[1] != v.shape[0]:
-        raise ValueError("matmul: the operands' sizes do not match the matrix")
+    _check_outer(out.shape, u, v)
     if m:
         for i in range(out.shape[0]):
             ui = u[i]
             for j in range(out.shape[1]):
                 out[i, j] += ui * v[j]
+
+
+@register_jitable
+def add_outers(out, m, u, v, n, w, z):
+    """`add_outer(out, m, u, v)` then `add_outer(out, n, w, z)` in one pass over `out`, each
+    element's two adds in that order (the same sums): atax's and bicg's two rank-1 updates of
+    A_bar read and write the matrix once, not twice."""
+    _check_outer(out.shape, u, v)
+    _check_outer(out.shape, w, z)
+    if m and n:
+        for i in range(out.shape[0]):
+            ui, wi = u[i], w[i]
+            for j in range(out.shape[1]):
+                out[i, j] = out[i, j] + ui * v[j] + wi * z[j]
+    elif m:
+        add_outer(out, True, u, v)
+    elif n:
+        add_outer(out, True, w, z)
+
+
+@register_jitable
+def outer_of(like, m, u, v):
+    """A new array of `like`'s shape holding `np.outer(u, v)` where `m` holds, else zeros:
+    `X = zeros_like(like); add_outer(X, m, u, v)` in one pass that writes X (0.0 + e is e but for
+    the sign of a zero, which an adjoint's linear flow never reads)."""
+    _check_outer(like.shape, u, v)
+    if not m:
+        return np.zeros((u.shape[0], v.shape[0]))
+    out = np.empty((u.shape[0], v.shape[0]))
+    for i in range(out.shape[0]):
+        ui = u[i]
+        for j in range(out.shape[1]):
+            out[i, j] = ui * v[j]
+    return out
+
+
+@register_jitable
+def outers_of(like, m, u, v, n, w, z):
+    """`outer_of(like, m, u, v)` then `add_outer` of (n, w, z) into it, in one pass that writes
+    the new array: `X = zeros_like(like); add_outers(X, m, u, v, n, w, z)`."""
+    _check_outer(like.shape, u, v)
+    _check_outer(like.shape, w, z)
+    if not m:
+        return outer_of(like, n, w, z)
+    if not n:
+        return outer_of(like, True, u, v)
+    out = np.empty((u.shape[0], v.shape[0]))
+    for i in range(out.shape[0]):
+        ui, wi = u[i], w[i]
+        for j in range(out.shape[1]):
+            out[i, j] = ui * v[j] + wi * z[j]
+    return out

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_products, reserve, strong_zero, zeros_like
 
 
 def column_products_hvp(A, v, A_dot, v_dot, out_bar):
@@ -33,11 +33,9 @@ def column_products_hvp(A, v, A_dot, v_dot, out_bar):
         t1 = np.dot(A_dot[:, np.uint64(j)], v) + np.dot(A[:, np.uint64(j)], v_dot)
         t0_bar = strong_zero(2.0 * (t1 * s_dot_bar), s_dot_bar)
         t2 = 2.0 * t0 * s_dot_bar
-        add_product(v_bar, s_dot_bar != 0.0, t2, A_dot[:, np.uint64(j)])
-        add_product(A_bar[:, np.uint64(j)], s_dot_bar != 0.0, t2, v_dot)
+        add_products(v_bar, s_dot_bar != 0.0, t2, A_dot[:, np.uint64(j)], A_bar[:, np.uint64(j)], s_dot_bar != 0.0, t2, v_dot)
         # adjoint of: t0 = np.dot(A[:, j], v)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        add_product(A_bar[:, np.uint64(j)], t0_bar != 0.0, t0_bar, v)
-        add_product(v_bar, t0_bar != 0.0, t0_bar, A[:, np.uint64(j)])
+        add_products(A_bar[:, np.uint64(j)], t0_bar != 0.0, t0_bar, v, v_bar, t0_bar != 0.0, t0_bar, A[:, np.uint64(j)])
     return value, A_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, zeros_like
+from sourcead.runtime import add_products, zeros_like
 
 
 def column_products_vjp(A, v, out_bar):
@@ -24,6 +24,5 @@ def column_products_vjp(A, v, out_bar):
         # adjoint of: s += np.dot(A[:, j], v) ** 2
         t0 = np.dot(A[:, np.uint64(j)], v)
         t1 = 2.0 * t0 * s_bar
-        add_product(A_bar[:, np.uint64(j)], s_bar != 0.0, t1, v)
-        add_product(v_bar, s_bar != 0.0, t1, A[:, np.uint64(j)])
+        add_products(A_bar[:, np.uint64(j)], s_bar != 0.0, t1, v, v_bar, s_bar != 0.0, t1, A[:, np.uint64(j)])
     return value, A_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_product, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, add_products, matmul_bar_right, matmul_like, unbroadcast, zeros_like
 
 
 def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
@@ -27,10 +27,8 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result_dot = part_dot[0] + (np.dot(A_dot[1], x) + np.dot(A[1], x_dot)) + (np.dot(A_dot[2, :], x) + np.dot(A[2, :], x_dot)) + part_1_dot[1] + part_2_dot[-1]
     part_dot_bar[0] += result_dot_bar
-    add_product(x_bar, result_dot_bar != 0.0, result_dot_bar, A_dot[1])
-    add_product(A_bar[1], result_dot_bar != 0.0, result_dot_bar, x_dot)
-    add_product(x_bar, result_dot_bar != 0.0, result_dot_bar, A_dot[2, :])
-    add_product(A_bar[2, :], result_dot_bar != 0.0, result_dot_bar, x_dot)
+    add_products(x_bar, result_dot_bar != 0.0, result_dot_bar, A_dot[1], A_bar[1], result_dot_bar != 0.0, result_dot_bar, x_dot)
+    add_products(x_bar, result_dot_bar != 0.0, result_dot_bar, A_dot[2, :], A_bar[2, :], result_dot_bar != 0.0, result_dot_bar, x_dot)
     part_1_dot_bar[1] += result_dot_bar
     part_2_dot_bar[-1] += result_dot_bar
     # adjoint of: part_2_dot = x * x_dot + x * x_dot

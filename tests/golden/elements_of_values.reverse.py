@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_product, matmul_bar_right, zeros_like
+from sourcead.runtime import add_outer, add_products, matmul_bar_right, zeros_like
 
 
 def elements_of_values_vjp(A, x, out_bar):
@@ -26,10 +26,8 @@ def elements_of_values_vjp(A, x, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = part[0] + np.dot(A[1], x) + A[2, :] @ x + part_1[1] + part_2[-1]
     part_bar[0] += result_bar
-    add_product(A_bar[1], result_bar != 0.0, result_bar, x)
-    add_product(x_bar, result_bar != 0.0, result_bar, A[1])
-    add_product(A_bar[2, :], result_bar != 0.0, result_bar, x)
-    add_product(x_bar, result_bar != 0.0, result_bar, A[2, :])
+    add_products(A_bar[1], result_bar != 0.0, result_bar, x, x_bar, result_bar != 0.0, result_bar, A[1])
+    add_products(A_bar[2, :], result_bar != 0.0, result_bar, x, x_bar, result_bar != 0.0, result_bar, A[2, :])
     part_1_bar[1] += result_bar
     part_2_bar[-1] += result_bar
     # adjoint of: part_2 = x * x

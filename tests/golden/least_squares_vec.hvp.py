@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -20,7 +20,6 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
     b_bar = zeros_like(b)
     r_bar = zeros_like(r)
     r_dot_bar = zeros_like(r_dot)
@@ -33,11 +32,10 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
     # adjoint of: r = A @ x - b
     t1 = unbroadcast(r_bar, matmul_like(A, x))
-    add_outer(A_bar, True, t1, x)
     x_bar = matmul_bar_right(t1, A, x)
     b_bar += unbroadcast(-r_bar, b_bar)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     t0 = unbroadcast(r_dot_bar, broadcast_like(matmul_like(A_dot, x), matmul_like(A, x_dot)))
     x_bar += matmul_bar_right(unbroadcast(t0, matmul_like(A_dot, x)), A_dot, x)
-    add_outer(A_bar, True, unbroadcast(t0, matmul_like(A, x_dot)), x_dot)
+    A_bar = outers_of(A, True, t1, x, True, unbroadcast(t0, matmul_like(A, x_dot)), x_dot)
     return value, A_bar, x_bar, b_bar

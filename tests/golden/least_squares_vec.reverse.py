@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -17,7 +17,6 @@ def least_squares_vjp(A, x, b, out_bar):
     result = 0.5 * np.sum(r * r)
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
     b_bar = zeros_like(b)
     r_bar = zeros_like(r)
     result_bar = out_bar
@@ -25,7 +24,7 @@ def least_squares_vjp(A, x, b, out_bar):
     r_bar += 2.0 * chosen(result_bar != 0.0, r * (0.5 * result_bar))
     # adjoint of: r = A @ x - b
     t0 = unbroadcast(r_bar, matmul_like(A, x))
-    add_outer(A_bar, True, t0, x)
+    A_bar = outer_of(A, True, t0, x)
     x_bar = matmul_bar_right(t0, A, x)
     b_bar += unbroadcast(-r_bar, b_bar)
     return value, A_bar, x_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_bar_right, matmul_like, prod_others, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, outer_of, prod_others, unbroadcast, zeros_like
 
 
 def linear_algebra_mix_vjp(A, x, y, out_bar):
@@ -21,7 +21,6 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     value = result
     # reverse sweep
     A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
     c_bar = zeros_like(c)
     result_bar = out_bar
     x_bar = zeros_like(x)
@@ -31,7 +30,7 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     t6 = np.linalg.norm(t5)
     t7 = np.tanh(y)
     t8 = t5 * (result_bar / t6 if t6 != 0.0 else 0.0)
-    add_outer(B_bar, result_bar != 0.0, t8, y)
+    B_bar = outer_of(B, result_bar != 0.0, t8, y)
     y_bar += chosen(result_bar != 0.0, matmul_bar_right(t8, B, y))
     c_bar += 2.0 * chosen(result_bar != 0.0, c * result_bar)
     y_bar += chosen(result_bar != 0.0, (1.0 - t7 * t7) * (prod_others(t7 + 2.0) * result_bar))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_product, broadcast_like, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -22,7 +22,6 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     value = result_dot
     # reverse sweep
-    W_bar = zeros_like(W)
     b_bar = zeros_like(b)
     h_bar = zeros_like(h)
     h_dot_bar = zeros_like(h_dot)
@@ -30,8 +29,7 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t0_bar = zeros_like(t0)
     v_bar = zeros_like(v)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
-    add_product(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot)
-    add_product(v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
+    add_products(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot, v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
     add_product(h_dot_bar, result_dot_bar != 0.0, result_dot_bar, v)
     # adjoint of: h = t0
     t0_bar += h_bar
@@ -42,11 +40,10 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t0_bar += 2.0 * (t0 * t6)
     t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t4 * h_dot_bar, 0.0), t5), broadcast_like(matmul_like(W_dot, x), matmul_like(W, x_dot)))
     x_bar = matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
-    add_outer(W_bar, True, unbroadcast(t7, matmul_like(W, x_dot)), x_dot)
     # adjoint of: t0 = np.tanh(W @ x + b)
     t2 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
     t3 = unbroadcast(t2, matmul_like(W, x))
-    add_outer(W_bar, True, t3, x)
+    W_bar = outers_of(W, True, unbroadcast(t7, matmul_like(W, x_dot)), x_dot, True, t3, x)
     x_bar += matmul_bar_right(t3, W, x)
     b_bar += unbroadcast(t2, b_bar)
     return value, W_bar, x_bar, b_bar, v_bar

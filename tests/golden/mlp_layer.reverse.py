@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_product, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_products, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -19,18 +19,16 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     result = np.dot(v, h)
     value = result
     # reverse sweep
-    W_bar = zeros_like(W)
     b_bar = zeros_like(b)
     h_bar = zeros_like(h)
     result_bar = out_bar
     v_bar = zeros_like(v)
     # adjoint of: result = np.dot(v, h)
-    add_product(v_bar, result_bar != 0.0, result_bar, h)
-    add_product(h_bar, result_bar != 0.0, result_bar, v)
+    add_products(v_bar, result_bar != 0.0, result_bar, h, h_bar, result_bar != 0.0, result_bar, v)
     # adjoint of: h = np.tanh(W @ x + b)
     t1 = np.where(h_bar != 0.0, (1.0 - h * h) * h_bar, 0.0)
     t2 = unbroadcast(t1, matmul_like(W, x))
-    add_outer(W_bar, True, t2, x)
+    W_bar = outer_of(W, True, t2, x)
     x_bar = matmul_bar_right(t2, W, x)
     b_bar += unbroadcast(t1, b_bar)
     return value, W_bar, x_bar, b_bar, v_bar

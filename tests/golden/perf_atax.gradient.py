@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_bar_right, matmul_like, zeros_like
+from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, outers_of, zeros_like
 
 
 def atax_grad(A, x, out_bar):
@@ -13,14 +13,12 @@ def atax_grad(A, x, out_bar):
     # active (varied from x; useful for the result): x
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
-    A_bar = zeros_like(A)
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum((A @ x) @ A)
     t0 = A @ x
     t1 = np.full_like(matmul_like(t0, A), result_bar)
     t2 = matmul_bar_left(t1, t0, A)
-    add_outer(A_bar, result_bar != 0.0, t2, x)
     x_bar += chosen(result_bar != 0.0, matmul_bar_right(t2, A, x))
-    add_outer(A_bar, result_bar != 0.0, t0, t1)
+    A_bar = outers_of(A, result_bar != 0.0, t2, x, result_bar != 0.0, t0, t1)
     return (A_bar, x_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
 
 
 def gesummv_grad(alpha, beta, A, B, x, out_bar):
@@ -15,17 +15,15 @@ def gesummv_grad(alpha, beta, A, B, x, out_bar):
     # constant (no derivative code): alpha, beta
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
     result_bar = out_bar
     y_bar = zeros_like(broadcast_like(matmul_like(A, x), matmul_like(B, x)))
     # adjoint of: result = np.sum(y)
     y_bar += result_bar
     # adjoint of: y = alpha * A @ x + beta * B @ x
     t0 = unbroadcast(y_bar, matmul_like(A, x))
-    A_bar += alpha * matmul_bar_left(t0, A, x)
-    x_bar = matmul_bar_right(t0, alpha * A, x)
+    A_bar = outer_of(A, True, alpha * t0, x)
+    x_bar = matmul_bar_right(alpha * t0, A, x)
     t1 = unbroadcast(y_bar, matmul_like(B, x))
-    B_bar += beta * matmul_bar_left(t1, B, x)
-    x_bar += matmul_bar_right(t1, beta * B, x)
+    B_bar = outer_of(B, True, beta * t1, x)
+    x_bar += matmul_bar_right(beta * t1, B, x)
     return (A_bar, B_bar, x_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, matmul_bar_left, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
 
 
 def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
@@ -18,7 +18,6 @@ def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
     # active (varied from y_2; useful for the result): y_2
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
-    A_bar = zeros_like(A)
     result_bar = out_bar
     x1_bar = zeros_like(x1)
     x1_out_bar = zeros_like(x1)
@@ -31,11 +30,10 @@ def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
     t2 = matmul_like(y_2, A)
     t3 = unbroadcast(x2_out_bar, t2)
     y_2_bar = matmul_bar_left(t3, y_2, A)
-    add_outer(A_bar, True, y_2, t3)
     # adjoint of: x1_out += A @ y_1
     t0 = matmul_like(A, y_1)
     t1 = unbroadcast(x1_out_bar, t0)
-    add_outer(A_bar, True, t1, y_1)
+    A_bar = outers_of(A, True, y_2, t3, True, t1, y_1)
     y_1_bar = matmul_bar_right(t1, A, y_1)
     # adjoint of: x2_out = np.copy(x2)
     x2_bar += x2_out_bar

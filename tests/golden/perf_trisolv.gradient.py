@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, strong_zero, zeros_like
+from sourcead.runtime import add_products, strong_zero, zeros_like
 
 
 def trisolv_grad(L, b, out_bar):
@@ -30,7 +30,6 @@ def trisolv_grad(L, b, out_bar):
         x_bar[np.uint64(i)] = 0.0
         b_bar[np.uint64(i)] += strong_zero(t0 * t2, t2)
         t3 = -(t0 * t2)
-        add_product(L_bar[np.uint64(i), :i], t2 != 0.0, t3, x[:i])
-        add_product(x_bar[:i], t2 != 0.0, t3, L[np.uint64(i), :i])
+        add_products(L_bar[np.uint64(i), :i], t2 != 0.0, t3, x[:i], x_bar[:i], t2 != 0.0, t3, L[np.uint64(i), :i])
         L_bar[np.uint64(i), np.uint64(i)] += strong_zero(-t1 * t0 * t2, t2)
     return (L_bar, b_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
 
 
 def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
@@ -27,7 +27,6 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     result_dot = np.sum(h * h_dot + h * h_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
     h_bar = zeros_like(h)
     h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
@@ -50,7 +49,7 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     t0_bar += 2.0 * (t0 * t9)
     t10 = unbroadcast(np.where(h_dot_bar[1] != 0.0, t7 * h_dot_bar[1], 0.0), t8)
     x_bar = matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)
-    add_outer(A_bar, True, unbroadcast(t10, matmul_like(A, x_dot)), x_dot)
+    A_bar = outer_of(A, True, unbroadcast(t10, matmul_like(A, x_dot)), x_dot)
     h_dot_bar[1] = 0.0
     # adjoint of: t0 = np.tanh(A @ x)
     t6 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
 
 
 def products_into_rows_vjp(A, x, v, out_bar):
@@ -20,7 +20,6 @@ def products_into_rows_vjp(A, x, v, out_bar):
     result = np.sum(h * h)
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
     h_bar = zeros_like(h)
     result_bar = out_bar
     v_bar = zeros_like(v)
@@ -31,7 +30,7 @@ def products_into_rows_vjp(A, x, v, out_bar):
     t5 = matmul_like(A, x)
     t6 = unbroadcast(h_bar[1], t5)
     t7 = np.where(t6 != 0.0, (1.0 - t4 * t4) * t6, 0.0)
-    add_outer(A_bar, True, t7, x)
+    A_bar = outer_of(A, True, t7, x)
     x_bar = matmul_bar_right(t7, A, x)
     h_bar[1] = 0.0
     # adjoint of: h[2:4] = np.transpose(v) * 3.0

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_products, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -56,13 +56,11 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
         best_dot_bar = s_dot_bar
         t0_bar = strong_zero(2.0 * (t2 * s_dot_bar), s_dot_bar)
         t3 = 2.0 * t0 * s_dot_bar
-        add_product(w_bar, s_dot_bar != 0.0, t3, points_dot[np.uint64(i)])
-        add_product(points_bar[np.uint64(i)], s_dot_bar != 0.0, t3, w_dot)
+        add_products(w_bar, s_dot_bar != 0.0, t3, points_dot[np.uint64(i)], points_bar[np.uint64(i)], s_dot_bar != 0.0, t3, w_dot)
         # adjoint of: t0 = np.dot(points[i], w)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
-        add_product(points_bar[np.uint64(i)], t0_bar != 0.0, t0_bar, w)
-        add_product(w_bar, t0_bar != 0.0, t0_bar, points[np.uint64(i)])
+        add_products(points_bar[np.uint64(i)], t0_bar != 0.0, t0_bar, w, w_bar, t0_bar != 0.0, t0_bar, points[np.uint64(i)])
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_products, chosen, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_vjp(points, centroids, w, out_bar):
@@ -43,8 +43,7 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
         t1 = np.dot(points[np.uint64(i)], w)
         best_bar = s_bar
         t2 = 2.0 * t1 * s_bar
-        add_product(points_bar[np.uint64(i)], s_bar != 0.0, t2, w)
-        add_product(w_bar, s_bar != 0.0, t2, points[np.uint64(i)])
+        add_products(points_bar[np.uint64(i)], s_bar != 0.0, t2, w, w_bar, s_bar != 0.0, t2, points[np.uint64(i)])
         for c in range(centroids.shape[0] - 1, -1, -1):
             itop -= 1
             taken = itape[np.uint64(itop)]

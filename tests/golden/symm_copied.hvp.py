@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_products, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -95,14 +95,12 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
             symm_temp2[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2[symm_j] had before
-            add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], A[symm_i, :symm_i])
-            add_product(A_bar[symm_i, :symm_i], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)])
+            add_products(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], A[symm_i, :symm_i], A_bar[symm_i, :symm_i], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)])
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: symm_temp2_dot[symm_j] = np.dot(B_dot[:symm_i, symm_j], A[symm_i, :symm_i]) + np.dot(B[:symm_i, symm_j], A_dot[symm_i, :symm_i])
             top -= 1
             symm_temp2_dot[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2_dot[symm_j] had before
-            add_product(A_bar[symm_i, :symm_i], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], B_dot[:symm_i, np.uint64(symm_j)])
-            add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], A_dot[symm_i, :symm_i])
+            add_products(A_bar[symm_i, :symm_i], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], B_dot[:symm_i, np.uint64(symm_j)], B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_dot_bar[np.uint64(symm_j)] != 0.0, symm_temp2_dot_bar[np.uint64(symm_j)], A_dot[symm_i, :symm_i])
             symm_temp2_dot_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t4 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_products, chosen, reserve, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -62,8 +62,7 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             # adjoint of: symm_temp2[symm_j] = B[:symm_i, symm_j] @ A[symm_i, :symm_i]
             top -= 1
             symm_temp2[np.uint64(symm_j)] = tape[np.uint64(top)]  # restore the value symm_temp2[symm_j] had before
-            add_product(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], A[symm_i, :symm_i])
-            add_product(A_bar[symm_i, :symm_i], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)])
+            add_products(B_bar[:symm_i, np.uint64(symm_j)], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], A[symm_i, :symm_i], A_bar[symm_i, :symm_i], symm_temp2_bar[np.uint64(symm_j)] != 0.0, symm_temp2_bar[np.uint64(symm_j)], B[:symm_i, np.uint64(symm_j)])
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t0 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_product, strong_zero, zeros_like
+from sourcead.runtime import add_products, strong_zero, zeros_like
 
 
 def trisolv_then_squares_grad(L, x, b, out_bar):
@@ -38,8 +38,7 @@ def trisolv_then_squares_grad(L, x, b, out_bar):
         y_bar[np.uint64(i)] = 0.0
         b_bar[np.uint64(i)] += strong_zero(t0 * t2, t2)
         t3 = -(t0 * t2)
-        add_product(L_bar[np.uint64(i), :i], t2 != 0.0, t3, y[:i])
-        add_product(y_bar[:i], t2 != 0.0, t3, L[np.uint64(i), :i])
+        add_products(L_bar[np.uint64(i), :i], t2 != 0.0, t3, y[:i], y_bar[:i], t2 != 0.0, t3, L[np.uint64(i), :i])
         L_bar[np.uint64(i), np.uint64(i)] += strong_zero(-t1 * t0 * t2, t2)
     # adjoint of: y = np.copy(x)
     x_bar += y_bar

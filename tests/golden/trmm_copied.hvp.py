@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, add_products, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -70,14 +70,12 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
             top -= 1
             B[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B[trmm_i, trmm_j] had before
             t1 = B_bar[trmm_i, np.uint64(trmm_j)]
-            add_product(A_bar[trmm_i + 1 :, trmm_i], t1 != 0.0, t1, B[trmm_i + 1 :, np.uint64(trmm_j)])
-            add_product(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t1 != 0.0, t1, A[trmm_i + 1 :, trmm_i])
+            add_products(A_bar[trmm_i + 1 :, trmm_i], t1 != 0.0, t1, B[trmm_i + 1 :, np.uint64(trmm_j)], B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t1 != 0.0, t1, A[trmm_i + 1 :, trmm_i])
             # adjoint of: B_dot[trmm_i, trmm_j] = B_dot[trmm_i, trmm_j] + (np.dot(A_dot[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j]) + np.dot(A[trmm_i + 1 :, trmm_i], B_dot[trmm_i + 1 :, trmm_j]))
             top -= 1
             B_dot[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B_dot[trmm_i, trmm_j] had before
             t0 = B_dot_bar[trmm_i, np.uint64(trmm_j)]
-            add_product(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A_dot[trmm_i + 1 :, trmm_i])
-            add_product(A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B_dot[trmm_i + 1 :, np.uint64(trmm_j)])
+            add_products(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A_dot[trmm_i + 1 :, trmm_i], A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B_dot[trmm_i + 1 :, np.uint64(trmm_j)])
             add_product(B_dot_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
     # adjoint of: B = np.copy(B0)
     B0_bar += B_bar

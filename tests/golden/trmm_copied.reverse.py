@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, chosen, reserve, zeros_like
+from sourcead.runtime import add_products, chosen, reserve, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
@@ -50,8 +50,7 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
             top -= 1
             B[trmm_i, np.uint64(trmm_j)] = tape[np.uint64(top)]  # restore the value B[trmm_i, trmm_j] had before
             t0 = B_bar[trmm_i, np.uint64(trmm_j)]
-            add_product(A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B[trmm_i + 1 :, np.uint64(trmm_j)])
-            add_product(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
+            add_products(A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B[trmm_i + 1 :, np.uint64(trmm_j)], B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
     # adjoint of: B = np.copy(B0)
     B0_bar += B_bar
     return value, alpha_bar, A_bar, B0_bar

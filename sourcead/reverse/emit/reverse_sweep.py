@@ -63,6 +63,10 @@ class ReverseSweep:
             elif isinstance(s, Assign):
                 self.assign(s, out)
 
+    def prefix_views(self) -> set[Assign]:
+        """The recomputed prefixes' views with a derivative (their adjoints live in one iteration)."""
+        return {a for prefix in self.plan.prefixes.values() for a in _active_views(self.prog, prefix)}
+
     def restore(self, s: Stmt, target: str, out: Writer, comment: str = "") -> None:
         """`target = ` the value recorded for `s` (its recording's second half)."""
         where = Where(self.scope.tapes, frozenset(), self.emission.helpers, self.prog.namer.fresh)
@@ -70,6 +74,9 @@ class ReverseSweep:
 
     def assign(self, s: Assign, out: Writer) -> None:
         lines = [self.scattered(line) for line in self.scope.residual.get(s, self.plan.adjoints.lines[s])]
+        if s in self.prefix_views():  # zeroed where the reversed iteration starts (`recompute`)
+            reset = f"zeros_like({self.prog.bar(s.var)})"
+            lines = [line for line in lines if not (line.op == "=" and code(line.value) == reset)]
         held = self.plan.held.get(s)
         if not any(code(line.target) == held for line in lines):
             held = None  # not computed in what is left of its adjoint (a gather took its use)
@@ -180,12 +187,19 @@ class ReverseSweep:
                 out.line(index)
             prefix = self.plan.prefixes.get(loop)
             if prefix:
-                out.comment("the values this iteration computes first, again (cheaper than records)")
-                self.forward.sweep(prefix, out, set(), "primal")
+                self.recompute(prefix, out)
             self.sweep(loop.body, out)
             exit_ = self.plan.early_exit(loop)
             if exit_ is not None:
                 self.early_exit(left, *exit_, out)
+
+    def recompute(self, prefix: tuple[Stmt, ...], out: Writer) -> None:
+        """A reversed iteration's prefix computed again (`recompute.py`), then the adjoints of its
+        views with a derivative zeroed, shaped like this iteration's views."""
+        out.comment("the values this iteration computes first, again (cheaper than records)")
+        self.forward.sweep(prefix, out, set(), "primal")
+        for var in sorted({a.var for a in _active_views(self.prog, prefix)}):
+            out.line(f"{self.prog.bar(var)} = zeros_like({var})  # this iteration's {var}")
 
     def early_exit(self, left: str, guard: tuple[str, ...], counts: tuple[Count, Count], out: Writer) -> None:
         """Stop reversing a loop once its body's adjoints are all zero (`ReversePlan.early_exit`),
@@ -229,8 +243,7 @@ class ReverseSweep:
                 out.line(line)
             prefix = plan.prefixes.get(loop)
             if prefix:
-                out.comment("the values this iteration computes first, again (cheaper than records)")
-                self.forward.sweep(prefix, out, set(), "primal")
+                self.recompute(prefix, out)
             inner.sweep(loop.body, out)
 
     def reversed_range(self, loop: For, counter: str | None) -> tuple[str, str | None, str]:
@@ -410,3 +423,12 @@ def _offset(node: cst.BaseExpression, delta: int) -> str:
         return str(int(node.evaluated_value) + delta)
     sign = "+" if delta > 0 else "-"
     return f"{code(paren(node))} {sign} {abs(delta)}"
+
+
+def _active_views(prog, prefix: tuple[Stmt, ...]) -> list[Assign]:
+    """The assignments of arrays with a derivative in a recomputed prefix: views (`recompute.py`)."""
+    return [
+        a
+        for a in walk_statements(prefix)
+        if isinstance(a, Assign) and not a.writes_element and prog.kinds.is_array(a.var) and prog.is_active(a.var)
+    ]
