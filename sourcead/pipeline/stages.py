@@ -34,7 +34,13 @@ from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..pattern.sweep import pattern_function
-from ..postpass.sweeps import first_contributions, remove_dead_code, select_strong_zeros, unsigned_indices
+from ..postpass.sweeps import (
+    first_contributions,
+    records_in_blocks,
+    remove_dead_code,
+    select_strong_zeros,
+    unsigned_indices,
+)
 from ..reverse.plan import ReversePlan, plan_reverse
 from ..reverse.sweeps import Sweeps, write_sweeps
 from ..rules.nested import call_sites as nested_call_sites
@@ -220,6 +226,11 @@ def first_assigned(u: Unit) -> None:
 def strong_zeros(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = select_strong_zeros(u.sweeps)
+
+
+def block_records(u: Unit) -> None:
+    assert u.sweeps is not None
+    u.sweeps = records_in_blocks(u.sweeps)
 
 
 def unsigned(u: Unit) -> None:

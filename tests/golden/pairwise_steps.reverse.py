@@ -75,11 +75,9 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
+        # restore p's elements the loop overwrote: one block
+        p[0:0 + max(n, 0)] = tape[top:top + max(n, 0)]
         for i in range(n):
-            top_at = top + i + 1
-            # adjoint of: p[i] += dt * v[i]
-            top_at -= 1
-            p[i] = tape[np.uint64(top_at)]  # restore the value p[i] had before
             v_bar[i] += strong_zero(dt * p_bar[i], p_bar[i])
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f

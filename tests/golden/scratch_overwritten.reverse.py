@@ -49,9 +49,10 @@ def scratch_overwritten_vjp(X, w, out_bar):
             acc = np.empty(d)
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
+            # record acc's elements the loop overwrites: one block
+            ltape[ltop:ltop + max(d, 0)] = acc[0:0 + max(d, 0)]
+            ltop += max(d, 0)
             for j in range(d):
-                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
-                ltop += 1
                 acc[j] = np.sin(X[i, j]) * w[j]
             acc_bar = zeros_like(acc)
             s_bar = 0.0

@@ -48,9 +48,10 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
             acc = np.zeros(d)
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
+            # record acc's elements the loop overwrites: one block
+            ltape[ltop:ltop + max(d - 1, 0)] = acc[1:1 + max(d - 1, 0)]
+            ltop += max(d - 1, 0)
             for j in range(1, d):
-                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
-                ltop += 1
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
             acc_bar = zeros_like(acc)
             # adjoint of: out[i] = acc[d - 1]
