@@ -330,7 +330,9 @@ class _Rewriter(cst.CSTTransformer):
                 return None
             a, mark, top, pop_at, rest_from = first_before + 1, None, None, 0, 0
         pop, restore = _simple(body[pop_at]), _simple(body[pop_at + 1]) if len(body) > pop_at + 1 else None
-        if not (isinstance(pop, cst.AugAssign) and isinstance(pop.operator, cst.SubtractAssign) and _int(pop.value) == 1):
+        if not (
+            isinstance(pop, cst.AugAssign) and isinstance(pop.operator, cst.SubtractAssign) and _int(pop.value) == 1
+        ):
             return None
         counter = _code(pop.target)
         if mark is not None and counter != mark:
@@ -363,7 +365,9 @@ class _Rewriter(cst.CSTTransformer):
             source = f"{tape}[{counter} - {trips}:{counter}]"
             after = [_line(f"{counter} -= {trips}")]
         comment = cst.EmptyLine(comment=cst.Comment(f"# restore {array}'s elements the loop overwrote: one block"))
-        lines: list[Any] = [_line(f"{self._block_text(array, lead, first, trips)} = {source}", [*loop.leading_lines, comment])]
+        lines: list[Any] = [
+            _line(f"{self._block_text(array, lead, first, trips)} = {source}", [*loop.leading_lines, comment])
+        ]
         if step == 1:
             lines.extend(after)
             if rest:
