@@ -20,7 +20,7 @@ contiguous block (a vectorised copy) and the loops keep only their own statement
         u[i] = v[i]
 
 The forward rewrite applies to a loop `for i in range(a, b)` (step 1) whose body is exactly the
-record of `X[..., i + c]`, the counter's `+= 1` and the store to that same element: each iteration
+record of `X[..., i + c]`, the counter's `+= 1` and the store (or `+=`) to that same element: each iteration
 then writes an element no other iteration writes, so the value it records is the one the element
 had when the loop started, and the records are the block `X[..., a + c : a + c + trips]` in order.
 The reversed loop is rewritten where its iterations restore those slots from the same block
@@ -271,13 +271,19 @@ class _Rewriter(cst.CSTTransformer):
         if len(body) != 3:
             return None
         record, step, store = (_simple(s) for s in body)
-        if not (isinstance(record, cst.Assign) and isinstance(step, cst.AugAssign) and isinstance(store, cst.Assign)):
+        if not (isinstance(record, cst.Assign) and isinstance(step, cst.AugAssign)):
             return None
-        if len(record.targets) != 1 or len(store.targets) != 1:
+        if isinstance(store, cst.Assign) and len(store.targets) == 1:
+            written = store.targets[0].target
+        elif isinstance(store, cst.AugAssign):  # `X[i] += e` reads the element, then writes it
+            written = store.target
+        else:
+            return None
+        if len(record.targets) != 1:
             return None
         slot = _tape_slot(record.targets[0].target)
         element = _element(record.value, var)
-        if slot is None or element is None or _code(unparen(record.value)) != _code(unparen(store.targets[0].target)):
+        if slot is None or element is None or _code(unparen(record.value)) != _code(unparen(written)):
             return None
         tape, counter = slot
         array, lead, c = element

@@ -29,9 +29,10 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 w = d / (r * r * r)
                 f += w
             v[i] += dt * f
+        # record p's elements the loop overwrites: one block
+        tape[top:top + max(n, 0)] = p[0:0 + max(n, 0)]
+        top += max(n, 0)
         for i in range(n):
-            tape[np.uint64(top)] = p[i]  # record p[i]: overwritten next, and an adjoint reads it
-            top += 1
             p[i] += dt * v[i]
     e = 0.0
     for i in range(n):

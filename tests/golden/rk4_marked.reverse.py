@@ -129,9 +129,10 @@ def rk4_stages_vjp(x, s, out_bar):
             k4[0] = x[0]
             for _rk4_rhs_i_3 in range(1, x.shape[0]):
                 k4[_rk4_rhs_i_3] = x[_rk4_rhs_i_3] * yt[_rk4_rhs_i_3 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_3])
+            # record y's elements the loop overwrites: one block
+            tape[top:top + max(n, 0)] = y[0:0 + max(n, 0)]
+            top += max(n, 0)
             for i in range(n):
-                tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
-                top += 1
                 y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
             top -= max(n, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring

@@ -64,14 +64,14 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(2, n - 3):
             c_bar = add_unordered(c_bar, strong_zero((u[i_1 + 3] - 2.0 * u[i_1 - 2]) * v_bar[i_1], v_bar[i_1]))
+            # and its adjoints' elements zeroed here, in the same pass
+            v_bar[i_1] = 0.0
         # the rest of its adjoint:
         top -= max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
         # restore v's elements the loop overwrote: one block
         v[2:2 + max(n - 3 - 2, 0)] = tape[top:top + max(n - 3 - 2, 0)]
-        for i in range(2, n - 3):
-            v_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)
