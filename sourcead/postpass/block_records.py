@@ -48,7 +48,9 @@ def block_records(text: str, adjoints: frozenset[str]) -> tuple[str, bool]:
     """`text` (one generated function) with its per-element records and restores in loops of the
     shape above written as block copies; and whether any was."""
     module = cst.parse_module(text)
-    rewriter = _Rewriter(adjoints)
+    taken = _names(module)
+    q = next(name for name in ("q", *(f"q_{k}" for k in range(1, len(taken) + 2))) if name not in taken)
+    rewriter = _Rewriter(adjoints, q)
     new = module.visit(rewriter)
     return (new.code, True) if rewriter.count else (text, False)
 
@@ -232,8 +234,8 @@ def _line(text: str, leading: Any = ()) -> cst.SimpleStatementLine:
 
 
 class _Rewriter(cst.CSTTransformer):
-    def __init__(self, adjoints: frozenset[str]):
-        self.adjoints, self.count = adjoints, 0
+    def __init__(self, adjoints: frozenset[str], q: str):
+        self.adjoints, self.q, self.count = adjoints, q, 0
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         return updated.with_changes(body=self._block(list(updated.body)))
@@ -257,8 +259,17 @@ class _Rewriter(cst.CSTTransformer):
             return f"max({stop_text}, 0)"
         return f"max({_atom(stop_text, stop)} - {a}, 0)"
 
-    def _block_text(self, array: str, lead: list[str], first: int, trips: str) -> str:
-        return f"{array}[{', '.join([*lead, f'{first}:{first} + {trips}'])}]"
+    def _at(self, array: str, lead: list[str], first: int | str) -> str:
+        """`array[..., np.uint64(first + q)]`: the block's element q (unsigned: never below zero)."""
+        offset = self.q if first in (0, "0") else f"{first} + {self.q}"
+        return f"{array}[{', '.join([*lead, f'np.uint64({offset})'])}]"
+
+    def _copy(self, target: str, source: str, trips: str, comment: str, leading: Any) -> cst.BaseStatement:
+        """`for q in range(trips): target = source`: a loop LLVM turns into a vectorised copy
+        (numba's slice assignment is a generic strided loop, slower than the records it replaces)."""
+        loop = cst.parse_statement(f"for {self.q} in range({trips}):\n    {target} = {source}\n")
+        note = cst.EmptyLine(comment=cst.Comment(comment))
+        return loop.with_changes(leading_lines=[*leading, note])
 
     def _forward(self, loop: cst.For) -> list[Any] | None:
         """`tape[np.uint64(top)] = X[..., i + c]; top += 1; X[..., i + c] = e` per iteration."""
@@ -295,10 +306,9 @@ class _Rewriter(cst.CSTTransformer):
         if counter == array or counter == var:
             return None
         trips = self._trips(start, stop)
-        copy = f"{tape}[{counter}:{counter} + {trips}] = {self._block_text(array, lead, first, trips)}"
-        comment = cst.EmptyLine(comment=cst.Comment(f"# record {array}'s elements the loop overwrites: one block"))
+        comment = f"# record {array}'s elements the loop overwrites: one block"
         lines = [
-            _line(copy, [*loop.leading_lines, comment]),
+            self._copy(self._at(tape, [], counter), self._at(array, lead, first), trips, comment, loop.leading_lines),
             _line(f"{counter} += {trips}"),
             loop.with_changes(leading_lines=[], body=loop.body.with_changes(body=[body[2]])),
         ]
@@ -361,25 +371,17 @@ class _Rewriter(cst.CSTTransformer):
         touched = set().union(*(_names(s) for s in rest)) if rest else set()
         if not check.ok or {array, tape, counter, top} & touched or (set(lead) | {var}) & _assigned(rest):
             return None
+        lines: list[Any] = []
         if step == 1:
-            trips = self._trips(start, stop)
-            source = f"{tape}[{top}:{top} + {trips}]"
-            after = []
-        else:
+            trips, base = self._trips(start, stop), str(top)
+        else:  # the block ends at the counter: pop it first, then copy from its new value
             last = _code(unparen(start))
             trips = f"max({_atom(last, start)} - {first_before}, 0)" if first_before else f"max({last}, 0)"
-            source = f"{tape}[{counter} - {trips}:{counter}]"
-            after = [_line(f"{counter} -= {trips}")]
-        comment = cst.EmptyLine(comment=cst.Comment(f"# restore {array}'s elements the loop overwrote: one block"))
-        lines: list[Any] = [
-            _line(f"{self._block_text(array, lead, first, trips)} = {source}", [*loop.leading_lines, comment])
-        ]
-        if step == 1:
-            lines.extend(after)
-            if rest:
-                lines.append(loop.with_changes(leading_lines=[], body=loop.body.with_changes(body=rest)))
-        else:
-            if rest:
-                lines.append(loop.with_changes(leading_lines=[], body=loop.body.with_changes(body=rest)))
-            lines = lines[:1] + after + lines[1:]
+            base = counter
+            lines.append(_line(f"{counter} -= {trips}", loop.leading_lines))
+        comment = f"# restore {array}'s elements the loop overwrote: one block"
+        leading = loop.leading_lines if step == 1 else ()
+        lines.append(self._copy(self._at(array, lead, first), self._at(tape, [], base), trips, comment, leading))
+        if rest:
+            lines.append(loop.with_changes(leading_lines=[], body=loop.body.with_changes(body=rest)))
         return lines

@@ -16,7 +16,8 @@ at its own index (`Y[j, ..., i_1]`; scalar adjoints it assigns, such as a sum, a
 only the runtime's pure helpers, does not leave the loop and assigns neither the leading names
 nor its index: iteration i_1 then reads and writes element i_1 of each `Y` and no other, so zeroing
 it at the end of iteration i_1 gives what zeroing after the loop gave. The statements between
-the two loops may be anything that names no adjoint (a block restore of a primal array).
+the two loops may be anything that names no adjoint and does not leave the loop around them (a
+block restore of a primal array).
 """
 
 from __future__ import annotations
@@ -120,6 +121,29 @@ class _OwnElements(cst.CSTVisitor):
         self.ok = False
 
 
+def _resets_may_join_after(line: Any, adjoints: frozenset[str]) -> bool:
+    """Whether `line` is a candidate to take the resets: a loop that names an adjoint."""
+    return isinstance(line, cst.For) and bool(_names(line) & adjoints)
+
+
+def _exits(line: Any) -> bool:
+    """Whether `line` contains a `break`, `continue` or `return` (it may skip what follows)."""
+    found: list[cst.CSTNode] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Break(self, node: cst.Break) -> None:
+            found.append(node)
+
+        def visit_Continue(self, node: cst.Continue) -> None:
+            found.append(node)
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+    line.visit(_Find())
+    return bool(found)
+
+
 def _scalar_targets(lines: list[Any]) -> set[str]:
     """Names bound by plain `name = ...` or `name += ...` in `lines` (scalar accumulators)."""
     found: set[str] = set()
@@ -158,11 +182,11 @@ class _Rewriter(cst.CSTTransformer):
         """The position of the loop before `lines[k]` the resets can join, or None."""
         names = {y for y, _ in resets}
         j = k - 1
-        while j >= 0 and isinstance(lines[j], cst.SimpleStatementLine):
-            if _names(lines[j]) & (self.adjoints | names):
+        while j >= 0 and not _resets_may_join_after(lines[j], self.adjoints):
+            if _names(lines[j]) & (self.adjoints | names) or _exits(lines[j]):
                 return None
             j -= 1
-        if j < 0 or not isinstance(lines[j], cst.For):
+        if j < 0:
             return None
         reader, reset = lines[j], lines[k]
         if reader.orelse is not None or not isinstance(reader.target, cst.Name):

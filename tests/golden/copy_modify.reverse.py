@@ -17,14 +17,16 @@ def copy_modify_vjp(x, out_bar):
     stop = y.shape[0]
     tape = reserve(tape, top + stop)  # room for all its records: trip counts are known here
     # record y's elements the loop overwrites: one block
-    tape[top:top + max(stop, 0)] = y[0:0 + max(stop, 0)]
+    for q in range(max(stop, 0)):
+        tape[np.uint64(top + q)] = y[np.uint64(q)]
     top += max(stop, 0)
     for i in range(stop):
         y[i] = y[i] * y[i] + 1.0
     stop_1 = y.shape[0]
     tape = reserve(tape, top + (stop_1 - 1))  # room for all its records: trip counts are known here
     # record y's elements the loop overwrites: one block
-    tape[top:top + max(stop_1 - 1, 0)] = y[1:1 + max(stop_1 - 1, 0)]
+    for q in range(max(stop_1 - 1, 0)):
+        tape[np.uint64(top + q)] = y[np.uint64(1 + q)]
     top += max(stop_1 - 1, 0)
     for i in range(1, stop_1):
         y[i] = y[i] * y[i - 1]

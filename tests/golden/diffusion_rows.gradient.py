@@ -28,7 +28,8 @@ def diffusion_rows_grad(u0, kappa, n_steps, out_bar):
         for i in prange(1, n - 1):
             slot = top + (i - 1) * (m - 2)
             # record v's elements the loop overwrites: one block
-            tape[slot:slot + max(m - 1 - 1, 0)] = v[i, 1:1 + max(m - 1 - 1, 0)]
+            for q in range(max(m - 1 - 1, 0)):
+                tape[np.uint64(slot + q)] = v[i, np.uint64(1 + q)]
             slot += max(m - 1 - 1, 0)
             for j in range(1, m - 1):
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
@@ -104,9 +105,10 @@ def diffusion_rows_grad(u0, kappa, n_steps, out_bar):
                 for j_1 in range(1, m - 1):
                     kappa_bar_i = add_unordered(kappa_bar_i, strong_zero((u[i - 1, j_1] + u[i + 1, j_1] + u[i, j_1 - 1] + u[i, j_1 + 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1], v_bar[i, j_1]))
                 # the rest of its adjoint:
-                # restore v's elements the loop overwrote: one block
-                v[i, 1:1 + max((m - 1) - 1, 0)] = tape[slot - max((m - 1) - 1, 0):slot]
                 slot -= max((m - 1) - 1, 0)
+                # restore v's elements the loop overwrote: one block
+                for q in range(max((m - 1) - 1, 0)):
+                    v[i, np.uint64(1 + q)] = tape[np.uint64(slot + q)]
                 for j in range((m - 1) - 1, 0, -1):
                     v_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i

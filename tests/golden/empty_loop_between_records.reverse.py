@@ -24,7 +24,8 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         t = t * math.sin(x[i] + 1.0)
     tape = reserve(tape, top + (m - 2))  # room for all its records: trip counts are known here
     # record y's elements the loop overwrites: one block
-    tape[top:top + max(m - 1 - 1, 0)] = y[1:1 + max(m - 1 - 1, 0)]
+    for q in range(max(m - 1 - 1, 0)):
+        tape[np.uint64(top + q)] = y[np.uint64(1 + q)]
     top += max(m - 1 - 1, 0)
     for i in range(1, m - 1):
         y[i] = math.sin(x[i]) * 0.5 + x[0]

@@ -22,7 +22,8 @@ def five_point_vjp(u0, kappa, steps, out_bar):
     for _t in range(steps):
         for i in range(1, n - 1):
             # record v's elements the loop overwrites: one block
-            tape[top:top + max(m - 1 - 1, 0)] = v[i, 1:1 + max(m - 1 - 1, 0)]
+            for q in range(max(m - 1 - 1, 0)):
+                tape[np.uint64(top + q)] = v[i, np.uint64(1 + q)]
             top += max(m - 1 - 1, 0)
             for j in range(1, m - 1):
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
@@ -87,7 +88,8 @@ def five_point_vjp(u0, kappa, steps, out_bar):
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
             # restore v's elements the loop overwrote: one block
-            v[np.uint64(i), 1:1 + max(m - 1 - 1, 0)] = tape[top:top + max(m - 1 - 1, 0)]
+            for q in range(max(m - 1 - 1, 0)):
+                v[i, np.uint64(1 + q)] = tape[np.uint64(top + q)]
             for j in range(1, m - 1):
                 v_bar[i, j] = 0.0
     # adjoint of: v = np.copy(u0)

@@ -22,7 +22,8 @@ def heat_euler_vjp(u0, kappa, out_bar):
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         # record u's elements the loop overwrites: one block
-        tape[top:top + max(n - 1 - 1, 0)] = u[1:1 + max(n - 1 - 1, 0)]
+        for q in range(max(n - 1 - 1, 0)):
+            tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
         top += max(n - 1 - 1, 0)
         for i in range(1, n - 1):
             u[i] = v[i]
@@ -45,7 +46,8 @@ def heat_euler_vjp(u0, kappa, out_bar):
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
         # restore u's elements the loop overwrote: one block
-        u[1:1 + max(n - 1 - 1, 0)] = tape[top:top + max(n - 1 - 1, 0)]
+        for q in range(max(n - 1 - 1, 0)):
+            u[np.uint64(1 + q)] = tape[np.uint64(top + q)]
         for i in range(1, n - 1):
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0

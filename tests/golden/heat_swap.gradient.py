@@ -26,7 +26,8 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
         top += 1
         v[n - 1] = u[n - 1]
         # record v's elements the loop overwrites: one block
-        tape[top:top + max(n - 1 - 1, 0)] = v[1:1 + max(n - 1 - 1, 0)]
+        for q in range(max(n - 1 - 1, 0)):
+            tape[np.uint64(top + q)] = v[np.uint64(1 + q)]
         top += max(n - 1 - 1, 0)
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
@@ -75,7 +76,8 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
         # restore v's elements the loop overwrote: one block
-        v[1:1 + max(n - 1 - 1, 0)] = tape[top:top + max(n - 1 - 1, 0)]
+        for q in range(max(n - 1 - 1, 0)):
+            v[np.uint64(1 + q)] = tape[np.uint64(top + q)]
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1
         v[n - 1] = tape[np.uint64(top)]  # restore the value v[n - 1] had before

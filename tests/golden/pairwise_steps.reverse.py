@@ -30,7 +30,8 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 f += w
             v[i] += dt * f
         # record p's elements the loop overwrites: one block
-        tape[top:top + max(n, 0)] = p[0:0 + max(n, 0)]
+        for q in range(max(n, 0)):
+            tape[np.uint64(top + q)] = p[np.uint64(q)]
         top += max(n, 0)
         for i in range(n):
             p[i] += dt * v[i]
@@ -77,7 +78,8 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
         # restore p's elements the loop overwrote: one block
-        p[0:0 + max(n, 0)] = tape[top:top + max(n, 0)]
+        for q in range(max(n, 0)):
+            p[np.uint64(q)] = tape[np.uint64(top + q)]
         for i in range(n):
             v_bar[i] += strong_zero(dt * p_bar[i], p_bar[i])
         for i in range(n - 1, -1, -1):

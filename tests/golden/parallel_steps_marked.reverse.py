@@ -82,7 +82,8 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             for i in prange(1, n - 1):
                 un[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.05 * np.sin(u[i])
             # record u's elements the loop overwrites: one block
-            tape[top:top + max(n - 1 - 1, 0)] = u[1:1 + max(n - 1 - 1, 0)]
+            for q in range(max(n - 1 - 1, 0)):
+                tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
             top += max(n - 1 - 1, 0)
             for i in range(1, n - 1):
                 u[i] = un[i]
@@ -96,7 +97,8 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
             # restore u's elements the loop overwrote: one block
-            u[1:1 + max(n - 1 - 1, 0)] = tape[top:top + max(n - 1 - 1, 0)]
+            for q in range(max(n - 1 - 1, 0)):
+                u[np.uint64(1 + q)] = tape[np.uint64(top + q)]
             for i in range(1, n - 1):
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0

@@ -21,7 +21,8 @@ def repeated_updates_vjp(x, a, out_bar):
         stop = y.shape[0]
         tape = reserve(tape, top + stop)  # room for this loop's records
         # record y's elements the loop overwrites: one block
-        tape[top:top + max(stop, 0)] = y[0:0 + max(stop, 0)]
+        for q in range(max(stop, 0)):
+            tape[np.uint64(top + q)] = y[np.uint64(q)]
         top += max(stop, 0)
         for j in range(stop):
             y[j] = y[j] * a + math.sin(y[j])

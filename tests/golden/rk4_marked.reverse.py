@@ -106,7 +106,8 @@ def rk4_stages_vjp(x, s, out_bar):
             for _rk4_rhs_i in range(1, x.shape[0]):
                 k1[_rk4_rhs_i] = x[_rk4_rhs_i] * y[_rk4_rhs_i - 1] - 0.1 * np.sin(y[_rk4_rhs_i])
             # record yt's elements the loop overwrites: one block
-            tape[top:top + max(n, 0)] = yt[0:0 + max(n, 0)]
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = yt[np.uint64(q)]
             top += max(n, 0)
             for i in range(n):
                 yt[i] = y[i] + 0.5 * h * k1[i]
@@ -114,7 +115,8 @@ def rk4_stages_vjp(x, s, out_bar):
             for _rk4_rhs_i_1 in range(1, x.shape[0]):
                 k2[_rk4_rhs_i_1] = x[_rk4_rhs_i_1] * yt[_rk4_rhs_i_1 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_1])
             # record yt's elements the loop overwrites: one block
-            tape[top:top + max(n, 0)] = yt[0:0 + max(n, 0)]
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = yt[np.uint64(q)]
             top += max(n, 0)
             for i in range(n):
                 yt[i] = y[i] + 0.5 * h * k2[i]
@@ -122,7 +124,8 @@ def rk4_stages_vjp(x, s, out_bar):
             for _rk4_rhs_i_2 in range(1, x.shape[0]):
                 k3[_rk4_rhs_i_2] = x[_rk4_rhs_i_2] * yt[_rk4_rhs_i_2 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_2])
             # record yt's elements the loop overwrites: one block
-            tape[top:top + max(n, 0)] = yt[0:0 + max(n, 0)]
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = yt[np.uint64(q)]
             top += max(n, 0)
             for i in range(n):
                 yt[i] = y[i] + h * k3[i]
@@ -130,7 +133,8 @@ def rk4_stages_vjp(x, s, out_bar):
             for _rk4_rhs_i_3 in range(1, x.shape[0]):
                 k4[_rk4_rhs_i_3] = x[_rk4_rhs_i_3] * yt[_rk4_rhs_i_3 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_3])
             # record y's elements the loop overwrites: one block
-            tape[top:top + max(n, 0)] = y[0:0 + max(n, 0)]
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = y[np.uint64(q)]
             top += max(n, 0)
             for i in range(n):
                 y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
@@ -138,7 +142,8 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
             # restore y's elements the loop overwrote: one block
-            y[0:0 + max(n, 0)] = tape[top:top + max(n, 0)]
+            for q in range(max(n, 0)):
+                y[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
                 t0 = h / 6.0
                 k1_bar[i] += strong_zero(t0 * y_bar[i], y_bar[i])
@@ -168,7 +173,8 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
             # restore yt's elements the loop overwrote: one block
-            yt[0:0 + max(n, 0)] = tape[top:top + max(n, 0)]
+            for q in range(max(n, 0)):
+                yt[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
                 y_bar[i] += yt_bar[i]
                 k3_bar[i] += strong_zero(h * yt_bar[i], yt_bar[i])
@@ -196,7 +202,8 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
             # restore yt's elements the loop overwrote: one block
-            yt[0:0 + max(n, 0)] = tape[top:top + max(n, 0)]
+            for q in range(max(n, 0)):
+                yt[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
                 y_bar[i] += yt_bar[i]
                 k2_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])
@@ -224,7 +231,8 @@ def rk4_stages_vjp(x, s, out_bar):
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
             # restore yt's elements the loop overwrote: one block
-            yt[0:0 + max(n, 0)] = tape[top:top + max(n, 0)]
+            for q in range(max(n, 0)):
+                yt[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
                 y_bar[i] += yt_bar[i]
                 k1_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])

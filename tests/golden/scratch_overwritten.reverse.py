@@ -50,7 +50,8 @@ def scratch_overwritten_vjp(X, w, out_bar):
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
             # record acc's elements the loop overwrites: one block
-            ltape[ltop:ltop + max(d, 0)] = acc[0:0 + max(d, 0)]
+            for q in range(max(d, 0)):
+                ltape[np.uint64(ltop + q)] = acc[np.uint64(q)]
             ltop += max(d, 0)
             for j in range(d):
                 acc[j] = np.sin(X[i, j]) * w[j]

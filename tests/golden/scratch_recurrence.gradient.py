@@ -47,7 +47,8 @@ def scratch_recurrence_grad(X, w, out_bar_1):
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
             # record acc's elements the loop overwrites: one block
-            ltape[ltop:ltop + max(d - 1, 0)] = acc[1:1 + max(d - 1, 0)]
+            for q in range(max(d - 1, 0)):
+                ltape[np.uint64(ltop + q)] = acc[np.uint64(1 + q)]
             ltop += max(d - 1, 0)
             for j in range(1, d):
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])

@@ -23,7 +23,8 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
         stop = B.shape[1]
         tape = reserve(tape, top + stop)  # room for this loop's records
         # record B's elements the loop overwrites: one block
-        tape[top:top + max(stop, 0)] = B[trmm_i, 0:0 + max(stop, 0)]
+        for q in range(max(stop, 0)):
+            tape[np.uint64(top + q)] = B[trmm_i, np.uint64(q)]
         top += max(stop, 0)
         for trmm_j in range(stop):
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])

@@ -20,7 +20,8 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     tape = reserve(tape, top + max(steps, 0) * max(n - 5, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
         # record v's elements the loop overwrites: one block
-        tape[top:top + max(n - 3 - 2, 0)] = v[2:2 + max(n - 3 - 2, 0)]
+        for q in range(max(n - 3 - 2, 0)):
+            tape[np.uint64(top + q)] = v[np.uint64(2 + q)]
         top += max(n - 3 - 2, 0)
         for i in range(2, n - 3):
             v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
@@ -71,7 +72,8 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
         # restore v's elements the loop overwrote: one block
-        v[2:2 + max(n - 3 - 2, 0)] = tape[top:top + max(n - 3 - 2, 0)]
+        for q in range(max(n - 3 - 2, 0)):
+            v[np.uint64(2 + q)] = tape[np.uint64(top + q)]
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)
