@@ -12,12 +12,17 @@ iteration, and restore it one at a time in the reversed loop (`reverse/emit/`):
 The store to the tape beside the primal's store keeps LLVM from vectorising the primal loop (the
 two may alias, and the tape's counter is carried from one iteration to the next), and the restore
 does the same to the adjoint loop. Where the shape makes it exact, both become slice copies of one
-contiguous block (a vectorised copy) and the loops keep only their own statements:
+contiguous block and the loops keep only their own statements:
 
-    tape[top:top + max(n - 1 - 1, 0)] = u[1:1 + max(n - 1 - 1, 0)]
+    for q in range(max(n - 1 - 1, 0)):
+        tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
     top += max(n - 1 - 1, 0)
     for i in range(1, n - 1):
         u[i] = v[i]
+
+The copy is a loop over unsigned indices, which LLVM turns into a vectorised copy; numba's slice
+assignment (`tape[top:top + k] = u[1:1 + k]`) is a generic strided loop, and measured slower than
+the records it replaced (heat_swap 13.1x -> 15.3x its primal, ode 5.1x -> 6.2x).
 
 The forward rewrite applies to a loop `for i in range(a, b)` (step 1) whose body is exactly the
 record of `X[..., i + c]`, the counter's `+= 1` and the store (or `+=`) to that same element: each iteration
