@@ -33,7 +33,7 @@ The reversed loop is rewritten where its iterations restore those slots from the
 rest of its body reads and writes only adjoints (names the sweeps call adjoints, which never alias
 a primal array), scalars and index arithmetic, and never leaves the loop: the order of the restores
 against the rest then does not matter, so the block is restored before the loop. Both need
-`a + c` a number at least 0 (an element index below zero wraps around; a slice's does not), and
+`a + c` a number at least 0 (the copy's indices are unsigned; an element index below zero wraps), and
 the indices other than the last to be names the loop does not assign, or numbers. Anything else is
 left as the sweeps wrote it.
 """
