@@ -1,13 +1,11 @@
 """A loop's per-element records of one contiguous block are recorded and restored as block copies
-(the pass `block_records`, `postpass/block_records.py`), and a loop that only zeroes adjoint
-elements joins the loop before it (the pass `fused_resets`, `postpass/fused_resets.py`).
+(the pass `block_records`, `postpass/block_records.py`).
 
 Pinned: heat's copy-back loop, a recurrence reading the element before, two swapped buffers, a
 prange stencil's inner loop and a while loop's stencil record one block per loop and (where the
 reversed body touches adjoints only) restore one; loops of other shapes keep their per-element
 records (a negative first index, a step of 2, two stores, a reversed body reading a primal array
-or leaving the loop); the reset of heat's v_bar joins kappa's sum, and resets stay apart where
-the loop before reads other elements or other adjoints. Checked: the derivatives against central
+or leaving the loop). Checked: the derivatives against central
 differences and forward mode (`check_derivative`, with and without numba), at trip counts 0, 1, 2
 and more, and under checkpointing (`memory=`) against central differences.
 """
@@ -22,7 +20,6 @@ from benchmarks.pairs import diffusion_loop
 from benchmarks.workloads import heat_swap, heat_while
 from examples.heat import heat_loss
 from sourcead.postpass.block_records import block_records
-from sourcead.postpass.fused_resets import fuse_resets
 
 BLOCK = "one block"
 
@@ -194,36 +191,3 @@ def test_the_blocks_hold_what_the_elements_held():
         np.testing.assert_array_equal(u_a, u_b)
         np.testing.assert_array_equal(tape_a, tape_b)
         assert top_a == top_b == 1
-
-
-# --- fused resets (the pass `fused_resets`, `postpass/fused_resets.py`) -------------------------
-
-RESET = "zeroed here, in the same pass"
-
-
-def _fused(text: str) -> bool:
-    new, changed = fuse_resets("def f_vjp(u, v, k, n, out_bar):\n" + text, ADJOINTS | {"k_bar"})
-    assert changed == (RESET in new)
-    return changed
-
-
-def test_a_reset_joins_the_loop_before_it_only_where_that_loop_reads_its_own_element():
-    reset = "    for i in range(1, n - 1):\n        v_bar[i] = 0.0\n"
-    sums = "    for j in range(1, n - 1):\n        k_bar = add_unordered(k_bar, u[j - 1] * v_bar[j])\n"
-    assert _fused(sums + reset)
-    assert _fused(sums + "    u[1:3] = v[1:3]\n" + reset)  # a statement naming no adjoint between
-    assert not _fused(sums + "    u_bar[1] = v_bar[2]\n" + reset)  # one naming an adjoint
-    assert not _fused(sums.replace("v_bar[j]", "v_bar[j + 1]") + reset)  # reads another iteration's
-    assert not _fused(sums.replace("range(1, n - 1)", "range(0, n - 1)") + reset)  # another range
-    assert not _fused(sums.replace("u[j - 1]", "u_bar[j]") + reset)  # another adjoint array
-    assert not _fused(sums.replace("add_unordered", "g") + reset)  # a call that could read v_bar
-    assert not _fused(sums + "        if k_bar > 1.0:\n            break\n" + reset)
-    assert not _fused("    for i in range(1, n - 1):\n        v_bar[i] = 1.0\n")  # not a reset
-    assert not _fused(reset)  # nothing before it
-
-
-@pytest.mark.parametrize("name", ["heat", "heat_swap"])
-def test_heat_zeroes_v_bar_in_the_loop_of_kappas_sum(name):
-    reverse = _source(name).split("# reverse sweep", 1)[1]
-    assert RESET in reverse
-    assert "\n            v_bar[i] = 0.0" not in reverse  # no loop of its own

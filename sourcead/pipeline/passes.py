@@ -88,8 +88,6 @@ REVERSE = (
          "(postpass/strong_zero.py)", ("sweeps",), "sweeps", stages.strong_zeros),
     Pass("block_records", "a loop's records of one element per iteration, one contiguous block, copied as a "
          "block, and restored as one (postpass/block_records.py)", ("sweeps",), "sweeps", stages.block_records),
-    Pass("fused_resets", "a loop that only zeroes adjoint elements joins the loop before it over the same range "
-         "that touches them at its own index (postpass/fused_resets.py)", ("sweeps",), "sweeps", stages.fused_resets),
     Pass("unsigned", "indices that never go below zero in the reverse sweep made unsigned (postpass/unsigned.py)",
          ("sweeps",), "body", stages.unsigned),
 )  # fmt: skip

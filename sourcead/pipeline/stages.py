@@ -38,7 +38,6 @@ from ..postpass.sweeps import (
     first_contributions,
     records_in_blocks,
     remove_dead_code,
-    resets_fused,
     select_strong_zeros,
     unsigned_indices,
 )
@@ -232,11 +231,6 @@ def strong_zeros(u: Unit) -> None:
 def block_records(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = records_in_blocks(u.sweeps)
-
-
-def fused_resets(u: Unit) -> None:
-    assert u.sweeps is not None
-    u.sweeps = resets_fused(u.sweeps)
 
 
 def unsigned(u: Unit) -> None:

@@ -1,9 +1,8 @@
 """The post-passes on the text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
 runs them: dead code removed (`deadcode.py`), then first contributions assigned
 (`first_contributions.py`), strong-zero guards in loops written as selects (`strong_zero.py`), a
-loop's records of one contiguous block copied as a block (`block_records.py`), a loop zeroing
-adjoint elements fused into the loop before it (`fused_resets.py`) and indices made unsigned
-(`unsigned.py`) in the reverse sweep.
+loop's records of one contiguous block copied as a block (`block_records.py`) and indices made
+unsigned (`unsigned.py`) in the reverse sweep.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from ..reverse.sweeps import REVERSE_SWEEP, Sweeps
 from .block_records import block_records
 from .deadcode import eliminate_dead_code
 from .first_contributions import assign_first_contributions
-from .fused_resets import fuse_resets
 from .marked import rewrite_after
 from .strong_zero import HELPER as STRONG_ZERO
 from .strong_zero import eager_selects
@@ -47,13 +45,6 @@ def records_in_blocks(sweeps: Sweeps) -> Sweeps:
     """The sweeps with a loop's per-element records and restores of one contiguous block written
     as block copies (`block_records.py`)."""
     text, changed = block_records(sweeps.text, sweeps.adjoints)
-    return replace(sweeps, text=text) if changed else sweeps
-
-
-def resets_fused(sweeps: Sweeps) -> Sweeps:
-    """The reverse sweep with each loop that only zeroes adjoint elements fused into the loop
-    before it that last reads them (`fused_resets.py`)."""
-    text, changed = fuse_resets(sweeps.text, sweeps.adjoints)
     return replace(sweeps, text=text) if changed else sweeps
 
 

@@ -73,8 +73,10 @@ def heat_euler_vjp(u0, kappa, out_bar):
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(1, n - 1):
             kappa_bar = add_unordered(kappa_bar, strong_zero((u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1], v_bar[i_1]))
-            # and its adjoints' elements zeroed here, in the same pass
-            v_bar[i_1] = 0.0
+        # the rest of its adjoint:
+        # its iterations' adjoints are independent: run in the loop's order
+        for i in range(1, n - 1):
+            v_bar[i] = 0.0
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

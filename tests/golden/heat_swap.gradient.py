@@ -69,8 +69,6 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(1, n - 1):
             kappa_bar = add_unordered(kappa_bar, strong_zero((u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1], v_bar[i_1]))
-            # and its adjoints' elements zeroed here, in the same pass
-            v_bar[i_1] = 0.0
         # the rest of its adjoint:
         top -= max(n - 2, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -78,6 +76,8 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
         # restore v's elements the loop overwrote: one block
         for q in range(max(n - 1 - 1, 0)):
             v[np.uint64(1 + q)] = tape[np.uint64(top + q)]
+        for i in range(1, n - 1):
+            v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1
         v[n - 1] = tape[np.uint64(top)]  # restore the value v[n - 1] had before

@@ -55,7 +55,11 @@ def one_sided_hvp(x, w, lo, x_dot, w_dot, out_bar):
     for i_1 in range(lo, n - 2):
         w_bar = add_unordered(w_bar, strong_zero(x[i_1 + 2] * y_bar[i_1], y_bar[i_1]))
         w_bar = add_unordered(w_bar, strong_zero(x_dot[i_1 + 2] * y_dot_bar[i_1], y_dot_bar[i_1]))
-        # and its adjoints' elements zeroed here, in the same pass
-        y_bar[i_1] = 0.0
-        y_dot_bar[i_1] = 0.0
+    # the rest of its adjoint:
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(lo, n - 2):
+        # adjoint of: y[i] = w * x[i + 2] - x[i + 1] * x[i + 1]
+        y_bar[i] = 0.0
+        # adjoint of: y_dot[i] = x[i + 2] * w_dot + w * x_dot[i + 2] - (x[i + 1] * x_dot[i + 1] + x[i + 1] * x_dot[i + 1])
+        y_dot_bar[i] = 0.0
     return value, x_bar, w_bar

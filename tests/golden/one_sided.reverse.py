@@ -43,6 +43,9 @@ def one_sided_vjp(x, w, lo, out_bar):
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(lo, n - 2):
         w_bar = add_unordered(w_bar, strong_zero(x[i_1 + 2] * y_bar[i_1], y_bar[i_1]))
-        # and its adjoints' elements zeroed here, in the same pass
-        y_bar[i_1] = 0.0
+    # the rest of its adjoint:
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(lo, n - 2):
+        # adjoint of: y[i] = w * x[i + 2] - x[i + 1] * x[i + 1]
+        y_bar[i] = 0.0
     return value, x_bar, w_bar

@@ -46,6 +46,9 @@ def short_range_hvp(x, k, x_dot, k_dot, out_bar):
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(2, n - 1):
         k_bar = add_unordered(k_bar, strong_zero(x_dot[i_1 - 2] * y_dot_bar[i_1], y_dot_bar[i_1]))
-        # and its adjoints' elements zeroed here, in the same pass
-        y_dot_bar[i_1] = 0.0
+    # the rest of its adjoint:
+    # its iterations' adjoints are independent: run in the loop's order
+    for i in range(2, n - 1):
+        # adjoint of: y_dot[i] = x[i - 2] * k_dot + k * x_dot[i - 2] + (x[i + 1] * x_dot[i + 1] + x[i + 1] * x_dot[i + 1])
+        y_dot_bar[i] = 0.0
     return value, x_bar, k_bar

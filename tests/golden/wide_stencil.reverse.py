@@ -65,8 +65,6 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
         for i_1 in range(2, n - 3):
             c_bar = add_unordered(c_bar, strong_zero((u[i_1 + 3] - 2.0 * u[i_1 - 2]) * v_bar[i_1], v_bar[i_1]))
-            # and its adjoints' elements zeroed here, in the same pass
-            v_bar[i_1] = 0.0
         # the rest of its adjoint:
         top -= max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
@@ -74,6 +72,8 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         # restore v's elements the loop overwrote: one block
         for q in range(max(n - 3 - 2, 0)):
             v[np.uint64(2 + q)] = tape[np.uint64(top + q)]
+        for i in range(2, n - 3):
+            v_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
     # adjoint of: u = np.copy(u0)
