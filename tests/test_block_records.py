@@ -80,14 +80,14 @@ def _source(name):
 @pytest.mark.parametrize("name", ["heat", "heat_swap", "diffusion_2d", "nested"])
 def test_a_copy_back_records_and_restores_one_block(name):
     forward, reverse = _source(name).split("# reverse sweep", 1)
-    assert f"elements the loop overwrites: {BLOCK}" in forward
+    assert f"{BLOCK} of the elements it overwrites" in forward
     assert "np.uint64(top)] = u[i]" not in forward and "np.uint64(top)] = v[i]" not in forward
     assert f"elements the loop overwrote: {BLOCK}" in reverse
 
 
 def test_a_recurrence_and_a_while_loop_record_one_block():
     for name in ("recurrence", "heat_while"):
-        assert f"elements the loop overwrites: {BLOCK}" in _source(name).split("# reverse sweep", 1)[0]
+        assert f"{BLOCK} of the elements it overwrites" in _source(name).split("# reverse sweep", 1)[0]
 
 
 # trip counts of the recording loop: n - 2 = -1, 0, 1, 2 and more; steps 0, 1, 2 and more

@@ -311,7 +311,7 @@ class _Rewriter(cst.CSTTransformer):
         if counter == array or counter == var:
             return None
         trips = self._trips(start, stop)
-        comment = f"# record {array}'s elements the loop overwrites: one block"
+        comment = f"# record {_code(unparen(record.value))} of every iteration, one block of the elements it overwrites"
         lines = [
             self._copy(self._at(tape, [], counter), self._at(array, lead, first), trips, comment, loop.leading_lines),
             _line(f"{counter} += {trips}"),

@@ -16,7 +16,7 @@ def copy_modify_vjp(x, out_bar):
     y = np.copy(x)
     stop = y.shape[0]
     tape = reserve(tape, top + stop)  # room for all its records: trip counts are known here
-    # record y's elements the loop overwrites: one block
+    # record y[i] of every iteration, one block of the elements it overwrites
     for q in range(max(stop, 0)):
         tape[np.uint64(top + q)] = y[np.uint64(q)]
     top += max(stop, 0)
@@ -24,7 +24,7 @@ def copy_modify_vjp(x, out_bar):
         y[i] = y[i] * y[i] + 1.0
     stop_1 = y.shape[0]
     tape = reserve(tape, top + (stop_1 - 1))  # room for all its records: trip counts are known here
-    # record y's elements the loop overwrites: one block
+    # record y[i] of every iteration, one block of the elements it overwrites
     for q in range(max(stop_1 - 1, 0)):
         tape[np.uint64(top + q)] = y[np.uint64(1 + q)]
     top += max(stop_1 - 1, 0)

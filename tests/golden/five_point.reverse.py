@@ -21,7 +21,7 @@ def five_point_vjp(u0, kappa, steps, out_bar):
     tape = reserve(tape, top + max(steps, 0) * max(n - 2, 0) * max(m - 2, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
         for i in range(1, n - 1):
-            # record v's elements the loop overwrites: one block
+            # record v[i, j] of every iteration, one block of the elements it overwrites
             for q in range(max(m - 1 - 1, 0)):
                 tape[np.uint64(top + q)] = v[i, np.uint64(1 + q)]
             top += max(m - 1 - 1, 0)

@@ -23,7 +23,7 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         top += 1
         t = t * math.sin(x[i] + 1.0)
     tape = reserve(tape, top + (m - 2))  # room for all its records: trip counts are known here
-    # record y's elements the loop overwrites: one block
+    # record y[i] of every iteration, one block of the elements it overwrites
     for q in range(max(m - 1 - 1, 0)):
         tape[np.uint64(top + q)] = y[np.uint64(1 + q)]
     top += max(m - 1 - 1, 0)

@@ -21,7 +21,7 @@ def heat_euler_vjp(u0, kappa, out_bar):
     for _step in range(20):
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        # record u's elements the loop overwrites: one block
+        # record u[i] of every iteration, one block of the elements it overwrites
         for q in range(max(n - 1 - 1, 0)):
             tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
         top += max(n - 1 - 1, 0)

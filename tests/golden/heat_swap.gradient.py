@@ -25,7 +25,7 @@ def heat_swap_grad(u0, kappa, n_steps, out_bar):
         tape[np.uint64(top)] = v[n - 1]  # record v[n - 1]: overwritten next, and an adjoint reads it
         top += 1
         v[n - 1] = u[n - 1]
-        # record v's elements the loop overwrites: one block
+        # record v[i] of every iteration, one block of the elements it overwrites
         for q in range(max(n - 1 - 1, 0)):
             tape[np.uint64(top + q)] = v[np.uint64(1 + q)]
         top += max(n - 1 - 1, 0)

@@ -29,7 +29,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 w = d / (r * r * r)
                 f += w
             v[i] += dt * f
-        # record p's elements the loop overwrites: one block
+        # record p[i] of every iteration, one block of the elements it overwrites
         for q in range(max(n, 0)):
             tape[np.uint64(top + q)] = p[np.uint64(q)]
         top += max(n, 0)

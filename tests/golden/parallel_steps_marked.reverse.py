@@ -81,7 +81,7 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             # parallel loop: its iterations record on their own tapes in the reverse sweep
             for i in prange(1, n - 1):
                 un[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.05 * np.sin(u[i])
-            # record u's elements the loop overwrites: one block
+            # record u[i] of every iteration, one block of the elements it overwrites
             for q in range(max(n - 1 - 1, 0)):
                 tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
             top += max(n - 1 - 1, 0)

@@ -20,7 +20,7 @@ def repeated_updates_vjp(x, a, out_bar):
     for _k in range(5):
         stop = y.shape[0]
         tape = reserve(tape, top + stop)  # room for this loop's records
-        # record y's elements the loop overwrites: one block
+        # record y[j] of every iteration, one block of the elements it overwrites
         for q in range(max(stop, 0)):
             tape[np.uint64(top + q)] = y[np.uint64(q)]
         top += max(stop, 0)

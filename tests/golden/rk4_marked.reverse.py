@@ -105,7 +105,7 @@ def rk4_stages_vjp(x, s, out_bar):
             k1[0] = x[0]
             for _rk4_rhs_i in range(1, x.shape[0]):
                 k1[_rk4_rhs_i] = x[_rk4_rhs_i] * y[_rk4_rhs_i - 1] - 0.1 * np.sin(y[_rk4_rhs_i])
-            # record yt's elements the loop overwrites: one block
+            # record yt[i] of every iteration, one block of the elements it overwrites
             for q in range(max(n, 0)):
                 tape[np.uint64(top + q)] = yt[np.uint64(q)]
             top += max(n, 0)
@@ -114,7 +114,7 @@ def rk4_stages_vjp(x, s, out_bar):
             k2[0] = x[0]
             for _rk4_rhs_i_1 in range(1, x.shape[0]):
                 k2[_rk4_rhs_i_1] = x[_rk4_rhs_i_1] * yt[_rk4_rhs_i_1 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_1])
-            # record yt's elements the loop overwrites: one block
+            # record yt[i] of every iteration, one block of the elements it overwrites
             for q in range(max(n, 0)):
                 tape[np.uint64(top + q)] = yt[np.uint64(q)]
             top += max(n, 0)
@@ -123,7 +123,7 @@ def rk4_stages_vjp(x, s, out_bar):
             k3[0] = x[0]
             for _rk4_rhs_i_2 in range(1, x.shape[0]):
                 k3[_rk4_rhs_i_2] = x[_rk4_rhs_i_2] * yt[_rk4_rhs_i_2 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_2])
-            # record yt's elements the loop overwrites: one block
+            # record yt[i] of every iteration, one block of the elements it overwrites
             for q in range(max(n, 0)):
                 tape[np.uint64(top + q)] = yt[np.uint64(q)]
             top += max(n, 0)
@@ -132,7 +132,7 @@ def rk4_stages_vjp(x, s, out_bar):
             k4[0] = x[0]
             for _rk4_rhs_i_3 in range(1, x.shape[0]):
                 k4[_rk4_rhs_i_3] = x[_rk4_rhs_i_3] * yt[_rk4_rhs_i_3 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_3])
-            # record y's elements the loop overwrites: one block
+            # record y[i] of every iteration, one block of the elements it overwrites
             for q in range(max(n, 0)):
                 tape[np.uint64(top + q)] = y[np.uint64(q)]
             top += max(n, 0)

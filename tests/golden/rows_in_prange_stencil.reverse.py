@@ -27,7 +27,7 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
         tape = reserve(tape, top + max(n - 2, 0) * max(m - 2, 0))
         for i in prange(1, n - 1):
             slot = top + (i - 1) * (m - 2)
-            # record v's elements the loop overwrites: one block
+            # record v[i, j] of every iteration, one block of the elements it overwrites
             for q in range(max(m - 1 - 1, 0)):
                 tape[np.uint64(slot + q)] = v[i, np.uint64(1 + q)]
             slot += max(m - 1 - 1, 0)

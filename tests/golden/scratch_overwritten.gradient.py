@@ -41,7 +41,7 @@ def scratch_overwritten_grad(X, w, out_bar):
             acc = np.empty(d)
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
-            # record acc's elements the loop overwrites: one block
+            # record acc[j] of every iteration, one block of the elements it overwrites
             for q in range(max(d, 0)):
                 ltape[np.uint64(ltop + q)] = acc[np.uint64(q)]
             ltop += max(d, 0)

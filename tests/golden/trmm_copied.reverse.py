@@ -22,7 +22,7 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     for trmm_i in range(stop_1):
         stop = B.shape[1]
         tape = reserve(tape, top + stop)  # room for this loop's records
-        # record B's elements the loop overwrites: one block
+        # record B[trmm_i, trmm_j] of every iteration, one block of the elements it overwrites
         for q in range(max(stop, 0)):
             tape[np.uint64(top + q)] = B[trmm_i, np.uint64(q)]
         top += max(stop, 0)

@@ -19,7 +19,7 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     v = np.copy(u0)
     tape = reserve(tape, top + max(steps, 0) * max(n - 5, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
-        # record v's elements the loop overwrites: one block
+        # record v[i] of every iteration, one block of the elements it overwrites
         for q in range(max(n - 3 - 2, 0)):
             tape[np.uint64(top + q)] = v[np.uint64(2 + q)]
         top += max(n - 3 - 2, 0)
