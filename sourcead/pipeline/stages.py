@@ -37,6 +37,7 @@ from ..pattern.sweep import pattern_function
 from ..postpass.sweeps import (
     first_contributions,
     fused_outers,
+    records_in_blocks,
     remove_dead_code,
     select_strong_zeros,
     unsigned_indices,
@@ -231,6 +232,11 @@ def first_assigned(u: Unit) -> None:
 def strong_zeros(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = select_strong_zeros(u.sweeps)
+
+
+def block_records(u: Unit) -> None:
+    assert u.sweeps is not None
+    u.sweeps = records_in_blocks(u.sweeps)
 
 
 def unsigned(u: Unit) -> None:

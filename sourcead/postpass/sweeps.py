@@ -1,8 +1,8 @@
 """The post-passes on the text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
 runs them: dead code removed (`deadcode.py`), then two rank-1 updates of one matrix fused
 (`outers.py`), first contributions assigned (`first_contributions.py`), strong-zero guards in
-loops written as selects (`strong_zero.py`) and indices made unsigned (`unsigned.py`) in the
-reverse sweep.
+loops written as selects (`strong_zero.py`), a loop's records of one contiguous block copied as a
+block (`block_records.py`) and indices made unsigned (`unsigned.py`) in the reverse sweep.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..reverse.sweeps import REVERSE_SWEEP, Sweeps
+from .block_records import block_records
 from .deadcode import eliminate_dead_code
 from .first_contributions import assign_first_contributions
 from .marked import rewrite_after
@@ -49,6 +50,13 @@ def select_strong_zeros(sweeps: Sweeps) -> Sweeps:
     if not selects:
         return sweeps
     return replace(sweeps, text=text, helpers=tuple(sorted({*sweeps.helpers, STRONG_ZERO})))
+
+
+def records_in_blocks(sweeps: Sweeps) -> Sweeps:
+    """The sweeps with a loop's per-element records and restores of one contiguous block written
+    as block copies (`block_records.py`)."""
+    text, changed = block_records(sweeps.text, sweeps.adjoints)
+    return replace(sweeps, text=text) if changed else sweeps
 
 
 def unsigned_indices(sweeps: Sweeps) -> Sweeps:

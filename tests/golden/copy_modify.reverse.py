@@ -16,15 +16,19 @@ def copy_modify_vjp(x, out_bar):
     y = np.copy(x)
     stop = y.shape[0]
     tape = reserve(tape, top + stop)  # room for all its records: trip counts are known here
+    # record y[i] of every iteration, one block of the elements it overwrites
+    for q in range(max(stop, 0)):
+        tape[np.uint64(top + q)] = y[np.uint64(q)]
+    top += max(stop, 0)
     for i in range(stop):
-        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
-        top += 1
         y[i] = y[i] * y[i] + 1.0
     stop_1 = y.shape[0]
     tape = reserve(tape, top + (stop_1 - 1))  # room for all its records: trip counts are known here
+    # record y[i] of every iteration, one block of the elements it overwrites
+    for q in range(max(stop_1 - 1, 0)):
+        tape[np.uint64(top + q)] = y[np.uint64(1 + q)]
+    top += max(stop_1 - 1, 0)
     for i in range(1, stop_1):
-        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and its own adjoint reads it
-        top += 1
         y[i] = y[i] * y[i - 1]
     s = 0.0
     for i in range(y.shape[0]):

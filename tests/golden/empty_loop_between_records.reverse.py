@@ -23,9 +23,11 @@ def empty_loop_between_records_vjp(x, m, out_bar):
         top += 1
         t = t * math.sin(x[i] + 1.0)
     tape = reserve(tape, top + (m - 2))  # room for all its records: trip counts are known here
+    # record y[i] of every iteration, one block of the elements it overwrites
+    for q in range(max(m - 1 - 1, 0)):
+        tape[np.uint64(top + q)] = y[np.uint64(1 + q)]
+    top += max(m - 1 - 1, 0)
     for i in range(1, m - 1):
-        tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
-        top += 1
         y[i] = math.sin(x[i]) * 0.5 + x[0]
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):

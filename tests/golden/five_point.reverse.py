@@ -21,9 +21,11 @@ def five_point_vjp(u0, kappa, steps, out_bar):
     tape = reserve(tape, top + max(steps, 0) * max(n - 2, 0) * max(m - 2, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
         for i in range(1, n - 1):
+            # record v[i, j] of every iteration, one block of the elements it overwrites
+            for q in range(max(m - 1 - 1, 0)):
+                tape[np.uint64(top + q)] = v[i, np.uint64(1 + q)]
+            top += max(m - 1 - 1, 0)
             for j in range(1, m - 1):
-                tape[np.uint64(top)] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
-                top += 1
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
         u, v = v, u
     result = 0.5 * np.sum(u * u)
@@ -85,11 +87,10 @@ def five_point_vjp(u0, kappa, steps, out_bar):
             top -= max(m - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
+            # restore v's elements the loop overwrote: one block
+            for q in range(max(m - 1 - 1, 0)):
+                v[i, np.uint64(1 + q)] = tape[np.uint64(top + q)]
             for j in range(1, m - 1):
-                top_at = top + j - 1 + 1
-                # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
-                top_at -= 1
-                v[i, j] = tape[np.uint64(top_at)]  # restore the value v[i, j] had before
                 v_bar[i, j] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar

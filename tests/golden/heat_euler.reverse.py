@@ -21,9 +21,11 @@ def heat_euler_vjp(u0, kappa, out_bar):
     for _step in range(20):
         for i in range(1, n - 1):
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        # record u[i] of every iteration, one block of the elements it overwrites
+        for q in range(max(n - 1 - 1, 0)):
+            tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
+        top += max(n - 1 - 1, 0)
         for i in range(1, n - 1):
-            tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
-            top += 1
             u[i] = v[i]
     e = 0.0
     for i in range(n):
@@ -43,11 +45,10 @@ def heat_euler_vjp(u0, kappa, out_bar):
         top -= max(n - 2, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
+        # restore u's elements the loop overwrote: one block
+        for q in range(max(n - 1 - 1, 0)):
+            u[np.uint64(1 + q)] = tape[np.uint64(top + q)]
         for i in range(1, n - 1):
-            top_at = top + i - 1 + 1
-            # adjoint of: u[i] = v[i]
-            top_at -= 1
-            u[i] = tape[np.uint64(top_at)]  # restore the value u[i] had before
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0
         # the contributions at constant offsets from i, gathered: each element takes its own

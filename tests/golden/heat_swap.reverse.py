@@ -25,9 +25,11 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
         tape[np.uint64(top)] = v[n - 1]  # record v[n - 1]: overwritten next, and an adjoint reads it
         top += 1
         v[n - 1] = u[n - 1]
+        # record v[i] of every iteration, one block of the elements it overwrites
+        for q in range(max(n - 1 - 1, 0)):
+            tape[np.uint64(top + q)] = v[np.uint64(1 + q)]
+        top += max(n - 1 - 1, 0)
         for i in range(1, n - 1):
-            tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
-            top += 1
             v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         u, v = v, u
     s = 0.0
@@ -76,11 +78,10 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
         top -= max(n - 2, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
+        # restore v's elements the loop overwrote: one block
+        for q in range(max(n - 1 - 1, 0)):
+            v[np.uint64(1 + q)] = tape[np.uint64(top + q)]
         for i in range(1, n - 1):
-            top_at = top + i - 1 + 1
-            # adjoint of: v[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-            top_at -= 1
-            v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
             v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]
         top -= 1

@@ -124,9 +124,11 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
                             u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
                 else:  # step ck_a_1 with its records, then its adjoint
                     tape = reserve(tape, top + (n - 2))  # room for this step's records
+                    # record u[i] of every iteration, one block of the elements it overwrites
+                    for q in range(max(n - 1 - 1, 0)):
+                        tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
+                    top += max(n - 1 - 1, 0)
                     for i in range(1, n - 1):
-                        tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and its own adjoint reads it
-                        top += 1
                         u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)
                     for i in range((n - 1) - 1, 0, -1):
                         # adjoint of: u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * (1.0 + 0.1 * s)

@@ -29,9 +29,11 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 w = d / (r * r * r)
                 f += w
             v[i] += dt * f
+        # record p[i] of every iteration, one block of the elements it overwrites
+        for q in range(max(n, 0)):
+            tape[np.uint64(top + q)] = p[np.uint64(q)]
+        top += max(n, 0)
         for i in range(n):
-            tape[np.uint64(top)] = p[i]  # record p[i]: overwritten next, and an adjoint reads it
-            top += 1
             p[i] += dt * v[i]
     e = 0.0
     for i in range(n):
@@ -75,11 +77,10 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
         top -= max(n, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
+        # restore p's elements the loop overwrote: one block
+        for q in range(max(n, 0)):
+            p[np.uint64(q)] = tape[np.uint64(top + q)]
         for i in range(n):
-            top_at = top + i + 1
-            # adjoint of: p[i] += dt * v[i]
-            top_at -= 1
-            p[i] = tape[np.uint64(top_at)]  # restore the value p[i] had before
             v_bar[i] += strong_zero(dt * p_bar[i], p_bar[i])
         for i in range(n - 1, -1, -1):
             # adjoint of: v[i] += dt * f

@@ -81,9 +81,11 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             # parallel loop: its iterations record on their own tapes in the reverse sweep
             for i in prange(1, n - 1):
                 un[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.05 * np.sin(u[i])
+            # record u[i] of every iteration, one block of the elements it overwrites
+            for q in range(max(n - 1 - 1, 0)):
+                tape[np.uint64(top + q)] = u[np.uint64(1 + q)]
+            top += max(n - 1 - 1, 0)
             for i in range(1, n - 1):
-                tape[np.uint64(top)] = u[i]  # record u[i]: overwritten next, and an adjoint reads it
-                top += 1
                 u[i] = un[i]
             energy = energy * 0.5 + u[1] * u[1] / t
             # adjoint of: energy = energy * 0.5 + u[1] * u[1] / t
@@ -94,11 +96,10 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             top -= max(n - 2, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
+            # restore u's elements the loop overwrote: one block
+            for q in range(max(n - 1 - 1, 0)):
+                u[np.uint64(1 + q)] = tape[np.uint64(top + q)]
             for i in range(1, n - 1):
-                top_at = top + i - 1 + 1
-                # adjoint of: u[i] = un[i]
-                top_at -= 1
-                u[i] = tape[np.uint64(top_at)]  # restore the value u[i] had before
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0
             # the contributions at constant offsets from i, gathered: each element takes its own

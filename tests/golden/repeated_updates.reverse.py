@@ -20,9 +20,11 @@ def repeated_updates_vjp(x, a, out_bar):
     for _k in range(5):
         stop = y.shape[0]
         tape = reserve(tape, top + stop)  # room for this loop's records
+        # record y[j] of every iteration, one block of the elements it overwrites
+        for q in range(max(stop, 0)):
+            tape[np.uint64(top + q)] = y[np.uint64(q)]
+        top += max(stop, 0)
         for j in range(stop):
-            tape[np.uint64(top)] = y[j]  # record y[j]: overwritten next, and its own adjoint reads it
-            top += 1
             y[j] = y[j] * a + math.sin(y[j])
     value = y.copy()
     # reverse sweep

@@ -105,39 +105,46 @@ def rk4_stages_vjp(x, s, out_bar):
             k1[0] = x[0]
             for _rk4_rhs_i in range(1, x.shape[0]):
                 k1[_rk4_rhs_i] = x[_rk4_rhs_i] * y[_rk4_rhs_i - 1] - 0.1 * np.sin(y[_rk4_rhs_i])
+            # record yt[i] of every iteration, one block of the elements it overwrites
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = yt[np.uint64(q)]
+            top += max(n, 0)
             for i in range(n):
-                tape[np.uint64(top)] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
-                top += 1
                 yt[i] = y[i] + 0.5 * h * k1[i]
             k2[0] = x[0]
             for _rk4_rhs_i_1 in range(1, x.shape[0]):
                 k2[_rk4_rhs_i_1] = x[_rk4_rhs_i_1] * yt[_rk4_rhs_i_1 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_1])
+            # record yt[i] of every iteration, one block of the elements it overwrites
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = yt[np.uint64(q)]
+            top += max(n, 0)
             for i in range(n):
-                tape[np.uint64(top)] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
-                top += 1
                 yt[i] = y[i] + 0.5 * h * k2[i]
             k3[0] = x[0]
             for _rk4_rhs_i_2 in range(1, x.shape[0]):
                 k3[_rk4_rhs_i_2] = x[_rk4_rhs_i_2] * yt[_rk4_rhs_i_2 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_2])
+            # record yt[i] of every iteration, one block of the elements it overwrites
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = yt[np.uint64(q)]
+            top += max(n, 0)
             for i in range(n):
-                tape[np.uint64(top)] = yt[i]  # record yt[i]: overwritten next, and an adjoint reads it
-                top += 1
                 yt[i] = y[i] + h * k3[i]
             k4[0] = x[0]
             for _rk4_rhs_i_3 in range(1, x.shape[0]):
                 k4[_rk4_rhs_i_3] = x[_rk4_rhs_i_3] * yt[_rk4_rhs_i_3 - 1] - 0.1 * np.sin(yt[_rk4_rhs_i_3])
+            # record y[i] of every iteration, one block of the elements it overwrites
+            for q in range(max(n, 0)):
+                tape[np.uint64(top + q)] = y[np.uint64(q)]
+            top += max(n, 0)
             for i in range(n):
-                tape[np.uint64(top)] = y[i]  # record y[i]: overwritten next, and an adjoint reads it
-                top += 1
                 y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
             top -= max(n, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
+            # restore y's elements the loop overwrote: one block
+            for q in range(max(n, 0)):
+                y[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
-                top_at = top + i + 1
-                # adjoint of: y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-                top_at -= 1
-                y[i] = tape[np.uint64(top_at)]  # restore the value y[i] had before
                 t0 = h / 6.0
                 k1_bar[i] += strong_zero(t0 * y_bar[i], y_bar[i])
                 k2_bar[i] += strong_zero(2.0 * (t0 * y_bar[i]), y_bar[i])
@@ -165,11 +172,10 @@ def rk4_stages_vjp(x, s, out_bar):
             top -= max(n, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
+            # restore yt's elements the loop overwrote: one block
+            for q in range(max(n, 0)):
+                yt[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
-                top_at_1 = top + i + 1
-                # adjoint of: yt[i] = y[i] + h * k3[i]
-                top_at_1 -= 1
-                yt[i] = tape[np.uint64(top_at_1)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
                 k3_bar[i] += strong_zero(h * yt_bar[i], yt_bar[i])
                 yt_bar[i] = 0.0
@@ -195,11 +201,10 @@ def rk4_stages_vjp(x, s, out_bar):
             top -= max(n, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
+            # restore yt's elements the loop overwrote: one block
+            for q in range(max(n, 0)):
+                yt[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
-                top_at_2 = top + i + 1
-                # adjoint of: yt[i] = y[i] + 0.5 * h * k2[i]
-                top_at_2 -= 1
-                yt[i] = tape[np.uint64(top_at_2)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
                 k2_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])
                 yt_bar[i] = 0.0
@@ -225,11 +230,10 @@ def rk4_stages_vjp(x, s, out_bar):
             top -= max(n, 0)  # this loop's records
             # its iterations' adjoints are independent: run in the loop's order, each restoring
             # its own records from the end of its part of the tape
+            # restore yt's elements the loop overwrote: one block
+            for q in range(max(n, 0)):
+                yt[np.uint64(q)] = tape[np.uint64(top + q)]
             for i in range(n):
-                top_at_3 = top + i + 1
-                # adjoint of: yt[i] = y[i] + 0.5 * h * k1[i]
-                top_at_3 -= 1
-                yt[i] = tape[np.uint64(top_at_3)]  # restore the value yt[i] had before
                 y_bar[i] += yt_bar[i]
                 k1_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])
                 yt_bar[i] = 0.0

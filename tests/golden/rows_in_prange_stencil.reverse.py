@@ -27,9 +27,11 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
         tape = reserve(tape, top + max(n - 2, 0) * max(m - 2, 0))
         for i in prange(1, n - 1):
             slot = top + (i - 1) * (m - 2)
+            # record v[i, j] of every iteration, one block of the elements it overwrites
+            for q in range(max(m - 1 - 1, 0)):
+                tape[np.uint64(slot + q)] = v[i, np.uint64(1 + q)]
+            slot += max(m - 1 - 1, 0)
             for j in range(1, m - 1):
-                tape[np.uint64(slot)] = v[i, j]  # record v[i, j]: overwritten next, and an adjoint reads it
-                slot += 1
                 v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
         top += max(n - 2, 0) * max(m - 2, 0)
         u, v = v, u
@@ -98,10 +100,11 @@ def rows_in_prange_vjp(u0, kappa, steps, out_bar):
                 for j_1 in range(1, m - 1):
                     kappa_bar_i = add_unordered(kappa_bar_i, strong_zero((u[i - 1, j_1] + u[i + 1, j_1] + u[i, j_1 - 1] + u[i, j_1 + 1] - 4.0 * u[i, j_1]) * v_bar[i, j_1], v_bar[i, j_1]))
                 # the rest of its adjoint:
+                slot -= max((m - 1) - 1, 0)
+                # restore v's elements the loop overwrote: one block
+                for q in range(max((m - 1) - 1, 0)):
+                    v[i, np.uint64(1 + q)] = tape[np.uint64(slot + q)]
                 for j in range((m - 1) - 1, 0, -1):
-                    # adjoint of: v[i, j] = u[i, j] + kappa * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - 4.0 * u[i, j])
-                    slot -= 1
-                    v[i, np.uint64(j)] = tape[np.uint64(slot)]  # restore the value v[i, j] had before
                     v_bar[i, np.uint64(j)] = 0.0
                 kappa_bar_chunks[chunk] += kappa_bar_i
         for chunk in range(16):

@@ -41,9 +41,11 @@ def scratch_overwritten_grad(X, w, out_bar):
             acc = np.empty(d)
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
+            # record acc[j] of every iteration, one block of the elements it overwrites
+            for q in range(max(d, 0)):
+                ltape[np.uint64(ltop + q)] = acc[np.uint64(q)]
+            ltop += max(d, 0)
             for j in range(d):
-                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and an adjoint reads it
-                ltop += 1
                 acc[j] = np.sin(X[i, j]) * w[j]
             acc_bar = zeros_like(acc)
             s_bar = 0.0

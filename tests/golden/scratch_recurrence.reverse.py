@@ -48,9 +48,11 @@ def scratch_recurrence_vjp(X, w, out_bar_1):
             acc = np.zeros(d)
             for j in range(d):
                 acc[j] = X[i, j] * w[j]
+            # record acc[j] of every iteration, one block of the elements it overwrites
+            for q in range(max(d - 1, 0)):
+                ltape[np.uint64(ltop + q)] = acc[np.uint64(1 + q)]
+            ltop += max(d - 1, 0)
             for j in range(1, d):
-                ltape[np.uint64(ltop)] = acc[j]  # record acc[j]: overwritten next, and its own adjoint reads it
-                ltop += 1
                 acc[j] = acc[j] * acc[j - 1] + np.sin(acc[j])
             acc_bar = zeros_like(acc)
             # adjoint of: out[i] = acc[d - 1]

@@ -22,9 +22,11 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     for trmm_i in range(stop_1):
         stop = B.shape[1]
         tape = reserve(tape, top + stop)  # room for this loop's records
+        # record B[trmm_i, trmm_j] of every iteration, one block of the elements it overwrites
+        for q in range(max(stop, 0)):
+            tape[np.uint64(top + q)] = B[trmm_i, np.uint64(q)]
+        top += max(stop, 0)
         for trmm_j in range(stop):
-            tape[np.uint64(top)] = B[trmm_i, trmm_j]  # record B[trmm_i, trmm_j]: overwritten next, and its own adjoint reads it
-            top += 1
             B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])
     B_1 = B * alpha
     result = np.sum(B_1 * B_1)

@@ -19,9 +19,11 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     v = np.copy(u0)
     tape = reserve(tape, top + max(steps, 0) * max(n - 5, 0))  # room for all its records: trip counts are known here
     for _t in range(steps):
+        # record v[i] of every iteration, one block of the elements it overwrites
+        for q in range(max(n - 3 - 2, 0)):
+            tape[np.uint64(top + q)] = v[np.uint64(2 + q)]
+        top += max(n - 3 - 2, 0)
         for i in range(2, n - 3):
-            tape[np.uint64(top)] = v[i]  # record v[i]: overwritten next, and an adjoint reads it
-            top += 1
             v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
         u, v = v, u
     result = np.sum(u * u)
@@ -67,11 +69,10 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         top -= max(n - 5, 0)  # this loop's records
         # its iterations' adjoints are independent: run in the loop's order, each restoring
         # its own records from the end of its part of the tape
+        # restore v's elements the loop overwrote: one block
+        for q in range(max(n - 3 - 2, 0)):
+            v[np.uint64(2 + q)] = tape[np.uint64(top + q)]
         for i in range(2, n - 3):
-            top_at = top + i - 2 + 1
-            # adjoint of: v[i] = u[i] + c * (u[i + 3] - 2.0 * u[i - 2]) - 0.1 * u[i - 1] * u[i + 1]
-            top_at -= 1
-            v[i] = tape[np.uint64(top_at)]  # restore the value v[i] had before
             v_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
     u0_bar += v_bar
