@@ -174,6 +174,14 @@ def test_jit_false_objects_have_compiled_njit():
     np.testing.assert_allclose(g.njit(x), g(x), rtol=1e-14)
 
 
+def _users_numba() -> dict[str, str]:
+    """The environment for a process that runs numba as a user does: at its default LLVM level.
+    The suite compiles at level 0 (conftest.py), where a call to another jitted function keeps a
+    load of the callee's dispatcher object, a process-local address that level 1 removes as dead
+    code; numba does not cache a function holding one (an `.njit` entry, its callers)."""
+    return {k: v for k, v in os.environ.items() if k != "NUMBA_OPT"}
+
+
 def test_entry_module_is_cached_for_the_next_process(tmp_path):
     """A second process loads the entry from numba's disk cache: no compilation."""
     script = textwrap.dedent(
@@ -185,7 +193,7 @@ def test_entry_module_is_cached_for_the_next_process(tmp_path):
         print(g(np.array([1.0, 2.0]))[0], sum(g.stats.cache_hits.values()), sum(g.stats.cache_misses.values()))
         """
     ).replace("TESTS", repr([str(ROOT / "tests"), str(ROOT / "tests" / "programs")]))
-    env = {**os.environ, "SOURCEAD_CACHE_DIR": str(tmp_path)}
+    env = {**_users_numba(), "SOURCEAD_CACHE_DIR": str(tmp_path)}
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     value, hits, misses = second.stdout.split()
@@ -212,7 +220,7 @@ def test_a_stale_numba_cache_of_a_caller_is_refused_not_run(tmp_path):
             """
         )
     )
-    env = {**os.environ, "SOURCEAD_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+    env = {**_users_numba(), "SOURCEAD_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
     env.pop("NUMBA_CACHE_DIR", None)  # the caller's numba cache is the one beside it, deleted below
     run = [sys.executable, str(tmp_path / "caller.py")]
     first = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
