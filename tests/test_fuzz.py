@@ -31,8 +31,8 @@ from fuzz.generate import (  # noqa: E402
 )
 
 SEED = 0
-SLICE = 150  # programs checked with jit=False
-JIT_SHARE = 0.025  # of which these also run with jit=True (3 for seed 0: programs 93, 101, 116)
+SLICE = 100  # programs checked with jit=False (`make fuzz` checks 5000; this is the suite's share)
+JIT_SHARE = 0.05  # of which these also run with jit=True (2 for seed 0: programs 58 and 93)
 
 
 def test_fuzz_slice_finds_no_bug(tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ def test_fuzz_slice_finds_no_bug(tmp_path: Path) -> None:
 
 
 def test_jit_share_of_the_slice() -> None:
-    assert sum(wants_jit(SEED, i, JIT_SHARE) for i in range(SLICE)) == 3
+    assert sum(wants_jit(SEED, i, JIT_SHARE) for i in range(SLICE)) == 2
 
 
 def test_generator_is_deterministic_and_its_programs_run() -> None:
