@@ -79,18 +79,13 @@ def _inside(statement: cst.CSTNode, adjoints: frozenset[str]) -> cst.CSTNode:
 
 def _update(statement: cst.CSTNode) -> tuple[str, list[cst.Arg]] | None:
     """(X, the arguments) of a statement `add_outer(X, m, u, v)` whose operands do not mention X."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    args = _call_of(statement, ONE, 4)
+    if args is None:
         return None
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+    target = args[0].value
+    if not isinstance(target, cst.Name) or any(target.value in names_in(a.value) for a in args[1:]):
         return None
-    call = small.value
-    if dotted(call.func) != ONE or len(call.args) != 4 or any(a.keyword or a.star for a in call.args):
-        return None
-    target = call.args[0].value
-    if not isinstance(target, cst.Name) or any(target.value in names_in(a.value) for a in call.args[1:]):
-        return None
-    return target.value, list(call.args)
+    return target.value, args
 
 
 def _partner(
