@@ -377,16 +377,37 @@ class _Rewriter(cst.CSTTransformer):
         if not check.ok or {array, tape, counter, top} & touched or (set(lead) | {var}) & _assigned(rest):
             return None
         lines: list[Any] = []
+        kept, independent = _without_restoring(loop.leading_lines)
         if step == 1:
             trips, base = self._trips(start, stop), str(top)
         else:  # the block ends at the counter: pop it first, then copy from its new value
             last = _code(unparen(start))
             trips = f"max({_atom(last, start)} - {first_before}, 0)" if first_before else f"max({last}, 0)"
             base = counter
-            lines.append(_line(f"{counter} -= {trips}", loop.leading_lines))
+            lines.append(_line(f"{counter} -= {trips}", kept))
         comment = f"# restore {array}'s elements the loop overwrote: one block"
-        leading = loop.leading_lines if step == 1 else ()
+        leading = kept if step == 1 else ()
         lines.append(self._copy(self._at(array, lead, first), self._at(tape, [], base), trips, comment, leading))
         if rest:
-            lines.append(loop.with_changes(leading_lines=[], body=loop.body.with_changes(body=rest)))
+            lines.append(loop.with_changes(leading_lines=independent, body=loop.body.with_changes(body=rest)))
         return lines
+
+
+# the reverse sweep's comment on a loop whose iterations restore their own records
+# (`reverse/emit/reverse_sweep.py`): no longer true once the block is restored before the loop
+_RESTORING = ("# its iterations' adjoints are independent: run in the loop's order, each restoring",
+              "# its own records from the end of its part of the tape")  # fmt: skip
+_INDEPENDENT = "# its iterations' adjoints are independent: run in the loop's order"
+
+
+def _without_restoring(leading: Any) -> tuple[list[Any], list[Any]]:
+    """`leading` (a loop's leading lines) without the comment that its iterations restore their own
+    records, and what of it stays true, for the loop left after the block's restore."""
+    kept, independent = [], []
+    for line in leading:
+        text = line.comment.value if isinstance(line, cst.EmptyLine) and line.comment is not None else None
+        if text == _RESTORING[0]:
+            independent.append(line.with_changes(comment=cst.Comment(_INDEPENDENT)))
+        elif text != _RESTORING[1]:
+            kept.append(line)
+    return kept, independent

@@ -85,11 +85,10 @@ def five_point_vjp(u0, kappa, steps, out_bar):
                     u_bar[i, j_1] += strong_zero(kappa * v_bar[i, j_1 - 1], v_bar[i, j_1 - 1])
             # the rest of its adjoint:
             top -= max(m - 2, 0)  # this loop's records
-            # its iterations' adjoints are independent: run in the loop's order, each restoring
-            # its own records from the end of its part of the tape
             # restore v's elements the loop overwrote: one block
             for q in range(max(m - 1 - 1, 0)):
                 v[i, np.uint64(1 + q)] = tape[np.uint64(top + q)]
+            # its iterations' adjoints are independent: run in the loop's order
             for j in range(1, m - 1):
                 v_bar[i, j] = 0.0
     # adjoint of: v = np.copy(u0)

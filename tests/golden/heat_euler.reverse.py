@@ -43,11 +43,10 @@ def heat_euler_vjp(u0, kappa, out_bar):
         u_bar[i] += 2.0 * strong_zero(u[i] * e_bar, e_bar)
     for _step in range(19, -1, -1):
         top -= max(n - 2, 0)  # this loop's records
-        # its iterations' adjoints are independent: run in the loop's order, each restoring
-        # its own records from the end of its part of the tape
         # restore u's elements the loop overwrote: one block
         for q in range(max(n - 1 - 1, 0)):
             u[np.uint64(1 + q)] = tape[np.uint64(top + q)]
+        # its iterations' adjoints are independent: run in the loop's order
         for i in range(1, n - 1):
             v_bar[i] += u_bar[i]
             u_bar[i] = 0.0

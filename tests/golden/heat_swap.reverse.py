@@ -76,11 +76,10 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
             kappa_bar = add_unordered(kappa_bar, strong_zero((u[i_1 - 1] - 2.0 * u[i_1] + u[i_1 + 1]) * v_bar[i_1], v_bar[i_1]))
         # the rest of its adjoint:
         top -= max(n - 2, 0)  # this loop's records
-        # its iterations' adjoints are independent: run in the loop's order, each restoring
-        # its own records from the end of its part of the tape
         # restore v's elements the loop overwrote: one block
         for q in range(max(n - 1 - 1, 0)):
             v[np.uint64(1 + q)] = tape[np.uint64(top + q)]
+        # its iterations' adjoints are independent: run in the loop's order
         for i in range(1, n - 1):
             v_bar[i] = 0.0
         # adjoint of: v[n - 1] = u[n - 1]

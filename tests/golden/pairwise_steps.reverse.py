@@ -75,11 +75,10 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 v_bar[np.uint64(i)] += v_bar_i
     for _step in range(n_steps - 1, -1, -1):
         top -= max(n, 0)  # this loop's records
-        # its iterations' adjoints are independent: run in the loop's order, each restoring
-        # its own records from the end of its part of the tape
         # restore p's elements the loop overwrote: one block
         for q in range(max(n, 0)):
             p[np.uint64(q)] = tape[np.uint64(top + q)]
+        # its iterations' adjoints are independent: run in the loop's order
         for i in range(n):
             v_bar[i] += strong_zero(dt * p_bar[i], p_bar[i])
         for i in range(n - 1, -1, -1):

@@ -94,11 +94,10 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
             energy_bar = 0.5 * t2
             u_bar[1] += 2.0 * strong_zero(u[1] * (t1 * t2), t2)
             top -= max(n - 2, 0)  # this loop's records
-            # its iterations' adjoints are independent: run in the loop's order, each restoring
-            # its own records from the end of its part of the tape
             # restore u's elements the loop overwrote: one block
             for q in range(max(n - 1 - 1, 0)):
                 u[np.uint64(1 + q)] = tape[np.uint64(top + q)]
+            # its iterations' adjoints are independent: run in the loop's order
             for i in range(1, n - 1):
                 un_bar[i] += u_bar[i]
                 u_bar[i] = 0.0

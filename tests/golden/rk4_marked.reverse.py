@@ -139,11 +139,10 @@ def rk4_stages_vjp(x, s, out_bar):
             for i in range(n):
                 y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
             top -= max(n, 0)  # this loop's records
-            # its iterations' adjoints are independent: run in the loop's order, each restoring
-            # its own records from the end of its part of the tape
             # restore y's elements the loop overwrote: one block
             for q in range(max(n, 0)):
                 y[np.uint64(q)] = tape[np.uint64(top + q)]
+            # its iterations' adjoints are independent: run in the loop's order
             for i in range(n):
                 t0 = h / 6.0
                 k1_bar[i] += strong_zero(t0 * y_bar[i], y_bar[i])
@@ -170,11 +169,10 @@ def rk4_stages_vjp(x, s, out_bar):
             x_bar[0] += k4_bar[0]
             k4_bar[0] = 0.0
             top -= max(n, 0)  # this loop's records
-            # its iterations' adjoints are independent: run in the loop's order, each restoring
-            # its own records from the end of its part of the tape
             # restore yt's elements the loop overwrote: one block
             for q in range(max(n, 0)):
                 yt[np.uint64(q)] = tape[np.uint64(top + q)]
+            # its iterations' adjoints are independent: run in the loop's order
             for i in range(n):
                 y_bar[i] += yt_bar[i]
                 k3_bar[i] += strong_zero(h * yt_bar[i], yt_bar[i])
@@ -199,11 +197,10 @@ def rk4_stages_vjp(x, s, out_bar):
             x_bar[0] += k3_bar[0]
             k3_bar[0] = 0.0
             top -= max(n, 0)  # this loop's records
-            # its iterations' adjoints are independent: run in the loop's order, each restoring
-            # its own records from the end of its part of the tape
             # restore yt's elements the loop overwrote: one block
             for q in range(max(n, 0)):
                 yt[np.uint64(q)] = tape[np.uint64(top + q)]
+            # its iterations' adjoints are independent: run in the loop's order
             for i in range(n):
                 y_bar[i] += yt_bar[i]
                 k2_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])
@@ -228,11 +225,10 @@ def rk4_stages_vjp(x, s, out_bar):
             x_bar[0] += k2_bar[0]
             k2_bar[0] = 0.0
             top -= max(n, 0)  # this loop's records
-            # its iterations' adjoints are independent: run in the loop's order, each restoring
-            # its own records from the end of its part of the tape
             # restore yt's elements the loop overwrote: one block
             for q in range(max(n, 0)):
                 yt[np.uint64(q)] = tape[np.uint64(top + q)]
+            # its iterations' adjoints are independent: run in the loop's order
             for i in range(n):
                 y_bar[i] += yt_bar[i]
                 k1_bar[i] += strong_zero(0.5 * h * yt_bar[i], yt_bar[i])

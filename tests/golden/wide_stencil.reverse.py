@@ -67,11 +67,10 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
             c_bar = add_unordered(c_bar, strong_zero((u[i_1 + 3] - 2.0 * u[i_1 - 2]) * v_bar[i_1], v_bar[i_1]))
         # the rest of its adjoint:
         top -= max(n - 5, 0)  # this loop's records
-        # its iterations' adjoints are independent: run in the loop's order, each restoring
-        # its own records from the end of its part of the tape
         # restore v's elements the loop overwrote: one block
         for q in range(max(n - 3 - 2, 0)):
             v[np.uint64(2 + q)] = tape[np.uint64(top + q)]
+        # its iterations' adjoints are independent: run in the loop's order
         for i in range(2, n - 3):
             v_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
