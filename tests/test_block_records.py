@@ -12,6 +12,7 @@ and more, and under checkpointing (`memory=`) against central differences.
 
 from __future__ import annotations
 
+import libcst as cst
 import numpy as np
 import pytest
 
@@ -136,7 +137,8 @@ ADJOINTS = frozenset({"u_bar", "v_bar"})
 
 def _rewritten(loop: str) -> bool:
     text = "def f_vjp(u, v, tape, top, n, out_bar):\n" + loop
-    new, changed = block_records(text, ADJOINTS)
+    tree, changed = block_records(cst.parse_module(text), ADJOINTS)
+    new = tree.code
     assert changed == (BLOCK in new)
     return changed
 
@@ -178,7 +180,8 @@ def test_the_blocks_hold_what_the_elements_held():
         "        u[i] = tape[np.uint64(top)]\n"
         "    return u, tape, top\n"
     )
-    new, changed = block_records(loop, ADJOINTS)
+    tree, changed = block_records(cst.parse_module(loop), ADJOINTS)
+    new = tree.code
     assert changed and new.count(BLOCK) == 2
     for n in (0, 1, 2, 3, 6):
         results = []

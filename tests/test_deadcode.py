@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
 import pytest
 
 from sourcead.ir.exprs import template
@@ -241,7 +242,7 @@ CASES = {
 def test_dead_code_elimination(name):
     before, after = (textwrap.dedent(text).lstrip() for text in CASES[name])
     sections = frozenset({"# header", "# forward sweep", "# reverse sweep"})
-    assert eliminate_dead_code(before, sections) == after
+    assert eliminate_dead_code(cst.parse_module(before), sections).code == after
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
 import numpy as np
 import pytest
 from numeric import assert_close, finite_difference_gradient
@@ -20,7 +21,8 @@ _ADJOINTS = frozenset({"a_bar", "b_bar"})
 
 def _rewritten(body: str) -> str:
     text = "def f_vjp(x, n, out_bar):\n    # reverse sweep\n" + textwrap.indent(textwrap.dedent(body).strip(), "    ")
-    out = rewrite_after(text + "\n", "# reverse sweep", lambda s: assign_first_contributions(s, _ADJOINTS))
+    tree = cst.parse_module(text + "\n")
+    out = rewrite_after(tree, "# reverse sweep", lambda s: assign_first_contributions(s, _ADJOINTS)).code
     return textwrap.dedent(out.split("# reverse sweep\n", 1)[1])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
 import numpy as np
 import pytest
 from numeric import assert_close, assert_gradient_matches
@@ -26,7 +27,8 @@ _ADJOINTS = frozenset({"A_bar", "x_bar", "u_bar"})
 def _sweep(body: str, *rewrites) -> str:
     text = "def f_vjp(A, x, u, v, w, z, n, out_bar):\n    # reverse sweep\n"
     text += textwrap.indent(textwrap.dedent(body).strip(), "    ") + "\n"
-    return textwrap.dedent(rewrite_after(text, "# reverse sweep", *rewrites).split("# reverse sweep\n", 1)[1])
+    out = rewrite_after(cst.parse_module(text), "# reverse sweep", *rewrites).code
+    return textwrap.dedent(out.split("# reverse sweep\n", 1)[1])
 
 
 def _fused(body: str) -> str:

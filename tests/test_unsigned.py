@@ -4,6 +4,7 @@ negative (an index counting from the end) keeps its meaning (finite differences)
 
 from __future__ import annotations
 
+import libcst as cst
 import numpy as np
 import pytest
 from numeric import assert_close, finite_difference_gradient
@@ -38,7 +39,7 @@ def f_vjp(x, n, k):
     ],
 )
 def test_which_loop_variables_index_unsigned(loop, unsigned):
-    text = unsigned_indices(_FUNCTION.format(var="j", loop=loop).lstrip(), "# reverse sweep")
+    text = unsigned_indices(cst.parse_module(_FUNCTION.format(var="j", loop=loop).lstrip()), "# reverse sweep").code
     assert ("x_bar[np.uint64(j)] += x[np.uint64(j)] * k" in text) == unsigned, text
     assert "s = x[0]" in text  # before the marker: as written
 
@@ -55,7 +56,7 @@ def f_vjp(U, U_bar, n, f):
         for j in range(k + 1, n):
             U_bar[k, j] += f * U_bar[j, k]
 """
-    out = unsigned_indices(text.lstrip(), "# reverse sweep")
+    out = unsigned_indices(cst.parse_module(text.lstrip()), "# reverse sweep").code
     assert "U_bar[np.uint64(k), np.uint64(k)] += 1.0" in out  # k: the innermost loop's variable there
     assert "U_bar[k, j] += f * U_bar[j, k]\n            j = 0" in out  # j assigned in its loop: signed
     assert "U_bar[k, np.uint64(j)] += f * U_bar[np.uint64(j), k]" in out  # up from k + 1, k >= 0

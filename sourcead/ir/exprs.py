@@ -7,6 +7,7 @@ string concatenation.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 
@@ -296,8 +297,41 @@ def _collect_names(node: cst.CSTNode, found: set[str]) -> None:
         for arg in node.args:
             _collect_names(arg.value, found)  # not the keyword's name
     else:
-        for child in children(node):
+        for child in parts(node):
             _collect_names(child, found)
+
+
+def parts(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The child nodes of `node` that can hold code, read from its fields: `children` without
+    the tokens and whitespace, in field order (not always the order of the text: an `IfExp`'s
+    test comes first), and without the visit libcst makes to compute `children` (a visit builds
+    every node again: a full one per pass was half a reverse transform's time). For questions
+    whose answer does not depend on order: the names read, whether a kind of node occurs."""
+    for field in _code_fields(type(node)):
+        value = getattr(node, field)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            yield from (v for v in value if isinstance(v, cst.CSTNode))
+
+
+def contains(node: cst.CSTNode, kind: type[cst.CSTNode] | tuple[type[cst.CSTNode], ...]) -> bool:
+    """Whether `node` or a node inside it is a `kind`."""
+    return isinstance(node, kind) or any(contains(child, kind) for child in parts(node))
+
+
+_TOKENS = frozenset({"lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "comma", "semicolon",
+                     "equal", "colon", "operator", "asynchronous", "header", "footer", "leading_lines",
+                     "lines_after_decorators"})  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _code_fields(kind: type) -> tuple[str, ...]:
+    found = _FIELDS.get(kind)
+    if found is None:
+        names = (f.name for f in dataclasses.fields(kind))
+        found = _FIELDS[kind] = tuple(n for n in names if n not in _TOKENS and not n.startswith("whitespace"))
+    return found
 
 
 def subscript_indices(node: cst.Subscript) -> list[cst.BaseExpression]:

@@ -40,24 +40,24 @@ left as the sweeps wrote it.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import libcst as cst
 
-from ..ir.exprs import unparen
+from ..ir.exprs import parts, unparen
 
 _CALLS = frozenset({"strong_zero", "add_unordered", "min", "max", "abs"})
 
 
-def block_records(text: str, adjoints: frozenset[str]) -> tuple[str, bool]:
-    """`text` (one generated function) with its per-element records and restores in loops of the
-    shape above written as block copies; and whether any was."""
-    module = cst.parse_module(text)
-    taken = _names(module)
-    q = next(name for name in ("q", *(f"q_{k}" for k in range(1, len(taken) + 2))) if name not in taken)
-    rewriter = _Rewriter(adjoints, q)
-    new = module.visit(rewriter)
-    return (new.code, True) if rewriter.count else (text, False)
+def block_records(module: cst.Module, adjoints: frozenset[str]) -> tuple[cst.Module, bool]:
+    """`module` (holding one generated function) with its per-element records and restores in loops
+    of the shape above written as block copies; and whether any was."""
+    rewriter = _Rewriter(adjoints, module)
+    (definition,) = module.body
+    assert isinstance(definition, cst.FunctionDef)
+    new = module.with_changes(body=[rewriter.compound(definition)])
+    return (new, True) if rewriter.count else (module, False)
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -153,13 +153,15 @@ def _element(node: cst.BaseExpression, var: str) -> tuple[str, list[str], int] |
 
 
 def _names(node: cst.CSTNode) -> set[str]:
+    """Every name in `node`: variables, functions called, attributes."""
     found: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(_Collect())
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Name):
+            found.add(item.value)
+        else:
+            stack.extend(parts(item))
     return found
 
 
@@ -238,16 +240,36 @@ def _line(text: str, leading: Any = ()) -> cst.SimpleStatementLine:
     return line.with_changes(leading_lines=leading) if leading else line
 
 
-class _Rewriter(cst.CSTTransformer):
-    def __init__(self, adjoints: frozenset[str], q: str):
-        self.adjoints, self.q, self.count = adjoints, q, 0
+class _Rewriter:
+    """Rewrites each block, innermost first, walking statements only (no expression is visited)."""
 
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        return updated.with_changes(body=self._block(list(updated.body)))
+    def __init__(self, adjoints: frozenset[str], module: cst.Module):
+        self.adjoints, self.module, self.count = adjoints, module, 0
+
+    @cached_property
+    def q(self) -> str:
+        """The block copies' loop variable: a name the function does not use (asked only when a
+        loop is rewritten: collecting every name costs as much as the rest of the pass)."""
+        taken = _names(self.module)
+        return next(name for name in ("q", *(f"q_{k}" for k in range(1, len(taken) + 2))) if name not in taken)
+
+    def compound(self, node: Any) -> Any:
+        """`node` with the blocks it holds (bodies, `else`s, `elif`s, handlers) rewritten."""
+        changes = {}
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            part = getattr(node, field, None)
+            if isinstance(part, cst.IndentedBlock):
+                changes[field] = part.with_changes(body=self._block(list(part.body)))
+            elif isinstance(part, (tuple, list)):
+                changes[field] = [self.compound(p) for p in part]
+            elif isinstance(part, cst.CSTNode) and not isinstance(part, cst.SimpleStatementSuite):
+                changes[field] = self.compound(part)
+        return node.with_changes(**changes) if changes else node
 
     def _block(self, lines: list[Any]) -> list[Any]:
         out: list[Any] = []
         for line in lines:
+            line = self.compound(line) if isinstance(line, cst.BaseCompoundStatement) else line
             if isinstance(line, cst.For):
                 new = self._forward(line) or self._reverse(line)
                 if new is not None:

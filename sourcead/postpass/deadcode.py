@@ -37,15 +37,14 @@ Live = frozenset[str]
 MODULES = ("np", "math")  # the modules whose functions the generated code calls by attribute
 
 
-def eliminate_dead_code(function: str, sections: frozenset[str] = frozenset()) -> str:
-    """The text of one generated function without its dead statements; `sections` are comments
-    kept wherever their statement goes (`# reverse sweep`)."""
-    module = cst.parse_module(function)
+def eliminate_dead_code(module: cst.Module, sections: frozenset[str] = frozenset()) -> cst.Module:
+    """`module` (holding one generated function) without the function's dead statements; `sections`
+    are comments kept wherever their statement goes (`# reverse sweep`)."""
     (definition,) = module.body
     assert isinstance(definition, cst.FunctionDef)
     body, _ = _Pruner(sections).block(_statements(definition.body), frozenset(), _Exits(frozenset(), frozenset()))
     definition = definition.with_changes(body=definition.body.with_changes(body=body or [_pass()]))
-    return module.with_changes(body=[definition]).code
+    return module.with_changes(body=[definition])
 
 
 @dataclass(frozen=True)

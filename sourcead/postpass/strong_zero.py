@@ -21,38 +21,24 @@ the same.
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
-from ..ir.exprs import unparen
+from ..ir.exprs import contains, unparen
+from .marked import rewrite_after
 
 HELPER = "strong_zero"
 
 
-def eager_selects(text: str, marker: str) -> tuple[str, bool]:
-    """`text` (one generated function) with the strong-zero guards in the loops after its `marker`
-    comment (the reverse sweep) written as `strong_zero` calls; and whether any was."""
-    module = cst.parse_module(text)
-    rewriter = _Rewriter(marker)
-    new = module.visit(rewriter)
-    return (new.code, True) if rewriter.count else (text, False)
+def eager_selects(module: cst.Module, marker: str) -> tuple[cst.Module, bool]:
+    """`module` (holding one generated function) with the strong-zero guards in the loops after its
+    `marker` comment (the reverse sweep) written as `strong_zero` calls; and whether any was."""
+    select = _Select()
 
+    def rewrite(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
+        return [s.visit(select) if contains(s, cst.IfExp) else s for s in statements]
 
-class _Rewriter(cst.CSTTransformer):
-    def __init__(self, marker: str):
-        self.marker, self.count = marker, 0
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        body: list[Any] = list(updated.body.body)
-        for k, stmt in enumerate(body):
-            leading = getattr(stmt, "leading_lines", ())
-            if any(line.comment is not None and line.comment.value == self.marker for line in leading):
-                select = _Select()
-                body[k:] = [s.visit(select) for s in body[k:]]
-                self.count += select.count
-                break
-        return updated.with_changes(body=updated.body.with_changes(body=body))
+    new = rewrite_after(module, marker, rewrite)
+    return (new, True) if select.count else (module, False)
 
 
 class _Select(cst.CSTTransformer):

@@ -1,4 +1,4 @@
-"""The post-passes on the text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
+"""The post-passes on the parsed text of reverse mode's sweeps (`reverse/sweeps.py`), as the pipeline
 runs them: dead code removed (`deadcode.py`), then two rank-1 updates of one matrix fused
 (`outers.py`), first contributions assigned (`first_contributions.py`), strong-zero guards in
 loops written as selects (`strong_zero.py`), a loop's records of one contiguous block copied as a
@@ -22,7 +22,7 @@ from .unsigned import unsigned_statements
 
 def remove_dead_code(sweeps: Sweeps) -> Sweeps:
     """The sweeps without the statements nothing returned depends on (their section comments kept)."""
-    return replace(sweeps, text=eliminate_dead_code(sweeps.text, sweeps.sections))
+    return replace(sweeps, tree=eliminate_dead_code(sweeps.tree, sweeps.sections))
 
 
 def fused_outers(sweeps: Sweeps) -> Sweeps:
@@ -32,7 +32,7 @@ def fused_outers(sweeps: Sweeps) -> Sweeps:
     def fuse(statements: list) -> list:
         return fuse_outers(statements, sweeps.adjoints)
 
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, fuse))
+    return replace(sweeps, tree=rewrite_after(sweeps.tree, REVERSE_SWEEP, fuse))
 
 
 def first_contributions(sweeps: Sweeps) -> Sweeps:
@@ -41,24 +41,24 @@ def first_contributions(sweeps: Sweeps) -> Sweeps:
     def assign(statements: list) -> list:
         return assign_first_contributions(statements, sweeps.adjoints)
 
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, assign))
+    return replace(sweeps, tree=rewrite_after(sweeps.tree, REVERSE_SWEEP, assign))
 
 
 def select_strong_zeros(sweeps: Sweeps) -> Sweeps:
     """The reverse sweep with its loops' strong-zero guards written as `strong_zero` selects."""
-    text, selects = eager_selects(sweeps.text, REVERSE_SWEEP)
+    tree, selects = eager_selects(sweeps.tree, REVERSE_SWEEP)
     if not selects:
         return sweeps
-    return replace(sweeps, text=text, helpers=tuple(sorted({*sweeps.helpers, STRONG_ZERO})))
+    return replace(sweeps, tree=tree, helpers=tuple(sorted({*sweeps.helpers, STRONG_ZERO})))
 
 
 def records_in_blocks(sweeps: Sweeps) -> Sweeps:
     """The sweeps with a loop's per-element records and restores of one contiguous block written
     as block copies (`block_records.py`)."""
-    text, changed = block_records(sweeps.text, sweeps.adjoints)
-    return replace(sweeps, text=text) if changed else sweeps
+    tree, changed = block_records(sweeps.tree, sweeps.adjoints)
+    return replace(sweeps, tree=tree) if changed else sweeps
 
 
 def unsigned_indices(sweeps: Sweeps) -> Sweeps:
     """The reverse sweep with the indices that are never negative made unsigned."""
-    return replace(sweeps, text=rewrite_after(sweeps.text, REVERSE_SWEEP, unsigned_statements))
+    return replace(sweeps, tree=rewrite_after(sweeps.tree, REVERSE_SWEEP, unsigned_statements))

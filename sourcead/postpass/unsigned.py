@@ -32,10 +32,10 @@ from .marked import rewrite_after
 _RANGE = ("range",)
 
 
-def unsigned_indices(function: str, marker: str) -> str:
-    """`function` (the text of one generated function) with the indices of its statements from the
-    one after the comment `marker` on made unsigned where they are loop variables never below 0."""
-    return rewrite_after(function, marker, unsigned_statements)
+def unsigned_indices(module: cst.Module, marker: str) -> cst.Module:
+    """`module` (holding one generated function) with the indices of its statements from the one
+    after the comment `marker` on made unsigned where they are loop variables never below 0."""
+    return rewrite_after(module, marker, unsigned_statements)
 
 
 def unsigned_statements(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:

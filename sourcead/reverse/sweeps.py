@@ -18,6 +18,7 @@ the seeds of the adjoints.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
@@ -38,12 +39,17 @@ REVERSE_SWEEP = "# reverse sweep"  # these comments, and the function's header, 
 
 @dataclass(frozen=True)
 class Sweeps:
-    """The text of `f_vjp` (or `f_grad`) as the sweeps wrote it, before the text-level post-passes."""
+    """`f_vjp` (or `f_grad`) as the sweeps wrote it, parsed once: the text-level post-passes
+    rewrite the tree, each handing the next its result without printing and parsing it again."""
 
-    text: str
+    tree: cst.Module  # the module holding the one function
     helpers: tuple[str, ...]  # the runtime helpers it calls
     sections: frozenset[str]  # comments that stay where their line goes (`eliminate_dead_code`)
     adjoints: frozenset[str]  # the names of adjoints (`assign_first_contributions`)
+
+    @cached_property
+    def text(self) -> str:
+        return self.tree.code
 
 
 def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
@@ -87,7 +93,7 @@ def write_sweeps(plan: ReversePlan, with_value: bool = True) -> Sweeps:
         out.line(f"return {', '.join([value, *grads])}" if with_value else f"return {tuple_text(grads)}")
     sections = frozenset({*header, sweep, REVERSE_SWEEP})  # comments kept where their line goes
     adjoints = frozenset(name for (_, suffix), name in namer.shadows.items() if suffix == "_bar")
-    return Sweeps(out.text(), tuple(sorted(emission.helpers)), sections, adjoints)
+    return Sweeps(cst.parse_module(out.text()), tuple(sorted(emission.helpers)), sections, adjoints)
 
 
 def _placeholders(plan: ReversePlan) -> list[str]:
