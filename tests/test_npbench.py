@@ -56,6 +56,9 @@ def test_registry_covers_every_numba_kernel_of_npbench():
 # lenet's fixed layers hold 12 000 weights, whose full differences took 84 s of the suite; every
 # element is still in the forward-against-reverse test below.
 DIFFERENCED = 64
+# Fewer where the plain-Python primal is slow: channel_flow's run takes 0.14 s, and its 64 elements
+# of each array were 35 s of the suite (every element stays in the forward-against-reverse test).
+DIFFERENCED_OF = {"channel_flow": 8}
 
 
 @pytest.mark.parametrize("name", list(cases()))
@@ -66,7 +69,8 @@ def test_gradient_matches_central_differences(name):
     got = ad.grad(kernel.objective, wrt=tuple(names), jit=False)(*args)
     got = got if isinstance(got, tuple) else (got,)
     if not kernel.float32:
-        expected = sampled_difference_gradient(kernel.objective, args, names, DIFFERENCED)
+        at_most = DIFFERENCED_OF.get(name, DIFFERENCED)
+        expected = sampled_difference_gradient(kernel.objective, args, names, at_most)
         for g, (e, where) in zip(got, expected, strict=True):
             assert_close(g if where is None else np.ravel(g)[where], e, rtol=1e-5, atol=1e-6)
         return
