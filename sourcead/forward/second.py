@@ -27,6 +27,7 @@ from ..errors import SourceADError
 from ..frontend.parse import ParsedFunction
 from ..ir.core import Assign, walk_statements
 from ..ir.emit import module_text
+from ..ir.exprs import all_names
 from ..ir.naming import Namer
 from ..rules import classify
 
@@ -87,9 +88,9 @@ def tangent_function(forward, name: str, mutates: bool) -> ParsedFunction:
     """The generated `f_jvp` as a parsed function named `f` that returns the result's tangent alone
     (`return y, y_dot` -> `return y_dot`), ready for the pipeline's second run."""
     module = cst.parse_module(forward.source)
-    module = module.visit(_TangentOnly(f"{name}_jvp", name, mutates, _names(module)))
+    module = module.visit(_TangentOnly(f"{name}_jvp", name, mutates, all_names(module)))
     text = module.code
-    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # positions as a parse of `text` gives them
     positions = wrapper.resolve(PositionProvider)
     node = next(n for n in wrapper.module.body if isinstance(n, cst.FunctionDef) and n.name.value == name)
     scope: dict = {}
@@ -151,17 +152,6 @@ def _call(func: str, *args: cst.BaseExpression) -> cst.BaseExpression:
     return cst.parse_expression(f"{func}({', '.join(_text(a) for a in args)})")
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    node.visit(Visitor())
-    return names
-
-
 def refuse_first_order_limits(prog) -> None:
     """Primitives whose tangent has no derivative rule (`Primitive.second_order`), where they meet a
     value that carries a derivative: refused at the user's statement, with what to write instead."""
@@ -190,7 +180,7 @@ def _calls(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _reads_active(prog, node: cst.CSTNode) -> bool:
-    return any(prog.is_active(n) for n in _names(node))
+    return any(prog.is_active(n) for n in all_names(node))
 
 
 __all__ = ["check_forward", "hvp_source", "refuse_first_order_limits", "second_order_errors", "tangent_function"]

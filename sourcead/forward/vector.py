@@ -34,6 +34,7 @@ import libcst as cst
 
 from ..analysis.program import Program
 from ..errors import SourceADError
+from ..ir.exprs import all_names, code
 from .tangent import STRONG_TANGENT
 
 _STRONG = re.compile("# " + re.escape(STRONG_TANGENT).replace(re.escape("{axes}"), "([0-9]+)"))
@@ -51,7 +52,7 @@ def vectorize(first: Program, forward):
     tangents = {first.dot(v): first.kinds[v].ndim for v in first.activity.active}  # 0: a float tangent
     tangents |= {first.dot(w): first.kinds[w].ndim for w in first.wrt}
     module = cst.parse_module(forward.source)
-    taken = _names(module)
+    taken = all_names(module)
     lanes = _fresh("lanes", taken)
     lane = _fresh("lane", taken)
     first_dot = first.dot(first.wrt[0])
@@ -100,7 +101,7 @@ class _Lanes(cst.CSTTransformer):
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target, op = stmt.targets[0].target, "="
         elif isinstance(stmt, cst.AugAssign):
-            target, op = stmt.target, _text(stmt.operator).strip()
+            target, op = stmt.target, code(stmt.operator).strip()
         else:
             return updated
         base = target.value if isinstance(target, cst.Subscript) else target
@@ -128,7 +129,7 @@ class _Lanes(cst.CSTTransformer):
         lanes, lane = self.lanes, self.lane
         if isinstance(target, cst.Subscript):  # an element, a row or a slice: every lane's
             name = target.value.value  # type: ignore[attr-defined]
-            indices = [_text(e.slice) for e in target.slice]
+            indices = [code(e.slice) for e in target.slice]
             indices += [":"] * (self.tangents[name] - len(indices))  # a row written (`h[t] = ...`): its other axes
             element = f"{name}[{', '.join(indices)}, {lane}]"
             return [f"for {lane} in range({lanes}):\n    {element} {op} {self._lane(value)}\n"]
@@ -158,29 +159,29 @@ class _Lanes(cst.CSTTransformer):
         a computed value."""
         if isinstance(value, (cst.Float, cst.Integer)) or _is_negative_number(value):
             if is_array:
-                raise NotVectorized(f"a number assigned to an array tangent: {_text(value)}")
+                raise NotVectorized(f"a number assigned to an array tangent: {code(value)}")
             return f"np.zeros({self.lanes})"
         if isinstance(value, cst.Name) and value.value in self.tangents:
             return value.value if is_array else f"{value.value}.copy()"  # arrays alias as the primal does
         if isinstance(value, cst.Call):
-            func = _text(value.func)
+            func = code(value.func)
             args = value.args
             if func == "np.copy" and _is_tangent_name(args[0].value, self.tangents):
-                return _text(value)
+                return code(value)
             if func == "np.zeros_like" and len(args) == 1:
-                return f"np.zeros({_text(args[0].value)}.shape + ({self.lanes},))"
+                return f"np.zeros({code(args[0].value)}.shape + ({self.lanes},))"
             if func in ("np.zeros", "np.empty") and args and all(a.keyword is None for a in args[:1]):
                 shape = args[0].value
-                rest = "".join(f", {_text(a)}" for a in args[1:])
+                rest = "".join(f", {code(a)}" for a in args[1:])
                 return f"{func}({self._lane_shape(shape)}{rest})"
         return None
 
     def _lane_shape(self, shape: cst.BaseExpression) -> str:
         if isinstance(shape, cst.Tuple):
-            return f"({', '.join(_text(e.value) for e in shape.elements)}, {self.lanes})"
+            return f"({', '.join(code(e.value) for e in shape.elements)}, {self.lanes})"
         if isinstance(shape, cst.Attribute) and shape.attr.value == "shape":
-            return f"{_text(shape)} + ({self.lanes},)"
-        return f"({_text(shape)}, {self.lanes})"
+            return f"{code(shape)} + ({self.lanes},)"
+        return f"({code(shape)}, {self.lanes})"
 
     def _returned(self, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
         """`return value, tangent`: the value as it is; constant tangents (`0.0`, zeros) in lanes."""
@@ -205,7 +206,7 @@ class _Lanes(cst.CSTTransformer):
     def _lane(self, value: cst.BaseExpression) -> str:
         indexed = value.visit(_LaneIndex(self.tangents, self.lane))
         assert isinstance(indexed, cst.BaseExpression)  # an expression visited stays one
-        return _text(indexed)
+        return code(indexed)
 
     def _fresh_temp(self) -> str:
         while f"{self.lanes}{self.count}" in self.taken:
@@ -249,7 +250,7 @@ def _is_tangent_name(node: cst.BaseExpression, tangents: dict[str, int]) -> bool
 
 
 def _reads(node: cst.BaseExpression | None, tangents: dict[str, int]) -> bool:
-    return node is not None and bool(_names(node) & tangents.keys())
+    return node is not None and bool(all_names(node) & tangents.keys())
 
 
 def _is_negative_number(node: cst.BaseExpression) -> bool:
@@ -258,21 +259,6 @@ def _is_negative_number(node: cst.BaseExpression) -> bool:
         and isinstance(node.operator, cst.Minus)
         and isinstance(node.expression, (cst.Float, cst.Integer))
     )
-
-
-def _text(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    node.visit(Visitor())
-    return names
 
 
 def _fresh(name: str, taken: set[str]) -> str:

@@ -315,6 +315,20 @@ def parts(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield from (v for v in value if isinstance(v, cst.CSTNode))
 
 
+def all_names(node: cst.CSTNode) -> set[str]:
+    """Every name in `node`: variables, functions called, attribute names, keywords (the names a
+    fresh one must differ from)."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Name):
+            found.add(item.value)
+        else:
+            stack.extend(parts(item))
+    return found
+
+
 def contains(node: cst.CSTNode, kind: type[cst.CSTNode] | tuple[type[cst.CSTNode], ...]) -> bool:
     """Whether `node` or a node inside it is a `kind`."""
     return isinstance(node, kind) or any(contains(child, kind) for child in parts(node))

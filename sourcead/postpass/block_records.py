@@ -45,7 +45,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..ir.exprs import parts, unparen
+from ..ir.exprs import all_names, unparen
 
 _CALLS = frozenset({"strong_zero", "add_unordered", "min", "max", "abs"})
 
@@ -152,19 +152,6 @@ def _element(node: cst.BaseExpression, var: str) -> tuple[str, list[str], int] |
     return node.value.value, [_code(k) for k in lead], c
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    """Every name in `node`: variables, functions called, attributes."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, cst.Name):
-            found.add(item.value)
-        else:
-            stack.extend(parts(item))
-    return found
-
-
 def _assigned(lines: list[Any]) -> set[str]:
     """Names some statement among `lines` binds (targets that are names, loop variables)."""
     found: set[str] = set()
@@ -250,7 +237,7 @@ class _Rewriter:
     def q(self) -> str:
         """The block copies' loop variable: a name the function does not use (asked only when a
         loop is rewritten: collecting every name costs as much as the rest of the pass)."""
-        taken = _names(self.module)
+        taken = all_names(self.module)
         return next(name for name in ("q", *(f"q_{k}" for k in range(1, len(taken) + 2))) if name not in taken)
 
     def compound(self, node: Any) -> Any:
@@ -328,7 +315,7 @@ class _Rewriter:
         if not (isinstance(step.operator, cst.AddAssign) and _code(step.target) == counter and _int(step.value) == 1):
             return None
         first = _int(start) + c  # type: ignore[operator]
-        if first < 0 or array == tape or {tape, counter, var} & set(lead) or {tape, counter} & _names(store.value):
+        if first < 0 or array == tape or {tape, counter, var} & set(lead) or {tape, counter} & all_names(store.value):
             return None
         if counter == array or counter == var:
             return None
@@ -395,7 +382,7 @@ class _Rewriter:
         check = _AdjointsOnly(self.adjoints)
         for s in rest:
             s.visit(check)
-        touched = set().union(*(_names(s) for s in rest)) if rest else set()
+        touched = set().union(*(all_names(s) for s in rest)) if rest else set()
         if not check.ok or {array, tape, counter, top} & touched or (set(lead) | {var}) & _assigned(rest):
             return None
         lines: list[Any] = []
