@@ -12,15 +12,23 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     # active (varied from v; useful for the result): choice, t0, t1, v
     # active (varied from v, w; useful for the result): choice_1, result_dot
     # active (varied from w; useful for the result): w
-    # constant (no derivative code): result, v_dot, w_dot
+    # constant (no derivative code): result, t2, t3, v_dot, w_dot
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
     t0 = math.sqrt(max(v, 0.0))
     t1 = math.sqrt(max(-v, 0.0))
-    itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if v >= 0.0:
-        choice = 0.5 / t0 * v_dot
+        t2 = v_dot
+    else:
+        t2 = 0.0
+    if -v >= 0.0:
+        t3 = -v_dot
+    else:
+        t3 = 0.0
+    itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
+    if t2 != 0.0 or math.isfinite(0.5 / t0):
+        choice = 0.5 / t0 * t2
         itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
@@ -28,8 +36,8 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
         itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
-    if -v >= 0.0:
-        choice_1 = w * (0.5 / t1 * -v_dot)
+    if t3 != 0.0 or math.isfinite(0.5 / t1):
+        choice_1 = w * (0.5 / t1 * t3)
         itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
@@ -49,23 +57,22 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
-        # adjoint of: choice_1 = w * (0.5 / t1 * -v_dot)
-        t6 = 1.0 / t1
-        t7 = 0.5 / t1
-        t8 = t7 * -v_dot
-        w_bar = (t8 * choice_1_bar if choice_1_bar != 0.0 else 0.0)
-        t1_bar += (-t7 * t6 * (-v_dot * (w * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
+        # adjoint of: choice_1 = w * (0.5 / t1 * t3)
+        t8 = 1.0 / t1
+        t9 = 0.5 / t1
+        w_bar = (t9 * t3 * choice_1_bar if choice_1_bar != 0.0 else 0.0)
+        t1_bar += (-t9 * t8 * (t3 * (w * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
-        # adjoint of: choice = 0.5 / t0 * v_dot
-        t4 = 1.0 / t0
-        t5 = 0.5 / t0
-        t0_bar = (-t5 * t4 * (v_dot * choice_bar) if choice_bar != 0.0 else 0.0)
+        # adjoint of: choice = 0.5 / t0 * t2
+        t6 = 1.0 / t0
+        t7 = 0.5 / t0
+        t0_bar = (-t7 * t6 * (t2 * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t1 = math.sqrt(max(-v, 0.0))
-    t3 = math.sqrt(max(-v, 0.0))
-    v_bar = (-(0.5 / t3 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
+    t5 = math.sqrt(max(-v, 0.0))
+    v_bar = (-(0.5 / t5 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
     # adjoint of: t0 = math.sqrt(max(v, 0.0))
-    t2 = math.sqrt(max(v, 0.0))
-    v_bar += (0.5 / t2 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
+    t4 = math.sqrt(max(v, 0.0))
+    v_bar += (0.5 / t4 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
     return value, v_bar, w_bar
