@@ -204,3 +204,30 @@ def test_a_visibly_positive_operand_is_not_singular():
         _check(visibly_positive, (0.0,), jit=jit)
         _check(visibly_positive, (-1.3,), jit=jit)
 
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_custom_rule_declares_its_singular_partial(jit):
+    """`custom_rule(partials=..., singular=("x",))`: both modes guard it as they guard math.sqrt.
+    Undeclared, the flat direction gives inf * 0 (what the declaration is for)."""
+    import singular_rules as sr
+
+    with np.errstate(all="ignore"):
+        assert ad.grad(sr.declared, wrt=(0, 1), jit=jit)(1.0, 0.0) == (0.0, math.inf)
+        assert ad.jvp(sr.declared, wrt=(0, 1), jit=jit)(1.0, 0.0, tangents=(1.0, 0.0))[1] == 0.0
+        assert ad.jvp(sr.declared, wrt=(0, 1), jit=jit)(1.0, 0.0, tangents=(0.0, 1.0))[1] == math.inf
+        assert math.isnan(ad.grad(sr.undeclared, wrt=(0, 1), jit=jit)(1.0, 0.0)[0])
+        assert math.isnan(ad.jvp(sr.undeclared, wrt=(0, 1), jit=jit)(1.0, 0.0, tangents=(1.0, 0.0))[1])
+    _check(sr.declared, (2.0, 0.5), jit=jit)  # and where nothing is singular, the derivative itself
+
+
+def test_a_custom_rule_names_its_singular_arguments():
+    import singular_rules as sr
+
+    from sourcead.custom import _positions, lookup
+
+    for bad in (("y",), (1,), (True,)):
+        with pytest.raises(ad.SourceADError, match="not an argument of undeclared_root"):
+            ad.custom_rule(partials=sr.root_partials, singular=bad)(sr.undeclared_root)
+    assert lookup(sr.undeclared_root).singular == ()  # a refused declaration registers nothing
+    # by name or position, the same declaration
+    assert _positions(sr.declared, ("b",)) == _positions(sr.declared, (1,)) == _positions(sr.declared, "b") == (1,)
