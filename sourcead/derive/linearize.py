@@ -126,7 +126,7 @@ def tangent(
     `bind` (the sparsity sweep: structure only) nothing is guarded. In the tangent code second
     order differentiates again (`second_order`), only where the partial is not finite: `(p * t1 if
     t1 != 0.0 or math.isfinite(p) else 0.0)`, whose derivative is that of `p * t1` wherever p is
-    finite (also where t1 vanishes at one point)."""
+    finite (also where t1 vanishes at one point), as the runtime's `chosen(m, g)`."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
     if root.joint is not None:
@@ -416,8 +416,8 @@ def _strong(partial: cst.BaseExpression, arrays: bool, array_tangent: bool) -> D
         p, nonzero = code(times(partial, t, arrays)), f"{code(t)} != 0.0"
         if second and arrays:
             return cst.parse_expression(f"np.where(np.logical_or({nonzero}, np.isfinite({code(partial)})), {p}, 0.0)")
-        if second:
-            return cst.parse_expression(f"({p} if {nonzero} or math.isfinite({code(partial)}) else 0.0)")
+        if second:  # a selection second order differentiates without a branch (`rules/tangents.py`)
+            return cst.parse_expression(f"chosen({nonzero} or math.isfinite({code(partial)}), {p})")
         if array_tangent:
             return cst.parse_expression(f"np.where({nonzero}, {p}, 0.0)")
         if arrays:

@@ -4,18 +4,19 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     # reverse mode (adjoints) of div_pow with respect to x, y, a
     # active (varied from a; useful for the result): a, t7
-    # active (varied from x, y; useful for the result): choice, q, q_dot, t2, t4, t6
-    # active (varied from a, x; useful for the result): choice_1, choice_2, choice_4, t5
+    # active (varied from a, x; useful for the result): choice_1, t5
+    # active (varied from x, y; useful for the result): q, q_dot, t2, t4, t6
     # active (varied from a, x, y; useful for the result): result_dot, s, s_dot, t8
     # active (varied from y; useful for the result): t0, t1, t3, y
     # active (varied from x; useful for the result): x
-    # constant (no derivative code): a_dot, choice_3, result, x_dot, y_dot
+    # constant (no derivative code): a_dot, choice, result, x_dot, y_dot
+    either = False  # not assigned on every path: a typed placeholder
     t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     t2 = 0.0  # not assigned on every path: a typed placeholder
@@ -31,7 +32,7 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     s_dot = 0.0
     s = 0.0
     tape = reserve(tape, top + 7 * x.shape[0])  # room for all its records: trip counts are known here
-    itape = reserve(itape, itop + 4 * x.shape[0])  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
@@ -56,46 +57,24 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         tape[np.uint64(top)] = t6  # record t6: overwritten next, and an adjoint reads it
         top += 1
         t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]
-        if t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5):
-            choice = 0.5 * t4 ** -0.5 * t6
-            itape[np.uint64(itop)] = 1  # record the branch taken
-            itop += 1
-        else:
-            choice = 0.0
-            itape[np.uint64(itop)] = 0  # record the branch taken
-            itop += 1
-        if x_dot[i] != 0.0 or math.isfinite(a * x[i] ** (a - 1.0)):
-            choice_1 = a * x[i] ** (a - 1.0) * x_dot[i]
+        itape[np.uint64(itop)] = either  # record either: overwritten next, and an adjoint reads it
+        itop += 1
+        either = a_dot != 0.0
+        if not either:
+            if x[i] != 0.0:
+                choice = math.log(x[i]) * t5
+            else:
+                choice = 0.0
+            either = math.isfinite(choice)
+        if x[i] != 0.0:
+            choice_1 = math.log(x[i]) * t5 * a_dot
             itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
             choice_1 = 0.0
             itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
-        either = a_dot != 0.0
-        if not either:
-            if x[i] != 0.0:
-                choice_3 = math.log(x[i]) * t5
-            else:
-                choice_3 = 0.0
-            either = math.isfinite(choice_3)
-        if either:
-            if x[i] != 0.0:
-                choice_4 = math.log(x[i]) * t5 * a_dot
-                itape[np.uint64(itop)] = 1  # record the branch taken
-                itop += 1
-            else:
-                choice_4 = 0.0
-                itape[np.uint64(itop)] = 0  # record the branch taken
-                itop += 1
-            choice_2 = choice_4
-            itape[np.uint64(itop)] = 1  # record the branch taken
-            itop += 1
-        else:
-            choice_2 = 0.0
-            itape[np.uint64(itop)] = 0  # record the branch taken
-            itop += 1
-        s_dot += q_dot + choice - (choice_1 + choice_2)
+        s_dot += q_dot + chosen(t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5), 0.5 * t4 ** -0.5 * t6) - (chosen(x_dot[i] != 0.0 or math.isfinite(a * x[i] ** (a - 1.0)), a * x[i] ** (a - 1.0) * x_dot[i]) + chosen(either, choice_1))
         s += q + t4 ** 0.5 - t5
     t7 = 1.0 / a
     t8 = s / a
@@ -103,7 +82,6 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t6_bar = 0.0
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result_dot = t7 * s_dot + -t8 * t7 * a_dot
@@ -112,57 +90,47 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     t8_bar = (-(t7 * (a_dot * result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
     t7_bar += (-t8 * (a_dot * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: t8 = s / a
-    t29 = 1.0 / a
-    s_bar = (t29 * t8_bar if t8_bar != 0.0 else 0.0)
-    a_bar = (-t8 * t29 * t8_bar if t8_bar != 0.0 else 0.0)
+    t34 = 1.0 / a
+    s_bar = (t34 * t8_bar if t8_bar != 0.0 else 0.0)
+    a_bar = (-t8 * t34 * t8_bar if t8_bar != 0.0 else 0.0)
     # adjoint of: t7 = 1.0 / a
-    t27 = 1.0 / a
-    a_bar += (-t7 * t27 * t7_bar if t7_bar != 0.0 else 0.0)
+    t32 = 1.0 / a
+    a_bar += (-t7 * t32 * t7_bar if t7_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + t4 ** 0.5 - t5
         q_bar = s_bar
         t4_bar = (0.5 * t4 ** -0.5 * s_bar if s_bar != 0.0 else 0.0)
         t5_bar = -s_bar
-        # adjoint of: s_dot += q_dot + choice - (choice_1 + choice_2)
+        # adjoint of: s_dot += q_dot + chosen(t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5), 0.5 * t4 ** -0.5 * t6) - (chosen(x_dot[i] != 0.0 or math.isfinite(a * x[i] ** (a - 1.0)), a * x[i] ** (a - 1.0) * x_dot[i]) + chosen(either, choice_1))
+        t24 = 0.5 * t4 ** -0.5
+        t25 = t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5)
+        t26 = x[np.uint64(i)] ** (a - 1.0)
+        t27 = x_dot[np.uint64(i)] != 0.0 or math.isfinite(a * x[np.uint64(i)] ** (a - 1.0))
         q_dot_bar = s_dot_bar
-        choice_bar = s_dot_bar
-        choice_1_bar = -s_dot_bar
-        choice_2_bar = -s_dot_bar
+        t4_bar += (-0.5 * t4 ** -1.5 * (0.5 * (t6 * s_dot_bar)) if (t25) and (s_dot_bar != 0.0) else 0.0)
+        t6_bar = (t24 * s_dot_bar if (t25) and (s_dot_bar != 0.0) else 0.0)
+        t29 = x_dot[np.uint64(i)] * -s_dot_bar
+        a_bar += (t26 * t29 if (t27) and (s_dot_bar != 0.0) else 0.0)
+        t30 = a * t29
+        x_bar[np.uint64(i)] += (((a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * t30 if t30 != 0.0 else 0.0) if (t27) and (s_dot_bar != 0.0) else 0.0)
+        t31 = a * t29
+        a_bar += (((math.log(x[np.uint64(i)]) * t26 * t31 if x[np.uint64(i)] != 0.0 else 0.0) if t31 != 0.0 else 0.0) if (t27) and (s_dot_bar != 0.0) else 0.0)
+        choice_1_bar = (-s_dot_bar if either else 0.0)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
-            # adjoint of: choice_2 = choice_4
-            choice_4_bar = choice_2_bar
-            itop -= 1
-            taken_1 = itape[np.uint64(itop)]
-            if taken_1 == 1:
-                # adjoint of: choice_4 = math.log(x[i]) * t5 * a_dot
-                t26 = math.log(x[np.uint64(i)])
-                x_bar[np.uint64(i)] += (1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_4_bar)) if choice_4_bar != 0.0 else 0.0)
-                t5_bar += strong_zero(t26 * (a_dot * choice_4_bar), choice_4_bar)
+            # adjoint of: choice_1 = math.log(x[i]) * t5 * a_dot
+            t23 = math.log(x[np.uint64(i)])
+            x_bar[np.uint64(i)] += (1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
+            t5_bar += strong_zero(t23 * (a_dot * choice_1_bar), choice_1_bar)
         itop -= 1
-        taken_2 = itape[np.uint64(itop)]
-        if taken_2 == 1:
-            # adjoint of: choice_1 = a * x[i] ** (a - 1.0) * x_dot[i]
-            t24 = x[np.uint64(i)] ** (a - 1.0)
-            a_bar += strong_zero(t24 * (x_dot[np.uint64(i)] * choice_1_bar), choice_1_bar)
-            t25 = a * (x_dot[np.uint64(i)] * choice_1_bar)
-            x_bar[np.uint64(i)] += (((a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * t25 if t25 != 0.0 else 0.0) if choice_1_bar != 0.0 else 0.0)
-            a_bar += (((math.log(x[np.uint64(i)]) * t24 * t25 if x[np.uint64(i)] != 0.0 else 0.0) if t25 != 0.0 else 0.0) if choice_1_bar != 0.0 else 0.0)
-        itop -= 1
-        taken_3 = itape[np.uint64(itop)]
-        if taken_3 == 1:
-            # adjoint of: choice = 0.5 * t4 ** -0.5 * t6
-            t23 = 0.5 * t4 ** -0.5
-            t4_bar += (-0.5 * t4 ** -1.5 * (0.5 * (t6 * choice_bar)) if choice_bar != 0.0 else 0.0)
-            t6_bar = strong_zero(t23 * choice_bar, choice_bar)
+        either = itape[np.uint64(itop)]  # restore the value either had before
         # adjoint of: t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]
         top -= 1
         t6 = tape[np.uint64(top)]  # restore the value t6 had before
         t3_bar = strong_zero(x_dot[np.uint64(i)] * t6_bar, t6_bar)
         t4_bar += strong_zero(-(t3 * (y_dot[np.uint64(i)] * t6_bar)), t6_bar)
         t3_bar += strong_zero(-t4 * (y_dot[np.uint64(i)] * t6_bar), t6_bar)
-        t6_bar = 0.0
         # adjoint of: t5 = x[i] ** a
         top -= 1
         t5 = tape[np.uint64(top)]  # restore the value t5 had before

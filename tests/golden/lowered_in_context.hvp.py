@@ -10,7 +10,7 @@ from sourcead.runtime import broadcast_like, chosen, expand_axis, reserve, unbro
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     # reverse mode (adjoints) of lowered_in_context with respect to X, x
     # active (varied from X; useful for the result): X, t1
-    # active (varied from x; useful for the result): choice, choice_1, t2, t3, t4, t5, t6, x
+    # active (varied from x; useful for the result): choice, t2, t3, t4, t5, t6, x
     # active (varied from X, x; useful for the result): result_dot
     # constant (no derivative code): X_dot, result, t0, x_dot
     itape = np.empty(0, np.int64)
@@ -32,16 +32,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         choice = 0.0
         itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
-    itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
-    if x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)):
-        choice_1 = 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
-        itape[np.uint64(itop)] = 1  # record the branch taken
-        itop += 1
-    else:
-        choice_1 = 0.0
-        itape[np.uint64(itop)] = 0  # record the branch taken
-        itop += 1
-    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + choice_1
+    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * chosen(x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)), 1.0 / (3.0 * t6 * t6) * x_dot[1])
     value = result_dot
     # reverse sweep
     X_bar = zeros_like(X)
@@ -51,37 +42,33 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t3_bar = zeros_like(t3)
     t4_bar = zeros_like(t4)
     t5_bar = zeros_like(t5)
-    t6_bar = 0.0
     x_bar = zeros_like(x)
-    # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + choice_1
-    t20 = t0 * np.sum(X_dot, axis=0)
-    t21 = -t5 * t4
-    t22 = 2.0 * (x * 2.0) * (2.0 * x_dot)
-    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t20 * np.full_like(broadcast_like(t1, t20), result_dot_bar), t1_bar))
+    # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * chosen(x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)), 1.0 / (3.0 * t6 * t6) * x_dot[1])
+    t16 = t0 * np.sum(X_dot, axis=0)
+    t17 = -t5 * t4
+    t18 = 2.0 * (x * 2.0) * (2.0 * x_dot)
+    t19 = 3.0 * t6 * t6
+    t20 = 1.0 / t19
+    t21 = 1.0 / t19
+    t22 = x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6))
+    t23 = chosen(t22, t21 * x_dot[1])
+    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(broadcast_like(t1, t16), result_dot_bar), t1_bar))
     x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(broadcast_like(x, x_dot), result_dot_bar), x_bar))
     choice_bar = result_dot_bar
-    t23 = np.full_like(broadcast_like(broadcast_like(t4, x_dot), broadcast_like(t21, t22)), result_dot_bar)
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t23, broadcast_like(t4, x_dot)), t4_bar))
-    t24 = unbroadcast(t23, broadcast_like(t21, t22))
-    t25 = unbroadcast(t22 * t24, t21)
-    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t25, -t5))
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t25, t4_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t21 * t24, t22), x_bar)))
-    choice_1_bar = result_dot_bar
+    t24 = np.full_like(broadcast_like(broadcast_like(t4, x_dot), broadcast_like(t17, t18)), result_dot_bar)
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t24, broadcast_like(t4, x_dot)), t4_bar))
+    t25 = unbroadcast(t24, broadcast_like(t17, t18))
+    t26 = unbroadcast(t18 * t25, t17)
+    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t26, -t5))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t26, t4_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t17 * t25, t18), x_bar)))
+    t6_bar = (2.0 * (t23 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    t27 = -t21 * t20 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
+    t6_bar += (3.0 * (t6 * t27) if (t22) and (result_dot_bar != 0.0) else 0.0)
+    t6_bar += (3.0 * t6 * t27 if (t22) and (result_dot_bar != 0.0) else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
-        # adjoint of: choice_1 = 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
-        t16 = 3.0 * t6 * t6
-        t17 = 1.0 / t16
-        t18 = 1.0 / t16
-        t6_bar = (2.0 * (t18 * x_dot[1] * choice_1_bar) if choice_1_bar != 0.0 else 0.0)
-        t19 = -t18 * t17 * (x_dot[1] * (2.0 * t6 * choice_1_bar))
-        t6_bar += (3.0 * (t6 * t19) if choice_1_bar != 0.0 else 0.0)
-        t6_bar += (3.0 * t6 * t19 if choice_1_bar != 0.0 else 0.0)
-    itop -= 1
-    taken_1 = itape[np.uint64(itop)]
-    if taken_1 == 1:
         # adjoint of: choice = math.log(2.0) * t2 * -x_dot[0]
         t15 = math.log(2.0)
         t2_bar = (t15 * (-x_dot[0] * choice_bar) if choice_bar != 0.0 else 0.0)

@@ -4,12 +4,12 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def skip_negatives_hvp(x, x_dot, out_bar):
     # reverse mode (adjoints) of skip_negatives with respect to x
-    # active (varied from x; useful for the result): choice, s_dot, t0, x
+    # active (varied from x; useful for the result): s_dot, t0, x
     # constant (no derivative code): s, x_dot
     t0 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
@@ -19,7 +19,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
     # forward sweep
     s_dot = 0.0
     tape = reserve(tape, top + x.shape[0])  # room for all its records: trip counts are known here
-    itape = reserve(itape, itop + 2 * x.shape[0])  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         skip = False
         if x[i] < 0.0:
@@ -28,15 +28,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = math.sqrt(x[i] + 1.0)
-            if x_dot[i] != 0.0 or math.isfinite(0.5 / t0):
-                choice = x[i] * (0.5 / t0 * x_dot[i])
-                itape[np.uint64(itop)] = 1  # record the branch taken
-                itop += 1
-            else:
-                choice = 0.0
-                itape[np.uint64(itop)] = 0  # record the branch taken
-                itop += 1
-            s_dot += choice + t0 * x_dot[i]
+            s_dot += x[i] * chosen(x_dot[i] != 0.0 or math.isfinite(0.5 / t0), 0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
             itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
@@ -50,20 +42,17 @@ def skip_negatives_hvp(x, x_dot, out_bar):
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
-            # adjoint of: s_dot += choice + t0 * x_dot[i]
-            choice_bar = s_dot_bar
-            t0_bar = strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
-            itop -= 1
-            taken_1 = itape[np.uint64(itop)]
-            if taken_1 == 1:
-                # adjoint of: choice = x[i] * (0.5 / t0 * x_dot[i])
-                t2 = 1.0 / t0
-                t3 = 0.5 / t0
-                x_bar[np.uint64(i)] += strong_zero(t3 * x_dot[np.uint64(i)] * choice_bar, choice_bar)
-                t0_bar += strong_zero(-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * choice_bar)), choice_bar)
+            # adjoint of: s_dot += x[i] * chosen(x_dot[i] != 0.0 or math.isfinite(0.5 / t0), 0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
+            t2 = 1.0 / t0
+            t3 = 0.5 / t0
+            t4 = x_dot[np.uint64(i)] != 0.0 or math.isfinite(0.5 / t0)
+            t5 = chosen(t4, t3 * x_dot[np.uint64(i)])
+            x_bar[np.uint64(i)] += strong_zero(t5 * s_dot_bar, s_dot_bar)
+            t0_bar = (-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar)) if (t4) and (s_dot_bar != 0.0) else 0.0)
+            t0_bar += strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
+            t1 = t0  # its value, before the old one is restored
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
-            t1 = math.sqrt(x[np.uint64(i)] + 1.0)
             x_bar[np.uint64(i)] += (0.5 / t1 * t0_bar if t0_bar != 0.0 else 0.0)
     return value, x_bar
