@@ -7,6 +7,11 @@
     def softplus(x):
         return math.log1p(math.exp(x))
 
+A partial that may be infinite or nan where the function's value is finite (a square root's at 0)
+is declared by the argument's name or position, `singular=("x",)`: both modes then give an exactly
+zero derivative where the argument's tangent or the partials below it are exactly zero, as for the
+built-in `math.sqrt` (`rules/forms.py`, `Partials.singular`).
+
 Like the built-in rules (`sourcead/rules/`), a custom rule declares partial derivatives once and
 both modes are derived from them: forward mode contracts them with the tangents, reverse mode
 multiplies them into the adjoint. The function and its partials are float functions of floats
@@ -37,6 +42,7 @@ from .functions import unwrap
 class CustomRule:
     func: Callable
     partials: Callable
+    singular: tuple[int, ...] = ()  # the positions of the arguments whose partial may be non-finite
 
     @property
     def key(self) -> str:
@@ -62,8 +68,10 @@ class CustomRule:
 _REGISTRY: dict[int, CustomRule] = {}
 
 
-def custom_rule(*, partials: Callable) -> Callable[[Callable], Callable]:
-    """Decorator: `f`'s derivatives come from `partials(*args) -> (df/darg0, df/darg1, ...)`."""
+def custom_rule(*, partials: Callable, singular: tuple[str | int, ...] = ()) -> Callable[[Callable], Callable]:
+    """Decorator: `f`'s derivatives come from `partials(*args) -> (df/darg0, df/darg1, ...)`;
+    `singular` names the arguments (by name or position) whose partial may be infinite or nan where
+    `f`'s value is finite."""
 
     def register(func: Callable) -> Callable:
         plain, plain_partials = unwrap(func), unwrap(partials)
@@ -81,10 +89,29 @@ def custom_rule(*, partials: Callable) -> Callable[[Callable], Callable]:
             )
         if not 1 <= n_func <= 2:
             raise SourceADError(f"custom rules take 1 or 2 float arguments; {plain.__name__} takes {n_func}")
-        _REGISTRY[id(func)] = _REGISTRY[id(plain)] = CustomRule(plain, plain_partials)
+        rule = CustomRule(plain, plain_partials, _positions(plain, singular))
+        _REGISTRY[id(func)] = _REGISTRY[id(plain)] = rule
         return func
 
     return register
+
+
+def _positions(func: Callable, singular: Any) -> tuple[int, ...]:
+    """The positions of the arguments `singular` names (names or positions), checked."""
+    params = list(inspect.signature(func).parameters)
+    given = (singular,) if isinstance(singular, (str, int)) else tuple(singular)
+    positions = []
+    for entry in given:
+        if isinstance(entry, str) and entry in params:
+            positions.append(params.index(entry))
+        elif isinstance(entry, int) and not isinstance(entry, bool) and 0 <= entry < len(params):
+            positions.append(entry)
+        else:
+            raise SourceADError(
+                f"singular={singular!r}: {entry!r} is not an argument of {func.__name__}",
+                hint=f"Name the arguments whose partial may be infinite, by name or position: of {', '.join(params)}.",
+            )
+    return tuple(sorted(set(positions)))
 
 
 def lookup(obj: Any) -> CustomRule | None:

@@ -225,25 +225,60 @@ def test_a_batch_of_tangents_through_a_guard(jit):
     assert dots[-1] == 0.0
 
 
-def test_second_order_keeps_the_derivative_of_a_vanishing_tangent():
-    """hvp differentiates the tangent code again: a guard `p * t if t != 0.0` there would drop the
-    term p * dt at t == 0 (sqrt(x * x + 1) at 0: H v = v, not 0). Its tangent code has none."""
-    assert ad.hvp(smooth_norm, jit=False)(0.0, tangents=1.0) == pytest.approx(1.0, rel=1e-15)
-    grad = ad.grad(loop_norm, jit=False)
+def kink(x, y):
+    """sqrt(y * y) is |y|: at y = 0 its tangent along (1, 0) is zero, through an infinite partial."""
+    return math.sqrt(y * y) + x * x
+
+
+def _gradient_differences(f, args, v, h=1e-6):
+    """H v by central differences of the gradient along v (the first argument's direction)."""
+    grad = ad.grad(f, wrt=0, jit=False)
+    with np.errstate(all="ignore"):
+        return (grad(args[0] + h * v, *args[1:]) - grad(args[0] - h * v, *args[1:])) / (2 * h)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_second_order_keeps_the_derivative_of_a_vanishing_tangent(jit):
+    """hvp differentiates the tangent code again: its guard is `p * t if t != 0.0 or
+    isfinite(p) else 0.0`, so where p is finite it is `p * t` and its derivative p dt + t dp
+    (sqrt(x * x + 1) at 0: t vanishes there, and H v = v, not 0)."""
+    assert ad.hvp(smooth_norm, jit=jit)(0.0, tangents=1.0) == pytest.approx(1.0, rel=1e-15)
     x = np.array([0.3, -0.2, 0.8, 0.1, 0.5])
     v = _tangent(5)
-    step = 1e-6
-    expected = (grad(x + step * v) - grad(x - step * v)) / (2 * step)
-    np.testing.assert_allclose(ad.hvp(loop_norm, jit=False)(x, tangents=v), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ad.hvp(loop_norm, jit=jit)(x, tangents=v), _gradient_differences(loop_norm, (x,), v),
+                               rtol=1e-6, atol=1e-8)  # fmt: skip
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_second_order_has_the_strong_zero_where_the_partial_is_infinite(jit):
+    """Along a direction that keeps sqrt's operand at 0 (|y| at y = 0 moving x; a variance that
+    stays 0), H v is what central differences of the gradient give, where it was nan."""
+    with np.errstate(all="ignore"):
+        assert ad.hvp(kink, wrt=(0, 1), jit=jit)(0.7, 0.0, tangents=(1.0, 0.0)) == (2.0, 0.0)
+        assert ad.hvp(kink, wrt=(0, 1), jit=jit)(0.7, 0.5, tangents=(1.0, 1.0)) == pytest.approx((2.0, 0.0))
+        assert ad.hvp(root, jit=jit)(0.0, tangents=1.0) == -math.inf  # d2/dx2 sqrt(x) at 0: infinite
+    if jit:
+        return
+    shift = np.ones(5)  # every element moved alike: the variance stays 0
+    for f in (loop_norm, loop_norm_power):
+        got = ad.hvp(f, jit=False)(CONSTANT_VECTOR, tangents=shift)
+        np.testing.assert_allclose(got, _gradient_differences(f, (CONSTANT_VECTOR,), shift), atol=1e-8)
+    v = _tangent(CONSTANT_COLUMN.shape)
+    v[:, 0] = 0.4  # the constant column stays constant
+    for f in (column_norm, column_norm_power):
+        with np.errstate(all="ignore"):
+            got = ad.hvp(f, wrt=0, jit=False)(CONSTANT_COLUMN, WEIGHTS, tangents=v)
+        assert np.all(np.isfinite(got))
+        expected = _gradient_differences(f, (CONSTANT_COLUMN, WEIGHTS), v)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 
 def sqrt_of_scaled(a, b):
     return math.sqrt(a * b)
 
 
-@pytest.mark.xfail(strict=True, reason="reverse mode's strong zero is the seed's: g * inf meets the partial b = 0")
 def test_reverse_mode_where_a_zero_partial_meets_an_infinite_one():
-    """sqrt(a * b) at b = 0 is flat in a: forward mode gives 0, reverse mode nan (a known gap)."""
+    """sqrt(a * b) at b = 0 is flat in a: both modes give 0 (`test_reverse_strong_zero.py`)."""
     assert ad.jvp(sqrt_of_scaled, wrt=0, jit=False)(1.0, 0.0, tangents=1.0) == (0.0, 0.0)
     with np.errstate(all="ignore"):
         assert ad.grad(sqrt_of_scaled, wrt=0, jit=False)(1.0, 0.0) == 0.0

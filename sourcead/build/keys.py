@@ -130,7 +130,7 @@ def _describe_callable(value: Any, seen: set[int]) -> str:
     parts = [source, json.dumps(_globals_read(func, seen))]
     rule = custom.lookup(value)
     if rule is not None:
-        parts.append(_describe_callable(rule.partials, seen))
+        parts += [_describe_callable(rule.partials, seen), f"singular:{rule.singular}"]
     return f"function:{name}:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 

@@ -5,12 +5,11 @@
 derivatives over the active leaves (variables and array elements). Values that the derivatives
 need (an operand like `a * b`, or a result like `tanh(...)`) are bound to numbered temporaries, so
 nothing is computed twice. Forward mode contracts the tree with the leaves' tangents (`tangent`);
-reverse mode pushes an adjoint from the root to the leaves (`adjoint`).
+reverse mode pushes an adjoint from the root to the leaves (`derive/adjoints.py`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ from ..ir.naming import Namer
 from ..ir.types import Type
 from ..rules import Bilinear, Bound, Joint, Partials, Primitive, Pullback, Selection, classify
 from .shape_like import float_shaped, operand_shape, shape_like
+from .singular import singular as singular_positions
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
 TypeOf = Callable[[cst.BaseExpression], Type]
@@ -35,7 +35,7 @@ class Edge:
 
     child: Node
     forward: Callable[[cst.BaseExpression], cst.BaseExpression]
-    reverse: Callable[[cst.BaseExpression], cst.BaseExpression]
+    reverse: Derive
     # a float adjoint of an array result may cross as it is: the partial is an array of the result's
     # shape (it makes the contribution full-sized), or the child has that shape (it stands for each
     # element); not `x + A` towards a float x, where the float would count once, not once per element
@@ -46,9 +46,12 @@ class Edge:
     mask: str | None = None
     # a singular partial (`Partials.singular`): forward mode's contribution guarded by the child's
     # tangent, `strong(t)`; `axes`: the child's number of axes (0: a float), `result_axes` the result's
-    strong: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None
+    strong: Derive | None = None
     axes: int = 0
     result_axes: int = 0
+    # an elementwise partial (`Partials`): reverse mode guards an adjoint that may be non-finite on
+    # it being zero, `reverse(g, p=temp)` reading a temporary bound to it (`adjoints.py`)
+    partial: cst.BaseExpression | None = None
 
     @property
     def float_crosses(self) -> bool:
@@ -111,6 +114,7 @@ def tangent(
     root: Node,
     leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression],
     bind: Callable[[cst.BaseExpression, int], cst.BaseExpression] | None = None,
+    second_order: bool = False,
 ) -> cst.BaseExpression:
     """Forward mode: the sum over active children of their contributions (partial * child tangent).
 
@@ -119,163 +123,27 @@ def tangent(
     (`Partials.singular`: sqrt, x ** 0.5, arcsin, ...), as reverse mode's zero seed does:
     `(0.5 / t0 * t1 if t1 != 0.0 else 0.0)` for `math.sqrt(v)` (nan at v = 0 unguarded),
     `np.where(t1 != 0.0, ..., 0.0)` for an array. Products, sums, exp stay branch-free. Without
-    `bind` (the sparsity sweep: structure only) nothing is guarded."""
+    `bind` (the sparsity sweep: structure only) nothing is guarded. In the tangent code second
+    order differentiates again (`second_order`), only where the partial is not finite: `(p * t1 if
+    t1 != 0.0 or math.isfinite(p) else 0.0)`, whose derivative is that of `p * t1` wherever p is
+    finite (also where t1 vanishes at one point), as the runtime's `chosen(m, g)`."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
     if root.joint is not None:
-        return root.joint.tangent([tangent(edge.child, leaf_tangent, bind) for edge in root.edges])
+        return root.joint.tangent([tangent(edge.child, leaf_tangent, bind, second_order) for edge in root.edges])
     parts = []
     for edge in root.edges:
-        t = tangent(edge.child, leaf_tangent, bind)
+        t = tangent(edge.child, leaf_tangent, bind, second_order)
         if edge.strong is None or bind is None:
             parts.append(edge.forward(t))
             continue
-        guarded = edge.strong(t if is_cheap(t, 0) else bind(t, edge.axes))  # read twice: bound unless a name
+        read = t if is_cheap(t, 0) else bind(t, edge.axes)  # read twice: bound unless a name
+        guarded = edge.strong(read, second_order)
         # an array's select stays the size of this contribution: the factors above multiply it, not
         # enter it (they are finite where their values are, or guarded on their own edges)
         parts.append(bind(guarded, edge.result_axes) if edge.result_axes else guarded)
     total = plus(parts)
     return root.shape_of(total) if root.shape_of is not None else total
-
-
-def adjoint(
-    root: Node,
-    seed: cst.BaseExpression,
-    accumulate: Callable[[cst.BaseExpression, cst.BaseExpression], None],
-    bind: Callable[[cst.BaseExpression], cst.BaseExpression],
-    array_seed: bool = False,
-) -> None:
-    """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`). A
-    selection's condition wraps each contribution below it whole, as forward mode wraps the
-    selected tangent: `(t9 * t14 if t12 <= sm else 0.0)`, never `t9 * (-t12 * t11 * (g if t12 <=
-    sm else 0.0))`, which is nan where a partial below the operand not chosen is infinite.
-
-    An exactly zero seed contributes exactly zero (Enzyme's "strong zero"): `d_bar * (1 - t0 *
-    t0) * z` is nan at d_bar = 0 and z = inf, where the statement's value did not matter. A float
-    seed is one more condition at the root, `seed != 0.0`; an array seed (`array_seed`, the
-    adjoint of a whole-array statement) is guarded elementwise, `np.where(seed != 0.0, p * seed,
-    0.0)`, which every elementwise partial below enters (`exprs.times`). A contribution that is
-    the seed times constants only (`g`, `-g`, `2.0 * g`, a sum of it) needs no guard."""
-    inner = unparen(seed)
-    negated = isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus)
-    # `-=`: the seed is -g, zero where g is
-    base = unparen(inner.expression) if negated and isinstance(inner, cst.UnaryOperation) else seed
-    if not is_cheap(base):
-        seed = base = bind(seed)
-    test = f"{code(base)} != 0.0"
-    if array_seed:
-        zero_with_seed = [code(seed), code(base)]  # zero wherever the seed is: guards around them are no-ops
-        unguarded_bind = lambda v: bind(_unguarded(v, test, zero_with_seed))  # noqa: E731
-        into = lambda leaf, g: accumulate(leaf, _unguarded(g, test, zero_with_seed))  # noqa: E731
-        _adjoint(root, _where(test, seed), into, unguarded_bind, (), zero_with_seed)
-        return
-
-    def scales(g: cst.BaseExpression) -> bool:
-        return _scales(g, [code(base)])
-
-    _adjoint(root, seed, accumulate, bind, (), guard=(test, scales))
-
-
-def _adjoint(root: Node, seed, accumulate, bind, masks: tuple[str, ...], rewrap=None, guard=None) -> None:
-    """`rewrap`: for an array seed, guarded as `np.where(seed != 0.0, ..., 0.0)`, the values that are
-    zero wherever the seed is (it, and the guarded adjoints bound on the way); `guard`: a float
-    seed's (condition, does a contribution only scale the seed)."""
-    if root.leaf is not None:
-        if guard is not None and not guard[1](seed):
-            masks = (*masks, guard[0])  # a float seed's strong zero: one more condition
-        accumulate(root.leaf, _selected(seed, masks, root.array_leaf))
-        return
-    if root.joint is not None:  # one call gives every operand's adjoint: bound once, read per operand
-        whole = bind(root.joint.adjoint(seed))
-        for k, edge in zip(root.joint.index, root.edges, strict=True):
-            part = cst.Subscript(whole, [cst.SubscriptElement(cst.Index(cst.Integer(str(k))))])
-            _adjoint(edge.child, part, accumulate, bind, masks, rewrap, guard)
-        return
-    selected = _where_parts(seed) if rewrap else None
-    if selected is not None and not root.elementwise and code(selected[1]) in rewrap:
-        seed, selected = selected[1], None  # not a product that could enter the guard: the seed as it is
-    if len(root.edges) > 1 and not is_cheap(seed) and not (selected is not None and is_cheap(selected[1])):
-        seed = bind(seed)  # a guarded array adjoint is guarded again, for the partials below to enter
-        if selected is not None:
-            rewrap.append(code(seed))
-            seed = _where(selected[0], seed)
-    for edge in root.edges:
-        inner = (*masks, edge.mask) if edge.mask is not None else masks
-        _adjoint(edge.child, edge.reverse(seed), accumulate, bind, inner, rewrap, guard)
-
-
-def _selected(g: cst.BaseExpression, masks: tuple[str, ...], array_leaf: bool) -> cst.BaseExpression:
-    """`g` where every condition in `masks` holds, else zero: 0.0 towards a float leaf; towards an
-    array leaf `g` may be an array or a float, and the runtime's `chosen` gives zeros of its type."""
-    if not masks:
-        return g
-    test = masks[0] if len(masks) == 1 else " and ".join(f"({m})" for m in masks)
-    if array_leaf:
-        return cst.parse_expression(f"chosen({test}, {code(g)})")
-    return cst.parse_expression(f"({code(g)} if {test} else 0.0)")
-
-
-def _where(test: str, g: cst.BaseExpression) -> cst.BaseExpression:
-    return cst.parse_expression(f"np.where({test}, {code(unparen(g))}, 0.0)")
-
-
-def _where_parts(g: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
-    """(test, d) of `np.where(test, d, 0.0)`, else None."""
-    inner = unparen(g)
-    if isinstance(inner, cst.Call) and code(inner.func) == "np.where" and len(inner.args) == 3:
-        if isinstance(inner.args[2].value, cst.Float) and inner.args[2].value.value == "0.0":
-            return code(inner.args[0].value), inner.args[1].value
-    return None
-
-
-def _unguarded(g: cst.BaseExpression, test: str, zero_with_seed: list[str]) -> cst.BaseExpression:
-    """`g` without the guards that change nothing: `np.where(s != 0.0, 2.0 * s, 0.0)` is `2.0 * s`
-    exactly (and so for a guarded adjoint bound on the way), wherever it stands."""
-    return _unparen_args(transformed(g, _Unguard(test, zero_with_seed)))
-
-
-class _Unguard(cst.CSTTransformer):
-    def __init__(self, test: str, zero_with_seed: list[str]):
-        self.test, self.zero_with_seed = test, zero_with_seed
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        parts = _where_parts(updated)
-        if parts is not None and parts[0] == self.test and _scales(parts[1], self.zero_with_seed):
-            return paren(parts[1])
-        return updated
-
-
-_SHAPING = ("np.sum", "unbroadcast")
-
-
-def _scales(g: cst.BaseExpression, seed: list[str]) -> bool:
-    """Is `g` the seed (one of the values in `seed`) times constants only (`g`, `-g`, `2.0 * g`,
-    `g / 2.0`, its sum or its shape summed back)? Then a zero seed gives exactly zero unguarded."""
-    g = unparen(g)
-    if code(g) in seed:
-        return True
-    if isinstance(g, cst.UnaryOperation) and isinstance(g.operator, cst.Minus):
-        return _scales(g.expression, seed)
-    if isinstance(g, cst.BinaryOperation) and isinstance(g.operator, cst.Multiply):
-        return _scales(g.left, seed) and _finite(g.right) or _finite(g.left) and _scales(g.right, seed)
-    if isinstance(g, cst.BinaryOperation) and isinstance(g.operator, cst.Divide):
-        return _scales(g.left, seed) and _finite(g.right)
-    if isinstance(g, cst.Call) and g.args and code(g.func) in _SHAPING:
-        return _scales(g.args[0].value, seed)
-    if isinstance(g, cst.Call) and len(g.args) in (2, 3) and code(g.func) == "np.full_like":
-        return _scales(g.args[1].value, seed)
-    return False
-
-
-def _finite(node: cst.BaseExpression) -> bool:
-    """A finite, nonzero number written in the code."""
-    node = unparen(node)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        node = unparen(node.expression)
-    if isinstance(node, (cst.Integer, cst.Float)):
-        value = float(node.value)
-        return math.isfinite(value) and value != 0.0
-    return False
 
 
 class _Builder:
@@ -359,6 +227,7 @@ class _Builder:
             names["z"] = rebuilt
         names["m"] = cst.Name("np" if arrays else "math")
         edges = []
+        singular = singular_positions(form, originals)
         full = {
             "xy"[j] for j in range(len(operands)) if types[j].is_array and not self.sums_to_shape(types, j, originals)
         }
@@ -379,10 +248,20 @@ class _Builder:
             full_partial = any("{" + key + "}" in templates[k] for key in full)
             here = k not in shaped and (types[k].is_array or not arrays)
             forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
-            strong = _strong(partial, arrays, types[k].is_array) if k in form.singular else None
+            strong = _strong(partial, arrays, types[k].is_array) if k in singular else None
             axes = (types[k].ndim, max(t.ndim for t in types))
             edges.append(
-                Edge(child, forward, back, full_partial, here, strong=strong, axes=axes[0], result_axes=axes[1])
+                Edge(
+                    child,
+                    forward,
+                    back,
+                    full_partial,
+                    here,
+                    strong=strong,
+                    axes=axes[0],
+                    result_axes=axes[1],
+                    partial=partial,
+                )  # fmt: skip
             )
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
@@ -530,13 +409,22 @@ class _Builder:
 def _strong(partial: cst.BaseExpression, arrays: bool, array_tangent: bool) -> Derive:
     """Forward mode's contribution `partial * t` through a singular partial, exactly zero where the
     tangent t is: a conditional on floats, `np.where` on an array tangent, and for a float tangent
-    of an array result (`x ** A`) a conditional whose zero has the partial's shape."""
-    if array_tangent:
-        return lambda t: cst.parse_expression(f"np.where({code(t)} != 0.0, {code(times(partial, t, True))}, 0.0)")
-    if arrays:
-        zeros = f"np.zeros_like({code(unparen(partial))})"
-        return lambda t: cst.parse_expression(f"({code(times(partial, t, True))} if {code(t)} != 0.0 else {zeros})")
-    return lambda t: cst.parse_expression(f"({code(times(partial, t))} if {code(t)} != 0.0 else 0.0)")
+    of an array result (`x ** A`) a conditional whose zero has the partial's shape. For second
+    order (`second`), zero only where the partial is not finite too."""
+
+    def guarded(t: cst.BaseExpression, second: bool = False) -> cst.BaseExpression:
+        p, nonzero = code(times(partial, t, arrays)), f"{code(t)} != 0.0"
+        if second and arrays:
+            return cst.parse_expression(f"np.where(np.logical_or({nonzero}, np.isfinite({code(partial)})), {p}, 0.0)")
+        if second:  # a selection second order differentiates without a branch (`rules/tangents.py`)
+            return cst.parse_expression(f"chosen({nonzero} or math.isfinite({code(partial)}), {p})")
+        if array_tangent:
+            return cst.parse_expression(f"np.where({nonzero}, {p}, 0.0)")
+        if arrays:
+            return cst.parse_expression(f"({p} if {nonzero} else np.zeros_like({code(unparen(partial))}))")
+        return cst.parse_expression(f"({p} if {nonzero} else 0.0)")
+
+    return guarded
 
 
 def _with_args(node: cst.BaseExpression, prim: Primitive, bound: Bound, values: dict) -> cst.BaseExpression:

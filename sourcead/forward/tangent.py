@@ -34,10 +34,11 @@ def primal_function(prog: Program) -> str:
     return out.text()
 
 
-def forward_function(prog: Program, strong: bool = True) -> str:
-    """`strong`: an exactly zero tangent contributes exactly zero through a singular partial
-    (`derive/linearize.py`). Not in the tangent code that second order differentiates again: there
-    the guard's branch would drop the derivative of `p * t` where t vanishes at a point (H v of
+def forward_function(prog: Program, second_order: bool = False) -> str:
+    """An exactly zero tangent contributes exactly zero through a singular partial where it is
+    infinite (`derive/linearize.py`). In the tangent code that second order differentiates again
+    (`second_order`) the guard is `p * t if t != 0.0 or isfinite(p) else 0.0`: a guard on t alone
+    would drop the derivative of `p * t` where t vanishes at a point and p is finite (H v of
     sqrt(x * x + 1) at 0 would be 0, not 1)."""
     fn = prog.fn
     params = list(fn.params) + [prog.dot(w) for w in prog.wrt]
@@ -50,7 +51,7 @@ def forward_function(prog: Program, strong: bool = True) -> str:
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
                 out.line(f"{prog.dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
-        _block(prog, fn.body, out, strong)
+        _block(prog, fn.body, out, second_order)
         values = [code(v) for v in fn.ret.values]
         tangents = _returned_tangents(prog, fn.ret.values)
         value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])
@@ -66,26 +67,26 @@ def _active_comment(prog: Program, out: Writer) -> None:
         out.comment(line)
 
 
-def _block(prog: Program, body: tuple[Stmt, ...], out: Writer, strong: bool = False) -> None:
+def _block(prog: Program, body: tuple[Stmt, ...], out: Writer, second_order: bool = False) -> None:
     for stmt in body:
-        _statement(prog, stmt, out, strong)
+        _statement(prog, stmt, out, second_order)
 
 
-def _statement(prog: Program, stmt: Stmt, out: Writer, strong: bool) -> None:
+def _statement(prog: Program, stmt: Stmt, out: Writer, second_order: bool) -> None:
     if isinstance(stmt, (For, While)) and marked(stmt):
         out.comment(f"{MARKER} (marked in the source: the reverse sweep of hvp checkpoints it too)")
     if isinstance(stmt, For):
         if stmt.serial:
             out.comment(f"a prange loop run serially: {stmt.serial}")
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
-            _block(prog, stmt.body, out, strong)
+            _block(prog, stmt.body, out, second_order)
         return
     if isinstance(stmt, While):
         with out.block(f"while {code(stmt.test)}"):
-            _block(prog, stmt.body, out, strong)
+            _block(prog, stmt.body, out, second_order)
         return
     if isinstance(stmt, If):
-        _branch(prog, stmt, out, "if", strong)
+        _branch(prog, stmt, out, "if", second_order)
         return
     if isinstance(stmt, Break):
         out.line("break")
@@ -121,7 +122,7 @@ def _statement(prog: Program, stmt: Stmt, out: Writer, strong: bool) -> None:
             bound.append(Line(temp, "=", value, STRONG_TANGENT.format(axes=axes)))
             return temp
 
-        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), bind if strong else None)
+        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), bind, second_order)
         if bound and isinstance(value_dot, cst.Name) and code(bound[-1].target) == value_dot.value:
             value_dot = bound.pop().value  # the whole tangent: assigned as it is, not bound first
         out.emit(bound)
@@ -145,14 +146,14 @@ def aliases(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _branch(prog: Program, stmt: If, out: Writer, keyword: str, strong: bool) -> None:
+def _branch(prog: Program, stmt: If, out: Writer, keyword: str, second_order: bool) -> None:
     with out.block(f"{keyword} {code(stmt.test)}"):
-        _block(prog, stmt.body, out, strong)
+        _block(prog, stmt.body, out, second_order)
     if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], If):
-        _branch(prog, stmt.orelse[0], out, "elif", strong)
+        _branch(prog, stmt.orelse[0], out, "elif", second_order)
     elif stmt.orelse:
         with out.block("else"):
-            _block(prog, stmt.orelse, out, strong)
+            _block(prog, stmt.orelse, out, second_order)
 
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:

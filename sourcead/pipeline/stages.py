@@ -190,7 +190,7 @@ def guessing(u: Unit):
 
 def tangent(u: Unit) -> None:
     assert u.prog is not None
-    u.body, u.written = forward_function(u.prog, strong=u.mode != "hvp"), "forward"  # see forward_function
+    u.body, u.written = forward_function(u.prog, second_order=u.mode == "hvp"), "forward"  # see forward_function
 
 
 def primal(u: Unit) -> None:

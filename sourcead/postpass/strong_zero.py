@@ -89,10 +89,13 @@ def _seed_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 def _eager_safe(node: cst.BaseExpression) -> bool:
-    """Evaluating `node` cannot raise: names, numbers, elements at index arithmetic, + - * of them."""
+    """Evaluating `node` cannot raise: names, numbers, elements at index arithmetic, + - * of them,
+    and a select already made of such (a singular partial's zero guard inside the seed's)."""
     node = unparen(node)
     if isinstance(node, (cst.Name, cst.Float, cst.Integer)):
         return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == HELPER:
+        return all(_eager_safe(arg.value) for arg in node.args)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         return _eager_safe(node.expression)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):

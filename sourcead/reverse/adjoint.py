@@ -14,7 +14,8 @@ import libcst as cst
 from ..analysis.activity import value_sources
 from ..analysis.liveness import needed_assignments
 from ..analysis.program import Program, builds_array, copied_array
-from ..derive.linearize import Node, adjoint, array_roots, shape_like
+from ..derive.adjoints import adjoint
+from ..derive.linearize import Node, array_roots, shape_like
 from ..frontend.alias_errors import rename_error, view_error
 from ..frontend.aliases import statements_after, view_conflict, writes_in_place
 from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
@@ -23,6 +24,7 @@ from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen
 from .peephole import simplify
 from .scaled import scalars_onto_seeds
 from .shapes import shapes_from_adjoints, steady_arrays
+from .singular import singular_adjoints
 
 
 class StatementAdjoints:
@@ -40,6 +42,7 @@ class StatementAdjoints:
         # (`t1 = m[j] / (r2 * t0)` for a quotient's partial): the value `x` holds after it
         self.root_value: dict[Assign, str] = {}
         self.steady = steady_arrays(prog)
+        self.singular = singular_adjoints(prog)  # guarded on zero partials too (`singular.py`)
         self.lines = {s: self.rewritten(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
@@ -212,7 +215,8 @@ class StatementAdjoints:
             lines.append(Line(temp, "=", value))
             return temp
 
-        adjoint(root, seed, accumulate, bind, self.prog.kinds.type_of(s.value).is_array)
+        array_seed = self.prog.kinds.type_of(s.value).is_array
+        adjoint(root, seed, accumulate, bind, array_seed, singular=s.var in self.singular)
 
     def array_assignment(self, s: Assign) -> list[Line]:
         """`b = a.copy()` and `b = a` (a second name for an array never written) send b's adjoint

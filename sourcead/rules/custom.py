@@ -22,7 +22,7 @@ def as_primitive(rule: CustomRule) -> Primitive:
     """The rule as a primitive: a float function of floats, with these partials."""
     name, arity = rule.partials_name, len(inspect.signature(rule.func).parameters)
     operands = ", ".join("{" + "xy"[k] + "}" for k in range(arity))
-    partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)))
+    partials = Partials(tuple(f"{name}({operands})[{k}]" for k in range(arity)), singular=rule.singular)
     gap = SecondOrderGap(
         f"`{rule.key[len('custom.') :]}` has first partial derivatives only",
         "Call a plain function instead (sourcead inlines and differentiates it twice).",

@@ -63,6 +63,7 @@ _POWER_PARTIALS = Partials(
     ("{y} * {x} ** ({y} - 1.0)", "({m}.log({x}) * {z} if {x} != 0.0 else 0.0)"),
     arrays=("{y} * {x} ** ({y} - 1.0)", "np.log({x} + ({x} == 0.0)) * {z}"),
     singular=(0, 1),
+    regular_above_zero=True,
 )
 
 
@@ -73,6 +74,8 @@ _AT_ORIGIN = Partials(
     arrays=("{x} / ({z} + ({z} == 0.0))", "{y} / ({z} + ({z} == 0.0))"),
 )
 
+_CUBE_ROOT = Partials(("1.0 / (3.0 * {z} * {z})",), singular=(0,), regular_above_zero=True)
+
 # the tangents of math.gamma and math.lgamma call digamma, whose derivative (trigamma) is not declared
 _NO_TRIGAMMA = SecondOrderGap("its tangent calls `digamma`, which has no derivative rule (trigamma)")
 
@@ -82,7 +85,8 @@ def _math_twins() -> list[Primitive]:
     for name, np_name, partials, domain in _MATH:
         sig = ONE if len(partials) == 1 else TWO
         singular = tuple(range(len(partials))) if name in _SINGULAR else ()
-        form = _AT_ORIGIN if name == "hypot" else Partials(partials, singular=singular)
+        regular = name == "sqrt"  # 0.5 / z is finite where x > 0
+        form = _AT_ORIGIN if name == "hypot" else Partials(partials, singular=singular, regular_above_zero=regular)
         cheap = name in _CHEAP
         found.append(Primitive(f"math.{name}", sig, results.math_floats, form, domain=domain, recomputed=cheap))
         found.append(Primitive(f"np.{np_name}", sig, results.floats(), form, domain=domain, recomputed=cheap))
@@ -98,14 +102,14 @@ def _literal_operand(bound, simplify: bool) -> Partials | None:
         c = number_value(exponent)
         singular = (0,) if 0.0 < c < 1.0 else ()
         if not simplify:
-            return Partials(_POWER_PARTIALS.templates, _POWER_PARTIALS.arrays, singular)
+            return Partials(_POWER_PARTIALS.templates, _POWER_PARTIALS.arrays, singular, regular_above_zero=True)
         if c == 0.0:
             return Partials(("0.0",))
         if c == 1.0:
             return Partials(("1.0",))
         if c == 2.0:
             return Partials(("2.0 * {x}",))
-        return Partials((f"{c!r} * {{x}} ** {c - 1.0!r}",), singular=singular)
+        return Partials((f"{c!r} * {{x}} ** {c - 1.0!r}",), singular=singular, regular_above_zero=True)
     if base is not None and is_number(base) and number_value(base) >= 0.0:
         return Partials(_POWER_PARTIALS.templates, _POWER_PARTIALS.arrays)
     return None
@@ -137,8 +141,7 @@ ELEMENTWISE: list[Primitive] = [
               domain=(WHOLE,)),
     Primitive("np.square", ONE, results.floats(), Partials(("2.0 * {x}",)), domain=(WHOLE,)),
     Primitive("np.reciprocal", ONE, results.like("x"), Partials(("-{z} * {z}",)), domain=(POSITIVE,)),
-    Primitive("np.cbrt", ONE, results.floats(), Partials(("1.0 / (3.0 * {z} * {z})",), singular=(0,)),
-              domain=(POSITIVE,)),
+    Primitive("np.cbrt", ONE, results.floats(), _CUBE_ROOT, domain=(POSITIVE,)),
     # numba has no math.cbrt: np.cbrt of a float is the same number
     Primitive("math.cbrt", ONE, results.math_floats, lower=lambda bound: template("np.cbrt({x})", x=bound.get("x")),
               domain=(POSITIVE,)),

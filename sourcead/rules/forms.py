@@ -8,7 +8,8 @@ imports the runtime helpers. The derivative forms:
     Partials    elementwise: one partial derivative per operand, over {x}, {y}, the result {z}
                 and the reciprocal {r} of y;
                 `{m}` is `math` on floats and `np` on arrays. Both modes come from these.
-                `singular` names the operands whose partial may be non-finite at a finite value.
+                `singular` names the operands whose partial may be non-finite at a finite value
+                (`regular_above_zero`: not where the first operand is positive).
     Selection   piecewise: each operand's derivative passes where it is the one selected (a mask
                 per operand), so an unselected operand contributes exactly zero, never 0 * inf.
     Pullback    one operand, not elementwise: the tangent from the operand's tangent {t}, and the
@@ -68,6 +69,9 @@ class Partials:
     # are finite (sqrt at 0, arcsin at 1, x ** 0.5 at 0): forward mode guards their contributions,
     # an exactly zero tangent contributing exactly zero (the strong zero), and only theirs
     singular: tuple[int, ...] = ()
+    # every singular partial is finite where the first operand is positive (sqrt, cbrt, powers):
+    # none is guarded where it is visibly so (`math.sqrt(d * d + 0.1)`, `derive/singular.py`)
+    regular_above_zero: bool = False
 
     def for_arrays(self, arrays: bool) -> tuple[str, ...]:
         return self.arrays if arrays and self.arrays is not None else self.templates

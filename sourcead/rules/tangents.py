@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..ir.types import FLOAT, Type, array
 from . import results
-from .forms import Args, Primitive, Pullback, ResultError
+from .forms import Args, Primitive, Pullback, ResultError, Selection
 from .signature import Signature
 
 S = Signature.parse
@@ -46,6 +46,11 @@ TANGENT_HELPERS: list[Primitive] = [
               Pullback("select_along({t}, {like}, {axis}, {largest})",
                        "select_along_bar({g}, {like}, {axis}, {largest})"),
               operands=("a",), helpers=("select_along", "select_along_bar")),
+    # second order's strong zero through a singular partial (`linearize._strong`): `chosen(t != 0.0 or
+    # math.isfinite(p), p * t)` is g where m holds, else 0.0; a selection, so the contribution below
+    # an unselected g is exactly zero (never 0 * inf through p), and branch-free, where a conditional
+    # expression became a branch recorded on the tape in every iteration of a loop
+    Primitive("chosen", S("m, g"), results.like("g"), Selection(("{a0}",)), operands=("g",), helpers=("chosen",)),
     # tangents that are differentiable, but whose derivatives are not declared yet (second order
     # refuses their primitives on values that carry derivatives, with a position: `second_order=`)
     Primitive("prod_others", S("a"), results.like("a")),  # of np.prod

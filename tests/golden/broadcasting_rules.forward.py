@@ -12,9 +12,6 @@ def broadcasting_rules_jvp(A, x, p, A_dot, x_dot, p_dot):
     # active (varied from x; useful for the result): x
     t0 = 1.0 + x * x
     t1 = t0 ** p
-    t2 = x * x_dot + x * x_dot  # a tangent (1-D), bound for the strong zero's guard
-    t3 = np.where(t2 != 0.0, p * t0 ** (p - 1.0) * t2, 0.0)  # a tangent (1-D), bound for the strong zero's guard
-    t4 = (np.log(t0 + (t0 == 0.0)) * t1 * p_dot if p_dot != 0.0 else np.zeros_like(np.log(t0 + (t0 == 0.0)) * t1))  # a tangent (1-D), bound for the strong zero's guard
-    result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(t3 + t4) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
+    result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(p * t0 ** (p - 1.0) * (x * x_dot + x * x_dot) + np.log(t0 + (t0 == 0.0)) * t1 * p_dot) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
     result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum(t1) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
     return result, result_dot

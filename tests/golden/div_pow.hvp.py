@@ -4,24 +4,26 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     # reverse mode (adjoints) of div_pow with respect to x, y, a
-    # active (varied from a; useful for the result): a, t6
-    # active (varied from a, x; useful for the result): choice, t5
-    # active (varied from x, y; useful for the result): q, q_dot, t2, t4
-    # active (varied from a, x, y; useful for the result): result_dot, s, s_dot, t7
+    # active (varied from a; useful for the result): a, t7
+    # active (varied from a, x; useful for the result): choice_1, t5
+    # active (varied from x, y; useful for the result): q, q_dot, t2, t4, t6
+    # active (varied from a, x, y; useful for the result): result_dot, s, s_dot, t8
     # active (varied from y; useful for the result): t0, t1, t3, y
     # active (varied from x; useful for the result): x
-    # constant (no derivative code): a_dot, result, x_dot, y_dot
+    # constant (no derivative code): a_dot, choice, result, x_dot, y_dot
+    either = False  # not assigned on every path: a typed placeholder
     t0 = 0.0  # not assigned on every path: a typed placeholder
     t1 = 0.0  # not assigned on every path: a typed placeholder
     t2 = 0.0  # not assigned on every path: a typed placeholder
     t3 = 0.0  # not assigned on every path: a typed placeholder
     t4 = 0.0  # not assigned on every path: a typed placeholder
     t5 = 0.0  # not assigned on every path: a typed placeholder
+    t6 = 0.0  # not assigned on every path: a typed placeholder
     tape = np.empty(0)
     top = 0
     itape = np.empty(0, np.int64)
@@ -29,8 +31,8 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
     # forward sweep
     s_dot = 0.0
     s = 0.0
-    tape = reserve(tape, top + 6 * x.shape[0])  # room for all its records: trip counts are known here
-    itape = reserve(itape, itop + x.shape[0])  # room for all its records: trip counts are known here
+    tape = reserve(tape, top + 7 * x.shape[0])  # room for all its records: trip counts are known here
+    itape = reserve(itape, itop + 2 * x.shape[0])  # room for all its records: trip counts are known here
     for i in range(x.shape[0]):
         tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
         top += 1
@@ -52,106 +54,128 @@ def div_pow_hvp(x, y, a, x_dot, y_dot, a_dot, out_bar):
         tape[np.uint64(top)] = t5  # record t5: overwritten next, and an adjoint reads it
         top += 1
         t5 = x[i] ** a
+        tape[np.uint64(top)] = t6  # record t6: overwritten next, and an adjoint reads it
+        top += 1
+        t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]
+        itape[np.uint64(itop)] = either  # record either: overwritten next, and an adjoint reads it
+        itop += 1
+        either = a_dot != 0.0
+        if not either:
+            if x[i] != 0.0:
+                choice = math.log(x[i]) * t5
+            else:
+                choice = 0.0
+            either = math.isfinite(choice)
         if x[i] != 0.0:
-            choice = math.log(x[i]) * t5 * a_dot
+            choice_1 = math.log(x[i]) * t5 * a_dot
             itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
-            choice = 0.0
+            choice_1 = 0.0
             itape[np.uint64(itop)] = 0  # record the branch taken
             itop += 1
-        s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
+        s_dot += q_dot + chosen(t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5), 0.5 * t4 ** -0.5 * t6) - (chosen(x_dot[i] != 0.0 or math.isfinite(a * x[i] ** (a - 1.0)), a * x[i] ** (a - 1.0) * x_dot[i]) + chosen(either, choice_1))
         s += q + t4 ** 0.5 - t5
-    t6 = 1.0 / a
-    t7 = s / a
-    result_dot = t6 * s_dot + -t7 * t6 * a_dot
+    t7 = 1.0 / a
+    t8 = s / a
+    result_dot = t7 * s_dot + -t8 * t7 * a_dot
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
-    # adjoint of: result_dot = t6 * s_dot + -t7 * t6 * a_dot
-    t6_bar = (s_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
-    s_dot_bar = (t6 * result_dot_bar if result_dot_bar != 0.0 else 0.0)
-    t7_bar = (-(t6 * (a_dot * result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
-    t6_bar += (-t7 * (a_dot * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
-    # adjoint of: t7 = s / a
-    t28 = 1.0 / a
-    s_bar = (t28 * t7_bar if t7_bar != 0.0 else 0.0)
-    a_bar = (-t7 * t28 * t7_bar if t7_bar != 0.0 else 0.0)
-    # adjoint of: t6 = 1.0 / a
-    t26 = 1.0 / a
-    a_bar += (-t6 * t26 * t6_bar if t6_bar != 0.0 else 0.0)
+    # adjoint of: result_dot = t7 * s_dot + -t8 * t7 * a_dot
+    t7_bar = (s_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    s_dot_bar = (t7 * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    t8_bar = (-(t7 * (a_dot * result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
+    t7_bar += (-t8 * (a_dot * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    # adjoint of: t8 = s / a
+    t34 = 1.0 / a
+    s_bar = (t34 * t8_bar if t8_bar != 0.0 else 0.0)
+    a_bar = (-t8 * t34 * t8_bar if t8_bar != 0.0 else 0.0)
+    # adjoint of: t7 = 1.0 / a
+    t32 = 1.0 / a
+    a_bar += (-t7 * t32 * t7_bar if t7_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + t4 ** 0.5 - t5
         q_bar = s_bar
         t4_bar = (0.5 * t4 ** -0.5 * s_bar if s_bar != 0.0 else 0.0)
         t5_bar = -s_bar
-        # adjoint of: s_dot += q_dot + 0.5 * t4 ** -0.5 * (t3 * x_dot[i] + -t4 * t3 * y_dot[i]) - (a * x[i] ** (a - 1.0) * x_dot[i] + choice)
-        t21 = 0.5 * t4 ** -0.5
-        t22 = t3 * x_dot[np.uint64(i)] + -t4 * t3 * y_dot[np.uint64(i)]
-        t23 = x[np.uint64(i)] ** (a - 1.0)
+        # adjoint of: s_dot += q_dot + chosen(t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5), 0.5 * t4 ** -0.5 * t6) - (chosen(x_dot[i] != 0.0 or math.isfinite(a * x[i] ** (a - 1.0)), a * x[i] ** (a - 1.0) * x_dot[i]) + chosen(either, choice_1))
+        t24 = 0.5 * t4 ** -0.5
+        t25 = t6 != 0.0 or math.isfinite(0.5 * t4 ** -0.5)
+        t26 = x[np.uint64(i)] ** (a - 1.0)
+        t27 = x_dot[np.uint64(i)] != 0.0 or math.isfinite(a * x[np.uint64(i)] ** (a - 1.0))
         q_dot_bar = s_dot_bar
-        t4_bar += (-0.5 * t4 ** -1.5 * (0.5 * (t22 * s_dot_bar)) if s_dot_bar != 0.0 else 0.0)
-        t3_bar = strong_zero(x_dot[np.uint64(i)] * (t21 * s_dot_bar), s_dot_bar)
-        t24 = y_dot[np.uint64(i)] * (t21 * s_dot_bar)
-        t4_bar += strong_zero(-(t3 * t24), s_dot_bar)
-        t3_bar += strong_zero(-t4 * t24, s_dot_bar)
-        t25 = x_dot[np.uint64(i)] * -s_dot_bar
-        a_bar += strong_zero(t23 * t25, s_dot_bar)
-        x_bar[np.uint64(i)] += ((a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * (a * t25) if s_dot_bar != 0.0 else 0.0)
-        a_bar += ((math.log(x[np.uint64(i)]) * t23 * (a * t25) if x[np.uint64(i)] != 0.0 else 0.0) if s_dot_bar != 0.0 else 0.0)
-        choice_bar = -s_dot_bar
+        t4_bar += (-0.5 * t4 ** -1.5 * (0.5 * (t6 * s_dot_bar)) if (t25) and (s_dot_bar != 0.0) else 0.0)
+        t6_bar = (t24 * s_dot_bar if (t25) and (s_dot_bar != 0.0) else 0.0)
+        t29 = x_dot[np.uint64(i)] * -s_dot_bar
+        a_bar += (t26 * t29 if (t27) and (s_dot_bar != 0.0) else 0.0)
+        t30 = a * t29
+        x_bar[np.uint64(i)] += (((a - 1.0) * x[np.uint64(i)] ** ((a - 1.0) - 1.0) * t30 if t30 != 0.0 else 0.0) if (t27) and (s_dot_bar != 0.0) else 0.0)
+        t31 = a * t29
+        a_bar += (((math.log(x[np.uint64(i)]) * t26 * t31 if x[np.uint64(i)] != 0.0 else 0.0) if t31 != 0.0 else 0.0) if (t27) and (s_dot_bar != 0.0) else 0.0)
+        choice_1_bar = (-s_dot_bar if either else 0.0)
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
-            # adjoint of: choice = math.log(x[i]) * t5 * a_dot
-            t20 = math.log(x[np.uint64(i)])
-            x_bar[np.uint64(i)] += (1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_bar)) if choice_bar != 0.0 else 0.0)
-            t5_bar += strong_zero(t20 * (a_dot * choice_bar), choice_bar)
+            # adjoint of: choice_1 = math.log(x[i]) * t5 * a_dot
+            t23 = math.log(x[np.uint64(i)])
+            x_bar[np.uint64(i)] += (1.0 / x[np.uint64(i)] * (t5 * (a_dot * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
+            t5_bar += strong_zero(t23 * (a_dot * choice_1_bar), choice_1_bar)
+        itop -= 1
+        either = itape[np.uint64(itop)]  # restore the value either had before
+        # adjoint of: t6 = t3 * x_dot[i] + -t4 * t3 * y_dot[i]
+        top -= 1
+        t6 = tape[np.uint64(top)]  # restore the value t6 had before
+        t3_bar = strong_zero(x_dot[np.uint64(i)] * t6_bar, t6_bar)
+        t4_bar += strong_zero(-(t3 * (y_dot[np.uint64(i)] * t6_bar)), t6_bar)
+        t3_bar += strong_zero(-t4 * (y_dot[np.uint64(i)] * t6_bar), t6_bar)
         # adjoint of: t5 = x[i] ** a
         top -= 1
         t5 = tape[np.uint64(top)]  # restore the value t5 had before
-        t19 = x[np.uint64(i)] ** a
+        t22 = x[np.uint64(i)] ** a
         x_bar[np.uint64(i)] += (a * x[np.uint64(i)] ** (a - 1.0) * t5_bar if t5_bar != 0.0 else 0.0)
-        a_bar += ((math.log(x[np.uint64(i)]) * t19 * t5_bar if x[np.uint64(i)] != 0.0 else 0.0) if t5_bar != 0.0 else 0.0)
+        a_bar += ((math.log(x[np.uint64(i)]) * t22 * t5_bar if x[np.uint64(i)] != 0.0 else 0.0) if t5_bar != 0.0 else 0.0)
         # adjoint of: t4 = x[i] / y[i]
+        t20 = t4  # its value, before the old one is restored
         top -= 1
         t4 = tape[np.uint64(top)]  # restore the value t4 had before
-        t17 = 1.0 / y[np.uint64(i)]
-        t18 = x[np.uint64(i)] / y[np.uint64(i)]
-        x_bar[np.uint64(i)] += strong_zero(t17 * t4_bar, t4_bar)
-        y_bar[np.uint64(i)] += strong_zero(-t18 * t17 * t4_bar, t4_bar)
+        t19 = 1.0 / y[np.uint64(i)]
+        x_bar[np.uint64(i)] += strong_zero(strong_zero(t19 * t4_bar, t19), t4_bar)
+        t21 = -t20 * t19
+        y_bar[np.uint64(i)] += strong_zero(strong_zero(t21 * t4_bar, t21), t4_bar)
         # adjoint of: t3 = 1.0 / y[i]
+        t18 = t3  # its value, before the old one is restored
         top -= 1
         t3 = tape[np.uint64(top)]  # restore the value t3 had before
-        t15 = 1.0 / y[np.uint64(i)]
-        t16 = 1.0 / y[np.uint64(i)]
-        y_bar[np.uint64(i)] += strong_zero(-t16 * t15 * t3_bar, t3_bar)
+        t17 = 1.0 / y[np.uint64(i)]
+        y_bar[np.uint64(i)] += strong_zero(-t18 * t17 * t3_bar, t3_bar)
         # adjoint of: q = t2
         t2_bar = q_bar
         # adjoint of: q_dot = t1 * (1.5 * x[i] ** 0.5 * x_dot[i]) + -t2 * t1 * (2.0 * y[i] * y_dot[i])
-        t12 = 1.5 * x[np.uint64(i)] ** 0.5 * x_dot[np.uint64(i)]
-        t13 = -t2 * t1
-        t14 = 2.0 * y[np.uint64(i)] * y_dot[np.uint64(i)]
-        t1_bar = strong_zero(t12 * q_dot_bar, q_dot_bar)
-        x_bar[np.uint64(i)] += (0.5 * x[np.uint64(i)] ** -0.5 * (1.5 * (x_dot[np.uint64(i)] * (t1 * q_dot_bar))) if q_dot_bar != 0.0 else 0.0)
-        t2_bar += strong_zero(-(t1 * (t14 * q_dot_bar)), q_dot_bar)
-        t1_bar += strong_zero(-t2 * (t14 * q_dot_bar), q_dot_bar)
-        y_bar[np.uint64(i)] += strong_zero(2.0 * (y_dot[np.uint64(i)] * (t13 * q_dot_bar)), q_dot_bar)
+        t13 = 1.5 * x[np.uint64(i)] ** 0.5 * x_dot[np.uint64(i)]
+        t14 = -t2 * t1
+        t15 = 2.0 * y[np.uint64(i)] * y_dot[np.uint64(i)]
+        t1_bar = strong_zero(t13 * q_dot_bar, q_dot_bar)
+        t16 = 1.5 * (x_dot[np.uint64(i)] * (t1 * q_dot_bar))
+        x_bar[np.uint64(i)] += ((0.5 * x[np.uint64(i)] ** -0.5 * t16 if t16 != 0.0 else 0.0) if q_dot_bar != 0.0 else 0.0)
+        t2_bar += strong_zero(-(t1 * (t15 * q_dot_bar)), q_dot_bar)
+        t1_bar += strong_zero(-t2 * (t15 * q_dot_bar), q_dot_bar)
+        y_bar[np.uint64(i)] += strong_zero(2.0 * (y_dot[np.uint64(i)] * (t14 * q_dot_bar)), q_dot_bar)
         # adjoint of: t2 = x[i] ** 1.5 / t0
-        t11 = t2  # its value, before the old one is restored
+        t12 = t2  # its value, before the old one is restored
         top -= 1
         t2 = tape[np.uint64(top)]  # restore the value t2 had before
-        t10 = 1.0 / t0
-        x_bar[np.uint64(i)] += (1.5 * x[np.uint64(i)] ** 0.5 * (t10 * t2_bar) if t2_bar != 0.0 else 0.0)
-        t0_bar = strong_zero(-t11 * t10 * t2_bar, t2_bar)
+        t11 = 1.0 / t0
+        x_bar[np.uint64(i)] += (1.5 * x[np.uint64(i)] ** 0.5 * (t11 * t2_bar) if t2_bar != 0.0 else 0.0)
+        t0_bar = strong_zero(-t12 * t11 * t2_bar, t2_bar)
         # adjoint of: t1 = 1.0 / t0
-        t9 = t1  # its value, before the old one is restored
+        t10 = t1  # its value, before the old one is restored
         top -= 1
         t1 = tape[np.uint64(top)]  # restore the value t1 had before
-        t8 = 1.0 / t0
-        t0_bar += strong_zero(-t9 * t8 * t1_bar, t1_bar)
+        t9 = 1.0 / t0
+        t0_bar += strong_zero(-t10 * t9 * t1_bar, t1_bar)
         # adjoint of: t0 = 1.0 + y[i] ** 2.0
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before

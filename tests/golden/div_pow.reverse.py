@@ -26,10 +26,10 @@ def div_pow_vjp(x, y, a, out_bar):
     x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = s / a
-    t7 = 1.0 / a
-    t8 = s / a
-    s_bar = (t7 * result_bar if result_bar != 0.0 else 0.0)
-    a_bar = (-t8 * t7 * result_bar if result_bar != 0.0 else 0.0)
+    t8 = 1.0 / a
+    t9 = s / a
+    s_bar = (t8 * result_bar if result_bar != 0.0 else 0.0)
+    a_bar = (-t9 * t8 * result_bar if result_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
         t3 = 1.0 / y[np.uint64(i)]
@@ -37,8 +37,9 @@ def div_pow_vjp(x, y, a, out_bar):
         t5 = x[np.uint64(i)] ** a
         q_bar = s_bar
         t6 = 0.5 * t4 ** -0.5 * s_bar
-        x_bar[np.uint64(i)] += strong_zero(t3 * t6, s_bar)
-        y_bar[np.uint64(i)] += strong_zero(-t4 * t3 * t6, s_bar)
+        x_bar[np.uint64(i)] += strong_zero(strong_zero(t3 * t6, t3), s_bar)
+        t7 = -t4 * t3
+        y_bar[np.uint64(i)] += strong_zero(strong_zero(t7 * t6, t7), s_bar)
         x_bar[np.uint64(i)] += (a * x[np.uint64(i)] ** (a - 1.0) * -s_bar if s_bar != 0.0 else 0.0)
         a_bar += ((math.log(x[np.uint64(i)]) * t5 * -s_bar if x[np.uint64(i)] != 0.0 else 0.0) if s_bar != 0.0 else 0.0)
         # adjoint of: q = x[i] ** 1.5 / (1.0 + y[i] ** 2.0)

@@ -11,8 +11,6 @@ def elementwise_map_jvp(x, y, x_dot, y_dot):
     # active (varied from y; useful for the result): y
     t0 = np.tanh(x)
     t1 = np.sqrt(y * y + 1.0)
-    t2 = y * y_dot + y * y_dot  # a tangent (1-D), bound for the strong zero's guard
-    t3 = np.where(t2 != 0.0, 0.5 / t1 * t2, 0.0)  # a tangent (1-D), bound for the strong zero's guard
-    result_dot = y * ((1.0 - t0 * t0) * x_dot) + t0 * y_dot + t3
+    result_dot = y * ((1.0 - t0 * t0) * x_dot) + t0 * y_dot + 0.5 / t1 * (y * y_dot + y * y_dot)
     result = t0 * y + t1
     return result, result_dot

@@ -62,66 +62,69 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     x_6_dot_bar = zeros_like(x_6_dot)
     y_bar = zeros_like(y)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x_6) * x_6_dot)
-    t20 = np.cos(x_6)
+    t23 = np.cos(x_6)
     result_dot_bar = result_1_dot_bar
-    t21 = np.full_like(broadcast_like(t20, x_6_dot), result_1_dot_bar)
-    x_6_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x_6) * unbroadcast(x_6_dot * t21, t20))
-    x_6_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t20 * t21, x_6_dot_bar))
+    t24 = np.full_like(broadcast_like(t23, x_6_dot), result_1_dot_bar)
+    x_6_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x_6) * unbroadcast(x_6_dot * t24, t23))
+    x_6_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t23 * t24, x_6_dot_bar))
     # adjoint of: result_dot = np.sum(x_6_dot)
     x_6_dot_bar += result_dot_bar
     # adjoint of: x_6 = x_5 ** 1.5
     x_5_bar += np.where(x_6_bar != 0.0, 1.5 * x_5 ** 0.5 * x_6_bar, 0.0)
     # adjoint of: x_6_dot = 1.5 * x_5 ** 0.5 * x_5_dot
-    t19 = 1.5 * x_5 ** 0.5
-    x_5_bar += 0.5 * x_5 ** -0.5 * (1.5 * unbroadcast(np.where(x_6_dot_bar != 0.0, x_5_dot * x_6_dot_bar, 0.0), t19))
-    x_5_dot_bar += unbroadcast(np.where(x_6_dot_bar != 0.0, t19 * x_6_dot_bar, 0.0), x_5_dot_bar)
+    t21 = 1.5 * x_5 ** 0.5
+    t22 = 1.5 * unbroadcast(np.where(x_6_dot_bar != 0.0, x_5_dot * x_6_dot_bar, 0.0), t21)
+    x_5_bar += np.where(t22 != 0.0, 0.5 * x_5 ** -0.5 * t22, 0.0)
+    x_5_dot_bar += unbroadcast(np.where(x_6_dot_bar != 0.0, t21 * x_6_dot_bar, 0.0), x_5_dot_bar)
     # adjoint of: x_5 = x_4 / 1.5
-    t18 = 1.0 / 1.5
-    x_4_bar += np.where(x_5_bar != 0.0, t18 * x_5_bar, 0.0)
+    t20 = 1.0 / 1.5
+    x_4_bar += np.where(t20 != 0.0, np.where(x_5_bar != 0.0, t20 * x_5_bar, 0.0), 0.0)
     # adjoint of: x_5_dot = t3 * x_4_dot
     x_4_dot_bar += np.where(x_5_dot_bar != 0.0, t3 * x_5_dot_bar, 0.0)
     # adjoint of: x_4 = x_3 * a
-    x_3_bar += np.where(x_4_bar != 0.0, a * x_4_bar, 0.0)
-    a_bar = np.sum(np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0))
+    x_3_bar += np.where(a != 0.0, np.where(x_4_bar != 0.0, a * x_4_bar, 0.0), 0.0)
+    a_bar = np.sum(np.where(x_3 != 0.0, np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0), 0.0))
     # adjoint of: x_4_dot = a * x_3_dot + x_3 * a_dot
-    t17 = unbroadcast(x_4_dot_bar, x_3_dot)
-    a_bar += np.sum(x_3_dot * t17)
-    x_3_dot_bar += a * t17
+    t19 = unbroadcast(x_4_dot_bar, x_3_dot)
+    a_bar += np.sum(x_3_dot * t19)
+    x_3_dot_bar += a * t19
     x_3_bar += a_dot * unbroadcast(x_4_dot_bar, x_3)
     # adjoint of: x_3 += a
-    t16 = np.sum(x_3_bar)
-    a_bar += t16
+    t18 = np.sum(x_3_bar)
+    a_bar += t18
     # adjoint of: x_3 = x_2 ** 2.0
-    x_2_bar += np.where(x_3_bar != 0.0, 2.0 * x_2 * x_3_bar, 0.0)
+    t17 = 2.0 * x_2
+    x_2_bar += np.where(t17 != 0.0, np.where(x_3_bar != 0.0, t17 * x_3_bar, 0.0), 0.0)
     # adjoint of: x_3_dot = 2.0 * x_2 * x_2_dot
     x_2_bar += 2.0 * unbroadcast(np.where(x_3_dot_bar != 0.0, x_2_dot * x_3_dot_bar, 0.0), x_2_bar)
     x_2_dot_bar += unbroadcast(np.where(x_3_dot_bar != 0.0, 2.0 * x_2 * x_3_dot_bar, 0.0), x_2_dot_bar)
     # adjoint of: x_2 = t2
     t2_bar += x_2_bar
     # adjoint of: x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
-    t10 = -t2 * t1
-    t11 = y * y_dot + y * y_dot
-    t12 = unbroadcast(x_2_dot_bar, broadcast_like(t1_bar, x_1_dot_bar))
-    t1_bar += unbroadcast(x_1_dot * t12, t1_bar)
-    x_1_dot_bar += unbroadcast(t1 * t12, x_1_dot_bar)
-    t13 = unbroadcast(x_2_dot_bar, broadcast_like(t10, t11))
-    t14 = unbroadcast(t11 * t13, t10)
-    t2_bar -= unbroadcast(t1 * t14, -t2)
-    t1_bar += unbroadcast(-t2 * t14, t1_bar)
-    t15 = unbroadcast(t10 * t13, t11)
-    y_bar += 2.0 * unbroadcast(y_dot * t15, y_bar)
+    t11 = -t2 * t1
+    t12 = y * y_dot + y * y_dot
+    t13 = unbroadcast(x_2_dot_bar, broadcast_like(t1_bar, x_1_dot_bar))
+    t1_bar += unbroadcast(x_1_dot * t13, t1_bar)
+    x_1_dot_bar += unbroadcast(t1 * t13, x_1_dot_bar)
+    t14 = unbroadcast(x_2_dot_bar, broadcast_like(t11, t12))
+    t15 = unbroadcast(t12 * t14, t11)
+    t2_bar -= unbroadcast(t1 * t15, -t2)
+    t1_bar += unbroadcast(-t2 * t15, t1_bar)
+    t16 = unbroadcast(t11 * t14, t12)
+    y_bar += 2.0 * unbroadcast(y_dot * t16, y_bar)
     # adjoint of: t2 = x_1 / t0
     t8 = 1.0 / t0
-    x_1_bar += unbroadcast(np.where(t2_bar != 0.0, t8 * t2_bar, 0.0), x_1_bar)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t8 * t2_bar, 0.0), t0_bar)
+    x_1_bar += unbroadcast(np.where(t8 != 0.0, np.where(t2_bar != 0.0, t8 * t2_bar, 0.0), 0.0), x_1_bar)
+    t10 = -t2 * t8
+    t0_bar += unbroadcast(np.where(t10 != 0.0, np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), 0.0), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t6 = 1.0 / t0
     t0_bar += np.where(t1_bar != 0.0, -t1 * t6 * t1_bar, 0.0)
     # adjoint of: t0 = 1.0 + y * y
-    y_bar += 2.0 * np.where(t0_bar != 0.0, y * t0_bar, 0.0)
+    y_bar += 2.0 * np.where(y != 0.0, np.where(t0_bar != 0.0, y * t0_bar, 0.0), 0.0)
     # adjoint of: x_1 = x * y
-    x_bar += unbroadcast(np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), x)
-    y_bar += unbroadcast(np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), y_bar)
+    x_bar += unbroadcast(np.where(y != 0.0, np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), 0.0), x)
+    y_bar += unbroadcast(np.where(x != 0.0, np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), 0.0), y_bar)
     # adjoint of: x_1_dot = y * x_dot + x * y_dot
     y_bar += unbroadcast(x_dot * unbroadcast(x_1_dot_bar, broadcast_like(y, x_dot)), y_bar)
     x_bar += unbroadcast(y_dot * unbroadcast(x_1_dot_bar, broadcast_like(x, y_dot)), x)

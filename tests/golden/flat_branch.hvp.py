@@ -2,70 +2,47 @@
 # Do not edit: regenerate with `sourcead emit`.
 
 import math
-import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import chosen
 
 
 def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     # reverse mode (adjoints) of flat_branch with respect to v, w
-    # active (varied from v; useful for the result): choice, t0, t1, v
-    # active (varied from v, w; useful for the result): choice_1, result_dot
+    # active (varied from v, w; useful for the result): result_dot
+    # active (varied from v; useful for the result): t0, t1, v
     # active (varied from w; useful for the result): w
-    # constant (no derivative code): result, v_dot, w_dot
-    itape = np.empty(0, np.int64)
-    itop = 0
-    # forward sweep
+    # constant (no derivative code): result, t2, t3, v_dot, w_dot
+    # forward sweep: nothing the reverse sweep reads is overwritten
     t0 = math.sqrt(max(v, 0.0))
     t1 = math.sqrt(max(-v, 0.0))
-    itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if v >= 0.0:
-        choice = 0.5 / t0 * v_dot
-        itape[np.uint64(itop)] = 1  # record the branch taken
-        itop += 1
+        t2 = v_dot
     else:
-        choice = 0.0
-        itape[np.uint64(itop)] = 0  # record the branch taken
-        itop += 1
-    itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
+        t2 = 0.0
     if -v >= 0.0:
-        choice_1 = w * (0.5 / t1 * -v_dot)
-        itape[np.uint64(itop)] = 1  # record the branch taken
-        itop += 1
+        t3 = -v_dot
     else:
-        choice_1 = 0.0
-        itape[np.uint64(itop)] = 0  # record the branch taken
-        itop += 1
-    result_dot = choice + (t1 * w_dot + choice_1)
+        t3 = 0.0
+    result_dot = chosen(t2 != 0.0 or math.isfinite(0.5 / t0), 0.5 / t0 * t2) + (t1 * w_dot + w * chosen(t3 != 0.0 or math.isfinite(0.5 / t1), 0.5 / t1 * t3))
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = 0.0
-    w_bar = 0.0
-    # adjoint of: result_dot = choice + (t1 * w_dot + choice_1)
-    choice_bar = result_dot_bar
+    # adjoint of: result_dot = chosen(t2 != 0.0 or math.isfinite(0.5 / t0), 0.5 / t0 * t2) + (t1 * w_dot + w * chosen(t3 != 0.0 or math.isfinite(0.5 / t1), 0.5 / t1 * t3))
+    t6 = 1.0 / t0
+    t7 = 0.5 / t0
+    t8 = t2 != 0.0 or math.isfinite(0.5 / t0)
+    t9 = 1.0 / t1
+    t10 = 0.5 / t1
+    t11 = t3 != 0.0 or math.isfinite(0.5 / t1)
+    t12 = chosen(t11, t10 * t3)
+    t0_bar = (-t7 * t6 * (t2 * result_dot_bar) if (t8) and (result_dot_bar != 0.0) else 0.0)
     t1_bar = (w_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
-    choice_1_bar = result_dot_bar
-    itop -= 1
-    taken = itape[np.uint64(itop)]
-    if taken == 1:
-        # adjoint of: choice_1 = w * (0.5 / t1 * -v_dot)
-        t6 = 1.0 / t1
-        t7 = 0.5 / t1
-        t8 = t7 * -v_dot
-        w_bar = (t8 * choice_1_bar if choice_1_bar != 0.0 else 0.0)
-        t1_bar += (-t7 * t6 * (-v_dot * (w * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
-    itop -= 1
-    taken_1 = itape[np.uint64(itop)]
-    if taken_1 == 1:
-        # adjoint of: choice = 0.5 / t0 * v_dot
-        t4 = 1.0 / t0
-        t5 = 0.5 / t0
-        t0_bar = (-t5 * t4 * (v_dot * choice_bar) if choice_bar != 0.0 else 0.0)
+    w_bar = (t12 * result_dot_bar if result_dot_bar != 0.0 else 0.0)
+    t1_bar += (-t10 * t9 * (t3 * (w * result_dot_bar)) if (t11) and (result_dot_bar != 0.0) else 0.0)
     # adjoint of: t1 = math.sqrt(max(-v, 0.0))
-    t3 = math.sqrt(max(-v, 0.0))
-    v_bar = (-(0.5 / t3 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
+    t5 = math.sqrt(max(-v, 0.0))
+    v_bar = (-(0.5 / t5 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
     # adjoint of: t0 = math.sqrt(max(v, 0.0))
-    t2 = math.sqrt(max(v, 0.0))
-    v_bar += (0.5 / t2 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
+    t4 = math.sqrt(max(v, 0.0))
+    v_bar += (0.5 / t4 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
     return value, v_bar, w_bar

@@ -19,5 +19,6 @@ def flat_branch_vjp(v, w, out_bar):
     t1 = math.sqrt(max(-v, 0.0))
     v_bar = (0.5 / t0 * result_bar if (v >= 0.0) and (result_bar != 0.0) else 0.0)
     w_bar = (t1 * result_bar if result_bar != 0.0 else 0.0)
-    v_bar += (-(0.5 / t1 * (w * result_bar)) if (-v >= 0.0) and (result_bar != 0.0) else 0.0)
+    t2 = w * result_bar
+    v_bar += ((-(0.5 / t1 * t2) if t2 != 0.0 else 0.0) if (-v >= 0.0) and (result_bar != 0.0) else 0.0)
     return value, v_bar, w_bar

@@ -32,7 +32,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         choice = 0.0
         itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
-    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
+    result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * chosen(x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)), 1.0 / (3.0 * t6 * t6) * x_dot[1])
     value = result_dot
     # reverse sweep
     X_bar = zeros_like(X)
@@ -43,27 +43,29 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t4_bar = zeros_like(t4)
     t5_bar = zeros_like(t5)
     x_bar = zeros_like(x)
-    # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * (1.0 / (3.0 * t6 * t6) * x_dot[1])
+    # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * chosen(x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)), 1.0 / (3.0 * t6 * t6) * x_dot[1])
     t16 = t0 * np.sum(X_dot, axis=0)
     t17 = -t5 * t4
     t18 = 2.0 * (x * 2.0) * (2.0 * x_dot)
     t19 = 3.0 * t6 * t6
     t20 = 1.0 / t19
     t21 = 1.0 / t19
+    t22 = x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6))
+    t23 = chosen(t22, t21 * x_dot[1])
     t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(broadcast_like(t1, t16), result_dot_bar), t1_bar))
     x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(broadcast_like(x, x_dot), result_dot_bar), x_bar))
     choice_bar = result_dot_bar
-    t22 = np.full_like(broadcast_like(broadcast_like(t4, x_dot), broadcast_like(t17, t18)), result_dot_bar)
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t22, broadcast_like(t4, x_dot)), t4_bar))
-    t23 = unbroadcast(t22, broadcast_like(t17, t18))
-    t24 = unbroadcast(t18 * t23, t17)
-    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t24, -t5))
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t24, t4_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t17 * t23, t18), x_bar)))
-    t6_bar = (2.0 * (t21 * x_dot[1] * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
-    t25 = -t21 * t20 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
-    t6_bar += (3.0 * (t6 * t25) if result_dot_bar != 0.0 else 0.0)
-    t6_bar += (3.0 * t6 * t25 if result_dot_bar != 0.0 else 0.0)
+    t24 = np.full_like(broadcast_like(broadcast_like(t4, x_dot), broadcast_like(t17, t18)), result_dot_bar)
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t24, broadcast_like(t4, x_dot)), t4_bar))
+    t25 = unbroadcast(t24, broadcast_like(t17, t18))
+    t26 = unbroadcast(t18 * t25, t17)
+    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t26, -t5))
+    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t26, t4_bar))
+    x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t17 * t25, t18), x_bar)))
+    t6_bar = (2.0 * (t23 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
+    t27 = -t21 * t20 * (x_dot[1] * (2.0 * t6 * result_dot_bar))
+    t6_bar += (3.0 * (t6 * t27) if (t22) and (result_dot_bar != 0.0) else 0.0)
+    t6_bar += (3.0 * t6 * t27 if (t22) and (result_dot_bar != 0.0) else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:

@@ -4,15 +4,15 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve
+from sourcead.runtime import chosen, reserve
 
 
 def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse mode (adjoints) of math_mix with respect to x, y
-    # active (varied from x, y; useful for the result): a_dot, b, b_dot, c, c_dot, choice, d_dot, e_dot, result_dot, t4, t5, t6, t7
+    # active (varied from x, y; useful for the result): a_dot, b, b_dot, c, c_dot, choice_1, d_dot, e_dot, result_dot, t4, t5, t6, t7, t8
     # active (varied from x; useful for the result): t0, t2, t3, x
     # active (varied from y; useful for the result): t1, y
-    # constant (no derivative code): a, d, e, result, x_dot, y_dot
+    # constant (no derivative code): a, choice, d, e, result, x_dot, y_dot
     itape = np.empty(0, np.int64)
     itop = 0
     # forward sweep
@@ -24,27 +24,35 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
     b = t3 + math.log(y)
     t4 = math.sqrt(x * x + y * y)
-    c_dot = 0.5 / t4 * (x * x_dot + x * x_dot + (y * y_dot + y * y_dot))
+    t5 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)
+    c_dot = chosen(t5 != 0.0 or math.isfinite(0.5 / t4), 0.5 / t4 * t5)
     c = t4
-    t5 = math.tanh(x - y)
-    d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
-    t6 = math.pow(y, x)
-    t7 = x - 2.0 * y
+    t6 = math.tanh(x - y)
+    d_dot = (1.0 - t6 * t6) * (x_dot - y_dot)
+    t7 = math.pow(y, x)
+    t8 = x - 2.0 * y
+    either = x_dot != 0.0
+    if not either:
+        if y != 0.0:
+            choice = math.log(y) * t7
+        else:
+            choice = 0.0
+        either = math.isfinite(choice)
     itape = reserve(itape, itop + 1)  # room for all its records: trip counts are known here
     if y != 0.0:
-        choice = math.log(y) * t6 * x_dot
+        choice_1 = math.log(y) * t7 * x_dot
         itape[np.uint64(itop)] = 1  # record the branch taken
         itop += 1
     else:
-        choice = 0.0
+        choice_1 = 0.0
         itape[np.uint64(itop)] = 0  # record the branch taken
         itop += 1
-    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + choice) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
+    e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (chosen(y_dot != 0.0 or math.isfinite(x * y ** (x - 1.0)), x * y ** (x - 1.0) * y_dot) + chosen(either, choice_1)) + math.copysign(1.0, t8) * (x_dot - (2.0 * y_dot))
     result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t6_bar = 0.0
+    t7_bar = 0.0
     # adjoint of: result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
     a_dot_bar = result_dot_bar
     c_bar = (b_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
@@ -53,70 +61,74 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     c_dot_bar = (b * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     d_dot_bar = -result_dot_bar
     e_dot_bar = result_dot_bar
-    # adjoint of: e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (x * y ** (x - 1.0) * y_dot + choice) + math.copysign(1.0, t7) * (x_dot - (2.0 * y_dot))
-    t25 = y ** (x - 1.0)
-    t26 = x_dot - (2.0 * y_dot)
-    y_bar = ((1.7 - 1.0) * y ** ((1.7 - 1.0) - 1.0) * (1.7 * (y_dot * e_dot_bar)) if e_dot_bar != 0.0 else 0.0)
-    x_bar = (t25 * (y_dot * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
-    t27 = x * (y_dot * e_dot_bar)
-    y_bar += ((x - 1.0) * y ** ((x - 1.0) - 1.0) * t27 if e_dot_bar != 0.0 else 0.0)
-    x_bar += ((math.log(y) * t25 * t27 if y != 0.0 else 0.0) if e_dot_bar != 0.0 else 0.0)
-    choice_bar = e_dot_bar
-    t7_bar = (0.0 * (t26 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
+    # adjoint of: e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + (chosen(y_dot != 0.0 or math.isfinite(x * y ** (x - 1.0)), x * y ** (x - 1.0) * y_dot) + chosen(either, choice_1)) + math.copysign(1.0, t8) * (x_dot - (2.0 * y_dot))
+    t26 = y ** (x - 1.0)
+    t27 = y_dot != 0.0 or math.isfinite(x * y ** (x - 1.0))
+    t29 = x_dot - (2.0 * y_dot)
+    t30 = 1.7 * (y_dot * e_dot_bar)
+    y_bar = (((1.7 - 1.0) * y ** ((1.7 - 1.0) - 1.0) * t30 if t30 != 0.0 else 0.0) if e_dot_bar != 0.0 else 0.0)
+    x_bar = (t26 * (y_dot * e_dot_bar) if (t27) and (e_dot_bar != 0.0) else 0.0)
+    t31 = x * (y_dot * e_dot_bar)
+    y_bar += (((x - 1.0) * y ** ((x - 1.0) - 1.0) * t31 if t31 != 0.0 else 0.0) if (t27) and (e_dot_bar != 0.0) else 0.0)
+    x_bar += (((math.log(y) * t26 * t31 if y != 0.0 else 0.0) if t31 != 0.0 else 0.0) if (t27) and (e_dot_bar != 0.0) else 0.0)
+    choice_1_bar = (e_dot_bar if either else 0.0)
+    t8_bar = (0.0 * (t29 * e_dot_bar) if e_dot_bar != 0.0 else 0.0)
     itop -= 1
     taken = itape[np.uint64(itop)]
     if taken == 1:
-        # adjoint of: choice = math.log(y) * t6 * x_dot
-        t24 = math.log(y)
-        y_bar += (1.0 / y * (t6 * (x_dot * choice_bar)) if choice_bar != 0.0 else 0.0)
-        t6_bar = (t24 * (x_dot * choice_bar) if choice_bar != 0.0 else 0.0)
-    # adjoint of: t7 = x - 2.0 * y
-    x_bar += t7_bar
-    y_bar += 2.0 * -t7_bar
-    # adjoint of: t6 = math.pow(y, x)
-    t23 = math.pow(y, x)
-    y_bar += (x * y ** (x - 1.0) * t6_bar if t6_bar != 0.0 else 0.0)
-    x_bar += ((math.log(y) * t23 * t6_bar if y != 0.0 else 0.0) if t6_bar != 0.0 else 0.0)
-    # adjoint of: d_dot = (1.0 - t5 * t5) * (x_dot - y_dot)
-    t22 = -((x_dot - y_dot) * d_dot_bar)
-    t5_bar = 2.0 * (t5 * t22 if d_dot_bar != 0.0 else 0.0)
-    # adjoint of: t5 = math.tanh(x - y)
-    t21 = (1.0 - t5 * t5) * t5_bar
-    x_bar += (t21 if t5_bar != 0.0 else 0.0)
-    y_bar += (-t21 if t5_bar != 0.0 else 0.0)
+        # adjoint of: choice_1 = math.log(y) * t7 * x_dot
+        t25 = math.log(y)
+        y_bar += (1.0 / y * (t7 * (x_dot * choice_1_bar)) if choice_1_bar != 0.0 else 0.0)
+        t7_bar = (t25 * (x_dot * choice_1_bar) if choice_1_bar != 0.0 else 0.0)
+    # adjoint of: t8 = x - 2.0 * y
+    x_bar += t8_bar
+    y_bar += 2.0 * -t8_bar
+    # adjoint of: t7 = math.pow(y, x)
+    t24 = math.pow(y, x)
+    y_bar += (x * y ** (x - 1.0) * t7_bar if t7_bar != 0.0 else 0.0)
+    x_bar += ((math.log(y) * t24 * t7_bar if y != 0.0 else 0.0) if t7_bar != 0.0 else 0.0)
+    # adjoint of: d_dot = (1.0 - t6 * t6) * (x_dot - y_dot)
+    t23 = -((x_dot - y_dot) * d_dot_bar)
+    t6_bar = 2.0 * (t6 * t23 if d_dot_bar != 0.0 else 0.0)
+    # adjoint of: t6 = math.tanh(x - y)
+    t22 = (1.0 - t6 * t6) * t6_bar
+    x_bar += (t22 if t6_bar != 0.0 else 0.0)
+    y_bar += (-t22 if t6_bar != 0.0 else 0.0)
     # adjoint of: c = t4
     t4_bar = c_bar
-    # adjoint of: c_dot = 0.5 / t4 * (x * x_dot + x * x_dot + (y * y_dot + y * y_dot))
-    t17 = 1.0 / t4
-    t18 = 0.5 / t4
-    t19 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)
-    t4_bar += (-t18 * t17 * (t19 * c_dot_bar) if c_dot_bar != 0.0 else 0.0)
-    x_bar += 2.0 * (x_dot * (t18 * c_dot_bar) if c_dot_bar != 0.0 else 0.0)
-    y_bar += 2.0 * (y_dot * (t18 * c_dot_bar) if c_dot_bar != 0.0 else 0.0)
+    # adjoint of: c_dot = chosen(t5 != 0.0 or math.isfinite(0.5 / t4), 0.5 / t4 * t5)
+    t18 = 1.0 / t4
+    t19 = 0.5 / t4
+    t20 = t5 != 0.0 or math.isfinite(0.5 / t4)
+    t4_bar += (-t19 * t18 * (t5 * c_dot_bar) if (t20) and (c_dot_bar != 0.0) else 0.0)
+    t5_bar = (t19 * c_dot_bar if (t20) and (c_dot_bar != 0.0) else 0.0)
+    # adjoint of: t5 = x * x_dot + x * x_dot + (y * y_dot + y * y_dot)
+    x_bar += 2.0 * (x_dot * t5_bar if t5_bar != 0.0 else 0.0)
+    y_bar += 2.0 * (y_dot * t5_bar if t5_bar != 0.0 else 0.0)
     # adjoint of: t4 = math.sqrt(x * x + y * y)
-    t16 = 0.5 / t4 * t4_bar
-    x_bar += 2.0 * (x * t16 if t4_bar != 0.0 else 0.0)
-    y_bar += 2.0 * (y * t16 if t4_bar != 0.0 else 0.0)
+    t17 = 0.5 / t4 * t4_bar
+    x_bar += 2.0 * ((x * t17 if x != 0.0 else 0.0) if t4_bar != 0.0 else 0.0)
+    y_bar += 2.0 * ((y * t17 if y != 0.0 else 0.0) if t4_bar != 0.0 else 0.0)
     # adjoint of: b = t3 + math.log(y)
     t3_bar = b_bar
     y_bar += (1.0 / y * b_bar if b_bar != 0.0 else 0.0)
     # adjoint of: b_dot = t3 * (0.3 * x_dot) + 1.0 / y * y_dot
-    t13 = 1.0 / y
     t14 = 1.0 / y
+    t15 = 1.0 / y
     t3_bar += (0.3 * x_dot * b_dot_bar if b_dot_bar != 0.0 else 0.0)
-    y_bar += (-t14 * t13 * (y_dot * b_dot_bar) if b_dot_bar != 0.0 else 0.0)
+    y_bar += (-t15 * t14 * (y_dot * b_dot_bar) if b_dot_bar != 0.0 else 0.0)
     # adjoint of: t3 = math.exp(0.3 * x)
-    t12 = math.exp(0.3 * x)
-    x_bar += (0.3 * (t12 * t3_bar) if t3_bar != 0.0 else 0.0)
+    t13 = math.exp(0.3 * x)
+    x_bar += (0.3 * (t13 * t3_bar) if t3_bar != 0.0 else 0.0)
     # adjoint of: a_dot = t1 * (math.cos(x) * x_dot) + t0 * (-math.sin(y) * y_dot) - ((1.0 + t2 * t2) * (0.5 * x_dot))
-    t9 = math.cos(x) * x_dot
-    t10 = -math.sin(y) * y_dot
-    t1_bar = (t9 * a_dot_bar if a_dot_bar != 0.0 else 0.0)
+    t10 = math.cos(x) * x_dot
+    t11 = -math.sin(y) * y_dot
+    t1_bar = (t10 * a_dot_bar if a_dot_bar != 0.0 else 0.0)
     x_bar += (-math.sin(x) * (x_dot * (t1 * a_dot_bar)) if a_dot_bar != 0.0 else 0.0)
-    t0_bar = (t10 * a_dot_bar if a_dot_bar != 0.0 else 0.0)
+    t0_bar = (t11 * a_dot_bar if a_dot_bar != 0.0 else 0.0)
     y_bar += (math.cos(y) * -(y_dot * (t0 * a_dot_bar)) if a_dot_bar != 0.0 else 0.0)
-    t11 = 0.5 * x_dot * -a_dot_bar
-    t2_bar = 2.0 * (t2 * t11 if a_dot_bar != 0.0 else 0.0)
+    t12 = 0.5 * x_dot * -a_dot_bar
+    t2_bar = 2.0 * (t2 * t12 if a_dot_bar != 0.0 else 0.0)
     # adjoint of: t2 = math.tan(0.5 * x)
     x_bar += (0.5 * ((1.0 + t2 * t2) * t2_bar) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = math.cos(y)

@@ -42,8 +42,8 @@ def math_mix_vjp(x, y, out_bar):
     y_bar += (-t7 if d_bar != 0.0 else 0.0)
     # adjoint of: c = math.sqrt(x * x + y * y)
     t5 = 0.5 / c * c_bar
-    x_bar += 2.0 * (x * t5 if c_bar != 0.0 else 0.0)
-    y_bar += 2.0 * (y * t5 if c_bar != 0.0 else 0.0)
+    x_bar += 2.0 * ((x * t5 if x != 0.0 else 0.0) if c_bar != 0.0 else 0.0)
+    y_bar += 2.0 * ((y * t5 if y != 0.0 else 0.0) if c_bar != 0.0 else 0.0)
     # adjoint of: b = math.exp(0.3 * x) + math.log(y)
     t3 = math.exp(0.3 * x)
     x_bar += (0.3 * (t3 * b_bar) if b_bar != 0.0 else 0.0)

@@ -24,14 +24,13 @@ def pairwise_steps_jvp(p0, v0, dt, n_steps, p0_dot, v0_dot):
                 d_dot = p_dot[j] - p_dot[i]
                 d = p[j] - p[i]
                 t0 = math.sqrt(d * d + 0.1)
-                t1 = d * d_dot + d * d_dot  # a tangent (0-D), bound for the strong zero's guard
-                r_dot = (0.5 / t0 * t1 if t1 != 0.0 else 0.0)
+                r_dot = 0.5 / t0 * (d * d_dot + d * d_dot)
                 r = t0
-                t2 = r * r * r
-                t3 = 1.0 / t2
-                t4 = d / t2
-                w_dot = t3 * d_dot + -t4 * t3 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
-                w = t4
+                t1 = r * r * r
+                t2 = 1.0 / t1
+                t3 = d / t1
+                w_dot = t2 * d_dot + -t3 * t2 * (r * (r * r_dot + r * r_dot) + r * r * r_dot)
+                w = t3
                 f_dot += w_dot
                 f += w
             v_dot[i] += dt * f_dot
@@ -45,8 +44,7 @@ def pairwise_steps_jvp(p0, v0, dt, n_steps, p0_dot, v0_dot):
         for j in range(i + 1, n):
             d_dot = p_dot[j] - p_dot[i]
             d = p[j] - p[i]
-            t5 = math.sqrt(d * d + 0.1)
-            t6 = d * d_dot + d * d_dot  # a tangent (0-D), bound for the strong zero's guard
-            e_dot += (0.5 / t5 * t6 if t6 != 0.0 else 0.0) + (v[j] * v_dot[i] + v[i] * v_dot[j])
-            e += t5 + v[i] * v[j]
+            t4 = math.sqrt(d * d + 0.1)
+            e_dot += 0.5 / t4 * (d * d_dot + d * d_dot) + (v[j] * v_dot[i] + v[i] * v_dot[j])
+            e += t4 + v[i] * v[j]
     return e, e_dot

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
 
 
 def skip_negatives_hvp(x, x_dot, out_bar):
@@ -28,7 +28,7 @@ def skip_negatives_hvp(x, x_dot, out_bar):
             tape[np.uint64(top)] = t0  # record t0: overwritten next, and an adjoint reads it
             top += 1
             t0 = math.sqrt(x[i] + 1.0)
-            s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
+            s_dot += x[i] * chosen(x_dot[i] != 0.0 or math.isfinite(0.5 / t0), 0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
             itape[np.uint64(itop)] = 1  # record the branch taken
             itop += 1
         else:
@@ -42,11 +42,13 @@ def skip_negatives_hvp(x, x_dot, out_bar):
         itop -= 1
         taken = itape[np.uint64(itop)]
         if taken == 1:
-            # adjoint of: s_dot += x[i] * (0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
+            # adjoint of: s_dot += x[i] * chosen(x_dot[i] != 0.0 or math.isfinite(0.5 / t0), 0.5 / t0 * x_dot[i]) + t0 * x_dot[i]
             t2 = 1.0 / t0
             t3 = 0.5 / t0
-            x_bar[np.uint64(i)] += strong_zero(t3 * x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
-            t0_bar = strong_zero(-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar)), s_dot_bar)
+            t4 = x_dot[np.uint64(i)] != 0.0 or math.isfinite(0.5 / t0)
+            t5 = chosen(t4, t3 * x_dot[np.uint64(i)])
+            x_bar[np.uint64(i)] += strong_zero(t5 * s_dot_bar, s_dot_bar)
+            t0_bar = (-t3 * t2 * (x_dot[np.uint64(i)] * (x[np.uint64(i)] * s_dot_bar)) if (t4) and (s_dot_bar != 0.0) else 0.0)
             t0_bar += strong_zero(x_dot[np.uint64(i)] * s_dot_bar, s_dot_bar)
             # adjoint of: t0 = math.sqrt(x[i] + 1.0)
             t1 = t0  # its value, before the old one is restored

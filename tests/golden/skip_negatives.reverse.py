@@ -36,6 +36,7 @@ def skip_negatives_vjp(x, out_bar):
         if taken == 1:
             # adjoint of: s += math.sqrt(x[i] + 1.0) * x[i]
             t0 = math.sqrt(x[np.uint64(i)] + 1.0)
-            x_bar[np.uint64(i)] += (0.5 / t0 * (x[np.uint64(i)] * s_bar) if s_bar != 0.0 else 0.0)
+            t1 = x[np.uint64(i)] * s_bar
+            x_bar[np.uint64(i)] += ((0.5 / t0 * t1 if t1 != 0.0 else 0.0) if s_bar != 0.0 else 0.0)
             x_bar[np.uint64(i)] += strong_zero(t0 * s_bar, s_bar)
     return value, x_bar

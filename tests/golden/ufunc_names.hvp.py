@@ -42,11 +42,12 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t34 = unbroadcast(z_1_dot_bar, broadcast_like(broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)), broadcast_like(y, y_dot)))
     t35 = unbroadcast(t34, broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)))
     z_dot_bar += unbroadcast(unbroadcast(t35, broadcast_like(z_dot, x_dot)), z_dot_bar)
-    x_bar += (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * (2.0 * unbroadcast(x_dot * unbroadcast(t35, broadcast_like(t32, x_dot)), t32))
+    t36 = 2.0 * unbroadcast(x_dot * unbroadcast(t35, broadcast_like(t32, x_dot)), t32)
+    x_bar += np.where(t36 != 0.0, (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, 0.0)
     y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t34, broadcast_like(y, y_dot)), y_bar)
-    t36 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, broadcast_like(t33, y_dot)), t33)
-    t7_bar -= t7 * t36
-    t7_bar += -t7 * t36
+    t37 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, broadcast_like(t33, y_dot)), t33)
+    t7_bar -= t7 * t37
+    t7_bar += -t7 * t37
     # adjoint of: t7 = np.reciprocal(y + 3.0)
     y_bar += np.where(t7_bar != 0.0, -t7 * t7 * t7_bar, 0.0)
     # adjoint of: z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
