@@ -126,12 +126,6 @@ def _products_in_both_orders(v, w, start):
     return fused, apart
 
 
-def _products_in_a_loop(X, v):
-    for i in range(X.shape[0]):
-        add_products(X[i, :i], True, 0.5, v[:i], X[:i, i], True, 2.0, v[:i])
-        add_product(X[i, :i], True, -0.5, v[:i])
-
-
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
 def test_the_product_helper_into_overlapping_views_only_adds_in_another_order(jit):
     import numba
@@ -142,22 +136,6 @@ def test_the_product_helper_into_overlapping_views_only_adds_in_another_order(ji
     fused, apart = run(v, w, start)
     assert not np.array_equal(fused, start)
     assert_close(fused, apart, rtol=1e-15, atol=1e-15)
-
-
-def test_the_compiled_product_helpers_are_inlined():
-    """Called once per element of a loop (lu's `A_bar[i, :j]`), a call of their own cost more
-    than their loops: numba inlines them where generated code calls them."""
-    import numba
-
-    compiled = numba.njit(_products_in_a_loop)
-    X, v = np.zeros((4, 4)), np.arange(1.0, 5.0)
-    compiled(X, v)
-    expected = np.zeros((4, 4))
-    _products_in_a_loop(expected, v)
-    assert_close(X, expected, rtol=1e-15)
-    llvm = compiled.inspect_llvm(compiled.signatures[0])
-    called = {line.split("@", 1)[1].split("(", 1)[0] for line in llvm.splitlines() if " call " in line and "@" in line}
-    assert not [name for name in called if "add_product" in name], called
 
 
 def test_an_update_of_a_zero_matrix_is_a_new_array():

@@ -101,44 +101,18 @@ def _matmul_like(a, b):
     return like
 
 
-@register_jitable(inline="always")
+@register_jitable
 def add_product(out, m, g, v):
     """`out += g * v` in place where `m` holds, for vectors `out` and `v` of one length (a row or
     slice of an adjoint, and the other operand of `a @ b`): the contribution of a dot product's
     adjoint `g` to one operand, `out += chosen(m, matmul_bar_left(g, a, b))` without the two
     arrays that line allocates. `m` false (the product's adjoint exactly zero) adds nothing, as
-    `chosen` does; sizes that differ raise as the product did.
-
-    Inlined where generated code calls it (numba's `inline="always"`): it runs once per element
-    of a loop (lu's and cholesky's `A_bar[i, :j]` for every (i, j)), and as a call of its own it
-    cost more than its loop (its views passed as arguments, the raise's status checked; lu's
-    gradient took 1.6x its primal against 1.2x inlined)."""
+    `chosen` does; sizes that differ raise as the product did."""
     if out.shape[0] != v.shape[0]:
         raise ValueError("matmul: the operands' inner sizes differ")
     if m:
         for k in range(out.shape[0]):
             out[k] += g * v[k]
-
-
-@register_jitable(inline="always")
-def _products_fused(out, m, g, v, out2, n, h, w):
-    if out.shape[0] != v.shape[0] or out2.shape[0] != w.shape[0]:
-        raise ValueError("matmul: the operands' inner sizes differ")
-    if m and n and out.shape[0] == out2.shape[0]:
-        for k in range(out.shape[0]):
-            out[k] += g * v[k]
-            out2[k] += h * w[k]
-    else:
-        add_product(out, m, g, v)
-        add_product(out2, n, h, w)
-
-
-@register_jitable(inline="always")
-def _products_apart(out, m, g, v, out2, n, h, w):
-    if out.shape[0] != v.shape[0] or out2.shape[0] != w.shape[0]:
-        raise ValueError("matmul: the operands' inner sizes differ")
-    add_product(out, m, g, v)
-    add_product(out2, n, h, w)
 
 
 def add_products(out, m, g, v, out2, n, h, w):
@@ -148,31 +122,53 @@ def add_products(out, m, g, v, out2, n, h, w):
 
     The layouts decide when numba compiles the call (`_add_products`). Measured on lu's pattern,
     a contiguous row `A_bar[i, :j]` with a strided column `A_bar[:j, j]`, one loop took about 3x
-    the time of two; the pass `outers` no longer fuses two slices of one adjoint, so the strided
-    case is left to other callers. Sizes that differ raise as the products did, before anything
-    is added. Inlined, as `add_product` is.
+    the time of two; the pass `outers` no longer fuses two slices of one adjoint, and a strided
+    vector from another caller gets two loops. Sizes that differ raise as the products did,
+    before anything is added.
 
     `out` and `out2` may be views of one array, even overlapping ones: nothing either add reads
     is written by the other (`v` and `w` are not adjoints), so every element gets the same terms
     as from the two calls one after the other; where one element is in both views, the fused
     loop may add them in the other order: the same value up to rounding."""
+    if all(a.flags.c_contiguous for a in (out, v, out2, w)):
+        _products_fused(out, m, g, v, out2, n, h, w)
+    else:
+        _products_apart(out, m, g, v, out2, n, h, w)
+
+
+def _products_fused(out, m, g, v, out2, n, h, w):
     if out.shape[0] != v.shape[0] or out2.shape[0] != w.shape[0]:
         raise ValueError("matmul: the operands' inner sizes differ")
-    contiguous = all(a.flags.c_contiguous for a in (out, v, out2, w))
-    if contiguous and m and n and out.shape[0] == out2.shape[0]:
+    if m and n and out.shape[0] == out2.shape[0]:
         for k in range(out.shape[0]):
             out[k] += g * v[k]
             out2[k] += h * w[k]
-    else:
-        add_product(out, m, g, v)
-        add_product(out2, n, h, w)
+        return
+    if m:
+        for k in range(out.shape[0]):
+            out[k] += g * v[k]
+    if n:
+        for k in range(out2.shape[0]):
+            out2[k] += h * w[k]
 
 
-@overload(add_products, inline="always")
+def _products_apart(out, m, g, v, out2, n, h, w):
+    if out.shape[0] != v.shape[0] or out2.shape[0] != w.shape[0]:
+        raise ValueError("matmul: the operands' inner sizes differ")
+    if m:
+        for k in range(out.shape[0]):
+            out[k] += g * v[k]
+    if n:
+        for k in range(out2.shape[0]):
+            out2[k] += h * w[k]
+
+
+@overload(add_products)
 def _add_products(out, m, g, v, out2, n, h, w):
+    """One body, no call inside (each call passes four views: more than a short loop costs)."""
     if all(isinstance(a, types.Array) and a.layout == "C" for a in (out, v, out2, w)):
-        return lambda out, m, g, v, out2, n, h, w: _products_fused(out, m, g, v, out2, n, h, w)
-    return lambda out, m, g, v, out2, n, h, w: _products_apart(out, m, g, v, out2, n, h, w)
+        return _products_fused
+    return _products_apart
 
 
 @register_jitable
