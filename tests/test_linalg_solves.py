@@ -25,20 +25,25 @@ _DIRECTION = _RNG.standard_normal((_N, _N))
 def compiled_solves():
     import numba
 
-    return numba.njit(linalg._solve_lower), numba.njit(linalg._solve_lower_t)
+    return numba.njit(linalg._solve_lower), numba.njit(linalg._solve_lower_t), numba.njit(linalg._phi_lower_t_product)
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
 @pytest.mark.parametrize("n", [1, 5, 13])
-def test_the_triangular_solves_solve(compiled_solves, jit, n):
-    lower, lower_t = compiled_solves if jit else (linalg._solve_lower, linalg._solve_lower_t)
+def test_the_triangular_solves_and_the_product_solve(compiled_solves, jit, n):
+    lower, lower_t, phi = (
+        compiled_solves if jit else (linalg._solve_lower, linalg._solve_lower_t, linalg._phi_lower_t_product)
+    )
     z = np.linalg.cholesky(_SPD[:n, :n])
     b = _RNG.standard_normal((n, n + 2))
+    g = _RNG.standard_normal((n, n))
+    expected = np.tril(z.T @ g) - 0.5 * np.diag(np.diag(z.T @ g))  # Φ: the lower triangle, diagonal halved
     for block in (1, 4, 64):  # blocks of one row, several with a partial last, one block
         assert_close(z @ lower(z, b, block), b, rtol=1e-12, atol=1e-12)
         assert_close(z.T @ lower_t(z, b, block), b, rtol=1e-12, atol=1e-12)
         assert_close(lower(z, b, block), np.linalg.solve(z, b), rtol=1e-10, atol=1e-12)
         assert_close(lower_t(z, b, block), np.linalg.solve(z.T, b), rtol=1e-10, atol=1e-12)
+        assert_close(phi(z, g, block), expected, rtol=1e-12, atol=1e-12)
 
 
 _SOURCE = """

@@ -72,6 +72,24 @@ def _solve_lower_t(z, b, block):
 
 
 @register_jitable
+def _phi_lower_t_product(z, g, block):
+    """Φ(z.T @ g) for z lower triangular, computing only the lower triangle: row i of z.T @ g
+    sums over rows k >= i of z, and Φ keeps columns j <= i (a block of rows: one product of
+    z's and g's rows from the block's first on, g's columns to the block's last; n³/6 products
+    against n³)."""
+    n = z.shape[0]
+    p = np.zeros((n, n))
+    for lo in range(0, n, block):
+        hi = min(lo + block, n)
+        rows = np.dot(np.ascontiguousarray(z[lo:, lo:hi].T), np.ascontiguousarray(g[lo:, :hi]))
+        for i in range(lo, hi):
+            for j in range(i):
+                p[i, j] = rows[i - lo, j]
+            p[i, i] = 0.5 * rows[i - lo, i]
+    return p
+
+
+@register_jitable
 def cholesky_tangent(z, t):
     """The tangent of L = cholesky(A) (z is L) along A's tangent t, of which the lower triangle counts."""
     s = np.tril(t) + np.tril(t, -1).T
@@ -83,7 +101,7 @@ def cholesky_tangent(z, t):
 @register_jitable
 def cholesky_bar(g, z):
     """The adjoint of A in L = cholesky(A) (z is L) from L's adjoint g: on the lower triangle only."""
-    p = _phi(z.T @ g)
+    p = _phi_lower_t_product(z, g, _BLOCK)
     x = _solve_lower_t(z, p, _BLOCK)  # L⁻ᵀ P
     y = _solve_lower_t(z, np.ascontiguousarray(x.T), _BLOCK)  # Mᵀ, M = L⁻ᵀ P L⁻¹
     out = np.zeros_like(y)
