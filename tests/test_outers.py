@@ -19,7 +19,7 @@ from sourcead.pipeline.driver import generate
 from sourcead.postpass.first_contributions import assign_first_contributions
 from sourcead.postpass.marked import rewrite_after
 from sourcead.postpass.outers import fuse_outers
-from sourcead.runtime import add_outer, add_outers, outer_of, outers_of
+from sourcead.runtime import add_outer, add_outers, add_product, add_products, outer_of, outers_of
 
 _ADJOINTS = frozenset({"A_bar", "x_bar", "u_bar"})
 
@@ -86,14 +86,15 @@ def test_a_dot_products_two_contributions_are_one_loop():
         "add_product(A_bar[i, :i], m, g, x_bar[:i])\nadd_product(x_bar[:i], m, g, A[i, :i])",  # reads the other's
         "add_product(A_bar[i, :i], m, g, A_bar[0, :i])\nadd_product(x_bar[:i], m, g, A[i, :i])",  # its own
         "add_product(A[i, :i], m, g, x[:i])\nadd_product(x_bar[:i], m, g, A[i, :i])",  # not into an adjoint
+        # two slices of one adjoint (lu's row and column, cholesky's two rows): two loops are faster
+        "add_product(A_bar[i, :j], m, g, A[:j, j])\nadd_product(A_bar[:j, j], m, g, A[i, :j])",
+        "add_product(A_bar[i, :j], m, g, A[j, :j])\nadd_product(A_bar[j, :j], m, g, A[i, :j])",
     ]
     for body in apart:
         assert "add_products" not in _fused(body), body
 
 
 def test_the_product_helper_adds_as_two_loops_do():
-    from sourcead.runtime import add_product, add_products
-
     rng = np.random.default_rng(4)
     v, w, start = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((2, 5))
     for m, n, k in ((True, True, 5), (True, False, 5), (False, True, 5), (True, True, 3)):
@@ -111,6 +112,32 @@ def test_the_product_helper_adds_as_two_loops_do():
     assert np.array_equal(same, expected)
     with pytest.raises(ValueError, match="inner sizes differ"):
         add_products(start[0], True, 0.3, v[:3], start[1], True, 1.0, w)
+
+
+def _products_in_both_orders(v, w, start):
+    """add_products into two overlapping views of one array, against add_product twice: two
+    rows shifted by one (contiguous: the fused loop where compiled), a row and a column (strided:
+    two loops)."""
+    fused, apart = start.copy(), start.copy()
+    add_products(fused[0, :5], True, 0.3, v, fused[0, 1:], True, -1.7, w)
+    add_product(apart[0, :5], True, 0.3, v)
+    add_product(apart[0, 1:], True, -1.7, w)
+    add_products(fused[1, 1:], True, 1.1, v, fused[1:, 1], True, 0.6, w)
+    add_product(apart[1, 1:], True, 1.1, v)
+    add_product(apart[1:, 1], True, 0.6, w)
+    return fused, apart
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_the_product_helper_into_overlapping_views_only_adds_in_another_order(jit):
+    import numba
+
+    rng = np.random.default_rng(6)
+    v, w, start = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((6, 6))
+    run = numba.njit(_products_in_both_orders) if jit else _products_in_both_orders
+    fused, apart = run(v, w, start)
+    assert not np.array_equal(fused, start)
+    assert_close(fused, apart, rtol=1e-15, atol=1e-15)
 
 
 def test_an_update_of_a_zero_matrix_is_a_new_array():

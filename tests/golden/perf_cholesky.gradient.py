@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
 
 
 def cholesky_grad(A0, out_bar):
@@ -43,7 +43,8 @@ def cholesky_grad(A0, out_bar):
         A_bar[np.uint64(i), np.uint64(i)] = (0.5 / t7 * t8 if t8 != 0.0 else 0.0)
         # adjoint of: A[i, i] = A[i, i] - np.dot(A[i, :i], A[i, :i])
         t6 = A_bar[np.uint64(i), np.uint64(i)]
-        add_products(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i], A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
+        add_product(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
+        add_product(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
         for j in range(i - 1, -1, -1):
             # adjoint of: A[i, j] = A[i, j] / A[j, j]
             t4 = A[i, np.uint64(j)]  # its value, before the old one is restored
@@ -55,7 +56,8 @@ def cholesky_grad(A0, out_bar):
             A_bar[np.uint64(j), np.uint64(j)] += strong_zero(-t4 * t3 * t5, t5)
             # adjoint of: A[i, j] = A[i, j] - np.dot(A[i, :j], A[j, :j])
             t2 = A_bar[i, np.uint64(j)]
-            add_products(A_bar[i, :j], t2 != 0.0, -t2, A[np.uint64(j), :j], A_bar[np.uint64(j), :j], t2 != 0.0, -t2, A[i, :j])
+            add_product(A_bar[i, :j], t2 != 0.0, -t2, A[np.uint64(j), :j])
+            add_product(A_bar[np.uint64(j), :j], t2 != 0.0, -t2, A[i, :j])
     # adjoint of: A[0, 0] = np.sqrt(A[0, 0])
     t0 = A[0, 0]  # its value, before the old one is restored
     top -= 1

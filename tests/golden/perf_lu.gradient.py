@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
 
 
 def lu_grad(A0, out_bar):
@@ -33,7 +33,8 @@ def lu_grad(A0, out_bar):
         for j in range(N - 1, i - 1, -1):
             # adjoint of: A[i, j] = A[i, j] - (A[i, :i] @ A[:i, j])
             t4 = A_bar[i, np.uint64(j)]
-            add_products(A_bar[i, :i], t4 != 0.0, -t4, A[:i, np.uint64(j)], A_bar[:i, np.uint64(j)], t4 != 0.0, -t4, A[i, :i])
+            add_product(A_bar[i, :i], t4 != 0.0, -t4, A[:i, np.uint64(j)])
+            add_product(A_bar[:i, np.uint64(j)], t4 != 0.0, -t4, A[i, :i])
         for j in range(i - 1, -1, -1):
             # adjoint of: A[i, j] = A[i, j] / A[j, j]
             t2 = A[i, np.uint64(j)]  # its value, before the old one is restored
@@ -45,7 +46,8 @@ def lu_grad(A0, out_bar):
             A_bar[np.uint64(j), np.uint64(j)] += strong_zero(-t2 * t1 * t3, t3)
             # adjoint of: A[i, j] = A[i, j] - (A[i, :j] @ A[:j, j])
             t0 = A_bar[i, np.uint64(j)]
-            add_products(A_bar[i, :j], t0 != 0.0, -t0, A[:j, np.uint64(j)], A_bar[:j, np.uint64(j)], t0 != 0.0, -t0, A[i, :j])
+            add_product(A_bar[i, :j], t0 != 0.0, -t0, A[:j, np.uint64(j)])
+            add_product(A_bar[:j, np.uint64(j)], t0 != 0.0, -t0, A[i, :j])
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return (A0_bar,)
