@@ -36,15 +36,15 @@ def cholesky_grad(A0, out_bar):
     A_bar += result_bar
     for i in range(stop - 1, 0, -1):
         # adjoint of: A[i, i] = np.sqrt(A[i, i])
-        t7 = A[np.uint64(i), np.uint64(i)]  # its value, before the old one is restored
+        t8 = A[np.uint64(i), np.uint64(i)]  # its value, before the old one is restored
         top -= 1
         A[np.uint64(i), np.uint64(i)] = tape[np.uint64(top)]  # restore the value A[i, i] had before
-        t8 = A_bar[np.uint64(i), np.uint64(i)]
-        A_bar[np.uint64(i), np.uint64(i)] = (0.5 / t7 * t8 if t8 != 0.0 else 0.0)
+        t9 = A_bar[np.uint64(i), np.uint64(i)]
+        A_bar[np.uint64(i), np.uint64(i)] = (0.5 / t8 * t9 if t9 != 0.0 else 0.0)
         # adjoint of: A[i, i] = A[i, i] - np.dot(A[i, :i], A[i, :i])
-        t6 = A_bar[np.uint64(i), np.uint64(i)]
-        add_product(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
-        add_product(A_bar[np.uint64(i), :i], t6 != 0.0, -t6, A[np.uint64(i), :i])
+        t7 = A_bar[np.uint64(i), np.uint64(i)]
+        add_product(A_bar[np.uint64(i), :i], t7 != 0.0, -t7, A[np.uint64(i), :i])
+        add_product(A_bar[np.uint64(i), :i], t7 != 0.0, -t7, A[np.uint64(i), :i])
         for j in range(i - 1, -1, -1):
             # adjoint of: A[i, j] = A[i, j] / A[j, j]
             t4 = A[i, np.uint64(j)]  # its value, before the old one is restored
@@ -52,8 +52,9 @@ def cholesky_grad(A0, out_bar):
             A[i, np.uint64(j)] = tape[np.uint64(top)]  # restore the value A[i, j] had before
             t3 = 1.0 / A[np.uint64(j), np.uint64(j)]
             t5 = A_bar[i, np.uint64(j)]
-            A_bar[i, np.uint64(j)] = strong_zero(t3 * t5, t5)
-            A_bar[np.uint64(j), np.uint64(j)] += strong_zero(-t4 * t3 * t5, t5)
+            A_bar[i, np.uint64(j)] = strong_zero(strong_zero(t3 * t5, t3), t5)
+            t6 = -t4 * t3
+            A_bar[np.uint64(j), np.uint64(j)] += strong_zero(strong_zero(t6 * t5, t6), t5)
             # adjoint of: A[i, j] = A[i, j] - np.dot(A[i, :j], A[j, :j])
             t2 = A_bar[i, np.uint64(j)]
             add_product(A_bar[i, :j], t2 != 0.0, -t2, A[np.uint64(j), :j])
