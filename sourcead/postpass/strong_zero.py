@@ -1,4 +1,10 @@
-"""Strong zeros as selects: `(p if g != 0.0 else 0.0)` becomes `strong_zero(p, g)` in the reverse sweep.
+"""Strong zeros as selects: `(p if g != 0.0 else 0.0)` becomes `strong_zero(p, g)` in the reverse
+sweep's loops, and an array's `np.where(g != 0.0, p, 0.0)` becomes `strong_zero_each(p, g)`.
+
+The array form is a ufunc (`runtime/lowered.py`): numba fuses it with the arithmetic of `p` into one
+loop writing one array, where its `np.where` wrote a mask, `p` and the result, and took 11x the time
+of `p` alone (2 million elements; syrk's gradient spends most of its time in these guards). Both
+evaluate `p` and `g` at every element and broadcast them alike, so the value is the same.
 
 An adjoint's contribution is guarded by its seed (`derive/linearize.py`: an exactly zero seed
 contributes exactly zero, also where the partial is infinite). Written as a conditional
@@ -23,22 +29,55 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..ir.exprs import contains, unparen
+from ..ir.exprs import contains, dotted, unparen
 from .marked import rewrite_after
 
 HELPER = "strong_zero"
+EACH = "strong_zero_each"
 
 
-def eager_selects(module: cst.Module, marker: str) -> tuple[cst.Module, bool]:
-    """`module` (holding one generated function) with the strong-zero guards in the loops after its
-    `marker` comment (the reverse sweep) written as `strong_zero` calls; and whether any was."""
-    select = _Select()
+def eager_selects(module: cst.Module, marker: str) -> tuple[cst.Module, frozenset[str]]:
+    """`module` (holding one generated function) with the strong-zero guards after its `marker`
+    comment (the reverse sweep) written as calls: in loops, `(p if g != 0.0 else 0.0)` as
+    `strong_zero(p, g)`; anywhere, an array's `np.where(g != 0.0, p, 0.0)` as `strong_zero_each(p,
+    g)`. And the helpers it called."""
+    select, where = _Select(), _Where()
 
     def rewrite(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
-        return [s.visit(select) if contains(s, cst.IfExp) else s for s in statements]
+        out = []
+        for s in statements:
+            s = s.visit(select) if contains(s, cst.IfExp) else s
+            out.append(s.visit(where) if contains(s, cst.Call) else s)
+        return out
 
     new = rewrite_after(module, marker, rewrite)
-    return (new, True) if select.count else (module, False)
+    used = frozenset({HELPER} if select.count else ()) | frozenset({EACH} if where.count else ())
+    return (new, used) if used else (module, used)
+
+
+class _Where(cst.CSTTransformer):
+    """`np.where(g != 0.0, p, 0.0)` as `strong_zero_each(p, g)`: the same value (both evaluate `p`
+    and `g` everywhere; a ufunc broadcasts them as `np.where` does), in one fused loop."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if dotted(updated.func) != "np.where" or len(updated.args) != 3:
+            return updated
+        if any(a.keyword is not None or a.star for a in updated.args):
+            return updated
+        test, part, other = (unparen(a.value) for a in updated.args)
+        if not (isinstance(other, cst.Float) and other.value == "0.0"):
+            return updated
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return updated
+        target = test.comparisons[0]
+        zero = unparen(target.comparator)
+        if not (isinstance(target.operator, cst.NotEqual) and isinstance(zero, cst.Float) and zero.value == "0.0"):
+            return updated
+        self.count += 1
+        return cst.Call(cst.Name(EACH), [cst.Arg(part), cst.Arg(unparen(test.left))])
 
 
 class _Select(cst.CSTTransformer):

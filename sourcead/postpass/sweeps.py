@@ -15,7 +15,6 @@ from .deadcode import eliminate_dead_code
 from .first_contributions import assign_first_contributions
 from .marked import rewrite_after
 from .outers import fuse_outers
-from .strong_zero import HELPER as STRONG_ZERO
 from .strong_zero import eager_selects
 from .unsigned import unsigned_statements
 
@@ -45,11 +44,12 @@ def first_contributions(sweeps: Sweeps) -> Sweeps:
 
 
 def select_strong_zeros(sweeps: Sweeps) -> Sweeps:
-    """The reverse sweep with its loops' strong-zero guards written as `strong_zero` selects."""
-    tree, selects = eager_selects(sweeps.tree, REVERSE_SWEEP)
-    if not selects:
+    """The reverse sweep with its loops' strong-zero guards written as `strong_zero` selects, and
+    its arrays' as the fused `strong_zero_each`."""
+    tree, helpers = eager_selects(sweeps.tree, REVERSE_SWEEP)
+    if not helpers:
         return sweeps
-    return replace(sweeps, tree=tree, helpers=tuple(sorted({*sweeps.helpers, STRONG_ZERO})))
+    return replace(sweeps, tree=tree, helpers=tuple(sorted({*sweeps.helpers, *helpers})))
 
 
 def records_in_blocks(sweeps: Sweeps) -> Sweeps:

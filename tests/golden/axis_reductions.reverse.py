@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def axis_reductions_vjp(X, w, out_bar):
@@ -36,6 +36,6 @@ def axis_reductions_vjp(X, w, out_bar):
     # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]
-    X_bar += expand_axis(t0 * unbroadcast(np.where(col_bar != 0.0, w * col_bar, 0.0), t1), X, 0)
-    w_bar += unbroadcast(np.where(col_bar != 0.0, t1 * col_bar, 0.0), w_bar)
+    X_bar += expand_axis(t0 * unbroadcast(strong_zero_each(w * col_bar, col_bar), t1), X, 0)
+    w_bar += unbroadcast(strong_zero_each(t1 * col_bar, col_bar), w_bar)
     return value, X_bar, w_bar

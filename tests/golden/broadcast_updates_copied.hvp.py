@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -71,19 +71,19 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     b_bar += 2.0 * unbroadcast(b_dot * t14, b_bar)
     # adjoint of: t2 = A_1 / t0
     t7 = 1.0 / t0
-    A_1_bar += unbroadcast(np.where(t2_bar != 0.0, t7 * t2_bar, 0.0), A_1)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t7 * t2_bar, 0.0), t0_bar)
+    A_1_bar += unbroadcast(strong_zero_each(t7 * t2_bar, t2_bar), A_1)
+    t0_bar += unbroadcast(strong_zero_each(-t2 * t7 * t2_bar, t2_bar), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t5 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t5 * t1_bar, 0.0)
+    t0_bar += strong_zero_each(-t1 * t5 * t1_bar, t1_bar)
     # adjoint of: t0 = 1.0 + b * b
-    b_bar += 2.0 * np.where(t0_bar != 0.0, b * t0_bar, 0.0)
+    b_bar += 2.0 * strong_zero_each(b * t0_bar, t0_bar)
     # adjoint of: A_1 -= a
     t4 = -np.sum(A_1_bar)
     a_bar = t4
     # adjoint of: A_1 = A * b
-    A_bar += unbroadcast(np.where(A_1_bar != 0.0, b * A_1_bar, 0.0), A)
-    b_bar += unbroadcast(np.where(A_1_bar != 0.0, A * A_1_bar, 0.0), b_bar)
+    A_bar += unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A)
+    b_bar += unbroadcast(strong_zero_each(A * A_1_bar, A_1_bar), b_bar)
     # adjoint of: A_1_dot = b * A_dot + A * b_dot
     b_bar += unbroadcast(A_dot * unbroadcast(A_1_dot_bar, broadcast_like(b, A_dot)), b_bar)
     A_bar += unbroadcast(b_dot * unbroadcast(A_1_dot_bar, broadcast_like(A, b_dot)), A)

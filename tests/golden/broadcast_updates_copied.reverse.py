@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_vjp(A0, b, a, out_bar):
@@ -37,15 +37,15 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     # adjoint of: A_2 = A_1 / (1.0 + b * b)
     t2 = 1.0 + b * b
     t3 = 1.0 / t2
-    A_1_bar += unbroadcast(np.where(A_2_bar != 0.0, t3 * A_2_bar, 0.0), A_1)
-    t5 = unbroadcast(np.where(A_2_bar != 0.0, -A_2 * t3 * A_2_bar, 0.0), b_bar)
+    A_1_bar += unbroadcast(strong_zero_each(t3 * A_2_bar, A_2_bar), A_1)
+    t5 = unbroadcast(strong_zero_each(-A_2 * t3 * A_2_bar, A_2_bar), b_bar)
     b_bar += 2.0 * (b * t5)
     # adjoint of: A_1 -= a
     t1 = -np.sum(A_1_bar)
     a_bar = t1
     # adjoint of: A_1 = A * b
-    A_bar += unbroadcast(np.where(A_1_bar != 0.0, b * A_1_bar, 0.0), A)
-    b_bar += unbroadcast(np.where(A_1_bar != 0.0, A * A_1_bar, 0.0), b_bar)
+    A_bar += unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A)
+    b_bar += unbroadcast(strong_zero_each(A * A_1_bar, A_1_bar), b_bar)
     # adjoint of: A += b
     t0 = unbroadcast(A_bar, b_bar)
     b_bar += t0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
@@ -40,17 +40,17 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t11 = unbroadcast(t5 * t10, t4)
     p_bar = (np.sum(t4 * t11) if result_dot_bar != 0.0 else 0.0)
     t12 = p * t11
-    t0_bar += chosen(result_dot_bar != 0.0, np.where(t12 != 0.0, (p - 1.0) * t0 ** ((p - 1.0) - 1.0) * t12, 0.0))
+    t0_bar += chosen(result_dot_bar != 0.0, strong_zero_each((p - 1.0) * t0 ** ((p - 1.0) - 1.0) * t12, t12))
     t13 = p * t11
-    p_bar += (np.sum(np.where(t13 != 0.0, np.log(t0 + (t0 == 0.0)) * t4 * t13, 0.0)) if result_dot_bar != 0.0 else 0.0)
+    p_bar += (np.sum(strong_zero_each(np.log(t0 + (t0 == 0.0)) * t4 * t13, t13)) if result_dot_bar != 0.0 else 0.0)
     t14 = unbroadcast(p * t4 * t10, t5)
     x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t14, x_bar))
     t15 = p_dot * unbroadcast(t9, broadcast_like(t7, t1))
     t0_bar += chosen(result_dot_bar != 0.0, 1.0 / t6 * unbroadcast(t1 * t15, t7))
     t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t7 * t15, t1_bar))
     # adjoint of: t1 = t0 ** p
-    t0_bar += np.where(t1_bar != 0.0, p * t0 ** (p - 1.0) * t1_bar, 0.0)
-    p_bar += np.sum(np.where(t1_bar != 0.0, np.log(t0 + (t0 == 0.0)) * t1 * t1_bar, 0.0))
+    t0_bar += strong_zero_each(p * t0 ** (p - 1.0) * t1_bar, t1_bar)
+    p_bar += np.sum(strong_zero_each(np.log(t0 + (t0 == 0.0)) * t1 * t1_bar, t1_bar))
     # adjoint of: t0 = 1.0 + x * x
-    x_bar += 2.0 * np.where(x != 0.0, np.where(t0_bar != 0.0, x * t0_bar, 0.0), 0.0)
+    x_bar += 2.0 * strong_zero_each(strong_zero_each(x * t0_bar, t0_bar), x)
     return value, A_bar, x_bar, p_bar

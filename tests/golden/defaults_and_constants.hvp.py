@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -36,5 +36,5 @@ def defaults_and_constants_hvp(x, alpha, n, x_dot, out_bar):
     # adjoint of: s_dot = np.sum(WEIGHTS * result_dot) + alpha * np.sum(2.0 * result_1 * result_1_dot)
     result_1_bar += chosen(s_dot_bar != 0.0, 2.0 * unbroadcast(result_1_dot * np.full_like(broadcast_like(result_1, result_1_dot), alpha * s_dot_bar), result_1_bar))
     # adjoint of: result_1 = x * _scaled_scale_1 + _scaled_shift_1
-    x_bar += np.where(result_1_bar != 0.0, _scaled_scale_1 * result_1_bar, 0.0)
+    x_bar += strong_zero_each(_scaled_scale_1 * result_1_bar, result_1_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -44,7 +44,7 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
     result_bar += chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(broadcast_like(result, WEIGHTS), s_bar), result_bar))
     result_1_bar += chosen(s_bar != 0.0, 2.0 * result_1 * (alpha * s_bar))
     # adjoint of: result_1 = x * _scaled_scale_1 + _scaled_shift_1
-    x_bar += np.where(result_1_bar != 0.0, _scaled_scale_1 * result_1_bar, 0.0)
+    x_bar += strong_zero_each(_scaled_scale_1 * result_1_bar, result_1_bar)
     # adjoint of: result = x * _scaled_scale + _scaled_shift
-    x_bar += np.where(result_bar != 0.0, _scaled_scale * result_bar, 0.0)
+    x_bar += strong_zero_each(_scaled_scale * result_bar, result_bar)
     return value, x_bar

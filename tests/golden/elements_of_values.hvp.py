@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_products, matmul_bar_right, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, add_products, matmul_bar_right, matmul_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
@@ -32,10 +32,10 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     part_1_dot_bar[1] += result_dot_bar
     part_2_dot_bar[-1] += result_dot_bar
     # adjoint of: part_2_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(np.where(part_2_dot_bar != 0.0, x_dot * part_2_dot_bar, 0.0), x_bar)
+    x_bar += 2.0 * unbroadcast(strong_zero_each(x_dot * part_2_dot_bar, part_2_dot_bar), x_bar)
     # adjoint of: part_1_dot = np.cos(x * 2.0) * (2.0 * x_dot)
     t0 = np.cos(x * 2.0)
-    x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(np.where(part_1_dot_bar != 0.0, 2.0 * x_dot * part_1_dot_bar, 0.0), t0))
+    x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(strong_zero_each(2.0 * x_dot * part_1_dot_bar, part_1_dot_bar), t0))
     # adjoint of: part_dot = np.dot(A_dot, x) + np.dot(A, x_dot)
     x_bar += matmul_bar_right(unbroadcast(part_dot_bar, matmul_like(A_dot, x)), A_dot, x)
     add_outer(A_bar, True, unbroadcast(part_dot_bar, matmul_like(A, x_dot)), x_dot)

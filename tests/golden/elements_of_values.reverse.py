@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_products, matmul_bar_right, zeros_like
+from sourcead.runtime import add_outer, add_products, matmul_bar_right, strong_zero_each, zeros_like
 
 
 def elements_of_values_vjp(A, x, out_bar):
@@ -31,9 +31,9 @@ def elements_of_values_vjp(A, x, out_bar):
     part_1_bar[1] += result_bar
     part_2_bar[-1] += result_bar
     # adjoint of: part_2 = x * x
-    x_bar += 2.0 * np.where(part_2_bar != 0.0, x * part_2_bar, 0.0)
+    x_bar += 2.0 * strong_zero_each(x * part_2_bar, part_2_bar)
     # adjoint of: part_1 = np.sin(x * 2.0)
-    x_bar += np.where(part_1_bar != 0.0, 2.0 * (np.cos(x * 2.0) * part_1_bar), 0.0)
+    x_bar += strong_zero_each(2.0 * (np.cos(x * 2.0) * part_1_bar), part_1_bar)
     # adjoint of: part = A @ x
     add_outer(A_bar, True, part_bar, x)
     x_bar += matmul_bar_right(part_bar, A, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
@@ -91,8 +91,8 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         B_dot_bar[np.uint64(i)] += row_dot_bar
         row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = np.cos(A)
-    A_bar += np.where(B_bar != 0.0, -np.sin(A) * B_bar, 0.0)
+    A_bar += strong_zero_each(-np.sin(A) * B_bar, B_bar)
     # adjoint of: B_dot = -np.sin(A) * A_dot
     t0 = -np.sin(A)
-    A_bar += np.cos(A) * -unbroadcast(np.where(B_dot_bar != 0.0, A_dot * B_dot_bar, 0.0), t0)
+    A_bar += np.cos(A) * -unbroadcast(strong_zero_each(A_dot * B_dot_bar, B_dot_bar), t0)
     return value, A_bar

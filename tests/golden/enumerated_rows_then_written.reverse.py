@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero, strong_zero_each, zeros_like
 
 
 def enumerated_rows_then_written_vjp(A, out_bar):
@@ -59,5 +59,5 @@ def enumerated_rows_then_written_vjp(A, out_bar):
         B_bar[np.uint64(i)] += row_bar
         row_bar = zeros_like(row)
     # adjoint of: B = np.cos(A)
-    A_bar += np.where(B_bar != 0.0, -np.sin(A) * B_bar, 0.0)
+    A_bar += strong_zero_each(-np.sin(A) * B_bar, B_bar)
     return value, A_bar

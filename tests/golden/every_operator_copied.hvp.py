@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
@@ -70,20 +70,20 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     # adjoint of: result_dot = np.sum(x_6_dot)
     x_6_dot_bar += result_dot_bar
     # adjoint of: x_6 = x_5 ** 1.5
-    x_5_bar += np.where(x_6_bar != 0.0, 1.5 * x_5 ** 0.5 * x_6_bar, 0.0)
+    x_5_bar += strong_zero_each(1.5 * x_5 ** 0.5 * x_6_bar, x_6_bar)
     # adjoint of: x_6_dot = 1.5 * x_5 ** 0.5 * x_5_dot
     t21 = 1.5 * x_5 ** 0.5
-    t22 = 1.5 * unbroadcast(np.where(x_6_dot_bar != 0.0, x_5_dot * x_6_dot_bar, 0.0), t21)
-    x_5_bar += np.where(t22 != 0.0, 0.5 * x_5 ** -0.5 * t22, 0.0)
-    x_5_dot_bar += unbroadcast(np.where(x_6_dot_bar != 0.0, t21 * x_6_dot_bar, 0.0), x_5_dot_bar)
+    t22 = 1.5 * unbroadcast(strong_zero_each(x_5_dot * x_6_dot_bar, x_6_dot_bar), t21)
+    x_5_bar += strong_zero_each(0.5 * x_5 ** -0.5 * t22, t22)
+    x_5_dot_bar += unbroadcast(strong_zero_each(t21 * x_6_dot_bar, x_6_dot_bar), x_5_dot_bar)
     # adjoint of: x_5 = x_4 / 1.5
     t20 = 1.0 / 1.5
-    x_4_bar += np.where(t20 != 0.0, np.where(x_5_bar != 0.0, t20 * x_5_bar, 0.0), 0.0)
+    x_4_bar += strong_zero_each(strong_zero_each(t20 * x_5_bar, x_5_bar), t20)
     # adjoint of: x_5_dot = t3 * x_4_dot
-    x_4_dot_bar += np.where(x_5_dot_bar != 0.0, t3 * x_5_dot_bar, 0.0)
+    x_4_dot_bar += strong_zero_each(t3 * x_5_dot_bar, x_5_dot_bar)
     # adjoint of: x_4 = x_3 * a
-    x_3_bar += np.where(a != 0.0, np.where(x_4_bar != 0.0, a * x_4_bar, 0.0), 0.0)
-    a_bar = np.sum(np.where(x_3 != 0.0, np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0), 0.0))
+    x_3_bar += strong_zero_each(strong_zero_each(a * x_4_bar, x_4_bar), a)
+    a_bar = np.sum(strong_zero_each(strong_zero_each(x_3 * x_4_bar, x_4_bar), x_3))
     # adjoint of: x_4_dot = a * x_3_dot + x_3 * a_dot
     t19 = unbroadcast(x_4_dot_bar, x_3_dot)
     a_bar += np.sum(x_3_dot * t19)
@@ -94,10 +94,10 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     a_bar += t18
     # adjoint of: x_3 = x_2 ** 2.0
     t17 = 2.0 * x_2
-    x_2_bar += np.where(t17 != 0.0, np.where(x_3_bar != 0.0, t17 * x_3_bar, 0.0), 0.0)
+    x_2_bar += strong_zero_each(strong_zero_each(t17 * x_3_bar, x_3_bar), t17)
     # adjoint of: x_3_dot = 2.0 * x_2 * x_2_dot
-    x_2_bar += 2.0 * unbroadcast(np.where(x_3_dot_bar != 0.0, x_2_dot * x_3_dot_bar, 0.0), x_2_bar)
-    x_2_dot_bar += unbroadcast(np.where(x_3_dot_bar != 0.0, 2.0 * x_2 * x_3_dot_bar, 0.0), x_2_dot_bar)
+    x_2_bar += 2.0 * unbroadcast(strong_zero_each(x_2_dot * x_3_dot_bar, x_3_dot_bar), x_2_bar)
+    x_2_dot_bar += unbroadcast(strong_zero_each(2.0 * x_2 * x_3_dot_bar, x_3_dot_bar), x_2_dot_bar)
     # adjoint of: x_2 = t2
     t2_bar += x_2_bar
     # adjoint of: x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
@@ -114,17 +114,17 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     y_bar += 2.0 * unbroadcast(y_dot * t16, y_bar)
     # adjoint of: t2 = x_1 / t0
     t8 = 1.0 / t0
-    x_1_bar += unbroadcast(np.where(t8 != 0.0, np.where(t2_bar != 0.0, t8 * t2_bar, 0.0), 0.0), x_1_bar)
+    x_1_bar += unbroadcast(strong_zero_each(strong_zero_each(t8 * t2_bar, t2_bar), t8), x_1_bar)
     t10 = -t2 * t8
-    t0_bar += unbroadcast(np.where(t10 != 0.0, np.where(t2_bar != 0.0, t10 * t2_bar, 0.0), 0.0), t0_bar)
+    t0_bar += unbroadcast(strong_zero_each(strong_zero_each(t10 * t2_bar, t2_bar), t10), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t6 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t6 * t1_bar, 0.0)
+    t0_bar += strong_zero_each(-t1 * t6 * t1_bar, t1_bar)
     # adjoint of: t0 = 1.0 + y * y
-    y_bar += 2.0 * np.where(y != 0.0, np.where(t0_bar != 0.0, y * t0_bar, 0.0), 0.0)
+    y_bar += 2.0 * strong_zero_each(strong_zero_each(y * t0_bar, t0_bar), y)
     # adjoint of: x_1 = x * y
-    x_bar += unbroadcast(np.where(y != 0.0, np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), 0.0), x)
-    y_bar += unbroadcast(np.where(x != 0.0, np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), 0.0), y_bar)
+    x_bar += unbroadcast(strong_zero_each(strong_zero_each(y * x_1_bar, x_1_bar), y), x)
+    y_bar += unbroadcast(strong_zero_each(strong_zero_each(x * x_1_bar, x_1_bar), x), y_bar)
     # adjoint of: x_1_dot = y * x_dot + x * y_dot
     y_bar += unbroadcast(x_dot * unbroadcast(x_1_dot_bar, broadcast_like(y, x_dot)), y_bar)
     x_bar += unbroadcast(y_dot * unbroadcast(x_1_dot_bar, broadcast_like(x, y_dot)), x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def every_operator_copied_vjp(x0, y, a, out_bar):
@@ -43,27 +43,27 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     # adjoint of: result = np.sum(x_6)
     x_6_bar += result_bar
     # adjoint of: x_6 = x_5 ** 1.5
-    x_5_bar += np.where(x_6_bar != 0.0, 1.5 * x_5 ** 0.5 * x_6_bar, 0.0)
+    x_5_bar += strong_zero_each(1.5 * x_5 ** 0.5 * x_6_bar, x_6_bar)
     # adjoint of: x_5 = x_4 / 1.5
     t7 = 1.0 / 1.5
-    x_4_bar += np.where(x_5_bar != 0.0, t7 * x_5_bar, 0.0)
+    x_4_bar += strong_zero_each(t7 * x_5_bar, x_5_bar)
     # adjoint of: x_4 = x_3 * a
-    x_3_bar += np.where(x_4_bar != 0.0, a * x_4_bar, 0.0)
-    a_bar = np.sum(np.where(x_4_bar != 0.0, x_3 * x_4_bar, 0.0))
+    x_3_bar += strong_zero_each(a * x_4_bar, x_4_bar)
+    a_bar = np.sum(strong_zero_each(x_3 * x_4_bar, x_4_bar))
     # adjoint of: x_3 += a
     t6 = np.sum(x_3_bar)
     a_bar += t6
     # adjoint of: x_3 = x_2 ** 2.0
-    x_2_bar += np.where(x_3_bar != 0.0, 2.0 * x_2 * x_3_bar, 0.0)
+    x_2_bar += strong_zero_each(2.0 * x_2 * x_3_bar, x_3_bar)
     # adjoint of: x_2 = x_1 / (1.0 + y * y)
     t2 = 1.0 + y * y
     t3 = 1.0 / t2
-    x_1_bar += unbroadcast(np.where(x_2_bar != 0.0, t3 * x_2_bar, 0.0), x_1_bar)
-    t5 = unbroadcast(np.where(x_2_bar != 0.0, -x_2 * t3 * x_2_bar, 0.0), y_bar)
+    x_1_bar += unbroadcast(strong_zero_each(t3 * x_2_bar, x_2_bar), x_1_bar)
+    t5 = unbroadcast(strong_zero_each(-x_2 * t3 * x_2_bar, x_2_bar), y_bar)
     y_bar += 2.0 * (y * t5)
     # adjoint of: x_1 = x * y
-    x_bar += unbroadcast(np.where(x_1_bar != 0.0, y * x_1_bar, 0.0), x)
-    y_bar += unbroadcast(np.where(x_1_bar != 0.0, x * x_1_bar, 0.0), y_bar)
+    x_bar += unbroadcast(strong_zero_each(y * x_1_bar, x_1_bar), x)
+    y_bar += unbroadcast(strong_zero_each(x * x_1_bar, x_1_bar), y_bar)
     # adjoint of: x -= 0.5 * a
     t1 = -np.sum(x_bar)
     a_bar += 0.5 * t1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import strong_zero_each, zeros_like
 
 
 def float_parameters_vjp(x, out_bar):
@@ -35,7 +35,7 @@ def float_parameters_vjp(x, out_bar):
     # adjoint of: _bump_s_1 += np.sum(_bump_x)
     _bump_x_bar += _bump_s_1_bar
     # adjoint of: _bump_x = x * x
-    x_bar += 2.0 * np.where(_bump_x_bar != 0.0, x * _bump_x_bar, 0.0)
+    x_bar += 2.0 * strong_zero_each(x * _bump_x_bar, _bump_x_bar)
     # adjoint of: _bump_s_1 = t
     t_bar += _bump_s_1_bar
     # adjoint of: t = _bump_s

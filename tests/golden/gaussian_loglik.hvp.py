@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
@@ -45,9 +45,9 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t0_bar += np.sum(-t1 * t7)
     # adjoint of: t1 = (x - mu) / sigma
     t4 = 1.0 / sigma
-    x_bar += np.where(t1_bar != 0.0, t4 * t1_bar, 0.0)
-    mu_bar = np.sum(np.where(t1_bar != 0.0, -(t4 * t1_bar), 0.0))
-    sigma_bar += np.sum(np.where(t1_bar != 0.0, -t1 * t4 * t1_bar, 0.0))
+    x_bar += strong_zero_each(t4 * t1_bar, t1_bar)
+    mu_bar = np.sum(strong_zero_each(-(t4 * t1_bar), t1_bar))
+    sigma_bar += np.sum(strong_zero_each(-t1 * t4 * t1_bar, t1_bar))
     # adjoint of: t0 = 1.0 / sigma
     t2 = 1.0 / sigma
     sigma_bar += (-t0 * t2 * t0_bar if t0_bar != 0.0 else 0.0)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, strong_zero_each, zeros_like
 
 
 def gaussian_loglik_vjp(x, mu, sigma, out_bar):
@@ -27,7 +27,7 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     sigma_bar = (1.0 / sigma * (x.size * -result_bar) if result_bar != 0.0 else 0.0)
     # adjoint of: z = (x - mu) / sigma
     t0 = 1.0 / sigma
-    x_bar += np.where(z_bar != 0.0, t0 * z_bar, 0.0)
-    mu_bar = np.sum(np.where(z_bar != 0.0, -(t0 * z_bar), 0.0))
-    sigma_bar += np.sum(np.where(z_bar != 0.0, -z * t0 * z_bar, 0.0))
+    x_bar += strong_zero_each(t0 * z_bar, z_bar)
+    mu_bar = np.sum(strong_zero_each(-(t0 * z_bar), z_bar))
+    sigma_bar += np.sum(strong_zero_each(-z * t0 * z_bar, z_bar))
     return value, x_bar, mu_bar, sigma_bar

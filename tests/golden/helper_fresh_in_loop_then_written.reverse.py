@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, zeros_like
 
 
 def helper_fresh_in_loop_then_written_vjp(x, out_bar):
@@ -54,6 +54,6 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
         # adjoint of: _doubled_u = x * (i + 1.0)
         itop -= 1
         shape_1 = (itape[itop + 0],)  # the shape _doubled_u had before
-        x_bar += np.where(_doubled_u_bar != 0.0, (i + 1.0) * _doubled_u_bar, 0.0)
+        x_bar += strong_zero_each((i + 1.0) * _doubled_u_bar, _doubled_u_bar)
         _doubled_u_bar = np.zeros(shape_1)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_pair_then_written_hvp(x, x_dot, out_bar):
@@ -47,10 +47,10 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     b_dot_bar[1] += a_dot_bar[0]
     a_dot_bar[0] = 0.0
     # adjoint of: b = np.sin(x)
-    x_bar += np.where(b_bar != 0.0, np.cos(x) * b_bar, 0.0)
+    x_bar += strong_zero_each(np.cos(x) * b_bar, b_bar)
     # adjoint of: b_dot = np.cos(x) * x_dot
     t0 = np.cos(x)
-    x_bar += -np.sin(x) * unbroadcast(np.where(b_dot_bar != 0.0, x_dot * b_dot_bar, 0.0), t0)
+    x_bar += -np.sin(x) * unbroadcast(strong_zero_each(x_dot * b_dot_bar, b_dot_bar), t0)
     # adjoint of: a = x * 2.0
     x_bar += (2.0 * a_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
@@ -88,11 +88,11 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     t5 = 1.0 - t0 * t0
     t6 = B_dot_bar[2, :].copy()
     B_dot_bar[2, :] = 0.0
-    t7 = -unbroadcast(np.where(t6 != 0.0, B_dot[1, :] * t6, 0.0), t0_bar)
+    t7 = -unbroadcast(strong_zero_each(B_dot[1, :] * t6, t6), t0_bar)
     t0_bar += 2.0 * (t0 * t7)
-    B_dot_bar[1, :] += unbroadcast(np.where(t6 != 0.0, t5 * t6, 0.0), B_dot_bar[1, :])
+    B_dot_bar[1, :] += unbroadcast(strong_zero_each(t5 * t6, t6), B_dot_bar[1, :])
     # adjoint of: t0 = np.tanh(B[1, :])
-    B_bar[1, :] += np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
+    B_bar[1, :] += strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar)
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(row * result_1_dot + result_1 * row_dot)
         t1 = np.full_like(broadcast_like(broadcast_like(row, result_1_dot), broadcast_like(result_1, row_dot)), s_dot_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_vjp(A, out_bar):
@@ -56,7 +56,7 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     t2 = B_bar[2, :].copy()
     B_bar[2, :] = 0.0
     t3 = unbroadcast(t2, B_bar[1, :])
-    B_bar[1, :] += np.where(t3 != 0.0, (1.0 - t1 * t1) * t3, 0.0)
+    B_bar[1, :] += strong_zero_each((1.0 - t1 * t1) * t3, t3)
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(result_1 * row)
         t0 = np.full_like(broadcast_like(result_1, row), s_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
@@ -58,13 +58,13 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     x_bar += 2.0 * unbroadcast(x_dot * t15, x_bar)
     # adjoint of: t2 = v / t0
     t8 = 1.0 / t0
-    v_bar += unbroadcast(np.where(t2_bar != 0.0, t8 * t2_bar, 0.0), v)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t8 * t2_bar, 0.0), t0_bar)
+    v_bar += unbroadcast(strong_zero_each(t8 * t2_bar, t2_bar), v)
+    t0_bar += unbroadcast(strong_zero_each(-t2 * t8 * t2_bar, t2_bar), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t6 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t6 * t1_bar, 0.0)
+    t0_bar += strong_zero_each(-t1 * t6 * t1_bar, t1_bar)
     # adjoint of: t0 = 1.0 + x * x
-    x_bar += 2.0 * np.where(t0_bar != 0.0, x * t0_bar, 0.0)
+    x_bar += 2.0 * strong_zero_each(x * t0_bar, t0_bar)
     # adjoint of: v -= u_1
     t5 = -unbroadcast(v_bar, u_1_bar)
     u_1_bar += t5
@@ -72,9 +72,9 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     t4 = -unbroadcast(v_dot_bar, u_1_dot_bar)
     u_1_dot_bar += t4
     # adjoint of: u_1 = u * u
-    u_bar += 2.0 * np.where(u_1_bar != 0.0, u * u_1_bar, 0.0)
+    u_bar += 2.0 * strong_zero_each(u * u_1_bar, u_1_bar)
     # adjoint of: u_1_dot = u * u_dot + u * u_dot
-    u_bar += 2.0 * unbroadcast(np.where(u_1_dot_bar != 0.0, u_dot * u_1_dot_bar, 0.0), u)
+    u_bar += 2.0 * unbroadcast(strong_zero_each(u_dot * u_1_dot_bar, u_1_dot_bar), u)
     # adjoint of: u += y
     t3 = unbroadcast(u_bar, y_bar)
     y_bar += t3

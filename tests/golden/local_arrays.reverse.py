@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import unbroadcast, zeros_like
+from sourcead.runtime import strong_zero_each, unbroadcast, zeros_like
 
 
 def local_arrays_vjp(x, y, out_bar):
@@ -35,14 +35,14 @@ def local_arrays_vjp(x, y, out_bar):
     t2 = 1.0 + x * x
     t3 = 1.0 / t2
     t4 = v / t2
-    v_bar += unbroadcast(np.where(v_1_bar != 0.0, t3 * v_1_bar, 0.0), v)
-    t5 = unbroadcast(np.where(v_1_bar != 0.0, -t4 * t3 * v_1_bar, 0.0), x_bar)
+    v_bar += unbroadcast(strong_zero_each(t3 * v_1_bar, v_1_bar), v)
+    t5 = unbroadcast(strong_zero_each(-t4 * t3 * v_1_bar, v_1_bar), x_bar)
     x_bar += 2.0 * (x * t5)
     # adjoint of: v -= u_1
     t1 = -unbroadcast(v_bar, u_1_bar)
     u_1_bar += t1
     # adjoint of: u_1 = u * u
-    u_bar += 2.0 * np.where(u_1_bar != 0.0, u * u_1_bar, 0.0)
+    u_bar += 2.0 * strong_zero_each(u * u_1_bar, u_1_bar)
     # adjoint of: u += y
     t0 = unbroadcast(u_bar, y_bar)
     y_bar += t0

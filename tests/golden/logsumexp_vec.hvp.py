@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmax, broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import at_argmax, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def logsumexp_hvp(x, x_dot, out_bar):
@@ -31,8 +31,8 @@ def logsumexp_hvp(x, x_dot, out_bar):
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(x - m)
-    x_bar += np.where(t0_bar != 0.0, t0 * t0_bar, 0.0)
-    m_bar = np.sum(np.where(t0_bar != 0.0, -(t0 * t0_bar), 0.0))
+    x_bar += strong_zero_each(t0 * t0_bar, t0_bar)
+    m_bar = np.sum(strong_zero_each(-(t0 * t0_bar), t0_bar))
     # adjoint of: m = np.max(x)
     x_bar += chosen(m_bar != 0.0, at_argmax(m_bar, x))
     return value, x_bar

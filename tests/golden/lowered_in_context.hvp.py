@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
@@ -78,19 +78,19 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     # adjoint of: t5 = (x + x) / t3
     t11 = 1.0 / t3
     t12 = (x + x) / t3
-    t13 = unbroadcast(np.where(t5_bar != 0.0, t11 * t5_bar, 0.0), x_bar)
+    t13 = unbroadcast(strong_zero_each(t11 * t5_bar, t5_bar), x_bar)
     x_bar += 2.0 * t13
-    t3_bar += unbroadcast(np.where(t5_bar != 0.0, -t12 * t11 * t5_bar, 0.0), t3_bar)
+    t3_bar += unbroadcast(strong_zero_each(-t12 * t11 * t5_bar, t5_bar), t3_bar)
     # adjoint of: t4 = 1.0 / t3
     t9 = 1.0 / t3
     t10 = 1.0 / t3
-    t3_bar += np.where(t4_bar != 0.0, -t10 * t9 * t4_bar, 0.0)
+    t3_bar += strong_zero_each(-t10 * t9 * t4_bar, t4_bar)
     # adjoint of: t3 = (x * 2.0) ** 2
-    x_bar += np.where(t3_bar != 0.0, 2.0 * (2.0 * (x * 2.0) * t3_bar), 0.0)
+    x_bar += strong_zero_each(2.0 * (2.0 * (x * 2.0) * t3_bar), t3_bar)
     # adjoint of: t2 = 2.0 ** (-x[0])
     t8 = 2.0 ** (-x[0])
     x_bar[0] += ((-(math.log(2.0) * t8 * t2_bar) if 2.0 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t7 = 1.0 / X.shape[0]
-    X_bar += expand_axis(np.where(t1_bar != 0.0, t7 * t1_bar, 0.0), X, 0)
+    X_bar += expand_axis(strong_zero_each(t7 * t1_bar, t1_bar), X, 0)
     return value, X_bar, x_bar

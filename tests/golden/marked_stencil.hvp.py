@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -102,7 +102,7 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     y_bar[1] += (y_dot[2] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
     y_dot_bar[2] += (y[1] * t_dot_bar if t_dot_bar != 0.0 else 0.0)
     # adjoint of: y = x * x
-    x_bar += 2.0 * np.where(y_bar != 0.0, x * y_bar, 0.0)
+    x_bar += 2.0 * strong_zero_each(x * y_bar, y_bar)
     # adjoint of: y_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(np.where(y_dot_bar != 0.0, x_dot * y_dot_bar, 0.0), x_bar)
+    x_bar += 2.0 * unbroadcast(strong_zero_each(x_dot * y_dot_bar, y_dot_bar), x_bar)
     return value, x_bar, c_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, strong_zero_each, zeros_like
 
 
 def marked_stencil_vjp(x, c, out_bar):
@@ -75,5 +75,5 @@ def marked_stencil_vjp(x, c, out_bar):
     y_bar[1] += (y[2] * t_bar if t_bar != 0.0 else 0.0)
     y_bar[2] += (y[1] * t_bar if t_bar != 0.0 else 0.0)
     # adjoint of: y = x * x
-    x_bar += 2.0 * np.where(y_bar != 0.0, x * y_bar, 0.0)
+    x_bar += 2.0 * strong_zero_each(x * y_bar, y_bar)
     return value, x_bar, c_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
+from sourcead.runtime import add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -36,12 +36,12 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
     t4 = 1.0 - t0 * t0
     t5 = np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot
-    t6 = -unbroadcast(np.where(h_dot_bar != 0.0, t5 * h_dot_bar, 0.0), t0_bar)
+    t6 = -unbroadcast(strong_zero_each(t5 * h_dot_bar, h_dot_bar), t0_bar)
     t0_bar += 2.0 * (t0 * t6)
-    t7 = unbroadcast(unbroadcast(np.where(h_dot_bar != 0.0, t4 * h_dot_bar, 0.0), t5), broadcast_like(matmul_like(W_dot, x), matmul_like(W, x_dot)))
+    t7 = unbroadcast(unbroadcast(strong_zero_each(t4 * h_dot_bar, h_dot_bar), t5), broadcast_like(matmul_like(W_dot, x), matmul_like(W, x_dot)))
     x_bar = matmul_bar_right(unbroadcast(t7, matmul_like(W_dot, x)), W_dot, x)
     # adjoint of: t0 = np.tanh(W @ x + b)
-    t2 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
+    t2 = strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar)
     t3 = unbroadcast(t2, matmul_like(W, x))
     W_bar = outers_of(W, True, unbroadcast(t7, matmul_like(W, x_dot)), x_dot, True, t3, x)
     x_bar += matmul_bar_right(t3, W, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
+from sourcead.runtime import add_products, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -26,7 +26,7 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     # adjoint of: result = np.dot(v, h)
     add_products(v_bar, result_bar != 0.0, result_bar, h, h_bar, result_bar != 0.0, result_bar, v)
     # adjoint of: h = np.tanh(W @ x + b)
-    t1 = np.where(h_bar != 0.0, (1.0 - h * h) * h_bar, 0.0)
+    t1 = strong_zero_each((1.0 - h * h) * h_bar, h_bar)
     t2 = unbroadcast(t1, matmul_like(W, x))
     W_bar = outer_of(W, True, t2, x)
     x_bar = matmul_bar_right(t2, W, x)

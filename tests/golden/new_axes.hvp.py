@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
@@ -73,10 +73,10 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     part_bar += np.reshape(np.ascontiguousarray(t3_bar), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t8 = 1.0 / A.shape[0]
-    A_bar += expand_axis(np.where(part_bar != 0.0, t8 * part_bar, 0.0), A, 0)
+    A_bar += expand_axis(strong_zero_each(t8 * part_bar, part_bar), A, 0)
     # adjoint of: outer = t0 * t1
-    t0_bar += unbroadcast(np.where(outer_bar != 0.0, t1 * outer_bar, 0.0), t0_bar)
-    t1_bar += unbroadcast(np.where(outer_bar != 0.0, t0 * outer_bar, 0.0), t1_bar)
+    t0_bar += unbroadcast(strong_zero_each(t1 * outer_bar, outer_bar), t0_bar)
+    t1_bar += unbroadcast(strong_zero_each(t0 * outer_bar, outer_bar), t1_bar)
     # adjoint of: outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
     t6 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
     t7 = np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def new_axes_vjp(x, y, A, out_bar):
@@ -49,10 +49,10 @@ def new_axes_vjp(x, y, A, out_bar):
     part_bar += np.reshape(np.ascontiguousarray(unbroadcast(-centred_bar, t3)), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t2 = 1.0 / A.shape[0]
-    A_bar += expand_axis(np.where(part_bar != 0.0, t2 * part_bar, 0.0), A, 0)
+    A_bar += expand_axis(strong_zero_each(t2 * part_bar, part_bar), A, 0)
     # adjoint of: outer = np.reshape(x, (x.shape[0], 1)) * np.reshape(y, (1, y.shape[0]))
     t0 = np.reshape(x, (x.shape[0], 1))
     t1 = np.reshape(y, (1, y.shape[0]))
-    x_bar += np.reshape(np.ascontiguousarray(unbroadcast(np.where(outer_bar != 0.0, t1 * outer_bar, 0.0), t0)), x.shape)
-    y_bar += np.reshape(np.ascontiguousarray(unbroadcast(np.where(outer_bar != 0.0, t0 * outer_bar, 0.0), t1)), y.shape)
+    x_bar += np.reshape(np.ascontiguousarray(unbroadcast(strong_zero_each(t1 * outer_bar, outer_bar), t0)), x.shape)
+    y_bar += np.reshape(np.ascontiguousarray(unbroadcast(strong_zero_each(t0 * outer_bar, outer_bar), t1)), y.shape)
     return value, x_bar, y_bar, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def time_steps_grad(x0, q, y, dt, steps, out_bar):
@@ -60,7 +60,7 @@ def time_steps_grad(x0, q, y, dt, steps, out_bar):
         top -= shape_1[0]
         g = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array g was before
         t0 = np.sin(x)
-        x_bar += np.cos(x) * unbroadcast(np.where(g_bar != 0.0, q * g_bar, 0.0), t0)
+        x_bar += np.cos(x) * unbroadcast(strong_zero_each(q * g_bar, g_bar), t0)
         g_bar = zeros_like(g)
     # adjoint of: x = np.copy(x0)
     x0_bar += x_bar

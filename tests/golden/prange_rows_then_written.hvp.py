@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def prange_rows_then_written_hvp(A, A_dot, out_bar):
@@ -70,7 +70,7 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
             t0_bar += chosen(out_dot_bar[i] != 0.0, unbroadcast(row_dot * unbroadcast(t2, broadcast_like(t0, row_dot)), t0))
             out_dot_bar[i] = 0.0
             # adjoint of: t0 = np.sin(row)
-            row_bar += np.where(t0_bar != 0.0, np.cos(row) * t0_bar, 0.0)
+            row_bar += strong_zero_each(np.cos(row) * t0_bar, t0_bar)
             # adjoint of: row = np.copy(B[i])
             B_bar[i] += row_bar
     # adjoint of: B = A * 0.5

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
@@ -45,14 +45,14 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     # adjoint of: h_dot[1] = (1.0 - t0 * t0) * (np.dot(A_dot, x) + np.dot(A, x_dot))
     t7 = 1.0 - t0 * t0
     t8 = np.dot(A_dot, x) + np.dot(A, x_dot)
-    t9 = -unbroadcast(np.where(h_dot_bar[1] != 0.0, t8 * h_dot_bar[1], 0.0), t0_bar)
+    t9 = -unbroadcast(strong_zero_each(t8 * h_dot_bar[1], h_dot_bar[1]), t0_bar)
     t0_bar += 2.0 * (t0 * t9)
-    t10 = unbroadcast(np.where(h_dot_bar[1] != 0.0, t7 * h_dot_bar[1], 0.0), t8)
+    t10 = unbroadcast(strong_zero_each(t7 * h_dot_bar[1], h_dot_bar[1]), t8)
     x_bar = matmul_bar_right(unbroadcast(t10, matmul_like(A_dot, x)), A_dot, x)
     A_bar = outer_of(A, True, unbroadcast(t10, matmul_like(A, x_dot)), x_dot)
     h_dot_bar[1] = 0.0
     # adjoint of: t0 = np.tanh(A @ x)
-    t6 = np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
+    t6 = strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar)
     add_outer(A_bar, True, t6, x)
     x_bar += matmul_bar_right(t6, A, x)
     # adjoint of: h[2:4] = np.transpose(v) * 3.0

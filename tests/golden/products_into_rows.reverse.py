@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def products_into_rows_vjp(A, x, v, out_bar):
@@ -29,7 +29,7 @@ def products_into_rows_vjp(A, x, v, out_bar):
     t4 = np.tanh(A @ x)
     t5 = matmul_like(A, x)
     t6 = unbroadcast(h_bar[1], t5)
-    t7 = np.where(t6 != 0.0, (1.0 - t4 * t4) * t6, 0.0)
+    t7 = strong_zero_each((1.0 - t4 * t4) * t6, t6)
     A_bar = outer_of(A, True, t7, x)
     x_bar = matmul_bar_right(t7, A, x)
     h_bar[1] = 0.0

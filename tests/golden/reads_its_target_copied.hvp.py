@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -44,15 +44,15 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # adjoint of: result_dot = np.sum(C_3_dot)
     C_3_dot_bar += result_dot_bar
     # adjoint of: C_3 = C_2 * C_2
-    C_2_bar += 2.0 * np.where(C_3_bar != 0.0, C_2 * C_3_bar, 0.0)
+    C_2_bar += 2.0 * strong_zero_each(C_2 * C_3_bar, C_3_bar)
     # adjoint of: C_3_dot = C_2 * C_2_dot + C_2 * C_2_dot
-    C_2_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2_dot * C_3_dot_bar, 0.0), C_2_bar)
-    C_2_dot_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2 * C_3_dot_bar, 0.0), C_2_dot_bar)
-    C_2_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2_dot * C_3_dot_bar, 0.0), C_2_bar)
-    C_2_dot_bar += unbroadcast(np.where(C_3_dot_bar != 0.0, C_2 * C_3_dot_bar, 0.0), C_2_dot_bar)
+    C_2_bar += unbroadcast(strong_zero_each(C_2_dot * C_3_dot_bar, C_3_dot_bar), C_2_bar)
+    C_2_dot_bar += unbroadcast(strong_zero_each(C_2 * C_3_dot_bar, C_3_dot_bar), C_2_dot_bar)
+    C_2_bar += unbroadcast(strong_zero_each(C_2_dot * C_3_dot_bar, C_3_dot_bar), C_2_bar)
+    C_2_dot_bar += unbroadcast(strong_zero_each(C_2 * C_3_dot_bar, C_3_dot_bar), C_2_dot_bar)
     # adjoint of: C_2 = C_1 - (0.1 * C_1**2)
     C_1_bar += C_2_bar
-    C_1_bar += np.where(C_2_bar != 0.0, 2.0 * C_1 * (0.1 * -C_2_bar), 0.0)
+    C_1_bar += strong_zero_each(2.0 * C_1 * (0.1 * -C_2_bar), C_2_bar)
     # adjoint of: C_2_dot = C_1_dot - (0.1 * (2.0 * C_1 * C_1_dot))
     C_1_dot_bar += unbroadcast(C_2_dot_bar, C_1_dot_bar)
     t2 = 0.1 * unbroadcast(-C_2_dot_bar, broadcast_like(C_1_bar, C_1_dot_bar))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_vjp(C0, B, out_bar):
@@ -33,10 +33,10 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     # adjoint of: result = np.sum(C_3)
     C_3_bar += result_bar
     # adjoint of: C_3 = C_2 * C_2
-    C_2_bar += 2.0 * np.where(C_3_bar != 0.0, C_2 * C_3_bar, 0.0)
+    C_2_bar += 2.0 * strong_zero_each(C_2 * C_3_bar, C_3_bar)
     # adjoint of: C_2 = C_1 - (0.1 * C_1**2)
     C_1_bar += C_2_bar
-    C_1_bar += np.where(C_2_bar != 0.0, 2.0 * C_1 * (0.1 * -C_2_bar), 0.0)
+    C_1_bar += strong_zero_each(2.0 * C_1 * (0.1 * -C_2_bar), C_2_bar)
     # adjoint of: C_1 = C + (C * B)
     C_bar += unbroadcast(C_1_bar, C_bar)
     t0 = unbroadcast(C_1_bar, broadcast_like(C_bar, B_bar))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_left, matmul_like, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_left, matmul_like, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -60,9 +60,9 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t6 = np.dot(inputs_dot[np.uint64(t)], W) + np.dot(inputs[np.uint64(t)], W_dot) + h_dot[np.uint64(t)]
         t7 = h_dot_bar[t + 1].copy()
         h_dot_bar[t + 1] = 0.0
-        t8 = -unbroadcast(np.where(t7 != 0.0, t6 * t7, 0.0), t5)
+        t8 = -unbroadcast(strong_zero_each(t6 * t7, t7), t5)
         t0_bar += 2.0 * (t0 * t8)
-        t9 = unbroadcast(np.where(t7 != 0.0, t5 * t7, 0.0), t6)
+        t9 = unbroadcast(strong_zero_each(t5 * t7, t7), t6)
         t10 = unbroadcast(t9, broadcast_like(matmul_like(inputs_dot[np.uint64(t)], W), matmul_like(inputs[np.uint64(t)], W_dot)))
         add_outer(W_bar, True, inputs_dot[np.uint64(t)], unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)))
         inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
@@ -73,7 +73,7 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         top -= shape[0]
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
         t2 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
-        t3 = np.where(t0_bar != 0.0, (1.0 - t2 * t2) * t0_bar, 0.0)
+        t3 = strong_zero_each((1.0 - t2 * t2) * t0_bar, t0_bar)
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_like, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, matmul_bar_left, matmul_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -33,7 +33,7 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         t1 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
         t2 = h_bar[t + 1].copy()
         h_bar[t + 1] = 0.0
-        t3 = np.where(t2 != 0.0, (1.0 - t1 * t1) * t2, 0.0)
+        t3 = strong_zero_each((1.0 - t1 * t1) * t2, t2)
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
         inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, broadcast_like, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, unsort, zeros_like
+from sourcead.runtime import as_vector, broadcast_like, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, strong_zero_each, unbroadcast, unsort, zeros_like
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -55,16 +55,16 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t24 = X - np.sum(X) / X.size
     t25 = 1.0 / (X.size - 0)
     t26 = 2.0 * t10
-    t27 = np.where(t26 != 0.0, t26 * (t11 * (0.5 / t12 * s_bar) if t11 != 0.0 else 0.0), 0.0)
+    t27 = strong_zero_each(t26 * (t11 * (0.5 / t12 * s_bar) if t11 != 0.0 else 0.0), t26)
     x_bar += chosen(s_bar != 0.0, t27)
     x_bar += chosen(s_bar != 0.0, (t9 * np.sum(-t27) if t9 != 0.0 else 0.0))
     t28 = 2.0 * t15 * (t17 * s_bar)
     x_bar += chosen(s_bar != 0.0, 2.0 * t28)
     x_bar += chosen(s_bar != 0.0, 2.0 * (t14 * np.sum(-t28)))
     t29 = 2.0 * (X - t19)
-    t30 = np.where(t29 != 0.0, t29 * expand_axis(np.where(t21 != 0.0, t21 * (0.5 / t22 * s_bar), 0.0), t20, 1), 0.0)
+    t30 = strong_zero_each(t29 * expand_axis(strong_zero_each(t21 * (0.5 / t22 * s_bar), t21), t20, 1), t29)
     X_bar += chosen(s_bar != 0.0, unbroadcast(t30, X_bar))
-    X_bar += chosen(s_bar != 0.0, expand_axis(np.where(t18 != 0.0, t18 * np.sum(unbroadcast(-t30, t19), axis=1), 0.0), X, 1))
+    X_bar += chosen(s_bar != 0.0, expand_axis(strong_zero_each(t18 * np.sum(unbroadcast(-t30, t19), axis=1), t18), X, 1))
     t31 = 2.0 * t24 * (t25 * s_bar)
     X_bar += chosen(s_bar != 0.0, t31)
     X_bar += chosen(s_bar != 0.0, t23 * np.sum(-t31))

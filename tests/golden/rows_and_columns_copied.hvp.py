@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -92,25 +92,25 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     top -= A[1].size
     A[1] = tape[top : top + A[1].size].reshape(A[1].shape)  # restore the values A[1] had before
     t14 = A_bar[1].copy()
-    A_bar[1] = np.where(t14 != 0.0, 2.0 * A[1] * t14, 0.0)
+    A_bar[1] = strong_zero_each(2.0 * A[1] * t14, t14)
     # adjoint of: A_dot[1] = 2.0 * A[1] * A_dot[1]
     top -= A_dot[1].size
     A_dot[1] = tape[top : top + A_dot[1].size].reshape(A_dot[1].shape)  # restore the values A_dot[1] had before
     t13 = A_dot_bar[1].copy()
-    A_bar[1] += 2.0 * unbroadcast(np.where(t13 != 0.0, A_dot[1] * t13, 0.0), A_bar[1])
-    A_dot_bar[1] = unbroadcast(np.where(t13 != 0.0, 2.0 * A[1] * t13, 0.0), A_dot_bar[1])
+    A_bar[1] += 2.0 * unbroadcast(strong_zero_each(A_dot[1] * t13, t13), A_bar[1])
+    A_dot_bar[1] = unbroadcast(strong_zero_each(2.0 * A[1] * t13, t13), A_dot_bar[1])
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t11 = 1.0 / 2.0
         t12 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = np.where(t12 != 0.0, t11 * t12, 0.0)
+        A_bar[:, np.uint64(rows_and_columns_j)] = strong_zero_each(t11 * t12, t12)
         # adjoint of: A_dot[:, rows_and_columns_j] = t0 * A_dot[:, rows_and_columns_j]
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
         t10 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = np.where(t10 != 0.0, t0 * t10, 0.0)
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = strong_zero_each(t0 * t10, t10)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
@@ -143,15 +143,15 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
         t3 = A_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] = 2.0 * np.where(t3 != 0.0, A[np.uint64(rows_and_columns_i)] * t3, 0.0)
+        A_bar[np.uint64(rows_and_columns_i)] = 2.0 * strong_zero_each(A[np.uint64(rows_and_columns_i)] * t3, t3)
         # adjoint of: A_dot[rows_and_columns_i] = A[rows_and_columns_i] * A_dot[rows_and_columns_i] + A[rows_and_columns_i] * A_dot[rows_and_columns_i]
         top -= A_dot[np.uint64(rows_and_columns_i)].size
         A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
         t2 = A_dot_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A_bar[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot_bar[np.uint64(rows_and_columns_i)])
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A_dot[np.uint64(rows_and_columns_i)] * t2, 0.0), A_bar[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(np.where(t2 != 0.0, A[np.uint64(rows_and_columns_i)] * t2, 0.0), A_dot_bar[np.uint64(rows_and_columns_i)])
+        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(strong_zero_each(A_dot[np.uint64(rows_and_columns_i)] * t2, t2), A_bar[np.uint64(rows_and_columns_i)])
+        A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(strong_zero_each(A[np.uint64(rows_and_columns_i)] * t2, t2), A_dot_bar[np.uint64(rows_and_columns_i)])
+        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(strong_zero_each(A_dot[np.uint64(rows_and_columns_i)] * t2, t2), A_bar[np.uint64(rows_and_columns_i)])
+        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(strong_zero_each(A[np.uint64(rows_and_columns_i)] * t2, t2), A_dot_bar[np.uint64(rows_and_columns_i)])
         # adjoint of: A[rows_and_columns_i] += b
         t1 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t1

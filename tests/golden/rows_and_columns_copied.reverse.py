@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_vjp(A0, b, a, out_bar):
@@ -59,14 +59,14 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
     top -= A[1].size
     A[1] = tape[top : top + A[1].size].reshape(A[1].shape)  # restore the values A[1] had before
     t7 = A_bar[1].copy()
-    A_bar[1] = np.where(t7 != 0.0, 2.0 * A[1] * t7, 0.0)
+    A_bar[1] = strong_zero_each(2.0 * A[1] * t7, t7)
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t5 = 1.0 / 2.0
         t6 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = np.where(t6 != 0.0, t5 * t6, 0.0)
+        A_bar[:, np.uint64(rows_and_columns_j)] = strong_zero_each(t5 * t6, t6)
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
@@ -85,7 +85,7 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         top -= A[np.uint64(rows_and_columns_i)].size
         A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
         t1 = A_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] = 2.0 * np.where(t1 != 0.0, A[np.uint64(rows_and_columns_i)] * t1, 0.0)
+        A_bar[np.uint64(rows_and_columns_i)] = 2.0 * strong_zero_each(A[np.uint64(rows_and_columns_i)] * t1, t1)
         # adjoint of: A[rows_and_columns_i] += b
         t0 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, zeros_like
 
 
 def rows_in_helpers_copied_vjp(A0, s, out_bar):
@@ -58,10 +58,10 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
         top -= A[np.uint64(_scale_rows_i_1)].size
         A[np.uint64(_scale_rows_i_1)] = tape[top : top + A[np.uint64(_scale_rows_i_1)].size].reshape(A[np.uint64(_scale_rows_i_1)].shape)  # restore the values A[_scale_rows_i_1] had before
         t1 = A_bar[np.uint64(_scale_rows_i_1)].copy()
-        A_bar[np.uint64(_scale_rows_i_1)] = np.where(t1 != 0.0, _scale_rows_s[np.uint64(_scale_rows_i_1)] * t1, 0.0)
-        _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(np.where(t1 != 0.0, A[np.uint64(_scale_rows_i_1)] * t1, 0.0))
+        A_bar[np.uint64(_scale_rows_i_1)] = strong_zero_each(_scale_rows_s[np.uint64(_scale_rows_i_1)] * t1, t1)
+        _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i_1)] * t1, t1))
     # adjoint of: _scale_rows_s = s * s
-    s_bar += 2.0 * np.where(_scale_rows_s_bar != 0.0, s * _scale_rows_s_bar, 0.0)
+    s_bar += 2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -71,8 +71,8 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
         top -= A[np.uint64(_scale_rows_i)].size
         A[np.uint64(_scale_rows_i)] = tape[top : top + A[np.uint64(_scale_rows_i)].size].reshape(A[np.uint64(_scale_rows_i)].shape)  # restore the values A[_scale_rows_i] had before
         t0 = A_bar[np.uint64(_scale_rows_i)].copy()
-        A_bar[np.uint64(_scale_rows_i)] = np.where(t0 != 0.0, s[np.uint64(_scale_rows_i)] * t0, 0.0)
-        s_bar[np.uint64(_scale_rows_i)] += np.sum(np.where(t0 != 0.0, A[np.uint64(_scale_rows_i)] * t0, 0.0))
+        A_bar[np.uint64(_scale_rows_i)] = strong_zero_each(s[np.uint64(_scale_rows_i)] * t0, t0)
+        s_bar[np.uint64(_scale_rows_i)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i)] * t0, t0))
     # adjoint of: A = np.copy(A0)
     A0_bar += A_bar
     return value, A0_bar, s_bar

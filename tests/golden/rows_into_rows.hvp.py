@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
@@ -45,7 +45,7 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     h_bar += chosen(result_dot_bar != 0.0, np.cos(h) * -unbroadcast(h_dot * t9, t5))
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t9, h_dot_bar))
     # adjoint of: t0 = np.cos(h)
-    h_bar += np.where(t0_bar != 0.0, -np.sin(h) * t0_bar, 0.0)
+    h_bar += strong_zero_each(-np.sin(h) * t0_bar, t0_bar)
     # adjoint of: h[:, 1] = A[:, 0]
     t4 = unbroadcast(h_bar[:, 1], A_bar[:, 0])
     A_bar[:, 0] += t4
@@ -60,10 +60,10 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     h_dot_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
     t2 = unbroadcast(h_bar[0], v_bar)
-    v_bar += 2.0 * np.where(t2 != 0.0, v * t2, 0.0)
+    v_bar += 2.0 * strong_zero_each(v * t2, t2)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = v * v_dot + v * v_dot
-    v_bar += 2.0 * unbroadcast(np.where(h_dot_bar[0] != 0.0, v_dot * h_dot_bar[0], 0.0), v_bar)
+    v_bar += 2.0 * unbroadcast(strong_zero_each(v_dot * h_dot_bar[0], h_dot_bar[0]), v_bar)
     h_dot_bar[0] = 0.0
     # adjoint of: h[1:3] = v
     t1 = unbroadcast(h_bar[1:3], v_bar)

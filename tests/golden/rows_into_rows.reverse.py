@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_into_rows_vjp(A, v, out_bar):
@@ -38,7 +38,7 @@ def rows_into_rows_vjp(A, v, out_bar):
     h_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
     t1 = unbroadcast(h_bar[0], v_bar)
-    v_bar += 2.0 * np.where(t1 != 0.0, v * t1, 0.0)
+    v_bar += 2.0 * strong_zero_each(v * t1, t1)
     h_bar[0] = 0.0
     # adjoint of: h[1:3] = v
     t0 = unbroadcast(h_bar[1:3], v_bar)

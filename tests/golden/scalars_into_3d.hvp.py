@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -69,8 +69,8 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
         top -= h[np.uint64(t), 1].size
         h[np.uint64(t), 1] = tape[top : top + h[np.uint64(t), 1].size].reshape(h[np.uint64(t), 1].shape)  # restore the values h[t, 1] had before
         t3 = h_bar[np.uint64(t), 1].copy()
-        h_bar[np.uint64(t), 1] = np.where(t3 != 0.0, x[np.uint64(t)] * t3, 0.0)
-        x_bar[np.uint64(t)] += np.sum(np.where(t3 != 0.0, h[np.uint64(t), 1] * t3, 0.0))
+        h_bar[np.uint64(t), 1] = strong_zero_each(x[np.uint64(t)] * t3, t3)
+        x_bar[np.uint64(t)] += np.sum(strong_zero_each(h[np.uint64(t), 1] * t3, t3))
         # adjoint of: h_dot[t, 1] = x[t] * h_dot[t, 1] + h[t, 1] * x_dot[t]
         top -= h_dot[np.uint64(t), 1].size
         h_dot[np.uint64(t), 1] = tape[top : top + h_dot[np.uint64(t), 1].size].reshape(h_dot[np.uint64(t), 1].shape)  # restore the values h_dot[t, 1] had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, zeros_like
 
 
 def scalars_into_3d_vjp(x, out_bar):
@@ -49,8 +49,8 @@ def scalars_into_3d_vjp(x, out_bar):
         top -= h[np.uint64(t), 1].size
         h[np.uint64(t), 1] = tape[top : top + h[np.uint64(t), 1].size].reshape(h[np.uint64(t), 1].shape)  # restore the values h[t, 1] had before
         t1 = h_bar[np.uint64(t), 1].copy()
-        h_bar[np.uint64(t), 1] = np.where(t1 != 0.0, x[np.uint64(t)] * t1, 0.0)
-        x_bar[np.uint64(t)] += np.sum(np.where(t1 != 0.0, h[np.uint64(t), 1] * t1, 0.0))
+        h_bar[np.uint64(t), 1] = strong_zero_each(x[np.uint64(t)] * t1, t1)
+        x_bar[np.uint64(t)] += np.sum(strong_zero_each(h[np.uint64(t), 1] * t1, t1))
         # adjoint of: h[t] = x[t]
         t0 = np.sum(h_bar[np.uint64(t)])
         x_bar[np.uint64(t)] += t0

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
@@ -43,7 +43,7 @@ def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
     t0_bar += 2.0 * chosen(result_dot_bar != 0.0, t0 * t8)
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot_bar))
     # adjoint of: t0 = np.tanh(h)
-    h_bar += np.where(t0_bar != 0.0, (1.0 - t0 * t0) * t0_bar, 0.0)
+    h_bar += strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar)
     # serial adjoint of a prange loop: its body reads or writes slices of arrays
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, 3] += x[t]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
@@ -55,5 +55,5 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     x_bar += y_dot * unbroadcast(t6, x_bar)
     x_bar += -np.sin(x) * unbroadcast(x_dot * unbroadcast(np.where(t5, z_dot_bar, 0.0), t4 * x_dot), t4)
     # adjoint of: t1 = np.sin(x)
-    x_bar += np.where(t1_bar != 0.0, np.cos(x) * t1_bar, 0.0)
+    x_bar += strong_zero_each(np.cos(x) * t1_bar, t1_bar)
     return value, x_bar, lo_bar, y_bar

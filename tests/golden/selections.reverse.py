@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, strong_zero_each, zeros_like
 
 
 def selections_vjp(x, lo, y, out_bar):
@@ -32,5 +32,5 @@ def selections_vjp(x, lo, y, out_bar):
     t2 = np.where(t0, z_bar, 0.0)
     x_bar += np.where(t0, y * t2, 0.0)
     y_bar = np.sum(np.where(t0, x * t2, 0.0))
-    x_bar += np.where(np.logical_not(t0), np.where(z_bar != 0.0, np.cos(x) * z_bar, 0.0), 0.0)
+    x_bar += np.where(np.logical_not(t0), strong_zero_each(np.cos(x) * z_bar, z_bar), 0.0)
     return value, x_bar, lo_bar, y_bar

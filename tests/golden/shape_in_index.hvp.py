@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def shape_in_index_hvp(x, A, A_dot, out_bar):
@@ -38,11 +38,11 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t13, A_bar))
     # adjoint of: t2 = A / t0
     t5 = 1.0 / t0
-    A_bar += unbroadcast(np.where(t2_bar != 0.0, t5 * t2_bar, 0.0), A_bar)
-    t0_bar += unbroadcast(np.where(t2_bar != 0.0, -t2 * t5 * t2_bar, 0.0), t0_bar)
+    A_bar += unbroadcast(strong_zero_each(t5 * t2_bar, t2_bar), A_bar)
+    t0_bar += unbroadcast(strong_zero_each(-t2 * t5 * t2_bar, t2_bar), t0_bar)
     # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
-    t0_bar += np.where(t1_bar != 0.0, -t1 * t3 * t1_bar, 0.0)
+    t0_bar += strong_zero_each(-t1 * t3 * t1_bar, t1_bar)
     # adjoint of: t0 = 1.0 + A * A
-    A_bar += 2.0 * np.where(t0_bar != 0.0, A * t0_bar, 0.0)
+    A_bar += 2.0 * strong_zero_each(A * t0_bar, t0_bar)
     return value, A_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import record_flat, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import record_flat, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def shifted_slice_in_parallel_vjp(y0, a, out_bar):
@@ -45,9 +45,9 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
     t0 = y[:-1]
     t1 = y_bar[:-1].copy()
     y_bar[:-1] = 0.0
-    y_bar[1:] += unbroadcast(np.where(t1 != 0.0, a * t1, 0.0), y_bar[1:])
-    y_bar[:-1] += unbroadcast(np.where(t1 != 0.0, -(a * t1), 0.0), y_bar[:-1])
-    a_bar += np.sum(np.where(t1 != 0.0, (y[1:] - t0) * t1, 0.0))
+    y_bar[1:] += unbroadcast(strong_zero_each(a * t1, t1), y_bar[1:])
+    y_bar[:-1] += unbroadcast(strong_zero_each(-(a * t1), t1), y_bar[:-1])
+    a_bar += np.sum(strong_zero_each((y[1:] - t0) * t1, t1))
     # adjoint of: y = np.copy(y0)
     y0_bar += y_bar
     return value, y0_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def slices_inplace_copied_vjp(x0, y, a, out_bar):
@@ -49,13 +49,13 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     top -= x[2:].size
     x[2:] = tape[top : top + x[2:].size].reshape(x[2:].shape)  # restore the values x[2:] had before
     t10 = x_bar[2:].copy()
-    x_bar[2:] = np.where(t10 != 0.0, 2.0 * x[2:] * t10, 0.0)
+    x_bar[2:] = strong_zero_each(2.0 * x[2:] * t10, t10)
     # adjoint of: x[::2] = x[::2] / 2.0
     top -= x[::2].size
     x[::2] = tape[top : top + x[::2].size].reshape(x[::2].shape)  # restore the values x[::2] had before
     t8 = 1.0 / 2.0
     t9 = x_bar[::2].copy()
-    x_bar[::2] = np.where(t9 != 0.0, t8 * t9, 0.0)
+    x_bar[::2] = strong_zero_each(t8 * t9, t9)
     # adjoint of: x[:-1] = x[:-1] - (y[1:] * x[1:])
     top -= x[:-1].size
     x[:-1] = tape[top : top + x[:-1].size].reshape(x[:-1].shape)  # restore the values x[:-1] had before

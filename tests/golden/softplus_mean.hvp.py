@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
@@ -30,14 +30,14 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     t2 = 1.0 / (1.0 + t0)
     t3 = 1.0 / (1.0 + t0)
     t4 = w * x_dot + x * w_dot + b_dot
-    t0_bar += -t3 * t2 * unbroadcast(np.where(h_dot_bar != 0.0, t0 * t4 * h_dot_bar, 0.0), t0_bar)
-    t5 = unbroadcast(np.where(h_dot_bar != 0.0, t3 * h_dot_bar, 0.0), broadcast_like(t0, t4))
+    t0_bar += -t3 * t2 * unbroadcast(strong_zero_each(t0 * t4 * h_dot_bar, h_dot_bar), t0_bar)
+    t5 = unbroadcast(strong_zero_each(t3 * h_dot_bar, h_dot_bar), broadcast_like(t0, t4))
     t0_bar += unbroadcast(t4 * t5, t0_bar)
     t6 = unbroadcast(t0 * t5, t4)
     w_bar += unbroadcast(x_dot * unbroadcast(t6, broadcast_like(w, x_dot)), w_bar)
     x_bar += unbroadcast(w_dot * unbroadcast(t6, broadcast_like(x, w_dot)), x_bar)
     # adjoint of: t0 = np.exp(x * w + b)
-    x_bar += unbroadcast(np.where(t0_bar != 0.0, w * (t0 * t0_bar), 0.0), x_bar)
-    w_bar += unbroadcast(np.where(t0_bar != 0.0, x * (t0 * t0_bar), 0.0), w_bar)
-    b_bar = np.sum(np.where(t0_bar != 0.0, t0 * t0_bar, 0.0))
+    x_bar += unbroadcast(strong_zero_each(w * (t0 * t0_bar), t0_bar), x_bar)
+    w_bar += unbroadcast(strong_zero_each(x * (t0 * t0_bar), t0_bar), w_bar)
+    b_bar = np.sum(strong_zero_each(t0 * t0_bar, t0_bar))
     return value, x_bar, w_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def softplus_mean_vjp(x, w, b, out_bar):
@@ -25,8 +25,8 @@ def softplus_mean_vjp(x, w, b, out_bar):
     h_bar += chosen(result_bar != 0.0, result_bar / h.size)
     # adjoint of: h = np.log1p(np.exp(x * w + b))
     t0 = np.exp(x * w + b)
-    t1 = np.where(h_bar != 0.0, t0 * (1.0 / (1.0 + t0) * h_bar), 0.0)
-    x_bar += unbroadcast(np.where(h_bar != 0.0, w * t1, 0.0), x_bar)
-    w_bar += unbroadcast(np.where(h_bar != 0.0, x * t1, 0.0), w_bar)
+    t1 = strong_zero_each(t0 * (1.0 / (1.0 + t0) * h_bar), h_bar)
+    x_bar += unbroadcast(strong_zero_each(w * t1, h_bar), x_bar)
+    w_bar += unbroadcast(strong_zero_each(x * t1, h_bar), w_bar)
     b_bar = np.sum(t1)
     return value, x_bar, w_bar, b_bar

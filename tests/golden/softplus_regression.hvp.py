@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, strong_zero_each, unbroadcast, zeros_like
 
 
 def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
@@ -39,7 +39,7 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     # adjoint of: t3 = np.sum(w * w)
     w_bar += 2.0 * chosen(t3_bar != 0.0, w * t3_bar)
     # adjoint of: t0 = np.exp(z)
-    z_bar += np.where(t0_bar != 0.0, t0 * t0_bar, 0.0)
+    z_bar += strong_zero_each(t0 * t0_bar, t0_bar)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
@@ -93,8 +93,8 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
         t1 = unbroadcast(v_bar[:], u_bar)
-        a_bar += np.sum(np.where(t1 != 0.0, u * t1, 0.0))
-        u_bar += np.where(t1 != 0.0, a * t1, 0.0)
+        a_bar += np.sum(strong_zero_each(u * t1, t1))
+        u_bar += strong_zero_each(a * t1, t1)
         v_bar[:] = 0.0
         # adjoint of: v_dot[:] = u * a_dot + a * u_dot
         top -= v_dot[:].size

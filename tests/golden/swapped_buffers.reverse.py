@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def swapped_buffers_vjp(x0, a, out_bar):
@@ -60,8 +60,8 @@ def swapped_buffers_vjp(x0, a, out_bar):
         top -= v[:].size
         v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
         t0 = unbroadcast(v_bar[:], u_bar)
-        a_bar += np.sum(np.where(t0 != 0.0, u * t0, 0.0))
-        u_bar += np.where(t0 != 0.0, a * t0, 0.0)
+        a_bar += np.sum(strong_zero_each(u * t0, t0))
+        u_bar += strong_zero_each(a * t0, t0)
         v_bar[:] = 0.0
     # adjoint of: u = np.copy(x0)
     x0_bar += u_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -104,10 +104,10 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             symm_temp2_dot_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t4 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t5 = np.sum(np.where(t4 != 0.0, A[symm_i, :symm_i] * t4, 0.0))
+            t5 = np.sum(strong_zero_each(A[symm_i, :symm_i] * t4, t4))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t5
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t5
-            A_bar[symm_i, :symm_i] += np.where(t4 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t4, 0.0)
+            A_bar[symm_i, :symm_i] += strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t4, t4)
             # adjoint of: C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
             t0 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
             t1 = unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
@@ -119,8 +119,8 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t3
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t3
     # adjoint of: C_1 = C * beta
-    C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
-    beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))
+    C_bar += strong_zero_each(beta * C_1_bar, C_1_bar)
+    beta_bar = np.sum(strong_zero_each(C * C_1_bar, C_1_bar))
     # adjoint of: C_1_dot = beta * C_dot + C * beta_dot
     beta_bar += np.sum(C_dot * unbroadcast(C_1_dot_bar, C_dot))
     C_bar += beta_dot * unbroadcast(C_1_dot_bar, C_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_products, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -66,13 +66,13 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             symm_temp2_bar[np.uint64(symm_j)] = 0.0
             # adjoint of: C_1[:symm_i, symm_j] += alpha * B[symm_i, symm_j] * A[symm_i, :symm_i]
             t0 = unbroadcast(C_1_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            t1 = np.sum(np.where(t0 != 0.0, A[symm_i, :symm_i] * t0, 0.0))
+            t1 = np.sum(strong_zero_each(A[symm_i, :symm_i] * t0, t0))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t1
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t1
-            A_bar[symm_i, :symm_i] += np.where(t0 != 0.0, alpha * B[symm_i, np.uint64(symm_j)] * t0, 0.0)
+            A_bar[symm_i, :symm_i] += strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t0, t0)
     # adjoint of: C_1 = C * beta
-    C_bar += np.where(C_1_bar != 0.0, beta * C_1_bar, 0.0)
-    beta_bar = np.sum(np.where(C_1_bar != 0.0, C * C_1_bar, 0.0))
+    C_bar += strong_zero_each(beta * C_1_bar, C_1_bar)
+    beta_bar = np.sum(strong_zero_each(C * C_1_bar, C_1_bar))
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

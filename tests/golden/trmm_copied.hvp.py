@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, add_products, broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_product, add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -57,8 +57,8 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t3, B_1_bar))
     B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t3, B_1_dot_bar))
     # adjoint of: B_1 = B * alpha
-    B_bar += np.where(B_1_bar != 0.0, alpha * B_1_bar, 0.0)
-    alpha_bar = np.sum(np.where(B_1_bar != 0.0, B * B_1_bar, 0.0))
+    B_bar += strong_zero_each(alpha * B_1_bar, B_1_bar)
+    alpha_bar = np.sum(strong_zero_each(B * B_1_bar, B_1_bar))
     # adjoint of: B_1_dot = alpha * B_dot + B * alpha_dot
     t2 = unbroadcast(B_1_dot_bar, B_dot_bar)
     alpha_bar += np.sum(B_dot * t2)

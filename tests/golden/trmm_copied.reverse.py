@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, chosen, reserve, zeros_like
+from sourcead.runtime import add_products, chosen, reserve, strong_zero_each, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
@@ -44,8 +44,8 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     # adjoint of: result = np.sum(B_1 * B_1)
     B_1_bar += 2.0 * chosen(result_bar != 0.0, B_1 * result_bar)
     # adjoint of: B_1 = B * alpha
-    B_bar += np.where(B_1_bar != 0.0, alpha * B_1_bar, 0.0)
-    alpha_bar = np.sum(np.where(B_1_bar != 0.0, B * B_1_bar, 0.0))
+    B_bar += strong_zero_each(alpha * B_1_bar, B_1_bar)
+    alpha_bar = np.sum(strong_zero_each(B * B_1_bar, B_1_bar))
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
             # adjoint of: B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
@@ -43,13 +43,13 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t35 = unbroadcast(t34, broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)))
     z_dot_bar += unbroadcast(unbroadcast(t35, broadcast_like(z_dot, x_dot)), z_dot_bar)
     t36 = 2.0 * unbroadcast(x_dot * unbroadcast(t35, broadcast_like(t32, x_dot)), t32)
-    x_bar += np.where(t36 != 0.0, (2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, 0.0)
+    x_bar += strong_zero_each((2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, t36)
     y_bar += 2.0 * unbroadcast(y_dot * unbroadcast(t34, broadcast_like(y, y_dot)), y_bar)
     t37 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, broadcast_like(t33, y_dot)), t33)
     t7_bar -= t7 * t37
     t7_bar += -t7 * t37
     # adjoint of: t7 = np.reciprocal(y + 3.0)
-    y_bar += np.where(t7_bar != 0.0, -t7 * t7 * t7_bar, 0.0)
+    y_bar += strong_zero_each(-t7 * t7 * t7_bar, t7_bar)
     # adjoint of: z_dot = x * y * (x_dot + y_dot) + (x + y) * (y * x_dot + x * y_dot) + (t2 * (x_dot - y_dot) + -t3 * t2 * (t0 * x_dot + -t1 * t0 * y_dot))
     t18 = y * x_dot + x * y_dot
     t19 = -t1 * t0
@@ -78,18 +78,18 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t0_bar += unbroadcast(-t1 * t30, t0_bar)
     # adjoint of: t3 = (x - y) / t1
     t15 = 1.0 / t1
-    t17 = unbroadcast(np.where(t3_bar != 0.0, t15 * t3_bar, 0.0), broadcast_like(x_bar, y_bar))
+    t17 = unbroadcast(strong_zero_each(t15 * t3_bar, t3_bar), broadcast_like(x_bar, y_bar))
     x_bar += unbroadcast(t17, x_bar)
     y_bar += unbroadcast(-t17, y_bar)
-    t1_bar += unbroadcast(np.where(t3_bar != 0.0, -t3 * t15 * t3_bar, 0.0), t1_bar)
+    t1_bar += unbroadcast(strong_zero_each(-t3 * t15 * t3_bar, t3_bar), t1_bar)
     # adjoint of: t2 = 1.0 / t1
     t13 = 1.0 / t1
-    t1_bar += np.where(t2_bar != 0.0, -t2 * t13 * t2_bar, 0.0)
+    t1_bar += strong_zero_each(-t2 * t13 * t2_bar, t2_bar)
     # adjoint of: t1 = x / (y + 3.0)
     t11 = 1.0 / (y + 3.0)
-    x_bar += unbroadcast(np.where(t1_bar != 0.0, t11 * t1_bar, 0.0), x_bar)
-    y_bar += unbroadcast(np.where(t1_bar != 0.0, -t1 * t11 * t1_bar, 0.0), y_bar)
+    x_bar += unbroadcast(strong_zero_each(t11 * t1_bar, t1_bar), x_bar)
+    y_bar += unbroadcast(strong_zero_each(-t1 * t11 * t1_bar, t1_bar), y_bar)
     # adjoint of: t0 = 1.0 / (y + 3.0)
     t9 = 1.0 / (y + 3.0)
-    y_bar += np.where(t0_bar != 0.0, -t0 * t9 * t0_bar, 0.0)
+    y_bar += strong_zero_each(-t0 * t9 * t0_bar, t0_bar)
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def ufunc_names_vjp(x, y, out_bar):
@@ -44,15 +44,15 @@ def ufunc_names_vjp(x, y, out_bar):
     t1 = x / (y + 3.0)
     t2 = 1.0 / t1
     t3 = (x - y) / t1
-    t4 = np.where(z_bar != 0.0, x * y * z_bar, 0.0)
+    t4 = strong_zero_each(x * y * z_bar, z_bar)
     x_bar += unbroadcast(t4, x_bar)
     y_bar += unbroadcast(t4, y_bar)
-    t5 = np.where(z_bar != 0.0, (x + y) * z_bar, 0.0)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, y * t5, 0.0), x_bar)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, x * t5, 0.0), y_bar)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, t2 * z_bar, 0.0), x_bar)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, -(t2 * z_bar), 0.0), y_bar)
-    t6 = np.where(z_bar != 0.0, -t3 * t2 * z_bar, 0.0)
-    x_bar += unbroadcast(np.where(z_bar != 0.0, t0 * t6, 0.0), x_bar)
-    y_bar += unbroadcast(np.where(z_bar != 0.0, -t1 * t0 * t6, 0.0), y_bar)
+    t5 = strong_zero_each((x + y) * z_bar, z_bar)
+    x_bar += unbroadcast(strong_zero_each(y * t5, z_bar), x_bar)
+    y_bar += unbroadcast(strong_zero_each(x * t5, z_bar), y_bar)
+    x_bar += unbroadcast(strong_zero_each(t2 * z_bar, z_bar), x_bar)
+    y_bar += unbroadcast(strong_zero_each(-(t2 * z_bar), z_bar), y_bar)
+    t6 = strong_zero_each(-t3 * t2 * z_bar, z_bar)
+    x_bar += unbroadcast(strong_zero_each(t0 * t6, z_bar), x_bar)
+    y_bar += unbroadcast(strong_zero_each(-t1 * t0 * t6, z_bar), y_bar)
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
@@ -112,7 +112,7 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
-        b_bar += np.where(t0_bar != 0.0, np.cos(b) * t0_bar, 0.0)
+        b_bar += strong_zero_each(np.cos(b) * t0_bar, t0_bar)
         t0_bar = zeros_like(t0)
         # adjoint of: b = np.copy(B[k])
         itop -= 1
