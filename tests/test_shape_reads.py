@@ -61,6 +61,14 @@ KEPT = {
     "scratch_in_time_loop": (sr.scratch_in_time_loop, (RNG.standard_normal(N), 0.7, 3), ("u0", "c"), None),
     "scratch_feeds_state": (sr.scratch_feeds_state, (RNG.standard_normal(N), 0.7, 3), ("u0", "c"), None),
 }
+RECORDED = {  # g's values are read only for their shape: its shape on the tape, not its values
+    "shape_changes_each_step": (
+        sr.shape_changes_each_step,
+        (np.array([0.3]), np.linspace(-0.5, 0.4, N), 3),
+        ("x0", "y"),
+        {"x0": "array:1", "y": "array:1", "steps": "int"},
+    ),
+}
 WRITES = {  # the element write each program's forward sweep loses (DEAD) or keeps (KEPT)
     "csr_rows": "y[i] =",
     "two_buffers": "B[1:-1] =",
@@ -129,7 +137,16 @@ def test_checkpointed_steps_keep_what_their_snapshots_read(memory):
     assert ("y[i] =" in _forward_sweep(text)) == (memory is not None)  # the snapshots read y
 
 
-CASES = {**DEAD, **KEPT}
+@pytest.mark.parametrize("memory", [None, 10**6])
+def test_an_array_read_only_for_its_shape_records_its_shape(memory):
+    func, _args, wrt, kinds = RECORDED["shape_changes_each_step"]
+    text = generate(func, "gradient", wrt, kinds, memory=memory).source
+    assert "record_flat(tape, top, g)" not in text and "g = tape[" not in text
+    assert "itape[np.uint64(itop)] = g.shape[0]" in text and "g = np.empty(shape" in text
+    assert "record_flat(tape, top, x)" in text  # x's values are read (its own adjoint)
+
+
+CASES = {**DEAD, **KEPT, **RECORDED}
 
 
 @pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
@@ -161,6 +178,11 @@ def test_checkpointed_gradients_match_finite_differences(jit):
         args = (RNG.standard_normal(N), 0.7, 4)
         got = sourcead.grad(func, wrt=("u0", "c"), jit=jit, memory=200)(*(_copy(a) for a in args))
         assert_gradient_matches(func, args, ("u0", "c"), got, rtol=1e-6, atol=1e-8)
+    # (a checkpointed state whose shape changes between steps fails on main already: its snapshots
+    # take the shape at the loop's entry; so x0 has y's shape here)
+    args = (RNG.standard_normal(N) * 0.5, np.linspace(-0.5, 0.4, N), 6)
+    got = sourcead.grad(sr.shape_changes_each_step, wrt=("x0", "y"), jit=jit, memory=200)(*args)
+    assert_gradient_matches(sr.shape_changes_each_step, args, ("x0", "y"), got, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.xfail(strict=True, reason="main's bug: unbroadcast reads a prange reduction's w_bar for a shape")

@@ -129,3 +129,14 @@ def shared_adjoint_in_prange(X, w):
     for i in prange(n):
         y[i] = np.sum(X[i] * w)
     return np.sum(y * y)
+
+
+# ---- recorded: shape-only reads record the shape, not the values --------------------------------
+def shape_changes_each_step(x0, y, steps):
+    """g's adjoint reads g only for its shape, and that shape changes after the first step (x0 of
+    one element broadcast against y): the tape holds g's shapes, not its values."""
+    x = x0.copy()
+    for _ in range(steps):
+        g = np.sin(x)
+        x = x - 0.1 * g + y * x
+    return np.sum(x * x)
