@@ -78,8 +78,8 @@ REVERSE = (
          "(reverse/plan.py)", ("prog",), "plan", stages.plan, True),
     Pass("sweeps", "the forward sweep with its records, then the adjoints backwards (reverse/sweeps.py)",
          ("plan",), "sweeps", stages.sweeps, True),
-    Pass("dead_code", "remove what nothing reads; for grad, what only the value needs (postpass/deadcode.py)",
-         ("sweeps",), "sweeps", stages.dead_code),
+    Pass("dead_code", "remove what nothing reads; for grad, what only the value needs; element writes into an "
+         "array read only for its shape (postpass/deadcode.py, unread.py)", ("sweeps",), "sweeps", stages.dead_code),
     Pass("outers", "two rank-1 updates of one adjoint matrix, or a dot product's two contributions, made one "
          "pass (postpass/outers.py)", ("sweeps",), "sweeps", stages.outers),
     Pass("first_contributions", "an adjoint's first contribution assigns instead of adding to zero "

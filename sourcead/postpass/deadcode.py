@@ -16,7 +16,9 @@ the losses that only the value needs (the reverse sweep replays each iteration's
     value = total
 
 Kept always: element and attribute writes (tapes, adjoint arrays, the arguments a function
-writes), calls that are not declared primitives (runtime helpers may write their arguments),
+writes), but for the element writes into a fresh array nothing reads but for its shape
+(`unread.py`: spmv's and jacobi_1d's forward sweeps computed their outputs only for the shape of
+an adjoint's zero), calls that are not declared primitives (runtime helpers may write their arguments),
 `raise`, `return`, and anything a kept statement reads. The value of a primitive call has no
 effect: numba runs the generated code with NumPy's error model, where `1.0 / 0.0` is inf rather
 than an exception (`compile.py`), and a name that a pruned branch assigns is live before the
@@ -32,6 +34,7 @@ import libcst as cst
 
 from ..ir.exprs import dotted, names_in, walk
 from ..rules import METHOD_TABLE, primitive
+from .unread import allocation, unread_arrays, written_array
 
 Live = frozenset[str]
 MODULES = ("np", "math")  # the modules whose functions the generated code calls by attribute
@@ -42,9 +45,33 @@ def eliminate_dead_code(module: cst.Module, sections: frozenset[str] = frozenset
     are comments kept wherever their statement goes (`# reverse sweep`)."""
     (definition,) = module.body
     assert isinstance(definition, cst.FunctionDef)
-    body, _ = _Pruner(sections).block(_statements(definition.body), frozenset(), _Exits(frozenset(), frozenset()))
-    definition = definition.with_changes(body=definition.body.with_changes(body=body or [_pass()]))
+    unread: frozenset[str] = frozenset()
+    while True:  # an array's writes dead may leave another's reads dead: to the fixed point
+        definition = _pruned(definition, _Pruner(sections, unread))
+        found = unread_arrays(definition, is_pure)
+        if found <= unread:
+            break
+        unread = found
+        definition = definition.visit(_Allocations(unread))  # type: ignore[assignment]
     return module.with_changes(body=[definition])
+
+
+def _pruned(definition: cst.FunctionDef, pruner: _Pruner) -> cst.FunctionDef:
+    body, _ = pruner.block(_statements(definition.body), frozenset(), _Exits(frozenset(), frozenset()))
+    return definition.with_changes(body=definition.body.with_changes(body=body or [_pass()]))
+
+
+class _Allocations(cst.CSTTransformer):
+    """Each binding of an unread array made an allocation (`unread.allocation`)."""
+
+    def __init__(self, unread: frozenset[str]):
+        self.unread = unread
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        targets = [t.target for t in updated.targets]
+        if len(targets) == 1 and isinstance(targets[0], cst.Name) and targets[0].value in self.unread:
+            return updated.with_changes(value=allocation(updated.value))
+        return updated
 
 
 @dataclass(frozen=True)
@@ -107,8 +134,9 @@ class _Pruner:
     x` in a loop does not keep itself alive. Pruning is the analysis: a loop's body is pruned
     once per step of its fixed point, and the last one is kept."""
 
-    def __init__(self, sections: frozenset[str]):
+    def __init__(self, sections: frozenset[str], unread: frozenset[str] = frozenset()):
         self.sections = sections
+        self.unread = unread  # arrays whose element writes are dead (`unread.py`)
 
     def block(
         self, statements: Sequence[cst.BaseStatement], live: Live, exits: _Exits
@@ -157,11 +185,19 @@ class _Pruner:
 
     def dead(self, small: cst.BaseSmallStatement, live: Live) -> bool:
         if isinstance(small, cst.Assign):
-            bound = [_defined(t.target) for t in small.targets]
-            return all(b is not None and not (b[0] & live) for b in bound) and is_pure(small.value)
+            return all(self.dead_target(t.target, live) for t in small.targets) and is_pure(small.value)
         if isinstance(small, cst.AugAssign):
-            return isinstance(small.target, cst.Name) and small.target.value not in live and is_pure(small.value)
+            target = small.target
+            in_place = isinstance(target, cst.Name) and target.value in self.unread  # `y += v`: y's elements
+            return (in_place or self.dead_target(target, live)) and is_pure(small.value)
         return isinstance(small, cst.Pass)
+
+    def dead_target(self, target: cst.BaseExpression, live: Live) -> bool:
+        """Is what `target` binds unread: names not live, or elements of an unread array?"""
+        if isinstance(target, cst.Subscript):
+            return written_array(target) in self.unread and is_pure(target)
+        bound = _defined(target)
+        return bound is not None and not (bound[0] & live)
 
     def small_live(self, small: cst.BaseSmallStatement, live: Live, exits: _Exits) -> Live:
         """What is live before a statement kept."""

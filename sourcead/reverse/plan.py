@@ -14,7 +14,8 @@ decides and what it reads):
    (`undone_increments`), each taken where the analyses, seeing those reads, keep no worse records;
 3. `control` (`keeping.py`): the `if`s whose branch and the loops whose trip count the reversal needs;
 4. `recordings` (`keeping.py`): how each record is kept, a `Recording` (`recording.py`) per statement;
-   an array bound again whose old value is not recorded records its old shape (`reshaped`);
+   an array bound again whose old value is not recorded records its old shape (`reshaped`), and
+   one the reverse sweep reads only for its shape is restored as an empty array of it (`shape_only`);
 5. `checkpoints` (`reversals.py`): the time loops checkpointed instead (`checkpoint.py`), and their
    snapshot buffers;
 6. `forward_reversals` (`reversals.py`): the loops whose reversal runs in the loop's own order;
@@ -63,7 +64,7 @@ from .keeping import control_records, recordings_of
 from .parallel import ParallelLoop
 from .promote import Promoted
 from .recording import InSlot, Recording, Tapes
-from .records import plan_records, slot_count
+from .records import plan_records, resets_adjoint, shape_only_arrays, slot_count
 from .reservations import Reservation, reservations
 
 
@@ -77,6 +78,7 @@ class ReversePlan:
     slot_arrays: Mapping[For, frozenset[str]]  # arrays a parallel loop records in its iterations' slots
     sites: frozenset[Assign]  # the assignments whose old values are recorded
     reshaped: frozenset[Assign]  # whole arrays bound again, not in sites: their old shape is recorded
+    shape_only: frozenset[str]  # arrays the reverse sweep reads only for their shape: restored as np.empty
     in_parallel: frozenset[Stmt]  # the statements inside parallel loops
     chunk_rows: Mapping[For, tuple[str, ...]]  # the shared arrays a parallel adjoint scatters into
     iteration_locals: Mapping[For, frozenset[str]]  # a parallel loop's variables nothing outside mentions
@@ -347,6 +349,7 @@ def plan_reverse(prog: Program, memory: int | None = None) -> ReversePlan:
         slot_arrays={loop: frozenset(names) for loop, names in records.slot_arrays.items()},
         sites=frozenset(sites),
         reshaped=reshaped,
+        shape_only=shape_only_arrays(prog, adjoints),
         in_parallel=in_parallel,
         chunk_rows=chunk_rows,
         iteration_locals=reversals.iteration_locals(prog, parallel, returned),
@@ -412,16 +415,6 @@ def _keeps_shape(prog: Program, s: Assign) -> bool:
     names = [e.value for e in leaves if isinstance(e, cst.Name)]
     numbers = all(isinstance(e, (cst.Name, cst.Integer, cst.Float)) for e in leaves)
     return numbers and s.var in names and all(n == s.var or not prog.kinds.is_array(n) for n in names)
-
-
-def resets_adjoint(prog: Program, s: Assign, lines) -> bool:
-    """Do `s`'s adjoint lines start its whole array's adjoint again at zero (`x_bar = zeros_like(x_bar)`)?"""
-    if not lines or s.writes_element or not prog.kinds.is_array(s.var):
-        return False  # (no lines: no adjoint name to ask for, which would take the name)
-    bar = prog.bar(s.var)
-    return any(
-        line.op == "=" and code(line.target) == bar and code(line.value) == f"zeros_like({bar})" for line in lines
-    )
 
 
 def _outside_loops(body: tuple[Stmt, ...]) -> Iterator[Stmt]:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..analysis.program import Program
-from ..ir.core import Assign, For, If, Stmt, While, assigned_names, walk_statements
+from ..analysis.reads import value_reads
+from ..ir.core import Assign, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from ..ir.counts import Count
 from ..ir.emit import Line
-from ..ir.exprs import code, is_number, names_in, paren, walk
+from ..ir.exprs import code, is_number, names_in, paren, subscript_indices, walk
 from .adjoint import StatementAdjoints
 from .elements import fixed_names, unneeded_element_records
 from .parallel import ParallelLoop, plan_parallel
@@ -84,14 +85,20 @@ def records_with(
     adjoints of `held` read their element (`x[e]`) before its restore."""
     lines = _with_prefix_reads(adjoints.lines, prefixes.values())
     reads = {s: set().union(*(line.reads() for line in ls)) & primal for s, ls in lines.items()}
+    shaped = shape_only_arrays(prog, adjoints)  # a read of their shape alone needs no record of them
+    values = {s: set().union(*(_value_reads(line) for line in ls)) | (reads[s] - shaped) for s, ls in lines.items()}
     for loop, prefix in prefixes.items():
         own = assigned_names(prefix.statements)
         for t in walk_statements(loop.body):
             if isinstance(t, Assign) and t in reads:
                 reads[t] = reads[t] - own
+                values[t] = values[t] - own
+    values = {s: names & reads[s] for s, names in values.items()}
     after = {s: s.target for s in held | undone}  # read in the state just after them
     after_names = {s: names_in(s.target) & primal for s in held | undone}
-    parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(prog, statements, reads, primal, after_names)
+    parallel, serial_reason, slot_arrays, sites, at_entry = parallel_loops(
+        prog, statements, values, primal, after_names
+    )
     sites -= unneeded_element_records(prog.fn.body, sites, lines, prog.fn.params, set(), prog.kinds.ndim, after)
     # a name with one value wherever it is read (`stop = A.shape[0]` before each inner loop) is
     # assigned that value again: nothing to restore
@@ -104,6 +111,59 @@ def records_with(
         if isinstance(t, Assign) and t.writes_element and t.var in names
     }
     return Records(reads, parallel, serial_reason, slot_arrays, slots, sites | set(slots), at_entry, held, undone)
+
+
+def resets_adjoint(prog: Program, s: Assign, lines) -> bool:
+    """Do `s`'s adjoint lines start its whole array's adjoint again at zero (`x_bar = zeros_like(x_bar)`)?"""
+    if not lines or s.writes_element or not prog.kinds.is_array(s.var):
+        return False  # (no lines: no adjoint name to ask for, which would take the name)
+    bar = prog.bar(s.var)
+    return any(
+        line.op == "=" and code(line.target) == bar and code(line.value) == f"zeros_like({bar})" for line in lines
+    )
+
+
+def shape_only_arrays(prog: Program, adjoints: StatementAdjoints) -> frozenset[str]:
+    """The arrays whose reads of their shape alone (`analysis/reads.value_reads`: `zeros_like(g)`,
+    `unbroadcast(t, g)`) need no record of their values: active float64 arrays, no argument nor a
+    name with one value wherever it is read (`fixed_names`), never swapped, each of whose whole
+    bindings outside prange loops starts its adjoint again at zero, so that where nothing records
+    its old value the plan records its old shape (`plan._reshaped`) and the reverse sweep restores
+    an empty array of that shape (or the binding keeps the shape: `u = u * 0.95`)."""
+    fn = prog.fn
+    statements = list(walk_statements(fn.body))
+    swapped = {n for s in statements if isinstance(s, Permute) for n in (*s.targets, *s.sources)}
+    in_prange = {t for s in statements if isinstance(s, For) and s.parallel for t in walk_statements(s.body)}
+    bindings: dict[str, list[Assign]] = {}
+    for s in statements:
+        if isinstance(s, Assign) and not s.writes_element:
+            bindings.setdefault(s.var, []).append(s)
+    fixed = fixed_names(fn.body, fn.params)
+    return frozenset(
+        v
+        for v, bound in bindings.items()
+        if v not in fn.params
+        and v not in fixed
+        and v not in swapped
+        and prog.is_active(v)
+        and prog.kinds.is_array(v)
+        and prog.kinds.of[v].dtype == "float"
+        and not prog.kinds.of[v].single
+        and all(s not in in_prange and resets_adjoint(prog, s, adjoints.lines.get(s)) for s in bound)
+    )
+
+
+def _value_reads(line: Line) -> set[str]:
+    """The names whose values a line reads (`Line.reads`, less those read only for a shape)."""
+    names = value_reads(line.value)
+    if isinstance(line.target, cst.Subscript):
+        for index in subscript_indices(line.target):
+            names |= value_reads(index)
+        if line.op != "=":
+            names |= names_in(line.target.value)
+    elif line.op != "=" and isinstance(line.target, cst.Name):
+        names.add(line.target.value)
+    return names
 
 
 def choose_prefixes(

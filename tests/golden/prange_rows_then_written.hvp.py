@@ -26,7 +26,6 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
         row = np.copy(B[i])
         t0 = np.sin(row)
         out_dot[i] = np.sum(row * (np.cos(row) * row_dot) + t0 * row_dot)
-        out[i] = np.sum(t0 * row)
     tape[np.uint64(top)] = B_dot[0, 0]  # record B_dot[0, 0]: overwritten next, and an adjoint reads it
     top += 1
     B_dot[0, 0] = 0.0

@@ -18,7 +18,6 @@ def short_range_hvp(x, k, x_dot, k_dot, out_bar):
     y_dot = np.zeros_like(y)
     for i in range(2, n - 1):
         y_dot[i] = x[i - 2] * k_dot + k * x_dot[i - 2] + (x[i + 1] * x_dot[i + 1] + x[i + 1] * x_dot[i + 1])
-        y[i] = k * x[i - 2] + x[i + 1] * x[i + 1]
     s_dot = 0.0
     for i in range(n):
         s_dot += (i + 1.0) * y_dot[i]

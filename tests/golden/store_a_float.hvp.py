@@ -11,12 +11,9 @@ def store_a_float_hvp(y0, p, y0_dot, p_dot, out_bar):
     # active (varied from p; useful for the result): p, result_dot, y_dot
     # constant (no derivative code): p_dot, result, y, y0, y0_dot
     # forward sweep: nothing the reverse sweep reads is overwritten
-    y = np.copy(y0)
     y_dot = np.copy(y0_dot)
     y_dot[0] = p_dot
-    y[0] = p
     y_dot[1] += p * p_dot + p * p_dot
-    y[1] += p * p
     result_dot = 2.0 * y_dot[0] + y_dot[1]
     value = result_dot
     # reverse sweep

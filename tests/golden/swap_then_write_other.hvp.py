@@ -38,9 +38,7 @@ def swap_then_write_other_hvp(x, x_dot, out_bar):
     x_bar[0] = 0.0
     # adjoint of: x_dot[0] = v[2] * v_dot[1] + v[1] * v_dot[2]
     v_bar[2] += (v_dot[1] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
-    v_dot_bar[1] += (v[2] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
     v_bar[1] += (v_dot[2] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
-    v_dot_bar[2] += (v[1] * x_dot_bar[0] if x_dot_bar[0] != 0.0 else 0.0)
     x_dot_bar[0] = 0.0
     v_bar, x_bar = x_bar, v_bar
     return value, x_bar

@@ -47,7 +47,6 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     # adjoint of: A[2, 2] = p
     p_bar += A_bar[2, 2]
     A_bar[2, 2] = 0.0
-    A_dot_bar[2, 2] = 0.0
     # adjoint of: q = a * a
     a_bar = 2.0 * (a * q_bar if q_bar != 0.0 else 0.0)
     # adjoint of: q_dot = a * a_dot + a * a_dot

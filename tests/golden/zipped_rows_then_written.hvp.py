@@ -56,10 +56,7 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         itape[np.uint64(itop)] = b.shape[0]
         itop += 1
         b = np.copy(B[k])
-        tape = reserve(tape, top + t0.size)  # record t0: overwritten next, and an adjoint reads it
-        record_flat(tape, top, t0)
-        top += t0.size
-        itape = reserve(itape, itop + 1)
+        itape = reserve(itape, itop + 1)  # record t0's shape: its adjoint starts again at zero with it
         itape[np.uint64(itop)] = t0.shape[0]
         itop += 1
         t0 = np.sin(b)
@@ -109,11 +106,10 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         b_bar += chosen(s_dot_bar != 0.0, -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t3, broadcast_like(t1, b_dot)), t1))
         # adjoint of: t0 = np.sin(b)
         itop -= 1
-        shape = (itape[itop + 0],)
-        top -= shape[0]
-        t0 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array t0 was before
+        shape = (itape[itop + 0],)  # the shape t0 had before
+        t0 = np.empty(shape)  # t0 is read only for its shape
         b_bar += strong_zero_each(np.cos(b) * t0_bar, t0_bar)
-        t0_bar = zeros_like(t0)
+        t0_bar = np.zeros(shape)
         # adjoint of: b = np.copy(B[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)

@@ -109,6 +109,8 @@ class ReverseSweep:
         elif s in self.plan.reshaped:
             shape = self.prog.namer.fresh("shape")
             self.restore(s, shape, out, f"the shape {s.var} had before")
+            if s.var in self.plan.shape_only:  # the reverse sweep reads no value of it
+                out.line(f"{s.var} = np.empty({shape})  # {s.var} is read only for its shape")
             lines = self.reset_to_restored(s, lines, f"np.zeros({shape})")
         out.emit(lines)
 
