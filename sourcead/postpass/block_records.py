@@ -242,7 +242,7 @@ class _Rewriter:
 
     def compound(self, node: Any) -> Any:
         """`node` with the blocks it holds (bodies, `else`s, `elif`s, handlers) rewritten."""
-        changes = {}
+        changes: dict[str, Any] = {}
         for field in ("body", "orelse", "handlers", "finalbody"):
             part = getattr(node, field, None)
             if isinstance(part, cst.IndentedBlock):

@@ -46,13 +46,20 @@ def eager_selects(module: cst.Module, marker: str) -> tuple[cst.Module, frozense
     def rewrite(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
         out = []
         for s in statements:
-            s = s.visit(select) if contains(s, cst.IfExp) else s
-            out.append(s.visit(where) if contains(s, cst.Call) else s)
+            s = _visited(s, select) if contains(s, cst.IfExp) else s
+            out.append(_visited(s, where) if contains(s, cst.Call) else s)
         return out
 
     new = rewrite_after(module, marker, rewrite)
     used = frozenset({HELPER} if select.count else ()) | frozenset({EACH} if where.count else ())
     return (new, used) if used else (module, used)
+
+
+def _visited(statement: cst.CSTNode, transformer: cst.CSTTransformer) -> cst.CSTNode:
+    """`statement` rewritten by `transformer`, which rewrites expressions only (never removes it)."""
+    new = statement.visit(transformer)
+    assert isinstance(new, cst.CSTNode)
+    return new
 
 
 class _Where(cst.CSTTransformer):
