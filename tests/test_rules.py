@@ -40,11 +40,16 @@ def _kind(prim: Primitive) -> str | None:
     return "call" if prim.name in _SPELLED else None
 
 
+# made by forward mode only (runtime helpers its tangent code calls, read back by second order):
+# tested in test_second_order.py and test_forward_strong_zero.py (`chosen`, hvp's strong zero)
+FORWARD_ONLY = {"broadcast_tangent", "select_along", "chosen"}
+
 # elementwise primitives, scalar operands: differentiable ones, and piecewise-constant operators
 ALL_RULES = [
     (_kind(p), p)
     for p in PRIMITIVES.values()
     if _kind(p) is not None
+    and p.name not in FORWARD_ONLY
     and not p.arrays
     and (isinstance(p.derivative, Partials | Selection) and not p.example or p.domain)
 ]
@@ -161,7 +166,7 @@ def test_every_differentiable_primitive_is_tested_here_or_by_its_example():
     """Elementwise primitives have a domain (tested above); the others an example (test_array_rules.py)."""
     tested = {rule.name for _, rule in KNOWN}
     internal = {"snapshot"}  # made by normalize only (evaluation order), tested through the zoo
-    internal |= {"broadcast_tangent", "select_along"}  # made by forward mode only: tested in test_second_order.py
+    internal |= FORWARD_ONLY
     missing = [
         p.name
         for p in PRIMITIVES.values()

@@ -251,7 +251,7 @@ def strong_zero(part, seed):
     return part if seed != 0.0 else 0.0
 
 
-@numba.vectorize(cache=True)
+@numba.vectorize
 def strong_zero_each(part, seed):
     """`strong_zero` elementwise over broadcast arrays: `np.where(seed != 0.0, part, 0.0)`, an array
     contribution under its seed's strong zero. A ufunc, so numba fuses it with the arithmetic of
