@@ -7,19 +7,15 @@ Their meaning is pinned by the numeric tests (test_zoo_numeric.py).
 
 from __future__ import annotations
 
-import difflib
-from pathlib import Path
-
 import aliasing as al
 import numpy as np
 import parallel_kernels as par
 import pytest
+from goldens import GOLDEN, check_golden
 from zoo import NO_HVP, ZOO, Case
 
 import sourcead
 from sourcead.pipeline.driver import generate
-
-GOLDEN = Path(__file__).parent / "golden"
 
 
 def _call_kinds(case) -> dict[str, str] | None:
@@ -65,16 +61,7 @@ ALIASING = [Case("pick", al.pick, None, ("x",), True), Case("scale_into", al.sca
 @pytest.mark.parametrize("case", ZOO + PARALLEL + ALIASING, ids=lambda c: c.name)
 def test_generated_code_matches_golden_file(case, mode, update_golden):
     text = generate(case.func, mode, case.wrt, _call_kinds(case)).source
-    path = GOLDEN / f"{case.name}.{mode}.py"
-    if update_golden or not path.exists():
-        path.write_text(text, encoding="utf-8")
-        if not update_golden:
-            pytest.fail(f"{path.name} did not exist; written now, check it in")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if text != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "generated"))
-        pytest.fail(f"generated code for {case.name} ({mode}) differs from {path.name}:\n{diff}")
+    check_golden(GOLDEN / f"{case.name}.{mode}.py", text, update_golden, f"{case.name} ({mode})")
 
 
 # second order (reverse over forward) of float-valued functions, except those it refuses (NO_HVP)

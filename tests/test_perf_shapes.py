@@ -19,21 +19,19 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import perf_kernels as pk
 import pytest
+from goldens import GOLDEN, check_golden
 from numeric import assert_close, assert_gradient_matches, norm, vdot
 
 import sourcead
 from sourcead.errors import BoundsWarning, ShapeError
 from sourcead.pipeline.driver import generate
 
-GOLDEN = Path(__file__).parent / "golden"
 RNG = np.random.default_rng(40)
 N = 6
 _M = RNG.standard_normal((N, N))
@@ -60,16 +58,7 @@ def _copy(a):
 
 
 def _golden(name: str, text: str, update: bool) -> None:
-    path = GOLDEN / f"perf_{name}.py"
-    if update or not path.exists():
-        path.write_text(text, encoding="utf-8")
-        if not update:
-            pytest.fail(f"{path.name} did not exist; written now, check it in")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if text != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "generated"))
-        pytest.fail(f"generated code for {name} differs from {path.name}:\n{diff}")
+    check_golden(GOLDEN / f"perf_{name}.py", text, update, name)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -13,14 +13,13 @@ tuple binding, an argument).
 
 from __future__ import annotations
 
-import difflib
 import textwrap
-from pathlib import Path
 
 import libcst as cst
 import numpy as np
 import pytest
 import shape_reads as sr
+from goldens import GOLDEN, check_golden
 from numeric import assert_close, assert_gradient_matches, norm, vdot
 
 import sourcead
@@ -33,7 +32,6 @@ def _pruned(text: str) -> str:
     return eliminate_dead_code(cst.parse_module(text)).code
 
 
-GOLDEN = Path(__file__).parent / "golden"
 RNG = np.random.default_rng(41)
 N = 5
 A_ROW = np.array([0, 2, 2, 5, 6, 8])  # an empty row, a row of one
@@ -103,16 +101,7 @@ def test_writes_read_only_for_their_shape_are_dead(name, update_golden):
     func, _args, wrt, kinds = DEAD[name]
     text = generate(func, "gradient", wrt, kinds).source
     assert WRITES[name] not in _forward_sweep(text)
-    path = GOLDEN / f"shape_reads_{name}.gradient.py"
-    if update_golden or not path.exists():
-        path.write_text(text, encoding="utf-8")
-        if not update_golden:
-            pytest.fail(f"{path.name} did not exist; written now, check it in")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if text != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "generated"))
-        pytest.fail(f"generated code for {name} differs from {path.name}:\n{diff}")
+    check_golden(GOLDEN / f"shape_reads_{name}.gradient.py", text, update_golden, name)
 
 
 def test_spmv_forward_sweep_is_one_allocation():

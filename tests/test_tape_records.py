@@ -5,12 +5,10 @@ forward mode (the dot-product test), with and without numba, and what the genera
 
 from __future__ import annotations
 
-import difflib
-from pathlib import Path
-
 import numpy as np
 import pytest
 import tape_kernels as tk
+from goldens import GOLDEN, check_golden
 from numeric import assert_close
 
 import sourcead
@@ -99,25 +97,13 @@ def test_the_scratch_increments_record_nothing():
     assert sum("record idx" in line for line in lines) == 1
 
 
-GOLDEN = Path(__file__).parent / "golden"
-
-
 @pytest.mark.parametrize(
     "func, wrt", [(tk.gmm_scratch, (0, 1, 2, 3)), (tk.trisolv_then_squares, (0, 1, 2))], ids=["gmm", "trisolv"]
 )
 def test_generated_code_matches_golden_file(func, wrt, update_golden):
     """The scratch vector's one snapshot per reset, the element read rather than computed again."""
-    text = generate(func, "gradient", wrt)
-    path = GOLDEN / f"tape_{func.__name__}.gradient.py"
-    if update_golden or not path.exists():
-        path.write_text(text.source, encoding="utf-8")
-        if not update_golden:
-            pytest.fail(f"{path.name} did not exist; written now, check it in")
-        return
-    expected = path.read_text(encoding="utf-8")
-    if text.source != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.source.splitlines(True), "golden", "now"))
-        pytest.fail(f"generated code for {func.__name__} differs from {path.name}:\n{diff}")
+    text = generate(func, "gradient", wrt).source
+    check_golden(GOLDEN / f"tape_{func.__name__}.gradient.py", text, update_golden, func.__name__)
 
 
 @pytest.mark.parametrize("func, args, wrt", [(c[0], c[1], c[2]) for c in CASES], ids=[c[0].__name__ for c in CASES])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -33,12 +33,13 @@ class Line:
         line = f"{code(self.target)} {self.op} {code(self.value)}"
         return f"{line}  # {self.comment}" if self.comment else line
 
-    def reads(self) -> set[str]:
-        """Names whose values this line reads (an augmented target is read too)."""
-        names = names_in(self.value)
+    def reads(self, names_of: Callable[[cst.CSTNode], set[str]] = names_in) -> set[str]:
+        """Names whose values this line reads (an augmented target is read too); `names_of` finds
+        them in an expression (`analysis.reads.value_reads`: less those read only for a shape)."""
+        names = names_of(self.value)
         if isinstance(self.target, cst.Subscript):
             for index in subscript_indices(self.target):
-                names |= names_in(index)
+                names |= names_of(index)
             if self.op != "=":
                 names |= names_in(self.target.value)
         elif self.op != "=" and isinstance(self.target, cst.Name):

@@ -25,7 +25,7 @@ from ..analysis.reads import value_reads
 from ..ir.core import Assign, For, If, Permute, Stmt, While, assigned_names, walk_statements
 from ..ir.counts import Count
 from ..ir.emit import Line
-from ..ir.exprs import code, is_number, names_in, paren, subscript_indices, walk
+from ..ir.exprs import code, is_number, names_in, paren, walk
 from .adjoint import StatementAdjoints
 from .elements import fixed_names, unneeded_element_records
 from .parallel import ParallelLoop, plan_parallel
@@ -155,15 +155,7 @@ def shape_only_arrays(prog: Program, adjoints: StatementAdjoints) -> frozenset[s
 
 def _value_reads(line: Line) -> set[str]:
     """The names whose values a line reads (`Line.reads`, less those read only for a shape)."""
-    names = value_reads(line.value)
-    if isinstance(line.target, cst.Subscript):
-        for index in subscript_indices(line.target):
-            names |= value_reads(index)
-        if line.op != "=":
-            names |= names_in(line.target.value)
-    elif line.op != "=" and isinstance(line.target, cst.Name):
-        names.add(line.target.value)
-    return names
+    return line.reads(value_reads)
 
 
 def choose_prefixes(
