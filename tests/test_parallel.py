@@ -55,6 +55,7 @@ def _cases():
         ("scratch_overwritten", (0.5 * rng.standard_normal((60, 6)), rng.standard_normal(6)), ("X", "w")),
         ("empty_prange_between_records", (rng.standard_normal(6), 1), ("x",)),
         ("index_slots", (rng.standard_normal(8), rng.integers(0, 8, 40), rng.integers(0, 8, 40)), ("x",)),
+        ("whole_row_products", (0.5 * rng.standard_normal((300, 5)), rng.standard_normal(5)), ("X", "w")),
     ]
 
 

@@ -179,7 +179,6 @@ def test_checkpointed_gradients_match_finite_differences(jit):
     assert_gradient_matches(sr.shape_changes_each_step, args, ("x0", "y"), got, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, reason="main's bug: unbroadcast reads a prange reduction's w_bar for a shape")
 def test_a_shared_adjoint_read_for_its_shape_in_a_prange_loop():
     args = (X2, RNG.standard_normal(N))
     got = sourcead.grad(sr.shared_adjoint_in_prange, wrt=("X", "w"))(*(_copy(a) for a in args))

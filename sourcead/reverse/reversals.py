@@ -183,13 +183,19 @@ def chunk_rows(
 
 
 def _scattered_arrays(prog: Program, lines: Lines, plan: ParallelLoop) -> tuple[str, ...]:
-    """Shared arrays whose adjoint the loop accumulates at indices other than the loop index (in
-    `lines`: those a gather leaves to the loop's iterations)."""
+    """Shared arrays whose adjoint the loop accumulates at indices other than the loop index, or
+    whole (`w_bar += g`: numba would make it a reduction of its own, summed in the threads' order
+    and refused where the body reads `w_bar` for its shape), in `lines`: those a gather leaves to
+    the loop's iterations."""
     found = set()
     for s in walk_statements(plan.loop.body):
         for line in lines.get(s, []) if isinstance(s, Assign) else []:
             target = line.target
-            if isinstance(target, cst.Subscript) and line.op != "=" and not plan.at_loop_index(target):
+            if isinstance(target, cst.Name) and line.op != "=":  # a whole shared array's adjoint
+                array = prog.namer.shadowed(target.value)
+                if array is not None and array not in plan.private and prog.kinds.is_array(array):
+                    found.add(array)
+            elif isinstance(target, cst.Subscript) and line.op != "=" and not plan.at_loop_index(target):
                 assert isinstance(target.value, cst.Name)  # an adjoint array, by its name
                 array = prog.namer.shadowed(target.value.value)
                 assert array is not None

@@ -122,8 +122,9 @@ def scratch_feeds_state(u0, c, steps):
 
 
 def shared_adjoint_in_prange(X, w):
-    """Every iteration adds into w_bar, and its adjoint reads w's shape from w_bar: numba refuses
-    a prange reduction variable read (a bug of main's, not of shape reads: tests xfail it)."""
+    """Every iteration adds into w_bar, and its adjoint reads w's shape from w_bar: the iterations
+    add into their chunk's row of w_bar, so w_bar itself is no prange reduction numba would
+    refuse to see read."""
     n = X.shape[0]
     y = np.zeros(n)
     for i in prange(n):

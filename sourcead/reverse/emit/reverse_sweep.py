@@ -401,12 +401,14 @@ class ReverseSweep:
         return sorted(found)
 
     def scattered(self, line: Line) -> Line:
-        """In a parallel adjoint: an accumulation at a shared index goes to this chunk's row, and
-        one into a shared scalar to this iteration's partial sum."""
+        """In a parallel adjoint: an accumulation at a shared index, or into a whole shared array,
+        goes to this chunk's row, and one into a shared scalar to this iteration's partial sum."""
         replaying, target = self.scope.replaying, line.target
         if replaying is not None and isinstance(target, cst.Name) and line.op != "=":
             var = self.prog.namer.shadowed(target.value)
             partial = self.scope.partial_sums.get(var) if var is not None else None
+            if partial is None and var in self.plan.chunk_rows[replaying.loop]:
+                partial = self.plan.views[var]  # a whole shared array: this chunk's row of it
             return replace(line, target=cst.Name(partial)) if partial else line
         if replaying is None or not isinstance(target, cst.Subscript) or line.op == "=":
             return line
