@@ -172,11 +172,22 @@ def test_checkpointed_gradients_match_finite_differences(jit):
         args = (RNG.standard_normal(N), 0.7, 4)
         got = sourcead.grad(func, wrt=("u0", "c"), jit=jit, memory=200)(*(_copy(a) for a in args))
         assert_gradient_matches(func, args, ("u0", "c"), got, rtol=1e-6, atol=1e-8)
-    # (a checkpointed state whose shape changes between steps fails on main already: its snapshots
-    # take the shape at the loop's entry; so x0 has y's shape here)
+    # x0 of y's shape: the state keeps its shape (the next test changes it)
     args = (RNG.standard_normal(N) * 0.5, np.linspace(-0.5, 0.4, N), 6)
     got = sourcead.grad(sr.shape_changes_each_step, wrt=("x0", "y"), jit=jit, memory=200)(*args)
     assert_gradient_matches(sr.shape_changes_each_step, args, ("x0", "y"), got, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_a_checkpointed_state_that_changes_shape_is_refused_with_what_to_do(jit):
+    # x0 of one element broadcast against y: the state x grows after the first step, and the
+    # snapshots hold the shape x had at the loop's entry; without memory= the gradient is right
+    args = (np.array([0.3]), np.linspace(-0.5, 0.4, N), 6)
+    got = sourcead.grad(sr.shape_changes_each_step, wrt=("x0", "y"), jit=jit)(*args)
+    assert_gradient_matches(sr.shape_changes_each_step, args, ("x0", "y"), got, rtol=1e-6, atol=1e-8)
+    with pytest.raises(sourcead.ShapeError, match="changes shape in the loop") as caught:
+        sourcead.grad(sr.shape_changes_each_step, wrt=("x0", "y"), jit=jit, memory=200)(*args)
+    assert "sourcead bug" not in str(caught.value) and "without memory=" in caught.value.hint
 
 
 def test_a_shared_adjoint_read_for_its_shape_in_a_prange_loop():

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AliasingError, ArgumentTypeError, Location, ShapeError, SourceADError
+from ..runtime.checkpoint import STATE_CHANGED_SHAPE
 from . import rerun
 
 
@@ -500,6 +501,13 @@ def explain(
     run in Python on copies of the same arguments, tells whether (and where) the user's code fails,
     and, when it runs, the shapes the cotangents should have had; only a failure left unexplained
     is sourcead's, and the error says so with the generated line."""
+    if isinstance(exc, ValueError) and str(exc) == STATE_CHANGED_SHAPE:
+        return ShapeError(
+            f"{plan.name}'s gradient under memory= keeps snapshots of a checkpointed loop's state arrays in "
+            "the shape they have when the loop starts, and one of them changes shape in the loop",
+            hint="Give the loop's state arrays their final shape before the loop (broadcast them first, e.g. "
+            "`x = x0 + 0.0 * y`), or call without memory=.",
+        )
     kind = "index out of range" if isinstance(exc, (IndexError, SystemError)) else type(exc).__name__
     line = _generated_line(exc, generated_file)
     message = str(exc).splitlines()[0] if str(exc) else ""

@@ -220,14 +220,23 @@ def checkpoint_grow(snaps, rows):
     return bigger
 
 
+STATE_CHANGED_SHAPE = "a checkpointed loop's state array changed shape between snapshots"
+
+
 def checkpoint_store(snaps, slot, a):
-    """`snaps[slot] = a`: a snapshot of the state array `a` in row `slot`."""
+    """`snaps[slot] = a`: a snapshot of the state array `a` in row `slot`. The snapshots have the
+    shape the state had when the loop started; a state that changes shape is refused (ValueError
+    with STATE_CHANGED_SHAPE, which the call reports as the user's), never stored broadcast."""
+    if a.shape != snaps.shape[1:]:
+        raise ValueError(STATE_CHANGED_SHAPE)
     snaps[slot] = a
 
 
 @overload(checkpoint_store)
 def _checkpoint_store(snaps, slot, a):
     def store(snaps, slot, a):  # element by element: numba's row assignment is far slower
+        if a.shape != snaps.shape[1:]:
+            raise ValueError(STATE_CHANGED_SHAPE)
         row = snaps[slot].reshape(a.size)
         k = 0
         for value in a.flat:
