@@ -79,8 +79,8 @@ def emit(
     for item in arrays:
         name, _, rest = item.partition(":")
         ndim, _, dtype = rest.partition(":")
-        if not name.isidentifier() or (ndim and ndim not in ("1", "2", "3")) or dtype not in ("", *ARRAY_DTYPES):
-            fail(f"--array takes NAME, NAME:NDIM (1, 2 or 3) or NAME:NDIM:DTYPE (float, int or bool), got {item!r}")
+        if not name.isidentifier() or (ndim and not _dimensions(ndim)) or dtype not in ("", *ARRAY_DTYPES):
+            fail(f"--array takes NAME, NAME:NDIM (1 to 32) or NAME:NDIM:DTYPE (float, int or bool), got {item!r}")
         kinds[name] = array_kind(int(ndim or 1), dtype or "float")
     try:
         budget = memory_bytes(int(memory) if memory is not None and memory.isdigit() else memory)
@@ -103,3 +103,8 @@ def emit(
         Path(output).write_text(source, encoding="utf-8")
     else:
         click.echo(source, nl=False)
+
+
+def _dimensions(text: str) -> bool:
+    """Is `text` a number of dimensions numba's arrays can have (1 to 32)?"""
+    return text.isdigit() and 1 <= int(text) <= 32

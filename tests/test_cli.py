@@ -111,8 +111,11 @@ def test_emit_for_whole_array_arguments_of_a_given_ndim():
     result = run("emit", f"{vec}:least_squares", "--wrt", "A,x", "--array", "A:2", "--array", "x", "--array", "b")
     assert result.exit_code == 0, result.output
     assert "A_bar = outer_of(A, True, " in result.output  # the rank-1 update written into a new A_bar
-    bad = run("emit", f"{vec}:least_squares", "--wrt", "A", "--array", "A:7")
+    bad = run("emit", f"{vec}:least_squares", "--wrt", "A", "--array", "A:33")
     assert bad.exit_code == 2 and "--array takes NAME" in bad.output
+    # 4-D (NPBench's softmax and convolutions): as many dimensions as numba's arrays take
+    four = run("emit", f"{vec}:least_squares", "--wrt", "A", "--array", "A:4")
+    assert four.exit_code == 2 and "--array takes NAME" not in four.output and "line " in four.output
     # without --array the code's use of A says too little: the error says how to tell it
     untold = run("emit", f"{vec}:least_squares", "--wrt", "A,x")
     assert untold.exit_code == 2, untold.output
@@ -132,6 +135,8 @@ def test_emit_for_an_integer_array_the_code_copies_first(tmp_path):
     assert "x_bar[J[i]] += strong_zero(2.0 * t0 * s_bar, s_bar)" in told.output
     bad = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x", "--array", "idx:1:long")
     assert bad.exit_code == 2 and "NAME:NDIM:DTYPE (float, int or bool)" in bad.output
+    flat = run("emit", f"{tmp_path / 'copied.py'}:f", "--wrt", "x", "--array", "idx:0:int")
+    assert flat.exit_code == 2 and "NAME:NDIM (1 to 32)" in flat.output
     sys.path.insert(0, str(tmp_path))
     try:
         import copied
