@@ -27,9 +27,8 @@ def div_pow_vjp(x, y, a, out_bar):
     y_bar = zeros_like(y)
     # adjoint of: result = s / a
     t8 = 1.0 / a
-    t9 = s / a
     s_bar = (t8 * result_bar if result_bar != 0.0 else 0.0)
-    a_bar = (-t9 * t8 * result_bar if result_bar != 0.0 else 0.0)
+    a_bar = (-result * t8 * result_bar if result_bar != 0.0 else 0.0)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: s += q + (x[i] / y[i]) ** 0.5 - x[i] ** a
         t3 = 1.0 / y[np.uint64(i)]

@@ -40,9 +40,7 @@ def flat_branch_hvp(v, w, v_dot, w_dot, out_bar):
     w_bar = (t12 * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     t1_bar += (-t10 * t9 * (t3 * (w * result_dot_bar)) if (t11) and (result_dot_bar != 0.0) else 0.0)
     # adjoint of: t1 = math.sqrt(max(-v, 0.0))
-    t5 = math.sqrt(max(-v, 0.0))
-    v_bar = (-(0.5 / t5 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
+    v_bar = (-(0.5 / t1 * t1_bar) if (-v >= 0.0) and (t1_bar != 0.0) else 0.0)
     # adjoint of: t0 = math.sqrt(max(v, 0.0))
-    t4 = math.sqrt(max(v, 0.0))
-    v_bar += (0.5 / t4 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
+    v_bar += (0.5 / t0 * t0_bar if (v >= 0.0) and (t0_bar != 0.0) else 0.0)
     return value, v_bar, w_bar

@@ -73,23 +73,19 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         t15 = math.log(2.0)
         t2_bar = (t15 * (-x_dot[0] * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t6 = np.cbrt(x[1] + 2.0)
-    t14 = np.cbrt(x[1] + 2.0)
-    x_bar[1] += (1.0 / (3.0 * t14 * t14) * t6_bar if t6_bar != 0.0 else 0.0)
+    x_bar[1] += (1.0 / (3.0 * t6 * t6) * t6_bar if t6_bar != 0.0 else 0.0)
     # adjoint of: t5 = (x + x) / t3
     t11 = 1.0 / t3
-    t12 = (x + x) / t3
     t13 = unbroadcast(strong_zero_each(t11 * t5_bar, t5_bar), x_bar)
     x_bar += 2.0 * t13
-    t3_bar += unbroadcast(strong_zero_each(-t12 * t11 * t5_bar, t5_bar), t3_bar)
+    t3_bar += unbroadcast(strong_zero_each(-t5 * t11 * t5_bar, t5_bar), t3_bar)
     # adjoint of: t4 = 1.0 / t3
     t9 = 1.0 / t3
-    t10 = 1.0 / t3
-    t3_bar += strong_zero_each(-t10 * t9 * t4_bar, t4_bar)
+    t3_bar += strong_zero_each(-t4 * t9 * t4_bar, t4_bar)
     # adjoint of: t3 = (x * 2.0) ** 2
     x_bar += strong_zero_each(2.0 * (2.0 * (x * 2.0) * t3_bar), t3_bar)
     # adjoint of: t2 = 2.0 ** (-x[0])
-    t8 = 2.0 ** (-x[0])
-    x_bar[0] += ((-(math.log(2.0) * t8 * t2_bar) if 2.0 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
+    x_bar[0] += ((-(math.log(2.0) * t2 * t2_bar) if 2.0 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t7 = 1.0 / X.shape[0]
     X_bar += expand_axis(strong_zero_each(t7 * t1_bar, t1_bar), X, 0)

@@ -12,6 +12,7 @@ def math_mix_grad(x, y, out_bar):
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     b = math.exp(0.3 * x) + math.log(y)
     c = math.sqrt(x * x + y * y)
+    d = math.tanh(x - y)
     # reverse sweep
     result_bar = out_bar
     # adjoint of: result = a + b * c - d + e + -x
@@ -31,8 +32,7 @@ def math_mix_grad(x, y, out_bar):
     x_bar += (t10 if e_bar != 0.0 else 0.0)
     y_bar += (2.0 * -t10 if e_bar != 0.0 else 0.0)
     # adjoint of: d = math.tanh(x - y)
-    t6 = math.tanh(x - y)
-    t7 = (1.0 - t6 * t6) * d_bar
+    t7 = (1.0 - d * d) * d_bar
     x_bar += (t7 if d_bar != 0.0 else 0.0)
     y_bar += (-t7 if d_bar != 0.0 else 0.0)
     # adjoint of: c = math.sqrt(x * x + y * y)

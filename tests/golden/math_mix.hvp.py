@@ -84,9 +84,8 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     x_bar += t8_bar
     y_bar += 2.0 * -t8_bar
     # adjoint of: t7 = math.pow(y, x)
-    t24 = math.pow(y, x)
     y_bar += (x * y ** (x - 1.0) * t7_bar if t7_bar != 0.0 else 0.0)
-    x_bar += ((math.log(y) * t24 * t7_bar if y != 0.0 else 0.0) if t7_bar != 0.0 else 0.0)
+    x_bar += ((math.log(y) * t7 * t7_bar if y != 0.0 else 0.0) if t7_bar != 0.0 else 0.0)
     # adjoint of: d_dot = (1.0 - t6 * t6) * (x_dot - y_dot)
     t23 = -((x_dot - y_dot) * d_dot_bar)
     t6_bar = 2.0 * (t6 * t23 if d_dot_bar != 0.0 else 0.0)
@@ -118,8 +117,7 @@ def math_mix_hvp(x, y, x_dot, y_dot, out_bar):
     t3_bar += (0.3 * x_dot * b_dot_bar if b_dot_bar != 0.0 else 0.0)
     y_bar += (-t15 * t14 * (y_dot * b_dot_bar) if b_dot_bar != 0.0 else 0.0)
     # adjoint of: t3 = math.exp(0.3 * x)
-    t13 = math.exp(0.3 * x)
-    x_bar += (0.3 * (t13 * t3_bar) if t3_bar != 0.0 else 0.0)
+    x_bar += (0.3 * (t3 * t3_bar) if t3_bar != 0.0 else 0.0)
     # adjoint of: a_dot = t1 * (math.cos(x) * x_dot) + t0 * (-math.sin(y) * y_dot) - ((1.0 + t2 * t2) * (0.5 * x_dot))
     t10 = math.cos(x) * x_dot
     t11 = -math.sin(y) * y_dot

@@ -36,8 +36,7 @@ def math_mix_vjp(x, y, out_bar):
     x_bar += (t10 if e_bar != 0.0 else 0.0)
     y_bar += (2.0 * -t10 if e_bar != 0.0 else 0.0)
     # adjoint of: d = math.tanh(x - y)
-    t6 = math.tanh(x - y)
-    t7 = (1.0 - t6 * t6) * d_bar
+    t7 = (1.0 - d * d) * d_bar
     x_bar += (t7 if d_bar != 0.0 else 0.0)
     y_bar += (-t7 if d_bar != 0.0 else 0.0)
     # adjoint of: c = math.sqrt(x * x + y * y)

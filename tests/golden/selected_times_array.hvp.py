@@ -93,9 +93,8 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         r_bar = (t10 * (r_dot * choice_2_bar) if choice_2_bar != 0.0 else 0.0)
         t2_bar += (-t11 * t10 * (r_dot * choice_2_bar) if choice_2_bar != 0.0 else 0.0)
     # adjoint of: t2 = math.hypot(r, t1)
-    t9 = math.hypot(r, t1)
-    r_bar += ((r / t9 * t2_bar if t9 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
-    t1_bar += ((t1 / t9 * t2_bar if t9 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
+    r_bar += ((r / t2 * t2_bar if t2 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
+    t1_bar += ((t1 / t2 * t2_bar if t2 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(np.cos(B[1, :]))
     B_bar[1, :] += chosen(t1_bar != 0.0, -np.sin(B[1, :]) * t1_bar)
     # adjoint of: y = t0
@@ -121,7 +120,6 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         r_bar += (t4 * (r_dot * choice_bar) if choice_bar != 0.0 else 0.0)
         t0_bar += (-t5 * t4 * (r_dot * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t0 = math.hypot(r, 2.0 * r)
-    t3 = math.hypot(r, 2.0 * r)
-    r_bar += ((r / t3 * t0_bar if t3 != 0.0 else 0.0) if t0_bar != 0.0 else 0.0)
-    r_bar += ((2.0 * ((2.0 * r) / t3 * t0_bar) if t3 != 0.0 else 0.0) if t0_bar != 0.0 else 0.0)
+    r_bar += ((r / t0 * t0_bar if t0 != 0.0 else 0.0) if t0_bar != 0.0 else 0.0)
+    r_bar += ((2.0 * ((2.0 * r) / t0 * t0_bar) if t0 != 0.0 else 0.0) if t0_bar != 0.0 else 0.0)
     return value, r_bar, B_bar

@@ -57,13 +57,11 @@ def unchosen_infinite_partial_hvp(y, x, y_dot, x_dot, out_bar):
         y_bar[0] += 2.0 * (y_dot[0] * (t7 * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t2 = acc / t0
     t5 = 1.0 / t0
-    t6 = acc / t0
     acc_bar = (t5 * t2_bar if t2_bar != 0.0 else 0.0)
-    t0_bar = (-t6 * t5 * t2_bar if t2_bar != 0.0 else 0.0)
+    t0_bar = (-t2 * t5 * t2_bar if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
-    t4 = 1.0 / t0
-    t0_bar += (-t4 * t3 * t1_bar if t1_bar != 0.0 else 0.0)
+    t0_bar += (-t1 * t3 * t1_bar if t1_bar != 0.0 else 0.0)
     # adjoint of: t0 = 1.0 + y[0] * y[0]
     y_bar[0] += 2.0 * (y[0] * t0_bar if t0_bar != 0.0 else 0.0)
     for i in range(y.shape[0] - 1, y.shape[0] - 1, -1):

@@ -76,8 +76,7 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
         # adjoint of: choice = a[0] * a_dot[0] + a[0] * a_dot[0]
         a_bar[0] += 2.0 * (a_dot[0] * choice_bar if choice_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.linalg.norm(t0)
-    t3 = np.linalg.norm(t0)
-    t0_bar += chosen(t1_bar != 0.0, t0 * (t1_bar / t3 if t3 != 0.0 else 0.0))
+    t0_bar += chosen(t1_bar != 0.0, t0 * (t1_bar / t1 if t1 != 0.0 else 0.0))
     # adjoint of: t0 = np.outer(v, d)
     v_bar += np.dot(t0_bar, d)
     return value, a_bar, v_bar
