@@ -16,7 +16,8 @@ from dataclasses import replace
 import libcst as cst
 
 from ..ir.core import Assign, Break, Continue, Exit, For, If, Permute, Stmt, While, assigned_names
-from ..ir.exprs import code, is_number, names_in, paren, unparen
+from ..ir.exprs import code, dotted, is_number, names_in, paren, transformed, unparen
+from ..rules import primitive
 from .aliases import from_loop
 from .masks import mask_index, masked_write
 from .normalize_calls import Calls
@@ -168,7 +169,28 @@ class Statements(Calls):
         if mask is not None:  # `x[x > 1.0] = v`: masks.py
             assert isinstance(target, cst.Subscript)
             return [masked_write(target, mask, unparen(value), unparen(value), origin, self.parsed.locate(origin))]
-        return [Assign(target, unparen(value), None, origin)]
+        pre, value = self.kept_apart(unparen(value), origin)
+        return [*pre, Assign(target, value, None, origin)]
+
+    def kept_apart(self, value: cst.BaseExpression, origin) -> tuple[list[Stmt], cst.BaseExpression]:
+        """`value` with each call of a primitive declared `kept` (a factorisation) inside it bound
+        to a temporary first, whose value the reverse sweep reads (reverse/held.py); a call that
+        is the whole value is assigned as it is."""
+        if not isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Call)):
+            return [], value
+        pre: list[Stmt] = []
+        namer = self.namer
+
+        class Keep(cst.CSTTransformer):
+            def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+                prim = primitive(dotted(updated.func))
+                if original is value or prim is None or not prim.kept:
+                    return updated
+                temp = cst.Name(namer.fresh("kept"))
+                pre.append(Assign(temp, updated, None, origin))
+                return temp
+
+        return pre, transformed(value, Keep())
 
     def tuple_variable(self, name: str, length: int, origin) -> tuple[str, ...]:
         """The element variables of tuple variable `name`, made on its first assignment."""

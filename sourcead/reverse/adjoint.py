@@ -7,7 +7,7 @@ What those lines read is what the to-be-recorded analysis must keep available.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -18,9 +18,9 @@ from ..derive.adjoints import adjoint
 from ..derive.linearize import Node, array_roots, shape_like
 from ..frontend.alias_errors import rename_error, view_error
 from ..frontend.aliases import statements_after, view_conflict, writes_in_place
-from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements
+from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements, written
 from ..ir.emit import Line
-from ..ir.exprs import code, dotted, is_cheap, names_in, negate, number, unparen, walk
+from ..ir.exprs import Rename, code, dotted, is_cheap, names_in, negate, number, unparen, walk
 from .peephole import simplify
 from .scaled import scalars_onto_seeds
 from .shapes import shapes_from_adjoints, steady_arrays
@@ -43,6 +43,7 @@ class StatementAdjoints:
         self.root_value: dict[Assign, str] = {}
         self.steady = steady_arrays(prog)
         self.singular = singular_adjoints(prog)  # guarded on zero partials too (`singular.py`)
+        self.written_once = _written_once(prog, self.statements, self.in_loop)
         self.lines = {s: self.rewritten(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
@@ -78,6 +79,10 @@ class StatementAdjoints:
             self.propagate(lin.root, self.into_value(s, lin.value, target_bar, lines), lines, s)
             if self.needs_reset(s):
                 lines.append(Line(target_bar, "=", zero))
+        if s in self.written_once and s in self.root_value:  # x holds e's value here: read, not computed
+            root = self.root_value.pop(s)
+            rename = Rename({root: s.target})
+            lines = [replace(line, value=line.value.visit(rename)) for line in lines if code(line.target) != root]
         return lines
 
     def rewritten(self, s: Assign, lines: list[Line]) -> list[Line]:
@@ -357,3 +362,28 @@ class TakenLine(Line):
         m, g, indices = found
         call = f"add_taken({code(self.target)}, {code(m)}, {code(g)}, {code(indices)})"
         return f"{call}  # {self.comment}" if self.comment else call
+
+
+def _written_once(prog: Program, statements: list[Stmt], in_loop: set[Stmt]) -> set[Assign]:
+    """The assignments `x = e` whose target holds e's value at their adjoint without a record: the
+    only statements that write `x` (no other assignment, element write, loop variable or swap),
+    in no loop, of a variable that is not a parameter (whose value before it an earlier adjoint may
+    need restored) and that e does not read. An array's other names are refused where either is
+    written (`check_view`), so nothing else changes `x`: a factorisation kept so (`L =
+    np.linalg.cholesky(A)` read by `C = L + B`) is not computed again, nor recorded for."""
+    writes: dict[str, int] = {}
+    for s in statements:
+        for name in written(s):
+            writes[name] = writes.get(name, 0) + 1
+    params = set(prog.fn.params)
+    return {
+        s
+        for s in statements
+        if isinstance(s, Assign)
+        and not s.writes_element
+        and s.accumulate is None
+        and s not in in_loop
+        and writes.get(s.var) == 1
+        and s.var not in params
+        and s.var not in names_in(s.value)
+    }

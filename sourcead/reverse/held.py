@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
-from ..ir.core import Assign, For, Stmt, While, blocks, walk_statements, written
+from ..ir.core import Assign, Stmt, blocks, walk_statements
 from .adjoint import StatementAdjoints
 
 
@@ -27,37 +27,16 @@ def held_values(
     The reading adds no record (the value is kept for R already); where `x = e` records the old
     `x`, the temporary takes the value before the restore puts the old one back.
 
-    `x` holds e's value at the adjoint of `x = e` too where it is the only statement that writes
-    `x` (no other assignment, element write, loop variable or swap of it) and runs at most once (in
-    no loop): nothing can have changed `x` (an array known by a second name that is written is
-    refused, `frontend/aliases.py`), and nothing restores it. A factorisation kept so
-    (`L = np.linalg.cholesky(A)` read by `C = L + B`) is not computed again.
-
     An element write `x[i] = e` is held where the records step says (`elements`,
     `records.held_elements`): the analyses that decide the records saw its read of `x[i]` there."""
     held: dict[Assign, str] = {s: adjoints.root_value[s] for s in elements}
-    once = _written_once_outside_loops(body)
     for block in _blocks_within(body):
         for k, s in enumerate(block):
             if not isinstance(s, Assign) or s.writes_element or s not in adjoints.root_value:
                 continue
-            if s in once or _read_later(s, block[k + 1 :], adjoints):
+            if _read_later(s, block[k + 1 :], adjoints):
                 held[s] = adjoints.root_value[s]
     return held
-
-
-def _written_once_outside_loops(body: tuple[Stmt, ...]) -> set[Assign]:
-    """The assignments `x = e` in no loop that are the only statements writing `x`."""
-    writes: dict[str, int] = {}
-    for s in walk_statements(body):
-        for name in written(s):
-            writes[name] = writes.get(name, 0) + 1
-    in_loops = {t for s in walk_statements(body) if isinstance(s, (For, While)) for t in walk_statements(s.body)}
-    return {
-        s
-        for s in walk_statements(body)
-        if isinstance(s, Assign) and not s.writes_element and s not in in_loops and writes.get(s.var) == 1
-    }
 
 
 def _read_later(s: Assign, after: tuple[Stmt, ...], adjoints: StatementAdjoints) -> bool:

@@ -223,7 +223,7 @@ ARRAYS: list[Primitive] = [
               example="np.sum(np.cov(np.transpose(a)))"),
     # the lower triangle of A is read (NumPy's and numba's potrf): an entry above has no derivative
     Primitive("np.linalg.cholesky", S("a"), results.factor, Pullback("cholesky_tangent({z}, {t})",
-              "cholesky_bar({g}, {z})"), helpers=("cholesky_tangent", "cholesky_bar"), shape_like="{a}",
+              "cholesky_bar({g}, {z})"), helpers=("cholesky_tangent", "cholesky_bar"), shape_like="{a}", kept=True,
               example="np.sum(np.linalg.cholesky(np.transpose(a) @ a + np.eye(3)) * np.cos(a[:3, :]))",
               second_order=SecondOrderGap(
                   "its tangent calls `cholesky_tangent`, which has no derivative rule",

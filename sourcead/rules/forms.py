@@ -149,6 +149,10 @@ class Primitive:
     # carries no derivative): a loop body's prefix may compute it again in the reverse sweep rather
     # than record its result (recompute.py)
     recomputed: bool = False
+    # far costlier than keeping its result (a factorisation): a call of it inside a larger
+    # expression is bound to a temporary of its own (normalize), whose value the reverse sweep
+    # then reads rather than compute it again (reverse/held.py)
+    kept: bool = False
     # a new array whose shape is that of this parameter: `shape` (a size or a tuple of sizes, as
     # np.zeros takes it) or `a` (an array: np.zeros_like, np.copy); the shape contract and the
     # checkpoint state read sizes through it (contract.py, coverage.py)

@@ -21,6 +21,7 @@ def finite_differences_vjp(x, h, out_bar):
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(d * d)
     d_bar += 2.0 * chosen(result_bar != 0.0, d * result_bar)
+    # adjoint of: d = (x[1:] - x[:-1]) / h
     t1 = 1.0 / h
     x_bar[1:] += unbroadcast(strong_zero_each(t1 * d_bar, d_bar), x_bar[1:])
     x_bar[:-1] += unbroadcast(strong_zero_each(-(t1 * d_bar), d_bar), x_bar[:-1])
