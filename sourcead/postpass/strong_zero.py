@@ -27,6 +27,8 @@ the same.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from ..ir.exprs import contains, dotted, unparen
@@ -44,15 +46,66 @@ def eager_selects(module: cst.Module, marker: str) -> tuple[cst.Module, frozense
     select, where = _Select(), _Where()
 
     def rewrite(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
-        out = []
-        for s in statements:
-            s = _visited(s, select) if contains(s, cst.IfExp) else s
-            out.append(_visited(s, where) if contains(s, cst.Call) else s)
-        return out
+        return [_rewritten(s, select, where) for s in statements]
 
-    new = rewrite_after(module, marker, rewrite)
+    return _used(module, rewrite_after(module, marker, rewrite), select, where)
+
+
+def tangent_selects(
+    module: cst.Module, is_tangent: Callable[[cst.SimpleStatementLine], bool]
+) -> tuple[cst.Module, frozenset[str]]:
+    """Forward mode: `module` (holding one generated function) with the strong-zero guards of its
+    tangent statements (`is_tangent`) written as `eager_selects` writes the reverse sweep's: an
+    array tangent's `np.where(t != 0.0, p * t, 0.0)` as `strong_zero_each(p * t, t)`, a loop's
+    `(c * t if c != 0.0 else 0.0)` as `strong_zero(c * t, c)`. Not the primal statements, which
+    are the user's own code (an int `p`, float32 arrays: their dtypes stay NumPy's)."""
+    select, where = _Select(), _Where()
+    return _used(module, module.visit(_Tangents(select, where, is_tangent)), select, where)
+
+
+def _used(module: cst.Module, new: cst.Module, select: _Select, where: _Where) -> tuple[cst.Module, frozenset[str]]:
+    """The rewritten module and the helpers it calls; `module` itself where nothing changed."""
     used = frozenset({HELPER} if select.count else ()) | frozenset({EACH} if where.count else ())
     return (new, used) if used else (module, used)
+
+
+def _rewritten(statement: cst.CSTNode, select: _Select, where: _Where) -> cst.CSTNode:
+    statement = _visited(statement, select) if contains(statement, cst.IfExp) else statement
+    return _visited(statement, where) if contains(statement, cst.Call) else statement
+
+
+class _Tangents(cst.CSTTransformer):
+    """The tangent statements rewritten by `_Select` (which knows the loops around them) and `_Where`."""
+
+    def __init__(self, select: _Select, where: _Where, is_tangent: Callable[[cst.SimpleStatementLine], bool]):
+        self.select, self.where, self.is_tangent, self.loops = select, where, is_tangent, 0
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += 1
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        self.loops -= 1
+        return updated
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops += 1
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        self.loops -= 1
+        return updated
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return False  # its expressions are rewritten whole on leaving
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if not self.is_tangent(original):
+            return updated
+        self.select.loops = self.loops
+        new = _rewritten(updated, self.select, self.where)
+        assert isinstance(new, cst.SimpleStatementLine)
+        return new
 
 
 def _visited(statement: cst.CSTNode, transformer: cst.CSTTransformer) -> cst.CSTNode:
