@@ -54,6 +54,10 @@ class Edge:
     # an elementwise partial (`Partials`): a tangent or an adjoint that may be non-finite is guarded
     # on it being zero, `forward(t, p=temp)` and `reverse(g, p=temp)` reading a temporary bound to it
     partial: cst.BaseExpression | None = None
+    # the active operands whose values the partial reads (`c` for `c * s`), and whether it is
+    # nonzero wherever it is finite (a number, a reciprocal `1 / y`): forward mode's guard on it
+    partial_reads: tuple[Node, ...] = ()
+    partial_nonzero: bool = False
 
     @property
     def float_crosses(self) -> bool:
@@ -142,10 +146,12 @@ def tangent(
     0 * inf. Products, sums, exp of finite tangents stay branch-free. Without `guards` (the
     sparsity sweep: structure only) nothing is guarded.
 
-    In the tangent code second order differentiates again (`second_order`), a guard holds only
-    where the other factor is not finite: `chosen(t1 != 0.0 or math.isfinite(p), p * t1)`,
-    whose derivative is that of `p * t1` wherever p is finite (also where t1 vanishes at one
-    point), and `chosen(p != 0.0 or math.isfinite(t1), p * t1)` likewise."""
+    In the tangent code second order differentiates again (`second_order`), the guard on a zero
+    tangent holds only where the partial is not finite too: `chosen(t1 != 0.0 or
+    math.isfinite(p), p * t1)`, whose derivative is that of `p * t1` wherever p is finite (also
+    where t1 vanishes at one point). That code has no guard on a zero partial: where one would
+    hold, the second derivative is infinite or undefined (`c * sqrt(v)` at c = 0, v = 0: d2/dc dv
+    is 1 / (2 sqrt(v))), and each guard would cost a record and a branch in hvp's loops."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
     if root.joint is not None:
@@ -161,15 +167,24 @@ def tangent(
 def _contribution(edge: Edge, t: cst.BaseExpression, guards: Guards) -> cst.BaseExpression:
     """`edge`'s contribution `p * t` with its strong zeros (`tangent`)."""
     p = edge.partial
-    zero_partial = p is not None and not nonzero_partial(p) and crossed_singular(edge.child, guards.singular_leaf)
+    crossed = lambda node: crossed_singular(node, guards.singular_leaf)  # noqa: E731
+    # not where the partial itself may move infinitely fast (`s * s_dot` with s = sqrt(v) at v = 0:
+    # 0 * inf stands for the finite s * (0.5 / s) v_dot, not for 0); there 0 * inf stays nan. Not
+    # in second order's tangent code (see `tangent`)
+    zero_partial = (
+        not guards.second_order
+        and p is not None
+        and not edge.partial_nonzero
+        and crossed(edge.child)
+        and not any(map(crossed, edge.partial_reads))
+    )
     if edge.strong is None and not zero_partial:
         return edge.forward(t)
-    if edge.strong is not None or guards.second_order:  # the guard reads t again
+    if edge.strong is not None:  # its guard reads t again
         t = t if is_cheap(t, 0) else guards.bind(t, edge.axes)
     if zero_partial and p is not None:
         p = p if is_cheap(p, 0) else guards.bind(p, None)
-        value = edge.forward(t, p=p)
-        value = _unless_zero(p, value, t, edge.result_axes > 0, guards.second_order)
+        value = _unless_zero(p, edge.forward(t, p=p), edge.result_axes > 0)
     else:
         value = edge.forward(t)
     if edge.strong is not None:
@@ -187,16 +202,9 @@ def crossed_singular(node: Node, singular_leaf: Callable[[cst.BaseExpression], b
     return any(e.strong is not None or crossed_singular(e.child, singular_leaf) for e in node.edges)
 
 
-def _unless_zero(
-    p: cst.BaseExpression, value: cst.BaseExpression, t: cst.BaseExpression, arrays: bool, second: bool
-) -> cst.BaseExpression:
-    """`value` (`p * t`), exactly zero where the partial `p` is; for second order, only where the
-    tangent `t` is not finite too."""
+def _unless_zero(p: cst.BaseExpression, value: cst.BaseExpression, arrays: bool) -> cst.BaseExpression:
+    """`value` (`p * t`), exactly zero where the partial `p` is."""
     nonzero, v = f"{code(p)} != 0.0", code(value)  # a conditional keeps its parentheses
-    if second and arrays:
-        return cst.parse_expression(f"np.where(np.logical_or({nonzero}, np.isfinite({code(t)})), {v}, 0.0)")
-    if second:
-        return cst.parse_expression(f"chosen({nonzero} or math.isfinite({code(t)}), {v})")
     if arrays:  # p or t an array: the contribution has the result's shape, which np.where keeps
         return cst.parse_expression(f"np.where({nonzero}, {v}, 0.0)")
     return cst.parse_expression(f"({v} if {nonzero} else 0.0)")
@@ -306,6 +314,7 @@ class _Builder:
             forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
             strong = _strong(partial, arrays, types[k].is_array) if k in singular else None
             axes = (types[k].ndim, max(t.ndim for t in types))
+            read = [j for j, key in enumerate("xy"[: len(operands)]) if _reads_operand(templates[k], key)]
             edges.append(
                 Edge(
                     child,
@@ -317,6 +326,8 @@ class _Builder:
                     axes=axes[0],
                     result_axes=axes[1],
                     partial=partial,
+                    partial_reads=tuple(children[operands[j]] for j in read if operands[j] in children),
+                    partial_nonzero=templates[k] == "{r}" or nonzero_partial(partial),
                 )  # fmt: skip
             )
         shape_of = None
@@ -460,6 +471,12 @@ class _Builder:
         edges = [Edge(children[params[k]], lambda t: t, lambda g: g) for k in active]
         joint = JointNode(forward, back, [index[k] for k in active])
         return rebuilt, Node(edges=edges, elementwise=False, joint=joint)
+
+
+def _reads_operand(template: str, key: str) -> bool:
+    """Does a partial's template read operand `key` (x or y): by name, through the result `{z}`, or
+    (y) through the reciprocal `{r}`?"""
+    return "{" + key + "}" in template or "{z}" in template or key == "y" and "{r}" in template
 
 
 def _strong(partial: cst.BaseExpression, arrays: bool, array_tangent: bool) -> Derive:

@@ -42,7 +42,8 @@ def primal_function(prog: Program) -> str:
 
 def forward_function(prog: Program, second_order: bool = False) -> str:
     """An exactly zero tangent contributes exactly zero through a singular partial where it is
-    infinite (`derive/linearize.py`). In the tangent code that second order differentiates again
+    infinite, and a tangent that may be infinite (`singular.py`) exactly zero through an exactly
+    zero partial above it (`derive/linearize.py`). In the tangent code that second order differentiates again
     (`second_order`) the guard is `p * t if t != 0.0 or isfinite(p) else 0.0`: a guard on t alone
     would drop the derivative of `p * t` where t vanishes at a point and p is finite (H v of
     sqrt(x * x + 1) at 0 would be 0, not 1)."""
@@ -57,7 +58,8 @@ def forward_function(prog: Program, second_order: bool = False) -> str:
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
                 out.line(f"{prog.dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
-        _block(prog, fn.body, out, _How(second_order, singular_tangents(prog)))
+        singular = frozenset() if second_order else singular_tangents(prog)  # guards of first order only
+        _block(prog, fn.body, out, _How(second_order, singular))
         values = [code(v) for v in fn.ret.values]
         tangents = _returned_tangents(prog, fn.ret.values)
         value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])

@@ -1,5 +1,7 @@
 """Strong zeros as selects: `(p if g != 0.0 else 0.0)` becomes `strong_zero(p, g)` in the reverse
-sweep's loops, and an array's `np.where(g != 0.0, p, 0.0)` becomes `strong_zero_each(p, g)`.
+sweep's loops, and an array's `np.where(g != 0.0, p, 0.0)` becomes `strong_zero_each(p, g)`; the
+same in forward mode's tangent statements (`tangent_selects`: a tangent's guard on itself,
+`np.where(t != 0.0, p * t, 0.0)`, or on a partial, `(c * t if c != 0.0 else 0.0)`).
 
 The array form is a ufunc (`runtime/lowered.py`): numba fuses it with the arithmetic of `p` into one
 loop writing one array, where its `np.where` wrote a mask, `p` and the result, and took 11x the time
