@@ -558,3 +558,22 @@ def test_a_batch_of_tangents_through_a_zero_partial(jit):
             singles = [jf(C, V, tangents=d)[1] for d in directions]
         np.testing.assert_array_equal(dots, singles)
         assert dots[1] == 1.0  # c = 0, v = 0: flat but for `+ v`
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["python", "numba"])
+def test_hvp_fuses_the_second_order_guards_of_its_tangent_code(jit):
+    """hvp's tangent code guards arrays with `np.where(np.logical_or(t != 0.0, np.isfinite(p)), p *
+    t, 0.0)`; after its sweeps they are strong_zero_each with that mask, and H v is unchanged:
+    central differences of the gradient, at a constant column and at a generic point."""
+    source = generate(column_norm, "hvp", ("x",), {"x": "array:2", "w": "array:2"}).source
+    forward_sweep = source.split("# reverse sweep", 1)[0]
+    assert "np.where(" not in forward_sweep
+    assert forward_sweep.count("strong_zero_each(") == 2 and "np.logical_or(t3 != 0.0" in forward_sweep
+    v = _tangent(CONSTANT_COLUMN.shape)
+    v[:, 0] = 0.4  # the constant column stays constant
+    generic = CONSTANT_COLUMN + _tangent(CONSTANT_COLUMN.shape)
+    hvp = ad.hvp(column_norm, wrt=0, jit=jit)
+    for x in (CONSTANT_COLUMN, generic):
+        with np.errstate(all="ignore"):
+            got = hvp(x, WEIGHTS, tangents=v)
+        np.testing.assert_allclose(got, _gradient_differences(column_norm, (x, WEIGHTS), v), rtol=1e-6, atol=1e-8)

@@ -91,7 +91,8 @@ REVERSE = (
     Pass("dead_stores", "dead-code removal again: the `x_bar = 0.0` a first contribution now overwrites "
          "(postpass/deadcode.py)", ("sweeps",), "sweeps", stages.dead_code),
     Pass("strong_zeros", "a reversed loop's guard `p if g != 0.0 else 0.0` is the select strong_zero(p, g), an "
-         "array's np.where(g != 0.0, p, 0.0) the fused ufunc strong_zero_each(p, g) (postpass/strong_zero.py)",
+         "array's np.where(g != 0.0, p, 0.0) the fused ufunc strong_zero_each(p, g); in hvp, the tangent code's "
+         "np.where(m, p * t, 0.0) for second order strong_zero_each(p * t, m) (postpass/strong_zero.py)",
          ("sweeps",), "sweeps", stages.strong_zeros),
     Pass("block_records", "a loop's records of one element per iteration, one contiguous block, copied as a "
          "block, and restored as one (postpass/block_records.py)", ("sweeps",), "sweeps", stages.block_records),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -34,7 +34,7 @@ from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..pattern.sweep import pattern_function
-from ..postpass.strong_zero import tangent_selects
+from ..postpass.strong_zero import second_order_selects, tangent_selects
 from ..postpass.sweeps import (
     first_contributions,
     fused_outers,
@@ -242,6 +242,10 @@ def first_assigned(u: Unit) -> None:
 def strong_zeros(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = select_strong_zeros(u.sweeps)
+    if u.first is not None:  # hvp: the tangent code's guards for second order, in both sweeps
+        tree, helpers = second_order_selects(u.sweeps.tree)
+        if helpers:
+            u.sweeps = replace(u.sweeps, tree=tree, helpers=tuple(sorted({*u.sweeps.helpers, *helpers})))
 
 
 def block_records(u: Unit) -> None:

@@ -117,12 +117,28 @@ def _visited(statement: cst.CSTNode, transformer: cst.CSTTransformer) -> cst.CST
     return new
 
 
+def second_order_selects(module: cst.Module) -> tuple[cst.Module, frozenset[str]]:
+    """hvp: `module` (its reverse mode over the tangent code) with the tangent code's array guards
+    for second order, `np.where(np.logical_or(t != 0.0, np.isfinite(p)), p * t, 0.0)`
+    (`derive/linearize.py`), written as `strong_zero_each(p * t, np.logical_or(t != 0.0,
+    np.isfinite(p)))`: the same value (a true mask element is nonzero), one fused loop. Only that
+    form, which only forward mode writes: the reverse sweep over it is written already."""
+    where = _Where(second_order=True)
+    (definition,) = module.body
+    assert isinstance(definition, cst.FunctionDef)
+    statements = [_visited(s, where) if contains(s, cst.Call) else s for s in definition.body.body]
+    new = module.with_changes(body=[definition.with_changes(body=definition.body.with_changes(body=statements))])
+    return _used(module, new, _Select(), where)
+
+
 class _Where(cst.CSTTransformer):
     """`np.where(g != 0.0, p, 0.0)` as `strong_zero_each(p, g)`: the same value (both evaluate `p`
-    and `g` everywhere; a ufunc broadcasts them as `np.where` does), in one fused loop."""
+    and `g` everywhere; a ufunc broadcasts them as `np.where` does), in one fused loop. With
+    `second_order`, instead `np.where(m, p, 0.0)` for the mask `m = np.logical_or(t != 0.0,
+    np.isfinite(q))` as `strong_zero_each(p, m)`."""
 
-    def __init__(self) -> None:
-        self.count = 0
+    def __init__(self, second_order: bool = False) -> None:
+        self.count, self.second_order = 0, second_order
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if dotted(updated.func) != "np.where" or len(updated.args) != 3:
@@ -132,14 +148,31 @@ class _Where(cst.CSTTransformer):
         test, part, other = (unparen(a.value) for a in updated.args)
         if not (isinstance(other, cst.Float) and other.value == "0.0"):
             return updated
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-            return updated
-        target = test.comparisons[0]
-        zero = unparen(target.comparator)
-        if not (isinstance(target.operator, cst.NotEqual) and isinstance(zero, cst.Float) and zero.value == "0.0"):
+        seed = _second_order_mask(test) if self.second_order else _nonzero_test(test)
+        if seed is None:
             return updated
         self.count += 1
-        return cst.Call(cst.Name(EACH), [cst.Arg(part), cst.Arg(unparen(test.left))])
+        return cst.Call(cst.Name(EACH), [cst.Arg(part), cst.Arg(seed)])
+
+
+def _nonzero_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`g` of `g != 0.0`, else None."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    zero = unparen(target.comparator)
+    if not (isinstance(target.operator, cst.NotEqual) and isinstance(zero, cst.Float) and zero.value == "0.0"):
+        return None
+    return unparen(test.left)
+
+
+def _second_order_mask(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`test` itself if it is `np.logical_or(t != 0.0, np.isfinite(q))`, else None."""
+    if not (isinstance(test, cst.Call) and dotted(test.func) == "np.logical_or" and len(test.args) == 2):
+        return None
+    first, second = (unparen(a.value) for a in test.args)
+    finite = isinstance(second, cst.Call) and dotted(second.func) == "np.isfinite" and len(second.args) == 1
+    return test if finite and _nonzero_test(first) is not None else None
 
 
 class _Select(cst.CSTTransformer):
