@@ -462,7 +462,7 @@ def test_a_zero_partial_that_moves_infinitely_fast_is_not_a_strong_zero(prepared
 
 @pytest.mark.xfail(
     strict=True,
-    reason="reverse mode's strong zero gives 1.0 (its zero adjoint of s meets sqrt's "
+    reason="reverse mode gives 3.0 (its zero adjoint of s meets sqrt's "
     "infinite partial), not the one-sided derivative 4 nor nan: a known gap of reverse/singular.py",
 )
 def test_reverse_mode_where_the_partial_moves_infinitely_fast():

@@ -43,10 +43,10 @@ def primal_function(prog: Program) -> str:
 def forward_function(prog: Program, second_order: bool = False) -> str:
     """An exactly zero tangent contributes exactly zero through a singular partial where it is
     infinite, and a tangent that may be infinite (`singular.py`) exactly zero through an exactly
-    zero partial above it (`derive/linearize.py`). In the tangent code that second order differentiates again
-    (`second_order`) the guard is `p * t if t != 0.0 or isfinite(p) else 0.0`: a guard on t alone
-    would drop the derivative of `p * t` where t vanishes at a point and p is finite (H v of
-    sqrt(x * x + 1) at 0 would be 0, not 1)."""
+    zero partial above it (`derive/linearize.py`). In the tangent code that second order
+    differentiates again (`second_order`) the guard is `p * t if t != 0.0 or isfinite(p) else
+    0.0`: a guard on t alone would drop the derivative of `p * t` where t vanishes at a point and p
+    is finite (H v of sqrt(x * x + 1) at 0 would be 0, not 1); and there is no guard on a partial."""
     fn = prog.fn
     params = list(fn.params) + [prog.dot(w) for w in prog.wrt]
     out = Writer()
