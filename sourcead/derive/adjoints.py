@@ -7,7 +7,6 @@ placed here: the seed's, a selection's condition, and those of a singular partia
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,6 +14,8 @@ import libcst as cst
 
 from ..ir.exprs import code, is_cheap, paren, transformed, unparen
 from .linearize import Node, _unparen_args
+from .singular import finite_number as _finite
+from .singular import nonzero_partial as _nonzero
 
 Accumulate = Callable[[cst.BaseExpression, cst.BaseExpression], None]
 Bind = Callable[[cst.BaseExpression], cst.BaseExpression]
@@ -125,17 +126,6 @@ class _Push:
         return _guarded(g, f"{code(g)} != 0.0", arrays)
 
 
-def _nonzero(p: cst.BaseExpression) -> bool:
-    """Is the partial `p` visibly never zero where it is finite: a nonzero number, or one divided by
-    a value (`0.5 / t0`, sqrt's own partial)?"""
-    p = unparen(p)
-    if isinstance(p, cst.UnaryOperation) and isinstance(p.operator, cst.Minus):
-        return _nonzero(p.expression)
-    if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.Divide):
-        return _finite(p.left)
-    return _finite(p)
-
-
 def _guarded(g: cst.BaseExpression, test: str, arrays: bool) -> cst.BaseExpression:
     """`g` where `test` holds, else zero, in a form the partials below enter (`exprs.times`)."""
     if arrays:
@@ -203,15 +193,4 @@ def _scales(g: cst.BaseExpression, seed: list[str]) -> bool:
         return _scales(g.args[0].value, seed)
     if isinstance(g, cst.Call) and len(g.args) in (2, 3) and code(g.func) == "np.full_like":
         return _scales(g.args[1].value, seed)
-    return False
-
-
-def _finite(node: cst.BaseExpression) -> bool:
-    """A finite, nonzero number written in the code."""
-    node = unparen(node)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        node = unparen(node.expression)
-    if isinstance(node, (cst.Integer, cst.Float)):
-        value = float(node.value)
-        return math.isfinite(value) and value != 0.0
     return False

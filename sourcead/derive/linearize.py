@@ -20,6 +20,7 @@ from ..ir.naming import Namer
 from ..ir.types import Type
 from ..rules import Bilinear, Bound, Joint, Partials, Primitive, Pullback, Selection, classify
 from .shape_like import float_shaped, operand_shape, shape_like
+from .singular import nonzero_partial
 from .singular import singular as singular_positions
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
@@ -34,7 +35,7 @@ class Edge:
     node's tangent contribution, `reverse(node adjoint)` the child's adjoint contribution."""
 
     child: Node
-    forward: Callable[[cst.BaseExpression], cst.BaseExpression]
+    forward: Derive
     reverse: Derive
     # a float adjoint of an array result may cross as it is: the partial is an array of the result's
     # shape (it makes the contribution full-sized), or the child has that shape (it stands for each
@@ -44,14 +45,19 @@ class Edge:
     # a float selection's condition (`a0 <= a1` for min): the reverse sweep puts it around each
     # contribution that reaches a leaf through this edge, not around the adjoint that crosses it
     mask: str | None = None
-    # a singular partial (`Partials.singular`): forward mode's contribution guarded by the child's
-    # tangent, `strong(t)`; `axes`: the child's number of axes (0: a float), `result_axes` the result's
+    # a singular partial (`Partials.singular`): forward mode's contribution `value` guarded by the
+    # child's tangent, `strong(t, second_order, value)`; `axes`: the child's number of axes (0: a
+    # float), `result_axes` the result's
     strong: Derive | None = None
     axes: int = 0
     result_axes: int = 0
-    # an elementwise partial (`Partials`): reverse mode guards an adjoint that may be non-finite on
-    # it being zero, `reverse(g, p=temp)` reading a temporary bound to it (`adjoints.py`)
+    # an elementwise partial (`Partials`): a tangent or an adjoint that may be non-finite is guarded
+    # on it being zero, `forward(t, p=temp)` and `reverse(g, p=temp)` reading a temporary bound to it
     partial: cst.BaseExpression | None = None
+    # the active operands whose values the partial reads (`c` for `c * s`), and whether it is
+    # nonzero wherever it is finite (a number, a reciprocal `1 / y`): forward mode's guard on it
+    partial_reads: tuple[Node, ...] = ()
+    partial_nonzero: bool = False
 
     @property
     def float_crosses(self) -> bool:
@@ -110,40 +116,98 @@ def linearize(expr: cst.BaseExpression, is_active_leaf: IsActiveLeaf, namer: Nam
     return Linearized(builder.bindings, value, root)
 
 
+@dataclass(frozen=True)
+class Guards:
+    """Forward mode's strong zeros (`tangent`): `bind(value, axes)` binds a value read twice to a
+    temporary (a tangent with its number of axes; `axes=None`: a primal value, the partial);
+    `second_order`: the tangent code is differentiated again (hvp); `singular_leaf(leaf)`: the
+    leaf's tangent may be non-finite where its value is finite (`forward/singular.py`)."""
+
+    bind: Callable[[cst.BaseExpression, int | None], cst.BaseExpression]
+    second_order: bool = False
+    singular_leaf: Callable[[cst.BaseExpression], bool] = lambda leaf: False
+
+
 def tangent(
     root: Node,
     leaf_tangent: Callable[[cst.BaseExpression], cst.BaseExpression],
-    bind: Callable[[cst.BaseExpression, int], cst.BaseExpression] | None = None,
-    second_order: bool = False,
+    guards: Guards | None = None,
 ) -> cst.BaseExpression:
     """Forward mode: the sum over active children of their contributions (partial * child tangent).
 
-    With `bind` (forward mode binds a value to a temporary, given its number of axes), an exactly
-    zero tangent contributes exactly zero through a partial its primitive declares singular
-    (`Partials.singular`: sqrt, x ** 0.5, arcsin, ...), as reverse mode's zero seed does:
+    With `guards` (forward mode), two strong zeros, the duals of reverse mode's (`adjoints.py`).
+    An exactly zero tangent contributes exactly zero through a partial its primitive declares
+    singular (`Partials.singular`: sqrt, x ** 0.5, arcsin, ...), as reverse mode's zero seed does:
     `(0.5 / t0 * t1 if t1 != 0.0 else 0.0)` for `math.sqrt(v)` (nan at v = 0 unguarded),
-    `np.where(t1 != 0.0, ..., 0.0)` for an array. Products, sums, exp stay branch-free. Without
-    `bind` (the sparsity sweep: structure only) nothing is guarded. In the tangent code second
-    order differentiates again (`second_order`), only where the partial is not finite: `(p * t1 if
-    t1 != 0.0 or math.isfinite(p) else 0.0)`, whose derivative is that of `p * t1` wherever p is
-    finite (also where t1 vanishes at one point), as the runtime's `chosen(m, g)`."""
+    `np.where(t1 != 0.0, ..., 0.0)` for an array. And a tangent that may be non-finite where the
+    values are finite (it crossed a singular partial, here or in the statement that made a leaf's
+    value) contributes exactly zero through an exactly zero partial above it: `c * math.sqrt(v)`
+    at c = 0 is 0 for every v, and its tangent along v is `(c * t2 if c != 0.0 else 0.0)`, not
+    0 * inf. Products, sums, exp of finite tangents stay branch-free. Without `guards` (the
+    sparsity sweep: structure only) nothing is guarded.
+
+    In the tangent code second order differentiates again (`second_order`), the guard on a zero
+    tangent holds only where the partial is not finite too: `chosen(t1 != 0.0 or
+    math.isfinite(p), p * t1)`, whose derivative is that of `p * t1` wherever p is finite (also
+    where t1 vanishes at one point). That code has no guard on a zero partial: where one would
+    hold, the second derivative is infinite or undefined (`c * sqrt(v)` at c = 0, v = 0: d2/dc dv
+    is 1 / (2 sqrt(v))), and each guard would cost a record and a branch in hvp's loops."""
     if root.leaf is not None:
         return leaf_tangent(root.leaf)
     if root.joint is not None:
-        return root.joint.tangent([tangent(edge.child, leaf_tangent, bind, second_order) for edge in root.edges])
+        return root.joint.tangent([tangent(edge.child, leaf_tangent, guards) for edge in root.edges])
     parts = []
     for edge in root.edges:
-        t = tangent(edge.child, leaf_tangent, bind, second_order)
-        if edge.strong is None or bind is None:
-            parts.append(edge.forward(t))
-            continue
-        read = t if is_cheap(t, 0) else bind(t, edge.axes)  # read twice: bound unless a name
-        guarded = edge.strong(read, second_order)
-        # an array's select stays the size of this contribution: the factors above multiply it, not
-        # enter it (they are finite where their values are, or guarded on their own edges)
-        parts.append(bind(guarded, edge.result_axes) if edge.result_axes else guarded)
+        t = tangent(edge.child, leaf_tangent, guards)
+        parts.append(edge.forward(t) if guards is None else _contribution(edge, t, guards))
     total = plus(parts)
     return root.shape_of(total) if root.shape_of is not None else total
+
+
+def _contribution(edge: Edge, t: cst.BaseExpression, guards: Guards) -> cst.BaseExpression:
+    """`edge`'s contribution `p * t` with its strong zeros (`tangent`)."""
+    p = edge.partial
+    crossed = lambda node: crossed_singular(node, guards.singular_leaf)  # noqa: E731
+    # not where the partial itself may move infinitely fast (`s * s_dot` with s = sqrt(v) at v = 0:
+    # 0 * inf stands for the finite s * (0.5 / s) v_dot, not for 0); there 0 * inf stays nan. Not
+    # in second order's tangent code (see `tangent`)
+    zero_partial = (
+        not guards.second_order
+        and p is not None
+        and not edge.partial_nonzero
+        and crossed(edge.child)
+        and not any(map(crossed, edge.partial_reads))
+    )
+    if edge.strong is None and not zero_partial:
+        return edge.forward(t)
+    if edge.strong is not None:  # its guard reads t again
+        t = t if is_cheap(t, 0) else guards.bind(t, edge.axes)
+    if zero_partial and p is not None:
+        p = p if is_cheap(p, 0) else guards.bind(p, None)
+        value = _unless_zero(p, edge.forward(t, p=p), edge.result_axes > 0)
+    else:
+        value = edge.forward(t)
+    if edge.strong is not None:
+        value = edge.strong(t, guards.second_order, value)
+    # an array's select stays the size of this contribution: the factors above multiply it, not
+    # enter it (they are finite where their values are, or guarded on their own edges)
+    return guards.bind(value, edge.result_axes) if edge.result_axes else value
+
+
+def crossed_singular(node: Node, singular_leaf: Callable[[cst.BaseExpression], bool]) -> bool:
+    """May the tangent of `node` be non-finite where its value is finite: it crosses a singular
+    partial on the way from its leaves, or a leaf's tangent may be (`singular_leaf`)?"""
+    if node.leaf is not None:
+        return singular_leaf(node.leaf)
+    return any(e.strong is not None or crossed_singular(e.child, singular_leaf) for e in node.edges)
+
+
+def _unless_zero(p: cst.BaseExpression, value: cst.BaseExpression, arrays: bool) -> cst.BaseExpression:
+    """`value` (`p * t`), exactly zero where the partial `p` is."""
+    nonzero, v = f"{code(p)} != 0.0", code(value)  # a conditional keeps its parentheses
+    if arrays:  # p or t an array: the contribution has the result's shape, which np.where keeps
+        return cst.parse_expression(f"np.where({nonzero}, {v}, 0.0)")
+    return cst.parse_expression(f"({v} if {nonzero} else 0.0)")
 
 
 class _Builder:
@@ -250,6 +314,7 @@ class _Builder:
             forward: Derive = lambda t, p=partial, a=a: times(p, t, a)  # noqa: E731
             strong = _strong(partial, arrays, types[k].is_array) if k in singular else None
             axes = (types[k].ndim, max(t.ndim for t in types))
+            read = [j for j, key in enumerate("xy"[: len(operands)]) if _reads_operand(templates[k], key)]
             edges.append(
                 Edge(
                     child,
@@ -261,6 +326,8 @@ class _Builder:
                     axes=axes[0],
                     result_axes=axes[1],
                     partial=partial,
+                    partial_reads=tuple(children[operands[j]] for j in read if operands[j] in children),
+                    partial_nonzero=templates[k] == "{r}" or nonzero_partial(partial),
                 )  # fmt: skip
             )
         shape_of = None
@@ -406,14 +473,21 @@ class _Builder:
         return rebuilt, Node(edges=edges, elementwise=False, joint=joint)
 
 
-def _strong(partial: cst.BaseExpression, arrays: bool, array_tangent: bool) -> Derive:
-    """Forward mode's contribution `partial * t` through a singular partial, exactly zero where the
-    tangent t is: a conditional on floats, `np.where` on an array tangent, and for a float tangent
-    of an array result (`x ** A`) a conditional whose zero has the partial's shape. For second
-    order (`second`), zero only where the partial is not finite too."""
+def _reads_operand(template: str, key: str) -> bool:
+    """Does a partial's template read operand `key` (x or y): by name, through the result `{z}`, or
+    (y) through the reciprocal `{r}`?"""
+    return "{" + key + "}" in template or "{z}" in template or key == "y" and "{r}" in template
 
-    def guarded(t: cst.BaseExpression, second: bool = False) -> cst.BaseExpression:
-        p, nonzero = code(times(partial, t, arrays)), f"{code(t)} != 0.0"
+
+def _strong(partial: cst.BaseExpression, arrays: bool, array_tangent: bool) -> Derive:
+    """Forward mode's contribution `value` (`partial * t`, or that under its own guard) through a
+    singular partial, exactly zero where the tangent t is: a conditional on floats, `np.where` on an
+    array tangent, and for a float tangent of an array result (`x ** A`) a conditional whose zero
+    has the partial's shape. For second order (`second`), zero only where the partial is not finite
+    too."""
+
+    def guarded(t: cst.BaseExpression, second: bool, value: cst.BaseExpression) -> cst.BaseExpression:
+        p, nonzero = code(value), f"{code(t)} != 0.0"  # a conditional keeps its parentheses
         if second and arrays:
             return cst.parse_expression(f"np.where(np.logical_or({nonzero}, np.isfinite({code(partial)})), {p}, 0.0)")
         if second:  # a selection second order differentiates without a branch (`rules/tangents.py`)

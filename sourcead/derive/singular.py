@@ -1,13 +1,17 @@
 """Which operands an elementwise operation reads through a singular partial (`Partials.singular`:
 infinite or nan where the value is finite, as sqrt's at 0), where the code may reach that point.
 
-Forward mode guards those edges on the tangent being zero, reverse mode on the adjoint reaching
-them and on the partials below them being zero (`linearize.py`, `adjoints.py`,
-`reverse/singular.py`). A partial declared `regular_above_zero` (sqrt, cbrt, powers) is not
-singular where the first operand is visibly positive: `math.sqrt(d * d + 0.1)`, `np.exp(x) ** 0.5`.
+Forward mode guards those edges on the tangent being zero, and a tangent that crossed one on the
+partials above it being zero (`linearize.py`, `forward/singular.py`); reverse mode, dually, on
+the adjoint reaching them and on the partials below them being zero (`adjoints.py`,
+`reverse/singular.py`). A partial visibly never zero (`nonzero_partial`) needs no such guard.
+A partial declared `regular_above_zero` (sqrt, cbrt, powers) is not singular where the first
+operand is visibly positive: `math.sqrt(d * d + 0.1)`, `np.exp(x) ** 0.5`.
 """
 
 from __future__ import annotations
+
+import math
 
 import libcst as cst
 
@@ -77,3 +81,25 @@ def nonnegative(e: cst.BaseExpression) -> bool:
 
 def _call(e: cst.BaseExpression) -> str:
     return code(e.func) if isinstance(e, cst.Call) else ""
+
+
+def nonzero_partial(p: cst.BaseExpression) -> bool:
+    """Is the partial `p` visibly never zero where it is finite: a nonzero number, or one divided by
+    a value (`0.5 / t0`, sqrt's own partial)? A non-finite derivative crossing it needs no guard."""
+    p = unparen(p)
+    if isinstance(p, cst.UnaryOperation) and isinstance(p.operator, cst.Minus):
+        return nonzero_partial(p.expression)
+    if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.Divide):
+        return finite_number(p.left)
+    return finite_number(p)
+
+
+def finite_number(node: cst.BaseExpression) -> bool:
+    """A finite, nonzero number written in the code."""
+    node = unparen(node)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = unparen(node.expression)
+    if isinstance(node, (cst.Integer, cst.Float)):
+        value = float(node.value)
+        return math.isfinite(value) and value != 0.0
+    return False

@@ -6,18 +6,24 @@ statement is computed before the statement runs, so `x = x * y` reads the old `x
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import libcst as cst
 
 from ..analysis.program import Program, builds_array, copied_array
-from ..derive.linearize import tangent
+from ..derive.linearize import Guards, tangent
 from ..frontend.marker import MARKER, marked
 from ..ir.core import Assign, Break, For, If, Permute, Stmt, While
 from ..ir.emit import Line, Writer, tuple_text
-from ..ir.exprs import code, number, unparen
+from ..ir.exprs import code, names_in, number, unparen
 from ..rules import primitive
+from .singular import singular_tangents
 
 # the comment on a tangent bound for a strong zero's guard: vector mode reads its number of axes
 STRONG_TANGENT = "a tangent ({axes}-D), bound for the strong zero's guard"
+STRONG_COMMENT = re.compile("# " + re.escape(STRONG_TANGENT).replace(re.escape("{axes}"), "([0-9]+)"))
 
 
 def primal_function(prog: Program) -> str:
@@ -36,10 +42,11 @@ def primal_function(prog: Program) -> str:
 
 def forward_function(prog: Program, second_order: bool = False) -> str:
     """An exactly zero tangent contributes exactly zero through a singular partial where it is
-    infinite (`derive/linearize.py`). In the tangent code that second order differentiates again
-    (`second_order`) the guard is `p * t if t != 0.0 or isfinite(p) else 0.0`: a guard on t alone
-    would drop the derivative of `p * t` where t vanishes at a point and p is finite (H v of
-    sqrt(x * x + 1) at 0 would be 0, not 1)."""
+    infinite, and a tangent that may be infinite (`singular.py`) exactly zero through an exactly
+    zero partial above it (`derive/linearize.py`). In the tangent code that second order
+    differentiates again (`second_order`) the guard is `p * t if t != 0.0 or isfinite(p) else
+    0.0`: a guard on t alone would drop the derivative of `p * t` where t vanishes at a point and p
+    is finite (H v of sqrt(x * x + 1) at 0 would be 0, not 1); and there is no guard on a partial."""
     fn = prog.fn
     params = list(fn.params) + [prog.dot(w) for w in prog.wrt]
     out = Writer()
@@ -51,7 +58,8 @@ def forward_function(prog: Program, second_order: bool = False) -> str:
         for param in fn.params:
             if prog.is_active(param) and param not in prog.wrt:
                 out.line(f"{prog.dot(param)} = {code(prog.zero(param))}  # {param} is not differentiated: zero tangent")
-        _block(prog, fn.body, out, second_order)
+        singular = frozenset() if second_order else singular_tangents(prog)  # guards of first order only
+        _block(prog, fn.body, out, _How(second_order, singular))
         values = [code(v) for v in fn.ret.values]
         tangents = _returned_tangents(prog, fn.ret.values)
         value, tangent = (tuple_text(values), tuple_text(tangents)) if fn.ret.is_tuple else (values[0], tangents[0])
@@ -62,31 +70,40 @@ def forward_function(prog: Program, second_order: bool = False) -> str:
     return out.text()
 
 
+@dataclass(frozen=True)
+class _How:
+    """How the tangent statements are written: for second order (`forward_function`), and which
+    variables' tangents may be non-finite where their values are finite (`singular.py`)."""
+
+    second_order: bool = False
+    singular: frozenset[str] = frozenset()
+
+
 def _active_comment(prog: Program, out: Writer) -> None:
     for line in prog.activity_comments():
         out.comment(line)
 
 
-def _block(prog: Program, body: tuple[Stmt, ...], out: Writer, second_order: bool = False) -> None:
+def _block(prog: Program, body: tuple[Stmt, ...], out: Writer, how: _How = _How()) -> None:
     for stmt in body:
-        _statement(prog, stmt, out, second_order)
+        _statement(prog, stmt, out, how)
 
 
-def _statement(prog: Program, stmt: Stmt, out: Writer, second_order: bool) -> None:
+def _statement(prog: Program, stmt: Stmt, out: Writer, how: _How) -> None:
     if isinstance(stmt, (For, While)) and marked(stmt):
         out.comment(f"{MARKER} (marked in the source: the reverse sweep of hvp checkpoints it too)")
     if isinstance(stmt, For):
         if stmt.serial:
             out.comment(f"a prange loop run serially: {stmt.serial}")
         with out.block(f"for {stmt.var} in {stmt.range_text()}"):
-            _block(prog, stmt.body, out, second_order)
+            _block(prog, stmt.body, out, how)
         return
     if isinstance(stmt, While):
         with out.block(f"while {code(stmt.test)}"):
-            _block(prog, stmt.body, out, second_order)
+            _block(prog, stmt.body, out, how)
         return
     if isinstance(stmt, If):
-        _branch(prog, stmt, out, "if", second_order)
+        _branch(prog, stmt, out, "if", how)
         return
     if isinstance(stmt, Break):
         out.line("break")
@@ -117,12 +134,13 @@ def _statement(prog: Program, stmt: Stmt, out: Writer, second_order: bool) -> No
         op = {None: "=", "+": "+=", "-": "-="}[stmt.accumulate]
         bound: list[Line] = []  # tangents read twice by a strong zero's guard (`derive/linearize.py`)
 
-        def bind(value: cst.BaseExpression, axes: int) -> cst.BaseExpression:
+        def bind(value: cst.BaseExpression, axes: int | None) -> cst.BaseExpression:
             temp = cst.Name(prog.namer.temp())
-            bound.append(Line(temp, "=", value, STRONG_TANGENT.format(axes=axes)))
+            bound.append(Line(temp, "=", value, STRONG_TANGENT.format(axes=axes) if axes is not None else ""))
             return temp
 
-        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), bind, second_order)
+        guards = Guards(bind, how.second_order, lambda leaf: bool(names_in(leaf) & how.singular))
+        value_dot = tangent(lin.root, lambda leaf: prog.shadow(leaf, "_dot"), guards)
         if bound and isinstance(value_dot, cst.Name) and code(bound[-1].target) == value_dot.value:
             value_dot = bound.pop().value  # the whole tangent: assigned as it is, not bound first
         out.emit(bound)
@@ -133,6 +151,27 @@ def _statement(prog: Program, stmt: Stmt, out: Writer, second_order: bool) -> No
             value_dot = cst.parse_expression(f"np.copy({code(value_dot)})")
         out.emit([Line(shadow, op, value_dot)])
     out.emit([Line(stmt.target, {None: "=", "+": "+=", "-": "-="}[stmt.accumulate], lin.value)])
+
+
+def tangent_lines(prog: Program) -> Callable[[cst.SimpleStatementLine], bool]:
+    """Is a line of the generated function a tangent statement: does it assign a tangent or an
+    element of one, or bind a tangent for a strong zero's guard (its comment says)?"""
+    names = {prog.dot(v) for v in prog.activity.active} | {prog.dot(w) for w in prog.wrt}
+
+    def is_tangent(line: cst.SimpleStatementLine) -> bool:
+        comment = line.trailing_whitespace.comment
+        if comment is not None and STRONG_COMMENT.fullmatch(comment.value):
+            return True
+        stmt = line.body[0] if len(line.body) == 1 else None
+        target = None
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0].target
+        elif isinstance(stmt, cst.AugAssign):
+            target = stmt.target
+        base = target.value if isinstance(target, cst.Subscript) else target
+        return isinstance(base, cst.Name) and base.value in names
+
+    return is_tangent
 
 
 def aliases(value: cst.BaseExpression) -> bool:
@@ -146,14 +185,14 @@ def aliases(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _branch(prog: Program, stmt: If, out: Writer, keyword: str, second_order: bool) -> None:
+def _branch(prog: Program, stmt: If, out: Writer, keyword: str, how: _How) -> None:
     with out.block(f"{keyword} {code(stmt.test)}"):
-        _block(prog, stmt.body, out, second_order)
+        _block(prog, stmt.body, out, how)
     if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], If):
-        _branch(prog, stmt.orelse[0], out, "elif", second_order)
+        _branch(prog, stmt.orelse[0], out, "elif", how)
     elif stmt.orelse:
         with out.block("else"):
-            _block(prog, stmt.orelse, out, second_order)
+            _block(prog, stmt.orelse, out, how)
 
 
 def _array_tangent(prog: Program, stmt: Assign) -> str:

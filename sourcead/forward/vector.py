@@ -27,7 +27,6 @@ shared tangent accumulations would race as in-place lane updates.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import libcst as cst
@@ -35,9 +34,7 @@ import libcst as cst
 from ..analysis.program import Program
 from ..errors import SourceADError
 from ..ir.exprs import all_names, code
-from .tangent import STRONG_TANGENT
-
-_STRONG = re.compile("# " + re.escape(STRONG_TANGENT).replace(re.escape("{axes}"), "([0-9]+)"))
+from .tangent import STRONG_COMMENT
 
 
 class NotVectorized(SourceADError):
@@ -109,7 +106,7 @@ class _Lanes(cst.CSTTransformer):
             # a tangent bound to a temporary for a strong zero's guard (`derive/linearize.py`): a
             # tangent from here on, its number of axes said by its comment
             comment = updated.trailing_whitespace.comment
-            found = _STRONG.fullmatch(comment.value) if comment is not None else None
+            found = STRONG_COMMENT.fullmatch(comment.value) if comment is not None else None
             if found is None:
                 raise NotVectorized(f"a tangent bound to a temporary: {base.value}")
             self.tangents[base.value] = int(found.group(1))

@@ -68,9 +68,13 @@ ADJOINT_FRONT = CORE + (
 
 MODULE = Pass("module", "the module text (ir/emit.py) and what a call needs to know about it",
               ("prog", "body"), "generated", stages.module)  # fmt: skip
+TANGENT = Pass("tangent", "tangent code: each statement's derivative beside it (forward/tangent.py)",
+               ("prog",), "body", stages.tangent, True)  # fmt: skip
 FORWARD = (
-    Pass("tangent", "tangent code: each statement's derivative beside it (forward/tangent.py)",
-         ("prog",), "body", stages.tangent, True),
+    TANGENT,
+    Pass("strong_zeros", "an array tangent's guard np.where(t != 0.0, p * t, 0.0) is the fused ufunc "
+         "strong_zero_each(p * t, t), a loop's `c * t if c != 0.0 else 0.0` the select strong_zero(c * t, c) "
+         "(postpass/strong_zero.py)", ("prog", "body"), "body", stages.tangent_strong_zeros),
     MODULE,
 )  # fmt: skip
 REVERSE = (
@@ -87,7 +91,8 @@ REVERSE = (
     Pass("dead_stores", "dead-code removal again: the `x_bar = 0.0` a first contribution now overwrites "
          "(postpass/deadcode.py)", ("sweeps",), "sweeps", stages.dead_code),
     Pass("strong_zeros", "a reversed loop's guard `p if g != 0.0 else 0.0` is the select strong_zero(p, g), an "
-         "array's np.where(g != 0.0, p, 0.0) the fused ufunc strong_zero_each(p, g) (postpass/strong_zero.py)",
+         "array's np.where(g != 0.0, p, 0.0) the fused ufunc strong_zero_each(p, g); in hvp, the tangent code's "
+         "np.where(m, p * t, 0.0) for second order strong_zero_each(p * t, m) (postpass/strong_zero.py)",
          ("sweeps",), "sweeps", stages.strong_zeros),
     Pass("block_records", "a loop's records of one element per iteration, one contiguous block, copied as a "
          "block, and restored as one (postpass/block_records.py)", ("sweeps",), "sweeps", stages.block_records),
@@ -104,7 +109,8 @@ def _reanalyze(u: Unit) -> None:
 HVP = (
     Pass("second_order", "refuse what second order lacks: primitives without second derivatives (forward/second.py)",
          ("prog",), "", stages.second_order_check),
-    *FORWARD,
+    TANGENT,  # its guards stay selections reverse mode differentiates (`linearize.tangent`)
+    MODULE,
     Pass("tangent_alone", "the forward module returning the tangent alone: the function to differentiate "
          "(forward/second.py)", ("generated",), "parsed", stages.tangent_alone),
     Pass("reanalyze", "the front end again, fence to activity, on that function", ("parsed",), "prog", _reanalyze),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -22,7 +22,7 @@ from ..analysis.kinds import Kinds, fixed_ints, infer_kinds, infer_kinds_renamin
 from ..analysis.program import Program
 from ..errors import SourceADError
 from ..forward.second import check_forward, hvp_source, refuse_first_order_limits, tangent_function
-from ..forward.tangent import forward_function, primal_function
+from ..forward.tangent import forward_function, primal_function, tangent_lines
 from ..forward.vector import vectorize
 from ..frontend.aliases import copy_dead_views, merge_results
 from ..frontend.bound_names import local_names
@@ -34,6 +34,7 @@ from ..ir.core import Assign, CoreFunction, Permute, walk_statements
 from ..ir.emit import module_text
 from ..ir.naming import Namer
 from ..pattern.sweep import pattern_function
+from ..postpass.strong_zero import second_order_selects, tangent_selects
 from ..postpass.sweeps import (
     first_contributions,
     fused_outers,
@@ -193,6 +194,15 @@ def tangent(u: Unit) -> None:
     u.body, u.written = forward_function(u.prog, second_order=u.mode == "hvp"), "forward"  # see forward_function
 
 
+def tangent_strong_zeros(u: Unit) -> None:
+    assert u.prog is not None
+    if "!= 0.0" not in u.body:  # no guard to rewrite: the text is not parsed again
+        return
+    module, helpers = tangent_selects(cst.parse_module(u.body), tangent_lines(u.prog))
+    if helpers:
+        u.body, u.helpers = module.code, sorted({*u.helpers, *helpers})
+
+
 def primal(u: Unit) -> None:
     assert u.prog is not None
     u.body, u.written = primal_function(u.prog), "primal"
@@ -232,6 +242,10 @@ def first_assigned(u: Unit) -> None:
 def strong_zeros(u: Unit) -> None:
     assert u.sweeps is not None
     u.sweeps = select_strong_zeros(u.sweeps)
+    if u.first is not None:  # hvp: the tangent code's guards for second order, in both sweeps
+        tree, helpers = second_order_selects(u.sweeps.tree)
+        if helpers:
+            u.sweeps = replace(u.sweeps, tree=tree, helpers=tuple(sorted({*u.sweeps.helpers, *helpers})))
 
 
 def block_records(u: Unit) -> None:

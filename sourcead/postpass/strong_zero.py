@@ -1,5 +1,7 @@
 """Strong zeros as selects: `(p if g != 0.0 else 0.0)` becomes `strong_zero(p, g)` in the reverse
-sweep's loops, and an array's `np.where(g != 0.0, p, 0.0)` becomes `strong_zero_each(p, g)`.
+sweep's loops, and an array's `np.where(g != 0.0, p, 0.0)` becomes `strong_zero_each(p, g)`; the
+same in forward mode's tangent statements (`tangent_selects`: a tangent's guard on itself,
+`np.where(t != 0.0, p * t, 0.0)`, or on a partial, `(c * t if c != 0.0 else 0.0)`).
 
 The array form is a ufunc (`runtime/lowered.py`): numba fuses it with the arithmetic of `p` into one
 loop writing one array, where its `np.where` wrote a mask, `p` and the result, and took 11x the time
@@ -27,6 +29,8 @@ the same.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from ..ir.exprs import contains, dotted, unparen
@@ -44,15 +48,66 @@ def eager_selects(module: cst.Module, marker: str) -> tuple[cst.Module, frozense
     select, where = _Select(), _Where()
 
     def rewrite(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
-        out = []
-        for s in statements:
-            s = _visited(s, select) if contains(s, cst.IfExp) else s
-            out.append(_visited(s, where) if contains(s, cst.Call) else s)
-        return out
+        return [_rewritten(s, select, where) for s in statements]
 
-    new = rewrite_after(module, marker, rewrite)
+    return _used(module, rewrite_after(module, marker, rewrite), select, where)
+
+
+def tangent_selects(
+    module: cst.Module, is_tangent: Callable[[cst.SimpleStatementLine], bool]
+) -> tuple[cst.Module, frozenset[str]]:
+    """Forward mode: `module` (holding one generated function) with the strong-zero guards of its
+    tangent statements (`is_tangent`) written as `eager_selects` writes the reverse sweep's: an
+    array tangent's `np.where(t != 0.0, p * t, 0.0)` as `strong_zero_each(p * t, t)`, a loop's
+    `(c * t if c != 0.0 else 0.0)` as `strong_zero(c * t, c)`. Not the primal statements, which
+    are the user's own code (an int `p`, float32 arrays: their dtypes stay NumPy's)."""
+    select, where = _Select(), _Where()
+    return _used(module, module.visit(_Tangents(select, where, is_tangent)), select, where)
+
+
+def _used(module: cst.Module, new: cst.Module, select: _Select, where: _Where) -> tuple[cst.Module, frozenset[str]]:
+    """The rewritten module and the helpers it calls; `module` itself where nothing changed."""
     used = frozenset({HELPER} if select.count else ()) | frozenset({EACH} if where.count else ())
     return (new, used) if used else (module, used)
+
+
+def _rewritten(statement: cst.CSTNode, select: _Select, where: _Where) -> cst.CSTNode:
+    statement = _visited(statement, select) if contains(statement, cst.IfExp) else statement
+    return _visited(statement, where) if contains(statement, cst.Call) else statement
+
+
+class _Tangents(cst.CSTTransformer):
+    """The tangent statements rewritten by `_Select` (which knows the loops around them) and `_Where`."""
+
+    def __init__(self, select: _Select, where: _Where, is_tangent: Callable[[cst.SimpleStatementLine], bool]):
+        self.select, self.where, self.is_tangent, self.loops = select, where, is_tangent, 0
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += 1
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+        self.loops -= 1
+        return updated
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops += 1
+
+    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
+        self.loops -= 1
+        return updated
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return False  # its expressions are rewritten whole on leaving
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if not self.is_tangent(original):
+            return updated
+        self.select.loops = self.loops
+        new = _rewritten(updated, self.select, self.where)
+        assert isinstance(new, cst.SimpleStatementLine)
+        return new
 
 
 def _visited(statement: cst.CSTNode, transformer: cst.CSTTransformer) -> cst.CSTNode:
@@ -62,12 +117,28 @@ def _visited(statement: cst.CSTNode, transformer: cst.CSTTransformer) -> cst.CST
     return new
 
 
+def second_order_selects(module: cst.Module) -> tuple[cst.Module, frozenset[str]]:
+    """hvp: `module` (its reverse mode over the tangent code) with the tangent code's array guards
+    for second order, `np.where(np.logical_or(t != 0.0, np.isfinite(p)), p * t, 0.0)`
+    (`derive/linearize.py`), written as `strong_zero_each(p * t, np.logical_or(t != 0.0,
+    np.isfinite(p)))`: the same value (a true mask element is nonzero), one fused loop. Only that
+    form, which only forward mode writes: the reverse sweep over it is written already."""
+    where = _Where(second_order=True)
+    (definition,) = module.body
+    assert isinstance(definition, cst.FunctionDef)
+    statements = [_visited(s, where) if contains(s, cst.Call) else s for s in definition.body.body]
+    new = module.with_changes(body=[definition.with_changes(body=definition.body.with_changes(body=statements))])
+    return _used(module, new, _Select(), where)
+
+
 class _Where(cst.CSTTransformer):
     """`np.where(g != 0.0, p, 0.0)` as `strong_zero_each(p, g)`: the same value (both evaluate `p`
-    and `g` everywhere; a ufunc broadcasts them as `np.where` does), in one fused loop."""
+    and `g` everywhere; a ufunc broadcasts them as `np.where` does), in one fused loop. With
+    `second_order`, instead `np.where(m, p, 0.0)` for the mask `m = np.logical_or(t != 0.0,
+    np.isfinite(q))` as `strong_zero_each(p, m)`."""
 
-    def __init__(self) -> None:
-        self.count = 0
+    def __init__(self, second_order: bool = False) -> None:
+        self.count, self.second_order = 0, second_order
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if dotted(updated.func) != "np.where" or len(updated.args) != 3:
@@ -77,14 +148,31 @@ class _Where(cst.CSTTransformer):
         test, part, other = (unparen(a.value) for a in updated.args)
         if not (isinstance(other, cst.Float) and other.value == "0.0"):
             return updated
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-            return updated
-        target = test.comparisons[0]
-        zero = unparen(target.comparator)
-        if not (isinstance(target.operator, cst.NotEqual) and isinstance(zero, cst.Float) and zero.value == "0.0"):
+        seed = _second_order_mask(test) if self.second_order else _nonzero_test(test)
+        if seed is None:
             return updated
         self.count += 1
-        return cst.Call(cst.Name(EACH), [cst.Arg(part), cst.Arg(unparen(test.left))])
+        return cst.Call(cst.Name(EACH), [cst.Arg(part), cst.Arg(seed)])
+
+
+def _nonzero_test(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`g` of `g != 0.0`, else None."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    zero = unparen(target.comparator)
+    if not (isinstance(target.operator, cst.NotEqual) and isinstance(zero, cst.Float) and zero.value == "0.0"):
+        return None
+    return unparen(test.left)
+
+
+def _second_order_mask(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`test` itself if it is `np.logical_or(t != 0.0, np.isfinite(q))`, else None."""
+    if not (isinstance(test, cst.Call) and dotted(test.func) == "np.logical_or" and len(test.args) == 2):
+        return None
+    first, second = (unparen(a.value) for a in test.args)
+    finite = isinstance(second, cst.Call) and dotted(second.func) == "np.isfinite" and len(second.args) == 1
+    return test if finite and _nonzero_test(first) is not None else None
 
 
 class _Select(cst.CSTTransformer):

@@ -13,6 +13,6 @@ def flat_branch_jvp(v, w, v_dot, w_dot):
     t1 = math.sqrt(max(-v, 0.0))
     t2 = (v_dot if v >= 0.0 else 0.0)  # a tangent (0-D), bound for the strong zero's guard
     t3 = (-v_dot if -v >= 0.0 else 0.0)  # a tangent (0-D), bound for the strong zero's guard
-    result_dot = (0.5 / t0 * t2 if t2 != 0.0 else 0.0) + (t1 * w_dot + (w * (0.5 / t1 * t3) if t3 != 0.0 else 0.0))
+    result_dot = (0.5 / t0 * t2 if t2 != 0.0 else 0.0) + (t1 * w_dot + ((w * (0.5 / t1 * t3) if t3 != 0.0 else 0.0) if w != 0.0 else 0.0))
     result = t0 + w * t1
     return result, result_dot

@@ -28,6 +28,6 @@ def math_mix_jvp(x, y, x_dot, y_dot):
     t8 = x - 2.0 * y
     e_dot = 1.7 * y ** (1.7 - 1.0) * y_dot + ((x * y ** (x - 1.0) * y_dot if y_dot != 0.0 else 0.0) + ((math.log(y) * t7 * x_dot if y != 0.0 else 0.0) if x_dot != 0.0 else 0.0)) + math.copysign(1.0, t8) * (x_dot - (2.0 * y_dot))
     e = math.pow(y, 1.7) + t7 + abs(t8)
-    result_dot = a_dot + (c * b_dot + b * c_dot) - d_dot + e_dot - x_dot
+    result_dot = a_dot + (c * b_dot + (b * c_dot if b != 0.0 else 0.0)) - d_dot + e_dot - x_dot
     result = a + b * c - d + e + -x
     return result, result_dot

@@ -3,6 +3,8 @@
 
 import math
 
+from sourcead.runtime import strong_zero
+
 
 def particle_loss_jvp(w, dt, w_dot):
     # forward mode (tangents) of particle_loss with respect to w
@@ -21,9 +23,9 @@ def particle_loss_jvp(w, dt, w_dot):
         vy = 0.0
         broke = False
         while True:
-            nx_dot = px_dot + dt * vx_dot
+            nx_dot = px_dot + strong_zero(dt * vx_dot, dt)
             nx = px + dt * vx
-            ny_dot = py_dot + dt * vy_dot
+            ny_dot = py_dot + strong_zero(dt * vy_dot, dt)
             ny = py + dt * vy
             if ny <= 0.0:
                 broke = True
@@ -70,9 +72,9 @@ def particle_loss_jvp(w, dt, w_dot):
                 ax = particle_accel_ax
                 ay_dot = particle_accel_ay_dot
                 ay = particle_accel_ay
-                vx_dot = vx_dot + dt * ax_dot
+                vx_dot = vx_dot + strong_zero(dt * ax_dot, dt)
                 vx = vx + dt * ax
-                vy_dot = vy_dot + dt * ay_dot
+                vy_dot = vy_dot + strong_zero(dt * ay_dot, dt)
                 vy = vy + dt * ay
                 px_dot = nx_dot
                 px = nx

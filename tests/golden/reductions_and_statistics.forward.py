@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along
+from sourcead.runtime import as_vector, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along, strong_zero_each
 
 
 def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
@@ -40,7 +40,7 @@ def reductions_and_statistics_jvp(X, x, X_dot, x_dot):
     t22 = 1.0 / (X.size - 0)
     t23 = t8 * np.sum(2.0 * t7 * (x_dot - (t6 * np.sum(x_dot))))  # a tangent (0-D), bound for the strong zero's guard
     t24 = t18 * np.sum(2.0 * (X - t16) * (X_dot - np.expand_dims(t15 * np.sum(X_dot, axis=1), 1)), axis=1)  # a tangent (1-D), bound for the strong zero's guard
-    t25 = np.where(t24 != 0.0, 0.5 / t19 * t24, 0.0)  # a tangent (1-D), bound for the strong zero's guard
+    t25 = strong_zero_each(0.5 / t19 * t24, t24)  # a tangent (1-D), bound for the strong zero's guard
     s_dot += (0.5 / t9 * t23 if t23 != 0.0 else 0.0) + t14 * np.sum(2.0 * t12 * (2.0 * x_dot - (t11 * np.sum(2.0 * x_dot)))) + np.sum(t25) + t22 * np.sum(2.0 * t21 * (X_dot - (t20 * np.sum(X_dot))))
     s += t9 + (np.sum(t12 ** 2) / t13) + np.sum(t19) + (np.sum(t21 ** 2) / (X.size - 0))
     t26 = as_vector(x)

@@ -15,6 +15,6 @@ def skip_negatives_jvp(x, x_dot):
             skip = True
         if not skip:
             t0 = math.sqrt(x[i] + 1.0)
-            s_dot += (x[i] * (0.5 / t0 * x_dot[i]) if x_dot[i] != 0.0 else 0.0) + t0 * x_dot[i]
+            s_dot += ((x[i] * (0.5 / t0 * x_dot[i]) if x_dot[i] != 0.0 else 0.0) if x[i] != 0.0 else 0.0) + t0 * x_dot[i]
             s += t0 * x[i]
     return s, s_dot

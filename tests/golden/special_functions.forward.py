@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import digamma
+from sourcead.runtime import digamma, strong_zero_each
 
 
 def special_functions_jvp(x, counts, x_dot):
@@ -29,7 +29,7 @@ def special_functions_jvp(x, counts, x_dot):
     t4 = np.cbrt(x + 2.0)
     t5 = np.exp(x)
     t6 = np.expm1(x)
-    t7 = np.where(x_dot != 0.0, 1.0 / (3.0 * t4 * t4) * x_dot, 0.0)  # a tangent (1-D), bound for the strong zero's guard
+    t7 = strong_zero_each(1.0 / (3.0 * t4 * t4) * x_dot, x_dot)  # a tangent (1-D), bound for the strong zero's guard
     result_dot = s_dot + np.sum(t7 + 1.0 / (1.0 + t5) * (t5 * x_dot) + (t6 + 1.0) * x_dot)
     result = s + np.sum(t4 + np.log1p(t5) + t6)
     return result, result_dot
