@@ -104,6 +104,18 @@ def test_an_adjoint_that_may_be_reached_later_is_copied(between, after, why):
     assert "x_bar = first_copy_of(z_bar, y)" in out, why
 
 
+def test_an_adjoint_iterated_over_is_copied():
+    out = _rewritten("""
+        z_bar = np.exp(y)
+        x_bar = zeros_like(y)
+        for row in z_bar:
+            w = row[0]
+        x_bar += z_bar
+        row[0] = 1.0
+    """)
+    assert "x_bar = first_copy_of(z_bar, y)" in out  # `row` is a view of z_bar's last row
+
+
 def test_a_seed_or_an_alias_of_one_is_copied():
     out = _rewritten("z_bar = out_bar\nx_bar = zeros_like(y)\nx_bar += z_bar")
     assert "x_bar = first_copy_of(z_bar, y)" in out

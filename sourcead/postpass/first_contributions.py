@@ -224,6 +224,8 @@ class _Flow:
         if zero is None:
             return statement, None
         bound = _target_names(statement.target) if isinstance(statement, cst.For) else set()
+        if isinstance(statement, cst.For) and not _is_range(statement.iter):
+            zero = zero - {f"={n}" for n in names_in(statement.iter)}  # `for row in z_bar`: views of it
         outer = self.breaks, self.continues
         header: frozenset[str] = zero
         while True:
@@ -457,6 +459,11 @@ def _outer_into(small: cst.BaseSmallStatement, arrays: frozenset[str], shapes: d
 def _is_zero(value: cst.BaseExpression) -> bool:
     value = unparen(value)
     return isinstance(value, (cst.Float, cst.Integer)) and value.evaluated_value == 0
+
+
+def _is_range(iterator: cst.BaseExpression) -> bool:
+    call = unparen(iterator)
+    return isinstance(call, cst.Call) and dotted(call.func) == "range"
 
 
 def _is_prange(iterator: cst.BaseExpression) -> bool:

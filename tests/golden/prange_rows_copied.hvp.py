@@ -86,7 +86,6 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         top -= A[np.uint64(prange_rows_i)].size
         A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
         t3 = A_bar[np.uint64(prange_rows_i)].copy()
-        A_bar[np.uint64(prange_rows_i)] = unbroadcast(t3, A[np.uint64(prange_rows_i)])
         t4 = unbroadcast(t3, broadcast_like(x, A[np.uint64(prange_rows_i)]))
         x_bar += unbroadcast(A[np.uint64(prange_rows_i)] * t4, x_bar)
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t4, A[np.uint64(prange_rows_i)])
@@ -94,7 +93,6 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         top -= A_dot[np.uint64(prange_rows_i)].size
         A_dot[np.uint64(prange_rows_i)] = tape[top : top + A_dot[np.uint64(prange_rows_i)].size].reshape(A_dot[np.uint64(prange_rows_i)].shape)  # restore the values A_dot[prange_rows_i] had before
         t0 = A_dot_bar[np.uint64(prange_rows_i)].copy()
-        A_dot_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A_dot_bar[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, broadcast_like(broadcast_like(A[np.uint64(prange_rows_i)], x_dot), broadcast_like(x, A_dot[np.uint64(prange_rows_i)])))
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x_dot * unbroadcast(t1, broadcast_like(A[np.uint64(prange_rows_i)], x_dot)), A[np.uint64(prange_rows_i)])
         t2 = unbroadcast(t1, broadcast_like(x_bar, A_dot_bar[np.uint64(prange_rows_i)]))

@@ -64,7 +64,6 @@ def prange_rows_copied_vjp(A0, x, out_bar):
         top -= A[np.uint64(prange_rows_i)].size
         A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
         t0 = A_bar[np.uint64(prange_rows_i)].copy()
-        A_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, broadcast_like(x, A[np.uint64(prange_rows_i)]))
         x_bar += unbroadcast(A[np.uint64(prange_rows_i)] * t1, x_bar)
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t1, A[np.uint64(prange_rows_i)])

@@ -114,7 +114,6 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t8 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t8, A_bar[:, np.uint64(rows_and_columns_j)])
         t9 = unbroadcast(-t8, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t9)
         A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t9
@@ -122,7 +121,6 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
         t5 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t5, A_dot_bar[:, np.uint64(rows_and_columns_j)])
         t6 = unbroadcast(-t5, broadcast_like(A_bar[:, 0], A_dot_bar[:, 0]))
         A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t6, A_bar[:, 0])
         t7 = unbroadcast(t6, A_dot_bar[:, 0])

@@ -69,7 +69,6 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         top -= A[:, np.uint64(rows_and_columns_j)].size
         A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
         t3 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t3, A_bar[:, np.uint64(rows_and_columns_j)])
         t4 = unbroadcast(-t3, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t4)
         A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t4

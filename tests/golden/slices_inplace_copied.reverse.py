@@ -70,7 +70,6 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     a_bar = 0.5 * t3
     # adjoint of: x[1:] = x[1:] + x[:-1]
     t2 = x_bar[1:].copy()
-    x_bar[1:] = unbroadcast(t2, x_bar[1:])
     x_bar[:-1] += unbroadcast(t2, x_bar[:-1])
     # adjoint of: x[:] += y
     t0 = unbroadcast(x_bar[:], y_bar)
