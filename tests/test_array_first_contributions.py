@@ -28,7 +28,8 @@ _ADJOINTS = frozenset({"x_bar", "z_bar", "w_bar", "y_bar"})
 
 
 def _rewritten(body: str) -> str:
-    text = "def f_vjp(x, y, n, out_bar):\n    # reverse sweep\n" + textwrap.indent(textwrap.dedent(body).strip(), "    ")
+    body = textwrap.indent(textwrap.dedent(body).strip(), "    ")
+    text = "def f_vjp(x, y, n, out_bar):\n    # reverse sweep\n" + body
     tree = cst.parse_module(text + "\n")
     out = rewrite_after(tree, "# reverse sweep", lambda s: assign_first_contributions(s, _ADJOINTS)).code
     return textwrap.dedent(out.split("# reverse sweep\n", 1)[1])
@@ -281,9 +282,7 @@ KINDS = {"steps": {"x": "array:1", "n": "int"}}
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("first_contributions")
-    return {
-        name: function_from_source(folder, "from numba import prange\n\n" + PROGRAMS, name) for name in CASES
-    }
+    return {name: function_from_source(folder, "from numba import prange\n\n" + PROGRAMS, name) for name in CASES}
 
 
 def _kinds(name: str, args: tuple, params: tuple[str, ...]) -> dict[str, str]:

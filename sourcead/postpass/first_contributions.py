@@ -365,7 +365,9 @@ def _shapes_read(
             found[x] = shapes[key]
     if not found or not (names_in(small) & found.keys()) or "unbroadcast" not in all_names(small):
         return small
-    return cst.ensure_type(small.visit(_LikeFor(found)), cst.BaseSmallStatement)
+    rewritten = small.visit(_LikeFor(found))
+    assert isinstance(rewritten, cst.BaseSmallStatement)  # a call rewritten in place
+    return rewritten
 
 
 def _touched(small: cst.BaseSmallStatement, zero: frozenset[str], shapes: dict) -> frozenset[str]:
