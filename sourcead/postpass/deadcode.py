@@ -102,8 +102,17 @@ def _pure_call(call: cst.Call) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value in METHOD_TABLE and dotted(func.value) not in MODULES:
         return True  # `x.sum()`, `x.copy()`: a method spelling of a primitive
     name = dotted(call.func)
+    if name in _PURE_HELPERS:
+        return True
     found = primitive(name) if name else None
     return found is not None and not name.startswith("custom.")
+
+
+# runtime helpers that only compute a value (an array of an operation's shape; matmul_like raises
+# as `a @ b` would where sizes differ, which the adjoint's own products check again):
+# `zeros_like(matmul_like(a, b))`, the zero adjoint a first contribution now assigns
+# (`first_contributions.py`), is dead with its allocation
+_PURE_HELPERS = frozenset({"broadcast_like", "matmul_like"})
 
 
 def _loop_range(node: cst.BaseExpression) -> cst.BaseExpression:

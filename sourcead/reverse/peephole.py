@@ -12,9 +12,13 @@ Two rewrites, each exact (the simplified lines leave every variable as the origi
        U_bar[k, j] += f * -t3
 
    `X = 0.0` followed by `X += t`, where `t = X` was read just before the zero, leaves `X` as it
-   was. Lines between the zero and the add must be accumulations (`+=`, `-=`) or bindings of fresh
-   temporaries, and must not read `X`: an accumulation into an element that is `X` at run time
-   (`U_bar[k, j]` when k == i) then adds the same amount either way, since addition commutes.
+   was. So does an array slice's triple, `t = x_bar[:k].copy(); x_bar[:k] = 0.0;
+   x_bar[:k] += unbroadcast(t, x[:k])` (durbin's `y[:k] += alpha * np.flip(y[:k])`): the operand
+   `x[:k]` has the shape of its adjoint `x_bar[:k]`, so of the copy t, and `unbroadcast` gives t
+   back. The copy stays: the later lines read it. Lines between the zero and the add must be
+   accumulations (`+=`, `-=`) or bindings of fresh temporaries, and must not read `X`: an
+   accumulation into an element that is `X` at run time (`U_bar[k, j]` when k == i) then adds
+   the same amount either way, since addition commutes.
 
 2. Repeated contributions. `total += d * d` gives `d_bar += d * total_bar` twice in a row; two
    adjacent, exactly equal accumulations whose value does not read their target become one:
@@ -58,11 +62,13 @@ def drop_cancelling_self_update(lines: list[Line]) -> list[Line]:
         if not (_is_zero(zero) and taken.op == "=" and isinstance(taken.target, cst.Name)):
             continue
         target = code(zero.target)
-        if code(taken.value) != target:
+        if code(taken.value) not in (target, f"{target}.copy()"):
             continue
+        name = taken.target.value
+        added_back = {name, *(f"unbroadcast({name}, {like})" for like in _same_shape(target, _base(zero.target)))}
         for a in range(z + 1, len(lines)):
             line = lines[a]
-            if line.op == "+=" and code(line.target) == target and code(line.value) == taken.target.value:
+            if line.op == "+=" and code(line.target) == target and code(line.value) in added_back:
                 return lines[:z] + lines[z + 1 : a] + lines[a + 1 :]
             if not _leaves_alone(line, target, _base(zero.target)):
                 break
@@ -118,6 +124,14 @@ def _base(target: cst.BaseExpression) -> str:
     while isinstance(target, cst.Subscript):
         target = target.value
     return target.value if isinstance(target, cst.Name) else code(target)
+
+
+def _same_shape(target: str, base: str) -> tuple[str, ...]:
+    """Expressions of the shape of the adjoint `target` (`x_bar[:k]`): itself, and the same
+    element or slice of its variable (`x[:k]`), the operand a broadcasting rule sums back to."""
+    if base.endswith("_bar") and target.startswith(base):
+        return (target, base[: -len("_bar")] + target[len(base) :])
+    return (target,)
 
 
 def _leaves_alone(line: Line, target: str, base: str) -> bool:

@@ -1,10 +1,10 @@
 """Helpers that generated code calls, one module a job: tapes and ranges (`tapes`), the shapes of
 whole-array adjoints (`broadcasting`), order statistics over an axis (`extrema`), cumulative sums
-and products (`scans`), matrix products (`matmul`), the Cholesky factor (`linalg`), special
-functions (`special`), vector norms (`norms`), flips, rolls and joins along an axis
-(`arrangements`), allocation and sums lowered to LLVM IR (`lowered`), flat records
-(`flat_records`), checkpointing schedules (`checkpoint`) and dependency sets for the pattern sweep
-(`deps`).
+and products (`scans`), matrix products (`matmul`), an adjoint's first contribution as a new
+array (`fresh`), the Cholesky factor (`linalg`), special functions (`special`), vector norms
+(`norms`), flips, rolls and joins along an axis (`arrangements`), allocation and sums lowered to
+LLVM IR (`lowered`), flat records (`flat_records`), checkpointing schedules (`checkpoint`) and
+dependency sets for the pattern sweep (`deps`).
 
 Generated modules import every helper from here (`from sourcead.runtime import reserve, ...`).
 Each module declares the helpers it exports in its `__all__`; `HELPERS`, the names generated code
@@ -24,6 +24,7 @@ from . import (
     deps,
     extrema,
     flat_records,
+    fresh,
     linalg,
     lowered,
     matmul,
@@ -38,6 +39,7 @@ from .checkpoint import *  # noqa: F403
 from .deps import *  # noqa: F403
 from .extrema import *  # noqa: F403
 from .flat_records import *  # noqa: F403
+from .fresh import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .lowered import *  # noqa: F403
 from .lowered import ADJOINT_CHUNKS  # noqa: F401  (the fixed chunks of a parallel adjoint: reverse/parallel.py)
@@ -56,6 +58,7 @@ _MODULES = (
     extrema,
     scans,
     matmul,
+    fresh,
     linalg,
     special,
     norms,

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, reserve, strong_zero, zeros_like
 
 
 def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
@@ -40,7 +40,6 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     p_bar = 0.0
     result_dot_bar = out_bar
     y_bar = zeros_like(y)
-    y0_bar = zeros_like(y0)
     y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = y[0] * s_dot + s * y_dot[0] + y_dot[1]
     y_bar[0] += (s_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
@@ -66,5 +65,5 @@ def accumulate_constants_hvp(p, y0, n, p_dot, y0_dot, out_bar):
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar
     # adjoint of: y = np.copy(y0)
-    y0_bar += y_bar
+    y0_bar = first_copy_of(y_bar, y0)
     return value, p_bar, y0_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, reserve, strong_zero, zeros_like
 
 
 def accumulate_constants_vjp(p, y0, n, out_bar):
@@ -34,7 +34,6 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     p_bar = 0.0
     result_bar = out_bar
     y_bar = zeros_like(y)
-    y0_bar = zeros_like(y0)
     # adjoint of: result = s * y[0] + y[1]
     s_bar = (y[0] * result_bar if result_bar != 0.0 else 0.0)
     y_bar[0] += (s * result_bar if result_bar != 0.0 else 0.0)
@@ -51,5 +50,5 @@ def accumulate_constants_vjp(p, y0, n, out_bar):
     # adjoint of: s = p * 2.0
     p_bar += 2.0 * s_bar
     # adjoint of: y = np.copy(y0)
-    y0_bar += y_bar
+    y0_bar = first_copy_of(y_bar, y0)
     return value, p_bar, y0_bar

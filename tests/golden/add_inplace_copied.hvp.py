@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast
 
 
 def add_inplace_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -21,20 +21,17 @@ def add_inplace_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
     value = result_1_dot
     # reverse sweep
-    B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C) * C_dot)
     t2 = np.cos(C)
     result_dot_bar = result_1_dot_bar
-    C_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(broadcast_like(t2, C_dot), result_1_dot_bar), t2))
+    C_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(C) * unbroadcast(C_dot * np.full_like(broadcast_like(t2, C_dot), result_1_dot_bar), t2)), C)
     # adjoint of: result_dot = np.sum(C * C_dot + C * C_dot)
     t1 = np.full_like(broadcast_like(C, C_dot), result_dot_bar)
     C_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(C_dot * t1, C))
     # adjoint of: C += B
-    t0 = unbroadcast(C_bar, B_bar)
-    B_bar += t0
+    t0 = unbroadcast(C_bar, B)
+    B_bar = first_copy_of(t0, B)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_copy_of(C_bar, C0)
     return value, C0_bar, B_bar

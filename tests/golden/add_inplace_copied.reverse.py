@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, unbroadcast, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, unbroadcast
 
 
 def add_inplace_copied_vjp(C0, B, out_bar):
@@ -18,18 +18,15 @@ def add_inplace_copied_vjp(C0, B, out_bar):
     result_1 = result + np.sum(np.sin(C))
     value = result_1
     # reverse sweep
-    B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C))
     result_bar = result_1_bar
-    C_bar += chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar)
+    C_bar = first_of(chosen(result_1_bar != 0.0, np.cos(C) * result_1_bar), C)
     # adjoint of: result = np.sum(C * C)
     C_bar += 2.0 * chosen(result_bar != 0.0, C * result_bar)
     # adjoint of: C += B
-    t0 = unbroadcast(C_bar, B_bar)
-    B_bar += t0
+    t0 = unbroadcast(C_bar, B)
+    B_bar = first_copy_of(t0, B)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_copy_of(C_bar, C0)
     return value, C0_bar, B_bar

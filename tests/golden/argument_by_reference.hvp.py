@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import first_copy_of, zeros_like
 
 
 def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
@@ -28,7 +28,6 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     result_2_dot = M[0, 1] * M_dot[0, 0] + M[0, 0] * M_dot[0, 1]
     value = result_2_dot
     # reverse sweep
-    K_bar = zeros_like(K)
     M_bar = zeros_like(M)
     M_dot_bar = zeros_like(M_dot)
     result_2_dot_bar = out_bar
@@ -74,5 +73,5 @@ def argument_by_reference_hvp(K, a, K_dot, a_dot, out_bar):
     M_dot_bar[1, 1] += (a * -t0 if t0 != 0.0 else 0.0)
     M_bar[1, 1] += (a_dot * -t0 if t0 != 0.0 else 0.0)
     # adjoint of: M = np.copy(K)
-    K_bar += M_bar
+    K_bar = first_copy_of(M_bar, K)
     return value, K_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import first_copy_of, zeros_like
 
 
 def argument_by_reference_vjp(K, a, out_bar):
@@ -21,7 +21,6 @@ def argument_by_reference_vjp(K, a, out_bar):
     result_2 = M[0, 0] * M[0, 1]
     value = result_2
     # reverse sweep
-    K_bar = zeros_like(K)
     M_bar = zeros_like(M)
     result_2_bar = out_bar
     # adjoint of: result_2 = M[0, 0] * M[0, 1]
@@ -45,5 +44,5 @@ def argument_by_reference_vjp(K, a, out_bar):
     M_bar[1, 1] += (a * -t0 if t0 != 0.0 else 0.0)
     a_bar += (M[1, 1] * -t0 if t0 != 0.0 else 0.0)
     # adjoint of: M = np.copy(K)
-    K_bar += M_bar
+    K_bar = first_copy_of(M_bar, K)
     return value, K_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero_each, unbroadcast
 
 
 def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
@@ -20,11 +20,7 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(p * t0 ** (p - 1.0) * (x * x_dot + x * x_dot) + np.log(t0 + (t0 == 0.0)) * t1 * p_dot) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
-    t1_bar = zeros_like(t1)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(x * A_dot + A * x_dot) + np.sum(np.copysign(1.0, x) * x_dot) + np.sum(p * t0 ** (p - 1.0) * (x * x_dot + x * x_dot) + np.log(t0 + (t0 == 0.0)) * t1 * p_dot) + np.sum(-np.floor(3.0 / (x + 2.0)) * x_dot) + np.sum(A_dot + x_dot)
     t3 = np.copysign(1.0, x)
     t4 = t0 ** (p - 1.0)
@@ -32,22 +28,22 @@ def broadcasting_rules_hvp(A, x, p, A_dot, x_dot, p_dot, out_bar):
     t6 = t0 + (t0 == 0.0)
     t7 = np.log(t6)
     t8 = np.full_like(broadcast_like(broadcast_like(x, A_dot), broadcast_like(A, x_dot)), result_dot_bar)
-    x_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t8, broadcast_like(x, A_dot)), x_bar))
-    A_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t8, broadcast_like(A, x_dot)), A_bar))
+    x_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t8, broadcast_like(x, A_dot)), x)), x)
+    A_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t8, broadcast_like(A, x_dot)), A)), A)
     x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(broadcast_like(t3, x_dot), result_dot_bar), t3))
     t9 = np.full_like(broadcast_like(broadcast_like(t4, t5), broadcast_like(t7, t1)), result_dot_bar)
     t10 = unbroadcast(t9, broadcast_like(t4, t5))
     t11 = unbroadcast(t5 * t10, t4)
     p_bar = (np.sum(t4 * t11) if result_dot_bar != 0.0 else 0.0)
     t12 = p * t11
-    t0_bar += chosen(result_dot_bar != 0.0, strong_zero_each((p - 1.0) * t0 ** ((p - 1.0) - 1.0) * t12, t12))
+    t0_bar = first_of(chosen(result_dot_bar != 0.0, strong_zero_each((p - 1.0) * t0 ** ((p - 1.0) - 1.0) * t12, t12)), t0)
     t13 = p * t11
     p_bar += (np.sum(strong_zero_each(np.log(t0 + (t0 == 0.0)) * t4 * t13, t13)) if result_dot_bar != 0.0 else 0.0)
     t14 = unbroadcast(p * t4 * t10, t5)
     x_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_dot * t14, x_bar))
     t15 = p_dot * unbroadcast(t9, broadcast_like(t7, t1))
     t0_bar += chosen(result_dot_bar != 0.0, 1.0 / t6 * unbroadcast(t1 * t15, t7))
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(t7 * t15, t1_bar))
+    t1_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(t7 * t15, t1)), t1)
     # adjoint of: t1 = t0 ** p
     t0_bar += strong_zero_each(p * t0 ** (p - 1.0) * t1_bar, t1_bar)
     p_bar += np.sum(strong_zero_each(np.log(t0 + (t0 == 0.0)) * t1 * t1_bar, t1_bar))

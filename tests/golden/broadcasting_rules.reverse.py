@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def broadcasting_rules_vjp(A, x, p, out_bar):
@@ -16,15 +16,13 @@ def broadcasting_rules_vjp(A, x, p, out_bar):
     result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(A * x) + np.sum(np.abs(x)) + np.sum((1.0 + x * x) ** p) + np.sum(3.0 % (x + 2.0)) + np.sum(A + x)
     t0 = 1.0 + x * x
     t1 = t0 ** p
     t2 = np.full_like(broadcast_like(A, x), result_bar)
-    A_bar += chosen(result_bar != 0.0, unbroadcast(x * t2, A_bar))
-    x_bar += chosen(result_bar != 0.0, unbroadcast(A * t2, x_bar))
+    A_bar = first_of(chosen(result_bar != 0.0, unbroadcast(x * t2, A)), A)
+    x_bar = first_of(chosen(result_bar != 0.0, unbroadcast(A * t2, x)), x)
     x_bar += chosen(result_bar != 0.0, np.copysign(1.0, x) * result_bar)
     t3 = p * t0 ** (p - 1.0) * result_bar
     x_bar += 2.0 * chosen(result_bar != 0.0, x * t3)

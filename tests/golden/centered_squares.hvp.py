@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast
 
 
 def centered_squares_hvp(x, x_dot, out_bar):
@@ -17,13 +17,11 @@ def centered_squares_hvp(x, x_dot, out_bar):
     result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
     value = result_dot
     # reverse sweep
-    d_bar = zeros_like(d)
     result_dot_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot) + 0.5 * flat0[np.argmin(x)]
     t0 = np.full_like(broadcast_like(d, d_dot), result_dot_bar)
-    d_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t0, d_bar))
+    d_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t0, d)), d)
     # adjoint of: d = x - np.mean(x)
-    x_bar += d_bar
+    x_bar = first_copy_of(d_bar, x)
     x_bar += np.sum(-d_bar) / x.size
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmin, chosen, zeros_like
+from sourcead.runtime import at_argmin, chosen, first_copy_of, first_of
 
 
 def centered_squares_vjp(x, out_bar):
@@ -14,12 +14,10 @@ def centered_squares_vjp(x, out_bar):
     result = np.sum((d * d)) + np.min(x) * 0.5
     value = result
     # reverse sweep
-    d_bar = zeros_like(d)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum((d * d)) + np.min(x) * 0.5
-    d_bar += 2.0 * chosen(result_bar != 0.0, d * result_bar)
-    x_bar += chosen(result_bar != 0.0, at_argmin(0.5 * result_bar, x))
+    d_bar = first_of(2.0 * chosen(result_bar != 0.0, d * result_bar), d)
+    x_bar = first_copy_of(chosen(result_bar != 0.0, at_argmin(0.5 * result_bar, x)), x)
     # adjoint of: d = x - np.mean(x)
     x_bar += d_bar
     x_bar += np.sum(-d_bar) / x.size

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, reserve, strong_zero, zeros_like
 
 
 def copy_modify_hvp(x, x_dot, out_bar):
@@ -40,7 +40,6 @@ def copy_modify_hvp(x, x_dot, out_bar):
     value = s_dot
     # reverse sweep
     s_dot_bar = out_bar
-    x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     y_dot_bar = zeros_like(y_dot)
     # its iterations' adjoints are independent: run in the loop's order
@@ -79,5 +78,5 @@ def copy_modify_hvp(x, x_dot, out_bar):
         y_bar[np.uint64(i)] += strong_zero(y_dot[np.uint64(i)] * t0, t0)
         y_dot_bar[np.uint64(i)] += strong_zero(y[np.uint64(i)] * t0, t0)
     # adjoint of: y = np.copy(x)
-    x_bar += y_bar
+    x_bar = first_copy_of(y_bar, x)
     return value, x_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, reserve, strong_zero, zeros_like
 
 
 def copy_modify_vjp(x, out_bar):
@@ -36,7 +36,6 @@ def copy_modify_vjp(x, out_bar):
     value = s
     # reverse sweep
     s_bar = out_bar
-    x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
@@ -56,5 +55,5 @@ def copy_modify_vjp(x, out_bar):
         t0 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 2.0 * strong_zero(y[np.uint64(i)] * t0, t0)
     # adjoint of: y = np.copy(x)
-    x_bar += y_bar
+    x_bar = first_copy_of(y_bar, x)
     return value, x_bar

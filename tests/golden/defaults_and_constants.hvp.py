@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -26,7 +26,6 @@ def defaults_and_constants_hvp(x, alpha, n, x_dot, out_bar):
         s_dot += STENCIL[i, 0] * x_dot[i] + STENCIL[i, 1] * (2.0 * x[i + 1] * x_dot[i + 1])
     value = s_dot
     # reverse sweep
-    result_1_bar = zeros_like(result_1)
     s_dot_bar = out_bar
     x_bar = zeros_like(x)
     # the contributions at constant offsets from i, gathered: each element takes its own
@@ -34,7 +33,7 @@ def defaults_and_constants_hvp(x, alpha, n, x_dot, out_bar):
     for i_1 in range(0, n):  # every contribution exists here: element i_1 + 1
         x_bar[i_1 + 1] += strong_zero(2.0 * (x_dot[i_1 + 1] * (STENCIL[i_1, 1] * s_dot_bar)), s_dot_bar)
     # adjoint of: s_dot = np.sum(WEIGHTS * result_dot) + alpha * np.sum(2.0 * result_1 * result_1_dot)
-    result_1_bar += chosen(s_dot_bar != 0.0, 2.0 * unbroadcast(result_1_dot * np.full_like(broadcast_like(result_1, result_1_dot), alpha * s_dot_bar), result_1_bar))
+    result_1_bar = first_of(chosen(s_dot_bar != 0.0, 2.0 * unbroadcast(result_1_dot * np.full_like(broadcast_like(result_1, result_1_dot), alpha * s_dot_bar), result_1)), result_1)
     # adjoint of: result_1 = x * _scaled_scale_1 + _scaled_shift_1
     x_bar += strong_zero_each(_scaled_scale_1 * result_1_bar, result_1_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 # globals of the user's module, frozen at transformation time as numba freezes them
 STENCIL = np.array([[1.0, -2.0], [0.5, 1.5]], dtype=np.float64)
@@ -26,8 +26,6 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
         s += STENCIL[i, 0] * x[i] + STENCIL[i, 1] * x[i + 1] ** 2
     value = s
     # reverse sweep
-    result_bar = zeros_like(result)
-    result_1_bar = zeros_like(result_1)
     s_bar = out_bar
     x_bar = zeros_like(x)
     # the contributions at constant offsets from i, gathered: each element takes its own
@@ -41,8 +39,8 @@ def defaults_and_constants_vjp(x, alpha, n, out_bar):
         if 0 <= i_1 - 1 < n:
             x_bar[i_1] += strong_zero(2.0 * x[i_1] * (STENCIL[i_1 - 1, 1] * s_bar), s_bar)
     # adjoint of: s = np.sum(result * WEIGHTS) + np.sum(result_1 ** 2) * alpha
-    result_bar += chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(broadcast_like(result, WEIGHTS), s_bar), result_bar))
-    result_1_bar += chosen(s_bar != 0.0, 2.0 * result_1 * (alpha * s_bar))
+    result_bar = first_of(chosen(s_bar != 0.0, unbroadcast(WEIGHTS * np.full_like(broadcast_like(result, WEIGHTS), s_bar), result)), result)
+    result_1_bar = first_of(chosen(s_bar != 0.0, 2.0 * result_1 * (alpha * s_bar)), result_1)
     # adjoint of: result_1 = x * _scaled_scale_1 + _scaled_shift_1
     x_bar += strong_zero_each(_scaled_scale_1 * result_1_bar, result_1_bar)
     # adjoint of: result = x * _scaled_scale + _scaled_shift

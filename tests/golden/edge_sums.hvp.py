@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
@@ -40,12 +40,10 @@ def edge_sums_hvp(x, edges, weights, x_dot, weights_dot, out_bar):
     result_dot_bar = out_bar
     weights_bar = zeros_like(weights)
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y)), y)
+    y_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot)), y_dot)
     y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
     y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
     for e in range(edges.shape[0] - 1, -1, -1):

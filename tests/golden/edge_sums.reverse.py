@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_of, reserve, strong_zero, zeros_like
 
 
 def edge_sums_vjp(x, edges, weights, out_bar):
@@ -36,9 +36,8 @@ def edge_sums_vjp(x, edges, weights, out_bar):
     result_bar = out_bar
     weights_bar = zeros_like(weights)
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     for e in range(edges.shape[0] - 1, -1, -1):
         # adjoint of: y[a] += x[a]
         x_bar[a] += y_bar[a]

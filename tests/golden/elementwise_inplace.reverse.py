@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, reserve, strong_zero, zeros_like
 
 
 def elementwise_inplace_vjp(x, y, out_bar):
@@ -33,7 +33,6 @@ def elementwise_inplace_vjp(x, y, out_bar):
         z[i] = z[i] + math.cos(z[i])
     value = z.copy()
     # reverse sweep
-    x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     z_bar = out_bar.copy()
     for i in range(stop - 1, -1, -1):
@@ -65,5 +64,5 @@ def elementwise_inplace_vjp(x, y, out_bar):
         z_bar[np.uint64(i)] = strong_zero(y[np.uint64(i)] * t0, t0)
         y_bar[np.uint64(i)] += strong_zero(z[np.uint64(i)] * t0, t0)
     # adjoint of: z = np.copy(x)
-    x_bar += z_bar
+    x_bar = first_copy_of(z_bar, x)
     return value, x_bar, y_bar

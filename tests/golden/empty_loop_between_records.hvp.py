@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
@@ -58,14 +58,12 @@ def empty_loop_between_records_hvp(x, m, x_dot, out_bar):
     result_dot_bar = out_bar
     t_bar = 0.0
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = s_dot + t_dot + np.sum(y * y_dot + y * y_dot)
     s_dot_bar = result_dot_bar
     t_dot_bar = result_dot_bar
     t8 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t8, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t8, y_dot_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t8, y)), y)
+    y_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y * t8, y_dot)), y_dot)
     y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t8, y_bar))
     y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t8, y_dot_bar))
     for i in range(x.shape[0] - 1, -1, -1):

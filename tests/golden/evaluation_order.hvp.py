@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import snapshot, zeros_like
+from sourcead.runtime import first_of, snapshot, zeros_like
 
 
 def evaluation_order_hvp(x0, x0_dot, out_bar):
@@ -26,7 +26,6 @@ def evaluation_order_hvp(x0, x0_dot, out_bar):
     # reverse sweep
     result_1_dot_bar = out_bar
     x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
     # adjoint of: result_1_dot = x[2] * y_dot + y * x_dot[2] + x_dot[0]
     x_bar[2] += (y_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     y_bar = (x_dot[2] * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
@@ -40,5 +39,5 @@ def evaluation_order_hvp(x0, x0_dot, out_bar):
     # adjoint of: before = snapshot(x[0] * 1.0)
     x_bar[0] += before_bar
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_of(x_bar, x0)
     return value, x0_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, first_copy_of, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -40,15 +40,12 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
     t2 = np.full_like(broadcast_like(u, u_dot), 0.5 * result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
     for _t in range(steps - 1, -1, -1):
@@ -141,7 +138,7 @@ def five_point_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
     # adjoint of: v = np.copy(u0)
-    u0_bar += v_bar
+    u0_bar = first_copy_of(v_bar, u0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

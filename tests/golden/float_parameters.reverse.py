@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import strong_zero_each, zeros_like
+from sourcead.runtime import first_copy_of, first_of, strong_zero_each
 
 
 def float_parameters_vjp(x, out_bar):
@@ -23,9 +23,7 @@ def float_parameters_vjp(x, out_bar):
     result = s * t + _bump_s_1
     value = result
     # reverse sweep
-    _bump_x_bar = zeros_like(_bump_x)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = s * t + _bump_s_1
     t_bar = (s * result_bar if result_bar != 0.0 else 0.0)
     _bump_s_1_bar = result_bar
@@ -33,9 +31,9 @@ def float_parameters_vjp(x, out_bar):
     t1 = _bump_s_1_bar
     _bump_s_1_bar = 2.0 * t1
     # adjoint of: _bump_s_1 += np.sum(_bump_x)
-    _bump_x_bar += _bump_s_1_bar
+    _bump_x_bar = first_copy_of(_bump_s_1_bar, _bump_x)
     # adjoint of: _bump_x = x * x
-    x_bar += 2.0 * strong_zero_each(x * _bump_x_bar, _bump_x_bar)
+    x_bar = first_of(2.0 * strong_zero_each(x * _bump_x_bar, _bump_x_bar), x)
     # adjoint of: _bump_s_1 = t
     t_bar += _bump_s_1_bar
     # adjoint of: t = _bump_s

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_of, reserve, strong_zero, zeros_like
 
 
 def empty_loop_between_records_vjp(x, m, out_bar):
@@ -39,11 +39,10 @@ def empty_loop_between_records_vjp(x, m, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = s + t + np.sum(y * y)
     s_bar = result_bar
     t_bar = result_bar
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: t = t * math.cos(y[i])
         top -= 1

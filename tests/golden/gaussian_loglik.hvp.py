@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero_each, unbroadcast
 
 
 def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
@@ -22,21 +22,17 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t1_bar = zeros_like(t1)
-    x_bar = zeros_like(x)
-    z_bar = zeros_like(z)
-    z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * (-0.5 * z_dot) + -0.5 * z * z_dot) - (x.size * (1.0 / sigma * sigma_dot))
     t8 = 1.0 / sigma
     t9 = 1.0 / sigma
     t10 = np.full_like(broadcast_like(z, z_dot), result_dot_bar)
-    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z_dot * t10, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t10, z_dot_bar))
+    z_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z_dot * t10, z)), z)
+    z_dot_bar = first_of(chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z * t10, z_dot)), z_dot)
     z_bar += chosen(result_dot_bar != 0.0, -0.5 * unbroadcast(z_dot * t10, z_bar))
     z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(-0.5 * z * t10, z_dot_bar))
     sigma_bar = (-t9 * t8 * (sigma_dot * (x.size * -result_dot_bar)) if result_dot_bar != 0.0 else 0.0)
     # adjoint of: z = t1
-    t1_bar += z_bar
+    t1_bar = first_of(z_bar, t1)
     # adjoint of: z_dot = t0 * (x_dot - mu_dot) + -t1 * t0 * sigma_dot
     t6 = -t1 * t0 * sigma_dot
     t0_bar = np.sum((x_dot - mu_dot) * unbroadcast(z_dot_bar, x_dot))
@@ -45,7 +41,7 @@ def gaussian_loglik_hvp(x, mu, sigma, x_dot, mu_dot, sigma_dot, out_bar):
     t0_bar += np.sum(-t1 * t7)
     # adjoint of: t1 = (x - mu) / sigma
     t4 = 1.0 / sigma
-    x_bar += strong_zero_each(t4 * t1_bar, t1_bar)
+    x_bar = first_of(strong_zero_each(t4 * t1_bar, t1_bar), x)
     mu_bar = np.sum(strong_zero_each(-(t4 * t1_bar), t1_bar))
     sigma_bar += np.sum(strong_zero_each(-t1 * t4 * t1_bar, t1_bar))
     # adjoint of: t0 = 1.0 / sigma

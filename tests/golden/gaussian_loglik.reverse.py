@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, first_of, strong_zero_each
 
 
 def gaussian_loglik_vjp(x, mu, sigma, out_bar):
@@ -19,15 +19,13 @@ def gaussian_loglik_vjp(x, mu, sigma, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
-    z_bar = zeros_like(z)
     # adjoint of: result = np.sum(-0.5 * z * z) - x.size * math.log(sigma) - 0.5 * x.size * math.log(2.0 * 3.141592653589793)
-    z_bar += chosen(result_bar != 0.0, -0.5 * (z * result_bar))
+    z_bar = first_of(chosen(result_bar != 0.0, -0.5 * (z * result_bar)), z)
     z_bar += chosen(result_bar != 0.0, -0.5 * z * result_bar)
     sigma_bar = (1.0 / sigma * (x.size * -result_bar) if result_bar != 0.0 else 0.0)
     # adjoint of: z = (x - mu) / sigma
     t0 = 1.0 / sigma
-    x_bar += strong_zero_each(t0 * z_bar, z_bar)
+    x_bar = first_of(strong_zero_each(t0 * z_bar, z_bar), x)
     mu_bar = np.sum(strong_zero_each(-(t0 * z_bar), z_bar))
     sigma_bar += np.sum(strong_zero_each(-z * t0 * z_bar, z_bar))
     return value, x_bar, mu_bar, sigma_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, first_of, reserve, strong_zero, zeros_like
 
 
 def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
@@ -42,7 +42,6 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
     e_dot_bar = out_bar
     kappa_bar = 0.0
     u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
@@ -115,5 +114,5 @@ def heat_euler_hvp(u0, kappa, u0_dot, kappa_dot, out_bar):
             top -= 1
             t0 = tape[np.uint64(top)]  # restore the value t0 had before
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_of(u_bar, u0)
     return value, u0_bar, kappa_bar

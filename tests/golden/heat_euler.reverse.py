@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, first_of, reserve, strong_zero, zeros_like
 
 
 def heat_euler_vjp(u0, kappa, out_bar):
@@ -35,7 +35,6 @@ def heat_euler_vjp(u0, kappa, out_bar):
     e_bar = out_bar
     kappa_bar = 0.0
     u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
@@ -77,5 +76,5 @@ def heat_euler_vjp(u0, kappa, out_bar):
         for i in range(1, n - 1):
             v_bar[i] = 0.0
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_of(u_bar, u0)
     return value, u0_bar, kappa_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, first_copy_of, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -78,15 +78,12 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t4 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t4, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t4, u_dot))
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
@@ -256,5 +253,5 @@ def heat_marked_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     if ck_steps > 0:
         checkpoint_restore(u, u_snaps, 0)
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar, k_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, first_copy_of, reserve, strong_zero, zeros_like
 
 
 def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
@@ -50,7 +50,6 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
     kappa_bar = 0.0
     result_dot_bar = out_bar
     u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
@@ -134,5 +133,5 @@ def heat_swap_hvp(u0, kappa, n_steps, u0_dot, kappa_dot, out_bar):
         u_dot_bar[0] += v_dot_bar[0]
         v_dot_bar[0] = 0.0
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar, kappa_bar

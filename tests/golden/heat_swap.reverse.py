@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, first_copy_of, reserve, strong_zero, zeros_like
 
 
 def heat_swap_vjp(u0, kappa, n_steps, out_bar):
@@ -41,7 +41,6 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
     kappa_bar = 0.0
     result_bar = out_bar
     u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * s
     s_bar = 0.5 * result_bar
@@ -93,5 +92,5 @@ def heat_swap_vjp(u0, kappa, n_steps, out_bar):
         u_bar[0] += v_bar[0]
         v_bar[0] = 0.0
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar, kappa_bar

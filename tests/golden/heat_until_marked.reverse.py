@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import checkpoint_capacity, checkpoint_grow, checkpoint_next, checkpoint_online, checkpoint_online_plan, checkpoint_place, checkpoint_restore, checkpoint_store, chosen, first_copy_of, first_of, reserve, strong_zero, zeros_like
 
 
 def heat_until_vjp(u0, k, floor, most, out_bar):
@@ -68,11 +68,9 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u) + steps
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     # adjoint of the checkpointed while loop: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -182,5 +180,5 @@ def heat_until_vjp(u0, k, floor, most, out_bar):
     if ck_steps > 0:
         checkpoint_restore(u, u_snaps, 0)
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar, k_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
@@ -47,11 +47,10 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
     _doubled_u_bar = zeros_like(_doubled_u)
     s_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     for i in range(2, -1, -1):
         # adjoint of: s_dot += np.sum(np.cos(y) * y_dot)
         t1 = np.cos(y)
-        y_bar += chosen(s_dot_bar != 0.0, -np.sin(y) * unbroadcast(y_dot * np.full_like(broadcast_like(t1, y_dot), s_dot_bar), t1))
+        y_bar = first_of(chosen(s_dot_bar != 0.0, -np.sin(y) * unbroadcast(y_dot * np.full_like(broadcast_like(t1, y_dot), s_dot_bar), t1)), y)
         # adjoint of: y[i] = 0.5 * y[i + 1]
         t0 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 0.0
@@ -62,7 +61,6 @@ def helper_fresh_in_loop_then_written_hvp(x, x_dot, out_bar):
         top -= shape[0]
         y = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array y was before
         _doubled_u_bar += (2.0 * y_bar)
-        y_bar = zeros_like(y)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, first_of, record_flat, reserve, strong_zero_each, zeros_like
 
 
 def helper_fresh_in_loop_then_written_vjp(x, out_bar):
@@ -36,10 +36,9 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
     _doubled_u_bar = zeros_like(_doubled_u)
     s_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     for i in range(2, -1, -1):
         # adjoint of: s += np.sum(np.sin(y))
-        y_bar += chosen(s_bar != 0.0, np.cos(y) * s_bar)
+        y_bar = first_of(chosen(s_bar != 0.0, np.cos(y) * s_bar), y)
         # adjoint of: y[i] = 0.5 * y[i + 1]
         t0 = y_bar[np.uint64(i)]
         y_bar[np.uint64(i)] = 0.0
@@ -50,7 +49,6 @@ def helper_fresh_in_loop_then_written_vjp(x, out_bar):
         top -= shape[0]
         y = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array y was before
         _doubled_u_bar += (2.0 * y_bar)
-        y_bar = zeros_like(y)
         # adjoint of: _doubled_u = x * (i + 1.0)
         itop -= 1
         shape_1 = (itape[itop + 0],)  # the shape _doubled_u had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def helper_fresh_then_written_hvp(x, x_dot, out_bar):
@@ -19,13 +19,11 @@ def helper_fresh_then_written_hvp(x, x_dot, out_bar):
     value = result_1_dot
     # reverse sweep
     result_1_dot_bar = out_bar
-    x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result_1_dot = np.sum(y * y_dot + y * y_dot)
     t0 = np.full_like(broadcast_like(y, y_dot), result_1_dot_bar)
-    y_bar += 2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t0, y_bar))
+    y_bar = first_of(2.0 * chosen(result_1_dot_bar != 0.0, unbroadcast(y_dot * t0, y)), y)
     # adjoint of: y[0] = 0.0
     y_bar[0] = 0.0
     # adjoint of: y = x * 2.0
-    x_bar += (2.0 * y_bar)
+    x_bar = first_of((2.0 * y_bar), x)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_pair_then_written_hvp(x, x_dot, out_bar):
@@ -27,7 +27,6 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     b_bar = zeros_like(b)
     b_dot_bar = zeros_like(b_dot)
     result_dot_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(b * a_dot + a * b_dot)
     t1 = np.full_like(broadcast_like(broadcast_like(b, a_dot), broadcast_like(a, b_dot)), result_dot_bar)
     t2 = unbroadcast(t1, broadcast_like(b_bar, a_dot_bar))
@@ -47,7 +46,7 @@ def helper_pair_then_written_hvp(x, x_dot, out_bar):
     b_dot_bar[1] += a_dot_bar[0]
     a_dot_bar[0] = 0.0
     # adjoint of: b = np.sin(x)
-    x_bar += strong_zero_each(np.cos(x) * b_bar, b_bar)
+    x_bar = first_of(strong_zero_each(np.cos(x) * b_bar, b_bar), x)
     # adjoint of: b_dot = np.cos(x) * x_dot
     t0 = np.cos(x)
     x_bar += -np.sin(x) * unbroadcast(strong_zero_each(x_dot * b_dot_bar, b_dot_bar), t0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero_each, unbroadcast
 
 
 def helper_pair_then_written_vjp(x, out_bar):
@@ -17,21 +17,18 @@ def helper_pair_then_written_vjp(x, out_bar):
     result = np.sum(a * b)
     value = result
     # reverse sweep
-    a_bar = zeros_like(a)
-    b_bar = zeros_like(b)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(a * b)
     t0 = np.full_like(broadcast_like(a, b), result_bar)
-    a_bar += chosen(result_bar != 0.0, unbroadcast(b * t0, a_bar))
-    b_bar += chosen(result_bar != 0.0, unbroadcast(a * t0, b_bar))
+    a_bar = first_of(chosen(result_bar != 0.0, unbroadcast(b * t0, a)), a)
+    b_bar = first_of(chosen(result_bar != 0.0, unbroadcast(a * t0, b)), b)
     # adjoint of: b[1] = 3.0
     b_bar[1] = 0.0
     # adjoint of: a[0] = b[1]
     b_bar[1] += a_bar[0]
     a_bar[0] = 0.0
     # adjoint of: b = np.sin(x)
-    x_bar += strong_zero_each(np.cos(x) * b_bar, b_bar)
+    x_bar = first_of(strong_zero_each(np.cos(x) * b_bar, b_bar), x)
     # adjoint of: a = x * 2.0
     x_bar += (2.0 * a_bar)
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast
 
 
 def helper_returns_it_copied_hvp(x0, y, x0_dot, y_dot, out_bar):
@@ -23,24 +23,20 @@ def helper_returns_it_copied_hvp(x0, y, x0_dot, y_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
     value = result_1_dot
     # reverse sweep
-    helper_returns_it_z_bar = zeros_like(helper_returns_it_z)
     result_1_dot_bar = out_bar
-    x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
-    y_bar = zeros_like(y)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x) * x_dot)
     t2 = np.cos(x)
     result_dot_bar = result_1_dot_bar
-    x_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x) * unbroadcast(x_dot * np.full_like(broadcast_like(t2, x_dot), result_1_dot_bar), t2))
+    x_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(x) * unbroadcast(x_dot * np.full_like(broadcast_like(t2, x_dot), result_1_dot_bar), t2)), x)
     # adjoint of: result_dot = np.sum(x * helper_returns_it_z_dot + helper_returns_it_z * x_dot)
     t1 = np.full_like(broadcast_like(broadcast_like(x, helper_returns_it_z_dot), broadcast_like(helper_returns_it_z, x_dot)), result_dot_bar)
     x_bar += chosen(result_dot_bar != 0.0, unbroadcast(helper_returns_it_z_dot * unbroadcast(t1, broadcast_like(x, helper_returns_it_z_dot)), x))
-    helper_returns_it_z_bar += chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t1, broadcast_like(helper_returns_it_z, x_dot)), helper_returns_it_z_bar))
+    helper_returns_it_z_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(x_dot * unbroadcast(t1, broadcast_like(helper_returns_it_z, x_dot)), helper_returns_it_z)), helper_returns_it_z)
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar
     # adjoint of: x += y
-    t0 = unbroadcast(x_bar, y_bar)
-    y_bar += t0
+    t0 = unbroadcast(x_bar, y)
+    y_bar = first_copy_of(t0, y)
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_copy_of(x_bar, x0)
     return value, x0_bar, y_bar

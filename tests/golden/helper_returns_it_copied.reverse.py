@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast
 
 
 def helper_returns_it_copied_vjp(x0, y, out_bar):
@@ -19,23 +19,19 @@ def helper_returns_it_copied_vjp(x0, y, out_bar):
     result_1 = result + np.sum(np.sin(x))
     value = result_1
     # reverse sweep
-    helper_returns_it_z_bar = zeros_like(helper_returns_it_z)
     result_1_bar = out_bar
-    x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
-    y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x))
     result_bar = result_1_bar
-    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
+    x_bar = first_of(chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar), x)
     # adjoint of: result = np.sum(helper_returns_it_z * x)
     t1 = np.full_like(broadcast_like(helper_returns_it_z, x), result_bar)
-    helper_returns_it_z_bar += chosen(result_bar != 0.0, unbroadcast(x * t1, helper_returns_it_z_bar))
+    helper_returns_it_z_bar = first_of(chosen(result_bar != 0.0, unbroadcast(x * t1, helper_returns_it_z)), helper_returns_it_z)
     x_bar += chosen(result_bar != 0.0, unbroadcast(helper_returns_it_z * t1, x))
     # adjoint of: helper_returns_it_z = x
     x_bar += helper_returns_it_z_bar
     # adjoint of: x += y
-    t0 = unbroadcast(x_bar, y_bar)
-    y_bar += t0
+    t0 = unbroadcast(x_bar, y)
+    y_bar = first_copy_of(t0, y)
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_copy_of(x_bar, x0)
     return value, x0_bar, y_bar

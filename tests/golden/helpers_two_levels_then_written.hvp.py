@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
@@ -24,24 +24,20 @@ def helpers_two_levels_then_written_hvp(x, x_dot, out_bar):
     result_2_dot = np.sum(z * y_dot + y * z_dot)
     value = result_2_dot
     # reverse sweep
-    result_1_bar = zeros_like(result_1)
     result_2_dot_bar = out_bar
-    x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    z_bar = zeros_like(z)
     # adjoint of: result_2_dot = np.sum(z * y_dot + y * z_dot)
     t0 = np.full_like(broadcast_like(broadcast_like(z, y_dot), broadcast_like(y, z_dot)), result_2_dot_bar)
-    z_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t0, broadcast_like(z, y_dot)), z_bar))
-    y_bar += chosen(result_2_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t0, broadcast_like(y, z_dot)), y_bar))
+    z_bar = first_of(chosen(result_2_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t0, broadcast_like(z, y_dot)), z)), z)
+    y_bar = first_of(chosen(result_2_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t0, broadcast_like(y, z_dot)), y)), y)
     # adjoint of: z[0] = 1.0
     z_bar[0] = 0.0
     # adjoint of: y[1] = z[0] * 2.0
     z_bar[0] += 2.0 * y_bar[1]
     y_bar[1] = 0.0
     # adjoint of: z = result_1 + 1.0
-    result_1_bar += z_bar
+    result_1_bar = first_of(z_bar, result_1)
     # adjoint of: result_1 = x * 2.0
-    x_bar += (2.0 * result_1_bar)
+    x_bar = first_of((2.0 * result_1_bar), x)
     # adjoint of: y = x * 2.0
     x_bar += (2.0 * y_bar)
     return value, x_bar

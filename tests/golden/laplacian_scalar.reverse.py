@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, reserve, strong_zero, zeros_like
 
 
 def laplacian_scalar_vjp(u0, kappa, steps, out_bar):
@@ -33,11 +33,9 @@ def laplacian_scalar_vjp(u0, kappa, steps, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * np.sum(u * u)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * (0.5 * result_bar))
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * (0.5 * result_bar)), u)
     for _t in range(steps - 1, -1, -1):
         v_bar, u_bar = u_bar, v_bar
         # the contributions at constant offsets from i, gathered: each element takes its own
@@ -86,7 +84,7 @@ def laplacian_scalar_vjp(u0, kappa, steps, out_bar):
                 top -= 1
                 lap = tape[np.uint64(top)]  # restore the value lap had before
     # adjoint of: v = np.copy(u0)
-    u0_bar += v_bar
+    u0_bar = first_copy_of(v_bar, u0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, kappa_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import first_copy_of, first_of, strong_zero_each, unbroadcast
 
 
 def local_arrays_vjp(x, y, out_bar):
@@ -22,29 +22,24 @@ def local_arrays_vjp(x, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u_1_bar = zeros_like(u_1)
-    v_bar = zeros_like(v)
-    v_1_bar = zeros_like(v_1)
-    x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(v_1) + np.sum(x)
-    v_1_bar += result_bar
-    x_bar += result_bar
+    v_1_bar = first_copy_of(result_bar, v_1)
+    x_bar = first_copy_of(result_bar, x)
     # adjoint of: v_1 = v / (1.0 + x * x)
     t2 = 1.0 + x * x
     t3 = 1.0 / t2
-    v_bar += unbroadcast(strong_zero_each(t3 * v_1_bar, v_1_bar), v)
-    t5 = unbroadcast(strong_zero_each(-v_1 * t3 * v_1_bar, v_1_bar), x_bar)
+    t4 = v / t2
+    v_bar = first_of(unbroadcast(strong_zero_each(t3 * v_1_bar, v_1_bar), v), v)
+    t5 = unbroadcast(strong_zero_each(-t4 * t3 * v_1_bar, v_1_bar), x_bar)
     x_bar += 2.0 * (x * t5)
     # adjoint of: v -= u_1
-    t1 = -unbroadcast(v_bar, u_1_bar)
-    u_1_bar += t1
+    t1 = -unbroadcast(v_bar, u_1)
+    u_1_bar = first_of(t1, u_1)
     # adjoint of: u_1 = u * u
-    u_bar += 2.0 * strong_zero_each(u * u_1_bar, u_1_bar)
+    u_bar = first_of(2.0 * strong_zero_each(u * u_1_bar, u_1_bar), u)
     # adjoint of: u += y
-    t0 = unbroadcast(u_bar, y_bar)
-    y_bar += t0
+    t0 = unbroadcast(u_bar, y)
+    y_bar = first_copy_of(t0, y)
     # adjoint of: u = x * 2.0
     x_bar += (2.0 * u_bar)
     return value, x_bar, y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import chosen, first_of, matmul_bar_right, unbroadcast
 
 
 def logistic_regression_vjp(w, X, y, out_bar):
@@ -16,11 +16,10 @@ def logistic_regression_vjp(w, X, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    z_bar = zeros_like(z)
     # adjoint of: result = np.mean(np.log1p(np.exp(-y * z)))
     t0 = np.exp(-y * z)
     t1 = np.log1p(t0)
-    z_bar += chosen(result_bar != 0.0, unbroadcast(-y * (t0 * (1.0 / (1.0 + t0) * (result_bar / t1.size))), z_bar))
+    z_bar = first_of(chosen(result_bar != 0.0, unbroadcast(-y * (t0 * (1.0 / (1.0 + t0) * (result_bar / t1.size))), z)), z)
     # adjoint of: z = X @ w
     w_bar = matmul_bar_right(z_bar, X, w)
     return value, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import at_argmax, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import at_argmax, broadcast_like, chosen, first_of, strong_zero_each, unbroadcast
 
 
 def logsumexp_hvp(x, x_dot, out_bar):
@@ -20,18 +20,16 @@ def logsumexp_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = m_dot + 1.0 / t1 * np.sum(t0 * (x_dot - m_dot))
     t3 = 1.0 / t1
     t4 = 1.0 / t1
     t5 = np.sum(t0 * (x_dot - m_dot))
     t1_bar = (-t4 * t3 * (t5 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
-    t0_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot - m_dot) * np.full_like(broadcast_like(t0, x_dot), t4 * result_dot_bar), t0_bar))
+    t0_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast((x_dot - m_dot) * np.full_like(broadcast_like(t0, x_dot), t4 * result_dot_bar), t0)), t0)
     # adjoint of: t1 = np.sum(t0)
     t0_bar += t1_bar
     # adjoint of: t0 = np.exp(x - m)
-    x_bar += strong_zero_each(t0 * t0_bar, t0_bar)
+    x_bar = first_of(strong_zero_each(t0 * t0_bar, t0_bar), x)
     m_bar = np.sum(strong_zero_each(-(t0 * t0_bar), t0_bar))
     # adjoint of: m = np.max(x)
     x_bar += chosen(m_bar != 0.0, at_argmax(m_bar, x))

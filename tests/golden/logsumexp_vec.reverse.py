@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import at_argmax, chosen, zeros_like
+from sourcead.runtime import at_argmax, chosen, first_copy_of
 
 
 def logsumexp_vjp(x, out_bar):
@@ -16,13 +16,12 @@ def logsumexp_vjp(x, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = m + math.log(np.sum(np.exp(x - m)))
     t0 = np.exp(x - m)
     t1 = np.sum(t0)
     m_bar = result_bar
     t2 = t0 * (1.0 / t1 * result_bar)
-    x_bar += chosen(result_bar != 0.0, t2)
+    x_bar = first_copy_of(chosen(result_bar != 0.0, t2), x)
     m_bar += (np.sum(-t2) if result_bar != 0.0 else 0.0)
     # adjoint of: m = np.max(x)
     x_bar += chosen(m_bar != 0.0, at_argmax(m_bar, x))

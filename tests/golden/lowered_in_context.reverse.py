@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, zeros_like
+from sourcead.runtime import chosen, expand_axis, first_copy_of, first_of
 
 
 def lowered_in_context_vjp(X, x, out_bar):
@@ -16,9 +16,7 @@ def lowered_in_context_vjp(X, x, out_bar):
     result = (np.sum((np.sum(X, axis=0) / X.shape[0]) ** 2) + np.sum((x - 1.0) ** 2) + 2.0 ** (-x[0]) + np.sum((x + x) / (x * 2.0) ** 2) + np.cbrt((x[1] + 2.0)) ** 2)
     value = result
     # reverse sweep
-    X_bar = zeros_like(X)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = (np.sum((np.sum(X, axis=0) / X.shape[0]) ** 2) + np.sum((x - 1.0) ** 2) + 2.0 ** (-x[0]) + np.sum((x + x) / (x * 2.0) ** 2) + np.cbrt((x[1] + 2.0)) ** 2)
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]
@@ -27,8 +25,8 @@ def lowered_in_context_vjp(X, x, out_bar):
     t4 = 1.0 / t3
     t5 = (x + x) / t3
     t6 = np.cbrt(x[1] + 2.0)
-    X_bar += chosen(result_bar != 0.0, expand_axis(t0 * (2.0 * t1 * result_bar), X, 0))
-    x_bar += chosen(result_bar != 0.0, 2.0 * (x - 1.0) * result_bar)
+    X_bar = first_copy_of(chosen(result_bar != 0.0, expand_axis(t0 * (2.0 * t1 * result_bar), X, 0)), X)
+    x_bar = first_of(chosen(result_bar != 0.0, 2.0 * (x - 1.0) * result_bar), x)
     x_bar[0] += ((-(math.log(2.0) * t2 * result_bar) if 2.0 != 0.0 else 0.0) if result_bar != 0.0 else 0.0)
     x_bar += 2.0 * chosen(result_bar != 0.0, t4 * result_bar)
     x_bar += chosen(result_bar != 0.0, 2.0 * (2.0 * (x * 2.0) * (-t5 * t4 * result_bar)))

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_unordered, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, first_copy_of, reserve, strong_zero, zeros_like
 
 
 def lu_logdet_hvp(A, A_dot, out_bar):
@@ -80,7 +80,6 @@ def lu_logdet_hvp(A, A_dot, out_bar):
                 U[i, j] = U[i, j] - f * U[k, j]
     value = logdet_dot
     # reverse sweep
-    A_bar = zeros_like(A)
     U_bar = zeros_like(U)
     U_dot_bar = zeros_like(U_dot)
     f_bar = 0.0
@@ -175,5 +174,5 @@ def lu_logdet_hvp(A, A_dot, out_bar):
         itop -= 1
         p = itape[np.uint64(itop)]  # restore the value p had before
     # adjoint of: U = np.copy(A)
-    A_bar += U_bar
+    A_bar = first_copy_of(U_bar, A)
     return value, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, strong_zero_each, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, first_of, reserve, strong_zero, strong_zero_each, zeros_like
 
 
 def marked_stencil_vjp(x, c, out_bar):
@@ -37,10 +37,9 @@ def marked_stencil_vjp(x, c, out_bar):
     c_bar = 0.0
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = t + np.sum(y * y)
     t_bar = result_bar
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

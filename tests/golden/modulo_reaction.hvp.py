@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
@@ -76,25 +76,21 @@ def modulo_reaction_hvp(u0, v0, feed, steps, u0_dot, v0_dot, feed_dot, out_bar):
     # reverse sweep
     feed_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
-    v_bar = zeros_like(v)
     v0_bar = zeros_like(v0)
-    v_dot_bar = zeros_like(v_dot)
     vn_bar = zeros_like(vn)
     vn_dot_bar = zeros_like(vn_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v * v_dot + v * v_dot)
     t1 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t1, u_dot))
     t2 = np.full_like(broadcast_like(v, v_dot), result_dot_bar)
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot))
+    v_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v)), v)
+    v_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot)), v_dot)
     v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v))
     v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot))
     for _t in range(steps - 1, -1, -1):

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, chosen, chunk_zeros, first_of, reserve, strong_zero, zeros_like
 
 
 def modulo_reaction_vjp(u0, v0, feed, steps, out_bar):
@@ -60,15 +60,13 @@ def modulo_reaction_vjp(u0, v0, feed, steps, out_bar):
     # reverse sweep
     feed_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
-    v_bar = zeros_like(v)
     v0_bar = zeros_like(v0)
     vn_bar = zeros_like(vn)
     # adjoint of: result = np.sum(u * u) + np.sum(v * v)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
-    v_bar += 2.0 * chosen(result_bar != 0.0, v * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
+    v_bar = first_of(2.0 * chosen(result_bar != 0.0, v * result_bar), v)
     for _t in range(steps - 1, -1, -1):
         vn, v = v, vn  # undo: v, vn = vn, v
         vn_bar, v_bar = v_bar, vn_bar

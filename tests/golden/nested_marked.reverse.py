@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, first_copy_of, first_of, reserve, strong_zero
 
 
 def nested_steps_vjp(u0, k, outer, inner, out_bar):
@@ -43,11 +43,9 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     # adjoint of: result = total + np.sum(u * u)
     total_bar = result_bar
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     # adjoint of the checkpointed loop over s: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)
@@ -149,5 +147,5 @@ def nested_steps_vjp(u0, k, outer, inner, out_bar):
     if ck_steps > 0:
         checkpoint_restore(u, u_snaps, 0)
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar, k_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, chosen, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, zeros_like
+from sourcead.runtime import as_vector, chosen, expand_axis, first_of, norm1_along, norm2_along, norm_inf_along, select_along_bar
 
 
 def norms_of_a_zero_vector_vjp(x, y, out0_bar, out1_bar, out2_bar, out3_bar, out4_bar):
@@ -28,10 +28,9 @@ def norms_of_a_zero_vector_vjp(x, y, out0_bar, out1_bar, out2_bar, out3_bar, out
     result2_bar = out2_bar
     result3_bar = out3_bar
     result4_bar = out4_bar
-    x_bar = zeros_like(x)
     # adjoint of: result4 = np.linalg.norm(x) + y * y
     t6 = np.linalg.norm(x)
-    x_bar += chosen(result4_bar != 0.0, x * (result4_bar / t6 if t6 != 0.0 else 0.0))
+    x_bar = first_of(chosen(result4_bar != 0.0, x * (result4_bar / t6 if t6 != 0.0 else 0.0)), x)
     y_bar = 2.0 * (y * result4_bar if result4_bar != 0.0 else 0.0)
     # adjoint of: result3 = norm_inf_along(as_vector(x), 0)
     t5 = as_vector(x)

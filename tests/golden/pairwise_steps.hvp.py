@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_of, reserve, strong_zero, zeros_like
 
 
 def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
@@ -61,7 +61,6 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     d_dot_bar = 0.0
     e_dot_bar = out_bar
     p_bar = zeros_like(p)
-    p0_bar = zeros_like(p0)
     p_dot_bar = zeros_like(p_dot)
     r_bar = 0.0
     r_dot_bar = 0.0
@@ -71,7 +70,6 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
     t3_bar = 0.0
     t4_bar = 0.0
     v_bar = zeros_like(v)
-    v0_bar = zeros_like(v0)
     v_dot_bar = zeros_like(v_dot)
     w_bar = 0.0
     w_dot_bar = 0.0
@@ -223,7 +221,7 @@ def pairwise_steps_hvp(p0, v0, dt, n_steps, p0_dot, v0_dot, out_bar):
                 if p_bar_i != 0.0:
                     p_bar[np.uint64(i)] += p_bar_i
     # adjoint of: v = np.copy(v0)
-    v0_bar += v_bar
+    v0_bar = first_of(v_bar, v0)
     # adjoint of: p = np.copy(p0)
-    p0_bar += p_bar
+    p0_bar = first_of(p_bar, p0)
     return value, p0_bar, v0_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_of, reserve, strong_zero, zeros_like
 
 
 def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
@@ -45,10 +45,8 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
     d_bar = 0.0
     e_bar = out_bar
     p_bar = zeros_like(p)
-    p0_bar = zeros_like(p0)
     r_bar = 0.0
     v_bar = zeros_like(v)
-    v0_bar = zeros_like(v0)
     w_bar = 0.0
     for i in range(n - 1, -1, -1):
         if d_bar != 0.0 or e_bar != 0.0:
@@ -114,7 +112,7 @@ def pairwise_steps_vjp(p0, v0, dt, n_steps, out_bar):
                 if p_bar_i != 0.0:
                     p_bar[np.uint64(i)] += p_bar_i
     # adjoint of: v = np.copy(v0)
-    v0_bar += v_bar
+    v0_bar = first_of(v_bar, v0)
     # adjoint of: p = np.copy(p0)
-    p0_bar += p_bar
+    p0_bar = first_of(p_bar, p0)
     return value, p0_bar, v0_bar

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
@@ -69,15 +69,13 @@ def parallel_steps_hvp(u0, k, steps, u0_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + energy_dot
     t6 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u_bar))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot_bar))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t6, u_bar))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t6, u_dot_bar))
     energy_dot_bar = result_dot_bar

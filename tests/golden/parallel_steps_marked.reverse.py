@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, reserve, strong_zero, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, chunk_zeros, first_of, reserve, strong_zero, zeros_like
 
 
 def parallel_steps_vjp(u0, k, steps, out_bar):
@@ -48,11 +48,10 @@ def parallel_steps_vjp(u0, k, steps, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u) + energy
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     energy_bar = result_bar
     # adjoint of the checkpointed loop over t: its steps again from snapshots, as scheduled
     while True:

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, outers_of, zeros_like
+from sourcead.runtime import chosen, first_of, matmul_bar_left, matmul_bar_right, matmul_like, outers_of
 
 
 def atax_grad(A, x, out_bar):
@@ -14,11 +14,10 @@ def atax_grad(A, x, out_bar):
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum((A @ x) @ A)
     t0 = A @ x
     t1 = np.full_like(matmul_like(t0, A), result_bar)
     t2 = matmul_bar_left(t1, t0, A)
-    x_bar += chosen(result_bar != 0.0, matmul_bar_right(t2, A, x))
+    x_bar = first_of(chosen(result_bar != 0.0, matmul_bar_right(t2, A, x)), x)
     A_bar = outers_of(A, result_bar != 0.0, t2, x, result_bar != 0.0, t0, t1)
     return (A_bar, x_bar)

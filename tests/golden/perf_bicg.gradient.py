@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, outers_of, zeros_like
+from sourcead.runtime import chosen, first_of, matmul_bar_left, matmul_bar_right, matmul_like, outers_of
 
 
 def bicg_grad(A, p, r, out_bar):
@@ -14,13 +14,11 @@ def bicg_grad(A, p, r, out_bar):
     # active (varied from A, p, r; useful for the result): result
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
-    p_bar = zeros_like(p)
-    r_bar = zeros_like(r)
     result_bar = out_bar
     # adjoint of: result = np.sum(r @ A) + np.sum(A @ p)
     t0 = np.full_like(matmul_like(r, A), result_bar)
-    r_bar += chosen(result_bar != 0.0, matmul_bar_left(t0, r, A))
+    r_bar = first_of(chosen(result_bar != 0.0, matmul_bar_left(t0, r, A)), r)
     t1 = np.full_like(matmul_like(A, p), result_bar)
     A_bar = outers_of(A, result_bar != 0.0, r, t0, result_bar != 0.0, t1, p)
-    p_bar += chosen(result_bar != 0.0, matmul_bar_right(t1, A, p))
+    p_bar = first_of(chosen(result_bar != 0.0, matmul_bar_right(t1, A, p)), p)
     return (A_bar, p_bar, r_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_product, first_copy_of, reserve, strong_zero
 
 
 def cholesky_grad(A0, out_bar):
@@ -29,11 +29,9 @@ def cholesky_grad(A0, out_bar):
         top += 1
         A[i, i] = np.sqrt(A[i, i])
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
     result_bar = out_bar
     # adjoint of: result = np.sum(A)
-    A_bar += result_bar
+    A_bar = first_copy_of(result_bar, A)
     for i in range(stop - 1, 0, -1):
         # adjoint of: A[i, i] = np.sqrt(A[i, i])
         t8 = A[np.uint64(i), np.uint64(i)]  # its value, before the old one is restored
@@ -66,5 +64,5 @@ def cholesky_grad(A0, out_bar):
     t1 = A_bar[0, 0]
     A_bar[0, 0] = (0.5 / t0 * t1 if t1 != 0.0 else 0.0)
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return (A0_bar,)

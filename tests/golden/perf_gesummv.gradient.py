@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, first_copy_of, matmul_bar_right, matmul_like, outer_of, unbroadcast
 
 
 def gesummv_grad(alpha, beta, A, B, x, out_bar):
@@ -16,9 +16,8 @@ def gesummv_grad(alpha, beta, A, B, x, out_bar):
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
     result_bar = out_bar
-    y_bar = zeros_like(broadcast_like(matmul_like(A, x), matmul_like(B, x)))
     # adjoint of: result = np.sum(y)
-    y_bar += result_bar
+    y_bar = first_copy_of(result_bar, broadcast_like(matmul_like(A, x), matmul_like(B, x)))
     # adjoint of: y = alpha * A @ x + beta * B @ x
     t0 = unbroadcast(y_bar, matmul_like(A, x))
     A_bar = outer_of(A, True, alpha * t0, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_product, first_copy_of, reserve, strong_zero
 
 
 def lu_grad(A0, out_bar):
@@ -24,11 +24,9 @@ def lu_grad(A0, out_bar):
         for j in range(i, N):
             A[i, j] = A[i, j] - (A[i, :i] @ A[:i, j])
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
     result_bar = out_bar
     # adjoint of: result = np.sum(A)
-    A_bar += result_bar
+    A_bar = first_copy_of(result_bar, A)
     for i in range(N - 1, -1, -1):
         for j in range(N - 1, i - 1, -1):
             # adjoint of: A[i, j] = A[i, j] - (A[i, :i] @ A[:i, j])
@@ -49,5 +47,5 @@ def lu_grad(A0, out_bar):
             add_product(A_bar[i, :j], t0 != 0.0, -t0, A[:j, np.uint64(j)])
             add_product(A_bar[:j, np.uint64(j)], t0 != 0.0, -t0, A[i, :j])
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return (A0_bar,)

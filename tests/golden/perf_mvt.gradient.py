@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import matmul_bar_left, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
+from sourcead.runtime import first_copy_of, matmul_bar_left, matmul_bar_right, matmul_like, outers_of, unbroadcast
 
 
 def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
@@ -19,13 +19,9 @@ def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
     # forward sweep: only what the reverse sweep reads (grad does not return the value)
     # reverse sweep
     result_bar = out_bar
-    x1_bar = zeros_like(x1)
-    x1_out_bar = zeros_like(x1)
-    x2_bar = zeros_like(x2)
-    x2_out_bar = zeros_like(x2)
     # adjoint of: result = np.sum(x1_out) + np.sum(x2_out)
-    x1_out_bar += result_bar
-    x2_out_bar += result_bar
+    x1_out_bar = first_copy_of(result_bar, x1)
+    x2_out_bar = first_copy_of(result_bar, x2)
     # adjoint of: x2_out += y_2 @ A
     t2 = matmul_like(y_2, A)
     t3 = unbroadcast(x2_out_bar, t2)
@@ -36,7 +32,7 @@ def mvt_grad(x1, x2, y_1, y_2, A, out_bar):
     A_bar = outers_of(A, True, y_2, t3, True, t1, y_1)
     y_1_bar = matmul_bar_right(t1, A, y_1)
     # adjoint of: x2_out = np.copy(x2)
-    x2_bar += x2_out_bar
+    x2_bar = first_copy_of(x2_out_bar, x2)
     # adjoint of: x1_out = np.copy(x1)
-    x1_bar += x1_out_bar
+    x1_bar = first_copy_of(x1_out_bar, x1)
     return (x1_bar, x2_bar, y_1_bar, y_2_bar, A_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, strong_zero, zeros_like
+from sourcead.runtime import add_products, first_copy_of, strong_zero, zeros_like
 
 
 def trisolv_grad(L, b, out_bar):
@@ -19,9 +19,8 @@ def trisolv_grad(L, b, out_bar):
     L_bar = zeros_like(L)
     b_bar = zeros_like(b)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(x)
-    x_bar += result_bar
+    x_bar = first_copy_of(result_bar, x)
     for i in range(b.shape[0] - 1, -1, -1):
         # adjoint of: x[i] = (b[i] - np.dot(L[i, :i], x[:i])) / L[i, i]
         t1 = x[np.uint64(i)]  # its value, read rather than computed again

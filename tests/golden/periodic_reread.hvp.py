@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
@@ -44,15 +44,12 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t3 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t3, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t3, u_dot))
     for _t in range(steps - 1, -1, -1):
@@ -98,5 +95,5 @@ def periodic_reread_hvp(u0, k, steps, u0_dot, out_bar):
             c_dot = tape[np.uint64(top)]  # restore the value c_dot had before
             u_dot_bar[np.uint64(i)] += c_dot_bar
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar

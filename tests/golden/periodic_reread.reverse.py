@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, reserve, strong_zero, zeros_like
 
 
 def periodic_reread_vjp(u0, k, steps, out_bar):
@@ -32,11 +32,9 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     un_bar = zeros_like(un)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     for _t in range(steps - 1, -1, -1):
         un_bar, u_bar = u_bar, un_bar
         for i in range(n - 1, -1, -1):
@@ -59,5 +57,5 @@ def periodic_reread_vjp(u0, k, steps, out_bar):
             c = tape[np.uint64(top)]  # restore the value c had before
             u_bar[np.uint64(i)] += c_bar
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_copy_of(u_bar, u0)
     return value, u0_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero, unbroadcast, zeros_like
 
 
 def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
@@ -21,12 +21,10 @@ def prange_histogram_hvp(x, idx, m, x_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t2 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y)), y)
+    y_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot)), y_dot)
     y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t2, y_bar))
     y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t2, y_dot_bar))
     for i in range(x.shape[0] - 1, -1, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_of, strong_zero, zeros_like
 
 
 def prange_histogram_vjp(x, idx, m, out_bar):
@@ -19,9 +19,8 @@ def prange_histogram_vjp(x, idx, m, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[idx[i]] += x[i] ** 2
         t0 = y_bar[idx[np.uint64(i)]]

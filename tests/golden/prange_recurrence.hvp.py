@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast, zeros_like
 
 
 def prange_recurrence_hvp(x, x_dot, out_bar):
@@ -21,10 +21,9 @@ def prange_recurrence_hvp(x, x_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
+    y_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y)), y)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: y[i] = 0.5 * y[i - 1] + x[i]
         t0 = y_bar[np.uint64(i)]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_of, zeros_like
 
 
 def prange_recurrence_vjp(x, out_bar):
@@ -19,9 +19,8 @@ def prange_recurrence_vjp(x, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     for i in range(x.shape[0] - 1, 0, -1):
         # adjoint of: y[i] = 0.5 * y[i - 1] + x[i]
         t0 = y_bar[np.uint64(i)]

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def prange_rows_then_written_hvp(A, A_dot, out_bar):
@@ -36,13 +36,11 @@ def prange_rows_then_written_hvp(A, A_dot, out_bar):
     value = result_dot
     # reverse sweep
     A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    out_dot_bar = zeros_like(out_dot)
     result_dot_bar = out_bar
     # adjoint of: result_dot = np.sum(out_dot) + np.sum(B * B_dot + B * B_dot)
-    out_dot_bar += result_dot_bar
+    out_dot_bar = first_copy_of(result_dot_bar, out_dot)
     t4 = np.full_like(broadcast_like(B, B_dot), result_dot_bar)
-    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t4, B_bar))
+    B_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t4, B)), B)
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, zeros_like
 
 
 def prange_rows_then_written_vjp(A, out_bar_1):
@@ -28,12 +28,10 @@ def prange_rows_then_written_vjp(A, out_bar_1):
     value = result
     # reverse sweep
     A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    out_bar = zeros_like(out)
     result_bar = out_bar_1
     # adjoint of: result = np.sum(out) + np.sum(B * B)
-    out_bar += result_bar
-    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
+    out_bar = first_copy_of(result_bar, out)
+    B_bar = first_of(2.0 * chosen(result_bar != 0.0, B * result_bar), B)
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_of, zeros_like
 
 
 def prange_running_sum_vjp(x, out_bar):
@@ -22,9 +22,8 @@ def prange_running_sum_vjp(x, out_bar):
     result_bar = out_bar
     s_bar = 0.0
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     for i in range(x.shape[0] - 1, -1, -1):
         # adjoint of: y[i] = s
         s_bar += y_bar[np.uint64(i)]

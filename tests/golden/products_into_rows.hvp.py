@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, broadcast_like, chosen, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, broadcast_like, chosen, first_copy_of, first_of, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast
 
 
 def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
@@ -27,20 +27,16 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     result_dot = np.sum(h * h_dot + h * h_dot)
     value = result_dot
     # reverse sweep
-    h_bar = zeros_like(h)
-    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
-    v_bar = zeros_like(v)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
     t12 = np.full_like(broadcast_like(h, h_dot), result_dot_bar)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, h_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t12, h_dot_bar))
+    h_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, h)), h)
+    h_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(h * t12, h_dot)), h_dot)
     h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t12, h_bar))
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t12, h_dot_bar))
     # adjoint of: h[1] = t0
-    t11 = unbroadcast(h_bar[1], t0_bar)
-    t0_bar += t11
+    t11 = unbroadcast(h_bar[1], t0)
+    t0_bar = first_copy_of(t11, t0)
     h_bar[1] = 0.0
     # adjoint of: h_dot[1] = (1.0 - t0 * t0) * (np.dot(A_dot, x) + np.dot(A, x_dot))
     t7 = 1.0 - t0 * t0
@@ -58,7 +54,7 @@ def products_into_rows_hvp(A, x, v, A_dot, x_dot, v_dot, out_bar):
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t3 = np.transpose(v)
     t4 = unbroadcast(h_bar[2:4], t3)
-    v_bar += np.transpose(3.0 * t4)
+    v_bar = first_copy_of(np.transpose(3.0 * t4), v)
     h_bar[2:4] = 0.0
     # adjoint of: h_dot[2:4] = 3.0 * np.transpose(v_dot)
     h_dot_bar[2:4] = 0.0

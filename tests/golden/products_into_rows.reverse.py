@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_outer, chosen, first_copy_of, first_of, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast
 
 
 def products_into_rows_vjp(A, x, v, out_bar):
@@ -20,11 +20,9 @@ def products_into_rows_vjp(A, x, v, out_bar):
     result = np.sum(h * h)
     value = result
     # reverse sweep
-    h_bar = zeros_like(h)
     result_bar = out_bar
-    v_bar = zeros_like(v)
     # adjoint of: result = np.sum(h * h)
-    h_bar += 2.0 * chosen(result_bar != 0.0, h * result_bar)
+    h_bar = first_of(2.0 * chosen(result_bar != 0.0, h * result_bar), h)
     # adjoint of: h[1] = np.tanh(A @ x)
     t4 = np.tanh(A @ x)
     t5 = matmul_like(A, x)
@@ -36,7 +34,7 @@ def products_into_rows_vjp(A, x, v, out_bar):
     # adjoint of: h[2:4] = np.transpose(v) * 3.0
     t2 = np.transpose(v)
     t3 = unbroadcast(h_bar[2:4], t2)
-    v_bar += np.transpose(3.0 * t3)
+    v_bar = first_copy_of(np.transpose(3.0 * t3), v)
     h_bar[2:4] = 0.0
     # adjoint of: h[0:2] = 2.0 * (A @ x)
     t0 = matmul_like(A, x)

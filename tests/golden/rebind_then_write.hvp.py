@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def rebind_then_write_hvp(x, x_dot, out_bar):
@@ -19,13 +19,11 @@ def rebind_then_write_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    x_bar = zeros_like(x)
-    x_1_bar = zeros_like(x_1)
     # adjoint of: result_dot = np.sum(x_1 * x_1_dot + x_1 * x_1_dot)
     t0 = np.full_like(broadcast_like(x_1, x_1_dot), result_dot_bar)
-    x_1_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_1_dot * t0, x_1_bar))
+    x_1_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(x_1_dot * t0, x_1)), x_1)
     # adjoint of: x_1[0] = 1.0
     x_1_bar[0] = 0.0
     # adjoint of: x_1 = x * 2.0
-    x_bar += (2.0 * x_1_bar)
+    x_bar = first_of((2.0 * x_1_bar), x)
     return value, x_bar

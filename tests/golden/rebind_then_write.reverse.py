@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_of
 
 
 def rebind_then_write_vjp(x, out_bar):
@@ -16,12 +16,10 @@ def rebind_then_write_vjp(x, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
-    x_1_bar = zeros_like(x_1)
     # adjoint of: result = np.sum(x_1 * x_1)
-    x_1_bar += 2.0 * chosen(result_bar != 0.0, x_1 * result_bar)
+    x_1_bar = first_of(2.0 * chosen(result_bar != 0.0, x_1 * result_bar), x_1)
     # adjoint of: x_1[0] = 1.0
     x_1_bar[0] = 0.0
     # adjoint of: x_1 = x * 2.0
-    x_bar += (2.0 * x_1_bar)
+    x_bar = first_of((2.0 * x_1_bar), x)
     return value, x_bar

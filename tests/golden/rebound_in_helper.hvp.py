@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def rebound_in_helper_hvp(C, C_dot, out_bar):
@@ -22,22 +22,17 @@ def rebound_in_helper_hvp(C, C_dot, out_bar):
     result_dot = np.sum(C * D_dot + D * C_dot)
     value = result_dot
     # reverse sweep
-    C_bar = zeros_like(C)
-    D_bar = zeros_like(D)
-    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C)
-    _fresh_then_update_C_1_bar = zeros_like(_fresh_then_update_C_1)
-    _fresh_then_update_C_2_bar = zeros_like(_fresh_then_update_C_2)
     result_dot_bar = out_bar
     # adjoint of: result_dot = np.sum(C * D_dot + D * C_dot)
     t0 = np.full_like(broadcast_like(broadcast_like(C, D_dot), broadcast_like(D, C_dot)), result_dot_bar)
-    C_bar += chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t0, broadcast_like(C, D_dot)), C_bar))
-    D_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t0, broadcast_like(D, C_dot)), D_bar))
+    C_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(D_dot * unbroadcast(t0, broadcast_like(C, D_dot)), C)), C)
+    D_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(C_dot * unbroadcast(t0, broadcast_like(D, C_dot)), D)), D)
     # adjoint of: D = _fresh_then_update_C_2
-    _fresh_then_update_C_2_bar += D_bar
+    _fresh_then_update_C_2_bar = first_of(D_bar, _fresh_then_update_C_2)
     # adjoint of: _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
-    _fresh_then_update_C_1_bar += _fresh_then_update_C_2_bar
+    _fresh_then_update_C_1_bar = first_of(_fresh_then_update_C_2_bar, _fresh_then_update_C_1)
     # adjoint of: _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
-    _fresh_then_update_C_bar += (2.0 * _fresh_then_update_C_1_bar)
+    _fresh_then_update_C_bar = first_of((2.0 * _fresh_then_update_C_1_bar), _fresh_then_update_C)
     # adjoint of: _fresh_then_update_C = C
     C_bar += _fresh_then_update_C_bar
     return value, C_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def rebound_in_helper_vjp(C, out_bar):
@@ -17,22 +17,17 @@ def rebound_in_helper_vjp(C, out_bar):
     result = np.sum(D * C)
     value = result
     # reverse sweep
-    C_bar = zeros_like(C)
-    D_bar = zeros_like(D)
-    _fresh_then_update_C_bar = zeros_like(_fresh_then_update_C)
-    _fresh_then_update_C_1_bar = zeros_like(_fresh_then_update_C_1)
-    _fresh_then_update_C_2_bar = zeros_like(_fresh_then_update_C_2)
     result_bar = out_bar
     # adjoint of: result = np.sum(D * C)
     t0 = np.full_like(broadcast_like(D, C), result_bar)
-    D_bar += chosen(result_bar != 0.0, unbroadcast(C * t0, D_bar))
-    C_bar += chosen(result_bar != 0.0, unbroadcast(D * t0, C_bar))
+    D_bar = first_of(chosen(result_bar != 0.0, unbroadcast(C * t0, D)), D)
+    C_bar = first_of(chosen(result_bar != 0.0, unbroadcast(D * t0, C)), C)
     # adjoint of: D = _fresh_then_update_C_2
-    _fresh_then_update_C_2_bar += D_bar
+    _fresh_then_update_C_2_bar = first_of(D_bar, _fresh_then_update_C_2)
     # adjoint of: _fresh_then_update_C_2 = _fresh_then_update_C_1 + 1.0
-    _fresh_then_update_C_1_bar += _fresh_then_update_C_2_bar
+    _fresh_then_update_C_1_bar = first_of(_fresh_then_update_C_2_bar, _fresh_then_update_C_1)
     # adjoint of: _fresh_then_update_C_1 = _fresh_then_update_C * 2.0
-    _fresh_then_update_C_bar += (2.0 * _fresh_then_update_C_1_bar)
+    _fresh_then_update_C_bar = first_of((2.0 * _fresh_then_update_C_1_bar), _fresh_then_update_C)
     # adjoint of: _fresh_then_update_C = C
     C_bar += _fresh_then_update_C_bar
     return value, C_bar

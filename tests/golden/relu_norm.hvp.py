@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
@@ -18,15 +18,13 @@ def relu_norm_hvp(x, t, x_dot, t_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(np.where(x - t >= 0.0, 2.0 * t0 * (x_dot - t_dot), 0.0)) + np.sum(np.copysign(1.0, x) * x_dot)
     t2 = x - t >= 0.0
     t3 = 2.0 * t0 * (x_dot - t_dot)
     t4 = np.where(t2, t3, 0.0)
     t5 = np.copysign(1.0, x)
-    t0_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast((x_dot - t_dot) * unbroadcast(np.where(t2, np.full_like(t4, result_dot_bar), 0.0), t3), t0_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(broadcast_like(t5, x_dot), result_dot_bar), t5))
+    t0_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast((x_dot - t_dot) * unbroadcast(np.where(t2, np.full_like(t4, result_dot_bar), 0.0), t3), t0)), t0)
+    x_bar = first_of(chosen(result_dot_bar != 0.0, 0.0 * unbroadcast(x_dot * np.full_like(broadcast_like(t5, x_dot), result_dot_bar), t5)), x)
     # adjoint of: t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, t0_bar, 0.0)
     x_bar += np.where(x - t >= 0.0, t1, 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_copy_of
 
 
 def relu_norm_vjp(x, t, out_bar):
@@ -16,11 +16,10 @@ def relu_norm_vjp(x, t, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(np.maximum(x - t, 0.0) ** 2) + np.sum(np.abs(x))
     t0 = np.maximum(x - t, 0.0)
     t1 = np.where(x - t >= 0.0, 2.0 * t0 * result_bar, 0.0)
-    x_bar += chosen(result_bar != 0.0, t1)
+    x_bar = first_copy_of(chosen(result_bar != 0.0, t1), x)
     t_bar = (np.sum(-t1) if result_bar != 0.0 else 0.0)
     x_bar += chosen(result_bar != 0.0, np.copysign(1.0, x) * result_bar)
     return value, x_bar, t_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import reserve, strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, reserve, strong_zero
 
 
 def repeated_updates_vjp(x, a, out_bar):
@@ -29,7 +29,6 @@ def repeated_updates_vjp(x, a, out_bar):
     value = y.copy()
     # reverse sweep
     a_bar = 0.0
-    x_bar = zeros_like(x)
     y_bar = out_bar.copy()
     for _k in range(4, -1, -1):
         for j in range(stop - 1, -1, -1):
@@ -41,5 +40,5 @@ def repeated_updates_vjp(x, a, out_bar):
             a_bar += strong_zero(y[np.uint64(j)] * t0, t0)
             y_bar[np.uint64(j)] += (math.cos(y[np.uint64(j)]) * t0 if t0 != 0.0 else 0.0)
     # adjoint of: y = np.copy(x)
-    x_bar += y_bar
+    x_bar = first_copy_of(y_bar, x)
     return value, x_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, prod_others, zeros_like
+from sourcead.runtime import chosen, first_of, matmul_bar_left, matmul_bar_right, matmul_like, prod_others
 
 
 def reshaped_vjp(x, W, out_bar):
@@ -16,16 +16,13 @@ def reshaped_vjp(x, W, out_bar):
     result = np.sum(W @ M) + np.prod((np.tanh(x) + 2.0))
     value = result
     # reverse sweep
-    M_bar = zeros_like(M)
-    W_bar = zeros_like(W)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(W @ M) + np.prod((np.tanh(x) + 2.0))
     t0 = np.tanh(x)
     t1 = np.full_like(matmul_like(W, M), result_bar)
-    W_bar += chosen(result_bar != 0.0, matmul_bar_left(t1, W, M))
-    M_bar += chosen(result_bar != 0.0, matmul_bar_right(t1, W, M))
-    x_bar += chosen(result_bar != 0.0, (1.0 - t0 * t0) * (prod_others(t0 + 2.0) * result_bar))
+    W_bar = first_of(chosen(result_bar != 0.0, matmul_bar_left(t1, W, M)), W)
+    M_bar = first_of(chosen(result_bar != 0.0, matmul_bar_right(t1, W, M)), M)
+    x_bar = first_of(chosen(result_bar != 0.0, (1.0 - t0 * t0) * (prod_others(t0 + 2.0) * result_bar)), x)
     # adjoint of: M = np.reshape(x, (3, 2))
     x_bar += np.reshape(np.ascontiguousarray(M_bar), x.shape)
     return value, x_bar, W_bar

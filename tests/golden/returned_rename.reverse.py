@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import strong_zero, zeros_like
+from sourcead.runtime import first_copy_of, strong_zero, zeros_like
 
 
 def returned_rename_vjp(x, n, out_bar):
@@ -18,9 +18,8 @@ def returned_rename_vjp(x, n, out_bar):
     # reverse sweep
     result_bar = out_bar.copy()
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = y
-    y_bar += result_bar
+    y_bar = first_copy_of(result_bar, y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(n):
         # adjoint of: y[i] = x[i] * x[i]

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, first_copy_of, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
@@ -44,15 +44,12 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t5 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
     for _t in range(steps - 1, -1, -1):
@@ -118,5 +115,5 @@ def ring_hvp(x, k, steps, x_dot, k_dot, out_bar):
             u_bar[i] += 2.0 * -t0_bar
             u_bar[im] += t0_bar
     # adjoint of: u = np.copy(x)
-    x_bar += u_bar
+    x_bar = first_copy_of(u_bar, x)
     return value, x_bar, k_bar

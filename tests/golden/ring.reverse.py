@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, chosen, first_copy_of, first_of, reserve, strong_zero, zeros_like
 
 
 def ring_vjp(x, k, steps, out_bar):
@@ -35,11 +35,9 @@ def ring_vjp(x, k, steps, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
     un_bar = zeros_like(un)
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     for _t in range(steps - 1, -1, -1):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar
@@ -78,5 +76,5 @@ def ring_vjp(x, k, steps, out_bar):
             u_bar[i] += strong_zero(t1 * -un_bar[i], un_bar[i])
             un_bar[i] = 0.0
     # adjoint of: u = np.copy(x)
-    x_bar += u_bar
+    x_bar = first_copy_of(u_bar, x)
     return value, x_bar, k_bar

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, chunk_zeros, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
@@ -50,15 +50,13 @@ def ring_in_prange_hvp(x, k, steps, x_dot, k_dot, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u_dot_bar = zeros_like(u_dot)
     un_bar = zeros_like(un)
     un_dot_bar = zeros_like(un_dot)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t5 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t5, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t5, u_dot))
     for _t in range(steps - 1, -1, -1):

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, chunk_zeros, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, chunk_zeros, first_of, reserve, strong_zero, zeros_like
 
 
 def ring_in_prange_vjp(x, k, steps, out_bar):
@@ -41,11 +41,10 @@ def ring_in_prange_vjp(x, k, steps, out_bar):
     # reverse sweep
     k_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
     un_bar = zeros_like(un)
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     for _t in range(steps - 1, -1, -1):
         un, u = u, un  # undo: u, un = un, u
         un_bar, u_bar = u_bar, un_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, first_of, strong_zero, unbroadcast, zeros_like
 
 
 def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
@@ -31,12 +31,10 @@ def ring_product_hvp(x, k, x_dot, k_dot, out_bar):
     k_bar = 0.0
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t1 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y)), y)
+    y_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot)), y_dot)
     y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t1, y_bar))
     y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t1, y_dot_bar))
     # what every iteration adds into k_bar, summed first in a loop of its own,

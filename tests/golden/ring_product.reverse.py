@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, chosen, first_of, strong_zero, zeros_like
 
 
 def ring_product_vjp(x, k, out_bar):
@@ -28,9 +28,8 @@ def ring_product_vjp(x, k, out_bar):
     k_bar = 0.0
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     # what every iteration adds into k_bar, summed first in a loop of its own,
     # in any order (add_unordered: the order of an adjoint's contributions is free), so it vectorises
     for i_1 in range(0, min(1, n)):  # the first elements: ring indices around the ring

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, chosen, chunk_zeros, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, chosen, chunk_zeros, first_of, reserve, strong_zero, zeros_like
 
 
 def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
@@ -50,11 +50,10 @@ def ring_rows_in_prange_vjp(u0, kappa, steps, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = 0.5 * np.sum(u * u)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * (0.5 * result_bar))
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * (0.5 * result_bar)), u)
     for _t in range(steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def rk4_stages_hvp(x, s, x_dot, out_bar):
@@ -93,14 +93,12 @@ def rk4_stages_hvp(x, s, x_dot, out_bar):
     k4_dot_bar = zeros_like(k4_dot)
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    y_dot_bar = zeros_like(y_dot)
     yt_bar = zeros_like(yt)
     yt_dot_bar = zeros_like(yt_dot)
     # adjoint of: result_dot = np.sum(y * y_dot + y * y_dot)
     t9 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y)), y)
+    y_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot)), y_dot)
     y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t9, y_bar))
     y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t9, y_dot_bar))
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, first_of, reserve, strong_zero, zeros_like
 
 
 def rk4_stages_vjp(x, s, out_bar):
@@ -65,10 +65,9 @@ def rk4_stages_vjp(x, s, out_bar):
     k4_bar = zeros_like(k4)
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     yt_bar = zeros_like(yt)
     # adjoint of: result = np.sum(y * y)
-    y_bar += 2.0 * chosen(result_bar != 0.0, y * result_bar)
+    y_bar = first_of(2.0 * chosen(result_bar != 0.0, y * result_bar), y)
     # adjoint of the checkpointed loop over _step: its steps again from snapshots, as scheduled
     while True:
         ck_schedule, ck_do, ck_a, ck_b, ck_slot = checkpoint_next(ck_schedule, ck_slots)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, chunk_zeros, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
@@ -46,15 +46,13 @@ def rows_in_prange_hvp(u0, kappa, steps, u0_dot, kappa_dot, out_bar):
     # reverse sweep
     kappa_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
     u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = 0.5 * np.sum(u * u_dot + u * u_dot)
     t2 = np.full_like(broadcast_like(u, u_dot), 0.5 * result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
     for _t in range(steps - 1, -1, -1):

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero, unbroadcast, zeros_like
 
 
 def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
@@ -39,8 +39,6 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
     result_dot = np.sum(g * h_dot + h * g_dot) + np.sum(c * c_dot + c * c_dot)
     value = result_dot
     # reverse sweep
-    c_bar = zeros_like(c)
-    c_dot_bar = zeros_like(c_dot)
     g_bar = zeros_like(g)
     g_dot_bar = zeros_like(g_dot)
     h_bar = zeros_like(h)
@@ -56,8 +54,8 @@ def scalars_into_rows_hvp(x, s, x_dot, s_dot, out_bar):
     h_bar += chosen(result_dot_bar != 0.0, unbroadcast(g_dot * t13, h_bar))
     g_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t13, g_dot_bar))
     t14 = np.full_like(broadcast_like(c, c_dot), result_dot_bar)
-    c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t14, c_bar))
-    c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t14, c_dot_bar))
+    c_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t14, c)), c)
+    c_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(c * t14, c_dot)), c_dot)
     c_bar += chosen(result_dot_bar != 0.0, unbroadcast(c_dot * t14, c_bar))
     c_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(c * t14, c_dot_bar))
     # adjoint of: h[:, 2] = s

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero, unbroadcast, zeros_like
 
 
 def scalars_into_rows_vjp(x, s, out_bar):
@@ -28,16 +28,13 @@ def scalars_into_rows_vjp(x, s, out_bar):
     result = np.sum(h * g) + np.sum(c * c)
     value = result
     # reverse sweep
-    c_bar = zeros_like(c)
-    g_bar = zeros_like(g)
-    h_bar = zeros_like(h)
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * g) + np.sum(c * c)
     t7 = np.full_like(broadcast_like(h, g), result_bar)
-    h_bar += chosen(result_bar != 0.0, unbroadcast(g * t7, h_bar))
-    g_bar += chosen(result_bar != 0.0, unbroadcast(h * t7, g_bar))
-    c_bar += 2.0 * chosen(result_bar != 0.0, c * result_bar)
+    h_bar = first_of(chosen(result_bar != 0.0, unbroadcast(g * t7, h)), h)
+    g_bar = first_of(chosen(result_bar != 0.0, unbroadcast(h * t7, g)), g)
+    c_bar = first_of(2.0 * chosen(result_bar != 0.0, c * result_bar), c)
     # adjoint of: h[:, 2] = s
     t6 = np.sum(h_bar[:, 2])
     s_bar = t6

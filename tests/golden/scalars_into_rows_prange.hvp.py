@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
@@ -30,20 +30,17 @@ def scalars_into_rows_prange_hvp(x, w, x_dot, w_dot, out_bar):
     result_dot = np.sum((1.0 - t0 * t0) * h_dot)
     value = result_dot
     # reverse sweep
-    h_bar = zeros_like(h)
-    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum((1.0 - t0 * t0) * h_dot)
     t6 = 1.0 - t0 * t0
     t7 = np.full_like(broadcast_like(t6, h_dot), result_dot_bar)
-    t8 = -unbroadcast(h_dot * t7, t0_bar)
-    t0_bar += 2.0 * chosen(result_dot_bar != 0.0, t0 * t8)
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot_bar))
+    t8 = -unbroadcast(h_dot * t7, t0)
+    t0_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, t0 * t8), t0)
+    h_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(t6 * t7, h_dot)), h_dot)
     # adjoint of: t0 = np.tanh(h)
-    h_bar += strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar)
+    h_bar = first_of(strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar), h)
     # serial adjoint of a prange loop: its body reads or writes slices of arrays
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, 3] += x[t]

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_of, strong_zero, zeros_like
 
 
 def scalars_into_rows_prange_vjp(x, w, out_bar):
@@ -24,13 +24,12 @@ def scalars_into_rows_prange_vjp(x, w, out_bar):
     result = np.sum(np.tanh(h))
     value = result
     # reverse sweep
-    h_bar = zeros_like(h)
     result_bar = out_bar
     w_bar = 0.0
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(np.tanh(h))
     t2 = np.tanh(h)
-    h_bar += chosen(result_bar != 0.0, (1.0 - t2 * t2) * result_bar)
+    h_bar = first_of(chosen(result_bar != 0.0, (1.0 - t2 * t2) * result_bar), h)
     # serial adjoint of a prange loop: its body reads or writes slices of arrays
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, 3] += x[t]

@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, strong_zero, zeros_like
+from sourcead.runtime import add_chunk_rows, chosen, chunk_zeros, first_of, strong_zero, zeros_like
 
 
 def scratch_recurrence_grad(X, w, out_bar_1):
@@ -28,12 +28,11 @@ def scratch_recurrence_grad(X, w, out_bar_1):
         out[i] = acc[d - 1]
     # reverse sweep
     X_bar = zeros_like(X)
-    out_bar = zeros_like(out)
     result_bar = out_bar_1
     w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result = np.sum(out * out)
-    out_bar += 2.0 * chosen(result_bar != 0.0, out * result_bar)
+    out_bar = first_of(2.0 * chosen(result_bar != 0.0, out * result_bar), out)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count

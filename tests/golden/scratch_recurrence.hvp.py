@@ -6,7 +6,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_chunk_rows, broadcast_like, chosen, chunk_zeros, first_of, strong_zero, unbroadcast, zeros_like
 
 
 def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
@@ -36,15 +36,13 @@ def scratch_recurrence_hvp(X, w, X_dot, w_dot, out_bar_1):
     value = result_dot
     # reverse sweep
     X_bar = zeros_like(X)
-    out_bar = zeros_like(out)
-    out_dot_bar = zeros_like(out_dot)
     result_dot_bar = out_bar_1
     w_bar = zeros_like(w)
     w_bar_rows = chunk_zeros(w.shape)  # a row per chunk for scattered adjoints, kept zero between uses
     # adjoint of: result_dot = np.sum(out * out_dot + out * out_dot)
     t3 = np.full_like(broadcast_like(out, out_dot), result_dot_bar)
-    out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t3, out_bar))
-    out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t3, out_dot_bar))
+    out_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t3, out)), out)
+    out_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(out * t3, out_dot)), out_dot)
     out_bar += chosen(result_dot_bar != 0.0, unbroadcast(out_dot * t3, out_bar))
     out_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(out * t3, out_dot_bar))
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, first_of, strong_zero_each
 
 
 def selections_vjp(x, lo, y, out_bar):
@@ -19,13 +19,11 @@ def selections_vjp(x, lo, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
-    z_bar = zeros_like(z)
     # adjoint of: result = np.sum(z * z) + np.sum(np.clip(x, lo, 0.9) ** 2)
     t3 = np.clip(x, lo, 0.9)
-    z_bar += 2.0 * chosen(result_bar != 0.0, z * result_bar)
+    z_bar = first_of(2.0 * chosen(result_bar != 0.0, z * result_bar), z)
     t4 = 2.0 * t3 * result_bar
-    x_bar += chosen(result_bar != 0.0, np.where((x >= lo) & (x <= 0.9), t4, 0.0))
+    x_bar = first_of(chosen(result_bar != 0.0, np.where((x >= lo) & (x <= 0.9), t4, 0.0)), x)
     lo_bar = (np.sum(np.where(x < lo, t4, 0.0)) if result_bar != 0.0 else 0.0)
     # adjoint of: z = np.where(x > 0.2, x * y, np.sin(x))
     t0 = x > 0.2

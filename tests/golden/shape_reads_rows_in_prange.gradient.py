@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_copy_of, strong_zero, zeros_like
 
 
 def rows_in_prange_grad(X, w, out_bar):
@@ -20,9 +20,8 @@ def rows_in_prange_grad(X, w, out_bar):
     X_bar = zeros_like(X)
     result_bar = out_bar
     w_bar = zeros_like(w)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y)
-    y_bar += result_bar
+    y_bar = first_copy_of(result_bar, y)
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,
     # adjoints at the loop index are plain stores; the iterations run in 16 fixed
     # chunks, whose sums of shared adjoints are added in chunk order: the same for any thread count

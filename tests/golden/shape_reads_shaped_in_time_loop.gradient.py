@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, strong_zero, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, first_of, record_flat, reserve, strong_zero, strong_zero_each, zeros_like
 
 
 def shaped_in_time_loop_grad(u0, c, steps, out_bar):
@@ -30,12 +30,10 @@ def shaped_in_time_loop_grad(u0, c, steps, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     y_bar = zeros_like(y)
     # adjoint of: result = s + np.sum(u * u)
     s_bar = result_bar
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     for _ in range(steps - 1, -1, -1):
         # adjoint of: u = np.sin(u) * c
         itop -= 1
@@ -44,8 +42,7 @@ def shaped_in_time_loop_grad(u0, c, steps, out_bar):
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t2 = np.sin(u)
         t3 = u_bar
-        u_bar = zeros_like(u)
-        u_bar += strong_zero_each(np.cos(u) * (c * t3), t3)
+        u_bar = first_of(strong_zero_each(np.cos(u) * (c * t3), t3), u)
         c_bar += np.sum(strong_zero_each(t2 * t3, t3))
         # adjoint of: s = s + np.sum(y)
         t1 = s_bar
@@ -58,5 +55,5 @@ def shaped_in_time_loop_grad(u0, c, steps, out_bar):
             u_bar[i] += (math.cos(u[i]) * (c * y_bar[i]) if y_bar[i] != 0.0 else 0.0)
             y_bar[i] = 0.0
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_of(u_bar, u0)
     return (u0_bar, c_bar)

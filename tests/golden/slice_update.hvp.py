@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast, zeros_like
 
 
 def slice_update_hvp(x, x_dot, out_bar):
@@ -24,11 +24,9 @@ def slice_update_hvp(x, x_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = zeros_like(t1)
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
-    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y)), y)
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
     x_bar[::2] += (0.5 * t4)
@@ -37,7 +35,7 @@ def slice_update_hvp(x, x_dot, out_bar):
     t3 = unbroadcast(t2, broadcast_like(x_bar[2:], t0_bar))
     x_bar[2:] += unbroadcast(t3, x_bar[2:])
     t0_bar += unbroadcast(-t3, t0_bar)
-    t1_bar += unbroadcast(t2, t1_bar)
+    t1_bar = first_copy_of(unbroadcast(t2, t1), t1)
     y_bar[1:-1] = 0.0
     # adjoint of: t1 = x[:-2]
     x_bar[:-2] += t1_bar

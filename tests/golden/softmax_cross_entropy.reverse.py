@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import at_argmax, chosen, zeros_like
+from sourcead.runtime import at_argmax, chosen, first_copy_of
 
 
 def softmax_cross_entropy_vjp(logits, label, out_bar):
@@ -15,14 +15,13 @@ def softmax_cross_entropy_vjp(logits, label, out_bar):
     result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]
     value = result
     # reverse sweep
-    logits_bar = zeros_like(logits)
     result_bar = out_bar
     # adjoint of: result = m + math.log(np.sum(np.exp(logits - m))) - logits[label]
     t0 = np.exp(logits - m)
     t1 = np.sum(t0)
     m_bar = result_bar
     t2 = t0 * (1.0 / t1 * result_bar)
-    logits_bar += chosen(result_bar != 0.0, t2)
+    logits_bar = first_copy_of(chosen(result_bar != 0.0, t2), logits)
     m_bar += (np.sum(-t2) if result_bar != 0.0 else 0.0)
     logits_bar[label] -= result_bar
     # adjoint of: m = np.max(logits)

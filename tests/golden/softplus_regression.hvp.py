@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, matmul_bar_right, strong_zero_each, unbroadcast
 
 
 def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
@@ -21,25 +21,22 @@ def softplus_regression_hvp(w, X, y, lam, w_dot, lam_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
-    w_bar = zeros_like(w)
-    z_bar = zeros_like(z)
     # adjoint of: result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * z_dot) - (y * z_dot)) + (t3 * (0.5 * lam_dot) + 0.5 * lam * np.sum(w * w_dot + w * w_dot))
     t5 = 1.0 / (1.0 + t0)
     t6 = 1.0 / (1.0 + t0)
     t7 = t6 * (t0 * z_dot) - (y * z_dot)
     t8 = np.sum(w * w_dot + w * w_dot)
     t9 = unbroadcast(np.full_like(t7, result_dot_bar / t7.size), broadcast_like(t6, broadcast_like(t0, z_dot)))
-    t0_bar += chosen(result_dot_bar != 0.0, -t6 * t5 * unbroadcast(t0 * z_dot * t9, t0_bar))
+    t0_bar = first_of(chosen(result_dot_bar != 0.0, -t6 * t5 * unbroadcast(t0 * z_dot * t9, t0)), t0)
     t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * unbroadcast(t6 * t9, broadcast_like(t0, z_dot)), t0_bar))
     t3_bar = (0.5 * lam_dot * result_dot_bar if result_dot_bar != 0.0 else 0.0)
     lam_bar = (0.5 * (t8 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
     t10 = np.full_like(broadcast_like(w, w_dot), 0.5 * lam * result_dot_bar)
-    w_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(w_dot * t10, w_bar))
+    w_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(w_dot * t10, w)), w)
     # adjoint of: t3 = np.sum(w * w)
     w_bar += 2.0 * chosen(t3_bar != 0.0, w * t3_bar)
     # adjoint of: t0 = np.exp(z)
-    z_bar += strong_zero_each(t0 * t0_bar, t0_bar)
+    z_bar = first_of(strong_zero_each(t0 * t0_bar, t0_bar), z)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, matmul_bar_right, unbroadcast
 
 
 def softplus_regression_vjp(w, X, y, lam, out_bar):
@@ -18,19 +18,17 @@ def softplus_regression_vjp(w, X, y, lam, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    w_bar = zeros_like(w)
-    z_bar = zeros_like(z)
     # adjoint of: result = np.mean(np.log1p(np.exp(z)) - y * z) + 0.5 * lam * np.sum(w * w)
     t0 = np.exp(z)
     t1 = np.log1p(t0)
     t2 = t1 - y * z
     t3 = np.sum(w * w)
     t4 = np.full_like(t2, result_bar / t2.size)
-    z_bar += chosen(result_bar != 0.0, t0 * (1.0 / (1.0 + t0) * unbroadcast(t4, t1)))
+    z_bar = first_of(chosen(result_bar != 0.0, t0 * (1.0 / (1.0 + t0) * unbroadcast(t4, t1))), z)
     z_bar += chosen(result_bar != 0.0, unbroadcast(y * unbroadcast(-t4, broadcast_like(y, z)), z_bar))
     lam_bar = (0.5 * (t3 * result_bar) if result_bar != 0.0 else 0.0)
     t5 = 0.5 * lam * result_bar
-    w_bar += 2.0 * chosen(result_bar != 0.0, w * t5)
+    w_bar = first_of(2.0 * chosen(result_bar != 0.0, w * t5), w)
     # adjoint of: z = X @ w
     w_bar += matmul_bar_right(z_bar, X, w)
     return value, w_bar, lam_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, digamma, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, digamma, first_of, reserve, strong_zero
 
 
 def special_functions_vjp(x, counts, out_bar):
@@ -28,13 +28,12 @@ def special_functions_vjp(x, counts, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.cbrt(x + 2.0) + np.log1p(np.exp(x)) + np.expm1(x))
     t4 = np.cbrt(x + 2.0)
     t5 = np.exp(x)
     t6 = np.expm1(x)
     s_bar = result_bar
-    x_bar += chosen(result_bar != 0.0, 1.0 / (3.0 * t4 * t4) * result_bar)
+    x_bar = first_of(chosen(result_bar != 0.0, 1.0 / (3.0 * t4 * t4) * result_bar), x)
     x_bar += chosen(result_bar != 0.0, t5 * (1.0 / (1.0 + t5) * result_bar))
     x_bar += chosen(result_bar != 0.0, (t6 + 1.0) * result_bar)
     for i in range(x.shape[0] - 1, -1, -1):

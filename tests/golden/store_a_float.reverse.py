@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import first_of, zeros_like
 
 
 def store_a_float_vjp(y0, p, out_bar):
@@ -20,7 +20,6 @@ def store_a_float_vjp(y0, p, out_bar):
     # reverse sweep
     result_bar = out_bar
     y_bar = zeros_like(y)
-    y0_bar = zeros_like(y0)
     # adjoint of: result = y[0] * 2.0 + y[1]
     y_bar[0] += 2.0 * result_bar
     y_bar[1] += result_bar
@@ -30,5 +29,5 @@ def store_a_float_vjp(y0, p, out_bar):
     p_bar += y_bar[0]
     y_bar[0] = 0.0
     # adjoint of: y = np.copy(y0)
-    y0_bar += y_bar
+    y0_bar = first_of(y_bar, y0)
     return value, y0_bar, p_bar

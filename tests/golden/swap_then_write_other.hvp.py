@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast, zeros_like
 
 
 def swap_then_write_other_hvp(x, x_dot, out_bar):
@@ -21,17 +21,14 @@ def swap_then_write_other_hvp(x, x_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    v_bar = zeros_like(v)
-    v_dot_bar = zeros_like(v_dot)
     x_bar = zeros_like(x)
-    x_dot_bar = zeros_like(x_dot)
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot) + np.sum(x_dot)
     t0 = np.full_like(broadcast_like(v, v_dot), result_dot_bar)
+    v_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t0, v)), v)
+    v_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(v * t0, v_dot)), v_dot)
     v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t0, v))
     v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t0, v_dot))
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t0, v))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t0, v_dot))
-    x_dot_bar += result_dot_bar
+    x_dot_bar = first_copy_of(result_dot_bar, x_dot)
     # adjoint of: x[0] = v[1] * v[2]
     v_bar[1] += (v[2] * x_bar[0] if x_bar[0] != 0.0 else 0.0)
     v_bar[2] += (v[1] * x_bar[0] if x_bar[0] != 0.0 else 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of
 
 
 def swap_then_write_other_vjp(x, out_bar):
@@ -17,11 +17,9 @@ def swap_then_write_other_vjp(x, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    v_bar = zeros_like(v)
-    x_bar = zeros_like(x)
     # adjoint of: result = np.sum(v * v) + np.sum(x)
-    v_bar += 2.0 * chosen(result_bar != 0.0, v * result_bar)
-    x_bar += result_bar
+    v_bar = first_of(2.0 * chosen(result_bar != 0.0, v * result_bar), v)
+    x_bar = first_copy_of(result_bar, x)
     # adjoint of: x[0] = v[1] * v[2]
     v_bar[1] += (v[2] * x_bar[0] if x_bar[0] != 0.0 else 0.0)
     v_bar[2] += (v[1] * x_bar[0] if x_bar[0] != 0.0 else 0.0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import zeros_like
+from sourcead.runtime import first_of, zeros_like
 
 
 def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
@@ -22,7 +22,6 @@ def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
     value = result_dot
     # reverse sweep
     data_bar = zeros_like(data)
-    data0_bar = zeros_like(data0)
     r_bar = zeros_like(r)
     result_dot_bar = out_bar
     # adjoint of: result_dot = data[0] * r_dot[1] + r[1] * data_dot[0] + r_dot[2]
@@ -35,5 +34,5 @@ def tangent_of_a_new_array_hvp(data0, data0_dot, out_bar):
     # adjoint of: r = data * 1.0
     data_bar += r_bar
     # adjoint of: data = np.copy(data0)
-    data0_bar += data_bar
+    data0_bar = first_of(data_bar, data0)
     return value, data0_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_products, strong_zero, zeros_like
+from sourcead.runtime import add_products, first_copy_of, strong_zero, zeros_like
 
 
 def trisolv_then_squares_grad(L, x, b, out_bar):
@@ -22,7 +22,6 @@ def trisolv_then_squares_grad(L, x, b, out_bar):
     L_bar = zeros_like(L)
     b_bar = zeros_like(b)
     total_bar = out_bar
-    x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # its iterations' adjoints are independent: run in the loop's order
     for i in range(y.shape[0]):
@@ -41,5 +40,5 @@ def trisolv_then_squares_grad(L, x, b, out_bar):
         add_products(L_bar[np.uint64(i), :i], t2 != 0.0, t3, y[:i], y_bar[:i], t2 != 0.0, t3, L[np.uint64(i), :i])
         L_bar[np.uint64(i), np.uint64(i)] += strong_zero(-t1 * t0 * t2, t2)
     # adjoint of: y = np.copy(x)
-    x_bar += y_bar
+    x_bar = first_copy_of(y_bar, x)
     return (L_bar, x_bar, b_bar)

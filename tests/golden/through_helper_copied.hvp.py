@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -23,24 +23,20 @@ def through_helper_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
     value = result_1_dot
     # reverse sweep
-    B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_1) * C_1_dot)
     t2 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
-    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * np.full_like(broadcast_like(t2, C_1_dot), result_1_dot_bar), t2))
+    C_1_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * np.full_like(broadcast_like(t2, C_1_dot), result_1_dot_bar), t2)), C_1)
     # adjoint of: result_dot = np.sum(B * C_1_dot + C_1 * B_dot)
     t1 = np.full_like(broadcast_like(broadcast_like(B, C_1_dot), broadcast_like(C_1, B_dot)), result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * unbroadcast(t1, broadcast_like(B, C_1_dot)), B_bar))
+    B_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * unbroadcast(t1, broadcast_like(B, C_1_dot)), B)), B)
     C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * unbroadcast(t1, broadcast_like(C_1, B_dot)), C_1))
     # adjoint of: C_1 += B
     t0 = unbroadcast(C_1_bar, B_bar)
     B_bar += t0
     # adjoint of: C_1 = C * 1.2
-    C_bar += (1.2 * C_1_bar)
+    C_bar = first_of((1.2 * C_1_bar), C)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_of(C_bar, C0)
     return value, C0_bar, B_bar

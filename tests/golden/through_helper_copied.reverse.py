@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def through_helper_copied_vjp(C0, B, out_bar):
@@ -19,23 +19,19 @@ def through_helper_copied_vjp(C0, B, out_bar):
     result_1 = result + np.sum(np.sin(C_1))
     value = result_1
     # reverse sweep
-    B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C_1))
     result_bar = result_1_bar
-    C_1_bar += chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar)
+    C_1_bar = first_of(chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar), C_1)
     # adjoint of: result = np.sum(C_1 * B)
     t1 = np.full_like(broadcast_like(C_1, B), result_bar)
     C_1_bar += chosen(result_bar != 0.0, unbroadcast(B * t1, C_1))
-    B_bar += chosen(result_bar != 0.0, unbroadcast(C_1 * t1, B_bar))
+    B_bar = first_of(chosen(result_bar != 0.0, unbroadcast(C_1 * t1, B)), B)
     # adjoint of: C_1 += B
     t0 = unbroadcast(C_1_bar, B_bar)
     B_bar += t0
     # adjoint of: C_1 = C * 1.2
-    C_bar += (1.2 * C_1_bar)
+    C_bar = first_of((1.2 * C_1_bar), C)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_of(C_bar, C0)
     return value, C0_bar, B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, chosen, reserve, strong_zero_each, zeros_like
+from sourcead.runtime import add_products, chosen, first_copy_of, first_of, reserve, strong_zero_each, zeros_like
 
 
 def trmm_copied_vjp(alpha, A, B0, out_bar):
@@ -34,17 +34,14 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
     value = result_1
     # reverse sweep
     A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    B0_bar = zeros_like(B0)
-    B_1_bar = zeros_like(B_1)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(B_1))
     result_bar = result_1_bar
-    B_1_bar += chosen(result_1_bar != 0.0, np.cos(B_1) * result_1_bar)
+    B_1_bar = first_of(chosen(result_1_bar != 0.0, np.cos(B_1) * result_1_bar), B_1)
     # adjoint of: result = np.sum(B_1 * B_1)
     B_1_bar += 2.0 * chosen(result_bar != 0.0, B_1 * result_bar)
     # adjoint of: B_1 = B * alpha
-    B_bar += strong_zero_each(alpha * B_1_bar, B_1_bar)
+    B_bar = first_of(strong_zero_each(alpha * B_1_bar, B_1_bar), B)
     alpha_bar = np.sum(strong_zero_each(B * B_1_bar, B_1_bar))
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
@@ -54,5 +51,5 @@ def trmm_copied_vjp(alpha, A, B0, out_bar):
             t0 = B_bar[trmm_i, np.uint64(trmm_j)]
             add_products(A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B[trmm_i + 1 :, np.uint64(trmm_j)], B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
     # adjoint of: B = np.copy(B0)
-    B0_bar += B_bar
+    B0_bar = first_copy_of(B_bar, B0)
     return value, alpha_bar, A_bar, B0_bar

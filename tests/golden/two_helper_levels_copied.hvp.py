@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -29,32 +29,26 @@ def two_helper_levels_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(C_2_1) * C_2_dot_1)
     value = result_1_dot
     # reverse sweep
-    B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
-    C_2_bar = zeros_like(C_2)
-    C_2_1_bar = zeros_like(C_2_1)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_2_1) * C_2_dot_1)
     t3 = np.cos(C_2_1)
     result_dot_bar = result_1_dot_bar
-    C_2_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(broadcast_like(t3, C_2_dot_1), result_1_dot_bar), t3))
+    C_2_1_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(broadcast_like(t3, C_2_dot_1), result_1_dot_bar), t3)), C_2_1)
     # adjoint of: result_dot = np.sum(np.cos(C_2_1) * C_2_dot_1)
     t2 = np.cos(C_2_1)
     C_2_1_bar += chosen(result_dot_bar != 0.0, -np.sin(C_2_1) * unbroadcast(C_2_dot_1 * np.full_like(broadcast_like(t2, C_2_dot_1), result_dot_bar), t2))
     # adjoint of: C_2_1 = C_2 + C_2
-    C_2_bar += 2.0 * C_2_1_bar
+    C_2_bar = first_of(2.0 * C_2_1_bar, C_2)
     # adjoint of: C_2 = C_1 * 1.2
-    C_1_bar += (1.2 * C_2_bar)
+    C_1_bar = first_of((1.2 * C_2_bar), C_1)
     # adjoint of: C_1 -= 0.5 * B
-    t1 = -unbroadcast(C_1_bar, B_bar)
-    B_bar += (0.5 * t1)
+    t1 = -unbroadcast(C_1_bar, B)
+    B_bar = first_of((0.5 * t1), B)
     # adjoint of: C_1 += B
     t0 = unbroadcast(C_1_bar, B_bar)
     B_bar += t0
     # adjoint of: C_1 = C * 1.2
-    C_bar += (1.2 * C_1_bar)
+    C_bar = first_of((1.2 * C_1_bar), C)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_of(C_bar, C0)
     return value, C0_bar, B_bar

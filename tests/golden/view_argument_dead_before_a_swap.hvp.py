@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast
 
 
 def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
@@ -28,9 +28,6 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     result_1_dot = q * p_dot + p * q_dot + np.sum(A * A_dot + A * A_dot)
     value = result_1_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    A_dot_bar = zeros_like(A_dot)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = q * p_dot + p * q_dot + np.sum(A * A_dot + A * A_dot)
     q_bar = (p_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
@@ -38,8 +35,8 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     p_bar = (q_dot * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     q_dot_bar = (p * result_1_dot_bar if result_1_dot_bar != 0.0 else 0.0)
     t0 = np.full_like(broadcast_like(A, A_dot), result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t0, A_bar))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t0, A_dot_bar))
+    A_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t0, A)), A)
+    A_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(A * t0, A_dot)), A_dot)
     A_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A_dot * t0, A_bar))
     A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(A * t0, A_dot_bar))
     q_dot_bar, p_dot_bar = p_dot_bar, q_dot_bar
@@ -56,5 +53,5 @@ def view_argument_dead_before_a_swap_hvp(A0, a, A0_dot, a_dot, out_bar):
     # adjoint of: result = a * 2.0
     a_bar += 2.0 * result_bar
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_of(A_bar, A0)
     return value, A0_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import chosen, first_of
 
 
 def view_argument_dead_before_a_swap_vjp(A0, a, out_bar):
@@ -22,13 +22,11 @@ def view_argument_dead_before_a_swap_vjp(A0, a, out_bar):
     result_1 = p * q + np.sum(A * A)
     value = result_1
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
     result_1_bar = out_bar
     # adjoint of: result_1 = p * q + np.sum(A * A)
     p_bar = (q * result_1_bar if result_1_bar != 0.0 else 0.0)
     q_bar = (p * result_1_bar if result_1_bar != 0.0 else 0.0)
-    A_bar += 2.0 * chosen(result_1_bar != 0.0, A * result_1_bar)
+    A_bar = first_of(2.0 * chosen(result_1_bar != 0.0, A * result_1_bar), A)
     q_bar, p_bar = p_bar, q_bar
     # adjoint of: A[2, 2] = p
     p_bar += A_bar[2, 2]
@@ -40,5 +38,5 @@ def view_argument_dead_before_a_swap_vjp(A0, a, out_bar):
     # adjoint of: result = a * 2.0
     a_bar += 2.0 * result_bar
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_of(A_bar, A0)
     return value, A0_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, reserve, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, matmul_bar_left, reserve, zeros_like
 
 
 def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
@@ -51,7 +51,6 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = 0.0
-    v_bar = zeros_like(v)
     # adjoint of: result_dot = choice + choice_1 + v_dot[1]
     choice_bar = result_dot_bar
     choice_1_bar = result_dot_bar
@@ -68,7 +67,7 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
             t5 = np.ravel(np.outer(v_dot, d))
             t6 = 1.0 / t1
             t7 = np.dot(t4, t5) / t1
-            t0_bar += chosen(choice_2_bar != 0.0, np.reshape(np.ascontiguousarray(matmul_bar_left(t6 * choice_2_bar, t4, t5)), t0.shape))
+            t0_bar = first_copy_of(chosen(choice_2_bar != 0.0, np.reshape(np.ascontiguousarray(matmul_bar_left(t6 * choice_2_bar, t4, t5)), t0.shape)), t0)
             t1_bar = (-t7 * t6 * choice_2_bar if choice_2_bar != 0.0 else 0.0)
     itop -= 1
     taken_2 = itape[np.uint64(itop)]
@@ -78,5 +77,5 @@ def whole_arrays_under_max_hvp(a, v, d, a_dot, v_dot, out_bar):
     # adjoint of: t1 = np.linalg.norm(t0)
     t0_bar += chosen(t1_bar != 0.0, t0 * (t1_bar / t1 if t1 != 0.0 else 0.0))
     # adjoint of: t0 = np.outer(v, d)
-    v_bar += np.dot(t0_bar, d)
+    v_bar = first_of(np.dot(t0_bar, d), v)
     return value, a_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast, zeros_like
 
 
 def whole_arrays_under_max_vjp(a, v, d, out_bar):
@@ -18,13 +18,12 @@ def whole_arrays_under_max_vjp(a, v, d, out_bar):
     # reverse sweep
     a_bar = zeros_like(a)
     result_bar = out_bar
-    v_bar = zeros_like(v)
     # adjoint of: result = max(a[0] * a[0], np.linalg.norm(np.outer(v, d)) + np.sum(a * d)) + v[1]
     t0 = np.outer(v, d)
     t1 = np.linalg.norm(t0)
     t2 = t1 + np.sum(a * d)
     a_bar[0] += 2.0 * (a[0] * result_bar if (a[0] * a[0] >= t2) and (result_bar != 0.0) else 0.0)
-    v_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), np.dot(t0 * (result_bar / t1 if t1 != 0.0 else 0.0), d))
+    v_bar = first_of(chosen((a[0] * a[0] < t2) and (result_bar != 0.0), np.dot(t0 * (result_bar / t1 if t1 != 0.0 else 0.0), d)), v)
     a_bar += chosen((a[0] * a[0] < t2) and (result_bar != 0.0), unbroadcast(d * np.full_like(broadcast_like(a, d), result_bar), a_bar))
     v_bar[1] += result_bar
     return value, a_bar, v_bar

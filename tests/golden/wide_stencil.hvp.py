@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_unordered, broadcast_like, chosen, first_copy_of, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
@@ -37,15 +37,12 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
     v_dot_bar = zeros_like(v_dot)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot)
     t2 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t2, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t2, u_dot))
     for _t in range(steps - 1, -1, -1):
@@ -125,7 +122,7 @@ def wide_stencil_hvp(u0, c, steps, u0_dot, c_dot, out_bar):
             v_dot[i] = tape[np.uint64(top_at)]  # restore the value v_dot[i] had before
             v_dot_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
-    u0_bar += v_bar
+    u0_bar = first_copy_of(v_bar, u0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, c_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_unordered, chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import add_unordered, chosen, first_copy_of, first_of, reserve, strong_zero, zeros_like
 
 
 def wide_stencil_vjp(u0, c, steps, out_bar):
@@ -31,11 +31,9 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
     # reverse sweep
     c_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     v_bar = zeros_like(v)
     # adjoint of: result = np.sum(u * u)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     for _t in range(steps - 1, -1, -1):
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
@@ -74,7 +72,7 @@ def wide_stencil_vjp(u0, c, steps, out_bar):
         for i in range(2, n - 3):
             v_bar[i] = 0.0
     # adjoint of: v = np.copy(u0)
-    u0_bar += v_bar
+    u0_bar = first_copy_of(v_bar, u0)
     # adjoint of: u = np.copy(u0)
     u0_bar += u_bar
     return value, u0_bar, c_bar

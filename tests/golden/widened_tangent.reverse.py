@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import expand_axis, zeros_like
+from sourcead.runtime import expand_axis, first_copy_of
 
 
 def widened_tangent_vjp(v, base, X, out_bar):
@@ -16,10 +16,9 @@ def widened_tangent_vjp(v, base, X, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar
-    row_bar = zeros_like(row)
     # adjoint of: result = np.sum(base + v) + np.sum(v - base * 2.0) + np.sum(row + base[0])
     v_bar = 2.0 * np.sum(np.full_like(base, result_bar))
-    row_bar += result_bar
+    row_bar = first_copy_of(result_bar, row)
     # adjoint of: row = np.sum(X * v, axis=-2)
     v_bar += np.sum(X * expand_axis(row_bar, X * v, -2))
     return value, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
@@ -33,13 +33,11 @@ def written_twice_hvp(x, a, x_dot, a_dot, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_dot_bar = out_bar
-    v_bar = zeros_like(v)
-    v_dot_bar = zeros_like(v_dot)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(v * v_dot + v * v_dot)
     t2 = np.full_like(broadcast_like(v, v_dot), result_dot_bar)
-    v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v_bar))
-    v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot_bar))
+    v_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v)), v)
+    v_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot)), v_dot)
     v_bar += chosen(result_dot_bar != 0.0, unbroadcast(v_dot * t2, v_bar))
     v_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(v * t2, v_dot_bar))
     for i in range((n - 1) - 1, 0, -1):

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, reserve, strong_zero, zeros_like
+from sourcead.runtime import chosen, first_of, reserve, strong_zero, zeros_like
 
 
 def written_twice_vjp(x, a, out_bar):
@@ -27,10 +27,9 @@ def written_twice_vjp(x, a, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_bar = out_bar
-    v_bar = zeros_like(v)
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(v * v)
-    v_bar += 2.0 * chosen(result_bar != 0.0, v * result_bar)
+    v_bar = first_of(2.0 * chosen(result_bar != 0.0, v * result_bar), v)
     for i in range((n - 1) - 1, 0, -1):
         # adjoint of: v[i] = v[i] * x[i + 1]
         top -= 1
