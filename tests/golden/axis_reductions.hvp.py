@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
@@ -40,12 +40,12 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     t9 = expand_axis(np.full_like(t7, result_dot_bar), t6, 1)
     X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t9, X_bar))
     # adjoint of: col = t1 * w
-    t1_bar += unbroadcast(strong_zero_each(w * col_bar, col_bar), t1_bar)
-    w_bar += unbroadcast(strong_zero_each(t1 * col_bar, col_bar), w_bar)
+    add_into(t1_bar, strong_zero_each(w * col_bar, col_bar))
+    add_into(w_bar, strong_zero_each(t1 * col_bar, col_bar))
     # adjoint of: col_dot = w * (t0 * np.sum(X_dot, axis=0)) + t1 * w_dot
     t5 = t0 * np.sum(X_dot, axis=0)
-    w_bar += unbroadcast(t5 * unbroadcast(col_dot_bar, broadcast_like(w, t5)), w_bar)
-    t1_bar += unbroadcast(w_dot * unbroadcast(col_dot_bar, broadcast_like(t1, w_dot)), t1_bar)
+    add_into(w_bar, t5 * unbroadcast(col_dot_bar, broadcast_like(w, t5)))
+    add_into(t1_bar, w_dot * unbroadcast(col_dot_bar, broadcast_like(t1, w_dot)))
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t4 = 1.0 / X.shape[0]
     X_bar += expand_axis(strong_zero_each(t4 * t1_bar, t1_bar), X, 0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def axis_reductions_vjp(X, w, out_bar):
@@ -37,5 +37,5 @@ def axis_reductions_vjp(X, w, out_bar):
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]
     X_bar += expand_axis(t0 * unbroadcast(strong_zero_each(w * col_bar, col_bar), t1), X, 0)
-    w_bar += unbroadcast(strong_zero_each(t1 * col_bar, col_bar), w_bar)
+    add_into(w_bar, strong_zero_each(t1 * col_bar, col_bar))
     return value, X_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -61,18 +61,18 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t9 = -t2 * t1
     t10 = b * b_dot + b * b_dot
     t11 = unbroadcast(A_2_dot_bar, broadcast_like(t1, A_1_dot))
-    t1_bar += unbroadcast(A_1_dot * t11, t1_bar)
+    add_into(t1_bar, A_1_dot * t11)
     A_1_dot_bar += unbroadcast(t1 * t11, A_1_dot)
     t12 = unbroadcast(A_2_dot_bar, broadcast_like(t9, t10))
     t13 = unbroadcast(t10 * t12, t9)
     t2_bar -= unbroadcast(t1 * t13, -t2)
-    t1_bar += unbroadcast(-t2 * t13, t1_bar)
+    add_into(t1_bar, -t2 * t13)
     t14 = unbroadcast(t9 * t12, t10)
-    b_bar += 2.0 * unbroadcast(b_dot * t14, b_bar)
+    add_into(b_bar, 2.0 * (b_dot * t14))
     # adjoint of: t2 = A_1 / t0
     t7 = 1.0 / t0
     A_1_bar += unbroadcast(strong_zero_each(t7 * t2_bar, t2_bar), A_1)
-    t0_bar += unbroadcast(strong_zero_each(-t2 * t7 * t2_bar, t2_bar), t0_bar)
+    add_into(t0_bar, strong_zero_each(-t2 * t7 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / t0
     t5 = 1.0 / t0
     t0_bar += strong_zero_each(-t1 * t5 * t1_bar, t1_bar)
@@ -83,9 +83,9 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     a_bar = t4
     # adjoint of: A_1 = A * b
     A_bar += unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A)
-    b_bar += unbroadcast(strong_zero_each(A * A_1_bar, A_1_bar), b_bar)
+    add_into(b_bar, strong_zero_each(A * A_1_bar, A_1_bar))
     # adjoint of: A_1_dot = b * A_dot + A * b_dot
-    b_bar += unbroadcast(A_dot * unbroadcast(A_1_dot_bar, broadcast_like(b, A_dot)), b_bar)
+    add_into(b_bar, A_dot * unbroadcast(A_1_dot_bar, broadcast_like(b, A_dot)))
     A_bar += unbroadcast(b_dot * unbroadcast(A_1_dot_bar, broadcast_like(A, b_dot)), A)
     # adjoint of: A += b
     t3 = unbroadcast(A_bar, b_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_vjp(A0, b, a, out_bar):
@@ -45,7 +45,7 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     a_bar = t1
     # adjoint of: A_1 = A * b
     A_bar += unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A)
-    b_bar += unbroadcast(strong_zero_each(A * A_1_bar, A_1_bar), b_bar)
+    add_into(b_bar, strong_zero_each(A * A_1_bar, A_1_bar))
     # adjoint of: A += b
     t0 = unbroadcast(A_bar, b_bar)
     b_bar += t0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
@@ -81,14 +81,14 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        B_bar[np.uint64(i)] += row_bar
+        add_into(B_bar[np.uint64(i)], row_bar)
         row_bar = zeros_like(row)
         # adjoint of: row_dot = np.copy(B_dot[i])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
-        B_dot_bar[np.uint64(i)] += row_dot_bar
+        add_into(B_dot_bar[np.uint64(i)], row_dot_bar)
         row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = np.cos(A)
     A_bar += strong_zero_each(-np.sin(A) * B_bar, B_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, strong_zero, strong_zero_each, zeros_like
+from sourcead.runtime import add_into, chosen, record_flat, reserve, strong_zero, strong_zero_each, zeros_like
 
 
 def enumerated_rows_then_written_vjp(A, out_bar):
@@ -56,7 +56,7 @@ def enumerated_rows_then_written_vjp(A, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        B_bar[np.uint64(i)] += row_bar
+        add_into(B_bar[np.uint64(i)], row_bar)
         row_bar = zeros_like(row)
     # adjoint of: B = np.cos(A)
     A_bar += strong_zero_each(-np.sin(A) * B_bar, B_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
@@ -75,7 +75,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t21 = 1.5 * x_5 ** 0.5
     t22 = 1.5 * unbroadcast(strong_zero_each(x_5_dot * x_6_dot_bar, x_6_dot_bar), t21)
     x_5_bar += strong_zero_each(0.5 * x_5 ** -0.5 * t22, t22)
-    x_5_dot_bar += unbroadcast(strong_zero_each(t21 * x_6_dot_bar, x_6_dot_bar), x_5_dot_bar)
+    add_into(x_5_dot_bar, strong_zero_each(t21 * x_6_dot_bar, x_6_dot_bar))
     # adjoint of: x_5 = x_4 / 1.5
     t20 = 1.0 / 1.5
     x_4_bar += strong_zero_each(strong_zero_each(t20 * x_5_bar, x_5_bar), t20)
@@ -96,27 +96,27 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t17 = 2.0 * x_2
     x_2_bar += strong_zero_each(strong_zero_each(t17 * x_3_bar, x_3_bar), t17)
     # adjoint of: x_3_dot = 2.0 * x_2 * x_2_dot
-    x_2_bar += 2.0 * unbroadcast(strong_zero_each(x_2_dot * x_3_dot_bar, x_3_dot_bar), x_2_bar)
-    x_2_dot_bar += unbroadcast(strong_zero_each(2.0 * x_2 * x_3_dot_bar, x_3_dot_bar), x_2_dot_bar)
+    add_into(x_2_bar, 2.0 * strong_zero_each(x_2_dot * x_3_dot_bar, x_3_dot_bar))
+    add_into(x_2_dot_bar, strong_zero_each(2.0 * x_2 * x_3_dot_bar, x_3_dot_bar))
     # adjoint of: x_2 = t2
     t2_bar += x_2_bar
     # adjoint of: x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
     t11 = -t2 * t1
     t12 = y * y_dot + y * y_dot
     t13 = unbroadcast(x_2_dot_bar, broadcast_like(t1_bar, x_1_dot_bar))
-    t1_bar += unbroadcast(x_1_dot * t13, t1_bar)
-    x_1_dot_bar += unbroadcast(t1 * t13, x_1_dot_bar)
+    add_into(t1_bar, x_1_dot * t13)
+    add_into(x_1_dot_bar, t1 * t13)
     t14 = unbroadcast(x_2_dot_bar, broadcast_like(t11, t12))
     t15 = unbroadcast(t12 * t14, t11)
     t2_bar -= unbroadcast(t1 * t15, -t2)
-    t1_bar += unbroadcast(-t2 * t15, t1_bar)
+    add_into(t1_bar, -t2 * t15)
     t16 = unbroadcast(t11 * t14, t12)
-    y_bar += 2.0 * unbroadcast(y_dot * t16, y_bar)
+    add_into(y_bar, 2.0 * (y_dot * t16))
     # adjoint of: t2 = x_1 / t0
     t8 = 1.0 / t0
-    x_1_bar += unbroadcast(strong_zero_each(strong_zero_each(t8 * t2_bar, t2_bar), t8), x_1_bar)
+    add_into(x_1_bar, strong_zero_each(strong_zero_each(t8 * t2_bar, t2_bar), t8))
     t10 = -t2 * t8
-    t0_bar += unbroadcast(strong_zero_each(strong_zero_each(t10 * t2_bar, t2_bar), t10), t0_bar)
+    add_into(t0_bar, strong_zero_each(strong_zero_each(t10 * t2_bar, t2_bar), t10))
     # adjoint of: t1 = 1.0 / t0
     t6 = 1.0 / t0
     t0_bar += strong_zero_each(-t1 * t6 * t1_bar, t1_bar)
@@ -124,9 +124,9 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     y_bar += 2.0 * strong_zero_each(strong_zero_each(y * t0_bar, t0_bar), y)
     # adjoint of: x_1 = x * y
     x_bar += unbroadcast(strong_zero_each(strong_zero_each(y * x_1_bar, x_1_bar), y), x)
-    y_bar += unbroadcast(strong_zero_each(strong_zero_each(x * x_1_bar, x_1_bar), x), y_bar)
+    add_into(y_bar, strong_zero_each(strong_zero_each(x * x_1_bar, x_1_bar), x))
     # adjoint of: x_1_dot = y * x_dot + x * y_dot
-    y_bar += unbroadcast(x_dot * unbroadcast(x_1_dot_bar, broadcast_like(y, x_dot)), y_bar)
+    add_into(y_bar, x_dot * unbroadcast(x_1_dot_bar, broadcast_like(y, x_dot)))
     x_bar += unbroadcast(y_dot * unbroadcast(x_1_dot_bar, broadcast_like(x, y_dot)), x)
     # adjoint of: x -= 0.5 * a
     t5 = -np.sum(x_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def every_operator_copied_vjp(x0, y, a, out_bar):
@@ -58,12 +58,12 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     # adjoint of: x_2 = x_1 / (1.0 + y * y)
     t2 = 1.0 + y * y
     t3 = 1.0 / t2
-    x_1_bar += unbroadcast(strong_zero_each(t3 * x_2_bar, x_2_bar), x_1_bar)
+    add_into(x_1_bar, strong_zero_each(t3 * x_2_bar, x_2_bar))
     t5 = unbroadcast(strong_zero_each(-x_2 * t3 * x_2_bar, x_2_bar), y_bar)
     y_bar += 2.0 * (y * t5)
     # adjoint of: x_1 = x * y
     x_bar += unbroadcast(strong_zero_each(y * x_1_bar, x_1_bar), x)
-    y_bar += unbroadcast(strong_zero_each(x * x_1_bar, x_1_bar), y_bar)
+    add_into(y_bar, strong_zero_each(x * x_1_bar, x_1_bar))
     # adjoint of: x -= 0.5 * a
     t1 = -np.sum(x_bar)
     a_bar += 0.5 * t1

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
@@ -44,12 +44,12 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     t1_bar += np.sum(-t2 * t9)
     # adjoint of: t2 = (x[1:] - t0) / h
     t5 = 1.0 / h
-    x_bar[1:] += unbroadcast(strong_zero_each(t5 * t2_bar, t2_bar), x_bar[1:])
-    t0_bar += unbroadcast(strong_zero_each(-(t5 * t2_bar), t2_bar), t0_bar)
+    add_into(x_bar[1:], strong_zero_each(t5 * t2_bar, t2_bar))
+    add_into(t0_bar, strong_zero_each(-(t5 * t2_bar), t2_bar))
     h_bar = np.sum(strong_zero_each(-t2 * t5 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / h
     t3 = 1.0 / h
     h_bar += (-t1 * t3 * t1_bar if t1_bar != 0.0 else 0.0)
     # adjoint of: t0 = x[:-1]
-    x_bar[:-1] += t0_bar
+    add_into(x_bar[:-1], t0_bar)
     return value, x_bar, h_bar

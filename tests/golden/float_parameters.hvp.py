@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, strong_zero_each, zeros_like
 
 
 def float_parameters_hvp(x, x_dot, out_bar):
@@ -34,5 +34,5 @@ def float_parameters_hvp(x, x_dot, out_bar):
     # adjoint of: _bump_s_1_dot += np.sum(_bump_x_dot)
     _bump_x_dot_bar += _bump_s_1_dot_bar
     # adjoint of: _bump_x_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(strong_zero_each(x_dot * _bump_x_dot_bar, _bump_x_dot_bar), x_bar)
+    add_into(x_bar, 2.0 * strong_zero_each(x_dot * _bump_x_dot_bar, _bump_x_dot_bar))
     return value, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
@@ -78,21 +78,21 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     B_dot_bar += result_2_dot_bar
     # adjoint of: B[2, :] = t0
     top -= B[2, :].size
-    B[2, :] = tape[top : top + B[2, :].size].reshape(B[2, :].shape)  # restore the values B[2, :] had before
+    restore_flat(tape, top, B[2, :])  # restore the values B[2, :] had before
     t8 = unbroadcast(B_bar[2, :], t0_bar)
     t0_bar += t8
     B_bar[2, :] = 0.0
     # adjoint of: B_dot[2, :] = (1.0 - t0 * t0) * B_dot[1, :]
     top -= B_dot[2, :].size
-    B_dot[2, :] = tape[top : top + B_dot[2, :].size].reshape(B_dot[2, :].shape)  # restore the values B_dot[2, :] had before
+    restore_flat(tape, top, B_dot[2, :])  # restore the values B_dot[2, :] had before
     t5 = 1.0 - t0 * t0
     t6 = B_dot_bar[2, :].copy()
     B_dot_bar[2, :] = 0.0
     t7 = -unbroadcast(strong_zero_each(B_dot[1, :] * t6, t6), t0_bar)
     t0_bar += 2.0 * (t0 * t7)
-    B_dot_bar[1, :] += unbroadcast(strong_zero_each(t5 * t6, t6), B_dot_bar[1, :])
+    add_into(B_dot_bar[1, :], strong_zero_each(t5 * t6, t6))
     # adjoint of: t0 = np.tanh(B[1, :])
-    B_bar[1, :] += strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar)
+    add_into(B_bar[1, :], strong_zero_each((1.0 - t0 * t0) * t0_bar, t0_bar))
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(row * result_1_dot + result_1 * row_dot)
         t1 = np.full_like(broadcast_like(broadcast_like(row, result_1_dot), broadcast_like(result_1, row_dot)), s_dot_bar)
@@ -121,14 +121,14 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
         shape_2 = (itape[itop + 0],)
         top -= shape_2[0]
         row = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array row was before
-        B_bar[np.uint64(k)] += row_bar
+        add_into(B_bar[np.uint64(k)], row_bar)
         row_bar = zeros_like(row)
         # adjoint of: row_dot = np.copy(B_dot[k])
         itop -= 1
         shape_3 = (itape[itop + 0],)
         top -= shape_3[0]
         row_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array row_dot was before
-        B_dot_bar[np.uint64(k)] += row_dot_bar
+        add_into(B_dot_bar[np.uint64(k)], row_dot_bar)
         row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = A * 2.0
     A_bar += (2.0 * B_bar)

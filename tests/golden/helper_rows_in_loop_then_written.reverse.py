@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_vjp(A, out_bar):
@@ -51,12 +51,12 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     B_bar += result_2_bar
     # adjoint of: B[2, :] = np.tanh(B[1, :])
     top -= B[2, :].size
-    B[2, :] = tape[top : top + B[2, :].size].reshape(B[2, :].shape)  # restore the values B[2, :] had before
+    restore_flat(tape, top, B[2, :])  # restore the values B[2, :] had before
     t1 = np.tanh(B[1, :])
     t2 = B_bar[2, :].copy()
     B_bar[2, :] = 0.0
     t3 = unbroadcast(t2, B_bar[1, :])
-    B_bar[1, :] += strong_zero_each((1.0 - t1 * t1) * t3, t3)
+    add_into(B_bar[1, :], strong_zero_each((1.0 - t1 * t1) * t3, t3))
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(result_1 * row)
         t0 = np.full_like(broadcast_like(result_1, row), s_bar)
@@ -74,7 +74,7 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
-        B_bar[np.uint64(k)] += row_bar
+        add_into(B_bar[np.uint64(k)], row_bar)
         row_bar = zeros_like(row)
     # adjoint of: B = A * 2.0
     A_bar += (2.0 * B_bar)

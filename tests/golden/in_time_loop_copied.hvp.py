@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
@@ -78,7 +78,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         u_bar = zeros_like(u)
         u_bar += unbroadcast(t2, u)
         t3 = 0.1 * unbroadcast(t2, broadcast_like(a, u))
-        a_bar += unbroadcast(t3, a_bar)
+        add_into(a_bar, t3)
         t4 = unbroadcast(-t3, u)
         u_bar += 2.0 * (u * t4)
         # adjoint of: u_dot = u_dot + 0.1 * (a_dot - (u * u_dot + u * u_dot))

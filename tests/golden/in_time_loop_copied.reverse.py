@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_vjp(u0, a, c, out_bar):
@@ -59,7 +59,7 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
         u_bar = zeros_like(u)
         u_bar += unbroadcast(t0, u)
         t1 = 0.1 * unbroadcast(t0, broadcast_like(a, u))
-        a_bar += unbroadcast(t1, a_bar)
+        add_into(a_bar, t1)
         t2 = unbroadcast(-t1, u)
         u_bar += 2.0 * (u * t2)
     # adjoint of: u = np.copy(u0)

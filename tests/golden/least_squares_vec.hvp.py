@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, matmul_like, outers_of, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, matmul_like, outers_of, subtract_into, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -33,7 +33,7 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     # adjoint of: r = A @ x - b
     t1 = unbroadcast(r_bar, matmul_like(A, x))
     x_bar = matmul_bar_right(t1, A, x)
-    b_bar += unbroadcast(-r_bar, b_bar)
+    subtract_into(b_bar, r_bar)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     t0 = unbroadcast(r_dot_bar, broadcast_like(matmul_like(A_dot, x), matmul_like(A, x_dot)))
     x_bar += matmul_bar_right(unbroadcast(t0, matmul_like(A_dot, x)), A_dot, x)

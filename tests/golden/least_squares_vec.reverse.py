@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_right, matmul_like, outer_of, unbroadcast, zeros_like
+from sourcead.runtime import chosen, matmul_bar_right, matmul_like, outer_of, subtract_into, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -26,5 +26,5 @@ def least_squares_vjp(A, x, b, out_bar):
     t0 = unbroadcast(r_bar, matmul_like(A, x))
     A_bar = outer_of(A, True, t0, x)
     x_bar = matmul_bar_right(t0, A, x)
-    b_bar += unbroadcast(-r_bar, b_bar)
+    subtract_into(b_bar, r_bar)
     return value, A_bar, x_bar, b_bar

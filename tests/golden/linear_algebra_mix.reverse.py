@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_left, matmul_bar_right, matmul_like, outer_of, prod_others, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, matmul_bar_left, matmul_bar_right, matmul_like, outer_of, prod_others, unbroadcast, zeros_like
 
 
 def linear_algebra_mix_vjp(A, x, y, out_bar):
@@ -36,8 +36,8 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     y_bar += chosen(result_bar != 0.0, (1.0 - t7 * t7) * (prod_others(t7 + 2.0) * result_bar))
     # adjoint of: c = np.cumsum(x * y)
     t4 = np.cumsum(c_bar[::-1])[::-1]
-    x_bar += unbroadcast(y * t4, x_bar)
-    y_bar += unbroadcast(x * t4, y_bar)
+    add_into(x_bar, y * t4)
+    add_into(y_bar, x * t4)
     # adjoint of: B = np.transpose(A) @ A + np.outer(x, x)
     t0 = np.transpose(A)
     t1 = np.outer(x, x)

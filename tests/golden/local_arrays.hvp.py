@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
@@ -48,18 +48,18 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     t10 = -t2 * t1
     t11 = x * x_dot + x * x_dot
     t12 = unbroadcast(v_1_dot_bar, broadcast_like(t1, v_dot))
-    t1_bar += unbroadcast(v_dot * t12, t1_bar)
+    add_into(t1_bar, v_dot * t12)
     v_dot_bar += unbroadcast(t1 * t12, v_dot)
     t13 = unbroadcast(v_1_dot_bar, broadcast_like(t10, t11))
     t14 = unbroadcast(t11 * t13, t10)
     t2_bar -= unbroadcast(t1 * t14, -t2)
-    t1_bar += unbroadcast(-t2 * t14, t1_bar)
+    add_into(t1_bar, -t2 * t14)
     t15 = unbroadcast(t10 * t13, t11)
-    x_bar += 2.0 * unbroadcast(x_dot * t15, x_bar)
+    add_into(x_bar, 2.0 * (x_dot * t15))
     # adjoint of: t2 = v / t0
     t8 = 1.0 / t0
     v_bar += unbroadcast(strong_zero_each(t8 * t2_bar, t2_bar), v)
-    t0_bar += unbroadcast(strong_zero_each(-t2 * t8 * t2_bar, t2_bar), t0_bar)
+    add_into(t0_bar, strong_zero_each(-t2 * t8 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / t0
     t6 = 1.0 / t0
     t0_bar += strong_zero_each(-t1 * t6 * t1_bar, t1_bar)

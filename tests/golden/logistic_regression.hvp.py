@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, matmul_bar_right, strong_zero_each, unbroadcast, zeros_like
 
 
 def logistic_regression_hvp(w, X, y, w_dot, out_bar):
@@ -29,7 +29,7 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     t0_bar += chosen(result_dot_bar != 0.0, -t4 * t3 * unbroadcast(t0 * t5 * t7, t0_bar))
     t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * unbroadcast(t4 * t7, broadcast_like(t0, t5)), t0_bar))
     # adjoint of: t0 = np.exp(-y * z)
-    z_bar += unbroadcast(strong_zero_each(-y * (t0 * t0_bar), t0_bar), z_bar)
+    add_into(z_bar, strong_zero_each(-y * (t0 * t0_bar), t0_bar))
     # adjoint of: z = X @ w
     w_bar = matmul_bar_right(z_bar, X, w)
     return value, w_bar

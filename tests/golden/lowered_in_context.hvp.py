@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
@@ -80,7 +80,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t12 = (x + x) / t3
     t13 = unbroadcast(strong_zero_each(t11 * t5_bar, t5_bar), x_bar)
     x_bar += 2.0 * t13
-    t3_bar += unbroadcast(strong_zero_each(-t12 * t11 * t5_bar, t5_bar), t3_bar)
+    add_into(t3_bar, strong_zero_each(-t12 * t11 * t5_bar, t5_bar))
     # adjoint of: t4 = 1.0 / t3
     t9 = 1.0 / t3
     t10 = 1.0 / t3

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -104,5 +104,5 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     # adjoint of: y = x * x
     x_bar += 2.0 * strong_zero_each(x * y_bar, y_bar)
     # adjoint of: y_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(strong_zero_each(x_dot * y_dot_bar, y_dot_bar), x_bar)
+    add_into(x_bar, 2.0 * strong_zero_each(x_dot * y_dot_bar, y_dot_bar))
     return value, x_bar, c_bar

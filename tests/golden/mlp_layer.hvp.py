@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -45,5 +45,5 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     t3 = unbroadcast(t2, matmul_like(W, x))
     W_bar = outers_of(W, True, unbroadcast(t7, matmul_like(W, x_dot)), x_dot, True, t3, x)
     x_bar += matmul_bar_right(t3, W, x)
-    b_bar += unbroadcast(t2, b_bar)
+    add_into(b_bar, t2)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -30,5 +30,5 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     t2 = unbroadcast(t1, matmul_like(W, x))
     W_bar = outer_of(W, True, t2, x)
     x_bar = matmul_bar_right(t2, W, x)
-    b_bar += unbroadcast(t1, b_bar)
+    add_into(b_bar, t1)
     return value, W_bar, x_bar, b_bar, v_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, strong_zero_each, subtract_into, unbroadcast, zeros_like
 
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
@@ -65,23 +65,23 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     # adjoint of: t4 = np.reshape(x, (x.shape[0], 1))
     x_bar += np.reshape(np.ascontiguousarray(t4_bar), x.shape)
     # adjoint of: part_1 = A[0]
-    A_bar[0] += part_1_bar
+    add_into(A_bar[0], part_1_bar)
     # adjoint of: centred = A - t3
-    A_bar += unbroadcast(centred_bar, A_bar)
-    t3_bar += unbroadcast(-centred_bar, t3_bar)
+    add_into(A_bar, centred_bar)
+    subtract_into(t3_bar, centred_bar)
     # adjoint of: t3 = np.reshape(part, (1, part.shape[0]))
     part_bar += np.reshape(np.ascontiguousarray(t3_bar), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t8 = 1.0 / A.shape[0]
     A_bar += expand_axis(strong_zero_each(t8 * part_bar, part_bar), A, 0)
     # adjoint of: outer = t0 * t1
-    t0_bar += unbroadcast(strong_zero_each(t1 * outer_bar, outer_bar), t0_bar)
-    t1_bar += unbroadcast(strong_zero_each(t0 * outer_bar, outer_bar), t1_bar)
+    add_into(t0_bar, strong_zero_each(t1 * outer_bar, outer_bar))
+    add_into(t1_bar, strong_zero_each(t0 * outer_bar, outer_bar))
     # adjoint of: outer_dot = t1 * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t0 * np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
     t6 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
     t7 = np.reshape(np.ascontiguousarray(y_dot), (1, y.shape[0]))
-    t1_bar += unbroadcast(t6 * unbroadcast(outer_dot_bar, broadcast_like(t1, t6)), t1_bar)
-    t0_bar += unbroadcast(t7 * unbroadcast(outer_dot_bar, broadcast_like(t0, t7)), t0_bar)
+    add_into(t1_bar, t6 * unbroadcast(outer_dot_bar, broadcast_like(t1, t6)))
+    add_into(t0_bar, t7 * unbroadcast(outer_dot_bar, broadcast_like(t0, t7)))
     # adjoint of: t1 = np.reshape(y, (1, y.shape[0]))
     y_bar += np.reshape(np.ascontiguousarray(t1_bar), y.shape)
     # adjoint of: t0 = np.reshape(x, (x.shape[0], 1))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def new_axes_vjp(x, y, A, out_bar):
@@ -42,10 +42,10 @@ def new_axes_vjp(x, y, A, out_bar):
     part_1_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape))
     y_bar += chosen(result_bar != 0.0, unbroadcast(t5 * t8, y_bar))
     # adjoint of: part_1 = A[0]
-    A_bar[0] += part_1_bar
+    add_into(A_bar[0], part_1_bar)
     # adjoint of: centred = A - np.reshape(part, (1, part.shape[0]))
     t3 = np.reshape(part, (1, part.shape[0]))
-    A_bar += unbroadcast(centred_bar, A_bar)
+    add_into(A_bar, centred_bar)
     part_bar += np.reshape(np.ascontiguousarray(unbroadcast(-centred_bar, t3)), part.shape)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t2 = 1.0 / A.shape[0]

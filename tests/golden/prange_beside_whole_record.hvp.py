@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
@@ -51,7 +51,7 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
         t0 = u_bar
         u_bar = zeros_like(u)
         u_bar += unbroadcast(t0, u)
-        x_bar += 0.1 * unbroadcast(t0, x_bar)
+        add_into(x_bar, 0.1 * t0)
     # adjoint of: u = x + 0.0
     x_bar += u_bar
     return value, x_bar, b_bar

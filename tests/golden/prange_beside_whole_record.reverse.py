@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import chosen, chunk_zeros, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, chunk_zeros, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_beside_whole_record_vjp(x, b, n, out_bar):
@@ -50,7 +50,7 @@ def prange_beside_whole_record_vjp(x, b, n, out_bar):
         t0 = u_bar
         u_bar = zeros_like(u)
         u_bar += unbroadcast(t0, u)
-        x_bar += 0.1 * unbroadcast(t0, x_bar)
+        add_into(x_bar, 0.1 * t0)
     # adjoint of: u = x + 0.0
     x_bar += u_bar
     # adjoint of a prange loop, in parallel: each iteration replays its own body on its own tape,

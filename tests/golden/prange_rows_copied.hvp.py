@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, restore_flat, unbroadcast, zeros_like
 
 
 def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
@@ -77,17 +77,17 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
     for prange_rows_i in range(stop - 1, -1, -1):
         # adjoint of: A[prange_rows_i] = A[prange_rows_i] * 0.5
         top -= A[np.uint64(prange_rows_i)].size
-        A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(prange_rows_i)])  # restore the values A[prange_rows_i] had before
         t6 = A_bar[np.uint64(prange_rows_i)].copy()
         A_bar[np.uint64(prange_rows_i)] = (0.5 * t6)
         # adjoint of: A_dot[prange_rows_i] = 0.5 * A_dot[prange_rows_i]
         top -= A_dot[np.uint64(prange_rows_i)].size
-        A_dot[np.uint64(prange_rows_i)] = tape[top : top + A_dot[np.uint64(prange_rows_i)].size].reshape(A_dot[np.uint64(prange_rows_i)].shape)  # restore the values A_dot[prange_rows_i] had before
+        restore_flat(tape, top, A_dot[np.uint64(prange_rows_i)])  # restore the values A_dot[prange_rows_i] had before
         t5 = A_dot_bar[np.uint64(prange_rows_i)].copy()
         A_dot_bar[np.uint64(prange_rows_i)] = (0.5 * t5)
         # adjoint of: A[prange_rows_i] = A[prange_rows_i] + (x * A[prange_rows_i])
         top -= A[np.uint64(prange_rows_i)].size
-        A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(prange_rows_i)])  # restore the values A[prange_rows_i] had before
         t3 = A_bar[np.uint64(prange_rows_i)].copy()
         A_bar[np.uint64(prange_rows_i)] = unbroadcast(t3, A[np.uint64(prange_rows_i)])
         t4 = unbroadcast(t3, broadcast_like(x, A[np.uint64(prange_rows_i)]))
@@ -95,7 +95,7 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t4, A[np.uint64(prange_rows_i)])
         # adjoint of: A_dot[prange_rows_i] = A_dot[prange_rows_i] + (A[prange_rows_i] * x_dot + x * A_dot[prange_rows_i])
         top -= A_dot[np.uint64(prange_rows_i)].size
-        A_dot[np.uint64(prange_rows_i)] = tape[top : top + A_dot[np.uint64(prange_rows_i)].size].reshape(A_dot[np.uint64(prange_rows_i)].shape)  # restore the values A_dot[prange_rows_i] had before
+        restore_flat(tape, top, A_dot[np.uint64(prange_rows_i)])  # restore the values A_dot[prange_rows_i] had before
         t0 = A_dot_bar[np.uint64(prange_rows_i)].copy()
         A_dot_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A_dot_bar[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, broadcast_like(broadcast_like(A[np.uint64(prange_rows_i)], x_dot), broadcast_like(x, A_dot[np.uint64(prange_rows_i)])))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, restore_flat, unbroadcast, zeros_like
 
 
 def prange_rows_copied_vjp(A0, x, out_bar):
@@ -59,12 +59,12 @@ def prange_rows_copied_vjp(A0, x, out_bar):
     for prange_rows_i in range(stop - 1, -1, -1):
         # adjoint of: A[prange_rows_i] = A[prange_rows_i] * 0.5
         top -= A[np.uint64(prange_rows_i)].size
-        A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(prange_rows_i)])  # restore the values A[prange_rows_i] had before
         t2 = A_bar[np.uint64(prange_rows_i)].copy()
         A_bar[np.uint64(prange_rows_i)] = (0.5 * t2)
         # adjoint of: A[prange_rows_i] = A[prange_rows_i] + (x * A[prange_rows_i])
         top -= A[np.uint64(prange_rows_i)].size
-        A[np.uint64(prange_rows_i)] = tape[top : top + A[np.uint64(prange_rows_i)].size].reshape(A[np.uint64(prange_rows_i)].shape)  # restore the values A[prange_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(prange_rows_i)])  # restore the values A[prange_rows_i] had before
         t0 = A_bar[np.uint64(prange_rows_i)].copy()
         A_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, broadcast_like(x, A[np.uint64(prange_rows_i)]))

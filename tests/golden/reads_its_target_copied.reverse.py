@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_vjp(C0, B, out_bar):
@@ -38,10 +38,10 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     C_1_bar += C_2_bar
     C_1_bar += strong_zero_each(2.0 * C_1 * (0.1 * -C_2_bar), C_2_bar)
     # adjoint of: C_1 = C + (C * B)
-    C_bar += unbroadcast(C_1_bar, C_bar)
+    add_into(C_bar, C_1_bar)
     t0 = unbroadcast(C_1_bar, broadcast_like(C_bar, B_bar))
-    C_bar += unbroadcast(B * t0, C_bar)
-    B_bar += unbroadcast(C * t0, B_bar)
+    add_into(C_bar, B * t0)
+    add_into(B_bar, C * t0)
     # adjoint of: C = np.copy(C0)
     C0_bar += C_bar
     return value, C0_bar, B_bar

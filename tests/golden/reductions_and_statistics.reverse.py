@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import as_vector, broadcast_like, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, strong_zero_each, unbroadcast, unsort, zeros_like
+from sourcead.runtime import add_into, as_vector, broadcast_like, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, strong_zero_each, unbroadcast, unsort, zeros_like
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -83,7 +83,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     X_bar += chosen(s_bar != 0.0, select_along_bar(np.full_like(t0, s_bar), X, 0, True))
     t3 = np.full_like(broadcast_like(t1, x[:3]), s_bar)
     X_bar += chosen(s_bar != 0.0, select_along_bar(unbroadcast(x[:3] * t3, t1), X, -1, False))
-    x_bar[:3] += chosen(s_bar != 0.0, unbroadcast(t1 * t3, x_bar[:3]))
+    add_into(x_bar[:3], chosen(s_bar != 0.0, unbroadcast(t1 * t3, x_bar[:3])))
     t4 = np.full_like(broadcast_like(t2, X), s_bar)
     X_bar += chosen(s_bar != 0.0, select_along_bar(np.sum(unbroadcast(X * t4, t2), axis=1), X, 1, True))
     X_bar += chosen(s_bar != 0.0, unbroadcast(t2 * t4, X_bar))

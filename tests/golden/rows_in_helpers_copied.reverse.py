@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
 
 
 def rows_in_helpers_copied_vjp(A0, s, out_bar):
@@ -56,7 +56,7 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
-        A[np.uint64(_scale_rows_i_1)] = tape[top : top + A[np.uint64(_scale_rows_i_1)].size].reshape(A[np.uint64(_scale_rows_i_1)].shape)  # restore the values A[_scale_rows_i_1] had before
+        restore_flat(tape, top, A[np.uint64(_scale_rows_i_1)])  # restore the values A[_scale_rows_i_1] had before
         t1 = A_bar[np.uint64(_scale_rows_i_1)].copy()
         A_bar[np.uint64(_scale_rows_i_1)] = strong_zero_each(_scale_rows_s[np.uint64(_scale_rows_i_1)] * t1, t1)
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i_1)] * t1, t1))
@@ -69,7 +69,7 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     for _scale_rows_i in range(stop - 1, -1, -1):
         # adjoint of: A[_scale_rows_i] = A[_scale_rows_i] * s[_scale_rows_i]
         top -= A[np.uint64(_scale_rows_i)].size
-        A[np.uint64(_scale_rows_i)] = tape[top : top + A[np.uint64(_scale_rows_i)].size].reshape(A[np.uint64(_scale_rows_i)].shape)  # restore the values A[_scale_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(_scale_rows_i)])  # restore the values A[_scale_rows_i] had before
         t0 = A_bar[np.uint64(_scale_rows_i)].copy()
         A_bar[np.uint64(_scale_rows_i)] = strong_zero_each(s[np.uint64(_scale_rows_i)] * t0, t0)
         s_bar[np.uint64(_scale_rows_i)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i)] * t0, t0))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
@@ -48,13 +48,13 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     h_bar += strong_zero_each(-np.sin(h) * t0_bar, t0_bar)
     # adjoint of: h[:, 1] = A[:, 0]
     t4 = unbroadcast(h_bar[:, 1], A_bar[:, 0])
-    A_bar[:, 0] += t4
+    add_into(A_bar[:, 0], t4)
     h_bar[:, 1] = 0.0
     # adjoint of: h_dot[:, 1] = A_dot[:, 0]
     h_dot_bar[:, 1] = 0.0
     # adjoint of: h[2:4, :] = 2.0 * A[0:1, :]
     t3 = unbroadcast(h_bar[2:4, :], A_bar[0:1, :])
-    A_bar[0:1, :] += (2.0 * t3)
+    add_into(A_bar[0:1, :], 2.0 * t3)
     h_bar[2:4, :] = 0.0
     # adjoint of: h_dot[2:4, :] = 2.0 * A_dot[0:1, :]
     h_dot_bar[2:4, :] = 0.0
@@ -63,7 +63,7 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     v_bar += 2.0 * strong_zero_each(v * t2, t2)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = v * v_dot + v * v_dot
-    v_bar += 2.0 * unbroadcast(strong_zero_each(v_dot * h_dot_bar[0], h_dot_bar[0]), v_bar)
+    add_into(v_bar, 2.0 * strong_zero_each(v_dot * h_dot_bar[0], h_dot_bar[0]))
     h_dot_bar[0] = 0.0
     # adjoint of: h[1:3] = v
     t1 = unbroadcast(h_bar[1:3], v_bar)

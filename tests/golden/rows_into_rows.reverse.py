@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_into_rows_vjp(A, v, out_bar):
@@ -30,11 +30,11 @@ def rows_into_rows_vjp(A, v, out_bar):
     h_bar += chosen(result_bar != 0.0, -np.sin(h) * (h * result_bar))
     # adjoint of: h[:, 1] = A[:, 0]
     t3 = unbroadcast(h_bar[:, 1], A_bar[:, 0])
-    A_bar[:, 0] += t3
+    add_into(A_bar[:, 0], t3)
     h_bar[:, 1] = 0.0
     # adjoint of: h[2:4, :] = 2.0 * A[0:1, :]
     t2 = unbroadcast(h_bar[2:4, :], A_bar[0:1, :])
-    A_bar[0:1, :] += (2.0 * t2)
+    add_into(A_bar[0:1, :], 2.0 * t2)
     h_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
     t1 = unbroadcast(h_bar[0], v_bar)

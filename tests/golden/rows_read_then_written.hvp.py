@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def rows_read_then_written_hvp(A, A_dot, out_bar):
@@ -65,7 +65,7 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        B_bar[np.uint64(k)] += row_bar
+        add_into(B_bar[np.uint64(k)], row_bar)
         row_bar = zeros_like(row)
         itop -= 1
         shape_1 = (itape[itop + 0],)

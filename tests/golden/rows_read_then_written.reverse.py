@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import add_into, chosen, record_flat, reserve, zeros_like
 
 
 def rows_read_then_written_vjp(A, out_bar):
@@ -52,7 +52,7 @@ def rows_read_then_written_vjp(A, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        B_bar[np.uint64(k)] += row_bar
+        add_into(B_bar[np.uint64(k)], row_bar)
         row_bar = zeros_like(row)
     # adjoint of: B = A * 1.0
     A_bar += B_bar

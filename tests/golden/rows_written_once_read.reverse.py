@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import add_into, chosen, record_flat, reserve, zeros_like
 
 
 def rows_written_once_read_vjp(A, out_bar):
@@ -66,7 +66,7 @@ def rows_written_once_read_vjp(A, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        B_bar[np.uint64(i)] += row_bar
+        add_into(B_bar[np.uint64(i)], row_bar)
         row_bar = zeros_like(row)
     # adjoint of: B = A * 1.0
     A_bar += B_bar

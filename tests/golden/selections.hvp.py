@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
@@ -45,14 +45,14 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     t7 = unbroadcast(np.where(t0, z_bar, 0.0), x_bar)
     x_bar += y * t7
     y_bar = np.sum(x * t7)
-    t1_bar += unbroadcast(np.where(np.logical_not(t0), z_bar, 0.0), t1_bar)
+    add_into(t1_bar, np.where(np.logical_not(t0), z_bar, 0.0))
     # adjoint of: z_dot = np.where(t0, y * x_dot + x * y_dot, 0.0) + np.where(np.logical_not(t0), np.cos(x) * x_dot, 0.0)
     t3 = y * x_dot + x * y_dot
     t4 = np.cos(x)
     t5 = np.logical_not(t0)
     t6 = unbroadcast(np.where(t0, z_dot_bar, 0.0), t3)
     y_bar += np.sum(x_dot * unbroadcast(t6, x_dot))
-    x_bar += y_dot * unbroadcast(t6, x_bar)
+    add_into(x_bar, y_dot * t6)
     x_bar += -np.sin(x) * unbroadcast(x_dot * unbroadcast(np.where(t5, z_dot_bar, 0.0), t4 * x_dot), t4)
     # adjoint of: t1 = np.sin(x)
     x_bar += strong_zero_each(np.cos(x) * t1_bar, t1_bar)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def shape_in_index_hvp(x, A, A_dot, out_bar):
@@ -38,8 +38,8 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t13, A_bar))
     # adjoint of: t2 = A / t0
     t5 = 1.0 / t0
-    A_bar += unbroadcast(strong_zero_each(t5 * t2_bar, t2_bar), A_bar)
-    t0_bar += unbroadcast(strong_zero_each(-t2 * t5 * t2_bar, t2_bar), t0_bar)
+    add_into(A_bar, strong_zero_each(t5 * t2_bar, t2_bar))
+    add_into(t0_bar, strong_zero_each(-t2 * t5 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / t0
     t3 = 1.0 / t0
     t0_bar += strong_zero_each(-t1 * t3 * t1_bar, t1_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
@@ -32,12 +32,12 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     t4 = w * x_dot + x * w_dot + b_dot
     t0_bar += -t3 * t2 * unbroadcast(strong_zero_each(t0 * t4 * h_dot_bar, h_dot_bar), t0_bar)
     t5 = unbroadcast(strong_zero_each(t3 * h_dot_bar, h_dot_bar), broadcast_like(t0, t4))
-    t0_bar += unbroadcast(t4 * t5, t0_bar)
+    add_into(t0_bar, t4 * t5)
     t6 = unbroadcast(t0 * t5, t4)
-    w_bar += unbroadcast(x_dot * unbroadcast(t6, broadcast_like(w, x_dot)), w_bar)
-    x_bar += unbroadcast(w_dot * unbroadcast(t6, broadcast_like(x, w_dot)), x_bar)
+    add_into(w_bar, x_dot * unbroadcast(t6, broadcast_like(w, x_dot)))
+    add_into(x_bar, w_dot * unbroadcast(t6, broadcast_like(x, w_dot)))
     # adjoint of: t0 = np.exp(x * w + b)
-    x_bar += unbroadcast(strong_zero_each(w * (t0 * t0_bar), t0_bar), x_bar)
-    w_bar += unbroadcast(strong_zero_each(x * (t0 * t0_bar), t0_bar), w_bar)
+    add_into(x_bar, strong_zero_each(w * (t0 * t0_bar), t0_bar))
+    add_into(w_bar, strong_zero_each(x * (t0 * t0_bar), t0_bar))
     b_bar = np.sum(strong_zero_each(t0 * t0_bar, t0_bar))
     return value, x_bar, w_bar, b_bar

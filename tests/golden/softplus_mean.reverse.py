@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, strong_zero_each, zeros_like
 
 
 def softplus_mean_vjp(x, w, b, out_bar):
@@ -26,7 +26,7 @@ def softplus_mean_vjp(x, w, b, out_bar):
     # adjoint of: h = np.log1p(np.exp(x * w + b))
     t0 = np.exp(x * w + b)
     t1 = strong_zero_each(t0 * (1.0 / (1.0 + t0) * h_bar), h_bar)
-    x_bar += unbroadcast(strong_zero_each(w * t1, h_bar), x_bar)
-    w_bar += unbroadcast(strong_zero_each(x * t1, h_bar), w_bar)
+    add_into(x_bar, strong_zero_each(w * t1, h_bar))
+    add_into(w_bar, strong_zero_each(x * t1, h_bar))
     b_bar = np.sum(t1)
     return value, x_bar, w_bar, b_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -53,7 +53,7 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
         # adjoint of: C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
         t2 = unbroadcast(C_1_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t2))
-        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t2)
+        add_into(B_bar[np.uint64(symm_i), :], alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t2))
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t2)
         t3 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
         alpha_bar += np.sum(symm_temp2 * t3)
@@ -69,7 +69,7 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             t1 = np.sum(strong_zero_each(A[symm_i, :symm_i] * t0, t0))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t1
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t1
-            A_bar[symm_i, :symm_i] += strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t0, t0)
+            add_into(A_bar[symm_i, :symm_i], strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t0, t0))
     # adjoint of: C_1 = C * beta
     C_bar += strong_zero_each(beta * C_1_bar, C_1_bar)
     beta_bar = np.sum(strong_zero_each(C * C_1_bar, C_1_bar))

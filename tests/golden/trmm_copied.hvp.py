@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_product, add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -63,7 +63,7 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     t2 = unbroadcast(B_1_dot_bar, B_dot_bar)
     alpha_bar += np.sum(B_dot * t2)
     B_dot_bar += alpha * t2
-    B_bar += alpha_dot * unbroadcast(B_1_dot_bar, B_bar)
+    add_into(B_bar, alpha_dot * B_1_dot_bar)
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
             # adjoint of: B[trmm_i, trmm_j] = B[trmm_i, trmm_j] + np.dot(A[trmm_i + 1 :, trmm_i], B[trmm_i + 1 :, trmm_j])

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
@@ -115,7 +115,7 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         b = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array b was before
-        B_bar[np.uint64(k)] += b_bar
+        add_into(B_bar[np.uint64(k)], b_bar)
         b_bar = zeros_like(b)
         itop -= 1
         shape_2 = (itape[itop + 0],)
@@ -126,7 +126,7 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         shape_3 = (itape[itop + 0],)
         top -= shape_3[0]
         a = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array a was before
-        A_bar[np.uint64(k)] += a_bar
+        add_into(A_bar[np.uint64(k)], a_bar)
         a_bar = zeros_like(a)
         itop -= 1
         shape_4 = (itape[itop + 0],)

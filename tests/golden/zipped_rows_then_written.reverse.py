@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_vjp(P, Q, out_bar):
@@ -78,14 +78,14 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         b = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array b was before
-        B_bar[np.uint64(k)] += b_bar
+        add_into(B_bar[np.uint64(k)], b_bar)
         b_bar = zeros_like(b)
         # adjoint of: a = np.copy(A[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         a = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array a was before
-        A_bar[np.uint64(k)] += a_bar
+        add_into(A_bar[np.uint64(k)], a_bar)
         a_bar = zeros_like(a)
     # adjoint of: B = Q + 0.5
     Q_bar += B_bar
