@@ -10,7 +10,8 @@ writes the pair into a zero adjoint as one new array (`outers_of`).
 
 The first update moves down to the second's place. That keeps what they compute where every
 statement between them is an assignment to a name, or an accumulation into another adjoint
-(`x_bar += e`: the function's adjoints are arrays of their own, never views of another array),
+(`x_bar += e`, or `add_into(x_bar, e)`: the function's adjoints are arrays of their own, never
+views of another array),
 that mentions neither X nor binds or writes a name the first update reads; no element write, no
 call whose result is dropped (an in-place helper). So X and the vectors u, v and the condition m
 hold the same values there. Only within one block of statements: a loop or a branch between
@@ -120,6 +121,10 @@ def _leaves_alone(statement: cst.CSTNode, target: str, operands: set[str], adjoi
             if small.target.value not in adjoints:
                 return False  # a primal array may be a view of an operand
             targets = [small.target]
+        elif (into := _added_into(small)) is not None:  # `add_into(x_bar, e)`: `x_bar += e`, in place
+            if into.value not in adjoints:
+                return False
+            targets = [into]
         else:
             return False
         if target in names_in(small):
@@ -127,6 +132,17 @@ def _leaves_alone(statement: cst.CSTNode, target: str, operands: set[str], adjoi
         if any(not isinstance(t, cst.Name) or t.value in operands for t in targets):
             return False
     return True
+
+
+def _added_into(small: cst.BaseSmallStatement) -> cst.Name | None:
+    """X of a statement `add_into(X, e)` or `subtract_into(X, e)` into a name X."""
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None
+    call = small.value
+    if dotted(call.func) not in ("add_into", "subtract_into") or len(call.args) != 2:
+        return None
+    target = call.args[0].value
+    return target if isinstance(target, cst.Name) and not any(a.keyword or a.star for a in call.args) else None
 
 
 def _fused_call(first: tuple[str, list[cst.Arg]], later: list[cst.Arg]) -> cst.Call:

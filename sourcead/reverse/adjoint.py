@@ -119,8 +119,28 @@ class StatementAdjoints:
                 line = ProductLine(line.target, line.op, line.value, line.comment, kind == "outer")
             elif (taken := _taken_parts(line)) is not None and not _adds_into_what_it_reads(line, taken[1:], bound):
                 line = TakenLine(line.target, line.op, line.value, line.comment)
+            elif (added := _added_parts(line)) is not None and self.adds_array(line.target, added[1], bound):
+                line = AddedLine(line.target, line.op, line.value, line.comment)
             out.append(line)
         return out
+
+    def adds_array(
+        self, target: cst.BaseExpression, factor: cst.BaseExpression | None, bound: dict[str, cst.BaseExpression]
+    ) -> bool:
+        """Is `x_bar` (`a_bar[i]`, `a_bar[1:]`) an array, not a float (a whole array's adjoint or a
+        row or slice of one), and the factor, if any, a number or a float of the function's
+        variables, or a temporary of the lines bound to one (an array factor may broadcast g)?"""
+        if isinstance(factor, cst.Name) and factor.value in bound:
+            factor = bound[factor.value]
+        if factor is not None and not isinstance(factor, (cst.Integer, cst.Float)) and not self.is_scalar(factor):
+            return False
+        base = target.value if isinstance(target, cst.Subscript) else target
+        var = self.prog.namer.shadowed(base.value) if isinstance(base, cst.Name) else None
+        if var is None or not self.prog.kinds.is_array(var):
+            return False
+        if isinstance(target, cst.Name):
+            return True
+        return self.prog.kinds.type_of(target.with_changes(value=cst.Name(var))).ndim > 0
 
     def product_kind(self, line: Line, bound: dict[str, cst.BaseExpression]) -> str | None:
         """ "vector" for a dot product's contribution to a vector operand, "outer" for a matrix-vector
@@ -387,3 +407,61 @@ def _written_once(prog: Program, statements: list[Stmt], in_loop: set[Stmt]) -> 
         and s.var not in params
         and s.var not in names_in(s.value)
     }
+
+
+def _added_parts(line: Line) -> tuple[str, cst.BaseExpression | None, cst.BaseExpression] | None:
+    """(helper, factor, g) of an accumulation into an array adjoint that `AddedLine` writes as a
+    call: `X += unbroadcast(g, X)` and `X += c * unbroadcast(g, X)` (X a name or a subscript; the
+    factor c None where there is none), and, into a subscript, `X[s] += g` and `X[s] -= g`; the
+    helper `subtract_into` where the line subtracts, or g is `-h` (then h), else `add_into`. None
+    for any other line."""
+    if line.op not in ("+=", "-=") or not isinstance(line.target, (cst.Name, cst.Subscript)):
+        return None
+    value, factor = unparen(line.value), None
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        if _unbroadcast_of(unparen(value.right), line.target) is not None:
+            factor, value = unparen(value.left), unparen(value.right)
+    g = _unbroadcast_of(value, line.target)
+    if g is not None:
+        value = g
+    elif isinstance(line.target, cst.Name):
+        return None  # `x_bar += g` into a whole array is numba's in-place loop, with no slice assigned
+    subtract = line.op == "-="
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        subtract, value = not subtract, unparen(value.expression)
+    return ("subtract_into" if subtract else "add_into"), factor, value
+
+
+def _unbroadcast_of(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression | None:
+    """g of `unbroadcast(g, target)`, else None."""
+    if not (isinstance(value, cst.Call) and dotted(value.func) == "unbroadcast" and len(value.args) == 2):
+        return None
+    if any(a.keyword or a.star for a in value.args) or code(value.args[1].value) != code(target):
+        return None
+    return unparen(value.args[0].value)
+
+
+@dataclass(frozen=True)
+class AddedLine(Line):
+    """An accumulation into an array adjoint, `X[s] += unbroadcast(g, X[s])` (`_added_parts`),
+    written as the runtime's in-place `add_into(X[s], g)` (`subtract_into(X[s], h)` for g = -h, `add_into(X[s], c
+    * g)` for a factor c): numba lowers the line itself as three loop nests in the function (the
+    add, then the slice assigned from itself: an overlap copy and the copy back), where the call is
+    a helper compiled once per argument types (hdiff's gradient: 76,000 -> 46,000 LLVM
+    instructions, LLVM's function passes on it 13 -> 4.5 s). Only its text differs."""
+
+    def text(self) -> str:
+        found = _added_parts(self)
+        if found is None:  # a later pass changed it: as it stands
+            return Line.text(self)
+        helper, factor, g = found
+        if factor is not None:
+            g = cst.BinaryOperation(factor, cst.Multiply(), _atom(g))
+        call = f"{helper}({code(self.target)}, {code(g)})"
+        return f"{call}  # {self.comment}" if self.comment else call
+
+
+def _atom(e: cst.BaseExpression) -> cst.BaseExpression:
+    """`e`, parenthesized where it binds less tightly than a product's right operand."""
+    loose = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp, cst.UnaryOperation)
+    return cst.parse_expression(f"({code(e)})") if isinstance(e, loose) else e

@@ -159,6 +159,10 @@ class ArrayOnTape(Recording):
         cast = "" if self.dtype == "float" else f".astype(np.{'bool_' if self.dtype == 'bool' else 'int64'})"
         if not self.whole:
             out.line(f"{top} -= {target}.size")
+            if not cast:  # in place, by the runtime's loop (`restore_flat`), not as a slice assigned from an array
+                at.helpers.add("restore_flat")
+                out.line(f"restore_flat({tape}, {top}, {target})  # restore the values {target} had before")
+                return
             out.line(f"{target} = {tape}[{top} : {top} + {target}.size].reshape({target}.shape){cast}"
                      f"  # restore the values {target} had before")  # fmt: skip
             return

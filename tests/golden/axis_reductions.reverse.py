@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, expand_axis, first_of, strong_zero_each, unbroadcast
+from sourcead.runtime import add_into, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
 
 
 def axis_reductions_vjp(X, w, out_bar):
@@ -19,19 +19,23 @@ def axis_reductions_vjp(X, w, out_bar):
     result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     value = result
     # reverse sweep
+    X_bar = zeros_like(X)
+    col_bar = zeros_like(col)
     result_bar = out_bar
+    row_bar = zeros_like(row)
+    w_bar = zeros_like(w)
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     t2 = np.ones(X.shape[0])
     t3 = np.sum(X * X, axis=1)
-    col_bar = first_of(2.0 * chosen(result_bar != 0.0, col * result_bar), col)
-    row_bar = first_of(chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row)), row)
+    col_bar += 2.0 * chosen(result_bar != 0.0, col * result_bar)
+    row_bar += chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row_bar))
     t4 = expand_axis(np.full_like(t3, result_bar), X * X, 1)
-    X_bar = first_of(2.0 * chosen(result_bar != 0.0, X * t4), X)
+    X_bar += 2.0 * chosen(result_bar != 0.0, X * t4)
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
     # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w
     t0 = 1.0 / X.shape[0]
     t1 = np.sum(X, axis=0) / X.shape[0]
     X_bar += expand_axis(t0 * unbroadcast(strong_zero_each(w * col_bar, col_bar), t1), X, 0)
-    w_bar = first_of(unbroadcast(strong_zero_each(t1 * col_bar, col_bar), w), w)
+    add_into(w_bar, strong_zero_each(t1 * col_bar, col_bar))
     return value, X_bar, w_bar

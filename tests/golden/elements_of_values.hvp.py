@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, add_products, matmul_bar_right, matmul_like, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_outer, add_products, matmul_bar_right, matmul_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
@@ -32,7 +32,7 @@ def elements_of_values_hvp(A, x, A_dot, x_dot, out_bar):
     part_1_dot_bar[1] += result_dot_bar
     part_2_dot_bar[-1] += result_dot_bar
     # adjoint of: part_2_dot = x * x_dot + x * x_dot
-    x_bar += 2.0 * unbroadcast(strong_zero_each(x_dot * part_2_dot_bar, part_2_dot_bar), x_bar)
+    add_into(x_bar, 2.0 * strong_zero_each(x_dot * part_2_dot_bar, part_2_dot_bar))
     # adjoint of: part_1_dot = np.cos(x * 2.0) * (2.0 * x_dot)
     t0 = np.cos(x * 2.0)
     x_bar += 2.0 * (-np.sin(x * 2.0) * unbroadcast(strong_zero_each(2.0 * x_dot * part_1_dot_bar, part_1_dot_bar), t0))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
 
 
 def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
@@ -21,16 +21,20 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     result_dot = np.sum(d * d_dot + d * d_dot)
     value = result_dot
     # reverse sweep
+    d_bar = zeros_like(d)
+    d_dot_bar = zeros_like(d_dot)
     result_dot_bar = out_bar
+    t0_bar = zeros_like(t0)
+    t2_bar = zeros_like(t2)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)
     t10 = np.full_like(broadcast_like(d, d_dot), result_dot_bar)
-    d_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d)), d)
-    d_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot)), d_dot)
+    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d_bar))
+    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot_bar))
     d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d_bar))
     d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot_bar))
     # adjoint of: d = t2
-    t2_bar = first_of(d_bar, t2)
+    t2_bar += d_bar
     # adjoint of: d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
     t7 = x_dot[1:] - x_dot[:-1]
     t8 = -t2 * t1 * h_dot
@@ -40,12 +44,12 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     t1_bar += np.sum(-t2 * t9)
     # adjoint of: t2 = (x[1:] - t0) / h
     t5 = 1.0 / h
-    x_bar[1:] += unbroadcast(strong_zero_each(t5 * t2_bar, t2_bar), x_bar[1:])
-    t0_bar = first_of(unbroadcast(strong_zero_each(-(t5 * t2_bar), t2_bar), t0), t0)
+    add_into(x_bar[1:], strong_zero_each(t5 * t2_bar, t2_bar))
+    add_into(t0_bar, strong_zero_each(-(t5 * t2_bar), t2_bar))
     h_bar = np.sum(strong_zero_each(-t2 * t5 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / h
     t3 = 1.0 / h
     h_bar += (-t1 * t3 * t1_bar if t1_bar != 0.0 else 0.0)
     # adjoint of: t0 = x[:-1]
-    x_bar[:-1] += t0_bar
+    add_into(x_bar[:-1], t0_bar)
     return value, x_bar, h_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_of, matmul_bar_right, matmul_like, outers_of, unbroadcast
+from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, matmul_like, outers_of, subtract_into, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -20,17 +20,20 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     value = result_dot
     # reverse sweep
+    b_bar = zeros_like(b)
+    r_bar = zeros_like(r)
+    r_dot_bar = zeros_like(r_dot)
     result_dot_bar = out_bar
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     t2 = np.full_like(broadcast_like(r, r_dot), 0.5 * result_dot_bar)
-    r_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r)), r)
-    r_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot)), r_dot)
+    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
+    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
     r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
     r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
     # adjoint of: r = A @ x - b
     t1 = unbroadcast(r_bar, matmul_like(A, x))
     x_bar = matmul_bar_right(t1, A, x)
-    b_bar = first_of(unbroadcast(-r_bar, b), b)
+    subtract_into(b_bar, r_bar)
     # adjoint of: r_dot = np.dot(A_dot, x) + np.dot(A, x_dot) - b_dot
     t0 = unbroadcast(r_dot_bar, broadcast_like(matmul_like(A_dot, x), matmul_like(A, x_dot)))
     x_bar += matmul_bar_right(unbroadcast(t0, matmul_like(A_dot, x)), A_dot, x)

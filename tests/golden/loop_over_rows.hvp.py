@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_of, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
@@ -51,7 +51,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        A_bar[np.uint64(i)] += row_bar
+        add_into(A_bar[np.uint64(i)], row_bar)
         row_bar = zeros_like(row)
     for k in range(len(A) - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
@@ -62,7 +62,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         t2 = unbroadcast(t1, broadcast_like(w, t0))
         w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t0 * t2, w_bar))
         t3 = unbroadcast(w * t2, t0)
-        row_bar = first_of(2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, row)), row)
+        row_bar += 2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, row))
         t4 = unbroadcast(w_dot * unbroadcast(t1, broadcast_like(row, w_dot)), row)
         row_bar += 2.0 * chosen(s_dot_bar != 0.0, row * t4)
         # adjoint of: row = A[k]
@@ -70,5 +70,6 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
-        A_bar[np.uint64(k)] += row_bar
+        add_into(A_bar[np.uint64(k)], row_bar)
+        row_bar = zeros_like(row)
     return value, A_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_of, record_flat, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -50,18 +50,19 @@ def loop_over_rows_vjp(A, w, out_bar):
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
-        A_bar[np.uint64(i)] += row_bar
+        add_into(A_bar[np.uint64(i)], row_bar)
         row_bar = zeros_like(row)
     for k in range(len(A) - 1, -1, -1):
         # adjoint of: s += np.sum(row * row * w)
         t0 = np.full_like(broadcast_like(row, w), s_bar)
         t1 = unbroadcast(w * t0, row)
-        row_bar = first_of(2.0 * chosen(s_bar != 0.0, row * t1), row)
+        row_bar += 2.0 * chosen(s_bar != 0.0, row * t1)
         w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t0, w_bar))
         # adjoint of: row = A[k]
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
-        A_bar[np.uint64(k)] += row_bar
+        add_into(A_bar[np.uint64(k)], row_bar)
+        row_bar = zeros_like(row)
     return value, A_bar, w_bar

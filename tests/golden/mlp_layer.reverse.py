@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, first_copy_of, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, matmul_bar_right, matmul_like, outer_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def mlp_layer_vjp(W, x, b, v, out_bar):
@@ -19,6 +19,7 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     result = np.dot(v, h)
     value = result
     # reverse sweep
+    b_bar = zeros_like(b)
     h_bar = zeros_like(h)
     result_bar = out_bar
     v_bar = zeros_like(v)
@@ -29,5 +30,5 @@ def mlp_layer_vjp(W, x, b, v, out_bar):
     t2 = unbroadcast(t1, matmul_like(W, x))
     W_bar = outer_of(W, True, t2, x)
     x_bar = matmul_bar_right(t2, W, x)
-    b_bar = first_copy_of(unbroadcast(t1, b), b)
+    add_into(b_bar, t1)
     return value, W_bar, x_bar, b_bar, v_bar

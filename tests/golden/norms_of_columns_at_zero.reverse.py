@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, expand_axis, first_of, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, subtract_into, unbroadcast, zeros_like
 
 
 def norms_of_columns_at_zero_vjp(B, out_bar):
@@ -16,6 +16,7 @@ def norms_of_columns_at_zero_vjp(B, out_bar):
     result = c2 + c1 * 3.0 + cinf - B
     value = result
     # reverse sweep
+    B_bar = zeros_like(B)
     c1_bar = zeros_like(c1)
     c2_bar = zeros_like(c2)
     cinf_bar = zeros_like(cinf)
@@ -23,10 +24,10 @@ def norms_of_columns_at_zero_vjp(B, out_bar):
     # adjoint of: result = c2 + c1 * 3.0 + cinf - B
     t1 = unbroadcast(result_bar, broadcast_like(broadcast_like(c2_bar, c1_bar), cinf_bar))
     t2 = unbroadcast(t1, broadcast_like(c2_bar, c1_bar))
-    c2_bar += unbroadcast(t2, c2_bar)
-    c1_bar += 3.0 * unbroadcast(t2, c1_bar)
-    cinf_bar += unbroadcast(t1, cinf_bar)
-    B_bar = first_of(unbroadcast(-result_bar, B), B)
+    add_into(c2_bar, t2)
+    add_into(c1_bar, 3.0 * t2)
+    add_into(cinf_bar, t1)
+    subtract_into(B_bar, result_bar)
     # adjoint of: cinf = norm_inf_along(B, 0)
     B_bar += np.sign(B) * select_along_bar(cinf_bar, np.abs(B), 0, True)
     # adjoint of: c1 = np.expand_dims(norm1_along(B, -2), -2)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, broadcast_like, chosen, first_copy_of, matmul_bar_left, matmul_like, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_outer, broadcast_like, chosen, matmul_bar_left, matmul_like, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -39,19 +39,21 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     # reverse sweep
     W_bar = zeros_like(W)
     h_bar = zeros_like(h)
+    h0_bar = zeros_like(h0)
     h_dot_bar = zeros_like(h_dot)
     inputs_bar = zeros_like(inputs)
     result_dot_bar = out_bar
+    t0_bar = zeros_like(t0)
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     t12 = np.full_like(broadcast_like(h[n], h_dot[n]), result_dot_bar)
-    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n]))
-    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n]))
-    h_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n]))
-    h_dot_bar[n] += chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n]))
+    add_into(h_bar[n], chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n])))
+    add_into(h_dot_bar[n], chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n])))
+    add_into(h_bar[n], chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n])))
+    add_into(h_dot_bar[n], chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n])))
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t0
-        t11 = unbroadcast(h_bar[t + 1], t0)
-        t0_bar = first_copy_of(t11, t0)
+        t11 = unbroadcast(h_bar[t + 1], t0_bar)
+        t0_bar += t11
         h_bar[t + 1] = 0.0
         # adjoint of: h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
         t5 = 1.0 - t0 * t0
@@ -63,8 +65,8 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t9 = unbroadcast(strong_zero_each(t5 * t7, t7), t6)
         t10 = unbroadcast(t9, broadcast_like(matmul_like(inputs_dot[np.uint64(t)], W), matmul_like(inputs[np.uint64(t)], W_dot)))
         add_outer(W_bar, True, inputs_dot[np.uint64(t)], unbroadcast(t10, matmul_like(inputs_dot[np.uint64(t)], W)))
-        inputs_bar[np.uint64(t)] += matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot)
-        h_dot_bar[np.uint64(t)] += unbroadcast(t9, h_dot_bar[np.uint64(t)])
+        add_into(inputs_bar[np.uint64(t)], matmul_bar_left(unbroadcast(t10, matmul_like(inputs[np.uint64(t)], W_dot)), inputs[np.uint64(t)], W_dot))
+        add_into(h_dot_bar[np.uint64(t)], t9)
         # adjoint of: t0 = np.tanh(np.dot(inputs[t], W) + h[t])
         itop -= 1
         shape = (itape[itop + 0],)
@@ -73,12 +75,13 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         t2 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
         t3 = strong_zero_each((1.0 - t2 * t2) * t0_bar, t0_bar)
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
-        inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
+        add_into(inputs_bar[np.uint64(t)], matmul_bar_left(t4, inputs[np.uint64(t)], W))
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
-        h_bar[np.uint64(t)] += unbroadcast(t3, h_bar[np.uint64(t)])
+        add_into(h_bar[np.uint64(t)], t3)
+        t0_bar = zeros_like(t0)
     # adjoint of: h[0] = h0
-    t1 = unbroadcast(h_bar[0], h0)
-    h0_bar = first_copy_of(t1, h0)
+    t1 = unbroadcast(h_bar[0], h0_bar)
+    h0_bar += t1
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = h0_dot
     h_dot_bar[0] = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_outer, chosen, first_copy_of, matmul_bar_left, matmul_like, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_outer, chosen, matmul_bar_left, matmul_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -23,10 +23,11 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     # reverse sweep
     W_bar = zeros_like(W)
     h_bar = zeros_like(h)
+    h0_bar = zeros_like(h0)
     inputs_bar = zeros_like(inputs)
     result_bar = out_bar
     # adjoint of: result = np.sum(h[n] * h[n])
-    h_bar[n] += 2.0 * chosen(result_bar != 0.0, h[n] * result_bar)
+    add_into(h_bar[n], 2.0 * chosen(result_bar != 0.0, h[n] * result_bar))
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = np.tanh(np.dot(inputs[t], W) + h[t])
         t1 = np.tanh(np.dot(inputs[np.uint64(t)], W) + h[np.uint64(t)])
@@ -34,11 +35,11 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         h_bar[t + 1] = 0.0
         t3 = strong_zero_each((1.0 - t1 * t1) * t2, t2)
         t4 = unbroadcast(t3, matmul_like(inputs[np.uint64(t)], W))
-        inputs_bar[np.uint64(t)] += matmul_bar_left(t4, inputs[np.uint64(t)], W)
+        add_into(inputs_bar[np.uint64(t)], matmul_bar_left(t4, inputs[np.uint64(t)], W))
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
-        h_bar[np.uint64(t)] += unbroadcast(t3, h_bar[np.uint64(t)])
+        add_into(h_bar[np.uint64(t)], t3)
     # adjoint of: h[0] = h0
-    t0 = unbroadcast(h_bar[0], h0)
-    h0_bar = first_copy_of(t0, h0)
+    t0 = unbroadcast(h_bar[0], h0_bar)
+    h0_bar += t0
     h_bar[0] = 0.0
     return value, inputs_bar, W_bar, h0_bar

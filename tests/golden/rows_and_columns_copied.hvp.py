@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -74,6 +74,9 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     value = result_1_dot
     # reverse sweep
+    A_bar = zeros_like(A)
+    A0_bar = zeros_like(A0)
+    A_dot_bar = zeros_like(A_dot)
     a_bar = 0.0
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
@@ -81,75 +84,77 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t15 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t16 = np.full_like(broadcast_like(t15, A_dot), result_1_dot_bar)
-    A_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t16, t15)), A)
-    A_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, A_dot)), A_dot)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t16, t15))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, A_dot_bar))
     # adjoint of: result_dot = np.sum(A_dot)
     A_dot_bar += result_dot_bar
     # adjoint of: A[1] = A[1] ** 2.0
     top -= A[1].size
-    A[1] = tape[top : top + A[1].size].reshape(A[1].shape)  # restore the values A[1] had before
+    restore_flat(tape, top, A[1])  # restore the values A[1] had before
     t14 = A_bar[1].copy()
     A_bar[1] = strong_zero_each(2.0 * A[1] * t14, t14)
     # adjoint of: A_dot[1] = 2.0 * A[1] * A_dot[1]
     top -= A_dot[1].size
-    A_dot[1] = tape[top : top + A_dot[1].size].reshape(A_dot[1].shape)  # restore the values A_dot[1] had before
+    restore_flat(tape, top, A_dot[1])  # restore the values A_dot[1] had before
     t13 = A_dot_bar[1].copy()
-    A_bar[1] += 2.0 * unbroadcast(strong_zero_each(A_dot[1] * t13, t13), A_bar[1])
+    add_into(A_bar[1], 2.0 * strong_zero_each(A_dot[1] * t13, t13))
     A_dot_bar[1] = unbroadcast(strong_zero_each(2.0 * A[1] * t13, t13), A_dot_bar[1])
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
-        A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
+        restore_flat(tape, top, A[:, np.uint64(rows_and_columns_j)])  # restore the values A[:, rows_and_columns_j] had before
         t11 = 1.0 / 2.0
         t12 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
         A_bar[:, np.uint64(rows_and_columns_j)] = strong_zero_each(t11 * t12, t12)
         # adjoint of: A_dot[:, rows_and_columns_j] = t0 * A_dot[:, rows_and_columns_j]
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
-        A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
+        restore_flat(tape, top, A_dot[:, np.uint64(rows_and_columns_j)])  # restore the values A_dot[:, rows_and_columns_j] had before
         t10 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
         A_dot_bar[:, np.uint64(rows_and_columns_j)] = strong_zero_each(t0 * t10, t10)
         top -= 1
         t0 = tape[np.uint64(top)]  # restore the value t0 had before
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         top -= A[:, np.uint64(rows_and_columns_j)].size
-        A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
+        restore_flat(tape, top, A[:, np.uint64(rows_and_columns_j)])  # restore the values A[:, rows_and_columns_j] had before
         t8 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t8, A_bar[:, np.uint64(rows_and_columns_j)])
         t9 = unbroadcast(-t8, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t9)
-        A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t9
+        add_into(A_bar[:, 0], b[np.uint64(rows_and_columns_j)] * t9)
         # adjoint of: A_dot[:, rows_and_columns_j] = A_dot[:, rows_and_columns_j] - (A[:, 0] * b_dot[rows_and_columns_j] + b[rows_and_columns_j] * A_dot[:, 0])
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
-        A_dot[:, np.uint64(rows_and_columns_j)] = tape[top : top + A_dot[:, np.uint64(rows_and_columns_j)].size].reshape(A_dot[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A_dot[:, rows_and_columns_j] had before
+        restore_flat(tape, top, A_dot[:, np.uint64(rows_and_columns_j)])  # restore the values A_dot[:, rows_and_columns_j] had before
         t5 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t5, A_dot_bar[:, np.uint64(rows_and_columns_j)])
         t6 = unbroadcast(-t5, broadcast_like(A_bar[:, 0], A_dot_bar[:, 0]))
-        A_bar[:, 0] += b_dot[np.uint64(rows_and_columns_j)] * unbroadcast(t6, A_bar[:, 0])
+        add_into(A_bar[:, 0], b_dot[np.uint64(rows_and_columns_j)] * t6)
         t7 = unbroadcast(t6, A_dot_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A_dot[:, 0] * t7)
-        A_dot_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t7
+        add_into(A_dot_bar[:, 0], b[np.uint64(rows_and_columns_j)] * t7)
     for rows_and_columns_i in range(stop - 1, -1, -1):
         # adjoint of: A[rows_and_columns_i] += a
         top -= A[np.uint64(rows_and_columns_i)].size
-        A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
+        restore_flat(tape, top, A[np.uint64(rows_and_columns_i)])  # restore the values A[rows_and_columns_i] had before
         t4 = np.sum(A_bar[np.uint64(rows_and_columns_i)])
         a_bar += t4
         top -= A_dot[np.uint64(rows_and_columns_i)].size
-        A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
+        restore_flat(tape, top, A_dot[np.uint64(rows_and_columns_i)])  # restore the values A_dot[rows_and_columns_i] had before
         # adjoint of: A[rows_and_columns_i] = A[rows_and_columns_i] * A[rows_and_columns_i]
         top -= A[np.uint64(rows_and_columns_i)].size
-        A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
+        restore_flat(tape, top, A[np.uint64(rows_and_columns_i)])  # restore the values A[rows_and_columns_i] had before
         t3 = A_bar[np.uint64(rows_and_columns_i)].copy()
         A_bar[np.uint64(rows_and_columns_i)] = 2.0 * strong_zero_each(A[np.uint64(rows_and_columns_i)] * t3, t3)
         # adjoint of: A_dot[rows_and_columns_i] = A[rows_and_columns_i] * A_dot[rows_and_columns_i] + A[rows_and_columns_i] * A_dot[rows_and_columns_i]
         top -= A_dot[np.uint64(rows_and_columns_i)].size
-        A_dot[np.uint64(rows_and_columns_i)] = tape[top : top + A_dot[np.uint64(rows_and_columns_i)].size].reshape(A_dot[np.uint64(rows_and_columns_i)].shape)  # restore the values A_dot[rows_and_columns_i] had before
+        restore_flat(tape, top, A_dot[np.uint64(rows_and_columns_i)])  # restore the values A_dot[rows_and_columns_i] had before
         t2 = A_dot_bar[np.uint64(rows_and_columns_i)].copy()
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(strong_zero_each(A_dot[np.uint64(rows_and_columns_i)] * t2, t2), A_bar[np.uint64(rows_and_columns_i)])
+        add_into(A_bar[np.uint64(rows_and_columns_i)], strong_zero_each(A_dot[np.uint64(rows_and_columns_i)] * t2, t2))
         A_dot_bar[np.uint64(rows_and_columns_i)] = unbroadcast(strong_zero_each(A[np.uint64(rows_and_columns_i)] * t2, t2), A_dot_bar[np.uint64(rows_and_columns_i)])
-        A_bar[np.uint64(rows_and_columns_i)] += unbroadcast(strong_zero_each(A_dot[np.uint64(rows_and_columns_i)] * t2, t2), A_bar[np.uint64(rows_and_columns_i)])
-        A_dot_bar[np.uint64(rows_and_columns_i)] += unbroadcast(strong_zero_each(A[np.uint64(rows_and_columns_i)] * t2, t2), A_dot_bar[np.uint64(rows_and_columns_i)])
+        add_into(A_bar[np.uint64(rows_and_columns_i)], strong_zero_each(A_dot[np.uint64(rows_and_columns_i)] * t2, t2))
+        add_into(A_dot_bar[np.uint64(rows_and_columns_i)], strong_zero_each(A[np.uint64(rows_and_columns_i)] * t2, t2))
         # adjoint of: A[rows_and_columns_i] += b
         t1 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t1
     # adjoint of: A = np.copy(A0)
-    A0_bar = first_copy_of(A_bar, A0)
+    A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

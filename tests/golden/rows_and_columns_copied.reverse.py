@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_vjp(A0, b, a, out_bar):
@@ -45,47 +45,50 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
     result_1 = result + np.sum(np.sin(A))
     value = result_1
     # reverse sweep
+    A_bar = zeros_like(A)
+    A0_bar = zeros_like(A0)
     a_bar = 0.0
     b_bar = zeros_like(b)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar = first_of(chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar), A)
+    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
     # adjoint of: result = np.sum(A)
     A_bar += result_bar
     # adjoint of: A[1] = A[1] ** 2.0
     top -= A[1].size
-    A[1] = tape[top : top + A[1].size].reshape(A[1].shape)  # restore the values A[1] had before
+    restore_flat(tape, top, A[1])  # restore the values A[1] had before
     t7 = A_bar[1].copy()
     A_bar[1] = strong_zero_each(2.0 * A[1] * t7, t7)
     for rows_and_columns_j in range(stop_1 - 1, -1, -1):
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] / 2.0
         top -= A[:, np.uint64(rows_and_columns_j)].size
-        A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
+        restore_flat(tape, top, A[:, np.uint64(rows_and_columns_j)])  # restore the values A[:, rows_and_columns_j] had before
         t5 = 1.0 / 2.0
         t6 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
         A_bar[:, np.uint64(rows_and_columns_j)] = strong_zero_each(t5 * t6, t6)
         # adjoint of: A[:, rows_and_columns_j] = A[:, rows_and_columns_j] - (b[rows_and_columns_j] * A[:, 0])
         top -= A[:, np.uint64(rows_and_columns_j)].size
-        A[:, np.uint64(rows_and_columns_j)] = tape[top : top + A[:, np.uint64(rows_and_columns_j)].size].reshape(A[:, np.uint64(rows_and_columns_j)].shape)  # restore the values A[:, rows_and_columns_j] had before
+        restore_flat(tape, top, A[:, np.uint64(rows_and_columns_j)])  # restore the values A[:, rows_and_columns_j] had before
         t3 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
+        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t3, A_bar[:, np.uint64(rows_and_columns_j)])
         t4 = unbroadcast(-t3, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t4)
-        A_bar[:, 0] += b[np.uint64(rows_and_columns_j)] * t4
+        add_into(A_bar[:, 0], b[np.uint64(rows_and_columns_j)] * t4)
     for rows_and_columns_i in range(stop - 1, -1, -1):
         # adjoint of: A[rows_and_columns_i] += a
         top -= A[np.uint64(rows_and_columns_i)].size
-        A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
+        restore_flat(tape, top, A[np.uint64(rows_and_columns_i)])  # restore the values A[rows_and_columns_i] had before
         t2 = np.sum(A_bar[np.uint64(rows_and_columns_i)])
         a_bar += t2
         # adjoint of: A[rows_and_columns_i] = A[rows_and_columns_i] * A[rows_and_columns_i]
         top -= A[np.uint64(rows_and_columns_i)].size
-        A[np.uint64(rows_and_columns_i)] = tape[top : top + A[np.uint64(rows_and_columns_i)].size].reshape(A[np.uint64(rows_and_columns_i)].shape)  # restore the values A[rows_and_columns_i] had before
+        restore_flat(tape, top, A[np.uint64(rows_and_columns_i)])  # restore the values A[rows_and_columns_i] had before
         t1 = A_bar[np.uint64(rows_and_columns_i)].copy()
         A_bar[np.uint64(rows_and_columns_i)] = 2.0 * strong_zero_each(A[np.uint64(rows_and_columns_i)] * t1, t1)
         # adjoint of: A[rows_and_columns_i] += b
         t0 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t0
     # adjoint of: A = np.copy(A0)
-    A0_bar = first_copy_of(A_bar, A0)
+    A0_bar += A_bar
     return value, A0_bar, b_bar, a_bar

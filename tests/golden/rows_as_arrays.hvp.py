@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_products, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, broadcast_like, chosen, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, out_bar):
@@ -70,7 +70,7 @@ def rows_as_arrays_hvp(points, centroids, w, points_dot, centroids_dot, w_dot, o
                 best_dot_bar = 0.0
             # adjoint of: d2_dot = np.sum(2.0 * (points[i] - centroids[c]) * (points_dot[i] - centroids_dot[c]))
             t1 = 2.0 * unbroadcast((points_dot[i] - centroids_dot[np.uint64(c)]) * np.full_like(broadcast_like(broadcast_like(points[i], centroids[np.uint64(c)]), broadcast_like(points_dot[i], centroids_dot[np.uint64(c)])), d2_dot_bar), broadcast_like(points_bar[i], centroids_bar[np.uint64(c)]))
-            points_bar[i] += chosen(d2_dot_bar != 0.0, unbroadcast(t1, points_bar[i]))
-            centroids_bar[np.uint64(c)] += chosen(d2_dot_bar != 0.0, unbroadcast(-t1, centroids_bar[np.uint64(c)]))
+            add_into(points_bar[i], chosen(d2_dot_bar != 0.0, unbroadcast(t1, points_bar[i])))
+            add_into(centroids_bar[np.uint64(c)], chosen(d2_dot_bar != 0.0, unbroadcast(-t1, centroids_bar[np.uint64(c)])))
             d2_dot_bar = 0.0
     return value, points_bar, centroids_bar, w_bar

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_products, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, chosen, reserve, unbroadcast, zeros_like
 
 
 def rows_as_arrays_vjp(points, centroids, w, out_bar):
@@ -53,7 +53,7 @@ def rows_as_arrays_vjp(points, centroids, w, out_bar):
                 best_bar = 0.0
             # adjoint of: d2 = np.sum((points[i] - centroids[c]) ** 2)
             t0 = 2.0 * (points[i] - centroids[np.uint64(c)]) * d2_bar
-            points_bar[i] += chosen(d2_bar != 0.0, unbroadcast(t0, points_bar[i]))
-            centroids_bar[np.uint64(c)] += chosen(d2_bar != 0.0, unbroadcast(-t0, centroids_bar[np.uint64(c)]))
+            add_into(points_bar[i], chosen(d2_bar != 0.0, unbroadcast(t0, points_bar[i])))
+            add_into(centroids_bar[np.uint64(c)], chosen(d2_bar != 0.0, unbroadcast(-t0, centroids_bar[np.uint64(c)])))
             d2_bar = 0.0
     return value, points_bar, centroids_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -54,15 +54,19 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     value = result_1_dot
     # reverse sweep
+    A_bar = zeros_like(A)
+    A0_bar = zeros_like(A0)
+    A_dot_bar = zeros_like(A_dot)
     _scale_rows_s_bar = zeros_like(_scale_rows_s)
     _scale_rows_s_dot_bar = zeros_like(_scale_rows_s_dot)
     result_1_dot_bar = out_bar
+    s_bar = zeros_like(s)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     t8 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t9 = np.full_like(broadcast_like(t8, A_dot), result_1_dot_bar)
-    A_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8)), A)
-    A_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot)), A_dot)
+    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8))
+    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot_bar))
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
     t7 = np.full_like(broadcast_like(A, A_dot), result_dot_bar)
     A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t7, A))
@@ -72,24 +76,24 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
-        A[np.uint64(_scale_rows_i_1)] = tape[top : top + A[np.uint64(_scale_rows_i_1)].size].reshape(A[np.uint64(_scale_rows_i_1)].shape)  # restore the values A[_scale_rows_i_1] had before
+        restore_flat(tape, top, A[np.uint64(_scale_rows_i_1)])  # restore the values A[_scale_rows_i_1] had before
         t6 = A_bar[np.uint64(_scale_rows_i_1)].copy()
         A_bar[np.uint64(_scale_rows_i_1)] = strong_zero_each(_scale_rows_s[np.uint64(_scale_rows_i_1)] * t6, t6)
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i_1)] * t6, t6))
         # adjoint of: A_dot[_scale_rows_i_1] = _scale_rows_s[_scale_rows_i_1] * A_dot[_scale_rows_i_1] + A[_scale_rows_i_1] * _scale_rows_s_dot[_scale_rows_i_1]
         top -= A_dot[np.uint64(_scale_rows_i_1)].size
-        A_dot[np.uint64(_scale_rows_i_1)] = tape[top : top + A_dot[np.uint64(_scale_rows_i_1)].size].reshape(A_dot[np.uint64(_scale_rows_i_1)].shape)  # restore the values A_dot[_scale_rows_i_1] had before
+        restore_flat(tape, top, A_dot[np.uint64(_scale_rows_i_1)])  # restore the values A_dot[_scale_rows_i_1] had before
         t3 = A_dot_bar[np.uint64(_scale_rows_i_1)].copy()
         t4 = unbroadcast(t3, A_dot_bar[np.uint64(_scale_rows_i_1)])
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(A_dot[np.uint64(_scale_rows_i_1)] * t4)
         A_dot_bar[np.uint64(_scale_rows_i_1)] = _scale_rows_s[np.uint64(_scale_rows_i_1)] * t4
         t5 = unbroadcast(t3, A[np.uint64(_scale_rows_i_1)])
-        A_bar[np.uint64(_scale_rows_i_1)] += _scale_rows_s_dot[np.uint64(_scale_rows_i_1)] * t5
+        add_into(A_bar[np.uint64(_scale_rows_i_1)], _scale_rows_s_dot[np.uint64(_scale_rows_i_1)] * t5)
         _scale_rows_s_dot_bar[np.uint64(_scale_rows_i_1)] += np.sum(A[np.uint64(_scale_rows_i_1)] * t5)
     # adjoint of: _scale_rows_s = s * s
-    s_bar = first_of(2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar), s)
+    s_bar += 2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar)
     # adjoint of: _scale_rows_s_dot = s * s_dot + s * s_dot
-    s_bar += 2.0 * unbroadcast(strong_zero_each(s_dot * _scale_rows_s_dot_bar, _scale_rows_s_dot_bar), s_bar)
+    add_into(s_bar, 2.0 * strong_zero_each(s_dot * _scale_rows_s_dot_bar, _scale_rows_s_dot_bar))
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -97,18 +101,18 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     for _scale_rows_i in range(stop - 1, -1, -1):
         # adjoint of: A[_scale_rows_i] = A[_scale_rows_i] * s[_scale_rows_i]
         top -= A[np.uint64(_scale_rows_i)].size
-        A[np.uint64(_scale_rows_i)] = tape[top : top + A[np.uint64(_scale_rows_i)].size].reshape(A[np.uint64(_scale_rows_i)].shape)  # restore the values A[_scale_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(_scale_rows_i)])  # restore the values A[_scale_rows_i] had before
         t2 = A_bar[np.uint64(_scale_rows_i)].copy()
         A_bar[np.uint64(_scale_rows_i)] = strong_zero_each(s[np.uint64(_scale_rows_i)] * t2, t2)
         s_bar[np.uint64(_scale_rows_i)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i)] * t2, t2))
         # adjoint of: A_dot[_scale_rows_i] = s[_scale_rows_i] * A_dot[_scale_rows_i] + A[_scale_rows_i] * s_dot[_scale_rows_i]
         top -= A_dot[np.uint64(_scale_rows_i)].size
-        A_dot[np.uint64(_scale_rows_i)] = tape[top : top + A_dot[np.uint64(_scale_rows_i)].size].reshape(A_dot[np.uint64(_scale_rows_i)].shape)  # restore the values A_dot[_scale_rows_i] had before
+        restore_flat(tape, top, A_dot[np.uint64(_scale_rows_i)])  # restore the values A_dot[_scale_rows_i] had before
         t0 = A_dot_bar[np.uint64(_scale_rows_i)].copy()
         t1 = unbroadcast(t0, A_dot_bar[np.uint64(_scale_rows_i)])
         s_bar[np.uint64(_scale_rows_i)] += np.sum(A_dot[np.uint64(_scale_rows_i)] * t1)
         A_dot_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t1
-        A_bar[np.uint64(_scale_rows_i)] += s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)])
+        add_into(A_bar[np.uint64(_scale_rows_i)], s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)]))
     # adjoint of: A = np.copy(A0)
-    A0_bar = first_copy_of(A_bar, A0)
+    A0_bar += A_bar
     return value, A0_bar, s_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
 
 
 def rows_in_helpers_copied_vjp(A0, s, out_bar):
@@ -43,22 +43,25 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     result_1 = result + np.sum(np.sin(A))
     value = result_1
     # reverse sweep
+    A_bar = zeros_like(A)
+    A0_bar = zeros_like(A0)
     _scale_rows_s_bar = zeros_like(_scale_rows_s)
     result_1_bar = out_bar
+    s_bar = zeros_like(s)
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar = first_of(chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar), A)
+    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
     # adjoint of: result = np.sum(A * A)
     A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
         # adjoint of: A[_scale_rows_i_1] = A[_scale_rows_i_1] * _scale_rows_s[_scale_rows_i_1]
         top -= A[np.uint64(_scale_rows_i_1)].size
-        A[np.uint64(_scale_rows_i_1)] = tape[top : top + A[np.uint64(_scale_rows_i_1)].size].reshape(A[np.uint64(_scale_rows_i_1)].shape)  # restore the values A[_scale_rows_i_1] had before
+        restore_flat(tape, top, A[np.uint64(_scale_rows_i_1)])  # restore the values A[_scale_rows_i_1] had before
         t1 = A_bar[np.uint64(_scale_rows_i_1)].copy()
         A_bar[np.uint64(_scale_rows_i_1)] = strong_zero_each(_scale_rows_s[np.uint64(_scale_rows_i_1)] * t1, t1)
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i_1)] * t1, t1))
     # adjoint of: _scale_rows_s = s * s
-    s_bar = first_of(2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar), s)
+    s_bar += 2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -66,10 +69,10 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     for _scale_rows_i in range(stop - 1, -1, -1):
         # adjoint of: A[_scale_rows_i] = A[_scale_rows_i] * s[_scale_rows_i]
         top -= A[np.uint64(_scale_rows_i)].size
-        A[np.uint64(_scale_rows_i)] = tape[top : top + A[np.uint64(_scale_rows_i)].size].reshape(A[np.uint64(_scale_rows_i)].shape)  # restore the values A[_scale_rows_i] had before
+        restore_flat(tape, top, A[np.uint64(_scale_rows_i)])  # restore the values A[_scale_rows_i] had before
         t0 = A_bar[np.uint64(_scale_rows_i)].copy()
         A_bar[np.uint64(_scale_rows_i)] = strong_zero_each(s[np.uint64(_scale_rows_i)] * t0, t0)
         s_bar[np.uint64(_scale_rows_i)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i)] * t0, t0))
     # adjoint of: A = np.copy(A0)
-    A0_bar = first_copy_of(A_bar, A0)
+    A0_bar += A_bar
     return value, A0_bar, s_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -42,41 +42,43 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
     result_dot = np.sum(h * h_dot + h * h_dot)
     value = result_dot
     # reverse sweep
+    h_bar = zeros_like(h)
+    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
     t5 = np.full_like(broadcast_like(h, h_dot), result_dot_bar)
-    h_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h)), h)
-    h_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot)), h_dot)
+    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h_bar))
+    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot_bar))
     h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h_bar))
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot_bar))
     top -= h[0, 1:].size
-    h[0, 1:] = tape[top : top + h[0, 1:].size].reshape(h[0, 1:].shape)  # restore the values h[0, 1:] had before
+    restore_flat(tape, top, h[0, 1:])  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, :, 2] = 0.5 * x[t]
         top -= h[np.uint64(t), :, 2].size
-        h[np.uint64(t), :, 2] = tape[top : top + h[np.uint64(t), :, 2].size].reshape(h[np.uint64(t), :, 2].shape)  # restore the values h[t, :, 2] had before
+        restore_flat(tape, top, h[np.uint64(t), :, 2])  # restore the values h[t, :, 2] had before
         t4 = np.sum(h_bar[np.uint64(t), :, 2])
         x_bar[np.uint64(t)] += 0.5 * t4
         h_bar[np.uint64(t), :, 2] = 0.0
         # adjoint of: h_dot[t, :, 2] = 0.5 * x_dot[t]
         top -= h_dot[np.uint64(t), :, 2].size
-        h_dot[np.uint64(t), :, 2] = tape[top : top + h_dot[np.uint64(t), :, 2].size].reshape(h_dot[np.uint64(t), :, 2].shape)  # restore the values h_dot[t, :, 2] had before
+        restore_flat(tape, top, h_dot[np.uint64(t), :, 2])  # restore the values h_dot[t, :, 2] had before
         h_dot_bar[np.uint64(t), :, 2] = 0.0
         # adjoint of: h[t, 1] = h[t, 1] * x[t]
         top -= h[np.uint64(t), 1].size
-        h[np.uint64(t), 1] = tape[top : top + h[np.uint64(t), 1].size].reshape(h[np.uint64(t), 1].shape)  # restore the values h[t, 1] had before
+        restore_flat(tape, top, h[np.uint64(t), 1])  # restore the values h[t, 1] had before
         t3 = h_bar[np.uint64(t), 1].copy()
         h_bar[np.uint64(t), 1] = strong_zero_each(x[np.uint64(t)] * t3, t3)
         x_bar[np.uint64(t)] += np.sum(strong_zero_each(h[np.uint64(t), 1] * t3, t3))
         # adjoint of: h_dot[t, 1] = x[t] * h_dot[t, 1] + h[t, 1] * x_dot[t]
         top -= h_dot[np.uint64(t), 1].size
-        h_dot[np.uint64(t), 1] = tape[top : top + h_dot[np.uint64(t), 1].size].reshape(h_dot[np.uint64(t), 1].shape)  # restore the values h_dot[t, 1] had before
+        restore_flat(tape, top, h_dot[np.uint64(t), 1])  # restore the values h_dot[t, 1] had before
         t1 = h_dot_bar[np.uint64(t), 1].copy()
         t2 = unbroadcast(t1, h_dot_bar[np.uint64(t), 1])
         x_bar[np.uint64(t)] += np.sum(h_dot[np.uint64(t), 1] * t2)
         h_dot_bar[np.uint64(t), 1] = x[np.uint64(t)] * t2
-        h_bar[np.uint64(t), 1] += x_dot[np.uint64(t)] * unbroadcast(t1, h_bar[np.uint64(t), 1])
+        add_into(h_bar[np.uint64(t), 1], x_dot[np.uint64(t)] * t1)
         # adjoint of: h[t] = x[t]
         t0 = np.sum(h_bar[np.uint64(t)])
         x_bar[np.uint64(t)] += t0

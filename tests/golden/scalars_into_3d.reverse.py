@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, first_of, record_flat, reserve, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
 
 
 def scalars_into_3d_vjp(x, out_bar):
@@ -31,22 +31,23 @@ def scalars_into_3d_vjp(x, out_bar):
     result = np.sum(h * h)
     value = result
     # reverse sweep
+    h_bar = zeros_like(h)
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * h)
-    h_bar = first_of(2.0 * chosen(result_bar != 0.0, h * result_bar), h)
+    h_bar += 2.0 * chosen(result_bar != 0.0, h * result_bar)
     top -= h[0, 1:].size
-    h[0, 1:] = tape[top : top + h[0, 1:].size].reshape(h[0, 1:].shape)  # restore the values h[0, 1:] had before
+    restore_flat(tape, top, h[0, 1:])  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t, :, 2] = 0.5 * x[t]
         top -= h[np.uint64(t), :, 2].size
-        h[np.uint64(t), :, 2] = tape[top : top + h[np.uint64(t), :, 2].size].reshape(h[np.uint64(t), :, 2].shape)  # restore the values h[t, :, 2] had before
+        restore_flat(tape, top, h[np.uint64(t), :, 2])  # restore the values h[t, :, 2] had before
         t2 = np.sum(h_bar[np.uint64(t), :, 2])
         x_bar[np.uint64(t)] += 0.5 * t2
         h_bar[np.uint64(t), :, 2] = 0.0
         # adjoint of: h[t, 1] = h[t, 1] * x[t]
         top -= h[np.uint64(t), 1].size
-        h[np.uint64(t), 1] = tape[top : top + h[np.uint64(t), 1].size].reshape(h[np.uint64(t), 1].shape)  # restore the values h[t, 1] had before
+        restore_flat(tape, top, h[np.uint64(t), 1])  # restore the values h[t, 1] had before
         t1 = h_bar[np.uint64(t), 1].copy()
         h_bar[np.uint64(t), 1] = strong_zero_each(x[np.uint64(t)] * t1, t1)
         x_bar[np.uint64(t)] += np.sum(strong_zero_each(h[np.uint64(t), 1] * t1, t1))

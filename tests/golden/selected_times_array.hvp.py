@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, reserve, unbroadcast, zeros_like
 
 
 def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
@@ -70,7 +70,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     choice_3_bar = result_dot_bar
     t16 = np.full_like(broadcast_like(B[0], B_dot[0]), result_dot_bar)
     t17 = unbroadcast(t16, B_bar[0])
-    B_bar[0] += chosen(result_dot_bar != 0.0, y_dot * t17)
+    add_into(B_bar[0], chosen(result_dot_bar != 0.0, y_dot * t17))
     y_dot_bar = (np.sum(B[0] * t17) if result_dot_bar != 0.0 else 0.0)
     y_bar = (np.sum(B_dot[0] * unbroadcast(t16, B_dot[0])) if result_dot_bar != 0.0 else 0.0)
     itop -= 1
@@ -83,7 +83,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
         t15 = np.sum(t14 * B_dot[1, :])
         t1_bar = (t12 * (t15 * choice_3_bar) if choice_3_bar != 0.0 else 0.0)
         t2_bar = (-t13 * t12 * (t15 * choice_3_bar) if choice_3_bar != 0.0 else 0.0)
-        B_bar[1, :] += chosen(choice_3_bar != 0.0, np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(broadcast_like(t14, B_dot[1, :]), t13 * choice_3_bar), t14))
+        add_into(B_bar[1, :], chosen(choice_3_bar != 0.0, np.cos(B[1, :]) * -unbroadcast(B_dot[1, :] * np.full_like(broadcast_like(t14, B_dot[1, :]), t13 * choice_3_bar), t14)))
     itop -= 1
     taken_1 = itape[np.uint64(itop)]
     if taken_1 == 1:
@@ -96,7 +96,7 @@ def selected_times_array_hvp(r, B, r_dot, B_dot, out_bar):
     r_bar += ((r / t2 * t2_bar if t2 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     t1_bar += ((t1 / t2 * t2_bar if t2 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(np.cos(B[1, :]))
-    B_bar[1, :] += chosen(t1_bar != 0.0, -np.sin(B[1, :]) * t1_bar)
+    add_into(B_bar[1, :], chosen(t1_bar != 0.0, -np.sin(B[1, :]) * t1_bar))
     # adjoint of: y = t0
     t0_bar = y_bar
     # adjoint of: y_dot = choice + choice_1

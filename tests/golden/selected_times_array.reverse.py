@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import chosen, zeros_like
+from sourcead.runtime import add_into, chosen, zeros_like
 
 
 def selected_times_array_vjp(r, B, out_bar):
@@ -23,9 +23,9 @@ def selected_times_array_vjp(r, B, out_bar):
     t1 = np.sum(np.cos(B[1, :]))
     t2 = math.hypot(r, t1)
     r_bar = ((r / t2 * result_bar if t2 != 0.0 else 0.0) if result_bar != 0.0 else 0.0)
-    B_bar[1, :] += chosen(result_bar != 0.0, -np.sin(B[1, :]) * (t1 / t2 * result_bar if t2 != 0.0 else 0.0))
+    add_into(B_bar[1, :], chosen(result_bar != 0.0, -np.sin(B[1, :]) * (t1 / t2 * result_bar if t2 != 0.0 else 0.0)))
     y_bar = (np.sum(B[0] * result_bar) if result_bar != 0.0 else 0.0)
-    B_bar[0] += chosen(result_bar != 0.0, y * result_bar)
+    add_into(B_bar[0], chosen(result_bar != 0.0, y * result_bar))
     # adjoint of: y = math.hypot(r, 2.0 * r)
     r_bar += ((r / y * y_bar if y != 0.0 else 0.0) if y_bar != 0.0 else 0.0)
     r_bar += ((2.0 * ((2.0 * r) / y * y_bar) if y != 0.0 else 0.0) if y_bar != 0.0 else 0.0)

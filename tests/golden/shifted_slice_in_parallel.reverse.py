@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import record_flat, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, record_flat, reserve, restore_flat, strong_zero, strong_zero_each, zeros_like
 
 
 def shifted_slice_in_parallel_vjp(y0, a, out_bar):
@@ -41,12 +41,12 @@ def shifted_slice_in_parallel_vjp(y0, a, out_bar):
             y_bar[i] += 2.0 * strong_zero(y[i] * s_bar, s_bar)
     # adjoint of: y[:-1] = (y[1:] - y[:-1]) * a
     top -= y[:-1].size
-    y[:-1] = tape[top : top + y[:-1].size].reshape(y[:-1].shape)  # restore the values y[:-1] had before
+    restore_flat(tape, top, y[:-1])  # restore the values y[:-1] had before
     t0 = y[:-1]
     t1 = y_bar[:-1].copy()
     y_bar[:-1] = 0.0
-    y_bar[1:] += unbroadcast(strong_zero_each(a * t1, t1), y_bar[1:])
-    y_bar[:-1] += unbroadcast(strong_zero_each(-(a * t1), t1), y_bar[:-1])
+    add_into(y_bar[1:], strong_zero_each(a * t1, t1))
+    add_into(y_bar[:-1], strong_zero_each(-(a * t1), t1))
     a_bar += np.sum(strong_zero_each((y[1:] - t0) * t1, t1))
     # adjoint of: y = np.copy(y0)
     y0_bar += y_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, subtract_into, unbroadcast, zeros_like
 
 
 def slice_update_hvp(x, x_dot, out_bar):
@@ -24,21 +24,23 @@ def slice_update_hvp(x, x_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
     x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
-    y_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y)), y)
+    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y_bar))
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
-    x_bar[::2] += (0.5 * t4)
+    add_into(x_bar[::2], 0.5 * t4)
     # adjoint of: y[1:-1] = x[2:] - t0 + t1
     t2 = y_bar[1:-1]
     t3 = unbroadcast(t2, broadcast_like(x_bar[2:], t0_bar))
-    x_bar[2:] += unbroadcast(t3, x_bar[2:])
-    t0_bar += unbroadcast(-t3, t0_bar)
-    t1_bar = first_copy_of(unbroadcast(t2, t1), t1)
+    add_into(x_bar[2:], t3)
+    subtract_into(t0_bar, t3)
+    add_into(t1_bar, t2)
     y_bar[1:-1] = 0.0
     # adjoint of: t1 = x[:-2]
-    x_bar[:-2] += t1_bar
+    add_into(x_bar[:-2], t1_bar)
     # adjoint of: t0 = 2.0 * x[1:-1]
-    x_bar[1:-1] += (2.0 * t0_bar)
+    add_into(x_bar[1:-1], 2.0 * t0_bar)
     return value, x_bar

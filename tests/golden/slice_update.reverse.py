@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_of, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, subtract_into, unbroadcast, zeros_like
 
 
 def slice_update_vjp(x, out_bar):
@@ -18,16 +18,17 @@ def slice_update_vjp(x, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y**2)
-    y_bar = first_of(chosen(result_bar != 0.0, 2.0 * y * result_bar), y)
+    y_bar += chosen(result_bar != 0.0, 2.0 * y * result_bar)
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
-    x_bar[::2] += (0.5 * t4)
+    add_into(x_bar[::2], 0.5 * t4)
     # adjoint of: y[1:-1] = x[2:] - 2.0 * x[1:-1] + x[:-2]
     t2 = y_bar[1:-1]
     t3 = unbroadcast(t2, broadcast_like(x_bar[2:], x_bar[1:-1]))
-    x_bar[2:] += unbroadcast(t3, x_bar[2:])
-    x_bar[1:-1] += 2.0 * unbroadcast(-t3, x_bar[1:-1])
-    x_bar[:-2] += unbroadcast(t2, x_bar[:-2])
+    add_into(x_bar[2:], t3)
+    subtract_into(x_bar[1:-1], 2.0 * t3)
+    add_into(x_bar[:-2], t2)
     y_bar[1:-1] = 0.0
     return value, x_bar

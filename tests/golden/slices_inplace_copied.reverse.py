@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def slices_inplace_copied_vjp(x0, y, a, out_bar):
@@ -37,31 +37,33 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     value = result_1
     # reverse sweep
     result_1_bar = out_bar
+    x_bar = zeros_like(x)
+    x0_bar = zeros_like(x0)
     y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x))
     result_bar = result_1_bar
-    x_bar = first_of(chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar), x)
+    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
     # adjoint of: result = np.sum(np.sin(x))
     x_bar += chosen(result_bar != 0.0, np.cos(x) * result_bar)
     # adjoint of: x[2:] = x[2:] ** 2.0
     top -= x[2:].size
-    x[2:] = tape[top : top + x[2:].size].reshape(x[2:].shape)  # restore the values x[2:] had before
+    restore_flat(tape, top, x[2:])  # restore the values x[2:] had before
     t10 = x_bar[2:].copy()
     x_bar[2:] = strong_zero_each(2.0 * x[2:] * t10, t10)
     # adjoint of: x[::2] = x[::2] / 2.0
     top -= x[::2].size
-    x[::2] = tape[top : top + x[::2].size].reshape(x[::2].shape)  # restore the values x[::2] had before
+    restore_flat(tape, top, x[::2])  # restore the values x[::2] had before
     t8 = 1.0 / 2.0
     t9 = x_bar[::2].copy()
     x_bar[::2] = strong_zero_each(t8 * t9, t9)
     # adjoint of: x[:-1] = x[:-1] - (y[1:] * x[1:])
     top -= x[:-1].size
-    x[:-1] = tape[top : top + x[:-1].size].reshape(x[:-1].shape)  # restore the values x[:-1] had before
+    restore_flat(tape, top, x[:-1])  # restore the values x[:-1] had before
     t6 = x_bar[:-1].copy()
     x_bar[:-1] = unbroadcast(t6, x_bar[:-1])
     t7 = unbroadcast(-t6, broadcast_like(y_bar[1:], x_bar[1:]))
-    y_bar[1:] += unbroadcast(x[1:] * t7, y_bar[1:])
-    x_bar[1:] += unbroadcast(y[1:] * t7, x_bar[1:])
+    add_into(y_bar[1:], x[1:] * t7)
+    add_into(x_bar[1:], y[1:] * t7)
     # adjoint of: x[1:] = x[1:] * 0.5
     t4 = x_bar[1:].copy()
     x_bar[1:] = (0.5 * t4)
@@ -70,10 +72,11 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     a_bar = 0.5 * t3
     # adjoint of: x[1:] = x[1:] + x[:-1]
     t2 = x_bar[1:].copy()
-    x_bar[:-1] += unbroadcast(t2, x_bar[:-1])
+    x_bar[1:] = unbroadcast(t2, x_bar[1:])
+    add_into(x_bar[:-1], t2)
     # adjoint of: x[:] += y
     t0 = unbroadcast(x_bar[:], y_bar)
     y_bar += t0
     # adjoint of: x = np.copy(x0)
-    x0_bar = first_copy_of(x_bar, x0)
+    x0_bar += x_bar
     return value, x0_bar, y_bar, a_bar

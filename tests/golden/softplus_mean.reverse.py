@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, first_of, strong_zero_each, unbroadcast
+from sourcead.runtime import add_into, chosen, strong_zero_each, zeros_like
 
 
 def softplus_mean_vjp(x, w, b, out_bar):
@@ -17,13 +17,16 @@ def softplus_mean_vjp(x, w, b, out_bar):
     result = np.mean(h)
     value = result
     # reverse sweep
+    h_bar = zeros_like(h)
     result_bar = out_bar
+    w_bar = zeros_like(w)
+    x_bar = zeros_like(x)
     # adjoint of: result = np.mean(h)
-    h_bar = first_of(chosen(result_bar != 0.0, result_bar / h.size), h)
+    h_bar += chosen(result_bar != 0.0, result_bar / h.size)
     # adjoint of: h = np.log1p(np.exp(x * w + b))
     t0 = np.exp(x * w + b)
     t1 = strong_zero_each(t0 * (1.0 / (1.0 + t0) * h_bar), h_bar)
-    x_bar = first_of(unbroadcast(strong_zero_each(w * t1, h_bar), x), x)
-    w_bar = first_of(unbroadcast(strong_zero_each(x * t1, h_bar), w), w)
+    add_into(x_bar, strong_zero_each(w * t1, h_bar))
+    add_into(w_bar, strong_zero_each(x * t1, h_bar))
     b_bar = np.sum(t1)
     return value, x_bar, w_bar, b_bar

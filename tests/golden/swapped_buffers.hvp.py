@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
@@ -51,51 +51,54 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_dot_bar = out_bar
+    u_bar = zeros_like(u)
+    u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
+    v_dot_bar = zeros_like(v_dot)
     x0_bar = zeros_like(x0)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v_dot)
     t7 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u)), u)
-    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
-    v_dot_bar = first_copy_of(result_dot_bar, v_dot)
+    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
+    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
+    v_dot_bar += result_dot_bar
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size
-        v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
+        restore_flat(tape, top, v[:])  # restore the values v[:] had before
         t5 = v_bar[:].copy()
         v_bar[:] = 0.0
         t6 = unbroadcast(t5, v_bar)
         v_bar += (0.5 * t6)
         # adjoint of: v_dot[:] = 0.5 * v_dot
         top -= v_dot[:].size
-        v_dot[:] = tape[top : top + v_dot[:].size].reshape(v_dot[:].shape)  # restore the values v_dot[:] had before
+        restore_flat(tape, top, v_dot[:])  # restore the values v_dot[:] had before
         t3 = v_dot_bar[:].copy()
         v_dot_bar[:] = 0.0
         t4 = unbroadcast(t3, v_dot_bar)
         v_dot_bar += (0.5 * t4)
         # adjoint of: u[:] += 0.1 * x0
         top -= u[:].size
-        u[:] = tape[top : top + u[:].size].reshape(u[:].shape)  # restore the values u[:] had before
+        restore_flat(tape, top, u[:])  # restore the values u[:] had before
         t2 = unbroadcast(u_bar[:], x0_bar)
         x0_bar += (0.1 * t2)
         top -= u_dot[:].size
-        u_dot[:] = tape[top : top + u_dot[:].size].reshape(u_dot[:].shape)  # restore the values u_dot[:] had before
+        restore_flat(tape, top, u_dot[:])  # restore the values u_dot[:] had before
         v_dot, u_dot = u_dot, v_dot  # undo: u_dot, v_dot = v_dot, u_dot
         v_dot_bar, u_dot_bar = u_dot_bar, v_dot_bar
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         # adjoint of: v[:] = a * u
         top -= v[:].size
-        v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
+        restore_flat(tape, top, v[:])  # restore the values v[:] had before
         t1 = unbroadcast(v_bar[:], u_bar)
         a_bar += np.sum(strong_zero_each(u * t1, t1))
         u_bar += strong_zero_each(a * t1, t1)
         v_bar[:] = 0.0
         # adjoint of: v_dot[:] = u * a_dot + a * u_dot
         top -= v_dot[:].size
-        v_dot[:] = tape[top : top + v_dot[:].size].reshape(v_dot[:].shape)  # restore the values v_dot[:] had before
+        restore_flat(tape, top, v_dot[:])  # restore the values v_dot[:] had before
         u_bar += a_dot * unbroadcast(v_dot_bar[:], u)
         t0 = unbroadcast(v_dot_bar[:], u_dot)
         a_bar += np.sum(u_dot * t0)

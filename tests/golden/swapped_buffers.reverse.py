@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def swapped_buffers_vjp(x0, a, out_bar):
@@ -35,28 +35,30 @@ def swapped_buffers_vjp(x0, a, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_bar = out_bar
+    u_bar = zeros_like(u)
+    v_bar = zeros_like(v)
     x0_bar = zeros_like(x0)
     # adjoint of: result = np.sum(u * u) + np.sum(v)
-    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
-    v_bar = first_copy_of(result_bar, v)
+    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    v_bar += result_bar
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size
-        v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
+        restore_flat(tape, top, v[:])  # restore the values v[:] had before
         t2 = v_bar[:].copy()
         v_bar[:] = 0.0
         t3 = unbroadcast(t2, v_bar)
         v_bar += (0.5 * t3)
         # adjoint of: u[:] += 0.1 * x0
         top -= u[:].size
-        u[:] = tape[top : top + u[:].size].reshape(u[:].shape)  # restore the values u[:] had before
+        restore_flat(tape, top, u[:])  # restore the values u[:] had before
         t1 = unbroadcast(u_bar[:], x0_bar)
         x0_bar += (0.1 * t1)
         v, u = u, v  # undo: u, v = v, u
         v_bar, u_bar = u_bar, v_bar
         # adjoint of: v[:] = a * u
         top -= v[:].size
-        v[:] = tape[top : top + v[:].size].reshape(v[:].shape)  # restore the values v[:] had before
+        restore_flat(tape, top, v[:])  # restore the values v[:] had before
         t0 = unbroadcast(v_bar[:], u_bar)
         a_bar += np.sum(strong_zero_each(u * t0, t0))
         u_bar += strong_zero_each(a * t0, t0)

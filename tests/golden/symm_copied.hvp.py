@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_products, broadcast_like, chosen, first_of, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -47,6 +47,10 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
+    C_bar = zeros_like(C)
+    C0_bar = zeros_like(C0)
+    C_1_bar = zeros_like(C_1)
+    C_1_dot_bar = zeros_like(C_1_dot)
     alpha_bar = 0.0
     result_1_dot_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
@@ -55,8 +59,8 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     t15 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
     t16 = np.full_like(broadcast_like(t15, C_1_dot), result_1_dot_bar)
-    C_1_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t16, t15)), C_1)
-    C_1_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, C_1_dot)), C_1_dot)
+    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t16, t15))
+    C_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, C_1_dot_bar))
     # adjoint of: result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
     t14 = np.full_like(broadcast_like(C_1, C_1_dot), result_dot_bar)
     C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t14, C_1_bar))
@@ -67,7 +71,7 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
         # adjoint of: C_1[symm_i, :] += alpha * B[symm_i, :] * A[symm_i, symm_i] + alpha * symm_temp2
         t12 = unbroadcast(C_1_bar[np.uint64(symm_i), :], B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B[np.uint64(symm_i), :] * (A[np.uint64(symm_i), np.uint64(symm_i)] * t12))
-        B_bar[np.uint64(symm_i), :] += alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t12)
+        add_into(B_bar[np.uint64(symm_i), :], alpha * (A[np.uint64(symm_i), np.uint64(symm_i)] * t12))
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(alpha * B[np.uint64(symm_i), :] * t12)
         t13 = unbroadcast(C_1_bar[np.uint64(symm_i), :], symm_temp2_bar)
         alpha_bar += np.sum(symm_temp2 * t13)
@@ -77,13 +81,13 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
         t7 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], broadcast_like(t6, B[np.uint64(symm_i), :]))
         t8 = unbroadcast(t7, t6)
         A_bar[np.uint64(symm_i), np.uint64(symm_i)] += np.sum(t6 * t8)
-        B_bar[np.uint64(symm_i), :] += alpha_dot * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t8, B_bar[np.uint64(symm_i), :])
+        add_into(B_bar[np.uint64(symm_i), :], alpha_dot * (A[np.uint64(symm_i), np.uint64(symm_i)] * t8))
         alpha_bar += np.sum(B_dot[np.uint64(symm_i), :] * unbroadcast(A[np.uint64(symm_i), np.uint64(symm_i)] * t8, B_dot[np.uint64(symm_i), :]))
         t9 = A_dot[np.uint64(symm_i), np.uint64(symm_i)] * unbroadcast(t7, B_bar[np.uint64(symm_i), :])
         alpha_bar += np.sum(B[np.uint64(symm_i), :] * t9)
-        B_bar[np.uint64(symm_i), :] += alpha * t9
+        add_into(B_bar[np.uint64(symm_i), :], alpha * t9)
         t10 = unbroadcast(C_1_dot_bar[np.uint64(symm_i), :], broadcast_like(symm_temp2_bar, symm_temp2_dot_bar))
-        symm_temp2_bar += alpha_dot * unbroadcast(t10, symm_temp2_bar)
+        add_into(symm_temp2_bar, alpha_dot * t10)
         t11 = unbroadcast(t10, symm_temp2_dot_bar)
         alpha_bar += np.sum(symm_temp2_dot * t11)
         symm_temp2_dot_bar += alpha * t11
@@ -103,11 +107,11 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             t5 = np.sum(strong_zero_each(A[symm_i, :symm_i] * t4, t4))
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t5
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t5
-            A_bar[symm_i, :symm_i] += strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t4, t4)
+            add_into(A_bar[symm_i, :symm_i], strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t4, t4))
             # adjoint of: C_1_dot[:symm_i, symm_j] += A[symm_i, :symm_i] * (B[symm_i, symm_j] * alpha_dot + alpha * B_dot[symm_i, symm_j]) + alpha * B[symm_i, symm_j] * A_dot[symm_i, :symm_i]
             t0 = B[symm_i, np.uint64(symm_j)] * alpha_dot + alpha * B_dot[symm_i, np.uint64(symm_j)]
             t1 = unbroadcast(C_1_dot_bar[:symm_i, np.uint64(symm_j)], A_bar[symm_i, :symm_i])
-            A_bar[symm_i, :symm_i] += t0 * t1
+            add_into(A_bar[symm_i, :symm_i], t0 * t1)
             t2 = np.sum(A[symm_i, :symm_i] * t1)
             B_bar[symm_i, np.uint64(symm_j)] += alpha_dot * t2
             alpha_bar += B_dot[symm_i, np.uint64(symm_j)] * t2
@@ -115,11 +119,11 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t3
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t3
     # adjoint of: C_1 = C * beta
-    C_bar = first_of(strong_zero_each(beta * C_1_bar, C_1_bar), C)
+    C_bar += strong_zero_each(beta * C_1_bar, C_1_bar)
     beta_bar = np.sum(strong_zero_each(C * C_1_bar, C_1_bar))
     # adjoint of: C_1_dot = beta * C_dot + C * beta_dot
     beta_bar += np.sum(C_dot * unbroadcast(C_1_dot_bar, C_dot))
-    C_bar += beta_dot * unbroadcast(C_1_dot_bar, C_bar)
+    add_into(C_bar, beta_dot * C_1_dot_bar)
     # adjoint of: C = np.copy(C0)
-    C0_bar = first_of(C_bar, C0)
+    C0_bar += C_bar
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, first_copy_of, first_of, strong_zero_each, unbroadcast
+from sourcead.runtime import add_into, broadcast_like, strong_zero_each, subtract_into, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
@@ -25,19 +25,28 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
+    t0_bar = zeros_like(t0)
+    t1_bar = zeros_like(t1)
+    t2_bar = zeros_like(t2)
+    t3_bar = zeros_like(t3)
+    t7_bar = zeros_like(t7)
+    x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    z_1_dot_bar = zeros_like(z_1_dot)
+    z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z_1_dot) + t8 * x_dot[0]
-    z_1_dot_bar = first_copy_of(result_dot_bar, z_1_dot)
+    z_1_dot_bar += result_dot_bar
     # adjoint of: z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
     t32 = 2.0 * x ** (2.0 - 1.0)
     t33 = -t7 * t7
     t34 = unbroadcast(z_1_dot_bar, broadcast_like(broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)), broadcast_like(y, y_dot)))
     t35 = unbroadcast(t34, broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)))
-    z_dot_bar = first_copy_of(unbroadcast(unbroadcast(t35, broadcast_like(z_dot, x_dot)), z_dot), z_dot)
+    add_into(z_dot_bar, unbroadcast(t35, broadcast_like(z_dot, x_dot)))
     t36 = 2.0 * unbroadcast(x_dot * unbroadcast(t35, broadcast_like(t32, x_dot)), t32)
-    x_bar = first_of(strong_zero_each((2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, t36), x)
-    y_bar = first_of(2.0 * unbroadcast(y_dot * unbroadcast(t34, broadcast_like(y, y_dot)), y), y)
+    x_bar += strong_zero_each((2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, t36)
+    add_into(y_bar, 2.0 * (y_dot * unbroadcast(t34, broadcast_like(y, y_dot))))
     t37 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, broadcast_like(t33, y_dot)), t33)
-    t7_bar = first_of(-(t7 * t37), t7)
+    t7_bar -= t7 * t37
     t7_bar += -t7 * t37
     # adjoint of: t7 = np.reciprocal(y + 3.0)
     y_bar += strong_zero_each(-t7 * t7 * t7_bar, t7_bar)
@@ -48,38 +57,38 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t21 = t0 * x_dot + t19 * y_dot
     t22 = unbroadcast(z_dot_bar, broadcast_like(broadcast_like(broadcast_like(x, y), broadcast_like(x_dot, y_dot)), broadcast_like(broadcast_like(x, y), t18)))
     t23 = unbroadcast((x_dot + y_dot) * t22, broadcast_like(x_bar, y_bar))
-    x_bar += unbroadcast(y * t23, x_bar)
-    y_bar += unbroadcast(x * t23, y_bar)
+    add_into(x_bar, y * t23)
+    add_into(y_bar, x * t23)
     t24 = unbroadcast(t18 * t22, broadcast_like(x_bar, y_bar))
-    x_bar += unbroadcast(t24, x_bar)
-    y_bar += unbroadcast(t24, y_bar)
+    add_into(x_bar, t24)
+    add_into(y_bar, t24)
     t25 = unbroadcast((x + y) * t22, t18)
-    y_bar += unbroadcast(x_dot * unbroadcast(t25, broadcast_like(y, x_dot)), y_bar)
-    x_bar += unbroadcast(y_dot * unbroadcast(t25, broadcast_like(x, y_dot)), x_bar)
+    add_into(y_bar, x_dot * unbroadcast(t25, broadcast_like(y, x_dot)))
+    add_into(x_bar, y_dot * unbroadcast(t25, broadcast_like(x, y_dot)))
     t26 = unbroadcast(z_dot_bar, broadcast_like(broadcast_like(t2, broadcast_like(x_dot, y_dot)), broadcast_like(t20, t21)))
-    t2_bar = first_of(unbroadcast((x_dot - y_dot) * unbroadcast(t26, broadcast_like(t2, broadcast_like(x_dot, y_dot))), t2), t2)
+    add_into(t2_bar, (x_dot - y_dot) * unbroadcast(t26, broadcast_like(t2, broadcast_like(x_dot, y_dot))))
     t27 = unbroadcast(t26, broadcast_like(t20, t21))
     t28 = unbroadcast(t21 * t27, t20)
-    t3_bar = first_of(-unbroadcast(t2 * t28, -t3), t3)
-    t2_bar += unbroadcast(-t3 * t28, t2_bar)
+    t3_bar -= unbroadcast(t2 * t28, -t3)
+    add_into(t2_bar, -t3 * t28)
     t29 = unbroadcast(t20 * t27, t21)
-    t0_bar = first_of(unbroadcast(x_dot * unbroadcast(t29, broadcast_like(t0, x_dot)), t0), t0)
+    add_into(t0_bar, x_dot * unbroadcast(t29, broadcast_like(t0, x_dot)))
     t30 = unbroadcast(y_dot * unbroadcast(t29, broadcast_like(t19, y_dot)), t19)
-    t1_bar = first_of(-unbroadcast(t0 * t30, -t1), t1)
-    t0_bar += unbroadcast(-t1 * t30, t0_bar)
+    t1_bar -= unbroadcast(t0 * t30, -t1)
+    add_into(t0_bar, -t1 * t30)
     # adjoint of: t3 = (x - y) / t1
     t15 = 1.0 / t1
     t17 = unbroadcast(strong_zero_each(t15 * t3_bar, t3_bar), broadcast_like(x_bar, y_bar))
-    x_bar += unbroadcast(t17, x_bar)
-    y_bar += unbroadcast(-t17, y_bar)
-    t1_bar += unbroadcast(strong_zero_each(-t3 * t15 * t3_bar, t3_bar), t1_bar)
+    add_into(x_bar, t17)
+    subtract_into(y_bar, t17)
+    add_into(t1_bar, strong_zero_each(-t3 * t15 * t3_bar, t3_bar))
     # adjoint of: t2 = 1.0 / t1
     t13 = 1.0 / t1
     t1_bar += strong_zero_each(-t2 * t13 * t2_bar, t2_bar)
     # adjoint of: t1 = x / (y + 3.0)
     t11 = 1.0 / (y + 3.0)
-    x_bar += unbroadcast(strong_zero_each(t11 * t1_bar, t1_bar), x_bar)
-    y_bar += unbroadcast(strong_zero_each(-t1 * t11 * t1_bar, t1_bar), y_bar)
+    add_into(x_bar, strong_zero_each(t11 * t1_bar, t1_bar))
+    add_into(y_bar, strong_zero_each(-t1 * t11 * t1_bar, t1_bar))
     # adjoint of: t0 = 1.0 / (y + 3.0)
     t9 = 1.0 / (y + 3.0)
     y_bar += strong_zero_each(-t0 * t9 * t0_bar, t0_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def ufunc_names_vjp(x, y, out_bar):
@@ -19,9 +19,12 @@ def ufunc_names_vjp(x, y, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
+    y_bar = zeros_like(y)
+    z_bar = zeros_like(z)
+    z_1_bar = zeros_like(z_1)
     # adjoint of: result = np.sum(z_1) + (x[0] / 2.0)
     t14 = 1.0 / 2.0
-    z_1_bar = first_copy_of(result_bar, z_1)
+    z_1_bar += result_bar
     x_bar[0] += (t14 * result_bar if result_bar != 0.0 else 0.0)
     # adjoint of: z_1 = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
     t7 = z + (-x)
@@ -31,10 +34,10 @@ def ufunc_names_vjp(x, y, out_bar):
     t11 = unbroadcast(z_1_bar, broadcast_like(broadcast_like(t7, t8), t9))
     t12 = unbroadcast(t11, broadcast_like(t7, t8))
     t13 = unbroadcast(t12, t7)
-    z_bar = first_copy_of(unbroadcast(t13, z), z)
+    add_into(z_bar, t13)
     x_bar -= unbroadcast(t13, -x)
     x_bar += 2.0 * x ** (2.0 - 1.0) * unbroadcast(t12, t8)
-    y_bar = first_of(2.0 * y * unbroadcast(t11, t9), y)
+    y_bar += 2.0 * y * unbroadcast(t11, t9)
     y_bar += -t10 * t10 * unbroadcast(z_1_bar, t10)
     # adjoint of: z = (x + y) * (x * y) + (x - y) / (x / (y + 3.0))
     t0 = 1.0 / (y + 3.0)
@@ -42,14 +45,14 @@ def ufunc_names_vjp(x, y, out_bar):
     t2 = 1.0 / t1
     t3 = (x - y) / t1
     t4 = strong_zero_each(x * y * z_bar, z_bar)
-    x_bar += unbroadcast(t4, x_bar)
-    y_bar += unbroadcast(t4, y_bar)
+    add_into(x_bar, t4)
+    add_into(y_bar, t4)
     t5 = strong_zero_each((x + y) * z_bar, z_bar)
-    x_bar += unbroadcast(strong_zero_each(y * t5, z_bar), x_bar)
-    y_bar += unbroadcast(strong_zero_each(x * t5, z_bar), y_bar)
-    x_bar += unbroadcast(strong_zero_each(t2 * z_bar, z_bar), x_bar)
-    y_bar += unbroadcast(strong_zero_each(-(t2 * z_bar), z_bar), y_bar)
+    add_into(x_bar, strong_zero_each(y * t5, z_bar))
+    add_into(y_bar, strong_zero_each(x * t5, z_bar))
+    add_into(x_bar, strong_zero_each(t2 * z_bar, z_bar))
+    add_into(y_bar, strong_zero_each(-(t2 * z_bar), z_bar))
     t6 = strong_zero_each(-t3 * t2 * z_bar, z_bar)
-    x_bar += unbroadcast(strong_zero_each(t0 * t6, z_bar), x_bar)
-    y_bar += unbroadcast(strong_zero_each(-t1 * t0 * t6, z_bar), y_bar)
+    add_into(x_bar, strong_zero_each(t0 * t6, z_bar))
+    add_into(y_bar, strong_zero_each(-t1 * t0 * t6, z_bar))
     return value, x_bar, y_bar
