@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
@@ -23,9 +23,6 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     result_dot = np.sum(col * col_dot + col * col_dot) + np.sum(t2 * (ramp * row_dot)) + np.sum(np.sum(X * X_dot + X * X_dot, axis=1))
     value = result_dot
     # reverse sweep
-    X_bar = zeros_like(X)
-    col_bar = zeros_like(col)
-    col_dot_bar = zeros_like(col_dot)
     result_dot_bar = out_bar
     t1_bar = zeros_like(t1)
     w_bar = zeros_like(w)
@@ -33,12 +30,12 @@ def axis_reductions_hvp(X, w, X_dot, w_dot, out_bar):
     t6 = X * X_dot + X * X_dot
     t7 = np.sum(t6, axis=1)
     t8 = np.full_like(broadcast_like(col, col_dot), result_dot_bar)
-    col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t8, col_bar))
-    col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t8, col_dot_bar))
+    col_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t8, col)), col)
+    col_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(col * t8, col_dot)), col_dot)
     col_bar += chosen(result_dot_bar != 0.0, unbroadcast(col_dot * t8, col_bar))
     col_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(col * t8, col_dot_bar))
     t9 = expand_axis(np.full_like(t7, result_dot_bar), t6, 1)
-    X_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t9, X_bar))
+    X_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(X_dot * t9, X)), X)
     # adjoint of: col = t1 * w
     add_into(t1_bar, strong_zero_each(w * col_bar, col_bar))
     add_into(w_bar, strong_zero_each(t1 * col_bar, col_bar))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, expand_axis, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def axis_reductions_vjp(X, w, out_bar):
@@ -19,18 +19,15 @@ def axis_reductions_vjp(X, w, out_bar):
     result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     value = result
     # reverse sweep
-    X_bar = zeros_like(X)
-    col_bar = zeros_like(col)
     result_bar = out_bar
-    row_bar = zeros_like(row)
     w_bar = zeros_like(w)
     # adjoint of: result = np.sum(col * col) + np.sum(row * ramp * np.ones(X.shape[0])) + np.sum(np.sum(X * X, axis=1))
     t2 = np.ones(X.shape[0])
     t3 = np.sum(X * X, axis=1)
-    col_bar += 2.0 * chosen(result_bar != 0.0, col * result_bar)
-    row_bar += chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row_bar))
+    col_bar = first_of(2.0 * chosen(result_bar != 0.0, col * result_bar), col)
+    row_bar = first_of(chosen(result_bar != 0.0, unbroadcast(ramp * (t2 * result_bar), row)), row)
     t4 = expand_axis(np.full_like(t3, result_bar), X * X, 1)
-    X_bar += 2.0 * chosen(result_bar != 0.0, X * t4)
+    X_bar = first_of(2.0 * chosen(result_bar != 0.0, X * t4), X)
     # adjoint of: row = np.sum(X, axis=1)
     X_bar += expand_axis(row_bar, X, 1)
     # adjoint of: col = (np.sum(X, axis=0) / X.shape[0]) * w

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -32,23 +32,16 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(A_2) * A_2_dot)
     value = result_1_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    A_1_bar = zeros_like(A_1)
-    A_1_dot_bar = zeros_like(A_1_dot)
-    A_2_bar = zeros_like(A_2)
-    A_2_dot_bar = zeros_like(A_2_dot)
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
-    t2_bar = zeros_like(t2)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A_2) * A_2_dot)
     t16 = np.cos(A_2)
     result_dot_bar = result_1_dot_bar
     t17 = np.full_like(broadcast_like(t16, A_2_dot), result_1_dot_bar)
-    A_2_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A_2) * unbroadcast(A_2_dot * t17, t16))
-    A_2_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_2_dot_bar))
+    A_2_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(A_2) * unbroadcast(A_2_dot * t17, t16)), A_2)
+    A_2_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t16 * t17, A_2_dot)), A_2_dot)
     # adjoint of: result_dot = np.sum(A_2 * A_2_dot + A_2 * A_2_dot)
     t15 = np.full_like(broadcast_like(A_2, A_2_dot), result_dot_bar)
     A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t15, A_2_bar))
@@ -56,13 +49,13 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     A_2_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2_dot * t15, A_2_bar))
     A_2_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_2 * t15, A_2_dot_bar))
     # adjoint of: A_2 = t2
-    t2_bar += A_2_bar
+    t2_bar = first_of(A_2_bar, t2)
     # adjoint of: A_2_dot = t1 * A_1_dot + -t2 * t1 * (b * b_dot + b * b_dot)
     t9 = -t2 * t1
     t10 = b * b_dot + b * b_dot
     t11 = unbroadcast(A_2_dot_bar, broadcast_like(t1, A_1_dot))
     add_into(t1_bar, A_1_dot * t11)
-    A_1_dot_bar += unbroadcast(t1 * t11, A_1_dot)
+    A_1_dot_bar = first_of(unbroadcast(t1 * t11, A_1_dot), A_1_dot)
     t12 = unbroadcast(A_2_dot_bar, broadcast_like(t9, t10))
     t13 = unbroadcast(t10 * t12, t9)
     t2_bar -= unbroadcast(t1 * t13, -t2)
@@ -71,7 +64,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     add_into(b_bar, 2.0 * (b_dot * t14))
     # adjoint of: t2 = A_1 / t0
     t7 = 1.0 / t0
-    A_1_bar += unbroadcast(strong_zero_each(t7 * t2_bar, t2_bar), A_1)
+    A_1_bar = first_of(unbroadcast(strong_zero_each(t7 * t2_bar, t2_bar), A_1), A_1)
     add_into(t0_bar, strong_zero_each(-t2 * t7 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / t0
     t5 = 1.0 / t0
@@ -82,7 +75,7 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t4 = -np.sum(A_1_bar)
     a_bar = t4
     # adjoint of: A_1 = A * b
-    A_bar += unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A)
+    A_bar = first_of(unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A), A)
     add_into(b_bar, strong_zero_each(A * A_1_bar, A_1_bar))
     # adjoint of: A_1_dot = b * A_dot + A * b_dot
     add_into(b_bar, A_dot * unbroadcast(A_1_dot_bar, broadcast_like(b, A_dot)))
@@ -91,5 +84,5 @@ def broadcast_updates_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t3 = unbroadcast(A_bar, b_bar)
     b_bar += t3
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, b_bar, a_bar

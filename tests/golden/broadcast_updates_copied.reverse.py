@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast
 
 
 def broadcast_updates_copied_vjp(A0, b, a, out_bar):
@@ -23,32 +23,27 @@ def broadcast_updates_copied_vjp(A0, b, a, out_bar):
     result_1 = result + np.sum(np.sin(A_2))
     value = result_1
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    A_1_bar = zeros_like(A_1)
-    A_2_bar = zeros_like(A_2)
-    b_bar = zeros_like(b)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(A_2))
     result_bar = result_1_bar
-    A_2_bar += chosen(result_1_bar != 0.0, np.cos(A_2) * result_1_bar)
+    A_2_bar = first_of(chosen(result_1_bar != 0.0, np.cos(A_2) * result_1_bar), A_2)
     # adjoint of: result = np.sum(A_2 * A_2)
     A_2_bar += 2.0 * chosen(result_bar != 0.0, A_2 * result_bar)
     # adjoint of: A_2 = A_1 / (1.0 + b * b)
     t2 = 1.0 + b * b
     t3 = 1.0 / t2
-    A_1_bar += unbroadcast(strong_zero_each(t3 * A_2_bar, A_2_bar), A_1)
-    t5 = unbroadcast(strong_zero_each(-A_2 * t3 * A_2_bar, A_2_bar), b_bar)
-    b_bar += 2.0 * (b * t5)
+    A_1_bar = first_of(unbroadcast(strong_zero_each(t3 * A_2_bar, A_2_bar), A_1), A_1)
+    t5 = unbroadcast(strong_zero_each(-A_2 * t3 * A_2_bar, A_2_bar), b)
+    b_bar = first_of(2.0 * (b * t5), b)
     # adjoint of: A_1 -= a
     t1 = -np.sum(A_1_bar)
     a_bar = t1
     # adjoint of: A_1 = A * b
-    A_bar += unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A)
+    A_bar = first_of(unbroadcast(strong_zero_each(b * A_1_bar, A_1_bar), A), A)
     add_into(b_bar, strong_zero_each(A * A_1_bar, A_1_bar))
     # adjoint of: A += b
     t0 = unbroadcast(A_bar, b_bar)
     b_bar += t0
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, b_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, first_of, unbroadcast, zeros_like
 
 
 def elementwise_map_vjp(x, y, out_bar):
@@ -16,13 +16,12 @@ def elementwise_map_vjp(x, y, out_bar):
     value = result
     # reverse sweep
     result_bar = out_bar.copy()
-    x_bar = zeros_like(x)
     y_bar = zeros_like(y)
     # adjoint of: result = np.tanh(x) * y + np.sqrt(y * y + 1.0)
     t0 = np.tanh(x)
     t1 = np.sqrt(y * y + 1.0)
     t2 = unbroadcast(result_bar, broadcast_like(t0, y))
-    x_bar += (1.0 - t0 * t0) * unbroadcast(y * t2, t0)
+    x_bar = first_of((1.0 - t0 * t0) * unbroadcast(y * t2, t0), x)
     add_into(y_bar, t0 * t2)
     t3 = 0.5 / t1 * unbroadcast(result_bar, t1)
     y_bar += 2.0 * (y * t3)

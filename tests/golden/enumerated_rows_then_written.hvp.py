@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, record_flat, reserve, strong_zero, strong_zero_each, unbroadcast
 
 
 def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
@@ -44,18 +44,13 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
     result_dot = s_dot + np.sum(-np.sin(B) * B_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    B_dot_bar = zeros_like(B_dot)
     result_dot_bar = out_bar
-    row_bar = zeros_like(row)
-    row_dot_bar = zeros_like(row_dot)
     # adjoint of: result_dot = s_dot + np.sum(-np.sin(B) * B_dot)
     t5 = -np.sin(B)
     s_dot_bar = result_dot_bar
     t6 = np.full_like(broadcast_like(t5, B_dot), result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, np.cos(B) * -unbroadcast(B_dot * t6, t5))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t6, B_dot_bar))
+    B_bar = first_of(chosen(result_dot_bar != 0.0, np.cos(B) * -unbroadcast(B_dot * t6, t5)), B)
+    B_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(t5 * t6, B_dot)), B_dot)
     # adjoint of: B[1, 0] = B[0, 1] * 2.0
     top -= 1
     B[1, 0] = tape[np.uint64(top)]  # restore the value B[1, 0] had before
@@ -70,8 +65,8 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         # adjoint of: s_dot += (i + 1.0) * np.sum(np.cos(row) * row_dot) + (row[1] * row_dot[0] + row[0] * row_dot[1])
         t1 = np.cos(row)
         t2 = np.full_like(broadcast_like(t1, row_dot), (i + 1.0) * s_dot_bar)
-        row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t2, t1))
-        row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * t2, row_dot))
+        row_bar = first_of(chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t2, t1)), row)
+        row_dot_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(t1 * t2, row_dot)), row_dot)
         row_bar[1] += strong_zero(row_dot[0] * s_dot_bar, s_dot_bar)
         row_dot_bar[0] += strong_zero(row[1] * s_dot_bar, s_dot_bar)
         row_bar[0] += strong_zero(row_dot[1] * s_dot_bar, s_dot_bar)
@@ -82,16 +77,14 @@ def enumerated_rows_then_written_hvp(A, A_dot, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         add_into(B_bar[np.uint64(i)], row_bar)
-        row_bar = zeros_like(row)
         # adjoint of: row_dot = np.copy(B_dot[i])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
         add_into(B_dot_bar[np.uint64(i)], row_dot_bar)
-        row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = np.cos(A)
-    A_bar += strong_zero_each(-np.sin(A) * B_bar, B_bar)
+    A_bar = first_of(strong_zero_each(-np.sin(A) * B_bar, B_bar), A)
     # adjoint of: B_dot = -np.sin(A) * A_dot
     t0 = -np.sin(A)
     A_bar += np.cos(A) * -unbroadcast(strong_zero_each(A_dot * B_dot_bar, B_dot_bar), t0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, record_flat, reserve, strong_zero, strong_zero_each, zeros_like
+from sourcead.runtime import add_into, chosen, first_of, record_flat, reserve, strong_zero, strong_zero_each
 
 
 def enumerated_rows_then_written_vjp(A, out_bar):
@@ -33,13 +33,10 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     result = s + np.sum(np.cos(B))
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
     result_bar = out_bar
-    row_bar = zeros_like(row)
     # adjoint of: result = s + np.sum(np.cos(B))
     s_bar = result_bar
-    B_bar += chosen(result_bar != 0.0, -np.sin(B) * result_bar)
+    B_bar = first_of(chosen(result_bar != 0.0, -np.sin(B) * result_bar), B)
     # adjoint of: B[1, 0] = B[0, 1] * 2.0
     top -= 1
     B[1, 0] = tape[np.uint64(top)]  # restore the value B[1, 0] had before
@@ -48,7 +45,7 @@ def enumerated_rows_then_written_vjp(A, out_bar):
     B_bar[0, 1] += 2.0 * t0
     for i in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(np.sin(row)) * (i + 1.0) + row[0] * row[1]
-        row_bar += chosen(s_bar != 0.0, np.cos(row) * ((i + 1.0) * s_bar))
+        row_bar = first_of(chosen(s_bar != 0.0, np.cos(row) * ((i + 1.0) * s_bar)), row)
         row_bar[0] += strong_zero(row[1] * s_bar, s_bar)
         row_bar[1] += strong_zero(row[0] * s_bar, s_bar)
         # adjoint of: row = np.copy(B[i])
@@ -57,7 +54,6 @@ def enumerated_rows_then_written_vjp(A, out_bar):
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         add_into(B_bar[np.uint64(i)], row_bar)
-        row_bar = zeros_like(row)
     # adjoint of: B = np.cos(A)
-    A_bar += strong_zero_each(-np.sin(A) * B_bar, B_bar)
+    A_bar = first_of(strong_zero_each(-np.sin(A) * B_bar, B_bar), A)
     return value, A_bar

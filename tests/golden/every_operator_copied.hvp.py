@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
@@ -45,32 +45,21 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     result_1_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
-    t2_bar = zeros_like(t2)
-    x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
     x_1_bar = zeros_like(x_1)
     x_1_dot_bar = zeros_like(x_1_dot)
-    x_2_bar = zeros_like(x_2)
     x_2_dot_bar = zeros_like(x_2_dot)
-    x_3_bar = zeros_like(x_3)
-    x_3_dot_bar = zeros_like(x_3_dot)
-    x_4_bar = zeros_like(x_4)
-    x_4_dot_bar = zeros_like(x_4_dot)
-    x_5_bar = zeros_like(x_5)
     x_5_dot_bar = zeros_like(x_5_dot)
-    x_6_bar = zeros_like(x_6)
-    x_6_dot_bar = zeros_like(x_6_dot)
     y_bar = zeros_like(y)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(x_6) * x_6_dot)
     t23 = np.cos(x_6)
     result_dot_bar = result_1_dot_bar
     t24 = np.full_like(broadcast_like(t23, x_6_dot), result_1_dot_bar)
-    x_6_bar += chosen(result_1_dot_bar != 0.0, -np.sin(x_6) * unbroadcast(x_6_dot * t24, t23))
-    x_6_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t23 * t24, x_6_dot_bar))
+    x_6_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(x_6) * unbroadcast(x_6_dot * t24, t23)), x_6)
+    x_6_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t23 * t24, x_6_dot)), x_6_dot)
     # adjoint of: result_dot = np.sum(x_6_dot)
     x_6_dot_bar += result_dot_bar
     # adjoint of: x_6 = x_5 ** 1.5
-    x_5_bar += strong_zero_each(1.5 * x_5 ** 0.5 * x_6_bar, x_6_bar)
+    x_5_bar = first_of(strong_zero_each(1.5 * x_5 ** 0.5 * x_6_bar, x_6_bar), x_5)
     # adjoint of: x_6_dot = 1.5 * x_5 ** 0.5 * x_5_dot
     t21 = 1.5 * x_5 ** 0.5
     t22 = 1.5 * unbroadcast(strong_zero_each(x_5_dot * x_6_dot_bar, x_6_dot_bar), t21)
@@ -78,28 +67,28 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     add_into(x_5_dot_bar, strong_zero_each(t21 * x_6_dot_bar, x_6_dot_bar))
     # adjoint of: x_5 = x_4 / 1.5
     t20 = 1.0 / 1.5
-    x_4_bar += strong_zero_each(strong_zero_each(t20 * x_5_bar, x_5_bar), t20)
+    x_4_bar = first_of(strong_zero_each(strong_zero_each(t20 * x_5_bar, x_5_bar), t20), x_4)
     # adjoint of: x_5_dot = t3 * x_4_dot
-    x_4_dot_bar += strong_zero_each(t3 * x_5_dot_bar, x_5_dot_bar)
+    x_4_dot_bar = first_of(strong_zero_each(t3 * x_5_dot_bar, x_5_dot_bar), x_4_dot)
     # adjoint of: x_4 = x_3 * a
-    x_3_bar += strong_zero_each(strong_zero_each(a * x_4_bar, x_4_bar), a)
+    x_3_bar = first_of(strong_zero_each(strong_zero_each(a * x_4_bar, x_4_bar), a), x_3)
     a_bar = np.sum(strong_zero_each(strong_zero_each(x_3 * x_4_bar, x_4_bar), x_3))
     # adjoint of: x_4_dot = a * x_3_dot + x_3 * a_dot
     t19 = unbroadcast(x_4_dot_bar, x_3_dot)
     a_bar += np.sum(x_3_dot * t19)
-    x_3_dot_bar += a * t19
+    x_3_dot_bar = first_of(a * t19, x_3_dot)
     x_3_bar += a_dot * unbroadcast(x_4_dot_bar, x_3)
     # adjoint of: x_3 += a
     t18 = np.sum(x_3_bar)
     a_bar += t18
     # adjoint of: x_3 = x_2 ** 2.0
     t17 = 2.0 * x_2
-    x_2_bar += strong_zero_each(strong_zero_each(t17 * x_3_bar, x_3_bar), t17)
+    x_2_bar = first_of(strong_zero_each(strong_zero_each(t17 * x_3_bar, x_3_bar), t17), x_2)
     # adjoint of: x_3_dot = 2.0 * x_2 * x_2_dot
     add_into(x_2_bar, 2.0 * strong_zero_each(x_2_dot * x_3_dot_bar, x_3_dot_bar))
     add_into(x_2_dot_bar, strong_zero_each(2.0 * x_2 * x_3_dot_bar, x_3_dot_bar))
     # adjoint of: x_2 = t2
-    t2_bar += x_2_bar
+    t2_bar = first_copy_of(x_2_bar, t2)
     # adjoint of: x_2_dot = t1 * x_1_dot + -t2 * t1 * (y * y_dot + y * y_dot)
     t11 = -t2 * t1
     t12 = y * y_dot + y * y_dot
@@ -123,7 +112,7 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     # adjoint of: t0 = 1.0 + y * y
     y_bar += 2.0 * strong_zero_each(strong_zero_each(y * t0_bar, t0_bar), y)
     # adjoint of: x_1 = x * y
-    x_bar += unbroadcast(strong_zero_each(strong_zero_each(y * x_1_bar, x_1_bar), y), x)
+    x_bar = first_of(unbroadcast(strong_zero_each(strong_zero_each(y * x_1_bar, x_1_bar), y), x), x)
     add_into(y_bar, strong_zero_each(strong_zero_each(x * x_1_bar, x_1_bar), x))
     # adjoint of: x_1_dot = y * x_dot + x * y_dot
     add_into(y_bar, x_dot * unbroadcast(x_1_dot_bar, broadcast_like(y, x_dot)))
@@ -135,5 +124,5 @@ def every_operator_copied_hvp(x0, y, a, x0_dot, y_dot, a_dot, out_bar):
     t4 = unbroadcast(x_bar, y_bar)
     y_bar += t4
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_copy_of(x_bar, x0)
     return value, x0_bar, y_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def every_operator_copied_vjp(x0, y, a, out_bar):
@@ -28,41 +28,33 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     value = result_1
     # reverse sweep
     result_1_bar = out_bar
-    x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
     x_1_bar = zeros_like(x_1)
-    x_2_bar = zeros_like(x_2)
-    x_3_bar = zeros_like(x_3)
-    x_4_bar = zeros_like(x_4)
-    x_5_bar = zeros_like(x_5)
-    x_6_bar = zeros_like(x_6)
-    y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x_6))
     result_bar = result_1_bar
-    x_6_bar += chosen(result_1_bar != 0.0, np.cos(x_6) * result_1_bar)
+    x_6_bar = first_of(chosen(result_1_bar != 0.0, np.cos(x_6) * result_1_bar), x_6)
     # adjoint of: result = np.sum(x_6)
     x_6_bar += result_bar
     # adjoint of: x_6 = x_5 ** 1.5
-    x_5_bar += strong_zero_each(1.5 * x_5 ** 0.5 * x_6_bar, x_6_bar)
+    x_5_bar = first_of(strong_zero_each(1.5 * x_5 ** 0.5 * x_6_bar, x_6_bar), x_5)
     # adjoint of: x_5 = x_4 / 1.5
     t7 = 1.0 / 1.5
-    x_4_bar += strong_zero_each(t7 * x_5_bar, x_5_bar)
+    x_4_bar = first_of(strong_zero_each(t7 * x_5_bar, x_5_bar), x_4)
     # adjoint of: x_4 = x_3 * a
-    x_3_bar += strong_zero_each(a * x_4_bar, x_4_bar)
+    x_3_bar = first_of(strong_zero_each(a * x_4_bar, x_4_bar), x_3)
     a_bar = np.sum(strong_zero_each(x_3 * x_4_bar, x_4_bar))
     # adjoint of: x_3 += a
     t6 = np.sum(x_3_bar)
     a_bar += t6
     # adjoint of: x_3 = x_2 ** 2.0
-    x_2_bar += strong_zero_each(2.0 * x_2 * x_3_bar, x_3_bar)
+    x_2_bar = first_of(strong_zero_each(2.0 * x_2 * x_3_bar, x_3_bar), x_2)
     # adjoint of: x_2 = x_1 / (1.0 + y * y)
     t2 = 1.0 + y * y
     t3 = 1.0 / t2
     add_into(x_1_bar, strong_zero_each(t3 * x_2_bar, x_2_bar))
-    t5 = unbroadcast(strong_zero_each(-x_2 * t3 * x_2_bar, x_2_bar), y_bar)
-    y_bar += 2.0 * (y * t5)
+    t5 = unbroadcast(strong_zero_each(-x_2 * t3 * x_2_bar, x_2_bar), y)
+    y_bar = first_of(2.0 * (y * t5), y)
     # adjoint of: x_1 = x * y
-    x_bar += unbroadcast(strong_zero_each(y * x_1_bar, x_1_bar), x)
+    x_bar = first_of(unbroadcast(strong_zero_each(y * x_1_bar, x_1_bar), x), x)
     add_into(y_bar, strong_zero_each(x * x_1_bar, x_1_bar))
     # adjoint of: x -= 0.5 * a
     t1 = -np.sum(x_bar)
@@ -71,5 +63,5 @@ def every_operator_copied_vjp(x0, y, a, out_bar):
     t0 = unbroadcast(x_bar, y_bar)
     y_bar += t0
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_copy_of(x_bar, x0)
     return value, x0_bar, y_bar, a_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, first_copy_of, first_of, subtract_into, unbroadcast, zeros_like
 
 
 def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
@@ -26,19 +26,15 @@ def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
     value = result
     # reverse sweep
     ex_bar = zeros_like(ex)
-    ex0_bar = zeros_like(ex0)
     ey_bar = zeros_like(ey)
-    ey0_bar = zeros_like(ey0)
     fict_bar = zeros_like(fict)
-    hz_bar = zeros_like(hz)
-    hz0_bar = zeros_like(hz0)
     result_bar = out_bar.copy()
     # adjoint of: result = ex * ey + hz * hz
     t16 = unbroadcast(result_bar, broadcast_like(ex_bar, ey_bar))
     add_into(ex_bar, ey * t16)
     add_into(ey_bar, ex * t16)
-    t17 = unbroadcast(result_bar, hz_bar)
-    hz_bar += 2.0 * (hz * t17)
+    t17 = unbroadcast(result_bar, hz)
+    hz_bar = first_of(2.0 * (hz * t17), hz)
     for t in range(fict.shape[0] - 1, -1, -1):
         # adjoint of: hz[:-1, :-1] = hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
         t12 = hz_bar[:-1, :-1].copy()
@@ -52,13 +48,11 @@ def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
         subtract_into(ey_bar[:-1, :-1], t13)
         # adjoint of: ex[:, 1:] = ex[:, 1:] - 0.5 * (hz[:, 1:] - hz[:, :-1])
         t5 = ex_bar[:, 1:].copy()
-        ex_bar[:, 1:] = unbroadcast(t5, ex_bar[:, 1:])
         t6 = 0.5 * unbroadcast(-t5, broadcast_like(hz_bar[:, 1:], hz_bar[:, :-1]))
         add_into(hz_bar[:, 1:], t6)
         subtract_into(hz_bar[:, :-1], t6)
         # adjoint of: ey[1:, :] = ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :])
         t2 = ey_bar[1:, :].copy()
-        ey_bar[1:, :] = unbroadcast(t2, ey_bar[1:, :])
         t3 = 0.5 * unbroadcast(-t2, broadcast_like(hz_bar[1:, :], hz_bar[:-1, :]))
         add_into(hz_bar[1:, :], t3)
         subtract_into(hz_bar[:-1, :], t3)
@@ -67,9 +61,9 @@ def fdtd_rows_vjp(fict, ex0, ey0, hz0, out_bar):
         fict_bar[np.uint64(t)] += t0
         ey_bar[0, :] = 0.0
     # adjoint of: hz = np.copy(hz0)
-    hz0_bar += hz_bar
+    hz0_bar = first_copy_of(hz_bar, hz0)
     # adjoint of: ey = np.copy(ey0)
-    ey0_bar += ey_bar
+    ey0_bar = first_copy_of(ey_bar, ey0)
     # adjoint of: ex = np.copy(ex0)
-    ex0_bar += ex_bar
+    ex0_bar = first_copy_of(ex_bar, ex0)
     return value, fict_bar, ex0_bar, ey0_bar, hz0_bar

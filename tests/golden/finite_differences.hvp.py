@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
@@ -21,20 +21,17 @@ def finite_differences_hvp(x, h, x_dot, h_dot, out_bar):
     result_dot = np.sum(d * d_dot + d * d_dot)
     value = result_dot
     # reverse sweep
-    d_bar = zeros_like(d)
-    d_dot_bar = zeros_like(d_dot)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t2_bar = zeros_like(t2)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(d * d_dot + d * d_dot)
     t10 = np.full_like(broadcast_like(d, d_dot), result_dot_bar)
-    d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d_bar))
-    d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot_bar))
+    d_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d)), d)
+    d_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot)), d_dot)
     d_bar += chosen(result_dot_bar != 0.0, unbroadcast(d_dot * t10, d_bar))
     d_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(d * t10, d_dot_bar))
     # adjoint of: d = t2
-    t2_bar += d_bar
+    t2_bar = first_of(d_bar, t2)
     # adjoint of: d_dot = t1 * (x_dot[1:] - x_dot[:-1]) + -t2 * t1 * h_dot
     t7 = x_dot[1:] - x_dot[:-1]
     t8 = -t2 * t1 * h_dot

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, strong_zero_each, zeros_like
+from sourcead.runtime import add_into, chosen, first_of, strong_zero_each, zeros_like
 
 
 def finite_differences_vjp(x, h, out_bar):
@@ -16,11 +16,11 @@ def finite_differences_vjp(x, h, out_bar):
     result = np.sum(d * d)
     value = result
     # reverse sweep
-    d_bar = zeros_like(d)
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(d * d)
-    d_bar += 2.0 * chosen(result_bar != 0.0, d * result_bar)
+    d_bar = first_of(2.0 * chosen(result_bar != 0.0, d * result_bar), d)
+    # adjoint of: d = (x[1:] - x[:-1]) / h
     t1 = 1.0 / h
     add_into(x_bar[1:], strong_zero_each(t1 * d_bar, d_bar))
     add_into(x_bar[:-1], strong_zero_each(-(t1 * d_bar), d_bar))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, strong_zero_each, zeros_like
+from sourcead.runtime import add_into, first_of, strong_zero_each, zeros_like
 
 
 def float_parameters_hvp(x, x_dot, out_bar):
@@ -23,7 +23,6 @@ def float_parameters_hvp(x, x_dot, out_bar):
     result_dot = s * t_dot + _bump_s_1_dot
     value = result_dot
     # reverse sweep
-    _bump_x_dot_bar = zeros_like(_bump_x_dot)
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s * t_dot + _bump_s_1_dot
@@ -32,7 +31,7 @@ def float_parameters_hvp(x, x_dot, out_bar):
     t0 = _bump_s_1_dot_bar
     _bump_s_1_dot_bar = 2.0 * t0
     # adjoint of: _bump_s_1_dot += np.sum(_bump_x_dot)
-    _bump_x_dot_bar += _bump_s_1_dot_bar
+    _bump_x_dot_bar = first_of(_bump_s_1_dot_bar, _bump_x_dot)
     # adjoint of: _bump_x_dot = x * x_dot + x * x_dot
     add_into(x_bar, 2.0 * strong_zero_each(x_dot * _bump_x_dot_bar, _bump_x_dot_bar))
     return value, x_bar

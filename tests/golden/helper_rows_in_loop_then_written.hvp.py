@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
@@ -64,23 +64,16 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
     result_2_dot = s_dot + np.sum(B_dot)
     value = result_2_dot
     # reverse sweep
-    A_bar = zeros_like(A)
     B_bar = zeros_like(B)
-    B_dot_bar = zeros_like(B_dot)
-    result_1_bar = zeros_like(result_1)
-    result_1_dot_bar = zeros_like(result_1_dot)
     result_2_dot_bar = out_bar
-    row_bar = zeros_like(row)
-    row_dot_bar = zeros_like(row_dot)
-    t0_bar = zeros_like(t0)
     # adjoint of: result_2_dot = s_dot + np.sum(B_dot)
     s_dot_bar = result_2_dot_bar
-    B_dot_bar += result_2_dot_bar
+    B_dot_bar = first_copy_of(result_2_dot_bar, B_dot)
     # adjoint of: B[2, :] = t0
     top -= B[2, :].size
     restore_flat(tape, top, B[2, :])  # restore the values B[2, :] had before
-    t8 = unbroadcast(B_bar[2, :], t0_bar)
-    t0_bar += t8
+    t8 = unbroadcast(B_bar[2, :], t0)
+    t0_bar = first_copy_of(t8, t0)
     B_bar[2, :] = 0.0
     # adjoint of: B_dot[2, :] = (1.0 - t0 * t0) * B_dot[1, :]
     top -= B_dot[2, :].size
@@ -97,39 +90,35 @@ def helper_rows_in_loop_then_written_hvp(A, A_dot, out_bar):
         # adjoint of: s_dot += np.sum(row * result_1_dot + result_1 * row_dot)
         t1 = np.full_like(broadcast_like(broadcast_like(row, result_1_dot), broadcast_like(result_1, row_dot)), s_dot_bar)
         t2 = unbroadcast(t1, broadcast_like(row, result_1_dot))
-        row_bar += chosen(s_dot_bar != 0.0, unbroadcast(result_1_dot * t2, row))
-        result_1_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(row * t2, result_1_dot))
+        row_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(result_1_dot * t2, row)), row)
+        result_1_dot_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(row * t2, result_1_dot)), result_1_dot)
         t3 = unbroadcast(t1, broadcast_like(result_1, row_dot))
-        result_1_bar += chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, result_1))
-        row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(result_1 * t3, row_dot))
+        result_1_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, result_1)), result_1)
+        row_dot_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(result_1 * t3, row_dot)), row_dot)
         # adjoint of: result_1 = row * 2.0
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         result_1 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array result_1 was before
         row_bar += (2.0 * result_1_bar)
-        result_1_bar = zeros_like(result_1)
         # adjoint of: result_1_dot = 2.0 * row_dot
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         result_1_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array result_1_dot was before
         row_dot_bar += (2.0 * result_1_dot_bar)
-        result_1_dot_bar = zeros_like(result_1_dot)
         # adjoint of: row = np.copy(B[k])
         itop -= 1
         shape_2 = (itape[itop + 0],)
         top -= shape_2[0]
         row = tape[top : top + shape_2[0]].reshape(shape_2).copy()  # restore the array row was before
         add_into(B_bar[np.uint64(k)], row_bar)
-        row_bar = zeros_like(row)
         # adjoint of: row_dot = np.copy(B_dot[k])
         itop -= 1
         shape_3 = (itape[itop + 0],)
         top -= shape_3[0]
         row_dot = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array row_dot was before
         add_into(B_dot_bar[np.uint64(k)], row_dot_bar)
-        row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = A * 2.0
-    A_bar += (2.0 * B_bar)
+    A_bar = first_of((2.0 * B_bar), A)
     return value, A_bar

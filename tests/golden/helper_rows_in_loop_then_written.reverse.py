@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast
 
 
 def helper_rows_in_loop_then_written_vjp(A, out_bar):
@@ -41,14 +41,10 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     result_2 = s + np.sum(B)
     value = result_2
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    result_1_bar = zeros_like(result_1)
     result_2_bar = out_bar
-    row_bar = zeros_like(row)
     # adjoint of: result_2 = s + np.sum(B)
     s_bar = result_2_bar
-    B_bar += result_2_bar
+    B_bar = first_copy_of(result_2_bar, B)
     # adjoint of: B[2, :] = np.tanh(B[1, :])
     top -= B[2, :].size
     restore_flat(tape, top, B[2, :])  # restore the values B[2, :] had before
@@ -60,22 +56,20 @@ def helper_rows_in_loop_then_written_vjp(A, out_bar):
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s += np.sum(result_1 * row)
         t0 = np.full_like(broadcast_like(result_1, row), s_bar)
-        result_1_bar += chosen(s_bar != 0.0, unbroadcast(row * t0, result_1))
-        row_bar += chosen(s_bar != 0.0, unbroadcast(result_1 * t0, row))
+        result_1_bar = first_of(chosen(s_bar != 0.0, unbroadcast(row * t0, result_1)), result_1)
+        row_bar = first_of(chosen(s_bar != 0.0, unbroadcast(result_1 * t0, row)), row)
         # adjoint of: result_1 = row * 2.0
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         result_1 = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array result_1 was before
         row_bar += (2.0 * result_1_bar)
-        result_1_bar = zeros_like(result_1)
         # adjoint of: row = np.copy(B[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         add_into(B_bar[np.uint64(k)], row_bar)
-        row_bar = zeros_like(row)
     # adjoint of: B = A * 2.0
-    A_bar += (2.0 * B_bar)
+    A_bar = first_of((2.0 * B_bar), A)
     return value, A_bar

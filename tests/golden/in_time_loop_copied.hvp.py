@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
@@ -46,15 +46,12 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
     a_bar = zeros_like(a)
     c_bar = 0.0
     result_1_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
-    u_dot_bar = zeros_like(u_dot)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(u) * u_dot)
     t8 = np.cos(u)
     result_dot_bar = result_1_dot_bar
     t9 = np.full_like(broadcast_like(t8, u_dot), result_1_dot_bar)
-    u_bar += chosen(result_1_dot_bar != 0.0, -np.sin(u) * unbroadcast(u_dot * t9, t8))
-    u_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, u_dot))
+    u_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(u) * unbroadcast(u_dot * t9, t8)), u)
+    u_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, u_dot)), u_dot)
     # adjoint of: result_dot = np.sum(u_dot)
     u_dot_bar += result_dot_bar
     for in_time_loop__t in range(3, -1, -1):
@@ -75,8 +72,7 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t2 = u_bar
-        u_bar = zeros_like(u)
-        u_bar += unbroadcast(t2, u)
+        u_bar = first_copy_of(unbroadcast(t2, u), u)
         t3 = 0.1 * unbroadcast(t2, broadcast_like(a, u))
         add_into(a_bar, t3)
         t4 = unbroadcast(-t3, u)
@@ -87,13 +83,12 @@ def in_time_loop_copied_hvp(u0, a, c, u0_dot, a_dot, c_dot, out_bar):
         top -= shape_1[0]
         u_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array u_dot was before
         t0 = u_dot_bar
-        u_dot_bar = zeros_like(u_dot)
-        u_dot_bar += unbroadcast(t0, u_dot)
+        u_dot_bar = first_copy_of(unbroadcast(t0, u_dot), u_dot)
         t1 = unbroadcast(-(0.1 * unbroadcast(t0, broadcast_like(a_dot, broadcast_like(u, u_dot)))), broadcast_like(u, u_dot))
         u_bar += unbroadcast(u_dot * t1, u)
         u_dot_bar += unbroadcast(u * t1, u_dot)
         u_bar += unbroadcast(u_dot * t1, u)
         u_dot_bar += unbroadcast(u * t1, u_dot)
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_of(u_bar, u0)
     return value, u0_bar, a_bar, c_bar

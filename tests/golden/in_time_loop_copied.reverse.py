@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, unbroadcast, zeros_like
 
 
 def in_time_loop_copied_vjp(u0, a, c, out_bar):
@@ -35,11 +35,9 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
     a_bar = zeros_like(a)
     c_bar = 0.0
     result_1_bar = out_bar
-    u_bar = zeros_like(u)
-    u0_bar = zeros_like(u0)
     # adjoint of: result_1 = result + np.sum(np.sin(u))
     result_bar = result_1_bar
-    u_bar += chosen(result_1_bar != 0.0, np.cos(u) * result_1_bar)
+    u_bar = first_of(chosen(result_1_bar != 0.0, np.cos(u) * result_1_bar), u)
     # adjoint of: result = np.sum(u)
     u_bar += result_bar
     for in_time_loop__t in range(3, -1, -1):
@@ -56,12 +54,11 @@ def in_time_loop_copied_vjp(u0, a, c, out_bar):
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t0 = u_bar
-        u_bar = zeros_like(u)
-        u_bar += unbroadcast(t0, u)
+        u_bar = first_copy_of(unbroadcast(t0, u), u)
         t1 = 0.1 * unbroadcast(t0, broadcast_like(a, u))
         add_into(a_bar, t1)
         t2 = unbroadcast(-t1, u)
         u_bar += 2.0 * (u * t2)
     # adjoint of: u = np.copy(u0)
-    u0_bar += u_bar
+    u0_bar = first_of(u_bar, u0)
     return value, u0_bar, a_bar, c_bar

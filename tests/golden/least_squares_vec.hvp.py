@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, matmul_bar_right, matmul_like, outers_of, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_of, matmul_bar_right, matmul_like, outers_of, subtract_into, unbroadcast, zeros_like
 
 
 def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
@@ -21,13 +21,11 @@ def least_squares_hvp(A, x, b, A_dot, x_dot, b_dot, out_bar):
     value = result_dot
     # reverse sweep
     b_bar = zeros_like(b)
-    r_bar = zeros_like(r)
-    r_dot_bar = zeros_like(r_dot)
     result_dot_bar = out_bar
     # adjoint of: result_dot = 0.5 * np.sum(r * r_dot + r * r_dot)
     t2 = np.full_like(broadcast_like(r, r_dot), 0.5 * result_dot_bar)
-    r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
-    r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
+    r_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r)), r)
+    r_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot)), r_dot)
     r_bar += chosen(result_dot_bar != 0.0, unbroadcast(r_dot * t2, r_bar))
     r_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(r * t2, r_dot_bar))
     # adjoint of: r = A @ x - b

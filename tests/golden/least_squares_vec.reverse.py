@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, matmul_bar_right, matmul_like, outer_of, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import chosen, first_of, matmul_bar_right, matmul_like, outer_of, subtract_into, unbroadcast, zeros_like
 
 
 def least_squares_vjp(A, x, b, out_bar):
@@ -18,10 +18,9 @@ def least_squares_vjp(A, x, b, out_bar):
     value = result
     # reverse sweep
     b_bar = zeros_like(b)
-    r_bar = zeros_like(r)
     result_bar = out_bar
     # adjoint of: result = 0.5 * np.sum(r * r)
-    r_bar += 2.0 * chosen(result_bar != 0.0, r * (0.5 * result_bar))
+    r_bar = first_of(2.0 * chosen(result_bar != 0.0, r * (0.5 * result_bar)), r)
     # adjoint of: r = A @ x - b
     t0 = unbroadcast(r_bar, matmul_like(A, x))
     A_bar = outer_of(A, True, t0, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, matmul_bar_left, matmul_bar_right, matmul_like, outer_of, prod_others, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, first_copy_of, first_of, matmul_bar_left, matmul_bar_right, matmul_like, outer_of, prod_others, unbroadcast, zeros_like
 
 
 def linear_algebra_mix_vjp(A, x, y, out_bar):
@@ -20,19 +20,16 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     result = np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
-    c_bar = zeros_like(c)
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.linalg.norm(B @ y) + np.sum(c * c) + np.prod(np.tanh(y) + 2.0)
     t5 = B @ y
     t6 = np.linalg.norm(t5)
     t7 = np.tanh(y)
     t8 = t5 * (result_bar / t6 if t6 != 0.0 else 0.0)
     B_bar = outer_of(B, result_bar != 0.0, t8, y)
-    y_bar += chosen(result_bar != 0.0, matmul_bar_right(t8, B, y))
-    c_bar += 2.0 * chosen(result_bar != 0.0, c * result_bar)
+    y_bar = first_of(chosen(result_bar != 0.0, matmul_bar_right(t8, B, y)), y)
+    c_bar = first_of(2.0 * chosen(result_bar != 0.0, c * result_bar), c)
     y_bar += chosen(result_bar != 0.0, (1.0 - t7 * t7) * (prod_others(t7 + 2.0) * result_bar))
     # adjoint of: c = np.cumsum(x * y)
     t4 = np.cumsum(c_bar[::-1])[::-1]
@@ -42,7 +39,7 @@ def linear_algebra_mix_vjp(A, x, y, out_bar):
     t0 = np.transpose(A)
     t1 = np.outer(x, x)
     t2 = unbroadcast(B_bar, matmul_like(t0, A))
-    A_bar += np.transpose(matmul_bar_left(t2, t0, A))
+    A_bar = first_copy_of(np.transpose(matmul_bar_left(t2, t0, A)), A)
     A_bar += matmul_bar_right(t2, t0, A)
     t3 = unbroadcast(B_bar, t1)
     x_bar += np.dot(t3, x)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
@@ -33,32 +33,24 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
-    t2_bar = zeros_like(t2)
-    u_bar = zeros_like(u)
-    u_1_bar = zeros_like(u_1)
-    u_1_dot_bar = zeros_like(u_1_dot)
-    v_bar = zeros_like(v)
-    v_1_dot_bar = zeros_like(v_1_dot)
-    v_dot_bar = zeros_like(v_dot)
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(v_1_dot) + np.sum(x_dot)
-    v_1_dot_bar += result_dot_bar
+    v_1_dot_bar = first_copy_of(result_dot_bar, v_1_dot)
     # adjoint of: v_1_dot = t1 * v_dot + -t2 * t1 * (x * x_dot + x * x_dot)
     t10 = -t2 * t1
     t11 = x * x_dot + x * x_dot
     t12 = unbroadcast(v_1_dot_bar, broadcast_like(t1, v_dot))
     add_into(t1_bar, v_dot * t12)
-    v_dot_bar += unbroadcast(t1 * t12, v_dot)
+    v_dot_bar = first_of(unbroadcast(t1 * t12, v_dot), v_dot)
     t13 = unbroadcast(v_1_dot_bar, broadcast_like(t10, t11))
     t14 = unbroadcast(t11 * t13, t10)
-    t2_bar -= unbroadcast(t1 * t14, -t2)
+    t2_bar = first_of(-unbroadcast(t1 * t14, -t2), t2)
     add_into(t1_bar, -t2 * t14)
     t15 = unbroadcast(t10 * t13, t11)
     add_into(x_bar, 2.0 * (x_dot * t15))
     # adjoint of: t2 = v / t0
     t8 = 1.0 / t0
-    v_bar += unbroadcast(strong_zero_each(t8 * t2_bar, t2_bar), v)
+    v_bar = first_of(unbroadcast(strong_zero_each(t8 * t2_bar, t2_bar), v), v)
     add_into(t0_bar, strong_zero_each(-t2 * t8 * t2_bar, t2_bar))
     # adjoint of: t1 = 1.0 / t0
     t6 = 1.0 / t0
@@ -66,18 +58,18 @@ def local_arrays_hvp(x, y, x_dot, y_dot, out_bar):
     # adjoint of: t0 = 1.0 + x * x
     x_bar += 2.0 * strong_zero_each(x * t0_bar, t0_bar)
     # adjoint of: v -= u_1
-    t5 = -unbroadcast(v_bar, u_1_bar)
-    u_1_bar += t5
+    t5 = -unbroadcast(v_bar, u_1)
+    u_1_bar = first_of(t5, u_1)
     # adjoint of: v_dot -= u_1_dot
-    t4 = -unbroadcast(v_dot_bar, u_1_dot_bar)
-    u_1_dot_bar += t4
+    t4 = -unbroadcast(v_dot_bar, u_1_dot)
+    u_1_dot_bar = first_of(t4, u_1_dot)
     # adjoint of: u_1 = u * u
-    u_bar += 2.0 * strong_zero_each(u * u_1_bar, u_1_bar)
+    u_bar = first_of(2.0 * strong_zero_each(u * u_1_bar, u_1_bar), u)
     # adjoint of: u_1_dot = u * u_dot + u * u_dot
     u_bar += 2.0 * unbroadcast(strong_zero_each(u_dot * u_1_dot_bar, u_1_dot_bar), u)
     # adjoint of: u += y
-    t3 = unbroadcast(u_bar, y_bar)
-    y_bar += t3
+    t3 = unbroadcast(u_bar, y)
+    y_bar = first_copy_of(t3, y)
     # adjoint of: u = x * 2.0
     x_bar += (2.0 * u_bar)
     return value, x_bar, y_bar

@@ -28,9 +28,8 @@ def local_arrays_vjp(x, y, out_bar):
     # adjoint of: v_1 = v / (1.0 + x * x)
     t2 = 1.0 + x * x
     t3 = 1.0 / t2
-    t4 = v / t2
     v_bar = first_of(unbroadcast(strong_zero_each(t3 * v_1_bar, v_1_bar), v), v)
-    t5 = unbroadcast(strong_zero_each(-t4 * t3 * v_1_bar, v_1_bar), x_bar)
+    t5 = unbroadcast(strong_zero_each(-v_1 * t3 * v_1_bar, v_1_bar), x_bar)
     x_bar += 2.0 * (x * t5)
     # adjoint of: v -= u_1
     t1 = -unbroadcast(v_bar, u_1)

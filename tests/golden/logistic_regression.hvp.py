@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, matmul_bar_right, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, matmul_bar_right, strong_zero_each, unbroadcast, zeros_like
 
 
 def logistic_regression_hvp(w, X, y, w_dot, out_bar):
@@ -18,7 +18,6 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     value = result_dot
     # reverse sweep
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     z_bar = zeros_like(z)
     # adjoint of: result_dot = np.mean(1.0 / (1.0 + t0) * (t0 * (-y * z_dot)))
     t3 = 1.0 / (1.0 + t0)
@@ -26,7 +25,7 @@ def logistic_regression_hvp(w, X, y, w_dot, out_bar):
     t5 = -y * z_dot
     t6 = t4 * (t0 * t5)
     t7 = np.full_like(t6, result_dot_bar / t6.size)
-    t0_bar += chosen(result_dot_bar != 0.0, -t4 * t3 * unbroadcast(t0 * t5 * t7, t0_bar))
+    t0_bar = first_of(chosen(result_dot_bar != 0.0, -t4 * t3 * unbroadcast(t0 * t5 * t7, t0)), t0)
     t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * unbroadcast(t4 * t7, broadcast_like(t0, t5)), t0_bar))
     # adjoint of: t0 = np.exp(-y * z)
     add_into(z_bar, strong_zero_each(-y * (t0 * t0_bar), t0_bar))

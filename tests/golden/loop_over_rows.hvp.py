@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, record_flat, reserve, unbroadcast, zeros_like
 
 
 def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
@@ -62,7 +62,7 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         t2 = unbroadcast(t1, broadcast_like(w, t0))
         w_bar += chosen(s_dot_bar != 0.0, unbroadcast(t0 * t2, w_bar))
         t3 = unbroadcast(w * t2, t0)
-        row_bar += 2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, row))
+        row_bar = first_of(2.0 * chosen(s_dot_bar != 0.0, unbroadcast(row_dot * t3, row)), row)
         t4 = unbroadcast(w_dot * unbroadcast(t1, broadcast_like(row, w_dot)), row)
         row_bar += 2.0 * chosen(s_dot_bar != 0.0, row * t4)
         # adjoint of: row = A[k]
@@ -71,5 +71,4 @@ def loop_over_rows_hvp(A, w, A_dot, w_dot, out_bar):
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         add_into(A_bar[np.uint64(k)], row_bar)
-        row_bar = zeros_like(row)
     return value, A_bar, w_bar

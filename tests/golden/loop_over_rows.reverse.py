@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, record_flat, reserve, strong_zero, unbroadcast, zeros_like
 
 
 def loop_over_rows_vjp(A, w, out_bar):
@@ -56,7 +56,7 @@ def loop_over_rows_vjp(A, w, out_bar):
         # adjoint of: s += np.sum(row * row * w)
         t0 = np.full_like(broadcast_like(row, w), s_bar)
         t1 = unbroadcast(w * t0, row)
-        row_bar += 2.0 * chosen(s_bar != 0.0, row * t1)
+        row_bar = first_of(2.0 * chosen(s_bar != 0.0, row * t1), row)
         w_bar += chosen(s_bar != 0.0, unbroadcast(row * row * t0, w_bar))
         # adjoint of: row = A[k]
         itop -= 1
@@ -64,5 +64,4 @@ def loop_over_rows_vjp(A, w, out_bar):
         top -= shape_1[0]
         row = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row was before
         add_into(A_bar[np.uint64(k)], row_bar)
-        row_bar = zeros_like(row)
     return value, A_bar, w_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, checkpoint_next, checkpoint_restore, checkpoint_schedule, checkpoint_slots, checkpoint_store, chosen, first_of, reserve, strong_zero, strong_zero_each, unbroadcast, zeros_like
 
 
 def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
@@ -42,13 +42,11 @@ def marked_stencil_hvp(x, c, x_dot, c_dot, out_bar):
     c_bar = 0.0
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
-    y_dot_bar = zeros_like(y_dot)
     # adjoint of: result_dot = t_dot + np.sum(y * y_dot + y * y_dot)
     t_dot_bar = result_dot_bar
     t0 = np.full_like(broadcast_like(y, y_dot), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t0, y_bar))
-    y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t0, y_dot_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t0, y)), y)
+    y_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y * t0, y_dot)), y_dot)
     y_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * t0, y_bar))
     y_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(y * t0, y_dot_bar))
     # adjoint of the checkpointed loop over i: its steps again from snapshots, as scheduled

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_product, add_products, broadcast_like, matmul_bar_right, matmul_like, outers_of, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_product, add_products, broadcast_like, first_of, matmul_bar_right, matmul_like, outers_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
@@ -26,13 +26,12 @@ def mlp_layer_hvp(W, x, b, v, W_dot, x_dot, b_dot, v_dot, out_bar):
     h_bar = zeros_like(h)
     h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     v_bar = zeros_like(v)
     # adjoint of: result_dot = np.dot(v_dot, h) + np.dot(v, h_dot)
     add_products(h_bar, result_dot_bar != 0.0, result_dot_bar, v_dot, v_bar, result_dot_bar != 0.0, result_dot_bar, h_dot)
     add_product(h_dot_bar, result_dot_bar != 0.0, result_dot_bar, v)
     # adjoint of: h = t0
-    t0_bar += h_bar
+    t0_bar = first_of(h_bar, t0)
     # adjoint of: h_dot = (1.0 - t0 * t0) * (np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot)
     t4 = 1.0 - t0 * t0
     t5 = np.dot(W_dot, x) + np.dot(W, x_dot) + b_dot

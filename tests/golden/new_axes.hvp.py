@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, strong_zero_each, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, first_copy_of, first_of, strong_zero_each, subtract_into, unbroadcast, zeros_like
 
 
 def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
@@ -33,19 +33,11 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     value = result_dot
     # reverse sweep
     A_bar = zeros_like(A)
-    centred_bar = zeros_like(centred)
-    outer_bar = zeros_like(outer)
     outer_dot_bar = zeros_like(outer_dot)
-    part_bar = zeros_like(part)
-    part_1_bar = zeros_like(part_1)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
     t3_bar = zeros_like(t3)
-    t4_bar = zeros_like(t4)
-    t5_bar = zeros_like(t5)
-    x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(A * outer_dot + outer * A_dot) + np.sum(centred * np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1)) + t4 * centred_dot) + np.sum(y * np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1)) + t5 * y_dot)
     t9 = np.reshape(np.ascontiguousarray(x_dot), (x.shape[0], 1))
     t10 = np.reshape(np.ascontiguousarray(part_1_dot), (part_1.shape[0], 1))
@@ -53,24 +45,24 @@ def new_axes_hvp(x, y, A, x_dot, y_dot, A_dot, out_bar):
     t12 = unbroadcast(t11, broadcast_like(A_bar, outer_dot_bar))
     A_bar += chosen(result_dot_bar != 0.0, unbroadcast(outer_dot * t12, A_bar))
     outer_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(A * t12, outer_dot_bar))
-    outer_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t11, broadcast_like(outer, A_dot)), outer_bar))
+    outer_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t11, broadcast_like(outer, A_dot)), outer)), outer)
     t13 = np.full_like(broadcast_like(broadcast_like(centred, t9), broadcast_like(t4, centred_dot)), result_dot_bar)
-    centred_bar += chosen(result_dot_bar != 0.0, unbroadcast(t9 * unbroadcast(t13, broadcast_like(centred, t9)), centred_bar))
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(centred_dot * unbroadcast(t13, broadcast_like(t4, centred_dot)), t4_bar))
+    centred_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(t9 * unbroadcast(t13, broadcast_like(centred, t9)), centred)), centred)
+    t4_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(centred_dot * unbroadcast(t13, broadcast_like(t4, centred_dot)), t4)), t4)
     t14 = np.full_like(broadcast_like(broadcast_like(y, t10), broadcast_like(t5, y_dot)), result_dot_bar)
-    y_bar += chosen(result_dot_bar != 0.0, unbroadcast(t10 * unbroadcast(t14, broadcast_like(y, t10)), y_bar))
-    t5_bar += chosen(result_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t14, broadcast_like(t5, y_dot)), t5_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(t10 * unbroadcast(t14, broadcast_like(y, t10)), y)), y)
+    t5_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(y_dot * unbroadcast(t14, broadcast_like(t5, y_dot)), t5)), t5)
     # adjoint of: t5 = np.reshape(part_1, (part_1.shape[0], 1))
-    part_1_bar += np.reshape(np.ascontiguousarray(t5_bar), part_1.shape)
+    part_1_bar = first_copy_of(np.reshape(np.ascontiguousarray(t5_bar), part_1.shape), part_1)
     # adjoint of: t4 = np.reshape(x, (x.shape[0], 1))
-    x_bar += np.reshape(np.ascontiguousarray(t4_bar), x.shape)
+    x_bar = first_copy_of(np.reshape(np.ascontiguousarray(t4_bar), x.shape), x)
     # adjoint of: part_1 = A[0]
     add_into(A_bar[0], part_1_bar)
     # adjoint of: centred = A - t3
     add_into(A_bar, centred_bar)
     subtract_into(t3_bar, centred_bar)
     # adjoint of: t3 = np.reshape(part, (1, part.shape[0]))
-    part_bar += np.reshape(np.ascontiguousarray(t3_bar), part.shape)
+    part_bar = first_copy_of(np.reshape(np.ascontiguousarray(t3_bar), part.shape), part)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t8 = 1.0 / A.shape[0]
     A_bar += expand_axis(strong_zero_each(t8 * part_bar, part_bar), A, 0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, first_copy_of, first_of, strong_zero_each, unbroadcast
 
 
 def new_axes_vjp(x, y, A, out_bar):
@@ -21,32 +21,25 @@ def new_axes_vjp(x, y, A, out_bar):
     result = np.sum(outer * A) + np.sum(np.reshape(x, (x.shape[0], 1)) * centred) + np.sum(np.reshape(part_1, (part_1.shape[0], 1)) * y)
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
-    centred_bar = zeros_like(centred)
-    outer_bar = zeros_like(outer)
-    part_bar = zeros_like(part)
-    part_1_bar = zeros_like(part_1)
     result_bar = out_bar
-    x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(outer * A) + np.sum(np.reshape(x, (x.shape[0], 1)) * centred) + np.sum(np.reshape(part_1, (part_1.shape[0], 1)) * y)
     t4 = np.reshape(x, (x.shape[0], 1))
     t5 = np.reshape(part_1, (part_1.shape[0], 1))
     t6 = np.full_like(broadcast_like(outer, A), result_bar)
-    outer_bar += chosen(result_bar != 0.0, unbroadcast(A * t6, outer_bar))
-    A_bar += chosen(result_bar != 0.0, unbroadcast(outer * t6, A_bar))
+    outer_bar = first_of(chosen(result_bar != 0.0, unbroadcast(A * t6, outer)), outer)
+    A_bar = first_of(chosen(result_bar != 0.0, unbroadcast(outer * t6, A)), A)
     t7 = np.full_like(broadcast_like(t4, centred), result_bar)
-    x_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(centred * t7, t4)), x.shape))
-    centred_bar += chosen(result_bar != 0.0, unbroadcast(t4 * t7, centred_bar))
+    x_bar = first_copy_of(chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(centred * t7, t4)), x.shape)), x)
+    centred_bar = first_of(chosen(result_bar != 0.0, unbroadcast(t4 * t7, centred)), centred)
     t8 = np.full_like(broadcast_like(t5, y), result_bar)
-    part_1_bar += chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape))
-    y_bar += chosen(result_bar != 0.0, unbroadcast(t5 * t8, y_bar))
+    part_1_bar = first_copy_of(chosen(result_bar != 0.0, np.reshape(np.ascontiguousarray(unbroadcast(y * t8, t5)), part_1.shape)), part_1)
+    y_bar = first_of(chosen(result_bar != 0.0, unbroadcast(t5 * t8, y)), y)
     # adjoint of: part_1 = A[0]
     add_into(A_bar[0], part_1_bar)
     # adjoint of: centred = A - np.reshape(part, (1, part.shape[0]))
     t3 = np.reshape(part, (1, part.shape[0]))
     add_into(A_bar, centred_bar)
-    part_bar += np.reshape(np.ascontiguousarray(unbroadcast(-centred_bar, t3)), part.shape)
+    part_bar = first_copy_of(np.reshape(np.ascontiguousarray(unbroadcast(-centred_bar, t3)), part.shape), part)
     # adjoint of: part = np.sum(A, axis=0) / A.shape[0]
     t2 = 1.0 / A.shape[0]
     A_bar += expand_axis(strong_zero_each(t2 * part_bar, part_bar), A, 0)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, expand_axis, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, expand_axis, first_of, norm1_along, norm2_along, norm_inf_along, select_along_bar, unbroadcast, zeros_like
 
 
 def norms_of_rows_at_zero_vjp(B, out_bar):
@@ -16,7 +16,6 @@ def norms_of_rows_at_zero_vjp(B, out_bar):
     result = r2 + 2.0 * r1 + 0.5 * rinf + np.linalg.norm(B)
     value = result
     # reverse sweep
-    B_bar = zeros_like(B)
     r1_bar = zeros_like(r1)
     r2_bar = zeros_like(r2)
     result_bar = out_bar.copy()
@@ -27,7 +26,7 @@ def norms_of_rows_at_zero_vjp(B, out_bar):
     add_into(r2_bar, t3)
     add_into(r1_bar, 2.0 * t3)
     add_into(rinf_bar, 0.5 * result_bar)
-    B_bar += B * (np.sum(result_bar) / t2 if t2 != 0.0 else 0.0)
+    B_bar = first_of(B * (np.sum(result_bar) / t2 if t2 != 0.0 else 0.0), B)
     # adjoint of: rinf = norm_inf_along(B, -1)
     B_bar += np.sign(B) * select_along_bar(rinf_bar, np.abs(B), -1, True)
     # adjoint of: r1 = norm1_along(B, 1)

@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
@@ -37,11 +37,10 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
     # reverse sweep
     b_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = s_dot + np.sum(u * u_dot + u * u_dot)
     t1 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
-    u_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u))
+    u_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t1, u)), u)
     for t in range(2, -1, -1):
         # adjoint of: u = u + 0.1 * x
         itop -= 1
@@ -49,8 +48,7 @@ def prange_beside_whole_record_hvp(x, b, n, x_dot, b_dot, out_bar):
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t0 = u_bar
-        u_bar = zeros_like(u)
-        u_bar += unbroadcast(t0, u)
+        u_bar = first_copy_of(unbroadcast(t0, u), u)
         add_into(x_bar, 0.1 * t0)
     # adjoint of: u = x + 0.0
     x_bar += u_bar

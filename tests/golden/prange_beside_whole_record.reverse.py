@@ -5,7 +5,7 @@ import numpy as np
 
 from numba import prange
 
-from sourcead.runtime import add_into, chosen, chunk_zeros, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, chunk_zeros, first_copy_of, first_of, record_flat, reserve, unbroadcast, zeros_like
 
 
 def prange_beside_whole_record_vjp(x, b, n, out_bar):
@@ -36,11 +36,10 @@ def prange_beside_whole_record_vjp(x, b, n, out_bar):
     # reverse sweep
     b_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
     x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(u * u)
     s_bar = result_bar
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
     for t in range(2, -1, -1):
         # adjoint of: u = u + 0.1 * x
         itop -= 1
@@ -48,8 +47,7 @@ def prange_beside_whole_record_vjp(x, b, n, out_bar):
         top -= shape[0]
         u = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array u was before
         t0 = u_bar
-        u_bar = zeros_like(u)
-        u_bar += unbroadcast(t0, u)
+        u_bar = first_copy_of(unbroadcast(t0, u), u)
         add_into(x_bar, 0.1 * t0)
     # adjoint of: u = x + 0.0
     x_bar += u_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, restore_flat, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, unbroadcast, zeros_like
 
 
 def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
@@ -52,17 +52,14 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     value = result_1_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    A_dot_bar = zeros_like(A_dot)
     result_1_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     t8 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t9 = np.full_like(broadcast_like(t8, A_dot), result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot_bar))
+    A_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8)), A)
+    A_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot)), A_dot)
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
     t7 = np.full_like(broadcast_like(A, A_dot), result_dot_bar)
     A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t7, A))
@@ -89,7 +86,6 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         top -= A[np.uint64(prange_rows_i)].size
         restore_flat(tape, top, A[np.uint64(prange_rows_i)])  # restore the values A[prange_rows_i] had before
         t3 = A_bar[np.uint64(prange_rows_i)].copy()
-        A_bar[np.uint64(prange_rows_i)] = unbroadcast(t3, A[np.uint64(prange_rows_i)])
         t4 = unbroadcast(t3, broadcast_like(x, A[np.uint64(prange_rows_i)]))
         x_bar += unbroadcast(A[np.uint64(prange_rows_i)] * t4, x_bar)
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t4, A[np.uint64(prange_rows_i)])
@@ -97,12 +93,11 @@ def prange_rows_copied_hvp(A0, x, A0_dot, x_dot, out_bar):
         top -= A_dot[np.uint64(prange_rows_i)].size
         restore_flat(tape, top, A_dot[np.uint64(prange_rows_i)])  # restore the values A_dot[prange_rows_i] had before
         t0 = A_dot_bar[np.uint64(prange_rows_i)].copy()
-        A_dot_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A_dot_bar[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, broadcast_like(broadcast_like(A[np.uint64(prange_rows_i)], x_dot), broadcast_like(x, A_dot[np.uint64(prange_rows_i)])))
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x_dot * unbroadcast(t1, broadcast_like(A[np.uint64(prange_rows_i)], x_dot)), A[np.uint64(prange_rows_i)])
         t2 = unbroadcast(t1, broadcast_like(x_bar, A_dot_bar[np.uint64(prange_rows_i)]))
         x_bar += unbroadcast(A_dot[np.uint64(prange_rows_i)] * t2, x_bar)
         A_dot_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t2, A_dot_bar[np.uint64(prange_rows_i)])
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, x_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, restore_flat, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, unbroadcast, zeros_like
 
 
 def prange_rows_copied_vjp(A0, x, out_bar):
@@ -42,13 +42,11 @@ def prange_rows_copied_vjp(A0, x, out_bar):
     result_1 = result + np.sum(np.sin(A))
     value = result_1
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
     result_1_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
+    A_bar = first_of(chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar), A)
     # adjoint of: result = np.sum(A * A)
     A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
     itop -= 2
@@ -66,10 +64,9 @@ def prange_rows_copied_vjp(A0, x, out_bar):
         top -= A[np.uint64(prange_rows_i)].size
         restore_flat(tape, top, A[np.uint64(prange_rows_i)])  # restore the values A[prange_rows_i] had before
         t0 = A_bar[np.uint64(prange_rows_i)].copy()
-        A_bar[np.uint64(prange_rows_i)] = unbroadcast(t0, A[np.uint64(prange_rows_i)])
         t1 = unbroadcast(t0, broadcast_like(x, A[np.uint64(prange_rows_i)]))
         x_bar += unbroadcast(A[np.uint64(prange_rows_i)] * t1, x_bar)
         A_bar[np.uint64(prange_rows_i)] += unbroadcast(x * t1, A[np.uint64(prange_rows_i)])
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, x_bar

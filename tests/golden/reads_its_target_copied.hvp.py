@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
@@ -27,31 +27,26 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
     C_1_dot_bar = zeros_like(C_1_dot)
-    C_2_bar = zeros_like(C_2)
     C_2_dot_bar = zeros_like(C_2_dot)
-    C_3_bar = zeros_like(C_3)
-    C_3_dot_bar = zeros_like(C_3_dot)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(C_3) * C_3_dot)
     t3 = np.cos(C_3)
     result_dot_bar = result_1_dot_bar
     t4 = np.full_like(broadcast_like(t3, C_3_dot), result_1_dot_bar)
-    C_3_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_3) * unbroadcast(C_3_dot * t4, t3))
-    C_3_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t3 * t4, C_3_dot_bar))
+    C_3_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(C_3) * unbroadcast(C_3_dot * t4, t3)), C_3)
+    C_3_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t3 * t4, C_3_dot)), C_3_dot)
     # adjoint of: result_dot = np.sum(C_3_dot)
     C_3_dot_bar += result_dot_bar
     # adjoint of: C_3 = C_2 * C_2
-    C_2_bar += 2.0 * strong_zero_each(C_2 * C_3_bar, C_3_bar)
+    C_2_bar = first_of(2.0 * strong_zero_each(C_2 * C_3_bar, C_3_bar), C_2)
     # adjoint of: C_3_dot = C_2 * C_2_dot + C_2 * C_2_dot
     add_into(C_2_bar, strong_zero_each(C_2_dot * C_3_dot_bar, C_3_dot_bar))
     add_into(C_2_dot_bar, strong_zero_each(C_2 * C_3_dot_bar, C_3_dot_bar))
     add_into(C_2_bar, strong_zero_each(C_2_dot * C_3_dot_bar, C_3_dot_bar))
     add_into(C_2_dot_bar, strong_zero_each(C_2 * C_3_dot_bar, C_3_dot_bar))
     # adjoint of: C_2 = C_1 - (0.1 * C_1**2)
-    C_1_bar += C_2_bar
+    C_1_bar = first_copy_of(C_2_bar, C_1)
     C_1_bar += strong_zero_each(2.0 * C_1 * (0.1 * -C_2_bar), C_2_bar)
     # adjoint of: C_2_dot = C_1_dot - (0.1 * (2.0 * C_1 * C_1_dot))
     add_into(C_1_dot_bar, C_2_dot_bar)
@@ -68,5 +63,5 @@ def reads_its_target_copied_hvp(C0, B, C0_dot, B_dot, out_bar):
     add_into(B_bar, C_dot * unbroadcast(t0, broadcast_like(B, C_dot)))
     add_into(C_bar, B_dot * unbroadcast(t0, broadcast_like(C, B_dot)))
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_copy_of(C_bar, C0)
     return value, C0_bar, B_bar

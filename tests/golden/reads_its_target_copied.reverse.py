@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def reads_its_target_copied_vjp(C0, B, out_bar):
@@ -22,20 +22,16 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     # reverse sweep
     B_bar = zeros_like(B)
     C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
-    C_2_bar = zeros_like(C_2)
-    C_3_bar = zeros_like(C_3)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(C_3))
     result_bar = result_1_bar
-    C_3_bar += chosen(result_1_bar != 0.0, np.cos(C_3) * result_1_bar)
+    C_3_bar = first_of(chosen(result_1_bar != 0.0, np.cos(C_3) * result_1_bar), C_3)
     # adjoint of: result = np.sum(C_3)
     C_3_bar += result_bar
     # adjoint of: C_3 = C_2 * C_2
-    C_2_bar += 2.0 * strong_zero_each(C_2 * C_3_bar, C_3_bar)
+    C_2_bar = first_of(2.0 * strong_zero_each(C_2 * C_3_bar, C_3_bar), C_2)
     # adjoint of: C_2 = C_1 - (0.1 * C_1**2)
-    C_1_bar += C_2_bar
+    C_1_bar = first_copy_of(C_2_bar, C_1)
     C_1_bar += strong_zero_each(2.0 * C_1 * (0.1 * -C_2_bar), C_2_bar)
     # adjoint of: C_1 = C + (C * B)
     add_into(C_bar, C_1_bar)
@@ -43,5 +39,5 @@ def reads_its_target_copied_vjp(C0, B, out_bar):
     add_into(C_bar, B * t0)
     add_into(B_bar, C * t0)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_copy_of(C_bar, C0)
     return value, C0_bar, B_bar

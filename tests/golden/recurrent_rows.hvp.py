@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_outer, broadcast_like, chosen, matmul_bar_left, matmul_like, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_outer, broadcast_like, chosen, first_copy_of, matmul_bar_left, matmul_like, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
@@ -39,11 +39,9 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     # reverse sweep
     W_bar = zeros_like(W)
     h_bar = zeros_like(h)
-    h0_bar = zeros_like(h0)
     h_dot_bar = zeros_like(h_dot)
     inputs_bar = zeros_like(inputs)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     # adjoint of: result_dot = np.sum(h[n] * h_dot[n] + h[n] * h_dot[n])
     t12 = np.full_like(broadcast_like(h[n], h_dot[n]), result_dot_bar)
     add_into(h_bar[n], chosen(result_dot_bar != 0.0, unbroadcast(h_dot[n] * t12, h_bar[n])))
@@ -52,8 +50,8 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
     add_into(h_dot_bar[n], chosen(result_dot_bar != 0.0, unbroadcast(h[n] * t12, h_dot_bar[n])))
     for t in range(n - 1, -1, -1):
         # adjoint of: h[t + 1] = t0
-        t11 = unbroadcast(h_bar[t + 1], t0_bar)
-        t0_bar += t11
+        t11 = unbroadcast(h_bar[t + 1], t0)
+        t0_bar = first_copy_of(t11, t0)
         h_bar[t + 1] = 0.0
         # adjoint of: h_dot[t + 1] = (1.0 - t0 * t0) * (np.dot(inputs_dot[t], W) + np.dot(inputs[t], W_dot) + h_dot[t])
         t5 = 1.0 - t0 * t0
@@ -78,10 +76,9 @@ def recurrent_rows_hvp(inputs, W, h0, inputs_dot, W_dot, h0_dot, out_bar):
         add_into(inputs_bar[np.uint64(t)], matmul_bar_left(t4, inputs[np.uint64(t)], W))
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
         add_into(h_bar[np.uint64(t)], t3)
-        t0_bar = zeros_like(t0)
     # adjoint of: h[0] = h0
-    t1 = unbroadcast(h_bar[0], h0_bar)
-    h0_bar += t1
+    t1 = unbroadcast(h_bar[0], h0)
+    h0_bar = first_copy_of(t1, h0)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = h0_dot
     h_dot_bar[0] = 0.0

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_outer, chosen, matmul_bar_left, matmul_like, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_outer, chosen, first_copy_of, matmul_bar_left, matmul_like, strong_zero_each, unbroadcast, zeros_like
 
 
 def recurrent_rows_vjp(inputs, W, h0, out_bar):
@@ -23,7 +23,6 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
     # reverse sweep
     W_bar = zeros_like(W)
     h_bar = zeros_like(h)
-    h0_bar = zeros_like(h0)
     inputs_bar = zeros_like(inputs)
     result_bar = out_bar
     # adjoint of: result = np.sum(h[n] * h[n])
@@ -39,7 +38,7 @@ def recurrent_rows_vjp(inputs, W, h0, out_bar):
         add_outer(W_bar, True, inputs[np.uint64(t)], t4)
         add_into(h_bar[np.uint64(t)], t3)
     # adjoint of: h[0] = h0
-    t0 = unbroadcast(h_bar[0], h0_bar)
-    h0_bar += t0
+    t0 = unbroadcast(h_bar[0], h0)
+    h0_bar = first_copy_of(t0, h0)
     h_bar[0] = 0.0
     return value, inputs_bar, W_bar, h0_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, as_vector, broadcast_like, chosen, expand_axis, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, strong_zero_each, unbroadcast, unsort, zeros_like
+from sourcead.runtime import add_into, as_vector, broadcast_like, chosen, expand_axis, first_copy_of, first_of, max_along, min_along, norm1_along, norm2_along, norm_inf_along, select_along_bar, strong_zero_each, unbroadcast, unsort
 
 
 def reductions_and_statistics_vjp(X, x, out_bar):
@@ -19,14 +19,12 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     value = result
     # reverse sweep
-    X_bar = zeros_like(X)
     result_bar = out_bar
-    x_bar = zeros_like(x)
     # adjoint of: result = s + np.sum(np.sort(x) * np.arange(x.shape[0]))
     t36 = np.sort(x)
     t37 = np.arange(x.shape[0])
     s_bar = result_bar
-    x_bar += chosen(result_bar != 0.0, unsort(unbroadcast(t37 * np.full_like(broadcast_like(t36, t37), result_bar), t36), x))
+    x_bar = first_copy_of(chosen(result_bar != 0.0, unsort(unbroadcast(t37 * np.full_like(broadcast_like(t36, t37), result_bar), t36), x)), x)
     # adjoint of: s += norm1_along(as_vector(x), 0) + norm_inf_along(as_vector(x), 0) + np.sum(norm2_along(X, 0)) + np.linalg.norm(X)
     t32 = as_vector(x)
     t33 = as_vector(x)
@@ -34,7 +32,7 @@ def reductions_and_statistics_vjp(X, x, out_bar):
     t35 = np.linalg.norm(X)
     x_bar += chosen(s_bar != 0.0, np.sign(t32) * expand_axis(s_bar, t32, 0))
     x_bar += chosen(s_bar != 0.0, np.sign(t33) * select_along_bar(s_bar, np.abs(t33), 0, True))
-    X_bar += chosen(s_bar != 0.0, X * expand_axis(np.full_like(t34, s_bar) / (t34 + (t34 == 0.0)), X, 0))
+    X_bar = first_of(chosen(s_bar != 0.0, X * expand_axis(np.full_like(t34, s_bar) / (t34 + (t34 == 0.0)), X, 0)), X)
     X_bar += chosen(s_bar != 0.0, X * (s_bar / t35 if t35 != 0.0 else 0.0))
     # adjoint of: s += np.sqrt((np.sum((x - np.sum(x) / x.size) ** 2) / (x.size - 0))) + (np.sum(((x * 2.0) - np.sum((x * 2.0)) / (x * 2.0).size) ** 2) / ((x * 2.0).size - 1)) + np.sum(np.sqrt((np.sum((X - np.expand_dims(np.sum(X, axis=1) / X.shape[1], 1)) ** 2, axis=1) / (X.shape[1] - 0)))) + (np.sum((X - np.sum(X) / X.size) ** 2) / (X.size - 0))
     t9 = 1.0 / x.size

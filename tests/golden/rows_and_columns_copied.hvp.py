@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
@@ -74,9 +74,6 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     value = result_1_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    A_dot_bar = zeros_like(A_dot)
     a_bar = 0.0
     b_bar = zeros_like(b)
     result_1_dot_bar = out_bar
@@ -84,8 +81,8 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
     t15 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t16 = np.full_like(broadcast_like(t15, A_dot), result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t16, t15))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, A_dot_bar))
+    A_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t16, t15)), A)
+    A_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, A_dot)), A_dot)
     # adjoint of: result_dot = np.sum(A_dot)
     A_dot_bar += result_dot_bar
     # adjoint of: A[1] = A[1] ** 2.0
@@ -117,7 +114,6 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A[:, np.uint64(rows_and_columns_j)].size
         restore_flat(tape, top, A[:, np.uint64(rows_and_columns_j)])  # restore the values A[:, rows_and_columns_j] had before
         t8 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t8, A_bar[:, np.uint64(rows_and_columns_j)])
         t9 = unbroadcast(-t8, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t9)
         add_into(A_bar[:, 0], b[np.uint64(rows_and_columns_j)] * t9)
@@ -125,7 +121,6 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         top -= A_dot[:, np.uint64(rows_and_columns_j)].size
         restore_flat(tape, top, A_dot[:, np.uint64(rows_and_columns_j)])  # restore the values A_dot[:, rows_and_columns_j] had before
         t5 = A_dot_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_dot_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t5, A_dot_bar[:, np.uint64(rows_and_columns_j)])
         t6 = unbroadcast(-t5, broadcast_like(A_bar[:, 0], A_dot_bar[:, 0]))
         add_into(A_bar[:, 0], b_dot[np.uint64(rows_and_columns_j)] * t6)
         t7 = unbroadcast(t6, A_dot_bar[:, 0])
@@ -156,5 +151,5 @@ def rows_and_columns_copied_hvp(A0, b, a, A0_dot, b_dot, a_dot, out_bar):
         t1 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t1
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, b_bar, a_bar

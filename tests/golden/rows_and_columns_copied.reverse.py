@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_and_columns_copied_vjp(A0, b, a, out_bar):
@@ -45,14 +45,12 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
     result_1 = result + np.sum(np.sin(A))
     value = result_1
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
     a_bar = 0.0
     b_bar = zeros_like(b)
     result_1_bar = out_bar
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
+    A_bar = first_of(chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar), A)
     # adjoint of: result = np.sum(A)
     A_bar += result_bar
     # adjoint of: A[1] = A[1] ** 2.0
@@ -71,7 +69,6 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         top -= A[:, np.uint64(rows_and_columns_j)].size
         restore_flat(tape, top, A[:, np.uint64(rows_and_columns_j)])  # restore the values A[:, rows_and_columns_j] had before
         t3 = A_bar[:, np.uint64(rows_and_columns_j)].copy()
-        A_bar[:, np.uint64(rows_and_columns_j)] = unbroadcast(t3, A_bar[:, np.uint64(rows_and_columns_j)])
         t4 = unbroadcast(-t3, A_bar[:, 0])
         b_bar[np.uint64(rows_and_columns_j)] += np.sum(A[:, 0] * t4)
         add_into(A_bar[:, 0], b[np.uint64(rows_and_columns_j)] * t4)
@@ -90,5 +87,5 @@ def rows_and_columns_copied_vjp(A0, b, a, out_bar):
         t0 = unbroadcast(A_bar[np.uint64(rows_and_columns_i)], b_bar)
         b_bar += t0
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, b_bar, a_bar

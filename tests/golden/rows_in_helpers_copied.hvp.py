@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
@@ -54,19 +54,15 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
     result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     value = result_1_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    A_dot_bar = zeros_like(A_dot)
     _scale_rows_s_bar = zeros_like(_scale_rows_s)
     _scale_rows_s_dot_bar = zeros_like(_scale_rows_s_dot)
     result_1_dot_bar = out_bar
-    s_bar = zeros_like(s)
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(A) * A_dot)
     t8 = np.cos(A)
     result_dot_bar = result_1_dot_bar
     t9 = np.full_like(broadcast_like(t8, A_dot), result_1_dot_bar)
-    A_bar += chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8))
-    A_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot_bar))
+    A_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(A) * unbroadcast(A_dot * t9, t8)), A)
+    A_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t8 * t9, A_dot)), A_dot)
     # adjoint of: result_dot = np.sum(A * A_dot + A * A_dot)
     t7 = np.full_like(broadcast_like(A, A_dot), result_dot_bar)
     A_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t7, A))
@@ -91,7 +87,7 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         add_into(A_bar[np.uint64(_scale_rows_i_1)], _scale_rows_s_dot[np.uint64(_scale_rows_i_1)] * t5)
         _scale_rows_s_dot_bar[np.uint64(_scale_rows_i_1)] += np.sum(A[np.uint64(_scale_rows_i_1)] * t5)
     # adjoint of: _scale_rows_s = s * s
-    s_bar += 2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar)
+    s_bar = first_of(2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar), s)
     # adjoint of: _scale_rows_s_dot = s * s_dot + s * s_dot
     add_into(s_bar, 2.0 * strong_zero_each(s_dot * _scale_rows_s_dot_bar, _scale_rows_s_dot_bar))
     itop -= 2
@@ -114,5 +110,5 @@ def rows_in_helpers_copied_hvp(A0, s, A0_dot, s_dot, out_bar):
         A_dot_bar[np.uint64(_scale_rows_i)] = s[np.uint64(_scale_rows_i)] * t1
         add_into(A_bar[np.uint64(_scale_rows_i)], s_dot[np.uint64(_scale_rows_i)] * unbroadcast(t0, A[np.uint64(_scale_rows_i)]))
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, s_bar

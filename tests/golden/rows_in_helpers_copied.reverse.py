@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
 
 
 def rows_in_helpers_copied_vjp(A0, s, out_bar):
@@ -43,14 +43,11 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
     result_1 = result + np.sum(np.sin(A))
     value = result_1
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
     _scale_rows_s_bar = zeros_like(_scale_rows_s)
     result_1_bar = out_bar
-    s_bar = zeros_like(s)
     # adjoint of: result_1 = result + np.sum(np.sin(A))
     result_bar = result_1_bar
-    A_bar += chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar)
+    A_bar = first_of(chosen(result_1_bar != 0.0, np.cos(A) * result_1_bar), A)
     # adjoint of: result = np.sum(A * A)
     A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
     for _scale_rows_i_1 in range(stop_1 - 1, -1, -1):
@@ -61,7 +58,7 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
         A_bar[np.uint64(_scale_rows_i_1)] = strong_zero_each(_scale_rows_s[np.uint64(_scale_rows_i_1)] * t1, t1)
         _scale_rows_s_bar[np.uint64(_scale_rows_i_1)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i_1)] * t1, t1))
     # adjoint of: _scale_rows_s = s * s
-    s_bar += 2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar)
+    s_bar = first_of(2.0 * strong_zero_each(s * _scale_rows_s_bar, _scale_rows_s_bar), s)
     itop -= 2
     shape = (itape[itop + 0], itape[itop + 1])
     top -= shape[0] * shape[1]
@@ -74,5 +71,5 @@ def rows_in_helpers_copied_vjp(A0, s, out_bar):
         A_bar[np.uint64(_scale_rows_i)] = strong_zero_each(s[np.uint64(_scale_rows_i)] * t0, t0)
         s_bar[np.uint64(_scale_rows_i)] += np.sum(strong_zero_each(A[np.uint64(_scale_rows_i)] * t0, t0))
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return value, A0_bar, s_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
@@ -28,11 +28,9 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     value = result_dot
     # reverse sweep
     A_bar = zeros_like(A)
-    h_bar = zeros_like(h)
     h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    v_bar = zeros_like(v)
     # adjoint of: result_dot = np.sum(t0 * h_dot + h * (-np.sin(h) * h_dot))
     t5 = -np.sin(h)
     t6 = np.full_like(broadcast_like(broadcast_like(t0, h_dot), broadcast_like(h, broadcast_like(t5, h_dot))), result_dot_bar)
@@ -40,7 +38,7 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     t0_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t7, t0_bar))
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t0 * t7, h_dot_bar))
     t8 = unbroadcast(t6, broadcast_like(h, broadcast_like(t5, h_dot)))
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * h_dot * t8, h_bar))
+    h_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(t5 * h_dot * t8, h)), h)
     t9 = unbroadcast(h * t8, broadcast_like(t5, h_dot))
     h_bar += chosen(result_dot_bar != 0.0, np.cos(h) * -unbroadcast(h_dot * t9, t5))
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(t5 * t9, h_dot_bar))
@@ -59,8 +57,8 @@ def rows_into_rows_hvp(A, v, A_dot, v_dot, out_bar):
     # adjoint of: h_dot[2:4, :] = 2.0 * A_dot[0:1, :]
     h_dot_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
-    t2 = unbroadcast(h_bar[0], v_bar)
-    v_bar += 2.0 * strong_zero_each(v * t2, t2)
+    t2 = unbroadcast(h_bar[0], v)
+    v_bar = first_of(2.0 * strong_zero_each(v * t2, t2), v)
     h_bar[0] = 0.0
     # adjoint of: h_dot[0] = v * v_dot + v * v_dot
     add_into(v_bar, 2.0 * strong_zero_each(v_dot * h_dot_bar[0], h_dot_bar[0]))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def rows_into_rows_vjp(A, v, out_bar):
@@ -21,12 +21,10 @@ def rows_into_rows_vjp(A, v, out_bar):
     value = result
     # reverse sweep
     A_bar = zeros_like(A)
-    h_bar = zeros_like(h)
     result_bar = out_bar
-    v_bar = zeros_like(v)
     # adjoint of: result = np.sum(h * np.cos(h))
     t4 = np.cos(h)
-    h_bar += chosen(result_bar != 0.0, t4 * result_bar)
+    h_bar = first_of(chosen(result_bar != 0.0, t4 * result_bar), h)
     h_bar += chosen(result_bar != 0.0, -np.sin(h) * (h * result_bar))
     # adjoint of: h[:, 1] = A[:, 0]
     t3 = unbroadcast(h_bar[:, 1], A_bar[:, 0])
@@ -37,8 +35,8 @@ def rows_into_rows_vjp(A, v, out_bar):
     add_into(A_bar[0:1, :], 2.0 * t2)
     h_bar[2:4, :] = 0.0
     # adjoint of: h[0] = v * v
-    t1 = unbroadcast(h_bar[0], v_bar)
-    v_bar += 2.0 * strong_zero_each(v * t1, t1)
+    t1 = unbroadcast(h_bar[0], v)
+    v_bar = first_of(2.0 * strong_zero_each(v * t1, t1), v)
     h_bar[0] = 0.0
     # adjoint of: h[1:3] = v
     t0 = unbroadcast(h_bar[1:3], v_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, unbroadcast
 
 
 def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
@@ -48,18 +48,13 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
     result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    B_dot_bar = zeros_like(B_dot)
     result_dot_bar = out_bar
-    row_bar = zeros_like(row)
-    row_dot_bar = zeros_like(row_dot)
     s_bar = 0.0
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     s_dot_bar = result_dot_bar
     t2 = np.full_like(broadcast_like(B, B_dot), result_dot_bar)
-    B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B_bar))
-    B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t2, B_dot_bar))
+    B_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B)), B)
+    B_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(B * t2, B_dot)), B_dot)
     B_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t2, B_bar))
     B_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B * t2, B_dot_bar))
     for t in range(2, -1, -1):
@@ -73,26 +68,24 @@ def rows_read_in_time_loop_then_written_hvp(A, A_dot, out_bar):
         B_dot_bar[3, np.uint64(t)] = 0.0
         for k in range(len(B) - 1, -1, -1):
             # adjoint of: s += np.sum(np.sin(row))
-            row_bar += chosen(s_bar != 0.0, np.cos(row) * s_bar)
+            row_bar = first_of(chosen(s_bar != 0.0, np.cos(row) * s_bar), row)
             # adjoint of: s_dot += np.sum(np.cos(row) * row_dot)
             t0 = np.cos(row)
             t1 = np.full_like(broadcast_like(t0, row_dot), s_dot_bar)
             row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * t1, t0))
-            row_dot_bar += chosen(s_dot_bar != 0.0, unbroadcast(t0 * t1, row_dot))
+            row_dot_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(t0 * t1, row_dot)), row_dot)
             # adjoint of: row = np.copy(B[k])
             itop -= 1
             shape = (itape[itop + 0],)
             top -= shape[0]
             row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
             add_into(B_bar[np.uint64(k)], row_bar)
-            row_bar = zeros_like(row)
             # adjoint of: row_dot = np.copy(B_dot[k])
             itop -= 1
             shape_1 = (itape[itop + 0],)
             top -= shape_1[0]
             row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
             add_into(B_dot_bar[np.uint64(k)], row_dot_bar)
-            row_dot_bar = zeros_like(row_dot)
     # adjoint of: B = A * 1.0
-    A_bar += B_bar
+    A_bar = first_copy_of(B_bar, A)
     return value, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, record_flat, reserve, zeros_like
+from sourcead.runtime import add_into, chosen, first_copy_of, first_of, record_flat, reserve
 
 
 def rows_read_in_time_loop_then_written_vjp(A, out_bar):
@@ -35,13 +35,10 @@ def rows_read_in_time_loop_then_written_vjp(A, out_bar):
     result = s + np.sum(B * B)
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
     result_bar = out_bar
-    row_bar = zeros_like(row)
     # adjoint of: result = s + np.sum(B * B)
     s_bar = result_bar
-    B_bar += 2.0 * chosen(result_bar != 0.0, B * result_bar)
+    B_bar = first_of(2.0 * chosen(result_bar != 0.0, B * result_bar), B)
     for t in range(2, -1, -1):
         # adjoint of: B[3, t] = s * 0.5
         top -= 1
@@ -50,14 +47,13 @@ def rows_read_in_time_loop_then_written_vjp(A, out_bar):
         B_bar[3, np.uint64(t)] = 0.0
         for k in range(len(B) - 1, -1, -1):
             # adjoint of: s += np.sum(np.sin(row))
-            row_bar += chosen(s_bar != 0.0, np.cos(row) * s_bar)
+            row_bar = first_of(chosen(s_bar != 0.0, np.cos(row) * s_bar), row)
             # adjoint of: row = np.copy(B[k])
             itop -= 1
             shape = (itape[itop + 0],)
             top -= shape[0]
             row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
             add_into(B_bar[np.uint64(k)], row_bar)
-            row_bar = zeros_like(row)
     # adjoint of: B = A * 1.0
-    A_bar += B_bar
+    A_bar = first_copy_of(B_bar, A)
     return value, A_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, unbroadcast
 
 
 def rows_read_then_written_hvp(A, A_dot, out_bar):
@@ -44,14 +44,11 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
     result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
     result_dot_bar = out_bar
-    row_bar = zeros_like(row)
     # adjoint of: result_dot = s_dot + np.sum(B * B_dot + B * B_dot)
     s_dot_bar = result_dot_bar
     t1 = np.full_like(broadcast_like(B, B_dot), result_dot_bar)
-    B_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t1, B_bar))
+    B_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(B_dot * t1, B)), B)
     # adjoint of: B[0, 0] = 1.0
     top -= 1
     B[0, 0] = tape[np.uint64(top)]  # restore the value B[0, 0] had before
@@ -59,18 +56,17 @@ def rows_read_then_written_hvp(A, A_dot, out_bar):
     for k in range(len(B) - 1, -1, -1):
         # adjoint of: s_dot += np.sum(np.cos(row) * row_dot)
         t0 = np.cos(row)
-        row_bar += chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * np.full_like(broadcast_like(t0, row_dot), s_dot_bar), t0))
+        row_bar = first_of(chosen(s_dot_bar != 0.0, -np.sin(row) * unbroadcast(row_dot * np.full_like(broadcast_like(t0, row_dot), s_dot_bar), t0)), row)
         # adjoint of: row = np.copy(B[k])
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         row = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array row was before
         add_into(B_bar[np.uint64(k)], row_bar)
-        row_bar = zeros_like(row)
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         row_dot = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array row_dot was before
     # adjoint of: B = A * 1.0
-    A_bar += B_bar
+    A_bar = first_copy_of(B_bar, A)
     return value, A_bar

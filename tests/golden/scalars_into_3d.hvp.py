@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def scalars_into_3d_hvp(x, x_dot, out_bar):
@@ -42,14 +42,12 @@ def scalars_into_3d_hvp(x, x_dot, out_bar):
     result_dot = np.sum(h * h_dot + h * h_dot)
     value = result_dot
     # reverse sweep
-    h_bar = zeros_like(h)
-    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(h * h_dot + h * h_dot)
     t5 = np.full_like(broadcast_like(h, h_dot), result_dot_bar)
-    h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h_bar))
-    h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot_bar))
+    h_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h)), h)
+    h_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot)), h_dot)
     h_bar += chosen(result_dot_bar != 0.0, unbroadcast(h_dot * t5, h_bar))
     h_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(h * t5, h_dot_bar))
     top -= h[0, 1:].size

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
+from sourcead.runtime import chosen, first_of, record_flat, reserve, restore_flat, strong_zero_each, zeros_like
 
 
 def scalars_into_3d_vjp(x, out_bar):
@@ -31,11 +31,10 @@ def scalars_into_3d_vjp(x, out_bar):
     result = np.sum(h * h)
     value = result
     # reverse sweep
-    h_bar = zeros_like(h)
     result_bar = out_bar
     x_bar = zeros_like(x)
     # adjoint of: result = np.sum(h * h)
-    h_bar += 2.0 * chosen(result_bar != 0.0, h * result_bar)
+    h_bar = first_of(2.0 * chosen(result_bar != 0.0, h * result_bar), h)
     top -= h[0, 1:].size
     restore_flat(tape, top, h[0, 1:])  # restore the values h[0, 1:] had before
     for t in range(n - 1, -1, -1):

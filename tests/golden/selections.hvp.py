@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
@@ -26,20 +26,16 @@ def selections_hvp(x, lo, y, x_dot, lo_dot, y_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     t1_bar = zeros_like(t1)
-    t2_bar = zeros_like(t2)
-    x_bar = zeros_like(x)
-    z_bar = zeros_like(z)
-    z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z * z_dot + z * z_dot) + np.sum(2.0 * t2 * (np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)))
     t8 = np.where(np.logical_and((x >= lo), (x <= 0.9)), x_dot, 0.0) + np.where(x < lo, lo_dot, 0.0)
     t9 = np.full_like(broadcast_like(z, z_dot), result_dot_bar)
+    z_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t9, z)), z)
+    z_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(z * t9, z_dot)), z_dot)
     z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t9, z_bar))
     z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t9, z_dot_bar))
-    z_bar += chosen(result_dot_bar != 0.0, unbroadcast(z_dot * t9, z_bar))
-    z_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(z * t9, z_dot_bar))
-    t2_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t8 * np.full_like(broadcast_like(t2, t8), result_dot_bar), t2_bar))
+    t2_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t8 * np.full_like(broadcast_like(t2, t8), result_dot_bar), t2)), t2)
     # adjoint of: t2 = np.clip(x, lo, 0.9)
-    x_bar += np.where((x >= lo) & (x <= 0.9), t2_bar, 0.0)
+    x_bar = first_of(np.where((x >= lo) & (x <= 0.9), t2_bar, 0.0), x)
     lo_bar = np.sum(np.where(x < lo, t2_bar, 0.0))
     # adjoint of: z = np.where(t0, x * y, t1)
     t7 = unbroadcast(np.where(t0, z_bar, 0.0), x_bar)

@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def shape_in_index_hvp(x, A, A_dot, out_bar):
@@ -19,23 +19,20 @@ def shape_in_index_hvp(x, A, A_dot, out_bar):
     result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = zeros_like(t1)
-    t2_bar = zeros_like(t2)
     # adjoint of: result_dot = x[1] * A_dot[i2, 0] + np.mean(t1 * A_dot + -t2 * t1 * (A * A_dot + A * A_dot))
     t7 = -t2 * t1
     t8 = A * A_dot + A * A_dot
     t9 = t1 * A_dot + t7 * t8
     t10 = np.full_like(t9, result_dot_bar / t9.size)
-    t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t10, broadcast_like(t1, A_dot)), t1_bar))
+    t1_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(A_dot * unbroadcast(t10, broadcast_like(t1, A_dot)), t1)), t1)
     t11 = unbroadcast(t10, broadcast_like(t7, t8))
     t12 = unbroadcast(t8 * t11, t7)
-    t2_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t1 * t12, -t2))
+    t2_bar = first_of(chosen(result_dot_bar != 0.0, -unbroadcast(t1 * t12, -t2)), t2)
     t1_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t2 * t12, t1_bar))
     t13 = unbroadcast(t7 * t11, t8)
-    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t13, A_bar))
+    A_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t13, A)), A)
     # adjoint of: t2 = A / t0
     t5 = 1.0 / t0
     add_into(A_bar, strong_zero_each(t5 * t2_bar, t2_bar))

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, subtract_into, unbroadcast, zeros_like
 
 
 def slice_update_hvp(x, x_dot, out_bar):
@@ -26,9 +26,8 @@ def slice_update_hvp(x, x_dot, out_bar):
     t0_bar = zeros_like(t0)
     t1_bar = zeros_like(t1)
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result_dot = np.sum(2.0 * y * y_dot)
-    y_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y_bar))
+    y_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(y_dot * np.full_like(broadcast_like(y, y_dot), result_dot_bar), y)), y)
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
     add_into(x_bar[::2], 0.5 * t4)

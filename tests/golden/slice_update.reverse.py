@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, subtract_into, unbroadcast, zeros_like
 
 
 def slice_update_vjp(x, out_bar):
@@ -18,9 +18,8 @@ def slice_update_vjp(x, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y**2)
-    y_bar += chosen(result_bar != 0.0, 2.0 * y * result_bar)
+    y_bar = first_of(chosen(result_bar != 0.0, 2.0 * y * result_bar), y)
     # adjoint of: y[::2] += 0.5 * x[::2]
     t4 = unbroadcast(y_bar[::2], x_bar[::2])
     add_into(x_bar[::2], 0.5 * t4)

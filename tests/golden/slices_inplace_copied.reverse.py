@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def slices_inplace_copied_vjp(x0, y, a, out_bar):
@@ -37,12 +37,10 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     value = result_1
     # reverse sweep
     result_1_bar = out_bar
-    x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
     y_bar = zeros_like(y)
     # adjoint of: result_1 = result + np.sum(np.sin(x))
     result_bar = result_1_bar
-    x_bar += chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar)
+    x_bar = first_of(chosen(result_1_bar != 0.0, np.cos(x) * result_1_bar), x)
     # adjoint of: result = np.sum(np.sin(x))
     x_bar += chosen(result_bar != 0.0, np.cos(x) * result_bar)
     # adjoint of: x[2:] = x[2:] ** 2.0
@@ -72,11 +70,10 @@ def slices_inplace_copied_vjp(x0, y, a, out_bar):
     a_bar = 0.5 * t3
     # adjoint of: x[1:] = x[1:] + x[:-1]
     t2 = x_bar[1:].copy()
-    x_bar[1:] = unbroadcast(t2, x_bar[1:])
     add_into(x_bar[:-1], t2)
     # adjoint of: x[:] += y
     t0 = unbroadcast(x_bar[:], y_bar)
     y_bar += t0
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_copy_of(x_bar, x0)
     return value, x0_bar, y_bar, a_bar

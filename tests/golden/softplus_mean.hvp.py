@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
@@ -19,18 +19,16 @@ def softplus_mean_hvp(x, w, b, x_dot, w_dot, b_dot, out_bar):
     result_dot = np.mean(h_dot)
     value = result_dot
     # reverse sweep
-    h_dot_bar = zeros_like(h_dot)
     result_dot_bar = out_bar
-    t0_bar = zeros_like(t0)
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     # adjoint of: result_dot = np.mean(h_dot)
-    h_dot_bar += chosen(result_dot_bar != 0.0, result_dot_bar / h_dot.size)
+    h_dot_bar = first_of(chosen(result_dot_bar != 0.0, result_dot_bar / h_dot.size), h_dot)
     # adjoint of: h_dot = 1.0 / (1.0 + t0) * (t0 * (w * x_dot + x * w_dot + b_dot))
     t2 = 1.0 / (1.0 + t0)
     t3 = 1.0 / (1.0 + t0)
     t4 = w * x_dot + x * w_dot + b_dot
-    t0_bar += -t3 * t2 * unbroadcast(strong_zero_each(t0 * t4 * h_dot_bar, h_dot_bar), t0_bar)
+    t0_bar = first_of(-t3 * t2 * unbroadcast(strong_zero_each(t0 * t4 * h_dot_bar, h_dot_bar), t0), t0)
     t5 = unbroadcast(strong_zero_each(t3 * h_dot_bar, h_dot_bar), broadcast_like(t0, t4))
     add_into(t0_bar, t4 * t5)
     t6 = unbroadcast(t0 * t5, t4)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, chosen, strong_zero_each, zeros_like
+from sourcead.runtime import add_into, chosen, first_of, strong_zero_each, zeros_like
 
 
 def softplus_mean_vjp(x, w, b, out_bar):
@@ -17,12 +17,11 @@ def softplus_mean_vjp(x, w, b, out_bar):
     result = np.mean(h)
     value = result
     # reverse sweep
-    h_bar = zeros_like(h)
     result_bar = out_bar
     w_bar = zeros_like(w)
     x_bar = zeros_like(x)
     # adjoint of: result = np.mean(h)
-    h_bar += chosen(result_bar != 0.0, result_bar / h.size)
+    h_bar = first_of(chosen(result_bar != 0.0, result_bar / h.size), h)
     # adjoint of: h = np.log1p(np.exp(x * w + b))
     t0 = np.exp(x * w + b)
     t1 = strong_zero_each(t0 * (1.0 / (1.0 + t0) * h_bar), h_bar)

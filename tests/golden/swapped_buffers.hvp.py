@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
@@ -51,18 +51,15 @@ def swapped_buffers_hvp(x0, a, x0_dot, a_dot, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_dot_bar = out_bar
-    u_bar = zeros_like(u)
-    u_dot_bar = zeros_like(u_dot)
     v_bar = zeros_like(v)
-    v_dot_bar = zeros_like(v_dot)
     x0_bar = zeros_like(x0)
     # adjoint of: result_dot = np.sum(u * u_dot + u * u_dot) + np.sum(v_dot)
     t7 = np.full_like(broadcast_like(u, u_dot), result_dot_bar)
+    u_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u)), u)
+    u_dot_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot)), u_dot)
     u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
     u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
-    u_bar += chosen(result_dot_bar != 0.0, unbroadcast(u_dot * t7, u))
-    u_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(u * t7, u_dot))
-    v_dot_bar += result_dot_bar
+    v_dot_bar = first_copy_of(result_dot_bar, v_dot)
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size

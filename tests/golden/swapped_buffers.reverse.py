@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import chosen, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import chosen, first_copy_of, first_of, record_flat, reserve, restore_flat, strong_zero_each, unbroadcast, zeros_like
 
 
 def swapped_buffers_vjp(x0, a, out_bar):
@@ -35,12 +35,10 @@ def swapped_buffers_vjp(x0, a, out_bar):
     # reverse sweep
     a_bar = 0.0
     result_bar = out_bar
-    u_bar = zeros_like(u)
-    v_bar = zeros_like(v)
     x0_bar = zeros_like(x0)
     # adjoint of: result = np.sum(u * u) + np.sum(v)
-    u_bar += 2.0 * chosen(result_bar != 0.0, u * result_bar)
-    v_bar += result_bar
+    u_bar = first_of(2.0 * chosen(result_bar != 0.0, u * result_bar), u)
+    v_bar = first_copy_of(result_bar, v)
     for _t in range(2, -1, -1):
         # adjoint of: v[:] = v * 0.5
         top -= v[:].size

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, broadcast_like, chosen, first_copy_of, first_of, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B_dot, out_bar):
@@ -47,10 +47,6 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
-    C_1_dot_bar = zeros_like(C_1_dot)
     alpha_bar = 0.0
     result_1_dot_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
@@ -59,8 +55,8 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
     t15 = np.cos(C_1)
     result_dot_bar = result_1_dot_bar
     t16 = np.full_like(broadcast_like(t15, C_1_dot), result_1_dot_bar)
-    C_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t16, t15))
-    C_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, C_1_dot_bar))
+    C_1_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(C_1) * unbroadcast(C_1_dot * t16, t15)), C_1)
+    C_1_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t15 * t16, C_1_dot)), C_1_dot)
     # adjoint of: result_dot = np.sum(C_1 * C_1_dot + C_1 * C_1_dot)
     t14 = np.full_like(broadcast_like(C_1, C_1_dot), result_dot_bar)
     C_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(C_1_dot * t14, C_1_bar))
@@ -119,11 +115,11 @@ def symm_copied_hvp(alpha, beta, C0, A, B, alpha_dot, beta_dot, C0_dot, A_dot, B
             alpha_bar += B[symm_i, np.uint64(symm_j)] * t3
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t3
     # adjoint of: C_1 = C * beta
-    C_bar += strong_zero_each(beta * C_1_bar, C_1_bar)
+    C_bar = first_of(strong_zero_each(beta * C_1_bar, C_1_bar), C)
     beta_bar = np.sum(strong_zero_each(C * C_1_bar, C_1_bar))
     # adjoint of: C_1_dot = beta * C_dot + C * beta_dot
     beta_bar += np.sum(C_dot * unbroadcast(C_1_dot_bar, C_dot))
     add_into(C_bar, beta_dot * C_1_dot_bar)
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_copy_of(C_bar, C0)
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

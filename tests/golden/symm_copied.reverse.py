@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_products, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_products, chosen, first_of, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
@@ -38,15 +38,12 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
     # reverse sweep
     A_bar = zeros_like(A)
     B_bar = zeros_like(B)
-    C_bar = zeros_like(C)
-    C0_bar = zeros_like(C0)
-    C_1_bar = zeros_like(C_1)
     alpha_bar = 0.0
     result_1_bar = out_bar
     symm_temp2_bar = zeros_like(symm_temp2)
     # adjoint of: result_1 = result + np.sum(np.sin(C_1))
     result_bar = result_1_bar
-    C_1_bar += chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar)
+    C_1_bar = first_of(chosen(result_1_bar != 0.0, np.cos(C_1) * result_1_bar), C_1)
     # adjoint of: result = np.sum(C_1 * C_1)
     C_1_bar += 2.0 * chosen(result_bar != 0.0, C_1 * result_bar)
     for symm_i in range(stop_1 - 1, -1, -1):
@@ -71,8 +68,8 @@ def symm_copied_vjp(alpha, beta, C0, A, B, out_bar):
             B_bar[symm_i, np.uint64(symm_j)] += alpha * t1
             add_into(A_bar[symm_i, :symm_i], strong_zero_each(alpha * B[symm_i, np.uint64(symm_j)] * t0, t0))
     # adjoint of: C_1 = C * beta
-    C_bar += strong_zero_each(beta * C_1_bar, C_1_bar)
+    C_bar = first_of(strong_zero_each(beta * C_1_bar, C_1_bar), C)
     beta_bar = np.sum(strong_zero_each(C * C_1_bar, C_1_bar))
     # adjoint of: C = np.copy(C0)
-    C0_bar += C_bar
+    C0_bar = first_of(C_bar, C0)
     return value, alpha_bar, beta_bar, C0_bar, A_bar, B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_product, add_products, broadcast_like, chosen, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, add_product, add_products, broadcast_like, chosen, first_copy_of, first_of, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
@@ -38,18 +38,13 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     value = result_1_dot
     # reverse sweep
     A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    B0_bar = zeros_like(B0)
-    B_1_bar = zeros_like(B_1)
-    B_1_dot_bar = zeros_like(B_1_dot)
-    B_dot_bar = zeros_like(B_dot)
     result_1_dot_bar = out_bar
     # adjoint of: result_1_dot = result_dot + np.sum(np.cos(B_1) * B_1_dot)
     t4 = np.cos(B_1)
     result_dot_bar = result_1_dot_bar
     t5 = np.full_like(broadcast_like(t4, B_1_dot), result_1_dot_bar)
-    B_1_bar += chosen(result_1_dot_bar != 0.0, -np.sin(B_1) * unbroadcast(B_1_dot * t5, t4))
-    B_1_dot_bar += chosen(result_1_dot_bar != 0.0, unbroadcast(t4 * t5, B_1_dot_bar))
+    B_1_bar = first_of(chosen(result_1_dot_bar != 0.0, -np.sin(B_1) * unbroadcast(B_1_dot * t5, t4)), B_1)
+    B_1_dot_bar = first_of(chosen(result_1_dot_bar != 0.0, unbroadcast(t4 * t5, B_1_dot)), B_1_dot)
     # adjoint of: result_dot = np.sum(B_1 * B_1_dot + B_1 * B_1_dot)
     t3 = np.full_like(broadcast_like(B_1, B_1_dot), result_dot_bar)
     B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t3, B_1_bar))
@@ -57,12 +52,12 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
     B_1_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1_dot * t3, B_1_bar))
     B_1_dot_bar += chosen(result_dot_bar != 0.0, unbroadcast(B_1 * t3, B_1_dot_bar))
     # adjoint of: B_1 = B * alpha
-    B_bar += strong_zero_each(alpha * B_1_bar, B_1_bar)
+    B_bar = first_of(strong_zero_each(alpha * B_1_bar, B_1_bar), B)
     alpha_bar = np.sum(strong_zero_each(B * B_1_bar, B_1_bar))
     # adjoint of: B_1_dot = alpha * B_dot + B * alpha_dot
-    t2 = unbroadcast(B_1_dot_bar, B_dot_bar)
+    t2 = unbroadcast(B_1_dot_bar, B_dot)
     alpha_bar += np.sum(B_dot * t2)
-    B_dot_bar += alpha * t2
+    B_dot_bar = first_of(alpha * t2, B_dot)
     add_into(B_bar, alpha_dot * B_1_dot_bar)
     for trmm_i in range(stop_1 - 1, -1, -1):
         for trmm_j in range(stop - 1, -1, -1):
@@ -78,5 +73,5 @@ def trmm_copied_hvp(alpha, A, B0, alpha_dot, A_dot, B0_dot, out_bar):
             add_products(B_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A_dot[trmm_i + 1 :, trmm_i], A_bar[trmm_i + 1 :, trmm_i], t0 != 0.0, t0, B_dot[trmm_i + 1 :, np.uint64(trmm_j)])
             add_product(B_dot_bar[trmm_i + 1 :, np.uint64(trmm_j)], t0 != 0.0, t0, A[trmm_i + 1 :, trmm_i])
     # adjoint of: B = np.copy(B0)
-    B0_bar += B_bar
+    B0_bar = first_copy_of(B_bar, B0)
     return value, alpha_bar, A_bar, B0_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, strong_zero_each, subtract_into, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, first_copy_of, first_of, strong_zero_each, subtract_into, unbroadcast, zeros_like
 
 
 def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
@@ -26,16 +26,11 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     # reverse sweep
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
-    t1_bar = zeros_like(t1)
     t2_bar = zeros_like(t2)
-    t3_bar = zeros_like(t3)
-    t7_bar = zeros_like(t7)
-    x_bar = zeros_like(x)
     y_bar = zeros_like(y)
-    z_1_dot_bar = zeros_like(z_1_dot)
     z_dot_bar = zeros_like(z_dot)
     # adjoint of: result_dot = np.sum(z_1_dot) + t8 * x_dot[0]
-    z_1_dot_bar += result_dot_bar
+    z_1_dot_bar = first_copy_of(result_dot_bar, z_1_dot)
     # adjoint of: z_1_dot = z_dot - x_dot + 2.0 * x ** (2.0 - 1.0) * x_dot + 2.0 * y * y_dot + -t7 * t7 * y_dot
     t32 = 2.0 * x ** (2.0 - 1.0)
     t33 = -t7 * t7
@@ -43,10 +38,10 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     t35 = unbroadcast(t34, broadcast_like(broadcast_like(z_dot, x_dot), broadcast_like(t32, x_dot)))
     add_into(z_dot_bar, unbroadcast(t35, broadcast_like(z_dot, x_dot)))
     t36 = 2.0 * unbroadcast(x_dot * unbroadcast(t35, broadcast_like(t32, x_dot)), t32)
-    x_bar += strong_zero_each((2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, t36)
+    x_bar = first_of(strong_zero_each((2.0 - 1.0) * x ** ((2.0 - 1.0) - 1.0) * t36, t36), x)
     add_into(y_bar, 2.0 * (y_dot * unbroadcast(t34, broadcast_like(y, y_dot))))
     t37 = unbroadcast(y_dot * unbroadcast(z_1_dot_bar, broadcast_like(t33, y_dot)), t33)
-    t7_bar -= t7 * t37
+    t7_bar = first_of(-(t7 * t37), t7)
     t7_bar += -t7 * t37
     # adjoint of: t7 = np.reciprocal(y + 3.0)
     y_bar += strong_zero_each(-t7 * t7 * t7_bar, t7_bar)
@@ -69,12 +64,12 @@ def ufunc_names_hvp(x, y, x_dot, y_dot, out_bar):
     add_into(t2_bar, (x_dot - y_dot) * unbroadcast(t26, broadcast_like(t2, broadcast_like(x_dot, y_dot))))
     t27 = unbroadcast(t26, broadcast_like(t20, t21))
     t28 = unbroadcast(t21 * t27, t20)
-    t3_bar -= unbroadcast(t2 * t28, -t3)
+    t3_bar = first_of(-unbroadcast(t2 * t28, -t3), t3)
     add_into(t2_bar, -t3 * t28)
     t29 = unbroadcast(t20 * t27, t21)
     add_into(t0_bar, x_dot * unbroadcast(t29, broadcast_like(t0, x_dot)))
     t30 = unbroadcast(y_dot * unbroadcast(t29, broadcast_like(t19, y_dot)), t19)
-    t1_bar -= unbroadcast(t0 * t30, -t1)
+    t1_bar = first_of(-unbroadcast(t0 * t30, -t1), t1)
     add_into(t0_bar, -t1 * t30)
     # adjoint of: t3 = (x - y) / t1
     t15 = 1.0 / t1

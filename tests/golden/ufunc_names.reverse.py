@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, first_copy_of, first_of, strong_zero_each, unbroadcast, zeros_like
 
 
 def ufunc_names_vjp(x, y, out_bar):
@@ -19,12 +19,10 @@ def ufunc_names_vjp(x, y, out_bar):
     # reverse sweep
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     z_bar = zeros_like(z)
-    z_1_bar = zeros_like(z_1)
     # adjoint of: result = np.sum(z_1) + (x[0] / 2.0)
     t14 = 1.0 / 2.0
-    z_1_bar += result_bar
+    z_1_bar = first_copy_of(result_bar, z_1)
     x_bar[0] += (t14 * result_bar if result_bar != 0.0 else 0.0)
     # adjoint of: z_1 = z + (-x) + np.power(x, 2.0) + np.square(y) + np.reciprocal(y + 3.0)
     t7 = z + (-x)
@@ -37,7 +35,7 @@ def ufunc_names_vjp(x, y, out_bar):
     add_into(z_bar, t13)
     x_bar -= unbroadcast(t13, -x)
     x_bar += 2.0 * x ** (2.0 - 1.0) * unbroadcast(t12, t8)
-    y_bar += 2.0 * y * unbroadcast(t11, t9)
+    y_bar = first_of(2.0 * y * unbroadcast(t11, t9), y)
     y_bar += -t10 * t10 * unbroadcast(z_1_bar, t10)
     # adjoint of: z = (x + y) * (x * y) + (x - y) / (x / (y + 3.0))
     t0 = 1.0 / (y + 3.0)

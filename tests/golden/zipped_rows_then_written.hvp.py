@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
@@ -73,20 +73,14 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
     result_dot = s_dot + np.sum(A * A_dot + A * A_dot) + np.sum(np.cos(B) * B_dot)
     value = result_dot
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    P_bar = zeros_like(P)
-    Q_bar = zeros_like(Q)
-    a_bar = zeros_like(a)
-    b_bar = zeros_like(b)
     result_dot_bar = out_bar
     t0_bar = zeros_like(t0)
     # adjoint of: result_dot = s_dot + np.sum(A * A_dot + A * A_dot) + np.sum(np.cos(B) * B_dot)
     t4 = np.cos(B)
     s_dot_bar = result_dot_bar
     t5 = np.full_like(broadcast_like(A, A_dot), result_dot_bar)
-    A_bar += 2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t5, A_bar))
-    B_bar += chosen(result_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * np.full_like(broadcast_like(t4, B_dot), result_dot_bar), t4))
+    A_bar = first_of(2.0 * chosen(result_dot_bar != 0.0, unbroadcast(A_dot * t5, A)), A)
+    B_bar = first_of(chosen(result_dot_bar != 0.0, -np.sin(B) * unbroadcast(B_dot * np.full_like(broadcast_like(t4, B_dot), result_dot_bar), t4)), B)
     # adjoint of: B[1, 1] = 0.5
     top -= 1
     B[1, 1] = tape[np.uint64(top)]  # restore the value B[1, 1] had before
@@ -102,8 +96,8 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         t2 = np.full_like(broadcast_like(broadcast_like(t0, a_dot), broadcast_like(a, broadcast_like(t1, b_dot))), s_dot_bar)
         t0_bar += chosen(s_dot_bar != 0.0, unbroadcast(a_dot * unbroadcast(t2, broadcast_like(t0, a_dot)), t0))
         t3 = unbroadcast(t2, broadcast_like(a, broadcast_like(t1, b_dot)))
-        a_bar += chosen(s_dot_bar != 0.0, unbroadcast(t1 * b_dot * t3, a))
-        b_bar += chosen(s_dot_bar != 0.0, -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t3, broadcast_like(t1, b_dot)), t1))
+        a_bar = first_of(chosen(s_dot_bar != 0.0, unbroadcast(t1 * b_dot * t3, a)), a)
+        b_bar = first_of(chosen(s_dot_bar != 0.0, -np.sin(b) * unbroadcast(b_dot * unbroadcast(a * t3, broadcast_like(t1, b_dot)), t1)), b)
         # adjoint of: t0 = np.sin(b)
         itop -= 1
         shape = (itape[itop + 0],)  # the shape t0 had before
@@ -116,7 +110,6 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         top -= shape_1[0]
         b = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array b was before
         add_into(B_bar[np.uint64(k)], b_bar)
-        b_bar = zeros_like(b)
         itop -= 1
         shape_2 = (itape[itop + 0],)
         top -= shape_2[0]
@@ -127,13 +120,12 @@ def zipped_rows_then_written_hvp(P, Q, P_dot, Q_dot, out_bar):
         top -= shape_3[0]
         a = tape[top : top + shape_3[0]].reshape(shape_3).copy()  # restore the array a was before
         add_into(A_bar[np.uint64(k)], a_bar)
-        a_bar = zeros_like(a)
         itop -= 1
         shape_4 = (itape[itop + 0],)
         top -= shape_4[0]
         a_dot = tape[top : top + shape_4[0]].reshape(shape_4).copy()  # restore the array a_dot was before
     # adjoint of: B = Q + 0.5
-    Q_bar += B_bar
+    Q_bar = first_copy_of(B_bar, Q)
     # adjoint of: A = P * 1.0
-    P_bar += A_bar
+    P_bar = first_copy_of(A_bar, P)
     return value, P_bar, Q_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, unbroadcast
 
 
 def zipped_rows_then_written_vjp(P, Q, out_bar):
@@ -47,17 +47,11 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
     result = s + np.sum(A * A) + np.sum(np.sin(B))
     value = result
     # reverse sweep
-    A_bar = zeros_like(A)
-    B_bar = zeros_like(B)
-    P_bar = zeros_like(P)
-    Q_bar = zeros_like(Q)
-    a_bar = zeros_like(a)
-    b_bar = zeros_like(b)
     result_bar = out_bar
     # adjoint of: result = s + np.sum(A * A) + np.sum(np.sin(B))
     s_bar = result_bar
-    A_bar += 2.0 * chosen(result_bar != 0.0, A * result_bar)
-    B_bar += chosen(result_bar != 0.0, np.cos(B) * result_bar)
+    A_bar = first_of(2.0 * chosen(result_bar != 0.0, A * result_bar), A)
+    B_bar = first_of(chosen(result_bar != 0.0, np.cos(B) * result_bar), B)
     # adjoint of: B[1, 1] = 0.5
     top -= 1
     B[1, 1] = tape[np.uint64(top)]  # restore the value B[1, 1] had before
@@ -71,24 +65,22 @@ def zipped_rows_then_written_vjp(P, Q, out_bar):
         # adjoint of: s += np.sum(a * np.sin(b))
         t0 = np.sin(b)
         t1 = np.full_like(broadcast_like(a, t0), s_bar)
-        a_bar += chosen(s_bar != 0.0, unbroadcast(t0 * t1, a))
-        b_bar += chosen(s_bar != 0.0, np.cos(b) * unbroadcast(a * t1, t0))
+        a_bar = first_of(chosen(s_bar != 0.0, unbroadcast(t0 * t1, a)), a)
+        b_bar = first_of(chosen(s_bar != 0.0, np.cos(b) * unbroadcast(a * t1, t0)), b)
         # adjoint of: b = np.copy(B[k])
         itop -= 1
         shape = (itape[itop + 0],)
         top -= shape[0]
         b = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array b was before
         add_into(B_bar[np.uint64(k)], b_bar)
-        b_bar = zeros_like(b)
         # adjoint of: a = np.copy(A[k])
         itop -= 1
         shape_1 = (itape[itop + 0],)
         top -= shape_1[0]
         a = tape[top : top + shape_1[0]].reshape(shape_1).copy()  # restore the array a was before
         add_into(A_bar[np.uint64(k)], a_bar)
-        a_bar = zeros_like(a)
     # adjoint of: B = Q + 0.5
-    Q_bar += B_bar
+    Q_bar = first_copy_of(B_bar, Q)
     # adjoint of: A = P * 1.0
-    P_bar += A_bar
+    P_bar = first_copy_of(A_bar, P)
     return value, P_bar, Q_bar
