@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, subtract_into, unbroadcast, zeros_like
 
 
 def heat_3d_grad(TSTEPS, A0, B0, out_bar):
@@ -30,20 +30,20 @@ def heat_3d_grad(TSTEPS, A0, B0, out_bar):
         t31 = unbroadcast(t30, broadcast_like(broadcast_like(broadcast_like(B_bar[2:, 1:-1, 1:-1], B_bar[1:-1, 1:-1, 1:-1]), B_bar[:-2, 1:-1, 1:-1]), broadcast_like(broadcast_like(B_bar[1:-1, 2:, 1:-1], B_bar[1:-1, 1:-1, 1:-1]), B_bar[1:-1, :-2, 1:-1])))
         t32 = 0.125 * unbroadcast(t31, broadcast_like(broadcast_like(B_bar[2:, 1:-1, 1:-1], B_bar[1:-1, 1:-1, 1:-1]), B_bar[:-2, 1:-1, 1:-1]))
         t33 = unbroadcast(t32, broadcast_like(B_bar[2:, 1:-1, 1:-1], B_bar[1:-1, 1:-1, 1:-1]))
-        B_bar[2:, 1:-1, 1:-1] += unbroadcast(t33, B_bar[2:, 1:-1, 1:-1])
-        B_bar[1:-1, 1:-1, 1:-1] += 2.0 * unbroadcast(-t33, B_bar[1:-1, 1:-1, 1:-1])
-        B_bar[:-2, 1:-1, 1:-1] += unbroadcast(t32, B_bar[:-2, 1:-1, 1:-1])
+        add_into(B_bar[2:, 1:-1, 1:-1], t33)
+        subtract_into(B_bar[1:-1, 1:-1, 1:-1], 2.0 * t33)
+        add_into(B_bar[:-2, 1:-1, 1:-1], t32)
         t34 = 0.125 * unbroadcast(t31, broadcast_like(broadcast_like(B_bar[1:-1, 2:, 1:-1], B_bar[1:-1, 1:-1, 1:-1]), B_bar[1:-1, :-2, 1:-1]))
         t35 = unbroadcast(t34, broadcast_like(B_bar[1:-1, 2:, 1:-1], B_bar[1:-1, 1:-1, 1:-1]))
-        B_bar[1:-1, 2:, 1:-1] += unbroadcast(t35, B_bar[1:-1, 2:, 1:-1])
-        B_bar[1:-1, 1:-1, 1:-1] += 2.0 * unbroadcast(-t35, B_bar[1:-1, 1:-1, 1:-1])
-        B_bar[1:-1, :-2, 1:-1] += unbroadcast(t34, B_bar[1:-1, :-2, 1:-1])
+        add_into(B_bar[1:-1, 2:, 1:-1], t35)
+        subtract_into(B_bar[1:-1, 1:-1, 1:-1], 2.0 * t35)
+        add_into(B_bar[1:-1, :-2, 1:-1], t34)
         t36 = 0.125 * unbroadcast(t30, broadcast_like(broadcast_like(B_bar[1:-1, 1:-1, 2:], B_bar[1:-1, 1:-1, 1:-1]), B_bar[1:-1, 1:-1, 0:-2]))
         t37 = unbroadcast(t36, broadcast_like(B_bar[1:-1, 1:-1, 2:], B_bar[1:-1, 1:-1, 1:-1]))
-        B_bar[1:-1, 1:-1, 2:] += unbroadcast(t37, B_bar[1:-1, 1:-1, 2:])
-        B_bar[1:-1, 1:-1, 1:-1] += 2.0 * unbroadcast(-t37, B_bar[1:-1, 1:-1, 1:-1])
-        B_bar[1:-1, 1:-1, 0:-2] += unbroadcast(t36, B_bar[1:-1, 1:-1, 0:-2])
-        B_bar[1:-1, 1:-1, 1:-1] += unbroadcast(t29, B_bar[1:-1, 1:-1, 1:-1])
+        add_into(B_bar[1:-1, 1:-1, 2:], t37)
+        subtract_into(B_bar[1:-1, 1:-1, 1:-1], 2.0 * t37)
+        add_into(B_bar[1:-1, 1:-1, 0:-2], t36)
+        add_into(B_bar[1:-1, 1:-1, 1:-1], t29)
         A_bar[1:-1, 1:-1, 1:-1] = 0.0
         # adjoint of: B[1:-1, 1:-1, 1:-1] = 0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[:-2, 1:-1, 1:-1]) + 0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, :-2, 1:-1]) + 0.125 * (A[1:-1, 1:-1, 2:] - 2.0 * A[1:-1, 1:-1, 1:-1] + A[1:-1, 1:-1, 0:-2]) + A[1:-1, 1:-1, 1:-1]
         t10 = B_bar[1:-1, 1:-1, 1:-1]
@@ -51,20 +51,20 @@ def heat_3d_grad(TSTEPS, A0, B0, out_bar):
         t12 = unbroadcast(t11, broadcast_like(broadcast_like(broadcast_like(A_bar[2:, 1:-1, 1:-1], A_bar[1:-1, 1:-1, 1:-1]), A_bar[:-2, 1:-1, 1:-1]), broadcast_like(broadcast_like(A_bar[1:-1, 2:, 1:-1], A_bar[1:-1, 1:-1, 1:-1]), A_bar[1:-1, :-2, 1:-1])))
         t13 = 0.125 * unbroadcast(t12, broadcast_like(broadcast_like(A_bar[2:, 1:-1, 1:-1], A_bar[1:-1, 1:-1, 1:-1]), A_bar[:-2, 1:-1, 1:-1]))
         t14 = unbroadcast(t13, broadcast_like(A_bar[2:, 1:-1, 1:-1], A_bar[1:-1, 1:-1, 1:-1]))
-        A_bar[2:, 1:-1, 1:-1] += unbroadcast(t14, A_bar[2:, 1:-1, 1:-1])
-        A_bar[1:-1, 1:-1, 1:-1] += 2.0 * unbroadcast(-t14, A_bar[1:-1, 1:-1, 1:-1])
-        A_bar[:-2, 1:-1, 1:-1] += unbroadcast(t13, A_bar[:-2, 1:-1, 1:-1])
+        add_into(A_bar[2:, 1:-1, 1:-1], t14)
+        subtract_into(A_bar[1:-1, 1:-1, 1:-1], 2.0 * t14)
+        add_into(A_bar[:-2, 1:-1, 1:-1], t13)
         t15 = 0.125 * unbroadcast(t12, broadcast_like(broadcast_like(A_bar[1:-1, 2:, 1:-1], A_bar[1:-1, 1:-1, 1:-1]), A_bar[1:-1, :-2, 1:-1]))
         t16 = unbroadcast(t15, broadcast_like(A_bar[1:-1, 2:, 1:-1], A_bar[1:-1, 1:-1, 1:-1]))
-        A_bar[1:-1, 2:, 1:-1] += unbroadcast(t16, A_bar[1:-1, 2:, 1:-1])
-        A_bar[1:-1, 1:-1, 1:-1] += 2.0 * unbroadcast(-t16, A_bar[1:-1, 1:-1, 1:-1])
-        A_bar[1:-1, :-2, 1:-1] += unbroadcast(t15, A_bar[1:-1, :-2, 1:-1])
+        add_into(A_bar[1:-1, 2:, 1:-1], t16)
+        subtract_into(A_bar[1:-1, 1:-1, 1:-1], 2.0 * t16)
+        add_into(A_bar[1:-1, :-2, 1:-1], t15)
         t17 = 0.125 * unbroadcast(t11, broadcast_like(broadcast_like(A_bar[1:-1, 1:-1, 2:], A_bar[1:-1, 1:-1, 1:-1]), A_bar[1:-1, 1:-1, 0:-2]))
         t18 = unbroadcast(t17, broadcast_like(A_bar[1:-1, 1:-1, 2:], A_bar[1:-1, 1:-1, 1:-1]))
-        A_bar[1:-1, 1:-1, 2:] += unbroadcast(t18, A_bar[1:-1, 1:-1, 2:])
-        A_bar[1:-1, 1:-1, 1:-1] += 2.0 * unbroadcast(-t18, A_bar[1:-1, 1:-1, 1:-1])
-        A_bar[1:-1, 1:-1, 0:-2] += unbroadcast(t17, A_bar[1:-1, 1:-1, 0:-2])
-        A_bar[1:-1, 1:-1, 1:-1] += unbroadcast(t10, A_bar[1:-1, 1:-1, 1:-1])
+        add_into(A_bar[1:-1, 1:-1, 2:], t18)
+        subtract_into(A_bar[1:-1, 1:-1, 1:-1], 2.0 * t18)
+        add_into(A_bar[1:-1, 1:-1, 0:-2], t17)
+        add_into(A_bar[1:-1, 1:-1, 1:-1], t10)
         B_bar[1:-1, 1:-1, 1:-1] = 0.0
     # adjoint of: B = np.copy(B0)
     B0_bar += B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, unbroadcast, zeros_like
 
 
 def jacobi_1d_grad(TSTEPS, A0, B0, out_bar):
@@ -27,16 +27,16 @@ def jacobi_1d_grad(TSTEPS, A0, B0, out_bar):
         # adjoint of: A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
         t6 = A_bar[1:-1]
         t7 = unbroadcast(0.33333 * t6, broadcast_like(B_bar[:-2], B_bar[1:-1]))
-        B_bar[:-2] += unbroadcast(t7, B_bar[:-2])
-        B_bar[1:-1] += unbroadcast(t7, B_bar[1:-1])
-        B_bar[2:] += unbroadcast(0.33333 * t6, B_bar[2:])
+        add_into(B_bar[:-2], t7)
+        add_into(B_bar[1:-1], t7)
+        add_into(B_bar[2:], 0.33333 * t6)
         A_bar[1:-1] = 0.0
         # adjoint of: B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
         t2 = B_bar[1:-1]
         t3 = unbroadcast(0.33333 * t2, broadcast_like(A_bar[:-2], A_bar[1:-1]))
-        A_bar[:-2] += unbroadcast(t3, A_bar[:-2])
-        A_bar[1:-1] += unbroadcast(t3, A_bar[1:-1])
-        A_bar[2:] += unbroadcast(0.33333 * t2, A_bar[2:])
+        add_into(A_bar[:-2], t3)
+        add_into(A_bar[1:-1], t3)
+        add_into(A_bar[2:], 0.33333 * t2)
         B_bar[1:-1] = 0.0
     # adjoint of: B = np.copy(B0)
     B0_bar += B_bar

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def time_steps_grad(x0, q, y, dt, steps, out_bar):
@@ -50,7 +50,7 @@ def time_steps_grad(x0, q, y, dt, steps, out_bar):
         t2 = unbroadcast(t1, broadcast_like(x, g))
         x_bar += unbroadcast(t2, x)
         g_bar += dt * unbroadcast(-t2, g)
-        y_bar += 0.1 * dt * unbroadcast(t1, y_bar)
+        add_into(y_bar, 0.1 * dt * t1)
         # adjoint of: g = q * np.sin(x)
         itop -= 1
         shape_1 = (itape[itop + 0],)  # the shape g had before

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_product, add_taken, matmul_bar_right, zeros_like
+from sourcead.runtime import add_into, add_product, add_taken, matmul_bar_right, zeros_like
 
 
 def csr_rows_grad(A_row, A_col, A_val, x, out_bar):
@@ -31,5 +31,5 @@ def csr_rows_grad(A_row, A_col, A_val, x, out_bar):
         add_taken(x_bar, y_bar[np.uint64(i)] != 0.0, matmul_bar_right(y_bar[np.uint64(i)], vals, t0), cols)
         y_bar[np.uint64(i)] = 0.0
         # adjoint of: vals = A_val[A_row[i] : A_row[i + 1]]
-        A_val_bar[A_row[np.uint64(i)] : A_row[i + 1]] += vals_bar
+        add_into(A_val_bar[A_row[np.uint64(i)] : A_row[i + 1]], vals_bar)
     return (A_val_bar, x_bar)

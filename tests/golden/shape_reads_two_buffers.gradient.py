@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, unbroadcast, zeros_like
 
 
 def two_buffers_grad(A0, B0, steps, out_bar):
@@ -27,14 +27,14 @@ def two_buffers_grad(A0, B0, steps, out_bar):
         # adjoint of: A[1:-1] = 0.25 * (B[:-2] + B[1:-1] + B[2:])
         t4 = A_bar[1:-1]
         t5 = unbroadcast(0.25 * t4, broadcast_like(B_bar[:-2], B_bar[1:-1]))
-        B_bar[:-2] += unbroadcast(t5, B_bar[:-2])
-        B_bar[1:-1] += unbroadcast(t5, B_bar[1:-1])
-        B_bar[2:] += unbroadcast(0.25 * t4, B_bar[2:])
+        add_into(B_bar[:-2], t5)
+        add_into(B_bar[1:-1], t5)
+        add_into(B_bar[2:], 0.25 * t4)
         A_bar[1:-1] = 0.0
         # adjoint of: B[1:-1] = 0.5 * (A[:-2] + A[2:])
         t1 = B_bar[1:-1]
-        A_bar[:-2] += unbroadcast(0.5 * t1, A_bar[:-2])
-        A_bar[2:] += unbroadcast(0.5 * t1, A_bar[2:])
+        add_into(A_bar[:-2], 0.5 * t1)
+        add_into(A_bar[2:], 0.5 * t1)
         B_bar[1:-1] = 0.0
     # adjoint of: B = np.copy(B0)
     B0_bar += B_bar
