@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, chosen, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, first_copy_of, first_of, record_flat, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def time_steps_grad(x0, q, y, dt, steps, out_bar):
@@ -34,11 +34,9 @@ def time_steps_grad(x0, q, y, dt, steps, out_bar):
     # reverse sweep
     g_bar = zeros_like(g)
     result_bar = out_bar
-    x_bar = zeros_like(x)
-    x0_bar = zeros_like(x0)
     y_bar = zeros_like(y)
     # adjoint of: result = np.sum(x * x)
-    x_bar += 2.0 * chosen(result_bar != 0.0, x * result_bar)
+    x_bar = first_of(2.0 * chosen(result_bar != 0.0, x * result_bar), x)
     for _ in range(steps - 1, -1, -1):
         # adjoint of: x = x - dt * g + 0.1 * dt * y
         itop -= 1
@@ -46,9 +44,8 @@ def time_steps_grad(x0, q, y, dt, steps, out_bar):
         top -= shape[0]
         x = tape[top : top + shape[0]].reshape(shape).copy()  # restore the array x was before
         t1 = x_bar
-        x_bar = zeros_like(x)
         t2 = unbroadcast(t1, broadcast_like(x, g))
-        x_bar += unbroadcast(t2, x)
+        x_bar = first_copy_of(unbroadcast(t2, x), x)
         g_bar += dt * unbroadcast(-t2, g)
         add_into(y_bar, 0.1 * dt * t1)
         # adjoint of: g = q * np.sin(x)
@@ -59,5 +56,5 @@ def time_steps_grad(x0, q, y, dt, steps, out_bar):
         x_bar += np.cos(x) * unbroadcast(strong_zero_each(q * g_bar, g_bar), t0)
         g_bar = np.zeros(shape_1)
     # adjoint of: x = np.copy(x0)
-    x0_bar += x_bar
+    x0_bar = first_of(x_bar, x0)
     return (x0_bar, y_bar)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, add_product, add_taken, matmul_bar_right, zeros_like
+from sourcead.runtime import add_into, add_product, add_taken, first_copy_of, matmul_bar_right, zeros_like
 
 
 def csr_rows_grad(A_row, A_col, A_val, x, out_bar):
@@ -17,9 +17,8 @@ def csr_rows_grad(A_row, A_col, A_val, x, out_bar):
     A_val_bar = zeros_like(A_val)
     result_bar = out_bar
     x_bar = zeros_like(x)
-    y_bar = zeros_like(y)
     # adjoint of: result = np.sum(y)
-    y_bar += result_bar
+    y_bar = first_copy_of(result_bar, y)
     for i in range((A_row.size - 1) - 1, -1, -1):
         # the values this iteration computes first, again (cheaper than records)
         cols = A_col[A_row[np.uint64(i)] : A_row[i + 1]]

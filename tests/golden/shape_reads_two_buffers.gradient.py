@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from sourcead.runtime import add_into, broadcast_like, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, first_copy_of, first_of, unbroadcast
 
 
 def two_buffers_grad(A0, B0, steps, out_bar):
@@ -15,14 +15,10 @@ def two_buffers_grad(A0, B0, steps, out_bar):
     A = np.empty(A0.shape, A0.dtype)
     B = np.empty(B0.shape, B0.dtype)
     # reverse sweep
-    A_bar = zeros_like(A)
-    A0_bar = zeros_like(A0)
-    B_bar = zeros_like(B)
-    B0_bar = zeros_like(B0)
     result_bar = out_bar
     # adjoint of: result = np.sum(A) + 2.0 * np.sum(B)
-    A_bar += result_bar
-    B_bar += 2.0 * result_bar
+    A_bar = first_copy_of(result_bar, A)
+    B_bar = first_of(2.0 * result_bar, B)
     for _ in range(steps - 1, -1, -1):
         # adjoint of: A[1:-1] = 0.25 * (B[:-2] + B[1:-1] + B[2:])
         t4 = A_bar[1:-1]
@@ -37,7 +33,7 @@ def two_buffers_grad(A0, B0, steps, out_bar):
         add_into(A_bar[2:], 0.5 * t1)
         B_bar[1:-1] = 0.0
     # adjoint of: B = np.copy(B0)
-    B0_bar += B_bar
+    B0_bar = first_copy_of(B_bar, B0)
     # adjoint of: A = np.copy(A0)
-    A0_bar += A_bar
+    A0_bar = first_copy_of(A_bar, A0)
     return (A0_bar, B0_bar)
