@@ -273,7 +273,7 @@ CASES = {
     "broadcast": ((X23, RNG.standard_normal(3)), ("A", "v"), "B_bar = first_of(C_bar, broadcast_like(A, v))"),
     "steps": ((RNG.standard_normal(3), 3), ("x",), "x_bar = first_of(y_bar, x)"),
     "read_later": ((RNG.standard_normal(3),), ("x",), "y_bar += z_bar"),
-    "sliced": ((RNG.standard_normal(4),), ("x",), "y_bar[1:] += z_bar"),
+    "sliced": ((RNG.standard_normal(4),), ("x",), "add_into(y_bar[1:], z_bar)"),
     "rows": ((X23,), ("X",), "X_bar[i] += chosen("),  # a prange body stays as written
 }
 KINDS = {"steps": {"x": "array:1", "n": "int"}}
