@@ -86,7 +86,8 @@ REVERSE = (
          "array read only for its shape (postpass/deadcode.py, unread.py)", ("sweeps",), "sweeps", stages.dead_code),
     Pass("outers", "two rank-1 updates of one adjoint matrix, or a dot product's two contributions, made one "
          "pass (postpass/outers.py)", ("sweeps",), "sweeps", stages.outers),
-    Pass("first_contributions", "an adjoint's first contribution assigns instead of adding to zero "
+    Pass("first_contributions", "an adjoint's first contribution assigns instead of adding to zero: a "
+         "scalar's as itself, an array's as first_of (a new array moved) or first_copy_of "
          "(postpass/first_contributions.py)", ("sweeps",), "sweeps", stages.first_assigned),
     Pass("dead_stores", "dead-code removal again: the `x_bar = 0.0` a first contribution now overwrites "
          "(postpass/deadcode.py)", ("sweeps",), "sweeps", stages.dead_code),
