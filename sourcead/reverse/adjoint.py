@@ -20,7 +20,7 @@ from ..frontend.alias_errors import rename_error, view_error
 from ..frontend.aliases import statements_after, view_conflict, writes_in_place
 from ..ir.core import Assign, For, Permute, Stmt, While, walk_statements, written
 from ..ir.emit import Line
-from ..ir.exprs import Rename, code, dotted, is_cheap, names_in, negate, number, unparen, walk
+from ..ir.exprs import Rename, code, dotted, is_cheap, names_in, negate, number, transformed, unparen, walk
 from .peephole import simplify
 from .scaled import scalars_onto_seeds
 from .shapes import shapes_from_adjoints, steady_arrays
@@ -82,7 +82,9 @@ class StatementAdjoints:
         if s in self.written_once and s in self.root_value:  # x holds e's value here: read, not computed
             root = self.root_value.pop(s)
             rename = Rename({root: s.target})
-            lines = [replace(line, value=line.value.visit(rename)) for line in lines if code(line.target) != root]
+            lines = [
+                replace(line, value=transformed(line.value, rename)) for line in lines if code(line.target) != root
+            ]
         return lines
 
     def rewritten(self, s: Assign, lines: list[Line]) -> list[Line]:
