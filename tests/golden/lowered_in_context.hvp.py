@@ -74,7 +74,7 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         t2_bar = (t15 * (-x_dot[0] * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t6 = np.cbrt(x[1] + 2.0)
     t14 = np.cbrt(x[1] + 2.0)
-    x_bar[1] += (1.0 / (3.0 * t14 * t14) * t6_bar if t6_bar != 0.0 else 0.0)
+    x_bar[1] += 1.0 / (3.0 * t14 * t14) * t6_bar
     # adjoint of: t5 = (x + x) / t3
     t11 = 1.0 / t3
     t12 = (x + x) / t3
