@@ -353,7 +353,7 @@ class _Builder:
         zero (`derive/singular.py`'s `vanishing`), the result `{z}` through the operation's own;
         and those the operation's own value reads so."""
         keys = "xy"[: len(operands)]
-        marks = {key: cst.Name(f"_{key}_") for key in "xyzrm"}
+        marks: dict[str, cst.BaseExpression] = {key: cst.Name(f"_{key}_") for key in "xyzrm"}
         # an operand without derivative stands as it is: `t2 ** (0.5 - 1.0)` is never zero
         own_args = {
             p: marks[key] if p in children else values[p] for p, key in zip(operands, keys, strict=False) if p in values
@@ -458,8 +458,8 @@ class _Builder:
         tangent_form = form.tangent
         if prim.name == "np.full_like" and self.type_of(bound.args["a"]).single:  # like float32 storage
             tangent_form = "np.full_like({a}, {t}, dtype=np.float64)"  # a float64 tangent all the same
-        reads = (child,) if "{x}" in form.adjoint or "{z}" in form.adjoint else ()  # else linear
-        edge = Edge(child, lambda t: _instantiate(tangent_form, {"t": t, **names}), back, zero_reads=reads)
+        nonlinear = (child,) if "{x}" in form.adjoint or "{z}" in form.adjoint else ()  # its partial reads it
+        edge = Edge(child, lambda t: _instantiate(tangent_form, {"t": t, **names}), back, zero_reads=nonlinear)
         return rebuilt, Node(edges=[edge], elementwise=False)
 
     # --- products: linear in each operand -----------------------------------------------------------
