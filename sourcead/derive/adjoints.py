@@ -19,8 +19,8 @@ from .singular import nonzero_partial as _nonzero
 
 Accumulate = Callable[[cst.BaseExpression, cst.BaseExpression], None]
 Bind = Callable[[cst.BaseExpression], cst.BaseExpression]
-# does the leaf's value move infinitely fast where it is finite (its tangent may be non-finite:
-# `derive/singular.py`'s `singular_values`)?
+# may the leaf's value be zero because of a singular point, where it moves infinitely fast
+# (`derive/singular.py`'s `moving_zeros`: `s = math.sqrt(v)` at v = 0)?
 MovingLeaf = Callable[[cst.BaseExpression], bool]
 
 
@@ -125,9 +125,8 @@ class _Push:
             inner = (*masks, edge.mask) if edge.mask is not None else masks
             arrays = edge.result_axes > 0
             crossing = g
-            if (
-                edge.strong is not None and not suspect and not self.is_seed(g)
-            ):  # zero where it reaches the infinite partial
+            guard = edge.strong is not None and not suspect  # zero where it reaches the infinite partial
+            if guard and not self.is_seed(g):
                 crossing = self.nonzero(g, arrays)
             p = edge.partial
             if tainted and p is not None and not _nonzero(p):  # zero through a zero partial
@@ -169,11 +168,10 @@ def _leaves(root: Node) -> list[cst.BaseExpression]:
 
 
 def _moves(node: Node, edge: Edge, moving: MovingLeaf) -> bool:
-    """May `edge`'s partial be zero only because it reads a value that moves infinitely fast (a
-    leaf in `moving`, or a subexpression that crossed a singular partial) through a factor that
-    may be zero (`Edge.zero_reads`): the `s` of `s * s`, not the `y` of `x / y` towards y (its
-    partial -(x / y) / y is zero where x is), nor a selection's 0 or 1. Of a derivative call (no
-    partial written) every operand counts as read."""
+    """May `edge`'s partial be zero only because it reads a value that moves infinitely fast
+    (`_zero_moves`) through a factor that may be zero (`Edge.zero_reads`): the `s` of `s * s`, not
+    the `y` of `x / y` towards y (its partial -(x / y) / y is zero where x is), nor a selection's 0
+    or 1. Of a derivative call (no partial written) every operand counts as read."""
     reads = tuple(e.child for e in node.edges) if node.joint is not None else edge.zero_reads
     return any(_zero_moves(n, moving) for n in reads)
 
