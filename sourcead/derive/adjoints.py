@@ -13,12 +13,15 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..ir.exprs import code, is_cheap, paren, transformed, unparen
-from .linearize import Node, _unparen_args
+from .linearize import Edge, Node, _unparen_args
 from .singular import finite_number as _finite
 from .singular import nonzero_partial as _nonzero
 
 Accumulate = Callable[[cst.BaseExpression, cst.BaseExpression], None]
 Bind = Callable[[cst.BaseExpression], cst.BaseExpression]
+# may the leaf's value be zero because of a singular point, where it moves infinitely fast
+# (`derive/singular.py`'s `moving_zeros`: `s = math.sqrt(v)` at v = 0)?
+MovingLeaf = Callable[[cst.BaseExpression], bool]
 
 
 def adjoint(
@@ -28,6 +31,8 @@ def adjoint(
     bind: Bind,
     array_seed: bool = False,
     singular: bool = False,
+    suspect: bool = False,
+    moving: MovingLeaf = lambda leaf: False,
 ) -> None:
     """Reverse mode: send `seed` from the root to every active leaf (`accumulate(leaf, g)`). A
     selection's condition wraps each contribution below it whole, as forward mode wraps the
@@ -46,7 +51,20 @@ def adjoint(
     contributes zero (`c * math.sqrt(v)` at c = 0: v's adjoint is 0, not 0 * inf), and an adjoint
     that crossed one, or a `singular` seed (an adjoint that may be non-finite where its value is
     finite, `reverse/singular.py`), contributes zero through an exactly zero partial below
-    (`math.sqrt(a * b)` at b = 0 is flat in a: `(b * t1 if b != 0.0 else 0.0)`, not inf * 0)."""
+    (`math.sqrt(a * b)` at b = 0 is flat in a: `(b * t1 if b != 0.0 else 0.0)`, not inf * 0).
+
+    Neither zero of an adjoint that reaches a singular partial is taken where that adjoint may be
+    zero only because a partial on its way from the output reads a value that moves infinitely
+    fast there (`moving`): `s = math.sqrt(v); r = s * s` at v = 0 gives s's adjoint 2 * s * g = 0,
+    and 0 * inf at sqrt's partial stands for the finite 2 * s * (0.5 / s) * g, not for 0 (r = v:
+    the strong zero gave 0 where the derivative is 1). Such an adjoint is suspect: the seed of a
+    statement (`suspect`, from `reverse/singular.py`, across statements and loops) and, within
+    it, any adjoint below an edge whose partial reads such a value (`_moves`). A suspect adjoint
+    crosses a singular partial unguarded (nan at 0 * inf: honest), and a suspect seed of a
+    statement with a singular partial loses the seed's guard. The seed's guard elsewhere stays:
+    `d_bar * (1 - t0 * t0) * z` at z = inf is an infinite value, not a singular partial, and
+    nothing moves infinitely fast there; the value 0 it gives is that of the statement's
+    contribution as a function of d_bar, whichever way d_bar came to be 0."""
     inner = unparen(seed)
     negated = isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus)
     # `-=`: the seed is -g, zero where g is
@@ -54,13 +72,16 @@ def adjoint(
     if not is_cheap(base):
         seed = base = bind(seed)
     test = f"{code(base)} != 0.0"
+    if suspect and _singular_below(root):  # its zero may stand for a finite limit: no seed guard
+        _Push(accumulate, bind, test, moving=moving).run(root, seed, (), singular, True)
+        return
     if array_seed:
         zero_with_seed = [code(seed), code(base)]  # zero wherever the seed is: guards around them are no-ops
         unguarded_bind = lambda v: bind(_unguarded(v, test, zero_with_seed))  # noqa: E731
         into = lambda leaf, g: accumulate(leaf, _unguarded(g, test, zero_with_seed))  # noqa: E731
-        _Push(into, unguarded_bind, test, zero_with_seed).run(root, _where(test, seed), (), singular)
+        _Push(into, unguarded_bind, test, zero_with_seed, moving=moving).run(root, _where(test, seed), (), singular)
         return
-    _Push(accumulate, bind, test, None, [code(base)]).run(root, seed, (), singular)
+    _Push(accumulate, bind, test, None, [code(base)], moving).run(root, seed, (), singular)
 
 
 @dataclass
@@ -74,9 +95,12 @@ class _Push:
     test: str  # the seed's strong zero, `seed != 0.0`
     rewrap: list[str] | None = None
     seed: list[str] | None = None
+    moving: MovingLeaf = lambda leaf: False
 
-    def run(self, root: Node, g, masks: tuple[str, ...], tainted: bool) -> None:
-        """`tainted`: `g` may be non-finite where the values are finite (it crossed a singular partial)."""
+    def run(self, root: Node, g, masks: tuple[str, ...], tainted: bool, suspect: bool = False) -> None:
+        """`tainted`: `g` may be non-finite where the values are finite (it crossed a singular
+        partial); `suspect`: `g` may be zero only because a partial above read a value that moves
+        infinitely fast (`adjoint`)."""
         if root.leaf is not None:
             if self.seed is not None and not _scales(g, self.seed):
                 masks = (*masks, self.test)  # a float seed's strong zero: one more condition
@@ -86,7 +110,7 @@ class _Push:
             whole = self.bind(root.joint.adjoint(g))
             for k, edge in zip(root.joint.index, root.edges, strict=True):
                 part = cst.Subscript(whole, [cst.SubscriptElement(cst.Index(cst.Integer(str(k))))])
-                self.run(edge.child, part, masks, tainted)
+                self.run(edge.child, part, masks, tainted, suspect or _moves(root, edge, self.moving))
             return
         rewrap = self.rewrap
         selected = _where_parts(g) if rewrap else None
@@ -101,7 +125,8 @@ class _Push:
             inner = (*masks, edge.mask) if edge.mask is not None else masks
             arrays = edge.result_axes > 0
             crossing = g
-            if edge.strong is not None and not self.is_seed(g):  # zero where it reaches the infinite partial
+            guard = edge.strong is not None and not suspect  # zero where it reaches the infinite partial
+            if guard and not self.is_seed(g):
                 crossing = self.nonzero(g, arrays)
             p = edge.partial
             if tainted and p is not None and not _nonzero(p):  # zero through a zero partial
@@ -109,7 +134,8 @@ class _Push:
                 contribution = edge.reverse(_guarded(crossing, f"{code(p)} != 0.0", arrays), p=p)
             else:
                 contribution = edge.reverse(crossing)
-            self.run(edge.child, contribution, inner, tainted or edge.strong is not None)
+            below = suspect or _moves(root, edge, self.moving)
+            self.run(edge.child, contribution, inner, tainted or edge.strong is not None, below)
 
     def is_seed(self, g: cst.BaseExpression) -> bool:
         """Is `g` zero exactly where the statement's seed is, which the seed's guard covers?"""
@@ -124,6 +150,48 @@ class _Push:
         """`g` guarded on itself, for the partial below to enter: `(g if g != 0.0 else 0.0)`."""
         g = g if is_cheap(g, 0) else self.bind(g)
         return _guarded(g, f"{code(g)} != 0.0", arrays)
+
+
+def suspect_leaves(root: Node, moving: MovingLeaf) -> list[cst.BaseExpression]:
+    """The leaves whose adjoint contributions are suspect whatever the seed (`adjoint`): below an
+    edge whose partial reads a value that moves infinitely fast (`reverse/singular.py`'s dataflow)."""
+    if root.leaf is not None:
+        return []
+    found = []
+    for edge in root.edges:
+        found += _leaves(edge.child) if _moves(root, edge, moving) else suspect_leaves(edge.child, moving)
+    return found
+
+
+def _leaves(root: Node) -> list[cst.BaseExpression]:
+    return [root.leaf] if root.leaf is not None else [leaf for e in root.edges for leaf in _leaves(e.child)]
+
+
+def _moves(node: Node, edge: Edge, moving: MovingLeaf) -> bool:
+    """May `edge`'s partial be zero only because it reads a value that moves infinitely fast
+    (`_zero_moves`) through a factor that may be zero (`Edge.zero_reads`): the `s` of `s * s`, not
+    the `y` of `x / y` towards y (its partial -(x / y) / y is zero where x is), nor a selection's 0
+    or 1. Of a derivative call (no partial written) every operand counts as read."""
+    reads = tuple(e.child for e in node.edges) if node.joint is not None else edge.zero_reads
+    return any(_zero_moves(n, moving) for n in reads)
+
+
+def _zero_moves(node: Node, moving: MovingLeaf) -> bool:
+    """May `node`'s value be zero where it moves infinitely fast: a leaf in `moving`, or a zero
+    factor of it (`Node.zero_from`) that is, or that a singular partial gives (`math.sqrt(v)`)?"""
+    if node.leaf is not None:
+        return moving(node.leaf)
+    kids = node.zero_from
+    return any(
+        e.strong is not None or _zero_moves(e.child, moving)
+        for e in node.edges
+        if kids is None or any(e.child is k for k in kids)
+    )
+
+
+def _singular_below(root: Node) -> bool:
+    """Does a singular partial stand anywhere in the tree?"""
+    return any(e.strong is not None or _singular_below(e.child) for e in root.edges)
 
 
 def _guarded(g: cst.BaseExpression, test: str, arrays: bool) -> cst.BaseExpression:

@@ -20,7 +20,7 @@ from ..ir.naming import Namer
 from ..ir.types import Type
 from ..rules import Bilinear, Bound, Joint, Partials, Primitive, Pullback, Selection, classify
 from .shape_like import float_shaped, operand_shape, shape_like
-from .singular import nonzero_partial
+from .singular import nonzero_partial, vanishing
 from .singular import singular as singular_positions
 
 IsActiveLeaf = Callable[[cst.BaseExpression], bool]
@@ -58,6 +58,10 @@ class Edge:
     # nonzero wherever it is finite (a number, a reciprocal `1 / y`): forward mode's guard on it
     partial_reads: tuple[Node, ...] = ()
     partial_nonzero: bool = False
+    # the active operands whose values a factor of the partial that may be zero reads (`s` for
+    # `s * s`; `x` for `x / y` towards y, whose partial is -z / y): reverse mode's suspect
+    # adjoints (`adjoints.py`)
+    zero_reads: tuple[Node, ...] = ()
 
     @property
     def float_crosses(self) -> bool:
@@ -74,6 +78,9 @@ class Node:
     elementwise: bool = True  # a float adjoint broadcasts through it (False: products, reductions...)
     shape_of: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None  # the tangent in the result's shape
     joint: JointNode | None = None  # one call takes every edge's tangent, or gives every edge's adjoint
+    # the children whose zero may make this value zero (`x` of `x / y`; None: any of them), for
+    # reverse mode's suspect adjoints (`adjoints.py`)
+    zero_from: tuple[Node, ...] | None = None
 
     @property
     def takes_float_adjoint(self) -> bool:
@@ -292,6 +299,7 @@ class _Builder:
         names["m"] = cst.Name("np" if arrays else "math")
         edges = []
         singular = singular_positions(form, originals)
+        zero_keys, own_zero = self.vanishing(original, prim, bound, operands, values, children)
         full = {
             "xy"[j] for j in range(len(operands)) if types[j].is_array and not self.sums_to_shape(types, j, originals)
         }
@@ -328,13 +336,37 @@ class _Builder:
                     partial=partial,
                     partial_reads=tuple(children[operands[j]] for j in read if operands[j] in children),
                     partial_nonzero=templates[k] == "{r}" or nonzero_partial(partial),
+                    zero_reads=tuple(children[operands[j]] for j in zero_keys(templates[k]) if operands[j] in children),
                 )  # fmt: skip
             )
         shape_of = None
         if widening:  # a constant operand the tangent does not read widens the result
             wide = [names["xy"[k]] for k in widening]
             shape_of = lambda t: _call("broadcast_tangent", t, *wide)  # noqa: E731
-        return rebuilt, Node(edges=edges, shape_of=shape_of)
+        zero_from = tuple(children[operands[j]] for j in own_zero if operands[j] in children)
+        return rebuilt, Node(edges=edges, shape_of=shape_of, zero_from=zero_from)
+
+    def vanishing(
+        self, original, prim: Primitive, bound: Bound, operands: list[str], values, children
+    ) -> tuple[Callable[[str], list[int]], list[int]]:
+        """The positions of the operands a partial's template reads through a factor that may be
+        zero (`derive/singular.py`'s `vanishing`), the result `{z}` through the operation's own;
+        and those the operation's own value reads so."""
+        keys = "xy"[: len(operands)]
+        marks: dict[str, cst.BaseExpression] = {key: cst.Name(f"_{key}_") for key in "xyzrm"}
+        # an operand without derivative stands as it is: `t2 ** (0.5 - 1.0)` is never zero
+        own_args = {
+            p: marks[key] if p in children else values[p] for p, key in zip(operands, keys, strict=False) if p in values
+        }
+        own = _with_args(original, prim, bound, own_args)
+        names = {f"_{key}_": {key} for key in keys}
+        names["_z_"] = vanishing(own, names)
+
+        def positions(text: str) -> list[int]:
+            found = vanishing(_instantiate(text, marks), names)
+            return [j for j, key in enumerate(keys) if key in found]
+
+        return positions, [j for j, key in enumerate(keys) if key in names["_z_"]]
 
     def scaled_shape_like(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`shape_like`, knowing which operands are floats."""
@@ -426,7 +458,8 @@ class _Builder:
         tangent_form = form.tangent
         if prim.name == "np.full_like" and self.type_of(bound.args["a"]).single:  # like float32 storage
             tangent_form = "np.full_like({a}, {t}, dtype=np.float64)"  # a float64 tangent all the same
-        edge = Edge(child, lambda t: _instantiate(tangent_form, {"t": t, **names}), back)
+        nonlinear = (child,) if "{x}" in form.adjoint or "{z}" in form.adjoint else ()  # its partial reads it
+        edge = Edge(child, lambda t: _instantiate(tangent_form, {"t": t, **names}), back, zero_reads=nonlinear)
         return rebuilt, Node(edges=[edge], elementwise=False)
 
     # --- products: linear in each operand -----------------------------------------------------------
@@ -445,7 +478,8 @@ class _Builder:
             # bilinear: an operand's own adjoint reads no value of it, at most its shape (`alpha * A`: A's)
             own = {p: operand_shape({"a": a, "b": b}[p], self.is_array) or {"a": a, "b": b}[p]}
             back = lambda g, k=k, own=own: _instantiate(form.adjoints[k], {"g": g, "a": a, "b": b, **own, **others})  # noqa: E731
-            edges.append(Edge(children[p], forward, back))
+            reads = (children[other],) if other in children else ()  # the partial towards p is the other operand
+            edges.append(Edge(children[p], forward, back, zero_reads=reads))
         return rebuilt, Node(edges=edges, elementwise=False)
 
     # --- one call for every operand (derivative calls) ----------------------------------------------

@@ -14,26 +14,10 @@ earlier statements): more tangents than needed cost a compare each, never a wron
 from __future__ import annotations
 
 from ..analysis.program import Program
-from ..derive.singular import singular_operands
-from ..ir.core import Assign, Permute, walk_statements
-from ..ir.exprs import names_in
+from ..derive.singular import singular_values
+from ..ir.core import walk_statements
 
 
 def singular_tangents(prog: Program) -> frozenset[str]:
     """The variables whose tangents may be non-finite where their values are finite."""
-    sources: list[tuple[str, set[str]]] = []  # (target, the active variables it reads)
-    tainted: set[str] = set()
-    for s in walk_statements(prog.fn.body):
-        if isinstance(s, Assign) and prog.is_active(s.var):
-            reads = {n for n in names_in(s.value) if prog.is_active(n)}
-            sources.append((s.var, reads))
-            if any(names_in(e) & reads for e in singular_operands(s.value)):
-                tainted.add(s.var)
-        elif isinstance(s, Permute):  # a swap exchanges the tangents too
-            names = set(s.targets) | set(s.sources)
-            sources += [(name, names) for name in names]
-    while True:
-        before = len(tainted)
-        tainted |= {target for target, reads in sources if reads & tainted}
-        if len(tainted) == before:
-            return frozenset(tainted)
+    return singular_values(walk_statements(prog.fn.body), prog.is_active)

@@ -24,7 +24,7 @@ from ..ir.exprs import Rename, code, dotted, is_cheap, names_in, negate, number,
 from .peephole import simplify
 from .scaled import scalars_onto_seeds
 from .shapes import shapes_from_adjoints, steady_arrays
-from .singular import singular_adjoints
+from .singular import singular_adjoints, suspect_adjoints
 
 
 class StatementAdjoints:
@@ -44,6 +44,7 @@ class StatementAdjoints:
         self.steady = steady_arrays(prog)
         self.singular = singular_adjoints(prog)  # guarded on zero partials too (`singular.py`)
         self.written_once = _written_once(prog, self.statements, self.in_loop)
+        self.suspect, self.moving = suspect_adjoints(prog)  # not guarded on a zero adjoint there
         self.lines = {s: self.rewritten(s, simplify(self.of(s))) for s in self.statements if isinstance(s, Assign)}
 
     def of(self, s: Assign) -> list[Line]:
@@ -243,7 +244,8 @@ class StatementAdjoints:
             return temp
 
         array_seed = self.prog.kinds.type_of(s.value).is_array
-        adjoint(root, seed, accumulate, bind, array_seed, singular=s.var in self.singular)
+        moving = lambda leaf: bool(names_in(leaf) & self.moving)  # noqa: E731
+        adjoint(root, seed, accumulate, bind, array_seed, s.var in self.singular, s.var in self.suspect, moving)
 
     def array_assignment(self, s: Assign) -> list[Line]:
         """`b = a.copy()` and `b = a` (a second name for an array never written) send b's adjoint

@@ -30,6 +30,5 @@ def lowered_in_context_vjp(X, x, out_bar):
     x_bar[0] += ((-(math.log(2.0) * t2 * result_bar) if 2.0 != 0.0 else 0.0) if result_bar != 0.0 else 0.0)
     x_bar += 2.0 * chosen(result_bar != 0.0, t4 * result_bar)
     x_bar += chosen(result_bar != 0.0, 2.0 * (2.0 * (x * 2.0) * (-t5 * t4 * result_bar)))
-    t7 = 2.0 * t6 * result_bar
-    x_bar[1] += ((1.0 / (3.0 * t6 * t6) * t7 if t7 != 0.0 else 0.0) if result_bar != 0.0 else 0.0)
+    x_bar[1] += (1.0 / (3.0 * t6 * t6) * (2.0 * t6 * result_bar) if result_bar != 0.0 else 0.0)
     return value, X_bar, x_bar

@@ -444,8 +444,8 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 top -= 1
                 t8 = tape[np.uint64(top)]  # restore the value t8 had before
                 t48 = 0.5 / t47 * t8_bar
-                particle_accel_dx_bar += 2.0 * strong_zero(strong_zero(particle_accel_dx * t48, particle_accel_dx), t8_bar)
-                particle_accel_dy_bar += 2.0 * strong_zero(strong_zero(particle_accel_dy * t48, particle_accel_dy), t8_bar)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t48, particle_accel_dx)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t48, particle_accel_dy)
                 # adjoint of: particle_accel_dy = py
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
@@ -562,8 +562,8 @@ def particle_loss_hvp(w, dt, w_dot, out_bar):
                 top -= 1
                 t0 = tape[np.uint64(top)]  # restore the value t0 had before
                 t19 = 0.5 / t18 * t0_bar
-                particle_accel_dx_bar += 2.0 * strong_zero(strong_zero(particle_accel_dx * t19, particle_accel_dx), t0_bar)
-                particle_accel_dy_bar += 2.0 * strong_zero(strong_zero(particle_accel_dy * t19, particle_accel_dy), t0_bar)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t19, particle_accel_dx)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t19, particle_accel_dy)
                 # adjoint of: particle_accel_dy = py - (10.0 - w[j])
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before

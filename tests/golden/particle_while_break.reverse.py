@@ -175,8 +175,8 @@ def particle_loss_vjp(w, dt, out_bar):
                 top -= 1
                 particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
                 t17 = 0.5 / t16 * particle_accel_r_bar
-                particle_accel_dx_bar += 2.0 * strong_zero(strong_zero(particle_accel_dx * t17, particle_accel_dx), particle_accel_r_bar)
-                particle_accel_dy_bar += 2.0 * strong_zero(strong_zero(particle_accel_dy * t17, particle_accel_dy), particle_accel_r_bar)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t17, particle_accel_dx)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t17, particle_accel_dy)
                 # adjoint of: particle_accel_dy = py
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
@@ -208,8 +208,8 @@ def particle_loss_vjp(w, dt, out_bar):
                 top -= 1
                 particle_accel_r = tape[np.uint64(top)]  # restore the value particle_accel_r had before
                 t1 = 0.5 / t0 * particle_accel_r_bar
-                particle_accel_dx_bar += 2.0 * strong_zero(strong_zero(particle_accel_dx * t1, particle_accel_dx), particle_accel_r_bar)
-                particle_accel_dy_bar += 2.0 * strong_zero(strong_zero(particle_accel_dy * t1, particle_accel_dy), particle_accel_r_bar)
+                particle_accel_dx_bar += 2.0 * strong_zero(particle_accel_dx * t1, particle_accel_dx)
+                particle_accel_dy_bar += 2.0 * strong_zero(particle_accel_dy * t1, particle_accel_dy)
                 # adjoint of: particle_accel_dy = py - (10.0 - w[j])
                 top -= 1
                 particle_accel_dy = tape[np.uint64(top)]  # restore the value particle_accel_dy had before
