@@ -4,7 +4,7 @@
 import math
 import numpy as np
 
-from sourcead.runtime import broadcast_like, chosen, expand_axis, reserve, strong_zero_each, unbroadcast, zeros_like
+from sourcead.runtime import add_into, broadcast_like, chosen, expand_axis, first_copy_of, first_of, reserve, strong_zero_each, unbroadcast, zeros_like
 
 
 def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
@@ -35,14 +35,9 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * chosen(x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)), 1.0 / (3.0 * t6 * t6) * x_dot[1])
     value = result_dot
     # reverse sweep
-    X_bar = zeros_like(X)
     result_dot_bar = out_bar
-    t1_bar = zeros_like(t1)
     t2_bar = 0.0
     t3_bar = zeros_like(t3)
-    t4_bar = zeros_like(t4)
-    t5_bar = zeros_like(t5)
-    x_bar = zeros_like(x)
     # adjoint of: result_dot = np.sum(2.0 * t1 * (t0 * np.sum(X_dot, axis=0))) + np.sum(2.0 * (x - 1.0) * x_dot) + choice + np.sum(t4 * (x_dot + x_dot) + -t5 * t4 * (2.0 * (x * 2.0) * (2.0 * x_dot))) + 2.0 * t6 * chosen(x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6)), 1.0 / (3.0 * t6 * t6) * x_dot[1])
     t16 = t0 * np.sum(X_dot, axis=0)
     t17 = -t5 * t4
@@ -52,14 +47,14 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
     t21 = 1.0 / t19
     t22 = x_dot[1] != 0.0 or math.isfinite(1.0 / (3.0 * t6 * t6))
     t23 = chosen(t22, t21 * x_dot[1])
-    t1_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(broadcast_like(t1, t16), result_dot_bar), t1_bar))
-    x_bar += chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(broadcast_like(x, x_dot), result_dot_bar), x_bar))
+    t1_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(t16 * np.full_like(broadcast_like(t1, t16), result_dot_bar), t1)), t1)
+    x_bar = first_of(chosen(result_dot_bar != 0.0, 2.0 * unbroadcast(x_dot * np.full_like(broadcast_like(x, x_dot), result_dot_bar), x)), x)
     choice_bar = result_dot_bar
     t24 = np.full_like(broadcast_like(broadcast_like(t4, x_dot), broadcast_like(t17, t18)), result_dot_bar)
-    t4_bar += chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t24, broadcast_like(t4, x_dot)), t4_bar))
+    t4_bar = first_of(chosen(result_dot_bar != 0.0, unbroadcast((x_dot + x_dot) * unbroadcast(t24, broadcast_like(t4, x_dot)), t4)), t4)
     t25 = unbroadcast(t24, broadcast_like(t17, t18))
     t26 = unbroadcast(t18 * t25, t17)
-    t5_bar += chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t26, -t5))
+    t5_bar = first_of(chosen(result_dot_bar != 0.0, -unbroadcast(t4 * t26, -t5)), t5)
     t4_bar += chosen(result_dot_bar != 0.0, unbroadcast(-t5 * t26, t4_bar))
     x_bar += chosen(result_dot_bar != 0.0, 2.0 * (2.0 * unbroadcast(2.0 * x_dot * unbroadcast(t17 * t25, t18), x_bar)))
     t6_bar = (2.0 * (t23 * result_dot_bar) if result_dot_bar != 0.0 else 0.0)
@@ -73,24 +68,20 @@ def lowered_in_context_hvp(X, x, X_dot, x_dot, out_bar):
         t15 = math.log(2.0)
         t2_bar = (t15 * (-x_dot[0] * choice_bar) if choice_bar != 0.0 else 0.0)
     # adjoint of: t6 = np.cbrt(x[1] + 2.0)
-    t14 = np.cbrt(x[1] + 2.0)
-    x_bar[1] += 1.0 / (3.0 * t14 * t14) * t6_bar
+    x_bar[1] += 1.0 / (3.0 * t6 * t6) * t6_bar
     # adjoint of: t5 = (x + x) / t3
     t11 = 1.0 / t3
-    t12 = (x + x) / t3
     t13 = unbroadcast(strong_zero_each(t11 * t5_bar, t5_bar), x_bar)
     x_bar += 2.0 * t13
-    t3_bar += unbroadcast(strong_zero_each(-t12 * t11 * t5_bar, t5_bar), t3_bar)
+    add_into(t3_bar, strong_zero_each(-t5 * t11 * t5_bar, t5_bar))
     # adjoint of: t4 = 1.0 / t3
     t9 = 1.0 / t3
-    t10 = 1.0 / t3
-    t3_bar += strong_zero_each(-t10 * t9 * t4_bar, t4_bar)
+    t3_bar += strong_zero_each(-t4 * t9 * t4_bar, t4_bar)
     # adjoint of: t3 = (x * 2.0) ** 2
     x_bar += strong_zero_each(2.0 * (2.0 * (x * 2.0) * t3_bar), t3_bar)
     # adjoint of: t2 = 2.0 ** (-x[0])
-    t8 = 2.0 ** (-x[0])
-    x_bar[0] += ((-(math.log(2.0) * t8 * t2_bar) if 2.0 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
+    x_bar[0] += ((-(math.log(2.0) * t2 * t2_bar) if 2.0 != 0.0 else 0.0) if t2_bar != 0.0 else 0.0)
     # adjoint of: t1 = np.sum(X, axis=0) / X.shape[0]
     t7 = 1.0 / X.shape[0]
-    X_bar += expand_axis(strong_zero_each(t7 * t1_bar, t1_bar), X, 0)
+    X_bar = first_copy_of(expand_axis(strong_zero_each(t7 * t1_bar, t1_bar), X, 0), X)
     return value, X_bar, x_bar

@@ -38,7 +38,7 @@ def cholesky_grad(A0, out_bar):
         top -= 1
         A[np.uint64(i), np.uint64(i)] = tape[np.uint64(top)]  # restore the value A[i, i] had before
         t9 = A_bar[np.uint64(i), np.uint64(i)]
-        A_bar[np.uint64(i), np.uint64(i)] = (0.5 / t8 * t9 if t9 != 0.0 else 0.0)
+        A_bar[np.uint64(i), np.uint64(i)] = 0.5 / t8 * t9
         # adjoint of: A[i, i] = A[i, i] - np.dot(A[i, :i], A[i, :i])
         t7 = A_bar[np.uint64(i), np.uint64(i)]
         add_product(A_bar[np.uint64(i), :i], t7 != 0.0, -t7, A[np.uint64(i), :i])
@@ -62,7 +62,7 @@ def cholesky_grad(A0, out_bar):
     top -= 1
     A[0, 0] = tape[np.uint64(top)]  # restore the value A[0, 0] had before
     t1 = A_bar[0, 0]
-    A_bar[0, 0] = (0.5 / t0 * t1 if t1 != 0.0 else 0.0)
+    A_bar[0, 0] = 0.5 / t0 * t1
     # adjoint of: A = np.copy(A0)
     A0_bar = first_copy_of(A_bar, A0)
     return (A0_bar,)
