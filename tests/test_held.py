@@ -52,7 +52,17 @@ def loop_between(x, n):
     z = 0.0
     for _k in range(n):
         z += x * 0.5
-    r = y * x + z  # a loop stands between: not held
+    r = y * x + z  # a loop stands between, and y is assigned again below: not held
+    y = r * r
+    return y
+
+
+def loop_between_once(x, n):
+    y = math.exp(x)
+    z = 0.0
+    for _k in range(n):
+        z += x * 0.5
+    r = y * x + z  # a loop stands between, but y is written only once, in no loop: held
     return r
 
 
@@ -74,7 +84,17 @@ def branch_between(x):
     w = 0.0
     if x > 0.0:
         w = x * x
-    r = y * x + w  # a branch stands between: not held
+    r = y * x + w  # a branch stands between, and y is assigned again below: not held
+    y = r * r
+    return y
+
+
+def branch_between_once(x):
+    y = math.tanh(x)
+    w = 0.0
+    if x > 0.0:
+        w = x * x
+    r = y * x + w  # a branch stands between, but y is written only once, in no loop: held
     return r
 
 
@@ -104,9 +124,11 @@ _CASES = {
     "quotient": (quotient, ("a", "b"), lambda rng: (rng.standard_normal(6), rng.standard_normal(6)), " / (", 1),
     "in_prange": (in_prange, ("a",), lambda rng: (rng.standard_normal(9),), "math.tanh(", None),
     "loop_between": (loop_between, ("x",), lambda rng: (0.3, 4), "math.exp(", 2),
+    "loop_between_once": (loop_between_once, ("x",), lambda rng: (0.3, 4), "math.exp(", 1),
     "reassigned": (reassigned, ("x",), lambda rng: (1.3,), "math.sqrt(", 2),
     "overwritten": (overwritten, ("x",), lambda rng: (0.9,), "math.exp(", 1),
     "branch_between": (branch_between, ("x",), lambda rng: (0.4,), "math.tanh(", 2),
+    "branch_between_once": (branch_between_once, ("x",), lambda rng: (0.4,), "math.tanh(", 1),
     "layer": (layer, ("W", "x", "b"), lambda rng: _layer_args(rng, 3), "np.tanh(", 1),
     "layers": (layers, ("W", "x"), lambda rng: _layer_args(rng, 4)[:2] + (rng.standard_normal(4),), "np.tanh(", 2),
     "array_written_between": (

@@ -46,8 +46,9 @@ def eliminate_dead_code(module: cst.Module, sections: frozenset[str] = frozenset
     (definition,) = module.body
     assert isinstance(definition, cst.FunctionDef)
     unread: frozenset[str] = frozenset()
+    views = _views(definition)
     while True:  # an array's writes dead may leave another's reads dead: to the fixed point
-        definition = _pruned(definition, _Pruner(sections, unread))
+        definition = _pruned(definition, _Pruner(sections, unread, views))
         found = unread_arrays(definition, is_pure)
         if found <= unread:
             break
@@ -143,9 +144,12 @@ class _Pruner:
     x` in a loop does not keep itself alive. Pruning is the analysis: a loop's body is pruned
     once per step of its fixed point, and the last one is kept."""
 
-    def __init__(self, sections: frozenset[str], unread: frozenset[str] = frozenset()):
+    def __init__(
+        self, sections: frozenset[str], unread: frozenset[str] = frozenset(), views: frozenset[str] = frozenset()
+    ):
         self.sections = sections
         self.unread = unread  # arrays whose element writes are dead (`unread.py`)
+        self.views = views  # names bound to another array's elements: `v += e` writes that array
 
     def block(
         self, statements: Sequence[cst.BaseStatement], live: Live, exits: _Exits
@@ -197,6 +201,8 @@ class _Pruner:
             return all(self.dead_target(t.target, live) for t in small.targets) and is_pure(small.value)
         if isinstance(small, cst.AugAssign):
             target = small.target
+            if isinstance(target, cst.Name) and target.value in self.views:
+                return False  # `row += g` on a chunk's row of adjoints: an element write through a view
             in_place = isinstance(target, cst.Name) and target.value in self.unread  # `y += v`: y's elements
             return (in_place or self.dead_target(target, live)) and is_pure(small.value)
         return isinstance(small, cst.Pass)
@@ -279,3 +285,15 @@ def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
     """The comment and blank lines before a statement (a simple line's or a compound statement's)."""
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     return statement.leading_lines
+
+
+def _views(definition: cst.FunctionDef) -> frozenset[str]:
+    """The names some assignment binds to an array's elements (`x_bar_mine = x_bar_rows[chunk]`, a
+    parallel adjoint's chunk row): an in-place `+=` on one writes that array, and is never dead."""
+    return frozenset(
+        t.target.value
+        for node in walk(definition)
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Subscript)
+        for t in node.targets
+        if isinstance(t.target, cst.Name)
+    )

@@ -30,6 +30,7 @@ def backwards_strides_hvp(x, x_dot, out_bar):
         s = s + (x[i] * s)
     for i in range(1, n, 3):
         s_dot -= x_dot[i]
+        s -= x[i]
     value = s_dot
     # reverse sweep
     s_bar = 0.0
