@@ -76,11 +76,10 @@ def _rewritten(statement: cst.CSTNode, select: _Select, where: _Where) -> cst.CS
     return _visited(statement, where) if contains(statement, cst.Call) else statement
 
 
-class _Tangents(cst.CSTTransformer):
-    """The tangent statements rewritten by `_Select` (which knows the loops around them) and `_Where`."""
+class _InLoops(cst.CSTTransformer):
+    """A transformer that counts the loops around the node it is at (`self.loops`)."""
 
-    def __init__(self, select: _Select, where: _Where, is_tangent: Callable[[cst.SimpleStatementLine], bool]):
-        self.select, self.where, self.is_tangent, self.loops = select, where, is_tangent, 0
+    loops = 0
 
     def visit_For(self, node: cst.For) -> None:
         self.loops += 1
@@ -95,6 +94,13 @@ class _Tangents(cst.CSTTransformer):
     def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
         self.loops -= 1
         return updated
+
+
+class _Tangents(_InLoops):
+    """The tangent statements rewritten by `_Select` (which knows the loops around them) and `_Where`."""
+
+    def __init__(self, select: _Select, where: _Where, is_tangent: Callable[[cst.SimpleStatementLine], bool]):
+        self.select, self.where, self.is_tangent, self.loops = select, where, is_tangent, 0
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         return False  # its expressions are rewritten whole on leaving
@@ -175,25 +181,11 @@ def _second_order_mask(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return test if finite and _nonzero_test(first) is not None else None
 
 
-class _Select(cst.CSTTransformer):
+class _Select(_InLoops):
     """Inside loops only: where LLVM would vectorise; straight-line code keeps its branches."""
 
     def __init__(self) -> None:
         self.count, self.loops = 0, 0
-
-    def visit_For(self, node: cst.For) -> None:
-        self.loops += 1
-
-    def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
-        self.loops -= 1
-        return updated
-
-    def visit_While(self, node: cst.While) -> None:
-        self.loops += 1
-
-    def leave_While(self, original: cst.While, updated: cst.While) -> cst.While:
-        self.loops -= 1
-        return updated
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
         if not self.loops:

@@ -38,17 +38,24 @@ def singular_adjoints(prog: Program) -> frozenset[str]:
             sources.append((s.var, reads, through))
         elif isinstance(s, Permute):
             permutes.append(set(s.targets) | set(s.sources))
-    tainted = set().union(*(through for _, _, through in sources))
+    seeds = set().union(*(through for _, _, through in sources))
+    return _backwards(seeds, [(target, reads) for target, reads, _ in sources], permutes)
+
+
+def _backwards(marked: set[str], sources: list[tuple[str, set[str]]], permutes: list[set[str]]) -> frozenset[str]:
+    """`marked` and every variable whose adjoint a marked one reaches: what `y = e` reads where y is
+    marked, and both sides of a swap; to the fixed point, insensitive to order (loops)."""
+    marked = set(marked)
     while True:
-        before = len(tainted)
-        for target, reads, _ in sources:
-            if target in tainted:
-                tainted |= reads
+        before = len(marked)
+        for target, reads in sources:
+            if target in marked:
+                marked |= reads
         for names in permutes:
-            if names & tainted:
-                tainted |= names
-        if len(tainted) == before:
-            return frozenset(tainted)
+            if names & marked:
+                marked |= names
+        if len(marked) == before:
+            return frozenset(marked)
 
 
 def suspect_adjoints(prog: Program) -> tuple[frozenset[str], frozenset[str]]:
@@ -78,13 +85,4 @@ def suspect_adjoints(prog: Program) -> tuple[frozenset[str], frozenset[str]]:
                 suspect |= {n for leaf in suspect_leaves(root, reads_moving) for n in names_in(leaf) if n in reads}
         elif isinstance(s, Permute):
             permutes.append(set(s.targets) | set(s.sources))
-    while True:
-        before = len(suspect)
-        for target, reads in sources:
-            if target in suspect:
-                suspect |= reads
-        for names in permutes:
-            if names & suspect:
-                suspect |= names
-        if len(suspect) == before:
-            return frozenset(suspect), moving
+    return _backwards(suspect, sources, permutes), moving
