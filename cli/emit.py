@@ -11,9 +11,8 @@ import click
 from sourcead.api.budget import memory_bytes
 from sourcead.errors import SourceADError
 from sourcead.ir.types import ARRAY_DTYPES, array_kind
-from sourcead.pipeline.driver import generate
+from sourcead.pipeline.driver import generate, work
 from sourcead.pipeline.passes import run, show, until
-from sourcead.pipeline.stages import Unit
 
 from .common import fail, load_function, parse_wrt
 
@@ -89,7 +88,7 @@ def emit(
     try:
         if after is not None:
             passes = until(mode, after)
-            unit = run(passes, Unit(func, parse_wrt(wrt), kinds or None, mode=mode, memory=budget))
+            unit = run(passes, work(func, mode, parse_wrt(wrt), kinds or None, budget))
             source = show(unit, passes[-1])
         else:
             source = generate(func, mode, parse_wrt(wrt), kinds or None, budget).source

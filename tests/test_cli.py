@@ -178,3 +178,25 @@ def test_source_takes_the_array_options_of_emit(tmp_path):
     source = sourcead.differentiable(whole.f).source(wrt="A", arrays={"A": 2, "x": 1})
     assert source == result.output
     assert "unbroadcast" in source  # A (2-D) and x (1-D) meet: the adjoint sums over the broadcast axis
+
+
+def test_emit_primal_prints_the_functions_own_code_whatever_wrt_says():
+    """`--mode primal` with `--wrt` (which the command asks for): no tangents in the text, and it
+    runs, giving the function's value (with the arguments active, the copy of a written argument
+    and the code writing it had carried `_dot` lines naming undefined tangents)."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import heat
+    finally:
+        sys.path.pop(0)
+    result = run("emit", f"{HEAT}:heat_loss", "--mode", "primal", "--wrt", "u0,kappa")
+    assert result.exit_code == 0, result.output
+    assert "_dot" not in result.output and "primal mode." in result.output
+    namespace: dict = {}
+    exec(compile(result.output, "heat_primal", "exec"), namespace)
+    u0 = np.linspace(0.0, 1.0, 16) ** 2
+    assert namespace["heat_loss_primal"](u0.copy(), 0.1, 5) == heat.heat_loss(u0.copy(), 0.1, 5)
+    after = run("emit", f"{HEAT}:heat_loss", "--mode", "primal", "--wrt", "u0", "--after", "primal")
+    assert after.exit_code == 0 and "_dot" not in after.output, after.output

@@ -67,9 +67,22 @@ def generate(
     in bytes for reverse mode's snapshots, which checkpoints its time loops (`checkpoint.py`)."""
     if mode not in MODES:
         raise SourceADError(f"unknown mode {mode!r}", hint="Use mode='forward', 'reverse', 'gradient' or 'hvp'.")
-    unit = run(PIPELINES[mode], Unit(func, wrt, arg_kinds, mode=mode, memory=memory))
+    unit = run(PIPELINES[mode], work(func, mode, wrt, arg_kinds, memory))
     assert unit.generated is not None
     return unit.generated
 
 
-__all__ = ["MODES", "Generated", "analyze", "analyze_parsed", "generate", "resolve_wrt", "written_arguments"]
+def work(
+    func: Callable,
+    mode: str,
+    wrt: tuple[str | int, ...],
+    arg_kinds: dict[str, str] | None = None,
+    memory: int | None = None,
+) -> Unit:
+    """The unit a mode's passes start from. The primal mode's code has no derivatives: it is
+    analysed with respect to nothing, whatever `wrt` says (with the arguments active, the front
+    end's copies of written arguments and the code writing them would carry tangents)."""
+    return Unit(func, () if mode == "primal" else wrt, arg_kinds, mode=mode, memory=memory)
+
+
+__all__ = ["MODES", "Generated", "analyze", "analyze_parsed", "generate", "resolve_wrt", "work", "written_arguments"]
