@@ -17,7 +17,10 @@ Python functions below.
 Huge pages, because a tape that grows to tens of megabytes is a fresh allocation on every call
 (glibc hands blocks that large back to the kernel when they are freed), and the kernel faults it
 in one 4 KiB page at a time: on particle's 35 MB tape the faults took longer than the writes.
-NumPy gives its own allocations of 4 MiB and more the same advice; numba's arrays do not get it.
+NumPy gives its own allocations of 4 MiB and more the same advice; numba's arrays do not get it,
+so the adjoints of whole arrays (`zeros_like`, `chunk_zeros`, and `outer_of`'s new arrays) ask
+for it too: a gradient returns a new array as large as each array argument, often far above
+glibc's 32 MiB at which blocks go back to the kernel when freed.
 Elsewhere than Linux the advice is not given. libc's `madvise` is resolved when the code is loaded,
 so the functions that call it stay in numba's on-disk cache (a ctypes pointer would not).
 """
@@ -173,6 +176,7 @@ def _chunk_zeros_lower(context, builder, signature, args):
 def _zeros(context, builder, array_type, shape):
     """A new array of `array_type` and `shape` (lowered sizes), its bytes set to zero."""
     zeros = _empty_nd_impl(context, builder, array_type, shape)
+    _advise(context, builder, zeros)  # before the memset first touches its pages
     cgutils.memset(builder, zeros.data, builder.mul(zeros.nitems, zeros.itemsize), 0)
     return impl_ret_new_ref(context, builder, array_type, zeros._getvalue())
 

@@ -15,6 +15,8 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload, register_jitable
 
+from .lowered import advise_huge_pages
+
 # the helpers generated code may import (`sourcead.runtime.HELPERS` is the union of these lists)
 __all__ = [
     "add_outer",
@@ -217,6 +219,7 @@ def outer_of(like, m, u, v):
     if not m:
         return np.zeros((u.shape[0], v.shape[0]))
     out = np.empty((u.shape[0], v.shape[0]))
+    advise_huge_pages(out)  # a new gradient as large as a matrix argument: `lowered.py`
     for i in range(out.shape[0]):
         ui = u[i]
         for j in range(out.shape[1]):
@@ -235,6 +238,7 @@ def outers_of(like, m, u, v, n, w, z):
     if not n:
         return outer_of(like, True, u, v)
     out = np.empty((u.shape[0], v.shape[0]))
+    advise_huge_pages(out)
     for i in range(out.shape[0]):
         ui, wi = u[i], w[i]
         for j in range(out.shape[1]):
