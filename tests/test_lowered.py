@@ -1,5 +1,5 @@
 """The runtime helpers written in LLVM IR (`sourcead/lowered.py`): large tapes are backed by huge
-pages on Linux (the advice is given) and growing a tape keeps its records; `zeros_like` is numba's
+pages on Linux (the advice is given), as are large adjoints of whole arrays, and growing a tape keeps its records; `zeros_like` is numba's
 `np.zeros_like`; chunk rows start at zero (their sum: tests/test_parallel.py); `add_unordered` is
 `+`, its float additions marked free to reorder (the sums it writes: tests/test_gather.py)."""
 
@@ -11,6 +11,7 @@ from numba import njit
 
 from sourcead.runtime import reserve
 from sourcead.runtime.lowered import ADJOINT_CHUNKS, HUGE_PAGE_BYTES, add_unordered, chunk_zeros, zeros_like
+from sourcead.runtime.matmul import outer_of, outers_of
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 
@@ -46,6 +47,23 @@ def test_a_large_tape_is_advised_huge_pages():
     grown = _grow(np.zeros(3), 2 * HUGE_PAGE_BYTES // 8)
     middle = grown.ctypes.data + HUGE_PAGE_BYTES
     assert "hg" in _vm_flags(middle)  # MADV_HUGEPAGE given to the mapping
+
+
+@njit
+def _big_adjoints(like, u, v):
+    return zeros_like(like), chunk_zeros(like.shape), outer_of(like, True, u, v), outers_of(like, True, u, v, True, u, v)
+
+
+@pytest.mark.skipif(not THP.exists(), reason="no transparent huge pages on this system")
+def test_large_adjoints_of_whole_arrays_are_advised_huge_pages():
+    """A gradient as large as an array argument is a new allocation on every call, above glibc's
+    32 MiB a fresh mapping: with 4 KiB pages NPBench's atax spent most of its gradient faulting
+    A's 160 MB adjoint in."""
+    n = 2 * HUGE_PAGE_BYTES // (8 * 512) + 1
+    like, u, v = np.ones((n, 512)), np.ones(n), np.ones(512)
+    for array in _big_adjoints(like, u, v):
+        assert array.nbytes >= 2 * HUGE_PAGE_BYTES
+        assert "hg" in _vm_flags(array.ctypes.data + HUGE_PAGE_BYTES), array.shape
 
 
 @njit
