@@ -43,19 +43,20 @@ if _cli is not None and _cli.loader is not None and "_sourcead_cli" not in sys.m
 # hands whole files to its two workers in collection order (`--dist loadfile
 # --no-loadscope-reorder`), so these start first and the run does not end on one worker finishing a
 # long file alone. pytest-xdist's own order (most tests first) put test_fuzz.py, one test of a
-# minute, last. Measured with `--junitxml` on a cold cache (seconds of a worker, 6 Dec 2026:
-# zoo_numeric 372, second_order 147, array_rules 132, npbench 130, idioms 121, checkpoint 115, the
-# rest under 90); the order only moves the wall time.
+# minute, last. Measured with `--junitxml` on a cold cache (seconds of a worker, 7 Dec 2026:
+# zoo_numeric 262, idioms_npbench 132, second_order 120, checkpoint 88, array_rules 85, golden 85,
+# npbench 76, nested_kinds 69, fuzz 64, the rest under 60; 14 min 51 s in all); the order only
+# moves the wall time.
 SLOW_FIRST = (
     "test_zoo_numeric.py",
-    "test_second_order.py",
-    "test_array_rules.py",
-    "test_npbench.py",
     "test_idioms_npbench.py",
+    "test_second_order.py",
     "test_checkpoint.py",
+    "test_array_rules.py",
     "test_golden.py",
-    "test_fuzz.py",
+    "test_npbench.py",
     "test_nested_kinds.py",
+    "test_fuzz.py",
     "test_contract_probes.py",
     "test_perf_shapes.py",
     "test_outsiders_outputs.py",
