@@ -1,7 +1,8 @@
 """The runtime helpers written in LLVM IR (`sourcead/lowered.py`): large tapes are backed by huge
-pages on Linux (the advice is given), as are large adjoints of whole arrays, and growing a tape keeps its records; `zeros_like` is numba's
-`np.zeros_like`; chunk rows start at zero (their sum: tests/test_parallel.py); `add_unordered` is
-`+`, its float additions marked free to reorder (the sums it writes: tests/test_gather.py)."""
+pages on Linux (the advice is given), as are large adjoints of whole arrays, and growing a tape
+keeps its records; `zeros_like` is numba's `np.zeros_like`; chunk rows start at zero (their sum:
+tests/test_parallel.py); `add_unordered` is `+`, its float additions marked free to reorder (the
+sums it writes: tests/test_gather.py)."""
 
 from pathlib import Path
 
@@ -51,7 +52,8 @@ def test_a_large_tape_is_advised_huge_pages():
 
 @njit
 def _big_adjoints(like, u, v):
-    return zeros_like(like), chunk_zeros(like.shape), outer_of(like, True, u, v), outers_of(like, True, u, v, True, u, v)
+    both = outers_of(like, True, u, v, True, u, v)
+    return zeros_like(like), chunk_zeros(like.shape), outer_of(like, True, u, v), both
 
 
 @pytest.mark.skipif(not THP.exists(), reason="no transparent huge pages on this system")
